@@ -1,0 +1,81 @@
+// Package baseline resolves, pins and checks the commits runs, stages and nodes start
+// from, and hashes the config files whose drift resume reports.
+package baseline
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Resolve turns a revision into a commit id, or a not-found error naming it.
+func Resolve(ctx context.Context, repo *git.Repository, rev string) (string, error) {
+	sha, err := repo.ResolveCommit(ctx, rev)
+	if err != nil {
+		if errors.Is(err, git.ErrNotFoundObject) {
+			return "", fault.NotFound("baseline %q is not a commit in this repository", rev).WithHint("pass --baseline with a commit, branch or tag")
+		}
+		return "", err
+	}
+	return sha, nil
+}
+
+// Pin returns the ref update that pins sha under name for run, create-only so a pin
+// never moves once taken (in the same transaction as the ledger write).
+func Pin(run, name, sha string) git.RefUpdate {
+	return git.RefUpdate{Name: "refs/atlas/pins/" + run + "/" + name, New: sha, Old: git.ZeroID}
+}
+
+// Present reports whether the baseline commit is still in the object store.
+func Present(ctx context.Context, repo *git.Repository, sha string) bool {
+	if sha == "" {
+		return false
+	}
+	_, err := repo.Commit(ctx, sha)
+	return err == nil
+}
+
+// ConfigHash is sha256 over the named files, in order: each file's path as given,
+// its length and its bytes, so moving bytes between files changes the hash. A
+// missing file hashes as missing, so that drift is reported rather than failing.
+func ConfigHash(base string, files []string) (string, error) {
+	if len(files) == 0 {
+		return "", nil
+	}
+	h := sha256.New()
+	for _, f := range files {
+		p := f
+		if !filepath.IsAbs(p) {
+			p = filepath.Join(base, p)
+		}
+		fmt.Fprintf(h, "%s\x00", f)
+		fh, err := os.Open(p)
+		if err != nil {
+			if errors.Is(err, os.ErrNotExist) {
+				fmt.Fprintf(h, "missing\x00")
+				continue
+			}
+			return "", fmt.Errorf("hash config %s: %w", f, err)
+		}
+		st, err := fh.Stat()
+		if err != nil {
+			fh.Close()
+			return "", err
+		}
+		fmt.Fprintf(h, "%d\x00", st.Size())
+		_, err = io.Copy(h, fh)
+		fh.Close()
+		if err != nil {
+			return "", fmt.Errorf("hash config %s: %w", f, err)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

@@ -1,0 +1,261 @@
+// Package gitstate is the run ledger in refs/atlas: its documents, events, state
+// machines and the compare-and-swap store that keeps them.
+package gitstate
+
+import (
+	"encoding/json"
+	"regexp"
+	"time"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// Run kinds.
+const (
+	KindSingle = "single"
+	KindGraph  = "graph"
+)
+
+// Header is run.json: frozen when the run starts, identical in every ledger commit.
+type Header struct {
+	Schema      int        `json:"schema"`
+	RunID       string     `json:"run_id"`
+	Kind        string     `json:"kind"`
+	CreatedAt   string     `json:"created_at"`
+	Intent      string     `json:"intent,omitempty"`
+	Criteria    []string   `json:"criteria,omitempty"`
+	Verify      string     `json:"verify,omitempty"`
+	VerifySafe  bool       `json:"verify_safe,omitempty"`
+	Scope       []string   `json:"scope,omitempty"`
+	Baseline    string     `json:"baseline"`
+	Stages      []StageDef `json:"stages"`
+	Session     string     `json:"session,omitempty"`
+	ConfigFiles []string   `json:"config_files,omitempty"`
+	ConfigHash  string     `json:"config_hash,omitempty"`
+	// Gas is the graph run's fixed gas budget; 0 means the default (SPEC §5.3).
+	Gas int `json:"gas,omitempty"`
+	// MaxAttempts is the per-job attempt limit of a graph run (default 2).
+	MaxAttempts int   `json:"max_attempts,omitempty"`
+	Extra       Extra `json:"-"`
+}
+
+// StageDef is one stage's frozen definition.
+type StageDef struct {
+	Name       string   `json:"name"`
+	Verify     string   `json:"verify,omitempty"`
+	VerifySafe bool     `json:"verify_safe,omitempty"`
+	Gate       string   `json:"gate,omitempty"`
+	MaxRetries int      `json:"max_retries"`
+	ReworkTo   string   `json:"rework_to,omitempty"`
+	Scope      []string `json:"scope,omitempty"`
+}
+
+// DefaultMaxRetries is a stage's retry budget when its definition names none.
+const DefaultMaxRetries = 2
+
+// State is state.json: the whole materialized state after an event.
+type State struct {
+	Schema    int           `json:"schema"`
+	RunID     string        `json:"run_id"`
+	Status    string        `json:"status"`
+	Reason    string        `json:"reason,omitempty"`
+	Seq       int           `json:"seq"`
+	Epoch     int           `json:"epoch"`
+	UpdatedAt string        `json:"updated_at"`
+	Stages    []StageState  `json:"stages"`
+	Jobs      []Job         `json:"jobs,omitempty"`
+	GasSpent  int           `json:"gas_spent,omitempty"`
+	Driver    *Lease        `json:"driver,omitempty"`
+	Worktrees []WorktreeRec `json:"worktrees,omitempty"`
+	Snapshots []SnapshotRec `json:"snapshots,omitempty"`
+	Union     *UnionRec     `json:"union,omitempty"`
+	Replays   []ReplayRec   `json:"replays,omitempty"`
+	Extra     Extra         `json:"-"`
+}
+
+// StageState is a stage's live status and its attempts.
+type StageState struct {
+	Name      string        `json:"name"`
+	Status    string        `json:"status"`
+	Attempts  []Attempt     `json:"attempts,omitempty"`
+	Reworks   int           `json:"reworks,omitempty"`
+	Reason    string        `json:"reason,omitempty"`
+	Verify    *VerifyResult `json:"verify,omitempty"`
+	UpdatedAt string        `json:"updated_at,omitempty"`
+}
+
+// Attempt is one dispatch of a stage.
+type Attempt struct {
+	N         int    `json:"n"`
+	StartedAt string `json:"started_at"`
+	Baseline  string `json:"baseline"`
+}
+
+// VerifyResult is the outcome of a verify command run by git-atlas.
+type VerifyResult struct {
+	Command  string `json:"command"`
+	ExitCode int    `json:"exit_code"`
+	Passed   bool   `json:"passed"`
+	TimedOut bool   `json:"timed_out,omitempty"`
+	Tail     string `json:"tail,omitempty"`
+	At       string `json:"at"`
+}
+
+// Job is a node of a graph run's DAG.
+type Job struct {
+	ID        string          `json:"id"`
+	State     string          `json:"state"`
+	Needs     []string        `json:"needs"`
+	Scope     []string        `json:"scope,omitempty"`
+	Verify    string          `json:"verify,omitempty"`
+	Kind      string          `json:"kind,omitempty"`
+	Attempts  int             `json:"attempts"`
+	Lease     string          `json:"lease,omitempty"`
+	Holder    string          `json:"holder,omitempty"`
+	ExpiresAt string          `json:"expires_at,omitempty"`
+	Result    json.RawMessage `json:"result,omitempty"`
+}
+
+// Lease is the run's driver lease (SPEC §5.1).
+type Lease struct {
+	Holder    string `json:"holder"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// WorktreeRec is a managed worktree as the ledger recorded it.
+type WorktreeRec struct {
+	Node      string `json:"node"`
+	Stage     string `json:"stage,omitempty"`
+	Path      string `json:"path"`
+	Branch    string `json:"branch"`
+	Baseline  string `json:"baseline"`
+	Head      string `json:"head"`
+	Untrusted bool   `json:"untrusted,omitempty"`
+}
+
+// SnapshotRec is a recovery snapshot as the ledger recorded it.
+type SnapshotRec struct {
+	ID        string `json:"id"`
+	Node      string `json:"node,omitempty"`
+	Stage     string `json:"stage,omitempty"`
+	Ref       string `json:"ref"`
+	Commit    string `json:"commit"`
+	Patch     string `json:"patch,omitempty"`
+	Source    string `json:"source,omitempty"`
+	Reason    string `json:"reason,omitempty"`
+	CreatedAt string `json:"created_at"`
+}
+
+// UnionRec is the last union build.
+type UnionRec struct {
+	Head       string              `json:"head"`
+	Integrated []string            `json:"integrated"`
+	Conflicted map[string][]string `json:"conflicted,omitempty"`
+	At         string              `json:"at"`
+}
+
+// ReplayRec is a replay branch made by recover.
+type ReplayRec struct {
+	Stage    string `json:"stage"`
+	Branch   string `json:"branch"`
+	Baseline string `json:"baseline"`
+	Snapshot string `json:"snapshot,omitempty"`
+	Worktree string `json:"worktree,omitempty"`
+}
+
+// Event is event.json: the event that made a ledger commit.
+type Event struct {
+	Schema int             `json:"schema"`
+	Seq    int             `json:"seq"`
+	Type   string          `json:"type"`
+	Time   string          `json:"time"`
+	Epoch  int             `json:"epoch"`
+	Stage  string          `json:"stage,omitempty"`
+	Job    string          `json:"job,omitempty"`
+	Holder string          `json:"holder,omitempty"`
+	Data   json.RawMessage `json:"data,omitempty"`
+	Extra  Extra           `json:"-"`
+}
+
+// Run is one run as read from its ledger tip.
+type Run struct {
+	Header Header
+	State  State
+	Tip    string
+	// headerBlob is run.json's blob id, reused by every later commit.
+	headerBlob string
+}
+
+// Stage returns the stage's definition and state, or false.
+func (r *Run) Stage(name string) (*StageDef, *StageState, bool) {
+	for i := range r.State.Stages {
+		if r.State.Stages[i].Name == name {
+			for j := range r.Header.Stages {
+				if r.Header.Stages[j].Name == name {
+					return &r.Header.Stages[j], &r.State.Stages[i], true
+				}
+			}
+		}
+	}
+	return nil, nil, false
+}
+
+// Job returns the job with id, or nil.
+func (s *State) Job(id string) *Job {
+	for i := range s.Jobs {
+		if s.Jobs[i].ID == id {
+			return &s.Jobs[i]
+		}
+	}
+	return nil
+}
+
+// Worktree returns the managed worktree of node, or nil.
+func (s *State) Worktree(node string) *WorktreeRec {
+	for i := range s.Worktrees {
+		if s.Worktrees[i].Node == node {
+			return &s.Worktrees[i]
+		}
+	}
+	return nil
+}
+
+var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+
+// ValidName checks a run, stage, node or job name (SPEC §3): the pattern, and what
+// git refuses in a ref component (".lock" endings, "..").
+func ValidName(what, name string) error {
+	if !nameRE.MatchString(name) || len(name) > 64 {
+		return fault.Usage("invalid %s name %q: use 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", what, name)
+	}
+	if len(name) >= 5 && name[len(name)-5:] == ".lock" {
+		return fault.Usage("invalid %s name %q: a name may not end in .lock", what, name)
+	}
+	for i := 0; i+1 < len(name); i++ {
+		if name[i] == '.' && name[i+1] == '.' {
+			return fault.Usage("invalid %s name %q: a name may not contain \"..\"", what, name)
+		}
+	}
+	if name[len(name)-1] == '.' {
+		return fault.Usage("invalid %s name %q: a name may not end in \".\"", what, name)
+	}
+	return nil
+}
+
+// Now is the clock; tests may replace it.
+var Now = func() time.Time { return time.Now().UTC() }
+
+// Stamp formats t the way every ledger document does.
+func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
+
+// ParseStamp reads a time written by Stamp.
+func ParseStamp(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
+
+// Live reports whether the run's driver lease is held at now.
+func (r *Run) Live(now time.Time) bool {
+	if r.State.Driver == nil {
+		return false
+	}
+	t, err := ParseStamp(r.State.Driver.ExpiresAt)
+	return err == nil && now.Before(t)
+}

@@ -1,0 +1,317 @@
+package gitstate
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Ref prefixes of the ledger (SPEC §3).
+const (
+	RunsPrefix     = "refs/atlas/runs/"
+	PinsPrefix     = "refs/atlas/pins/"
+	RecoveryPrefix = "refs/atlas/recovery/"
+)
+
+// RunRef is the ref of a run's ledger.
+func RunRef(id string) string { return RunsPrefix + id }
+
+// PinRef is the ref that keeps one of a run's baselines alive.
+func PinRef(id, name string) string { return PinsPrefix + id + "/" + name }
+
+// ErrCorrupt marks a run whose ledger cannot be read.
+var ErrCorrupt = errors.New("corrupt ledger")
+
+// Store keeps runs as commit chains under refs/atlas/runs.
+type Store struct {
+	Repo *git.Repository
+	// MaxTries bounds the compare-and-swap retries of one write.
+	MaxTries int
+}
+
+// New returns a store over repo.
+func New(repo *git.Repository) *Store { return &Store{Repo: repo, MaxTries: 400} }
+
+// Change is what one ledger write does: the event, and refs to move in the same
+// transaction as the run's ref (pins, recovery refs, branches).
+type Change struct {
+	Event Event
+	Refs  []git.RefUpdate
+}
+
+// Load reads a run from its ledger tip. A run that exists but cannot be read is
+// reported with ErrCorrupt, never skipped silently.
+func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
+	if err := ValidName("run", id); err != nil {
+		return nil, err
+	}
+	tip, err := s.Repo.ReadRef(ctx, RunRef(id))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, fault.NotFound("no run %q", id).WithHint("`git atlas list --all` shows every run")
+	}
+	return s.loadAt(ctx, id, tip)
+}
+
+func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
+	blobs, err := s.Repo.BlobsAt(ctx, []string{tip + ":run.json", tip + ":state.json"})
+	if err != nil {
+		return nil, err
+	}
+	return decodeRun(id, tip, blobs[0], blobs[1])
+}
+
+func decodeRun(id, tip string, header, state git.Blob) (*Run, error) {
+	corrupt := func(format string, args ...any) error {
+		return &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
+			Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
+	}
+	if header.Err != nil {
+		return nil, corrupt("run.json: %v", header.Err)
+	}
+	if state.Err != nil {
+		return nil, corrupt("state.json: %v", state.Err)
+	}
+	r := &Run{Tip: tip, headerBlob: header.ID}
+	if err := unmarshalKeep(header.Data, &r.Header); err != nil {
+		return nil, corrupt("run.json: %v", err)
+	}
+	if err := unmarshalKeep(state.Data, &r.State); err != nil {
+		return nil, corrupt("state.json: %v", err)
+	}
+	if r.Header.RunID != id || r.State.RunID != id {
+		return nil, corrupt("documents name run %q/%q", r.Header.RunID, r.State.RunID)
+	}
+	return r, nil
+}
+
+// Writable refuses to rewrite documents from a newer schema.
+func (r *Run) Writable() error {
+	if r.Header.Schema > Schema {
+		return &fault.Error{Kind: fault.ErrRefused, Msg: (&ErrNewerSchema{Doc: "run.json of " + r.Header.RunID, Found: r.Header.Schema}).Error()}
+	}
+	if r.State.Schema > Schema {
+		return &fault.Error{Kind: fault.ErrRefused, Msg: (&ErrNewerSchema{Doc: "state.json of " + r.Header.RunID, Found: r.State.Schema}).Error()}
+	}
+	return nil
+}
+
+// Create writes a new run's first ledger commit; it fails with a conflict if the run
+// exists. refs (pins) are created in the same transaction.
+func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs ...git.RefUpdate) (*Run, error) {
+	if err := ValidName("run", h.RunID); err != nil {
+		return nil, err
+	}
+	h.Schema, st.Schema = Schema, Schema
+	hb, err := marshalKeep(&h)
+	if err != nil {
+		return nil, err
+	}
+	hblob, err := s.Repo.WriteBlob(ctx, hb)
+	if err != nil {
+		return nil, fmt.Errorf("write run.json: %w", err)
+	}
+	r := &Run{Header: h, State: st, headerBlob: hblob}
+	r.State.Seq = 0
+	tip, err := s.commit(ctx, r, "", &ev)
+	if err != nil {
+		return nil, err
+	}
+	up := append([]git.RefUpdate{{Name: RunRef(h.RunID), New: tip, Old: git.ZeroID}}, refs...)
+	if err := s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...); err != nil {
+		if errors.Is(err, git.ErrRefConflict) {
+			return nil, fault.Conflict("run %q already exists", h.RunID).WithHint("pick another --id")
+		}
+		return nil, err
+	}
+	r.Tip = tip
+	return r, nil
+}
+
+// commit writes state.json, event.json and a ledger commit on parent.
+func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (string, error) {
+	now := Stamp(Now())
+	r.State.Seq++
+	r.State.UpdatedAt = now
+	ev.Schema, ev.Seq, ev.Epoch = Schema, r.State.Seq, r.State.Epoch
+	if ev.Time == "" {
+		ev.Time = now
+	}
+	sb, err := marshalKeep(&r.State)
+	if err != nil {
+		return "", err
+	}
+	eb, err := marshalKeep(ev)
+	if err != nil {
+		return "", err
+	}
+	sblob, err := s.Repo.WriteBlob(ctx, sb)
+	if err != nil {
+		return "", fmt.Errorf("write state.json: %w", err)
+	}
+	eblob, err := s.Repo.WriteBlob(ctx, eb)
+	if err != nil {
+		return "", fmt.Errorf("write event.json: %w", err)
+	}
+	tree, err := s.Repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: r.headerBlob}, {Name: "state.json", Blob: sblob}, {Name: "event.json", Blob: eblob}})
+	if err != nil {
+		return "", fmt.Errorf("write ledger tree: %w", err)
+	}
+	var parents []string
+	if parent != "" {
+		parents = []string{parent}
+	}
+	msg := fmt.Sprintf("atlas: %s %s", ev.Type, r.Header.RunID)
+	if ev.Stage != "" {
+		msg += " stage=" + ev.Stage
+	}
+	if ev.Job != "" {
+		msg += " job=" + ev.Job
+	}
+	return s.Repo.WriteCommit(ctx, tree, parents, msg+"\n")
+}
+
+// Update applies fn to the run's newest state and appends one event, with
+// compare-and-swap on the run's ref. fn gets a fresh copy on every try, so it
+// re-checks its preconditions against whatever a concurrent writer left; an error
+// from fn aborts with nothing written. A write that keeps losing the race fails
+// with a conflict after MaxTries.
+func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (*Run, error) {
+	tries := s.MaxTries
+	if tries <= 0 {
+		tries = 1
+	}
+	backoff := time.Millisecond
+	for try := 0; try < tries; try++ {
+		r, err := s.Load(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		if err := r.Writable(); err != nil {
+			return nil, err
+		}
+		ch, err := fn(r)
+		if err != nil {
+			return nil, err
+		}
+		if ch == nil {
+			return r, nil // nothing to write
+		}
+		old := r.Tip
+		tip, err := s.commit(ctx, r, old, &ch.Event)
+		if err != nil {
+			return nil, err
+		}
+		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, ch.Refs...)
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+ch.Event.Type+" "+id, up...)
+		if err == nil {
+			r.Tip = tip
+			return r, nil
+		}
+		if !errors.Is(err, git.ErrRefConflict) {
+			return nil, err
+		}
+		// Lost the race: wait a jittered, growing moment and re-read.
+		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+		if backoff < 32*time.Millisecond {
+			backoff *= 2
+		}
+	}
+	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command")
+}
+
+// Entry is one run in a listing: the run, or why it could not be read.
+type Entry struct {
+	ID  string
+	Run *Run
+	Err error
+}
+
+// List reads every run from one ref scan and one batch of blob reads.
+func (s *Store) List(ctx context.Context) ([]Entry, error) {
+	refs, err := s.Repo.ListRefs(ctx, strings.TrimSuffix(RunsPrefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	var specs []string
+	var entries []Entry
+	for _, ref := range refs {
+		id := strings.TrimPrefix(ref.Name, RunsPrefix)
+		e := Entry{ID: id}
+		if ref.Type != "commit" {
+			e.Err = &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("run %s is unreadable: its ref points at a %s, not a ledger commit", id, ref.Type), Err: ErrCorrupt}
+		} else {
+			specs = append(specs, ref.ID+":run.json", ref.ID+":state.json")
+		}
+		entries = append(entries, e)
+	}
+	blobs, err := s.Repo.BlobsAt(ctx, specs)
+	if err != nil {
+		return nil, err
+	}
+	i := 0
+	for k, ref := range refs {
+		if entries[k].Err != nil {
+			continue
+		}
+		entries[k].Run, entries[k].Err = decodeRun(entries[k].ID, ref.ID, blobs[i], blobs[i+1])
+		i += 2
+	}
+	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
+	return entries, nil
+}
+
+// Log returns a run's events, oldest first.
+func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
+	r, err := s.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	var commits []string
+	for c := r.Tip; c != ""; {
+		commits = append(commits, c)
+		info, err := s.Repo.Commit(ctx, c)
+		if err != nil {
+			return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
+		}
+		if len(info.Parents) == 0 {
+			break
+		}
+		c = info.Parents[0]
+	}
+	specs := make([]string, len(commits))
+	for i, c := range commits {
+		specs[len(commits)-1-i] = c + ":event.json"
+	}
+	blobs, err := s.Repo.BlobsAt(ctx, specs)
+	if err != nil {
+		return nil, err
+	}
+	events := make([]Event, 0, len(blobs))
+	for i, b := range blobs {
+		if b.Err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, b.Err)
+		}
+		var ev Event
+		if err := unmarshalKeep(b.Data, &ev); err != nil {
+			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, err)
+		}
+		events = append(events, ev)
+	}
+	return events, nil
+}
+
+// MarshalState and friends expose the documents' canonical encoding (for --json).
+func MarshalState(s *State) (json.RawMessage, error)   { return marshalKeep(s) }
+func MarshalHeader(h *Header) (json.RawMessage, error) { return marshalKeep(h) }
+func MarshalEvent(e *Event) (json.RawMessage, error)   { return marshalKeep(e) }

@@ -1,0 +1,44 @@
+package cli
+
+import (
+	"context"
+	"errors"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// Exit codes (SPEC §4.6). This table, and the README's copy of it, are the contract.
+const (
+	ExitOK           = 0  // success (also resume --brief/--detect with nothing to resume)
+	ExitFailure      = 1  // failure not listed below
+	ExitUsage        = 2  // bad flag, bad argument, invalid name
+	ExitConflict     = 3  // a concurrent update won, or a lease/receipt is stale
+	ExitNotFound     = 4  // run, stage, job, node or snapshot not found
+	ExitRefused      = 5  // refused by the state machine or a budget
+	ExitVerifyFailed = 6  // verify failed
+	ExitAttention    = 10 // audit found something that needs attention
+)
+
+// exitKind maps an error to its exit code and the JSON error kind.
+func exitKind(err error) (int, string) {
+	switch {
+	case err == nil:
+		return ExitOK, ""
+	case errors.Is(err, fault.ErrUsage):
+		return ExitUsage, "usage"
+	case errors.Is(err, fault.ErrConflict):
+		return ExitConflict, "conflict"
+	case errors.Is(err, fault.ErrNotFound):
+		return ExitNotFound, "not_found"
+	case errors.Is(err, fault.ErrRefused):
+		return ExitRefused, "refused"
+	case errors.Is(err, fault.ErrVerifyFailed):
+		return ExitVerifyFailed, "verify_failed"
+	case errors.Is(err, fault.ErrAttention):
+		return ExitAttention, "attention"
+	case errors.Is(err, context.DeadlineExceeded):
+		return ExitFailure, "failure"
+	default:
+		return ExitFailure, "failure"
+	}
+}

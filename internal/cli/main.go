@@ -1,0 +1,201 @@
+// Package cli is git-atlas's command line: the kong command tree, human and JSON
+// output, and the mapping of errors to exit codes. Only this package prints or exits.
+package cli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/alecthomas/kong"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Version is set at build time with -ldflags "-X ...cli.Version=...".
+var Version = "0.1.0-dev"
+
+// Globals are the flags every command takes.
+type Globals struct {
+	JSON    bool             `help:"Machine output on stdout; errors as a JSON object on stderr." name:"json"`
+	Dir     string           `short:"C" help:"Run as if git-atlas was started in <path>." placeholder:"PATH" type:"path"`
+	Yes     bool             `help:"Assume yes: never prompt (headless policy)."`
+	Version kong.VersionFlag `help:"Print the version and exit."`
+}
+
+// CLI is the command tree.
+type CLI struct {
+	Globals
+
+	Start      StartCmd      `cmd:"" help:"Start a run: pin its baseline and freeze its header."`
+	List       ListCmd       `cmd:"" help:"List runs (default: not finished)."`
+	Show       ShowCmd       `cmd:"" help:"Show a run's header and state."`
+	Log        LogCmd        `cmd:"" help:"Show a run's events, oldest first."`
+	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
+	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
+	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
+}
+
+// Env is what every command's Run gets: the streams, the global flags, and the
+// repository, opened once on first use.
+type Env struct {
+	Ctx    context.Context
+	Stdin  io.Reader
+	Stdout io.Writer
+	Stderr io.Writer
+	JSON   bool
+	Yes    bool
+	Dir    string
+
+	repo  *git.Repository
+	store *gitstate.Store
+	kong  *kong.Kong
+}
+
+// Repo opens the repository of -C (or the working directory) once.
+func (e *Env) Repo() (*git.Repository, error) {
+	if e.repo == nil {
+		r, err := git.Open(e.Ctx, e.Dir)
+		if err != nil {
+			if errors.Is(err, git.ErrNotRepository) {
+				return nil, &fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: "run git atlas inside a git repository, or pass -C <path>"}
+			}
+			return nil, err
+		}
+		e.repo = r
+	}
+	return e.repo, nil
+}
+
+// Store returns the run ledger of the repository.
+func (e *Env) Store() (*gitstate.Store, error) {
+	if e.store == nil {
+		r, err := e.Repo()
+		if err != nil {
+			return nil, err
+		}
+		e.store = gitstate.New(r)
+	}
+	return e.store, nil
+}
+
+// out prints v as JSON with --json, else calls human.
+func (e *Env) out(v any, human func(w io.Writer)) error {
+	if e.JSON {
+		return printJSON(e.Stdout, v)
+	}
+	human(e.Stdout)
+	return nil
+}
+
+// warn prints a warning for people on stderr (also under --json: stderr is not parsed
+// for success).
+func (e *Env) warn(format string, args ...any) {
+	fmt.Fprintf(e.Stderr, "warning: "+format+"\n", args...)
+}
+
+type exitPanic int
+
+// Main runs git-atlas with args and returns the exit code.
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	jsonMode := hasFlag(args, "--json")
+
+	var root CLI
+	parser, err := kong.New(&root,
+		kong.Name("git atlas"),
+		kong.Description("The durable ledger of AI-agent runs, kept in the repository under refs/atlas/."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic(c)) }),
+		kong.Vars{"version": "git-atlas " + Version},
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+	)
+	if err != nil {
+		fmt.Fprintln(stderr, "git-atlas: internal error:", err)
+		return ExitFailure
+	}
+	defer func() {
+		if p := recover(); p != nil {
+			c, ok := p.(exitPanic)
+			if !ok {
+				panic(p)
+			}
+			code = int(c)
+			if code == 80 { // kong's default for usage errors
+				code = ExitUsage
+			}
+		}
+	}()
+	if len(args) == 0 {
+		args = []string{"--help"}
+	}
+	kctx, err := parser.Parse(args)
+	if err != nil {
+		reportError(stderr, jsonMode, fault.Usage("%v", err).WithHint("see `git atlas %s -h`", firstWord(args)))
+		return ExitUsage
+	}
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: root.JSON, Yes: root.Yes, Dir: root.Dir, kong: parser}
+	if err := kctx.Run(env); err != nil {
+		reportError(stderr, env.JSON, err)
+		c, _ := exitKind(err)
+		return c
+	}
+	return ExitOK
+}
+
+func reportError(w io.Writer, jsonMode bool, err error) {
+	code, kind := exitKind(err)
+	hint := fault.HintOf(err)
+	if jsonMode {
+		_ = printJSON(w, map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}})
+		return
+	}
+	fmt.Fprintf(w, "git-atlas: %v\n", err)
+	if hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", hint)
+	}
+}
+
+func hasFlag(args []string, flag string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		if a == flag {
+			return true
+		}
+	}
+	return false
+}
+
+func firstWord(args []string) string {
+	for _, a := range args {
+		if !strings.HasPrefix(a, "-") {
+			return a
+		}
+	}
+	return ""
+}
+
+// HelpCmd is `git atlas help [COMMAND...]`: git turns `git atlas --help` into a man
+// page lookup, so `help` and `-h` are how people reach this text.
+type HelpCmd struct {
+	Command []string `arg:"" optional:"" help:"The command to describe."`
+}
+
+// Run prints the help of the named command.
+func (h *HelpCmd) Run(env *Env) error {
+	args := append(append([]string{}, h.Command...), "--help")
+	_, err := env.kong.Parse(args)
+	return err
+}

@@ -1,0 +1,208 @@
+// Package git is the only package that runs git or opens a repository's files.
+//
+// It splits what may touch a working tree from what may not by type: a Repository
+// reads and writes refs, objects and config; a Worktree (status, index, checkout)
+// exists only for worktrees git-atlas manages, so code that holds a Repository alone
+// cannot change the user's checkout.
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// ZeroID is the all-zero object id used by update-ref for "must not exist".
+const ZeroID = "0000000000000000000000000000000000000000"
+
+// Error is a failed git invocation; it keeps git's own stderr so users see git's words.
+type Error struct {
+	Args     []string
+	ExitCode int
+	Stderr   string
+	Err      error
+}
+
+func (e *Error) Error() string {
+	msg := strings.TrimSpace(e.Stderr)
+	if msg == "" && e.Err != nil {
+		msg = e.Err.Error()
+	}
+	return fmt.Sprintf("git %s: %s", strings.Join(e.Args, " "), msg)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrNotRepository means the path is not inside a git repository.
+var ErrNotRepository = errors.New("not a git repository")
+
+// scrubbed are variables a hook or a caller may leak into our environment; each would
+// redirect git away from the repository we resolved (GIT-NOTES "Environment leaks").
+var scrubbed = []string{
+	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
+	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_QUARANTINE_PATH",
+	"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS",
+	"GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS", "GIT_PAGER", "PAGER", "GIT_TERMINAL_PROMPT",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_REFLOG_ACTION", "GIT_TRACE", "LC_ALL", "LANG",
+	"GIT_OPTIONAL_LOCKS", "GIT_FLUSH",
+}
+
+// baseEnv is the fixed environment every git call runs with. The user's `git -c`
+// (GIT_CONFIG_PARAMETERS) is kept on purpose: it is how a user points git at a
+// different identity or safe.directory for one call.
+func baseEnv() []string {
+	env := make([]string, 0, len(os.Environ())+4)
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if isScrubbed(name) {
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+}
+
+func isScrubbed(name string) bool {
+	for _, s := range scrubbed {
+		if name == s {
+			return true
+		}
+	}
+	return false
+}
+
+// globalArgs disable the user's hooks for every internal call and make git flush the
+// objects and refs it writes (git 2.39 flushes neither by default).
+var globalArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsync=loose-object,reference", "-c", "core.fsyncMethod=fsync"}
+
+// cmd is one git invocation.
+type cmd struct {
+	dir   string
+	args  []string
+	env   []string // extra variables, appended after the fixed environment
+	stdin []byte
+}
+
+func (c cmd) run(ctx context.Context) ([]byte, error) {
+	full := append(append([]string{}, globalArgs...), c.args...)
+	x := exec.CommandContext(ctx, "git", full...)
+	x.Dir = c.dir
+	x.Env = append(baseEnv(), c.env...)
+	if c.stdin != nil {
+		x.Stdin = bytes.NewReader(c.stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	x.Stdout, x.Stderr = &stdout, &stderr
+	err := x.Run()
+	if err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return stdout.Bytes(), &Error{Args: c.args, ExitCode: code, Stderr: stderr.String(), Err: err}
+	}
+	return stdout.Bytes(), nil
+}
+
+// Repository is a git repository reached through its common git dir: refs, objects and
+// config. It never changes any working tree.
+type Repository struct {
+	// GitDir is the git dir of the worktree the repository was opened from.
+	GitDir string
+	// CommonDir holds the shared state: objects, refs, config, worktrees/.
+	CommonDir string
+	// TopLevel is the working tree the repository was opened from ("" when bare).
+	TopLevel string
+	objects  objectStore
+}
+
+// Open resolves the repository containing path, once, with absolute paths.
+func Open(ctx context.Context, path string) (*Repository, error) {
+	if path == "" {
+		path = "."
+	}
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, err
+	}
+	out, err := cmd{dir: abs, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel"}}.run(ctx)
+	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && len(lines) >= 3 && lines[2] == "true" {
+			// Bare repositories have no toplevel; rev-parse fails on the last query only.
+			err = nil
+		} else if errors.As(err, &ge) && strings.Contains(ge.Stderr, "dubious ownership") {
+			return nil, fmt.Errorf("open %s: %s", abs, strings.TrimSpace(ge.Stderr))
+		} else if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
+			return nil, fmt.Errorf("%s: %w", abs, ErrNotRepository)
+		} else {
+			return nil, fmt.Errorf("open %s: %w", abs, err)
+		}
+	}
+	if len(lines) < 3 {
+		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
+	}
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1]}
+	if len(lines) >= 4 && lines[2] != "true" {
+		r.TopLevel = lines[3]
+	}
+	r.objects = newObjectStore(r)
+	return r, nil
+}
+
+// Git runs git in the repository (from the common dir, so no worktree is involved).
+func (r *Repository) Git(ctx context.Context, args ...string) ([]byte, error) {
+	return cmd{dir: r.CommonDir, args: args}.run(ctx)
+}
+
+// GitInput runs git in the repository with stdin.
+func (r *Repository) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+	if stdin == nil {
+		stdin = []byte{}
+	}
+	return cmd{dir: r.CommonDir, args: args, stdin: stdin}.run(ctx)
+}
+
+// UsesGoGit reports whether reads and object writes go through go-git in-process.
+func (r *Repository) UsesGoGit() bool { _, ok := r.objects.(*goGitStore); return ok }
+
+// ResolveCommit resolves rev to a full commit id.
+func (r *Repository) ResolveCommit(ctx context.Context, rev string) (string, error) {
+	if strings.HasPrefix(rev, "-") {
+		return "", fmt.Errorf("resolve %q: not a revision", rev)
+	}
+	dir := r.CommonDir
+	if r.TopLevel != "" {
+		dir = r.TopLevel // HEAD is per worktree: resolve it where we were opened
+	}
+	out, err := cmd{dir: dir, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}}.run(ctx)
+	if err != nil {
+		return "", fmt.Errorf("resolve %q: %w", rev, ErrNotFoundObject)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ErrNotFoundObject means a revision or object does not exist.
+var ErrNotFoundObject = errors.New("no such commit or object")
+
+// HasObject reports whether id exists in the object store.
+func (r *Repository) HasObject(ctx context.Context, id string) bool {
+	_, err := r.Git(ctx, "cat-file", "-e", id)
+	return err == nil
+}
+
+// Config returns a config value ("" when unset).
+func (r *Repository) Config(ctx context.Context, key string) string {
+	out, err := r.Git(ctx, "config", "--get", key)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}

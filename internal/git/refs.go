@@ -1,0 +1,96 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// RefUpdate is one change in a ref transaction. Old is the value the ref must have
+// ("" = don't care, ZeroID = must not exist); New is the new value (ZeroID = delete).
+type RefUpdate struct {
+	Name string
+	New  string
+	Old  string
+}
+
+// ErrRefConflict means a compare-and-swap lost: some ref was not at its expected value.
+var ErrRefConflict = errors.New("ref changed concurrently")
+
+// UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
+// which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
+// GIT-NOTES) and flushes the refs before it reports success.
+func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefUpdate) error {
+	if len(updates) == 0 {
+		return nil
+	}
+	var in bytes.Buffer
+	in.WriteString("start\x00")
+	for _, u := range updates {
+		switch {
+		case u.New == ZeroID:
+			fmt.Fprintf(&in, "delete %s\x00%s\x00", u.Name, u.Old)
+		default:
+			fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, u.New, u.Old)
+		}
+	}
+	in.WriteString("prepare\x00commit\x00")
+	args := []string{"update-ref", "-z", "--stdin"}
+	if msg != "" {
+		args = append(args, "-m", msg)
+	}
+	_, err := r.GitInput(ctx, in.Bytes(), args...)
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
+			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+		}
+		return err
+	}
+	return nil
+}
+
+// isCASFailure recognises update-ref's refusals that mean "someone else moved it".
+// Locale is fixed to C, so the messages are stable.
+func isCASFailure(stderr string) bool {
+	for _, s := range []string{"but expected", "reference already exists", "unable to resolve reference", "cannot lock ref", "is at", "reference is missing"} {
+		if strings.Contains(stderr, s) {
+			return true
+		}
+	}
+	return false
+}
+
+// Ref is a ref name and the object it points to.
+type Ref struct {
+	Name string
+	ID   string
+	Type string // object type of the target: commit, blob, tree, tag
+}
+
+// ListRefs returns every ref under prefix with its target's type, in one for-each-ref.
+func (r *Repository) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+	}
+	var refs []Ref
+	for _, line := range strings.Split(string(out), "\n") {
+		if line == "" {
+			continue
+		}
+		parts := strings.SplitN(line, " ", 3)
+		if len(parts) != 3 {
+			continue
+		}
+		refs = append(refs, Ref{ID: parts[0], Type: parts[1], Name: parts[2]})
+	}
+	return refs, nil
+}
+
+// ReadRef returns the id a ref points to, or "" when it does not exist.
+func (r *Repository) ReadRef(ctx context.Context, name string) (string, error) {
+	return r.objects.readRef(ctx, name)
+}
