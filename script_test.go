@@ -1,0 +1,350 @@
+package gitatlas_test
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/rogpeppe/go-internal/testscript"
+
+	"github.com/git-atlas/git-atlas/internal/cli"
+)
+
+func TestMain(m *testing.M) {
+	testscript.Main(m, map[string]func(){
+		"git-atlas": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	})
+}
+
+// TestScript runs the end-to-end transcripts in testdata/script against the real git
+// binary. Every transcript starts in $WORK/repo, a repository whose checkout is dirty
+// (staged, unstaged and untracked changes); when the transcript ends, the checkout
+// invariant is checked: HEAD, index bytes, files, modes and mtimes of the user's
+// checkout are exactly as they were.
+func TestScript(t *testing.T) {
+	testscript.Run(t, scriptParams(t, "testdata/script"))
+}
+
+type fpKey struct{}
+
+func scriptParams(t *testing.T, dir string) testscript.Params {
+	return testscript.Params{
+		Dir:                 dir,
+		RequireExplicitExec: true,
+		Setup: func(env *testscript.Env) error {
+			home := filepath.Join(env.WorkDir, "home")
+			if err := os.MkdirAll(home, 0o755); err != nil {
+				return err
+			}
+			for _, kv := range gitEnv(home) {
+				k, v, _ := strings.Cut(kv, "=")
+				env.Setenv(k, v)
+			}
+			repo := filepath.Join(env.WorkDir, "repo")
+			if err := makeFixture(repo, env.Vars); err != nil {
+				return err
+			}
+			env.Cd = repo
+			fp := &checkouts{dir: repo, vars: env.Vars}
+			if err := fp.record(); err != nil {
+				return err
+			}
+			env.Values[fpKey{}] = fp
+			tb := env.T().(testing.TB)
+			env.Defer(func() {
+				if tb.Failed() {
+					return
+				}
+				if diff := fp.diff(); diff != "" {
+					tb.Errorf("the user's checkout changed:\n%s", diff)
+				}
+			})
+			return nil
+		},
+		Cmds: map[string]func(ts *testscript.TestScript, neg bool, args []string){
+			"checkout-baseline":  cmdCheckoutBaseline,
+			"checkout-unchanged": cmdCheckoutUnchanged,
+			"jsonpath":           cmdJSONPath,
+		},
+	}
+}
+
+// gitEnv pins git's identity, dates and config so hashes are reproducible and no
+// machine setting leaks in.
+func gitEnv(home string) []string {
+	return []string{
+		"HOME=" + home,
+		"XDG_CONFIG_HOME=" + filepath.Join(home, ".config"),
+		"GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=A U Thor", "GIT_AUTHOR_EMAIL=author@example.com",
+		"GIT_COMMITTER_NAME=C O Mitter", "GIT_COMMITTER_EMAIL=committer@example.com",
+		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
+		"CI=true", "NO_COLOR=1", "ATLAS_SESSION=",
+	}
+}
+
+// makeFixture creates the user's repository: two commits, then a dirty checkout.
+func makeFixture(repo string, vars []string) error {
+	if err := os.MkdirAll(filepath.Join(repo, "src"), 0o755); err != nil {
+		return err
+	}
+	run := func(args ...string) error {
+		c := exec.Command("git", args...)
+		c.Dir = repo
+		c.Env = append(os.Environ(), vars...)
+		if out, err := c.CombinedOutput(); err != nil {
+			return fmt.Errorf("git %v: %v\n%s", args, err, out)
+		}
+		return nil
+	}
+	write := func(name, content string) error {
+		return os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644)
+	}
+	if err := run("init", "-q", "-b", "main"); err != nil {
+		return err
+	}
+	for name, content := range map[string]string{"README": "hello\n", "src/a.go": "package a\n", "src/b.go": "package b\n", "docs.txt": "docs\n"} {
+		if err := write(name, content); err != nil {
+			return err
+		}
+	}
+	if err := run("add", "-A"); err != nil {
+		return err
+	}
+	if err := run("commit", "-q", "-m", "initial"); err != nil {
+		return err
+	}
+	if err := write("docs.txt", "docs v2\n"); err != nil {
+		return err
+	}
+	if err := run("commit", "-q", "-am", "second"); err != nil {
+		return err
+	}
+	// The user's work in progress: one staged, one unstaged, one untracked change.
+	if err := write("src/a.go", "package a // staged\n"); err != nil {
+		return err
+	}
+	if err := run("add", "src/a.go"); err != nil {
+		return err
+	}
+	if err := write("README", "hello, unstaged\n"); err != nil {
+		return err
+	}
+	return write("notes.txt", "untracked\n")
+}
+
+// checkouts fingerprints every checkout of the user's: the main worktree and its linked
+// worktrees that git-atlas did not create.
+type checkouts struct {
+	dir  string
+	vars []string
+	fp   map[string]string
+}
+
+func (c *checkouts) record() error {
+	fp, err := c.take()
+	c.fp = fp
+	return err
+}
+
+func (c *checkouts) diff() string {
+	now, err := c.take()
+	if err != nil {
+		return err.Error()
+	}
+	var out []string
+	for k, v := range c.fp {
+		if now[k] != v {
+			out = append(out, fmt.Sprintf("  %s: was %q, now %q", k, v, now[k]))
+		}
+	}
+	for k, v := range now {
+		if _, ok := c.fp[k]; !ok {
+			out = append(out, fmt.Sprintf("  %s: new %q", k, v))
+		}
+	}
+	sort.Strings(out)
+	return strings.Join(out, "\n")
+}
+
+func (c *checkouts) take() (map[string]string, error) {
+	cmd := exec.Command("git", "worktree", "list", "--porcelain", "-z")
+	cmd.Dir = c.dir
+	cmd.Env = append(os.Environ(), c.vars...)
+	out, err := cmd.Output()
+	if err != nil {
+		return nil, fmt.Errorf("git worktree list: %v", err)
+	}
+	fp := map[string]string{}
+	for _, rec := range strings.Split(string(out), "\x00\x00") {
+		var path string
+		for _, f := range strings.Split(rec, "\x00") {
+			if p, ok := strings.CutPrefix(f, "worktree "); ok {
+				path = p
+			}
+		}
+		if path == "" || strings.Contains(path, "/atlas/worktrees/") || strings.Contains(path, "/atlas-worktrees/") {
+			continue
+		}
+		if err := fingerprint(path, fp); err != nil {
+			return nil, err
+		}
+	}
+	return fp, nil
+}
+
+// fingerprint records HEAD, the index bytes, and every file's mode, size, mtime and
+// content (or link target) of one checkout.
+func fingerprint(root string, fp map[string]string) error {
+	gitDir := filepath.Join(root, ".git")
+	if st, err := os.Stat(gitDir); err == nil && !st.IsDir() {
+		data, _ := os.ReadFile(gitDir)
+		gitDir = strings.TrimSpace(strings.TrimPrefix(string(data), "gitdir:"))
+	}
+	for _, name := range []string{"HEAD", "index"} {
+		data, err := os.ReadFile(filepath.Join(gitDir, name))
+		if err != nil && !os.IsNotExist(err) {
+			return err
+		}
+		fp[root+"!"+name] = hash(data)
+	}
+	return filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := fmt.Sprintf("%v %d %d", info.Mode(), info.Size(), info.ModTime().UnixNano())
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			v += " -> " + target
+		case info.Mode().IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			v += " " + hash(data)
+		case info.IsDir():
+			v = fmt.Sprintf("%v", info.Mode())
+		}
+		fp[p] = v
+		return nil
+	})
+}
+
+func hash(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:8])
+}
+
+// checkout-baseline: the transcript changed the user's checkout on purpose (its own
+// setup); record the new state as the one that must not change from here on.
+func cmdCheckoutBaseline(ts *testscript.TestScript, neg bool, args []string) {
+	fp := ts.Value(fpKey{}).(*checkouts)
+	ts.Check(fp.record())
+}
+
+// checkout-unchanged: check the invariant now, mid-transcript.
+func cmdCheckoutUnchanged(ts *testscript.TestScript, neg bool, args []string) {
+	fp := ts.Value(fpKey{}).(*checkouts)
+	diff := fp.diff()
+	if neg {
+		if diff == "" {
+			ts.Fatalf("checkout unchanged, expected a change")
+		}
+		return
+	}
+	if diff != "" {
+		ts.Fatalf("the user's checkout changed:\n%s", diff)
+	}
+}
+
+// jsonpath [-stderr] PATH [VALUE]: the last command's stdout (or stderr) is JSON and
+// the value at PATH (dot-separated keys and indices; "@len" is a length) is VALUE (strings
+// bare, anything else as JSON); without VALUE, PATH must exist. `! jsonpath` negates.
+func cmdJSONPath(ts *testscript.TestScript, neg bool, args []string) {
+	src := "stdout"
+	if len(args) > 0 && args[0] == "-stderr" {
+		src, args = "stderr", args[1:]
+	}
+	if len(args) < 1 || len(args) > 2 {
+		ts.Fatalf("usage: jsonpath [-stderr] PATH [VALUE]")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile(src)), &doc); err != nil {
+		ts.Fatalf("%s is not JSON: %v", src, err)
+	}
+	got, ok := walkJSON(doc, args[0])
+	if len(args) == 1 {
+		if ok == neg {
+			ts.Fatalf("jsonpath %s: exists=%v", args[0], ok)
+		}
+		return
+	}
+	if !ok {
+		if !neg {
+			ts.Fatalf("jsonpath %s: not found", args[0])
+		}
+		return
+	}
+	var s string
+	if str, isStr := got.(string); isStr {
+		s = str
+	} else {
+		b, _ := json.Marshal(got)
+		s = string(b)
+	}
+	if (s == args[1]) == neg {
+		ts.Fatalf("jsonpath %s: got %s, want %s%s", args[0], s, map[bool]string{true: "not ", false: ""}[neg], args[1])
+	}
+}
+
+func walkJSON(doc any, path string) (any, bool) {
+	cur := doc
+	if path == "." || path == "" {
+		return cur, true
+	}
+	for _, part := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+		switch v := cur.(type) {
+		case map[string]any:
+			if part == "@len" {
+				return float64(len(v)), true
+			}
+			next, ok := v[part]
+			if !ok {
+				return nil, false
+			}
+			cur = next
+		case []any:
+			if part == "@len" {
+				return float64(len(v)), true
+			}
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(v) {
+				return nil, false
+			}
+			cur = v[i]
+		default:
+			return nil, false
+		}
+	}
+	return cur, true
+}
