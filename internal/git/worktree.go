@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"strings"
 )
 
@@ -92,4 +93,66 @@ func parseWorktrees(out string) []WorktreeInfo {
 		list = append(list, *cur)
 	}
 	return list
+}
+
+// AddWorktree creates a linked worktree at path, detached at sha and locked with
+// reason in one step (GIT-NOTES: create detached, make branches separately). The
+// user's post-checkout hook does not run: every internal call disables hooks.
+func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason string) error {
+	args := []string{"worktree", "add", "--quiet", "--detach"}
+	if lockReason != "" {
+		args = append(args, "--lock", "--reason", lockReason)
+	}
+	_, err := r.Git(ctx, append(args, "--", path, sha)...)
+	return err
+}
+
+// RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), then
+// prunes stale administrative files. The caller must have snapshotted anything that
+// could be lost (SPEC §7): `git worktree remove --force` also deletes ignored files.
+func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
+	_, _ = r.Git(ctx, "worktree", "unlock", path) // not locked is fine
+	if _, err := r.Git(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
+		var ge *Error
+		// A directory deleted by hand leaves only administrative files: prune them.
+		if !(errors.As(err, &ge) && (strings.Contains(ge.Stderr, "is not a working tree") || strings.Contains(ge.Stderr, "does not exist"))) {
+			return err
+		}
+	}
+	return r.PruneWorktrees(ctx)
+}
+
+// PruneWorktrees drops administrative files of worktrees whose directories are gone.
+func (r *Repository) PruneWorktrees(ctx context.Context) error {
+	_, err := r.Git(ctx, "worktree", "prune")
+	return err
+}
+
+// Head returns the worktree's HEAD commit and branch ("" when detached).
+func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
+	out, err := w.Git(ctx, nil, nil, "rev-parse", "HEAD")
+	if err != nil {
+		return "", "", err
+	}
+	sha = strings.TrimSpace(string(out))
+	if out, err := w.Git(ctx, nil, nil, "symbolic-ref", "-q", "HEAD"); err == nil {
+		branch = strings.TrimSpace(string(out))
+	}
+	return sha, branch, nil
+}
+
+// Status returns the raw `git status --porcelain=v2 -z` of the worktree, with every
+// untracked file listed. --no-optional-locks keeps git from rewriting the index for a
+// stat refresh (GIT-NOTES: plain status does).
+func (w *Worktree) Status(ctx context.Context) ([]byte, error) {
+	return w.Git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
+}
+
+// Dirty reports whether the worktree has any change: staged, unstaged or untracked.
+func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
+	out, err := w.Status(ctx)
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
 }
