@@ -70,7 +70,19 @@ type State struct {
 	Snapshots []SnapshotRec `json:"snapshots,omitempty"`
 	Union     *UnionRec     `json:"union,omitempty"`
 	Replays   []ReplayRec   `json:"replays,omitempty"`
-	Extra     Extra         `json:"-"`
+	// Resuming marks a resume in progress: a resume killed half-way and run again
+	// continues it instead of raising the epoch a second time (SPEC §6: idempotent).
+	Resuming *ResumeMark `json:"resuming,omitempty"`
+	Extra    Extra       `json:"-"`
+}
+
+// ResumeMark is a resume that has reset the run but not yet finished.
+type ResumeMark struct {
+	// Seq is the ledger sequence number of the resume's last own event; any other
+	// event after it means the run moved on, and the next resume starts afresh.
+	Seq       int      `json:"seq"`
+	Epoch     int      `json:"epoch"`
+	ResetJobs []string `json:"reset_jobs,omitempty"`
 }
 
 // StageState is a stage's live status and its attempts.

@@ -41,6 +41,7 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 

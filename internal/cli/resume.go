@@ -1,0 +1,301 @@
+package cli
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+// ResumeCmd is `git atlas resume` (SPEC §6).
+type ResumeCmd struct {
+	RunID         string        `arg:"" optional:"" name:"run" help:"The run to resume (default: select one)."`
+	Detect        bool          `help:"List interrupted runs; change nothing." xor:"mode"`
+	Plan          bool          `help:"Print the resume plan; change nothing." xor:"mode"`
+	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
+	Session       string        `help:"Prefer this session's run (default $ATLAS_SESSION)." placeholder:"ID"`
+	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
+	VerifyTimeout time.Duration `default:"10m" help:"Kill the verify command after this long."`
+	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
+}
+
+// Run resumes.
+func (c *ResumeCmd) Run(env *Env) error {
+	if c.Brief {
+		c.brief(env)
+		return nil
+	}
+	if c.RunID != "" {
+		if err := gitstate.ValidName("run", c.RunID); err != nil {
+			return err
+		}
+	}
+	store, err := env.Store()
+	if err != nil {
+		return err
+	}
+	now := gitstate.Now()
+	cands, bad, err := resume.Detect(env.Ctx, store, now)
+	if err != nil {
+		return err
+	}
+	for _, b := range bad {
+		env.warn("%s", b.Error)
+	}
+	if c.Detect {
+		return env.out(map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}, func(w io.Writer) {
+			if len(cands) == 0 {
+				fmt.Fprintln(w, "no interrupted runs")
+				return
+			}
+			t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
+			for _, c := range cands {
+				stage := c.InterruptedStage
+				if stage != "" {
+					stage += " (" + c.StageStatus + ")"
+				}
+				t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(c.Intent))
+			}
+			t.flush()
+		})
+	}
+	session := c.Session
+	if session == "" {
+		session = os.Getenv("ATLAS_SESSION")
+	}
+	var choose resume.Chooser
+	if !env.headless() {
+		choose = env.chooseRun(now)
+	}
+	r, err := resume.Select(env.Ctx, store, cands, c.RunID, session, now, choose)
+	if err != nil {
+		return err
+	}
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	if c.Plan {
+		p, err := resume.MakePlan(env.Ctx, repo, r, now)
+		if err != nil {
+			return err
+		}
+		return env.out(p, func(w io.Writer) { printPlan(w, p) })
+	}
+	opt := resume.Options{
+		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail,
+		Headless: env.headless(), Ask: env.ask, Warn: env.warn, Ops: resumeOps(env),
+	}
+	res, err := resume.Apply(env.Ctx, repo, store, r.Header.RunID, opt)
+	if res != nil && err != nil {
+		_ = env.out(res, func(w io.Writer) { printResult(w, res) })
+	}
+	if err != nil {
+		return err
+	}
+	return env.out(res, func(w io.Writer) { printResult(w, res) })
+}
+
+// brief prints at most a few lines and never fails: a session start must not break
+// because of git-atlas.
+func (c *ResumeCmd) brief(env *Env) {
+	store, err := env.Store()
+	if err != nil {
+		return
+	}
+	now := gitstate.Now()
+	cands, _, err := resume.Detect(env.Ctx, store, now)
+	if err != nil || len(cands) == 0 {
+		return
+	}
+	session := c.Session
+	if session == "" {
+		session = os.Getenv("ATLAS_SESSION")
+	}
+	if session != "" { // the session's own runs first
+		var own, other []resume.Candidate
+		for _, c := range cands {
+			if c.Session == session {
+				own = append(own, c)
+			} else {
+				other = append(other, c)
+			}
+		}
+		cands = append(own, other...)
+	}
+	if env.JSON {
+		_ = printJSON(env.Stdout, map[string]any{"resumable_runs": cands})
+		return
+	}
+	const most = 3
+	for i, c := range cands {
+		if i == most {
+			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
+			break
+		}
+		where := ""
+		if c.InterruptedStage != "" {
+			where = fmt.Sprintf(" at stage %s (%s)", c.InterruptedStage, c.StageStatus)
+		}
+		what := ""
+		if c.Intent != "" {
+			what = fmt.Sprintf(" [%s]", c.Intent)
+		}
+		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
+			c.Kind, c.RunID, what, where, age(c.LastUpdate, now), c.RunID)
+	}
+}
+
+func nonNilCands(c []resume.Candidate) []resume.Candidate {
+	if c == nil {
+		return []resume.Candidate{}
+	}
+	return c
+}
+
+func nonNilBad(b []resume.Unreadable) []resume.Unreadable {
+	if b == nil {
+		return []resume.Unreadable{}
+	}
+	return b
+}
+
+// ask puts a question on the terminal (stderr) and reads the answer from stdin.
+func (e *Env) ask(question string, choices []string) (string, error) {
+	in := bufio.NewReader(e.Stdin)
+	for tries := 0; tries < 3; tries++ {
+		fmt.Fprintf(e.Stderr, "%s [%s] ", question, strings.Join(choices, "/"))
+		line, err := in.ReadString('\n')
+		ans := strings.TrimSpace(line)
+		for _, c := range choices {
+			if ans == c || (len(ans) == 1 && strings.HasPrefix(c, ans)) {
+				return c, nil
+			}
+		}
+		if err != nil {
+			return "", fault.Usage("no answer on the terminal").WithHint("pass --yes or the choice as a flag")
+		}
+	}
+	return "", fault.Usage("no valid answer").WithHint("answer one of: %s", strings.Join(choices, ", "))
+}
+
+// chooseRun asks which of several interrupted runs to resume.
+func (e *Env) chooseRun(now time.Time) resume.Chooser {
+	return func(cands []resume.Candidate) (int, error) {
+		fmt.Fprintln(e.Stderr, "Several runs were interrupted:")
+		choices := make([]string, len(cands))
+		for i, c := range cands {
+			choices[i] = strconv.Itoa(i + 1)
+			fmt.Fprintf(e.Stderr, "  %d) %s  %s  %s  %s  %s\n", i+1, c.RunID, c.Kind, c.Status, dash(c.InterruptedStage), age(c.LastUpdate, now))
+		}
+		ans, err := e.ask("Resume which?", choices)
+		if err != nil {
+			return -1, err
+		}
+		n, _ := strconv.Atoi(ans)
+		return n - 1, nil
+	}
+}
+
+func printPlan(w io.Writer, p *resume.Plan) {
+	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
+	if p.Live {
+		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", p.Holder)
+	}
+	fmt.Fprintf(w, "baseline   %s", short(p.Baseline.SHA))
+	if !p.Baseline.Present {
+		fmt.Fprint(w, " (MISSING)")
+	}
+	fmt.Fprintln(w)
+	if !p.ConfigDrift.Match {
+		fmt.Fprintf(w, "config     changed since the run started (the run keeps its frozen stages)\n")
+	}
+	if s := p.InterruptedStage; s != nil {
+		verify := "none"
+		if s.HasVerify {
+			verify = s.VerifyCommand
+			if !s.VerifySafe {
+				verify += " (not safe: skipped)"
+			}
+		}
+		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", s.Name, s.Status, s.Attempts, s.BudgetLeft, verify)
+	}
+	if len(p.CompletedStages) > 0 {
+		fmt.Fprintf(w, "completed  %s\n", strings.Join(p.CompletedStages, ", "))
+	}
+	if len(p.RemainingStages) > 0 {
+		fmt.Fprintf(w, "remaining  %s\n", strings.Join(p.RemainingStages, ", "))
+	}
+	if f := p.Frontier; f != nil {
+		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(strings.Join(f.ResetJobs, ",")), dash(strings.Join(f.ReadyJobs, ",")), f.GasRemaining)
+	}
+	if len(p.Worktrees) > 0 {
+		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
+		for _, wt := range p.Worktrees {
+			t.row(wt.Node, wt.Action, dash(wt.Reason), wt.Path)
+		}
+		t.flush()
+	}
+	printNext(w, p.NextAction)
+}
+
+func printNext(w io.Writer, n resume.NextAction) {
+	line := "next       " + n.Action
+	if n.Stage != "" {
+		line += " stage " + n.Stage
+	}
+	if len(n.Jobs) > 0 {
+		line += " jobs " + strings.Join(n.Jobs, ",")
+	}
+	if n.Reason != "" {
+		line += " (" + n.Reason + ")"
+	}
+	fmt.Fprintln(w, line)
+	if n.Command != "" {
+		fmt.Fprintf(w, "           $ %s\n", n.Command)
+	}
+}
+
+func printResult(w io.Writer, r *resume.Result) {
+	if r.Live {
+		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", r.RunID, r.Holder)
+		printNext(w, r.NextAction)
+		return
+	}
+	fmt.Fprintf(w, "resumed %s at epoch %d\n", r.RunID, r.Epoch)
+	if len(r.ResetJobs) > 0 {
+		fmt.Fprintf(w, "reset jobs        %s\n", strings.Join(r.ResetJobs, ", "))
+	}
+	for _, s := range r.Snapshots {
+		fmt.Fprintf(w, "snapshot          %s (git atlas recovery show %s)\n", s, s)
+	}
+	if len(r.RecreatedWorktrees) > 0 {
+		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
+	}
+	if v := r.Verify; v != nil {
+		result := "passed"
+		if !v.Passed {
+			result = fmt.Sprintf("FAILED (exit %d)", v.ExitCode)
+		}
+		fmt.Fprintf(w, "verify            %s: %s\n", v.Command, result)
+	} else if r.VerifySkipped != "" {
+		fmt.Fprintf(w, "verify skipped    %s\n", r.VerifySkipped)
+	}
+	if r.Replay != "" {
+		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)
+	}
+	fmt.Fprintf(w, "status            %s\n", r.Status)
+	printNext(w, r.NextAction)
+}
+
+// resumeOps wires resume to the worktree and recovery operations.
+func resumeOps(env *Env) resume.Ops {
+	return resume.Ops{}
+}

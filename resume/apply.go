@@ -1,0 +1,213 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Ops are the worktree and recovery operations a resume needs; the command line
+// wires them to the worktrees and recovery packages, tests may stub them.
+type Ops struct {
+	// Preserve snapshots a managed worktree when anything in it could be lost, then
+	// removes it (a missing one is just pruned). It returns the snapshot id, or "".
+	Preserve func(ctx context.Context, run, node, reason string) (string, error)
+	// Recreate makes the node's worktree again, clean at its baseline.
+	Recreate func(ctx context.Context, run, node string) (string, error)
+	// Replay preserves a stage's work and makes a replay branch at its baseline.
+	Replay func(ctx context.Context, run, stage string) (string, error)
+}
+
+// Verify-failure choices (SPEC §6.6).
+const (
+	OnFailFail       = "fail"
+	OnFailRedispatch = "redispatch"
+	OnFailReplay     = "replay"
+	OnFailStop       = "stop"
+)
+
+// HeadlessFailReason is the reason a headless resume gives a run whose verify failed.
+const HeadlessFailReason = "resume-verify-failed-headless"
+
+// Options steer one resume.
+type Options struct {
+	NoVerify      bool
+	VerifyTimeout time.Duration
+	OnVerifyFail  string // "" = ask on a terminal, fail headless
+	Headless      bool
+	// Ask puts a question to the person at the terminal; only called when !Headless.
+	Ask func(question string, choices []string) (string, error)
+	// Warn tells the person something on stderr.
+	Warn func(format string, args ...any)
+	Ops  Ops
+}
+
+// Result is what `resume` reports: the plan's fields, what was done, and what next.
+type Result struct {
+	*Plan
+	Resumed            bool                   `json:"resumed"`
+	ResetJobs          []string               `json:"reset_jobs"`
+	Snapshots          []string               `json:"snapshots"`
+	RecreatedWorktrees []string               `json:"recreated_worktrees"`
+	Verify             *gitstate.VerifyResult `json:"verify"`
+	VerifySkipped      string                 `json:"verify_skipped,omitempty"`
+	VerifyChoice       string                 `json:"verify_choice,omitempty"`
+	Replay             string                 `json:"replay_branch,omitempty"`
+}
+
+// Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step
+// is its own ledger write, worktrees are snapshotted before they are removed, and a
+// resume killed after its reset continues that reset instead of raising the epoch
+// again (State.Resuming).
+func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, opt Options) (*Result, error) {
+	r, err := store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.Writable(); err != nil {
+		return nil, err
+	}
+	if gitstate.RunTerminal(r.State.Status) {
+		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
+	}
+	now := gitstate.Now()
+	plan, err := MakePlan(ctx, repo, r, now)
+	if err != nil {
+		return nil, err
+	}
+	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}}
+	if plan.Live {
+		return res, nil // never reset a run whose driver is alive
+	}
+	if !plan.Baseline.Present {
+		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).
+			WithHint("fetch it, or restore refs/atlas/pins/%s/baseline", id)
+	}
+	if !plan.ConfigDrift.Match {
+		msg := fmt.Sprintf("config changed since run %s started (hash %s, now %s); the run keeps its frozen stage definitions", id, short(plan.ConfigDrift.Stored), short(plan.ConfigDrift.Current))
+		if opt.Headless {
+			opt.Warn("%s", msg)
+		} else {
+			ans, err := opt.Ask(msg+". Continue?", []string{"yes", "no"})
+			if err != nil {
+				return nil, err
+			}
+			if ans != "yes" {
+				return nil, fault.Refused("resume of %s cancelled: config drift", id)
+			}
+		}
+	}
+
+	continuing := r.State.Resuming != nil && r.State.Resuming.Seq == r.State.Seq
+	if !continuing {
+		if err := resetWorktrees(ctx, id, plan, opt, res); err != nil {
+			return nil, err
+		}
+		if r, err = reset(ctx, store, id, plan, opt, res); err != nil {
+			return nil, err
+		}
+	} else {
+		res.ResetJobs = append(res.ResetJobs, r.State.Resuming.ResetJobs...)
+	}
+	res.Resumed = true
+
+	verr := verifyFirst(ctx, repo, store, r, opt, res)
+	if verr != nil && !errors.Is(verr, fault.ErrVerifyFailed) {
+		return nil, verr
+	}
+	r, err = store.Load(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	final, err := MakePlan(ctx, repo, r, gitstate.Now())
+	if err != nil {
+		return nil, err
+	}
+	res.Plan = final
+	return res, verr
+}
+
+// resetWorktrees preserves and recreates every untrusted worktree. Each removal comes
+// after a verified snapshot (recovery), and the snapshot ids are content-derived, so a
+// resume killed here and run again makes no duplicate.
+func resetWorktrees(ctx context.Context, id string, plan *Plan, opt Options, res *Result) error {
+	for _, w := range plan.Worktrees {
+		if w.Action == ActionKeep {
+			continue
+		}
+		if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
+			return fmt.Errorf("resume %s: worktree %s needs a reset but no worktree operations are wired", id, w.Node)
+		}
+		snap, err := opt.Ops.Preserve(ctx, id, w.Node, "resume: "+w.Reason)
+		if err != nil {
+			return fmt.Errorf("preserve worktree %s: %w", w.Node, err)
+		}
+		if snap != "" {
+			res.Snapshots = append(res.Snapshots, snap)
+		}
+		if _, err := opt.Ops.Recreate(ctx, id, w.Node); err != nil {
+			return fmt.Errorf("recreate worktree %s: %w", w.Node, err)
+		}
+		res.RecreatedWorktrees = append(res.RecreatedWorktrees, w.Node)
+	}
+	return nil
+}
+
+// reset writes the one `resumed` event: epoch + 1, RUNNING jobs back to PENDING (no
+// attempt, no gas refund), the driver lease dropped, a stopped run running again.
+func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*gitstate.Run, error) {
+	willVerify := verifyPending(plan, opt)
+	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if r.Live(gitstate.Now()) {
+			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+		}
+		if gitstate.RunTerminal(r.State.Status) {
+			return nil, fault.Conflict("run %s was finished (%s) while resuming", id, r.State.Status)
+		}
+		from := r.State.Epoch
+		var resetJobs []string
+		for i := range r.State.Jobs {
+			if r.State.Jobs[i].State == gitstate.JobRunning {
+				resetJobs = append(resetJobs, r.State.Jobs[i].ID)
+			}
+		}
+		resetRunningJobs(&r.State)
+		r.State.Epoch++
+		r.State.Driver = nil
+		if r.State.Status == gitstate.RunStopped {
+			r.State.Status, r.State.Reason = gitstate.RunRunning, ""
+		}
+		r.State.Resuming = nil
+		if willVerify {
+			r.State.Resuming = &gitstate.ResumeMark{Seq: r.State.Seq + 1, Epoch: r.State.Epoch, ResetJobs: resetJobs}
+		}
+		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
+		data, _ := json.Marshal(map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
+			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees})
+		return &gitstate.Change{Event: gitstate.Event{Type: "resumed", Data: data}}, nil
+	})
+}
+
+func nonNil(s []string) []string {
+	if s == nil {
+		return []string{}
+	}
+	return s
+}
+
+// verifyPending reports whether verify-first will run a command for this plan.
+func verifyPending(plan *Plan, opt Options) bool {
+	st := plan.InterruptedStage
+	return !opt.NoVerify && st != nil && inFlight(st.Status) && st.HasVerify && st.VerifySafe
+}
+
+// inFlight is a stage whose work was under way when the run was interrupted.
+func inFlight(status string) bool {
+	return status == gitstate.StageDispatched || status == gitstate.StageVerifying
+}

@@ -1,0 +1,131 @@
+// Package resume brings an interrupted run back to a trustworthy state: it detects
+// and selects the run, plans, resets the orphaned work, verifies first and reports
+// what the orchestrator must do next (SPEC §6).
+package resume
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// Candidate is an interrupted run, as --detect reports it.
+type Candidate struct {
+	RunID            string `json:"run_id"`
+	Kind             string `json:"kind"`
+	Status           string `json:"status"`
+	InterruptedStage string `json:"interrupted_stage,omitempty"`
+	StageStatus      string `json:"stage_status,omitempty"`
+	LastUpdate       string `json:"last_update"`
+	AgeSeconds       int64  `json:"age_seconds"`
+	Session          string `json:"session,omitempty"`
+	Intent           string `json:"intent,omitempty"`
+	Epoch            int    `json:"epoch"`
+
+	run *gitstate.Run
+}
+
+// Run is the candidate's run as read during detection.
+func (c *Candidate) Run() *gitstate.Run { return c.run }
+
+// Interrupted reports whether a run needs resuming (SPEC §5.1): running or blocked with
+// no live driver, or stopped. Finished runs never are.
+func Interrupted(r *gitstate.Run, now time.Time) bool {
+	switch r.State.Status {
+	case gitstate.RunStopped:
+		return true
+	case gitstate.RunRunning, gitstate.RunBlocked:
+		return !r.Live(now)
+	}
+	return false
+}
+
+// Unreadable is a run that could not be read; detection reports it and goes on.
+type Unreadable struct {
+	RunID string `json:"run_id"`
+	Error string `json:"error"`
+}
+
+// Detect lists the interrupted runs, newest first by (last update, run id). A corrupt
+// run is reported as unreadable and never hides the others.
+func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
+	entries, err := store.List(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	var cands []Candidate
+	var bad []Unreadable
+	for _, e := range entries {
+		if e.Err != nil {
+			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
+			continue
+		}
+		if !Interrupted(e.Run, now) {
+			continue
+		}
+		cands = append(cands, candidate(e.Run, now))
+	}
+	sortNewest(cands)
+	return cands, bad, nil
+}
+
+func candidate(r *gitstate.Run, now time.Time) Candidate {
+	c := Candidate{RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, LastUpdate: r.State.UpdatedAt,
+		Session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r}
+	if st := r.CurrentStage(); st != nil {
+		c.InterruptedStage, c.StageStatus = st.Name, st.Status
+	}
+	if t, err := gitstate.ParseStamp(r.State.UpdatedAt); err == nil {
+		c.AgeSeconds = int64(now.Sub(t).Seconds())
+	}
+	return c
+}
+
+func sortNewest(c []Candidate) {
+	sort.SliceStable(c, func(i, j int) bool {
+		if c[i].LastUpdate != c[j].LastUpdate {
+			return c[i].LastUpdate > c[j].LastUpdate
+		}
+		return c[i].RunID > c[j].RunID
+	})
+}
+
+// Chooser asks a person to pick among several candidates (a terminal prompt); nil
+// means headless, where the newest is taken.
+type Chooser func(cands []Candidate) (int, error)
+
+// Select picks the run to resume (SPEC §6.2): the named run; else the newest of the
+// session's own runs; else the only candidate; else ask, or headless the newest.
+func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named, session string, now time.Time, choose Chooser) (*gitstate.Run, error) {
+	if named != "" {
+		r, err := store.Load(ctx, named)
+		if err != nil {
+			return nil, err
+		}
+		return r, nil
+	}
+	if len(cands) == 0 {
+		return nil, fault.NotFound("no interrupted run to resume").WithHint("`git atlas list` shows the runs")
+	}
+	if session != "" {
+		for i := range cands { // cands are newest first
+			if cands[i].Session == session {
+				return cands[i].run, nil
+			}
+		}
+	}
+	if len(cands) == 1 || choose == nil {
+		return cands[0].run, nil
+	}
+	i, err := choose(cands)
+	if err != nil {
+		return nil, err
+	}
+	if i < 0 || i >= len(cands) {
+		return nil, fault.Usage("no run chosen")
+	}
+	return cands[i].run, nil
+}

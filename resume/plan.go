@@ -1,0 +1,225 @@
+package resume
+
+import (
+	"context"
+	"time"
+
+	"github.com/git-atlas/git-atlas/baseline"
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
+type Plan struct {
+	RunID            string         `json:"run_id"`
+	Kind             string         `json:"kind"`
+	Status           string         `json:"status"`
+	Live             bool           `json:"live"`
+	Holder           string         `json:"holder,omitempty"`
+	Epoch            int            `json:"epoch"`
+	ConfigDrift      Drift          `json:"config_drift"`
+	Baseline         BaselineState  `json:"baseline"`
+	InterruptedStage *StageInfo     `json:"interrupted_stage"`
+	CompletedStages  []string       `json:"completed_stages"`
+	SkippedStages    []string       `json:"skipped_stages"`
+	RemainingStages  []string       `json:"remaining_stages"`
+	Frontier         *Frontier      `json:"frontier,omitempty"`
+	Worktrees        []WorktreePlan `json:"worktrees"`
+	NextAction       NextAction     `json:"next_action"`
+}
+
+// Drift compares the frozen config hash with the files as they are now.
+type Drift struct {
+	Stored  string `json:"stored"`
+	Current string `json:"current"`
+	Match   bool   `json:"match"`
+}
+
+// BaselineState says whether the run's baseline commit is still there.
+type BaselineState struct {
+	SHA     string `json:"sha"`
+	Present bool   `json:"present"`
+}
+
+// StageInfo describes the interrupted stage.
+type StageInfo struct {
+	Name          string `json:"name"`
+	Status        string `json:"status"`
+	HasVerify     bool   `json:"has_verify"`
+	VerifyCommand string `json:"verify_command,omitempty"`
+	VerifySafe    bool   `json:"verify_safe"`
+	HasGate       bool   `json:"has_gate"`
+	Gate          string `json:"gate,omitempty"`
+	Baseline      string `json:"baseline"`
+	Attempts      int    `json:"attempts"`
+	BudgetLeft    int    `json:"budget_left"`
+	Worktree      string `json:"worktree,omitempty"`
+}
+
+// Frontier is a graph run's job frontier after the reset.
+type Frontier struct {
+	ResetJobs    []string `json:"reset_jobs"`
+	ReadyJobs    []string `json:"ready_jobs"`
+	GasRemaining int      `json:"gas_remaining"`
+}
+
+// Worktree actions in a plan.
+const (
+	ActionKeep     = "keep"     // trusted: left as it is
+	ActionSnapshot = "snapshot" // untrusted with work in it: snapshot, remove, recreate clean
+	ActionRecreate = "recreate" // missing or HEAD moved with nothing to lose: recreate clean
+)
+
+// WorktreePlan is one managed worktree and what the reset does to it.
+type WorktreePlan struct {
+	Node   string `json:"node"`
+	Path   string `json:"path"`
+	Exists bool   `json:"exists"`
+	Dirty  bool   `json:"dirty"`
+	Head   string `json:"head"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Next actions for the orchestrator (SPEC §6.7).
+const (
+	NextDispatch  = "dispatch"
+	NextGate      = "gate"
+	NextClaim     = "claim"
+	NextIntegrate = "integrate"
+	NextDone      = "done"
+	NextWait      = "wait" // the run is live: its driver is still working
+)
+
+// NextAction tells the orchestrator exactly what to do next.
+type NextAction struct {
+	Action    string            `json:"action"`
+	Stage     string            `json:"stage,omitempty"`
+	Jobs      []string          `json:"jobs,omitempty"`
+	Worktrees map[string]string `json:"worktrees,omitempty"`
+	Reason    string            `json:"reason,omitempty"`
+	Command   string            `json:"command,omitempty"`
+}
+
+// MakePlan reads everything resume needs and decides, without writing anything.
+func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time) (*Plan, error) {
+	p := &Plan{
+		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Live(now), Epoch: r.State.Epoch,
+		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
+		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
+	}
+	if p.Live {
+		p.Holder = r.State.Driver.Holder
+	}
+	current, _ := baseline.ConfigHash(repo.TopLevel, r.Header.ConfigFiles)
+	p.ConfigDrift = Drift{Stored: r.Header.ConfigHash, Current: current, Match: current == r.Header.ConfigHash}
+
+	cur := r.CurrentStage()
+	for _, st := range r.State.Stages {
+		switch {
+		case st.Status == gitstate.StageCompleted:
+			p.CompletedStages = append(p.CompletedStages, st.Name)
+		case st.Status == gitstate.StageSkipped:
+			p.SkippedStages = append(p.SkippedStages, st.Name)
+		case cur != nil && st.Name != cur.Name:
+			p.RemainingStages = append(p.RemainingStages, st.Name)
+		}
+	}
+	if cur != nil {
+		def, st, _ := r.Stage(cur.Name)
+		info := &StageInfo{Name: st.Name, Status: st.Status, HasVerify: def.Verify != "", VerifyCommand: def.Verify,
+			VerifySafe: def.VerifySafe, HasGate: def.Gate != "", Gate: def.Gate, Baseline: stageBaseline(r, st),
+			Attempts: len(st.Attempts), BudgetLeft: gitstate.BudgetLeft(def, st)}
+		if wt := r.State.Worktree(st.Name); wt != nil {
+			info.Worktree = wt.Path
+		}
+		p.InterruptedStage = info
+	}
+	if r.Header.Kind == gitstate.KindGraph {
+		p.Frontier = frontier(r, now)
+	}
+	wts, err := planWorktrees(ctx, repo, r)
+	if err != nil {
+		return nil, err
+	}
+	p.Worktrees = wts
+	p.NextAction = nextAction(r, p)
+	return p, nil
+}
+
+// stageBaseline is where a stage's work started: its last attempt's baseline, else
+// the run's.
+func stageBaseline(r *gitstate.Run, st *gitstate.StageState) string {
+	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
+		return st.Attempts[n-1].Baseline
+	}
+	return r.Header.Baseline
+}
+
+// nextAction derives the orchestrator's next step from the run as the plan leaves it.
+func nextAction(r *gitstate.Run, p *Plan) NextAction {
+	id := r.Header.RunID
+	if p.Live {
+		return NextAction{Action: NextWait, Reason: "the run's driver " + p.Holder + " is live"}
+	}
+	switch r.State.Status {
+	case gitstate.RunCompleted, gitstate.RunFailed:
+		return NextAction{Action: NextDone, Reason: "run " + r.State.Status + reasonSuffix(r.State.Reason)}
+	}
+	wts := map[string]string{}
+	for _, w := range r.State.Worktrees {
+		wts[w.Node] = w.Path
+	}
+	if len(wts) == 0 {
+		wts = nil
+	}
+	if f := p.Frontier; f != nil {
+		if len(f.ReadyJobs) > 0 {
+			return NextAction{Action: NextClaim, Jobs: f.ReadyJobs, Worktrees: wts, Command: "git atlas job claim " + id + " --holder <worker>"}
+		}
+		if pending := openJobs(r); len(pending) > 0 && f.GasRemaining > 0 {
+			return NextAction{Action: NextWait, Jobs: pending, Reason: "jobs are running", Worktrees: wts}
+		}
+		if doneJobs(r) > 0 && (r.State.Union == nil || len(r.State.Union.Integrated)+len(r.State.Union.Conflicted) < doneJobs(r)) {
+			return NextAction{Action: NextIntegrate, Worktrees: wts, Command: "git atlas union " + id}
+		}
+	}
+	cur := r.CurrentStage()
+	if cur == nil {
+		return NextAction{Action: NextDone, Reason: "every stage is finished", Command: "git atlas finish " + id + " --status completed"}
+	}
+	if cur.Status == gitstate.StageGated {
+		return NextAction{Action: NextGate, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " completed"}
+	}
+	if cur.Status == gitstate.StagePassed {
+		return NextAction{Action: NextGate, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " completed"}
+	}
+	return NextAction{Action: NextDispatch, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " dispatched"}
+}
+
+func reasonSuffix(s string) string {
+	if s == "" {
+		return ""
+	}
+	return ": " + s
+}
+
+func openJobs(r *gitstate.Run) []string {
+	var ids []string
+	for _, j := range r.State.Jobs {
+		if j.State == gitstate.JobRunning || j.State == gitstate.JobPending {
+			ids = append(ids, j.ID)
+		}
+	}
+	return ids
+}
+
+func doneJobs(r *gitstate.Run) int {
+	n := 0
+	for _, j := range r.State.Jobs {
+		if j.State == gitstate.JobDone {
+			n++
+		}
+	}
+	return n
+}

@@ -1,0 +1,256 @@
+package resume
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// tailBytes is how much of a verify command's output the ledger keeps.
+const tailBytes = 4096
+
+// DefaultVerifyTimeout bounds a verify command when --verify-timeout is not given.
+const DefaultVerifyTimeout = 10 * time.Minute
+
+// verifyFirst runs the interrupted stage's safe verify command and acts on it (SPEC
+// §6.6). With nothing to verify, it records why in the result and leaves the stage.
+func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Store, r *gitstate.Run, opt Options, res *Result) error {
+	st := res.Plan.InterruptedStage
+	switch {
+	case st == nil:
+		return nil
+	case !inFlight(st.Status):
+		res.VerifySkipped = "stage " + st.Name + " is " + st.Status + ": no work in flight"
+		return nil
+	case !st.HasVerify:
+		res.VerifySkipped = "stage " + st.Name + " has no verify command"
+		return nil
+	case !st.VerifySafe:
+		res.VerifySkipped = "verify of stage " + st.Name + " is not marked safe (--verify-safe): not run unattended"
+		return nil
+	case opt.NoVerify:
+		res.VerifySkipped = "--no-verify"
+		return clearMark(ctx, store, r.Header.RunID)
+	}
+	dir := repo.TopLevel
+	if wt := r.State.Worktree(st.Name); wt != nil && exists(wt.Path) {
+		dir = wt.Path
+	}
+	if dir == "" {
+		return fault.Refused("stage %s has no worktree and the repository is bare: cannot verify", st.Name)
+	}
+	timeout := opt.VerifyTimeout
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	vr := RunVerify(ctx, st.VerifyCommand, dir, timeout)
+	res.Verify = vr
+	if vr.Passed {
+		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
+			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at); err != nil {
+				return err
+			}
+			next := gitstate.StageCompleted
+			if st.HasGate {
+				next = gitstate.StageGated
+			}
+			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", "", at)
+		})
+	}
+	choice := opt.OnVerifyFail
+	if choice == "" {
+		if opt.Headless {
+			choice = OnFailFail
+		} else {
+			ans, err := opt.Ask("verify of stage "+st.Name+" failed (exit "+itoa(vr.ExitCode)+"). What now?", []string{OnFailRedispatch, OnFailReplay, OnFailStop})
+			if err != nil {
+				return err
+			}
+			choice = ans
+		}
+	}
+	res.VerifyChoice = choice
+	id := r.Header.RunID
+	switch choice {
+	case OnFailRedispatch:
+		err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+			if err := failStage(run, st.Name, at); err != nil {
+				return err
+			}
+			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at)
+		})
+		return err
+	case OnFailReplay:
+		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+			return failStage(run, st.Name, at)
+		}); err != nil {
+			return err
+		}
+		if opt.Ops.Replay == nil {
+			return errors.New("replay is not wired")
+		}
+		branch, err := opt.Ops.Replay(ctx, id, st.Name)
+		res.Replay = branch
+		return err
+	case OnFailStop, OnFailFail:
+		status, reason := gitstate.RunStopped, "resume-verify-failed"
+		if choice == OnFailFail {
+			status = gitstate.RunFailed
+			if opt.Headless && opt.OnVerifyFail == "" {
+				reason = HeadlessFailReason
+			}
+		}
+		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+			if err := failStage(run, st.Name, at); err != nil {
+				return err
+			}
+			run.State.Status, run.State.Reason = status, reason
+			return nil
+		}); err != nil {
+			return err
+		}
+		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + st.Name + " failed (exit " + itoa(vr.ExitCode) + "): run " + id + " " + status + " (" + reason + ")"}
+	default:
+		return fault.Usage("unknown --on-verify-fail %q (valid: fail, redispatch, replay, stop)", choice)
+	}
+}
+
+func failStage(run *gitstate.Run, stage, at string) error {
+	_, st, ok := run.Stage(stage)
+	if !ok || st.Status == gitstate.StageFailed {
+		return nil
+	}
+	if st.Status == gitstate.StageDispatched || st.Status == gitstate.StageVerifying {
+		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", "", at)
+	}
+	return nil
+}
+
+func dispatchBase(run *gitstate.Run, stage string) string {
+	if wt := run.State.Worktree(stage); wt != nil && wt.Head != "" {
+		return wt.Head
+	}
+	return run.Header.Baseline
+}
+
+// record writes the verify result and its consequence in one event, and ends the
+// resume in progress.
+func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gitstate.VerifyResult, action string, apply func(*gitstate.Run, string) error) error {
+	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
+		at := gitstate.Stamp(gitstate.Now())
+		_, st, ok := run.Stage(stage)
+		if !ok {
+			return nil, fault.NotFound("run %s has no stage %q", id, stage)
+		}
+		st.Verify = vr
+		if err := apply(run, at); err != nil {
+			return nil, err
+		}
+		run.State.Resuming = nil
+		data, _ := json.Marshal(map[string]any{"verify_result": map[bool]string{true: "pass", false: "fail"}[vr.Passed], "exit_code": vr.ExitCode, "action": action, "timed_out": vr.TimedOut})
+		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Stage: stage, Data: data}}, nil
+	})
+	return err
+}
+
+func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
+	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
+		if run.State.Resuming == nil {
+			return nil, nil
+		}
+		run.State.Resuming = nil
+		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
+	})
+	return err
+}
+
+// RunVerify runs a verify command with sh in dir, killing its whole process group at
+// the timeout, and keeps the exit code and the output's tail.
+func RunVerify(ctx context.Context, command, dir string, timeout time.Duration) *gitstate.VerifyResult {
+	ctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	c := exec.Command("sh", "-c", command)
+	c.Dir = dir
+	c.Env = verifyEnv()
+	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out tailBuffer
+	c.Stdout, c.Stderr = &out, &out
+	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(gitstate.Now())}
+	if err := c.Start(); err != nil {
+		vr.ExitCode, vr.Tail = 127, err.Error()
+		return vr
+	}
+	done := make(chan error, 1)
+	go func() { done <- c.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-ctx.Done():
+		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
+		err = <-done
+		vr.TimedOut = true
+	}
+	vr.ExitCode = 0
+	if err != nil {
+		vr.ExitCode = 1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) && ee.ExitCode() >= 0 {
+			vr.ExitCode = ee.ExitCode()
+		}
+		if vr.TimedOut {
+			vr.ExitCode = 124
+		}
+	}
+	vr.Passed = vr.ExitCode == 0 && !vr.TimedOut
+	vr.Tail = out.String()
+	return vr
+}
+
+// verifyEnv is the user's environment less the git variables a hook may have leaked,
+// which would point a verify's own git calls at the wrong repository.
+func verifyEnv() []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		switch name {
+		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return env
+}
+
+// tailBuffer keeps the last tailBytes written to it.
+type tailBuffer struct{ b bytes.Buffer }
+
+func (t *tailBuffer) Write(p []byte) (int, error) {
+	t.b.Write(p)
+	if t.b.Len() > 2*tailBytes {
+		keep := append([]byte(nil), t.b.Bytes()[t.b.Len()-tailBytes:]...)
+		t.b.Reset()
+		t.b.Write(keep)
+	}
+	return len(p), nil
+}
+
+func (t *tailBuffer) String() string {
+	b := t.b.Bytes()
+	if len(b) > tailBytes {
+		b = b[len(b)-tailBytes:]
+	}
+	return string(b)
+}
+
+func itoa(i int) string { return strconv.Itoa(i) }
