@@ -3,6 +3,7 @@
 package cli
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
@@ -56,9 +57,10 @@ type Env struct {
 	Yes    bool
 	Dir    string
 
-	repo  *git.Repository
-	store *gitstate.Store
-	kong  *kong.Kong
+	repo        *git.Repository
+	stdinReader *bufio.Reader
+	store       *gitstate.Store
+	kong        *kong.Kong
 }
 
 // Repo opens the repository of -C (or the working directory) once.

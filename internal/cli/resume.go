@@ -169,7 +169,10 @@ func nonNilBad(b []resume.Unreadable) []resume.Unreadable {
 
 // ask puts a question on the terminal (stderr) and reads the answer from stdin.
 func (e *Env) ask(question string, choices []string) (string, error) {
-	in := bufio.NewReader(e.Stdin)
+	if e.stdinReader == nil {
+		e.stdinReader = bufio.NewReader(e.Stdin)
+	}
+	in := e.stdinReader
 	for tries := 0; tries < 3; tries++ {
 		fmt.Fprintf(e.Stderr, "%s [%s] ", question, strings.Join(choices, "/"))
 		line, err := in.ReadString('\n')

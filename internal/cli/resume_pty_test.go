@@ -1,0 +1,168 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// newRepo makes a repository with one commit and a pinned git environment.
+func newRepo(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	t.Setenv("HOME", dir)
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("GIT_AUTHOR_NAME", "A")
+	t.Setenv("GIT_AUTHOR_EMAIL", "a@example.com")
+	t.Setenv("GIT_COMMITTER_NAME", "C")
+	t.Setenv("GIT_COMMITTER_EMAIL", "c@example.com")
+	t.Setenv("ATLAS_SESSION", "")
+	repo := filepath.Join(dir, "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return repo
+}
+
+// atlas runs git-atlas in-process, headless.
+func atlas(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	var out, errb bytes.Buffer
+	if code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), &out, &errb); code != 0 {
+		t.Fatalf("git atlas %v: exit %d\n%s", args, code, errb.String())
+	}
+	return out.String()
+}
+
+// onTerminal runs git-atlas with stdin on a pseudo-terminal, answering each prompt
+// that appears on stderr with the next answer. It returns stdout, stderr and the code.
+func onTerminal(t *testing.T, repo string, answers []string, args ...string) (string, string, int) {
+	t.Helper()
+	t.Setenv("CI", "")
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	defer tty.Close()
+	var out bytes.Buffer
+	errw := &promptWriter{answers: answers, ptmx: ptmx}
+	code := Main(append([]string{"-C", repo}, args...), tty, &out, errw)
+	return out.String(), errw.String(), code
+}
+
+// promptWriter collects stderr and types the next answer whenever a prompt ends
+// ("] " is how every prompt ends).
+type promptWriter struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	answers []string
+	ptmx    *os.File
+}
+
+func (p *promptWriter) Write(b []byte) (int, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.buf.Write(b)
+	if bytes.HasSuffix(b, []byte("] ")) && len(p.answers) > 0 {
+		ans := p.answers[0]
+		p.answers = p.answers[1:]
+		if _, err := p.ptmx.Write([]byte(ans + "\n")); err != nil {
+			return 0, err
+		}
+	}
+	return len(b), nil
+}
+
+func (p *promptWriter) String() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.buf.String()
+}
+
+func TestResumeAsksOnATerminal(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "old", "--stages", "code")
+	atlas(t, repo, "start", "--id", "new", "--stages", "code")
+	atlas(t, repo, "event", "new", "note")
+
+	// Several candidates: the person picks; "new" is listed first (newest), pick 2.
+	_, stderr, code := onTerminal(t, repo, []string{"2"}, "resume")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stderr, "Resume which?") {
+		t.Fatalf("no run prompt: %q", stderr)
+	}
+	var st struct {
+		Epoch int `json:"epoch"`
+	}
+	mustJSON(t, atlas(t, repo, "show", "old", "--json"), &st)
+	if st.Epoch != 1 {
+		t.Errorf("old: epoch %d, want 1 (chosen)", st.Epoch)
+	}
+	mustJSON(t, atlas(t, repo, "show", "new", "--json"), &st)
+	if st.Epoch != 0 {
+		t.Errorf("new: epoch %d, want 0 (not chosen)", st.Epoch)
+	}
+}
+
+func TestResumeVerifyFailureChoiceOnATerminal(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--verify", "exit 1", "--verify-safe")
+	atlas(t, repo, "transition", "r", "code", "dispatched")
+	_, stderr, code := onTerminal(t, repo, []string{"stop"}, "resume", "r")
+	if !strings.Contains(stderr, "redispatch/replay/stop") {
+		t.Fatalf("no verify prompt: %q", stderr)
+	}
+	if code != ExitVerifyFailed {
+		t.Fatalf("exit %d, want %d: %s", code, ExitVerifyFailed, stderr)
+	}
+	var st struct {
+		Status string `json:"status"`
+		Reason string `json:"reason"`
+	}
+	mustJSON(t, atlas(t, repo, "show", "r", "--json"), &st)
+	if st.Status != "stopped" || st.Reason != "resume-verify-failed" {
+		t.Errorf("status %s (%s), want stopped (resume-verify-failed)", st.Status, st.Reason)
+	}
+}
+
+func TestResumeDriftDeclinedOnATerminal(t *testing.T) {
+	repo := newRepo(t)
+	cfg := filepath.Join(repo, "..", "cfg")
+	if err := os.WriteFile(cfg, []byte("a"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--config", cfg)
+	if err := os.WriteFile(cfg, []byte("b"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, stderr, code := onTerminal(t, repo, []string{"no"}, "resume", "r")
+	if code != ExitRefused || !strings.Contains(stderr, "Continue?") {
+		t.Fatalf("exit %d, stderr %q", code, stderr)
+	}
+	var st struct {
+		Epoch int `json:"epoch"`
+	}
+	mustJSON(t, atlas(t, repo, "show", "r", "--json"), &st)
+	if st.Epoch != 0 {
+		t.Errorf("epoch %d after a declined resume, want 0", st.Epoch)
+	}
+}
+
+func mustJSON(t *testing.T, s string, v any) {
+	t.Helper()
+	if err := json.Unmarshal([]byte(s), v); err != nil {
+		t.Fatalf("%v in %s", err, s)
+	}
+}
