@@ -43,6 +43,7 @@ type CLI struct {
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
+	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 

@@ -156,3 +156,10 @@ func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
 	}
 	return len(out) > 0, nil
 }
+
+// InitRepository creates a new repository at dir with branch main (for the demo and
+// for benchmarks: it never touches an existing repository).
+func InitRepository(ctx context.Context, dir string, env []string) error {
+	_, err := cmd{dir: ".", args: []string{"init", "-q", "-b", "main", dir}, env: env}.run(ctx)
+	return err
+}

@@ -1,0 +1,296 @@
+package cli
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// DemoCmd is `git atlas demo`: an interrupted graph run and its resume, in a
+// throwaway repository.
+type DemoCmd struct {
+	Keep bool   `help:"Keep the throwaway repository and print its path."`
+	Dir  string `help:"Make the throwaway repository here (default: a new temporary directory)." placeholder:"DIR" type:"path"`
+}
+
+// demo runs git-atlas commands in-process against the throwaway repository and
+// prints them like a terminal session.
+type demo struct {
+	w    io.Writer
+	repo string
+	exe  string
+	ctx  context.Context
+}
+
+// Run plays the demo.
+func (c *DemoCmd) Run(env *Env) error {
+	dir := c.Dir
+	if dir == "" {
+		tmp, err := os.MkdirTemp("", "git-atlas-demo-")
+		if err != nil {
+			return err
+		}
+		dir = tmp
+		if !c.Keep {
+			defer os.RemoveAll(tmp)
+		}
+	}
+	exe, err := os.Executable()
+	if err != nil {
+		return err
+	}
+	d := &demo{w: env.Stdout, repo: filepath.Join(dir, "repo"), exe: exe, ctx: env.Ctx}
+	if err := d.play(); err != nil {
+		return fmt.Errorf("demo: %w", err)
+	}
+	if c.Keep {
+		fmt.Fprintf(env.Stdout, "\nThe demo repository is kept at %s\n", d.repo)
+	}
+	return nil
+}
+
+func (d *demo) say(format string, args ...any) {
+	fmt.Fprintf(d.w, "\n# "+format+"\n", args...)
+}
+
+// atlas runs one git-atlas command in-process, prints it and its output, and returns
+// stdout and the exit code.
+func (d *demo) atlas(args ...string) (string, int) {
+	fmt.Fprintf(d.w, "$ git atlas %s\n", strings.Join(quoteArgs(args), " "))
+	var out, errb bytes.Buffer
+	code := Main(append([]string{"-C", d.repo}, args...), strings.NewReader(""), &out, &errb)
+	for _, s := range []string{out.String(), errb.String()} {
+		for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+			if line != "" {
+				fmt.Fprintf(d.w, "  %s\n", line)
+			}
+		}
+	}
+	if code != 0 {
+		fmt.Fprintf(d.w, "  (exit %d)\n", code)
+	}
+	return out.String(), code
+}
+
+func (d *demo) must(args ...string) string {
+	out, code := d.atlas(args...)
+	if code != 0 {
+		panic(demoFailure(fmt.Sprintf("git atlas %s: exit %d", strings.Join(args, " "), code)))
+	}
+	return out
+}
+
+type demoFailure string
+
+func quoteArgs(args []string) []string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		if strings.ContainsAny(a, " *'\"{}#") {
+			a = "'" + a + "'"
+		}
+		q[i] = a
+	}
+	return q
+}
+
+// git runs the agents' own git commands (commits in their worktrees).
+func (d *demo) git(dir string, args ...string) error {
+	repo, err := git.Open(d.ctx, d.repo)
+	if err != nil {
+		return err
+	}
+	_, err = repo.Worktree(dir).Git(d.ctx, demoIdentity, nil, args...)
+	return err
+}
+
+var demoIdentity = []string{"GIT_AUTHOR_NAME=demo agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=demo agent", "GIT_COMMITTER_EMAIL=agent@example.com"}
+
+func write(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}
+
+func (d *demo) play() (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			f, ok := p.(demoFailure)
+			if !ok {
+				panic(p)
+			}
+			err = fault.New(fault.ErrRefused, "%s", string(f))
+		}
+	}()
+	if err := git.InitRepository(d.ctx, d.repo, demoIdentity); err != nil {
+		return err
+	}
+	for name, content := range map[string]string{
+		"api/server.go": "package api\n", "ui/app.js": "// ui\n", "docs/guide.md": "# Guide\n",
+	} {
+		if err := write(filepath.Join(d.repo, name), content); err != nil {
+			return err
+		}
+	}
+	if err := d.git(d.repo, "add", "-A"); err != nil {
+		return err
+	}
+	if err := d.git(d.repo, "commit", "-q", "-m", "initial"); err != nil {
+		return err
+	}
+
+	d.say("A graph run with three nodes, each with its own scope.")
+	d.must("start", "--id", "demo", "--graph", "--intent", "add a health endpoint, its UI and its docs")
+	d.must("job", "add", "demo", "api", "--scope", "api/**")
+	d.must("job", "add", "demo", "ui", "--scope", "ui/**")
+	d.must("job", "add", "demo", "docs", "--scope", "docs/**", "--needs", "api")
+
+	d.say("worker-1 takes api, works in its own worktree, commits and reports ok.")
+	apiLease := d.claim("api", "worker-1")
+	apiPath := strings.TrimSpace(d.must("worktree", "add", "demo", "api"))
+	if err := write(filepath.Join(apiPath, "api/health.go"), "package api\n\nfunc Health() string { return \"ok\" }\n"); err != nil {
+		return err
+	}
+	if err := d.git(apiPath, "add", "-A"); err != nil {
+		return err
+	}
+	if err := d.git(apiPath, "commit", "-q", "-m", "api: health endpoint"); err != nil {
+		return err
+	}
+	d.must("job", "done", "demo", "api", "--lease", apiLease, "--status", "ok")
+
+	d.say("worker-2 takes ui in a separate process, writes half its work... and is killed (SIGKILL).")
+	uiLease, uiPath, err := d.killedWorker("ui", "worker-2")
+	if err != nil {
+		return err
+	}
+
+	d.say("worker-3 takes docs (its dependency api is done) and finishes.")
+	docsLease := d.claim("docs", "worker-3")
+	docsPath := strings.TrimSpace(d.must("worktree", "add", "demo", "docs"))
+	if err := write(filepath.Join(docsPath, "docs/health.md"), "# Health\n\nGET /health answers ok.\n"); err != nil {
+		return err
+	}
+	if err := d.git(docsPath, "add", "-A"); err != nil {
+		return err
+	}
+	if err := d.git(docsPath, "commit", "-q", "-m", "docs: health"); err != nil {
+		return err
+	}
+	d.must("job", "done", "demo", "docs", "--lease", docsLease, "--status", "ok")
+
+	d.say("The orchestrator's session dies too. At the next session start:")
+	d.must("resume", "--brief")
+	d.must("resume", "--plan")
+
+	d.say("Resume: ui goes back to PENDING (no attempt, no gas refund), the epoch goes up,\n# worker-2's dirty worktree is snapshotted, then recreated clean.")
+	d.must("resume", "demo")
+	snaps := d.must("recovery", "list", "demo", "--json")
+	var list struct {
+		Snapshots []struct {
+			ID string `json:"id"`
+		} `json:"snapshots"`
+	}
+	if err := json.Unmarshal([]byte(snaps), &list); err != nil || len(list.Snapshots) == 0 {
+		return fmt.Errorf("no recovery snapshot after resume: %s", snaps)
+	}
+	if _, err := os.Stat(filepath.Join(uiPath, "ui/health.js")); err == nil {
+		return fmt.Errorf("the recreated ui worktree still holds the dead worker's file")
+	}
+	fmt.Fprintf(d.w, "  (ui worktree %s is clean again)\n", uiPath)
+
+	d.say("The dead worker's late receipt carries the old epoch: the fence rejects it (exit 3).")
+	if _, code := d.atlas("job", "done", "demo", "ui", "--lease", uiLease, "--status", "ok"); code != ExitConflict {
+		return fmt.Errorf("stale receipt: exit %d, want %d", code, ExitConflict)
+	}
+
+	d.say("Nothing worker-2 wrote is lost: the snapshot holds it.")
+	d.must("recovery", "show", list.Snapshots[0].ID)
+
+	d.say("worker-4 takes ui again, under the new epoch, and finishes.")
+	uiLease2 := d.claim("ui", "worker-4")
+	if err := write(filepath.Join(uiPath, "ui/health.js"), "export const health = () => fetch('/health');\n"); err != nil {
+		return err
+	}
+	if err := d.git(uiPath, "add", "-A"); err != nil {
+		return err
+	}
+	if err := d.git(uiPath, "commit", "-q", "-m", "ui: health"); err != nil {
+		return err
+	}
+	d.must("job", "done", "demo", "ui", "--lease", uiLease2, "--status", "ok")
+
+	d.say("The union integrates the three nodes on atlas/demo/union; your branch is untouched.")
+	d.must("union", "demo")
+	d.must("worktree", "list", "demo")
+	d.must("resume", "demo", "--plan")
+	d.must("finish", "demo", "--status", "completed")
+	return nil
+}
+
+// claim takes a job for holder and returns its lease token.
+func (d *demo) claim(job, holder string) string {
+	out := d.must("job", "claim", "demo", "--job", job, "--holder", holder, "--json")
+	var c struct {
+		Lease string `json:"lease"`
+	}
+	if err := json.Unmarshal([]byte(out), &c); err != nil || c.Lease == "" {
+		panic(demoFailure("claim " + job + ": no lease in " + out))
+	}
+	return c.Lease
+}
+
+// killedWorker runs a real worker process that claims job, makes its worktree, writes
+// part of its work and then waits; the demo kills it with SIGKILL once the work is on
+// disk (it says so on stdout: no sleeps).
+func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
+	script := `set -e
+"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --json | grep '"lease"' | cut -d'"' -f4
+wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB")
+echo "$wt"
+mkdir -p "$wt/ui"
+printf 'export const health = () => fetch(\x27/heal' > "$wt/ui/health.js"
+echo '// half-edited' >> "$wt/ui/app.js"
+echo ready
+exec sleep 600
+`
+	cmd := exec.Command("sh", "-c", script)
+	cmd.Env = append(os.Environ(), "ATLAS="+d.exe, "REPO="+d.repo, "JOB="+job, "HOLDER="+holder)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		return "", "", err
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s; edit...\n", job, holder, job)
+	if err := cmd.Start(); err != nil {
+		return "", "", err
+	}
+	sc := bufio.NewScanner(stdout)
+	var lines []string
+	for sc.Scan() {
+		if sc.Text() == "ready" {
+			break
+		}
+		lines = append(lines, sc.Text())
+	}
+	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
+	_ = cmd.Wait()
+	if len(lines) < 2 {
+		return "", "", fmt.Errorf("worker did not start: %s", stderr.String())
+	}
+	fmt.Fprintf(d.w, "  lease %s, worktree %s\n  (worker-2 killed with SIGKILL mid-job)\n", lines[0], lines[1])
+	return lines[0], lines[1], nil
+}
