@@ -76,14 +76,25 @@ type State struct {
 	Extra    Extra       `json:"-"`
 }
 
-// ResumeMark is a resume that has reset the run but not yet finished.
+// ResumeMark is the last resume, kept until anything else happens to the run: while it
+// stands, a resume run again continues it (its verify step, if that is what it had
+// left) instead of raising the epoch a second time. Store.Update drops it on every
+// write that is not a resume's own.
 type ResumeMark struct {
-	// Seq is the ledger sequence number of the resume's last own event; any other
-	// event after it means the run moved on, and the next resume starts afresh.
-	Seq       int      `json:"seq"`
 	Epoch     int      `json:"epoch"`
+	Phase     string   `json:"phase"` // ResumeVerify: verify-first is still to run; ResumeDone
 	ResetJobs []string `json:"reset_jobs,omitempty"`
 }
+
+// Resume phases.
+const (
+	ResumeVerify = "verify"
+	ResumeDone   = "done"
+)
+
+// resumeOwned are the events a resume writes itself (directly, or through the
+// worktree and recovery operations it runs); every other event ends the mark.
+var resumeOwned = map[string]bool{"resumed": true, "stage_resumed": true, "snapshot": true, "worktree_removed": true, "worktree_added": true}
 
 // StageState is a stage's live status and its attempts.
 type StageState struct {

@@ -207,6 +207,9 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		if ch == nil {
 			return r, nil // nothing to write
 		}
+		if !resumeOwned[ch.Event.Type] {
+			r.State.Resuming = nil
+		}
 		old := r.Tip
 		tip, err := s.commit(ctx, r, old, &ch.Event)
 		if err != nil {

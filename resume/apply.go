@@ -104,24 +104,40 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		}
 	}
 
-	continuing := r.State.Resuming != nil && r.State.Resuming.Seq == r.State.Seq
+	// A resume that already reset this run, with nothing else written since, is
+	// continued: worktrees are checked again (an agent may have written after it), but
+	// the epoch is not raised twice. A stopped run always starts afresh.
+	mark := r.State.Resuming
+	continuing := mark != nil && r.State.Status != gitstate.RunStopped
+	if err := resetWorktrees(ctx, id, plan, opt, res); err != nil {
+		return nil, err
+	}
 	if !continuing {
-		if err := resetWorktrees(ctx, id, plan, opt, res); err != nil {
-			return nil, err
-		}
 		if r, err = reset(ctx, store, id, plan, opt, res); err != nil {
 			return nil, err
 		}
 	} else {
-		res.ResetJobs = append(res.ResetJobs, r.State.Resuming.ResetJobs...)
+		res.ResetJobs = append(res.ResetJobs, mark.ResetJobs...)
+		if r, err = store.Load(ctx, id); err != nil {
+			return nil, err
+		}
 	}
 	res.Resumed = true
+	if continuing && mark.Phase == gitstate.ResumeDone {
+		res.VerifySkipped = "already resumed: nothing happened since"
+		return finish(ctx, repo, store, id, res, nil)
+	}
 
 	verr := verifyFirst(ctx, repo, store, r, opt, res)
 	if verr != nil && !errors.Is(verr, fault.ErrVerifyFailed) {
 		return nil, verr
 	}
-	r, err = store.Load(ctx, id)
+	return finish(ctx, repo, store, id, res, verr)
+}
+
+// finish re-reads the run and reports the plan as the resume left it.
+func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, res *Result, verr error) (*Result, error) {
+	r, err := store.Load(ctx, id)
 	if err != nil {
 		return nil, err
 	}
@@ -183,10 +199,11 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		if r.State.Status == gitstate.RunStopped {
 			r.State.Status, r.State.Reason = gitstate.RunRunning, ""
 		}
-		r.State.Resuming = nil
+		phase := gitstate.ResumeDone
 		if willVerify {
-			r.State.Resuming = &gitstate.ResumeMark{Seq: r.State.Seq + 1, Epoch: r.State.Epoch, ResetJobs: resetJobs}
+			phase = gitstate.ResumeVerify
 		}
+		r.State.Resuming = &gitstate.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
 		data, _ := json.Marshal(map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
 			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees})

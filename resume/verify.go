@@ -157,7 +157,7 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 		if err := apply(run, at); err != nil {
 			return nil, err
 		}
-		run.State.Resuming = nil
+		run.State.Resuming = doneMark(run.State.Resuming)
 		data, _ := json.Marshal(map[string]any{"verify_result": map[bool]string{true: "pass", false: "fail"}[vr.Passed], "exit_code": vr.ExitCode, "action": action, "timed_out": vr.TimedOut})
 		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Stage: stage, Data: data}}, nil
 	})
@@ -166,10 +166,10 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 
 func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
 	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
-		if run.State.Resuming == nil {
+		if run.State.Resuming == nil || run.State.Resuming.Phase == gitstate.ResumeDone {
 			return nil, nil
 		}
-		run.State.Resuming = nil
+		run.State.Resuming = doneMark(run.State.Resuming)
 		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
 	})
 	return err
@@ -254,3 +254,13 @@ func (t *tailBuffer) String() string {
 }
 
 func itoa(i int) string { return strconv.Itoa(i) }
+
+// doneMark ends the verify phase of a resume mark.
+func doneMark(m *gitstate.ResumeMark) *gitstate.ResumeMark {
+	if m == nil {
+		return &gitstate.ResumeMark{Phase: gitstate.ResumeDone}
+	}
+	c := *m
+	c.Phase = gitstate.ResumeDone
+	return &c
+}

@@ -21,7 +21,7 @@ import (
 // throwaway repository.
 type DemoCmd struct {
 	Keep bool   `help:"Keep the throwaway repository and print its path."`
-	Dir  string `help:"Make the throwaway repository here (default: a new temporary directory)." placeholder:"DIR" type:"path"`
+	In   string `name:"in" help:"Make the throwaway repository in this directory (default: a new temporary one)." placeholder:"DIR" type:"path"`
 }
 
 // demo runs git-atlas commands in-process against the throwaway repository and
@@ -35,7 +35,7 @@ type demo struct {
 
 // Run plays the demo.
 func (c *DemoCmd) Run(env *Env) error {
-	dir := c.Dir
+	dir := c.In
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "git-atlas-demo-")
 		if err != nil {
