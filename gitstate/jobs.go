@@ -486,7 +486,7 @@ func current(s *State, id, token string) (*Job, error) {
 	if epoch < s.Epoch {
 		why += fmt.Sprintf("; the token is from epoch %d, the run is at epoch %d", epoch, s.Epoch)
 	}
-	return nil, fault.Conflict("stale lease %s for job %s: %s; nothing changed", token, j.ID, why).WithHint("drop this job's work or claim it again; a stale receipt is never applied")
+	return nil, fault.Conflict("stale lease %s for job %s: %s; nothing changed", token, j.ID, why).WithHint("the lease was ended by a receipt, a reap or a resume: discard this attempt's result and claim again")
 }
 
 // Renew extends the job's lease to now + ttl; the token must be the current one.

@@ -41,6 +41,8 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
+	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 
