@@ -137,6 +137,9 @@ type Job struct {
 	Holder    string          `json:"holder,omitempty"`
 	ExpiresAt string          `json:"expires_at,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	// Reason says why a job ended FAILED: "receipt", "attempts", or
+	// "dependency <job> failed".
+	Reason string `json:"reason,omitempty"`
 }
 
 // Lease is the run's driver lease (SPEC §5.1).

@@ -187,14 +187,8 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 			return nil, fault.Conflict("run %s was finished (%s) while resuming", id, r.State.Status)
 		}
 		from := r.State.Epoch
-		var resetJobs []string
-		for i := range r.State.Jobs {
-			if r.State.Jobs[i].State == gitstate.JobRunning {
-				resetJobs = append(resetJobs, r.State.Jobs[i].ID)
-			}
-		}
-		resetRunningJobs(&r.State)
-		r.State.Epoch++
+		resetJobs := gitstate.ResumeReset(&r.State)
+		r.State.Epoch++ // in the same event: every old lease token is now stale
 		r.State.Driver = nil
 		if r.State.Status == gitstate.RunStopped {
 			r.State.Status, r.State.Reason = gitstate.RunRunning, ""

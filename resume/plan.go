@@ -136,7 +136,7 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		p.InterruptedStage = info
 	}
 	if r.Header.Kind == gitstate.KindGraph {
-		p.Frontier = frontier(r, now)
+		p.Frontier = frontier(r)
 	}
 	wts, err := planWorktrees(ctx, repo, r)
 	if err != nil {

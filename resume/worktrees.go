@@ -3,7 +3,6 @@ package resume
 import (
 	"context"
 	"os"
-	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -78,17 +77,11 @@ func short(s string) string {
 
 // frontier is the graph run's job frontier as the reset will leave it: RUNNING jobs
 // back to PENDING, attempts and gas unchanged.
-func frontier(r *gitstate.Run, now time.Time) *Frontier {
-	f := &Frontier{ResetJobs: []string{}, ReadyJobs: []string{}}
-	copyRun := *r
-	copyRun.State.Jobs = append([]gitstate.Job(nil), r.State.Jobs...)
-	for i := range copyRun.State.Jobs {
-		if copyRun.State.Jobs[i].State == gitstate.JobRunning {
-			f.ResetJobs = append(f.ResetJobs, copyRun.State.Jobs[i].ID)
-		}
-	}
-	resetRunningJobs(&copyRun.State)
-	f.GasRemaining = gasRemaining(&copyRun)
-	f.ReadyJobs = readyJobIDs(&copyRun)
+func frontier(r *gitstate.Run) *Frontier {
+	s := r.State
+	s.Jobs = append([]gitstate.Job(nil), r.State.Jobs...)
+	f := &Frontier{ResetJobs: nonNil(gitstate.ResumeReset(&s))}
+	f.ReadyJobs = nonNil(gitstate.Ready(&r.Header, &s))
+	f.GasRemaining = gitstate.GasRemaining(&r.Header, &s)
 	return f
 }

@@ -42,6 +42,8 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
+	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
