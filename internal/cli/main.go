@@ -41,6 +41,8 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Worktree   WorktreeCmd   `cmd:"" help:"Managed node worktrees: add, list."`
+	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 
