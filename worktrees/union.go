@@ -474,7 +474,11 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 				}
 				refs = append(refs, git.RefUpdate{Name: ref, New: head, Old: old})
 			}
-			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": u.Conflicted, "missing": res.Missing, "path": rec.Path})
+			conflicted := u.Conflicted
+			if conflicted == nil {
+				conflicted = map[string][]string{}
+			}
+			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
 			return &gitstate.Change{Event: gitstate.Event{Type: "union_built", Data: data}, Refs: refs}, nil
 		})
 		if err != nil {
