@@ -1,0 +1,344 @@
+package worktrees
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+
+	"github.com/git-atlas/git-atlas/baseline"
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// AddOptions are the choices of Add.
+type AddOptions struct {
+	// Baseline is the revision the node starts from. "" means the recorded one for a
+	// worktree the ledger already has, else the run's baseline.
+	Baseline string
+}
+
+// Added is what Add did.
+type Added struct {
+	Rec gitstate.WorktreeRec
+	// Created: the worktree was made for the first time.
+	Created bool
+	// Recreated: the ledger had it, its directory was gone, and it was made again
+	// on its branch as the branch stands (no commit is dropped).
+	Recreated bool
+}
+
+// Add gives run's node its managed worktree: a linked worktree under Root, locked,
+// on branch atlas/<run>/node/<node> at the node's baseline, pinned at
+// refs/atlas/pins/<run>/node/<node>, recorded in the ledger (`worktree_added`).
+//
+// The ledger write (record, branch and pin in one transaction) comes before the
+// directory, so a crash in between leaves a recorded worktree that is missing, and
+// running Add again finishes it. Add is idempotent for a worktree that exists as
+// recorded; a path or branch held by anything else is a conflict.
+func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddOptions) (*Added, error) {
+	if err := gitstate.ValidName("node", node); err != nil {
+		return nil, err
+	}
+	if node == Union {
+		return nil, fault.Usage("%q is the reserved node name of the union worktree", Union).WithHint("build it with `git atlas union %s`", run)
+	}
+	repo := store.Repo
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if err := open(r); err != nil {
+		return nil, err
+	}
+	var base string
+	if opts.Baseline != "" {
+		if base, err = baseline.Resolve(ctx, repo, opts.Baseline); err != nil {
+			return nil, err
+		}
+	}
+	if rec := r.State.Worktree(node); rec != nil {
+		if base != "" && base != rec.Baseline {
+			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
+				WithHint("leave out --baseline to keep it")
+		}
+		return ensure(ctx, store, run, *rec)
+	}
+	if base == "" {
+		base = r.Header.Baseline
+	}
+	return create(ctx, store, r, node, base)
+}
+
+// open refuses a finished run: its worktrees are orphans for audit and gc.
+func open(r *gitstate.Run) error {
+	if gitstate.RunTerminal(r.State.Status) {
+		return fault.Refused("run %s is %s: it gets no more worktrees", r.Header.RunID, r.State.Status)
+	}
+	return nil
+}
+
+// create makes a node's first worktree.
+func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string) (*Added, error) {
+	repo, run := store.Repo, r.Header.RunID
+	root, err := Root(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkRoot(root, list); err != nil {
+		return nil, err
+	}
+	rec := gitstate.WorktreeRec{Node: node, Path: filepath.Join(root, run, node), Branch: BranchFor(run, node), Baseline: base, Head: base}
+	if _, _, ok := r.Stage(node); ok {
+		rec.Stage = node
+	}
+	if w := findWorktree(list, rec.Path); w != nil || exists(rec.Path) {
+		return nil, fault.Conflict("path %s is taken by something git-atlas did not record for node %s of run %s", rec.Path, node, run).
+			WithHint("move it away, or set %s to another directory", RootConfig)
+	}
+	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := open(r); err != nil {
+			return nil, err
+		}
+		if r.State.Worktree(node) != nil {
+			return nil, fault.Conflict("node %s of run %s got a worktree concurrently", node, run).WithHint("run the command again")
+		}
+		// Checked on every try: a ref conflict inside the transaction would only be
+		// retried by the store.
+		if tip, err := repo.ReadRef(ctx, branchRef(rec.Branch)); err != nil || tip != "" {
+			if err != nil {
+				return nil, err
+			}
+			return nil, branchMoved(rec, tip, "")
+		}
+		refs, err := pinRefs(ctx, repo, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID})
+		r.State.Worktrees = append(r.State.Worktrees, rec)
+		return &gitstate.Change{Event: addedEvent(rec, false, ""), Refs: refs}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if err := materialize(ctx, repo, run, rec, base); err != nil {
+		return nil, err
+	}
+	return &Added{Rec: rec, Created: true}, nil
+}
+
+// pinRefs pins rec's baseline at refs/atlas/pins/<run>/node/<node>, create-only; a pin
+// already there at the same commit needs nothing, at another one is a conflict.
+func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) ([]git.RefUpdate, error) {
+	if rec.Node == Union {
+		return nil, nil // the union starts at the run's baseline, pinned by the run
+	}
+	pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(rec.Node)))
+	if err != nil {
+		return nil, err
+	}
+	switch pin {
+	case "":
+		return []git.RefUpdate{baseline.Pin(run, pinName(rec.Node), rec.Baseline)}, nil
+	case rec.Baseline:
+		return nil, nil
+	default:
+		return nil, fault.Conflict("node %s of run %s was pinned at %s, not %s", rec.Node, run, pin, rec.Baseline)
+	}
+}
+
+// branchMoved is the conflict of a branch that is not where the caller saw it.
+func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
+	if seen == "" {
+		return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
+			WithHint("rename or delete that branch if it is not git-atlas's: `git branch -m %s <new name>`", rec.Branch)
+	}
+	return fault.Conflict("branch %s moved (now %s, expected %s): its new commits are not preserved", rec.Branch, dashed(now), seen).
+		WithHint("preserve them first, then run the command again")
+}
+
+func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom string) gitstate.Event {
+	d := map[string]any{"node": rec.Node, "path": rec.Path, "branch": rec.Branch, "baseline": rec.Baseline, "head": rec.Head, "recreated": recreated}
+	if resetFrom != "" {
+		d["reset_from"] = resetFrom
+	}
+	data, _ := json.Marshal(d)
+	return gitstate.Event{Type: "worktree_added", Stage: rec.Stage, Job: jobOf(rec), Data: data}
+}
+
+func jobOf(rec gitstate.WorktreeRec) string {
+	if rec.Stage != "" || rec.Node == Union {
+		return ""
+	}
+	return rec.Node
+}
+
+// ensure makes a recorded worktree exist as recorded: nothing to do when it does;
+// recreated on its branch (as the branch stands) when its directory is gone.
+func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec) (*Added, error) {
+	repo := store.Repo
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	info, err := inspect(ctx, repo, rec, list)
+	if err != nil {
+		return nil, err
+	}
+	if info.Exists {
+		if !info.OnBranch(rec) {
+			return nil, fault.Conflict("worktree %s of node %s is not on its branch %s (HEAD %s)", rec.Path, rec.Node, rec.Branch, headDesc(info)).
+				WithHint("`git atlas resume %s` preserves its work and recreates it", run)
+		}
+		if !info.Locked {
+			if err := lock(ctx, repo, run, rec.Node, rec.Path); err != nil {
+				return nil, err
+			}
+		}
+		rec.Head = info.Head
+		return &Added{Rec: rec}, nil
+	}
+	tip, err := checkFree(ctx, repo, list, rec)
+	if err != nil {
+		return nil, err
+	}
+	rec.Head = tip
+	if tip == "" {
+		rec.Head = rec.Baseline // the branch was deleted: start it again at the baseline
+	}
+	if err := record(ctx, store, run, rec, tip, false); err != nil {
+		return nil, err
+	}
+	if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+		return nil, err
+	}
+	if err := materialize(ctx, repo, run, rec, rec.Head); err != nil {
+		return nil, err
+	}
+	return &Added{Rec: rec, Recreated: true}, nil
+}
+
+// checkFree checks that a missing worktree can be made again: nothing else at its
+// path, its branch not checked out anywhere. It returns the branch's tip.
+func checkFree(ctx context.Context, repo *git.Repository, list []git.WorktreeInfo, rec gitstate.WorktreeRec) (string, error) {
+	if exists(rec.Path) {
+		return "", fault.Conflict("path %s of node %s is taken by something that is not its worktree", rec.Path, rec.Node).
+			WithHint("move it away and run the command again")
+	}
+	if other := checkedOutElsewhere(list, branchRef(rec.Branch), rec.Path); other != "" {
+		return "", fault.Conflict("branch %s of node %s is checked out in %s", rec.Branch, rec.Node, other).
+			WithHint("switch that worktree to another branch first")
+	}
+	return repo.ReadRef(ctx, branchRef(rec.Branch))
+}
+
+// record writes rec back to the ledger with a worktree_added event (recreated). The
+// branch must still be at tip ("" = gone). A gone branch is created at rec.Head;
+// with reset, an existing one is moved from tip to rec.Head in the same transaction
+// (compare-and-swap). A deleted pin is made again.
+func record(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, tip string, reset bool) error {
+	repo := store.Repo
+	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		cur := r.State.Worktree(rec.Node)
+		if cur == nil || cur.Path != rec.Path || cur.Branch != rec.Branch || cur.Baseline != rec.Baseline {
+			return nil, fault.Conflict("the worktree record of node %s of run %s changed concurrently", rec.Node, run).WithHint("run the command again")
+		}
+		now, err := repo.ReadRef(ctx, branchRef(rec.Branch))
+		if err != nil {
+			return nil, err
+		}
+		if now != tip {
+			return nil, branchMoved(rec, now, tip)
+		}
+		var refs []git.RefUpdate
+		resetFrom := ""
+		switch {
+		case tip == "":
+			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head, Old: git.ZeroID})
+		case reset && tip != rec.Head:
+			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head, Old: tip})
+			resetFrom = tip
+		}
+		pins, err := pinRefs(ctx, repo, run, rec)
+		if err != nil {
+			return nil, err
+		}
+		*cur = rec
+		return &gitstate.Change{Event: addedEvent(rec, true, resetFrom), Refs: append(refs, pins...)}, nil
+	})
+	return err
+}
+
+func headDesc(i Info) string {
+	if i.Branch != "" {
+		return i.Branch
+	}
+	return "detached at " + dashed(i.Head)
+}
+
+func dashed(s string) string {
+	if s == "" {
+		return "none"
+	}
+	return s
+}
+
+// Recreate makes the worktree of run's node again, clean at its recorded baseline,
+// after it was removed (resume does this once it has snapshotted the old one). The
+// node's branch is reset to the baseline with a compare-and-swap from seen, the tip
+// the caller preserved; a branch that moved since is a conflict, so commits made
+// after the snapshot are never dropped ("" means the branch must not exist). The
+// union worktree is derived data: it is recreated at its branch's tip, which is not
+// moved.
+func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string) (gitstate.WorktreeRec, error) {
+	repo := store.Repo
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return gitstate.WorktreeRec{}, err
+	}
+	p := r.State.Worktree(node)
+	if p == nil {
+		return gitstate.WorktreeRec{}, fault.NotFound("run %s has no worktree for node %s", run, node)
+	}
+	rec := *p
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return rec, err
+	}
+	info, err := inspect(ctx, repo, rec, list)
+	if err != nil {
+		return rec, err
+	}
+	if info.Exists {
+		return rec, fault.Refused("worktree %s of node %s still exists: remove it first", rec.Path, node)
+	}
+	tip, err := checkFree(ctx, repo, list, rec)
+	if err != nil {
+		return rec, err
+	}
+	if node == Union {
+		if tip == "" {
+			return rec, fault.NotFound("run %s has no union branch %s", run, rec.Branch).WithHint("rebuild it with `git atlas union %s`", run)
+		}
+		rec.Head = tip
+		err = record(ctx, store, run, rec, tip, false)
+	} else {
+		if tip != seen {
+			return rec, branchMoved(rec, tip, seen)
+		}
+		rec.Head = rec.Baseline
+		err = record(ctx, store, run, rec, tip, true)
+	}
+	if err != nil {
+		return rec, err
+	}
+	if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+		return rec, err
+	}
+	return rec, materialize(ctx, repo, run, rec, rec.Head)
+}

@@ -1,0 +1,128 @@
+package worktrees
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Info is what a managed worktree looks like on disk now, next to what the ledger
+// recorded about it.
+type Info struct {
+	// Exists: the directory is there and git has it registered as a worktree.
+	Exists bool
+	// Missing: not Exists; the directory was deleted (or never made), and
+	// `worktree add` recreates it.
+	Missing bool
+	// Registered: git still lists the worktree (a locked one stays listed after its
+	// directory is deleted by hand).
+	Registered bool
+	// Locked: git will not prune it.
+	Locked bool
+	// Dirty: staged, unstaged or untracked changes.
+	Dirty bool
+	// Head is the worktree's HEAD commit, Branch its checked-out branch (full ref
+	// name, "" when detached); both "" when missing.
+	Head   string
+	Branch string
+	// Ahead counts the commits on Head that the recorded baseline does not have.
+	Ahead int
+}
+
+// OnBranch reports whether the worktree has its recorded branch checked out.
+func (i Info) OnBranch(rec gitstate.WorktreeRec) bool { return i.Branch == branchRef(rec.Branch) }
+
+// Inspect looks at one managed worktree without changing it or any index: dirtiness
+// comes from `git --no-optional-locks status`.
+func Inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) (Info, error) {
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return Info{}, err
+	}
+	return inspect(ctx, repo, rec, list)
+}
+
+// InspectAll inspects many worktrees from one `git worktree list`, in parallel
+// (at most GOMAXPROCS*2 at once: each check is a git process that mostly waits on
+// lstat). infos[i] belongs to recs[i]; a worktree that could not be inspected leaves
+// its zero Info and adds its error to the returned *multierror.Error, so one failure
+// never hides the others. errs[i] is that worktree's own error, or nil.
+func InspectAll(ctx context.Context, repo *git.Repository, recs []gitstate.WorktreeRec) (infos []Info, errs []error, err error) {
+	infos = make([]Info, len(recs))
+	errs = make([]error, len(recs))
+	if len(recs) == 0 {
+		return infos, errs, nil
+	}
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0)*2)
+	var wg sync.WaitGroup
+	for i := range recs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			info, err := inspect(ctx, repo, recs[i], list)
+			if err != nil {
+				errs[i] = fmt.Errorf("worktree %s at %s: %w", recs[i].Branch, recs[i].Path, err)
+				return
+			}
+			infos[i] = info
+		}()
+	}
+	wg.Wait()
+	var all *multierror.Error
+	for _, e := range errs { // in input order: the same failures read the same way
+		if e != nil {
+			all = multierror.Append(all, e)
+		}
+	}
+	return infos, errs, all.ErrorOrNil()
+}
+
+func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec, list []git.WorktreeInfo) (Info, error) {
+	var info Info
+	w := findWorktree(list, rec.Path)
+	if w != nil {
+		info.Registered, info.Locked = true, w.Locked
+	}
+	if st, err := os.Stat(rec.Path); w == nil || err != nil || !st.IsDir() || w.Prunable {
+		info.Missing = true
+		return info, nil
+	}
+	info.Exists, info.Head, info.Branch = true, w.Head, w.Branch
+	dirty, err := repo.Worktree(rec.Path).Dirty(ctx)
+	if err != nil {
+		return info, fmt.Errorf("status: %w", err)
+	}
+	info.Dirty = dirty
+	if info.Head != "" && info.Head != rec.Baseline {
+		n, err := countAhead(ctx, repo, rec.Baseline, info.Head)
+		if err != nil {
+			return info, err
+		}
+		info.Ahead = n
+	}
+	return info, nil
+}
+
+// countAhead counts the commits reachable from head and not from base.
+func countAhead(ctx context.Context, repo *git.Repository, base, head string) (int, error) {
+	out, err := repo.Git(ctx, "rev-list", "--count", head, "^"+base, "--")
+	if err != nil {
+		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", base, err)
+	}
+	return strconv.Atoi(strings.TrimSpace(string(out)))
+}

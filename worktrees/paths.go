@@ -1,0 +1,196 @@
+// Package worktrees manages the linked worktrees git-atlas owns, one per node and one for a run's union: where they live, creating, inspecting and recreating them, and integrating node branches into the union.
+package worktrees
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Union is the reserved node name of a run's union worktree.
+const Union = "union"
+
+// RootConfig is the git config key that moves the managed worktrees' root.
+const RootConfig = "atlas.worktreeRoot"
+
+// Root is the directory managed worktrees live under: atlas.worktreeRoot when set
+// (a relative value is taken from the main worktree's top level, or from the git dir
+// of a bare repository), else <git-common-dir>/atlas/worktrees. Both are outside every
+// user's working tree by default; Add refuses a root that is not.
+func Root(ctx context.Context, repo *git.Repository) (string, error) {
+	out, err := repo.Git(ctx, "config", "--type=path", "--get", RootConfig)
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 { // unset
+			return canon(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+		}
+		return "", fmt.Errorf("read %s: %w", RootConfig, err)
+	}
+	root := strings.TrimRight(string(out), "\n")
+	if root == "" {
+		return canon(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+	}
+	if !filepath.IsAbs(root) {
+		base := repo.CommonDir
+		if filepath.Base(base) == ".git" {
+			base = filepath.Dir(base)
+		}
+		root = filepath.Join(base, root)
+	}
+	return canon(root), nil
+}
+
+// PathFor is where the worktree of run's node lives when it is first created; a
+// recorded worktree keeps its recorded path even if the root is moved later.
+func PathFor(ctx context.Context, repo *git.Repository, run, node string) (string, error) {
+	root, err := Root(ctx, repo)
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(root, run, node), nil
+}
+
+// BranchFor is the short name of the branch a node's worktree has checked out:
+// atlas/<run>/node/<node>, or atlas/<run>/union for the union (SPEC §3).
+func BranchFor(run, node string) string {
+	if node == Union {
+		return "atlas/" + run + "/union"
+	}
+	return "atlas/" + run + "/node/" + node
+}
+
+// branchRef is the full ref name of a short branch name.
+func branchRef(branch string) string { return "refs/heads/" + branch }
+
+// pinName is the pin of a node's baseline, under refs/atlas/pins/<run>/.
+func pinName(node string) string { return "node/" + node }
+
+// lockReason names the run and node, so that a person reading `git worktree list`
+// knows who owns the worktree and an interrupted union can recognise its own.
+func lockReason(run, node string) string {
+	return fmt.Sprintf("git-atlas run %s node %s", run, node)
+}
+
+// canon resolves symlinks in the longest existing prefix of p, so that a path we
+// computed compares equal to the one git recorded for the same directory.
+func canon(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for cur := p; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+func samePath(a, b string) bool { return a == b || canon(a) == canon(b) }
+
+// within reports whether p is dir or lies under it.
+func within(p, dir string) bool {
+	rel, err := filepath.Rel(canon(dir), canon(p))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// findWorktree returns the registered worktree at path, or nil.
+func findWorktree(list []git.WorktreeInfo, path string) *git.WorktreeInfo {
+	for i := range list {
+		if samePath(list[i].Path, path) {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+// checkedOutElsewhere returns the path of a worktree other than path that has ref
+// checked out ("" when none): git's own guard is bypassed by symbolic-ref, so this
+// is ours.
+func checkedOutElsewhere(list []git.WorktreeInfo, ref, path string) string {
+	for _, w := range list {
+		if w.Branch == ref && !samePath(w.Path, path) {
+			return w.Path
+		}
+	}
+	return ""
+}
+
+// checkRoot refuses a root inside one of the user's working trees (SPEC §3: managed
+// worktrees live outside them), except inside its .git directory.
+func checkRoot(root string, list []git.WorktreeInfo) error {
+	for _, w := range list {
+		if w.Bare || within(w.Path, root) {
+			continue // a managed worktree, or the root itself is inside it
+		}
+		if within(root, w.Path) && !within(root, filepath.Join(w.Path, ".git")) {
+			return fault.Usage("managed worktrees would live at %s, inside the working tree %s", root, w.Path).
+				WithHint("set %s to a directory outside every checkout, or unset it", RootConfig)
+		}
+	}
+	return nil
+}
+
+// exists reports whether anything (a file, a directory, a dangling link) is at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// forgetMissing drops git's registration of a worktree whose directory is gone,
+// that one only: a global `git worktree prune` would also drop the user's own
+// worktrees on an unmounted disk, which they may have locked for that reason or not.
+func forgetMissing(ctx context.Context, repo *git.Repository, list []git.WorktreeInfo, path string) error {
+	w := findWorktree(list, path)
+	if w == nil || exists(path) {
+		return nil
+	}
+	if w.Locked {
+		if _, err := repo.Git(ctx, "worktree", "unlock", w.Path); err != nil {
+			return fmt.Errorf("unlock missing worktree %s: %w", w.Path, err)
+		}
+	}
+	if _, err := repo.Git(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
+		return fmt.Errorf("forget missing worktree %s: %w", w.Path, err)
+	}
+	return nil
+}
+
+// materialize creates the worktree of rec at commit: detached and locked first (so
+// that no branch, not even one checked out in the user's main worktree, can block
+// it, GIT-NOTES), then its HEAD is pointed at the node's branch, which the caller has
+// already set to commit. The user's hooks never run (every internal call disables
+// them).
+func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+	if err := repo.AddWorktree(ctx, rec.Path, commit, lockReason(run, rec.Node)); err != nil {
+		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
+	}
+	return attach(ctx, repo, rec)
+}
+
+// attach points the worktree's HEAD at its branch.
+func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) error {
+	wt := repo.Worktree(rec.Path)
+	if _, err := wt.Git(ctx, nil, nil, "symbolic-ref", "-m", "git-atlas: attach "+rec.Branch, "HEAD", branchRef(rec.Branch)); err != nil {
+		return fmt.Errorf("check out %s in %s: %w", rec.Branch, rec.Path, err)
+	}
+	return nil
+}
+
+// lock locks a registered worktree that someone unlocked.
+func lock(ctx context.Context, repo *git.Repository, run, node, path string) error {
+	if _, err := repo.Git(ctx, "worktree", "lock", "--reason", lockReason(run, node), path); err != nil {
+		return fmt.Errorf("lock worktree %s: %w", path, err)
+	}
+	return nil
+}

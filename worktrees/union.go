@@ -1,0 +1,520 @@
+package worktrees
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// UnionOptions are the choices of BuildUnion.
+type UnionOptions struct {
+	// Nodes are integrated in this order. nil means the run's finished nodes: a graph
+	// run's DONE jobs in dependency order (ties by id); a single run's recorded node
+	// worktrees, stages first in pipeline order.
+	Nodes []string
+	// Force moves the union branch even when its tip is not a union git-atlas built
+	// (someone committed on it); the old tip stays in the branch's reflog.
+	Force bool
+}
+
+// UnionResult is what BuildUnion built.
+type UnionResult struct {
+	// Rec is the union worktree, on branch atlas/<run>/union at Union.Head.
+	Rec   gitstate.WorktreeRec
+	Union gitstate.UnionRec
+	// Missing are nodes that have no branch, so nothing to integrate.
+	Missing []string
+	// Changed: a new union was recorded; false when it was already up to date.
+	Changed bool
+}
+
+// union commits are made by git-atlas itself, dated from their parents, so that the
+// same baseline and node tips always give the same commits: rebuilding with nothing
+// new changes nothing.
+const (
+	unionName  = "git-atlas"
+	unionEmail = "git-atlas@localhost"
+)
+
+// BuildUnion (re)builds the union of run: starting at the run's baseline, each node's
+// branch is merged in turn with `git merge-tree --write-tree` and `git commit-tree`,
+// touching no worktree and no index; a node that conflicts is left out and reported
+// with its paths, and the rest go on. The union worktree (node "union") is then made,
+// or moved to the result if it is clean, and the build recorded (`union_built`). The
+// union is never merged into any branch of the user's.
+func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts UnionOptions) (*UnionResult, error) {
+	repo := store.Repo
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	if err := open(r); err != nil {
+		return nil, err
+	}
+	nodes, explicit, err := unionNodes(r, opts.Nodes)
+	if err != nil {
+		return nil, err
+	}
+	res := &UnionResult{Missing: []string{}}
+	var parts []part
+	for _, n := range nodes {
+		tip, err := repo.ReadRef(ctx, branchRef(BranchFor(run, n)))
+		if err != nil {
+			return nil, err
+		}
+		if tip == "" {
+			if explicit {
+				return nil, fault.NotFound("node %s of run %s has no branch %s", n, run, BranchFor(run, n)).
+					WithHint("give it a worktree with `git atlas worktree add %s %s`", run, n)
+			}
+			res.Missing = append(res.Missing, n)
+			continue
+		}
+		parts = append(parts, part{node: n, tip: tip})
+	}
+	head, integrated, conflicted, err := integrate(ctx, repo, run, r.Header.Baseline, parts)
+	if err != nil {
+		return nil, err
+	}
+	res.Union = gitstate.UnionRec{Head: head, Integrated: integrated, Conflicted: conflicted}
+	if err := placeUnion(ctx, store, r, res, opts.Force); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// part is one node to integrate and its branch's tip.
+type part struct{ node, tip string }
+
+// unionNodes picks the nodes to integrate and says whether the caller named them.
+func unionNodes(r *gitstate.Run, names []string) ([]string, bool, error) {
+	if names != nil {
+		seen := map[string]bool{}
+		for _, n := range names {
+			if err := gitstate.ValidName("node", n); err != nil {
+				return nil, true, err
+			}
+			if n == Union {
+				return nil, true, fault.Usage("the union cannot integrate itself")
+			}
+			if seen[n] {
+				return nil, true, fault.Usage("node %s is named twice", n)
+			}
+			seen[n] = true
+		}
+		return names, true, nil
+	}
+	if r.Header.Kind == gitstate.KindGraph {
+		var done []gitstate.Job
+		for _, j := range r.State.Jobs {
+			if j.State == gitstate.JobDone {
+				done = append(done, j)
+			}
+		}
+		order, err := Order(done)
+		return order, false, err
+	}
+	var nodes []string
+	taken := map[string]bool{Union: true}
+	for _, s := range r.State.Stages {
+		if r.State.Worktree(s.Name) != nil {
+			nodes, taken[s.Name] = append(nodes, s.Name), true
+		}
+	}
+	for _, w := range r.State.Worktrees {
+		if !taken[w.Node] {
+			nodes, taken[w.Node] = append(nodes, w.Node), true
+		}
+	}
+	return nodes, false, nil
+}
+
+// Order sorts jobs so that each comes after the jobs it needs, ties broken by id
+// (Kahn's algorithm, smallest ready id first). Needs outside jobs are taken as met;
+// a cycle among jobs is an error.
+func Order(jobs []gitstate.Job) ([]string, error) {
+	in := map[string]bool{}
+	for _, j := range jobs {
+		if in[j.ID] {
+			return nil, fault.Refused("job %s is listed twice", j.ID)
+		}
+		in[j.ID] = true
+	}
+	waiting := map[string]int{}
+	dependents := map[string][]string{}
+	for _, j := range jobs {
+		seen := map[string]bool{}
+		for _, n := range j.Needs {
+			if in[n] && !seen[n] {
+				seen[n] = true
+				waiting[j.ID]++
+				dependents[n] = append(dependents[n], j.ID)
+			}
+		}
+	}
+	var ready []string
+	for _, j := range jobs {
+		if waiting[j.ID] == 0 {
+			ready = append(ready, j.ID)
+		}
+	}
+	sort.Strings(ready)
+	order := make([]string, 0, len(jobs))
+	for len(ready) > 0 {
+		id := ready[0]
+		ready = ready[1:]
+		order = append(order, id)
+		for _, d := range dependents[id] {
+			if waiting[d]--; waiting[d] == 0 {
+				i := sort.SearchStrings(ready, d)
+				ready = append(ready[:i], append([]string{d}, ready[i:]...)...)
+			}
+		}
+	}
+	if len(order) != len(jobs) {
+		var stuck []string
+		for _, j := range jobs {
+			if waiting[j.ID] > 0 {
+				stuck = append(stuck, j.ID)
+			}
+		}
+		sort.Strings(stuck)
+		return nil, fault.Refused("jobs %s need each other in a cycle", strings.Join(stuck, ", "))
+	}
+	return order, nil
+}
+
+// integrate merges each part into the union in turn, from base. A node whose tip is
+// already in the union counts as integrated with no new commit.
+func integrate(ctx context.Context, repo *git.Repository, run, base string, parts []part) (string, []string, map[string][]string, error) {
+	integrated, conflicted := []string{}, map[string][]string{}
+	shas := []string{base}
+	for _, p := range parts {
+		shas = append(shas, p.tip)
+	}
+	dates, err := commitDates(ctx, repo, shas)
+	if err != nil {
+		return "", nil, nil, err
+	}
+	cur, curDate := base, dates[base]
+	for _, p := range parts {
+		in, err := isAncestor(ctx, repo, p.tip, cur)
+		if err != nil {
+			return "", nil, nil, err
+		}
+		if in {
+			integrated = append(integrated, p.node)
+			continue
+		}
+		tree, paths, err := mergeTree(ctx, repo, cur, p.tip)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("integrate node %s: %w", p.node, err)
+		}
+		if paths != nil {
+			conflicted[p.node] = paths
+			continue
+		}
+		date := max(curDate, dates[p.tip])
+		msg := fmt.Sprintf("git-atlas union of run %s: integrate node %s", run, p.node)
+		commit, err := commitTree(ctx, repo, tree, []string{cur, p.tip}, date, msg)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("integrate node %s: %w", p.node, err)
+		}
+		cur, curDate = commit, date
+		integrated = append(integrated, p.node)
+	}
+	if len(conflicted) == 0 {
+		conflicted = nil
+	}
+	return cur, integrated, conflicted, nil
+}
+
+// commitDates reads the committer times (Unix seconds) of commits in one git call.
+func commitDates(ctx context.Context, repo *git.Repository, shas []string) (map[string]int64, error) {
+	out, err := repo.Git(ctx, append([]string{"rev-list", "--no-walk=unsorted", "--format=%ct"}, shas...)...)
+	if err != nil {
+		return nil, fmt.Errorf("read commit dates: %w", err)
+	}
+	dates := map[string]int64{}
+	var cur string
+	for _, line := range strings.Split(string(out), "\n") {
+		if sha, ok := strings.CutPrefix(line, "commit "); ok {
+			cur = sha
+			continue
+		}
+		if cur != "" && line != "" {
+			t, err := strconv.ParseInt(line, 10, 64)
+			if err != nil {
+				return nil, fmt.Errorf("read commit dates: %q", line)
+			}
+			dates[cur] = t
+			cur = ""
+		}
+	}
+	return dates, nil
+}
+
+// isAncestor reports whether a is reachable from b.
+func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
+	_, err := repo.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	var ge *git.Error
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.As(err, &ge) && ge.ExitCode == 1:
+		return false, nil
+	default:
+		return false, err
+	}
+}
+
+// mergeTree merges theirs into ours without any worktree or index. A clean merge
+// gives its tree and nil paths; a conflict gives the conflicted paths (never nil).
+func mergeTree(ctx context.Context, repo *git.Repository, ours, theirs string) (string, []string, error) {
+	out, err := repo.Git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", ours, theirs)
+	var ge *git.Error
+	conflict := errors.As(err, &ge) && ge.ExitCode == 1
+	if err != nil && !conflict {
+		return "", nil, err
+	}
+	tree, paths, perr := parseMergeTree(out)
+	if perr != nil {
+		return "", nil, perr
+	}
+	if conflict && paths == nil {
+		paths = []string{} // a conflict git reports with no path of its own
+	}
+	if !conflict {
+		paths = nil
+	}
+	return tree, paths, nil
+}
+
+// parseMergeTree reads the -z output of `git merge-tree --write-tree`: the tree id
+// NUL, then when the merge conflicts one "<mode> <object> <stage>\t<path>" record per
+// conflicted stage entry, each NUL-terminated; an empty record ends them (what
+// follows, without --no-messages, is informational messages). It returns the tree and
+// the conflicted paths, unique and sorted.
+func parseMergeTree(out []byte) (string, []string, error) {
+	fields := strings.Split(string(out), "\x00")
+	tree := fields[0]
+	if !isObjectID(tree) {
+		return "", nil, fmt.Errorf("merge-tree: unexpected output %q", truncate(string(out)))
+	}
+	var paths []string
+	seen := map[string]bool{}
+	for _, f := range fields[1:] {
+		if f == "" {
+			break
+		}
+		meta, path, ok := strings.Cut(f, "\t")
+		if !ok || len(strings.Fields(meta)) != 3 || path == "" {
+			return "", nil, fmt.Errorf("merge-tree: unexpected conflict record %q", truncate(f))
+		}
+		if !seen[path] {
+			seen[path] = true
+			paths = append(paths, path)
+		}
+	}
+	sort.Strings(paths)
+	return tree, paths, nil
+}
+
+func isObjectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+func truncate(s string) string {
+	if len(s) > 200 {
+		return s[:200] + "..."
+	}
+	return s
+}
+
+// commitTree writes a commit with git-atlas's identity at date, unsigned whatever
+// commit.gpgSign says, so that it is the same commit every time.
+func commitTree(ctx context.Context, repo *git.Repository, tree string, parents []string, date int64, msg string) (string, error) {
+	stamp := strconv.FormatInt(date, 10) + " +0000"
+	env := []string{
+		"GIT_AUTHOR_NAME=" + unionName, "GIT_AUTHOR_EMAIL=" + unionEmail, "GIT_AUTHOR_DATE=" + stamp,
+		"GIT_COMMITTER_NAME=" + unionName, "GIT_COMMITTER_EMAIL=" + unionEmail, "GIT_COMMITTER_DATE=" + stamp,
+	}
+	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg}
+	for _, p := range parents {
+		args = append(args, "-p", p)
+	}
+	out, err := repo.GitEnv(ctx, env, nil, append(args, tree)...)
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// placeUnion points the union branch and worktree at res.Union.Head and records the
+// build. The order keeps every crash recoverable by running union again: an existing
+// worktree is first moved (detached) to the new head, then the ledger and branch are
+// written in one transaction, then the worktree is put back on its branch; a missing
+// one is created after the transaction, as Add does.
+func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res *UnionResult, force bool) error {
+	repo, run, head := store.Repo, r.Header.RunID, res.Union.Head
+	rec := gitstate.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head}
+	prev := r.State.Worktree(Union)
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	if prev != nil {
+		rec.Path = prev.Path
+	} else {
+		root, err := Root(ctx, repo)
+		if err != nil {
+			return err
+		}
+		if err := checkRoot(root, list); err != nil {
+			return err
+		}
+		rec.Path = filepath.Join(root, run, Union)
+	}
+	ref := branchRef(rec.Branch)
+	oldTip, err := repo.ReadRef(ctx, ref)
+	if err != nil {
+		return err
+	}
+	built := ""
+	if r.State.Union != nil {
+		built = r.State.Union.Head
+	}
+	if oldTip != "" && oldTip != head && oldTip != built && !force {
+		return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", rec.Branch, oldTip).
+			WithHint("keep that work on another branch (`git branch <name> %s`), then run again with --force", oldTip)
+	}
+	if oldTip != head {
+		if other := checkedOutElsewhere(list, ref, rec.Path); other != "" {
+			return fault.Conflict("union branch %s is checked out in %s", rec.Branch, other).WithHint("switch that worktree to another branch first")
+		}
+	}
+	info, err := inspect(ctx, repo, rec, list)
+	if err != nil {
+		return err
+	}
+	create, reattach := false, false
+	switch {
+	case info.Exists:
+		if w := findWorktree(list, rec.Path); prev == nil && (!w.Locked || w.LockReason != lockReason(run, Union)) {
+			return fault.Conflict("path %s is taken by a worktree git-atlas did not record", rec.Path).WithHint("move it away and run again")
+		}
+		if info.Head != head || !info.OnBranch(rec) {
+			if info.Dirty {
+				return fault.Refused("the union worktree %s has local changes: they would be lost", rec.Path).
+					WithHint("commit them on another branch or discard them there, then run `git atlas union %s` again", run)
+			}
+			if info.Head != head {
+				if err := moveDetached(ctx, repo, rec.Path, head); err != nil {
+					return err
+				}
+			}
+			reattach = true
+		}
+		if !info.Locked {
+			if err := lock(ctx, repo, run, Union, rec.Path); err != nil {
+				return err
+			}
+		}
+	case exists(rec.Path):
+		return fault.Conflict("path %s of the union worktree is taken by something that is not its worktree", rec.Path).WithHint("move it away and run again")
+	default:
+		create = true
+	}
+	res.Rec = rec
+	if prev == nil || *prev != rec || oldTip != head || r.State.Union == nil || !sameUnion(*r.State.Union, res.Union) {
+		res.Changed = true
+		_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+			if err := open(r); err != nil {
+				return nil, err
+			}
+			now, err := repo.ReadRef(ctx, ref)
+			if err != nil {
+				return nil, err
+			}
+			if now != oldTip {
+				return nil, fault.Conflict("union branch %s moved while the union was built", rec.Branch).WithHint("run the command again")
+			}
+			res.Union.At = gitstate.Stamp(gitstate.Now())
+			u := res.Union
+			r.State.Union = &u
+			if w := r.State.Worktree(Union); w != nil {
+				*w = rec
+			} else {
+				r.State.Worktrees = append(r.State.Worktrees, rec)
+			}
+			var refs []git.RefUpdate
+			if oldTip != head {
+				old := oldTip
+				if old == "" {
+					old = git.ZeroID
+				}
+				refs = append(refs, git.RefUpdate{Name: ref, New: head, Old: old})
+			}
+			conflicted := u.Conflicted
+			if conflicted == nil {
+				conflicted = map[string][]string{}
+			}
+			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
+			return &gitstate.Change{Event: gitstate.Event{Type: "union_built", Data: data}, Refs: refs}, nil
+		})
+		if err != nil {
+			return err
+		}
+	} else {
+		res.Union.At = r.State.Union.At
+	}
+	switch {
+	case create:
+		if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+			return err
+		}
+		return materialize(ctx, repo, run, rec, head)
+	case reattach:
+		return attach(ctx, repo, rec)
+	}
+	return nil
+}
+
+// moveDetached moves a clean managed worktree to commit: a two-way read-tree (which
+// refuses to overwrite local changes), then HEAD detached at commit.
+func moveDetached(ctx context.Context, repo *git.Repository, path, commit string) error {
+	wt := repo.Worktree(path)
+	if _, err := wt.Git(ctx, nil, nil, "read-tree", "-m", "-u", "HEAD", commit); err != nil {
+		return fmt.Errorf("update the union worktree %s: %w", path, err)
+	}
+	if _, err := wt.Git(ctx, nil, nil, "update-ref", "--no-deref", "-m", "git-atlas: union", "HEAD", commit); err != nil {
+		return fmt.Errorf("update the union worktree %s: %w", path, err)
+	}
+	return nil
+}
+
+func sameUnion(a, b gitstate.UnionRec) bool {
+	if len(a.Conflicted) == 0 && len(b.Conflicted) == 0 {
+		a.Conflicted, b.Conflicted = nil, nil
+	}
+	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted)
+}
