@@ -13,6 +13,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
@@ -132,13 +133,18 @@ func goGitCanOpen(commonDir string) bool {
 	return true
 }
 
+// goGitStore is safe for concurrent use: go-git's storage and its object cache are
+// not, so every call holds mu.
 type goGitStore struct {
+	mu   sync.Mutex
 	repo *gogit.Repository
 	st   *filesystem.Storage
 	dir  string
 }
 
 func (g *goGitStore) readRef(_ context.Context, name string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	ref, err := g.st.Reference(plumbing.ReferenceName(name))
 	if errors.Is(err, plumbing.ErrReferenceNotFound) {
 		return "", nil
@@ -153,6 +159,8 @@ func (g *goGitStore) readRef(_ context.Context, name string) (string, error) {
 }
 
 func (g *goGitStore) commit(_ context.Context, id string) (CommitInfo, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	obj, err := g.st.EncodedObject(plumbing.AnyObject, plumbing.NewHash(id))
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, ErrNotFoundObject)
@@ -172,6 +180,8 @@ func (g *goGitStore) commit(_ context.Context, id string) (CommitInfo, error) {
 }
 
 func (g *goGitStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	out := make([]Blob, len(specs))
 	for i, spec := range specs {
 		id, path, _ := strings.Cut(spec, ":")
@@ -249,6 +259,8 @@ func syncPath(p string) error {
 }
 
 func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	obj := g.st.NewEncodedObject()
 	obj.SetType(plumbing.BlobObject)
 	w, err := obj.Writer()
@@ -265,6 +277,8 @@ func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
 }
 
 func (g *goGitStore) writeTree(_ context.Context, entries []TreeEntry) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	t := &object.Tree{}
 	for _, e := range sortedEntries(entries) {
 		t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name, Mode: filemode.Regular, Hash: plumbing.NewHash(e.Blob)})
@@ -277,6 +291,8 @@ func (g *goGitStore) writeTree(_ context.Context, entries []TreeEntry) (string, 
 }
 
 func (g *goGitStore) writeCommit(_ context.Context, tree string, parents []string, msg string) (string, error) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
 	now := time.Now()
 	sig := object.Signature{Name: ledgerName, Email: ledgerEmail, When: now}
 	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: plumbing.NewHash(tree)}
