@@ -71,15 +71,15 @@ type Target struct {
 	Source   string // SourceWorktree or SourceCheckout
 }
 
-// Manifest is manifest.json in a snapshot's meta commit. It holds no times, so the
-// same state always gives the same manifest (and the same snapshot id).
+// Manifest is manifest.json in a snapshot's meta commit. It holds no times and no
+// paths of this machine, so the same state always gives the same manifest (and the
+// same snapshot id), wherever the worktree lives.
 type Manifest struct {
 	Schema   int    `json:"schema"`
 	Source   string `json:"source"`
 	Run      string `json:"run_id"`
 	Node     string `json:"node,omitempty"`
 	Stage    string `json:"stage,omitempty"`
-	Path     string `json:"path"`
 	Head     string `json:"head,omitempty"`
 	Branch   string `json:"branch,omitempty"`
 	Baseline string `json:"baseline"`
@@ -200,7 +200,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 		}
 		res.Reused = true
 	} else {
-		commit, err = writeCommits(ctx, repo, id, m, metaTree)
+		commit, err = writeCommits(ctx, repo, id, t.Path, m, metaTree)
 		if err != nil {
 			return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
 		}
@@ -268,7 +268,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*cap
 		return nil, err
 	}
 	_, branch, _ := wt.Head(ctx)
-	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage, Path: t.Path,
+	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: head, Branch: branch, Baseline: t.Baseline}
 	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
 		if id := wt.PseudoRef(ctx, name); id != "" {
@@ -482,7 +482,7 @@ func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, u
 }
 
 // writeCommits writes the index commit, the meta commit and the snapshot commit.
-func writeCommits(ctx context.Context, repo *git.Repository, id string, m Manifest, metaTree string) (string, error) {
+func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree string) (string, error) {
 	var head []string
 	if m.Head != "" {
 		head = []string{m.Head}
@@ -499,7 +499,7 @@ func writeCommits(ctx context.Context, repo *git.Repository, id string, m Manife
 	if err != nil {
 		return "", fmt.Errorf("write meta commit: %w", err)
 	}
-	msg := fmt.Sprintf("atlas snapshot %s\n\nrun %s, %s %s, baseline %s\n", id, m.Run, m.Source, m.Path, m.Baseline)
+	msg := fmt.Sprintf("atlas snapshot %s\n\nrun %s, %s %s, baseline %s\n", id, m.Run, m.Source, path, m.Baseline)
 	commit, err := repo.WriteCommit(ctx, m.Tree, append(head, index, meta), msg)
 	if err != nil {
 		return "", fmt.Errorf("write snapshot commit: %w", err)

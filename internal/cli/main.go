@@ -41,6 +41,9 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Worktree   WorktreeGroup `cmd:"" help:"Managed worktrees."`
+	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
+	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 
