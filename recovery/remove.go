@@ -2,6 +2,8 @@ package recovery
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,8 +132,8 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 				rec.Path, out.Snapshot.Manifest.Embedded[0].String()).WithHint("move it out of the worktree, then run the removal again")
 		}
 	}
-	if err := repo.RemoveWorktree(ctx, rec.Path); err != nil {
-		return out, fmt.Errorf("remove worktree %s: %w", rec.Path, err)
+	if err := removeAtomically(ctx, repo, rec.Path); err != nil {
+		return out, err
 	}
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		kept := r.State.Worktrees[:0:0]
@@ -158,6 +160,34 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)
 	}
 	return out, nil
+}
+
+// trashPrefix names a worktree directory on its way out.
+const trashPrefix = ".atlas-removing-"
+
+// removeAtomically takes the worktree directory out of its place with one rename
+// before deleting anything, so that a kill never leaves a half-deleted worktree: the
+// directory is either whole where it was, or whole in the trash beside it (where the
+// next removal of the node finds and deletes it). `git worktree remove` deletes file by
+// file, and a worktree that lost its .git file half-way cannot be inspected any more.
+func removeAtomically(ctx context.Context, repo *git.Repository, path string) error {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	trash := filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-"+hex.EncodeToString(b[:]))
+	if err := os.Rename(path, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	// The directory is gone from git's view: unlock and prune its administrative files.
+	if err := repo.RemoveWorktree(ctx, path); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-*"))
+	for _, dir := range leftovers {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove worktree %s: %w", path, err)
+		}
+	}
+	return nil
 }
 
 // checkManaged refuses to force-remove anything but a linked worktree: a ledger that

@@ -413,8 +413,10 @@ func (r *Repository) ObjectFormat(ctx context.Context) string {
 }
 
 // patchArgs make `diff-tree -p` output the same bytes whatever the user configured:
-// no external diff or textconv, no colour, fixed prefixes, no renames, whole tree.
-var patchArgs = []string{"diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-color",
+// no external diff or textconv, no colour, fixed prefixes, no renames, whole tree, and
+// the plumbing-level settings diff-tree does read (path quoting, blank context lines,
+// submodules) pinned to git's defaults.
+var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.ignoreSubmodules=none", "diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-color",
 	"--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"}
 
 // WritePatch streams the binary patch from tree-ish base to tree into w, without
