@@ -199,19 +199,23 @@ func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run,
 	return max + 1, nil
 }
 
-// WorktreeRoot is where managed worktrees live: config atlas.worktreeRoot, else
-// <git-common-dir>/atlas/worktrees (SPEC §3).
+// WorktreeRoot is where managed worktrees live: atlas.worktreeRoot when set (a
+// relative value is taken from the main worktree's top level, or from the git dir of a
+// bare repository), else <git-common-dir>/atlas/worktrees (SPEC §3). It follows the
+// worktrees package's rule; once both are on one branch, that package's Root replaces it.
 func WorktreeRoot(ctx context.Context, repo *git.Repository) string {
-	if v := repo.Config(ctx, "atlas.worktreeRoot"); v != "" {
-		if strings.HasPrefix(v, "~/") {
-			if home, err := os.UserHomeDir(); err == nil {
-				v = filepath.Join(home, v[2:])
-			}
-		}
-		if !filepath.IsAbs(v) {
-			v = filepath.Join(repo.CommonDir, v)
-		}
-		return v
+	def := filepath.Join(repo.CommonDir, "atlas", "worktrees")
+	out, err := repo.Git(ctx, "config", "--type=path", "--get", "atlas.worktreeRoot")
+	root := strings.TrimRight(string(out), "\n")
+	if err != nil || root == "" {
+		return def
 	}
-	return filepath.Join(repo.CommonDir, "atlas", "worktrees")
+	if !filepath.IsAbs(root) {
+		base := repo.CommonDir
+		if filepath.Base(base) == ".git" {
+			base = filepath.Dir(base)
+		}
+		root = filepath.Join(base, root)
+	}
+	return root
 }
