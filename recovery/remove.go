@@ -115,7 +115,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 		return nil, err
 	}
 	out := &Removed{Node: node, Path: rec.Path, Risk: risk}
-	if risk.Any() {
+	if risk.Any() || (opt.Always && !risk.Missing) {
 		if opt.Reason == "" {
 			opt.Reason = "worktree remove"
 		}

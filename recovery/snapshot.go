@@ -56,6 +56,9 @@ type Options struct {
 	IncludeIgnored bool
 	// IgnoredCap in bytes; 0 means DefaultIgnoredCap.
 	IgnoredCap int64
+	// Always makes PreserveAndRemove snapshot an existing worktree even when nothing
+	// could be lost (resume may want a record of every worktree it resets).
+	Always bool
 	// PatchOut is where the patch goes; "" means
 	// <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch.
 	PatchOut string
