@@ -167,3 +167,59 @@ func TestRemoveErrors(t *testing.T) {
 		t.Errorf("unknown snapshot: %v", err)
 	}
 }
+
+// Options.Always snapshots even a worktree with nothing to lose.
+func TestRemoveAlways(t *testing.T) {
+	f := newFixture(t, 0)
+	f.worktree("n")
+	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{Always: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot == nil || res.Risk.Any() {
+		t.Fatalf("want a snapshot of a clean worktree: %+v", res)
+	}
+}
+
+// recover branches at the stage's last attempt baseline, numbers replays, and still
+// makes the replay branch when the stage's worktree is gone (nothing to snapshot).
+func TestRecoverAtStageBaseline(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
+	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(gitstate.Now())); err != nil {
+			return nil, err
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: "code"}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := f.worktree("code")
+	write(t, filepath.Join(wt, "work.txt"), "the stage's work\n")
+	first, err := recovery.Recover(ctx, f.store, f.run, recovery.RecoverRequest{Stage: "code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Snapshot == nil || first.Source != recovery.SourceWorktree || first.Replay.Branch != "atlas/r1/replay/code/1" || first.Replay.Baseline != theirs {
+		t.Fatalf("first recover: %+v", first)
+	}
+	if got := strings.TrimSpace(run(t, f.dir, "rev-parse", "refs/heads/atlas/r1/replay/code/1")); got != theirs {
+		t.Fatalf("replay branch at %s, want the stage's baseline %s", got, theirs)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "work.txt")); err != nil {
+		t.Fatalf("recover touched the original worktree: %v", err)
+	}
+	remove(t, wt)
+	second, err := recovery.Recover(ctx, f.store, f.run, recovery.RecoverRequest{Stage: "code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Snapshot != nil || second.Replay.Branch != "atlas/r1/replay/code/2" {
+		t.Fatalf("second recover: %+v", second)
+	}
+	if ev := lastEvent(t, f); ev.Type != "stage_recovered" || ev.Stage != "code" {
+		t.Fatalf("last event %+v", ev)
+	}
+}
