@@ -215,7 +215,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	if patch == "" {
 		patch = filepath.Join(repo.CommonDir, "atlas", "recovery", t.Run, id+".patch")
 	}
-	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree); err != nil {
+	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
 	}
 	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
@@ -540,10 +540,11 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 }
 
 // writePatch exports the binary patch from base to tree into path, through a
-// temporary file renamed into place, so a patch file is always whole. An existing one
-// is kept: its content is a function of base and tree.
-func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string) error {
-	if info, err := os.Stat(path); err == nil && info.Mode().IsRegular() {
+// temporary file renamed into place, so a patch file is always whole. With keep, an
+// existing file is kept: at the default path, named by the snapshot id, its content is
+// a function of base and tree (a --patch-out file is always rewritten).
+func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep bool) error {
+	if info, err := os.Stat(path); keep && err == nil && info.Mode().IsRegular() {
 		return nil
 	}
 	if base == "" {
