@@ -44,9 +44,11 @@ type CLI struct {
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
 	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
-	Worktree   WorktreeCmd   `cmd:"" help:"Managed node worktrees: add, list."`
+	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
 	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
+	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
+	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }

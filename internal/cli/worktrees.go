@@ -12,8 +12,9 @@ import (
 
 // WorktreeCmd is `git atlas worktree`.
 type WorktreeCmd struct {
-	Add  WorktreeAddCmd  `cmd:"" help:"Give a node its managed worktree (locked, on its own branch); prints the path."`
-	List WorktreeListCmd `cmd:"" help:"List managed worktrees: branch, HEAD, commits ahead, clean, dirty or missing."`
+	Add    WorktreeAddCmd    `cmd:"" help:"Give a node its managed worktree (locked, on its own branch); prints the path."`
+	List   WorktreeListCmd   `cmd:"" help:"List managed worktrees: branch, HEAD, commits ahead, clean, dirty or missing."`
+	Remove WorktreeRemoveCmd `cmd:"" help:"Remove a managed worktree, snapshotting it first when anything could be lost."`
 }
 
 // WorktreeAddCmd is `git atlas worktree add RUN NODE`.

@@ -1,0 +1,568 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"time"
+)
+
+// This file holds the plumbing of recovery snapshots (GIT-NOTES "snapshot + patch"):
+// a private copy of a worktree's index, `git add -A` and `git write-tree` on it,
+// tree listings, binary patches, and restoring trees into directories and worktrees.
+
+// tempIndexPrefix names the private index copies; stale ones (left by a killed
+// process) are removed by the next snapshot of the same git dir.
+const tempIndexPrefix = "atlas-snapshot-"
+
+// tempIndexConfig keeps git from writing anything but one self-contained file for a
+// temporary index: no split index (whose shared part lives beside the real index), no
+// fsmonitor or untracked cache (whose stale data could hide a change from `add -A`).
+var tempIndexConfig = []string{"-c", "core.splitIndex=false", "-c", "splitIndex.sharedIndexExpire=never",
+	"-c", "core.fsmonitor=false", "-c", "core.untrackedCache=false"}
+
+// TempIndex is a private index file inside a git dir. Commands run with it as
+// GIT_INDEX_FILE, so the worktree's own index is never read for writing, locked or
+// replaced.
+type TempIndex struct {
+	repo *Repository
+	dir  string // where worktree-level commands run ("" = the common dir)
+	Path string
+}
+
+// GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
+func (w *Worktree) GitDir(ctx context.Context) (string, error) {
+	out, err := w.Git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-dir")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// CopyIndex copies the worktree's index to a new file inside its git dir (so a split
+// index's shared part resolves), or starts an empty index when it has none. git
+// replaces an index by renaming a finished lock file over it, so the copy is always
+// one complete index.
+func (w *Worktree) CopyIndex(ctx context.Context) (*TempIndex, error) {
+	gitDir, err := w.GitDir(ctx)
+	if err != nil {
+		return nil, err
+	}
+	removeStale(gitDir)
+	data, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("read index of %s: %w", w.Path, err)
+	}
+	t, err := newTempIndex(w.Repo, w.Path, gitDir, data)
+	if err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// NewTempIndex makes an empty private index in the common dir, for commands that
+// need no worktree (read-tree, checkout-index into a new directory).
+func (r *Repository) NewTempIndex() (*TempIndex, error) {
+	dir := filepath.Join(r.CommonDir, "atlas", "tmp")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	removeStale(dir)
+	return newTempIndex(r, "", dir, nil)
+}
+
+func newTempIndex(r *Repository, runDir, dir string, data []byte) (*TempIndex, error) {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	p := filepath.Join(dir, fmt.Sprintf("%s%d-%s.index", tempIndexPrefix, os.Getpid(), hex.EncodeToString(b[:])))
+	if data != nil {
+		if err := os.WriteFile(p, data, 0o644); err != nil {
+			return nil, fmt.Errorf("copy index: %w", err)
+		}
+	}
+	return &TempIndex{repo: r, dir: runDir, Path: p}, nil
+}
+
+// removeStale deletes temporary indexes older than an hour: a process killed in the
+// middle of a snapshot cannot remove its own.
+func removeStale(dir string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !strings.HasPrefix(e.Name(), tempIndexPrefix) {
+			continue
+		}
+		if info, err := e.Info(); err == nil && time.Since(info.ModTime()) > time.Hour {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+// Clone copies the temporary index to a new one beside it.
+func (t *TempIndex) Clone() (*TempIndex, error) {
+	data, err := os.ReadFile(t.Path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+	if data == nil {
+		data = []byte{}
+	}
+	c, err := newTempIndex(t.repo, t.dir, filepath.Dir(t.Path), data)
+	if err != nil {
+		return nil, err
+	}
+	if len(data) == 0 {
+		_ = os.Remove(c.Path) // an empty file is not an index; absent is
+	}
+	return c, nil
+}
+
+// Close removes the temporary index and any lock git left beside it.
+func (t *TempIndex) Close() {
+	_ = os.Remove(t.Path)
+	_ = os.Remove(t.Path + ".lock")
+}
+
+// git runs git with the temporary index, in the worktree (or the common dir).
+func (t *TempIndex) git(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+	dir := t.dir
+	if dir == "" {
+		dir = t.repo.CommonDir
+	}
+	full := append(append([]string{}, tempIndexConfig...), args...)
+	return cmd{dir: dir, args: full, env: append([]string{"GIT_INDEX_FILE=" + t.Path}, env...), stdin: stdin}.run(ctx)
+}
+
+// AddAll stages everything in the worktree into the temporary index: modifications,
+// deletions, modes, symlinks and untracked files (ignored files stay out). Objects are
+// flushed in one batch (core.fsyncMethod=batch) rather than one fsync per blob.
+func (t *TempIndex) AddAll(ctx context.Context) error {
+	_, err := t.git(ctx, nil, nil, "-c", "core.fsyncMethod=batch", "add", "--all", "--", ":/")
+	return err
+}
+
+// AddForce stages the named (ignored) files, taken literally, into the temporary index.
+func (t *TempIndex) AddForce(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := t.git(ctx, []string{"GIT_LITERAL_PATHSPECS=1"}, nulJoin(paths), "-c", "core.fsyncMethod=batch",
+		"add", "--force", "--pathspec-from-file=-", "--pathspec-file-nul")
+	return err
+}
+
+// WriteTree writes the temporary index as a tree.
+func (t *TempIndex) WriteTree(ctx context.Context) (string, error) {
+	out, err := t.git(ctx, nil, nil, "write-tree")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// ReadTree replaces the temporary index's content with tree.
+func (t *TempIndex) ReadTree(ctx context.Context, tree string) error {
+	_, err := t.git(ctx, nil, nil, "read-tree", tree)
+	return err
+}
+
+// IndexEntry is one entry of an index: `ls-files --stage` (stage 0 = merged).
+type IndexEntry struct {
+	Mode  string
+	ID    string
+	Stage int
+	Path  string
+}
+
+// Entries lists the temporary index, every stage of every path.
+func (t *TempIndex) Entries(ctx context.Context) ([]IndexEntry, error) {
+	out, err := t.git(ctx, nil, nil, "ls-files", "--stage", "-z")
+	if err != nil {
+		return nil, err
+	}
+	return parseStage(out)
+}
+
+func parseStage(out []byte) ([]IndexEntry, error) {
+	var list []IndexEntry
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 3 || len(f[2]) != 1 {
+			return nil, fmt.Errorf("ls-files --stage: bad record %q", rec)
+		}
+		list = append(list, IndexEntry{Mode: f[0], ID: f[1], Stage: int(f[2][0] - '0'), Path: string(path)})
+	}
+	return list, nil
+}
+
+// Flagged lists the paths whose entries carry the assume-unchanged bit (`add -A`
+// would not look at their files) and those marked skip-worktree (sparse: their files
+// are meant to be absent), from the tags of `ls-files -v`.
+func (t *TempIndex) Flagged(ctx context.Context) (assumed, skipped []string, err error) {
+	out, err := t.git(ctx, nil, nil, "ls-files", "-v", "-z")
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) < 3 || rec[1] != ' ' {
+			continue
+		}
+		tag, path := rec[0], string(rec[2:])
+		if tag >= 'a' && tag <= 'z' {
+			assumed = append(assumed, path)
+		}
+		if tag == 'S' || tag == 's' {
+			skipped = append(skipped, path)
+		}
+	}
+	return assumed, skipped, nil
+}
+
+// ClearAssumeUnchanged drops the assume-unchanged bit of paths in the temporary index.
+func (t *TempIndex) ClearAssumeUnchanged(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := t.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--no-assume-unchanged", "--stdin")
+	return err
+}
+
+// ForceRemove drops every stage of paths from the temporary index.
+func (t *TempIndex) ForceRemove(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := t.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--force-remove", "--stdin")
+	return err
+}
+
+// SetEntries adds entries (any stage) to the temporary index.
+func (t *TempIndex) SetEntries(ctx context.Context, entries []IndexEntry) error {
+	if len(entries) == 0 {
+		return nil
+	}
+	_, err := t.git(ctx, nil, indexInfo(entries), "update-index", "-z", "--index-info")
+	return err
+}
+
+func indexInfo(entries []IndexEntry) []byte {
+	var in bytes.Buffer
+	for _, e := range entries {
+		fmt.Fprintf(&in, "%s %s %d\t%s\x00", e.Mode, e.ID, e.Stage, e.Path)
+	}
+	return in.Bytes()
+}
+
+// Ignored lists the ignored files of the worktree (standard excludes), a wholly
+// ignored directory as one entry ending in "/".
+func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
+	out, err := t.git(ctx, nil, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil, err
+	}
+	return nulSplit(out), nil
+}
+
+// HasIgnored reports whether the worktree holds any ignored file. ls-files never
+// writes the index, so the worktree's own index is only read.
+func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
+	out, err := w.Git(ctx, nil, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
+}
+
+// AssumesUnchanged reports whether any index entry carries the assume-unchanged bit:
+// status does not look at such files, so their changes are invisible to Dirty.
+func (w *Worktree) AssumesUnchanged(ctx context.Context) (bool, error) {
+	out, err := w.Git(ctx, nil, nil, "ls-files", "-v", "-z")
+	if err != nil {
+		return false, err
+	}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) > 2 && rec[1] == ' ' && rec[0] >= 'a' && rec[0] <= 'z' {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// CheckoutTo writes every file of the temporary index into dir (a new directory),
+// through git's own checkout so modes, symlinks and smudge filters are git's.
+func (t *TempIndex) CheckoutTo(ctx context.Context, dir string) error {
+	_, err := cmd{dir: t.repo.CommonDir, args: append(append([]string{}, tempIndexConfig...),
+		"--git-dir="+t.repo.CommonDir, "--work-tree="+dir, "checkout-index", "--all", "--force"),
+		env: []string{"GIT_INDEX_FILE=" + t.Path}}.run(ctx)
+	return err
+}
+
+// TreeItem is one entry of a recursive tree listing.
+type TreeItem struct {
+	Mode string
+	Type string // blob or commit (a gitlink)
+	ID   string
+	Path string
+}
+
+// LsTree lists every file of tree, recursively, reading it back from the object store.
+func (r *Repository) LsTree(ctx context.Context, tree string) ([]TreeItem, error) {
+	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
+	if err != nil {
+		return nil, err
+	}
+	var list []TreeItem
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) == 0 {
+			continue
+		}
+		meta, path, ok := bytes.Cut(rec, []byte{'\t'})
+		f := strings.Fields(string(meta))
+		if !ok || len(f) != 3 {
+			return nil, fmt.Errorf("ls-tree: bad record %q", rec)
+		}
+		list = append(list, TreeItem{Mode: f[0], Type: f[1], ID: f[2], Path: string(path)})
+	}
+	return list, nil
+}
+
+// NameStatus is one changed path between two trees.
+type NameStatus struct {
+	Status string // A, D, M, T
+	Path   string
+}
+
+// DiffNames lists the paths that differ between tree-ishes a and b.
+func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, error) {
+	out, err := r.Git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", a, b)
+	if err != nil {
+		return nil, err
+	}
+	f := nulSplit(out)
+	var list []NameStatus
+	for i := 0; i+1 < len(f); i += 2 {
+		list = append(list, NameStatus{Status: f[i], Path: f[i+1]})
+	}
+	return list, nil
+}
+
+// EmptyTree is the id of the empty tree in the repository's hash algorithm.
+func (r *Repository) EmptyTree(ctx context.Context) (string, error) {
+	out, err := r.GitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")
+	if err != nil {
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// MissingObjects returns the ids among ids that are not in the object store, asking
+// one `cat-file --batch-check` for all of them.
+func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string, error) {
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, id := range ids {
+		in.WriteString(id)
+		in.WriteByte('\n')
+	}
+	out, err := r.GitInput(ctx, in.Bytes(), "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	var missing []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if id, ok := strings.CutSuffix(line, " missing"); ok {
+			missing = append(missing, id)
+		}
+	}
+	return missing, nil
+}
+
+// RefsContaining returns up to limit refs (under refs/) whose history contains sha.
+func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) ([]string, error) {
+	out, err := r.Git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains", sha)
+	if err != nil {
+		return nil, err
+	}
+	return strings.Fields(string(out)), nil
+}
+
+// ObjectFormat is the repository's hash algorithm: "sha1" or "sha256".
+func (r *Repository) ObjectFormat(ctx context.Context) string {
+	out, err := r.Git(ctx, "rev-parse", "--show-object-format")
+	if err != nil {
+		return "sha1"
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// patchArgs make `diff-tree -p` output the same bytes whatever the user configured:
+// no external diff or textconv, no colour, fixed prefixes, no renames, whole tree, and
+// the plumbing-level settings diff-tree does read (path quoting, blank context lines,
+// submodules) pinned to git's defaults.
+var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankEmpty=false", "-c", "diff.ignoreSubmodules=none", "diff-tree", "-r", "-p", "--binary", "--full-index", "--no-renames", "--no-color",
+	"--no-ext-diff", "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", "--no-relative"}
+
+// WritePatch streams the binary patch from tree-ish base to tree into w, without
+// holding it in memory (a 50 MB binary makes a 70 MB patch).
+func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree string) error {
+	args := append(append(append([]string{}, globalArgs...), patchArgs...), base, tree)
+	x := exec.CommandContext(ctx, "git", args...)
+	x.Dir = r.CommonDir
+	x.Env = baseEnv()
+	var stderr bytes.Buffer
+	bw := bufio.NewWriterSize(w, 256<<10)
+	x.Stdout, x.Stderr = bw, &stderr
+	if err := x.Run(); err != nil {
+		code := -1
+		var ee *exec.ExitError
+		if errors.As(err, &ee) {
+			code = ee.ExitCode()
+		}
+		return &Error{Args: patchArgs, ExitCode: code, Stderr: stderr.String(), Err: err}
+	}
+	return bw.Flush()
+}
+
+// HashFiles hashes files of the working tree dir (a worktree, or a directory a
+// snapshot was restored into) the way `git add` would, clean filters and attributes
+// applied, without writing objects.
+func (r *Repository) HashFiles(ctx context.Context, dir string, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, p := range paths {
+		if strings.ContainsAny(p, "\n") {
+			return nil, fmt.Errorf("hash %q: a name with a newline cannot be filtered", p)
+		}
+		in.WriteString(p)
+		in.WriteByte('\n')
+	}
+	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir, "hash-object", "--stdin-paths"}, stdin: in.Bytes()}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	ids := strings.Fields(string(out))
+	if len(ids) != len(paths) {
+		return nil, fmt.Errorf("hash-object: %d ids for %d paths", len(ids), len(paths))
+	}
+	return ids, nil
+}
+
+// ConfigBool reads a boolean config value as git would, with def when unset.
+func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
+	out, err := w.Git(ctx, nil, nil, "config", "--type=bool", "--get", key)
+	if err != nil {
+		return def
+	}
+	return strings.TrimSpace(string(out)) == "true"
+}
+
+// ResolveHead returns the worktree's HEAD commit, or "" when HEAD is unborn.
+func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
+	out, err := w.Git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	if err != nil {
+		var ge *Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 {
+			return "", nil
+		}
+		return "", err
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// PseudoRef reads a per-worktree pseudo ref such as MERGE_HEAD ("" when absent).
+func (w *Worktree) PseudoRef(ctx context.Context, name string) string {
+	out, err := w.Git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", name)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.
+func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
+	_, err := w.Git(ctx, nil, nil, "update-ref", "--no-deref", name, id)
+	return err
+}
+
+// ResetTo makes the worktree's index and files exactly tree (files not in tree that
+// the index tracked are removed; untracked files are left alone). Only for worktrees
+// git-atlas made for this purpose: it rewrites their index and files.
+func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
+	_, err := w.Git(ctx, nil, nil, "read-tree", "--reset", "-u", tree)
+	return err
+}
+
+// SetIndex replaces the worktree's index by tree plus extra entries (unmerged
+// stages), leaving the files alone, then refreshes the stat data so status is fast.
+func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry) error {
+	if _, err := w.Git(ctx, nil, nil, "read-tree", tree); err != nil {
+		return err
+	}
+	if len(extra) > 0 {
+		if _, err := w.Git(ctx, nil, indexInfo(extra), "update-index", "-z", "--index-info"); err != nil {
+			return err
+		}
+	}
+	// Exit 1 only says some files differ from the index (unstaged changes): expected.
+	if _, err := w.Git(ctx, nil, nil, "update-index", "-q", "--refresh", "--unmerged"); err != nil {
+		var ge *Error
+		if !errors.As(err, &ge) || ge.ExitCode != 1 {
+			return err
+		}
+	}
+	return nil
+}
+
+// AssumeUnchanged sets the assume-unchanged bit of paths in the worktree's index.
+func (w *Worktree) AssumeUnchanged(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := w.Git(ctx, nil, nulJoin(paths), "update-index", "-z", "--assume-unchanged", "--stdin")
+	return err
+}
+
+// Checkout points the worktree's HEAD at branch (a full ref name that already exists
+// at the worktree's detached HEAD commit), leaving index and files alone.
+func (w *Worktree) Checkout(ctx context.Context, branch string) error {
+	_, err := w.Git(ctx, nil, nil, "symbolic-ref", "HEAD", branch)
+	return err
+}
+
+func nulJoin(paths []string) []byte {
+	var b bytes.Buffer
+	for _, p := range paths {
+		b.WriteString(p)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+func nulSplit(out []byte) []string {
+	var list []string
+	for _, f := range bytes.Split(out, []byte{0}) {
+		if len(f) > 0 {
+			list = append(list, string(f))
+		}
+	}
+	return list
+}

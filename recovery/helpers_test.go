@@ -1,0 +1,303 @@
+package recovery_test
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"io/fs"
+	"math/rand/v2"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+func TestMain(m *testing.M) {
+	home, err := os.MkdirTemp("", "atlas-recovery-home-")
+	if err != nil {
+		panic(err)
+	}
+	for _, kv := range []string{
+		"HOME=" + home, "XDG_CONFIG_HOME=" + filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=A U Thor", "GIT_AUTHOR_EMAIL=author@example.com",
+		"GIT_COMMITTER_NAME=C O Mitter", "GIT_COMMITTER_EMAIL=committer@example.com",
+		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
+	} {
+		k, v, _ := strings.Cut(kv, "=")
+		os.Setenv(k, v)
+	}
+	code := m.Run()
+	os.RemoveAll(home)
+	os.Exit(code)
+}
+
+// run runs git in dir and returns its stdout; it fails the test on error.
+func run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	out, err := runErr(dir, nil, args...)
+	if err != nil {
+		t.Fatalf("git %q in %s: %v", args, dir, err)
+	}
+	return out
+}
+
+func runErr(dir string, stdin []byte, args ...string) (string, error) {
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	if stdin != nil {
+		c.Stdin = bytes.NewReader(stdin)
+	}
+	var stdout, stderr bytes.Buffer
+	c.Stdout, c.Stderr = &stdout, &stderr
+	if err := c.Run(); err != nil {
+		return stdout.String(), fmt.Errorf("%v: %s", err, stderr.String())
+	}
+	return stdout.String(), nil
+}
+
+func write(t testing.TB, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func randomBytes(seed uint64, n int) []byte {
+	r := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	b := make([]byte, n)
+	for i := 0; i+8 <= n; i += 8 {
+		v := r.Uint64()
+		for k := 0; k < 8; k++ {
+			b[i+k] = byte(v >> (8 * k))
+		}
+	}
+	return b
+}
+
+// fixture is a repository with a baseline commit full of things to break, a run, and
+// managed worktrees made the way `git atlas worktree add` makes them.
+type fixture struct {
+	t     testing.TB
+	dir   string
+	repo  *git.Repository
+	store *gitstate.Store
+	run   string
+	base  string
+	many  int // files under many/ in the baseline
+}
+
+const (
+	nameSpace   = "with space.txt"
+	nameNewline = "new\nline.txt"
+	nameBytes   = "\xff\xfe-latin.txt"
+)
+
+func newFixture(t testing.TB, many int) *fixture {
+	t.Helper()
+	dir := filepath.Join(t.TempDir(), "repo")
+	run(t, "", "init", "-q", "-b", "main", dir)
+	files := map[string]string{
+		"staged.txt": "staged\n", "unstaged.txt": "unstaged\n", "partial.txt": "partial\n",
+		"del-unstaged.txt": "gone\n", "del-staged.txt": "gone too\n", "mode.sh": "#!/bin/sh\n",
+		"mode-staged.sh": "#!/bin/sh\necho\n", "f2l.txt": "becomes a link\n", "f2d": "becomes a dir\n",
+		"d2f/inner.txt": "dir becomes a file\n", "conflict.txt": "base\n", "moddel.txt": "base\n",
+		"assumed.txt": "assumed\n", nameSpace: "space\n", nameBytes: "bytes\n", nameNewline: "newline\n",
+		".gitignore": "build/\n*.log\n", "exec.sh": "#!/bin/sh\nexit 0\n",
+	}
+	for name, content := range files {
+		write(t, filepath.Join(dir, name), content)
+	}
+	if err := os.Chmod(filepath.Join(dir, "exec.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "bin.dat"), randomBytes(1, 4096), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range [][2]string{{"link-old", "staged.txt"}, {"l2f", "unstaged.txt"}} {
+		if err := os.Symlink(l[1], filepath.Join(dir, l[0])); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := 0; i < many; i++ {
+		write(t, filepath.Join(dir, "many", fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.txt", i)), fmt.Sprintf("file %d\n", i))
+	}
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-q", "-m", "baseline")
+	base := strings.TrimSpace(run(t, dir, "rev-parse", "HEAD"))
+	// A side branch to merge: conflicts of every shape against the worktree's commit.
+	run(t, dir, "checkout", "-q", "-b", "theirs")
+	write(t, filepath.Join(dir, "conflict.txt"), "theirs\n")
+	write(t, filepath.Join(dir, "addadd.txt"), "theirs add\n")
+	run(t, dir, "rm", "-q", "moddel.txt")
+	run(t, dir, "add", "-A")
+	run(t, dir, "commit", "-q", "-m", "theirs")
+	run(t, dir, "checkout", "-q", "main")
+
+	ctx := context.Background()
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := gitstate.New(repo)
+	f := &fixture{t: t, dir: dir, repo: repo, store: store, run: "r1", base: base, many: many}
+	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(gitstate.Now()), Baseline: base,
+		Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2}}}
+	st := gitstate.State{RunID: f.run, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
+	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
+		t.Fatal(err)
+	}
+	return f
+}
+
+// worktree makes a managed worktree for node: locked, on its node branch at the
+// baseline, recorded in the ledger.
+func (f *fixture) worktree(node string) string {
+	f.t.Helper()
+	ctx := context.Background()
+	path := filepath.Join(f.repo.CommonDir, "atlas", "worktrees", f.run, node)
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	if err := f.repo.AddWorktree(ctx, path, f.base, "git-atlas run "+f.run+" node "+node); err != nil {
+		f.t.Fatal(err)
+	}
+	branch := "atlas/" + f.run + "/node/" + node
+	run(f.t, path, "update-ref", "refs/heads/"+branch, f.base)
+	run(f.t, path, "symbolic-ref", "HEAD", "refs/heads/"+branch)
+	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: f.base, Head: f.base})
+		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return path
+}
+
+// state is a worktree as a user sees it: every file (kind, exec bit, content or link
+// target), the index entries with their stages, HEAD, and the ignored files.
+type state struct {
+	Files   map[string]string
+	Index   string // ls-files --stage -z
+	Head    string
+	Ignored map[string]bool
+	Status  string // staged, unstaged, untracked and unmerged paths, as git reports them
+}
+
+func fileMap(t testing.TB, root string, withTimes bool) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		if rel == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			return nil
+		}
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		var v string
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			v = "link " + target
+		default:
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			s := sha256.Sum256(data)
+			v = fmt.Sprintf("file x=%v %s", info.Mode()&0o100 != 0, hex.EncodeToString(s[:]))
+		}
+		if withTimes {
+			v += fmt.Sprintf(" %v %d", info.Mode(), info.ModTime().UnixNano())
+		}
+		m[filepath.ToSlash(rel)] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func capture(t testing.TB, wt string) state {
+	t.Helper()
+	s := state{Files: fileMap(t, wt, false), Index: run(t, wt, "ls-files", "--stage", "-z"), Ignored: map[string]bool{}}
+	s.Head, _ = runErr(wt, nil, "rev-parse", "--verify", "-q", "HEAD")
+	s.Status = run(t, wt, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all")
+	for _, p := range strings.Split(run(t, wt, "ls-files", "-z", "--others", "--ignored", "--exclude-standard"), "\x00") {
+		if p != "" {
+			s.Ignored[p] = true
+		}
+	}
+	return s
+}
+
+// withoutIgnored is the files a snapshot without --include-ignored keeps.
+func (s state) withoutIgnored() map[string]string {
+	m := map[string]string{}
+	for k, v := range s.Files {
+		if !s.Ignored[k] {
+			m[k] = v
+		}
+	}
+	return m
+}
+
+// exact is a checkout's bytes as the invariant sees them: files with modes and
+// mtimes, the index file's bytes, HEAD.
+func exact(t testing.TB, wt string) string {
+	t.Helper()
+	gitDir := strings.TrimSpace(run(t, wt, "rev-parse", "--path-format=absolute", "--git-dir"))
+	idx, _ := os.ReadFile(filepath.Join(gitDir, "index"))
+	head, _ := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	files := fileMap(t, wt, true)
+	b, _ := json.Marshal(files)
+	s := sha256.Sum256(idx)
+	return fmt.Sprintf("%s\nindex %x\nHEAD %s", b, s, head)
+}
+
+func diffMaps(want, got map[string]string) string {
+	var out []string
+	for k, v := range want {
+		if g, ok := got[k]; !ok {
+			out = append(out, fmt.Sprintf("  missing %q", k))
+		} else if g != v {
+			out = append(out, fmt.Sprintf("  %q: want %s, got %s", k, v, g))
+		}
+	}
+	for k := range got {
+		if _, ok := want[k]; !ok {
+			out = append(out, fmt.Sprintf("  extra %q", k))
+		}
+	}
+	sort.Strings(out)
+	if len(out) > 20 {
+		out = append(out[:20], fmt.Sprintf("  ... and %d more", len(out)-20))
+	}
+	return strings.Join(out, "\n")
+}

@@ -1,0 +1,217 @@
+package recovery
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Risk says what removing a worktree would lose.
+type Risk struct {
+	Missing     bool     `json:"missing,omitempty"`     // the directory is gone: nothing left to lose
+	Dirty       bool     `json:"dirty,omitempty"`       // staged, unstaged or untracked changes, or a merge in progress
+	Ignored     bool     `json:"ignored,omitempty"`     // ignored files (remove --force deletes them)
+	Unreachable bool     `json:"unreachable,omitempty"` // HEAD is reached by no ref
+	Reasons     []string `json:"reasons,omitempty"`
+}
+
+// Any reports whether a snapshot must come before removal.
+func (r Risk) Any() bool { return !r.Missing && (r.Dirty || r.Ignored || r.Unreachable) }
+
+// Assess finds what removing the worktree at path would lose. It reads only: status
+// without optional locks, ls-files, for-each-ref.
+func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error) {
+	var r Risk
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		r.Missing = true
+		r.Reasons = append(r.Reasons, "missing")
+		return r, nil
+	}
+	wt := repo.Worktree(path)
+	dirty, err := wt.Dirty(ctx)
+	if err != nil {
+		return r, fmt.Errorf("assess %s: %w", path, err)
+	}
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if wt.PseudoRef(ctx, name) != "" {
+			dirty = true
+		}
+	}
+	if !dirty {
+		// status skips files marked assume-unchanged; their edits would be lost unseen.
+		if dirty, err = wt.AssumesUnchanged(ctx); err != nil {
+			return r, fmt.Errorf("assess %s: %w", path, err)
+		}
+	}
+	if dirty {
+		r.Dirty = true
+		r.Reasons = append(r.Reasons, "dirty")
+	}
+	if r.Ignored, err = wt.HasIgnored(ctx); err != nil {
+		return r, fmt.Errorf("assess %s: %w", path, err)
+	}
+	if r.Ignored {
+		r.Reasons = append(r.Reasons, "ignored files")
+	}
+	head, err := wt.ResolveHead(ctx)
+	if err != nil {
+		return r, fmt.Errorf("assess %s: %w", path, err)
+	}
+	if head != "" {
+		refs, err := repo.RefsContaining(ctx, head, 1)
+		if err != nil {
+			return r, fmt.Errorf("assess %s: %w", path, err)
+		}
+		if len(refs) == 0 {
+			r.Unreachable = true
+			r.Reasons = append(r.Reasons, "HEAD reached by no ref")
+		}
+	}
+	return r, nil
+}
+
+// Removed is what PreserveAndRemove did.
+type Removed struct {
+	Node     string
+	Path     string
+	Risk     Risk
+	Snapshot *Result // nil when there was nothing to lose
+}
+
+// PreserveAndRemove removes the managed worktree of node in run, first taking a
+// verified snapshot whenever anything could be lost (SPEC §7, invariant 2). It is
+// crash-safe: the snapshot is pinned and recorded before anything is deleted, so if
+// the process dies at any point, either the worktree is still there unchanged or a
+// verified snapshot of it exists; running it again finishes the job (an unchanged
+// state reuses the same snapshot).
+func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node string, opt Options) (*Removed, error) {
+	if err := gitstate.ValidName("node", node); err != nil {
+		return nil, err
+	}
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	rec := r.State.Worktree(node)
+	if rec == nil {
+		return nil, fault.NotFound("run %s has no worktree for node %q", run, node).WithHint("`git atlas worktree list %s` shows its worktrees", run)
+	}
+	repo := store.Repo
+	if err := checkManaged(ctx, repo, rec.Path); err != nil {
+		return nil, err
+	}
+	risk, err := Assess(ctx, repo, rec.Path)
+	if err != nil {
+		return nil, err
+	}
+	out := &Removed{Node: node, Path: rec.Path, Risk: risk}
+	if risk.Any() || (opt.Always && !risk.Missing) {
+		if opt.Reason == "" {
+			opt.Reason = "worktree remove"
+		}
+		base := rec.Baseline
+		if base == "" {
+			base = r.Header.Baseline
+		}
+		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: SourceWorktree}, opt)
+		if err != nil {
+			return nil, err
+		}
+		if len(out.Snapshot.Manifest.Embedded) > 0 {
+			return out, fault.Refused("worktree %s holds a nested repository at %s whose files a snapshot cannot keep; nothing was removed",
+				rec.Path, out.Snapshot.Manifest.Embedded[0].String()).WithHint("move it out of the worktree, then run the removal again")
+		}
+	}
+	if err := removeAtomically(ctx, repo, rec.Path); err != nil {
+		return out, err
+	}
+	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		kept := r.State.Worktrees[:0:0]
+		found := false
+		for _, w := range r.State.Worktrees {
+			if w.Node == node {
+				found = true
+				continue
+			}
+			kept = append(kept, w)
+		}
+		if !found {
+			return nil, nil // a concurrent removal recorded it already
+		}
+		r.State.Worktrees = kept
+		d := map[string]any{"node": node, "path": rec.Path, "reasons": risk.Reasons}
+		if out.Snapshot != nil {
+			d["snapshot"] = out.Snapshot.Rec.ID
+		}
+		data, _ := json.Marshal(d)
+		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_removed", Stage: rec.Stage, Data: data}}, nil
+	})
+	if err != nil {
+		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)
+	}
+	return out, nil
+}
+
+// trashPrefix names a worktree directory on its way out.
+const trashPrefix = ".atlas-removing-"
+
+// removeAtomically takes the worktree directory out of its place with one rename
+// before deleting anything, so that a kill never leaves a half-deleted worktree: the
+// directory is either whole where it was, or whole in the trash beside it (where the
+// next removal of the node finds and deletes it). `git worktree remove` deletes file by
+// file, and a worktree that lost its .git file half-way cannot be inspected any more.
+func removeAtomically(ctx context.Context, repo *git.Repository, path string) error {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	trash := filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-"+hex.EncodeToString(b[:]))
+	if err := os.Rename(path, trash); err != nil && !errors.Is(err, os.ErrNotExist) {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	// The directory is gone from git's view: unlock and prune its administrative files.
+	if err := repo.RemoveWorktree(ctx, path); err != nil {
+		return fmt.Errorf("remove worktree %s: %w", path, err)
+	}
+	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-*"))
+	for _, dir := range leftovers {
+		if err := os.RemoveAll(dir); err != nil {
+			return fmt.Errorf("remove worktree %s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+// checkManaged refuses to force-remove anything but a linked worktree: a ledger that
+// names the main worktree (or a plain directory) must never get it deleted.
+func checkManaged(ctx context.Context, repo *git.Repository, path string) error {
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	clean := filepath.Clean(path)
+	for i, w := range list {
+		if filepath.Clean(w.Path) != clean {
+			continue
+		}
+		if i == 0 {
+			return fault.Refused("%s is the main worktree: git-atlas never removes it", path)
+		}
+		return nil
+	}
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return nil // gone already: only git's administrative files are left to prune
+	}
+	if strings.TrimSpace(path) == "" {
+		return fault.Refused("the ledger names no path for this worktree")
+	}
+	return fault.Refused("%s is not a worktree of this repository: nothing was removed", path)
+}

@@ -1,0 +1,225 @@
+package recovery_test
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/recovery"
+)
+
+func lastEvent(t *testing.T, f *fixture) gitstate.Event {
+	t.Helper()
+	events, err := f.store.Log(context.Background(), f.run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return events[len(events)-1]
+}
+
+func recoveryRefs(t *testing.T, f *fixture) []string {
+	t.Helper()
+	return strings.Fields(run(t, f.dir, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/"))
+}
+
+// A clean worktree whose HEAD its branch keeps: nothing to lose, no snapshot.
+func TestRemoveCleanTakesNoSnapshot(t *testing.T) {
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot != nil || res.Risk.Any() {
+		t.Fatalf("snapshot of a clean worktree: %+v", res)
+	}
+	if _, err := os.Lstat(wt); !os.IsNotExist(err) {
+		t.Fatalf("worktree still there: %v", err)
+	}
+	if refs := recoveryRefs(t, f); len(refs) != 0 {
+		t.Fatalf("recovery refs: %v", refs)
+	}
+	if ev := lastEvent(t, f); ev.Type != "worktree_removed" {
+		t.Fatalf("last event %s", ev.Type)
+	}
+	if strings.Contains(run(t, f.dir, "worktree", "list", "--porcelain"), wt) {
+		t.Fatal("worktree not pruned")
+	}
+}
+
+// A clean worktree on a detached HEAD with commits no ref reaches: removing it would
+// lose those commits, so it is snapshotted and the snapshot keeps them through gc.
+func TestRemoveUnreachableHead(t *testing.T) {
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	corpus[0].apply(t, f, wt) // unreachable-commits
+	head := strings.TrimSpace(run(t, wt, "rev-parse", "HEAD"))
+	ctx := context.Background()
+	res, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot == nil || !res.Risk.Unreachable || res.Risk.Dirty {
+		t.Fatalf("want a snapshot for an unreachable HEAD only: %+v", res)
+	}
+	run(t, f.dir, "reflog", "expire", "--expire=now", "--all")
+	run(t, f.dir, "gc", "-q", "--prune=now")
+	again := filepath.Join(t.TempDir(), "wt")
+	if _, err := recovery.Restore(ctx, f.repo, res.Snapshot.Rec.Commit, again, true); err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.TrimSpace(run(t, again, "rev-parse", "HEAD")); got != head {
+		t.Fatalf("HEAD %s, want %s", got, head)
+	}
+	run(t, again, "cat-file", "-e", head+"~1:detached-1.txt")
+}
+
+// A worktree whose directory was deleted by hand: pruned and recorded, no snapshot.
+func TestRemoveMissing(t *testing.T) {
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	remove(t, wt)
+	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot != nil || !res.Risk.Missing {
+		t.Fatalf("%+v", res)
+	}
+	if strings.Contains(run(t, f.dir, "worktree", "list", "--porcelain"), wt) {
+		t.Fatal("worktree not pruned")
+	}
+	if ev := lastEvent(t, f); ev.Type != "worktree_removed" {
+		t.Fatalf("last event %s", ev.Type)
+	}
+}
+
+// A ledger that names the main worktree (or a directory that is no worktree) never
+// gets it deleted.
+func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
+	f := newFixture(t, 0)
+	plain := filepath.Join(t.TempDir(), "plain")
+	write(t, filepath.Join(plain, "keep.txt"), "keep\n")
+	ctx := context.Background()
+	for node, path := range map[string]string{"main": f.dir, "plain": plain} {
+		_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Path: path})
+			return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = recovery.PreserveAndRemove(ctx, f.store, f.run, node, recovery.Options{})
+		if !errors.Is(err, fault.ErrRefused) {
+			t.Fatalf("%s: want refused, got %v", node, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(f.dir, "staged.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(plain, "keep.txt")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A nested repository's files are not in any tree: the worktree is snapshotted but
+// not removed.
+func TestRemoveRefusesNestedRepository(t *testing.T) {
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	nested := filepath.Join(wt, "vendor", "lib")
+	run(t, "", "init", "-q", nested)
+	write(t, filepath.Join(nested, "code.txt"), "only here\n")
+	run(t, nested, "add", "-A")
+	run(t, nested, "commit", "-q", "-m", "nested")
+	write(t, filepath.Join(nested, "code.txt"), "uncommitted in the nested repo\n")
+	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{})
+	if !errors.Is(err, fault.ErrRefused) {
+		t.Fatalf("want refused, got %v", err)
+	}
+	if res == nil || res.Snapshot == nil || len(res.Snapshot.Manifest.Embedded) != 1 {
+		t.Fatalf("want a snapshot naming the nested repository: %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(nested, "code.txt")); err != nil {
+		t.Fatalf("nested repository removed: %v", err)
+	}
+}
+
+// Unknown run, node and snapshot are not-found errors; bad names are usage errors.
+func TestRemoveErrors(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	if _, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "nope", recovery.Options{}); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("unknown node: %v", err)
+	}
+	if _, err := recovery.PreserveAndRemove(ctx, f.store, "nope", "n", recovery.Options{}); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("unknown run: %v", err)
+	}
+	if _, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "../x", recovery.Options{}); !errors.Is(err, fault.ErrUsage) {
+		t.Errorf("bad node: %v", err)
+	}
+	if _, err := recovery.Find(ctx, f.store, "r1/none"); !errors.Is(err, fault.ErrNotFound) {
+		t.Errorf("unknown snapshot: %v", err)
+	}
+}
+
+// Options.Always snapshots even a worktree with nothing to lose.
+func TestRemoveAlways(t *testing.T) {
+	f := newFixture(t, 0)
+	f.worktree("n")
+	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{Always: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Snapshot == nil || res.Risk.Any() {
+		t.Fatalf("want a snapshot of a clean worktree: %+v", res)
+	}
+}
+
+// recover branches at the stage's last attempt baseline, numbers replays, and still
+// makes the replay branch when the stage's worktree is gone (nothing to snapshot).
+func TestRecoverAtStageBaseline(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
+	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(gitstate.Now())); err != nil {
+			return nil, err
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: "code"}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := f.worktree("code")
+	write(t, filepath.Join(wt, "work.txt"), "the stage's work\n")
+	first, err := recovery.Recover(ctx, f.store, f.run, recovery.RecoverRequest{Stage: "code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if first.Snapshot == nil || first.Source != recovery.SourceWorktree || first.Replay.Branch != "atlas/r1/replay/code/1" || first.Replay.Baseline != theirs {
+		t.Fatalf("first recover: %+v", first)
+	}
+	if got := strings.TrimSpace(run(t, f.dir, "rev-parse", "refs/heads/atlas/r1/replay/code/1")); got != theirs {
+		t.Fatalf("replay branch at %s, want the stage's baseline %s", got, theirs)
+	}
+	if _, err := os.Stat(filepath.Join(wt, "work.txt")); err != nil {
+		t.Fatalf("recover touched the original worktree: %v", err)
+	}
+	remove(t, wt)
+	second, err := recovery.Recover(ctx, f.store, f.run, recovery.RecoverRequest{Stage: "code"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.Snapshot != nil || second.Replay.Branch != "atlas/r1/replay/code/2" {
+		t.Fatalf("second recover: %+v", second)
+	}
+	if ev := lastEvent(t, f); ev.Type != "stage_recovered" || ev.Stage != "code" {
+		t.Fatalf("last event %+v", ev)
+	}
+}

@@ -1,0 +1,204 @@
+package recovery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// RecoverRequest is `git atlas recover RUN --stage S [...]`.
+type RecoverRequest struct {
+	Stage string
+	// Node names the stage's worktree; "" means the stage's name. When the ledger has
+	// no worktree for it, the stage ran in the user's checkout (CheckoutPath).
+	Node string
+	// CheckoutPath is the user's checkout to snapshot, read-only, in that case.
+	CheckoutPath string
+	// Worktree makes a managed worktree on the replay branch.
+	Worktree bool
+	// Apply puts the snapshot into that worktree: files as they were, index as it was.
+	Apply bool
+	Options
+}
+
+// Recovered is what Recover did.
+type Recovered struct {
+	Run      string
+	Stage    string
+	Source   string  // SourceWorktree, SourceCheckout, or "" when the worktree was gone
+	Snapshot *Result // nil when there was nothing left to snapshot
+	Replay   gitstate.ReplayRec
+	Node     string // the replay worktree's node, with Worktree
+	Applied  bool
+}
+
+// Recover is "preserve and replay" (SPEC §7): snapshot the stage's worktree (or the
+// user's checkout, without touching it), create the branch atlas/<run>/replay/<stage>/<n>
+// at the stage's baseline, optionally a managed worktree on it with the snapshot
+// applied, and record a stage_recovered event. The original worktree is left as it is.
+func Recover(ctx context.Context, store *gitstate.Store, run string, req RecoverRequest) (*Recovered, error) {
+	if err := gitstate.ValidName("stage", req.Stage); err != nil {
+		return nil, err
+	}
+	node := req.Node
+	if node == "" {
+		node = req.Stage
+	} else if err := gitstate.ValidName("node", node); err != nil {
+		return nil, err
+	}
+	if req.Apply {
+		req.Worktree = true
+	}
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	_, st, ok := r.Stage(req.Stage)
+	if !ok {
+		return nil, fault.NotFound("run %s has no stage %q", run, req.Stage)
+	}
+	base := r.Header.Baseline
+	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
+		base = st.Attempts[n-1].Baseline
+	}
+	repo := store.Repo
+	out := &Recovered{Run: run, Stage: req.Stage}
+
+	t := Target{Run: run, Stage: req.Stage, Baseline: base}
+	if wt := r.State.Worktree(node); wt != nil {
+		t.Node, t.Path, t.Source = node, wt.Path, SourceWorktree
+	} else {
+		if req.CheckoutPath == "" {
+			return nil, fault.NotFound("run %s has no worktree for %q and there is no checkout to snapshot (bare repository)", run, node)
+		}
+		t.Path, t.Source = req.CheckoutPath, SourceCheckout
+	}
+	if _, err := os.Lstat(t.Path); err == nil {
+		if req.Reason == "" {
+			req.Reason = "recover"
+		}
+		out.Source = t.Source
+		if out.Snapshot, err = Snapshot(ctx, store, t, req.Options); err != nil {
+			return nil, err
+		}
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return nil, err
+	}
+
+	root, err := worktrees.Root(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	var wtPath string
+	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		n, err := nextReplay(ctx, repo, r, run, req.Stage)
+		if err != nil {
+			return nil, err
+		}
+		branch := fmt.Sprintf("atlas/%s/replay/%s/%d", run, req.Stage, n)
+		rec := gitstate.ReplayRec{Stage: req.Stage, Branch: branch, Baseline: base}
+		if out.Snapshot != nil {
+			rec.Snapshot = out.Snapshot.Rec.ID
+		}
+		if req.Worktree {
+			out.Node = fmt.Sprintf("replay-%s-%d", req.Stage, n)
+			if err := gitstate.ValidName("node", out.Node); err != nil {
+				return nil, err
+			}
+			wtPath = filepath.Join(root, run, out.Node)
+			if _, err := os.Lstat(wtPath); err == nil {
+				return nil, fault.Conflict("%s exists already", wtPath).WithHint("remove it or run `git atlas audit`")
+			}
+			rec.Worktree = wtPath
+			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath,
+				Branch: branch, Baseline: base, Head: base})
+		}
+		r.State.Replays = append(r.State.Replays, rec)
+		out.Replay = rec
+		data, _ := json.Marshal(map[string]any{"branch": branch, "baseline": base, "snapshot": rec.Snapshot,
+			"worktree": rec.Worktree, "source": out.Source, "apply": req.Apply})
+		return &gitstate.Change{
+			Event: gitstate.Event{Type: "stage_recovered", Stage: req.Stage, Data: data},
+			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
+		}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if !req.Worktree {
+		return out, nil
+	}
+	// The ledger names the worktree before it exists: a crash here leaves a "missing"
+	// worktree, which resume and audit know how to handle.
+	if err := os.MkdirAll(filepath.Dir(wtPath), 0o755); err != nil {
+		return out, err
+	}
+	if err := repo.AddWorktree(ctx, wtPath, base, fmt.Sprintf("git-atlas run %s node %s", run, out.Node)); err != nil {
+		return out, fmt.Errorf("add replay worktree: %w", err)
+	}
+	wt := repo.Worktree(wtPath)
+	if err := wt.Checkout(ctx, "refs/heads/"+out.Replay.Branch); err != nil {
+		return out, fmt.Errorf("check out %s: %w", out.Replay.Branch, err)
+	}
+	if req.Apply && out.Snapshot != nil {
+		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
+		if err != nil {
+			return out, err
+		}
+		if err := applyTo(ctx, wt, s); err != nil {
+			return out, fmt.Errorf("apply %s to %s: %w", s.Commit, wtPath, err)
+		}
+		out.Applied = true
+	}
+	return out, nil
+}
+
+// applyTo puts a snapshot into a fresh worktree git-atlas made: its files become the
+// snapshot's tree and its index the snapshot's index (with the conflict stages). A
+// direct tree checkout rather than `git apply`: no whitespace or context rules apply.
+func applyTo(ctx context.Context, wt *git.Worktree, s *Snap) error {
+	if err := wt.ResetTo(ctx, s.Tree); err != nil {
+		return err
+	}
+	if err := wt.SetIndex(ctx, s.IndexTree, s.Unmerged); err != nil {
+		return err
+	}
+	var assumed []string
+	for _, n := range s.Manifest.AssumeUnchanged {
+		assumed = append(assumed, n.String())
+	}
+	return wt.AssumeUnchanged(ctx, assumed)
+}
+
+// nextReplay is one more than the highest replay number of the stage, in the ledger
+// or among the branches (a branch made by a run whose ledger write was lost).
+func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run, stage string) (int, error) {
+	prefix := fmt.Sprintf("atlas/%s/replay/%s/", run, stage)
+	max := 0
+	bump := func(branch string) {
+		if n, err := strconv.Atoi(strings.TrimPrefix(branch, prefix)); err == nil && strings.HasPrefix(branch, prefix) && n > max {
+			max = n
+		}
+	}
+	for _, rp := range r.State.Replays {
+		bump(rp.Branch)
+	}
+	refs, err := repo.ListRefs(ctx, "refs/heads/"+strings.TrimSuffix(prefix, "/"))
+	if err != nil {
+		return 0, err
+	}
+	for _, ref := range refs {
+		bump(strings.TrimPrefix(ref.Name, "refs/heads/"))
+	}
+	return max + 1, nil
+}

@@ -1,0 +1,665 @@
+// Package recovery preserves worktrees before anything removes them: snapshots taken
+// through a temporary index (never the worktree's own), binary patches, replay
+// branches, and byte-exact restores (SPEC §7).
+//
+// A snapshot is one commit pinned under refs/atlas/recovery/<run>/<id>:
+//
+//	tree       the whole worktree: tracked files as they are on disk, untracked files,
+//	           and ignored files when asked for (up to a size cap)
+//	parent 1   the worktree's HEAD (absent when unborn), so commits only HEAD reached
+//	           stay reachable through the pinned ref
+//	parent -2  the "index commit": the worktree's index as a tree (its staged state),
+//	           parent HEAD, so staged and unstaged changes stay apart as in git stash
+//	parent -1  the "meta commit": manifest.json (HEAD, baseline, ignored files, ...)
+//	           and conflicts/<stage>/<path> for every stage of every unmerged path;
+//	           its parents are MERGE_HEAD and friends, kept reachable
+//
+// Before the ref is written the tree is read back and compared, path by path, with
+// the files on disk (blob id and mode); the ledger records the snapshot in the same
+// transaction as the ref.
+package recovery
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Snapshot sources.
+const (
+	SourceWorktree = "worktree" // a managed worktree
+	SourceCheckout = "checkout" // the user's checkout, read-only
+)
+
+// DefaultIgnoredCap bounds the ignored files --include-ignored copies into a snapshot.
+const DefaultIgnoredCap = 100 << 20
+
+// Options tune a snapshot.
+type Options struct {
+	// Reason is recorded with the snapshot (e.g. "worktree remove", "resume").
+	Reason string
+	// IncludeIgnored copies ignored files into the snapshot, smallest names first, as
+	// long as their total stays under IgnoredCap; the others are only listed.
+	IncludeIgnored bool
+	// IgnoredCap in bytes; 0 means DefaultIgnoredCap.
+	IgnoredCap int64
+	// Always makes PreserveAndRemove snapshot an existing worktree even when nothing
+	// could be lost (resume may want a record of every worktree it resets).
+	Always bool
+	// PatchOut is where the patch goes; "" means
+	// <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch.
+	PatchOut string
+}
+
+// Target is the worktree to snapshot and what to record about it.
+type Target struct {
+	Run      string
+	Node     string // the managed worktree's node ("" for the user's checkout)
+	Stage    string
+	Path     string // the worktree's absolute path
+	Baseline string // the commit the patch is made against
+	Source   string // SourceWorktree or SourceCheckout
+}
+
+// Manifest is manifest.json in a snapshot's meta commit. It holds no times and no
+// paths of this machine, so the same state always gives the same manifest (and the
+// same snapshot id), wherever the worktree lives.
+type Manifest struct {
+	Schema   int    `json:"schema"`
+	Source   string `json:"source"`
+	Run      string `json:"run_id"`
+	Node     string `json:"node,omitempty"`
+	Stage    string `json:"stage,omitempty"`
+	Head     string `json:"head,omitempty"`
+	Branch   string `json:"branch,omitempty"`
+	Baseline string `json:"baseline"`
+	Tree     string `json:"tree"`
+	// IndexTree is the index's tree without its unmerged paths (those are under
+	// conflicts/ in the meta tree).
+	IndexTree string `json:"index_tree"`
+	// Unmerged names the conflicted paths (their stages are in the meta tree).
+	Unmerged []Name `json:"unmerged,omitempty"`
+	// AssumeUnchanged are index entries marked assume-unchanged (restored as such).
+	AssumeUnchanged []Name `json:"assume_unchanged,omitempty"`
+	// Pending holds MERGE_HEAD, CHERRY_PICK_HEAD, REVERT_HEAD when set.
+	Pending    map[string]string `json:"pending,omitempty"`
+	Ignored    []IgnoredEntry    `json:"ignored,omitempty"`
+	IgnoredCap int64             `json:"ignored_cap,omitempty"`
+	// Embedded are nested repositories (or checked-out submodules): the tree holds
+	// only their commit, not their files.
+	Embedded []Name `json:"embedded,omitempty"`
+}
+
+// Name is a path in JSON: as a string when it is UTF-8, else base64 of its bytes
+// (JSON cannot carry other bytes, and a lossy name is a lost file).
+type Name struct {
+	Path   string `json:"path,omitempty"`
+	Base64 string `json:"path_base64,omitempty"`
+}
+
+// NameOf encodes a path.
+func NameOf(p string) Name {
+	if utf8.ValidString(p) {
+		return Name{Path: p}
+	}
+	return Name{Base64: base64.StdEncoding.EncodeToString([]byte(p))}
+}
+
+// String decodes a path.
+func (n Name) String() string {
+	if n.Base64 != "" {
+		b, err := base64.StdEncoding.DecodeString(n.Base64)
+		if err == nil {
+			return string(b)
+		}
+	}
+	return n.Path
+}
+
+// IgnoredEntry is an ignored file, or a wholly ignored directory, of the worktree.
+type IgnoredEntry struct {
+	Name
+	Dir      bool  `json:"dir,omitempty"`
+	Files    int   `json:"files"`
+	Size     int64 `json:"size"`
+	Included int   `json:"included"` // files copied into the snapshot's tree
+}
+
+// Result is a snapshot as Snapshot made or found it.
+type Result struct {
+	Rec      gitstate.SnapshotRec
+	Manifest Manifest
+	// Reused means an identical snapshot was already recorded (a re-run after a kill).
+	Reused bool
+}
+
+// ErrChanged means the worktree changed while it was being snapshotted.
+var ErrChanged = errors.New("worktree changed during the snapshot")
+
+// Snapshot captures the worktree at t.Path without changing its index or files,
+// checks the result against the files on disk, pins it, exports its patch and records
+// it in the run's ledger. An identical earlier snapshot is reused.
+func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
+	if opt.IgnoredCap <= 0 {
+		opt.IgnoredCap = DefaultIgnoredCap
+	}
+	repo := store.Repo
+	wt := repo.Worktree(t.Path)
+	var c *captured
+	var err error
+	// An agent may still be writing; a capture that does not match the disk is retried.
+	for try := 0; try < 3; try++ {
+		c, err = capture(ctx, wt, t, opt)
+		if !errors.Is(err, ErrChanged) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
+	}
+	m := c.manifest
+	mblob, err := json.MarshalIndent(m, "", "  ")
+	if err != nil {
+		return nil, err
+	}
+	mblob = append(mblob, '\n')
+	metaTree, err := writeMetaTree(ctx, repo, mblob, c.unmerged)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: write manifest: %w", t.Path, err)
+	}
+	prefix := t.Node
+	if prefix == "" {
+		prefix = t.Stage
+	}
+	if prefix == "" {
+		prefix = SourceCheckout
+	}
+	id := prefix + "-" + contentID(t.Source, m.Tree, m.Head, m.IndexTree, metaTree)
+	ref := gitstate.RecoveryPrefix + t.Run + "/" + id
+
+	res := &Result{Manifest: m}
+	commit, err := repo.ReadRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if commit != "" {
+		// Same content, pinned by an earlier (perhaps killed) run: check it is what we
+		// would write, then reuse it.
+		if err := checkCommit(ctx, repo, commit, m, metaTree); err != nil {
+			return nil, fmt.Errorf("snapshot %s: existing %s does not match: %w", t.Path, ref, err)
+		}
+		res.Reused = true
+	} else {
+		commit, err = writeCommits(ctx, repo, id, t.Path, m, metaTree)
+		if err != nil {
+			return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
+		}
+		if err := checkCommit(ctx, repo, commit, m, metaTree); err != nil {
+			return nil, fmt.Errorf("snapshot %s: read back %s: %w", t.Path, commit, err)
+		}
+	}
+	patch := opt.PatchOut
+	if patch == "" {
+		patch = filepath.Join(repo.CommonDir, "atlas", "recovery", t.Run, id+".patch")
+	}
+	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
+		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
+	}
+	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
+		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(gitstate.Now())}
+	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		for _, s := range r.State.Snapshots {
+			if s.ID == id {
+				rec, res.Reused = s, true
+				return nil, nil
+			}
+		}
+		r.State.Snapshots = append(r.State.Snapshots, rec)
+		data, _ := json.Marshal(map[string]any{"id": id, "node": t.Node, "ref": ref, "commit": commit, "patch": patch,
+			"source": t.Source, "reason": opt.Reason, "head": m.Head, "baseline": t.Baseline})
+		old := git.ZeroID
+		if res.Reused {
+			old = commit // pinned already: the transaction only checks it is still there
+		}
+		return &gitstate.Change{
+			Event: gitstate.Event{Type: "snapshot", Stage: t.Stage, Data: data},
+			Refs:  []git.RefUpdate{{Name: ref, New: commit, Old: old}},
+		}, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("record snapshot %s: %w", id, err)
+	}
+	if rec.Patch != patch {
+		// Recorded earlier with another --patch-out: both files hold the same patch.
+		rec.Patch = patch
+	}
+	res.Rec = rec
+	return res, nil
+}
+
+// contentID is 12 hex digits of a hash over everything the snapshot holds.
+func contentID(parts ...string) string {
+	h := sha256.New()
+	for _, p := range parts {
+		fmt.Fprintf(h, "%s\x00", p)
+	}
+	return hex.EncodeToString(h.Sum(nil))[:12]
+}
+
+// captured is what one pass over the worktree found.
+type captured struct {
+	manifest Manifest
+	unmerged []git.IndexEntry
+}
+
+func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*captured, error) {
+	head, err := wt.ResolveHead(ctx)
+	if err != nil {
+		return nil, err
+	}
+	_, branch, _ := wt.Head(ctx)
+	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
+		Head: head, Branch: branch, Baseline: t.Baseline}
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if id := wt.PseudoRef(ctx, name); id != "" {
+			if m.Pending == nil {
+				m.Pending = map[string]string{}
+			}
+			m.Pending[name] = id
+		}
+	}
+
+	// The worktree's index, copied once: every later step works on copies of it.
+	idx, err := wt.CopyIndex(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer idx.Close()
+	full, err := idx.Clone()
+	if err != nil {
+		return nil, err
+	}
+	defer full.Close()
+
+	// The staged state: the index's tree. write-tree refuses unmerged entries, so
+	// their stages are kept aside (in the meta tree) and the paths left out here.
+	entries, err := idx.Entries(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &captured{}
+	var conflicted []string
+	for _, e := range entries {
+		if e.Stage == 0 {
+			continue
+		}
+		c.unmerged = append(c.unmerged, e)
+		if len(conflicted) == 0 || conflicted[len(conflicted)-1] != e.Path {
+			conflicted = append(conflicted, e.Path)
+			m.Unmerged = append(m.Unmerged, NameOf(e.Path))
+		}
+	}
+	if err := idx.ForceRemove(ctx, conflicted); err != nil {
+		return nil, err
+	}
+	if m.IndexTree, err = idx.WriteTree(ctx); err != nil {
+		return nil, fmt.Errorf("write index tree: %w", err)
+	}
+
+	// The whole worktree: add -A on the copy. Entries marked assume-unchanged would
+	// hide their files' changes from add, so the copy forgets that mark.
+	assumed, skipped, err := full.Flagged(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := full.ClearAssumeUnchanged(ctx, assumed); err != nil {
+		return nil, err
+	}
+	for _, p := range assumed {
+		m.AssumeUnchanged = append(m.AssumeUnchanged, NameOf(p))
+	}
+	if err := full.AddAll(ctx); err != nil {
+		return nil, fmt.Errorf("stage the worktree into a temporary index: %w", err)
+	}
+	ignored, err := full.Ignored(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var include []string
+	m.Ignored, include, err = sizeIgnored(t.Path, ignored, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.IncludeIgnored {
+		m.IgnoredCap = opt.IgnoredCap
+		if err := full.AddForce(ctx, include); err != nil {
+			return nil, fmt.Errorf("add ignored files: %w", err)
+		}
+	}
+	if m.Tree, err = full.WriteTree(ctx); err != nil {
+		return nil, fmt.Errorf("write worktree tree: %w", err)
+	}
+
+	// Read the tree back and hold it against the disk.
+	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped)}
+	for _, e := range m.Ignored {
+		v.addIgnored(e.String(), e.Dir)
+	}
+	embedded, err := v.check(ctx, m.Tree)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range embedded {
+		m.Embedded = append(m.Embedded, NameOf(p))
+	}
+	if err := checkIndexTree(ctx, wt.Repo, m.IndexTree, entries); err != nil {
+		return nil, err
+	}
+	c.manifest = m
+	return c, nil
+}
+
+// sizeIgnored measures the ignored entries and picks the files to include: in name
+// order, each file that still fits under the cap.
+func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []string, error) {
+	var list []IgnoredEntry
+	var include []string
+	var total int64
+	for _, p := range ignored {
+		e := IgnoredEntry{Name: NameOf(strings.TrimSuffix(p, "/")), Dir: strings.HasSuffix(p, "/")}
+		var files []string
+		var sizes []int64
+		err := filepath.WalkDir(filepath.Join(root, filepath.FromSlash(p)), func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() {
+				if d.Name() == ".git" {
+					return filepath.SkipDir // a nested repository's own store: not a file of ours
+				}
+				return nil
+			}
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			if !info.Mode().IsRegular() && info.Mode()&os.ModeSymlink == 0 {
+				return nil
+			}
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			files = append(files, filepath.ToSlash(rel))
+			sizes = append(sizes, info.Size())
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return nil, nil, fmt.Errorf("measure ignored %s: %w", p, err)
+		}
+		e.Files = len(files)
+		for i, f := range files {
+			e.Size += sizes[i]
+			if opt.IncludeIgnored && total+sizes[i] <= opt.IgnoredCap {
+				total += sizes[i]
+				include = append(include, f)
+				e.Included++
+			}
+		}
+		list = append(list, e)
+	}
+	return list, include, nil
+}
+
+// checkIndexTree holds the index tree against the merged entries of the index copy:
+// every one present with its mode and blob. An intent-to-add entry (an empty blob that
+// write-tree leaves out) is the one allowed absence.
+func checkIndexTree(ctx context.Context, repo *git.Repository, tree string, entries []git.IndexEntry) error {
+	items, err := repo.LsTree(ctx, tree)
+	if err != nil {
+		return fmt.Errorf("read back index tree: %w", err)
+	}
+	got := make(map[string]git.TreeItem, len(items))
+	for _, it := range items {
+		got[it.Path] = it
+	}
+	empty, err := emptyBlob(ctx, repo)
+	if err != nil {
+		return err
+	}
+	for _, e := range entries {
+		if e.Stage != 0 {
+			continue
+		}
+		it, ok := got[e.Path]
+		if !ok && e.ID == empty {
+			continue
+		}
+		if !ok || it.ID != e.ID || it.Mode != e.Mode {
+			return fmt.Errorf("index tree %s: %q is %s %s, the index has %s %s", tree, e.Path, it.Mode, it.ID, e.Mode, e.ID)
+		}
+	}
+	return nil
+}
+
+func emptyBlob(ctx context.Context, repo *git.Repository) (string, error) {
+	if repo.ObjectFormat(ctx) == "sha256" {
+		return "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813", nil
+	}
+	return "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", nil
+}
+
+// writeMetaTree builds {manifest.json, conflicts/<stage>/<path>} through a temporary
+// index: the stages' blobs are in the store already, and write-tree nests the paths.
+func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, unmerged []git.IndexEntry) (string, error) {
+	blob, err := repo.WriteBlob(ctx, manifest)
+	if err != nil {
+		return "", err
+	}
+	ti, err := repo.NewTempIndex()
+	if err != nil {
+		return "", err
+	}
+	defer ti.Close()
+	entries := []git.IndexEntry{{Mode: "100644", ID: blob, Path: "manifest.json"}}
+	for _, e := range unmerged {
+		entries = append(entries, git.IndexEntry{Mode: e.Mode, ID: e.ID, Path: fmt.Sprintf("conflicts/%d/%s", e.Stage, e.Path)})
+	}
+	if err := ti.SetEntries(ctx, entries); err != nil {
+		return "", err
+	}
+	return ti.WriteTree(ctx)
+}
+
+// writeCommits writes the index commit, the meta commit and the snapshot commit.
+func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree string) (string, error) {
+	var head []string
+	if m.Head != "" {
+		head = []string{m.Head}
+	}
+	index, err := repo.WriteCommit(ctx, m.IndexTree, head, "atlas snapshot "+id+": index\n")
+	if err != nil {
+		return "", fmt.Errorf("write index commit: %w", err)
+	}
+	var pending []string
+	for _, k := range sortedKeys(m.Pending) {
+		pending = append(pending, m.Pending[k])
+	}
+	meta, err := repo.WriteCommit(ctx, metaTree, pending, "atlas snapshot "+id+": manifest\n")
+	if err != nil {
+		return "", fmt.Errorf("write meta commit: %w", err)
+	}
+	msg := fmt.Sprintf("atlas snapshot %s\n\nrun %s, %s %s, baseline %s\n", id, m.Run, m.Source, path, m.Baseline)
+	commit, err := repo.WriteCommit(ctx, m.Tree, append(head, index, meta), msg)
+	if err != nil {
+		return "", fmt.Errorf("write snapshot commit: %w", err)
+	}
+	return commit, nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// checkCommit reads a snapshot commit back from the object store and checks that its
+// tree, parents, index tree and meta tree are what was captured.
+func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Manifest, metaTree string) error {
+	s, err := Open(ctx, repo, commit)
+	if err != nil {
+		return err
+	}
+	switch {
+	case s.Tree != m.Tree:
+		return fmt.Errorf("tree is %s, captured %s", s.Tree, m.Tree)
+	case s.Manifest.Head != m.Head:
+		return fmt.Errorf("head is %s, captured %s", s.Manifest.Head, m.Head)
+	case s.IndexTree != m.IndexTree:
+		return fmt.Errorf("index tree is %s, captured %s", s.IndexTree, m.IndexTree)
+	case s.MetaTree != metaTree:
+		return fmt.Errorf("meta tree is %s, captured %s", s.MetaTree, metaTree)
+	}
+	return nil
+}
+
+// writePatch exports the binary patch from base to tree into path, through a
+// temporary file renamed into place, so a patch file is always whole. With keep, an
+// existing file is kept: at the default path, named by the snapshot id, its content is
+// a function of base and tree (a --patch-out file is always rewritten).
+func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep bool) error {
+	if info, err := os.Stat(path); keep && err == nil && info.Mode().IsRegular() {
+		return nil
+	}
+	if base == "" {
+		empty, err := repo.EmptyTree(ctx)
+		if err != nil {
+			return err
+		}
+		base = empty
+	}
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(dir, ".patch-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(f.Name())
+	if err := repo.WritePatch(ctx, f, base, tree); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	if d, err := os.Open(dir); err == nil {
+		_ = d.Sync()
+		d.Close()
+	}
+	return nil
+}
+
+// Snap is a snapshot commit read back from the object store.
+type Snap struct {
+	Commit    string
+	Tree      string
+	IndexTree string
+	MetaTree  string
+	Manifest  Manifest
+	// Unmerged are the stages of the unmerged paths, as index entries.
+	Unmerged []git.IndexEntry
+}
+
+// Open reads a snapshot commit: its parents name the index and meta commits, and the
+// meta tree holds the manifest and the conflict stages.
+func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, error) {
+	info, err := repo.Commit(ctx, commit)
+	if err != nil {
+		return nil, err
+	}
+	if len(info.Parents) < 2 {
+		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents))
+	}
+	index, err := repo.Commit(ctx, info.Parents[len(info.Parents)-2])
+	if err != nil {
+		return nil, err
+	}
+	meta, err := repo.Commit(ctx, info.Parents[len(info.Parents)-1])
+	if err != nil {
+		return nil, err
+	}
+	s := &Snap{Commit: commit, Tree: info.Tree, IndexTree: index.Tree, MetaTree: meta.Tree}
+	items, err := repo.LsTree(ctx, meta.Tree)
+	if err != nil {
+		return nil, err
+	}
+	var mblob string
+	for _, it := range items {
+		if it.Path == "manifest.json" {
+			mblob = it.ID
+			continue
+		}
+		rest, ok := strings.CutPrefix(it.Path, "conflicts/")
+		if !ok || len(rest) < 3 || rest[1] != '/' || rest[0] < '1' || rest[0] > '3' {
+			continue
+		}
+		s.Unmerged = append(s.Unmerged, git.IndexEntry{Mode: it.Mode, ID: it.ID, Stage: int(rest[0] - '0'), Path: rest[2:]})
+	}
+	if mblob == "" {
+		return nil, fault.Refused("%s is not a git-atlas snapshot (no manifest)", commit)
+	}
+	blobs, err := repo.BlobsAt(ctx, []string{meta.ID + ":manifest.json"})
+	if err != nil {
+		return nil, err
+	}
+	if blobs[0].Err != nil {
+		return nil, blobs[0].Err
+	}
+	if err := json.Unmarshal(blobs[0].Data, &s.Manifest); err != nil {
+		return nil, fmt.Errorf("manifest of %s: %w", commit, err)
+	}
+	if s.Manifest.Tree != s.Tree || s.Manifest.IndexTree != s.IndexTree {
+		return nil, fmt.Errorf("snapshot %s: manifest disagrees with its commits", commit)
+	}
+	// ls-tree orders by path; the index orders each path's stages together.
+	sort.SliceStable(s.Unmerged, func(i, j int) bool {
+		if s.Unmerged[i].Path != s.Unmerged[j].Path {
+			return s.Unmerged[i].Path < s.Unmerged[j].Path
+		}
+		return s.Unmerged[i].Stage < s.Unmerged[j].Stage
+	})
+	return s, nil
+}
+
+func toSet(list []string) map[string]bool {
+	s := make(map[string]bool, len(list))
+	for _, p := range list {
+		s[p] = true
+	}
+	return s
+}

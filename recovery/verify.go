@@ -1,0 +1,323 @@
+package recovery
+
+import (
+	"context"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// verifier holds a tree read back from the object store against the files of a
+// directory: every file on disk is in the tree with its blob id and mode (or is
+// ignored), and every file of the tree is on disk. It hashes the files itself rather
+// than asking git, so a fault in the capture cannot hide in the check; only files
+// whose raw bytes differ are re-hashed by git, for clean filters (autocrlf, LFS).
+type verifier struct {
+	repo    *git.Repository
+	wt      *git.Worktree // for config; nil means the repository's
+	root    string
+	skipped map[string]bool // skip-worktree entries: absent from disk on purpose
+	// ignored files and wholly ignored directories (no trailing slash)
+	ignoredFiles map[string]bool
+	ignoredDirs  map[string]bool
+}
+
+func (v *verifier) addIgnored(p string, dir bool) {
+	if v.ignoredFiles == nil {
+		v.ignoredFiles, v.ignoredDirs = map[string]bool{}, map[string]bool{}
+	}
+	if dir {
+		v.ignoredDirs[p] = true
+	} else {
+		v.ignoredFiles[p] = true
+	}
+}
+
+func (v *verifier) ignored(p string) bool {
+	if v.ignoredFiles[p] {
+		return true
+	}
+	for d := p; ; {
+		i := strings.LastIndexByte(d, '/')
+		if i < 0 {
+			return false
+		}
+		d = d[:i]
+		if v.ignoredDirs[d] {
+			return true
+		}
+	}
+}
+
+// fileCheck is one regular file or symlink to hash.
+type fileCheck struct {
+	rel  string
+	abs  string
+	link bool
+	exec int // -1: any; 0 or 1: the exec bit the snapshot holds
+	want string
+	got  string
+	err  error
+}
+
+// check compares tree with the directory. It returns the paths of nested repositories
+// (gitlinks over non-empty directories), whose files the tree does not hold.
+func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
+	items, err := v.repo.LsTree(ctx, tree)
+	if err != nil {
+		return nil, fmt.Errorf("read back tree %s: %w", tree, err)
+	}
+	byPath := make(map[string]git.TreeItem, len(items))
+	paths := make([]string, 0, len(items))
+	var blobs []string
+	for _, it := range items {
+		byPath[it.Path] = it
+		paths = append(paths, it.Path)
+		if it.Type == "blob" {
+			blobs = append(blobs, it.ID)
+		}
+	}
+	sort.Strings(paths)
+	missing, err := v.repo.MissingObjects(ctx, unique(blobs))
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		return nil, fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
+	}
+	cfg := v.wt
+	if cfg == nil {
+		cfg = v.repo.Worktree(v.repo.CommonDir)
+	}
+	fileMode := cfg.ConfigBool(ctx, "core.fileMode", true)
+	symlinks := cfg.ConfigBool(ctx, "core.symlinks", true)
+	sha256Repo := v.repo.ObjectFormat(ctx) == "sha256"
+
+	seen := make(map[string]bool, len(items))
+	var embedded []string
+	var checks []*fileCheck
+	changed := func(format string, args ...any) error {
+		return fmt.Errorf("%w: "+format, append([]any{ErrChanged}, args...)...)
+	}
+	hasUnder := func(dir string) bool {
+		i := sort.SearchStrings(paths, dir+"/")
+		return i < len(paths) && strings.HasPrefix(paths[i], dir+"/")
+	}
+	err = filepath.WalkDir(v.root, func(abs string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if abs == v.root {
+			return nil
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(abs, v.root+string(filepath.Separator)))
+		if rel == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			if it, ok := byPath[rel]; ok && it.Type == "commit" {
+				seen[rel] = true
+				if entries, _ := os.ReadDir(abs); len(entries) > 0 {
+					embedded = append(embedded, rel)
+				}
+				return filepath.SkipDir
+			}
+			if v.ignoredDirs[rel] && !hasUnder(rel) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		it, ok := byPath[rel]
+		typ := d.Type()
+		if !ok {
+			if v.ignored(rel) {
+				return nil
+			}
+			if !typ.IsRegular() && typ&fs.ModeSymlink == 0 {
+				return nil // fifos, sockets, devices: git keeps none
+			}
+			return changed("%q is on disk but not in the snapshot", rel)
+		}
+		seen[rel] = true
+		isLink := typ&fs.ModeSymlink != 0
+		switch {
+		case isLink && it.Mode != "120000":
+			return changed("%q is a symlink on disk, %s in the snapshot", rel, it.Mode)
+		case isLink:
+		case !typ.IsRegular():
+			return changed("%q is not a regular file on disk", rel)
+		case it.Mode == "120000" && !symlinks:
+			// core.symlinks=false: the link is a plain file holding its target.
+		case it.Mode != "100644" && it.Mode != "100755":
+			return changed("%q is a file on disk, %s in the snapshot", rel, it.Mode)
+		}
+		// The exec bit is checked by the hasher, from the fstat of the open file.
+		exec := -1
+		if fileMode && it.Mode != "120000" {
+			exec = 0
+			if it.Mode == "100755" {
+				exec = 1
+			}
+		}
+		checks = append(checks, &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID})
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, ErrChanged) {
+			return nil, err
+		}
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %v", ErrChanged, err)
+		}
+		return nil, err
+	}
+	for _, it := range items {
+		if !seen[it.Path] && !v.skipped[it.Path] {
+			return nil, changed("%q is in the snapshot but not on disk", it.Path)
+		}
+	}
+	hashAll(checks, sha256Repo)
+	var refilter []*fileCheck
+	for _, c := range checks {
+		if c.err != nil {
+			return nil, fmt.Errorf("%w: hash %q: %v", ErrChanged, c.rel, c.err)
+		}
+		if c.got != c.want {
+			if c.link {
+				return nil, changed("symlink %q does not match the snapshot", c.rel)
+			}
+			refilter = append(refilter, c)
+		}
+	}
+	if len(refilter) > 0 {
+		rels := make([]string, len(refilter))
+		for i, c := range refilter {
+			rels[i] = c.rel
+		}
+		ids, err := v.repo.HashFiles(ctx, v.root, rels)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %q does not match the snapshot (%v)", ErrChanged, rels[0], err)
+		}
+		for i, c := range refilter {
+			if ids[i] != c.want {
+				return nil, changed("%q does not match the snapshot", c.rel)
+			}
+		}
+	}
+	return embedded, nil
+}
+
+// hashAll computes git blob ids of the files (a symlink's blob is its target) on
+// every core, with raw system calls: at 20,000 files, the os.File machinery (poller
+// registration, extra stat and read calls) doubled the verification's cost.
+func hashAll(checks []*fileCheck, sha256Repo bool) {
+	work := make(chan []*fileCheck)
+	var wg sync.WaitGroup
+	n := runtime.NumCPU()
+	if n > 8 {
+		n = 8
+	}
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var h hash.Hash
+			if sha256Repo {
+				h = sha256.New()
+			} else {
+				h = sha1.New()
+			}
+			buf := make([]byte, 256<<10)
+			for batch := range work {
+				for _, c := range batch {
+					c.got, c.err = blobID(h, buf, c)
+				}
+			}
+		}()
+	}
+	for i := 0; i < len(checks); i += 64 {
+		work <- checks[i:min(i+64, len(checks))]
+	}
+	close(work)
+	wg.Wait()
+}
+
+func blobID(h hash.Hash, buf []byte, c *fileCheck) (string, error) {
+	h.Reset()
+	if c.link {
+		target, err := os.Readlink(c.abs)
+		if err != nil {
+			return "", err
+		}
+		fmt.Fprintf(h, "blob %d\x00%s", len(target), target)
+		return hex.EncodeToString(h.Sum(nil)), nil
+	}
+	fd, err := syscall.Open(c.abs, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return "", &fs.PathError{Op: "open", Path: c.abs, Err: err}
+	}
+	defer syscall.Close(fd)
+	var st syscall.Stat_t
+	if err := syscall.Fstat(fd, &st); err != nil {
+		return "", err
+	}
+	if st.Mode&syscall.S_IFMT != syscall.S_IFREG {
+		return "", fmt.Errorf("no longer a regular file")
+	}
+	if c.exec >= 0 && (st.Mode&0o100 != 0) != (c.exec == 1) {
+		return "", fmt.Errorf("mode %o on disk, exec=%d in the snapshot", st.Mode&0o777, c.exec)
+	}
+	fmt.Fprintf(h, "blob %d\x00", st.Size)
+	var total int64
+	for {
+		// Ask for one byte more than is left: a short read of a regular file is its end.
+		want := len(buf)
+		if left := st.Size - total + 1; left < int64(want) {
+			want = int(left)
+		}
+		n, err := syscall.Read(fd, buf[:want])
+		if err == syscall.EINTR {
+			continue
+		}
+		if err != nil {
+			return "", err
+		}
+		h.Write(buf[:n])
+		total += int64(n)
+		if n < want || n == 0 {
+			break
+		}
+	}
+	if total != st.Size {
+		return "", fmt.Errorf("size changed while reading (%d, then %d bytes)", st.Size, total)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func unique(ids []string) []string {
+	seen := make(map[string]bool, len(ids))
+	out := ids[:0:0]
+	for _, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}

@@ -1,0 +1,99 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// The verifier is what stands between a faulty capture and a deleted worktree: any
+// difference between the tree and the disk must fail it.
+func TestVerifierCatchesEveryDifference(t *testing.T) {
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	cases := map[string]func(dir string) error{
+		"modified":  func(dir string) error { return os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644) },
+		"same size": func(dir string) error { return os.WriteFile(filepath.Join(dir, "a.txt"), []byte("A\n"), 0o644) },
+		"untracked": func(dir string) error { return os.WriteFile(filepath.Join(dir, "new.txt"), nil, 0o644) },
+		"deleted":   func(dir string) error { return os.Remove(filepath.Join(dir, "a.txt")) },
+		"exec bit":  func(dir string) error { return os.Chmod(filepath.Join(dir, "a.txt"), 0o755) },
+		"link retargeted": func(dir string) error {
+			_ = os.Remove(filepath.Join(dir, "l"))
+			return os.Symlink("b.txt", filepath.Join(dir, "l"))
+		},
+		"link became file": func(dir string) error {
+			_ = os.Remove(filepath.Join(dir, "l"))
+			return os.WriteFile(filepath.Join(dir, "l"), []byte("a.txt"), 0o644)
+		},
+	}
+	for name, change := range cases {
+		t.Run(name, func(t *testing.T) {
+			v, tree := verifiedDir(t)
+			if err := change(v.root); err != nil {
+				t.Fatal(err)
+			}
+			if _, err := v.check(context.Background(), tree); !errors.Is(err, ErrChanged) {
+				t.Fatalf("want ErrChanged, got %v", err)
+			}
+		})
+	}
+	t.Run("ignored files are allowed", func(t *testing.T) {
+		v, tree := verifiedDir(t)
+		if err := os.WriteFile(filepath.Join(v.root, "x.log"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		v.addIgnored("x.log", false)
+		if _, err := v.check(context.Background(), tree); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// verifiedDir makes a worktree, snapshots its tree, and checks the unchanged disk
+// passes.
+func verifiedDir(t *testing.T) (*verifier, string) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q"}} {
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("%v: %s", err, out)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("b\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(dir, "l")); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := repo.Worktree(dir)
+	idx, err := wt.CopyIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	if err := idx.AddAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	tree, err := idx.WriteTree(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &verifier{repo: repo, wt: wt, root: dir}
+	if _, err := v.check(ctx, tree); err != nil {
+		t.Fatalf("unchanged directory fails: %v", err)
+	}
+	return v, tree
+}
