@@ -135,6 +135,9 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	if err := removeAtomically(ctx, repo, rec.Path); err != nil {
 		return out, err
 	}
+	if opt.KeepRecord {
+		return out, nil
+	}
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		kept := r.State.Worktrees[:0:0]
 		found := false

@@ -59,6 +59,10 @@ type Options struct {
 	// Always makes PreserveAndRemove snapshot an existing worktree even when nothing
 	// could be lost (resume may want a record of every worktree it resets).
 	Always bool
+	// KeepRecord makes PreserveAndRemove leave the worktree's ledger record in place:
+	// resume recreates the worktree right after, and a resume killed in between must
+	// still find the record to finish the job.
+	KeepRecord bool
 	// PatchOut is where the patch goes; "" means
 	// <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch.
 	PatchOut string

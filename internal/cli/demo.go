@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -190,7 +191,11 @@ func (d *demo) play() (err error) {
 	}
 	d.must("job", "done", "demo", "docs", "--lease", docsLease, "--status", "ok")
 
-	d.say("The orchestrator's session dies too. At the next session start:")
+	d.say("The orchestrator's session dies too. Once the run's leases have run out (%s), nobody drives it.", demoTTL)
+	if err := d.waitNotLive(); err != nil {
+		return err
+	}
+	d.say("At the next session start:")
 	d.must("resume", "--brief")
 	d.must("resume", "--plan")
 
@@ -239,9 +244,31 @@ func (d *demo) play() (err error) {
 	return nil
 }
 
+// demoTTL is the lease of every claim in the demo: a dead run is one whose leases ran
+// out, and the demo should not wait the default ten minutes for that.
+const demoTTL = "1s"
+
+// waitNotLive polls until the run's driver lease has expired.
+func (d *demo) waitNotLive() error {
+	deadline := time.Now().Add(10 * time.Second)
+	for time.Now().Before(deadline) {
+		var out, errb bytes.Buffer
+		if Main([]string{"-C", d.repo, "show", "demo", "--json"}, strings.NewReader(""), &out, &errb) == 0 {
+			var v struct {
+				Live bool `json:"live"`
+			}
+			if json.Unmarshal(out.Bytes(), &v) == nil && !v.Live {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the demo run stayed live")
+}
+
 // claim takes a job for holder and returns its lease token.
 func (d *demo) claim(job, holder string) string {
-	out := d.must("job", "claim", "demo", "--job", job, "--holder", holder, "--json")
+	out := d.must("job", "claim", "demo", "--job", job, "--holder", holder, "--ttl", demoTTL, "--json")
 	var c struct {
 		Lease string `json:"lease"`
 	}
@@ -256,7 +283,7 @@ func (d *demo) claim(job, holder string) string {
 // disk (it says so on stdout: no sleeps).
 func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
 	script := `set -e
-"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --json | grep '"lease"' | cut -d'"' -f4
+"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep '"lease"' | cut -d'"' -f4
 wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB")
 echo "$wt"
 mkdir -p "$wt/ui"
@@ -266,7 +293,7 @@ echo ready
 exec sleep 600
 `
 	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = append(os.Environ(), "ATLAS="+d.exe, "REPO="+d.repo, "JOB="+job, "HOLDER="+holder)
+	cmd.Env = append(os.Environ(), "ATLAS="+d.exe, "REPO="+d.repo, "JOB="+job, "HOLDER="+holder, "TTL="+demoTTL)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {

@@ -300,5 +300,9 @@ func printResult(w io.Writer, r *resume.Result) {
 
 // resumeOps wires resume to the worktree and recovery operations.
 func resumeOps(env *Env) resume.Ops {
-	return resume.Ops{}
+	store, err := env.Store()
+	if err != nil {
+		return resume.Ops{}
+	}
+	return resume.DefaultOps(store, store.Repo.TopLevel)
 }

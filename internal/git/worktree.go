@@ -107,19 +107,21 @@ func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason stri
 	return err
 }
 
-// RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), then
-// prunes stale administrative files. The caller must have snapshotted anything that
-// could be lost (SPEC §7): `git worktree remove --force` also deletes ignored files.
+// RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), or only
+// its administrative files when its directory is gone. It never prunes globally: that
+// would also drop the user's own worktrees whose disk is merely unmounted. The caller
+// must have snapshotted anything that could be lost (SPEC §7): `git worktree remove
+// --force` also deletes ignored files.
 func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
 	_, _ = r.Git(ctx, "worktree", "unlock", path) // not locked is fine
 	if _, err := r.Git(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
 		var ge *Error
-		// A directory deleted by hand leaves only administrative files: prune them.
-		if !(errors.As(err, &ge) && (strings.Contains(ge.Stderr, "is not a working tree") || strings.Contains(ge.Stderr, "does not exist"))) {
-			return err
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
+			return nil // already gone, administrative files too
 		}
+		return err
 	}
-	return r.PruneWorktrees(ctx)
+	return nil
 }
 
 // PruneWorktrees drops administrative files of worktrees whose directories are gone.
