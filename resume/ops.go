@@ -80,17 +80,25 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 	return got.Path, nil
 }
 
-// setAsideBroken handles a worktree directory git cannot read (a `worktree add` killed
-// half-way leaves one without a valid .git file): no snapshot can be taken of it, so it
-// is renamed aside, whole, next to where it was, and git forgets the registration. Nothing
-// in it is deleted.
+// setAsideBroken clears what a killed checkout left: a half-made worktree is discarded
+// (it holds nothing but baseline files no agent saw); a worktree directory git cannot
+// read for any other reason cannot be snapshotted, so it is renamed aside, whole, next
+// to where it was, and git forgets the registration. Nothing anyone wrote is deleted.
 func setAsideBroken(ctx context.Context, store *gitstate.Store, run, node string) error {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return err
 	}
 	rec := r.State.Worktree(node)
-	if rec == nil || !exists(rec.Path) {
+	if rec == nil {
+		return nil
+	}
+	if worktrees.HalfMade(rec.Path) {
+		// git-atlas was killed while checking it out: a partial copy of a baseline that
+		// no agent was ever given. Nothing in it is anyone's work.
+		return worktrees.DiscardHalfMade(ctx, store.Repo, rec.Path)
+	}
+	if !exists(rec.Path) {
 		return nil
 	}
 	if _, _, err := store.Repo.Worktree(rec.Path).Head(ctx); err == nil {

@@ -182,6 +182,11 @@ func jobOf(rec gitstate.WorktreeRec) string {
 // recreated on its branch (as the branch stands) when its directory is gone.
 func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec) (*Added, error) {
 	repo := store.Repo
+	if HalfMade(rec.Path) { // an earlier add was killed while checking out: start over
+		if err := DiscardHalfMade(ctx, repo, rec.Path); err != nil {
+			return nil, err
+		}
+	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return nil, err

@@ -172,10 +172,43 @@ func forgetMissing(ctx context.Context, repo *git.Repository, list []git.Worktre
 // already set to commit. The user's hooks never run (every internal call disables
 // them).
 func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+	// The marker beside the directory says "git-atlas is still making this checkout":
+	// a process killed half-way leaves a partial checkout of the baseline that no agent
+	// ever saw, which a resume may then delete without a snapshot (HalfMade).
+	marker := rec.Path + materializingSuffix
+	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+		return err
+	}
+	if err := os.WriteFile(marker, []byte(run+" "+rec.Node+"\n"), 0o644); err != nil {
+		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
+	}
 	if err := repo.AddWorktree(ctx, rec.Path, commit, lockReason(run, rec.Node)); err != nil {
 		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
 	}
-	return attach(ctx, repo, rec)
+	if err := attach(ctx, repo, rec); err != nil {
+		return err
+	}
+	return os.Remove(marker)
+}
+
+const materializingSuffix = ".atlas-materializing"
+
+// HalfMade reports whether the worktree at path is a checkout git-atlas began and never
+// finished (it was killed while making it): nothing in it is anyone's work.
+func HalfMade(path string) bool {
+	_, err := os.Stat(path + materializingSuffix)
+	return err == nil
+}
+
+// DiscardHalfMade deletes a half-made worktree and its marker.
+func DiscardHalfMade(ctx context.Context, repo *git.Repository, path string) error {
+	if err := os.RemoveAll(path); err != nil {
+		return err
+	}
+	if err := repo.RemoveWorktree(ctx, path); err != nil {
+		return err
+	}
+	return os.Remove(path + materializingSuffix)
 }
 
 // attach points the worktree's HEAD at its branch.

@@ -92,6 +92,15 @@ func (d *demo) must(args ...string) string {
 	return out
 }
 
+// quiet runs a command without printing it (the demo reads its JSON).
+func (d *demo) quiet(args ...string) string {
+	var out, errb bytes.Buffer
+	if code := Main(append([]string{"-C", d.repo}, args...), strings.NewReader(""), &out, &errb); code != 0 {
+		panic(demoFailure(fmt.Sprintf("git atlas %s: exit %d: %s", strings.Join(args, " "), code, errb.String())))
+	}
+	return out.String()
+}
+
 type demoFailure string
 
 func quoteArgs(args []string) []string {
@@ -201,7 +210,8 @@ func (d *demo) play() (err error) {
 
 	d.say("Resume: ui goes back to PENDING (no attempt, no gas refund), the epoch goes up,\n# worker-2's dirty worktree is snapshotted, then recreated clean.")
 	d.must("resume", "demo")
-	snaps := d.must("recovery", "list", "demo", "--json")
+	d.must("recovery", "list", "demo")
+	snaps := d.quiet("recovery", "list", "demo", "--json")
 	var list struct {
 		Snapshots []struct {
 			ID string `json:"id"`
@@ -239,7 +249,6 @@ func (d *demo) play() (err error) {
 	d.say("The union integrates the three nodes on atlas/demo/union; your branch is untouched.")
 	d.must("union", "demo")
 	d.must("worktree", "list", "demo")
-	d.must("resume", "demo", "--plan")
 	d.must("finish", "demo", "--status", "completed")
 	return nil
 }
@@ -268,13 +277,15 @@ func (d *demo) waitNotLive() error {
 
 // claim takes a job for holder and returns its lease token.
 func (d *demo) claim(job, holder string) string {
-	out := d.must("job", "claim", "demo", "--job", job, "--holder", holder, "--ttl", demoTTL, "--json")
+	fmt.Fprintf(d.w, "$ git atlas job claim demo --job %s --holder %s --ttl %s\n", job, holder, demoTTL)
+	out := d.quiet("job", "claim", "demo", "--job", job, "--holder", holder, "--ttl", demoTTL, "--json")
 	var c struct {
 		Lease string `json:"lease"`
 	}
 	if err := json.Unmarshal([]byte(out), &c); err != nil || c.Lease == "" {
 		panic(demoFailure("claim " + job + ": no lease in " + out))
 	}
+	fmt.Fprintf(d.w, "  %s: lease %s\n", job, c.Lease)
 	return c.Lease
 }
 
@@ -283,7 +294,7 @@ func (d *demo) claim(job, holder string) string {
 // disk (it says so on stdout: no sleeps).
 func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
 	script := `set -e
-"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep '"lease"' | cut -d'"' -f4
+"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep -m1 '"lease"' | cut -d'"' -f4
 wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB")
 echo "$wt"
 mkdir -p "$wt/ui"
