@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // planWorktrees inspects every managed worktree of the run and decides what the reset
@@ -18,6 +19,11 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run) (
 		if finishedNode(r, rec.Node) {
 			wp.Reason = "node finished"
 			wp.Exists = exists(rec.Path)
+			plans = append(plans, wp)
+			continue
+		}
+		if worktrees.HalfMade(rec.Path) {
+			wp.Action, wp.Reason = ActionRecreate, "checkout never finished"
 			plans = append(plans, wp)
 			continue
 		}
@@ -37,7 +43,9 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run) (
 		wp.Head = head
 		dirty, err := wt.Dirty(ctx)
 		if err != nil {
-			return nil, err
+			wp.Action, wp.Reason = ActionSnapshot, "unreadable: "+err.Error()
+			plans = append(plans, wp)
+			continue
 		}
 		wp.Dirty = dirty
 		switch {

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"strings"
+	"time"
 )
 
 // RefUpdate is one change in a ref transaction. Old is the value the ref must have
@@ -44,12 +46,46 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	_, err := r.GitInput(ctx, in.Bytes(), args...)
 	if err != nil {
 		var ge *Error
+		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
+			return fmt.Errorf("%w: removed a stale lock: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+		}
 		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
 			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
 		}
 		return err
 	}
 	return nil
+}
+
+// StaleLockAge is how old a ref lock of git-atlas's own namespaces must be before it
+// is taken for the leftover of a killed git (a transaction holds its locks for
+// milliseconds). git never removes such a lock itself, and every later write of that
+// run would fail until someone did.
+var StaleLockAge = 10 * time.Second
+
+// clearStaleLock removes the lock file named in update-ref's "Unable to create
+// '<lock>': File exists" when it belongs to refs/atlas/ or an atlas/ branch and is older
+// than StaleLockAge, and says whether it did (the caller retries).
+func clearStaleLock(stderr string) bool {
+	const pre, post = "Unable to create '", "': File exists"
+	i := strings.Index(stderr, pre)
+	if i < 0 {
+		return false
+	}
+	rest := stderr[i+len(pre):]
+	j := strings.Index(rest, post)
+	if j < 0 {
+		return false
+	}
+	lock := rest[:j]
+	if !strings.HasSuffix(lock, ".lock") || !(strings.Contains(lock, "/refs/atlas/") || strings.Contains(lock, "/refs/heads/atlas/")) {
+		return false
+	}
+	st, err := os.Stat(lock)
+	if err != nil || time.Since(st.ModTime()) < StaleLockAge {
+		return false
+	}
+	return os.Remove(lock) == nil
 }
 
 // isCASFailure recognises update-ref's refusals that mean "someone else moved it".

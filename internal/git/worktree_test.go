@@ -1,6 +1,10 @@
 package git
 
-import "testing"
+import (
+	"os"
+	"testing"
+	"time"
+)
 
 func TestParseWorktrees(t *testing.T) {
 	out := "worktree /r\x00HEAD abc\x00branch refs/heads/main\x00\x00" +
@@ -18,5 +22,41 @@ func TestParseWorktrees(t *testing.T) {
 	}
 	if !got[2].Prunable || got[2].PrunableReason == "" {
 		t.Errorf("third: %+v", got[2])
+	}
+}
+
+func TestClearStaleLock(t *testing.T) {
+	dir := t.TempDir()
+	lock := dir + "/refs/atlas/runs/r.lock"
+	if err := os.MkdirAll(dir+"/refs/atlas/runs", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	msg := "fatal: cannot lock ref 'refs/atlas/runs/r': Unable to create '" + lock + "': File exists.\n"
+	if clearStaleLock(msg) {
+		t.Fatal("a fresh lock was taken for stale")
+	}
+	old := time.Now().Add(-2 * StaleLockAge)
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	other := dir + "/refs/heads/main.lock"
+	if err := os.MkdirAll(dir+"/refs/heads", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(other, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chtimes(other, old, old)
+	if clearStaleLock("Unable to create '" + other + "': File exists.") {
+		t.Fatal("a lock outside git-atlas's namespaces was removed")
+	}
+	if !clearStaleLock(msg) {
+		t.Fatal("a stale lock was not removed")
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("lock still there: %v", err)
 	}
 }
