@@ -48,6 +48,7 @@ type StageDef struct {
 	MaxRetries int      `json:"max_retries"`
 	ReworkTo   string   `json:"rework_to,omitempty"`
 	Scope      []string `json:"scope,omitempty"`
+	Extra      Extra    `json:"-"`
 }
 
 // DefaultMaxRetries is a stage's retry budget when its definition names none.
@@ -82,6 +83,7 @@ type StageState struct {
 	Reason    string        `json:"reason,omitempty"`
 	Verify    *VerifyResult `json:"verify,omitempty"`
 	UpdatedAt string        `json:"updated_at,omitempty"`
+	Extra     Extra         `json:"-"`
 }
 
 // Attempt is one dispatch of a stage.
@@ -89,6 +91,7 @@ type Attempt struct {
 	N         int    `json:"n"`
 	StartedAt string `json:"started_at"`
 	Baseline  string `json:"baseline"`
+	Extra     Extra  `json:"-"`
 }
 
 // VerifyResult is the outcome of a verify command run by git-atlas.
@@ -99,6 +102,7 @@ type VerifyResult struct {
 	TimedOut bool   `json:"timed_out,omitempty"`
 	Tail     string `json:"tail,omitempty"`
 	At       string `json:"at"`
+	Extra    Extra  `json:"-"`
 }
 
 // Job is a node of a graph run's DAG.
@@ -114,12 +118,14 @@ type Job struct {
 	Holder    string          `json:"holder,omitempty"`
 	ExpiresAt string          `json:"expires_at,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
+	Extra     Extra           `json:"-"`
 }
 
 // Lease is the run's driver lease (SPEC §5.1).
 type Lease struct {
 	Holder    string `json:"holder"`
 	ExpiresAt string `json:"expires_at"`
+	Extra     Extra  `json:"-"`
 }
 
 // WorktreeRec is a managed worktree as the ledger recorded it.
@@ -131,6 +137,7 @@ type WorktreeRec struct {
 	Baseline  string `json:"baseline"`
 	Head      string `json:"head"`
 	Untrusted bool   `json:"untrusted,omitempty"`
+	Extra     Extra  `json:"-"`
 }
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.
@@ -144,6 +151,7 @@ type SnapshotRec struct {
 	Source    string `json:"source,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	CreatedAt string `json:"created_at"`
+	Extra     Extra  `json:"-"`
 }
 
 // UnionRec is the last union build.
@@ -152,6 +160,7 @@ type UnionRec struct {
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	At         string              `json:"at"`
+	Extra      Extra               `json:"-"`
 }
 
 // ReplayRec is a replay branch made by recover.
@@ -161,6 +170,7 @@ type ReplayRec struct {
 	Baseline string `json:"baseline"`
 	Snapshot string `json:"snapshot,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
+	Extra    Extra  `json:"-"`
 }
 
 // Event is event.json: the event that made a ledger commit.
