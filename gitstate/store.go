@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -89,9 +91,11 @@ func (s *Store) diagnose(ctx context.Context, id, tip string, err error) error {
 	return err
 }
 
-// unreadable is the error of a run whose ledger cannot be read (ErrCorrupt).
+// unreadable is the error of a run whose ledger cannot be read (ErrCorrupt). It has no
+// kind of its own (exit 1, "failure"): it is neither a refusal by the state machine
+// nor a missing run, and nothing an orchestrator should retry.
 func unreadable(id, format string, args ...any) error {
-	return &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
+	return &fault.Error{Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
 		Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
 }
 
@@ -221,6 +225,12 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	if tries <= 0 {
 		tries = 1
 	}
+	if err := ValidName("run", id); err != nil {
+		return nil, err // before the name reaches a path
+	}
+	// Queue behind other git-atlas writers of this run rather than race them (see
+	// git.Mutex); the CAS below is what makes the write safe.
+	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
@@ -269,29 +279,57 @@ type Entry struct {
 	Err error
 }
 
-// List reads every run from one ref scan and one batch of blob reads.
+// List reads every run: one for-each-ref streaming into one cat-file --batch
+// (git.RefFiles), decoded on every core while git is still reading.
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	refs, err := s.Repo.ListRefs(ctx, strings.TrimSuffix(RunsPrefix, "/"))
+	type listed struct {
+		Entry
+		tip      string
+		noHeader bool // run.json unreadable: maybe the tip itself is the problem
+	}
+	var (
+		mu      sync.Mutex
+		results []listed
+		wg      sync.WaitGroup
+	)
+	type item struct {
+		k     int
+		ref   git.Ref
+		blobs []git.Blob
+	}
+	work := make(chan item, 64)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				l := listed{Entry: Entry{ID: strings.TrimPrefix(it.ref.Name, RunsPrefix)}, tip: it.ref.ID}
+				l.Run, l.Err = decodeRun(l.ID, it.ref.ID, it.blobs[0], it.blobs[1])
+				l.noHeader = l.Err != nil && it.blobs[0].Err != nil
+				mu.Lock()
+				results[it.k] = l
+				mu.Unlock()
+			}
+		}()
+	}
+	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), []string{"run.json", "state.json"}, func(ref git.Ref, blobs []git.Blob) {
+		mu.Lock()
+		k := len(results)
+		results = append(results, listed{})
+		mu.Unlock()
+		work <- item{k: k, ref: ref, blobs: blobs}
+	})
+	close(work)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	specs := make([]string, 0, 2*len(refs))
-	for _, ref := range refs {
-		specs = append(specs, ref.ID+":run.json", ref.ID+":state.json")
-	}
-	blobs, err := s.Repo.BlobsAt(ctx, specs)
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]Entry, len(refs))
-	for k, ref := range refs {
-		id := strings.TrimPrefix(ref.Name, RunsPrefix)
-		e := Entry{ID: id}
-		e.Run, e.Err = decodeRun(id, ref.ID, blobs[2*k], blobs[2*k+1])
-		if e.Err != nil && blobs[2*k].Err != nil {
-			e.Err = s.diagnose(ctx, id, ref.ID, e.Err)
+	entries := make([]Entry, len(results))
+	for k, l := range results {
+		if l.noHeader {
+			l.Err = s.diagnose(ctx, l.ID, l.tip, l.Err) // error path only: may fork
 		}
-		entries[k] = e
+		entries[k] = l.Entry
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
 	return entries, nil
@@ -303,17 +341,9 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var commits []string
-	for c := r.Tip; c != ""; {
-		commits = append(commits, c)
-		info, err := s.Repo.Commit(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
-		}
-		if len(info.Parents) == 0 {
-			break
-		}
-		c = info.Parents[0]
+	commits, err := s.Repo.FirstParents(ctx, r.Tip)
+	if err != nil {
+		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}
 	specs := make([]string, len(commits))
 	for i, c := range commits {

@@ -71,6 +71,8 @@ func isTerminal(f any) bool {
 
 // headless is the policy of SPEC §6: no prompts under CI, without a terminal, or when
 // the caller asked for machine output or said yes in advance.
+//
+//lint:ignore U1000 the resume and recover commands (SPEC §6) are its callers.
 func (e *Env) headless() bool {
 	return e.JSON || e.Yes || os.Getenv("CI") == "true" || !isTerminal(e.Stdin)
 }
