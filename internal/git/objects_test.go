@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -215,5 +216,51 @@ func TestListRefsWithMissingObject(t *testing.T) {
 	}
 	if len(refs) != 2 || refs[0] != (Ref{Name: "refs/atlas/runs/good", ID: head}) || refs[1] != (Ref{Name: "refs/atlas/runs/missing", ID: missing}) {
 		t.Fatalf("refs = %+v", refs)
+	}
+}
+
+func TestRefFiles(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			collect := func() (names []string, got [][]Blob) {
+				err := r.RefFiles(ctx, "refs/atlas/runs", []string{"a.json", "b.json"}, func(ref Ref, blobs []Blob) {
+					names = append(names, ref.Name+" "+ref.ID)
+					got = append(got, blobs)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return names, got
+			}
+			if names, _ := collect(); len(names) != 0 {
+				t.Fatalf("no refs: got %v", names)
+			}
+			blob := g("x\n", "hash-object", "-w", "--stdin")
+			// More than a pipe buffer of questions and answers, in one fast-import.
+			var stream strings.Builder
+			for i := 0; i < 300; i++ {
+				fmt.Fprintf(&stream, "commit refs/atlas/runs/r%03d\ncommitter C <c@x> 1767225600 +0000\ndata 2\nx\nM 100644 inline a.json\ndata <<EOT\na%d\nEOT\n\n", i, i)
+			}
+			g(stream.String(), "fast-import", "--quiet")
+			commits := strings.Fields(g("", "for-each-ref", "--format=%(objectname)", "refs/atlas/runs"))
+			g("", "update-ref", "refs/atlas/runs/zblob", blob)
+			names, got := collect()
+			if len(names) != 301 {
+				t.Fatalf("%d refs", len(names))
+			}
+			for i, c := range commits {
+				if names[i] != fmt.Sprintf("refs/atlas/runs/r%03d %s", i, c) {
+					t.Fatalf("ref %d = %s", i, names[i])
+				}
+				if string(got[i][0].Data) != fmt.Sprintf("a%d\n", i) || !errors.Is(got[i][1].Err, ErrNotFoundObject) {
+					t.Fatalf("ref %d: %+v", i, got[i])
+				}
+			}
+			if last := got[300]; !errors.Is(last[0].Err, ErrNotFoundObject) || !errors.Is(last[1].Err, ErrNotFoundObject) {
+				t.Fatalf("a ref to a blob: %+v", last)
+			}
+		})
 	}
 }
