@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Durable event appends per second from one process, three ways, on one fresh run:
-#   1. `git atlas event RUN note` in a loop (a process per event, go-git objects);
-#   2. the same with the CLI fallback (GIT_ATLAS_NO_GOGIT=1);
+# Durable event appends per second from one process, on one fresh run:
+#   1. gitstate.Store.Update in-process (BenchmarkUpdate: go-git objects, and the CLI
+#      fallback's forks);
+#   2. `git atlas event RUN note` in a loop (a process per event), go-git and CLI;
 #   3. the same ledger commit made by git plumbing processes: hash-object -w x2
 #      (state.json, event.json), mktree, commit-tree, update-ref (CAS) -- with the
 #      same flushes git-atlas asks for (core.fsync=loose-object,reference).
@@ -12,6 +13,9 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 go build -C "$root" -o "$tmp/bin/git-atlas" ./cmd/git-atlas
+bench=$(cd "$root" && go test -run '^$' -bench 'BenchmarkUpdate/(gogit|cli)$' -benchtime "${n}x" ./gitstate)
+store_gogit=$(awk '/BenchmarkUpdate\/gogit/ { print $5 }' <<<"$bench")
+store_cli=$(awk '/BenchmarkUpdate\/cli/ { print $5 }' <<<"$bench")
 export PATH="$tmp/bin:$PATH" HOME="$tmp" GIT_CONFIG_NOSYSTEM=1
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@x
 git init -q "$tmp/repo" && cd "$tmp/repo" && git commit -q --allow-empty -m first
@@ -49,10 +53,13 @@ test "$(git rev-list --count refs/atlas/runs/r)" = $((n + 1))
 test "$(git rev-list --count refs/atlas/runs/p)" = $((n + 1))
 git fsck --no-dangling >/dev/null
 
-echo "events per run:                      $n"
-echo "git atlas event (go-git objects):    $(rate $n $atlas) events/s"
-echo "git atlas event (CLI fallback):      $(rate $n $cli) events/s"
-echo "git plumbing (5 processes/event):    $(rate $n $plumbing) events/s"
-awk -v a="$atlas" -v c="$cli" -v p="$plumbing" 'BEGIN {
-  printf "ratio git-atlas / plumbing:         %.2fx  (speed; >1 is faster)\n", p / a
-  printf "ratio CLI fallback / plumbing:      %.2fx\n", p / c }'
+pr=$(rate $n $plumbing)
+echo "events per run:                         $n"
+echo "Store.Update in-process (go-git):       $store_gogit events/s"
+echo "Store.Update in-process (CLI fallback): $store_cli events/s"
+echo "git atlas event loop (go-git):          $(rate $n $atlas) events/s"
+echo "git atlas event loop (CLI fallback):    $(rate $n $cli) events/s"
+echo "git plumbing, 5 processes per event:    $pr events/s"
+awk -v sg="$store_gogit" -v sc="$store_cli" -v a="$(rate $n $atlas)" -v c="$(rate $n $cli)" -v p="$pr" 'BEGIN {
+  print "speed against plumbing (>1 is faster):"
+  printf "  Store.Update go-git %.2fx, CLI %.2fx; git atlas event go-git %.2fx, CLI %.2fx\n", sg / p, sc / p, a / p, c / p }'
