@@ -20,30 +20,17 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// The stress tests run the real binary, built once without the race detector (the
-// processes are what is under test, and -race would make each one 10x slower).
-var (
-	buildOnce sync.Once
-	binDir    string
-	buildErr  error
-)
-
+// atlasBinary builds the real binary into a temporary directory, without the race
+// detector: the processes are what is under test, and -race would make each one 10x
+// slower. (The go build cache makes the second build a link.)
 func atlasBinary(t *testing.T) string {
 	t.Helper()
-	buildOnce.Do(func() {
-		binDir, buildErr = os.MkdirTemp("", "git-atlas-bin-")
-		if buildErr != nil {
-			return
-		}
-		out, err := exec.Command("go", "build", "-o", filepath.Join(binDir, "git-atlas"), "./cmd/git-atlas").CombinedOutput()
-		if err != nil {
-			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatal(buildErr)
+	dir := t.TempDir()
+	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "git-atlas"), "./cmd/git-atlas").CombinedOutput()
+	if err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	return binDir
+	return dir
 }
 
 // stressRepo makes a repository with one commit and returns it with the environment
