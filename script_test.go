@@ -20,6 +20,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if os.Getenv("GIT_ATLAS_TEST_WRITER") == "1" {
+		stressWriterMain() // a child of TestStressKilledWriter
+		return
+	}
 	testscript.Main(m, map[string]func(){
 		"git-atlas": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -128,6 +128,19 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error 
 	}
 	if to == StageRework {
 		st.Reworks++
+		// rework_to sends the work back to an earlier stage: it is reopened in rework
+		// (even from completed), so its next dispatch is a new attempt, counted against
+		// its own budget. A stage that never ran has nothing to rework.
+		if def.ReworkTo != "" && def.ReworkTo != stage {
+			if _, back, ok := r.Stage(def.ReworkTo); ok && len(back.Attempts) > 0 {
+				back.Status = StageRework
+				back.Reason = "rework from " + stage
+				if reason != "" {
+					back.Reason += ": " + reason
+				}
+				back.UpdatedAt = at
+			}
+		}
 	}
 	st.Status = to
 	st.Reason = reason

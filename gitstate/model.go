@@ -48,6 +48,7 @@ type StageDef struct {
 	MaxRetries int      `json:"max_retries"`
 	ReworkTo   string   `json:"rework_to,omitempty"`
 	Scope      []string `json:"scope,omitempty"`
+	Extra      Extra    `json:"-"`
 }
 
 // DefaultMaxRetries is a stage's retry budget when its definition names none.
@@ -105,6 +106,7 @@ type StageState struct {
 	Reason    string        `json:"reason,omitempty"`
 	Verify    *VerifyResult `json:"verify,omitempty"`
 	UpdatedAt string        `json:"updated_at,omitempty"`
+	Extra     Extra         `json:"-"`
 }
 
 // Attempt is one dispatch of a stage.
@@ -112,6 +114,7 @@ type Attempt struct {
 	N         int    `json:"n"`
 	StartedAt string `json:"started_at"`
 	Baseline  string `json:"baseline"`
+	Extra     Extra  `json:"-"`
 }
 
 // VerifyResult is the outcome of a verify command run by git-atlas.
@@ -122,6 +125,7 @@ type VerifyResult struct {
 	TimedOut bool   `json:"timed_out,omitempty"`
 	Tail     string `json:"tail,omitempty"`
 	At       string `json:"at"`
+	Extra    Extra  `json:"-"`
 }
 
 // Job is a node of a graph run's DAG.
@@ -140,12 +144,14 @@ type Job struct {
 	// Reason says why a job ended FAILED: "receipt", "attempts", or
 	// "dependency <job> failed".
 	Reason string `json:"reason,omitempty"`
+	Extra  Extra  `json:"-"`
 }
 
 // Lease is the run's driver lease (SPEC §5.1).
 type Lease struct {
 	Holder    string `json:"holder"`
 	ExpiresAt string `json:"expires_at"`
+	Extra     Extra  `json:"-"`
 }
 
 // WorktreeRec is a managed worktree as the ledger recorded it.
@@ -157,6 +163,7 @@ type WorktreeRec struct {
 	Baseline  string `json:"baseline"`
 	Head      string `json:"head"`
 	Untrusted bool   `json:"untrusted,omitempty"`
+	Extra     Extra  `json:"-"`
 }
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.
@@ -170,6 +177,7 @@ type SnapshotRec struct {
 	Source    string `json:"source,omitempty"`
 	Reason    string `json:"reason,omitempty"`
 	CreatedAt string `json:"created_at"`
+	Extra     Extra  `json:"-"`
 }
 
 // UnionRec is the last union build.
@@ -178,6 +186,7 @@ type UnionRec struct {
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	At         string              `json:"at"`
+	Extra      Extra               `json:"-"`
 }
 
 // ReplayRec is a replay branch made by recover.
@@ -187,6 +196,7 @@ type ReplayRec struct {
 	Baseline string `json:"baseline"`
 	Snapshot string `json:"snapshot,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
+	Extra    Extra  `json:"-"`
 }
 
 // Event is event.json: the event that made a ledger commit.

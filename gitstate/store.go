@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -68,25 +70,53 @@ func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	return decodeRun(id, tip, blobs[0], blobs[1])
+	r, err := decodeRun(id, tip, blobs[0], blobs[1])
+	if err != nil && blobs[0].Err != nil {
+		return nil, s.diagnose(ctx, id, tip, err)
+	}
+	return r, err
+}
+
+// diagnose says why run.json could not be read when the tip itself is the problem
+// (a missing object, a blob): "no such path run.json" would send the user looking in
+// the wrong place. It runs only on the error path.
+func (s *Store) diagnose(ctx context.Context, id, tip string, err error) error {
+	typ, terr := s.Repo.ObjectType(ctx, tip)
+	switch {
+	case errors.Is(terr, git.ErrNotFoundObject):
+		return unreadable(id, "its ref points at %s, which is missing from the object store", tip)
+	case terr == nil && typ != "commit":
+		return unreadable(id, "its ref points at a %s (%s), not a ledger commit", typ, tip)
+	}
+	return err
+}
+
+// unreadable is the error of a run whose ledger cannot be read (ErrCorrupt). It has no
+// kind of its own (exit 1, "failure"): it is neither a refusal by the state machine
+// nor a missing run, and nothing an orchestrator should retry.
+func unreadable(id, format string, args ...any) error {
+	return &fault.Error{Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
+		Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
 }
 
 func decodeRun(id, tip string, header, state git.Blob) (*Run, error) {
-	corrupt := func(format string, args ...any) error {
-		return &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
-			Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
-	}
-	if header.Err != nil {
-		return nil, corrupt("run.json: %v", header.Err)
-	}
-	if state.Err != nil {
-		return nil, corrupt("state.json: %v", state.Err)
+	corrupt := func(format string, args ...any) error { return unreadable(id, format, args...) }
+	for _, b := range []struct {
+		name string
+		blob git.Blob
+	}{{"run.json", header}, {"state.json", state}} {
+		if errors.Is(b.blob.Err, git.ErrNotFoundObject) {
+			return nil, corrupt("ledger commit %s has no readable %s", tip, b.name)
+		}
+		if b.blob.Err != nil {
+			return nil, corrupt("%s: %v", b.name, b.blob.Err)
+		}
 	}
 	r := &Run{Tip: tip, headerBlob: header.ID}
-	if err := unmarshalKeep(header.Data, &r.Header); err != nil {
+	if err := decodeDoc(header.Data, &r.Header); err != nil {
 		return nil, corrupt("run.json: %v", err)
 	}
-	if err := unmarshalKeep(state.Data, &r.State); err != nil {
+	if err := decodeDoc(state.Data, &r.State); err != nil {
 		return nil, corrupt("state.json: %v", err)
 	}
 	if r.Header.RunID != id || r.State.RunID != id {
@@ -97,11 +127,15 @@ func decodeRun(id, tip string, header, state git.Blob) (*Run, error) {
 
 // Writable refuses to rewrite documents from a newer schema.
 func (r *Run) Writable() error {
+	refuse := func(doc string, found int) error {
+		return &fault.Error{Kind: fault.ErrRefused, Msg: "run " + r.Header.RunID, Err: &ErrNewerSchema{Doc: doc, Found: found},
+			Hint: "upgrade git-atlas to change this run; show, log and list still work"}
+	}
 	if r.Header.Schema > Schema {
-		return &fault.Error{Kind: fault.ErrRefused, Msg: (&ErrNewerSchema{Doc: "run.json of " + r.Header.RunID, Found: r.Header.Schema}).Error()}
+		return refuse("run.json", r.Header.Schema)
 	}
 	if r.State.Schema > Schema {
-		return &fault.Error{Kind: fault.ErrRefused, Msg: (&ErrNewerSchema{Doc: "state.json of " + r.Header.RunID, Found: r.State.Schema}).Error()}
+		return refuse("state.json", r.State.Schema)
 	}
 	return nil
 }
@@ -113,7 +147,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 		return nil, err
 	}
 	h.Schema, st.Schema = Schema, Schema
-	hb, err := marshalKeep(&h)
+	hb, err := encodeDoc(&h)
 	if err != nil {
 		return nil, err
 	}
@@ -147,11 +181,11 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	if ev.Time == "" {
 		ev.Time = now
 	}
-	sb, err := marshalKeep(&r.State)
+	sb, err := encodeDoc(&r.State)
 	if err != nil {
 		return "", err
 	}
-	eb, err := marshalKeep(ev)
+	eb, err := encodeDoc(ev)
 	if err != nil {
 		return "", err
 	}
@@ -191,7 +225,14 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	if tries <= 0 {
 		tries = 1
 	}
+	if err := ValidName("run", id); err != nil {
+		return nil, err // before the name reaches a path
+	}
+	// Queue behind other git-atlas writers of this run rather than race them (see
+	// git.Mutex); the CAS below is what makes the write safe.
+	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
 	backoff := time.Millisecond
+	var lastErr error
 	for try := 0; try < tries; try++ {
 		r, err := s.Load(ctx, id)
 		if err != nil {
@@ -224,13 +265,14 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		if !errors.Is(err, git.ErrRefConflict) {
 			return nil, err
 		}
+		lastErr = err
 		// Lost the race: wait a jittered, growing moment and re-read.
 		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
 		if backoff < 32*time.Millisecond {
 			backoff *= 2
 		}
 	}
-	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command")
+	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command; if no other git is running, git's last refusal may name a stale lock file: %s", lastErr)
 }
 
 // Entry is one run in a listing: the run, or why it could not be read.
@@ -240,35 +282,57 @@ type Entry struct {
 	Err error
 }
 
-// List reads every run from one ref scan and one batch of blob reads.
+// List reads every run: one for-each-ref streaming into one cat-file --batch
+// (git.RefFiles), decoded on every core while git is still reading.
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	refs, err := s.Repo.ListRefs(ctx, strings.TrimSuffix(RunsPrefix, "/"))
+	type listed struct {
+		Entry
+		tip      string
+		noHeader bool // run.json unreadable: maybe the tip itself is the problem
+	}
+	var (
+		mu      sync.Mutex
+		results []listed
+		wg      sync.WaitGroup
+	)
+	type item struct {
+		k     int
+		ref   git.Ref
+		blobs []git.Blob
+	}
+	work := make(chan item, 64)
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for it := range work {
+				l := listed{Entry: Entry{ID: strings.TrimPrefix(it.ref.Name, RunsPrefix)}, tip: it.ref.ID}
+				l.Run, l.Err = decodeRun(l.ID, it.ref.ID, it.blobs[0], it.blobs[1])
+				l.noHeader = l.Err != nil && it.blobs[0].Err != nil
+				mu.Lock()
+				results[it.k] = l
+				mu.Unlock()
+			}
+		}()
+	}
+	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), []string{"run.json", "state.json"}, func(ref git.Ref, blobs []git.Blob) {
+		mu.Lock()
+		k := len(results)
+		results = append(results, listed{})
+		mu.Unlock()
+		work <- item{k: k, ref: ref, blobs: blobs}
+	})
+	close(work)
+	wg.Wait()
 	if err != nil {
 		return nil, err
 	}
-	var specs []string
-	var entries []Entry
-	for _, ref := range refs {
-		id := strings.TrimPrefix(ref.Name, RunsPrefix)
-		e := Entry{ID: id}
-		if ref.Type != "commit" {
-			e.Err = &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("run %s is unreadable: its ref points at a %s, not a ledger commit", id, ref.Type), Err: ErrCorrupt}
-		} else {
-			specs = append(specs, ref.ID+":run.json", ref.ID+":state.json")
+	entries := make([]Entry, len(results))
+	for k, l := range results {
+		if l.noHeader {
+			l.Err = s.diagnose(ctx, l.ID, l.tip, l.Err) // error path only: may fork
 		}
-		entries = append(entries, e)
-	}
-	blobs, err := s.Repo.BlobsAt(ctx, specs)
-	if err != nil {
-		return nil, err
-	}
-	i := 0
-	for k, ref := range refs {
-		if entries[k].Err != nil {
-			continue
-		}
-		entries[k].Run, entries[k].Err = decodeRun(entries[k].ID, ref.ID, blobs[i], blobs[i+1])
-		i += 2
+		entries[k] = l.Entry
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
 	return entries, nil
@@ -280,17 +344,9 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	var commits []string
-	for c := r.Tip; c != ""; {
-		commits = append(commits, c)
-		info, err := s.Repo.Commit(ctx, c)
-		if err != nil {
-			return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
-		}
-		if len(info.Parents) == 0 {
-			break
-		}
-		c = info.Parents[0]
+	commits, err := s.Repo.FirstParents(ctx, r.Tip)
+	if err != nil {
+		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}
 	specs := make([]string, len(commits))
 	for i, c := range commits {
@@ -306,7 +362,7 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, b.Err)
 		}
 		var ev Event
-		if err := unmarshalKeep(b.Data, &ev); err != nil {
+		if err := decodeDoc(b.Data, &ev); err != nil {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, err)
 		}
 		events = append(events, ev)
@@ -315,6 +371,6 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 }
 
 // MarshalState and friends expose the documents' canonical encoding (for --json).
-func MarshalState(s *State) (json.RawMessage, error)   { return marshalKeep(s) }
-func MarshalHeader(h *Header) (json.RawMessage, error) { return marshalKeep(h) }
-func MarshalEvent(e *Event) (json.RawMessage, error)   { return marshalKeep(e) }
+func MarshalState(s *State) (json.RawMessage, error)   { return json.Marshal(s) }
+func MarshalHeader(h *Header) (json.RawMessage, error) { return json.Marshal(h) }
+func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) }

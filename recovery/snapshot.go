@@ -460,7 +460,7 @@ func checkIndexTree(ctx context.Context, repo *git.Repository, tree string, entr
 }
 
 func emptyBlob(ctx context.Context, repo *git.Repository) (string, error) {
-	if repo.ObjectFormat(ctx) == "sha256" {
+	if repo.ObjectFormat == "sha256" {
 		return "473a0f4c3be8a93681a267e3b1e9a7dcda1185436fe141f7749120a303721813", nil
 	}
 	return "e69de29bb2d1d6434b8b29ae775ad8c2e48c5391", nil

@@ -104,7 +104,7 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 	}
 	fileMode := cfg.ConfigBool(ctx, "core.fileMode", true)
 	symlinks := cfg.ConfigBool(ctx, "core.symlinks", true)
-	sha256Repo := v.repo.ObjectFormat(ctx) == "sha256"
+	sha256Repo := v.repo.ObjectFormat == "sha256"
 
 	seen := make(map[string]bool, len(items))
 	var embedded []string

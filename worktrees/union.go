@@ -445,7 +445,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 		create = true
 	}
 	res.Rec = rec
-	if prev == nil || *prev != rec || oldTip != head || r.State.Union == nil || !sameUnion(*r.State.Union, res.Union) {
+	if prev == nil || !sameRec(*prev, rec) || oldTip != head || r.State.Union == nil || !sameUnion(*r.State.Union, res.Union) {
 		res.Changed = true
 		_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 			if err := open(r); err != nil {
@@ -517,4 +517,10 @@ func sameUnion(a, b gitstate.UnionRec) bool {
 		a.Conflicted, b.Conflicted = nil, nil
 	}
 	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted)
+}
+
+// sameRec compares the fields of two worktree records that git-atlas itself writes.
+func sameRec(a, b gitstate.WorktreeRec) bool {
+	return a.Node == b.Node && a.Stage == b.Stage && a.Path == b.Path && a.Branch == b.Branch &&
+		a.Baseline == b.Baseline && a.Head == b.Head && a.Untrusted == b.Untrusted
 }

@@ -4,12 +4,14 @@ package cli
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"syscall"
 
@@ -85,6 +87,15 @@ func (e *Env) Repo() (*git.Repository, error) {
 	return e.repo, nil
 }
 
+// path resolves a file argument the way git resolves one after -C: relative to the
+// -C directory, not to the directory the process started in.
+func (e *Env) path(p string) string {
+	if p == "" || filepath.IsAbs(p) || e.Dir == "" {
+		return p
+	}
+	return filepath.Join(e.Dir, p)
+}
+
 // Store returns the run ledger of the repository.
 func (e *Env) Store() (*gitstate.Store, error) {
 	if e.store == nil {
@@ -129,6 +140,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		kong.Vars{"version": "git-atlas " + Version},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
 	)
 	if err != nil {
 		fmt.Fprintln(stderr, "git-atlas: internal error:", err)
@@ -195,6 +207,22 @@ func firstWord(args []string) string {
 		}
 	}
 	return ""
+}
+
+// helpPrinter is kong's help with its pointer to `--help` replaced by `-h`: git turns
+// `git atlas --help` into `git help atlas`, a man page lookup, so `-h` is the flag that
+// reaches this text.
+func helpPrinter(options kong.HelpOptions, ctx *kong.Context) error {
+	var buf bytes.Buffer
+	out := ctx.Stdout
+	ctx.Stdout = &buf
+	err := kong.DefaultHelpPrinter(options, ctx)
+	ctx.Stdout = out
+	_, werr := io.WriteString(out, strings.ReplaceAll(buf.String(), ` --help" for more`, ` -h" for more`))
+	if err != nil {
+		return err
+	}
+	return werr
 }
 
 // HelpCmd is `git atlas help [COMMAND...]`: git turns `git atlas --help` into a man

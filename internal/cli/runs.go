@@ -46,7 +46,7 @@ type StartCmd struct {
 	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; may contain commas)." placeholder:"GLOB"`
 	Baseline    string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
-	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE" type:"path"`
+	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
 	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
 	MaxAttempts int      `name:"max-attempts" help:"Graph runs: attempts per job before it fails (default 2)."`
@@ -88,7 +88,7 @@ func (c *StartCmd) Run(env *Env) error {
 	case c.Pipeline != "" && c.Stages != "":
 		return fault.Usage("give --stages or --pipeline, not both")
 	case c.Pipeline != "":
-		data, err := os.ReadFile(c.Pipeline)
+		data, err := os.ReadFile(env.path(c.Pipeline))
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}
@@ -120,7 +120,11 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	configs, hash, err := configFiles(repo.TopLevel, c.Config)
+	files := make([]string, len(c.Config))
+	for i, f := range c.Config {
+		files[i] = env.path(f)
+	}
+	configs, hash, err := configFiles(repo.TopLevel, files)
 	if err != nil {
 		return err
 	}

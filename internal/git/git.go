@@ -17,7 +17,11 @@ import (
 	"strings"
 )
 
-// ZeroID is the all-zero object id used by update-ref for "must not exist".
+// ZeroID stands for "no object" in a RefUpdate: as Old, the ref must not exist; as New,
+// the ref is deleted. It is the SHA-1 null id, but UpdateRefs translates it to the null
+// id of the repository's own object format (64 zeros in a sha256 repository, where
+// update-ref refuses 40 zeros as an invalid old value), so callers never need to know
+// the format.
 const ZeroID = "0000000000000000000000000000000000000000"
 
 // Error is a failed git invocation; it keeps git's own stderr so users see git's words.
@@ -119,7 +123,22 @@ type Repository struct {
 	CommonDir string
 	// TopLevel is the working tree the repository was opened from ("" when bare).
 	TopLevel string
-	objects  objectStore
+	// ObjectFormat is "sha1" or "sha256" (extensions.objectFormat).
+	ObjectFormat string
+	objects      objectStore
+}
+
+// NullID is the all-zero object id of the repository's object format.
+func (r *Repository) NullID() string {
+	if r.ObjectFormat == "sha256" {
+		return strings.Repeat("0", 64)
+	}
+	return ZeroID
+}
+
+// IsNullID reports whether id is the all-zero id of any object format.
+func IsNullID(id string) bool {
+	return id != "" && strings.Trim(id, "0") == ""
 }
 
 // Open resolves the repository containing path, once, with absolute paths.
@@ -131,11 +150,12 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	if err != nil {
 		return nil, err
 	}
-	out, err := cmd{dir: abs, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-toplevel"}}.run(ctx)
+	// --show-toplevel goes last: it is the one query that fails in a bare repository.
+	out, err := cmd{dir: abs, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if err != nil {
 		var ge *Error
-		if errors.As(err, &ge) && len(lines) >= 3 && lines[2] == "true" {
+		if errors.As(err, &ge) && len(lines) >= 4 && lines[2] == "true" {
 			// Bare repositories have no toplevel; rev-parse fails on the last query only.
 			err = nil
 		} else if errors.As(err, &ge) && strings.Contains(ge.Stderr, "dubious ownership") {
@@ -146,12 +166,12 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 			return nil, fmt.Errorf("open %s: %w", abs, err)
 		}
 	}
-	if len(lines) < 3 {
+	if len(lines) < 4 {
 		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
 	}
-	r := &Repository{GitDir: lines[0], CommonDir: lines[1]}
-	if len(lines) >= 4 && lines[2] != "true" {
-		r.TopLevel = lines[3]
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3]}
+	if len(lines) >= 5 && lines[2] != "true" {
+		r.TopLevel = lines[4]
 	}
 	r.objects = newObjectStore(r)
 	return r, nil
@@ -196,6 +216,16 @@ var ErrNotFoundObject = errors.New("no such commit or object")
 func (r *Repository) HasObject(ctx context.Context, id string) bool {
 	_, err := r.Git(ctx, "cat-file", "-e", id)
 	return err == nil
+}
+
+// ObjectType returns the type of object id (commit, tree, blob, tag), or
+// ErrNotFoundObject.
+func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) {
+	out, err := r.Git(ctx, "cat-file", "-t", id)
+	if err != nil {
+		return "", fmt.Errorf("object %s: %w", id, ErrNotFoundObject)
+	}
+	return strings.TrimSpace(string(out)), nil
 }
 
 // Config returns a config value ("" when unset).

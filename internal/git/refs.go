@@ -30,9 +30,13 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	}
 	var in bytes.Buffer
 	in.WriteString("start\x00")
+	null := r.NullID()
 	for _, u := range updates {
+		if IsNullID(u.Old) {
+			u.Old = null
+		}
 		switch {
-		case u.New == ZeroID:
+		case IsNullID(u.New):
 			fmt.Fprintf(&in, "delete %s\x00%s\x00", u.Name, u.Old)
 		default:
 			fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, u.New, u.Old)
@@ -103,25 +107,23 @@ func isCASFailure(stderr string) bool {
 type Ref struct {
 	Name string
 	ID   string
-	Type string // object type of the target: commit, blob, tree, tag
 }
 
-// ListRefs returns every ref under prefix with its target's type, in one for-each-ref.
+// ListRefs returns every ref under prefix, in one for-each-ref. It asks for nothing
+// that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
+// whose object is missing, and one corrupt ref must not hide all the others.
 func (r *Repository) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
-	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(objecttype) %(refname)", prefix)
+	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
 	}
 	var refs []Ref
 	for _, line := range strings.Split(string(out), "\n") {
-		if line == "" {
+		id, name, ok := strings.Cut(line, " ")
+		if !ok {
 			continue
 		}
-		parts := strings.SplitN(line, " ", 3)
-		if len(parts) != 3 {
-			continue
-		}
-		refs = append(refs, Ref{ID: parts[0], Type: parts[1], Name: parts[2]})
+		refs = append(refs, Ref{ID: id, Name: name})
 	}
 	return refs, nil
 }

@@ -403,14 +403,6 @@ func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) 
 	return strings.Fields(string(out)), nil
 }
 
-// ObjectFormat is the repository's hash algorithm: "sha1" or "sha256".
-func (r *Repository) ObjectFormat(ctx context.Context) string {
-	out, err := r.Git(ctx, "rev-parse", "--show-object-format")
-	if err != nil {
-		return "sha1"
-	}
-	return strings.TrimSpace(string(out))
-}
 
 // patchArgs make `diff-tree -p` output the same bytes whatever the user configured:
 // no external diff or textconv, no colour, fixed prefixes, no renames, whole tree, and

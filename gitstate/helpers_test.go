@@ -1,0 +1,124 @@
+package gitstate
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// repoKind is one way git-atlas reaches a repository: go-git in-process, the git CLI
+// fallback, or a sha256 repository (CLI, since go-git cannot open it).
+type repoKind struct {
+	name   string
+	format string // sha1 or sha256
+	noGo   bool   // GIT_ATLAS_NO_GOGIT=1
+	goGit  bool   // expected Repository.UsesGoGit()
+}
+
+var repoKinds = []repoKind{
+	{name: "gogit", format: "sha1", goGit: true},
+	{name: "cli", format: "sha1", noGo: true},
+	{name: "sha256", format: "sha256"},
+}
+
+// gitEnv pins git's identity and config for test repositories.
+func gitEnv(t testing.TB) {
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com",
+		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com",
+		"GIT_ATLAS_NO_GOGIT": "",
+	} {
+		t.Setenv(k, v)
+	}
+}
+
+// newRepo makes a repository with one commit and opens it the way kind says.
+func newRepo(t testing.TB, kind repoKind) *git.Repository {
+	t.Helper()
+	gitEnv(t)
+	dir := t.TempDir()
+	run(t, dir, "init", "-q", "-b", "main", "--object-format="+kind.format)
+	run(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
+	if kind.noGo {
+		t.Setenv("GIT_ATLAS_NO_GOGIT", "1")
+	}
+	repo, err := git.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if repo.UsesGoGit() != kind.goGit {
+		t.Fatalf("UsesGoGit = %v, want %v", repo.UsesGoGit(), kind.goGit)
+	}
+	return repo
+}
+
+// run runs git in dir and returns its trimmed stdout.
+func run(t testing.TB, dir string, args ...string) string {
+	t.Helper()
+	return runIn(t, dir, "", args...)
+}
+
+func runIn(t testing.TB, dir, stdin string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	c.Env = os.Environ()
+	if stdin != "" {
+		c.Stdin = strings.NewReader(stdin)
+	}
+	out, err := c.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("git %v: %v\n%s", args, err, msg)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// newRun creates a run with the given stage definitions.
+func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
+	t.Helper()
+	ctx := context.Background()
+	base, err := s.Repo.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base, Stages: defs}
+	st := State{RunID: id, Status: RunRunning, Stages: []StageState{}}
+	for _, d := range defs {
+		st.Stages = append(st.Stages, StageState{Name: d.Name, Status: StagePending})
+	}
+	pin := git.RefUpdate{Name: PinRef(id, "baseline"), New: base, Old: git.ZeroID}
+	r, err := s.Create(ctx, h, st, Event{Type: "run_started"}, pin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// transition applies one stage transition through the store, as the CLI does.
+func transition(s *Store, id, stage, to string) error {
+	_, err := s.Update(context.Background(), id, func(r *Run) (*Change, error) {
+		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(Now())); err != nil {
+			return nil, err
+		}
+		return &Change{Event: Event{Type: "stage_transition", Stage: stage}}, nil
+	})
+	return err
+}
+
+func writeFile(path, content string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(path, []byte(content), 0o644)
+}

@@ -1,0 +1,266 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+type kind struct {
+	name   string
+	format string
+	noGo   bool
+	goGit  bool
+}
+
+// Every object and ref operation is checked against git itself, in each way the
+// repository can be reached: go-git, the CLI fallback, and sha256 (CLI: go-git
+// cannot open it).
+var kinds = []kind{
+	{name: "gogit", format: "sha1", goGit: true},
+	{name: "cli", format: "sha1", noGo: true},
+	{name: "sha256", format: "sha256"},
+}
+
+func testRepo(t *testing.T, k kind) (*Repository, func(stdin string, args ...string) string) {
+	t.Helper()
+	home := t.TempDir()
+	for key, v := range map[string]string{
+		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": filepath.Join(home, "x"),
+		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@x",
+		"GIT_ATLAS_NO_GOGIT": "",
+	} {
+		t.Setenv(key, v)
+	}
+	dir := t.TempDir()
+	g := func(stdin string, args ...string) string {
+		t.Helper()
+		c := exec.Command("git", args...)
+		c.Dir = dir
+		if stdin != "" {
+			c.Stdin = strings.NewReader(stdin)
+		}
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	g("", "init", "-q", "-b", "main", "--object-format="+k.format)
+	g("", "commit", "-q", "--allow-empty", "-m", "first")
+	if k.noGo {
+		t.Setenv("GIT_ATLAS_NO_GOGIT", "1")
+	}
+	r, err := Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.UsesGoGit() != k.goGit {
+		t.Fatalf("UsesGoGit = %v, want %v", r.UsesGoGit(), k.goGit)
+	}
+	if r.ObjectFormat != k.format {
+		t.Fatalf("ObjectFormat = %q, want %q", r.ObjectFormat, k.format)
+	}
+	return r, g
+}
+
+func TestObjectsMatchGit(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			idLen := map[string]int{"sha1": 40, "sha256": 64}[k.format]
+
+			b1, err := r.WriteBlob(ctx, []byte("{\"a\":1}\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := g("{\"a\":1}\n", "hash-object", "--stdin"); b1 != want || len(b1) != idLen {
+				t.Fatalf("blob id %s, git says %s", b1, want)
+			}
+			b2, _ := r.WriteBlob(ctx, []byte("two\n"))
+			tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: b2}, {Name: "run.json", Blob: b1}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := g("100644 blob "+b1+"\trun.json\n100644 blob "+b2+"\tstate.json\n", "mktree"); tree != want {
+				t.Fatalf("tree id %s, git mktree says %s", tree, want)
+			}
+			head := g("", "rev-parse", "HEAD")
+			c1, err := r.WriteCommit(ctx, tree, nil, "root\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			c2, err := r.WriteCommit(ctx, tree, []string{c1}, "child\n")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := g("", "log", "--format=%an <%ae> %s %P", c2); !strings.Contains(got, "git-atlas <git-atlas@localhost> child "+c1) {
+				t.Fatalf("git log: %s", got)
+			}
+			info, err := r.Commit(ctx, c2)
+			if err != nil || info.Tree != tree || len(info.Parents) != 1 || info.Parents[0] != c1 {
+				t.Fatalf("Commit = %+v, %v", info, err)
+			}
+			chain, err := r.FirstParents(ctx, c2)
+			if err != nil || strings.Join(chain, " ") != c2+" "+c1 {
+				t.Fatalf("FirstParents = %v, %v", chain, err)
+			}
+			if _, err := r.Commit(ctx, b1); !errors.Is(err, ErrNotCommit) {
+				t.Fatalf("Commit(blob) = %v", err)
+			}
+			if _, err := r.Commit(ctx, strings.Repeat("1", idLen)); !errors.Is(err, ErrNotFoundObject) {
+				t.Fatalf("Commit(missing) = %v", err)
+			}
+			if typ, err := r.ObjectType(ctx, tree); typ != "tree" || err != nil {
+				t.Fatalf("ObjectType = %q, %v", typ, err)
+			}
+
+			blobs, err := r.BlobsAt(ctx, []string{c2 + ":run.json", c1 + ":state.json", c2 + ":nope.json", head + ":run.json", strings.Repeat("2", idLen) + ":run.json"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if string(blobs[0].Data) != "{\"a\":1}\n" || blobs[0].ID != b1 || string(blobs[1].Data) != "two\n" {
+				t.Fatalf("blobs = %+v", blobs[:2])
+			}
+			for _, b := range blobs[2:] {
+				if !errors.Is(b.Err, ErrNotFoundObject) {
+					t.Fatalf("missing blob: %+v", b)
+				}
+			}
+			g("", "fsck", "--strict", "--no-dangling")
+		})
+	}
+}
+
+func TestUpdateRefs(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			head := g("", "rev-parse", "HEAD")
+			c, _ := r.WriteCommit(ctx, g("", "rev-parse", "HEAD^{tree}"), []string{head}, "next\n")
+
+			// Create-only: ZeroID means "must not exist", whatever the object format.
+			if err := r.UpdateRefs(ctx, "create", RefUpdate{Name: "refs/atlas/runs/a", New: head, Old: ZeroID}); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.UpdateRefs(ctx, "again", RefUpdate{Name: "refs/atlas/runs/a", New: c, Old: ZeroID}); !errors.Is(err, ErrRefConflict) {
+				t.Fatalf("second create: %v", err)
+			}
+			// CAS: the wrong old value loses, the right one wins.
+			if err := r.UpdateRefs(ctx, "", RefUpdate{Name: "refs/atlas/runs/a", New: c, Old: c}); !errors.Is(err, ErrRefConflict) {
+				t.Fatalf("stale CAS: %v", err)
+			}
+			if err := r.UpdateRefs(ctx, "", RefUpdate{Name: "refs/atlas/runs/a", New: c, Old: head}); err != nil {
+				t.Fatal(err)
+			}
+			// One transaction: when one update fails, none is applied.
+			err := r.UpdateRefs(ctx, "", RefUpdate{Name: "refs/atlas/runs/b", New: head, Old: ZeroID}, RefUpdate{Name: "refs/atlas/runs/a", New: head, Old: head})
+			if !errors.Is(err, ErrRefConflict) {
+				t.Fatalf("mixed transaction: %v", err)
+			}
+			if id, _ := r.ReadRef(ctx, "refs/atlas/runs/b"); id != "" {
+				t.Fatal("half a transaction was applied")
+			}
+			if id, _ := r.ReadRef(ctx, "refs/atlas/runs/a"); id != c {
+				t.Fatalf("ReadRef = %s, want %s", id, c)
+			}
+			// Delete: New is ZeroID (or the format's own null id).
+			if err := r.UpdateRefs(ctx, "", RefUpdate{Name: "refs/atlas/runs/a", New: r.NullID(), Old: c}); err != nil {
+				t.Fatal(err)
+			}
+			if id, err := r.ReadRef(ctx, "refs/atlas/runs/a"); id != "" || err != nil {
+				t.Fatalf("deleted ref reads %q, %v", id, err)
+			}
+			if got := g("", "for-each-ref", "refs/atlas"); got != "" {
+				t.Fatalf("refs left: %s", got)
+			}
+		})
+	}
+}
+
+func TestNullID(t *testing.T) {
+	for _, k := range kinds {
+		r, _ := testRepo(t, k)
+		if want := map[string]int{"sha1": 40, "sha256": 64}[k.format]; len(r.NullID()) != want || !IsNullID(r.NullID()) {
+			t.Errorf("%s: NullID = %s", k.name, r.NullID())
+		}
+	}
+	for id, want := range map[string]bool{ZeroID: true, strings.Repeat("0", 64): true, "": false, "01": false} {
+		if IsNullID(id) != want {
+			t.Errorf("IsNullID(%q) != %v", id, want)
+		}
+	}
+}
+
+// One ref to a missing object must not hide the others (for-each-ref dies on it when
+// asked for the object's type).
+func TestListRefsWithMissingObject(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	head := g("", "rev-parse", "HEAD")
+	g("", "update-ref", "refs/atlas/runs/good", head)
+	missing := strings.Repeat("1", 40)
+	if err := os.WriteFile(filepath.Join(r.CommonDir, "refs/atlas/runs/missing"), []byte(missing+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	refs, err := r.ListRefs(ctx, "refs/atlas/runs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(refs) != 2 || refs[0] != (Ref{Name: "refs/atlas/runs/good", ID: head}) || refs[1] != (Ref{Name: "refs/atlas/runs/missing", ID: missing}) {
+		t.Fatalf("refs = %+v", refs)
+	}
+}
+
+func TestRefFiles(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			collect := func() (names []string, got [][]Blob) {
+				err := r.RefFiles(ctx, "refs/atlas/runs", []string{"a.json", "b.json"}, func(ref Ref, blobs []Blob) {
+					names = append(names, ref.Name+" "+ref.ID)
+					got = append(got, blobs)
+				})
+				if err != nil {
+					t.Fatal(err)
+				}
+				return names, got
+			}
+			if names, _ := collect(); len(names) != 0 {
+				t.Fatalf("no refs: got %v", names)
+			}
+			blob := g("x\n", "hash-object", "-w", "--stdin")
+			// More than a pipe buffer of questions and answers, in one fast-import.
+			var stream strings.Builder
+			for i := 0; i < 300; i++ {
+				fmt.Fprintf(&stream, "commit refs/atlas/runs/r%03d\ncommitter C <c@x> 1767225600 +0000\ndata 2\nx\nM 100644 inline a.json\ndata <<EOT\na%d\nEOT\n\n", i, i)
+			}
+			g(stream.String(), "fast-import", "--quiet")
+			commits := strings.Fields(g("", "for-each-ref", "--format=%(objectname)", "refs/atlas/runs"))
+			g("", "update-ref", "refs/atlas/runs/zblob", blob)
+			names, got := collect()
+			if len(names) != 301 {
+				t.Fatalf("%d refs", len(names))
+			}
+			for i, c := range commits {
+				if names[i] != fmt.Sprintf("refs/atlas/runs/r%03d %s", i, c) {
+					t.Fatalf("ref %d = %s", i, names[i])
+				}
+				if string(got[i][0].Data) != fmt.Sprintf("a%d\n", i) || !errors.Is(got[i][1].Err, ErrNotFoundObject) {
+					t.Fatalf("ref %d: %+v", i, got[i])
+				}
+			}
+			if last := got[300]; !errors.Is(last[0].Err, ErrNotFoundObject) || !errors.Is(last[1].Err, ErrNotFoundObject) {
+				t.Fatalf("a ref to a blob: %+v", last)
+			}
+		})
+	}
+}
