@@ -126,6 +126,17 @@ func (d *demo) git(dir string, args ...string) error {
 
 var demoIdentity = []string{"GIT_AUTHOR_NAME=demo agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=demo agent", "GIT_COMMITTER_EMAIL=agent@example.com"}
 
+// commitFile is an agent's work: write one file in its worktree and commit it.
+func (d *demo) commitFile(worktree, name, content, msg string) error {
+	if err := write(filepath.Join(worktree, name), content); err != nil {
+		return err
+	}
+	if err := d.git(worktree, "add", "-A"); err != nil {
+		return err
+	}
+	return d.git(worktree, "commit", "-q", "-m", msg)
+}
+
 func write(path, content string) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
@@ -169,13 +180,7 @@ func (d *demo) play() (err error) {
 	d.say("worker-1 takes api, works in its own worktree, commits and reports ok.")
 	apiLease := d.claim("api", "worker-1")
 	apiPath := strings.TrimSpace(d.must("worktree", "add", "demo", "api"))
-	if err := write(filepath.Join(apiPath, "api/health.go"), "package api\n\nfunc Health() string { return \"ok\" }\n"); err != nil {
-		return err
-	}
-	if err := d.git(apiPath, "add", "-A"); err != nil {
-		return err
-	}
-	if err := d.git(apiPath, "commit", "-q", "-m", "api: health endpoint"); err != nil {
+	if err := d.commitFile(apiPath, "api/health.go", "package api\n\nfunc Health() string { return \"ok\" }\n", "api: health endpoint"); err != nil {
 		return err
 	}
 	d.must("job", "done", "demo", "api", "--lease", apiLease, "--status", "ok")
@@ -189,13 +194,7 @@ func (d *demo) play() (err error) {
 	d.say("worker-3 takes docs (its dependency api is done) and finishes.")
 	docsLease := d.claim("docs", "worker-3")
 	docsPath := strings.TrimSpace(d.must("worktree", "add", "demo", "docs"))
-	if err := write(filepath.Join(docsPath, "docs/health.md"), "# Health\n\nGET /health answers ok.\n"); err != nil {
-		return err
-	}
-	if err := d.git(docsPath, "add", "-A"); err != nil {
-		return err
-	}
-	if err := d.git(docsPath, "commit", "-q", "-m", "docs: health"); err != nil {
+	if err := d.commitFile(docsPath, "docs/health.md", "# Health\n\nGET /health answers ok.\n", "docs: health"); err != nil {
 		return err
 	}
 	d.must("job", "done", "demo", "docs", "--lease", docsLease, "--status", "ok")
@@ -235,13 +234,7 @@ func (d *demo) play() (err error) {
 
 	d.say("worker-4 takes ui again, under the new epoch, and finishes.")
 	uiLease2 := d.claim("ui", "worker-4")
-	if err := write(filepath.Join(uiPath, "ui/health.js"), "export const health = () => fetch('/health');\n"); err != nil {
-		return err
-	}
-	if err := d.git(uiPath, "add", "-A"); err != nil {
-		return err
-	}
-	if err := d.git(uiPath, "commit", "-q", "-m", "ui: health"); err != nil {
+	if err := d.commitFile(uiPath, "ui/health.js", "export const health = () => fetch('/health');\n", "ui: health"); err != nil {
 		return err
 	}
 	d.must("job", "done", "demo", "ui", "--lease", uiLease2, "--status", "ok")
