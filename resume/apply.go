@@ -77,7 +77,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
 	}
 	now := gitstate.Now()
-	plan, err := MakePlan(ctx, repo, r, now)
+	plan, err := MakePlan(ctx, repo, r, now, !opt.NoVerify)
 	if err != nil {
 		return nil, err
 	}
@@ -141,7 +141,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	if err != nil {
 		return nil, err
 	}
-	final, err := MakePlan(ctx, repo, r, gitstate.Now())
+	final, err := MakePlan(ctx, repo, r, gitstate.Now(), false)
 	if err != nil {
 		return nil, err
 	}

@@ -20,7 +20,11 @@ func DefaultOps(store *gitstate.Store, checkout string) Ops {
 			if err := setAsideBroken(ctx, store, run, node); err != nil {
 				return "", err
 			}
-			removed, err := recovery.PreserveAndRemove(ctx, store, run, node, recovery.Options{Reason: reason, KeepRecord: true, Always: true})
+			always, err := worthSnapshot(ctx, store, run, node)
+			if err != nil {
+				return "", err
+			}
+			removed, err := recovery.PreserveAndRemove(ctx, store, run, node, recovery.Options{Reason: reason, KeepRecord: true, Always: always})
 			if err != nil {
 				return "", err
 			}
@@ -109,4 +113,29 @@ func setAsideBroken(ctx context.Context, store *gitstate.Store, run, node string
 		return fmt.Errorf("set aside unreadable worktree %s: %w", rec.Path, err)
 	}
 	return store.Repo.RemoveWorktree(ctx, rec.Path)
+}
+
+// worthSnapshot says whether a worktree about to be reset should be snapshotted even
+// when recovery sees nothing that removal would lose (a HEAD that moved along its own
+// branch is kept by the branch, but the branch is about to go back to its baseline).
+// Only a clean worktree still at its baseline has nothing worth a snapshot.
+func worthSnapshot(ctx context.Context, store *gitstate.Store, run, node string) (bool, error) {
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return false, err
+	}
+	rec := r.State.Worktree(node)
+	if rec == nil || !exists(rec.Path) {
+		return false, nil
+	}
+	wt := store.Repo.Worktree(rec.Path)
+	head, _, err := wt.Head(ctx)
+	if err != nil {
+		return true, nil
+	}
+	dirty, err := wt.Dirty(ctx)
+	if err != nil {
+		return true, nil
+	}
+	return dirty || head != rec.Baseline, nil
 }

@@ -102,7 +102,9 @@ type NextAction struct {
 }
 
 // MakePlan reads everything resume needs and decides, without writing anything.
-func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time) (*Plan, error) {
+// verify says whether verify-first will run (not --no-verify): the interrupted stage's
+// worktree is then left as it is for verify to judge, instead of being reset.
+func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Live(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
@@ -138,7 +140,11 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	if r.Header.Kind == gitstate.KindGraph {
 		p.Frontier = frontier(r)
 	}
-	wts, err := planWorktrees(ctx, repo, r)
+	keep := ""
+	if st := p.InterruptedStage; verify && st != nil && inFlight(st.Status) && st.HasVerify && st.VerifySafe {
+		keep = st.Name
+	}
+	wts, err := planWorktrees(ctx, repo, r, keep)
 	if err != nil {
 		return nil, err
 	}

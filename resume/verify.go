@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -84,13 +85,17 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	id := r.Header.RunID
 	switch choice {
 	case OnFailRedispatch:
-		err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+		// The new attempt starts clean: the failed work is snapshotted, then its
+		// worktree recreated at its baseline.
+		if err := resetStageWorktree(ctx, r, st.Name, opt, res); err != nil {
+			return err
+		}
+		return record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
 			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at)
 		})
-		return err
 	case OnFailReplay:
 		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
 			return failStage(run, st.Name, at)
@@ -124,6 +129,30 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	default:
 		return fault.Usage("unknown --on-verify-fail %q (valid: fail, redispatch, replay, stop)", choice)
 	}
+}
+
+// resetStageWorktree preserves and recreates the worktree a stage ran in, if it has one.
+func resetStageWorktree(ctx context.Context, r *gitstate.Run, stage string, opt Options, res *Result) error {
+	for _, w := range r.State.Worktrees {
+		if w.Node != stage && w.Stage != stage {
+			continue
+		}
+		if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
+			return errors.New("worktree operations are not wired")
+		}
+		snap, err := opt.Ops.Preserve(ctx, r.Header.RunID, w.Node, "resume: redispatch after failed verify")
+		if err != nil {
+			return fmt.Errorf("preserve worktree %s: %w", w.Node, err)
+		}
+		if snap != "" {
+			res.Snapshots = append(res.Snapshots, snap)
+		}
+		if _, err := opt.Ops.Recreate(ctx, r.Header.RunID, w.Node); err != nil {
+			return fmt.Errorf("recreate worktree %s: %w", w.Node, err)
+		}
+		res.RecreatedWorktrees = append(res.RecreatedWorktrees, w.Node)
+	}
+	return nil
 }
 
 func failStage(run *gitstate.Run, stage, at string) error {

@@ -12,12 +12,19 @@ import (
 // planWorktrees inspects every managed worktree of the run and decides what the reset
 // does with it. Worktrees of finished nodes (DONE or FAILED jobs, completed or skipped
 // stages) are kept: their branches are what the union integrates.
-func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]WorktreePlan, error) {
+//
+// The worktree of the stage that verify-first will judge (keepStage) is kept too: its
+// work is what the verify command checks; a failed verify that re-dispatches resets it
+// then (SPEC §6.6).
+func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string) ([]WorktreePlan, error) {
 	plans := []WorktreePlan{}
 	for _, rec := range r.State.Worktrees {
 		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
-		if finishedNode(r, rec.Node) {
+		if finishedNode(r, rec.Node) || (keepStage != "" && (rec.Node == keepStage || rec.Stage == keepStage)) {
 			wp.Reason = "node finished"
+			if !finishedNode(r, rec.Node) {
+				wp.Reason = "verify first runs here"
+			}
 			wp.Exists = exists(rec.Path)
 			plans = append(plans, wp)
 			continue

@@ -83,7 +83,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if c.Plan {
-		p, err := resume.MakePlan(env.Ctx, repo, r, now)
+		p, err := resume.MakePlan(env.Ctx, repo, r, now, !c.NoVerify)
 		if err != nil {
 			return err
 		}
