@@ -71,7 +71,6 @@ func isTerminal(f any) bool {
 
 // headless is the policy of SPEC §6: no prompts under CI, without a terminal, or when
 // the caller asked for machine output or said yes in advance.
-//
 func (e *Env) headless() bool {
 	return e.JSON || e.Yes || os.Getenv("CI") == "true" || !isTerminal(e.Stdin)
 }

@@ -403,7 +403,6 @@ func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) 
 	return strings.Fields(string(out)), nil
 }
 
-
 // patchArgs make `diff-tree -p` output the same bytes whatever the user configured:
 // no external diff or textconv, no colour, fixed prefixes, no renames, whole tree, and
 // the plumbing-level settings diff-tree does read (path quoting, blank context lines,
