@@ -220,6 +220,8 @@ type Run struct {
 	Tip    string
 	// headerBlob is run.json's blob id, reused by every later commit.
 	headerBlob string
+	// summary marks a run read by Store.ListSummaries: only some fields are set.
+	summary bool
 }
 
 // Stage returns the stage's definition and state, or false.

@@ -100,33 +100,111 @@ func unreadable(id, format string, args ...any) error {
 }
 
 func decodeRun(id, tip string, header, state git.Blob) (*Run, error) {
-	corrupt := func(format string, args ...any) error { return unreadable(id, format, args...) }
+	if err := readable(id, tip, header, state); err != nil {
+		return nil, err
+	}
+	r := &Run{Tip: tip, headerBlob: header.ID}
+	if err := decodeDoc(header.Data, &r.Header); err != nil {
+		return nil, unreadable(id, "run.json: %v", err)
+	}
+	if err := decodeDoc(state.Data, &r.State); err != nil {
+		return nil, unreadable(id, "state.json: %v", err)
+	}
+	if err := sameRun(id, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// readable fails when run.json or state.json could not be read from the tip.
+func readable(id, tip string, header, state git.Blob) error {
 	for _, b := range []struct {
 		name string
 		blob git.Blob
 	}{{"run.json", header}, {"state.json", state}} {
 		if errors.Is(b.blob.Err, git.ErrNotFoundObject) {
-			return nil, corrupt("ledger commit %s has no readable %s", tip, b.name)
+			return unreadable(id, "ledger commit %s has no readable %s", tip, b.name)
 		}
 		if b.blob.Err != nil {
-			return nil, corrupt("%s: %v", b.name, b.blob.Err)
+			return unreadable(id, "%s: %v", b.name, b.blob.Err)
 		}
 	}
-	r := &Run{Tip: tip, headerBlob: header.ID}
-	if err := decodeDoc(header.Data, &r.Header); err != nil {
-		return nil, corrupt("run.json: %v", err)
-	}
-	if err := decodeDoc(state.Data, &r.State); err != nil {
-		return nil, corrupt("state.json: %v", err)
-	}
+	return nil
+}
+
+// sameRun fails when the documents name another run than their ref.
+func sameRun(id string, r *Run) error {
 	if r.Header.RunID != id || r.State.RunID != id {
-		return nil, corrupt("documents name run %q/%q", r.Header.RunID, r.State.RunID)
+		return unreadable(id, "documents name run %q/%q", r.Header.RunID, r.State.RunID)
+	}
+	return nil
+}
+
+// summaryHeader and summaryState are the fields of run.json and state.json that
+// detecting an interrupted run reads (Interrupted, Live, CurrentStage) and that a
+// candidate shows; their JSON names are Header's and State's.
+type summaryHeader struct {
+	Schema  int    `json:"schema"`
+	RunID   string `json:"run_id"`
+	Kind    string `json:"kind"`
+	Intent  string `json:"intent"`
+	Session string `json:"session"`
+}
+
+type summaryState struct {
+	Schema    int    `json:"schema"`
+	RunID     string `json:"run_id"`
+	Status    string `json:"status"`
+	Epoch     int    `json:"epoch"`
+	UpdatedAt string `json:"updated_at"`
+	Stages    []struct {
+		Name   string `json:"name"`
+		Status string `json:"status"`
+	} `json:"stages"`
+	Driver *struct {
+		Holder    string `json:"holder"`
+		ExpiresAt string `json:"expires_at"`
+	} `json:"driver"`
+}
+
+// decodeSummary reads a run as ListSummaries describes: one encoding/json pass into
+// the summary fields, which skips the values of all others without building them,
+// and no scan for unknown keys (a summary is never written back).
+func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
+	if err := readable(id, tip, header, state); err != nil {
+		return nil, err
+	}
+	var h summaryHeader
+	var st summaryState
+	if err := json.Unmarshal(header.Data, &h); err != nil {
+		return nil, unreadable(id, "run.json: %v", err)
+	}
+	if err := json.Unmarshal(state.Data, &st); err != nil {
+		return nil, unreadable(id, "state.json: %v", err)
+	}
+	r := &Run{Tip: tip, headerBlob: header.ID, summary: true,
+		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session},
+		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
+	if st.Stages != nil {
+		r.State.Stages = make([]StageState, len(st.Stages))
+		for i, s := range st.Stages {
+			r.State.Stages[i] = StageState{Name: s.Name, Status: s.Status}
+		}
+	}
+	if st.Driver != nil {
+		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
+	}
+	if err := sameRun(id, r); err != nil {
+		return nil, err
 	}
 	return r, nil
 }
 
 // Writable refuses to rewrite documents from a newer schema.
 func (r *Run) Writable() error {
+	if r.summary {
+		return fmt.Errorf("run %s was read as a summary (Store.ListSummaries), which cannot be written back", r.Header.RunID)
+	}
 	refuse := func(doc string, found int) error {
 		return &fault.Error{Kind: fault.ErrRefused, Msg: "run " + r.Header.RunID, Err: &ErrNewerSchema{Doc: doc, Found: found},
 			Hint: "upgrade git-atlas to change this run; show, log and list still work"}
@@ -284,7 +362,23 @@ type Entry struct {
 
 // List reads every run: one for-each-ref streaming into one cat-file --batch
 // (git.RefFiles), decoded on every core while git is still reading.
-func (s *Store) List(ctx context.Context) ([]Entry, error) {
+func (s *Store) List(ctx context.Context) ([]Entry, error) { return s.list(ctx, decodeRun) }
+
+// ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
+// at every agent session start): each Run holds only the header's schema, run_id,
+// kind, intent and session, and the state's schema, run_id, status, epoch,
+// updated_at, driver lease and its stages' names and statuses. That is what
+// Interrupted, Live and CurrentStage read; the rest (jobs, attempts, worktrees, stage
+// definitions, unknown fields) is skipped, not decoded: two thirds of List's decoding
+// CPU (bench/README.md, "## Resume"). The same runs are unreadable as with List,
+// except one whose skipped fields hold values of the wrong JSON type (a hand-edited
+// document): List reports it, this does not. A summary is never written back:
+// Writable refuses it.
+func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
+	return s.list(ctx, decodeSummary)
+}
+
+func (s *Store) list(ctx context.Context, decode func(id, tip string, header, state git.Blob) (*Run, error)) ([]Entry, error) {
 	type listed struct {
 		Entry
 		tip      string
@@ -307,7 +401,7 @@ func (s *Store) List(ctx context.Context) ([]Entry, error) {
 			defer wg.Done()
 			for it := range work {
 				l := listed{Entry: Entry{ID: strings.TrimPrefix(it.ref.Name, RunsPrefix)}, tip: it.ref.ID}
-				l.Run, l.Err = decodeRun(l.ID, it.ref.ID, it.blobs[0], it.blobs[1])
+				l.Run, l.Err = decode(l.ID, it.ref.ID, it.blobs[0], it.blobs[1])
 				l.noHeader = l.Err != nil && it.blobs[0].Err != nil
 				mu.Lock()
 				results[it.k] = l

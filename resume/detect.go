@@ -25,10 +25,11 @@ type Candidate struct {
 	Intent           string `json:"intent,omitempty"`
 	Epoch            int    `json:"epoch"`
 
-	run *gitstate.Run
+	run *gitstate.Run // nil from DetectBrief
 }
 
-// Run is the candidate's run as read during detection.
+// Run is the candidate's run as read during detection; nil for DetectBrief's
+// candidates (Select loads it).
 func (c *Candidate) Run() *gitstate.Run { return c.run }
 
 // Interrupted reports whether a run needs resuming (SPEC §5.1): running or blocked with
@@ -56,6 +57,23 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candid
 	if err != nil {
 		return nil, nil, err
 	}
+	cands, bad := detect(entries, now, true)
+	return cands, bad, nil
+}
+
+// DetectBrief is Detect for `resume --brief`, at every session start: the same
+// candidates in the same order, read with Store.ListSummaries, which decodes only
+// what detection needs. Its candidates carry no run.
+func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
+	entries, err := store.ListSummaries(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, bad := detect(entries, now, false)
+	return cands, bad, nil
+}
+
+func detect(entries []gitstate.Entry, now time.Time, keepRun bool) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable
 	for _, e := range entries {
@@ -66,10 +84,14 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candid
 		if !Interrupted(e.Run, now) {
 			continue
 		}
-		cands = append(cands, candidate(e.Run, now))
+		c := candidate(e.Run, now)
+		if !keepRun {
+			c.run = nil
+		}
+		cands = append(cands, c)
 	}
 	sortNewest(cands)
-	return cands, bad, nil
+	return cands, bad
 }
 
 func candidate(r *gitstate.Run, now time.Time) Candidate {
@@ -113,12 +135,12 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 	if session != "" {
 		for i := range cands { // cands are newest first
 			if cands[i].Session == session {
-				return cands[i].run, nil
+				return cands[i].load(ctx, store)
 			}
 		}
 	}
 	if len(cands) == 1 || choose == nil {
-		return cands[0].run, nil
+		return cands[0].load(ctx, store)
 	}
 	i, err := choose(cands)
 	if err != nil {
@@ -127,5 +149,13 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 	if i < 0 || i >= len(cands) {
 		return nil, fault.Usage("no run chosen")
 	}
-	return cands[i].run, nil
+	return cands[i].load(ctx, store)
+}
+
+// load returns the candidate's run, reading it when detection did not keep it.
+func (c *Candidate) load(ctx context.Context, store *gitstate.Store) (*gitstate.Run, error) {
+	if c.run != nil {
+		return c.run, nil
+	}
+	return store.Load(ctx, c.RunID)
 }

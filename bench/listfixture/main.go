@@ -1,14 +1,19 @@
-// Command listfixture fills a repository with ledger runs for bench/list.sh: RUNS runs
-// of EVENTS events each, byte-for-byte the documents git-atlas writes (the gitstate
-// encoders), streamed through one `git fast-import` (0.2 ms a commit instead of a
-// durable write each).
+// Command listfixture fills a repository with ledger runs for bench/list.sh and
+// bench/resume.sh: RUNS runs of EVENTS events each, byte-for-byte the documents
+// git-atlas writes (the gitstate encoders), streamed through one `git fast-import`
+// (0.2 ms a commit instead of a durable write each).
 //
-//	go run ./bench/listfixture REPO [RUNS [EVENTS]]
+//	go run ./bench/listfixture [-finished-every K] [-driver] REPO [RUNS [EVENTS]]
+//
+// Every run is left running with no driver lease (interrupted, as a killed agent
+// leaves it) unless -finished-every K finishes every K-th run (`git atlas finish
+// --status completed`) or -driver gives the running ones an expired driver lease.
 package main
 
 import (
 	"bufio"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -26,9 +31,22 @@ func main() {
 	}
 }
 
+// Fixture options.
+var (
+	finishedEvery int  // every k-th run (k > 0) ends completed
+	expiredDriver bool // running runs carry a driver lease that has expired
+)
+
 func run(args []string) error {
+	fs := flag.NewFlagSet("listfixture", flag.ContinueOnError)
+	fs.IntVar(&finishedEvery, "finished-every", 0, "finish every `K`-th run (status completed); 0: none")
+	fs.BoolVar(&expiredDriver, "driver", false, "give the running runs a driver lease that expired")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	args = fs.Args()
 	if len(args) < 1 {
-		return fmt.Errorf("usage: listfixture REPO [RUNS [EVENTS]]")
+		return fmt.Errorf("usage: listfixture [-finished-every K] [-driver] REPO [RUNS [EVENTS]]")
 	}
 	repo, runs, events := args[0], 1000, 50
 	var err error
@@ -95,6 +113,7 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 	// The stage walk: plan and code dispatched, passed, completed; then check
 	// dispatched; notes in between.
 	walk := [][2]string{{"plan", "dispatched"}, {"plan", "passed"}, {"plan", "completed"}, {"code", "dispatched"}, {"code", "passed"}, {"code", "completed"}, {"check", "dispatched"}}
+	finished := finishedEvery > 0 && i%finishedEvery == finishedEvery-1
 	next := 0
 	for n := 1; n <= events; n++ {
 		at := t0.Add(time.Duration(n) * time.Second)
@@ -102,6 +121,14 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 		switch {
 		case n == 1:
 			ev.Data = json.RawMessage(`{"baseline":"` + head + `"}`)
+			if expiredDriver {
+				r.State.Driver = &gitstate.Lease{Holder: "agent-" + id, ExpiresAt: gitstate.Stamp(at.Add(10 * time.Minute))}
+			}
+		case n == events && finished: // as `git atlas finish --status completed`
+			from := r.State.Status
+			r.State.Status, r.State.Driver = gitstate.RunCompleted, nil
+			ev.Type = "run_finished"
+			ev.Data, _ = json.Marshal(map[string]any{"from": from, "status": r.State.Status, "reason": ""})
 		case next < len(walk) && n%2 == 0:
 			step := walk[next]
 			next++

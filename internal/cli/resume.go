@@ -111,7 +111,7 @@ func (c *ResumeCmd) brief(env *Env) {
 		return
 	}
 	now := gitstate.Now()
-	cands, _, err := resume.Detect(env.Ctx, store, now)
+	cands, _, err := resume.DetectBrief(env.Ctx, store, now)
 	if err != nil || len(cands) == 0 {
 		return
 	}

@@ -1,0 +1,95 @@
+// Command briefprobe times, in one process, the steps `git atlas resume --brief` takes
+// on a repository, for bench/resume.sh: opening it (`git rev-parse`), the ref scan
+// (`git for-each-ref`), reading every run's run.json and state.json (for-each-ref into
+// `cat-file --batch`: git.RefFiles), then reading and decoding them in full
+// (Store.List, as --detect) or as summaries (Store.ListSummaries, as --brief), and
+// the detection on top. Medians of N rounds of wall time and of this process's CPU
+// time (user + system, git's excluded): CPU over RefFiles' is the decoding.
+//
+//	go run ./bench/briefprobe [-n N] REPO
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"sort"
+	"syscall"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+func main() {
+	n := flag.Int("n", 30, "rounds")
+	flag.Parse()
+	if flag.NArg() != 1 {
+		fmt.Fprintln(os.Stderr, "usage: briefprobe [-n N] REPO")
+		os.Exit(2)
+	}
+	if err := probe(context.Background(), flag.Arg(0), *n); err != nil {
+		fmt.Fprintln(os.Stderr, "briefprobe:", err)
+		os.Exit(1)
+	}
+}
+
+func probe(ctx context.Context, dir string, rounds int) error {
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	store := gitstate.New(repo)
+	runs := 0
+	steps := []struct {
+		name string
+		fn   func() error
+	}{
+		{"git.Open (rev-parse)", func() error { _, err := git.Open(ctx, dir); return err }},
+		{"ref scan (for-each-ref)", func() error {
+			_, err := repo.Git(ctx, "for-each-ref", "--format=%(refname) %(objectname)", "refs/atlas/runs")
+			return err
+		}},
+		{"ref scan + blob reads (RefFiles)", func() error {
+			runs = 0
+			return repo.RefFiles(ctx, "refs/atlas/runs", []string{"run.json", "state.json"}, func(git.Ref, []git.Blob) { runs++ })
+		}},
+		{"... + full decode (Store.List)", func() error { _, err := store.List(ctx); return err }},
+		{"... + summary decode (Store.ListSummaries)", func() error { _, err := store.ListSummaries(ctx); return err }},
+		{"resume.Detect (List, filter, sort)", func() error { _, _, err := resume.Detect(ctx, store, gitstate.Now()); return err }},
+		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now()); return err }},
+	}
+	wall := make([][]time.Duration, len(steps))
+	cpu := make([][]time.Duration, len(steps))
+	for r := 0; r < rounds; r++ {
+		for i, s := range steps {
+			c0, t0 := cpuTime(), time.Now()
+			if err := s.fn(); err != nil {
+				return fmt.Errorf("%s: %w", s.name, err)
+			}
+			wall[i] = append(wall[i], time.Since(t0))
+			cpu[i] = append(cpu[i], cpuTime()-c0)
+		}
+	}
+	fmt.Printf("in-process, %d runs, median of %d rounds     wall ms   CPU ms\n", runs, rounds)
+	for i, s := range steps {
+		fmt.Printf("  %-44s %7.1f  %7.1f\n", s.name, ms(median(wall[i])), ms(median(cpu[i])))
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / 1e6 }
+
+// cpuTime is the CPU time (user + system) this process has used.
+func cpuTime() time.Duration {
+	var u syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &u)
+	return time.Duration(u.Utime.Nano() + u.Stime.Nano())
+}
+
+func median(d []time.Duration) time.Duration {
+	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	return d[len(d)/2]
+}

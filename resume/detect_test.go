@@ -1,0 +1,153 @@
+package resume
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// gitIn runs git in dir and returns its trimmed stdout.
+func gitIn(t *testing.T, dir, stdin string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	c.Stdin = strings.NewReader(stdin)
+	out, err := c.Output()
+	if err != nil {
+		msg := ""
+		if ee, ok := err.(*exec.ExitError); ok {
+			msg = string(ee.Stderr)
+		}
+		t.Fatalf("git %v: %v\n%s", args, err, msg)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// TestDetectBriefSameAsDetect: `resume --brief` reads runs as summaries, decoding
+// only what detection needs; it must find the same interrupted runs, in the same
+// order, with the same fields, as --detect's full reads, whatever else the documents
+// hold (jobs, worktrees, leases, fields from a newer git-atlas) and however a run's
+// driver, status and stages stand.
+func TestDetectBriefSameAsDetect(t *testing.T) {
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
+	} {
+		t.Setenv(k, v)
+	}
+	dir := t.TempDir()
+	gitIn(t, dir, "", "init", "-q", "-b", "main")
+	gitIn(t, dir, "", "commit", "-q", "--allow-empty", "-m", "first")
+	base := gitIn(t, dir, "", "rev-parse", "HEAD")
+	now := time.Now().UTC()
+	stamp := func(d time.Duration) string { return gitstate.Stamp(now.Add(d)) }
+
+	header := func(id, kind, extra string) string {
+		return fmt.Sprintf(`{"schema":1,"run_id":%q,"kind":%q,"created_at":%q,"intent":"intent of %s","criteria":["c"],"baseline":%q,`+
+			`"stages":[{"name":"plan","max_retries":2},{"name":"code","verify":"make","verify_safe":true,"gate":"human","max_retries":1}],"session":"s-%s"%s}`,
+			id, kind, stamp(-time.Hour), id, base, id[:1], extra)
+	}
+	stages := func(plan, code string) string {
+		return fmt.Sprintf(`"stages":[{"name":"plan","status":%q,"attempts":[{"n":1,"started_at":"t","baseline":%q}]},{"name":"code","status":%q}]`, plan, base, code)
+	}
+	state := func(id, status string, updated time.Duration, rest string) string {
+		return fmt.Sprintf(`{"schema":1,"run_id":%q,"status":%q,"seq":7,"epoch":2,"updated_at":%q,%s}`, id, status, stamp(updated), rest)
+	}
+	jobs := `"jobs":[{"id":"j1","state":"RUNNING","needs":[],"attempts":1,"lease":"j1#1@2","holder":"w","expires_at":"2000-01-01T00:00:00Z"},` +
+		`{"id":"j2","state":"PENDING","needs":["j1"],"attempts":0}],"gas_spent":1,` +
+		`"worktrees":[{"node":"j1","path":"/nowhere","branch":"b","baseline":"x","head":"y"}]`
+	future := `"future_state":{"a":[1,{"b":null}]},"union":{"head":"h","integrated":[],"at":"t","future_union":4}`
+	runs := map[string][2]string{
+		"a-interrupted": {header("a-interrupted", "single", ""), state("a-interrupted", "running", -time.Minute, stages("completed", "dispatched"))},
+		"b-live": {header("b-live", "single", ""), state("b-live", "running", -2*time.Minute,
+			stages("dispatched", "pending")+`,"driver":{"holder":"agent","expires_at":"`+stamp(time.Hour)+`"}`)},
+		"c-expired-graph": {header("c-expired-graph", "graph", `,"gas":9`), state("c-expired-graph", "running", -3*time.Minute,
+			`"stages":[],`+jobs+`,"driver":{"holder":"agent","expires_at":"`+stamp(-time.Hour)+`"}`)},
+		"d-blocked":      {header("d-blocked", "single", ""), state("d-blocked", "blocked", -time.Minute, stages("passed", "pending"))},
+		"e-live-blocked": {header("e-live-blocked", "single", ""), state("e-live-blocked", "blocked", -time.Minute, stages("passed", "pending")+`,"driver":{"holder":"h","expires_at":"`+stamp(time.Minute)+`"}`)},
+		"f-stopped":      {header("f-stopped", "single", ""), state("f-stopped", "stopped", -5*time.Minute, stages("completed", "skipped"))},
+		"g-completed":    {header("g-completed", "single", ""), state("g-completed", "completed", 0, stages("completed", "completed"))},
+		"h-failed":       {header("h-failed", "single", ""), state("h-failed", "failed", 0, stages("completed", "failed"))},
+		"i-future": {header("i-future", "single", `,"future_header":"h"`), strings.Replace(state("i-future", "running", -4*time.Minute,
+			stages("completed", "gated")+","+future), `"schema":1`, `"schema":2`, 1)},
+		"j-bad-stamp": {header("j-bad-stamp", "single", ""), state("j-bad-stamp", "running", -time.Minute, stages("pending", "pending")+`,"driver":{"holder":"h","expires_at":"soon"}`)},
+		"k-badjson":   {header("k-badjson", "single", ""), "{"},
+		"l-other-id":  {header("l-other-id", "single", ""), state("someone-else", "running", 0, stages("pending", "pending"))},
+	}
+	for id, docs := range runs {
+		var tree strings.Builder
+		for i, name := range []string{"run.json", "state.json"} {
+			fmt.Fprintf(&tree, "100644 blob %s\t%s\n", gitIn(t, dir, docs[i]+"\n", "hash-object", "-w", "--stdin"), name)
+		}
+		commit := gitIn(t, dir, "", "commit-tree", "-m", "atlas: run_started "+id, gitIn(t, dir, tree.String(), "mktree"))
+		gitIn(t, dir, "", "update-ref", gitstate.RunRef(id), commit)
+	}
+
+	ctx := context.Background()
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	store := gitstate.New(repo)
+	full, fullBad, err := Detect(ctx, store, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	brief, briefBad, err := DetectBrief(ctx, store, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, c := range full {
+		ids = append(ids, c.RunID)
+	}
+	if want := []string{"j-bad-stamp", "d-blocked", "a-interrupted", "c-expired-graph", "i-future", "f-stopped"}; !reflect.DeepEqual(ids, want) {
+		t.Fatalf("Detect found %v, want %v", ids, want)
+	}
+	if len(brief) != len(full) {
+		t.Fatalf("DetectBrief found %d runs, Detect %d", len(brief), len(full))
+	}
+	for i := range full {
+		if brief[i].Run() != nil {
+			t.Errorf("%s: a brief candidate carries its run", brief[i].RunID)
+		}
+		f := full[i]
+		f.run = nil
+		if !reflect.DeepEqual(brief[i], f) {
+			t.Errorf("candidate %d:\nbrief  %+v\ndetect %+v", i, brief[i], f)
+		}
+	}
+	if len(fullBad) != 2 || len(briefBad) != 2 {
+		t.Fatalf("unreadable: detect %v, brief %v", fullBad, briefBad)
+	}
+	for i := range fullBad {
+		if fullBad[i].RunID != briefBad[i].RunID {
+			t.Errorf("unreadable %d: detect %s, brief %s", i, fullBad[i].RunID, briefBad[i].RunID)
+		}
+	}
+
+	// A brief candidate is loaded in full when selected, and a summary is never
+	// written back.
+	r, err := Select(ctx, store, brief, "", "s-c", now, nil)
+	if err != nil || r == nil || r.Header.RunID != "c-expired-graph" || len(r.State.Jobs) != 2 || r.Header.Baseline != base {
+		t.Fatalf("Select(brief candidates) = %+v, %v", r, err)
+	}
+	entries, err := store.ListSummaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if e.Run != nil && e.Run.Writable() == nil {
+			t.Errorf("%s: a summary is writable", e.ID)
+		}
+	}
+}
