@@ -17,53 +17,44 @@ import (
 // work is what the verify command checks; a failed verify that re-dispatches resets it
 // then (SPEC §6.6).
 func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string) ([]WorktreePlan, error) {
-	plans := []WorktreePlan{}
-	for _, rec := range r.State.Worktrees {
+	plans := make([]WorktreePlan, len(r.State.Worktrees))
+	var check []gitstate.WorktreeRec
+	var at []int
+	for i, rec := range r.State.Worktrees {
 		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
-		if finishedNode(r, rec.Node) || (keepStage != "" && (rec.Node == keepStage || rec.Stage == keepStage)) {
-			wp.Reason = "node finished"
-			if !finishedNode(r, rec.Node) {
-				wp.Reason = "verify first runs here"
-			}
-			wp.Exists = exists(rec.Path)
-			plans = append(plans, wp)
-			continue
-		}
-		if worktrees.HalfMade(rec.Path) {
-			wp.Action, wp.Reason = ActionRecreate, "checkout never finished"
-			plans = append(plans, wp)
-			continue
-		}
-		if !exists(rec.Path) {
-			wp.Action, wp.Reason = ActionRecreate, "missing"
-			plans = append(plans, wp)
-			continue
-		}
-		wp.Exists = true
-		wt := repo.Worktree(rec.Path)
-		head, _, err := wt.Head(ctx)
-		if err != nil {
-			wp.Action, wp.Reason = ActionSnapshot, "HEAD unreadable"
-			plans = append(plans, wp)
-			continue
-		}
-		wp.Head = head
-		dirty, err := wt.Dirty(ctx)
-		if err != nil {
-			wp.Action, wp.Reason = ActionSnapshot, "unreadable: "+err.Error()
-			plans = append(plans, wp)
-			continue
-		}
-		wp.Dirty = dirty
 		switch {
-		case dirty:
+		case finishedNode(r, rec.Node):
+			wp.Reason, wp.Exists = "node finished", exists(rec.Path)
+		case keepStage != "" && (rec.Node == keepStage || rec.Stage == keepStage):
+			wp.Reason, wp.Exists = "verify first runs here", exists(rec.Path)
+		case worktrees.HalfMade(rec.Path):
+			wp.Action, wp.Reason = ActionRecreate, "checkout never finished"
+		default:
+			check, at = append(check, rec), append(at, i)
+		}
+		plans[i] = wp
+	}
+	// One `git worktree list`, then every worktree checked in parallel (a status each,
+	// and a rev-list when HEAD left the baseline).
+	infos, errs, err := worktrees.InspectAll(ctx, repo, check)
+	if infos == nil {
+		return nil, err
+	}
+	for k, rec := range check {
+		wp, info := &plans[at[k]], infos[k]
+		wp.Exists, wp.Dirty, wp.Head = info.Exists, info.Dirty, info.Head
+		switch {
+		case errs[k] != nil:
+			wp.Action, wp.Reason = ActionSnapshot, "unreadable: "+errs[k].Error()
+		case info.Missing:
+			wp.Action, wp.Reason = ActionRecreate, "missing"
+		case info.Dirty:
 			wp.Action, wp.Reason = ActionSnapshot, "dirty"
-		case head != rec.Head:
+		case info.Head != rec.Head:
 			wp.Action, wp.Reason = ActionSnapshot, "HEAD moved from "+short(rec.Head)
 		case rec.Untrusted:
 			wp.Action, wp.Reason = ActionSnapshot, "marked untrusted"
 		}
-		plans = append(plans, wp)
 	}
 	return plans, nil
 }

@@ -42,29 +42,18 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	now := gitstate.Now()
-	cands, bad, err := resume.Detect(env.Ctx, store, now)
-	if err != nil {
-		return err
-	}
-	for _, b := range bad {
-		env.warn("%s", b.Error)
-	}
-	if c.Detect {
-		return env.out(map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}, func(w io.Writer) {
-			if len(cands) == 0 {
-				fmt.Fprintln(w, "no interrupted runs")
-				return
-			}
-			t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
-			for _, c := range cands {
-				stage := c.InterruptedStage
-				if stage != "" {
-					stage += " (" + c.StageStatus + ")"
-				}
-				t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(c.Intent))
-			}
-			t.flush()
-		})
+	var cands []resume.Candidate
+	if c.RunID == "" || c.Detect { // a named run needs no scan of all the others
+		var bad []resume.Unreadable
+		if cands, bad, err = resume.Detect(env.Ctx, store, now); err != nil {
+			return err
+		}
+		for _, b := range bad {
+			env.warn("%s", b.Error)
+		}
+		if c.Detect {
+			return c.printDetect(env, cands, bad, now)
+		}
 	}
 	session := c.Session
 	if session == "" {
@@ -101,6 +90,25 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	return env.out(res, func(w io.Writer) { printResult(w, res) })
+}
+
+// printDetect prints the interrupted runs (--detect).
+func (c *ResumeCmd) printDetect(env *Env, cands []resume.Candidate, bad []resume.Unreadable, now time.Time) error {
+	return env.out(map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}, func(w io.Writer) {
+		if len(cands) == 0 {
+			fmt.Fprintln(w, "no interrupted runs")
+			return
+		}
+		t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
+		for _, c := range cands {
+			stage := c.InterruptedStage
+			if stage != "" {
+				stage += " (" + c.StageStatus + ")"
+			}
+			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(c.Intent))
+		}
+		t.flush()
+	})
 }
 
 // brief prints at most a few lines and never fails: a session start must not break
