@@ -57,6 +57,8 @@ func (c *DemoCmd) Run(env *Env) error {
 	}
 	if c.Keep {
 		fmt.Fprintf(env.Stdout, "\nThe demo repository is kept at %s\n", d.repo)
+	} else {
+		fmt.Fprintf(env.Stdout, "\nThe throwaway repository is deleted now; `git atlas demo --keep` keeps it to look around.\n")
 	}
 	return nil
 }
