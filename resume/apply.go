@@ -157,21 +157,30 @@ func resetWorktrees(ctx context.Context, id string, plan *Plan, opt Options, res
 		if w.Action == ActionKeep {
 			continue
 		}
-		if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
-			return fmt.Errorf("resume %s: worktree %s needs a reset but no worktree operations are wired", id, w.Node)
+		if err := resetOne(ctx, id, w.Node, "resume: "+w.Reason, opt, res); err != nil {
+			return err
 		}
-		snap, err := opt.Ops.Preserve(ctx, id, w.Node, "resume: "+w.Reason)
-		if err != nil {
-			return fmt.Errorf("preserve worktree %s: %w", w.Node, err)
-		}
-		if snap != "" {
-			res.Snapshots = append(res.Snapshots, snap)
-		}
-		if _, err := opt.Ops.Recreate(ctx, id, w.Node); err != nil {
-			return fmt.Errorf("recreate worktree %s: %w", w.Node, err)
-		}
-		res.RecreatedWorktrees = append(res.RecreatedWorktrees, w.Node)
 	}
+	return nil
+}
+
+// resetOne preserves one worktree (snapshot when anything could be lost, then
+// removal) and recreates it clean, noting both in res.
+func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Result) error {
+	if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
+		return fmt.Errorf("resume %s: worktree %s needs a reset but no worktree operations are wired", id, node)
+	}
+	snap, err := opt.Ops.Preserve(ctx, id, node, reason)
+	if err != nil {
+		return fmt.Errorf("preserve worktree %s: %w", node, err)
+	}
+	if snap != "" {
+		res.Snapshots = append(res.Snapshots, snap)
+	}
+	if _, err := opt.Ops.Recreate(ctx, id, node); err != nil {
+		return fmt.Errorf("recreate worktree %s: %w", node, err)
+	}
+	res.RecreatedWorktrees = append(res.RecreatedWorktrees, node)
 	return nil
 }
 

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -134,23 +133,11 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 // resetStageWorktree preserves and recreates the worktree a stage ran in, if it has one.
 func resetStageWorktree(ctx context.Context, r *gitstate.Run, stage string, opt Options, res *Result) error {
 	for _, w := range r.State.Worktrees {
-		if w.Node != stage && w.Stage != stage {
-			continue
+		if w.Node == stage || w.Stage == stage {
+			if err := resetOne(ctx, r.Header.RunID, w.Node, "resume: redispatch after failed verify", opt, res); err != nil {
+				return err
+			}
 		}
-		if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
-			return errors.New("worktree operations are not wired")
-		}
-		snap, err := opt.Ops.Preserve(ctx, r.Header.RunID, w.Node, "resume: redispatch after failed verify")
-		if err != nil {
-			return fmt.Errorf("preserve worktree %s: %w", w.Node, err)
-		}
-		if snap != "" {
-			res.Snapshots = append(res.Snapshots, snap)
-		}
-		if _, err := opt.Ops.Recreate(ctx, r.Header.RunID, w.Node); err != nil {
-			return fmt.Errorf("recreate worktree %s: %w", w.Node, err)
-		}
-		res.RecreatedWorktrees = append(res.RecreatedWorktrees, w.Node)
 	}
 	return nil
 }
