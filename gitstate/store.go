@@ -142,19 +142,23 @@ func sameRun(id string, r *Run) error {
 
 // summaryHeader and summaryState are the fields of run.json and state.json that
 // detecting an interrupted run reads (Interrupted, Live, CurrentStage) and that a
-// candidate shows; their JSON names are Header's and State's.
+// candidate or a `list` row shows; their JSON names are Header's and State's.
 type summaryHeader struct {
-	Schema  int    `json:"schema"`
-	RunID   string `json:"run_id"`
-	Kind    string `json:"kind"`
-	Intent  string `json:"intent"`
-	Session string `json:"session"`
+	Schema    int    `json:"schema"`
+	RunID     string `json:"run_id"`
+	Kind      string `json:"kind"`
+	Intent    string `json:"intent"`
+	Session   string `json:"session"`
+	Baseline  string `json:"baseline"`
+	CreatedAt string `json:"created_at"`
 }
 
 type summaryState struct {
 	Schema    int    `json:"schema"`
 	RunID     string `json:"run_id"`
 	Status    string `json:"status"`
+	Reason    string `json:"reason"`
+	Seq       int    `json:"seq"`
 	Epoch     int    `json:"epoch"`
 	UpdatedAt string `json:"updated_at"`
 	Stages    []struct {
@@ -183,8 +187,8 @@ func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
 		return nil, unreadable(id, "state.json: %v", err)
 	}
 	r := &Run{Tip: tip, headerBlob: header.ID, summary: true,
-		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session},
-		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
+		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
+		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
 	if st.Stages != nil {
 		r.State.Stages = make([]StageState, len(st.Stages))
 		for i, s := range st.Stages {
@@ -365,9 +369,10 @@ type Entry struct {
 func (s *Store) List(ctx context.Context) ([]Entry, error) { return s.list(ctx, decodeRun) }
 
 // ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
-// at every agent session start): each Run holds only the header's schema, run_id,
-// kind, intent and session, and the state's schema, run_id, status, epoch,
-// updated_at, driver lease and its stages' names and statuses. That is what
+// at every agent session start) and for `list`: each Run holds only the header's
+// schema, run_id, kind, intent, session, baseline and created_at, and the state's
+// schema, run_id, status, reason, seq, epoch, updated_at, driver lease and its
+// stages' names and statuses. That is what
 // Interrupted, Live and CurrentStage read; the rest (jobs, attempts, worktrees, stage
 // definitions, unknown fields) is skipped, not decoded: two thirds of List's decoding
 // CPU (bench/README.md, "## Resume"). The same runs are unreadable as with List,

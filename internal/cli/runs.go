@@ -241,7 +241,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	entries, err := store.List(env.Ctx)
+	entries, err := store.ListSummaries(env.Ctx) // a row needs a summary, no more
 	if err != nil {
 		return err
 	}
