@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/hashicorp/go-multierror"
@@ -159,8 +158,8 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	root, rootErr := worktrees.Root(ctx, repo)
 
 	var errs *multierror.Error
-	var mu sync.Mutex
 	var g multierror.Group
+	var dirtyChecks, sizeChecks []int
 	sem := make(chan struct{}, 4)
 	for i, t := range trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
@@ -191,32 +190,17 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		}
 		w.RunID, w.Node = o.run, o.node
 		e, ok := rep.runs[o.run]
-		switch s := runState(e, ok, now); s {
-		case "", Finished:
-			w.Labels = append(w.Labels, Orphaned)
-		default:
-			w.Labels = append(w.Labels, s)
+		state := runState(e, ok, now)
+		if state == "" || state == Finished {
+			state = Orphaned
 		}
+		w.Labels = append([]string{state}, w.Labels...)
 		k := len(rep.Worktrees)
 		rep.Worktrees = append(rep.Worktrees, w)
 		if missing {
 			continue
 		}
-		path := t.Path
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			dirty, err := repo.Worktree(path).Dirty(ctx)
-			if err != nil {
-				return fmt.Errorf("status of worktree %s: %w", path, err)
-			}
-			if dirty {
-				mu.Lock()
-				rep.Worktrees[k].Labels = append(rep.Worktrees[k].Labels, Dirty)
-				mu.Unlock()
-			}
-			return nil
-		})
+		dirtyChecks = append(dirtyChecks, k)
 	}
 
 	for _, name := range names {
@@ -245,19 +229,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			r.RunID, _, _ = strings.Cut(rest, "/")
 			r.Labels = append(r.Labels, Recovery)
 			if opt.Size {
-				k, id := len(rep.Refs), r.ID
-				g.Go(func() error {
-					sem <- struct{}{}
-					defer func() { <-sem }()
-					n, err := DiskUsage(ctx, repo, id+"^{tree}")
-					if err != nil {
-						return fmt.Errorf("size of %s: %w", name, err)
-					}
-					mu.Lock()
-					rep.Refs[k].Size = &n
-					mu.Unlock()
-					return nil
-				})
+				sizeChecks = append(sizeChecks, len(rep.Refs))
 			}
 		case strings.HasPrefix(name, "refs/heads/atlas/"):
 			rest = strings.TrimPrefix(name, "refs/heads/atlas/")
@@ -271,6 +243,36 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			r.Labels = append(r.Labels, "other")
 		}
 		rep.Refs = append(rep.Refs, r)
+	}
+	// The independent checks, in parallel once the lists are complete: a status per
+	// worktree and a size per snapshot. Each goroutine writes only its own element.
+	for _, k := range dirtyChecks {
+		w := &rep.Worktrees[k]
+		g.Go(func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
+			if err != nil {
+				return fmt.Errorf("status of worktree %s: %w", w.Path, err)
+			}
+			if dirty {
+				w.Labels = append(w.Labels, Dirty)
+			}
+			return nil
+		})
+	}
+	for _, k := range sizeChecks {
+		r := &rep.Refs[k]
+		g.Go(func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
+			if err != nil {
+				return fmt.Errorf("size of %s: %w", r.Ref, err)
+			}
+			r.Size = &n
+			return nil
+		})
 	}
 	if err := g.Wait(); err != nil {
 		errs = multierror.Append(errs, err.Errors...)
