@@ -51,6 +51,8 @@ type CLI struct {
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
 	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
+	Audit      AuditCmd      `cmd:"" help:"Classify every worktree and atlas branch and ref; exit 10 when something needs attention."`
+	Gc         GcCmd         `cmd:"" name:"gc" help:"Clean up what finished runs left: a plan by default, done with --apply."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }

@@ -1,0 +1,310 @@
+// Package audit classifies every worktree and every atlas/ branch and ref against the run ledger, and plans and applies the garbage collection of what finished runs left behind (SPEC §8).
+package audit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// Labels of worktrees and refs (SPEC §8).
+const (
+	Active      = "active"      // its run is live
+	Interrupted = "interrupted" // its run needs resuming
+	Orphaned    = "orphaned"    // its run is finished or gone
+	Dirty       = "dirty"
+	Missing     = "missing" // its directory is gone (prunable)
+	Locked      = "locked"
+	Foreign     = "foreign"    // not git-atlas's: listed, never touched
+	Unreadable  = "unreadable" // its run's ledger cannot be read
+	Finished    = "finished"   // a run ref whose run completed or failed
+	StaleBranch = "stale-branch"
+	Unpinned    = "unpinned"
+	Recovery    = "recovery"
+	Pin         = "pin"
+	RunLabel    = "run"
+	Branch      = "branch"
+)
+
+// Worktree is one worktree of `git worktree list`, classified.
+type Worktree struct {
+	Path   string   `json:"path"`
+	RunID  string   `json:"run_id"`
+	Node   string   `json:"node"`
+	Branch string   `json:"branch,omitempty"`
+	Labels []string `json:"labels"`
+}
+
+// Ref is one ref under refs/atlas/ or refs/heads/atlas/, classified.
+type Ref struct {
+	Ref    string   `json:"ref"`
+	ID     string   `json:"id"`
+	RunID  string   `json:"run_id"`
+	Labels []string `json:"labels"`
+	// Size is the disk usage in bytes of a recovery snapshot's tree (with --size).
+	Size *int64 `json:"size,omitempty"`
+}
+
+// Report is what Audit found.
+type Report struct {
+	Worktrees []Worktree `json:"worktrees"`
+	Refs      []Ref      `json:"refs"`
+	Attention bool       `json:"attention"`
+
+	runs  map[string]gitstate.Entry
+	refs  map[string]string // name -> id
+	trees []git.WorktreeInfo
+}
+
+// Options tune Audit.
+type Options struct {
+	Size bool      // measure recovery snapshots
+	Now  time.Time // zero: time.Now()
+}
+
+// Has reports whether labels holds l.
+func Has(labels []string, l string) bool {
+	for _, x := range labels {
+		if x == l {
+			return true
+		}
+	}
+	return false
+}
+
+// attention labels: something a person (or gc) should look at.
+var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable}
+
+func needsAttention(labels []string) bool {
+	for _, l := range attention {
+		if Has(labels, l) {
+			return true
+		}
+	}
+	return false
+}
+
+// runState is the label of a run's liveness: active, interrupted, finished, or
+// unreadable; "" when the run is gone.
+func runState(e gitstate.Entry, ok bool, now time.Time) string {
+	switch {
+	case !ok:
+		return ""
+	case e.Err != nil || e.Run == nil:
+		return Unreadable
+	case gitstate.RunTerminal(e.Run.State.Status):
+		return Finished
+	case resume.Interrupted(e.Run, now):
+		return Interrupted
+	}
+	return Active
+}
+
+// Audit reads `git worktree list`, the ledger and the atlas refs once each and
+// classifies every worktree and ref. It changes nothing. The errors of the many
+// independent checks (a status, a size) are gathered into one *multierror.Error
+// returned with the report, so one failure never hides the others.
+func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, error) {
+	now := opt.Now
+	if now.IsZero() {
+		now = time.Now()
+	}
+	repo := store.Repo
+	trees, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	entries, err := store.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out, err := repo.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/atlas", "refs/heads/atlas")
+	if err != nil {
+		return nil, fmt.Errorf("list atlas refs: %w", err)
+	}
+	rep := &Report{Worktrees: []Worktree{}, Refs: []Ref{}, runs: map[string]gitstate.Entry{}, refs: map[string]string{}, trees: trees}
+	for _, e := range entries {
+		rep.runs[e.ID] = e
+	}
+	var names []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if id, name, ok := strings.Cut(line, " "); ok {
+			rep.refs[name] = id
+			names = append(names, name)
+		}
+	}
+	// Which ledger record owns which path.
+	type owner struct{ run, node string }
+	owners := map[string]owner{}
+	for _, e := range entries {
+		if e.Run == nil {
+			continue
+		}
+		for _, w := range e.Run.State.Worktrees {
+			owners[filepath.Clean(w.Path)] = owner{e.ID, w.Node}
+		}
+	}
+	root, rootErr := worktrees.Root(ctx, repo)
+
+	var errs *multierror.Error
+	var g multierror.Group
+	var dirtyChecks, sizeChecks []int
+	sem := make(chan struct{}, 4)
+	for i, t := range trees {
+		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
+		if t.Locked {
+			w.Labels = append(w.Labels, Locked)
+		}
+		st, serr := os.Stat(t.Path)
+		missing := t.Prunable || serr != nil || !st.IsDir()
+		if missing {
+			w.Labels = append(w.Labels, Missing)
+		}
+		o, owned := owners[filepath.Clean(t.Path)]
+		if !owned && i > 0 {
+			// Not (or no longer) recorded: git-atlas's own when its lock says so, or
+			// when it lives under the managed root and is on an atlas/ branch.
+			if run, node, ok := parseLockReason(t.LockReason); ok {
+				o, owned = owner{run, node}, true
+			} else if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && strings.HasPrefix(t.Branch, "refs/heads/atlas/") {
+				rel, _ := filepath.Rel(root, t.Path)
+				run, node, _ := strings.Cut(filepath.ToSlash(rel), "/")
+				o, owned = owner{run, node}, true
+			}
+		}
+		if !owned || i == 0 {
+			w.Labels = append([]string{Foreign}, w.Labels...)
+			rep.Worktrees = append(rep.Worktrees, w)
+			continue
+		}
+		w.RunID, w.Node = o.run, o.node
+		e, ok := rep.runs[o.run]
+		state := runState(e, ok, now)
+		if state == "" || state == Finished {
+			state = Orphaned
+		}
+		w.Labels = append([]string{state}, w.Labels...)
+		k := len(rep.Worktrees)
+		rep.Worktrees = append(rep.Worktrees, w)
+		if missing {
+			continue
+		}
+		dirtyChecks = append(dirtyChecks, k)
+	}
+
+	for _, name := range names {
+		r := Ref{Ref: name, ID: rep.refs[name], Labels: []string{}}
+		var rest string
+		switch {
+		case strings.HasPrefix(name, gitstate.RunsPrefix):
+			r.RunID = strings.TrimPrefix(name, gitstate.RunsPrefix)
+			e, ok := rep.runs[r.RunID]
+			r.Labels = append(r.Labels, RunLabel)
+			if s := runState(e, ok, now); s != "" {
+				r.Labels = append(r.Labels, s)
+			}
+			if _, pinned := rep.refs[gitstate.PinRef(r.RunID, "baseline")]; !pinned && e.Run != nil {
+				r.Labels = append(r.Labels, Unpinned)
+			}
+		case strings.HasPrefix(name, gitstate.PinsPrefix):
+			rest = strings.TrimPrefix(name, gitstate.PinsPrefix)
+			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.Labels = append(r.Labels, Pin)
+			if _, ok := rep.runs[r.RunID]; !ok {
+				r.Labels = append(r.Labels, Orphaned)
+			}
+		case strings.HasPrefix(name, gitstate.RecoveryPrefix):
+			rest = strings.TrimPrefix(name, gitstate.RecoveryPrefix)
+			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.Labels = append(r.Labels, Recovery)
+			if opt.Size {
+				sizeChecks = append(sizeChecks, len(rep.Refs))
+			}
+		case strings.HasPrefix(name, "refs/heads/atlas/"):
+			rest = strings.TrimPrefix(name, "refs/heads/atlas/")
+			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.Labels = append(r.Labels, Branch)
+			e, ok := rep.runs[r.RunID]
+			if s := runState(e, ok, now); s == "" || s == Finished {
+				r.Labels = append(r.Labels, StaleBranch)
+			}
+		default:
+			r.Labels = append(r.Labels, "other")
+		}
+		rep.Refs = append(rep.Refs, r)
+	}
+	// The independent checks, in parallel once the lists are complete: a status per
+	// worktree and a size per snapshot. Each goroutine writes only its own element.
+	for _, k := range dirtyChecks {
+		w := &rep.Worktrees[k]
+		g.Go(func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
+			if err != nil {
+				return fmt.Errorf("status of worktree %s: %w", w.Path, err)
+			}
+			if dirty {
+				w.Labels = append(w.Labels, Dirty)
+			}
+			return nil
+		})
+	}
+	for _, k := range sizeChecks {
+		r := &rep.Refs[k]
+		g.Go(func() error {
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
+			if err != nil {
+				return fmt.Errorf("size of %s: %w", r.Ref, err)
+			}
+			r.Size = &n
+			return nil
+		})
+	}
+	if err := g.Wait(); err != nil {
+		errs = multierror.Append(errs, err.Errors...)
+	}
+	for i := range rep.Worktrees {
+		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {
+			rep.Attention = true
+		}
+	}
+	for _, r := range rep.Refs {
+		if needsAttention(r.Labels) {
+			rep.Attention = true
+		}
+	}
+	return rep, errs.ErrorOrNil()
+}
+
+// parseLockReason reads worktrees' lock reason "git-atlas run <run> node <node>".
+func parseLockReason(reason string) (run, node string, ok bool) {
+	f := strings.Fields(reason)
+	if len(f) != 5 || f[0] != "git-atlas" || f[1] != "run" || f[3] != "node" {
+		return "", "", false
+	}
+	return f[2], f[4], true
+}
+
+// DiskUsage is the bytes on disk of every object reachable from rev
+// (`git rev-list --objects --disk-usage`).
+func DiskUsage(ctx context.Context, repo *git.Repository, rev string) (int64, error) {
+	out, err := repo.Git(ctx, "rev-list", "--objects", "--disk-usage", rev, "--")
+	if err != nil {
+		return 0, err
+	}
+	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}

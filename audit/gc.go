@@ -1,0 +1,267 @@
+package audit
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-multierror"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/recovery"
+)
+
+// Action kinds of a gc plan.
+const (
+	RemoveWorktree = "remove-worktree" // a finished run's worktree, snapshot first
+	DeleteBranch   = "delete-branch"   // an atlas/ branch of a finished or gone run, reachable from a kept ref
+	DropRun        = "drop-run"        // an old finished run's ledger ref and mutex file
+	DeleteRef      = "delete-ref"      // a pin (or, with --recoveries, a recovery ref) of a dropped or gone run
+)
+
+// Action is one step of a gc plan.
+type Action struct {
+	Kind   string `json:"action"`
+	RunID  string `json:"run_id"`
+	Node   string `json:"node,omitempty"`
+	Path   string `json:"path,omitempty"`
+	Ref    string `json:"ref,omitempty"`
+	Old    string `json:"old,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Snapshot is the recovery snapshot taken before a removal (--apply only).
+	Snapshot string `json:"snapshot,omitempty"`
+	Done     bool   `json:"done"`
+}
+
+// GCOptions tune Plan and Apply.
+type GCOptions struct {
+	// Before: finished runs last updated longer ago than this are dropped.
+	Before time.Duration
+	// Recoveries also drops the recovery snapshots of dropped and gone runs.
+	Recoveries bool
+	Now        time.Time
+}
+
+// DefaultBefore is gc's default age for dropping finished runs.
+const DefaultBefore = 30 * 24 * time.Hour
+
+// Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
+// then ref deletions. Branches are planned as they would be after the worktree
+// removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
+func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
+	acts := planWorktrees(rep)
+	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
+	return append(acts, refActs...), err
+}
+
+func planWorktrees(rep *Report) []Action {
+	var acts []Action
+	for _, w := range rep.Worktrees {
+		if Has(w.Labels, Foreign) || !Has(w.Labels, Orphaned) {
+			continue
+		}
+		e, ok := rep.runs[w.RunID]
+		if !ok || e.Run == nil || e.Run.State.Worktree(w.Node) == nil {
+			continue // gone run or unrecorded worktree: audit lists it, a person decides
+		}
+		reason := "run " + e.Run.State.Status
+		if Has(w.Labels, Dirty) {
+			reason += ", dirty: snapshot first"
+		}
+		acts = append(acts, Action{Kind: RemoveWorktree, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: reason})
+	}
+	return acts
+}
+
+// droppable reports whether run is finished and older than opt.Before.
+func droppable(e gitstate.Entry, opt GCOptions) bool {
+	if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+		return false
+	}
+	t, err := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+	if err != nil {
+		return false
+	}
+	return opt.Before <= 0 || opt.Now.Sub(t) >= opt.Before
+}
+
+// old, when not nil, names the runs old enough to drop as a first audit saw them
+// (removing a worktree records an event, which makes the run look new again).
+func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions, removing []Action, old map[string]bool) ([]Action, error) {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	// Worktrees that stay (after the planned removals) keep their runs and branches.
+	removed := map[string]bool{}
+	for _, a := range removing {
+		if a.Kind == RemoveWorktree {
+			removed[filepath.Clean(a.Path)] = true
+		}
+	}
+	checkedOut := map[string]bool{}
+	keepsRun := map[string]bool{}
+	for _, t := range rep.trees {
+		if removed[filepath.Clean(t.Path)] {
+			continue
+		}
+		if t.Branch != "" {
+			checkedOut[t.Branch] = true
+		}
+	}
+	for _, e := range rep.runs {
+		if e.Run == nil {
+			continue
+		}
+		for _, w := range e.Run.State.Worktrees {
+			if !removed[filepath.Clean(w.Path)] {
+				keepsRun[e.ID] = true
+			}
+		}
+	}
+	// gone: no ledger ref at all. drop: finished, old, and no worktree left.
+	drop := map[string]bool{}
+	for id, e := range rep.runs {
+		if (old == nil && droppable(e, opt) || old[id] && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status)) && !keepsRun[id] {
+			drop[id] = true
+		}
+	}
+	gone := func(run string) bool { _, ok := rep.runs[run]; return !ok }
+
+	var acts []Action
+	deleting := map[string]bool{}
+	var branches []Ref
+	for _, r := range rep.Refs {
+		switch {
+		case Has(r.Labels, RunLabel) && drop[r.RunID]:
+			acts = append(acts, Action{Kind: DropRun, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "finished " + rep.runs[r.RunID].Run.State.UpdatedAt})
+		case Has(r.Labels, Pin) && (drop[r.RunID] || gone(r.RunID)):
+			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "pin of a dropped run"})
+		case Has(r.Labels, Recovery) && opt.Recoveries && (drop[r.RunID] || gone(r.RunID)):
+			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "recovery snapshot (--recoveries)"})
+		case Has(r.Labels, StaleBranch) && !checkedOut[r.Ref]:
+			branches = append(branches, r)
+			continue
+		default:
+			continue
+		}
+		deleting[acts[len(acts)-1].Ref] = true
+	}
+	if len(branches) == 0 {
+		return acts, nil
+	}
+	for _, b := range branches {
+		deleting[b.Ref] = true // a candidate keeps no other candidate alive
+	}
+	var errs *multierror.Error
+	for _, b := range branches {
+		keeper, err := keptContaining(ctx, repo, b.ID, deleting)
+		if err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("branch %s: %w", b.Ref, err))
+			continue
+		}
+		if keeper == "" {
+			continue // its commits are nowhere else: kept
+		}
+		acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Reason: "reachable from " + keeper})
+	}
+	return acts, errs.ErrorOrNil()
+}
+
+// keptContaining names a ref, not among deleting, whose history contains sha.
+func keptContaining(ctx context.Context, repo *git.Repository, sha string, deleting map[string]bool) (string, error) {
+	out, err := repo.Git(ctx, "for-each-ref", "--format=%(refname)", "--contains", sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
+	if err != nil {
+		return "", err
+	}
+	for _, name := range strings.Fields(string(out)) {
+		if !deleting[name] {
+			return name, nil
+		}
+	}
+	return "", nil
+}
+
+// Apply carries out a gc: it removes the planned worktrees (each snapshotted first
+// when anything could be lost), then audits again and deletes the refs that plan
+// then names, as compare-and-swap updates against the values read. Foreign
+// worktrees and live or interrupted runs are never touched. Errors of independent
+// steps are gathered; the actions returned say which were done.
+func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action, error) {
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	rep, err := Audit(ctx, store, Options{Now: opt.Now})
+	if err != nil && rep == nil {
+		return nil, err
+	}
+	var errs *multierror.Error
+	if err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	old := map[string]bool{}
+	for id, e := range rep.runs {
+		if droppable(e, opt) {
+			old[id] = true
+		}
+	}
+	acts := planWorktrees(rep)
+	for i := range acts {
+		a := &acts[i]
+		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
+		if res != nil && res.Snapshot != nil {
+			a.Snapshot = res.Snapshot.Rec.ID
+		}
+		if err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
+			continue
+		}
+		a.Done = true
+	}
+	if len(acts) > 0 {
+		if rep, err = Audit(ctx, store, Options{Now: opt.Now}); err != nil {
+			errs = multierror.Append(errs, err)
+			if rep == nil {
+				return acts, errs
+			}
+		}
+	}
+	refActs, err := planRefs(ctx, store.Repo, rep, opt, nil, old)
+	if err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	// Each run's refs go in one transaction: a lost race leaves that run whole.
+	byRun := map[string][]int{}
+	var order []string
+	for i, a := range refActs {
+		if _, ok := byRun[a.RunID]; !ok {
+			order = append(order, a.RunID)
+		}
+		byRun[a.RunID] = append(byRun[a.RunID], i)
+	}
+	sort.Strings(order)
+	for _, run := range order {
+		var ups []git.RefUpdate
+		for _, i := range byRun[run] {
+			ups = append(ups, git.RefUpdate{Name: refActs[i].Ref, Old: refActs[i].Old, New: store.Repo.NullID()})
+		}
+		if err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...); err != nil {
+			errs = multierror.Append(errs, fmt.Errorf("gc run %s: %w", run, err))
+			continue
+		}
+		for _, i := range byRun[run] {
+			refActs[i].Done = true
+			if refActs[i].Kind == DropRun {
+				_ = os.Remove(filepath.Join(store.Repo.CommonDir, "atlas", "mutex", "runs", run))
+				if opt.Recoveries {
+					_ = os.RemoveAll(filepath.Join(store.Repo.CommonDir, "atlas", "recovery", run))
+				}
+			}
+		}
+	}
+	return append(acts, refActs...), errs.ErrorOrNil()
+}
