@@ -58,13 +58,23 @@ func (w *Worktree) CopyIndex(ctx context.Context) (*TempIndex, error) {
 		return nil, err
 	}
 	removeStale(gitDir)
-	data, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	index := filepath.Join(gitDir, "index")
+	st, statErr := os.Stat(index)
+	data, err := os.ReadFile(index)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, fmt.Errorf("read index of %s: %w", w.Path, err)
 	}
 	t, err := newTempIndex(w.Repo, w.Path, gitDir, data)
 	if err != nil {
 		return nil, err
+	}
+	if data != nil && statErr == nil {
+		// The copy keeps the index's mtime: git trusts an entry's stat data only when
+		// the file is older than the index, and a fresh mtime on the copy would make a
+		// file changed in the same second as the index look unchanged ("racy git").
+		if err := os.Chtimes(t.Path, st.ModTime(), st.ModTime()); err != nil {
+			return nil, fmt.Errorf("copy index: %w", err)
+		}
 	}
 	return t, nil
 }
@@ -109,8 +119,10 @@ func removeStale(dir string) {
 	}
 }
 
-// Clone copies the temporary index to a new one beside it.
+// Clone copies the temporary index to a new one beside it, keeping its mtime (see
+// CopyIndex: git's racy-entry check compares entries with the index file's mtime).
 func (t *TempIndex) Clone() (*TempIndex, error) {
+	st, statErr := os.Stat(t.Path)
 	data, err := os.ReadFile(t.Path)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
@@ -124,6 +136,10 @@ func (t *TempIndex) Clone() (*TempIndex, error) {
 	}
 	if len(data) == 0 {
 		_ = os.Remove(c.Path) // an empty file is not an index; absent is
+	} else if statErr == nil {
+		if err := os.Chtimes(c.Path, st.ModTime(), st.ModTime()); err != nil {
+			return nil, err
+		}
 	}
 	return c, nil
 }
