@@ -1,0 +1,110 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/git-atlas/git-atlas/share"
+)
+
+// PushCmd is `git atlas push`.
+type PushCmd struct {
+	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+}
+
+// Run pushes the ledger.
+func (c *PushCmd) Run(env *Env) error {
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	remote, err := share.ResolveRemote(env.Ctx, repo, c.Remote)
+	if err != nil {
+		return err
+	}
+	rep, err := share.Push(env.Ctx, repo, remote)
+	if rep != nil {
+		if perr := env.out(reportJSON(rep, true), func(w io.Writer) { printReport(w, rep, "pushed") }); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+// PullCmd is `git atlas pull`.
+type PullCmd struct {
+	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+}
+
+// Run pulls the ledger.
+func (c *PullCmd) Run(env *Env) error {
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	remote, err := share.ResolveRemote(env.Ctx, repo, c.Remote)
+	if err != nil {
+		return err
+	}
+	rep, err := share.Pull(env.Ctx, repo, remote)
+	if rep != nil {
+		if perr := env.out(reportJSON(rep, false), func(w io.Writer) { printReport(w, rep, "updated") }); perr != nil && err == nil {
+			err = perr
+		}
+	}
+	return err
+}
+
+func printReport(w io.Writer, rep *share.Report, moved string) {
+	for _, c := range rep.Pushed {
+		fmt.Fprintf(w, "%-9s %s %s..%s\n", "pushed", c.Ref, dash(short(c.Remote)), short(c.Local))
+	}
+	for _, c := range rep.Created {
+		fmt.Fprintf(w, "%-9s %s %s\n", "created", c.Ref, short(c.Remote))
+	}
+	for _, c := range rep.Updated {
+		fmt.Fprintf(w, "%-9s %s %s..%s\n", moved, c.Ref, short(c.Local), short(c.Remote))
+	}
+	for _, c := range rep.Diverged {
+		fmt.Fprintf(w, "%-9s %s here %s, %s %s\n", "diverged", c.Ref, short(c.Local), rep.Remote, short(c.Remote))
+	}
+	for _, c := range rep.Skipped {
+		fmt.Fprintf(w, "%-9s %s (%s)\n", "skipped", c.Ref, c.Reason)
+	}
+	for _, r := range rep.Ahead {
+		fmt.Fprintf(w, "%-9s %s (push carries it)\n", "ahead", r)
+	}
+	for _, r := range rep.Behind {
+		fmt.Fprintf(w, "%-9s %s (pull brings it)\n", "behind", r)
+	}
+	fmt.Fprintf(w, "%s: %d %s, %d created, %d up to date, %d diverged\n", rep.Remote, len(rep.Pushed)+len(rep.Updated), moved, len(rep.Created), len(rep.UpToDate), len(rep.Diverged))
+}
+
+// reportJSON is push's or pull's JSON: every list present, [] when empty.
+func reportJSON(rep *share.Report, push bool) map[string]any {
+	changes := func(c []share.RefChange) []share.RefChange {
+		if c == nil {
+			return []share.RefChange{}
+		}
+		return c
+	}
+	refs := func(r []string) []string {
+		if r == nil {
+			return []string{}
+		}
+		return r
+	}
+	m := map[string]any{
+		"remote":        rep.Remote,
+		"up_to_date":    refs(rep.UpToDate),
+		"diverged":      changes(rep.Diverged),
+		"diverged_runs": refs(rep.DivergedRuns()),
+		"skipped":       changes(rep.Skipped),
+	}
+	if push {
+		m["pushed"], m["behind"] = changes(rep.Pushed), refs(rep.Behind)
+	} else {
+		m["created"], m["updated"], m["ahead"] = changes(rep.Created), changes(rep.Updated), refs(rep.Ahead)
+	}
+	return m
+}

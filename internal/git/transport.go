@@ -1,0 +1,135 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// remoteGit runs a transport command (ls-remote, fetch, push) from where git itself
+// would run it: the top of the worktree the repository was opened from (the git dir
+// when bare), so a relative remote URL such as ../remote.git means what it means to
+// git. These commands read and write refs and objects only, never a working tree.
+func (r *Repository) remoteGit(ctx context.Context, args ...string) ([]byte, error) {
+	dir := r.TopLevel
+	if dir == "" {
+		dir = r.GitDir
+	}
+	return cmd{dir: dir, args: args}.run(ctx)
+}
+
+// Remotes returns the names of the repository's configured remotes.
+func (r *Repository) Remotes(ctx context.Context) ([]string, error) {
+	out, err := r.Git(ctx, "remote")
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, l := range strings.Split(string(out), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			names = append(names, l)
+		}
+	}
+	return names, nil
+}
+
+// LsRemote lists the remote's refs under the given prefixes (each ending in "/"),
+// through `git ls-remote`: whatever transport git uses for that remote.
+func (r *Repository) LsRemote(ctx context.Context, remote string, prefixes ...string) ([]Ref, error) {
+	args := []string{"ls-remote", "--refs", "--", remote}
+	for _, p := range prefixes {
+		args = append(args, p+"*")
+	}
+	out, err := r.remoteGit(ctx, args...)
+	if err != nil {
+		return nil, fmt.Errorf("ls-remote %s: %w", remote, err)
+	}
+	var refs []Ref
+	for _, line := range strings.Split(string(out), "\n") {
+		id, name, ok := strings.Cut(line, "\t")
+		if !ok {
+			continue
+		}
+		for _, p := range prefixes {
+			if strings.HasPrefix(name, p) {
+				refs = append(refs, Ref{ID: id, Name: name})
+				break
+			}
+		}
+	}
+	return refs, nil
+}
+
+// Fetch fetches the remote with explicit refspecs only (custom refs need them,
+// GIT-NOTES §10): no tags, no FETCH_HEAD, no submodules, no opportunistic update of
+// remote-tracking branches (--refmap=), no auto-gc. It changes no working tree.
+func (r *Repository) Fetch(ctx context.Context, remote string, refspecs ...string) error {
+	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--refmap=", "--", remote}
+	args = append(args, refspecs...)
+	if _, err := r.remoteGit(ctx, args...); err != nil {
+		return fmt.Errorf("fetch %s: %w", remote, err)
+	}
+	return nil
+}
+
+// PushRef is one ref of an atomic, leased push: the remote ref Name is set to the
+// local object ID only if the remote still has Expect ("" = must not exist).
+type PushRef struct {
+	Name   string
+	ID     string
+	Expect string
+}
+
+// ErrPushRejected means the remote refused an atomic push (a lease was stale or a
+// ref moved): nothing was pushed.
+var ErrPushRejected = errors.New("push rejected")
+
+// PushAtomic pushes all refs in one `git push --atomic`, each with
+// --force-with-lease=<ref>:<expect>, so either every ref moves from the value the
+// caller saw to its new value or none does.
+func (r *Repository) PushAtomic(ctx context.Context, remote string, refs []PushRef) error {
+	if len(refs) == 0 {
+		return nil
+	}
+	args := []string{"push", "--atomic", "--porcelain", "--no-recurse-submodules", "--no-verify"}
+	for _, p := range refs {
+		args = append(args, "--force-with-lease="+p.Name+":"+p.Expect)
+	}
+	args = append(args, "--", remote)
+	for _, p := range refs {
+		args = append(args, p.ID+":"+p.Name)
+	}
+	out, err := r.remoteGit(ctx, args...)
+	if err == nil {
+		return nil
+	}
+	var rejected []string
+	for _, line := range strings.Split(string(out), "\n") {
+		if f := strings.Split(line, "\t"); len(f) == 3 && f[0] == "!" {
+			_, dst, _ := strings.Cut(f[1], ":")
+			rejected = append(rejected, dst+" "+f[2])
+		}
+	}
+	if len(rejected) > 0 {
+		return fmt.Errorf("%w: %s", ErrPushRejected, strings.Join(rejected, "; "))
+	}
+	return fmt.Errorf("push %s: %w", remote, err)
+}
+
+// IsAncestor reports whether commit a is an ancestor of (or equal to) commit b; false
+// when either object is missing.
+func (r *Repository) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+	if !r.HasObject(ctx, a) || !r.HasObject(ctx, b) {
+		return false, nil
+	}
+	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	if err == nil {
+		return true, nil
+	}
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 {
+		return false, nil
+	}
+	return false, err
+}
