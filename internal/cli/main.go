@@ -51,6 +51,8 @@ type CLI struct {
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
 	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
+	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`
+	Hook       HookCmd       `cmd:"" hidden:"" help:"Run by the installed hook (internal)."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
