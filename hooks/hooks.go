@@ -27,7 +27,9 @@ const marker = "# git-atlas post-checkout hook"
 
 // Script is the hook git-atlas installs. It runs the hook that was there before (kept
 // beside it as post-checkout.atlas-orig) first and exits with that hook's status, as git
-// would have; git-atlas's own part never changes the outcome of a checkout.
+// would have; git-atlas's own part never changes the outcome of a checkout. It calls
+// git-atlas directly when it is on PATH (git puts its exec-path there for hooks),
+// saving the fork of a `git` that would only start it.
 const Script = `#!/bin/sh
 ` + marker + ` (` + "`git atlas hooks uninstall`" + ` restores what was here).
 status=0
@@ -35,7 +37,11 @@ orig="$(dirname "$0")/post-checkout` + OrigSuffix + `"
 if [ -x "$orig" ]; then
 	"$orig" "$@" || status=$?
 fi
-git atlas hook post-checkout "$@" </dev/null >/dev/null || :
+if command -v git-atlas >/dev/null 2>&1; then
+	git-atlas hook post-checkout "$@" </dev/null >/dev/null || :
+else
+	git atlas hook post-checkout "$@" </dev/null >/dev/null || :
+fi
 exit $status
 `
 

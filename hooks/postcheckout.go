@@ -45,6 +45,6 @@ func PostCheckout(ctx context.Context, dir string, args []string) (Checkout, err
 		res.Untrusted, err = worktrees.MarkIfOffBranch(ctx, store, run, *rec)
 		return res, err
 	}
-	res.Interrupted, _, err = resume.DetectBrief(ctx, store, gitstate.Now())
+	res.Interrupted, _, err = resume.DetectStates(ctx, store, gitstate.Now())
 	return res, err
 }
