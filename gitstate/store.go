@@ -366,7 +366,9 @@ type Entry struct {
 
 // List reads every run: one for-each-ref streaming into one cat-file --batch
 // (git.RefFiles), decoded on every core while git is still reading.
-func (s *Store) List(ctx context.Context) ([]Entry, error) { return s.list(ctx, decodeRun) }
+func (s *Store) List(ctx context.Context) ([]Entry, error) {
+	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeRun(id, tip, b[0], b[1]) })
+}
 
 // ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
 // at every agent session start) and for `list`: each Run holds only the header's
@@ -380,10 +382,23 @@ func (s *Store) List(ctx context.Context) ([]Entry, error) { return s.list(ctx, 
 // document): List reports it, this does not. A summary is never written back:
 // Writable refuses it.
 func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
-	return s.list(ctx, decodeSummary)
+	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
 }
 
-func (s *Store) list(ctx context.Context, decode func(id, tip string, header, state git.Blob) (*Run, error)) ([]Entry, error) {
+// ListStateSummaries is ListSummaries from state.json alone: half the object reads,
+// for callers that need no header field (Kind, Intent and Session are left empty).
+// Detection (status, driver lease, stages) needs nothing more; the post-checkout
+// hook uses it to stay fast.
+func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
+	return s.list(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
+		header, _ := json.Marshal(map[string]string{"run_id": id})
+		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
+	})
+}
+
+var bothDocs = []string{"run.json", "state.json"}
+
+func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
 	type listed struct {
 		Entry
 		tip      string
@@ -406,7 +421,7 @@ func (s *Store) list(ctx context.Context, decode func(id, tip string, header, st
 			defer wg.Done()
 			for it := range work {
 				l := listed{Entry: Entry{ID: strings.TrimPrefix(it.ref.Name, RunsPrefix)}, tip: it.ref.ID}
-				l.Run, l.Err = decode(l.ID, it.ref.ID, it.blobs[0], it.blobs[1])
+				l.Run, l.Err = decode(l.ID, it.ref.ID, it.blobs)
 				l.noHeader = l.Err != nil && it.blobs[0].Err != nil
 				mu.Lock()
 				results[it.k] = l
@@ -414,7 +429,7 @@ func (s *Store) list(ctx context.Context, decode func(id, tip string, header, st
 			}
 		}()
 	}
-	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), []string{"run.json", "state.json"}, func(ref git.Ref, blobs []git.Blob) {
+	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), paths, func(ref git.Ref, blobs []git.Blob) {
 		mu.Lock()
 		k := len(results)
 		results = append(results, listed{})

@@ -73,6 +73,18 @@ func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time) ([]C
 	return cands, bad, nil
 }
 
+// DetectStates is DetectBrief from every run's state.json alone
+// (Store.ListStateSummaries, half the reads): the candidates carry no Kind, Intent or
+// Session. The post-checkout hook uses it.
+func DetectStates(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
+	entries, err := store.ListStateSummaries(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	cands, bad := detect(entries, now, false)
+	return cands, bad, nil
+}
+
 func detect(entries []gitstate.Entry, now time.Time, keepRun bool) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable

@@ -55,6 +55,8 @@ type CLI struct {
 	Gc         GcCmd         `cmd:"" name:"gc" help:"Clean up what finished runs left: a plan by default, done with --apply."`
 	Push       PushCmd       `cmd:"" help:"Push the ledger (refs/atlas/*, atlas/ branches) to a remote: atomic, leased, fast-forward only."`
 	Pull       PullCmd       `cmd:"" help:"Pull the ledger from a remote: fast-forward runs, create missing refs, report diverged runs."`
+	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`
+	Hook       HookCmd       `cmd:"" hidden:"" help:"Run by the installed hook (internal)."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }

@@ -75,7 +75,10 @@ type worktreeItem struct {
 	Missing  bool   `json:"missing"`
 	Locked   bool   `json:"locked"`
 	OnBranch bool   `json:"on_branch"`
-	Error    string `json:"error,omitempty"`
+	// Untrusted: the post-checkout hook saw its HEAD leave its branch (resume
+	// snapshots and recreates it).
+	Untrusted bool   `json:"untrusted"`
+	Error     string `json:"error,omitempty"`
 }
 
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
@@ -125,7 +128,7 @@ func (c *WorktreeListCmd) Run(env *Env) error {
 		in := infos[i]
 		it := worktreeItem{RunID: owners[i], Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
 			Head: in.Head, Baseline: rec.Baseline, Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
-			Locked: in.Locked, OnBranch: in.OnBranch(rec)}
+			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted}
 		if it.Head == "" {
 			it.Head = rec.Head // missing: what the ledger last recorded
 		}

@@ -1,0 +1,56 @@
+package gitstate
+
+import (
+	"context"
+	"reflect"
+	"testing"
+)
+
+// ListStateSummaries reads state.json alone and agrees with ListSummaries on every
+// state field detection uses; a run whose state.json is gone is unreadable in both.
+func TestListStateSummaries(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range repoKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			s := New(newRepo(t, kind))
+			newRun(t, s, "a", StageDef{Name: "code"})
+			newRun(t, s, "b", StageDef{Name: "code"}, StageDef{Name: "test"})
+			if err := transition(s, "b", "code", StageDispatched); err != nil {
+				t.Fatal(err)
+			}
+			// A run ref that points at a commit with no ledger documents.
+			head, err := s.Repo.ResolveCommit(ctx, "HEAD")
+			if err != nil {
+				t.Fatal(err)
+			}
+			run(t, s.Repo.CommonDir, "update-ref", RunRef("broken"), head)
+
+			full, err := s.ListSummaries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			states, err := s.ListStateSummaries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(full) != 3 || len(states) != 3 {
+				t.Fatalf("got %d and %d entries, want 3", len(full), len(states))
+			}
+			for i := range full {
+				f, g := full[i], states[i]
+				if f.ID != g.ID || (f.Err == nil) != (g.Err == nil) {
+					t.Fatalf("entry %d: %s/%v against %s/%v", i, f.ID, f.Err, g.ID, g.Err)
+				}
+				if f.Err != nil {
+					continue
+				}
+				if g.Run.Header.RunID != f.ID || g.Run.Header.Kind != "" {
+					t.Errorf("%s: header %+v", f.ID, g.Run.Header)
+				}
+				if !reflect.DeepEqual(f.Run.State, g.Run.State) {
+					t.Errorf("%s: state %+v, want %+v", f.ID, g.Run.State, f.Run.State)
+				}
+			}
+		})
+	}
+}

@@ -1,0 +1,244 @@
+// Package hooks installs, removes and describes git-atlas's post-checkout hook (SPEC §9)
+// in the hooks directory git uses, keeping a hook already there running first and
+// restoring it byte for byte on uninstall.
+package hooks
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Name is the hook git-atlas installs.
+const Name = "post-checkout"
+
+// OrigSuffix is appended to a hook that was already there: ours runs it first.
+const OrigSuffix = ".atlas-orig"
+
+// marker is the line that identifies a hook as git-atlas's (any version).
+const marker = "# git-atlas post-checkout hook"
+
+// Script is the hook git-atlas installs. It runs the hook that was there before (kept
+// beside it as post-checkout.atlas-orig) first and exits with that hook's status, as git
+// would have; git-atlas's own part never changes the outcome of a checkout. It calls
+// git-atlas directly when it is on PATH (git puts its exec-path there for hooks),
+// saving the fork of a `git` that would only start it.
+const Script = `#!/bin/sh
+` + marker + ` (` + "`git atlas hooks uninstall`" + ` restores what was here).
+status=0
+orig="$(dirname "$0")/post-checkout` + OrigSuffix + `"
+if [ -x "$orig" ]; then
+	"$orig" "$@" || status=$?
+fi
+if command -v git-atlas >/dev/null 2>&1; then
+	git-atlas hook post-checkout "$@" </dev/null >/dev/null || :
+else
+	git atlas hook post-checkout "$@" </dev/null >/dev/null || :
+fi
+exit $status
+`
+
+// State is what the hooks directory holds.
+type State string
+
+const (
+	// Installed: git-atlas's hook is in place.
+	Installed State = "installed"
+	// NotInstalled: no post-checkout hook at all.
+	NotInstalled State = "not_installed"
+	// Foreign: a post-checkout hook that is not git-atlas's (install keeps it running).
+	Foreign State = "foreign"
+)
+
+// Status describes the post-checkout hook of a repository.
+type Status struct {
+	State State `json:"state"`
+	// Dir is the hooks directory git uses (core.hooksPath, else <git-common-dir>/hooks).
+	Dir string `json:"hooks_dir"`
+	// Hook is the path of the post-checkout hook.
+	Hook string `json:"hook"`
+	// Chained is the user's hook that ours runs first ("" when none).
+	Chained string `json:"chained,omitempty"`
+	// Current: the installed hook is this version's script, byte for byte.
+	Current bool `json:"current,omitempty"`
+	// Changed: the command changed something (install and uninstall only).
+	Changed bool `json:"changed"`
+}
+
+// Dir is the hooks directory git runs hooks from: core.hooksPath as the repository's
+// config files set it (a relative value is relative to the working tree's top level,
+// where git runs hooks, or the git dir of a bare repository), else
+// <git-common-dir>/hooks.
+func Dir(ctx context.Context, repo *git.Repository) (string, error) {
+	// Every internal git call sets core.hooksPath=/dev/null on its command line: skip
+	// the command-line scope and keep the last value of the config files.
+	out, err := repo.Git(ctx, "config", "--show-scope", "--type=path", "--get-all", "core.hooksPath")
+	var ge *git.Error
+	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+		return "", fmt.Errorf("read core.hooksPath: %w", err)
+	}
+	val := ""
+	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+		scope, v, ok := strings.Cut(line, "\t")
+		if ok && scope != "command" {
+			val = v
+		}
+	}
+	if val == "" {
+		return filepath.Join(repo.CommonDir, "hooks"), nil
+	}
+	if !filepath.IsAbs(val) {
+		base := repo.TopLevel
+		if base == "" {
+			base = repo.GitDir
+		}
+		val = filepath.Join(base, val)
+	}
+	return filepath.Clean(val), nil
+}
+
+// Inspect reports the state of the post-checkout hook.
+func Inspect(ctx context.Context, repo *git.Repository) (Status, error) {
+	dir, err := Dir(ctx, repo)
+	if err != nil {
+		return Status{}, err
+	}
+	return inspect(dir)
+}
+
+func inspect(dir string) (Status, error) {
+	st := Status{Dir: dir, Hook: filepath.Join(dir, Name)}
+	data, err := os.ReadFile(st.Hook)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		if _, lerr := os.Lstat(st.Hook); lerr == nil {
+			st.State = Foreign // a dangling symbolic link is still the user's
+		} else {
+			st.State = NotInstalled
+		}
+	case err != nil:
+		return st, fmt.Errorf("read %s: %w", st.Hook, err)
+	case isOurs(st.Hook, data):
+		st.State, st.Current = Installed, string(data) == Script
+		if _, err := os.Lstat(st.Hook + OrigSuffix); err == nil {
+			st.Chained = st.Hook + OrigSuffix
+		}
+	default:
+		st.State = Foreign
+	}
+	return st, nil
+}
+
+// isOurs: a regular file (never a link into someone else's file) carrying our marker.
+func isOurs(path string, data []byte) bool {
+	fi, err := os.Lstat(path)
+	return err == nil && fi.Mode().IsRegular() && bytes.Contains(data, []byte("\n"+marker))
+}
+
+// Install puts git-atlas's hook in place. A hook already there (file, link, any mode)
+// is renamed to post-checkout.atlas-orig, untouched, and ours runs it first. Installing
+// again changes nothing; an older version of our script is replaced.
+func Install(ctx context.Context, repo *git.Repository) (Status, error) {
+	dir, err := Dir(ctx, repo)
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := inspect(dir)
+	if err != nil {
+		return st, err
+	}
+	orig := st.Hook + OrigSuffix
+	switch {
+	case st.State == Installed && st.Current:
+		return st, nil
+	case st.State == Foreign:
+		if _, err := os.Lstat(orig); err == nil {
+			return st, fault.Conflict("%s is not git-atlas's hook and %s already exists", st.Hook, orig).
+				WithHint("move one of them away, then install again")
+		}
+		// Rename first: a crash before our script is written leaves no hook and the
+		// user's one kept as .atlas-orig, which the next install chains.
+		if err := os.Rename(st.Hook, orig); err != nil {
+			return st, fmt.Errorf("keep %s: %w", st.Hook, err)
+		}
+	case st.State == NotInstalled:
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return st, fmt.Errorf("create hooks directory: %w", err)
+		}
+	}
+	if err := writeAtomic(st.Hook, []byte(Script), 0o755); err != nil {
+		return st, err
+	}
+	st, err = inspect(dir)
+	st.Changed = true
+	return st, err
+}
+
+// Uninstall removes git-atlas's hook and puts back the one it kept, as it was (the same
+// file, renamed back: bytes, mode and time). Nothing installed: nothing to do. A hook
+// that is not ours is refused, never deleted.
+func Uninstall(ctx context.Context, repo *git.Repository) (Status, error) {
+	dir, err := Dir(ctx, repo)
+	if err != nil {
+		return Status{}, err
+	}
+	st, err := inspect(dir)
+	if err != nil {
+		return st, err
+	}
+	orig := st.Hook + OrigSuffix
+	switch st.State {
+	case Foreign:
+		return st, fault.Refused("%s is not git-atlas's hook: left as it is", st.Hook)
+	case NotInstalled:
+		if _, err := os.Lstat(orig); err != nil {
+			return st, nil
+		}
+		// An install that died between its two steps: put the user's hook back.
+	}
+	if _, err := os.Lstat(orig); err == nil {
+		if err := os.Rename(orig, st.Hook); err != nil {
+			return st, fmt.Errorf("restore %s: %w", st.Hook, err)
+		}
+	} else if err := os.Remove(st.Hook); err != nil {
+		return st, fmt.Errorf("remove %s: %w", st.Hook, err)
+	}
+	st, err = inspect(dir)
+	st.Changed = true
+	return st, err
+}
+
+// writeAtomic writes data to path through a temporary file renamed into place.
+func writeAtomic(path string, data []byte, mode os.FileMode) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".atlas-tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := tmp.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return nil
+}

@@ -1,0 +1,50 @@
+package hooks
+
+import (
+	"context"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// Checkout is what the post-checkout hook found.
+type Checkout struct {
+	// Run and Node name the managed worktree the checkout happened in ("" elsewhere).
+	Run, Node string
+	// Untrusted: the checkout moved the managed worktree's HEAD off its branch and
+	// this call recorded it.
+	Untrusted bool
+	// Interrupted are the interrupted runs, newest first (only outside managed
+	// worktrees).
+	Interrupted []resume.Candidate
+}
+
+// PostCheckout is the work of the post-checkout hook in the checkout at dir (git runs
+// hooks from the top level of the working tree). args are git's: the previous HEAD,
+// the new HEAD, and 1 for a branch checkout or 0 for a file checkout; a file checkout
+// moves no HEAD and is ignored. The repository is found from dir alone: every git call
+// runs without the GIT_DIR, GIT_INDEX_FILE, ... git exported to the hook.
+func PostCheckout(ctx context.Context, dir string, args []string) (Checkout, error) {
+	var res Checkout
+	if len(args) >= 3 && args[2] == "0" {
+		return res, nil
+	}
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		return res, err
+	}
+	store := gitstate.New(repo)
+	run, rec, err := worktrees.Owner(ctx, store, repo.TopLevel)
+	if err != nil {
+		return res, err
+	}
+	if rec != nil {
+		res.Run, res.Node = run, rec.Node
+		res.Untrusted, err = worktrees.MarkIfOffBranch(ctx, store, run, *rec)
+		return res, err
+	}
+	res.Interrupted, _, err = resume.DetectStates(ctx, store, gitstate.Now())
+	return res, err
+}

@@ -1,0 +1,129 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"time"
+
+	"github.com/git-atlas/git-atlas/hooks"
+)
+
+// HooksCmd is `git atlas hooks`.
+type HooksCmd struct {
+	Install   HooksInstallCmd   `cmd:"" help:"Install the post-checkout hook (honours core.hooksPath; a hook already there keeps running first)."`
+	Uninstall HooksUninstallCmd `cmd:"" help:"Remove the post-checkout hook and restore the one it replaced, byte for byte."`
+	Status    HooksStatusCmd    `cmd:"" help:"Say whether the post-checkout hook is installed, absent, or someone else's."`
+}
+
+// HooksInstallCmd is `git atlas hooks install`.
+type HooksInstallCmd struct{}
+
+// Run installs the hook.
+func (c *HooksInstallCmd) Run(env *Env) error {
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	st, err := hooks.Install(env.Ctx, repo)
+	if err != nil {
+		return err
+	}
+	return env.out(st, func(w io.Writer) {
+		if !st.Changed {
+			fmt.Fprintf(w, "already installed: %s\n", st.Hook)
+			return
+		}
+		fmt.Fprintf(w, "installed %s\n", st.Hook)
+		if st.Chained != "" {
+			fmt.Fprintf(w, "the hook that was there runs first, kept as %s\n", st.Chained)
+		}
+	})
+}
+
+// HooksUninstallCmd is `git atlas hooks uninstall`.
+type HooksUninstallCmd struct{}
+
+// Run removes the hook.
+func (c *HooksUninstallCmd) Run(env *Env) error {
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	st, err := hooks.Uninstall(env.Ctx, repo)
+	if err != nil {
+		return err
+	}
+	return env.out(st, func(w io.Writer) {
+		switch {
+		case !st.Changed:
+			fmt.Fprintf(w, "not installed: %s\n", st.Hook)
+		case st.State == hooks.NotInstalled:
+			fmt.Fprintf(w, "removed %s\n", st.Hook)
+		default:
+			fmt.Fprintf(w, "removed git-atlas's hook; restored the original %s\n", st.Hook)
+		}
+	})
+}
+
+// HooksStatusCmd is `git atlas hooks status`.
+type HooksStatusCmd struct{}
+
+// Run describes the hook.
+func (c *HooksStatusCmd) Run(env *Env) error {
+	repo, err := env.Repo()
+	if err != nil {
+		return err
+	}
+	st, err := hooks.Inspect(env.Ctx, repo)
+	if err != nil {
+		return err
+	}
+	return env.out(st, func(w io.Writer) {
+		switch st.State {
+		case hooks.Installed:
+			note := ""
+			if !st.Current {
+				note = " (an older version: `git atlas hooks install` updates it)"
+			}
+			fmt.Fprintf(w, "installed: %s%s\n", st.Hook, note)
+			if st.Chained != "" {
+				fmt.Fprintf(w, "runs first: %s\n", st.Chained)
+			}
+		case hooks.Foreign:
+			fmt.Fprintf(w, "foreign: %s is not git-atlas's hook (`git atlas hooks install` keeps it running first)\n", st.Hook)
+		default:
+			fmt.Fprintf(w, "not installed (hooks directory %s)\n", st.Dir)
+		}
+	})
+}
+
+// HookCmd is the hidden `git atlas hook NAME ARGS...` that the installed hook runs. It
+// never fails and prints at most one line, on stderr: a checkout must not break
+// because of git-atlas.
+type HookCmd struct {
+	Name string   `arg:"" help:"The hook git ran."`
+	Args []string `arg:"" optional:"" passthrough:"" help:"git's arguments to the hook."`
+}
+
+// Run does the hook's work and always succeeds.
+func (c *HookCmd) Run(env *Env) error {
+	if c.Name != hooks.Name {
+		return nil // a hook of a newer git-atlas: nothing this version knows to do
+	}
+	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
+	defer cancel()
+	res, err := hooks.PostCheckout(ctx, env.Dir, c.Args)
+	if err != nil {
+		return nil
+	}
+	switch {
+	case res.Untrusted:
+		fmt.Fprintf(env.Stderr, "git-atlas: worktree of run %s node %s left its branch: marked untrusted (resume will snapshot and recreate it)\n", res.Run, res.Node)
+	case len(res.Interrupted) == 1:
+		fmt.Fprintf(env.Stderr, "git-atlas: run %s was interrupted; `git atlas resume --detect` lists it\n", res.Interrupted[0].RunID)
+	case len(res.Interrupted) > 1:
+		fmt.Fprintf(env.Stderr, "git-atlas: %d interrupted runs (newest: %s); `git atlas resume --detect` lists them\n", len(res.Interrupted), res.Interrupted[0].RunID)
+	}
+	return nil
+}
