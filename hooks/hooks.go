@@ -39,7 +39,7 @@ if [ -x "$orig" ]; then
 fi
 if command -v git-atlas >/dev/null 2>&1; then
 	git-atlas hook post-checkout "$@" </dev/null >/dev/null || :
-else
+elif git atlas -h >/dev/null 2>&1; then
 	git atlas hook post-checkout "$@" </dev/null >/dev/null || :
 fi
 exit $status
