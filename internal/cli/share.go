@@ -13,23 +13,7 @@ type PushCmd struct {
 }
 
 // Run pushes the ledger.
-func (c *PushCmd) Run(env *Env) error {
-	repo, err := env.Repo()
-	if err != nil {
-		return err
-	}
-	remote, err := share.ResolveRemote(env.Ctx, repo, c.Remote)
-	if err != nil {
-		return err
-	}
-	rep, err := share.Push(env.Ctx, repo, remote)
-	if rep != nil {
-		if perr := env.out(reportJSON(rep, true), func(w io.Writer) { printReport(w, rep, "pushed") }); perr != nil && err == nil {
-			err = perr
-		}
-	}
-	return err
-}
+func (c *PushCmd) Run(env *Env) error { return syncLedger(env, c.Remote, true) }
 
 // PullCmd is `git atlas pull`.
 type PullCmd struct {
@@ -37,18 +21,26 @@ type PullCmd struct {
 }
 
 // Run pulls the ledger.
-func (c *PullCmd) Run(env *Env) error {
+func (c *PullCmd) Run(env *Env) error { return syncLedger(env, c.Remote, false) }
+
+// syncLedger pushes or pulls the ledger and prints the report, also when the
+// transfer partly failed (a diverged run): the report says what did move.
+func syncLedger(env *Env, name string, push bool) error {
 	repo, err := env.Repo()
 	if err != nil {
 		return err
 	}
-	remote, err := share.ResolveRemote(env.Ctx, repo, c.Remote)
+	remote, err := share.ResolveRemote(env.Ctx, repo, name)
 	if err != nil {
 		return err
 	}
-	rep, err := share.Pull(env.Ctx, repo, remote)
+	transfer, moved := share.Pull, "updated"
+	if push {
+		transfer, moved = share.Push, "pushed"
+	}
+	rep, err := transfer(env.Ctx, repo, remote)
 	if rep != nil {
-		if perr := env.out(reportJSON(rep, false), func(w io.Writer) { printReport(w, rep, "updated") }); perr != nil && err == nil {
+		if perr := env.out(reportJSON(rep, push), func(w io.Writer) { printReport(w, rep, moved) }); perr != nil && err == nil {
 			err = perr
 		}
 	}
