@@ -139,17 +139,12 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		return out, nil
 	}
 	// The ledger names the worktree before it exists: a crash here leaves a "missing"
-	// worktree, which resume and audit know how to handle.
-	if err := os.MkdirAll(filepath.Dir(wtPath), 0o755); err != nil {
-		return out, err
-	}
-	if err := repo.AddWorktree(ctx, wtPath, base, fmt.Sprintf("git-atlas run %s node %s", run, out.Node)); err != nil {
+	// (or half-made) worktree, which resume and audit know how to handle.
+	rec := gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath, Branch: out.Replay.Branch, Baseline: base, Head: base}
+	if err := worktrees.Materialize(ctx, repo, run, rec, base); err != nil {
 		return out, fmt.Errorf("add replay worktree: %w", err)
 	}
 	wt := repo.Worktree(wtPath)
-	if err := wt.Checkout(ctx, "refs/heads/"+out.Replay.Branch); err != nil {
-		return out, fmt.Errorf("check out %s: %w", out.Replay.Branch, err)
-	}
 	if req.Apply && out.Snapshot != nil {
 		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
 		if err != nil {

@@ -171,6 +171,12 @@ func forgetMissing(ctx context.Context, repo *git.Repository, list []git.Worktre
 // it, GIT-NOTES), then its HEAD is pointed at the node's branch, which the caller has
 // already set to commit. The user's hooks never run (every internal call disables
 // them).
+// Materialize is how every managed worktree is checked out, by this package and by
+// recovery's replay worktrees alike: see materialize.
+func Materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+	return materialize(ctx, repo, run, rec, commit)
+}
+
 func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
 	// The marker beside the directory says "git-atlas is still making this checkout":
 	// a process killed half-way leaves a partial checkout of the baseline that no agent

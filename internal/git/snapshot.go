@@ -548,13 +548,6 @@ func (w *Worktree) AssumeUnchanged(ctx context.Context, paths []string) error {
 	return err
 }
 
-// Checkout points the worktree's HEAD at branch (a full ref name that already exists
-// at the worktree's detached HEAD commit), leaving index and files alone.
-func (w *Worktree) Checkout(ctx context.Context, branch string) error {
-	_, err := w.Git(ctx, nil, nil, "symbolic-ref", "HEAD", branch)
-	return err
-}
-
 func nulJoin(paths []string) []byte {
 	var b bytes.Buffer
 	for _, p := range paths {
