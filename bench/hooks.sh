@@ -14,16 +14,7 @@ set -euo pipefail
 RUNS=${RUNS:-100}
 FILES=${FILES:-2000}
 REPS=${REPS:-30}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-mkdir -p "$work/home" "$work/bin"
-(cd "$here" && go build -o "$work/bin/git-atlas" ./cmd/git-atlas)
-export PATH="$work/bin:$PATH"
-export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+. "$(dirname "$0")/lib.sh"
 
 now() { date +%s%N; }
 

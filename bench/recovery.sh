@@ -12,14 +12,8 @@
 # Usage: bench/recovery.sh [N]   (from the repository root; needs go, git, GNU time)
 set -euo pipefail
 N=${1:-5}
-root=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-(cd "$root" && go build -o "$work/bin/git-atlas" ./cmd/git-atlas) # before HOME moves: keep the module cache
-export HOME=$work/home GIT_CONFIG_NOSYSTEM=1 CI=true NO_COLOR=1
-mkdir -p "$HOME"
-export GIT_AUTHOR_NAME=bench GIT_AUTHOR_EMAIL=bench@example.com GIT_COMMITTER_NAME=bench GIT_COMMITTER_EMAIL=bench@example.com
-export PATH=$work/bin:$PATH
+. "$(dirname "$0")/lib.sh"
+export CI=true NO_COLOR=1
 
 now() { date +%s%N; }
 median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }

@@ -16,18 +16,7 @@ set -euo pipefail
 FILES=${FILES:-20000}
 NODES=${NODES:-20}
 REPS=${REPS:-5}
-here=$(cd "$(dirname "$0")/.." && pwd)
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-
-mkdir -p "$work/home" "$work/bin"
-# Build before HOME moves: the Go caches live under it.
-(cd "$here" && go build -o "$work/bin/git-atlas" ./cmd/git-atlas)
-export PATH="$work/bin:$PATH"
-# No user or system config: the same git for both sides.
-export HOME="$work/home" XDG_CONFIG_HOME="$work/home/.config" GIT_CONFIG_NOSYSTEM=1
-export GIT_AUTHOR_NAME=Bench GIT_AUTHOR_EMAIL=bench@example.com
-export GIT_COMMITTER_NAME=Bench GIT_COMMITTER_EMAIL=bench@example.com
+. "$(dirname "$0")/lib.sh"
 
 now() { date +%s.%N; }
 elapsed() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.3f", b - a }'; }
