@@ -125,17 +125,12 @@ func worthSnapshot(ctx context.Context, store *gitstate.Store, run, node string)
 		return false, err
 	}
 	rec := r.State.Worktree(node)
-	if rec == nil || !exists(rec.Path) {
+	if rec == nil {
 		return false, nil
 	}
-	wt := store.Repo.Worktree(rec.Path)
-	head, _, err := wt.Head(ctx)
+	info, err := worktrees.Inspect(ctx, store.Repo, *rec)
 	if err != nil {
-		return true, nil
+		return true, nil // unreadable: keep whatever there is
 	}
-	dirty, err := wt.Dirty(ctx)
-	if err != nil {
-		return true, nil
-	}
-	return dirty || head != rec.Baseline, nil
+	return info.Exists && (info.Dirty || info.Head != rec.Baseline), nil
 }
