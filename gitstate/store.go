@@ -140,70 +140,6 @@ func sameRun(id string, r *Run) error {
 	return nil
 }
 
-// summaryHeader and summaryState are the fields of run.json and state.json that
-// detecting an interrupted run reads (Interrupted, Live, CurrentStage) and that a
-// candidate or a `list` row shows; their JSON names are Header's and State's.
-type summaryHeader struct {
-	Schema    int    `json:"schema"`
-	RunID     string `json:"run_id"`
-	Kind      string `json:"kind"`
-	Intent    string `json:"intent"`
-	Session   string `json:"session"`
-	Baseline  string `json:"baseline"`
-	CreatedAt string `json:"created_at"`
-}
-
-type summaryState struct {
-	Schema    int    `json:"schema"`
-	RunID     string `json:"run_id"`
-	Status    string `json:"status"`
-	Reason    string `json:"reason"`
-	Seq       int    `json:"seq"`
-	Epoch     int    `json:"epoch"`
-	UpdatedAt string `json:"updated_at"`
-	Stages    []struct {
-		Name   string `json:"name"`
-		Status string `json:"status"`
-	} `json:"stages"`
-	Driver *struct {
-		Holder    string `json:"holder"`
-		ExpiresAt string `json:"expires_at"`
-	} `json:"driver"`
-}
-
-// decodeSummary reads a run as ListSummaries describes: one encoding/json pass into
-// the summary fields, which skips the values of all others without building them,
-// and no scan for unknown keys (a summary is never written back).
-func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
-	if err := readable(id, tip, header, state); err != nil {
-		return nil, err
-	}
-	var h summaryHeader
-	var st summaryState
-	if err := json.Unmarshal(header.Data, &h); err != nil {
-		return nil, unreadable(id, "run.json: %v", err)
-	}
-	if err := json.Unmarshal(state.Data, &st); err != nil {
-		return nil, unreadable(id, "state.json: %v", err)
-	}
-	r := &Run{Tip: tip, headerBlob: header.ID, summary: true,
-		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
-		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
-	if st.Stages != nil {
-		r.State.Stages = make([]StageState, len(st.Stages))
-		for i, s := range st.Stages {
-			r.State.Stages[i] = StageState{Name: s.Name, Status: s.Status}
-		}
-	}
-	if st.Driver != nil {
-		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
-	}
-	if err := sameRun(id, r); err != nil {
-		return nil, err
-	}
-	return r, nil
-}
-
 // Writable refuses to rewrite documents from a newer schema.
 func (r *Run) Writable() error {
 	if r.summary {
@@ -287,14 +223,11 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	if parent != "" {
 		parents = []string{parent}
 	}
-	msg := fmt.Sprintf("atlas: %s %s", ev.Type, r.Header.RunID)
-	if ev.Stage != "" {
-		msg += " stage=" + ev.Stage
+	msg, err := LedgerMessage(r, ev, tree)
+	if err != nil {
+		return "", err
 	}
-	if ev.Job != "" {
-		msg += " job=" + ev.Job
-	}
-	return s.Repo.WriteCommit(ctx, tree, parents, msg+"\n")
+	return s.Repo.WriteCommit(ctx, tree, parents, msg)
 }
 
 // Update applies fn to the run's newest state and appends one event, with
@@ -370,32 +303,6 @@ func (s *Store) List(ctx context.Context) ([]Entry, error) {
 	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeRun(id, tip, b[0], b[1]) })
 }
 
-// ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
-// at every agent session start) and for `list`: each Run holds only the header's
-// schema, run_id, kind, intent, session, baseline and created_at, and the state's
-// schema, run_id, status, reason, seq, epoch, updated_at, driver lease and its
-// stages' names and statuses. That is what
-// Interrupted, Live and CurrentStage read; the rest (jobs, attempts, worktrees, stage
-// definitions, unknown fields) is skipped, not decoded: two thirds of List's decoding
-// CPU (bench/README.md, "## Resume"). The same runs are unreadable as with List,
-// except one whose skipped fields hold values of the wrong JSON type (a hand-edited
-// document): List reports it, this does not. A summary is never written back:
-// Writable refuses it.
-func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
-	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
-}
-
-// ListStateSummaries is ListSummaries from state.json alone: half the object reads,
-// for callers that need no header field (Kind, Intent and Session are left empty).
-// Detection (status, driver lease, stages) needs nothing more; the post-checkout
-// hook uses it to stay fast.
-func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
-	return s.list(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
-		header, _ := json.Marshal(map[string]string{"run_id": id})
-		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
-	})
-}
-
 var bothDocs = []string{"run.json", "state.json"}
 
 func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
@@ -404,40 +311,17 @@ func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip st
 		tip      string
 		noHeader bool // run.json unreadable: maybe the tip itself is the problem
 	}
-	var (
-		mu      sync.Mutex
-		results []listed
-		wg      sync.WaitGroup
-	)
-	type item struct {
-		k     int
-		ref   git.Ref
-		blobs []git.Blob
-	}
-	work := make(chan item, 64)
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for it := range work {
-				l := listed{Entry: Entry{ID: strings.TrimPrefix(it.ref.Name, RunsPrefix)}, tip: it.ref.ID}
-				l.Run, l.Err = decode(l.ID, it.ref.ID, it.blobs)
-				l.noHeader = l.Err != nil && it.blobs[0].Err != nil
-				mu.Lock()
-				results[it.k] = l
-				mu.Unlock()
-			}
-		}()
-	}
+	var results []*listed
+	p := newPool()
 	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), paths, func(ref git.Ref, blobs []git.Blob) {
-		mu.Lock()
-		k := len(results)
-		results = append(results, listed{})
-		mu.Unlock()
-		work <- item{k: k, ref: ref, blobs: blobs}
+		l := &listed{Entry: Entry{ID: strings.TrimPrefix(ref.Name, RunsPrefix)}, tip: ref.ID}
+		results = append(results, l)
+		p.do(func() {
+			l.Run, l.Err = decode(l.ID, l.tip, blobs)
+			l.noHeader = l.Err != nil && blobs[0].Err != nil
+		})
 	})
-	close(work)
-	wg.Wait()
+	p.wait()
 	if err != nil {
 		return nil, err
 	}
@@ -450,6 +334,34 @@ func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip st
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
 	return entries, nil
+}
+
+// pool decodes runs on every core while git is still streaming them: do queues a
+// function, wait returns when all have run (and makes what they wrote visible).
+type pool struct {
+	work chan func()
+	wg   sync.WaitGroup
+}
+
+func newPool() *pool {
+	p := &pool{work: make(chan func(), 64)}
+	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
+		p.wg.Add(1)
+		go func() {
+			defer p.wg.Done()
+			for f := range p.work {
+				f()
+			}
+		}()
+	}
+	return p
+}
+
+func (p *pool) do(f func()) { p.work <- f }
+
+func (p *pool) wait() {
+	close(p.work)
+	p.wg.Wait()
 }
 
 // Log returns a run's events, oldest first.

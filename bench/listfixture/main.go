@@ -3,15 +3,20 @@
 // git-atlas writes (the gitstate encoders), streamed through one `git fast-import`
 // (0.2 ms a commit instead of a durable write each).
 //
-//	go run ./bench/listfixture [-finished-every K] [-driver] REPO [RUNS [EVENTS]]
+//	go run ./bench/listfixture [-finished-every K] [-driver] [-no-summary] REPO [RUNS [EVENTS]]
 //
 // Every run is left running with no driver lease (interrupted, as a killed agent
 // leaves it) unless -finished-every K finishes every K-th run (`git atlas finish
 // --status completed`) or -driver gives the running ones an expired driver lease.
+// -no-summary leaves the summary line out of every message, as in a ledger written
+// before git-atlas kept one: listing then reads the documents.
 package main
 
 import (
 	"bufio"
+	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -35,18 +40,20 @@ func main() {
 var (
 	finishedEvery int  // every k-th run (k > 0) ends completed
 	expiredDriver bool // running runs carry a driver lease that has expired
+	noSummary     bool // messages without the summary line, as before git-atlas wrote one
 )
 
 func run(args []string) error {
 	fs := flag.NewFlagSet("listfixture", flag.ContinueOnError)
 	fs.IntVar(&finishedEvery, "finished-every", 0, "finish every `K`-th run (status completed); 0: none")
 	fs.BoolVar(&expiredDriver, "driver", false, "give the running runs a driver lease that expired")
+	fs.BoolVar(&noSummary, "no-summary", false, "write ledger messages without the summary line (older ledgers)")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	args = fs.Args()
 	if len(args) < 1 {
-		return fmt.Errorf("usage: listfixture [-finished-every K] [-driver] REPO [RUNS [EVENTS]]")
+		return fmt.Errorf("usage: listfixture [-finished-every K] [-driver] [-no-summary] REPO [RUNS [EVENTS]]")
 	}
 	repo, runs, events := args[0], 1000, 50
 	var err error
@@ -153,11 +160,17 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 		if err != nil {
 			return err
 		}
-		msg := fmt.Sprintf("atlas: %s %s", ev.Type, id)
-		if ev.Stage != "" {
-			msg += " stage=" + ev.Stage
+		// The message names the commit's tree (the summary line `list` reads), which
+		// fast-import computes only later: hash it here as git will.
+		tree := treeID(hb, sb, eb)
+		msg, err := gitstate.LedgerMessage(r, &ev, tree)
+		if err != nil {
+			return err
 		}
-		msg += "\n"
+		if noSummary {
+			msg, _, _ = strings.Cut(msg, "\n")
+			msg += "\n"
+		}
 		fmt.Fprintf(w, "commit %s%s\ncommitter git-atlas <git-atlas@localhost> %d +0000\ndata %d\n%s", gitstate.RunsPrefix, id, at.Unix(), len(msg), msg)
 		fmt.Fprintf(w, "M 100644 :%d run.json\n", runMark)
 		fmt.Fprintf(w, "M 100644 inline state.json\ndata %d\n%s\n", len(sb)+1, sb)
@@ -165,4 +178,24 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 	}
 	fmt.Fprintf(w, "reset %s\nfrom %s\n\n", gitstate.PinRef(id, "baseline"), head)
 	return nil
+}
+
+// treeID is the id of the ledger tree holding the documents (each written with the
+// newline that ends every document), as git computes it in a sha1 repository.
+func treeID(header, state, event []byte) string {
+	var tree bytes.Buffer
+	for _, e := range []struct {
+		name string
+		doc  []byte
+	}{{"event.json", event}, {"run.json", header}, {"state.json", state}} { // git's order
+		id := objectID("blob", append(e.doc[:len(e.doc):len(e.doc)], '\n'))
+		tree.WriteString("100644 " + e.name + "\x00")
+		tree.Write(id[:])
+	}
+	id := objectID("tree", tree.Bytes())
+	return hex.EncodeToString(id[:])
+}
+
+func objectID(kind string, data []byte) [sha1.Size]byte {
+	return sha1.Sum(append([]byte(fmt.Sprintf("%s %d\x00", kind, len(data))), data...))
 }

@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/sha1"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -15,12 +17,9 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5/osfs"
-	gogit "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/config"
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/cache"
-	"github.com/go-git/go-git/v5/plumbing/filemode"
-	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/storage/filesystem"
 )
 
@@ -103,8 +102,11 @@ func newObjectStore(r *Repository) objectStore {
 	if os.Getenv("GIT_ATLAS_NO_GOGIT") == "" && goGitCanOpen(r.CommonDir) {
 		fs := osfs.New(r.CommonDir)
 		st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{})
-		if repo, err := gogit.Open(st, nil); err == nil {
-			return &goGitStore{cli: &cliStore{r: r}, repo: repo, st: st, dir: r.CommonDir}
+		// As go-git's own Open: a repository is storage with a readable HEAD. (Its
+		// Repository type, with transports and signing, is not needed to write objects,
+		// and would double the binary's packages and its start-up time.)
+		if _, err := st.Reference(plumbing.HEAD); err == nil {
+			return &goGitStore{cli: &cliStore{r: r}, st: st, dir: r.CommonDir}
 		}
 	}
 	return &cliStore{r: r}
@@ -140,11 +142,10 @@ func goGitCanOpen(commonDir string) bool {
 // goGitStore is safe for concurrent use: go-git's storage and its object cache are
 // not, so every call into it holds mu.
 type goGitStore struct {
-	mu   sync.Mutex
-	cli  *cliStore
-	repo *gogit.Repository
-	st   *filesystem.Storage
-	dir  string
+	mu  sync.Mutex
+	cli *cliStore
+	st  *filesystem.Storage
+	dir string
 }
 
 func (g *goGitStore) readRef(_ context.Context, name string) (string, error) {
@@ -209,10 +210,27 @@ func syncPath(p string) error {
 }
 
 func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
+	return g.write(plumbing.BlobObject, data)
+}
+
+func (g *goGitStore) writeTree(_ context.Context, entries []TreeEntry) (string, error) {
+	data, err := encodeTree(entries)
+	if err != nil {
+		return "", err
+	}
+	return g.write(plumbing.TreeObject, data)
+}
+
+func (g *goGitStore) writeCommit(_ context.Context, tree string, parents []string, msg string) (string, error) {
+	return g.write(plumbing.CommitObject, encodeCommit(tree, parents, msg, time.Now()))
+}
+
+// write stores one object of type t durably.
+func (g *goGitStore) write(t plumbing.ObjectType, data []byte) (string, error) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	obj := g.st.NewEncodedObject()
-	obj.SetType(plumbing.BlobObject)
+	obj.SetType(t)
 	w, err := obj.Writer()
 	if err != nil {
 		return "", err
@@ -226,34 +244,32 @@ func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
 	return g.put(obj)
 }
 
-func (g *goGitStore) writeTree(_ context.Context, entries []TreeEntry) (string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	t := &object.Tree{}
+// encodeTree is the body of a flat tree of regular files, as `git mktree` writes it:
+// "100644 <name>\0<raw id>" per entry, in name order.
+func encodeTree(entries []TreeEntry) ([]byte, error) {
+	var b bytes.Buffer
 	for _, e := range sortedEntries(entries) {
-		t.Entries = append(t.Entries, object.TreeEntry{Name: e.Name, Mode: filemode.Regular, Hash: plumbing.NewHash(e.Blob)})
+		id, err := hex.DecodeString(e.Blob)
+		if err != nil || len(id) != sha1.Size {
+			return nil, fmt.Errorf("tree entry %s: bad blob id %q", e.Name, e.Blob)
+		}
+		b.WriteString("100644 " + e.Name + "\x00")
+		b.Write(id)
 	}
-	obj := g.st.NewEncodedObject()
-	if err := t.Encode(obj); err != nil {
-		return "", err
-	}
-	return g.put(obj)
+	return b.Bytes(), nil
 }
 
-func (g *goGitStore) writeCommit(_ context.Context, tree string, parents []string, msg string) (string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	now := time.Now()
-	sig := object.Signature{Name: ledgerName, Email: ledgerEmail, When: now}
-	c := &object.Commit{Author: sig, Committer: sig, Message: msg, TreeHash: plumbing.NewHash(tree)}
+// encodeCommit is the body of a commit authored and committed by git-atlas at when,
+// as `git commit-tree` writes it.
+func encodeCommit(tree string, parents []string, msg string, when time.Time) []byte {
+	var b bytes.Buffer
+	b.WriteString("tree " + tree + "\n")
 	for _, p := range parents {
-		c.ParentHashes = append(c.ParentHashes, plumbing.NewHash(p))
+		b.WriteString("parent " + p + "\n")
 	}
-	obj := g.st.NewEncodedObject()
-	if err := c.Encode(obj); err != nil {
-		return "", err
-	}
-	return g.put(obj)
+	sig := fmt.Sprintf("%s <%s> %d %s", ledgerName, ledgerEmail, when.Unix(), when.Format("-0700"))
+	b.WriteString("author " + sig + "\ncommitter " + sig + "\n\n" + msg)
+	return b.Bytes()
 }
 
 func sortedEntries(entries []TreeEntry) []TreeEntry {

@@ -103,6 +103,15 @@ func TestObjectsMatchGit(t *testing.T) {
 			if got := g("", "log", "--format=%an <%ae> %s %P", c2); !strings.Contains(got, "git-atlas <git-atlas@localhost> child "+c1) {
 				t.Fatalf("git log: %s", got)
 			}
+			// Byte for byte the commit git itself writes with the same identity and date.
+			date := g("", "log", "-1", "--format=%ad", "--date=raw", c2)
+			same := exec.Command("git", "commit-tree", tree, "-p", c1, "-m", "child")
+			same.Dir = filepath.Dir(r.CommonDir)
+			same.Env = append(os.Environ(), "GIT_AUTHOR_NAME=git-atlas", "GIT_AUTHOR_EMAIL=git-atlas@localhost", "GIT_AUTHOR_DATE="+date,
+				"GIT_COMMITTER_NAME=git-atlas", "GIT_COMMITTER_EMAIL=git-atlas@localhost", "GIT_COMMITTER_DATE="+date)
+			if out, err := same.Output(); err != nil || strings.TrimSpace(string(out)) != c2 {
+				t.Fatalf("commit %s, git commit-tree with the same date says %s (%v)\n%s", c2, out, err, g("", "cat-file", "commit", c2))
+			}
 			info, err := r.Commit(ctx, c2)
 			if err != nil || info.Tree != tree || len(info.Parents) != 1 || info.Parents[0] != c1 {
 				t.Fatalf("Commit = %+v, %v", info, err)

@@ -1,0 +1,413 @@
+package gitstate
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// summaryHeader and summaryState are the fields of run.json and state.json that
+// detecting an interrupted run reads (Interrupted, Live, CurrentStage) and that a
+// candidate or a `list` row shows; their JSON names are Header's and State's. The
+// same structs are the summary line of a ledger commit (LedgerMessage), so a summary
+// read from a message and one decoded from the documents cannot differ in shape.
+type summaryHeader struct {
+	Schema    int    `json:"schema"`
+	RunID     string `json:"run_id"`
+	Kind      string `json:"kind"`
+	Intent    string `json:"intent,omitempty"`
+	Session   string `json:"session,omitempty"`
+	Baseline  string `json:"baseline"`
+	CreatedAt string `json:"created_at"`
+}
+
+type summaryState struct {
+	Schema    int            `json:"schema"`
+	RunID     string         `json:"run_id"`
+	Status    string         `json:"status"`
+	Reason    string         `json:"reason,omitempty"`
+	Seq       int            `json:"seq"`
+	Epoch     int            `json:"epoch"`
+	UpdatedAt string         `json:"updated_at"`
+	Stages    []summaryStage `json:"stages"` // no omitempty: null and [] stay apart
+	Driver    *summaryLease  `json:"driver,omitempty"`
+}
+
+type summaryStage struct {
+	Name   string `json:"name"`
+	Status string `json:"status"`
+}
+
+type summaryLease struct {
+	Holder    string `json:"holder"`
+	ExpiresAt string `json:"expires_at"`
+}
+
+// ledgerSummary is the JSON of a summary line.
+type ledgerSummary struct {
+	Run   summaryHeader `json:"run"`
+	State summaryState  `json:"state"`
+}
+
+// summaryKey starts the summary line of a ledger commit's message:
+//
+//	Atlas-Summary: 1 <tree> <ledgerSummary JSON on one line>
+//
+// 1 is the line's format. <tree> is the commit's own tree: the line describes that
+// tree's run.json and state.json and nothing else, so a commit that copied another's
+// message (a plain-git writer extending the chain) names the wrong tree, and its
+// summary is ignored.
+const summaryKey = "\nAtlas-Summary: 1 "
+
+// maxSummary bounds a summary line: a run whose summary is longer (a long intent)
+// gets none, and listing reads its documents instead.
+const maxSummary = 4096
+
+// LedgerMessage is the message of the ledger commit that ev made: a subject for
+// people, then, when it fits, the summary line of the documents in tree (header and
+// state being r's, as just encoded). Listing reads runs from these lines through one
+// `git for-each-ref`, without reading a single blob.
+func LedgerMessage(r *Run, ev *Event, tree string) (string, error) {
+	msg := fmt.Sprintf("atlas: %s %s", ev.Type, r.Header.RunID)
+	if ev.Stage != "" {
+		msg += " stage=" + ev.Stage
+	}
+	if ev.Job != "" {
+		msg += " job=" + ev.Job
+	}
+	line, err := summaryLine(r)
+	if err != nil {
+		return "", err
+	}
+	if line == nil {
+		return msg + "\n", nil
+	}
+	return msg + "\n" + summaryKey + tree + " " + string(line) + "\n", nil
+}
+
+// summaryLine projects r's documents the way decodeSummary does (encode each, decode
+// the summary fields back), so the line holds exactly what reading the documents
+// would give. nil when it is longer than maxSummary.
+func summaryLine(r *Run) ([]byte, error) {
+	var sum ledgerSummary
+	hb, err := json.Marshal(&r.Header)
+	if err != nil {
+		return nil, err
+	}
+	sb, err := json.Marshal(&r.State)
+	if err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(hb, &sum.Run); err != nil {
+		return nil, err
+	}
+	if err := json.Unmarshal(sb, &sum.State); err != nil {
+		return nil, err
+	}
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false) // <, > and & as they are: the fast reader takes no escapes
+	if err := enc.Encode(&sum); err != nil {
+		return nil, err
+	}
+	if line.Len()-1 > maxSummary {
+		return nil, nil
+	}
+	return bytes.TrimSuffix(line.Bytes(), []byte("\n")), nil
+}
+
+// fromMessage reads the run summarized in a ledger tip's message, or returns nil
+// when there is no usable summary line: none, another tree's, another format, another
+// run's, or not valid JSON. nil sends the caller to the documents, which explain any
+// real damage.
+func fromMessage(id string, m git.RefMessage) *Run {
+	if m.Type != "commit" {
+		return nil
+	}
+	i := bytes.LastIndex(m.Message, []byte(summaryKey))
+	if i < 0 {
+		return nil
+	}
+	line := m.Message[i+len(summaryKey):]
+	if j := bytes.IndexByte(line, '\n'); j >= 0 {
+		line = line[:j]
+	}
+	tree, doc, ok := bytes.Cut(line, []byte(" "))
+	if !ok || string(tree) != m.Tree {
+		return nil
+	}
+	var sum ledgerSummary
+	if !sum.parseCanonical(doc) {
+		sum = ledgerSummary{}
+		if err := json.Unmarshal(doc, &sum); err != nil {
+			return nil
+		}
+	}
+	r := summaryRun(m.ID, &sum.Run, &sum.State)
+	if sameRun(id, r) != nil {
+		return nil
+	}
+	return r
+}
+
+// parseCanonical reads doc when it is exactly what json.Marshal writes for a
+// ledgerSummary, with no string that needs an escape, and reports whether it was;
+// anything else (another key order, whitespace, an escaped quote in an intent) is
+// left to json.Unmarshal. Every line it accepts decodes as json.Unmarshal decodes it
+// (FuzzParseCanonical); it is ten times faster, and listing 1,000 runs spends most
+// of its own CPU here.
+func (sum *ledgerSummary) parseCanonical(doc []byte) bool {
+	p := &canonical{b: doc, ok: true}
+	h, st := &sum.Run, &sum.State
+	p.lit(`{"run":{"schema":`)
+	h.Schema = p.num()
+	p.lit(`,"run_id":`)
+	h.RunID = p.str()
+	p.lit(`,"kind":`)
+	h.Kind = p.str()
+	if p.opt(`,"intent":`) {
+		h.Intent = p.str()
+	}
+	if p.opt(`,"session":`) {
+		h.Session = p.str()
+	}
+	p.lit(`,"baseline":`)
+	h.Baseline = p.str()
+	p.lit(`,"created_at":`)
+	h.CreatedAt = p.str()
+	p.lit(`},"state":{"schema":`)
+	st.Schema = p.num()
+	p.lit(`,"run_id":`)
+	st.RunID = p.str()
+	p.lit(`,"status":`)
+	st.Status = p.str()
+	if p.opt(`,"reason":`) {
+		st.Reason = p.str()
+	}
+	p.lit(`,"seq":`)
+	st.Seq = p.num()
+	p.lit(`,"epoch":`)
+	st.Epoch = p.num()
+	p.lit(`,"updated_at":`)
+	st.UpdatedAt = p.str()
+	p.lit(`,"stages":`)
+	if !p.opt("null") {
+		p.lit("[")
+		st.Stages = []summaryStage{}
+		for more := !p.opt("]"); more && p.ok; {
+			var s summaryStage
+			p.lit(`{"name":`)
+			s.Name = p.str()
+			p.lit(`,"status":`)
+			s.Status = p.str()
+			p.lit("}")
+			st.Stages = append(st.Stages, s)
+			if more = p.opt(","); !more {
+				p.lit("]")
+			}
+		}
+	}
+	if p.opt(`,"driver":{"holder":`) {
+		st.Driver = &summaryLease{Holder: p.str()}
+		p.lit(`,"expires_at":`)
+		st.Driver.ExpiresAt = p.str()
+		p.lit("}")
+	}
+	p.lit("}}")
+	return p.ok && p.i == len(p.b)
+}
+
+// canonical is a cursor over a document in json.Marshal's form; its first mismatch
+// clears ok, and every later call does nothing.
+type canonical struct {
+	b  []byte
+	i  int
+	ok bool
+}
+
+// lit consumes s or fails.
+func (p *canonical) lit(s string) {
+	if p.ok && !p.opt(s) {
+		p.ok = false
+	}
+}
+
+// opt consumes s if it comes next.
+func (p *canonical) opt(s string) bool {
+	if p.ok && len(p.b)-p.i >= len(s) && string(p.b[p.i:p.i+len(s)]) == s {
+		p.i += len(s)
+		return true
+	}
+	return false
+}
+
+// num reads an integer as json.Marshal writes one (no leading zero, no sign on 0),
+// short enough not to overflow.
+func (p *canonical) num() int {
+	if !p.ok {
+		return 0
+	}
+	start, neg := p.i, p.opt("-")
+	digits := p.i
+	for p.i < len(p.b) && p.b[p.i] >= '0' && p.b[p.i] <= '9' {
+		p.i++
+	}
+	n := p.i - digits
+	if n == 0 || n > 15 || (p.b[digits] == '0' && (n > 1 || neg)) {
+		p.ok = false
+		return 0
+	}
+	v, _ := strconv.Atoi(string(p.b[start:p.i]))
+	return v
+}
+
+// str reads a string that needs no escape: no quote, backslash or control character
+// inside, valid UTF-8 (json.Unmarshal would replace invalid bytes).
+func (p *canonical) str() string {
+	if !p.opt(`"`) {
+		p.ok = false
+		return ""
+	}
+	start := p.i
+	for p.i < len(p.b) && p.b[p.i] != '"' {
+		if c := p.b[p.i]; c < 0x20 || c == '\\' {
+			p.ok = false
+			return ""
+		}
+		p.i++
+	}
+	if p.i == len(p.b) || !utf8.Valid(p.b[start:p.i]) {
+		p.ok = false
+		return ""
+	}
+	s := string(p.b[start:p.i])
+	p.i++
+	return s
+}
+
+// decodeSummary reads a run as ListSummaries describes from its documents: one
+// encoding/json pass into the summary fields, which skips the values of all others
+// without building them, and no scan for unknown keys (a summary is never written
+// back).
+func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
+	if err := readable(id, tip, header, state); err != nil {
+		return nil, err
+	}
+	var h summaryHeader
+	var st summaryState
+	if err := json.Unmarshal(header.Data, &h); err != nil {
+		return nil, unreadable(id, "run.json: %v", err)
+	}
+	if err := json.Unmarshal(state.Data, &st); err != nil {
+		return nil, unreadable(id, "state.json: %v", err)
+	}
+	r := summaryRun(tip, &h, &st)
+	r.headerBlob = header.ID
+	if err := sameRun(id, r); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
+	r := &Run{Tip: tip, summary: true,
+		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
+		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
+	if st.Stages != nil {
+		r.State.Stages = make([]StageState, len(st.Stages))
+		for i, s := range st.Stages {
+			r.State.Stages[i] = StageState{Name: s.Name, Status: s.Status}
+		}
+	}
+	if st.Driver != nil {
+		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
+	}
+	return r
+}
+
+// ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
+// at every agent session start) and for `list`: each Run holds only the header's
+// schema, run_id, kind, intent, session, baseline and created_at, and the state's
+// schema, run_id, status, reason, seq, epoch, updated_at, driver lease and its
+// stages' names and statuses. That is what Interrupted, Live and CurrentStage read.
+//
+// The runs come from the summary lines of their tips' messages (LedgerMessage): one
+// `git for-each-ref`, no blob read. A tip without a usable line (written by plain git,
+// by an older git-atlas, or with a summary too long to keep) is read from its
+// documents, decoding only the summary fields; when for-each-ref cannot read every
+// tip (a ref at a missing object), every run is read that way, so one broken ref
+// never hides the others. The same runs are unreadable as with List, except one whose
+// skipped fields hold values of the wrong JSON type (a hand-edited document): List
+// reports it, this does not. A summary is never written back: Writable refuses it.
+func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
+	return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
+}
+
+// ListStateSummaries is ListSummaries for callers that need no header field (Kind,
+// Intent and Session are left empty): a tip without a summary line costs one blob
+// read, not two. Detection (status, driver lease, stages) needs nothing more; the
+// post-checkout hook uses it to stay fast.
+func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
+	entries, err := s.listSummaries(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
+		header, _ := json.Marshal(map[string]string{"run_id": id})
+		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
+	})
+	for _, e := range entries {
+		if e.Run != nil {
+			e.Run.Header = Header{RunID: e.ID}
+		}
+	}
+	return entries, err
+}
+
+func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
+	var (
+		entries []*Entry
+		tips    []string
+	)
+	err := s.Repo.RefMessages(ctx, strings.TrimSuffix(RunsPrefix, "/"), func(m git.RefMessage) {
+		e := &Entry{ID: strings.TrimPrefix(m.Name, RunsPrefix)}
+		e.Run = fromMessage(e.ID, m)
+		entries, tips = append(entries, e), append(tips, m.ID)
+	})
+	if err != nil {
+		return s.list(ctx, paths, decode)
+	}
+	var rest []int // tips without a usable summary line: read their documents
+	for k, e := range entries {
+		if e.Run == nil {
+			rest = append(rest, k)
+		}
+	}
+	if len(rest) > 0 {
+		specs := make([]string, 0, len(rest)*len(paths))
+		for _, k := range rest {
+			for _, p := range paths {
+				specs = append(specs, tips[k]+":"+p)
+			}
+		}
+		blobs, err := s.Repo.BlobsAt(ctx, specs)
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range rest {
+			b, e := blobs[i*len(paths):(i+1)*len(paths)], entries[k]
+			if e.Run, e.Err = decode(e.ID, tips[k], b); e.Err != nil && b[0].Err != nil {
+				e.Err = s.diagnose(ctx, e.ID, tips[k], e.Err) // error path only: may fork
+			}
+		}
+	}
+	out := make([]Entry, len(entries))
+	for k, e := range entries {
+		out[k] = *e
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].ID < out[b].ID })
+	return out, nil
+}

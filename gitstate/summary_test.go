@@ -1,0 +1,211 @@
+package gitstate
+
+import (
+	"context"
+	"encoding/json"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// summaryRuns makes runs of every shape a summary line must carry: escapes and
+// non-ASCII in intent and session, nil and empty stage lists, a driver lease and a
+// reason, and an intent too long for a line.
+func summaryRuns(t *testing.T, s *Store) {
+	t.Helper()
+	ctx := context.Background()
+	base, err := s.Repo.ResolveCommit(ctx, "HEAD")
+	if err != nil {
+		t.Fatal(err)
+	}
+	create := func(id, intent, session string, stages []StageState) {
+		t.Helper()
+		h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base, Intent: intent, Session: session}
+		for _, st := range stages {
+			h.Stages = append(h.Stages, StageDef{Name: st.Name})
+		}
+		if _, err := s.Create(ctx, h, State{RunID: id, Status: RunRunning, Stages: stages}, Event{Type: "run_started"}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	create("plain", "do it", "", []StageState{{Name: "code", Status: StagePending}, {Name: "test", Status: StagePending}})
+	create("escapes", "say \"hi\" \\ then\nnewline <b>&amp;</b> \u00fcn\u00efcode \U0001F389 \u2028", "s\u00e9ance", []StageState{})
+	create("nil-stages", "", "bench", nil)
+	create("long", strings.Repeat("long intent ", 600), "", []StageState{{Name: "code", Status: StagePending}})
+	if err := transition(s, "plain", "code", StageDispatched); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Update(ctx, "plain", func(r *Run) (*Change, error) {
+		r.State.Driver = &Lease{Holder: "agent \"7\"", ExpiresAt: Stamp(Now().Add(3600e9))}
+		r.State.Reason = "waiting on <review>"
+		return &Change{Event: Event{Type: "note"}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// tipMessages reads every run's tip as ListSummaries does.
+func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
+	t.Helper()
+	msgs := map[string]git.RefMessage{}
+	if err := s.Repo.RefMessages(context.Background(), "refs/atlas/runs", func(m git.RefMessage) {
+		msgs[strings.TrimPrefix(m.Name, RunsPrefix)] = m
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return msgs
+}
+
+// ListSummaries reads runs from their tips' summary lines, and every run it reads is
+// the run the documents hold: the same header and state fields as decoding run.json
+// and state.json, for every shape of run, in every kind of repository.
+func TestSummaryLinesMatchDocuments(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range repoKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			s := New(newRepo(t, kind))
+			summaryRuns(t, s)
+			fromDocs, err := s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
+			if err != nil {
+				t.Fatal(err)
+			}
+			listed, err := s.ListSummaries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			msgs := tipMessages(t, s)
+			if len(fromDocs) != 4 || len(listed) != 4 || len(msgs) != 4 {
+				t.Fatalf("%d runs from documents, %d listed, %d messages; want 4", len(fromDocs), len(listed), len(msgs))
+			}
+			for i, want := range fromDocs {
+				if want.Err != nil {
+					t.Fatalf("%s: %v", want.ID, want.Err)
+				}
+				got := fromMessage(want.ID, msgs[want.ID])
+				if want.ID == "long" {
+					if got != nil || strings.Contains(string(msgs[want.ID].Message), "Atlas-Summary") {
+						t.Errorf("long: a summary line over %d bytes was written", maxSummary)
+					}
+				} else if got == nil {
+					t.Fatalf("%s: no usable summary line in %q", want.ID, msgs[want.ID].Message)
+				} else if !sameSummary(got, want.Run) {
+					t.Errorf("%s: from the message\n%+v\n%+v\nfrom the documents\n%+v\n%+v", want.ID, got.Header, got.State, want.Run.Header, want.Run.State)
+				}
+				if l := listed[i]; l.ID != want.ID || l.Err != nil || !sameSummary(l.Run, want.Run) {
+					t.Errorf("%s: ListSummaries gave %s %+v (%v)", want.ID, l.ID, l.Run, l.Err)
+				}
+			}
+		})
+	}
+}
+
+func sameSummary(a, b *Run) bool {
+	return a.Tip == b.Tip && reflect.DeepEqual(a.Header, b.Header) && reflect.DeepEqual(a.State, b.State)
+}
+
+// A summary line describes its own commit's tree only: a commit made with plain git
+// that copies the previous message onto new documents is read from the documents.
+func TestSummaryLineBoundToTree(t *testing.T) {
+	ctx := context.Background()
+	s := New(newRepo(t, repoKinds[0]))
+	newRun(t, s, "a", StageDef{Name: "code"})
+	dir := s.Repo.CommonDir
+	tip := run(t, dir, "rev-parse", RunRef("a"))
+	msg := run(t, dir, "log", "-1", "--format=%B", tip)
+	if !strings.Contains(msg, "Atlas-Summary: 1 ") {
+		t.Fatalf("no summary line in %q", msg)
+	}
+	state := strings.Replace(run(t, dir, "cat-file", "blob", tip+":state.json"), `"status":"running"`, `"status":"failed"`, 1)
+	blob := runIn(t, dir, state+"\n", "hash-object", "-w", "--stdin")
+	var tree strings.Builder
+	for _, line := range strings.Split(run(t, dir, "ls-tree", tip), "\n") {
+		if strings.HasSuffix(line, "\tstate.json") {
+			line = "100644 blob " + blob + "\tstate.json"
+		}
+		tree.WriteString(line + "\n")
+	}
+	newTree := runIn(t, dir, tree.String(), "mktree")
+	next := runIn(t, dir, msg+"\n", "commit-tree", newTree, "-p", tip)
+	run(t, dir, "update-ref", RunRef("a"), next, tip)
+
+	if m := tipMessages(t, s)["a"]; fromMessage("a", m) != nil {
+		t.Fatalf("the copied summary line of tree %s was used for tree %s", run(t, dir, "rev-parse", tip+"^{tree}"), m.Tree)
+	}
+	entries, err := s.ListSummaries(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(entries) != 1 || entries[0].Err != nil || entries[0].Run.State.Status != RunFailed || entries[0].Run.Tip != next {
+		t.Fatalf("got %+v, want run a failed at %s", entries, next)
+	}
+}
+
+// A ref whose object is missing makes for-each-ref fail outright: listing falls back
+// to reading each run, and the healthy runs are still listed.
+func TestSummariesSurviveMissingObject(t *testing.T) {
+	ctx := context.Background()
+	for _, kind := range repoKinds[:2] {
+		t.Run(kind.name, func(t *testing.T) {
+			s := New(newRepo(t, kind))
+			newRun(t, s, "a", StageDef{Name: "code"})
+			newRun(t, s, "b", StageDef{Name: "code"})
+			if err := writeFile(s.Repo.CommonDir+"/refs/atlas/runs/gone", strings.Repeat("1", 40)+"\n"); err != nil {
+				t.Fatal(err)
+			}
+			if err := s.Repo.RefMessages(ctx, "refs/atlas/runs", func(git.RefMessage) {}); err == nil {
+				t.Fatal("for-each-ref read a missing object")
+			}
+			entries, err := s.ListSummaries(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(entries) != 3 || entries[0].Err != nil || entries[1].Err != nil || entries[2].ID != "gone" || entries[2].Err == nil {
+				t.Fatalf("got %+v", entries)
+			}
+		})
+	}
+}
+
+// canonicalSeeds are summary lines as json.Marshal writes them, and near misses.
+var canonicalSeeds = []string{
+	`{"run":{"schema":1,"run_id":"a","kind":"single","intent":"do it","session":"s","baseline":"abc","created_at":"2026-01-01T00:00:00Z"},"state":{"schema":1,"run_id":"a","status":"running","reason":"r","seq":5,"epoch":2,"updated_at":"2026-01-01T00:00:05Z","stages":[{"name":"plan","status":"completed"},{"name":"code","status":"dispatched"}],"driver":{"holder":"h","expires_at":"2026-01-01T01:00:00Z"}}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":null}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":-3,"epoch":007,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a\"b","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[{"name":"x","status":"y"},]}}`,
+	`{"run":{"schema":1,"run_id":"\xff","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run": {"schema":1}}`,
+}
+
+// Every line parseCanonical accepts is valid JSON that json.Unmarshal decodes to the
+// same summary.
+func FuzzParseCanonical(f *testing.F) {
+	for _, s := range canonicalSeeds {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, doc []byte) {
+		var fast, slow ledgerSummary
+		if !fast.parseCanonical(doc) {
+			return
+		}
+		if err := json.Unmarshal(doc, &slow); err != nil {
+			t.Fatalf("accepted %q, which json.Unmarshal refuses: %v", doc, err)
+		}
+		if !reflect.DeepEqual(fast, slow) {
+			t.Fatalf("%q:\nparseCanonical %+v\njson.Unmarshal %+v", doc, fast, slow)
+		}
+	})
+}
+
+func TestParseCanonicalSeeds(t *testing.T) {
+	accepted := map[int]bool{0: true, 1: true, 2: true} // the others need json.Unmarshal
+	for i, s := range canonicalSeeds {
+		var sum ledgerSummary
+		if got := sum.parseCanonical([]byte(s)); got != accepted[i] {
+			t.Errorf("seed %d: parseCanonical = %v, want %v", i, got, accepted[i])
+		}
+	}
+}

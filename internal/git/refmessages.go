@@ -1,0 +1,92 @@
+package git
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"os/exec"
+	"strconv"
+	"strings"
+)
+
+// RefMessage is a ref with what one `git for-each-ref` can say of its commit without
+// a second process: the commit's tree and its whole message.
+type RefMessage struct {
+	Ref
+	Type    string // the object's type; Tree and Message are set for "commit" only
+	Tree    string
+	Message []byte // the raw message, subject line first
+}
+
+// refMessagesFormat prints a header line, then exactly %(contents:size) bytes of
+// message, then a NUL that proves the reader kept its place.
+const refMessagesFormat = "--format=%(refname) %(objectname) %(objecttype) %(tree) %(contents:size)%0a%(contents)%00"
+
+// RefMessages calls fn for every ref under prefix, in ref order, with its commit's
+// tree and message, as one `git for-each-ref` streams them: no object reads of our
+// own. Unlike ListRefs it needs every target object: for-each-ref dies on the first
+// ref whose object is missing or unparsable, and then this call fails, possibly after
+// fn has seen some refs; a caller that must still list the healthy refs falls back to
+// RefFiles, which reads objects one by one. Each Message is its own slice: fn may
+// keep it.
+func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(RefMessage)) error {
+	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "for-each-ref", refMessagesFormat, prefix)...)
+	x.Dir, x.Env = r.CommonDir, baseEnv()
+	var stderr bytes.Buffer
+	x.Stderr = &stderr
+	out, err := x.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := x.Start(); err != nil {
+		return err
+	}
+	readErr := readRefMessages(bufio.NewReaderSize(out, 256<<10), fn)
+	if readErr != nil {
+		_, _ = io.Copy(io.Discard, out)
+	}
+	if err := x.Wait(); err != nil {
+		return &Error{Args: []string{"for-each-ref", prefix}, Stderr: stderr.String(), Err: err}
+	}
+	if readErr != nil {
+		return fmt.Errorf("for-each-ref %s: %w", prefix, readErr)
+	}
+	return nil
+}
+
+func readRefMessages(br *bufio.Reader, fn func(RefMessage)) error {
+	for {
+		header, err := br.ReadString('\n')
+		if err == io.EOF && header == "" {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("truncated record %q", header)
+		}
+		f := strings.Split(strings.TrimSuffix(header, "\n"), " ")
+		if len(f) != 5 {
+			return fmt.Errorf("bad record header %q", header)
+		}
+		size := 0
+		if f[4] != "" {
+			if size, err = strconv.Atoi(f[4]); err != nil || size < 0 {
+				return fmt.Errorf("bad record header %q", header)
+			}
+		}
+		// The message, the NUL the format ends with, the newline for-each-ref adds.
+		body := make([]byte, size+2)
+		if _, err := io.ReadFull(br, body); err != nil {
+			return fmt.Errorf("truncated message of %s: %v", f[0], err)
+		}
+		if body[size] != 0 || body[size+1] != '\n' {
+			return fmt.Errorf("message of %s is not %d bytes long", f[0], size)
+		}
+		m := RefMessage{Ref: Ref{Name: f[0], ID: f[1]}, Type: f[2]}
+		if m.Type == "commit" {
+			m.Tree, m.Message = f[3], body[:size:size]
+		}
+		fn(m)
+	}
+}
