@@ -111,23 +111,47 @@ func summaryLine(r *Run) ([]byte, error) {
 	if err := json.Unmarshal(sb, &sum.State); err != nil {
 		return nil, err
 	}
-	var line bytes.Buffer
-	enc := json.NewEncoder(&line)
-	enc.SetEscapeHTML(false) // <, > and & as they are: the fast reader takes no escapes
-	if err := enc.Encode(&sum); err != nil {
+	line, err := sum.encode()
+	if err != nil || len(line) > maxSummary {
 		return nil, err
 	}
-	if line.Len()-1 > maxSummary {
-		return nil, nil
+	return line, nil
+}
+
+// encode writes sum on one line, <, > and & as they are: the fast reader takes no
+// escapes.
+func (sum *ledgerSummary) encode() ([]byte, error) {
+	var line bytes.Buffer
+	enc := json.NewEncoder(&line)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(sum); err != nil {
+		return nil, err
 	}
 	return bytes.TrimSuffix(line.Bytes(), []byte("\n")), nil
 }
 
-// fromMessage reads the run summarized in a ledger tip's message, or returns nil
-// when there is no usable summary line: none, another tree's, another format, another
-// run's, or not valid JSON. nil sends the caller to the documents, which explain any
-// real damage.
-func fromMessage(id string, m git.RefMessage) *Run {
+// summaryOf is the summary of a run read as a summary (summaryRun's inverse).
+func summaryOf(r *Run) *ledgerSummary {
+	h, st := &r.Header, &r.State
+	sum := &ledgerSummary{
+		Run:   summaryHeader{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
+		State: summaryState{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt},
+	}
+	if st.Stages != nil {
+		sum.State.Stages = make([]summaryStage, len(st.Stages))
+		for i, s := range st.Stages {
+			sum.State.Stages[i] = summaryStage{Name: s.Name, Status: s.Status}
+		}
+	}
+	if st.Driver != nil {
+		sum.State.Driver = &summaryLease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
+	}
+	return sum
+}
+
+// lineOf returns the summary line of a ledger tip's message when it describes the
+// commit's own tree, else nil.
+func lineOf(m git.RefMessage) []byte {
 	if m.Type != "commit" {
 		return nil
 	}
@@ -143,6 +167,16 @@ func fromMessage(id string, m git.RefMessage) *Run {
 	if !ok || string(tree) != m.Tree {
 		return nil
 	}
+	return doc
+}
+
+// fromLine reads the run at tip from a summary line, or returns nil when the line is
+// not one (another format, not valid JSON, another run's). nil sends the caller to
+// the documents, which explain any real damage.
+func fromLine(id, tip string, doc []byte) *Run {
+	if doc == nil {
+		return nil
+	}
 	var sum ledgerSummary
 	if !sum.parseCanonical(doc) {
 		sum = ledgerSummary{}
@@ -150,12 +184,15 @@ func fromMessage(id string, m git.RefMessage) *Run {
 			return nil
 		}
 	}
-	r := summaryRun(m.ID, &sum.Run, &sum.State)
+	r := summaryRun(tip, &sum.Run, &sum.State)
 	if sameRun(id, r) != nil {
 		return nil
 	}
 	return r
 }
+
+// fromMessage reads the run summarized in a ledger tip's message, or nil.
+func fromMessage(id string, m git.RefMessage) *Run { return fromLine(id, m.ID, lineOf(m)) }
 
 // parseCanonical reads doc when it is exactly what json.Marshal writes for a
 // ledgerSummary, with no string that needs an escape, and reports whether it was;
@@ -338,22 +375,24 @@ func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
 // schema, run_id, status, reason, seq, epoch, updated_at, driver lease and its
 // stages' names and statuses. That is what Interrupted, Live and CurrentStage read.
 //
-// The runs come from the summary lines of their tips' messages (LedgerMessage): one
-// `git for-each-ref`, no blob read. A tip without a usable line (written by plain git,
-// by an older git-atlas, or with a summary too long to keep) is read from its
-// documents, decoding only the summary fields; when for-each-ref cannot read every
-// tip (a ref at a missing object), every run is read that way, so one broken ref
-// never hides the others. The same runs are unreadable as with List, except one whose
-// skipped fields hold values of the wrong JSON type (a hand-edited document): List
-// reports it, this does not. A summary is never written back: Writable refuses it.
+// Where it reads them, cheapest first: the summary cache (listcache.go), for every
+// run whose tip it holds, after one `git for-each-ref` that needs no object; the
+// summary lines of the other tips' messages (LedgerMessage), from one `git cat-file
+// --batch` (from for-each-ref itself when there is no cache at all); the documents
+// of tips without a usable line (written by plain git, by an older git-atlas, or
+// with a summary too long to keep), decoding only the summary fields. A broken ref
+// (a missing object, no documents) is reported on its run alone.
+// The same runs are unreadable as with List, except one whose skipped fields hold
+// values of the wrong JSON type (a hand-edited document): List reports it, this does
+// not. A summary is never written back: Writable refuses it.
 func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
 	return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
 }
 
 // ListStateSummaries is ListSummaries for callers that need no header field (Kind,
-// Intent and Session are left empty): a tip without a summary line costs one blob
-// read, not two. Detection (status, driver lease, stages) needs nothing more; the
-// post-checkout hook uses it to stay fast.
+// Intent and Session are left empty): a tip that is neither cached nor summarized in
+// its message costs one blob read, not two. Detection (status, driver lease, stages)
+// needs nothing more; the post-checkout hook uses it.
 func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
 	entries, err := s.listSummaries(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
 		header, _ := json.Marshal(map[string]string{"run_id": id})
@@ -368,46 +407,110 @@ func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
 }
 
 func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
+	prefix := strings.TrimSuffix(RunsPrefix, "/")
+	cache := s.readCache()
 	var (
-		entries []*Entry
-		tips    []string
+		refs []git.Ref
+		msgs []git.RefMessage // by ref; read for the refs the cache does not hold
+		err  error
 	)
-	err := s.Repo.RefMessages(ctx, strings.TrimSuffix(RunsPrefix, "/"), func(m git.RefMessage) {
-		e := &Entry{ID: strings.TrimPrefix(m.Name, RunsPrefix)}
-		e.Run = fromMessage(e.ID, m)
-		entries, tips = append(entries, e), append(tips, m.ID)
-	})
-	if err != nil {
-		return s.list(ctx, paths, decode)
-	}
-	var rest []int // tips without a usable summary line: read their documents
-	for k, e := range entries {
-		if e.Run == nil {
-			rest = append(rest, k)
+	if cache == nil {
+		// Nothing cached (a first listing, a lost cache): every tip's message at once,
+		// from the one process that reads them fastest. It fails on a ref at a missing
+		// object, and then the per-tip reads below find that ref.
+		if msgs, err = s.Repo.RefMessages(ctx, prefix); err == nil {
+			for _, m := range msgs {
+				refs = append(refs, m.Ref)
+			}
+		} else {
+			msgs = nil
 		}
 	}
-	if len(rest) > 0 {
-		specs := make([]string, 0, len(rest)*len(paths))
-		for _, k := range rest {
-			for _, p := range paths {
-				specs = append(specs, tips[k]+":"+p)
+	if msgs == nil {
+		if refs, err = s.Repo.ListRefs(ctx, prefix); err != nil {
+			return nil, err
+		}
+	}
+	fresh := make(map[string]cachedSummary, len(refs)) // the cache to keep
+	entries := make([]Entry, len(refs))
+	var miss []int
+	for k, ref := range refs {
+		e := &entries[k]
+		e.ID = strings.TrimPrefix(ref.Name, RunsPrefix)
+		if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
+			if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
+				fresh[e.ID] = c
+				continue
 			}
 		}
-		blobs, err := s.Repo.BlobsAt(ctx, specs)
+		miss = append(miss, k)
+	}
+	if len(miss) > 0 && msgs == nil {
+		tips := make([]git.Ref, len(miss))
+		for i, k := range miss {
+			tips[i] = refs[k]
+		}
+		read, err := s.Repo.CommitMessages(ctx, tips)
 		if err != nil {
 			return nil, err
 		}
-		for i, k := range rest {
-			b, e := blobs[i*len(paths):(i+1)*len(paths)], entries[k]
-			if e.Run, e.Err = decode(e.ID, tips[k], b); e.Err != nil && b[0].Err != nil {
-				e.Err = s.diagnose(ctx, e.ID, tips[k], e.Err) // error path only: may fork
+		msgs = make([]git.RefMessage, len(refs))
+		for i, k := range miss {
+			msgs[k] = read[i]
+		}
+	}
+	var rest []int // tips without a usable summary line: read their documents
+	for _, k := range miss {
+		e, line := &entries[k], lineOf(msgs[k])
+		if e.Run = fromLine(e.ID, refs[k].ID, line); e.Run != nil {
+			fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
+		} else {
+			rest = append(rest, k)
+		}
+	}
+	if err := s.readDocuments(ctx, entries, refs, rest, paths, decode); err != nil {
+		return nil, err
+	}
+	if len(paths) == len(bothDocs) { // whole summaries: worth keeping
+		for _, k := range rest {
+			if e := &entries[k]; e.Run != nil {
+				if line, err := summaryOf(e.Run).encode(); err == nil {
+					fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
+				}
 			}
 		}
 	}
-	out := make([]Entry, len(entries))
-	for k, e := range entries {
-		out[k] = *e
+	if hits := len(refs) - len(miss); len(fresh) != hits || len(cache) != hits || cache == nil {
+		order := make([]string, len(entries))
+		for k := range entries {
+			order[k] = entries[k].ID
+		}
+		s.writeCache(fresh, order)
 	}
-	sort.SliceStable(out, func(a, b int) bool { return out[a].ID < out[b].ID })
-	return out, nil
+	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
+	return entries, nil
+}
+
+// readDocuments reads the runs at entries[k] for k in which from their documents.
+func (s *Store) readDocuments(ctx context.Context, entries []Entry, refs []git.Ref, which []int, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) error {
+	if len(which) == 0 {
+		return nil
+	}
+	specs := make([]string, 0, len(which)*len(paths))
+	for _, k := range which {
+		for _, p := range paths {
+			specs = append(specs, refs[k].ID+":"+p)
+		}
+	}
+	blobs, err := s.Repo.BlobsAt(ctx, specs)
+	if err != nil {
+		return err
+	}
+	for i, k := range which {
+		b, e, tip := blobs[i*len(paths):(i+1)*len(paths)], &entries[k], refs[k].ID
+		if e.Run, e.Err = decode(e.ID, tip, b); e.Err != nil && b[0].Err != nil {
+			e.Err = s.diagnose(ctx, e.ID, tip, e.Err) // error path only: may fork
+		}
+	}
+	return nil
 }

@@ -3,6 +3,8 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -49,11 +51,18 @@ func summaryRuns(t *testing.T, s *Store) {
 // tipMessages reads every run's tip as ListSummaries does.
 func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	t.Helper()
-	msgs := map[string]git.RefMessage{}
-	if err := s.Repo.RefMessages(context.Background(), "refs/atlas/runs", func(m git.RefMessage) {
-		msgs[strings.TrimPrefix(m.Name, RunsPrefix)] = m
-	}); err != nil {
+	ctx := context.Background()
+	refs, err := s.Repo.ListRefs(ctx, "refs/atlas/runs")
+	if err != nil {
 		t.Fatal(err)
+	}
+	list, err := s.Repo.CommitMessages(ctx, refs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := map[string]git.RefMessage{}
+	for _, m := range list {
+		msgs[strings.TrimPrefix(m.Name, RunsPrefix)] = m
 	}
 	return msgs
 }
@@ -142,8 +151,8 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 	}
 }
 
-// A ref whose object is missing makes for-each-ref fail outright: listing falls back
-// to reading each run, and the healthy runs are still listed.
+// A ref whose object is missing is reported on its run alone, with or without a cache
+// (for-each-ref's own read of every message dies on it).
 func TestSummariesSurviveMissingObject(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range repoKinds[:2] {
@@ -154,15 +163,20 @@ func TestSummariesSurviveMissingObject(t *testing.T) {
 			if err := writeFile(s.Repo.CommonDir+"/refs/atlas/runs/gone", strings.Repeat("1", 40)+"\n"); err != nil {
 				t.Fatal(err)
 			}
-			if err := s.Repo.RefMessages(ctx, "refs/atlas/runs", func(git.RefMessage) {}); err == nil {
+			if _, err := s.Repo.RefMessages(ctx, "refs/atlas/runs"); err == nil {
 				t.Fatal("for-each-ref read a missing object")
 			}
-			entries, err := s.ListSummaries(ctx)
-			if err != nil {
-				t.Fatal(err)
+			for _, pass := range []string{"no cache", "cached"} {
+				entries, err := s.ListSummaries(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if len(entries) != 3 || entries[0].Err != nil || entries[1].Err != nil || entries[2].ID != "gone" || entries[2].Err == nil {
+					t.Fatalf("%s: got %+v", pass, entries)
+				}
 			}
-			if len(entries) != 3 || entries[0].Err != nil || entries[1].Err != nil || entries[2].ID != "gone" || entries[2].Err == nil {
-				t.Fatalf("got %+v", entries)
+			if c := cacheLines(t, s); len(c) != 2 {
+				t.Fatalf("cache %v, want the two readable runs", c)
 			}
 		})
 	}
@@ -207,5 +221,140 @@ func TestParseCanonicalSeeds(t *testing.T) {
 		if got := sum.parseCanonical([]byte(s)); got != accepted[i] {
 			t.Errorf("seed %d: parseCanonical = %v, want %v", i, got, accepted[i])
 		}
+	}
+}
+
+// cacheLines reads the summary cache as listing does, failing when it is unusable.
+func cacheLines(t *testing.T, s *Store) map[string]cachedSummary {
+	t.Helper()
+	c := s.readCache()
+	if c == nil {
+		t.Fatal("no usable summary cache")
+	}
+	return c
+}
+
+func listed(t *testing.T, s *Store) map[string]*Run {
+	t.Helper()
+	entries, err := s.ListSummaries(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	runs := map[string]*Run{}
+	for _, e := range entries {
+		if e.Err != nil {
+			t.Fatalf("%s: %v", e.ID, e.Err)
+		}
+		runs[e.ID] = e.Run
+	}
+	return runs
+}
+
+// Listing keeps every run's summary in the cache, by tip, including runs read from
+// their documents; the next listing reads the cache and gives the same runs.
+func TestSummaryCacheServesListing(t *testing.T) {
+	for _, kind := range repoKinds {
+		t.Run(kind.name, func(t *testing.T) {
+			s := New(newRepo(t, kind))
+			summaryRuns(t, s)
+			first := listed(t, s)
+			cache := cacheLines(t, s)
+			if len(cache) != 4 {
+				t.Fatalf("cache holds %d runs, want 4 (the long one from its documents)", len(cache))
+			}
+			for id, r := range first {
+				if cache[id].tip != r.Tip {
+					t.Errorf("%s: cached at %s, tip %s", id, cache[id].tip, r.Tip)
+				}
+			}
+			second := listed(t, s)
+			for id, r := range first {
+				if !sameSummary(second[id], r) {
+					t.Errorf("%s: from the cache %+v, first read %+v", id, second[id], r)
+				}
+			}
+
+			// The cache is what the second listing read: a line changed under a valid
+			// checksum shows (only the cache says "paused"), for the same tip only.
+			forged := map[string]cachedSummary{}
+			for id, c := range cache {
+				c.line = []byte(strings.Replace(string(c.line), `"status":"running"`, `"status":"paused"`, 1))
+				forged[id] = c
+			}
+			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"})
+			if got := listed(t, s)["plain"].State.Status; got != "paused" {
+				t.Fatalf("status %q: the cache was not read", got)
+			}
+			if err := transition(s, "plain", "code", StagePassed); err != nil {
+				t.Fatal(err)
+			}
+			runs := listed(t, s)
+			if runs["plain"].State.Status != RunRunning || runs["plain"].State.Stages[0].Status != StagePassed {
+				t.Fatalf("after a new event: %+v, want the new tip's state", runs["plain"].State)
+			}
+			if runs["long"].State.Status != "paused" {
+				t.Fatalf("long: %q, want its (forged, still current) cached line", runs["long"].State.Status)
+			}
+			if cacheLines(t, s)["plain"].tip != runs["plain"].Tip {
+				t.Fatal("the cache was not rewritten with the new tip")
+			}
+		})
+	}
+}
+
+// A cache that fails its checksum is ignored as a whole and rewritten; a run whose
+// ref is gone leaves the cache at the next listing; a cache that cannot be written
+// costs nothing but speed.
+func TestSummaryCacheDamage(t *testing.T) {
+	ctx := context.Background()
+	s := New(newRepo(t, repoKinds[0]))
+	newRun(t, s, "a", StageDef{Name: "code"})
+	newRun(t, s, "b", StageDef{Name: "code"})
+	want := listed(t, s)
+	path := s.cachePath()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bad := []byte(strings.Replace(string(data), `"status":"running"`, `"status":"paused!"`, 1))
+	if err := os.WriteFile(path, bad, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	if s.readCache() != nil {
+		t.Fatal("a cache with a bad checksum was read")
+	}
+	for id, r := range listed(t, s) {
+		if !sameSummary(r, want[id]) {
+			t.Fatalf("%s: %+v, want %+v", id, r, want[id])
+		}
+	}
+	if len(cacheLines(t, s)) != 2 {
+		t.Fatal("the damaged cache was not rewritten")
+	}
+
+	run(t, s.Repo.CommonDir, "update-ref", "-d", RunRef("b"))
+	if got := listed(t, s); len(got) != 1 {
+		t.Fatalf("listed %d runs, want 1", len(got))
+	}
+	if c := cacheLines(t, s); len(c) != 1 || c["b"].tip != "" {
+		t.Fatalf("cache after b was deleted: %v", c)
+	}
+
+	// A directory where the cache file should be: it cannot be replaced.
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Mkdir(path, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := transition(s, "a", "code", StageDispatched); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := s.ListSummaries(ctx)
+	if err != nil || len(entries) != 1 || entries[0].Run.State.Stages[0].Status != StageDispatched {
+		t.Fatalf("got %+v, %v", entries, err)
+	}
+	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.tmp")); len(left) != 0 {
+		t.Fatalf("temporary files left: %v", left)
 	}
 }

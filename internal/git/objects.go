@@ -340,8 +340,20 @@ func (c *cliStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error) 
 
 func catFileBatch(ctx context.Context, r *Repository, specs []string) ([]Blob, error) {
 	out := make([]Blob, len(specs))
+	err := catFile(ctx, r, specs, func(i int, o batchObject) {
+		out[i] = o.blob(specs[i])
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// catFile asks one `git cat-file --batch` for every spec and calls fn with each
+// answer, in order, as it arrives.
+func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
 	if len(specs) == 0 {
-		return out, nil
+		return nil
 	}
 	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch")...)
 	x.Dir = r.CommonDir
@@ -354,24 +366,26 @@ func catFileBatch(ctx context.Context, r *Repository, specs []string) ([]Blob, e
 	x.Stdin = &in
 	stdout, err := x.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
 	if err := x.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	br := bufio.NewReaderSize(stdout, 64<<10)
-	for i, spec := range specs {
-		if out[i], err = readBatchRecord(br, spec); err != nil {
+	for i := range specs {
+		o, err := readBatchObject(br)
+		if err != nil {
 			_ = x.Wait()
-			return nil, fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
+			return fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
 		}
+		fn(i, o)
 	}
 	if err := x.Wait(); err != nil {
-		return nil, fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
+		return fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
 	}
-	return out, nil
+	return nil
 }
 
 func (c *cliStore) writeBlob(ctx context.Context, data []byte) (string, error) {

@@ -142,30 +142,53 @@ func (r *Repository) RefFiles(ctx context.Context, prefix string, paths []string
 	return nil
 }
 
+// batchObject is one `cat-file --batch` answer: an object, or missing.
+type batchObject struct {
+	id, typ string
+	data    []byte
+	missing bool
+}
+
+// blob is the answer as BlobsAt reports it: anything but a blob is not found.
+func (o batchObject) blob(spec string) Blob {
+	switch {
+	case o.missing:
+		return Blob{Err: fmt.Errorf("%s: %w", spec, ErrNotFoundObject)}
+	case o.typ != "blob":
+		return Blob{Err: fmt.Errorf("%s: %w (a %s)", spec, ErrNotFoundObject, o.typ)}
+	}
+	return Blob{ID: o.id, Data: o.data}
+}
+
 // readBatchRecord reads one `cat-file --batch` answer for spec.
 func readBatchRecord(br *bufio.Reader, spec string) (Blob, error) {
-	header, err := br.ReadString('\n')
+	o, err := readBatchObject(br)
 	if err != nil {
 		return Blob{}, err
+	}
+	return o.blob(spec), nil
+}
+
+func readBatchObject(br *bufio.Reader) (batchObject, error) {
+	header, err := br.ReadString('\n')
+	if err != nil {
+		return batchObject{}, err
 	}
 	header = strings.TrimSuffix(header, "\n")
 	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
-		return Blob{Err: fmt.Errorf("%s: %w", spec, ErrNotFoundObject)}, nil
+		return batchObject{missing: true}, nil
 	}
 	f := strings.Fields(header)
 	if len(f) != 3 {
-		return Blob{}, fmt.Errorf("bad header %q", header)
+		return batchObject{}, fmt.Errorf("bad header %q", header)
 	}
 	size, err := strconv.Atoi(f[2])
 	if err != nil {
-		return Blob{}, fmt.Errorf("bad header %q", header)
+		return batchObject{}, fmt.Errorf("bad header %q", header)
 	}
 	data := make([]byte, size+1)
 	if _, err := io.ReadFull(br, data); err != nil {
-		return Blob{}, err
+		return batchObject{}, err
 	}
-	if f[1] != "blob" {
-		return Blob{Err: fmt.Errorf("%s: %w (a %s)", spec, ErrNotFoundObject, f[1])}, nil
-	}
-	return Blob{ID: f[0], Data: data[:size]}, nil
+	return batchObject{id: f[0], typ: f[1], data: data[:size]}, nil
 }

@@ -1,0 +1,102 @@
+package gitstate
+
+import (
+	"bytes"
+	"fmt"
+	"hash/crc32"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// The summary cache, <git-common-dir>/atlas/cache/summaries, keeps the summary line
+// of every run's tip, keyed by the tip's commit id:
+//
+//	git-atlas summaries 1 <crc32c of the rest, hex>
+//	<run> <tip> <summary JSON>
+//	...
+//
+// A tip is a commit id, and a commit's documents never change, so a line is either
+// right or about another tip, and then it is not used: nothing ever invalidates the
+// cache, and writers of the ledger never touch it. Listing rewrites it (to a
+// temporary file, renamed into place) after reading any run it did not hold; a
+// file that fails its checksum (a torn write, a disk error) is ignored as a whole.
+// It is derived data, like git's commit-graph: deleting it costs one slower listing.
+
+const cacheMagic = "git-atlas summaries 1 "
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+type cachedSummary struct {
+	tip  string
+	line []byte
+}
+
+func (s *Store) cachePath() string {
+	return filepath.Join(s.Repo.CommonDir, "atlas", "cache", "summaries")
+}
+
+// readCache returns the cached lines by run, or nil when there is no usable cache.
+func (s *Store) readCache() map[string]cachedSummary {
+	data, err := os.ReadFile(s.cachePath())
+	if err != nil {
+		return nil
+	}
+	header, body, ok := bytes.Cut(data, []byte("\n"))
+	sum, found := bytes.CutPrefix(header, []byte(cacheMagic))
+	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)) {
+		return nil
+	}
+	cache := map[string]cachedSummary{}
+	for len(body) > 0 {
+		var line []byte
+		line, body, _ = bytes.Cut(body, []byte("\n"))
+		id, rest, ok1 := bytes.Cut(line, []byte(" "))
+		tip, doc, ok2 := bytes.Cut(rest, []byte(" "))
+		if !ok1 || !ok2 {
+			return nil
+		}
+		cache[string(id)] = cachedSummary{tip: string(tip), line: doc}
+	}
+	return cache
+}
+
+// writeCache replaces the cache with lines, by run, best effort: a repository we
+// cannot write to lists as before, only slower.
+func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
+	var body bytes.Buffer
+	for _, id := range order {
+		if c, ok := lines[id]; ok && validCacheID(id) {
+			body.WriteString(id + " " + c.tip + " ")
+			body.Write(c.line)
+			body.WriteByte('\n')
+		}
+	}
+	path := s.cachePath()
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), "summaries-*.tmp")
+	if err != nil {
+		return
+	}
+	err = f.Chmod(0o644) // as readable as the refs it summarizes: not CreateTemp's 0600
+	if err == nil {
+		_, err = fmt.Fprintf(f, "%s%08x\n", cacheMagic, crc32.Checksum(body.Bytes(), castagnoli))
+	}
+	if err == nil {
+		_, err = f.Write(body.Bytes())
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+}
+
+// validCacheID is a run id as a cache line may hold one (no separator inside).
+func validCacheID(id string) bool { return id != "" && !strings.ContainsAny(id, " \n") }
