@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -32,13 +30,11 @@ type cachedSummary struct {
 	line []byte
 }
 
-func (s *Store) cachePath() string {
-	return filepath.Join(s.Repo.CommonDir, "atlas", "cache", "summaries")
-}
+const cacheName = "summaries"
 
 // readCache returns the cached lines by run, or nil when there is no usable cache.
 func (s *Store) readCache() map[string]cachedSummary {
-	data, err := os.ReadFile(s.cachePath())
+	data, err := s.Repo.ReadCache(cacheName)
 	if err != nil {
 		return nil
 	}
@@ -61,7 +57,7 @@ func (s *Store) readCache() map[string]cachedSummary {
 	return cache
 }
 
-// writeCache replaces the cache with lines, by run, best effort: a repository we
+// writeCache replaces the cache with lines, in order, best effort: a repository we
 // cannot write to lists as before, only slower.
 func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
 	var body bytes.Buffer
@@ -72,30 +68,10 @@ func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
 			body.WriteByte('\n')
 		}
 	}
-	path := s.cachePath()
-	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
-		return
-	}
-	f, err := os.CreateTemp(filepath.Dir(path), "summaries-*.tmp")
-	if err != nil {
-		return
-	}
-	err = f.Chmod(0o644) // as readable as the refs it summarizes: not CreateTemp's 0600
-	if err == nil {
-		_, err = fmt.Fprintf(f, "%s%08x\n", cacheMagic, crc32.Checksum(body.Bytes(), castagnoli))
-	}
-	if err == nil {
-		_, err = f.Write(body.Bytes())
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
+	var file bytes.Buffer
+	fmt.Fprintf(&file, "%s%08x\n", cacheMagic, crc32.Checksum(body.Bytes(), castagnoli))
+	file.Write(body.Bytes())
+	_ = s.Repo.WriteCache(cacheName, file.Bytes()) // best effort
 }
 
 // validCacheID is a run id as a cache line may hold one (no separator inside).

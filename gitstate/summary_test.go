@@ -311,7 +311,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	newRun(t, s, "a", StageDef{Name: "code"})
 	newRun(t, s, "b", StageDef{Name: "code"})
 	want := listed(t, s)
-	path := s.cachePath()
+	path := s.Repo.CachePath(cacheName)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)

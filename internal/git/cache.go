@@ -1,0 +1,46 @@
+package git
+
+import (
+	"os"
+	"path/filepath"
+)
+
+// CachePath is where the cache file name lives: <git-common-dir>/atlas/cache/<name>.
+// A cache holds derived data (what can be read again from the repository), so it is
+// read whole, replaced whole, and never flushed: losing it costs time, never data.
+func (r *Repository) CachePath(name string) string {
+	return filepath.Join(r.CommonDir, "atlas", "cache", name)
+}
+
+// ReadCache returns the content of the cache file name.
+func (r *Repository) ReadCache(name string) ([]byte, error) {
+	return os.ReadFile(r.CachePath(name))
+}
+
+// WriteCache replaces the cache file name with data: a temporary file renamed into
+// place, so a reader sees the old content or the new, and concurrent writers leave
+// one of theirs. The file is as readable as the refs it is derived from.
+func (r *Repository) WriteCache(name string, data []byte) error {
+	path := r.CachePath(name)
+	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
+		return err
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), name+"-*.tmp")
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o644) // not CreateTemp's 0600
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
+}
