@@ -110,6 +110,9 @@ func TestSummaryLinesMatchDocuments(t *testing.T) {
 	}
 }
 
+// fromMessage reads the run summarized in a ledger tip's message, or nil.
+func fromMessage(id string, m git.RefMessage) *Run { return fromLine(id, m.ID, lineOf(m)) }
+
 func sameSummary(a, b *Run) bool {
 	return a.Tip == b.Tip && reflect.DeepEqual(a.Header, b.Header) && reflect.DeepEqual(a.State, b.State)
 }
@@ -357,4 +360,25 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.tmp")); len(left) != 0 {
 		t.Fatalf("temporary files left: %v", left)
 	}
+}
+
+// go test -bench Summary ./gitstate: one summary line, as listing reads 1,000 of them.
+func BenchmarkSummaryLine(b *testing.B) {
+	doc := []byte(canonicalSeeds[0])
+	b.Run("parseCanonical", func(b *testing.B) {
+		for b.Loop() {
+			var sum ledgerSummary
+			if !sum.parseCanonical(doc) {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("json.Unmarshal", func(b *testing.B) {
+		for b.Loop() {
+			var sum ledgerSummary
+			if err := json.Unmarshal(doc, &sum); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
 }

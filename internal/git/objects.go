@@ -350,12 +350,13 @@ func catFileBatch(ctx context.Context, r *Repository, specs []string) ([]Blob, e
 }
 
 // catFile asks one `git cat-file --batch` for every spec and calls fn with each
-// answer, in order, as it arrives.
+// answer, in order, as it arrives. All input is written at once, so --buffer (no
+// flush after every object, no context switch per answer) cannot stall a reader.
 func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch")...)
+	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch", "--buffer")...)
 	x.Dir = r.CommonDir
 	x.Env = baseEnv()
 	var in bytes.Buffer
