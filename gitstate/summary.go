@@ -407,9 +407,10 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	prefix := strings.TrimSuffix(RunsPrefix, "/")
 	cache := s.readCache()
 	var (
-		refs []git.Ref
-		msgs []git.RefMessage // by ref; read for the refs the cache does not hold
-		err  error
+		refs   []git.Ref
+		msgs   []git.RefMessage // by ref; read for the refs the cache does not hold
+		listed bool
+		err    error
 	)
 	if cache == nil {
 		// Nothing cached (a first listing, a lost cache): every tip's message at once,
@@ -419,11 +420,12 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 			for _, m := range msgs {
 				refs = append(refs, m.Ref)
 			}
+			listed = true
 		} else {
 			msgs = nil
 		}
 	}
-	if msgs == nil {
+	if !listed {
 		if refs, err = s.Repo.ListRefs(ctx, prefix); err != nil {
 			return nil, err
 		}
@@ -474,7 +476,10 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 			fresh[entries[k].ID] = cachedSummary{tip: refs[k].ID, line: lines[i]}
 		}
 	}
-	if hits := len(refs) - len(miss); len(fresh) != hits || len(cache) != hits || cache == nil {
+	// Rewrite the cache when it lacked something or held runs that are gone; a
+	// repository without runs gets none (`resume --brief` runs in every repository an
+	// agent opens).
+	if hits := len(refs) - len(miss); len(refs) > 0 && (len(fresh) != hits || len(cache) != hits) {
 		order := make([]string, len(entries))
 		for k := range entries {
 			order[k] = entries[k].ID

@@ -311,6 +311,13 @@ func TestSummaryCacheServesListing(t *testing.T) {
 func TestSummaryCacheDamage(t *testing.T) {
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
+	// No runs, no cache: `resume --brief` runs in repositories that never used git-atlas.
+	if entries, err := s.ListSummaries(ctx); err != nil || len(entries) != 0 {
+		t.Fatalf("got %v, %v", entries, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Repo.CommonDir, "atlas")); !os.IsNotExist(err) {
+		t.Fatalf("listing no runs created %s/atlas (%v)", s.Repo.CommonDir, err)
+	}
 	newRun(t, s, "a", StageDef{Name: "code"})
 	newRun(t, s, "b", StageDef{Name: "code"})
 	want := listed(t, s)
