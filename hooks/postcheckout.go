@@ -21,17 +21,18 @@ type Checkout struct {
 	Interrupted []resume.Candidate
 }
 
-// PostCheckout is the work of the post-checkout hook in the checkout at dir (git runs
-// hooks from the top level of the working tree). args are git's: the previous HEAD,
-// the new HEAD, and 1 for a branch checkout or 0 for a file checkout; a file checkout
-// moves no HEAD and is ignored. The repository is found from dir alone: every git call
-// runs without the GIT_DIR, GIT_INDEX_FILE, ... git exported to the hook.
-func PostCheckout(ctx context.Context, dir string, args []string) (Checkout, error) {
+// PostCheckout is the work of the post-checkout hook in the checkout that open opens
+// (git runs hooks from the top level of the working tree; git.Open finds the
+// repository from the directory alone, without the GIT_DIR, GIT_INDEX_FILE, ... git
+// exported to the hook). args are git's: the previous HEAD, the new HEAD, and 1 for a
+// branch checkout or 0 for a file checkout; a file checkout moves no HEAD and is
+// ignored.
+func PostCheckout(ctx context.Context, open func() (*git.Repository, error), args []string) (Checkout, error) {
 	var res Checkout
 	if len(args) >= 3 && args[2] == "0" {
 		return res, nil
 	}
-	repo, err := git.Open(ctx, dir)
+	repo, err := open()
 	if err != nil {
 		return res, err
 	}

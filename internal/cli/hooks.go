@@ -113,7 +113,7 @@ func (c *HookCmd) Run(env *Env) error {
 	}
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
 	defer cancel()
-	res, err := hooks.PostCheckout(ctx, env.Dir, c.Args)
+	res, err := hooks.PostCheckout(ctx, env.Repo, c.Args) // opened while kong parsed
 	if err != nil {
 		return nil
 	}
