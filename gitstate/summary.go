@@ -407,64 +407,65 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	prefix := strings.TrimSuffix(RunsPrefix, "/")
 	cache := s.readCache()
 	var (
-		refs   []git.Ref
-		msgs   []git.RefMessage // by ref; read for the refs the cache does not hold
-		listed bool
-		err    error
+		refs    []git.Ref
+		entries []Entry
+		fresh   map[string]cachedSummary // the cache to keep
+		miss    []int                    // runs the cache did not give
+		rest    []int                    // ... nor their tip's message: read their documents
 	)
-	if cache == nil {
-		// Nothing cached (a first listing, a lost cache): every tip's message at once,
-		// from the one process that reads them fastest. It fails on a ref at a missing
-		// object, and then the per-tip reads below find that ref.
-		if msgs, err = s.Repo.RefMessages(ctx, prefix); err == nil {
-			for _, m := range msgs {
-				refs = append(refs, m.Ref)
-			}
-			listed = true
-		} else {
-			msgs = nil
-		}
+	reset := func(n int) {
+		refs, entries, fresh, miss, rest = make([]git.Ref, 0, n), make([]Entry, 0, n), make(map[string]cachedSummary, n), nil, nil
 	}
-	if !listed {
-		if refs, err = s.Repo.ListRefs(ctx, prefix); err != nil {
-			return nil, err
-		}
+	add := func(ref git.Ref) int {
+		refs, entries = append(refs, ref), append(entries, Entry{ID: strings.TrimPrefix(ref.Name, RunsPrefix)})
+		return len(refs) - 1
 	}
-	fresh := make(map[string]cachedSummary, len(refs)) // the cache to keep
-	entries := make([]Entry, len(refs))
-	var miss []int
-	for k, ref := range refs {
-		e := &entries[k]
-		e.ID = strings.TrimPrefix(ref.Name, RunsPrefix)
-		if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
-			if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
-				fresh[e.ID] = c
-				continue
-			}
-		}
-		miss = append(miss, k)
-	}
-	if len(miss) > 0 && msgs == nil {
-		tips := make([]git.Ref, len(miss))
-		for i, k := range miss {
-			tips[i] = refs[k]
-		}
-		read, err := s.Repo.CommitMessages(ctx, tips)
-		if err != nil {
-			return nil, err
-		}
-		msgs = make([]git.RefMessage, len(refs))
-		for i, k := range miss {
-			msgs[k] = read[i]
-		}
-	}
-	var rest []int // tips without a usable summary line: read their documents
-	for _, k := range miss {
-		e, line := &entries[k], lineOf(msgs[k])
+	// fromMsg reads run k from its tip's summary line, as the messages stream in.
+	fromMsg := func(k int, m git.RefMessage) {
+		e, line := &entries[k], lineOf(m)
 		if e.Run = fromLine(e.ID, refs[k].ID, line); e.Run != nil {
 			fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
 		} else {
 			rest = append(rest, k)
+		}
+	}
+
+	listed := false
+	if cache == nil {
+		// Nothing cached (a first listing, a lost cache): every tip's message at once,
+		// from the one process that reads them fastest. It fails on a ref at a missing
+		// object, and then everything starts over below, where that ref is read alone.
+		reset(0)
+		err := s.Repo.RefMessages(ctx, prefix, func(m git.RefMessage) {
+			k := add(m.Ref)
+			miss = append(miss, k)
+			fromMsg(k, m)
+		})
+		listed = err == nil
+	}
+	if !listed {
+		all, err := s.Repo.ListRefs(ctx, prefix)
+		if err != nil {
+			return nil, err
+		}
+		reset(len(all))
+		for _, ref := range all {
+			k := add(ref)
+			e := &entries[k]
+			if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
+				if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
+					fresh[e.ID] = c
+					continue
+				}
+			}
+			miss = append(miss, k)
+		}
+		tips := make([]git.Ref, len(miss))
+		for i, k := range miss {
+			tips[i] = refs[k]
+		}
+		if err := s.Repo.CommitMessages(ctx, tips, func(i int, m git.RefMessage) { fromMsg(miss[i], m) }); err != nil {
+			return nil, err
 		}
 	}
 	lines, err := s.readDocuments(ctx, entries, refs, rest, paths, decode)

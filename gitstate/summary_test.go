@@ -56,13 +56,11 @@ func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	if err != nil {
 		t.Fatal(err)
 	}
-	list, err := s.Repo.CommitMessages(ctx, refs)
-	if err != nil {
-		t.Fatal(err)
-	}
 	msgs := map[string]git.RefMessage{}
-	for _, m := range list {
+	if err := s.Repo.CommitMessages(ctx, refs, func(_ int, m git.RefMessage) {
 		msgs[strings.TrimPrefix(m.Name, RunsPrefix)] = m
+	}); err != nil {
+		t.Fatal(err)
 	}
 	return msgs
 }
@@ -166,7 +164,7 @@ func TestSummariesSurviveMissingObject(t *testing.T) {
 			if err := writeFile(s.Repo.CommonDir+"/refs/atlas/runs/gone", strings.Repeat("1", 40)+"\n"); err != nil {
 				t.Fatal(err)
 			}
-			if _, err := s.Repo.RefMessages(ctx, "refs/atlas/runs"); err == nil {
+			if err := s.Repo.RefMessages(ctx, "refs/atlas/runs", func(git.RefMessage) {}); err == nil {
 				t.Fatal("for-each-ref read a missing object")
 			}
 			for _, pass := range []string{"no cache", "cached"} {

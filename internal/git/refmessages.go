@@ -20,75 +20,66 @@ type RefMessage struct {
 	Message []byte // the raw message, subject line first
 }
 
-// CommitMessages reads the commit every ref points to, with one `git cat-file
+// CommitMessages reads the commit every ref points to with one `git cat-file
 // --batch` (which, unlike for-each-ref's %(contents), neither re-hashes each object
-// nor dies on a missing one), and returns one RefMessage per ref, in order.
-func (r *Repository) CommitMessages(ctx context.Context, refs []Ref) ([]RefMessage, error) {
-	out := make([]RefMessage, len(refs))
+// nor dies on a missing one) and calls fn with refs[i]'s RefMessage, in order, as the
+// answers arrive. Each Message is its own slice: fn may keep it.
+func (r *Repository) CommitMessages(ctx context.Context, refs []Ref, fn func(i int, m RefMessage)) error {
 	specs := make([]string, len(refs))
 	for i, ref := range refs {
 		specs[i] = ref.ID
-		out[i].Ref = ref
 	}
-	err := catFile(ctx, r, specs, func(i int, o batchObject) {
-		if o.missing {
-			return
-		}
-		out[i].Type = o.typ
-		if o.typ != "commit" {
-			return
-		}
-		// Headers (tree first), a blank line, the message.
-		headers, msg, _ := bytes.Cut(o.data, []byte("\n\n"))
-		if tree, ok := bytes.CutPrefix(headers, []byte("tree ")); ok {
-			if j := bytes.IndexByte(tree, '\n'); j >= 0 {
-				tree = tree[:j]
+	return catFile(ctx, r, specs, func(i int, o batchObject) {
+		m := RefMessage{Ref: refs[i], Type: o.typ}
+		if o.typ == "commit" {
+			// Headers (tree first), a blank line, the message.
+			headers, msg, _ := bytes.Cut(o.data, []byte("\n\n"))
+			if tree, ok := bytes.CutPrefix(headers, []byte("tree ")); ok {
+				if j := bytes.IndexByte(tree, '\n'); j >= 0 {
+					tree = tree[:j]
+				}
+				m.Tree = string(tree)
 			}
-			out[i].Tree = string(tree)
+			m.Message = msg
 		}
-		out[i].Message = msg
+		fn(i, m)
 	})
-	if err != nil {
-		return nil, err
-	}
-	return out, nil
 }
 
 // refMessagesFormat prints a header line, then exactly %(contents:size) bytes of
 // message, then a NUL that proves the reader kept its place.
 const refMessagesFormat = "--format=%(refname) %(objectname) %(objecttype) %(tree) %(contents:size)%0a%(contents)%00"
 
-// RefMessages lists every ref under prefix, in ref order, with its commit's tree and
-// message, in one `git for-each-ref`: no object reads of our own, the fastest way to
-// read every ledger tip's message. Unlike ListRefs it needs every target object:
-// for-each-ref dies on the first ref whose object is missing or unparsable, and so
-// does this call; a caller that must still list the healthy refs falls back to
-// ListRefs and CommitMessages.
-func (r *Repository) RefMessages(ctx context.Context, prefix string) ([]RefMessage, error) {
-	var msgs []RefMessage
-	fn := func(m RefMessage) { msgs = append(msgs, m) }
+// RefMessages calls fn for every ref under prefix, in ref order, with its commit's
+// tree and message, as one `git for-each-ref` streams them: no object reads of our
+// own, the fastest way to read every ledger tip's message. Unlike ListRefs it needs
+// every target object: for-each-ref dies on the first ref whose object is missing or
+// unparsable, and then this call fails, possibly after fn saw some refs; a caller
+// that must still list the healthy refs starts over with ListRefs and
+// CommitMessages. Each Message is its own slice: fn may keep it.
+func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(RefMessage)) error {
 	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "for-each-ref", refMessagesFormat, prefix)...)
 	x.Dir, x.Env = r.CommonDir, baseEnv()
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
 	out, err := x.StdoutPipe()
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if err := x.Start(); err != nil {
-		return nil, err
+		return err
 	}
 	readErr := readRefMessages(bufio.NewReaderSize(out, 256<<10), fn)
 	if readErr != nil {
 		_, _ = io.Copy(io.Discard, out)
 	}
 	if err := x.Wait(); err != nil {
-		return nil, &Error{Args: []string{"for-each-ref", prefix}, Stderr: stderr.String(), Err: err}
+		return &Error{Args: []string{"for-each-ref", prefix}, Stderr: stderr.String(), Err: err}
 	}
 	if readErr != nil {
-		return nil, fmt.Errorf("for-each-ref %s: %w", prefix, readErr)
+		return fmt.Errorf("for-each-ref %s: %w", prefix, readErr)
 	}
-	return msgs, nil
+	return nil
 }
 
 func readRefMessages(br *bufio.Reader, fn func(RefMessage)) error {
