@@ -72,8 +72,8 @@ const maxSummary = 4096
 
 // LedgerMessage is the message of the ledger commit that ev made: a subject for
 // people, then, when it fits, the summary line of the documents in tree (header and
-// state being r's, as just encoded). Listing reads runs from these lines through one
-// `git for-each-ref`, without reading a single blob.
+// state being r's, as just encoded). Listing reads runs from these lines (or from the
+// summary cache, which keeps them), without reading a single blob.
 func LedgerMessage(r *Run, ev *Event, tree string) (string, error) {
 	msg := fmt.Sprintf("atlas: %s %s", ev.Type, r.Header.RunID)
 	if ev.Stage != "" {
