@@ -3,6 +3,7 @@ package git
 import (
 	"os"
 	"path/filepath"
+	"time"
 )
 
 // CachePath is where the cache file name lives: <git-common-dir>/atlas/cache/<name>.
@@ -19,7 +20,8 @@ func (r *Repository) ReadCache(name string) ([]byte, error) {
 
 // WriteCache replaces the cache file name with data: a temporary file renamed into
 // place, so a reader sees the old content or the new, and concurrent writers leave
-// one of theirs. The file is as readable as the refs it is derived from.
+// one of theirs. The file is as readable as the refs it is derived from. Temporary
+// files that a killed writer left are removed.
 func (r *Repository) WriteCache(name string, data []byte) error {
 	path := r.CachePath(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
@@ -41,6 +43,22 @@ func (r *Repository) WriteCache(name string, data []byte) error {
 	}
 	if err != nil {
 		os.Remove(f.Name())
+		return err
 	}
-	return err
+	removeStaleTemps(filepath.Dir(path), name)
+	return nil
+}
+
+// staleTemp is the age past which a cache's temporary file is the leftover of a
+// writer killed between writing it and renaming it: a live writer holds one for
+// milliseconds.
+const staleTemp = 10 * time.Minute
+
+func removeStaleTemps(dir, name string) {
+	temps, _ := filepath.Glob(filepath.Join(dir, name+"-*.tmp"))
+	for _, t := range temps {
+		if fi, err := os.Stat(t); err == nil && time.Since(fi.ModTime()) > staleTemp {
+			os.Remove(t)
+		}
+	}
 }
