@@ -235,7 +235,7 @@ func cacheLines(t *testing.T, s *Store) map[string]cachedSummary {
 	return c
 }
 
-func listed(t *testing.T, s *Store) map[string]*Run {
+func listRuns(t *testing.T, s *Store) map[string]*Run {
 	t.Helper()
 	entries, err := s.ListSummaries(context.Background())
 	if err != nil {
@@ -258,7 +258,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			s := New(newRepo(t, kind))
 			summaryRuns(t, s)
-			first := listed(t, s)
+			first := listRuns(t, s)
 			cache := cacheLines(t, s)
 			if len(cache) != 4 {
 				t.Fatalf("cache holds %d runs, want 4 (the long one from its documents)", len(cache))
@@ -268,7 +268,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 					t.Errorf("%s: cached at %s, tip %s", id, cache[id].tip, r.Tip)
 				}
 			}
-			second := listed(t, s)
+			second := listRuns(t, s)
 			for id, r := range first {
 				if !sameSummary(second[id], r) {
 					t.Errorf("%s: from the cache %+v, first read %+v", id, second[id], r)
@@ -283,13 +283,13 @@ func TestSummaryCacheServesListing(t *testing.T) {
 				forged[id] = c
 			}
 			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"})
-			if got := listed(t, s)["plain"].State.Status; got != "paused" {
+			if got := listRuns(t, s)["plain"].State.Status; got != "paused" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
 			if err := transition(s, "plain", "code", StagePassed); err != nil {
 				t.Fatal(err)
 			}
-			runs := listed(t, s)
+			runs := listRuns(t, s)
 			if runs["plain"].State.Status != RunRunning || runs["plain"].State.Stages[0].Status != StagePassed {
 				t.Fatalf("after a new event: %+v, want the new tip's state", runs["plain"].State)
 			}
@@ -318,7 +318,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	}
 	newRun(t, s, "a", StageDef{Name: "code"})
 	newRun(t, s, "b", StageDef{Name: "code"})
-	want := listed(t, s)
+	want := listRuns(t, s)
 	path := s.Repo.CachePath(cacheName)
 	data, err := os.ReadFile(path)
 	if err != nil {
@@ -331,7 +331,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if s.readCache() != nil {
 		t.Fatal("a cache with a bad checksum was read")
 	}
-	for id, r := range listed(t, s) {
+	for id, r := range listRuns(t, s) {
 		if !sameSummary(r, want[id]) {
 			t.Fatalf("%s: %+v, want %+v", id, r, want[id])
 		}
@@ -341,7 +341,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	}
 
 	run(t, s.Repo.CommonDir, "update-ref", "-d", RunRef("b"))
-	if got := listed(t, s); len(got) != 1 {
+	if got := listRuns(t, s); len(got) != 1 {
 		t.Fatalf("listed %d runs, want 1", len(got))
 	}
 	if c := cacheLines(t, s); len(c) != 1 || c["b"].tip != "" {
