@@ -7,9 +7,11 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -256,5 +258,46 @@ func TestSnapshotSeesRacyRewrite(t *testing.T) {
 	}
 	if got := run(t, f.dir, "cat-file", "blob", res.Snapshot.Rec.Commit+":staged.txt"); got != "STAGED\n" {
 		t.Fatalf("snapshot holds %q", got)
+	}
+}
+
+// git renames a transaction's ref locks one at a time, the ledger's first: a writer
+// killed between them leaves the snapshot recorded, its ref missing and the ref's
+// lock behind. Taking the same snapshot again pins the recorded commit, once the dead
+// writer's lock is old enough to be taken for one; removal then has its snapshot.
+func TestSnapshotRecordedWithoutRef(t *testing.T) {
+	saved := git.StaleLockAge
+	git.StaleLockAge = 300 * time.Millisecond
+	defer func() { git.StaleLockAge = saved }()
+
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
+	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}
+	first, err := recovery.Snapshot(ctx, f.store, target, recovery.Options{Reason: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := first.Rec.Ref
+	run(t, f.dir, "update-ref", "-d", ref)
+	lock := filepath.Join(f.repo.CommonDir, filepath.FromSlash(ref)+".lock")
+	write(t, lock, first.Rec.Commit+"\n") // the dead writer's, just left
+
+	removed, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{Reason: "test"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if removed.Snapshot == nil || !removed.Snapshot.Reused || removed.Snapshot.Rec.ID != first.Rec.ID {
+		t.Fatalf("want the recorded snapshot reused: %+v", removed.Snapshot)
+	}
+	if got := strings.TrimSpace(run(t, f.dir, "for-each-ref", "--format=%(objectname)", ref)); got != first.Rec.Commit {
+		t.Fatalf("%s = %q after the retake, want the recorded %s", ref, got, first.Rec.Commit)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Fatalf("the dead writer's lock is still there (%v)", err)
+	}
+	if _, err := os.Stat(wt); !os.IsNotExist(err) {
+		t.Fatalf("worktree not removed (%v)", err)
 	}
 }

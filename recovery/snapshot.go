@@ -31,6 +31,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 	"unicode/utf8"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -246,12 +247,45 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	if err != nil {
 		return nil, fmt.Errorf("record snapshot %s: %w", id, err)
 	}
+	if res.Reused {
+		if err := repin(ctx, repo, rec); err != nil {
+			return nil, fmt.Errorf("record snapshot %s: %w", id, err)
+		}
+	}
 	if rec.Patch != patch {
 		// Recorded earlier with another --patch-out: both files hold the same patch.
 		rec.Patch = patch
 	}
 	res.Rec = rec
 	return res, nil
+}
+
+// repin makes sure the ref of a recorded snapshot exists. git commits a
+// transaction's refs one lock rename at a time, in the order given (the ledger's
+// first): a writer killed between the renames leaves the snapshot recorded, its ref
+// never made and that ref's lock behind. The recorded commit was flushed before the
+// transaction began; pin it, waiting out the dead writer's lock (git.StaleLockAge),
+// or the work it keeps is kept by nothing.
+func repin(ctx context.Context, repo *git.Repository, rec gitstate.SnapshotRec) error {
+	deadline := time.Now().Add(2 * git.StaleLockAge)
+	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
+		cur, err := repo.ReadRef(ctx, rec.Ref)
+		if err != nil || cur != "" {
+			return err // pinned (by this writer, or anyone: the ref is the pin either way)
+		}
+		if !repo.HasObject(ctx, rec.Commit) {
+			return fmt.Errorf("snapshot %s is recorded at %s, which is missing, and %s is gone", rec.ID, rec.Commit, rec.Ref)
+		}
+		err = repo.UpdateRefs(ctx, "atlas: pin snapshot "+rec.ID, git.RefUpdate{Name: rec.Ref, New: rec.Commit, Old: git.ZeroID})
+		if err == nil || !errors.Is(err, git.ErrRefConflict) || time.Now().After(deadline) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(wait):
+		}
+	}
 }
 
 // contentID is 12 hex digits of a hash over everything the snapshot holds.
