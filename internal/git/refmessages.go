@@ -21,8 +21,8 @@ type RefMessage struct {
 }
 
 // CommitMessages reads the commit every ref points to with one `git cat-file
-// --batch` (which, unlike for-each-ref's %(contents), neither re-hashes each object
-// nor dies on a missing one) and calls fn with refs[i]'s RefMessage, in order, as the
+// --batch` (which, unlike for-each-ref's %(contents), answers "missing" for a missing
+// object instead of dying) and calls fn with refs[i]'s RefMessage, in order, as the
 // answers arrive. Each Message is its own slice: fn may keep it.
 func (r *Repository) CommitMessages(ctx context.Context, refs []Ref, fn func(i int, m RefMessage)) error {
 	specs := make([]string, len(refs))
