@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
-	"strings"
 )
 
 // The summary cache, <git-common-dir>/atlas/cache/summaries, keeps the summary line
@@ -60,19 +59,19 @@ func (s *Store) readCache() map[string]cachedSummary {
 // writeCache replaces the cache with lines, in order, best effort: a repository we
 // cannot write to lists as before, only slower.
 func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
-	var body bytes.Buffer
+	// One buffer: the header's place first (its length is fixed), then the lines, then
+	// the checksum of the lines written into the header. Run ids are ref name
+	// components, which hold no space and no newline.
+	const header = len(cacheMagic) + 8 + 1
+	file := bytes.NewBuffer(make([]byte, header, header+len(order)*600))
 	for _, id := range order {
-		if c, ok := lines[id]; ok && validCacheID(id) {
-			body.WriteString(id + " " + c.tip + " ")
-			body.Write(c.line)
-			body.WriteByte('\n')
+		if c, ok := lines[id]; ok {
+			file.WriteString(id + " " + c.tip + " ")
+			file.Write(c.line)
+			file.WriteByte('\n')
 		}
 	}
-	var file bytes.Buffer
-	fmt.Fprintf(&file, "%s%08x\n", cacheMagic, crc32.Checksum(body.Bytes(), castagnoli))
-	file.Write(body.Bytes())
-	_ = s.Repo.WriteCache(cacheName, file.Bytes()) // best effort
+	data := file.Bytes()
+	copy(data, fmt.Sprintf("%s%08x\n", cacheMagic, crc32.Checksum(data[header:], castagnoli)))
+	_ = s.Repo.WriteCache(cacheName, data) // best effort
 }
-
-// validCacheID is a run id as a cache line may hold one (no separator inside).
-func validCacheID(id string) bool { return id != "" && !strings.ContainsAny(id, " \n") }
