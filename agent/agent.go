@@ -1,0 +1,346 @@
+// Package agent plugs git-atlas into coding agents (Claude Code, Codex, Kimi Code):
+// it writes and removes each agent's session-start hook and the protocol text where
+// that agent reads instructions, merging into existing configuration byte for byte,
+// and it shapes the hook's output the way each agent reads it (SPEC §12).
+package agent
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// Protocol is the text every installer writes: how an agent drives a run.
+//
+//go:embed protocol.md
+var Protocol string
+
+// Agents are the agents git-atlas knows, in the order status lists them.
+var Agents = []string{"claude", "codex", "kimi"}
+
+// Scopes: "project" writes under the repository's working tree root, "user" under
+// the home directory.
+const (
+	ScopeProject = "project"
+	ScopeUser    = "user"
+)
+
+// HookCommand is what an installed hook runs.
+func HookCommand(agent string) string { return "git atlas agent hook " + agent }
+
+// hookTimeout (seconds) bounds the hook in the agent; the hook itself takes
+// milliseconds.
+const hookTimeout = 10
+
+// skillMarker is in every SKILL.md git-atlas writes: a file with it is git-atlas's.
+const skillMarker = "<!-- written by `git atlas agent install"
+
+// plan lists what install writes for agent at scope, relative to the scope's root.
+// Which document each follows:
+//   - Claude Code: hooks in .claude/settings.json (project) or ~/.claude/settings.json,
+//     SessionStart matcher "startup|resume|clear|compact"
+//     (code.claude.com/docs/en/hooks); the protocol as the skill
+//     .claude/skills/git-atlas/SKILL.md (code.claude.com/docs/en/skills).
+//   - Codex: .codex/hooks.json or ~/.codex/hooks.json, SessionStart with matcher
+//     "startup|resume|clear" and PostCompact, which has no matcher: compaction is its
+//     own event (developers.openai.com/codex/hooks; openai/codex
+//     codex-rs/hooks/schema/generated); the protocol as a marked section of AGENTS.md
+//     (the repository root's, or ~/.codex/AGENTS.md), the file Codex always reads.
+//   - Kimi Code: hooks only in ~/.kimi-code/config.toml as [[hooks]] tables, events
+//     SessionStart and PostCompact (moonshotai.github.io/kimi-code/en/customization/hooks);
+//     so a project install writes no hook. The protocol as a marked section of
+//     .kimi-code/AGENTS.md in the project (read with the root AGENTS.md, per
+//     null0xxx/kimi-atlas references/kimi-runtime.md), or as the user skill
+//     ~/.kimi/skills/git-atlas/SKILL.md (moonshotai.github.io/kimi-code/en/customization/skills).
+func plan(agent, scope string) ([]edit, error) {
+	cmd := HookCommand(agent)
+	switch agent {
+	case "claude":
+		return []edit{
+			&jsonHooks{path: ".claude/settings.json", command: cmd, timeout: hookTimeout,
+				events: []hookEvent{{name: "SessionStart", matcher: "startup|resume|clear|compact"}}},
+			&wholeFile{path: ".claude/skills/git-atlas/SKILL.md", content: skill(agent, ""), marker: skillMarker},
+		}, nil
+	case "codex":
+		md := "AGENTS.md"
+		if scope == ScopeUser {
+			md = ".codex/AGENTS.md"
+		}
+		return []edit{
+			&jsonHooks{path: ".codex/hooks.json", command: cmd, timeout: hookTimeout,
+				events: []hookEvent{{name: "SessionStart", matcher: "startup|resume|clear"}, {name: "PostCompact"}}},
+			section(md, agent),
+		}, nil
+	case "kimi":
+		if scope == ScopeProject {
+			return []edit{section(".kimi-code/AGENTS.md", agent)}, nil
+		}
+		return []edit{
+			&block{path: ".kimi-code/config.toml", kind: "hook",
+				begin: "# >>> git-atlas: written by `git atlas agent install kimi`; `git atlas agent uninstall kimi` removes it",
+				end:   "# <<< git-atlas", validate: validTOML,
+				body: fmt.Sprintf("[[hooks]]\nevent = \"SessionStart\"\ncommand = %q\ntimeout = %d\n\n[[hooks]]\nevent = \"PostCompact\"\ncommand = %q\ntimeout = %d\n",
+					cmd, hookTimeout, cmd, hookTimeout)},
+			&wholeFile{path: ".kimi/skills/git-atlas/SKILL.md", content: skill(agent, "Your session id is ${KIMI_SESSION_ID}: pass it as `--session`.\n\n"), marker: skillMarker},
+		}, nil
+	}
+	return nil, &UsageError{Msg: fmt.Sprintf("unknown agent %q (known: %s)", agent, strings.Join(Agents, ", "))}
+}
+
+// NoProjectHook reports agents whose hooks can only be installed for the user.
+func NoProjectHook(agent string) bool { return agent == "kimi" }
+
+func skill(agent, extra string) string {
+	return "---\nname: git-atlas\ndescription: Use when driving, resuming or recovering a git-atlas run (git atlas start, transition, job, resume, recover), or when a session starts with a git-atlas note about an interrupted run.\n---\n\n" +
+		skillMarker + " " + agent + "`; `git atlas agent uninstall " + agent + "` removes it -->\n\n" + extra + Protocol
+}
+
+func section(path, agent string) edit {
+	return &block{path: path, kind: "instructions",
+		begin: "<!-- git-atlas:begin (written by `git atlas agent install " + agent + "`; `git atlas agent uninstall " + agent + "` removes it) -->",
+		end:   "<!-- git-atlas:end -->",
+		body:  Protocol}
+}
+
+// kept is a file uninstall leaves as it is, and why.
+type kept struct{ why string }
+
+func (k *kept) Error() string { return k.why }
+
+// UsageError is a bad agent or scope.
+type UsageError struct{ Msg string }
+
+func (e *UsageError) Error() string { return e.Msg }
+
+// FileError is a configuration file git-atlas refuses to change: malformed (Syntax),
+// or not its own to overwrite or remove (Foreign).
+type FileError struct {
+	Path string
+	Err  error
+}
+
+func (e *FileError) Error() string {
+	var se *SyntaxError
+	if errors.As(e.Err, &se) {
+		return fmt.Sprintf("%s:%d: %s", e.Path, se.Line, se.Msg)
+	}
+	return fmt.Sprintf("%s: %v", e.Path, e.Err)
+}
+
+func (e *FileError) Unwrap() error { return e.Err }
+
+// Change is what install or uninstall does, or would do, to one file.
+type Change struct {
+	Path   string `json:"path"`
+	What   string `json:"what"`   // "hook" or "instructions"
+	Action string `json:"action"` // "create", "update", "remove", "unchanged", "kept"
+	Reason string `json:"reason,omitempty"` // why a file was kept
+	Old    []byte `json:"-"`
+	New    []byte `json:"-"`
+	mode   fs.FileMode
+	root   string
+}
+
+// Install computes what installing agent at scope under root (the working tree's
+// root, or the home directory) changes; nothing is written until Apply. A malformed
+// file or one that is not git-atlas's to overwrite fails the whole install.
+func Install(agent, scope, root string) ([]Change, error) {
+	return compute(agent, scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+		data, err := e.install(old, exists)
+		return data, false, err
+	})
+}
+
+// Uninstall computes what removing agent's files at scope under root changes: each
+// file back to what it was before install, a file install created removed.
+func Uninstall(agent, scope, root string) ([]Change, error) {
+	return compute(agent, scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+		if !exists {
+			return nil, false, nil
+		}
+		data, remove, err := e.uninstall(old)
+		var fe *ForeignError
+		if errors.As(err, &fe) {
+			return old, false, &kept{fe.Msg}
+		}
+		return data, remove, err
+	})
+}
+
+func compute(agent, scope, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
+	if scope != ScopeProject && scope != ScopeUser {
+		return nil, &UsageError{Msg: fmt.Sprintf("unknown scope %q (project or user)", scope)}
+	}
+	edits, err := plan(agent, scope)
+	if err != nil {
+		return nil, err
+	}
+	var out []Change
+	for _, e := range edits {
+		path := filepath.Join(root, filepath.FromSlash(e.file()))
+		old, exists, mode, err := read(path)
+		if err != nil {
+			return nil, &FileError{Path: path, Err: err}
+		}
+		data, remove, err := do(e, old, exists)
+		c := Change{Path: path, What: e.what(), Old: old, New: data, mode: mode, root: root}
+		var k *kept
+		if errors.As(err, &k) {
+			c.Action, c.Reason = "kept", k.why
+			out = append(out, c)
+			continue
+		}
+		if err != nil {
+			return nil, &FileError{Path: path, Err: err}
+		}
+		switch {
+		case !exists && data == nil:
+			continue // nothing there, nothing to remove
+		case remove:
+			c.Action, c.New = "remove", nil
+		case !exists:
+			c.Action = "create"
+		case string(old) == string(data):
+			c.Action = "unchanged"
+		default:
+			c.Action = "update"
+		}
+		out = append(out, c)
+	}
+	return out, nil
+}
+
+func read(path string) ([]byte, bool, fs.FileMode, error) {
+	st, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, false, 0o644, nil
+	}
+	if err != nil {
+		return nil, false, 0, err
+	}
+	if !st.Mode().IsRegular() {
+		if st.Mode()&fs.ModeSymlink != 0 {
+			// Edit the file the link points to, and keep the link.
+			st, err = os.Stat(path)
+			if err != nil || !st.Mode().IsRegular() {
+				return nil, false, 0, errors.New("it is a link to something that is not a regular file")
+			}
+		} else {
+			return nil, false, 0, errors.New("it is not a regular file")
+		}
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, false, 0, err
+	}
+	return data, true, st.Mode().Perm(), nil
+}
+
+// Apply writes the changes: each file through a temporary file renamed into place
+// (a crash leaves the old content or the new), directories made as needed; a removed
+// file's directories that are left empty go too, up to the scope's root.
+func Apply(changes []Change) error {
+	for _, c := range changes {
+		switch c.Action {
+		case "create", "update":
+			if err := write(c.Path, c.New, c.mode); err != nil {
+				return err
+			}
+		case "remove":
+			if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			for dir := filepath.Dir(c.Path); dir != c.root && strings.HasPrefix(dir, c.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
+				if os.Remove(dir) != nil { // not empty (or not ours to judge): stop
+					break
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func write(path string, data []byte, mode fs.FileMode) error {
+	target := path
+	if t, err := filepath.EvalSymlinks(path); err == nil {
+		target = t
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(target), ".git-atlas-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(mode); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Sync(); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), target)
+}
+
+// Status is what is installed for one agent at one scope.
+type Status struct {
+	Agent string       `json:"agent"`
+	Scope string       `json:"scope"`
+	Files []FileStatus `json:"files"`
+	// Installed: every file holds git-atlas's part as install writes it.
+	Installed bool `json:"installed"`
+	// Note says what else the agent needs (Codex: hooks are trusted by the user;
+	// Kimi: hooks only at user scope).
+	Notes []string `json:"notes,omitempty"`
+}
+
+// FileStatus is one file's part.
+type FileStatus struct {
+	Path  string `json:"path"`
+	What  string `json:"what"`
+	State string `json:"state"` // installed, outdated, edited, absent, foreign, malformed
+	Error string `json:"error,omitempty"`
+}
+
+// Inspect reads what is installed for agent at scope under root. A malformed file is
+// reported, never an error: status must describe a broken setup, not fail on it.
+func Inspect(agent, scope, root string) (Status, error) {
+	edits, err := plan(agent, scope)
+	if err != nil {
+		return Status{}, err
+	}
+	st := Status{Agent: agent, Scope: scope, Installed: true}
+	for _, e := range edits {
+		path := filepath.Join(root, filepath.FromSlash(e.file()))
+		fs := FileStatus{Path: path, What: e.what(), State: "absent"}
+		data, exists, _, err := read(path)
+		switch {
+		case err != nil:
+			fs.State, fs.Error = "malformed", err.Error()
+		case exists:
+			s, err := e.state(data)
+			if err != nil {
+				s, fs.Error = "malformed", (&FileError{Path: path, Err: err}).Error()
+			}
+			fs.State = s
+		}
+		if fs.State != "installed" {
+			st.Installed = false
+		}
+		st.Files = append(st.Files, fs)
+	}
+	return st, nil
+}
