@@ -136,8 +136,8 @@ func (e *FileError) Unwrap() error { return e.Err }
 // Change is what install or uninstall does, or would do, to one file.
 type Change struct {
 	Path   string `json:"path"`
-	What   string `json:"what"`   // "hook" or "instructions"
-	Action string `json:"action"` // "create", "update", "remove", "unchanged", "kept"
+	What   string `json:"what"`             // "hook" or "instructions"
+	Action string `json:"action"`           // "create", "update", "remove", "unchanged", "kept"
 	Reason string `json:"reason,omitempty"` // why a file was kept
 	Old    []byte `json:"-"`
 	New    []byte `json:"-"`

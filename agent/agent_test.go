@@ -166,7 +166,7 @@ func TestClaudeSettingsMerge(t *testing.T) {
 	},
 	"statusLine": {"type": "command", "command": "line.sh"}
 }`,
-		"empty object on one line":   `{}`,
+		"empty object on one line":     `{}`,
 		"empty containers by a person": `{"hooks": {"SessionStart": []}}` + "\n",
 		"empty hooks object":           "{\n  \"hooks\": {}\n}\n",
 		"compact":                      `{"a":1,"b":[1,2,{"c":null}],"hooks":{"Stop":[]}}`,
