@@ -57,6 +57,7 @@ type CLI struct {
 	Pull       PullCmd       `cmd:"" help:"Pull the ledger from a remote: fast-forward runs, create missing refs, report diverged runs."`
 	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`
 	Hook       HookCmd       `cmd:"" hidden:"" help:"Run by the installed hook (internal)."`
+	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }

@@ -1,0 +1,407 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/agent"
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// AgentCmd is `git atlas agent` (SPEC §12).
+type AgentCmd struct {
+	Install   AgentInstallCmd   `cmd:"" help:"Write an agent's session-start hook and the protocol text where it reads instructions, merged into its configuration."`
+	Uninstall AgentUninstallCmd `cmd:"" help:"Remove exactly what install added: edited files byte for byte as before, created files removed."`
+	Status    AgentStatusCmd    `cmd:"" help:"Say, per agent and scope, what is installed."`
+	Hook      AgentHookCmd      `cmd:"" help:"What the installed hook runs: reads the agent's event on stdin, prints resume --brief in that agent's shape; always exits 0."`
+	Protocol  AgentProtocolCmd  `cmd:"" help:"Print the protocol text the installers write: how an agent drives a run."`
+}
+
+// Help is the group's long help.
+func (c *AgentCmd) Help() string {
+	return `Coding agents die and are compacted; the ledger does not. install gives an agent
+(claude: Claude Code, codex: Codex, kimi: Kimi Code) a session-start hook, run on
+startup, resume, clear and after compaction, that tells the new session which run it
+was driving (git atlas resume --brief for its session), and the protocol text
+(git atlas agent protocol) where that agent reads instructions:
+
+  claude  .claude/settings.json (SessionStart hook), .claude/skills/git-atlas/SKILL.md
+  codex   .codex/hooks.json (SessionStart and PostCompact hooks), a marked section of
+          AGENTS.md (~/.codex/AGENTS.md with --scope user)
+  kimi    --scope user: ~/.kimi-code/config.toml ([[hooks]] SessionStart and
+          PostCompact), ~/.kimi/skills/git-atlas/SKILL.md; --scope project: a marked
+          section of .kimi-code/AGENTS.md (Kimi Code reads hooks only from the user's
+          config)
+
+--scope project (the default) writes under the repository's working tree root: the one
+command that writes there, and only these files. --scope user writes under $HOME.
+The MCP server (--mcp) is not built yet.`
+}
+
+// agentScope is the flags install, uninstall and status share.
+type agentScope struct {
+	Scope  string `enum:"project,user" default:"project" help:"project: the repository's working tree; user: your home directory."`
+	DryRun bool   `name:"dry-run" help:"Print the change; write nothing."`
+}
+
+// root is the directory a scope writes under.
+func (env *Env) agentRoot(scope string) (string, error) {
+	if scope == agent.ScopeUser {
+		home := os.Getenv("HOME")
+		if home == "" {
+			return "", fault.Usage("HOME is not set: --scope user needs a home directory")
+		}
+		return home, nil
+	}
+	repo, err := env.Repo()
+	if err != nil {
+		return "", err
+	}
+	if repo.TopLevel == "" {
+		return "", fault.Usage("a bare repository has no working tree for --scope project").WithHint("pass --scope user")
+	}
+	return repo.TopLevel, nil
+}
+
+// agentError maps the agent package's errors to kinds: a malformed file is a usage
+// error (exit 2) naming the file and line, a file that is not git-atlas's is refused.
+func agentError(err error) error {
+	var fe *agent.FileError
+	var se *agent.SyntaxError
+	var foreign *agent.ForeignError
+	var ue *agent.UsageError
+	switch {
+	case errors.As(err, &se) && errors.As(err, &fe):
+		return &fault.Error{Kind: fault.ErrUsage, Msg: "malformed configuration: " + fe.Error(), Hint: "fix the file, then run the command again; nothing was written"}
+	case errors.As(err, &foreign) && errors.As(err, &fe):
+		return &fault.Error{Kind: fault.ErrRefused, Msg: fe.Error(), Hint: "move the file away, then run the command again; nothing was written"}
+	case errors.As(err, &ue):
+		return fault.Usage("%s", ue.Msg)
+	case errors.As(err, &fe):
+		return fmt.Errorf("%s", fe.Error())
+	}
+	return err
+}
+
+// AgentInstallCmd is `git atlas agent install AGENT`.
+type AgentInstallCmd struct {
+	Agent string `arg:"" enum:"claude,codex,kimi" help:"claude, codex or kimi."`
+	agentScope
+	MCP bool `name:"mcp" help:"Also register the MCP server (not built yet: refused)."`
+}
+
+type agentChangeView struct {
+	Path   string `json:"path"`
+	What   string `json:"what"`
+	Action string `json:"action"`
+	Reason string `json:"reason,omitempty"`
+}
+
+type agentChangesView struct {
+	Agent   string            `json:"agent"`
+	Scope   string            `json:"scope"`
+	DryRun  bool              `json:"dry_run"`
+	Changes []agentChangeView `json:"changes"`
+	Notes   []string          `json:"notes"`
+}
+
+// Run installs.
+func (c *AgentInstallCmd) Run(env *Env) error {
+	if c.MCP {
+		return fault.Usage("the MCP server is not built yet").WithHint("install without --mcp")
+	}
+	root, err := env.agentRoot(c.Scope)
+	if err != nil {
+		return err
+	}
+	changes, err := agent.Install(c.Agent, c.Scope, root)
+	if err != nil {
+		return agentError(err)
+	}
+	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, installNotes(c.Agent, c.Scope, root))
+}
+
+func installNotes(name, scope, root string) []string {
+	var notes []string
+	switch name {
+	case "codex":
+		notes = append(notes, "Codex runs a hook only after you trust it: open /hooks in Codex and trust `git atlas agent hook codex` (rewriting the hook asks again)")
+		if scope == agent.ScopeProject {
+			if ok, _ := agent.CodexTrusted(os.Getenv("HOME"), root); !ok {
+				notes = append(notes, fmt.Sprintf("Codex loads .codex/hooks.json only in a trusted project: trust %s when Codex asks, or run `codex exec --trust` there once", root))
+			}
+		}
+	case "kimi":
+		if scope == agent.ScopeProject {
+			notes = append(notes, "Kimi Code reads hooks only from ~/.kimi-code/config.toml: `git atlas agent install kimi --scope user` adds the session-start hook")
+		}
+	}
+	return notes
+}
+
+// AgentUninstallCmd is `git atlas agent uninstall AGENT`.
+type AgentUninstallCmd struct {
+	Agent string `arg:"" enum:"claude,codex,kimi" help:"claude, codex or kimi."`
+	agentScope
+}
+
+// Run uninstalls.
+func (c *AgentUninstallCmd) Run(env *Env) error {
+	root, err := env.agentRoot(c.Scope)
+	if err != nil {
+		return err
+	}
+	changes, err := agent.Uninstall(c.Agent, c.Scope, root)
+	if err != nil {
+		return agentError(err)
+	}
+	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, nil)
+}
+
+// applyAgent writes the changes (unless dryRun) and reports them; a dry run prints
+// each file's change as removed (-) and added (+) lines.
+func (env *Env) applyAgent(name, scope, root string, dryRun bool, changes []agent.Change, notes []string) error {
+	if !dryRun {
+		if err := agent.Apply(changes); err != nil {
+			return fmt.Errorf("agent %s: %w", name, err)
+		}
+	}
+	view := agentChangesView{Agent: name, Scope: scope, DryRun: dryRun, Changes: []agentChangeView{}, Notes: notes}
+	if view.Notes == nil {
+		view.Notes = []string{}
+	}
+	for _, ch := range changes {
+		view.Changes = append(view.Changes, agentChangeView{Path: ch.Path, What: ch.What, Action: ch.Action, Reason: ch.Reason})
+	}
+	return env.out(view, func(w io.Writer) {
+		done := map[string]string{"create": "created", "update": "updated", "remove": "removed", "unchanged": "unchanged", "kept": "kept"}
+		changed := false
+		for _, ch := range changes {
+			verb := done[ch.Action]
+			if dryRun && ch.Action != "unchanged" && ch.Action != "kept" {
+				verb = "would " + ch.Action
+			}
+			line := fmt.Sprintf("%s %s (%s)", verb, ch.Path, ch.What)
+			if ch.Reason != "" {
+				line += ": " + ch.Reason
+			}
+			fmt.Fprintln(w, line)
+			if ch.Action != "unchanged" && ch.Action != "kept" {
+				changed = true
+				if dryRun {
+					printDiff(w, ch.Old, ch.New)
+				}
+			}
+		}
+		if !changed {
+			fmt.Fprintf(w, "nothing to change for %s (%s scope)\n", name, scope)
+		}
+		for _, n := range notes {
+			fmt.Fprintf(w, "note: %s\n", n)
+		}
+	})
+}
+
+// printDiff prints the lines that differ between old and new, between their common
+// first and last lines: "-" removed, "+" added.
+func printDiff(w io.Writer, old, new []byte) {
+	a, b := splitLines(old), splitLines(new)
+	pre := 0
+	for pre < len(a) && pre < len(b) && a[pre] == b[pre] {
+		pre++
+	}
+	suf := 0
+	for suf < len(a)-pre && suf < len(b)-pre && a[len(a)-1-suf] == b[len(b)-1-suf] {
+		suf++
+	}
+	if pre > 0 || suf > 0 {
+		fmt.Fprintf(w, "  @@ line %d @@\n", pre+1)
+	}
+	for _, l := range a[pre : len(a)-suf] {
+		fmt.Fprintf(w, "  -%s\n", l)
+	}
+	for _, l := range b[pre : len(b)-suf] {
+		fmt.Fprintf(w, "  +%s\n", l)
+	}
+}
+
+func splitLines(data []byte) []string {
+	if len(data) == 0 {
+		return nil
+	}
+	s := strings.TrimSuffix(string(data), "\n")
+	return strings.Split(s, "\n")
+}
+
+// AgentStatusCmd is `git atlas agent status`.
+type AgentStatusCmd struct {
+	Agent []string `arg:"" optional:"" enum:"claude,codex,kimi" help:"Only these agents (default: all)."`
+	Scope string   `enum:",project,user" default:"" help:"Only this scope (default: both; project only inside a repository)."`
+}
+
+// Run reports what is installed.
+func (c *AgentStatusCmd) Run(env *Env) error {
+	names := c.Agent
+	if len(names) == 0 {
+		names = agent.Agents
+	}
+	scopes := []string{agent.ScopeProject, agent.ScopeUser}
+	if c.Scope != "" {
+		scopes = []string{c.Scope}
+	}
+	var all []agent.Status
+	for _, scope := range scopes {
+		root, err := env.agentRoot(scope)
+		if err != nil {
+			if c.Scope != "" {
+				return err
+			}
+			continue // outside a repository: the user scope alone
+		}
+		for _, name := range names {
+			st, err := agent.Inspect(name, scope, root)
+			if err != nil {
+				return agentError(err)
+			}
+			st.Notes = statusNotes(name, scope, root, st)
+			all = append(all, st)
+		}
+	}
+	return env.out(map[string]any{"agents": all}, func(w io.Writer) {
+		for _, st := range all {
+			state := "not installed"
+			if st.Installed {
+				state = "installed"
+			} else {
+				for _, f := range st.Files {
+					if f.State != "absent" {
+						state = "partly installed"
+					}
+				}
+			}
+			fmt.Fprintf(w, "%s (%s scope): %s\n", st.Agent, st.Scope, state)
+			for _, f := range st.Files {
+				line := fmt.Sprintf("  %-12s %-10s %s", f.What, f.State, f.Path)
+				if f.Error != "" {
+					line += " (" + f.Error + ")"
+				}
+				fmt.Fprintln(w, line)
+			}
+			for _, n := range st.Notes {
+				fmt.Fprintf(w, "  note: %s\n", n)
+			}
+		}
+	})
+}
+
+func statusNotes(name, scope, root string, st agent.Status) []string {
+	hooked := false
+	for _, f := range st.Files {
+		if f.What == "hook" && f.State != "absent" {
+			hooked = true
+		}
+	}
+	switch {
+	case name == "codex" && hooked:
+		notes := []string{"Codex runs the hook only once you trust it in /hooks (not visible from here)"}
+		if scope == agent.ScopeProject {
+			if ok, err := agent.CodexTrusted(os.Getenv("HOME"), root); err != nil {
+				notes = append(notes, "cannot read ~/.codex/config.toml to see whether the project is trusted: "+err.Error())
+			} else if !ok {
+				notes = append(notes, "the project is not trusted in ~/.codex/config.toml: Codex skips .codex/hooks.json until it is (`codex exec --trust`)")
+			} else {
+				notes = append(notes, "the project is trusted in ~/.codex/config.toml")
+			}
+		}
+		return notes
+	case name == "kimi" && scope == agent.ScopeProject:
+		return []string{"Kimi Code reads hooks only from ~/.kimi-code/config.toml (--scope user)"}
+	}
+	return nil
+}
+
+// AgentHookCmd is `git atlas agent hook AGENT`, what the installed hooks run.
+type AgentHookCmd struct {
+	Agent string `arg:"" help:"claude, codex or kimi: the output shape."`
+}
+
+// Help is the command's long help.
+func (c *AgentHookCmd) Help() string {
+	return `Reads the agent's hook event (JSON on stdin: session_id, source, cwd,
+hook_event_name), finds the repository of its cwd, and prints resume --brief for that
+session (the session's own runs first) in the shape the agent reads: Claude Code and
+Codex {"hookSpecificOutput": {"hookEventName": "SessionStart", "additionalContext":
+...}} (Codex PostCompact: {"systemMessage": ...}), Kimi Code plain text. With nothing to
+resume, or on any problem (input that is not JSON, no repository, an unknown agent),
+it prints the empty valid output, says why in one line on stderr, and exits 0: a
+session start must never break because of git-atlas.`
+}
+
+// Run prints the hook's output and always succeeds.
+func (c *AgentHookCmd) Run(env *Env) (err error) {
+	var ev agent.Event
+	emit := func(context string) { _, _ = env.Stdout.Write(agent.HookOutput(c.Agent, ev, context)) }
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(env.Stderr, "git-atlas: agent hook: internal error: %v\n", p)
+			emit("")
+			err = nil
+		}
+	}()
+	known := false
+	for _, a := range agent.Agents {
+		known = known || a == c.Agent
+	}
+	if !known {
+		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: unknown agent %q (known: %s)\n", c.Agent, strings.Join(agent.Agents, ", "))
+		return nil
+	}
+	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
+	ev, perr := agent.ParseEvent(data)
+	if rerr != nil || perr != nil {
+		fmt.Fprintln(env.Stderr, "git-atlas: agent hook: the input is not a JSON event; nothing to report")
+		emit("")
+		return nil
+	}
+	dir := env.Dir
+	if ev.Cwd != "" {
+		dir = ev.Cwd
+	}
+	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
+	defer cancel()
+	var buf bytes.Buffer
+	sub := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre}
+	if _, err := sub.Repo(); err != nil {
+		where := dir
+		if where == "" {
+			where = "the working directory"
+		}
+		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: %s is not in a git repository; nothing to report\n", where)
+		emit("")
+		return nil
+	}
+	// The same code as `resume --brief --session S`, in this process.
+	(&ResumeCmd{Brief: true, Session: ev.SessionID}).brief(sub)
+	if buf.Len() > 0 && ev.SessionID != "" {
+		// The agent may not know its own session id; the ledger keys runs by it.
+		fmt.Fprintf(&buf, "git-atlas: your session id is %s: pass --holder NAME and --session %s as `git atlas agent protocol` says\n", ev.SessionID, ev.SessionID)
+	}
+	emit(buf.String())
+	return nil
+}
+
+// AgentProtocolCmd is `git atlas agent protocol`.
+type AgentProtocolCmd struct{}
+
+// Run prints the protocol text.
+func (c *AgentProtocolCmd) Run(env *Env) error {
+	return env.out(map[string]any{"protocol": agent.Protocol, "words": len(strings.Fields(agent.Protocol))}, func(w io.Writer) {
+		fmt.Fprint(w, agent.Protocol)
+	})
+}
