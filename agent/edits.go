@@ -350,7 +350,13 @@ func validTOML(data []byte) error {
 	var v map[string]any
 	if _, err := toml.Decode(string(data), &v); err != nil {
 		if pe, ok := err.(toml.ParseError); ok {
-			return &SyntaxError{Line: pe.Position.Line, Msg: pe.Message}
+			// The line of the offending byte: the parser's own line number is the next
+			// one when that byte is a newline.
+			line := pe.Position.Line
+			if pe.Position.Start >= 0 && pe.Position.Start <= len(data) {
+				line = lineAt(data, pe.Position.Start)
+			}
+			return &SyntaxError{Line: line, Msg: pe.Message}
 		}
 		return &SyntaxError{Line: 1, Msg: err.Error()}
 	}
