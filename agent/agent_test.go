@@ -337,3 +337,37 @@ func TestProtocolLength(t *testing.T) {
 		t.Fatalf("the protocol has %d words; at most 1,500 fit an agent's context", n)
 	}
 }
+
+// A group that a person changed after install (a handler of theirs beside git-atlas's)
+// loses only git-atlas's handler on uninstall.
+func TestUninstallKeepsHandlersAddedToOurGroup(t *testing.T) {
+	root := t.TempDir()
+	ch, err := Install("claude", ScopeUser, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ch); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(root, ".claude/settings.json")
+	data, _ := os.ReadFile(p)
+	edited := strings.Replace(string(data), `"timeout": 10
+          }`, `"timeout": 10
+          },
+          {"type": "command", "command": "mine.sh"}`, 1)
+	if edited == string(data) {
+		t.Fatalf("fixture did not apply:\n%s", data)
+	}
+	_ = os.WriteFile(p, []byte(edited), 0o644)
+	ch, err = Uninstall("claude", ScopeUser, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := Apply(ch); err != nil {
+		t.Fatal(err)
+	}
+	v := readJSON(t, p)
+	if !hasGroup(v, "SessionStart", "startup|resume|clear|compact", "mine.sh") || hasGroup(v, "SessionStart", "startup|resume|clear|compact", "git atlas agent hook claude") {
+		t.Fatalf("after uninstall: %v", v)
+	}
+}

@@ -168,8 +168,16 @@ func (j *jsonHooks) uninstall(old []byte) ([]byte, bool, error) {
 		if arr == nil {
 			continue
 		}
-		i, _ := j.ours(data, arr.val, ev)
+		i, exact := j.ours(data, arr.val, ev)
 		if i < 0 {
+			continue
+		}
+		if !exact {
+			// A person changed the group (another handler beside ours, another
+			// matcher): take out only git-atlas's handler and leave the rest.
+			data = j.removeHandler(data, arr.val.elems[i])
+			root, _ = j.parse(data)
+			removed = true
 			continue
 		}
 		data = removeElem(data, arr.val, i)
@@ -190,6 +198,22 @@ func (j *jsonHooks) uninstall(old []byte) ([]byte, bool, error) {
 	// A file install created is "{\n}\n" once its hooks are out (so is one a person
 	// wrote exactly that way, the one case not told apart).
 	return data, removed && string(data) == "{\n}\n", nil
+}
+
+// removeHandler deletes the handlers that run the command from group g.
+func (j *jsonHooks) removeHandler(data []byte, g *jnode) []byte {
+	hs := g.member("hooks")
+	if hs == nil || hs.val.kind != '[' {
+		return data
+	}
+	for k := len(hs.val.elems) - 1; k >= 0; k-- {
+		e := hs.val.elems[k]
+		var h handler
+		if e.kind == '{' && json.Unmarshal(data[e.start:e.end], &h) == nil && h.Command == j.command {
+			return removeElem(data, hs.val, k)
+		}
+	}
+	return data
 }
 
 func memberIndex(n *jnode, key string) int {
