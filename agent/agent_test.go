@@ -192,6 +192,12 @@ func TestClaudeSettingsMerge(t *testing.T) {
 						}
 					}
 				}
+				if strings.Contains(content, "\r\n") {
+					data, _ := os.ReadFile(filepath.Join(root, ".claude/settings.json"))
+					if strings.Count(string(data), "\n") != strings.Count(string(data), "\r\n") {
+						t.Errorf("CRLF file got bare line feeds:\n%q", data)
+					}
+				}
 				skill, err := os.ReadFile(filepath.Join(root, ".claude/skills/git-atlas/SKILL.md"))
 				if err != nil || !strings.HasPrefix(string(skill), "---\nname: git-atlas\ndescription: Use when") {
 					t.Errorf("skill: %v %.80q", err, skill)
@@ -217,6 +223,14 @@ func TestCodexHooksMerge(t *testing.T) {
 		}
 	})
 	roundTrip(t, "codex", ScopeUser, nil, nil)
+	for _, md := range []string{"# Rules\r\n\r\nBe kind.\r\n", "# Rules\r\nno final newline", ""} {
+		roundTrip(t, "codex", ScopeUser, map[string]string{".codex/AGENTS.md": md}, func(t *testing.T, root string) {
+			data, _ := os.ReadFile(filepath.Join(root, ".codex/AGENTS.md"))
+			if strings.Contains(md, "\r\n") && strings.Count(string(data), "\n") != strings.Count(string(data), "\r\n") {
+				t.Errorf("CRLF file got bare line feeds:\n%q", data)
+			}
+		})
+	}
 }
 
 func TestKimiConfigMerge(t *testing.T) {

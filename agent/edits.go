@@ -267,7 +267,11 @@ type block struct {
 
 func (b *block) file() string { return b.path }
 func (b *block) what() string { return b.kind }
-func (b *block) text() string { return b.begin + "\n" + b.body + b.end + "\n" }
+
+// text is the block with the file's line ending.
+func (b *block) text(nl string) string {
+	return strings.ReplaceAll(b.begin+"\n"+b.body+b.end+"\n", "\n", nl)
+}
 
 // span finds the block: from the start of the begin marker's line to the end of the
 // end marker's line.
@@ -282,6 +286,9 @@ func (b *block) span(data []byte) (int, int, bool) {
 		return 0, 0, false
 	}
 	e += s + len(b.end)
+	if e < len(data) && data[e] == '\r' {
+		e++
+	}
 	if e < len(data) && data[e] == '\n' {
 		e++
 	}
@@ -322,13 +329,14 @@ func (b *block) install(old []byte, exists bool) ([]byte, error) {
 		}
 	}
 	var data []byte
+	nl := newline(old)
 	switch s, e, ok := b.span(old); {
 	case ok:
-		data = splice(old, s, e, b.text())
+		data = splice(old, s, e, b.text(nl))
 	case !exists:
-		data = []byte(b.text())
+		data = []byte(b.text(nl))
 	default:
-		data = append(append(append([]byte{}, old...), '\n'), b.text()...)
+		data = append(append(append([]byte{}, old...), nl...), b.text(nl)...)
 	}
 	if err := b.check(data); err != nil {
 		return nil, fmt.Errorf("adding git-atlas's section would make the file invalid (%v): add it by hand, or fix the file", err)
@@ -350,6 +358,9 @@ func (b *block) uninstall(old []byte) ([]byte, bool, error) {
 	}
 	if old[s-1] == '\n' {
 		s--
+		if s > 0 && old[s-1] == '\r' && newline(old) == "\r\n" {
+			s--
+		}
 	}
 	return splice(old, s, e, ""), false, nil
 }
@@ -362,7 +373,7 @@ func (b *block) state(data []byte) (string, error) {
 	switch {
 	case !ok:
 		return "absent", nil
-	case string(data[s:e]) == b.text() || string(data[s:e])+"\n" == b.text():
+	case string(data[s:e]) == b.text(newline(data)) || strings.TrimRight(string(data[s:e]), "\r\n") == strings.TrimRight(b.text(newline(data)), "\r\n"):
 		return "installed", nil
 	default:
 		return "outdated", nil

@@ -220,21 +220,32 @@ func splice(data []byte, at, end int, text string) []byte {
 // object n.
 func appendMember(data []byte, n *jnode, key, value, indent string) []byte {
 	k, _ := json.Marshal(key)
-	text := indent + string(k) + ": " + value
+	nl := newline(data)
+	text := indent + string(k) + ": " + strings.ReplaceAll(value, "\n", nl)
 	if len(n.members) == 0 {
-		return splice(data, n.start+1, n.start+1, "\n"+text)
+		return splice(data, n.start+1, n.start+1, nl+text)
 	}
 	at := n.members[len(n.members)-1].val.end
-	return splice(data, at, at, ",\n"+text)
+	return splice(data, at, at, ","+nl+text)
+}
+
+// newline is the file's line ending: "\r\n" when its first line ends so.
+func newline(data []byte) string {
+	if i := bytes.IndexByte(data, '\n'); i > 0 && data[i-1] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 // appendElem adds value (already rendered at the element's indentation) to the array n.
 func appendElem(data []byte, n *jnode, value, indent string) []byte {
+	nl := newline(data)
+	value = strings.ReplaceAll(value, "\n", nl)
 	if len(n.elems) == 0 {
-		return splice(data, n.start+1, n.start+1, "\n"+indent+value)
+		return splice(data, n.start+1, n.start+1, nl+indent+value)
 	}
 	at := n.elems[len(n.elems)-1].end
-	return splice(data, at, at, ",\n"+indent+value)
+	return splice(data, at, at, ","+nl+indent+value)
 }
 
 // removeMember deletes member i of the object n: the inverse of appendMember when it
@@ -276,5 +287,5 @@ func emptyCreated(data []byte, n *jnode) bool {
 	if n.kind == '[' {
 		closer = "]"
 	}
-	return string(data[n.start:n.end]) == string(n.kind)+"\n"+lineIndent(data, n.start)+closer
+	return string(data[n.start:n.end]) == string(n.kind)+newline(data)+lineIndent(data, n.start)+closer
 }
