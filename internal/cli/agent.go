@@ -362,6 +362,11 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: unknown agent %q (known: %s)\n", c.Agent, strings.Join(agent.Agents, ", "))
 		return nil
 	}
+	if isTerminal(env.Stdin) { // run by hand: no event will come
+		fmt.Fprintln(env.Stderr, "git-atlas: agent hook: reads the agent's event on stdin; nothing to report")
+		emit("")
+		return nil
+	}
 	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
 	ev, perr := agent.ParseEvent(data)
 	if rerr != nil || perr != nil {
