@@ -313,3 +313,12 @@ func shellWords(s string) ([]string, error) {
 	}
 	return words, nil
 }
+
+// Run by hand on a terminal, the hook does not wait for an event that never comes.
+func TestAgentHookOnATerminal(t *testing.T) {
+	repo := newRepo(t)
+	out, stderr, code := onTerminal(t, repo, nil, "agent", "hook", "claude")
+	if code != 0 || parseSessionStart(t, out) != "" || !strings.Contains(stderr, "reads the agent's event on stdin") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, out, stderr)
+	}
+}
