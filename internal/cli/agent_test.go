@@ -159,6 +159,19 @@ func TestAgentHookOutput(t *testing.T) {
 		t.Errorf("unknown agent: %q %q", out, errs)
 	}
 
+	// A corrupt run (its ref names a blob) hides nothing and fails nothing.
+	blob, err := exec.Command("git", "-C", repo, "hash-object", "-w", "--stdin").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, err := exec.Command("git", "-C", repo, "update-ref", "refs/atlas/runs/corrupt", strings.TrimSpace(string(blob))).CombinedOutput(); err != nil {
+		t.Fatalf("%v %s", err, out)
+	}
+	out, _ = hookRun(t, outside, "claude", claude("startup", repo))
+	wantBrief(t, parseSessionStart(t, out))
+	out, _ = hookRun(t, outside, "kimi", kimi("SessionStart", repo))
+	wantBrief(t, out)
+
 	// A run the session does not own, and nothing else: no session line pointing at it,
 	// and a finished ledger gives an empty context.
 	atlas(t, repo, "finish", "mine", "--status", "failed")
