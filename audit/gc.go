@@ -299,13 +299,13 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		b, ok := still[a.Kind+" "+a.Ref]
 		switch {
 		case taken[a.Ref]:
-			a.Skipped = "kept: this gc pass took it"
+			a.Skipped = "this gc pass took it: it holds the worktree it removed"
 			continue
 		case !ok:
-			a.Skipped = "kept: no longer applies"
+			a.Skipped = "no longer applies"
 			continue
 		case a.Kind != DropRun && b.Old != a.Old:
-			a.Skipped = "kept: it moved since the plan"
+			a.Skipped = "it moved since the plan"
 			continue
 		}
 		a.Old = b.Old
