@@ -2,6 +2,7 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -14,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Action kinds of a gc plan.
@@ -22,6 +24,7 @@ const (
 	DeleteBranch   = "delete-branch"   // an atlas/ branch of a finished or gone run, reachable from a kept ref
 	DropRun        = "drop-run"        // an old finished run's ledger ref and mutex file
 	DeleteRef      = "delete-ref"      // a pin (or, with --recoveries, a recovery ref) of a dropped or gone run
+	KeepRun        = "keep-run"        // a stopped run: interrupted, not finished, so gc leaves it whole (listed, never done)
 )
 
 // Action is one step of a gc plan.
@@ -33,9 +36,13 @@ type Action struct {
 	Ref    string `json:"ref,omitempty"`
 	Old    string `json:"old,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Patch is the patch file deleted with a recovery snapshot's ref.
+	Patch string `json:"patch,omitempty"`
 	// Snapshot is the recovery snapshot taken before a removal (--apply only).
 	Snapshot string `json:"snapshot,omitempty"`
 	Done     bool   `json:"done"`
+	// Skipped says why --apply did not do a planned step (its re-check failed).
+	Skipped string `json:"skipped,omitempty"`
 }
 
 // GCOptions tune Plan and Apply.
@@ -56,7 +63,26 @@ const DefaultBefore = 30 * 24 * time.Hour
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
 	acts := planWorktrees(rep)
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
-	return append(acts, refActs...), err
+	return append(append(acts, refActs...), planKept(rep)...), err
+}
+
+// planKept lists the stopped runs. A stopped run was interrupted on purpose, not
+// finished (SPEC §5.1: `resume` takes it up again), so gc removes none of its
+// worktrees, branches or refs; it says so, because a person may expect otherwise.
+func planKept(rep *Report) []Action {
+	var ids []string
+	for id, e := range rep.runs {
+		if e.Run != nil && e.Run.State.Status == gitstate.RunStopped {
+			ids = append(ids, id)
+		}
+	}
+	sort.Strings(ids)
+	var acts []Action
+	for _, id := range ids {
+		acts = append(acts, Action{Kind: KeepRun, RunID: id, Ref: gitstate.RunsPrefix + id,
+			Reason: "stopped: interrupted, not finished; resume it, or finish it as completed or failed for gc to clean it up"})
+	}
+	return acts
 }
 
 func planWorktrees(rep *Report) []Action {
@@ -142,7 +168,7 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		case Has(r.Labels, Pin) && (drop[r.RunID] || gone(r.RunID)):
 			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "pin of a dropped run"})
 		case Has(r.Labels, Recovery) && opt.Recoveries && (drop[r.RunID] || gone(r.RunID)):
-			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "recovery snapshot (--recoveries)"})
+			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Patch: patchPath(repo, r.Ref), Reason: "recovery snapshot (--recoveries)"})
 		case Has(r.Labels, StaleBranch) && !checkedOut[r.Ref]:
 			branches = append(branches, r)
 			continue
@@ -186,11 +212,16 @@ func keptContaining(ctx context.Context, repo *git.Repository, sha string, delet
 	return "", nil
 }
 
-// Apply carries out a gc: it removes the planned worktrees (each snapshotted first
-// when anything could be lost), then audits again and deletes the refs that plan
-// then names, as compare-and-swap updates against the values read. Foreign
-// worktrees and live or interrupted runs are never touched. Errors of independent
-// steps are gathered; the actions returned say which were done.
+// Apply carries out a gc. It makes the plan Plan would print from a fresh audit and
+// does that plan, never more: it removes the planned worktrees (each snapshotted
+// first when anything could be lost), then audits again and re-plans the ref
+// deletions, and deletes a planned ref only when the re-check still plans it (the
+// same ref at the same value; a run ref's own tip moves with the removals' events),
+// as compare-and-swap updates one transaction per run. A ref the re-check no longer
+// plans is kept, and so is every snapshot this pass took or reused: it holds the
+// bytes of a worktree gc just removed. Foreign worktrees and live, interrupted or
+// stopped runs are never touched. Errors of independent steps are gathered; the
+// actions returned say which were done, and why any planned one was not.
 func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action, error) {
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
@@ -209,35 +240,75 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			old[id] = true
 		}
 	}
-	acts := planWorktrees(rep)
+	plan, err := Plan(ctx, store.Repo, rep, opt)
+	if err != nil {
+		errs = multierror.Append(errs, err)
+	}
+	var acts, refActs, kept []Action
+	for _, a := range plan {
+		switch a.Kind {
+		case RemoveWorktree:
+			acts = append(acts, a)
+		case KeepRun:
+			kept = append(kept, a)
+		default:
+			refActs = append(refActs, a)
+		}
+	}
+	taken := map[string]bool{} // refs of the snapshots this pass took or reused
+	touched := map[string]bool{}
 	for i := range acts {
 		a := &acts[i]
 		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
 		if res != nil && res.Snapshot != nil {
 			a.Snapshot = res.Snapshot.Rec.ID
+			taken[res.Snapshot.Rec.Ref] = true
 		}
 		if err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
 			continue
 		}
 		a.Done = true
+		touched[a.RunID] = true
+	}
+	if len(refActs) == 0 {
+		removeEmptyRunDirs(ctx, store.Repo, touched)
+		return append(acts, kept...), errs.ErrorOrNil()
 	}
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now}); err != nil {
 			errs = multierror.Append(errs, err)
 			if rep == nil {
-				return acts, errs
+				return append(append(acts, refActs...), kept...), errs
 			}
 		}
 	}
-	refActs, err := planRefs(ctx, store.Repo, rep, opt, nil, old)
+	again, err := planRefs(ctx, store.Repo, rep, opt, nil, old)
 	if err != nil {
 		errs = multierror.Append(errs, err)
+	}
+	still := map[string]Action{}
+	for _, a := range again {
+		still[a.Kind+" "+a.Ref] = a
 	}
 	// Each run's refs go in one transaction: a lost race leaves that run whole.
 	byRun := map[string][]int{}
 	var order []string
-	for i, a := range refActs {
+	for i := range refActs {
+		a := &refActs[i]
+		b, ok := still[a.Kind+" "+a.Ref]
+		switch {
+		case taken[a.Ref]:
+			a.Skipped = "this gc pass took it: it holds the worktree it removed"
+			continue
+		case !ok:
+			a.Skipped = "no longer applies"
+			continue
+		case a.Kind != DropRun && b.Old != a.Old:
+			a.Skipped = "it moved since the plan"
+			continue
+		}
+		a.Old = b.Old
 		if _, ok := byRun[a.RunID]; !ok {
 			order = append(order, a.RunID)
 		}
@@ -253,15 +324,56 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			errs = multierror.Append(errs, fmt.Errorf("gc run %s: %w", run, err))
 			continue
 		}
+		touched[run] = true
 		for _, i := range byRun[run] {
-			refActs[i].Done = true
-			if refActs[i].Kind == DropRun {
+			a := &refActs[i]
+			a.Done = true
+			switch {
+			case a.Kind == DropRun:
 				_ = os.Remove(filepath.Join(store.Repo.CommonDir, "atlas", "mutex", "runs", run))
-				if opt.Recoveries {
-					_ = os.RemoveAll(filepath.Join(store.Repo.CommonDir, "atlas", "recovery", run))
+			case a.Kind == DeleteRef && a.Patch != "":
+				// The snapshot's own patch, at the path gc owns (never a --patch-out file).
+				if err := os.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
+					errs = multierror.Append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
 				}
 			}
 		}
 	}
-	return append(acts, refActs...), errs.ErrorOrNil()
+	removeEmptyRunDirs(ctx, store.Repo, touched)
+	return append(append(acts, refActs...), kept...), errs.ErrorOrNil()
+}
+
+// patchPath is where a recovery snapshot's patch lives by default; gc removes that
+// file with the snapshot's ref (a --patch-out file elsewhere is the user's).
+func patchPath(repo *git.Repository, ref string) string {
+	rest, ok := strings.CutPrefix(ref, gitstate.RecoveryPrefix)
+	if !ok {
+		return ""
+	}
+	run, id, ok := strings.Cut(rest, "/")
+	if !ok || strings.Contains(id, "/") {
+		return ""
+	}
+	p := filepath.Join(repo.CommonDir, "atlas", "recovery", run, id+".patch")
+	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
+		return ""
+	}
+	return p
+}
+
+// removeEmptyRunDirs removes the per-run directories gc's own removals may have
+// emptied: the run's worktree directory under the managed root and its recovery
+// patch directory. os.Remove removes only an empty directory: anything still in
+// one keeps it.
+func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[string]bool) {
+	root, rootErr := worktrees.Root(ctx, repo)
+	for run := range runs {
+		if gitstate.ValidName("run", run) != nil {
+			continue
+		}
+		if rootErr == nil {
+			_ = os.Remove(filepath.Join(root, run))
+		}
+		_ = os.Remove(filepath.Join(repo.CommonDir, "atlas", "recovery", run))
+	}
 }

@@ -59,13 +59,27 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	if req.Apply {
 		req.Worktree = true
 	}
+	// Every input is checked before anything is written: bad input never leaves a
+	// snapshot, a patch or a branch behind.
 	r, err := store.Load(ctx, run)
 	if err != nil {
+		return nil, err
+	}
+	if err := r.Writable(); err != nil {
 		return nil, err
 	}
 	_, st, ok := r.Stage(req.Stage)
 	if !ok {
 		return nil, fault.NotFound("run %s has no stage %q", run, req.Stage)
+	}
+	if req.Node != "" && r.State.Worktree(node) == nil && r.State.Job(node) == nil {
+		return nil, fault.NotFound("run %s has no node %q", run, node).
+			WithHint("`git atlas worktree list %s` shows its worktrees; without --node, recover takes the stage's own worktree, or your checkout if the stage ran there", run)
+	}
+	if req.PatchOut != "" {
+		if info, err := os.Stat(req.PatchOut); err == nil && !info.Mode().IsRegular() {
+			return nil, fault.Usage("--patch-out %s is not a regular file", req.PatchOut)
+		}
 	}
 	base := r.Header.Baseline
 	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
@@ -77,13 +91,34 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	t := Target{Run: run, Stage: req.Stage, Baseline: base}
 	if wt := r.State.Worktree(node); wt != nil {
 		t.Node, t.Path, t.Source = node, wt.Path, SourceWorktree
-	} else {
+	} else if req.Node == "" {
 		if req.CheckoutPath == "" {
-			return nil, fault.NotFound("run %s has no worktree for %q and there is no checkout to snapshot (bare repository)", run, node)
+			return nil, fault.NotFound("run %s has no worktree for stage %q, and there is no checkout of yours to snapshot here (a bare repository, or a worktree git-atlas manages)", run, req.Stage).
+				WithHint("run it from your checkout: git atlas -C <your checkout> recover %s --stage %s", run, req.Stage)
 		}
 		t.Path, t.Source = req.CheckoutPath, SourceCheckout
 	}
-	if _, err := os.Lstat(t.Path); err == nil {
+	root, err := worktrees.Root(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
+	if req.Worktree {
+		// The replay worktree's name and place, as the write below will choose them
+		// (re-checked there against the ledger it writes on).
+		n, err := nextReplay(ctx, repo, r, run, req.Stage)
+		if err != nil {
+			return nil, err
+		}
+		name := fmt.Sprintf("replay-%s-%d", req.Stage, n)
+		if err := gitstate.ValidName("node", name); err != nil {
+			return nil, fault.Usage("stage name %q is too long for a replay worktree (%s): recover it without --worktree", req.Stage, name)
+		}
+		if p := filepath.Join(root, run, name); exists(p) {
+			return nil, fault.Conflict("%s exists already", p).WithHint("remove it or run `git atlas audit`")
+		}
+	}
+	// t.Path is "" for a job's node whose worktree is gone: nothing left to snapshot.
+	if _, err := os.Lstat(t.Path); t.Path != "" && err == nil {
 		if req.Reason == "" {
 			req.Reason = "recover"
 		}
@@ -91,14 +126,10 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		if out.Snapshot, err = Snapshot(ctx, store, t, req.Options); err != nil {
 			return nil, err
 		}
-	} else if !errors.Is(err, os.ErrNotExist) {
+	} else if t.Path != "" && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
 
-	root, err := worktrees.Root(ctx, repo)
-	if err != nil {
-		return nil, err
-	}
 	var wtPath string
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		n, err := nextReplay(ctx, repo, r, run, req.Stage)
@@ -196,4 +227,9 @@ func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run,
 		bump(strings.TrimPrefix(ref.Name, "refs/heads/"))
 	}
 	return max + 1, nil
+}
+
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }

@@ -2,12 +2,15 @@ package recovery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -24,15 +27,28 @@ type Entry struct {
 }
 
 // List returns the snapshots of run (every run when ""), oldest first, plus pinned
-// snapshots no ledger records.
+// snapshots no ledger records. A snapshot no ledger records (its run dropped by gc,
+// or its record lost) is described from its own commit: node, stage, source and
+// baseline from the manifest in its meta commit, the time it was taken from the
+// commit, the patch from its default path when the file is there. A run whose ledger
+// is gone but whose snapshots are kept is listed from those; a run with neither is
+// not found.
 func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, error) {
 	var runs []*gitstate.Run
+	gone := false
 	if run != "" {
-		r, err := store.Load(ctx, run)
-		if err != nil {
+		if err := gitstate.ValidName("run", run); err != nil {
 			return nil, err
 		}
-		runs = []*gitstate.Run{r}
+		r, err := store.Load(ctx, run)
+		switch {
+		case err == nil:
+			runs = []*gitstate.Run{r}
+		case errors.Is(err, fault.ErrNotFound):
+			gone = true
+		default:
+			return nil, err
+		}
 	} else {
 		entries, err := store.List(ctx)
 		if err != nil {
@@ -60,6 +76,7 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 	if err != nil {
 		return nil, err
 	}
+	var unrecorded []Entry
 	for _, ref := range refs {
 		if recorded[ref.Name] {
 			continue
@@ -69,8 +86,13 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		if !ok {
 			continue
 		}
-		list = append(list, Entry{RunID: runID, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: ref.Name, Commit: ref.ID}, Unrecorded: true})
+		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: ref.Name, Commit: ref.ID}, Unrecorded: true})
 	}
+	if gone && len(unrecorded) == 0 {
+		return nil, fault.NotFound("no run %q and no recovery snapshot of it", run).WithHint("`git atlas recovery list` shows every snapshot")
+	}
+	describe(ctx, store.Repo, unrecorded)
+	list = append(list, unrecorded...)
 	sort.SliceStable(list, func(i, j int) bool {
 		if list[i].CreatedAt != list[j].CreatedAt {
 			return list[i].CreatedAt < list[j].CreatedAt
@@ -78,6 +100,72 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		return list[i].Ref < list[j].Ref
 	})
 	return list, nil
+}
+
+// describe fills in what no ledger records about snapshots from the snapshots
+// themselves: one for-each-ref for the commits' times and parents, one batch read of
+// the manifests. A snapshot that cannot be read keeps what its ref says.
+func describe(ctx context.Context, repo *git.Repository, list []Entry) {
+	if len(list) == 0 {
+		return
+	}
+	args := []string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)"}
+	for _, e := range list {
+		args = append(args, e.Ref)
+	}
+	out, err := repo.Git(ctx, args...)
+	if err != nil {
+		return
+	}
+	type info struct{ when, meta string }
+	infos := map[string]info{}
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\x00")
+		if len(f) != 3 {
+			continue
+		}
+		parents := strings.Fields(f[2])
+		if len(parents) < 2 {
+			continue // not a snapshot commit
+		}
+		infos[f[0]] = info{when: f[1], meta: parents[len(parents)-1]}
+	}
+	var specs []string
+	var at []int
+	for i := range list {
+		e := &list[i]
+		in, ok := infos[e.Ref]
+		if !ok {
+			continue
+		}
+		if n, err := strconv.ParseInt(in.when, 10, 64); err == nil {
+			e.CreatedAt = gitstate.Stamp(time.Unix(n, 0))
+		}
+		if p := filepath.Join(repo.CommonDir, "atlas", "recovery", e.RunID, e.ID+".patch"); isFile(p) {
+			e.Patch = p
+		}
+		specs, at = append(specs, in.meta+":manifest.json"), append(at, i)
+	}
+	if len(specs) == 0 {
+		return
+	}
+	blobs, err := repo.BlobsAt(ctx, specs)
+	if err != nil {
+		return
+	}
+	for k, b := range blobs {
+		var m Manifest
+		if b.Err != nil || json.Unmarshal(b.Data, &m) != nil {
+			continue
+		}
+		e := &list[at[k]]
+		e.Node, e.Stage, e.Source = m.Node, m.Stage, m.Source
+	}
+}
+
+func isFile(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && st.Mode().IsRegular()
 }
 
 // Find resolves SNAPSHOT: an id, or <run>/<id>. An id two runs share is ambiguous.
@@ -103,7 +191,9 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		if rerr != nil || commit == "" {
 			return nil, fault.NotFound("no snapshot %q", spec).WithHint("`git atlas recovery list` shows every snapshot")
 		}
-		return &Entry{RunID: run, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: gitstate.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}, nil
+		found := []Entry{{RunID: run, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: gitstate.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}}
+		describe(ctx, store.Repo, found)
+		return &found[0], nil
 	}
 	var found []Entry
 	for _, e := range list {

@@ -22,6 +22,11 @@ type Ops struct {
 	Recreate func(ctx context.Context, run, node string) (string, error)
 	// Replay preserves a stage's work and makes a replay branch at its baseline.
 	Replay func(ctx context.Context, run, stage string) (string, error)
+	// CopyCheckout makes a temporary worktree holding what the user's checkout holds
+	// now (read from it, never changing it), for the verify of a stage that ran
+	// there; it returns the copy's path and how to remove it, or "" when there is no
+	// user's checkout (a bare repository).
+	CopyCheckout func(ctx context.Context, run string) (string, func(context.Context) error, error)
 }
 
 // Verify-failure choices (SPEC §6.6).
@@ -56,9 +61,11 @@ type Result struct {
 	Snapshots          []string               `json:"snapshots"`
 	RecreatedWorktrees []string               `json:"recreated_worktrees"`
 	Verify             *gitstate.VerifyResult `json:"verify"`
-	VerifySkipped      string                 `json:"verify_skipped,omitempty"`
-	VerifyChoice       string                 `json:"verify_choice,omitempty"`
-	Replay             string                 `json:"replay_branch,omitempty"`
+	// VerifyTimeout is the time limit the verify ran under (a Go duration).
+	VerifyTimeout string `json:"verify_timeout,omitempty"`
+	VerifySkipped string `json:"verify_skipped,omitempty"`
+	VerifyChoice  string `json:"verify_choice,omitempty"`
+	Replay        string `json:"replay_branch,omitempty"`
 }
 
 // Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step

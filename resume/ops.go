@@ -13,7 +13,8 @@ import (
 
 // DefaultOps are the real worktree and recovery operations: snapshot-then-remove from
 // recovery, recreate from worktrees, preserve-and-replay from recovery. checkout is the
-// user's checkout, which a stage without a worktree ran in (snapshotted read-only).
+// user's checkout, which a stage without a worktree ran in (snapshotted read-only,
+// and copied into a temporary worktree for its verify).
 func DefaultOps(store *gitstate.Store, checkout string) Ops {
 	return Ops{
 		Preserve: func(ctx context.Context, run, node, reason string) (string, error) {
@@ -35,6 +36,16 @@ func DefaultOps(store *gitstate.Store, checkout string) Ops {
 		},
 		Recreate: func(ctx context.Context, run, node string) (string, error) {
 			return recreate(ctx, store, run, node)
+		},
+		CopyCheckout: func(ctx context.Context, run string) (string, func(context.Context) error, error) {
+			if checkout == "" {
+				return "", nil, nil
+			}
+			cp, err := recovery.CopyCheckout(ctx, store.Repo, run, checkout)
+			if err != nil {
+				return "", nil, err
+			}
+			return cp.Path, cp.Remove, nil
 		},
 		Replay: func(ctx context.Context, run, stage string) (string, error) {
 			rec, err := recovery.Recover(ctx, store, run, recovery.RecoverRequest{Stage: stage, CheckoutPath: checkout, Options: recovery.Options{Reason: "resume: verify failed"}})

@@ -54,7 +54,20 @@ type StageInfo struct {
 	Attempts      int    `json:"attempts"`
 	BudgetLeft    int    `json:"budget_left"`
 	Worktree      string `json:"worktree,omitempty"`
+	// VerifyIn says where verify-first runs the verify command: "worktree" (the
+	// stage's own), "checkout_copy" (a temporary worktree made from a read-only
+	// snapshot of the user's checkout, removed after: the checkout is never touched),
+	// or "none" (the stage's worktree is missing: nothing to verify). Empty without a
+	// verify command.
+	VerifyIn string `json:"verify_in,omitempty"`
 }
+
+// Where verify runs (StageInfo.VerifyIn).
+const (
+	VerifyInWorktree     = "worktree"
+	VerifyInCheckoutCopy = "checkout_copy"
+	VerifyInNone         = "none"
+)
 
 // Frontier is a graph run's job frontier after the reset.
 type Frontier struct {
@@ -135,6 +148,9 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		if wt := r.State.Worktree(st.Name); wt != nil {
 			info.Worktree = wt.Path
 		}
+		if info.HasVerify {
+			info.VerifyIn = verifyIn(r, st.Name)
+		}
 		p.InterruptedStage = info
 	}
 	if r.Header.Kind == gitstate.KindGraph {
@@ -151,6 +167,19 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	p.Worktrees = wts
 	p.NextAction = nextAction(r, p)
 	return p, nil
+}
+
+// verifyIn is where verify-first would run the stage's verify: its worktree, or a
+// copy of the user's checkout when it has none.
+func verifyIn(r *gitstate.Run, stage string) string {
+	wt := r.State.Worktree(stage)
+	switch {
+	case wt == nil:
+		return VerifyInCheckoutCopy
+	case exists(wt.Path):
+		return VerifyInWorktree
+	}
+	return VerifyInNone
 }
 
 // stageBaseline is where a stage's work started: its last attempt's baseline, else

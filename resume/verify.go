@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"strconv"
@@ -43,19 +44,38 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		res.VerifySkipped = "--no-verify"
 		return clearMark(ctx, store, r.Header.RunID)
 	}
-	dir := repo.TopLevel
-	if wt := r.State.Worktree(st.Name); wt != nil && exists(wt.Path) {
-		dir = wt.Path
-	}
-	if dir == "" {
-		return fault.Refused("stage %s has no worktree and the repository is bare: cannot verify", st.Name)
+	var dir string
+	switch verifyIn(r, st.Name) {
+	case VerifyInWorktree:
+		dir = r.State.Worktree(st.Name).Path
+	case VerifyInNone:
+		res.VerifySkipped = "stage " + st.Name + "'s worktree is missing: its work is not there to verify"
+		return clearMark(ctx, store, r.Header.RunID)
+	default:
+		// The stage ran in the user's checkout: verify a copy, never the checkout.
+		if opt.Ops.CopyCheckout == nil {
+			return errors.New("verify of a stage without a worktree needs a checkout copy, which is not wired")
+		}
+		path, remove, err := opt.Ops.CopyCheckout(ctx, r.Header.RunID)
+		if err != nil {
+			return fmt.Errorf("copy your checkout for the verify of stage %s: %w", st.Name, err)
+		}
+		if path == "" {
+			return fault.Refused("stage %s has no worktree and the repository is bare: cannot verify", st.Name)
+		}
+		defer func() {
+			if err := remove(context.WithoutCancel(ctx)); err != nil && opt.Warn != nil {
+				opt.Warn("could not remove the verify copy %s: %v", path, err)
+			}
+		}()
+		dir = path
 	}
 	timeout := opt.VerifyTimeout
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
 	vr := RunVerify(ctx, st.VerifyCommand, dir, timeout)
-	res.Verify = vr
+	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
 			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at); err != nil {
@@ -73,7 +93,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		if opt.Headless {
 			choice = OnFailFail
 		} else {
-			ans, err := opt.Ask("verify of stage "+st.Name+" failed (exit "+itoa(vr.ExitCode)+"). What now?", []string{OnFailRedispatch, OnFailReplay, OnFailStop})
+			ans, err := opt.Ask("verify of stage "+st.Name+" "+Outcome(vr, timeout)+". What now?", []string{OnFailRedispatch, OnFailReplay, OnFailStop})
 			if err != nil {
 				return err
 			}
@@ -124,7 +144,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		}); err != nil {
 			return err
 		}
-		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + st.Name + " failed (exit " + itoa(vr.ExitCode) + "): run " + id + " " + status + " (" + reason + ")"}
+		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + st.Name + " " + Outcome(vr, timeout) + ": run " + id + " " + status + " (" + reason + ")"}
 	default:
 		return fault.Usage("unknown --on-verify-fail %q (valid: fail, redispatch, replay, stop)", choice)
 	}
@@ -191,33 +211,43 @@ func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
 	return err
 }
 
+// Outcome says how a verify ended, in words: "passed", "failed (exit N)", or
+// "timed out after D" (a killed command's exit code says nothing about it).
+func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
+	switch {
+	case vr.TimedOut && timeout > 0:
+		return "timed out after " + timeout.String()
+	case vr.TimedOut:
+		return "timed out"
+	case vr.Passed:
+		return "passed"
+	}
+	return "failed (exit " + itoa(vr.ExitCode) + ")"
+}
+
 // RunVerify runs a verify command with sh in dir, killing its whole process group at
-// the timeout, and keeps the exit code and the output's tail.
+// the timeout, and keeps the exit code and the output's tail. A timed-out command is
+// recorded as TimedOut, with exit code 124 as timeout(1) reports it.
 func RunVerify(ctx context.Context, command, dir string, timeout time.Duration) *gitstate.VerifyResult {
-	ctx, cancel := context.WithTimeout(ctx, timeout)
+	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := exec.Command("sh", "-c", command)
+	c := exec.CommandContext(tctx, "sh", "-c", command)
 	c.Dir = dir
 	c.Env = verifyEnv()
 	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// At the deadline the whole group goes, not only sh; a descendant that left the
+	// group and keeps the output pipes open is waited for no longer than WaitDelay.
+	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
+	c.WaitDelay = 5 * time.Second
 	var out tailBuffer
 	c.Stdout, c.Stderr = &out, &out
 	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(gitstate.Now())}
-	if err := c.Start(); err != nil {
+	err := c.Run()
+	if err != nil && c.ProcessState == nil {
 		vr.ExitCode, vr.Tail = 127, err.Error()
 		return vr
 	}
-	done := make(chan error, 1)
-	go func() { done <- c.Wait() }()
-	var err error
-	select {
-	case err = <-done:
-	case <-ctx.Done():
-		_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-		err = <-done
-		vr.TimedOut = true
-	}
-	vr.ExitCode = 0
+	vr.TimedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil && err != nil
 	if err != nil {
 		vr.ExitCode = 1
 		var ee *exec.ExitError

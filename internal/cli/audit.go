@@ -97,12 +97,23 @@ func (c *GcCmd) Run(env *Env) error {
 				what = a.Path
 			}
 			state := "would"
-			if c.Apply {
+			switch {
+			case a.Kind == audit.KeepRun:
+				state = "keep"
+			case c.Apply && a.Skipped != "":
+				state = "kept"
+			case c.Apply:
 				state = map[bool]string{true: "done", false: "FAILED"}[a.Done]
 			}
 			line := fmt.Sprintf("%-6s %-15s %s (%s)", state, a.Kind, what, a.Reason)
+			if a.Patch != "" {
+				line += " and " + a.Patch
+			}
 			if a.Snapshot != "" {
 				line += " snapshot " + a.Snapshot
+			}
+			if a.Skipped != "" {
+				line += ": " + a.Skipped
 			}
 			fmt.Fprintln(w, line)
 		}

@@ -119,7 +119,7 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 type RecoverCmd struct {
 	RunID    string `arg:"" name:"run" help:"The run."`
 	Stage    string `required:"" help:"The stage to preserve and replay." placeholder:"STAGE"`
-	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in this checkout)." placeholder:"NODE"`
+	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
 	Worktree bool   `help:"Make a managed worktree on the replay branch."`
 	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
 	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
@@ -136,20 +136,27 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	repo := store.Repo
+	// The user's checkout, wherever recover runs from: a managed worktree is not it.
+	checkout, err := recovery.UserCheckout(env.Ctx, store, store.Repo.TopLevel)
+	if err != nil {
+		return err
+	}
 	res, err := recovery.Recover(env.Ctx, store, c.RunID, recovery.RecoverRequest{Stage: c.Stage, Node: c.Node,
-		CheckoutPath: repo.TopLevel, Worktree: c.Worktree, Apply: c.Apply, Options: opt})
+		CheckoutPath: checkout, Worktree: c.Worktree, Apply: c.Apply, Options: opt})
 	if err != nil {
 		return err
 	}
 	replay := map[string]any{"branch": res.Replay.Branch, "baseline": res.Replay.Baseline, "worktree": nullable(res.Replay.Worktree), "node": nullable(res.Node)}
 	v := map[string]any{"run_id": c.RunID, "stage": c.Stage, "source": nullable(res.Source), "snapshot": resultView(c.RunID, res.Snapshot),
 		"replay": replay, "applied": res.Applied}
+	if res.Source == recovery.SourceCheckout {
+		v["checkout"] = checkout
+	}
 	return env.out(v, func(w io.Writer) {
 		if res.Snapshot != nil {
 			what := "worktree of " + res.Snapshot.Manifest.Node
 			if res.Source == recovery.SourceCheckout {
-				what = "your checkout (unchanged)"
+				what = "your checkout " + checkout + " (unchanged)"
 			}
 			fmt.Fprintf(w, "snapshot %s of %s\n  ref   %s\n  patch %s\n", res.Snapshot.Rec.ID, what, res.Snapshot.Rec.Ref, res.Snapshot.Rec.Patch)
 		} else {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -237,6 +238,15 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", s.Name, s.Status, s.Attempts, s.BudgetLeft, verify)
+
+		switch s.VerifyIn {
+		case resume.VerifyInWorktree:
+			fmt.Fprintf(w, "verify in  the stage's worktree %s\n", s.Worktree)
+		case resume.VerifyInCheckoutCopy:
+			fmt.Fprintf(w, "verify in  a temporary worktree made from a read-only snapshot of your checkout (removed after; your checkout is not touched)\n")
+		case resume.VerifyInNone:
+			fmt.Fprintf(w, "verify in  nowhere: the stage's worktree is missing\n")
+		}
 	}
 	if len(p.CompletedStages) > 0 {
 		fmt.Fprintf(w, "completed  %s\n", strings.Join(p.CompletedStages, ", "))
@@ -291,9 +301,10 @@ func printResult(w io.Writer, r *resume.Result) {
 		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
 	}
 	if v := r.Verify; v != nil {
-		result := "passed"
+		limit, _ := time.ParseDuration(r.VerifyTimeout)
+		result := resume.Outcome(v, limit)
 		if !v.Passed {
-			result = fmt.Sprintf("FAILED (exit %d)", v.ExitCode)
+			result = "FAILED: " + result
 		}
 		fmt.Fprintf(w, "verify            %s: %s\n", v.Command, result)
 	} else if r.VerifySkipped != "" {
@@ -312,5 +323,10 @@ func resumeOps(env *Env) resume.Ops {
 	if err != nil {
 		return resume.Ops{}
 	}
-	return resume.DefaultOps(store, store.Repo.TopLevel)
+	// The user's checkout, even when resume runs inside a managed worktree.
+	checkout, err := recovery.UserCheckout(env.Ctx, store, store.Repo.TopLevel)
+	if err != nil {
+		checkout = ""
+	}
+	return resume.DefaultOps(store, checkout)
 }
