@@ -42,13 +42,27 @@ func indentJSON(dst, src []byte) []byte {
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
+			// Strings are copied as they are, except that <, > and & come out as
+			// themselves: documents read from the ledger were encoded with
+			// json.Marshal, which escapes them, and a json.RawMessage keeps its bytes.
 			j := i + 1
+			dst = append(dst, '"')
 			for ; j < len(src) && src[j] != '"'; j++ {
-				if src[j] == '\\' {
-					j++
+				if src[j] != '\\' {
+					dst = append(dst, src[j])
+					continue
 				}
+				if c, ok := htmlEscape(src[j:]); ok {
+					dst = append(dst, c)
+					j += 5
+					continue
+				}
+				dst = append(dst, src[j:min(j+2, len(src))]...)
+				j++
 			}
-			dst = append(dst, src[i:min(j+1, len(src))]...)
+			if j < len(src) {
+				dst = append(dst, '"')
+			}
 			i = j
 		case '{', '[':
 			dst = append(dst, c)
@@ -73,6 +87,22 @@ func indentJSON(dst, src []byte) []byte {
 		}
 	}
 	return dst
+}
+
+// htmlEscape reports the character of a \u003c, \u003e or \u0026 escape at the start of b.
+func htmlEscape(b []byte) (byte, bool) {
+	if len(b) < 6 || b[1] != 'u' || string(b[2:4]) != "00" {
+		return 0, false
+	}
+	switch string(b[4:6]) {
+	case "3c", "3C":
+		return '<', true
+	case "3e", "3E":
+		return '>', true
+	case "26":
+		return '&', true
+	}
+	return 0, false
 }
 
 // table prints aligned columns for people.

@@ -54,3 +54,21 @@ func FuzzIndentJSON(f *testing.F) {
 		checkPrintJSON(t, v)
 	})
 }
+
+// Documents read from the ledger were encoded by json.Marshal, which escapes <, > and
+// &; printed JSON shows them as themselves (and an escaped backslash stays escaped).
+func TestPrintJSONUnescapesHTML(t *testing.T) {
+	raw := json.RawMessage(`{"verify":"a \u003e b \u0026\u0026 c \u003C d","lit":"\\u003e","q":"\"\u003e"}`)
+	var got bytes.Buffer
+	if err := printJSON(&got, map[string]any{"header": raw}); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"header\": {\n    \"verify\": \"a > b && c < d\",\n    \"lit\": \"\\\\u003e\",\n    \"q\": \"\\\">\"\n  }\n}\n"
+	if got.String() != want {
+		t.Fatalf("printJSON wrote\n%s\nwant\n%s", got.String(), want)
+	}
+	var back map[string]map[string]string
+	if err := json.Unmarshal(got.Bytes(), &back); err != nil || back["header"]["verify"] != "a > b && c < d" || back["header"]["lit"] != `\u003e` {
+		t.Fatalf("not the same data: %v %v", back, err)
+	}
+}

@@ -22,8 +22,8 @@ type ResumeCmd struct {
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
 	Session       string        `help:"Prefer this session's run (default $ATLAS_SESSION)." placeholder:"ID"`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
-	VerifyTimeout time.Duration `default:"10m" help:"Kill the verify command after this long."`
-	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
+	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
+	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
 }
 
 // Run resumes.

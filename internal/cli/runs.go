@@ -21,7 +21,7 @@ import (
 // holder the live driver until now + --ttl.
 type DriverFlags struct {
 	Holder string        `help:"Who is driving the run; renews the run's driver lease." placeholder:"NAME"`
-	TTL    time.Duration `name:"ttl" default:"10m" help:"How long the lease lasts."`
+	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the lease lasts."`
 }
 
 // apply sets the driver lease on r when a holder is named.
@@ -48,8 +48,8 @@ type StartCmd struct {
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
-	MaxAttempts int      `name:"max-attempts" help:"Graph runs: attempts per job before it fails (default 2)."`
+	Gas         int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
+	MaxAttempts int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
 	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
 	DriverFlags
@@ -371,7 +371,7 @@ type LogCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
 	Type  string `help:"Only events of this type." placeholder:"TYPE"`
 	Stage string `help:"Only events about this stage." placeholder:"STAGE"`
-	Last  int    `help:"Only the last N events." placeholder:"N"`
+	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
 }
 
 // Run prints the events.
@@ -382,6 +382,15 @@ func (c *LogCmd) Run(env *Env) error {
 	store, err := env.Store()
 	if err != nil {
 		return err
+	}
+	if c.Stage != "" { // a filter naming no stage of the run is a mistake, as in `event`
+		r, err := store.Load(env.Ctx, c.RunID)
+		if err != nil {
+			return err
+		}
+		if _, _, ok := r.Stage(c.Stage); !ok {
+			return fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
+		}
 	}
 	events, err := store.Log(env.Ctx, c.RunID)
 	if err != nil {

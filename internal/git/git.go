@@ -45,6 +45,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrNotRepository means the path is not inside a git repository.
 var ErrNotRepository = errors.New("not a git repository")
 
+// ErrNoDirectory means the path to open is not an existing directory.
+var ErrNoDirectory = errors.New("no such directory")
+
 // scrubbed are variables a hook or a caller may leak into our environment; each would
 // redirect git away from the repository we resolved (GIT-NOTES "Environment leaks").
 var scrubbed = []string{
@@ -149,6 +152,9 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, err
+	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", abs, ErrNoDirectory)
 	}
 	// --show-toplevel goes last: it is the one query that fails in a bare repository.
 	out, err := cmd{dir: abs, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
