@@ -125,19 +125,23 @@ func (e *Env) Store() (*gitstate.Store, error) {
 	return e.store, nil
 }
 
-// out prints v as JSON with --json, else calls human.
+// out prints v as JSON with --json, else calls human. Human output is written with
+// control characters escaped (terminalSafe), whatever a command forgot to pass through
+// ledgerText: nothing from the ledger reaches the terminal as a control sequence.
 func (e *Env) out(v any, human func(w io.Writer)) error {
 	if e.JSON {
 		return printJSON(e.Stdout, v)
 	}
-	human(e.Stdout)
-	return nil
+	var buf bytes.Buffer
+	human(&buf)
+	_, err := io.WriteString(e.Stdout, terminalSafe(buf.String()))
+	return err
 }
 
 // warn prints a warning for people on stderr (also under --json: stderr is not parsed
 // for success).
 func (e *Env) warn(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, "warning: "+format+"\n", args...)
+	fmt.Fprintln(e.Stderr, "warning: "+ledgerText(fmt.Sprintf(format, args...), 0))
 }
 
 type exitPanic int
@@ -386,9 +390,9 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		_ = printJSON(w, map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}})
 		return
 	}
-	fmt.Fprintf(w, "git-atlas: %v\n", err)
+	fmt.Fprintf(w, "git-atlas: %s\n", terminalSafe(err.Error()))
 	if hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", hint)
+		fmt.Fprintf(w, "hint: %s\n", terminalSafe(hint))
 	}
 }
 

@@ -105,7 +105,7 @@ func (c *ResumeCmd) printDetect(env *Env, cands []resume.Candidate, bad []resume
 			if stage != "" {
 				stage += " (" + c.StageStatus + ")"
 			}
-			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(c.Intent))
+			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
 		}
 		t.flush()
 	})
@@ -148,16 +148,18 @@ func (c *ResumeCmd) brief(env *Env) {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
 			break
 		}
+		// One line per run, whatever the ledger holds: every value is ledger text.
+		id := ledgerText(c.RunID, cellMax)
 		where := ""
 		if c.InterruptedStage != "" {
-			where = fmt.Sprintf(" at stage %s (%s)", c.InterruptedStage, c.StageStatus)
+			where = fmt.Sprintf(" at stage %s (%s)", ledgerText(c.InterruptedStage, cellMax), ledgerText(c.StageStatus, cellMax))
 		}
 		what := ""
 		if c.Intent != "" {
-			what = fmt.Sprintf(" [%s]", c.Intent)
+			what = fmt.Sprintf(" [%s]", ledgerText(c.Intent, briefMax))
 		}
 		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			c.Kind, c.RunID, what, where, age(c.LastUpdate, now), c.RunID)
+			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, now), id)
 	}
 }
 
@@ -204,7 +206,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 		choices := make([]string, len(cands))
 		for i, c := range cands {
 			choices[i] = strconv.Itoa(i + 1)
-			fmt.Fprintf(e.Stderr, "  %d) %s  %s  %s  %s  %s\n", i+1, c.RunID, c.Kind, c.Status, dash(c.InterruptedStage), age(c.LastUpdate, now))
+			fmt.Fprintf(e.Stderr, "  %d) %s\n", i+1, ledgerText(strings.Join([]string{c.RunID, c.Kind, c.Status, dash(c.InterruptedStage), age(c.LastUpdate, now)}, "  "), 0))
 		}
 		ans, err := e.ask("Resume which?", choices)
 		if err != nil {
@@ -218,7 +220,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 func printPlan(w io.Writer, p *resume.Plan) {
 	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
 	if p.Live {
-		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", p.Holder)
+		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(p.Holder, cellMax))
 	}
 	fmt.Fprintf(w, "baseline   %s", short(p.Baseline.SHA))
 	if !p.Baseline.Present {
@@ -236,16 +238,16 @@ func printPlan(w io.Writer, p *resume.Plan) {
 				verify += " (not safe: skipped)"
 			}
 		}
-		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", s.Name, s.Status, s.Attempts, s.BudgetLeft, verify)
+		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
 	}
 	if len(p.CompletedStages) > 0 {
-		fmt.Fprintf(w, "completed  %s\n", strings.Join(p.CompletedStages, ", "))
+		fmt.Fprintf(w, "completed  %s\n", ledgerText(strings.Join(p.CompletedStages, ", "), 0))
 	}
 	if len(p.RemainingStages) > 0 {
-		fmt.Fprintf(w, "remaining  %s\n", strings.Join(p.RemainingStages, ", "))
+		fmt.Fprintf(w, "remaining  %s\n", ledgerText(strings.Join(p.RemainingStages, ", "), 0))
 	}
 	if f := p.Frontier; f != nil {
-		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(strings.Join(f.ResetJobs, ",")), dash(strings.Join(f.ReadyJobs, ",")), f.GasRemaining)
+		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)
 	}
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
@@ -268,15 +270,15 @@ func printNext(w io.Writer, n resume.NextAction) {
 	if n.Reason != "" {
 		line += " (" + n.Reason + ")"
 	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, ledgerText(line, 0))
 	if n.Command != "" {
-		fmt.Fprintf(w, "           $ %s\n", n.Command)
+		fmt.Fprintf(w, "           $ %s\n", ledgerText(n.Command, 0))
 	}
 }
 
 func printResult(w io.Writer, r *resume.Result) {
 	if r.Live {
-		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", r.RunID, r.Holder)
+		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(r.Holder, cellMax))
 		printNext(w, r.NextAction)
 		return
 	}
@@ -295,9 +297,9 @@ func printResult(w io.Writer, r *resume.Result) {
 		if !v.Passed {
 			result = fmt.Sprintf("FAILED (exit %d)", v.ExitCode)
 		}
-		fmt.Fprintf(w, "verify            %s: %s\n", v.Command, result)
+		fmt.Fprintf(w, "verify            %s: %s\n", ledgerText(v.Command, cellMax), result)
 	} else if r.VerifySkipped != "" {
-		fmt.Fprintf(w, "verify skipped    %s\n", r.VerifySkipped)
+		fmt.Fprintf(w, "verify skipped    %s\n", ledgerText(r.VerifySkipped, cellMax))
 	}
 	if r.Replay != "" {
 		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)

@@ -321,27 +321,27 @@ func (c *ShowCmd) Run(env *Env) error {
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	h, s := r.Header, r.State
-	fmt.Fprintf(w, "run       %s (%s)\n", h.RunID, h.Kind)
+	fmt.Fprintf(w, "run       %s (%s)\n", ledgerText(h.RunID, cellMax), ledgerText(h.Kind, cellMax))
 	status := s.Status
 	if s.Reason != "" {
 		status += " (" + s.Reason + ")"
 	}
-	fmt.Fprintf(w, "status    %s\n", status)
+	fmt.Fprintf(w, "status    %s\n", ledgerText(status, cellMax))
 	if r.Live(now) {
-		fmt.Fprintf(w, "driver    %s, live until %s\n", s.Driver.Holder, s.Driver.ExpiresAt)
+		fmt.Fprintf(w, "driver    %s, live until %s\n", ledgerText(s.Driver.Holder, cellMax), ledgerText(s.Driver.ExpiresAt, cellMax))
 	} else {
 		fmt.Fprintf(w, "driver    none live\n")
 	}
-	fmt.Fprintf(w, "baseline  %s\n", h.Baseline)
+	fmt.Fprintf(w, "baseline  %s\n", ledgerText(h.Baseline, cellMax))
 	fmt.Fprintf(w, "epoch     %d, %d events, updated %s\n", s.Epoch, s.Seq, age(s.UpdatedAt, now))
 	if h.Intent != "" {
-		fmt.Fprintf(w, "intent    %s\n", h.Intent)
+		fmt.Fprintf(w, "intent    %s\n", ledgerText(h.Intent, cellMax))
 	}
 	for _, c := range h.Criteria {
-		fmt.Fprintf(w, "criterion %s\n", c)
+		fmt.Fprintf(w, "criterion %s\n", ledgerText(c, cellMax))
 	}
 	if h.Session != "" {
-		fmt.Fprintf(w, "session   %s\n", h.Session)
+		fmt.Fprintf(w, "session   %s\n", ledgerText(h.Session, cellMax))
 	}
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
