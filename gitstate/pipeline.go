@@ -225,6 +225,11 @@ func CanonicalScope(globs []string) ([]string, error) {
 		if !doublestar.ValidatePattern(g) {
 			return nil, fault.Usage("invalid scope glob %q", g)
 		}
+		if topLevelComma(g) {
+			// One rule for every list flag: names split on commas, globs never do
+			// (they hold commas in braces); "a,b" is two globs written as one.
+			return nil, fault.Usage("scope %q holds a comma outside braces", g).WithHint("give each glob its own --scope; a comma belongs in braces (src/{a,b}/**) or escaped (\\,)")
+		}
 		if !strings.ContainsAny(g, "*?[{") {
 			g = strings.TrimSuffix(g, "/")
 			g = "{" + g + "," + g + "/**}"
@@ -232,6 +237,29 @@ func CanonicalScope(globs []string) ([]string, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// topLevelComma reports whether glob has an unescaped comma outside braces and
+// character classes.
+func topLevelComma(glob string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

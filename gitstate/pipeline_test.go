@@ -58,3 +58,19 @@ func TestParsePipelineErrorsInWords(t *testing.T) {
 		}
 	}
 }
+
+// Scope globs are never split on commas, so a comma outside braces is refused rather
+// than taken as one glob that matches a file named "a,b".
+func TestCanonicalScopeCommas(t *testing.T) {
+	for _, ok := range []string{"src/{a,b}/**", "docs/{x,{y,z}}.md", "a\\,b", "[,]x", "src"} {
+		if _, err := CanonicalScope([]string{ok}); err != nil {
+			t.Errorf("%q: %v", ok, err)
+		}
+	}
+	for _, bad := range []string{"a,b", "src/**,docs/**", "{a,b},c", "[x],y"} {
+		_, err := CanonicalScope([]string{bad})
+		if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "comma outside braces") {
+			t.Errorf("%q: %v, want a usage error about the comma", bad, err)
+		}
+	}
+}
