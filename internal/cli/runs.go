@@ -43,7 +43,7 @@ type StartCmd struct {
 	Criterion   []string `sep:"none" help:"A success criterion (repeatable); frozen." placeholder:"TEXT"`
 	Verify      string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
 	VerifySafe  bool     `help:"The verify command is safe to run unattended (resume runs it)."`
-	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; may contain commas)." placeholder:"GLOB"`
+	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
 	Baseline    string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
