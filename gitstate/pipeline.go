@@ -3,11 +3,14 @@ package gitstate
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"regexp"
 	"strings"
 
 	"github.com/bmatcuk/doublestar/v4"
-	"gopkg.in/yaml.v3"
+	"go.yaml.in/yaml/v3"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
@@ -30,7 +33,8 @@ type pipelineStage struct {
 }
 
 // ParsePipeline reads a pipeline file, JSON or YAML; unknown keys are refused so a
-// typo cannot silently drop a setting.
+// typo cannot silently drop a setting, and so is anything after the one document.
+// Errors say what was expected where, in words and with the line: never a Go type.
 func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 	var pf pipelineFile
 	trimmed := bytes.TrimSpace(data)
@@ -38,13 +42,30 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&pf); err != nil {
-			return nil, fault.Usage("pipeline %s: %v", name, err)
+			return nil, jsonPipelineError(name, data, err)
+		}
+		if _, err := dec.Token(); err != io.EOF {
+			return nil, fault.Usage("pipeline %s, line %d: unexpected data after the JSON object", name, lineAt(data, dec.InputOffset()))
 		}
 	} else {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&pf); err != nil {
-			return nil, fault.Usage("pipeline %s: %v", name, err)
+			if err == io.EOF {
+				return nil, fault.Usage("pipeline %s is empty", name).WithHint("a pipeline is a list of stages: `stages: [{name: plan}, {name: code}]`")
+			}
+			return nil, yamlPipelineError(name, err)
+		}
+		var next yaml.Node
+		if err := dec.Decode(&next); err != io.EOF {
+			line := 0
+			if err == nil {
+				line = next.Line
+			}
+			if line > 0 {
+				return nil, fault.Usage("pipeline %s holds more than one YAML document (the second starts at line %d)", name, line)
+			}
+			return nil, fault.Usage("pipeline %s holds more than one YAML document", name)
 		}
 	}
 	if len(pf.Stages) == 0 {
@@ -59,6 +80,90 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 		defs = append(defs, d)
 	}
 	return defs, nil
+}
+
+// pipelineWords says in words what a pipeline value of each Go type is.
+var pipelineWords = map[string]string{
+	"[]gitstate.pipelineStage": "a list of stages",
+	"gitstate.pipelineStage":   "a stage (a mapping with name, verify, verify_safe, gate, max_retries, rework_to, scope)",
+	"gitstate.pipelineFile":    "a mapping with a stages list",
+	"[]string":                 "a list of globs",
+	"string":                   "text",
+	"int":                      "a whole number",
+	"bool":                     "true or false",
+}
+
+func typeWords(goType string) string {
+	if w, ok := pipelineWords[goType]; ok {
+		return w
+	}
+	return "another kind of value"
+}
+
+// jsonPipelineError turns encoding/json's errors into words with a line.
+func jsonPipelineError(name string, data []byte, err error) error {
+	var te *json.UnmarshalTypeError
+	var se *json.SyntaxError
+	switch {
+	case errors.As(err, &te):
+		field := te.Field
+		if i := strings.LastIndexByte(field, '.'); i >= 0 {
+			field = field[i+1:]
+		}
+		found := map[string]string{"string": "text", "number": "a number", "object": "an object", "array": "a list", "bool": "true or false"}[te.Value]
+		if found == "" {
+			found = "the " + te.Value // "number 1.5"
+		}
+		return fault.Usage("pipeline %s, line %d: %s must be %s, not %s", name, lineAt(data, te.Offset), field, typeWords(te.Type.String()), found)
+	case errors.As(err, &se):
+		return fault.Usage("pipeline %s, line %d: invalid JSON: %s", name, lineAt(data, se.Offset), se.Error())
+	case errors.Is(err, io.ErrUnexpectedEOF):
+		return fault.Usage("pipeline %s: the JSON ends before its object does", name)
+	}
+	return fault.Usage("pipeline %s: %s", name, strings.TrimPrefix(err.Error(), "json: "))
+}
+
+// yamlTypeError is one of yaml's unmarshal errors:
+// "line 3: cannot unmarshal !!str `two` into int".
+var yamlTypeError = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
+var yamlUnknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
+
+// yamlPipelineError turns yaml's errors into words with a line.
+func yamlPipelineError(name string, err error) error {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) || len(te.Errors) == 0 {
+		msg := strings.TrimPrefix(err.Error(), "yaml: ")
+		if strings.HasPrefix(msg, "line ") {
+			return fault.Usage("pipeline %s, %s", name, msg)
+		}
+		return fault.Usage("pipeline %s: %s", name, msg)
+	}
+	msgs := make([]string, 0, len(te.Errors))
+	for _, e := range te.Errors {
+		if m := yamlTypeError.FindStringSubmatch(e); m != nil {
+			found := map[string]string{"str": "text", "int": "a number", "float": "a number", "bool": "true or false", "seq": "a list", "map": "a mapping", "null": "nothing"}[m[2]]
+			if m[3] != "" {
+				found = fmt.Sprintf("%q", m[3])
+			}
+			if found == "" {
+				found = "a " + m[2]
+			}
+			msgs = append(msgs, fmt.Sprintf("line %s: expected %s, found %s", m[1], typeWords(m[4]), found))
+		} else if m := yamlUnknownField.FindStringSubmatch(e); m != nil {
+			msgs = append(msgs, fmt.Sprintf("line %s: unknown field %q", m[1], m[2]))
+		} else {
+			msgs = append(msgs, e)
+		}
+	}
+	return fault.Usage("pipeline %s, %s", name, strings.Join(msgs, "; "))
+}
+
+// lineAt is the 1-based line of a byte offset in data.
+func lineAt(data []byte, off int64) int {
+	if off > int64(len(data)) {
+		off = int64(len(data))
+	}
+	return bytes.Count(data[:off], []byte("\n")) + 1
 }
 
 // StagesFromList turns `--stages a,b,c` into definitions with default settings.
@@ -120,6 +225,11 @@ func CanonicalScope(globs []string) ([]string, error) {
 		if !doublestar.ValidatePattern(g) {
 			return nil, fault.Usage("invalid scope glob %q", g)
 		}
+		if topLevelComma(g) {
+			// One rule for every list flag: names split on commas, globs never do
+			// (they hold commas in braces); "a,b" is two globs written as one.
+			return nil, fault.Usage("scope %q holds a comma outside braces", g).WithHint("give each glob its own --scope; a comma belongs in braces (src/{a,b}/**) or escaped (\\,)")
+		}
 		if !strings.ContainsAny(g, "*?[{") {
 			g = strings.TrimSuffix(g, "/")
 			g = "{" + g + "," + g + "/**}"
@@ -127,6 +237,29 @@ func CanonicalScope(globs []string) ([]string, error) {
 		out = append(out, g)
 	}
 	return out, nil
+}
+
+// topLevelComma reports whether glob has an unescaped comma outside braces and
+// character classes.
+func topLevelComma(glob string) bool {
+	depth, class := 0, false
+	for i := 0; i < len(glob); i++ {
+		switch c := glob[i]; {
+		case c == '\\':
+			i++
+		case class:
+			class = c != ']'
+		case c == '[':
+			class = true
+		case c == '{':
+			depth++
+		case c == '}' && depth > 0:
+			depth--
+		case c == ',' && depth == 0:
+			return true
+		}
+	}
+	return false
 }
 
 func contains(list []string, s string) bool {

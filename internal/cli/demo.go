@@ -36,6 +36,9 @@ type demo struct {
 
 // Run plays the demo.
 func (c *DemoCmd) Run(env *Env) error {
+	if env.JSON {
+		return fault.Usage("demo prints a terminal session for people: it has no --json output").WithHint("run `git atlas demo` without --json")
+	}
 	dir := c.In
 	if dir == "" {
 		tmp, err := os.MkdirTemp("", "git-atlas-demo-")

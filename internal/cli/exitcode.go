@@ -17,6 +17,8 @@ const (
 	ExitRefused      = 5  // refused by the state machine or a budget
 	ExitVerifyFailed = 6  // verify failed
 	ExitAttention    = 10 // audit found something that needs attention
+	// 128 + the signal's number when SIGINT (130) or SIGTERM (143) interrupted the
+	// command (the shell's convention); the JSON error kind is "interrupted".
 )
 
 // exitKind maps an error to its exit code and the JSON error kind.

@@ -63,7 +63,7 @@ type JobAddCmd struct {
 	RunID        string   `arg:"" name:"run" help:"The graph run."`
 	Job          string   `arg:"" name:"job" help:"The job id (unique in the run)."`
 	Needs        []string `help:"A job that must be DONE first (repeatable, or comma-separated)." placeholder:"JOB"`
-	Scope        []string `sep:"none" help:"A path glob the job may touch (repeatable; may contain commas)." placeholder:"GLOB"`
+	Scope        []string `sep:"none" help:"A path glob the job may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
 	Verify       string   `help:"The job's verify command." placeholder:"CMD"`
 	Kind         string   `help:"A label for the kind of work (e.g. code, review)." placeholder:"K"`
 	AllowOverlap bool     `name:"allow-overlap" help:"Accept a scope that matches files another job's scope matches."`

@@ -12,8 +12,12 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"regexp"
 	"strings"
+	"sync/atomic"
 	"syscall"
+	"time"
+	"unicode/utf8"
 
 	"github.com/alecthomas/kong"
 
@@ -28,7 +32,7 @@ var Version = "0.1.0-dev"
 // Globals are the flags every command takes.
 type Globals struct {
 	JSON    bool             `help:"Machine output on stdout; errors as a JSON object on stderr." name:"json"`
-	Dir     string           `short:"C" help:"Run as if git-atlas was started in <path>." placeholder:"PATH" type:"path"`
+	Dir     string           `short:"C" help:"Run as if git-atlas was started in <path>." placeholder:"PATH" type:"path" empty:"ok"`
 	Yes     bool             `help:"Assume yes: never prompt (headless policy)."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
 }
@@ -88,6 +92,9 @@ func (e *Env) Repo() (*git.Repository, error) {
 			r, err = git.Open(e.Ctx, e.Dir)
 		}
 		if err != nil {
+			if errors.Is(err, git.ErrNoDirectory) {
+				return nil, &fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: "-C takes an existing directory"}
+			}
 			if errors.Is(err, git.ErrNotRepository) {
 				return nil, &fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: "run git atlas inside a git repository, or pass -C <path>"}
 			}
@@ -119,28 +126,38 @@ func (e *Env) Store() (*gitstate.Store, error) {
 	return e.store, nil
 }
 
-// out prints v as JSON with --json, else calls human.
+// out prints v as JSON with --json, else calls human. Human output is written with
+// control characters escaped (terminalSafe), whatever a command forgot to pass through
+// ledgerText: nothing from the ledger reaches the terminal as a control sequence.
 func (e *Env) out(v any, human func(w io.Writer)) error {
 	if e.JSON {
 		return printJSON(e.Stdout, v)
 	}
-	human(e.Stdout)
-	return nil
+	var buf bytes.Buffer
+	human(&buf)
+	_, err := io.WriteString(e.Stdout, terminalSafe(buf.String()))
+	return err
 }
 
 // warn prints a warning for people on stderr (also under --json: stderr is not parsed
 // for success).
 func (e *Env) warn(format string, args ...any) {
-	fmt.Fprintf(e.Stderr, "warning: "+format+"\n", args...)
+	fmt.Fprintln(e.Stderr, "warning: "+ledgerText(fmt.Sprintf(format, args...), 0))
 }
 
 type exitPanic int
 
 // Main runs git-atlas with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	ctx, caught, stop := interruptible()
 	defer stop()
 	jsonMode := hasFlag(args, "--json")
+	for i, a := range args {
+		if !utf8.ValidString(a) {
+			reportError(stderr, jsonMode, fault.Usage("argument %d (%q) is not valid UTF-8", i+1, a).WithHint("git-atlas keeps text as JSON, which is UTF-8"))
+			return ExitUsage
+		}
+	}
 	pre := startOpen(ctx, args)
 	defer pre.stop()
 
@@ -175,12 +192,23 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		args = []string{"--help"}
 	}
 	kctx, err := parser.Parse(args)
+	if err == nil {
+		err = checkFlagValues(kctx)
+	}
 	if err != nil {
-		reportError(stderr, jsonMode, fault.Usage("%v", err).WithHint("see `git atlas %s -h`", firstWord(args)))
+		reportError(stderr, jsonMode, parseFailure(err, parser))
 		return ExitUsage
 	}
 	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: root.JSON, Yes: root.Yes, Dir: root.Dir, kong: parser, pre: pre}
-	if err := kctx.Run(env); err != nil {
+	err = kctx.Run(env)
+	if sig := caught(); sig != 0 {
+		// Whatever the command was doing when it was interrupted, the shell's convention
+		// (128 + the signal's number) says so; the error is usually the cancellation.
+		code := 128 + int(sig)
+		reportErrorAs(stderr, env.JSON, fmt.Errorf("interrupted (%v)", sig), code, "interrupted")
+		return code
+	}
+	if err != nil {
 		reportError(stderr, env.JSON, err)
 		c, _ := exitKind(err)
 		return c
@@ -188,16 +216,184 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	return ExitOK
 }
 
+// interruptible is the context commands run under: SIGINT and SIGTERM cancel it, and
+// caught reports which one did (0 when none).
+func interruptible() (ctx context.Context, caught func() syscall.Signal, stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	var got atomic.Int32
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		select {
+		case s := <-sigs:
+			if n, ok := s.(syscall.Signal); ok {
+				got.Store(int32(n))
+			}
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() syscall.Signal { return syscall.Signal(got.Load()) }, func() {
+		signal.Stop(sigs)
+		cancel()
+		<-done
+	}
+}
+
+// checkFlagValues refuses values kong accepts but git-atlas has no meaning for: a flag
+// given on the command line with an empty value (unless its tag says `empty:"ok"`;
+// leaving the flag out is how to ask for its default), and a number or duration that
+// is zero or negative where the tag says `positive:""`.
+func checkFlagValues(kctx *kong.Context) error {
+	for _, p := range kctx.Path {
+		f := p.Flag
+		if f == nil {
+			continue
+		}
+		name := flagName(f)
+		switch v := kctx.FlagValue(f).(type) {
+		case string:
+			if v == "" && !f.Tag.Has("empty") {
+				return fault.Usage("%s was given an empty value", name).WithHint("leave %s out for its default", name)
+			}
+		case []string:
+			if len(v) == 0 || slicesContains(v, "") {
+				return fault.Usage("%s was given an empty value", name).WithHint("leave %s out for its default", name)
+			}
+		case int:
+			if v <= 0 && f.Tag.Has("positive") {
+				return fault.Usage("%s must be a positive number (got %d)", name, v)
+			}
+		case time.Duration:
+			if v <= 0 && f.Tag.Has("positive") {
+				return fault.Usage("%s must be a positive duration (got %s)", name, v)
+			}
+		}
+	}
+	return nil
+}
+
+func slicesContains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// flagName is how a user writes the flag: its short form when it has one (-C).
+func flagName(f *kong.Flag) string {
+	if f.Short != 0 {
+		return "-" + string(f.Short)
+	}
+	return "--" + f.Name
+}
+
+// kongValueError is kong's "a flag's value is missing or looks like a flag" message:
+// `--ttl: expected duration value but got "-1s" (short flag); perhaps ...`.
+var kongValueError = regexp.MustCompile(`^--([A-Za-z0-9-]+): expected (\S+) value but got "(.*)" \(([^)]*)\)`)
+
+// parseFailure turns kong's parse errors into plain usage errors: an unknown command
+// is named and the commands listed; a flag without its value, or with a value that
+// looks like a flag (a negative number or duration), says so in words.
+func parseFailure(err error, parser *kong.Kong) error {
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		return err
+	}
+	var kctx *kong.Context
+	var pe *kong.ParseError
+	if errors.As(err, &pe) {
+		kctx = pe.Context
+	}
+	node, path := parser.Model.Node, ""
+	if kctx != nil {
+		if sel := kctx.Selected(); sel != nil {
+			node, path = sel, sel.FullPath()
+			path = strings.TrimSpace(strings.TrimPrefix(path, parser.Model.Name))
+		}
+	}
+	hint := "see `git atlas -h`"
+	if path != "" {
+		hint = "see `git atlas " + path + " -h`"
+	}
+	msg := err.Error()
+	if tok, ok := strings.CutPrefix(msg, "unexpected argument "); ok && len(subcommands(node)) > 0 {
+		tok, _, _ = strings.Cut(tok, ", did you mean")
+		return unknownCommand(strings.TrimSpace(path+" "+tok), node)
+	}
+	if m := kongValueError.FindStringSubmatch(msg); m != nil {
+		name, kind, got, token := "--"+m[1], m[2], m[3], m[4]
+		var flag *kong.Flag
+		if kctx != nil {
+			for _, f := range kctx.Flags() {
+				if f.Name == m[1] {
+					flag, name = f, flagName(f)
+				}
+			}
+		}
+		switch {
+		case token == "<EOL>":
+			return fault.Usage("%s needs a value: a %s", name, valueWords(kind)).WithHint("%s", hint)
+		case flag != nil && flag.Tag.Has("positive") && strings.HasPrefix(got, "-"):
+			return fault.Usage("%s must be a positive %s (got %s)", name, valueWords(kind), got).WithHint("%s", hint)
+		case strings.HasPrefix(got, "-"):
+			what := name + " needs a value"
+			if w := valueWords(kind); w != "value" {
+				what += " (a " + w + ")"
+			}
+			return fault.Usage("%s, but %s looks like a flag", what, got).WithHint("write %s=%s if that is the value", name, got)
+		}
+	}
+	return fault.Usage("%s", msg).WithHint("%s", hint)
+}
+
+// valueWords says in words what kong's value kinds are.
+func valueWords(kind string) string {
+	switch kind {
+	case "file", "path", "existingdir", "existingfile":
+		return "path"
+	case "duration":
+		return "duration"
+	case "int", "uint", "float":
+		return "number"
+	}
+	return "value"
+}
+
+// unknownCommand is the error for a command word that names no command under node.
+func unknownCommand(name string, node *kong.Node) error {
+	return fault.Usage("unknown command %q", name).WithHint("commands: %s", strings.Join(subcommands(node), ", "))
+}
+
+// subcommands lists the visible commands under node.
+func subcommands(node *kong.Node) []string {
+	var names []string
+	for _, c := range node.Children {
+		if c.Type == kong.CommandNode && !c.Hidden {
+			names = append(names, c.Name)
+		}
+	}
+	return names
+}
+
 func reportError(w io.Writer, jsonMode bool, err error) {
 	code, kind := exitKind(err)
+	reportErrorAs(w, jsonMode, err, code, kind)
+}
+
+func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string) {
 	hint := fault.HintOf(err)
 	if jsonMode {
 		_ = printJSON(w, map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}})
 		return
 	}
-	fmt.Fprintf(w, "git-atlas: %v\n", err)
+	fmt.Fprintf(w, "git-atlas: %s\n", terminalSafe(err.Error()))
 	if hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", hint)
+		fmt.Fprintf(w, "hint: %s\n", terminalSafe(hint))
 	}
 }
 
@@ -283,15 +479,6 @@ func dirArg(args []string) string {
 	return dir
 }
 
-func firstWord(args []string) string {
-	for _, a := range args {
-		if !strings.HasPrefix(a, "-") {
-			return a
-		}
-	}
-	return ""
-}
-
 // helpPrinter is kong's help with its pointer to `--help` replaced by `-h`: git turns
 // `git atlas --help` into `git help atlas`, a man page lookup, so `-h` is the flag that
 // reaches this text.
@@ -314,8 +501,22 @@ type HelpCmd struct {
 	Command []string `arg:"" optional:"" help:"The command to describe."`
 }
 
-// Run prints the help of the named command.
+// Run prints the help of the named command; an unknown one is a usage error that
+// lists the commands there are.
 func (h *HelpCmd) Run(env *Env) error {
+	node := env.kong.Model.Node
+	for i, word := range h.Command {
+		var next *kong.Node
+		for _, c := range node.Children {
+			if c.Type == kong.CommandNode && !c.Hidden && (c.Name == word || slicesContains(c.Aliases, word)) {
+				next = c
+			}
+		}
+		if next == nil {
+			return unknownCommand(strings.Join(h.Command[:i+1], " "), node)
+		}
+		node = next
+	}
 	args := append(append([]string{}, h.Command...), "--help")
 	_, err := env.kong.Parse(args)
 	return err

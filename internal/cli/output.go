@@ -9,6 +9,7 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
+	"unicode/utf8"
 
 	"golang.org/x/term"
 )
@@ -42,13 +43,27 @@ func indentJSON(dst, src []byte) []byte {
 	for i := 0; i < len(src); i++ {
 		switch c := src[i]; c {
 		case '"':
+			// Strings are copied as they are, except that <, > and & come out as
+			// themselves: documents read from the ledger were encoded with
+			// json.Marshal, which escapes them, and a json.RawMessage keeps its bytes.
 			j := i + 1
+			dst = append(dst, '"')
 			for ; j < len(src) && src[j] != '"'; j++ {
-				if src[j] == '\\' {
-					j++
+				if src[j] != '\\' {
+					dst = append(dst, src[j])
+					continue
 				}
+				if c, ok := htmlEscape(src[j:]); ok {
+					dst = append(dst, c)
+					j += 5
+					continue
+				}
+				dst = append(dst, src[j:min(j+2, len(src))]...)
+				j++
 			}
-			dst = append(dst, src[i:min(j+1, len(src))]...)
+			if j < len(src) {
+				dst = append(dst, '"')
+			}
 			i = j
 		case '{', '[':
 			dst = append(dst, c)
@@ -75,6 +90,22 @@ func indentJSON(dst, src []byte) []byte {
 	return dst
 }
 
+// htmlEscape reports the character of a \u003c, \u003e or \u0026 escape at the start of b.
+func htmlEscape(b []byte) (byte, bool) {
+	if len(b) < 6 || b[1] != 'u' || string(b[2:4]) != "00" {
+		return 0, false
+	}
+	switch string(b[4:6]) {
+	case "3c", "3C":
+		return '<', true
+	case "3e", "3E":
+		return '>', true
+	case "26":
+		return '&', true
+	}
+	return 0, false
+}
+
 // table prints aligned columns for people.
 type table struct {
 	tw *tabwriter.Writer
@@ -86,7 +117,100 @@ func newTable(w io.Writer, headers ...string) *table {
 	return t
 }
 
-func (t *table) row(cells ...string) { fmt.Fprintln(t.tw, strings.Join(cells, "\t")) }
+// row prints one row; every cell is one line of at most cellMax characters, with
+// control characters escaped (ledgerText), so a value from the ledger cannot break
+// the table or reach the terminal as a control sequence.
+func (t *table) row(cells ...string) {
+	safe := make([]string, len(cells))
+	for i, c := range cells {
+		safe[i] = ledgerText(c, cellMax)
+	}
+	fmt.Fprintln(t.tw, strings.Join(safe, "\t"))
+}
+
+// cellMax is the widest a table cell gets (paths fit; a pasted novel does not).
+const cellMax = 200
+
+// briefMax is the widest free text (an intent, a reason) gets in a one-line summary.
+const briefMax = 72
+
+// ledgerText is how text that came from the ledger (an intent, a reason, a holder,
+// a stage name or event data of a pulled run) appears in human output: on one line,
+// at most max characters (0: no limit), cut with "…", and with every character a
+// terminal would act on escaped visibly (escapeRune). JSON output never goes through
+// it: it keeps the exact data.
+func ledgerText(s string, max int) string {
+	return escapeText(s, max, false)
+}
+
+// terminalSafe escapes what ledgerText escapes but keeps newlines and tabs: for a
+// whole human output or an error message, whose lines are git-atlas's own.
+func terminalSafe(s string) string {
+	return escapeText(s, 0, true)
+}
+
+func escapeText(s string, max int, keepLines bool) string {
+	clean := true
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if (r == utf8.RuneError && size == 1) || (escapeRune(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+			clean = false
+			break
+		}
+		i += size
+	}
+	if clean && (max <= 0 || utf8.RuneCountInString(s) <= max) {
+		return s
+	}
+	var b strings.Builder
+	n := 0
+	for i := 0; i < len(s); {
+		r, size := utf8.DecodeRuneInString(s[i:])
+		var piece string
+		switch {
+		case r == utf8.RuneError && size == 1:
+			piece = fmt.Sprintf(`\x%02x`, s[i])
+		case keepLines && (r == '\n' || r == '\t'):
+			piece = string(r)
+		case r == '\n':
+			piece = `\n`
+		case r == '\t':
+			piece = `\t`
+		case r == '\r':
+			piece = `\r`
+		case r < 0x80 && escapeRune(r):
+			piece = fmt.Sprintf(`\x%02x`, r)
+		case escapeRune(r):
+			piece = fmt.Sprintf(`\u%04x`, r)
+		default:
+			piece = s[i : i+size]
+		}
+		if max > 0 && n+utf8.RuneCountInString(piece) > max-1 && (i+size < len(s) || n+utf8.RuneCountInString(piece) > max) {
+			b.WriteString("…")
+			return b.String()
+		}
+		b.WriteString(piece)
+		n += utf8.RuneCountInString(piece)
+		i += size
+	}
+	return b.String()
+}
+
+// escapeRune reports the characters a terminal acts on instead of showing: C0
+// controls, DEL, C1 controls (CSI and OSC among them), the line and paragraph
+// separators, and the bidirectional controls that make text display other than
+// it reads.
+func escapeRune(r rune) bool {
+	switch {
+	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
+		return true
+	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+		return true
+	case r == 0x2028, r == 0x2029:
+		return true
+	}
+	return false
+}
 
 func (t *table) flush() { _ = t.tw.Flush() }
 

@@ -3,7 +3,9 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
+	"unicode/utf8"
 )
 
 // encoderIndent is what printJSON must write: encoding/json's own indented output.
@@ -53,4 +55,65 @@ func FuzzIndentJSON(f *testing.F) {
 		}
 		checkPrintJSON(t, v)
 	})
+}
+
+// Documents read from the ledger were encoded by json.Marshal, which escapes <, > and
+// &; printed JSON shows them as themselves (and an escaped backslash stays escaped).
+func TestPrintJSONUnescapesHTML(t *testing.T) {
+	raw := json.RawMessage(`{"verify":"a \u003e b \u0026\u0026 c \u003C d","lit":"\\u003e","q":"\"\u003e"}`)
+	var got bytes.Buffer
+	if err := printJSON(&got, map[string]any{"header": raw}); err != nil {
+		t.Fatal(err)
+	}
+	want := "{\n  \"header\": {\n    \"verify\": \"a > b && c < d\",\n    \"lit\": \"\\\\u003e\",\n    \"q\": \"\\\">\"\n  }\n}\n"
+	if got.String() != want {
+		t.Fatalf("printJSON wrote\n%s\nwant\n%s", got.String(), want)
+	}
+	var back map[string]map[string]string
+	if err := json.Unmarshal(got.Bytes(), &back); err != nil || back["header"]["verify"] != "a > b && c < d" || back["header"]["lit"] != `\u003e` {
+		t.Fatalf("not the same data: %v %v", back, err)
+	}
+}
+
+func TestLedgerText(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		max  int
+		want string
+	}{
+		{"plain text", 0, "plain text"},
+		{"a\nb\tc\rd", 0, `a\nb\tc\rd`},
+		{"\x1b]0;title\x07", 0, `\x1b]0;title\x07`},
+		{"del\x7f nul\x00", 0, `del\x7f nul\x00`},
+		{"c1 \u009b31m \u0085", 0, `c1 \u009b31m \u0085`},
+		{"bidi \u202eevil\u202c \u2066x\u2069 \u200f \u061c", 0, `bidi \u202eevil\u202c \u2066x\u2069 \u200f \u061c`},
+		{"sep \u2028 \u2029", 0, `sep \u2028 \u2029`},
+		{"bad \xff\xfe utf8", 0, `bad \xff\xfe utf8`},
+		{"naïve 🎉 日本", 0, "naïve 🎉 日本"},
+		{"abcdef", 6, "abcdef"},
+		{"abcdefg", 6, "abcde…"},
+		{"日本語のテキスト", 4, "日本語…"},
+		{"ab\x1bcd", 4, "ab…"}, // an escape is never cut in half
+		{"ab\x1b", 6, `ab\x1b`},
+		{"", 3, ""},
+	} {
+		if got := ledgerText(tc.in, tc.max); got != tc.want {
+			t.Errorf("ledgerText(%q, %d) = %q, want %q", tc.in, tc.max, got, tc.want)
+		}
+	}
+	if got, want := terminalSafe("line one\n\tline \x1b[2J two\u202e\n"), "line one\n\tline \\x1b[2J two\\u202e\n"; got != want {
+		t.Errorf("terminalSafe = %q, want %q", got, want)
+	}
+}
+
+// Every table cell is one line of at most cellMax characters.
+func TestTableCellsAreOneLine(t *testing.T) {
+	var b bytes.Buffer
+	tb := newTable(&b, "A", "B")
+	tb.row("x\ny", strings.Repeat("z", 1000))
+	tb.flush()
+	lines := strings.Split(strings.TrimRight(b.String(), "\n"), "\n")
+	if len(lines) != 2 || !strings.HasPrefix(lines[1], `x\ny  `) || utf8.RuneCountInString(lines[1]) > 6+cellMax {
+		t.Fatalf("table:\n%s", b.String())
+	}
 }

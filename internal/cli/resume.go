@@ -23,8 +23,8 @@ type ResumeCmd struct {
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
 	Session       string        `help:"Prefer this session's run (default $ATLAS_SESSION)." placeholder:"ID"`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
-	VerifyTimeout time.Duration `default:"10m" help:"Kill the verify command after this long."`
-	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
+	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
+	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
 }
 
 // Run resumes.
@@ -106,7 +106,7 @@ func (c *ResumeCmd) printDetect(env *Env, cands []resume.Candidate, bad []resume
 			if stage != "" {
 				stage += " (" + c.StageStatus + ")"
 			}
-			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(c.Intent))
+			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
 		}
 		t.flush()
 	})
@@ -149,16 +149,18 @@ func (c *ResumeCmd) brief(env *Env) {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
 			break
 		}
+		// One line per run, whatever the ledger holds: every value is ledger text.
+		id := ledgerText(c.RunID, cellMax)
 		where := ""
 		if c.InterruptedStage != "" {
-			where = fmt.Sprintf(" at stage %s (%s)", c.InterruptedStage, c.StageStatus)
+			where = fmt.Sprintf(" at stage %s (%s)", ledgerText(c.InterruptedStage, cellMax), ledgerText(c.StageStatus, cellMax))
 		}
 		what := ""
 		if c.Intent != "" {
-			what = fmt.Sprintf(" [%s]", c.Intent)
+			what = fmt.Sprintf(" [%s]", ledgerText(c.Intent, briefMax))
 		}
 		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			c.Kind, c.RunID, what, where, age(c.LastUpdate, now), c.RunID)
+			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, now), id)
 	}
 }
 
@@ -205,7 +207,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 		choices := make([]string, len(cands))
 		for i, c := range cands {
 			choices[i] = strconv.Itoa(i + 1)
-			fmt.Fprintf(e.Stderr, "  %d) %s  %s  %s  %s  %s\n", i+1, c.RunID, c.Kind, c.Status, dash(c.InterruptedStage), age(c.LastUpdate, now))
+			fmt.Fprintf(e.Stderr, "  %d) %s\n", i+1, ledgerText(strings.Join([]string{c.RunID, c.Kind, c.Status, dash(c.InterruptedStage), age(c.LastUpdate, now)}, "  "), 0))
 		}
 		ans, err := e.ask("Resume which?", choices)
 		if err != nil {
@@ -219,7 +221,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 func printPlan(w io.Writer, p *resume.Plan) {
 	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
 	if p.Live {
-		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", p.Holder)
+		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(p.Holder, cellMax))
 	}
 	fmt.Fprintf(w, "baseline   %s", short(p.Baseline.SHA))
 	if !p.Baseline.Present {
@@ -237,11 +239,11 @@ func printPlan(w io.Writer, p *resume.Plan) {
 				verify += " (not safe: skipped)"
 			}
 		}
-		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", s.Name, s.Status, s.Attempts, s.BudgetLeft, verify)
+		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
 
 		switch s.VerifyIn {
 		case resume.VerifyInWorktree:
-			fmt.Fprintf(w, "verify in  the stage's worktree %s\n", s.Worktree)
+			fmt.Fprintf(w, "verify in  the stage's worktree %s\n", ledgerText(s.Worktree, cellMax))
 		case resume.VerifyInCheckoutCopy:
 			fmt.Fprintf(w, "verify in  a temporary worktree made from a read-only snapshot of your checkout (removed after; your checkout is not touched)\n")
 		case resume.VerifyInNone:
@@ -249,13 +251,13 @@ func printPlan(w io.Writer, p *resume.Plan) {
 		}
 	}
 	if len(p.CompletedStages) > 0 {
-		fmt.Fprintf(w, "completed  %s\n", strings.Join(p.CompletedStages, ", "))
+		fmt.Fprintf(w, "completed  %s\n", ledgerText(strings.Join(p.CompletedStages, ", "), 0))
 	}
 	if len(p.RemainingStages) > 0 {
-		fmt.Fprintf(w, "remaining  %s\n", strings.Join(p.RemainingStages, ", "))
+		fmt.Fprintf(w, "remaining  %s\n", ledgerText(strings.Join(p.RemainingStages, ", "), 0))
 	}
 	if f := p.Frontier; f != nil {
-		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(strings.Join(f.ResetJobs, ",")), dash(strings.Join(f.ReadyJobs, ",")), f.GasRemaining)
+		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)
 	}
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
@@ -278,15 +280,15 @@ func printNext(w io.Writer, n resume.NextAction) {
 	if n.Reason != "" {
 		line += " (" + n.Reason + ")"
 	}
-	fmt.Fprintln(w, line)
+	fmt.Fprintln(w, ledgerText(line, 0))
 	if n.Command != "" {
-		fmt.Fprintf(w, "           $ %s\n", n.Command)
+		fmt.Fprintf(w, "           $ %s\n", ledgerText(n.Command, 0))
 	}
 }
 
 func printResult(w io.Writer, r *resume.Result) {
 	if r.Live {
-		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", r.RunID, r.Holder)
+		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(r.Holder, cellMax))
 		printNext(w, r.NextAction)
 		return
 	}
@@ -306,9 +308,9 @@ func printResult(w io.Writer, r *resume.Result) {
 		if !v.Passed {
 			result = "FAILED: " + result
 		}
-		fmt.Fprintf(w, "verify            %s: %s\n", v.Command, result)
+		fmt.Fprintf(w, "verify            %s: %s\n", ledgerText(v.Command, cellMax), result)
 	} else if r.VerifySkipped != "" {
-		fmt.Fprintf(w, "verify skipped    %s\n", r.VerifySkipped)
+		fmt.Fprintf(w, "verify skipped    %s\n", ledgerText(r.VerifySkipped, cellMax))
 	}
 	if r.Replay != "" {
 		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)

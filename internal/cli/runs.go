@@ -21,7 +21,7 @@ import (
 // holder the live driver until now + --ttl.
 type DriverFlags struct {
 	Holder string        `help:"Who is driving the run; renews the run's driver lease." placeholder:"NAME"`
-	TTL    time.Duration `name:"ttl" default:"10m" help:"How long the lease lasts."`
+	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the lease lasts."`
 }
 
 // apply sets the driver lease on r when a holder is named.
@@ -43,13 +43,13 @@ type StartCmd struct {
 	Criterion   []string `sep:"none" help:"A success criterion (repeatable); frozen." placeholder:"TEXT"`
 	Verify      string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
 	VerifySafe  bool     `help:"The verify command is safe to run unattended (resume runs it)."`
-	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; may contain commas)." placeholder:"GLOB"`
+	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
 	Baseline    string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
-	MaxAttempts int      `name:"max-attempts" help:"Graph runs: attempts per job before it fails (default 2)."`
+	Gas         int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
+	MaxAttempts int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
 	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
 	DriverFlags
@@ -321,27 +321,27 @@ func (c *ShowCmd) Run(env *Env) error {
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	h, s := r.Header, r.State
-	fmt.Fprintf(w, "run       %s (%s)\n", h.RunID, h.Kind)
+	fmt.Fprintf(w, "run       %s (%s)\n", ledgerText(h.RunID, cellMax), ledgerText(h.Kind, cellMax))
 	status := s.Status
 	if s.Reason != "" {
 		status += " (" + s.Reason + ")"
 	}
-	fmt.Fprintf(w, "status    %s\n", status)
+	fmt.Fprintf(w, "status    %s\n", ledgerText(status, cellMax))
 	if r.Live(now) {
-		fmt.Fprintf(w, "driver    %s, live until %s\n", s.Driver.Holder, s.Driver.ExpiresAt)
+		fmt.Fprintf(w, "driver    %s, live until %s\n", ledgerText(s.Driver.Holder, cellMax), ledgerText(s.Driver.ExpiresAt, cellMax))
 	} else {
 		fmt.Fprintf(w, "driver    none live\n")
 	}
-	fmt.Fprintf(w, "baseline  %s\n", h.Baseline)
+	fmt.Fprintf(w, "baseline  %s\n", ledgerText(h.Baseline, cellMax))
 	fmt.Fprintf(w, "epoch     %d, %d events, updated %s\n", s.Epoch, s.Seq, age(s.UpdatedAt, now))
 	if h.Intent != "" {
-		fmt.Fprintf(w, "intent    %s\n", h.Intent)
+		fmt.Fprintf(w, "intent    %s\n", ledgerText(h.Intent, cellMax))
 	}
 	for _, c := range h.Criteria {
-		fmt.Fprintf(w, "criterion %s\n", c)
+		fmt.Fprintf(w, "criterion %s\n", ledgerText(c, cellMax))
 	}
 	if h.Session != "" {
-		fmt.Fprintf(w, "session   %s\n", h.Session)
+		fmt.Fprintf(w, "session   %s\n", ledgerText(h.Session, cellMax))
 	}
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
@@ -371,7 +371,7 @@ type LogCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
 	Type  string `help:"Only events of this type." placeholder:"TYPE"`
 	Stage string `help:"Only events about this stage." placeholder:"STAGE"`
-	Last  int    `help:"Only the last N events." placeholder:"N"`
+	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
 }
 
 // Run prints the events.
@@ -382,6 +382,15 @@ func (c *LogCmd) Run(env *Env) error {
 	store, err := env.Store()
 	if err != nil {
 		return err
+	}
+	if c.Stage != "" { // a filter naming no stage of the run is a mistake, as in `event`
+		r, err := store.Load(env.Ctx, c.RunID)
+		if err != nil {
+			return err
+		}
+		if _, _, ok := r.Stage(c.Stage); !ok {
+			return fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
+		}
 	}
 	events, err := store.Log(env.Ctx, c.RunID)
 	if err != nil {

@@ -179,7 +179,7 @@ func worktreeState(it worktreeItem) string {
 // UnionCmd is `git atlas union RUN`.
 type UnionCmd struct {
 	RunID string   `arg:"" name:"run" help:"The run."`
-	Nodes []string `help:"Integrate these nodes, in this order (default: the run's done nodes, in dependency order)." placeholder:"a,b"`
+	Nodes []string `help:"Integrate these nodes, in this order (repeatable, or comma-separated; default: the run's done nodes, in dependency order)." placeholder:"a,b"`
 	Force bool     `help:"Move the union branch even if someone committed on it (its old tip stays in the branch's reflog)."`
 }
 

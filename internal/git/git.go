@@ -15,6 +15,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ZeroID stands for "no object" in a RefUpdate: as Old, the ref must not exist; as New,
@@ -45,6 +46,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // ErrNotRepository means the path is not inside a git repository.
 var ErrNotRepository = errors.New("not a git repository")
 
+// ErrNoDirectory means the path to open is not an existing directory.
+var ErrNoDirectory = errors.New("no such directory")
+
 // scrubbed are variables a hook or a caller may leak into our environment; each would
 // redirect git away from the repository we resolved (GIT-NOTES "Environment leaks").
 var scrubbed = []string{
@@ -69,6 +73,38 @@ func baseEnv() []string {
 		env = append(env, kv)
 	}
 	return append(env, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+}
+
+// userRepoEnv is GIT_DIR and GIT_WORK_TREE as the user gave them (`git --git-dir=X
+// --work-tree=Y atlas`, or the variables set on the command line), for Open alone to
+// honour. git also exports both to the processes a repository command starts (hooks,
+// aliases, filters), but a git that has set up a repository always exports
+// GIT_PREFIX too, and `git atlas` itself (git runs it without setting up a
+// repository) never does: with GIT_PREFIX present, the variables were inherited from
+// such a git, not meant for us, and are ignored.
+func userRepoEnv() []string {
+	if _, inherited := os.LookupEnv("GIT_PREFIX"); inherited {
+		return nil
+	}
+	var env []string
+	for _, name := range []string{"GIT_DIR", "GIT_WORK_TREE"} {
+		if v := os.Getenv(name); v != "" {
+			env = append(env, name+"="+v)
+		}
+	}
+	return env
+}
+
+// checkouts holds, by absolute top level, the checkouts that Open could reach only
+// through GIT_DIR/GIT_WORK_TREE (a git dir outside its work tree): every internal call
+// run in such a directory gets both, absolute, so it reaches the same repository.
+var checkouts sync.Map // string -> []string
+
+func checkoutEnv(dir string) []string {
+	if env, ok := checkouts.Load(dir); ok {
+		return env.([]string)
+	}
+	return nil
 }
 
 func isScrubbed(name string) bool {
@@ -96,7 +132,7 @@ func (c cmd) run(ctx context.Context) ([]byte, error) {
 	full := append(append([]string{}, globalArgs...), c.args...)
 	x := exec.CommandContext(ctx, "git", full...)
 	x.Dir = c.dir
-	x.Env = append(baseEnv(), c.env...)
+	x.Env = append(append(baseEnv(), checkoutEnv(c.dir)...), c.env...)
 	if c.stdin != nil {
 		x.Stdin = bytes.NewReader(c.stdin)
 	}
@@ -141,7 +177,9 @@ func IsNullID(id string) bool {
 	return id != "" && strings.Trim(id, "0") == ""
 }
 
-// Open resolves the repository containing path, once, with absolute paths.
+// Open resolves the repository containing path, once, with absolute paths. It
+// honours GIT_DIR and GIT_WORK_TREE when the user gave them (userRepoEnv), relative to
+// path as git resolves them after -C; every other git call scrubs them.
 func Open(ctx context.Context, path string) (*Repository, error) {
 	if path == "" {
 		path = "."
@@ -150,8 +188,12 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	if err != nil {
 		return nil, err
 	}
+	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
+		return nil, fmt.Errorf("%s: %w", abs, ErrNoDirectory)
+	}
+	user := userRepoEnv()
 	// --show-toplevel goes last: it is the one query that fails in a bare repository.
-	out, err := cmd{dir: abs, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
+	out, err := cmd{dir: abs, env: user, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if err != nil {
 		var ge *Error
@@ -172,6 +214,9 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3]}
 	if len(lines) >= 5 && lines[2] != "true" {
 		r.TopLevel = lines[4]
+	}
+	if len(user) > 0 && r.TopLevel != "" {
+		checkouts.Store(r.TopLevel, []string{"GIT_DIR=" + r.GitDir, "GIT_WORK_TREE=" + r.TopLevel})
 	}
 	r.objects = newObjectStore(r)
 	return r, nil
