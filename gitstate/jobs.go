@@ -623,3 +623,21 @@ func ResumeReset(s *State) []string {
 	}
 	return ids
 }
+
+// ReapRunning gives every RUNNING job the timeout transition, expired or not, in job
+// order: what `finish --force` does before it finishes a run with running jobs, so
+// that no lease outlives the run silently.
+func ReapRunning(h *Header, s *State) []Outcome {
+	var out []Outcome
+	for _, id := range Running(s) {
+		j := s.Job(id)
+		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
+		timeout(h, j)
+		o.To, o.Attempts = j.State, j.Attempts
+		if j.State == JobFailed {
+			o.Cascaded = failDependents(s)
+		}
+		out = append(out, o)
+	}
+	return out
+}

@@ -460,6 +460,18 @@ type reapedView struct {
 	Cascaded []string `json:"cascaded"`
 }
 
+func reapViews(outs []gitstate.Outcome) []reapedView {
+	views := []reapedView{}
+	for _, o := range outs {
+		cas := o.Cascaded
+		if cas == nil {
+			cas = []string{}
+		}
+		views = append(views, reapedView{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: cas})
+	}
+	return views
+}
+
 // Run reaps.
 func (c *ReapCmd) Run(env *Env) error {
 	store, err := env.Store()
@@ -472,14 +484,7 @@ func (c *ReapCmd) Run(env *Env) error {
 			return nil, err
 		}
 		now := gitstate.Now()
-		reaped = []reapedView{}
-		for _, o := range gitstate.Reap(&r.Header, &r.State, now) {
-			cas := o.Cascaded
-			if cas == nil {
-				cas = []string{}
-			}
-			reaped = append(reaped, reapedView{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: cas})
-		}
+		reaped = reapViews(gitstate.Reap(&r.Header, &r.State, now))
 		if len(reaped) == 0 {
 			return nil, nil
 		}

@@ -191,7 +191,11 @@ func reportError(w io.Writer, jsonMode bool, err error) {
 	code, kind := exitKind(err)
 	hint := fault.HintOf(err)
 	if jsonMode {
-		_ = printJSON(w, map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}})
+		e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}
+		if t := fault.TargetsOf(err); t != nil {
+			e["valid_targets"] = t
+		}
+		_ = printJSON(w, map[string]any{"error": e})
 		return
 	}
 	fmt.Fprintf(w, "git-atlas: %v\n", err)
