@@ -165,14 +165,32 @@ func AddJobs(s *State, specs []JobSpec) error {
 		known[s.Jobs[i].ID] = &s.Jobs[i]
 	}
 	batch := map[string]bool{}
+	// Jobs and stages share the worktree namespace: <root>/<run>/<name>, branch
+	// atlas/<run>/node/<name>.
+	var taken, stages []string
+	for _, st := range s.Stages {
+		stages = append(stages, st.Name)
+	}
+	for _, j := range s.Jobs {
+		taken = append(taken, j.ID)
+	}
 	for _, sp := range specs {
-		if err := ValidName("job", sp.ID); err != nil {
+		if err := CheckNodeName("job", sp.ID); err != nil {
 			return err
 		}
 		if known[sp.ID] != nil || batch[sp.ID] {
 			return fault.Conflict("job %q already exists in run %s", sp.ID, s.RunID).WithHint("job ids are unique within a run; pick another")
 		}
+		if twin := CaseTwin(sp.ID, taken); twin != "" {
+			return fault.Usage("job %q differs from job %q only in case: on a case-insensitive file system they would share a worktree and a branch", sp.ID, twin).WithHint("pick another id")
+		}
+		for _, st := range stages {
+			if strings.EqualFold(st, sp.ID) {
+				return fault.Usage("job %q has the name of stage %q of run %s: they would share a worktree and a branch", sp.ID, st, s.RunID).WithHint("pick another id")
+			}
+		}
 		batch[sp.ID] = true
+		taken = append(taken, sp.ID)
 	}
 	for _, sp := range specs {
 		seen := map[string]bool{}

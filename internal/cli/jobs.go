@@ -80,7 +80,7 @@ paths; --allow-overlap accepts it). A job without --scope claims no files.`
 
 // Run adds the job.
 func (c *JobAddCmd) Run(env *Env) error {
-	if err := gitstate.ValidName("job", c.Job); err != nil {
+	if err := gitstate.CheckNodeName("job", c.Job); err != nil {
 		return err
 	}
 	if c.Kind != "" {
