@@ -33,6 +33,9 @@ const (
 	ReasonHalted = "halted"
 	// ReasonGasExhausted: a job would be ready but the run has no gas left.
 	ReasonGasExhausted = "gas_exhausted"
+	// ReasonFinished: the graph has jobs and every one ended (DONE or FAILED), or the
+	// run itself is finished: nothing is left to claim, and nothing is stuck.
+	ReasonFinished = "finished"
 )
 
 // DefaultMaxAttempts is a graph run's per-job attempt limit when the header names none.
@@ -57,7 +60,7 @@ type Grant struct {
 	Attempt   int
 	Epoch     int
 	ExpiresAt string
-	Reason    string // ReasonWaiting, ReasonHalted or ReasonGasExhausted when Job is nil
+	Reason    string // ReasonWaiting, ReasonHalted, ReasonGasExhausted or ReasonFinished when Job is nil
 }
 
 // Outcome is what a receipt or a reap did to one job.
@@ -391,7 +394,9 @@ func Running(s *State) []string {
 }
 
 // JobFrontier reports what can be claimed and, when nothing can, why: gas_exhausted
-// when a job would be ready but for gas, else waiting while jobs run, else halted.
+// when a job would be ready but for gas, else waiting while jobs run, else finished
+// when every job ended (DONE or FAILED), else halted (no jobs, or a PENDING job that
+// can never become ready).
 func JobFrontier(h *Header, s *State) Frontier {
 	f := Frontier{Ready: Ready(h, s), Running: Running(s), GasLimit: GasLimit(h, s), GasSpent: s.GasSpent, GasRemaining: GasRemaining(h, s)}
 	if len(f.Ready) > 0 {
@@ -403,12 +408,25 @@ func JobFrontier(h *Header, s *State) Frontier {
 			return f
 		}
 	}
-	if len(f.Running) > 0 {
+	switch {
+	case len(f.Running) > 0:
 		f.Reason = ReasonWaiting
-	} else {
+	case allEnded(s):
+		f.Reason = ReasonFinished
+	default:
 		f.Reason = ReasonHalted
 	}
 	return f
+}
+
+// allEnded: the graph has jobs and every one is DONE or FAILED.
+func allEnded(s *State) bool {
+	for _, j := range s.Jobs {
+		if j.State != JobDone && j.State != JobFailed {
+			return false
+		}
+	}
+	return len(s.Jobs) > 0
 }
 
 // Halted reports that no job is ready and none runs: no claim can ever succeed again.
