@@ -169,7 +169,7 @@ func TestGraphDrainWorkers(t *testing.T) {
 		}
 	}
 	t.Logf("jobs: %v", states)
-	if len(list.Jobs) != jobs || list.Reason != "halted" {
+	if len(list.Jobs) != jobs || list.Reason != "finished" {
 		t.Errorf("%d jobs, reason %q", len(list.Jobs), list.Reason)
 	}
 
@@ -309,7 +309,7 @@ func worker(a atlasCLI, w int, rec *record) error {
 			}
 		}
 		switch {
-		case code == 5 && c.Reason != nil && *c.Reason == "halted":
+		case code == 5 && c.Reason != nil && (*c.Reason == "finished" || *c.Reason == "halted"):
 			return nil
 		case code != 0:
 			return fmt.Errorf("claim: exit %d: %s", code, stderr)

@@ -33,6 +33,9 @@ const (
 	ReasonHalted = "halted"
 	// ReasonGasExhausted: a job would be ready but the run has no gas left.
 	ReasonGasExhausted = "gas_exhausted"
+	// ReasonFinished: the graph has jobs and every one ended (DONE or FAILED), or the
+	// run itself is finished: nothing is left to claim, and nothing is stuck.
+	ReasonFinished = "finished"
 )
 
 // DefaultMaxAttempts is a graph run's per-job attempt limit when the header names none.
@@ -57,7 +60,7 @@ type Grant struct {
 	Attempt   int
 	Epoch     int
 	ExpiresAt string
-	Reason    string // ReasonWaiting, ReasonHalted or ReasonGasExhausted when Job is nil
+	Reason    string // ReasonWaiting, ReasonHalted, ReasonGasExhausted or ReasonFinished when Job is nil
 }
 
 // Outcome is what a receipt or a reap did to one job.
@@ -165,14 +168,32 @@ func AddJobs(s *State, specs []JobSpec) error {
 		known[s.Jobs[i].ID] = &s.Jobs[i]
 	}
 	batch := map[string]bool{}
+	// Jobs and stages share the worktree namespace: <root>/<run>/<name>, branch
+	// atlas/<run>/node/<name>.
+	var taken, stages []string
+	for _, st := range s.Stages {
+		stages = append(stages, st.Name)
+	}
+	for _, j := range s.Jobs {
+		taken = append(taken, j.ID)
+	}
 	for _, sp := range specs {
-		if err := ValidName("job", sp.ID); err != nil {
+		if err := CheckNodeName("job", sp.ID); err != nil {
 			return err
 		}
 		if known[sp.ID] != nil || batch[sp.ID] {
 			return fault.Conflict("job %q already exists in run %s", sp.ID, s.RunID).WithHint("job ids are unique within a run; pick another")
 		}
+		if twin := CaseTwin(sp.ID, taken); twin != "" {
+			return fault.Usage("job %q differs from job %q only in case: on a case-insensitive file system they would share a worktree and a branch", sp.ID, twin).WithHint("pick another id")
+		}
+		for _, st := range stages {
+			if strings.EqualFold(st, sp.ID) {
+				return fault.Usage("job %q has the name of stage %q of run %s: they would share a worktree and a branch", sp.ID, st, s.RunID).WithHint("pick another id")
+			}
+		}
 		batch[sp.ID] = true
+		taken = append(taken, sp.ID)
 	}
 	for _, sp := range specs {
 		seen := map[string]bool{}
@@ -373,7 +394,9 @@ func Running(s *State) []string {
 }
 
 // JobFrontier reports what can be claimed and, when nothing can, why: gas_exhausted
-// when a job would be ready but for gas, else waiting while jobs run, else halted.
+// when a job would be ready but for gas, else waiting while jobs run, else finished
+// when every job ended (DONE or FAILED), else halted (no jobs, or a PENDING job that
+// can never become ready).
 func JobFrontier(h *Header, s *State) Frontier {
 	f := Frontier{Ready: Ready(h, s), Running: Running(s), GasLimit: GasLimit(h, s), GasSpent: s.GasSpent, GasRemaining: GasRemaining(h, s)}
 	if len(f.Ready) > 0 {
@@ -385,12 +408,25 @@ func JobFrontier(h *Header, s *State) Frontier {
 			return f
 		}
 	}
-	if len(f.Running) > 0 {
+	switch {
+	case len(f.Running) > 0:
 		f.Reason = ReasonWaiting
-	} else {
+	case allEnded(s):
+		f.Reason = ReasonFinished
+	default:
 		f.Reason = ReasonHalted
 	}
 	return f
+}
+
+// allEnded: the graph has jobs and every one is DONE or FAILED.
+func allEnded(s *State) bool {
+	for _, j := range s.Jobs {
+		if j.State != JobDone && j.State != JobFailed {
+			return false
+		}
+	}
+	return len(s.Jobs) > 0
 }
 
 // Halted reports that no job is ready and none runs: no claim can ever succeed again.
@@ -622,4 +658,22 @@ func ResumeReset(s *State) []string {
 		}
 	}
 	return ids
+}
+
+// ReapRunning gives every RUNNING job the timeout transition, expired or not, in job
+// order: what `finish --force` does before it finishes a run with running jobs, so
+// that no lease outlives the run silently.
+func ReapRunning(h *Header, s *State) []Outcome {
+	var out []Outcome
+	for _, id := range Running(s) {
+		j := s.Job(id)
+		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
+		timeout(h, j)
+		o.To, o.Attempts = j.State, j.Attempts
+		if j.State == JobFailed {
+			o.Cascaded = failDependents(s)
+		}
+		out = append(out, o)
+	}
+	return out
 }

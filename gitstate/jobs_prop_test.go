@@ -321,8 +321,15 @@ func (m *model) drain() {
 	for i := 0; i < 20*(GasLimit(m.h, m.s)+len(m.s.Jobs)+1); i++ {
 		f := JobFrontier(m.h, m.s)
 		if len(f.Ready) == 0 && len(f.Running) == 0 {
-			if !Halted(m.h, m.s) || (f.Reason != ReasonHalted && f.Reason != ReasonGasExhausted) {
+			if !Halted(m.h, m.s) || (f.Reason != ReasonHalted && f.Reason != ReasonGasExhausted && f.Reason != ReasonFinished) {
 				m.t.Errorf("stopped with reason %q", f.Reason)
+			}
+			ended := len(m.s.Jobs) > 0
+			for _, j := range m.s.Jobs {
+				ended = ended && (j.State == JobDone || j.State == JobFailed)
+			}
+			if (f.Reason == ReasonFinished) != ended {
+				m.t.Errorf("reason %q, but every job ended: %v", f.Reason, ended)
 			}
 			if f.Reason == ReasonHalted {
 				for _, j := range m.s.Jobs {

@@ -148,12 +148,12 @@ func TestJobMachine(t *testing.T) {
 			gas:   2,
 		},
 		{
-			name: "claim: nothing ready, nothing running: halted",
+			name: "claim: every job ended (DONE or FAILED): finished, not halted",
 			setup: func(t *testing.T, h *Header, s *State) {
 				done(t, h, s, "a", claim(t, h, s, "a"), ReceiptFailed)
 				done(t, h, s, "d", claim(t, h, s, "d"), ReceiptOK)
 			},
-			act:  func(h *Header, s *State) error { return wantReason(h, s, ReasonHalted) },
+			act:  func(h *Header, s *State) error { return wantReason(h, s, ReasonFinished) },
 			gas:  2,
 			jobs: map[string]jobWant{"a": {JobFailed, 0, ""}, "b": {JobFailed, 0, ""}, "c": {JobFailed, 0, ""}, "d": {JobDone, 0, ""}},
 		},

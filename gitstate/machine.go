@@ -1,6 +1,8 @@
 package gitstate
 
 import (
+	"errors"
+	"fmt"
 	"sort"
 	"strings"
 
@@ -41,7 +43,9 @@ const (
 var runMachine = map[string][]string{
 	RunRunning: {RunBlocked, RunCompleted, RunFailed, RunStopped},
 	RunBlocked: {RunRunning, RunCompleted, RunFailed, RunStopped},
-	RunStopped: {RunRunning},
+	// A stopped run goes back to running only through resume; finish may also end it
+	// completed or failed (a person decides the paused work is done, or abandoned).
+	RunStopped: {RunRunning, RunCompleted, RunFailed},
 }
 
 var stageMachine = map[string][]string{
@@ -79,8 +83,11 @@ func CheckRunTransition(from, to string) error {
 			return nil
 		}
 	}
-	return fault.Refused("run is %s: cannot become %s", from, to).WithHint("valid targets from %s: %s", from, orNone(runMachine[from]))
+	return fault.Refused("run is %s: cannot become %s", from, to).WithHint("valid targets from %s: %s", from, orNone(runMachine[from])).WithTargets(runMachine[from])
 }
+
+// RunTargets lists the statuses a run may move to from status.
+func RunTargets(status string) []string { return runMachine[status] }
 
 // CheckStageTransition refuses a stage status change the machine does not allow, and
 // names the valid targets.
@@ -93,7 +100,7 @@ func CheckStageTransition(stage, from, to string) error {
 			return nil
 		}
 	}
-	return fault.Refused("stage %s is %s: cannot move to %s; valid targets: %s", stage, from, to, orNone(stageMachine[from]))
+	return fault.Refused("stage %s is %s: cannot move to %s; valid targets: %s", stage, from, to, orNone(stageMachine[from])).WithTargets(stageMachine[from])
 }
 
 func orNone(s []string) string {
@@ -105,25 +112,35 @@ func orNone(s []string) string {
 	return strings.Join(c, ", ")
 }
 
-// ApplyStageTransition moves stage to status in r (already checked), opening a new
-// attempt on every dispatch and refusing one past the stage's max_retries budget.
-// Budgets are counted from the ledger's attempts, so they survive any resume.
+// ApplyStageTransition moves stage to status in r, opening a new attempt on every
+// dispatch. Beyond the table of SPEC §5.2 (CheckStageTransition) it refuses what the
+// run's definitions forbid (StageAllowed): a stage with a gate goes passed → gated
+// only and one without a gate passed → completed only; a stage is dispatched only when
+// every earlier stage is completed or skipped; no dispatch past the stage's
+// max_retries budget (counted from the ledger's attempts, so it survives any resume).
+// Every refusal names the targets the stage may take now.
 func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error {
 	def, st, ok := r.Stage(stage)
 	if !ok {
 		return fault.NotFound("run %s has no stage %q", r.Header.RunID, stage).WithHint("stages: %s", strings.Join(stageNames(r), ", "))
 	}
 	if RunTerminal(r.State.Status) {
-		return fault.Refused("run %s is %s: no more transitions", r.Header.RunID, r.State.Status)
+		return fault.Refused("run %s is %s: no more transitions", r.Header.RunID, r.State.Status).WithTargets(nil)
 	}
 	if err := CheckStageTransition(stage, st.Status, to); err != nil {
+		var fe *fault.Error
+		if errors.As(err, &fe) && fe.Targets != nil {
+			now := StageAllowed(r, stage)
+			fe.Msg = fmt.Sprintf("stage %s is %s: cannot move to %s; valid targets now: %s", stage, st.Status, to, orNone(now))
+			fe.Targets = nonNilTargets(now)
+		}
 		return err
 	}
+	if why := stageBlocked(r, def, st, to); why != "" {
+		return fault.Refused("stage %s is %s: cannot move to %s: %s; valid targets now: %s", stage, st.Status, to, why, orNone(StageAllowed(r, stage))).
+			WithTargets(StageAllowed(r, stage))
+	}
 	if to == StageDispatched {
-		// The first dispatch is the first try; max_retries more are allowed.
-		if len(st.Attempts) >= def.MaxRetries+1 {
-			return fault.Refused("stage %s has used its %d attempt(s) (max_retries %d)", stage, len(st.Attempts), def.MaxRetries)
-		}
 		st.Attempts = append(st.Attempts, Attempt{N: len(st.Attempts) + 1, StartedAt: at, Baseline: baseline})
 	}
 	if to == StageRework {
@@ -146,6 +163,64 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error 
 	st.Reason = reason
 	st.UpdatedAt = at
 	return nil
+}
+
+// stageBlocked says why the run's definitions forbid a move the table allows, or "".
+func stageBlocked(r *Run, def *StageDef, st *StageState, to string) string {
+	switch {
+	case st.Status == StagePassed && to == StageCompleted && def.Gate != "":
+		return fmt.Sprintf("it has a %s gate, which is mandatory: passed → gated, then completed or rejected at the gate", def.Gate)
+	case st.Status == StagePassed && to == StageGated && def.Gate == "":
+		return "it has no gate"
+	case to == StageDispatched && len(st.Attempts) >= def.MaxRetries+1:
+		// The first dispatch is the first try; max_retries more are allowed.
+		return fmt.Sprintf("it has used its %d attempt(s) (max_retries %d)", len(st.Attempts), def.MaxRetries)
+	case to == StageDispatched:
+		if open := openBefore(r, st.Name); len(open) > 0 {
+			return "earlier stages are not completed or skipped: " + strings.Join(open, ", ")
+		}
+	}
+	return ""
+}
+
+// openBefore lists the stages before stage that are neither completed nor skipped, as
+// "name (status)": a stage is dispatched only after every earlier one is finished.
+func openBefore(r *Run, stage string) []string {
+	var open []string
+	for _, s := range r.State.Stages {
+		if s.Name == stage {
+			break
+		}
+		if !StageTerminal(s.Status) {
+			open = append(open, s.Name+" ("+s.Status+")")
+		}
+	}
+	return open
+}
+
+// StageAllowed lists the statuses stage may move to now: the table of SPEC §5.2 less
+// what the run refuses (a finished run, the gate rule, the stage order, the budget).
+// It is what a refused transition names as its valid targets, and what next_action
+// may suggest.
+func StageAllowed(r *Run, stage string) []string {
+	def, st, ok := r.Stage(stage)
+	if !ok || RunTerminal(r.State.Status) {
+		return []string{}
+	}
+	out := []string{}
+	for _, to := range stageMachine[st.Status] {
+		if stageBlocked(r, def, st, to) == "" {
+			out = append(out, to)
+		}
+	}
+	return out
+}
+
+func nonNilTargets(t []string) []string {
+	if t == nil {
+		return []string{}
+	}
+	return t
 }
 
 // BudgetLeft is how many more dispatches a stage may have.
@@ -173,4 +248,36 @@ func (r *Run) CurrentStage() *StageState {
 		}
 	}
 	return nil
+}
+
+// Finish ends a run (`git atlas finish`): running, blocked or stopped to completed,
+// failed or stopped, as the run machine allows. A run with RUNNING jobs is not
+// finished completed or failed: their workers' receipts would be refused forever
+// (ReapRunning first ends those leases, recorded). Stopping such a run is allowed: a
+// stopped run is resumed, and resume puts its RUNNING jobs back to PENDING.
+func Finish(r *Run, status, reason string) error {
+	if err := CheckRunTransition(r.State.Status, status); err != nil {
+		return err
+	}
+	if RunTerminal(status) {
+		var held []string
+		for _, j := range r.State.Jobs {
+			if j.State == JobRunning {
+				held = append(held, fmt.Sprintf("%s (lease %s, holder %s)", j.ID, j.Lease, orDash(j.Holder)))
+			}
+		}
+		if len(held) > 0 {
+			return fault.Refused("run %s has running jobs: %s; finished %s, their receipts would be refused forever", r.Header.RunID, strings.Join(held, ", "), status).
+				WithHint("wait for their receipts, or pass --force to reap them first (each takes the timeout transition, recorded as job_reaped)")
+		}
+	}
+	r.State.Status, r.State.Reason, r.State.Driver = status, reason, nil
+	return nil
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
 }

@@ -75,11 +75,12 @@ func TestStageMachineUnknownStatus(t *testing.T) {
 
 func TestRunMachine(t *testing.T) {
 	// SPEC §5.1, plus: a blocked run may also be finished (a person gives up on it);
-	// stopped only goes back to running (through resume); completed and failed are final.
+	// stopped goes back to running (through resume) or is finished completed or failed
+	// (through finish); completed and failed are final.
 	table := map[string][]string{
 		RunRunning:   {RunBlocked, RunCompleted, RunFailed, RunStopped},
 		RunBlocked:   {RunRunning, RunCompleted, RunFailed, RunStopped},
-		RunStopped:   {RunRunning},
+		RunStopped:   {RunRunning, RunCompleted, RunFailed},
 		RunCompleted: {},
 		RunFailed:    {},
 	}
@@ -129,7 +130,7 @@ func TestBudgets(t *testing.T) {
 	for name, loop := range loops {
 		for _, maxRetries := range []int{0, 1, 2, 5} {
 			t.Run(fmt.Sprintf("%s/max_retries=%d", name, maxRetries), func(t *testing.T) {
-				r := memRun(StageDef{Name: "s", MaxRetries: maxRetries})
+				r := memRun(StageDef{Name: "s", MaxRetries: maxRetries, Gate: "human"})
 				def, st, _ := r.Stage("s")
 				apply := func(to string) error { return ApplyStageTransition(r, "s", to, "", "base", "t") }
 				if err := apply(StageDispatched); err != nil {
@@ -244,13 +245,16 @@ func TestReworkTo(t *testing.T) {
 	}
 	// A stage that never ran is not reopened.
 	r2 := memRun(StageDef{Name: "a"}, StageDef{Name: "b", ReworkTo: "a"})
+	if err := ApplyStageTransition(r2, "a", StageSkipped, "", "x", "t"); err != nil {
+		t.Fatal(err)
+	}
 	if err := ApplyStageTransition(r2, "b", StageDispatched, "", "x", "t"); err != nil {
 		t.Fatal(err)
 	}
 	_ = ApplyStageTransition(r2, "b", StageFailed, "", "x", "t")
 	_ = ApplyStageTransition(r2, "b", StageRework, "", "x", "t")
-	if _, a, _ := r2.Stage("a"); a.Status != StagePending {
-		t.Fatalf("a = %+v, want pending", a)
+	if _, a, _ := r2.Stage("a"); a.Status != StageSkipped {
+		t.Fatalf("a = %+v, want skipped", a)
 	}
 }
 

@@ -5,6 +5,7 @@ package gitstate
 import (
 	"encoding/json"
 	"regexp"
+	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -278,6 +279,47 @@ func ValidName(what, name string) error {
 		return fault.Usage("invalid %s name %q: a name may not end in \".\"", what, name)
 	}
 	return nil
+}
+
+// ReservedNames describes, for people, the stage and job names the layout keeps for
+// itself (SPEC §3): every stage and job can get a worktree at
+// <root>/<run>/<name> on branch atlas/<run>/node/<name>, beside the union worktree
+// (<root>/<run>/union, branch atlas/<run>/union), the replay worktrees of recover
+// (<root>/<run>/replay-<stage>-<n>) and the marker of a checkout in progress
+// (<root>/<run>/<name>.atlas-materializing).
+const ReservedNames = "union, replay-<stage>-<n>, and names ending in .atlas-materializing (in any case)"
+
+var replayNodeRE = regexp.MustCompile(`(?i)^replay-.+-[0-9]+$`)
+
+// CheckNodeName checks a stage or job name: ValidName, then the names the worktree
+// layout reserves (ReservedNames), compared without case, since on a case-insensitive
+// file system (macOS, Windows) "Union" is the union's directory too.
+func CheckNodeName(what, name string) error {
+	if err := ValidName(what, name); err != nil {
+		return err
+	}
+	lower := strings.ToLower(name)
+	switch {
+	case lower == "union":
+		return fault.Usage("%s name %q is reserved: it is the run's union worktree and branch", what, name).WithHint("reserved names: %s", ReservedNames)
+	case replayNodeRE.MatchString(name):
+		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees `git atlas recover` makes", what, name).WithHint("reserved names: %s", ReservedNames)
+	case strings.HasSuffix(lower, ".atlas-materializing"):
+		return fault.Usage("%s name %q is reserved: <name>.atlas-materializing marks a worktree being checked out", what, name).WithHint("reserved names: %s", ReservedNames)
+	}
+	return nil
+}
+
+// CaseTwin returns the name in names that differs from name only in case, or "".
+// Two such names would share a worktree directory and a branch on a case-insensitive
+// file system, so a run never holds both, on any system (a run may be pulled to one).
+func CaseTwin(name string, names []string) string {
+	for _, n := range names {
+		if n != name && strings.EqualFold(n, name) {
+			return n
+		}
+	}
+	return ""
 }
 
 // Now is the clock; tests may replace it.

@@ -180,14 +180,19 @@ func StagesFromList(list string) []StageDef {
 // rework targets and scopes (canonicalised in place).
 func CheckStages(defs []StageDef) error {
 	seen := map[string]bool{}
+	var names []string
 	for _, d := range defs {
-		if err := ValidName("stage", d.Name); err != nil {
+		if err := CheckNodeName("stage", d.Name); err != nil {
 			return err
 		}
 		if seen[d.Name] {
 			return fault.Usage("stage %q is defined twice", d.Name)
 		}
+		if twin := CaseTwin(d.Name, names); twin != "" {
+			return fault.Usage("stages %q and %q differ only in case: on a case-insensitive file system they would share a worktree and a branch", twin, d.Name).WithHint("rename one of them")
+		}
 		seen[d.Name] = true
+		names = append(names, d.Name)
 	}
 	for i := range defs {
 		d := &defs[i]

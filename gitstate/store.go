@@ -164,6 +164,20 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	if err := ValidName("run", h.RunID); err != nil {
 		return nil, err
 	}
+	// Run ids that differ only in case share a ledger ref file and a worktree
+	// directory on a case-insensitive file system: one such run is a duplicate there,
+	// so it is one everywhere (a run may be pulled to such a system).
+	existing, err := s.Repo.ListRefs(ctx, strings.TrimSuffix(RunsPrefix, "/"))
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for _, ref := range existing {
+		ids = append(ids, strings.TrimPrefix(ref.Name, RunsPrefix))
+	}
+	if twin := CaseTwin(h.RunID, ids); twin != "" {
+		return nil, fault.Conflict("run %q already exists as %q: run ids that differ only in case would share a ledger ref and a worktree directory on a case-insensitive file system", h.RunID, twin).WithHint("pick another --id")
+	}
 	h.Schema, st.Schema = Schema, Schema
 	hb, err := encodeDoc(&h)
 	if err != nil {

@@ -148,10 +148,14 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	if err != nil {
 		return nil, err
 	}
-	final, err := MakePlan(ctx, repo, r, gitstate.Now(), false)
+	now := gitstate.Now()
+	final, err := MakePlan(ctx, repo, r, now, false)
 	if err != nil {
 		return nil, err
 	}
+	// What to do next from the run as the resume left it (a verify may have stopped
+	// it), not as a plan would reset it.
+	final.NextAction = Next(r, now)
 	res.Plan = final
 	return res, verr
 }

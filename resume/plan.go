@@ -94,26 +94,6 @@ type WorktreePlan struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Next actions for the orchestrator (SPEC §6.7).
-const (
-	NextDispatch  = "dispatch"
-	NextGate      = "gate"
-	NextClaim     = "claim"
-	NextIntegrate = "integrate"
-	NextDone      = "done"
-	NextWait      = "wait" // the run is live: its driver is still working
-)
-
-// NextAction tells the orchestrator exactly what to do next.
-type NextAction struct {
-	Action    string            `json:"action"`
-	Stage     string            `json:"stage,omitempty"`
-	Jobs      []string          `json:"jobs,omitempty"`
-	Worktrees map[string]string `json:"worktrees,omitempty"`
-	Reason    string            `json:"reason,omitempty"`
-	Command   string            `json:"command,omitempty"`
-}
-
 // MakePlan reads everything resume needs and decides, without writing anything.
 // verify says whether verify-first will run (not --no-verify): the interrupted stage's
 // worktree is then left as it is for verify to judge, instead of being reset.
@@ -165,7 +145,11 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		return nil, err
 	}
 	p.Worktrees = wts
-	p.NextAction = nextAction(r, p)
+	if p.Live {
+		p.NextAction = Next(r, now)
+	} else {
+		p.NextAction = Next(planView(r), now)
+	}
 	return p, nil
 }
 
@@ -189,72 +173,4 @@ func stageBaseline(r *gitstate.Run, st *gitstate.StageState) string {
 		return st.Attempts[n-1].Baseline
 	}
 	return r.Header.Baseline
-}
-
-// nextAction derives the orchestrator's next step from the run as the plan leaves it.
-func nextAction(r *gitstate.Run, p *Plan) NextAction {
-	id := r.Header.RunID
-	if p.Live {
-		return NextAction{Action: NextWait, Reason: "the run's driver " + p.Holder + " is live"}
-	}
-	switch r.State.Status {
-	case gitstate.RunCompleted, gitstate.RunFailed:
-		return NextAction{Action: NextDone, Reason: "run " + r.State.Status + reasonSuffix(r.State.Reason)}
-	}
-	wts := map[string]string{}
-	for _, w := range r.State.Worktrees {
-		wts[w.Node] = w.Path
-	}
-	if len(wts) == 0 {
-		wts = nil
-	}
-	if f := p.Frontier; f != nil {
-		if len(f.ReadyJobs) > 0 {
-			return NextAction{Action: NextClaim, Jobs: f.ReadyJobs, Worktrees: wts, Command: "git atlas job claim " + id + " --holder <worker>"}
-		}
-		if pending := openJobs(r); len(pending) > 0 && f.GasRemaining > 0 {
-			return NextAction{Action: NextWait, Jobs: pending, Reason: "jobs are running", Worktrees: wts}
-		}
-		if doneJobs(r) > 0 && (r.State.Union == nil || len(r.State.Union.Integrated)+len(r.State.Union.Conflicted) < doneJobs(r)) {
-			return NextAction{Action: NextIntegrate, Worktrees: wts, Command: "git atlas union " + id}
-		}
-	}
-	cur := r.CurrentStage()
-	if cur == nil {
-		return NextAction{Action: NextDone, Reason: "every stage is finished", Command: "git atlas finish " + id + " --status completed"}
-	}
-	if cur.Status == gitstate.StageGated {
-		return NextAction{Action: NextGate, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " completed"}
-	}
-	if cur.Status == gitstate.StagePassed {
-		return NextAction{Action: NextGate, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " completed"}
-	}
-	return NextAction{Action: NextDispatch, Stage: cur.Name, Worktrees: wts, Command: "git atlas transition " + id + " " + cur.Name + " dispatched"}
-}
-
-func reasonSuffix(s string) string {
-	if s == "" {
-		return ""
-	}
-	return ": " + s
-}
-
-func openJobs(r *gitstate.Run) []string {
-	var ids []string
-	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobRunning || j.State == gitstate.JobPending {
-			ids = append(ids, j.ID)
-		}
-	}
-	return ids
-}
-
-func doneJobs(r *gitstate.Run) int {
-	n := 0
-	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobDone {
-			n++
-		}
-	}
-	return n
 }

@@ -64,6 +64,11 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 		}
 		return ensure(ctx, store, run, *rec)
 	}
+	// A new node may not take a name the layout reserves: replay-<stage>-<n> is a
+	// replay worktree's, <name>.atlas-materializing the marker of node <name>.
+	if err := gitstate.CheckNodeName("node", node); err != nil {
+		return nil, err
+	}
 	if base == "" {
 		base = r.Header.Baseline
 	}

@@ -254,7 +254,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 				}
 				if g.Job == nil {
 					tries.Add(-1) // a claim that grants nothing writes nothing: not a write try
-					if g.Reason == gitstate.ReasonHalted {
+					if g.Reason == gitstate.ReasonHalted || g.Reason == gitstate.ReasonFinished {
 						return
 					}
 					continue

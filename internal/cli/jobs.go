@@ -80,7 +80,7 @@ paths; --allow-overlap accepts it). A job without --scope claims no files.`
 
 // Run adds the job.
 func (c *JobAddCmd) Run(env *Env) error {
-	if err := gitstate.ValidName("job", c.Job); err != nil {
+	if err := gitstate.CheckNodeName("job", c.Job); err != nil {
 		return err
 	}
 	if c.Kind != "" {
@@ -153,8 +153,12 @@ one gas charged (never refunded), a lease token <job>#<attempt>@<epoch> valid un
 
 With nothing to grant, "job" and "lease" are null and "reason" says why:
   waiting        jobs are running and may make others ready: poll again     exit 0
-  halted         no job is ready and none runs: stop                         exit 5
+  finished       every job ended (DONE or FAILED), or the run is finished:
+                 nothing is left to claim; stop                              exit 5
+  halted         no job is ready and none runs, and not every job ended
+                 (e.g. no jobs yet): stop                                    exit 5
   gas_exhausted  a job would be ready, but the run has no gas left: stop     exit 5
+Exit 0 always means "claim again later"; every reason to stop claiming exits 5.
 A named job that is not ready is refused (exit 5); an unknown one is not found (exit 4).
 Expired leases are not taken over by a claim: ` + "`git atlas reap RUN`" + ` returns them.`
 }
@@ -189,8 +193,14 @@ func (c *JobClaimCmd) Run(env *Env) error {
 	var g gitstate.Grant
 	var running []string
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := graphRun(r, true); err != nil {
+		if err := graphRun(r, false); err != nil {
 			return nil, err
+		}
+		if gitstate.RunTerminal(r.State.Status) {
+			// A finished run has nothing to claim: said as a reason, like a graph whose
+			// jobs all ended, not as a stuck run.
+			g = gitstate.Grant{Epoch: r.State.Epoch, Reason: gitstate.ReasonFinished}
+			return nil, nil
 		}
 		if r.State.Status == gitstate.RunStopped {
 			return nil, fault.Refused("run %s is stopped: nothing can be claimed", c.RunID).WithHint("`git atlas resume %s` first", c.RunID)
@@ -244,6 +254,13 @@ func claimStop(r *gitstate.Run, reason string) error {
 		count[j.State]++
 	}
 	switch reason {
+	case gitstate.ReasonFinished:
+		if gitstate.RunTerminal(r.State.Status) {
+			return fault.Refused("run %s is %s: nothing is left to claim", r.Header.RunID, r.State.Status)
+		}
+		return fault.Refused("run %s's graph is finished: every job ended (%d done, %d failed); nothing is left to claim",
+			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed]).
+			WithHint("integrate with `git atlas union %s`, then `git atlas finish %s`", r.Header.RunID, r.Header.RunID)
 	case gitstate.ReasonHalted:
 		return fault.Refused("run %s has halted: no job is ready and none is running (%d done, %d failed, %d pending)",
 			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed], count[gitstate.JobPending]).
@@ -460,6 +477,18 @@ type reapedView struct {
 	Cascaded []string `json:"cascaded"`
 }
 
+func reapViews(outs []gitstate.Outcome) []reapedView {
+	views := []reapedView{}
+	for _, o := range outs {
+		cas := o.Cascaded
+		if cas == nil {
+			cas = []string{}
+		}
+		views = append(views, reapedView{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: cas})
+	}
+	return views
+}
+
 // Run reaps.
 func (c *ReapCmd) Run(env *Env) error {
 	store, err := env.Store()
@@ -472,14 +501,7 @@ func (c *ReapCmd) Run(env *Env) error {
 			return nil, err
 		}
 		now := gitstate.Now()
-		reaped = []reapedView{}
-		for _, o := range gitstate.Reap(&r.Header, &r.State, now) {
-			cas := o.Cascaded
-			if cas == nil {
-				cas = []string{}
-			}
-			reaped = append(reaped, reapedView{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: cas})
-		}
+		reaped = reapViews(gitstate.Reap(&r.Header, &r.State, now))
 		if len(reaped) == 0 {
 			return nil, nil
 		}

@@ -388,7 +388,11 @@ func reportError(w io.Writer, jsonMode bool, err error) {
 func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string) {
 	hint := fault.HintOf(err)
 	if jsonMode {
-		_ = printJSON(w, map[string]any{"error": map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}})
+		e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}
+		if t := fault.TargetsOf(err); t != nil {
+			e["valid_targets"] = t
+		}
+		_ = printJSON(w, map[string]any{"error": e})
 		return
 	}
 	fmt.Fprintf(w, "git-atlas: %s\n", terminalSafe(err.Error()))

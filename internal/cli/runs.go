@@ -313,10 +313,43 @@ func (c *ShowCmd) Run(env *Env) error {
 	}
 	view := struct {
 		runView
+		Stages []stageView     `json:"stages"`
 		Header json.RawMessage `json:"header"`
 		State  json.RawMessage `json:"state"`
-	}{runJSON(r, now), hdr, st}
+	}{runJSON(r, now), stageViews(r), hdr, st}
 	return env.out(view, func(w io.Writer) { printRun(w, r, now) })
+}
+
+// stageView is a stage as show reports it: its status beside its definition's gate
+// ("none" when it has none), verify and budget.
+type stageView struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Gate       string `json:"gate"`
+	Attempts   int    `json:"attempts"`
+	BudgetLeft int    `json:"budget_left"`
+	Verify     string `json:"verify,omitempty"`
+	VerifySafe bool   `json:"verify_safe"`
+}
+
+func stageViews(r *gitstate.Run) []stageView {
+	out := []stageView{}
+	for i := range r.State.Stages {
+		def, st, ok := r.Stage(r.State.Stages[i].Name)
+		if !ok {
+			continue
+		}
+		out = append(out, stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
+			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe})
+	}
+	return out
+}
+
+func gateName(g string) string {
+	if g == "" {
+		return "none"
+	}
+	return g
 }
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
@@ -345,14 +378,13 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	}
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
-		t := newTable(w, "STAGE", "STATUS", "ATTEMPTS", "BUDGET", "VERIFY")
-		for i := range s.Stages {
-			def, st, _ := r.Stage(s.Stages[i].Name)
-			verify := def.Verify
-			if verify != "" && def.VerifySafe {
+		t := newTable(w, "STAGE", "STATUS", "GATE", "ATTEMPTS", "BUDGET", "VERIFY")
+		for _, v := range stageViews(r) {
+			verify := v.Verify
+			if verify != "" && v.VerifySafe {
 				verify += " (safe)"
 			}
-			t.row(st.Name, st.Status, fmt.Sprint(len(st.Attempts)), fmt.Sprint(gitstate.BudgetLeft(def, st)), dash(verify))
+			t.row(v.Name, v.Status, v.Gate, fmt.Sprint(v.Attempts), fmt.Sprint(v.BudgetLeft), dash(verify))
 		}
 		t.flush()
 	}
@@ -538,6 +570,15 @@ type FinishCmd struct {
 	RunID  string `arg:"" name:"run" help:"The run."`
 	Status string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
 	Reason string `help:"Why." placeholder:"TEXT"`
+	Force  bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+}
+
+// Help is the command's long help.
+func (c *FinishCmd) Help() string {
+	return `A running or blocked run may become completed, failed or stopped; a stopped run
+completed or failed (or running again, through resume). A graph run with RUNNING jobs is
+not finished completed or failed (exit 5, naming them): their receipts would be refused
+forever. --force reaps them first, in its own recorded event (job_reaped).`
 }
 
 // Run finishes the run.
@@ -546,17 +587,45 @@ func (c *FinishCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	var reaped []reapedView
+	if c.Force && gitstate.RunTerminal(c.Status) {
+		_, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
+			if err := gitstate.CheckRunTransition(r.State.Status, c.Status); err != nil {
+				return nil, err
+			}
+			reaped = reapViews(gitstate.ReapRunning(&r.Header, &r.State))
+			if len(reaped) == 0 {
+				return nil, nil
+			}
+			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
+			return &gitstate.Change{Event: gitstate.Event{Type: "job_reaped", Data: data}}, nil
+		})
+		if err != nil {
+			return err
+		}
+	}
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := gitstate.CheckRunTransition(r.State.Status, c.Status); err != nil {
+		from := r.State.Status
+		if err := gitstate.Finish(r, c.Status, c.Reason); err != nil {
 			return nil, err
 		}
-		from := r.State.Status
-		r.State.Status, r.State.Reason, r.State.Driver = c.Status, c.Reason, nil
 		data, _ := json.Marshal(map[string]any{"from": from, "status": c.Status, "reason": c.Reason})
 		return &gitstate.Change{Event: gitstate.Event{Type: "run_finished", Data: data}}, nil
 	})
 	if err != nil {
 		return err
 	}
-	return env.out(runJSON(r, gitstate.Now()), func(w io.Writer) { fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status) })
+	if reaped == nil {
+		reaped = []reapedView{}
+	}
+	view := struct {
+		runView
+		Reaped []reapedView `json:"reaped"`
+	}{runJSON(r, gitstate.Now()), reaped}
+	return env.out(view, func(w io.Writer) {
+		for _, o := range reaped {
+			fmt.Fprintf(w, "%s: lease %s reaped -> %s\n", o.ID, o.Lease, o.To)
+		}
+		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
+	})
 }

@@ -28,6 +28,9 @@ type Error struct {
 	Msg  string
 	Hint string
 	Err  error // the cause, if any
+	// Targets are the statuses a refused transition could take instead (SPEC §4.7:
+	// `valid_targets`); nil when the error is not about a transition.
+	Targets []string
 }
 
 func (e *Error) Error() string {
@@ -54,6 +57,29 @@ func New(kind error, format string, args ...any) *Error {
 func (e *Error) WithHint(format string, args ...any) *Error {
 	e.Hint = fmt.Sprintf(format, args...)
 	return e
+}
+
+// WithTargets returns e naming the valid targets of a refused transition (never nil
+// afterwards: an empty list says the subject is terminal).
+func (e *Error) WithTargets(targets []string) *Error {
+	e.Targets = append([]string{}, targets...)
+	return e
+}
+
+// TargetsOf returns the valid targets named by the first *Error in err's chain that
+// has them, or nil.
+func TargetsOf(err error) []string {
+	var fe *Error
+	for errors.As(err, &fe) {
+		if fe.Targets != nil {
+			return fe.Targets
+		}
+		if fe.Err == nil {
+			return nil
+		}
+		err = fe.Err
+	}
+	return nil
 }
 
 // Usage, Conflict, NotFound and Refused are shorthands for New.

@@ -1,0 +1,409 @@
+package resume
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+// world is a run held in memory and driven the way the ledger drives it: every
+// operation runs the gitstate function its command runs, on a copy that replaces the
+// run only when the operation succeeds (a ledger write is all or nothing).
+type world struct {
+	t     *testing.T
+	rng   *rand.Rand
+	r     *gitstate.Run
+	now   time.Time
+	trace []string
+}
+
+// TestNextActionIsAccepted drives runs (single and graph, with gates, budgets and
+// rework targets) through random sequences of dispatches and other transitions,
+// verify outcomes as resume applies them, claims, receipts, reaps, unions, driver
+// leases, stops and resumes; after each step, whatever Next suggests must be accepted
+// by the ledger when executed (SPEC §6.7), and wait, stop and done must be true.
+func TestNextActionIsAccepted(t *testing.T) {
+	seeds := 3000
+	if os.Getenv("ATLAS_LONG_TESTS") != "" {
+		seeds = 30000
+	}
+	for seed := 0; seed < seeds; seed++ {
+		w := newWorld(t, uint64(seed))
+		for step, ended := 0, 0; step < 80 && ended < 3 && !t.Failed(); step++ {
+			w.step()
+			w.checkNext()
+			if gitstate.RunTerminal(w.r.State.Status) {
+				ended++ // a finished run changes no more: a few steps prove it
+			}
+		}
+		if t.Failed() {
+			t.Fatalf("seed %d; trace:\n%s", seed, strings.Join(w.trace, "\n"))
+		}
+	}
+}
+
+func newWorld(t *testing.T, seed uint64) *world {
+	rng := rand.New(rand.NewPCG(seed, 10))
+	w := &world{t: t, rng: rng, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	var defs []gitstate.StageDef
+	for i := 0; i < rng.IntN(4); i++ {
+		d := gitstate.StageDef{Name: fmt.Sprintf("s%d", i), MaxRetries: rng.IntN(3)}
+		if rng.IntN(2) == 0 {
+			d.Gate = gitstate.Gates[1+rng.IntN(3)]
+		}
+		if i > 0 && rng.IntN(3) == 0 {
+			d.ReworkTo = fmt.Sprintf("s%d", rng.IntN(i+1))
+		}
+		defs = append(defs, d)
+	}
+	kind := gitstate.KindSingle
+	if len(defs) == 0 || rng.IntN(2) == 0 {
+		kind = gitstate.KindGraph
+	}
+	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Kind: kind, Stages: defs}, State: gitstate.State{RunID: "r", Status: gitstate.RunRunning}}
+	if kind == gitstate.KindGraph {
+		r.Header.MaxAttempts = 2
+		if rng.IntN(2) == 0 {
+			r.Header.Gas = 1 + rng.IntN(6)
+		}
+	}
+	for _, d := range defs {
+		r.State.Stages = append(r.State.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+	}
+	if kind == gitstate.KindGraph {
+		var specs []gitstate.JobSpec
+		for i := 0; i < rng.IntN(5); i++ {
+			sp := gitstate.JobSpec{ID: fmt.Sprintf("j%d", i)}
+			if i > 0 && rng.IntN(2) == 0 {
+				sp.Needs = []string{fmt.Sprintf("j%d", rng.IntN(i))}
+			}
+			specs = append(specs, sp)
+		}
+		if err := gitstate.AddJobs(&r.State, specs); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w.r = r
+	return w
+}
+
+func cloneRun(r *gitstate.Run) *gitstate.Run {
+	c := *r
+	c.State.Stages = nil
+	for _, s := range r.State.Stages {
+		s.Attempts = slices.Clone(s.Attempts)
+		c.State.Stages = append(c.State.Stages, s)
+	}
+	c.State.Jobs = slices.Clone(r.State.Jobs)
+	if r.State.Union != nil {
+		u := *r.State.Union
+		u.Integrated = slices.Clone(u.Integrated)
+		c.State.Union = &u
+	}
+	if r.State.Driver != nil {
+		d := *r.State.Driver
+		c.State.Driver = &d
+	}
+	return &c
+}
+
+// try runs op on a copy and keeps the copy only if op succeeded.
+func (w *world) try(name string, op func(r *gitstate.Run) error) error {
+	c := cloneRun(w.r)
+	err := op(c)
+	if err == nil {
+		w.r = c
+	}
+	w.trace = append(w.trace, fmt.Sprintf("%s: err=%v -> %s", name, err, w.describe()))
+	return err
+}
+
+func (w *world) describe() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "run %s epoch %d;", w.r.State.Status, w.r.State.Epoch)
+	for _, s := range w.r.State.Stages {
+		def, _, _ := w.r.Stage(s.Name)
+		fmt.Fprintf(&b, " %s=%s/%d(max %d,gate %q)", s.Name, s.Status, len(s.Attempts), def.MaxRetries, def.Gate)
+	}
+	for _, j := range w.r.State.Jobs {
+		fmt.Fprintf(&b, " %s=%s/%d", j.ID, j.State, j.Attempts)
+	}
+	fmt.Fprintf(&b, " gas %d/%d", w.r.State.GasSpent, gitstate.GasLimit(&w.r.Header, &w.r.State))
+	return b.String()
+}
+
+func (w *world) stamp() string { return gitstate.Stamp(w.now) }
+
+func (w *world) pickStage() string {
+	if len(w.r.State.Stages) == 0 {
+		return "none"
+	}
+	return w.r.State.Stages[w.rng.IntN(len(w.r.State.Stages))].Name
+}
+
+func (w *world) step() {
+	rng := w.rng
+	switch k := rng.IntN(100); {
+	case k < 25: // do what Next says (drives runs toward their end)
+		w.execute(Next(w.r, w.now), false)
+	case k < 45: // any stage transition, as `git atlas transition`
+		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
+		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
+			return gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp())
+		})
+	case k < 55: // resume's verify-first on the interrupted stage, as verifyFirst applies it
+		w.verifyOutcome()
+	case k < 65: // a claim, as `git atlas job claim`
+		_ = w.try("claim", func(r *gitstate.Run) error {
+			if r.Header.Kind != gitstate.KindGraph || gitstate.RunTerminal(r.State.Status) || r.State.Status == gitstate.RunStopped {
+				return fmt.Errorf("not claimable")
+			}
+			_, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute)
+			return err
+		})
+	case k < 75: // a receipt, as `git atlas job done`
+		running := gitstate.Running(&w.r.State)
+		if len(running) == 0 {
+			return
+		}
+		id := running[rng.IntN(len(running))]
+		status := []string{gitstate.ReceiptOK, gitstate.ReceiptOK, gitstate.ReceiptTimeout, gitstate.ReceiptFailed}[rng.IntN(4)]
+		_ = w.try("done "+id+" "+status, func(r *gitstate.Run) error {
+			if gitstate.RunTerminal(r.State.Status) {
+				return fmt.Errorf("finished")
+			}
+			_, err := gitstate.Done(&r.Header, &r.State, id, r.State.Job(id).Lease, status, nil)
+			return err
+		})
+	case k < 79: // the clock, then a reap
+		w.now = w.now.Add(time.Duration(rng.IntN(3)) * time.Minute)
+		_ = w.try("reap", func(r *gitstate.Run) error {
+			gitstate.Reap(&r.Header, &r.State, w.now)
+			return nil
+		})
+	case k < 83: // a union of some of the DONE jobs, some in conflict
+		_ = w.try("union", func(r *gitstate.Run) error {
+			u := &gitstate.UnionRec{Integrated: []string{}}
+			for _, j := range r.State.Jobs {
+				switch {
+				case j.State != gitstate.JobDone || rng.IntN(4) == 0:
+				case rng.IntN(6) == 0:
+					if u.Conflicted == nil {
+						u.Conflicted = map[string][]string{}
+					}
+					u.Conflicted[j.ID] = []string{"f"}
+				default:
+					u.Integrated = append(u.Integrated, j.ID)
+				}
+			}
+			r.State.Union = u
+			return nil
+		})
+	case k < 87: // a live driver, or its lease running out
+		_ = w.try("driver", func(r *gitstate.Run) error {
+			if rng.IntN(2) == 0 {
+				r.State.Driver = &gitstate.Lease{Holder: "d", ExpiresAt: gitstate.Stamp(w.now.Add(time.Minute))}
+			} else {
+				r.State.Driver = nil
+			}
+			return nil
+		})
+	case k < 95: // a resume's reset (SPEC §6.5), as reset writes it
+		_ = w.try("resume", func(r *gitstate.Run) error {
+			if gitstate.RunTerminal(r.State.Status) {
+				return fmt.Errorf("finished")
+			}
+			gitstate.ResumeReset(&r.State)
+			r.State.Epoch++
+			r.State.Driver = nil
+			if r.State.Status == gitstate.RunStopped {
+				r.State.Status, r.State.Reason = gitstate.RunRunning, ""
+			}
+			return nil
+		})
+	case k < 98:
+		_ = w.try("finish stopped", func(r *gitstate.Run) error { return gitstate.Finish(r, gitstate.RunStopped, "pause") })
+	default:
+		status := []string{gitstate.RunCompleted, gitstate.RunFailed}[rng.IntN(2)]
+		_ = w.try("finish "+status, func(r *gitstate.Run) error { return gitstate.Finish(r, status, "") })
+	}
+}
+
+// verifyOutcome applies one outcome of resume's verify-first to the current stage
+// when its attempt is open, exactly as verifyFirst's record calls do: pass → passed
+// then gated or completed; fail → failed, then per --on-verify-fail a new attempt
+// (redispatch), nothing more (replay), or the run stopped or failed.
+func (w *world) verifyOutcome() {
+	cur := w.r.CurrentStage()
+	if cur == nil || (cur.Status != gitstate.StageDispatched && cur.Status != gitstate.StageVerifying) || gitstate.RunTerminal(w.r.State.Status) || w.r.State.Status == gitstate.RunStopped {
+		return // resume verifies only after its reset, which ends a stop
+	}
+	stage := cur.Name
+	choice := []string{"pass", OnFailRedispatch, OnFailReplay, OnFailStop, OnFailFail}[w.rng.IntN(5)]
+	at := w.stamp()
+	err := w.try("verify "+stage+" "+choice, func(r *gitstate.Run) error {
+		def, _, _ := r.Stage(stage)
+		if choice == "pass" {
+			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", at); err != nil {
+				return err
+			}
+			next := gitstate.StageCompleted
+			if def.Gate != "" {
+				next = gitstate.StageGated
+			}
+			return gitstate.ApplyStageTransition(r, stage, next, "", "", at)
+		}
+		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", "", at); err != nil {
+			return err
+		}
+		switch choice {
+		case OnFailRedispatch:
+			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", "base", at)
+		case OnFailStop:
+			r.State.Status = gitstate.RunStopped
+		case OnFailFail:
+			r.State.Status = gitstate.RunFailed
+		}
+		return nil
+	})
+	if err == nil && choice == OnFailRedispatch && !w.r.Live(w.now) {
+		// The redispatch already opened the new attempt: the next step is to run it.
+		_, st, _ := w.r.Stage(stage)
+		if n := Next(w.r, w.now); n.Action != NextContinue || n.Stage != stage || n.Attempt != len(st.Attempts) {
+			w.t.Errorf("after a redispatch of %s (attempt %d), next action = %+v, want continue with that attempt", stage, len(st.Attempts), n)
+		}
+	}
+}
+
+// checkNext asks Next and executes its suggestion on a copy: the ledger must accept it.
+func (w *world) checkNext() {
+	n := Next(w.r, w.now)
+	saved := w.r
+	w.r = cloneRun(saved)
+	w.execute(n, true)
+	w.r = saved
+}
+
+// execute carries out a next action as its command would; with strict, anything the
+// ledger refuses, and any wait, stop or done that is not true, is an error.
+func (w *world) execute(n NextAction, strict bool) {
+	fail := func(format string, args ...any) {
+		if strict {
+			w.t.Errorf("next action %+v on %s: %s", n, w.describe(), fmt.Sprintf(format, args...))
+		}
+	}
+	r := w.r
+	id := r.Header.RunID
+	switch n.Action {
+	case NextWait:
+		if !r.Live(w.now) && len(gitstate.Running(&r.State)) == 0 {
+			fail("wait, but no driver is live and no job runs")
+		}
+	case NextDone:
+		if !gitstate.RunTerminal(r.State.Status) {
+			fail("done, but the run is %s", r.State.Status)
+		}
+	case NextStop:
+		if r.State.Status != gitstate.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
+			fail("stop, but the run is %s and its union has no conflict", r.State.Status)
+		}
+	case NextClaim:
+		var got string
+		err := w.try("next: claim", func(r *gitstate.Run) error {
+			g, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute)
+			if err == nil && g.Job == nil {
+				return fmt.Errorf("nothing granted: %s", g.Reason)
+			}
+			if g.Job != nil {
+				got = g.Job.ID
+			}
+			return err
+		})
+		if err != nil || !slices.Contains(n.Jobs, got) {
+			fail("claim: granted %q, err %v", got, err)
+		}
+	case NextIntegrate:
+		missing := notInUnion(r)
+		if len(missing) == 0 || !slices.Equal(missing, n.Jobs) {
+			fail("integrate, but the DONE jobs missing from the union are %v", missing)
+		}
+		_ = w.try("next: union", func(r *gitstate.Run) error {
+			u := &gitstate.UnionRec{Integrated: []string{}}
+			for _, j := range r.State.Jobs {
+				if j.State == gitstate.JobDone {
+					u.Integrated = append(u.Integrated, j.ID)
+				}
+			}
+			r.State.Union = u
+			return nil
+		})
+	case NextDispatch, NextContinue, NextGate, NextFinish:
+		args := strings.Fields(n.Command)
+		switch {
+		case len(args) == 6 && args[2] == "transition" && args[3] == id:
+			stage, to := args[4], args[5]
+			if stage != n.Stage {
+				fail("command names stage %s, the action %s", stage, n.Stage)
+			}
+			if n.Action == NextDispatch && to != gitstate.StageDispatched {
+				fail("dispatch with command %q", n.Command)
+			}
+			if n.Action == NextGate {
+				if def, _, _ := r.Stage(stage); def == nil || def.Gate == "" {
+					fail("gate for a stage without one")
+				}
+			}
+			if err := w.try("next: transition "+stage+" "+to, func(r *gitstate.Run) error {
+				return gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp())
+			}); err != nil {
+				fail("refused: %v", err)
+			}
+		case len(args) == 6 && args[2] == "finish" && args[3] == id && args[4] == "--status" && n.Action == NextFinish:
+			if err := w.try("next: finish "+args[5], func(r *gitstate.Run) error { return gitstate.Finish(r, args[5], "") }); err != nil {
+				fail("refused: %v", err)
+			}
+		case len(args) == 6 && args[2] == "job" && args[3] == "add" && args[4] == id && n.Action == NextContinue:
+			if err := w.try("next: job add", func(r *gitstate.Run) error {
+				return gitstate.AddJobs(&r.State, []gitstate.JobSpec{{ID: fmt.Sprintf("n%d", len(r.State.Jobs))}})
+			}); err != nil {
+				fail("refused: %v", err)
+			}
+		default:
+			fail("a command the test cannot run: %q", n.Command)
+		}
+	default:
+		fail("unknown action")
+	}
+}
+
+// TestNextAfterRedispatch: the run of issue 10's item 8. After resume's verify failed
+// and --on-verify-fail redispatch opened attempt 2, the next action is to continue
+// attempt 2, never to dispatch a third; with the budget spent, it is finish, not a
+// dispatch the ledger refuses.
+func TestNextAfterRedispatch(t *testing.T) {
+	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 1}}},
+		State: gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}}
+	now := time.Now()
+	for _, to := range []string{gitstate.StageDispatched, gitstate.StageFailed, gitstate.StageDispatched} {
+		if err := gitstate.ApplyStageTransition(r, "code", to, "", "b", "t"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n := Next(r, now)
+	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed" {
+		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
+	}
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t"); err != nil {
+		t.Fatal(err)
+	}
+	n = Next(r, now)
+	if n.Action != NextFinish || n.Command != "git atlas finish r --status failed" || !strings.Contains(n.Reason, "used its 2 attempt(s)") {
+		t.Fatalf("with the budget spent: %+v, want finish failed", n)
+	}
+}
