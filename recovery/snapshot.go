@@ -14,8 +14,9 @@
 //	           and conflicts/<stage>/<path> for every stage of every unmerged path;
 //	           its parents are MERGE_HEAD and friends, kept reachable
 //
-// Before the ref is written the tree is read back and compared, path by path, with
-// the files on disk (blob id and mode); the ledger records the snapshot in the same
+// The tree holds the bytes on disk, not git's converted content (see capture). Before
+// the ref is written the tree is read back and compared, path by path, with the raw
+// files on disk (blob id and mode); the ledger records the snapshot in the same
 // transaction as the ref.
 package recovery
 
@@ -622,7 +623,11 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 }
 
 // writePatch exports the binary patch from base to tree into path, through a
-// temporary file renamed into place, so a patch file is always whole. With keep, an
+// temporary file renamed into place, so a patch file is always whole. The tree holds
+// the bytes that were on disk and base the baseline's stored blobs, so where git
+// converts (autocrlf, eol, filters, ident, encodings) the patch also carries each
+// checked-out file's conversion as a change (e.g. LF to CRLF); `git apply --index`
+// on the baseline still gives exactly the snapshot's tree. With keep, an
 // existing file is kept: at the default path, named by the snapshot id, its content is
 // a function of base and tree (a --patch-out file is always rewritten).
 func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep bool) error {

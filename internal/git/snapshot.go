@@ -34,9 +34,10 @@ var tempIndexConfig = []string{"-c", "core.splitIndex=false", "-c", "splitIndex.
 // GIT_INDEX_FILE, so the worktree's own index is never read for writing, locked or
 // replaced.
 type TempIndex struct {
-	repo *Repository
-	dir  string // where worktree-level commands run ("" = the common dir)
-	Path string
+	repo    *Repository
+	dir     string // where worktree-level commands run ("" = the common dir)
+	Path    string
+	filters []string // filtersOff, read once
 }
 
 // GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
@@ -159,7 +160,10 @@ func (t *TempIndex) git(ctx context.Context, env []string, stdin []byte, args ..
 	// No filter of the user runs on a temporary index: writing an index re-reads the
 	// content of racily clean entries (through clean filters), and nothing done with
 	// a temporary index needs git's conversions (snapshots keep the bytes on disk).
-	full := append(append(append([]string{}, tempIndexConfig...), t.repo.filtersOff(ctx)...), args...)
+	if t.filters == nil {
+		t.filters = append([]string{}, t.repo.filtersOff(ctx)...)
+	}
+	full := append(append(append([]string{}, tempIndexConfig...), t.filters...), args...)
 	return cmd{dir: dir, args: full, env: append([]string{"GIT_INDEX_FILE=" + t.Path, noSystemAttributes}, env...), stdin: stdin}.run(ctx)
 }
 
