@@ -118,6 +118,9 @@ func TestCorpusConversions(t *testing.T) {
 				return
 			}
 			for _, m := range corpus {
+				if m.heavy && testing.Short() {
+					continue
+				}
 				t.Run(m.name, func(t *testing.T) {
 					many := 0
 					if m.name == "5000-files" {
