@@ -123,11 +123,13 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 	removeDeadCopies(ctx, repo)
 	var c *captured
 	var err error
+	raw := false // as Snapshot: a capture that does not match the disk is retried raw
 	for try := 0; try < 3; try++ {
-		c, err = capture(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{})
-		if !errors.Is(err, ErrChanged) {
+		c, err = capture(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{}, raw)
+		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) {
 			break
 		}
+		raw = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)

@@ -210,6 +210,20 @@ func TestCorpus(t *testing.T) {
 // roundTrip checks one dirty worktree end to end and returns its snapshot.
 func roundTrip(t *testing.T, f *fixture, node, wt string, opt recovery.Options) *recovery.Result {
 	t.Helper()
+	return roundTripWith(t, f, node, wt, opt, trip{})
+}
+
+// trip varies roundTrip.
+type trip struct {
+	// sameStatus is false when git's status of the dirty worktree depends on cached
+	// stat data (a filter added after checkout: a racily clean file is cleaned anew,
+	// an old one is not), so a restored copy cannot be held to it; files, HEAD and
+	// index are still compared.
+	statusVaries bool
+}
+
+func roundTripWith(t *testing.T, f *fixture, node, wt string, opt recovery.Options, how trip) *recovery.Result {
+	t.Helper()
 	ctx := context.Background()
 	before := capture(t, wt)
 	bytesBefore := exact(t, wt)
@@ -288,7 +302,7 @@ func roundTrip(t *testing.T, f *fixture, node, wt string, opt recovery.Options) 
 	if after.Index != before.Index {
 		t.Errorf("index differs:\nwant %q\ngot  %q", trunc(before.Index), trunc(after.Index))
 	}
-	if after.Status != before.Status {
+	if after.Status != before.Status && !how.statusVaries {
 		t.Errorf("status differs:\nwant %q\ngot  %q", trunc(before.Status), trunc(after.Status))
 	}
 	run(t, f.dir, "worktree", "remove", "--force", "--force", again)

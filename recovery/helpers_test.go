@@ -105,8 +105,18 @@ const (
 
 func newFixture(t testing.TB, many int) *fixture {
 	t.Helper()
+	return newFixtureWith(t, many, nil)
+}
+
+// newFixtureWith is newFixture with prep run in the new repository before the
+// baseline is committed (config, and files the baseline should hold).
+func newFixtureWith(t testing.TB, many int, prep func(dir string)) *fixture {
+	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
 	run(t, "", "init", "-q", "-b", "main", dir)
+	if prep != nil {
+		prep(dir)
+	}
 	files := map[string]string{
 		"staged.txt": "staged\n", "unstaged.txt": "unstaged\n", "partial.txt": "partial\n",
 		"del-unstaged.txt": "gone\n", "del-staged.txt": "gone too\n", "mode.sh": "#!/bin/sh\n",

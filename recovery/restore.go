@@ -296,15 +296,9 @@ func restoreFiles(ctx context.Context, repo *git.Repository, s *Snap, dir string
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	ti, err := repo.NewTempIndex()
-	if err != nil {
-		return err
-	}
-	defer ti.Close()
-	if err := ti.ReadTree(ctx, s.Tree); err != nil {
-		return err
-	}
-	if err := ti.CheckoutTo(ctx, dir+string(filepath.Separator)); err != nil {
+	// The blobs hold the bytes that were on disk: written verbatim, no smudge filter
+	// or end-of-line conversion (a checkout would apply them a second time).
+	if err := repo.WriteTreeFiles(ctx, s.Tree, dir); err != nil {
 		return fmt.Errorf("restore files into %s: %w", dir, err)
 	}
 	return nil
@@ -320,7 +314,8 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *Snap, dir str
 	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err // an empty directory: worktree add wants to make it
 	}
-	if err := repo.AddWorktree(ctx, dir, s.Manifest.Head, ""); err != nil {
+	// No checkout: applyTo writes every file of the snapshot itself, verbatim.
+	if err := repo.AddWorktreeNoCheckout(ctx, dir, s.Manifest.Head); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
 	wt := repo.Worktree(dir)

@@ -14,8 +14,9 @@
 //	           and conflicts/<stage>/<path> for every stage of every unmerged path;
 //	           its parents are MERGE_HEAD and friends, kept reachable
 //
-// Before the ref is written the tree is read back and compared, path by path, with
-// the files on disk (blob id and mode); the ledger records the snapshot in the same
+// The tree holds the bytes on disk, not git's converted content (see capture). Before
+// the ref is written the tree is read back and compared, path by path, with the raw
+// files on disk (blob id and mode); the ledger records the snapshot in the same
 // transaction as the ref.
 package recovery
 
@@ -165,12 +166,15 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	wt := repo.Worktree(t.Path)
 	var c *captured
 	var err error
-	// An agent may still be writing; a capture that does not match the disk is retried.
+	// An agent may still be writing; a capture that does not match the disk is retried,
+	// without git's conversion machinery (see capture) in case that is what differed.
+	raw := false
 	for try := 0; try < 3; try++ {
-		c, err = capture(ctx, wt, t, opt)
-		if !errors.Is(err, ErrChanged) {
+		c, err = capture(ctx, wt, t, opt, raw)
+		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) {
 			break
 		}
+		raw = true
 	}
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
@@ -303,7 +307,27 @@ type captured struct {
 	unmerged []git.IndexEntry
 }
 
-func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*captured, error) {
+// errFastPath means `git add` failed where git's conversions were thought to be off;
+// the capture is taken again the raw way.
+var errFastPath = errors.New("stage the worktree into a temporary index")
+
+// capture takes one pass over the worktree. The tree must hold every file's bytes as
+// they are on disk, whatever git would convert on the way into the index (autocrlf,
+// text/eol, clean filters, ident, working-tree-encoding). Two ways get there:
+//
+//   - the fast way, `git add -A` on a copy of the index, only when git can convert
+//     nothing here (git.Worktree.Conversions: autocrlf off, no filter driver, no
+//     attributes file): then add stores each changed file's bytes as they are, and an
+//     untouched file (skipped by add because its stat data matches the index) holds
+//     the index's blob byte for byte, since checkout wrote it unconverted;
+//   - the raw way otherwise (rawTree): every file of the worktree hashed from its bytes,
+//     the blobs git lacks written with `hash-object --no-filters`, no `add` at all, so
+//     no filter of the user runs and no untouched file keeps a converted blob.
+//
+// Either way the read-back compares the tree with the bytes on disk, so a conversion
+// the fast way missed (an untracked .gitattributes) fails the check, and the retry
+// goes the raw way.
+func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool) (*captured, error) {
 	head, err := wt.ResolveHead(ctx)
 	if err != nil {
 		return nil, err
@@ -369,9 +393,19 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*cap
 	for _, p := range assumed {
 		m.AssumeUnchanged = append(m.AssumeUnchanged, NameOf(p))
 	}
-	if err := full.AddAll(ctx); err != nil {
-		return nil, fmt.Errorf("stage the worktree into a temporary index: %w", err)
+	if !raw {
+		tracked := make([]string, len(entries))
+		for i, e := range entries {
+			tracked[i] = e.Path
+		}
+		why, err := wt.Conversions(ctx, tracked)
+		if err != nil {
+			return nil, err
+		}
+		raw = why != ""
 	}
+	// Ignored files are never in the index, staged or not: the listing is the same
+	// before and after staging.
 	ignored, err := full.Ignored(ctx)
 	if err != nil {
 		return nil, err
@@ -383,12 +417,23 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*cap
 	}
 	if opt.IncludeIgnored {
 		m.IgnoredCap = opt.IgnoredCap
+	} else {
+		include = nil
+	}
+	if raw {
+		if m.Tree, err = rawTree(ctx, wt, full, entries, toSet(skipped), include); err != nil {
+			return nil, err
+		}
+	} else {
+		if err := full.AddAll(ctx); err != nil {
+			return nil, fmt.Errorf("%w: %w", errFastPath, err)
+		}
 		if err := full.AddForce(ctx, include); err != nil {
 			return nil, fmt.Errorf("add ignored files: %w", err)
 		}
-	}
-	if m.Tree, err = full.WriteTree(ctx); err != nil {
-		return nil, fmt.Errorf("write worktree tree: %w", err)
+		if m.Tree, err = full.WriteTree(ctx); err != nil {
+			return nil, fmt.Errorf("write worktree tree: %w", err)
+		}
 	}
 
 	// Read the tree back and hold it against the disk.
@@ -578,7 +623,11 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 }
 
 // writePatch exports the binary patch from base to tree into path, through a
-// temporary file renamed into place, so a patch file is always whole. With keep, an
+// temporary file renamed into place, so a patch file is always whole. The tree holds
+// the bytes that were on disk and base the baseline's stored blobs, so where git
+// converts (autocrlf, eol, filters, ident, encodings) the patch also carries each
+// checked-out file's conversion as a change (e.g. LF to CRLF); `git apply --index`
+// on the baseline still gives exactly the snapshot's tree. With keep, an
 // existing file is kept: at the default path, named by the snapshot id, its content is
 // a function of base and tree (a --patch-out file is always rewritten).
 func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep bool) error {

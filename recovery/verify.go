@@ -22,9 +22,10 @@ import (
 
 // verifier holds a tree read back from the object store against the files of a
 // directory: every file on disk is in the tree with its blob id and mode (or is
-// ignored), and every file of the tree is on disk. It hashes the files itself rather
-// than asking git, so a fault in the capture cannot hide in the check; only files
-// whose raw bytes differ are re-hashed by git, for clean filters (autocrlf, LFS).
+// ignored), and every file of the tree is on disk. It hashes the files' raw bytes
+// itself rather than asking git, so a fault in the capture cannot hide in the check,
+// and no conversion (autocrlf, clean filters, ident, encodings) stands between the
+// snapshot and the bytes on disk: a blob matches only the very bytes it holds.
 type verifier struct {
 	repo    *git.Repository
 	wt      *git.Worktree // for config; nil means the repository's
@@ -193,7 +194,6 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 		}
 	}
 	hashAll(checks, sha256Repo)
-	var refilter []*fileCheck
 	for _, c := range checks {
 		if c.err != nil {
 			return nil, fmt.Errorf("%w: hash %q: %v", ErrChanged, c.rel, c.err)
@@ -202,22 +202,7 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 			if c.link {
 				return nil, changed("symlink %q does not match the snapshot", c.rel)
 			}
-			refilter = append(refilter, c)
-		}
-	}
-	if len(refilter) > 0 {
-		rels := make([]string, len(refilter))
-		for i, c := range refilter {
-			rels[i] = c.rel
-		}
-		ids, err := v.repo.HashFiles(ctx, v.root, rels)
-		if err != nil {
-			return nil, fmt.Errorf("%w: %q does not match the snapshot (%v)", ErrChanged, rels[0], err)
-		}
-		for i, c := range refilter {
-			if ids[i] != c.want {
-				return nil, changed("%q does not match the snapshot", c.rel)
-			}
+			return nil, changed("%q does not match the snapshot byte for byte", c.rel)
 		}
 	}
 	return embedded, nil

@@ -116,9 +116,13 @@ func isScrubbed(name string) bool {
 	return false
 }
 
-// globalArgs disable the user's hooks for every internal call and make git flush the
-// objects and refs it writes (git 2.39 flushes neither by default).
-var globalArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsync=loose-object,reference", "-c", "core.fsyncMethod=fsync"}
+// globalArgs disable the user's hooks and fsmonitor for every internal call (a hook
+// may be slow, failing or have side effects; fsmonitor data could also hide a
+// change), keep git's "LF will be replaced by CRLF" warnings (core.safecrlf, which
+// changes no content) out of our output, and make git flush the objects and refs it
+// writes (git 2.39 flushes neither by default).
+var globalArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.safecrlf=false",
+	"-c", "core.fsync=loose-object,reference", "-c", "core.fsyncMethod=fsync"}
 
 // cmd is one git invocation.
 type cmd struct {

@@ -34,9 +34,10 @@ var tempIndexConfig = []string{"-c", "core.splitIndex=false", "-c", "splitIndex.
 // GIT_INDEX_FILE, so the worktree's own index is never read for writing, locked or
 // replaced.
 type TempIndex struct {
-	repo *Repository
-	dir  string // where worktree-level commands run ("" = the common dir)
-	Path string
+	repo    *Repository
+	dir     string // where worktree-level commands run ("" = the common dir)
+	Path    string
+	filters []string // filtersOff, read once
 }
 
 // GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
@@ -156,8 +157,14 @@ func (t *TempIndex) git(ctx context.Context, env []string, stdin []byte, args ..
 	if dir == "" {
 		dir = t.repo.CommonDir
 	}
-	full := append(append([]string{}, tempIndexConfig...), args...)
-	return cmd{dir: dir, args: full, env: append([]string{"GIT_INDEX_FILE=" + t.Path}, env...), stdin: stdin}.run(ctx)
+	// No filter of the user runs on a temporary index: writing an index re-reads the
+	// content of racily clean entries (through clean filters), and nothing done with
+	// a temporary index needs git's conversions (snapshots keep the bytes on disk).
+	if t.filters == nil {
+		t.filters = append([]string{}, t.repo.filtersOff(ctx)...)
+	}
+	full := append(append(append([]string{}, tempIndexConfig...), t.filters...), args...)
+	return cmd{dir: dir, args: full, env: append([]string{"GIT_INDEX_FILE=" + t.Path, noSystemAttributes}, env...), stdin: stdin}.run(ctx)
 }
 
 // AddAll stages everything in the worktree into the temporary index: modifications,
@@ -319,15 +326,6 @@ func (w *Worktree) AssumesUnchanged(ctx context.Context) (bool, error) {
 	return false, nil
 }
 
-// CheckoutTo writes every file of the temporary index into dir (a new directory),
-// through git's own checkout so modes, symlinks and smudge filters are git's.
-func (t *TempIndex) CheckoutTo(ctx context.Context, dir string) error {
-	_, err := cmd{dir: t.repo.CommonDir, args: append(append([]string{}, tempIndexConfig...),
-		"--git-dir="+t.repo.CommonDir, "--work-tree="+dir, "checkout-index", "--all", "--force"),
-		env: []string{"GIT_INDEX_FILE=" + t.Path}}.run(ctx)
-	return err
-}
-
 // TreeItem is one entry of a recursive tree listing.
 type TreeItem struct {
 	Mode string
@@ -447,32 +445,6 @@ func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree str
 	return bw.Flush()
 }
 
-// HashFiles hashes files of the working tree dir (a worktree, or a directory a
-// snapshot was restored into) the way `git add` would, clean filters and attributes
-// applied, without writing objects.
-func (r *Repository) HashFiles(ctx context.Context, dir string, paths []string) ([]string, error) {
-	if len(paths) == 0 {
-		return nil, nil
-	}
-	var in bytes.Buffer
-	for _, p := range paths {
-		if strings.ContainsAny(p, "\n") {
-			return nil, fmt.Errorf("hash %q: a name with a newline cannot be filtered", p)
-		}
-		in.WriteString(p)
-		in.WriteByte('\n')
-	}
-	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir, "hash-object", "--stdin-paths"}, stdin: in.Bytes()}.run(ctx)
-	if err != nil {
-		return nil, err
-	}
-	ids := strings.Fields(string(out))
-	if len(ids) != len(paths) {
-		return nil, fmt.Errorf("hash-object: %d ids for %d paths", len(ids), len(paths))
-	}
-	return ids, nil
-}
-
 // ConfigBool reads a boolean config value as git would, with def when unset.
 func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
 	out, err := w.Git(ctx, nil, nil, "config", "--type=bool", "--get", key)
@@ -511,11 +483,16 @@ func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
 }
 
 // ResetTo makes the worktree's index and files exactly tree (files not in tree that
-// the index tracked are removed; untracked files are left alone). Only for worktrees
-// git-atlas made for this purpose: it rewrites their index and files.
+// the index tracked are removed; untracked files are left alone), then writes the
+// blobs' bytes verbatim over the files: a snapshot's blobs are the bytes that were on
+// disk, and checkout would smudge them again. No filter of the user runs. Only for
+// worktrees git-atlas made for this purpose: it rewrites their index and files.
 func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
-	_, err := w.Git(ctx, nil, nil, "read-tree", "--reset", "-u", tree)
-	return err
+	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree)
+	if _, err := w.Git(ctx, nil, nil, args...); err != nil {
+		return err
+	}
+	return w.Repo.WriteTreeFiles(ctx, tree, w.Path)
 }
 
 // SetIndex replaces the worktree's index by tree plus extra entries (unmerged
@@ -530,7 +507,10 @@ func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry
 		}
 	}
 	// Exit 1 only says some files differ from the index (unstaged changes): expected.
-	if _, err := w.Git(ctx, nil, nil, "update-index", "-q", "--refresh", "--unmerged"); err != nil {
+	// The user's clean filters stay off: a file they would have to clean stays
+	// stat-dirty, and status compares it the user's way later.
+	args := append(w.Repo.filtersOff(ctx), "update-index", "-q", "--refresh", "--unmerged")
+	if _, err := w.Git(ctx, nil, nil, args...); err != nil {
 		var ge *Error
 		if !errors.As(err, &ge) || ge.ExitCode != 1 {
 			return err

@@ -1,0 +1,269 @@
+package git
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// This file holds what snapshots need to keep the bytes on disk rather than git's
+// converted content (core.autocrlf, text/eol, clean/smudge filters, ident,
+// working-tree-encoding all apply on the way in and out of the index): knowing when
+// no conversion can apply, writing files' bytes as blobs with every conversion off,
+// and writing blobs back into files verbatim.
+
+// Conversions reports why git could convert a file's bytes on their way into or out
+// of this worktree's index ("" when it provably cannot). Conversions come from two
+// places only: core.autocrlf (config) and attributes (text, eol, filter, ident,
+// working-tree-encoding; core.eol alone converts nothing, it only picks the ending
+// for files the text attribute marks). Attributes are read from .gitattributes files
+// in the tree, $GIT_COMMON_DIR/info/attributes, core.attributesFile (default
+// $XDG_CONFIG_HOME/git/attributes) and the system file, which the snapshot's calls
+// switch off (GIT_ATTR_NOSYSTEM). A filter driver is moreover inert unless configured,
+// so with no filter.* config `git add` can run no external command. tracked lists the
+// index's paths (a .gitattributes among them counts); an untracked .gitattributes can
+// only bring git's internal conversions, which the snapshot's byte-exact read-back
+// catches (the capture is then taken again without git's conversion machinery).
+func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, error) {
+	if v := strings.ToLower(w.config(ctx, "core.autocrlf")); v != "" && v != "false" && v != "no" && v != "off" && v != "0" {
+		return "core.autocrlf=" + v, nil
+	}
+	out, err := w.Git(ctx, nil, nil, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	if err != nil {
+		var ge *Error
+		if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: no such key
+			return "", err
+		}
+	}
+	if len(out) > 0 {
+		return "filter drivers are configured", nil
+	}
+	for _, p := range tracked {
+		if p == ".gitattributes" || strings.HasSuffix(p, "/.gitattributes") {
+			return "attributes in " + p, nil
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.Repo.CommonDir, "info", "attributes")); err == nil {
+		return "attributes in info/attributes", nil
+	}
+	global := w.config(ctx, "core.attributesFile")
+	if global == "" {
+		if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+			global = filepath.Join(xdg, "git", "attributes")
+		} else if home := os.Getenv("HOME"); home != "" {
+			global = filepath.Join(home, ".config", "git", "attributes")
+		}
+	} else if rest, ok := strings.CutPrefix(global, "~/"); ok {
+		global = filepath.Join(os.Getenv("HOME"), rest)
+	}
+	if global != "" {
+		if _, err := os.Stat(global); err == nil {
+			return "attributes in " + global, nil
+		}
+	}
+	return "", nil
+}
+
+func (w *Worktree) config(ctx context.Context, key string) string {
+	out, err := w.Git(ctx, nil, nil, "config", "--get", key)
+	if err != nil {
+		return ""
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// noSystemAttributes keeps the system-wide gitattributes out of snapshot calls, so
+// Conversions need not find it.
+var noSystemAttributes = "GIT_ATTR_NOSYSTEM=1"
+
+// Others lists the worktree's untracked files that are not ignored, as the temporary
+// index sees them; a nested repository is one entry ending in "/". ls-files reads no
+// file's content, so no conversion or filter runs.
+func (t *TempIndex) Others(ctx context.Context) ([]string, error) {
+	out, err := t.git(ctx, nil, nil, "ls-files", "-z", "--others", "--exclude-standard")
+	if err != nil {
+		return nil, err
+	}
+	return nulSplit(out), nil
+}
+
+// WriteRawBlobs writes the bytes of files of the working tree dir as blobs, every
+// conversion off (`hash-object --no-filters`: no autocrlf, attributes or filters),
+// and returns their ids in order.
+func (r *Repository) WriteRawBlobs(ctx context.Context, dir string, paths []string) ([]string, error) {
+	ids := make([]string, len(paths))
+	var in bytes.Buffer
+	var batch []int
+	for i, p := range paths {
+		if strings.ContainsAny(p, "\n") {
+			// --stdin-paths reads one name a line: such a name goes on its own.
+			data, err := os.ReadFile(filepath.Join(dir, filepath.FromSlash(p)))
+			if err != nil {
+				return nil, err
+			}
+			if ids[i], err = r.WriteBlob(ctx, data); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		in.WriteString(p)
+		in.WriteByte('\n')
+		batch = append(batch, i)
+	}
+	if len(batch) == 0 {
+		return ids, nil
+	}
+	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir, "-c", "core.fsyncMethod=batch",
+		"hash-object", "-w", "--no-filters", "--stdin-paths"}, stdin: in.Bytes()}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	got := strings.Fields(string(out))
+	if len(got) != len(batch) {
+		return nil, fmt.Errorf("hash-object: %d ids for %d paths", len(got), len(batch))
+	}
+	for k, i := range batch {
+		ids[i] = got[k]
+	}
+	return ids, nil
+}
+
+// NestedHead returns the HEAD commit of the repository whose top level is dir (a
+// nested repository or a checked-out submodule), or "" when dir is not the top of a
+// repository or its HEAD is unborn.
+func (r *Repository) NestedHead(ctx context.Context, dir string) string {
+	if _, err := os.Lstat(filepath.Join(dir, ".git")); err != nil {
+		return ""
+	}
+	out, err := cmd{dir: dir, args: []string{"rev-parse", "--show-toplevel", "--verify", "--quiet", "HEAD^{commit}"}}.run(ctx)
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(out))
+	if len(f) != 2 {
+		return ""
+	}
+	top, err1 := filepath.EvalSymlinks(f[0])
+	want, err2 := filepath.EvalSymlinks(dir)
+	if err1 != nil || err2 != nil || top != want {
+		return ""
+	}
+	return f[1]
+}
+
+// WriteTreeFiles writes every file of tree into dir, blob bytes verbatim: no smudge
+// filter, no end-of-line or encoding conversion, no ident expansion (checkout-index
+// would apply them all, and the blobs of a snapshot already hold the bytes that were
+// on disk). Modes and symlinks are kept; a gitlink becomes an empty directory as in
+// a checkout. Files already in dir are replaced.
+func (r *Repository) WriteTreeFiles(ctx context.Context, tree, dir string) error {
+	items, err := r.LsTree(ctx, tree)
+	if err != nil {
+		return err
+	}
+	var blobs []TreeItem
+	var specs []string
+	for _, it := range items {
+		target := filepath.Join(dir, filepath.FromSlash(it.Path))
+		if it.Type != "blob" {
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+			continue
+		}
+		blobs = append(blobs, it)
+		specs = append(specs, it.ID)
+	}
+	var werr error
+	err = catFile(ctx, r, specs, func(i int, o batchObject) {
+		if werr != nil {
+			return
+		}
+		it := blobs[i]
+		if o.missing || o.typ != "blob" {
+			werr = fmt.Errorf("%s: blob %s: %w", it.Path, it.ID, ErrNotFoundObject)
+			return
+		}
+		werr = writeFile(filepath.Join(dir, filepath.FromSlash(it.Path)), it.Mode, o.data)
+	})
+	if err != nil {
+		return err
+	}
+	return werr
+}
+
+func writeFile(path, mode string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	if info, err := os.Lstat(path); err == nil {
+		if info.IsDir() {
+			if err := os.RemoveAll(path); err != nil {
+				return err
+			}
+		} else if err := os.Remove(path); err != nil {
+			return err
+		}
+	}
+	switch mode {
+	case "120000":
+		return os.Symlink(string(data), path)
+	case "100755":
+		return writeWithMode(path, data, 0o777)
+	default:
+		return writeWithMode(path, data, 0o666)
+	}
+}
+
+// writeWithMode creates the file with perm filtered by the umask, as git does.
+func writeWithMode(path string, data []byte, perm os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, perm)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(data); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// filtersOff is config for git calls that move bytes between the index and files,
+// or re-read files to compare them, without running the user's filters (which may be
+// slow, fail, or have side effects): every configured filter driver emptied and not
+// required. git's own conversions (autocrlf, text, eol, ident, encoding) cannot all be
+// switched off by config and run no program; callers that need exact bytes write or
+// hash them themselves (WriteTreeFiles, the snapshot's raw capture).
+func (r *Repository) filtersOff(ctx context.Context) []string {
+	var args []string
+	out, err := r.Git(ctx, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	if err != nil {
+		return args
+	}
+	seen := map[string]bool{}
+	for _, key := range nulSplit(out) {
+		i := strings.LastIndexByte(key, '.')
+		if i <= len("filter.") {
+			continue
+		}
+		name := key[:i] // filter.<driver>, the driver name may hold dots
+		if seen[name] {
+			continue
+		}
+		seen[name] = true
+		args = append(args, "-c", name+".clean=", "-c", name+".smudge=", "-c", name+".process=", "-c", name+".required=false")
+	}
+	return args
+}
+
+// AddWorktreeNoCheckout adds a detached linked worktree at sha without checking any
+// file out (and so without running the user's smudge filters): for a restore that
+// writes the files itself (ResetTo).
+func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path, sha string) error {
+	_, err := r.Git(ctx, "worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha)
+	return err
+}

@@ -1,0 +1,242 @@
+package recovery_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/recovery"
+)
+
+// conversion is a way git converts bytes between the index and the files.
+type conversion struct {
+	name string
+	// base configures the repository (and adds files to the baseline) before the
+	// baseline commit, so the managed worktree is checked out through it.
+	base func(t testing.TB, dir string)
+	// later configures it once the worktree is dirty, before the snapshot.
+	later func(t testing.TB, f *fixture, wt string)
+	trip  trip
+}
+
+func gitConfig(t testing.TB, dir string, kv ...string) {
+	t.Helper()
+	for i := 0; i+1 < len(kv); i += 2 {
+		run(t, dir, "config", kv[i], kv[i+1])
+	}
+}
+
+// upperFilter is a clean/smudge pair that changes every lower-case letter: a
+// snapshot that went through it could not give the original text back.
+func upperFilter(t testing.TB, dir string) {
+	gitConfig(t, dir, "filter.upper.clean", "tr a-z A-Z", "filter.upper.smudge", "tr A-Z a-z")
+}
+
+var conversions = []conversion{
+	{name: "autocrlf-true", base: func(t testing.TB, dir string) {
+		gitConfig(t, dir, "core.autocrlf", "true")
+	}},
+	{name: "autocrlf-true-safecrlf", base: func(t testing.TB, dir string) {
+		gitConfig(t, dir, "core.autocrlf", "true")
+	}, later: func(t testing.TB, f *fixture, wt string) {
+		// git refuses to add a file whose line endings a checkout would not give back.
+		gitConfig(t, f.dir, "core.safecrlf", "true")
+	}},
+	{name: "autocrlf-input", base: func(t testing.TB, dir string) {
+		gitConfig(t, dir, "core.autocrlf", "input")
+	}},
+	{name: "text-auto-eol-crlf", base: func(t testing.TB, dir string) {
+		write(t, filepath.Join(dir, ".gitattributes"), "* text=auto eol=crlf\n")
+	}},
+	{name: "clean-smudge-filter", base: func(t testing.TB, dir string) {
+		upperFilter(t, dir)
+		write(t, filepath.Join(dir, ".gitattributes"), "*.txt filter=upper\n")
+	}},
+	{name: "filter-added-later", later: func(t testing.TB, f *fixture, wt string) {
+		// Files committed and checked out without it: even the untouched ones would
+		// be cleaned differently now.
+		upperFilter(t, f.dir)
+		write(t, filepath.Join(wt, ".gitattributes"), "*.txt filter=upper\n")
+	}, trip: trip{statusVaries: true}},
+	{name: "ident", base: func(t testing.TB, dir string) {
+		write(t, filepath.Join(dir, ".gitattributes"), "*.txt ident\n")
+		write(t, filepath.Join(dir, "ident.txt"), "id: $Id$\n")
+	}},
+	{name: "working-tree-encoding", base: func(t testing.TB, dir string) {
+		write(t, filepath.Join(dir, ".gitattributes"), "*.utf16 working-tree-encoding=UTF-16\n")
+		write(t, filepath.Join(dir, "enc.utf16"), "\xfe\xff\x00h\x00i\x00\n")
+	}},
+}
+
+// convertible writes files every conversion has an opinion on: mixed line endings,
+// CRLF, LF, letters, an ident keyword already expanded, and text that is not valid
+// in its declared encoding.
+func convertible(t testing.TB, wt string) {
+	write(t, filepath.Join(wt, "mix.txt"), "mix\r\nlf\n")
+	write(t, filepath.Join(wt, "crlf.txt"), "one\r\ntwo\r\n")
+	write(t, filepath.Join(wt, "lf.txt"), "one\ntwo\n")
+	write(t, filepath.Join(wt, "lone-cr.txt"), "a\rb\r\n")
+	write(t, filepath.Join(wt, "Mixed Case.txt"), "Hello World\n")
+	write(t, filepath.Join(wt, "ident-new.txt"), "$Id: 0123456789abcdef $\n")
+	write(t, filepath.Join(wt, "bad.utf16"), "odd")
+	write(t, filepath.Join(wt, "good.utf16"), "\xff\xfeo\x00k\x00\r\x00\n\x00")
+	// A committed file edited by hand: its CRLF must stay.
+	write(t, filepath.Join(wt, "unstaged.txt"), "unstaged\r\nchanged\n")
+}
+
+// TestCorpusConversions takes the dirty states through snapshot, remove and restore
+// under each conversion git can apply: the restored files are the bytes that were on
+// disk, untouched (checked-out, smudged) files included. By default every state
+// together under each conversion; ATLAS_LONG_TESTS=1 adds every state alone (but the
+// heavy ones, which only add size; ~20 minutes on a loaded 2-core machine).
+func TestCorpusConversions(t *testing.T) {
+	long := os.Getenv("ATLAS_LONG_TESTS") != ""
+	for _, c := range conversions {
+		t.Run(c.name, func(t *testing.T) {
+			t.Run("all-together", func(t *testing.T) {
+				f := newFixtureWith(t, 0, func(dir string) {
+					if c.base != nil {
+						c.base(t, dir)
+					}
+				})
+				wt := f.worktree("n")
+				for _, first := range []bool{true, false} {
+					for _, m := range corpus {
+						if m.first == first && !m.heavy {
+							m.apply(t, f, wt)
+						}
+					}
+				}
+				convertible(t, wt)
+				if c.later != nil {
+					c.later(t, f, wt)
+				}
+				roundTripWith(t, f, "n", wt, recovery.Options{}, c.trip)
+			})
+			if !long {
+				return
+			}
+			for _, m := range corpus {
+				if m.heavy {
+					continue // size, not conversion: TestCorpus has them (~2.5 min a conversion without)
+				}
+				t.Run(m.name, func(t *testing.T) {
+					f := newFixtureWith(t, 0, func(dir string) {
+						if c.base != nil {
+							c.base(t, dir)
+						}
+					})
+					wt := f.worktree("n")
+					m.apply(t, f, wt)
+					if c.later != nil {
+						c.later(t, f, wt)
+					}
+					roundTripWith(t, f, "n", wt, recovery.Options{}, c.trip)
+				})
+			}
+		})
+	}
+}
+
+// TestCheckedOutThroughFilter is the trap of untouched files: a worktree whose only
+// change is a new file still has every checked-out file in its smudged form on disk,
+// which is not the blob in the index; each must come back as it was on disk.
+func TestCheckedOutThroughFilter(t *testing.T) {
+	f := newFixtureWith(t, 0, func(dir string) {
+		upperFilter(t, dir)
+		write(t, filepath.Join(dir, ".gitattributes"), "*.txt filter=upper\n")
+		write(t, filepath.Join(dir, "MiXeD.txt"), "MiXeD case\n")
+	})
+	wt := f.worktree("n")
+	write(t, filepath.Join(wt, "new.txt"), "Fresh\n")
+	res := roundTrip(t, f, "n", wt, recovery.Options{})
+	restored := filepath.Join(t.TempDir(), "out")
+	if _, err := recovery.Restore(context.Background(), f.repo, res.Rec.Commit, restored, false); err != nil {
+		t.Fatal(err)
+	}
+	for name, want := range map[string]string{"MiXeD.txt": "mixed case\n", "new.txt": "Fresh\n"} {
+		got, err := os.ReadFile(filepath.Join(restored, name))
+		if err != nil || string(got) != want {
+			t.Errorf("%s: %q, %v; want %q (the bytes that were on disk)", name, got, err, want)
+		}
+	}
+}
+
+// TestSnapshotRunsNoUserProgram: neither the user's filters nor core.fsmonitor run
+// during snapshot and restore (they may be slow, fail, or have side
+// effects); a filter whose command fails or is missing changes nothing.
+func TestSnapshotRunsNoUserProgram(t *testing.T) {
+	calls := filepath.Join(t.TempDir(), "calls")
+	monitored := filepath.Join(t.TempDir(), "fsmonitor-calls")
+	hook := filepath.Join(t.TempDir(), "fsmonitor")
+	write(t, hook, "#!/bin/sh\necho fsmonitor >>'"+monitored+"'\nexit 1\n")
+	if err := os.Chmod(hook, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		data, _ := os.ReadFile(calls)
+		return strings.Count(string(data), "\n")
+	}
+	for _, tc := range []struct{ name, clean, smudge string }{
+		{"counting", "echo clean >>'" + calls + "'; tr a-z A-Z", "echo smudge >>'" + calls + "'; tr A-Z a-z"},
+		{"failing", "echo clean >>'" + calls + "'; exit 1", "echo smudge >>'" + calls + "'; exit 1"},
+		{"missing", "/nonexistent/clean-filter", "/nonexistent/smudge-filter"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			f := newFixture(t, 0)
+			wt := f.worktree("n")
+			for _, m := range corpus {
+				if m.name == "staged" || m.name == "unstaged" || m.name == "untracked" {
+					m.apply(t, f, wt)
+				}
+			}
+			convertible(t, wt)
+			gitConfig(t, f.dir, "filter.f.clean", tc.clean, "filter.f.smudge", tc.smudge, "core.fsmonitor", hook)
+			write(t, filepath.Join(wt, ".gitattributes"), "*.txt filter=f\n")
+			want := fileMap(t, wt, false)
+			for _, p := range []string{calls, monitored} {
+				if err := os.Remove(p); err != nil && !os.IsNotExist(err) {
+					t.Fatal(err)
+				}
+			}
+
+			res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}, recovery.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ran := count()
+			// Removal asks status whether anything is dirty, which cleans files the way
+			// the user's git does; only the snapshot and restores are counted.
+			if _, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{}); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Remove(calls); err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			files := filepath.Join(t.TempDir(), "files")
+			if _, err := recovery.Restore(ctx, f.repo, res.Rec.Commit, files, false); err != nil {
+				t.Fatal(err)
+			}
+			again := filepath.Join(t.TempDir(), "worktree")
+			if _, err := recovery.Restore(ctx, f.repo, res.Rec.Commit, again, true); err != nil {
+				t.Fatal(err)
+			}
+			if n := ran + count(); n != 0 {
+				data, _ := os.ReadFile(calls)
+				t.Errorf("the user's filters ran %d times:\n%s", n, data)
+			}
+			if data, _ := os.ReadFile(monitored); len(data) > 0 {
+				t.Errorf("the user's core.fsmonitor ran %d times (snapshot, remove, restore)", strings.Count(string(data), "\n"))
+			}
+			if d := diffMaps(want, fileMap(t, files, false)); d != "" {
+				t.Errorf("restored files differ:\n%s", d)
+			}
+			if d := diffMaps(want, fileMap(t, again, false)); d != "" {
+				t.Errorf("restored worktree differs:\n%s", d)
+			}
+		})
+	}
+}
