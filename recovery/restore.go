@@ -230,7 +230,7 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *Snap, dir str
 	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
 		return err // an empty directory: worktree add wants to make it
 	}
-	if err := repo.AddWorktree(ctx, dir, s.Manifest.Head, ""); err != nil {
+	if err := repo.AddWorktree(ctx, dir, s.Manifest.Head, "", nil); err != nil {
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
 	wt := repo.Worktree(dir)

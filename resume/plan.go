@@ -79,6 +79,8 @@ type WorktreePlan struct {
 	Head   string `json:"head"`
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Busy: another process is making this checkout now.
+	Busy bool `json:"-"`
 }
 
 // Next actions for the orchestrator (SPEC §6.7).

@@ -3,6 +3,8 @@ package worktrees
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/git-atlas/git-atlas/baseline"
@@ -16,6 +18,12 @@ type AddOptions struct {
 	// Baseline is the revision the node starts from. "" means the recorded one for a
 	// worktree the ledger already has, else the run's baseline.
 	Baseline string
+	// Preserve snapshots (when anything could be lost) and removes the worktree of a
+	// recorded node, keeping its record: Add calls it for a checkout a killed process
+	// left half-made, which an agent may have worked in. recovery provides it (wired
+	// by the command line: worktrees cannot import recovery); nil refuses such a
+	// worktree instead.
+	Preserve func(ctx context.Context, run, node, reason string) error
 }
 
 // Added is what Add did.
@@ -62,7 +70,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
 				WithHint("leave out --baseline to keep it")
 		}
-		return ensure(ctx, store, run, *rec)
+		return ensure(ctx, store, run, *rec, opts)
 	}
 	if base == "" {
 		base = r.Header.Baseline
@@ -180,12 +188,21 @@ func jobOf(rec gitstate.WorktreeRec) string {
 
 // ensure makes a recorded worktree exist as recorded: nothing to do when it does;
 // recreated on its branch (as the branch stands) when its directory is gone.
-func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec) (*Added, error) {
+func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
+	added, err := ensureOnce(ctx, store, run, rec, opts)
+	var mc madeConcurrently
+	if errors.As(err, &mc) {
+		// Another process made it first: it now exists as recorded, which is all we
+		// were asked for.
+		return ensureOnce(ctx, store, run, rec, opts)
+	}
+	return added, err
+}
+
+func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
 	repo := store.Repo
-	if HalfMade(rec.Path) { // an earlier add was killed while checking out: start over
-		if err := DiscardHalfMade(ctx, repo, rec.Path); err != nil {
-			return nil, err
-		}
+	if err := preserveHalfMade(ctx, store, run, rec, opts); err != nil {
+		return nil, err
 	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
@@ -226,6 +243,37 @@ func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate
 		return nil, err
 	}
 	return &Added{Rec: rec, Recreated: true}, nil
+}
+
+// preserveHalfMade deals with a checkout a killed process began and never finished:
+// it is claimed (a live maker is a conflict), preserved (snapshot when anything could
+// be lost, then removed), and its marker cleared, so that it is made again clean.
+func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) error {
+	inProgress, halfMade, owner := Making(rec.Path)
+	if inProgress {
+		return fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, owner).
+			WithHint("wait for it to finish, then run the command again")
+	}
+	if !halfMade {
+		return nil
+	}
+	m, tookOver, err := ClaimMaking(run, rec)
+	if err != nil {
+		return err
+	}
+	if !tookOver { // its maker finished meanwhile
+		return m.Done()
+	}
+	if opts.Preserve == nil {
+		m.Drop()
+		return fault.Refused("worktree %s of node %s was left half-made by a process that died", rec.Path, rec.Node).
+			WithHint("`git atlas resume %s` preserves it and makes it again", run)
+	}
+	if err := opts.Preserve(ctx, run, rec.Node, "checkout never finished"); err != nil {
+		m.Drop()
+		return fmt.Errorf("preserve half-made worktree %s: %w", rec.Path, err)
+	}
+	return m.Done()
 }
 
 // checkFree checks that a missing worktree can be made again: nothing else at its

@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -43,7 +45,13 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline})
+	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline,
+		// A checkout a killed process left half-made may hold an agent's work:
+		// snapshotted (always) and removed before it is made again.
+		Preserve: func(ctx context.Context, run, node, reason string) error {
+			_, err := resume.PreserveWorktree(ctx, store, run, node, "worktree add: "+reason, true)
+			return err
+		}})
 	if err != nil {
 		return err
 	}

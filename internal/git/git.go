@@ -90,6 +90,7 @@ type cmd struct {
 	args  []string
 	env   []string // extra variables, appended after the fixed environment
 	stdin []byte
+	extra []*os.File // open files the child inherits (a marker's lock)
 }
 
 func (c cmd) run(ctx context.Context) ([]byte, error) {
@@ -97,6 +98,7 @@ func (c cmd) run(ctx context.Context) ([]byte, error) {
 	x := exec.CommandContext(ctx, "git", full...)
 	x.Dir = c.dir
 	x.Env = append(baseEnv(), c.env...)
+	x.ExtraFiles = c.extra
 	if c.stdin != nil {
 		x.Stdin = bytes.NewReader(c.stdin)
 	}
