@@ -34,6 +34,9 @@ type Added struct {
 	// Recreated: the ledger had it, its directory was gone, and it was made again
 	// on its branch as the branch stands (no commit is dropped).
 	Recreated bool
+	// Reattached: the node's worktree had been removed and its branch kept; the new
+	// worktree is on that branch at its tip (its commits are the node's work).
+	Reattached bool
 }
 
 // Add gives run's node its managed worktree: a linked worktree under Root, locked,
@@ -73,6 +76,13 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 		return ensure(ctx, store, run, *rec, opts)
 	}
 	if base == "" {
+		// A node whose worktree was removed keeps its pin: it starts from the same
+		// baseline again.
+		if base, err = repo.ReadRef(ctx, gitstate.PinRef(run, pinName(node))); err != nil {
+			return nil, err
+		}
+	}
+	if base == "" {
 		base = r.Header.Baseline
 	}
 	return create(ctx, store, r, node, base)
@@ -108,6 +118,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		return nil, fault.Conflict("path %s is taken by something git-atlas did not record for node %s of run %s", rec.Path, node, run).
 			WithHint("move it away, or set %s to another directory", RootConfig)
 	}
+	reattached := false
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
 			return nil, err
@@ -117,27 +128,58 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		}
 		// Checked on every try: a ref conflict inside the transaction would only be
 		// retried by the store.
-		if tip, err := repo.ReadRef(ctx, branchRef(rec.Branch)); err != nil || tip != "" {
-			if err != nil {
-				return nil, err
-			}
-			return nil, branchMoved(rec, tip, "")
-		}
 		refs, err := pinRefs(ctx, repo, run, rec)
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID})
+		tip, err := repo.ReadRef(ctx, branchRef(rec.Branch))
+		if err != nil {
+			return nil, err
+		}
+		branch := git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID}
+		rec.Head, reattached = base, false
+		if tip != "" {
+			// The branch of a node whose worktree was removed: its commits are the
+			// node's work, so the new worktree continues on it (SPEC §4.3).
+			own, err := ownBranch(ctx, repo, run, rec, tip)
+			if err != nil {
+				return nil, err
+			}
+			if !own {
+				return nil, foreignBranch(rec)
+			}
+			branch = git.RefUpdate{Name: branchRef(rec.Branch), New: tip, Old: tip} // verify: still there
+			rec.Head, reattached = tip, true
+		}
+		refs = append(refs, branch)
 		r.State.Worktrees = append(r.State.Worktrees, rec)
 		return &gitstate.Change{Event: addedEvent(rec, false, ""), Refs: refs}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := materialize(ctx, repo, run, rec, base); err != nil {
+	if err := materialize(ctx, repo, run, rec, rec.Head); err != nil {
 		return nil, err
 	}
-	return &Added{Rec: rec, Created: true}, nil
+	return &Added{Rec: rec, Created: !reattached, Reattached: reattached}, nil
+}
+
+// ownBranch reports whether an existing branch is provably the node's own: this run
+// pinned the node's baseline (the pin and the branch are made in one transaction, and
+// removing a worktree keeps both) and the branch's tip descends from that pin.
+func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, tip string) (bool, error) {
+	pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(rec.Node)))
+	if err != nil || pin == "" || pin != rec.Baseline {
+		return false, err
+	}
+	return repo.IsAncestor(ctx, pin, tip)
+}
+
+// foreignBranch is the conflict of a branch with the node's name that git-atlas did
+// not make for it. Its commits may be someone's only copy: the advice keeps them.
+func foreignBranch(rec gitstate.WorktreeRec) error {
+	return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
+		WithHint("if it is not this node's, rename it to keep its commits (`git branch -m %s <new name>`), then run the command again", rec.Branch)
 }
 
 // pinRefs pins rec's baseline at refs/atlas/pins/<run>/node/<node>, create-only; a pin
@@ -163,8 +205,7 @@ func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate
 // branchMoved is the conflict of a branch that is not where the caller saw it.
 func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 	if seen == "" {
-		return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
-			WithHint("rename or delete that branch if it is not git-atlas's: `git branch -m %s <new name>`", rec.Branch)
+		return foreignBranch(rec)
 	}
 	return fault.Conflict("branch %s moved (now %s, expected %s): its new commits are not preserved", rec.Branch, dashed(now), seen).
 		WithHint("preserve them first, then run the command again")

@@ -37,6 +37,9 @@ type worktreeView struct {
 	Head      string `json:"head"`
 	Created   bool   `json:"created"`
 	Recreated bool   `json:"recreated"`
+	// Reattached: the node's worktree had been removed; the new one is on its kept
+	// branch, at its tip.
+	Reattached bool `json:"reattached"`
 }
 
 // Run adds (or finds, or recreates) the worktree.
@@ -59,8 +62,11 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	if res.Recreated && !env.JSON {
 		fmt.Fprintf(env.Stderr, "recreated %s: its directory was gone\n", rec.Path)
 	}
+	if res.Reattached && !env.JSON {
+		fmt.Fprintf(env.Stderr, "reattached %s to its branch %s, whose commits it keeps\n", rec.Path, rec.Branch)
+	}
 	view := worktreeView{RunID: c.RunID, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated}
+		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}
 	return env.out(view, func(w io.Writer) { fmt.Fprintln(w, rec.Path) })
 }
 
