@@ -76,15 +76,27 @@ func setupInterruptedGraph(t *testing.T, a atlasCLI) {
 		a.must(t, "job", "add", "k", j, "--scope", j+"/**")
 	}
 	a.must(t, "transition", "k", "check", "dispatched")
+	leases := map[string]string{}
 	for _, j := range []string{"a", "b"} {
-		a.must(t, "job", "claim", "k", "--job", j, "--holder", "w-"+j, "--ttl", "1ms") // dead workers: leases already over
+		var g struct {
+			Lease string `json:"lease"`
+		}
+		// dead workers: leases already over
+		if err := json.Unmarshal(a.must(t, "job", "claim", "k", "--job", j, "--holder", "w-"+j, "--ttl", "1ms"), &g); err != nil || g.Lease == "" {
+			t.Fatalf("claim %s: %v", j, err)
+		}
+		leases[j] = g.Lease
 	}
 	paths := map[string]string{}
 	for _, j := range []string{"a", "b", "c"} {
 		var rec struct {
 			Path string `json:"path"`
 		}
-		if err := json.Unmarshal(a.must(t, "worktree", "add", "k", j), &rec); err != nil || rec.Path == "" {
+		args := []string{"worktree", "add", "k", j}
+		if leases[j] != "" {
+			args = append(args, "--lease", leases[j])
+		}
+		if err := json.Unmarshal(a.must(t, args...), &rec); err != nil || rec.Path == "" {
 			t.Fatalf("worktree add %s: %v", j, err)
 		}
 		paths[j] = rec.Path

@@ -623,3 +623,10 @@ func ResumeReset(s *State) []string {
 	}
 	return ids
 }
+
+// CheckLease reports whether token is job id's current lease: nil when it is, else the
+// error that says why (usage: malformed; not found: no such job; conflict: stale).
+func CheckLease(s *State, id, token string) error {
+	_, err := current(s, id, token)
+	return err
+}

@@ -53,7 +53,7 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 			return "", err
 		}
 		if len(refs) < 2 { // the branch alone holds it
-			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline})
+			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline, Unfenced: true})
 			if err != nil {
 				return "", err
 			}

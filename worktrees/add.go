@@ -24,6 +24,13 @@ type AddOptions struct {
 	// by the command line: worktrees cannot import recovery); nil refuses such a
 	// worktree instead.
 	Preserve func(ctx context.Context, run, node, reason string) error
+	// Lease is the caller's lease token on the node's job (graph runs). A job that is
+	// RUNNING gives its worktree only to the holder of its current lease, so a zombie
+	// worker whose lease was ended (by a resume, a reap or a receipt) never shares a
+	// worktree with its replacement: a stale or missing token is a conflict.
+	Lease string
+	// Unfenced skips the lease check: resume recreating a worktree it reset.
+	Unfenced bool
 }
 
 // Added is what Add did.
@@ -62,6 +69,9 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if err := open(r); err != nil {
 		return nil, err
 	}
+	if err := fence(r, node, opts); err != nil {
+		return nil, err
+	}
 	var base string
 	if opts.Baseline != "" {
 		if base, err = baseline.Resolve(ctx, repo, opts.Baseline); err != nil {
@@ -85,7 +95,29 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if base == "" {
 		base = r.Header.Baseline
 	}
-	return create(ctx, store, r, node, base)
+	return create(ctx, store, r, node, base, opts)
+}
+
+// fence checks the caller's lease (AddOptions.Lease) against the node's job.
+func fence(r *gitstate.Run, node string, opts AddOptions) error {
+	if opts.Unfenced {
+		return nil
+	}
+	j := r.State.Job(node)
+	if j == nil {
+		if opts.Lease != "" {
+			return fault.Usage("node %s of run %s is not a job of a graph run: --lease applies to jobs", node, r.Header.RunID)
+		}
+		return nil
+	}
+	if opts.Lease != "" {
+		return gitstate.CheckLease(&r.State, node, opts.Lease)
+	}
+	if j.State == gitstate.JobRunning {
+		return fault.Conflict("job %s of run %s is RUNNING under a lease: its worktree goes only to the lease's holder", node, r.Header.RunID).
+			WithHint("pass the token `git atlas job claim` printed: `git atlas worktree add %s %s --lease TOKEN`", r.Header.RunID, node)
+	}
+	return nil
 }
 
 // open refuses a finished run: its worktrees are orphans for audit and gc.
@@ -97,7 +129,7 @@ func open(r *gitstate.Run) error {
 }
 
 // create makes a node's first worktree.
-func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string) (*Added, error) {
+func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string, opts AddOptions) (*Added, error) {
 	repo, run := store.Repo, r.Header.RunID
 	root, err := Root(ctx, repo)
 	if err != nil {
@@ -125,6 +157,9 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		}
 		if r.State.Worktree(node) != nil {
 			return nil, fault.Conflict("node %s of run %s got a worktree concurrently", node, run).WithHint("run the command again")
+		}
+		if err := fence(r, node, opts); err != nil { // the lease may have ended meanwhile
+			return nil, err
 		}
 		// Checked on every try: a ref conflict inside the transaction would only be
 		// retried by the store.

@@ -24,6 +24,7 @@ type WorktreeAddCmd struct {
 	RunID    string `arg:"" name:"run" help:"The run."`
 	Node     string `arg:"" help:"The node: a stage or job name (\"union\" is reserved)."`
 	Baseline string `help:"The commit the node starts from (default: the run's baseline)." placeholder:"REV"`
+	Lease    string `help:"Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3)." placeholder:"TOKEN"`
 }
 
 // worktreeView is a managed worktree in JSON (SPEC §4.7).
@@ -48,7 +49,7 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline,
+	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline, Lease: c.Lease,
 		// A checkout a killed process left half-made may hold an agent's work:
 		// snapshotted (always) and removed before it is made again.
 		Preserve: func(ctx context.Context, run, node, reason string) error {
