@@ -444,7 +444,9 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 		return rec, err
 	}
 	if info.Exists {
-		return rec, fault.Refused("worktree %s of node %s still exists: remove it first", rec.Path, node)
+		// Removed by our caller a moment ago: another process (a worker's
+		// `worktree add`) made it again meanwhile.
+		return rec, errMadeConcurrently(rec)
 	}
 	tip, err := checkFree(ctx, repo, list, rec)
 	if err != nil {

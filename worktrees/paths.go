@@ -249,8 +249,9 @@ func Making(path string) (inProgress, halfMade bool, owner string) {
 	return ok && live, ok && !live, owner
 }
 
-// SetAsideUnreadable renames a worktree directory git cannot read (no HEAD: a
-// checkout killed before git wrote it, or a .git file deleted by hand) aside, whole,
+// SetAsideUnreadable renames a worktree directory git cannot read (no HEAD, or a
+// HEAD at no commit: a checkout killed before git wrote it; a .git file deleted by
+// hand) aside, whole,
 // next to where it was, and drops git's registration of it, so that nothing in it is
 // ever deleted; an empty directory holds nothing and is just removed. It returns the
 // new path, or "" when the directory was readable or absent.
@@ -259,8 +260,13 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 	if err != nil || !st.IsDir() {
 		return "", nil
 	}
-	if _, _, err := repo.Worktree(path).Head(ctx); err == nil {
-		return "", nil
+	// Readable means what a snapshot needs: a HEAD and a status. `git worktree add`
+	// killed early leaves HEAD at the null id ("bad object HEAD" for status).
+	wt := repo.Worktree(path)
+	if _, _, err := wt.Head(ctx); err == nil {
+		if _, err := wt.Dirty(ctx); err == nil {
+			return "", nil
+		}
 	}
 	if entries, err := os.ReadDir(path); err == nil && len(entries) == 0 {
 		if err := os.Remove(path); err != nil {
