@@ -2,6 +2,8 @@ package gitatlas_test
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -10,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"syscall"
@@ -24,13 +27,35 @@ import (
 // second such wave, then one plain resume and gc. After every round, every byte any
 // agent wrote is in a worktree directory (or one set aside whole) or in a recovery
 // snapshot, and no command failed with anything but a documented conflict or refusal.
-// 16 rounds by default, 200 with ATLAS_LONG_TESTS=1.
+// 16 rounds by default, 200 with ATLAS_LONG_TESTS=1, spread over parallel lanes (one
+// repository each: recorded worktree paths are absolute, so a lane cannot be a copy).
 func TestConcurrentKillSweep(t *testing.T) {
 	rounds := 16
 	if os.Getenv("ATLAS_LONG_TESTS") != "" {
 		rounds = 200
 	}
-	a := newAtlasRepo(t)
+	lanes := min(max(runtime.NumCPU(), 2), 8)
+	first := newAtlasRepo(t)
+	for lane := 0; lane < lanes; lane++ {
+		n := rounds / lanes
+		if lane < rounds%lanes {
+			n++
+		}
+		t.Run(fmt.Sprintf("lane%d", lane), func(t *testing.T) {
+			t.Parallel()
+			a := first
+			if lane > 0 {
+				a.repo = filepath.Join(t.TempDir(), "repo")
+				if err := makeFixture(a.repo, a.env); err != nil {
+					t.Fatal(err)
+				}
+			}
+			sweepLane(t, a, n)
+		})
+	}
+}
+
+func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 	work := filepath.Dir(a.repo)
 	setupInterruptedGraph(t, a)
 	leases := map[string]string{}
@@ -69,7 +94,10 @@ func TestConcurrentKillSweep(t *testing.T) {
 	a.must(t, "resume", "k")
 	span := time.Since(start)
 
-	rng := rand.New(rand.NewPCG(7, uint64(time.Now().UnixNano())))
+	seed := uint64(time.Now().UnixNano())
+	t.Logf("seed %d", seed)
+	rng := rand.New(rand.NewPCG(7, seed))
+	sweepStart := time.Now()
 	for round := 0; round < rounds; round++ {
 		untarDir(t, work, "repo", template)
 		keep := map[string]string{}
@@ -159,6 +187,7 @@ func TestConcurrentKillSweep(t *testing.T) {
 			t.Errorf("round %d: %s", round, o)
 		}
 		checkKept(t, a, root, keep, round)
+		t.Logf("round %d: %d agent files checked (%v so far)", round, len(keep), time.Since(sweepStart).Round(time.Second))
 		if t.Failed() {
 			return
 		}
@@ -179,20 +208,24 @@ func checkKept(t *testing.T, a atlasCLI, root string, keep map[string]string, ro
 		}
 		return nil
 	})
+	// Every recovery snapshot's files, as path -> blob ids: one ls-tree per snapshot.
 	refs := strings.Fields(gitIn(t, a, a.repo, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/"))
+	inSnap := map[string]bool{}
+	for _, ref := range refs {
+		for _, line := range strings.Split(gitIn(t, a, a.repo, "ls-tree", "-r", "-z", ref), "\x00") {
+			meta, path, ok := strings.Cut(line, "\t")
+			if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
+				inSnap[path+"\x00"+f[2]] = true
+			}
+		}
+	}
 	for path, content := range keep {
 		if onDisk[filepath.Base(path)+"\x00"+content] {
 			continue
 		}
-		found := false
-		for _, ref := range refs {
-			cmd := exec.Command("git", "cat-file", "blob", ref+":"+path)
-			cmd.Dir, cmd.Env = a.repo, a.env
-			if out, err := cmd.Output(); err == nil && string(out) == content {
-				found = true
-				break
-			}
-		}
+		h := sha1.New()
+		fmt.Fprintf(h, "blob %d\x00%s", len(content), content)
+		found := inSnap[path+"\x00"+hex.EncodeToString(h.Sum(nil))]
 		if !found {
 			t.Errorf("round %d: %s (%q) is in no worktree and no recovery snapshot (%d snapshots)", round, path, content, len(refs))
 		}
