@@ -92,8 +92,11 @@ type worktreeItem struct {
 	OnBranch bool   `json:"on_branch"`
 	// Untrusted: the post-checkout hook saw its HEAD leave its branch (resume
 	// snapshots and recreates it).
-	Untrusted bool   `json:"untrusted"`
-	Error     string `json:"error,omitempty"`
+	Untrusted bool `json:"untrusted"`
+	// Making: "in_progress" while a git-atlas process checks it out, "half_made" when
+	// the process that began it died (the next resume or add snapshots it first).
+	Making string `json:"making,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
@@ -150,6 +153,12 @@ func (c *WorktreeListCmd) Run(env *Env) error {
 		if errs[i] != nil {
 			it.Error = errs[i].Error()
 		}
+		switch inProgress, halfMade, _ := worktrees.Making(rec.Path); {
+		case inProgress:
+			it.Making = "in_progress"
+		case halfMade:
+			it.Making = "half_made"
+		}
 		items = append(items, it)
 	}
 	sort.SliceStable(items, func(a, b int) bool { return items[a].RunID < items[b].RunID })
@@ -187,6 +196,9 @@ func worktreeState(it worktreeItem) string {
 	}
 	if it.Locked {
 		s = append(s, "locked")
+	}
+	if it.Making != "" {
+		s = append(s, strings.ReplaceAll(it.Making, "_", "-"))
 	}
 	return strings.Join(s, ",")
 }
