@@ -2,6 +2,7 @@ package resume
 
 import (
 	"context"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/recovery"
@@ -88,6 +89,9 @@ func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reas
 	if err != nil {
 		return "", err // a live maker: conflict
 	}
+	if tookOver && !strings.Contains(reason, halfMadeReason) {
+		reason += " (" + halfMadeReason + ")"
+	}
 	snap, err := PreserveWorktree(ctx, store, run, node, reason, tookOver)
 	if err != nil {
 		m.Drop()
@@ -95,6 +99,10 @@ func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reas
 	}
 	return snap, m.Done()
 }
+
+// halfMadeReason is in the reason of every snapshot of a checkout a killed process
+// left half-made.
+const halfMadeReason = "checkout never finished"
 
 // PreserveWorktree snapshots a managed worktree when anything in it could be lost (or
 // always, with always) and removes it, keeping its ledger record. A directory git

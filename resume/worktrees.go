@@ -49,9 +49,9 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 			wp.Action, wp.Reason, wp.Busy = ActionKeep, "being made by "+owner, true
 		case halfMade && info.Exists:
 			// A killed process left it half-made; it may still hold an agent's work.
-			wp.Action, wp.Reason = ActionSnapshot, "checkout never finished"
+			wp.Action, wp.Reason = ActionSnapshot, halfMadeReason
 		case halfMade:
-			wp.Action, wp.Reason = ActionRecreate, "checkout never finished"
+			wp.Action, wp.Reason = ActionRecreate, halfMadeReason
 		case errs[k] != nil:
 			wp.Action, wp.Reason = ActionSnapshot, "unreadable: "+errs[k].Error()
 		case info.Missing:
