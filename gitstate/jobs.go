@@ -677,3 +677,10 @@ func ReapRunning(h *Header, s *State) []Outcome {
 	}
 	return out
 }
+
+// CheckLease reports whether token is job id's current lease: nil when it is, else the
+// error that says why (usage: malformed; not found: no such job; conflict: stale).
+func CheckLease(s *State, id, token string) error {
+	_, err := current(s, id, token)
+	return err
+}

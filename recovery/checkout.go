@@ -145,7 +145,7 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 		return nil, err
 	}
 	cp := &CheckoutCopy{Path: dir, repo: repo}
-	if err := repo.AddWorktree(ctx, dir, m.Head, "git-atlas verify copy of "+path); err != nil {
+	if err := repo.AddWorktree(ctx, dir, m.Head, "git-atlas verify copy of "+path, nil); err != nil {
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("add worktree %s: %w", dir, err)
 	}

@@ -179,7 +179,7 @@ func (f *fixture) worktree(node string) string {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.repo.AddWorktree(ctx, path, f.base, "git-atlas run "+f.run+" node "+node); err != nil {
+	if err := f.repo.AddWorktree(ctx, path, f.base, "git-atlas run "+f.run+" node "+node, nil); err != nil {
 		f.t.Fatal(err)
 	}
 	branch := "atlas/" + f.run + "/node/" + node

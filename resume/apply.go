@@ -73,6 +73,18 @@ type Result struct {
 // resume killed after its reset continues that reset instead of raising the epoch
 // again (State.Resuming).
 func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, opt Options) (*Result, error) {
+	// One resume of a run at a time (SPEC §6, "Concurrent resumes"): the others stop
+	// here, before they read or change anything. The lock dies with its holder, so a
+	// killed resume never blocks the next one.
+	release, ok, err := repo.TryMutex("resume/" + id)
+	if err != nil {
+		return nil, fmt.Errorf("resume %s: %w", id, err)
+	}
+	if !ok {
+		return nil, fault.Conflict("run %s is being resumed by another process: nothing was done", id).
+			WithHint("wait for it to finish; `git atlas resume %s --plan` shows where it stands", id)
+	}
+	defer release()
 	r, err := store.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -108,6 +120,13 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 			if ans != "yes" {
 				return nil, fault.Refused("resume of %s cancelled: config drift", id)
 			}
+		}
+	}
+
+	for _, w := range plan.Worktrees {
+		if w.Busy {
+			return nil, fault.Conflict("run %s: the worktree of node %s is %s: nothing was done", id, w.Node, w.Reason).
+				WithHint("run the resume again once it is made")
 		}
 	}
 

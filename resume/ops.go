@@ -2,9 +2,7 @@ package resume
 
 import (
 	"context"
-	"fmt"
-	"math/rand/v2"
-	"os"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/recovery"
@@ -18,21 +16,7 @@ import (
 func DefaultOps(store *gitstate.Store, checkout string) Ops {
 	return Ops{
 		Preserve: func(ctx context.Context, run, node, reason string) (string, error) {
-			if err := setAsideBroken(ctx, store, run, node); err != nil {
-				return "", err
-			}
-			always, err := worthSnapshot(ctx, store, run, node)
-			if err != nil {
-				return "", err
-			}
-			removed, err := recovery.PreserveAndRemove(ctx, store, run, node, recovery.Options{Reason: reason, KeepRecord: true, Always: always})
-			if err != nil {
-				return "", err
-			}
-			if removed.Snapshot == nil {
-				return "", nil
-			}
-			return removed.Snapshot.Rec.ID, nil
+			return preserveClaimed(ctx, store, run, node, reason)
 		},
 		Recreate: func(ctx context.Context, run, node string) (string, error) {
 			return recreate(ctx, store, run, node)
@@ -81,7 +65,7 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 			return "", err
 		}
 		if len(refs) < 2 { // the branch alone holds it
-			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline})
+			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline, Unfenced: true})
 			if err != nil {
 				return "", err
 			}
@@ -95,35 +79,69 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 	return got.Path, nil
 }
 
-// setAsideBroken clears what a killed checkout left: a half-made worktree is discarded
-// (it holds nothing but baseline files no agent saw); a worktree directory git cannot
-// read for any other reason cannot be snapshotted, so it is renamed aside, whole, next
-// to where it was, and git forgets the registration. Nothing anyone wrote is deleted.
-func setAsideBroken(ctx context.Context, store *gitstate.Store, run, node string) error {
+// preserveClaimed is Preserve for resume: a checkout another process is still making
+// is a conflict (nothing is touched); one a killed process left half-made is claimed
+// for the time it takes to preserve it, and is always snapshotted (an agent may have
+// been given its path), like every other worktree.
+func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reason string) (string, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
-		return err
+		return "", err
 	}
 	rec := r.State.Worktree(node)
 	if rec == nil {
-		return nil
+		return PreserveWorktree(ctx, store, run, node, reason, false)
 	}
-	if worktrees.HalfMade(rec.Path) {
-		// git-atlas was killed while checking it out: a partial copy of a baseline that
-		// no agent was ever given. Nothing in it is anyone's work.
-		return worktrees.DiscardHalfMade(ctx, store.Repo, rec.Path)
+	inProgress, halfMade, _ := worktrees.Making(rec.Path)
+	if !inProgress && !halfMade {
+		return PreserveWorktree(ctx, store, run, node, reason, false)
 	}
-	if !exists(rec.Path) {
-		return nil
+	m, tookOver, err := worktrees.ClaimMaking(run, *rec)
+	if err != nil {
+		return "", err // a live maker: conflict
 	}
-	if _, _, err := store.Repo.Worktree(rec.Path).Head(ctx); err == nil {
-		return nil
+	if tookOver && !strings.Contains(reason, halfMadeReason) {
+		reason += " (" + halfMadeReason + ")"
 	}
-	aside := fmt.Sprintf("%s.atlas-broken-%08x", rec.Path, rand.Uint32())
-	if err := os.Rename(rec.Path, aside); err != nil {
-		return fmt.Errorf("set aside unreadable worktree %s: %w", rec.Path, err)
+	snap, err := PreserveWorktree(ctx, store, run, node, reason, tookOver)
+	if err != nil {
+		m.Drop()
+		return "", err
 	}
-	return store.Repo.RemoveWorktree(ctx, rec.Path)
+	return snap, m.Done()
+}
+
+// halfMadeReason is in the reason of every snapshot of a checkout a killed process
+// left half-made.
+const halfMadeReason = "checkout never finished"
+
+// PreserveWorktree snapshots a managed worktree when anything in it could be lost (or
+// always, with always) and removes it, keeping its ledger record. A directory git
+// cannot read (a checkout killed before git wrote HEAD, a .git file deleted by hand)
+// cannot be snapshotted: it is renamed aside, whole, and never deleted. It returns the
+// snapshot id, or "". `worktree add` uses it for a half-made checkout.
+func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, reason string, always bool) (string, error) {
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return "", err
+	}
+	if rec := r.State.Worktree(node); rec != nil {
+		if _, err := worktrees.SetAsideUnreadable(ctx, store.Repo, rec.Path); err != nil {
+			return "", err
+		}
+	}
+	worth, err := worthSnapshot(ctx, store, run, node)
+	if err != nil {
+		return "", err
+	}
+	removed, err := recovery.PreserveAndRemove(ctx, store, run, node, recovery.Options{Reason: reason, KeepRecord: true, Always: always || worth})
+	if err != nil {
+		return "", err
+	}
+	if removed.Snapshot == nil {
+		return "", nil
+	}
+	return removed.Snapshot.Rec.ID, nil
 }
 
 // worthSnapshot says whether a worktree about to be reset should be snapshotted even

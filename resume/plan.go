@@ -92,6 +92,8 @@ type WorktreePlan struct {
 	Head   string `json:"head"`
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Busy: another process is making this checkout now.
+	Busy bool `json:"-"`
 }
 
 // MakePlan reads everything resume needs and decides, without writing anything.

@@ -27,8 +27,6 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 			wp.Reason, wp.Exists = "node finished", exists(rec.Path)
 		case keepStage != "" && (rec.Node == keepStage || rec.Stage == keepStage):
 			wp.Reason, wp.Exists = "verify first runs here", exists(rec.Path)
-		case worktrees.HalfMade(rec.Path):
-			wp.Action, wp.Reason = ActionRecreate, "checkout never finished"
 		default:
 			check, at = append(check, rec), append(at, i)
 		}
@@ -43,7 +41,17 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 	for k, rec := range check {
 		wp, info := &plans[at[k]], infos[k]
 		wp.Exists, wp.Dirty, wp.Head = info.Exists, info.Dirty, info.Head
+		inProgress, halfMade, owner := worktrees.Making(rec.Path)
 		switch {
+		case inProgress:
+			// Another process is checking it out now: resume leaves it alone and
+			// refuses to reset the run until it is done (Apply).
+			wp.Action, wp.Reason, wp.Busy = ActionKeep, "being made by "+owner, true
+		case halfMade && info.Exists:
+			// A killed process left it half-made; it may still hold an agent's work.
+			wp.Action, wp.Reason = ActionSnapshot, halfMadeReason
+		case halfMade:
+			wp.Action, wp.Reason = ActionRecreate, halfMadeReason
 		case errs[k] != nil:
 			wp.Action, wp.Reason = ActionSnapshot, "unreadable: "+errs[k].Error()
 		case info.Missing:

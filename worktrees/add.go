@@ -3,6 +3,8 @@ package worktrees
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"path/filepath"
 
 	"github.com/git-atlas/git-atlas/baseline"
@@ -16,6 +18,19 @@ type AddOptions struct {
 	// Baseline is the revision the node starts from. "" means the recorded one for a
 	// worktree the ledger already has, else the run's baseline.
 	Baseline string
+	// Preserve snapshots (when anything could be lost) and removes the worktree of a
+	// recorded node, keeping its record: Add calls it for a checkout a killed process
+	// left half-made, which an agent may have worked in. recovery provides it (wired
+	// by the command line: worktrees cannot import recovery); nil refuses such a
+	// worktree instead.
+	Preserve func(ctx context.Context, run, node, reason string) error
+	// Lease is the caller's lease token on the node's job (graph runs). A job that is
+	// RUNNING gives its worktree only to the holder of its current lease, so a zombie
+	// worker whose lease was ended (by a resume, a reap or a receipt) never shares a
+	// worktree with its replacement: a stale or missing token is a conflict.
+	Lease string
+	// Unfenced skips the lease check: resume recreating a worktree it reset.
+	Unfenced bool
 }
 
 // Added is what Add did.
@@ -26,6 +41,9 @@ type Added struct {
 	// Recreated: the ledger had it, its directory was gone, and it was made again
 	// on its branch as the branch stands (no commit is dropped).
 	Recreated bool
+	// Reattached: the node's worktree had been removed and its branch kept; the new
+	// worktree is on that branch at its tip (its commits are the node's work).
+	Reattached bool
 }
 
 // Add gives run's node its managed worktree: a linked worktree under Root, locked,
@@ -51,6 +69,9 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if err := open(r); err != nil {
 		return nil, err
 	}
+	if err := fence(r, node, opts); err != nil {
+		return nil, err
+	}
 	var base string
 	if opts.Baseline != "" {
 		if base, err = baseline.Resolve(ctx, repo, opts.Baseline); err != nil {
@@ -62,7 +83,14 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
 				WithHint("leave out --baseline to keep it")
 		}
-		return ensure(ctx, store, run, *rec)
+		return ensure(ctx, store, run, *rec, opts)
+	}
+	if base == "" {
+		// A node whose worktree was removed keeps its pin: it starts from the same
+		// baseline again.
+		if base, err = repo.ReadRef(ctx, gitstate.PinRef(run, pinName(node))); err != nil {
+			return nil, err
+		}
 	}
 	// A new node may not take a name the layout reserves: replay-<stage>-<n> is a
 	// replay worktree's, <name>.atlas-materializing the marker of node <name>.
@@ -72,7 +100,29 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if base == "" {
 		base = r.Header.Baseline
 	}
-	return create(ctx, store, r, node, base)
+	return create(ctx, store, r, node, base, opts)
+}
+
+// fence checks the caller's lease (AddOptions.Lease) against the node's job.
+func fence(r *gitstate.Run, node string, opts AddOptions) error {
+	if opts.Unfenced {
+		return nil
+	}
+	j := r.State.Job(node)
+	if j == nil {
+		if opts.Lease != "" {
+			return fault.Usage("node %s of run %s is not a job of a graph run: --lease applies to jobs", node, r.Header.RunID)
+		}
+		return nil
+	}
+	if opts.Lease != "" {
+		return gitstate.CheckLease(&r.State, node, opts.Lease)
+	}
+	if j.State == gitstate.JobRunning {
+		return fault.Conflict("job %s of run %s is RUNNING under a lease: its worktree goes only to the lease's holder", node, r.Header.RunID).
+			WithHint("pass the token `git atlas job claim` printed: `git atlas worktree add %s %s --lease TOKEN`", r.Header.RunID, node)
+	}
+	return nil
 }
 
 // open refuses a finished run: its worktrees are orphans for audit and gc.
@@ -84,7 +134,7 @@ func open(r *gitstate.Run) error {
 }
 
 // create makes a node's first worktree.
-func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string) (*Added, error) {
+func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string, opts AddOptions) (*Added, error) {
 	repo, run := store.Repo, r.Header.RunID
 	root, err := Root(ctx, repo)
 	if err != nil {
@@ -105,6 +155,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		return nil, fault.Conflict("path %s is taken by something git-atlas did not record for node %s of run %s", rec.Path, node, run).
 			WithHint("move it away, or set %s to another directory", RootConfig)
 	}
+	reattached := false
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
 			return nil, err
@@ -112,29 +163,63 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		if r.State.Worktree(node) != nil {
 			return nil, fault.Conflict("node %s of run %s got a worktree concurrently", node, run).WithHint("run the command again")
 		}
+		if err := fence(r, node, opts); err != nil { // the lease may have ended meanwhile
+			return nil, err
+		}
 		// Checked on every try: a ref conflict inside the transaction would only be
 		// retried by the store.
-		if tip, err := repo.ReadRef(ctx, branchRef(rec.Branch)); err != nil || tip != "" {
-			if err != nil {
-				return nil, err
-			}
-			return nil, branchMoved(rec, tip, "")
-		}
 		refs, err := pinRefs(ctx, repo, run, rec)
 		if err != nil {
 			return nil, err
 		}
-		refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID})
+		tip, err := repo.ReadRef(ctx, branchRef(rec.Branch))
+		if err != nil {
+			return nil, err
+		}
+		branch := git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID}
+		rec.Head, reattached = base, false
+		if tip != "" {
+			// The branch of a node whose worktree was removed: its commits are the
+			// node's work, so the new worktree continues on it (SPEC §4.3).
+			own, err := ownBranch(ctx, repo, run, rec, tip)
+			if err != nil {
+				return nil, err
+			}
+			if !own {
+				return nil, foreignBranch(rec)
+			}
+			branch = git.RefUpdate{Name: branchRef(rec.Branch), New: tip, Old: tip} // verify: still there
+			rec.Head, reattached = tip, true
+		}
+		refs = append(refs, branch)
 		r.State.Worktrees = append(r.State.Worktrees, rec)
 		return &gitstate.Change{Event: addedEvent(rec, false, ""), Refs: refs}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	if err := materialize(ctx, repo, run, rec, base); err != nil {
+	if err := materialize(ctx, repo, run, rec, rec.Head); err != nil {
 		return nil, err
 	}
-	return &Added{Rec: rec, Created: true}, nil
+	return &Added{Rec: rec, Created: !reattached, Reattached: reattached}, nil
+}
+
+// ownBranch reports whether an existing branch is provably the node's own: this run
+// pinned the node's baseline (the pin and the branch are made in one transaction, and
+// removing a worktree keeps both) and the branch's tip descends from that pin.
+func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, tip string) (bool, error) {
+	pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(rec.Node)))
+	if err != nil || pin == "" || pin != rec.Baseline {
+		return false, err
+	}
+	return repo.IsAncestor(ctx, pin, tip)
+}
+
+// foreignBranch is the conflict of a branch with the node's name that git-atlas did
+// not make for it. Its commits may be someone's only copy: the advice keeps them.
+func foreignBranch(rec gitstate.WorktreeRec) error {
+	return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
+		WithHint("if it is not this node's, rename it to keep its commits (`git branch -m %s <new name>`), then run the command again", rec.Branch)
 }
 
 // pinRefs pins rec's baseline at refs/atlas/pins/<run>/node/<node>, create-only; a pin
@@ -160,8 +245,7 @@ func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate
 // branchMoved is the conflict of a branch that is not where the caller saw it.
 func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 	if seen == "" {
-		return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
-			WithHint("rename or delete that branch if it is not git-atlas's: `git branch -m %s <new name>`", rec.Branch)
+		return foreignBranch(rec)
 	}
 	return fault.Conflict("branch %s moved (now %s, expected %s): its new commits are not preserved", rec.Branch, dashed(now), seen).
 		WithHint("preserve them first, then run the command again")
@@ -185,12 +269,21 @@ func jobOf(rec gitstate.WorktreeRec) string {
 
 // ensure makes a recorded worktree exist as recorded: nothing to do when it does;
 // recreated on its branch (as the branch stands) when its directory is gone.
-func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec) (*Added, error) {
+func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
+	added, err := ensureOnce(ctx, store, run, rec, opts)
+	var mc madeConcurrently
+	if errors.As(err, &mc) {
+		// Another process made it first: it now exists as recorded, which is all we
+		// were asked for.
+		return ensureOnce(ctx, store, run, rec, opts)
+	}
+	return added, err
+}
+
+func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
 	repo := store.Repo
-	if HalfMade(rec.Path) { // an earlier add was killed while checking out: start over
-		if err := DiscardHalfMade(ctx, repo, rec.Path); err != nil {
-			return nil, err
-		}
+	if err := preserveHalfMade(ctx, store, run, rec, opts); err != nil {
+		return nil, err
 	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
@@ -231,6 +324,37 @@ func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate
 		return nil, err
 	}
 	return &Added{Rec: rec, Recreated: true}, nil
+}
+
+// preserveHalfMade deals with a checkout a killed process began and never finished:
+// it is claimed (a live maker is a conflict), preserved (snapshot when anything could
+// be lost, then removed), and its marker cleared, so that it is made again clean.
+func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) error {
+	inProgress, halfMade, owner := Making(rec.Path)
+	if inProgress {
+		return fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, owner).
+			WithHint("wait for it to finish, then run the command again")
+	}
+	if !halfMade {
+		return nil
+	}
+	m, tookOver, err := ClaimMaking(run, rec)
+	if err != nil {
+		return err
+	}
+	if !tookOver { // its maker finished meanwhile
+		return m.Done()
+	}
+	if opts.Preserve == nil {
+		m.Drop()
+		return fault.Refused("worktree %s of node %s was left half-made by a process that died", rec.Path, rec.Node).
+			WithHint("`git atlas resume %s` preserves it and makes it again", run)
+	}
+	if err := opts.Preserve(ctx, run, rec.Node, "checkout never finished"); err != nil {
+		m.Drop()
+		return fmt.Errorf("preserve half-made worktree %s: %w", rec.Path, err)
+	}
+	return m.Done()
 }
 
 // checkFree checks that a missing worktree can be made again: nothing else at its
@@ -325,7 +449,9 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 		return rec, err
 	}
 	if info.Exists {
-		return rec, fault.Refused("worktree %s of node %s still exists: remove it first", rec.Path, node)
+		// Removed by our caller a moment ago: another process (a worker's
+		// `worktree add`) made it again meanwhile.
+		return rec, errMadeConcurrently(rec)
 	}
 	tip, err := checkFree(ctx, repo, list, rec)
 	if err != nil {

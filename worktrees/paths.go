@@ -3,6 +3,7 @@ package worktrees
 
 import (
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"os"
@@ -178,43 +179,108 @@ func Materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 }
 
 func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
-	// The marker beside the directory says "git-atlas is still making this checkout":
-	// a process killed half-way leaves a partial checkout of the baseline that no agent
-	// ever saw, which a resume may then delete without a snapshot (HalfMade).
-	marker := rec.Path + materializingSuffix
-	if err := os.MkdirAll(filepath.Dir(marker), 0o755); err != nil {
+	// The marker beside the directory says "git-atlas is making this checkout". It is
+	// owned (an flock that dies with this process and the git it starts): a held one is
+	// a checkout in progress, which nobody else touches; one left by a killed process
+	// marks a half-made checkout, which is snapshotted like any worktree before it is
+	// removed (an agent may have been given its path and worked in it).
+	m, tookOver, err := ClaimMaking(run, rec)
+	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(marker, []byte(run+" "+rec.Node+"\n"), 0o644); err != nil {
-		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
+	if tookOver {
+		m.Drop()
+		return fault.Conflict("worktree %s of node %s was left half-made by a process that died", rec.Path, rec.Node).
+			WithHint("run the command again: it preserves what is there and makes the worktree anew")
 	}
-	if err := repo.AddWorktree(ctx, rec.Path, commit, lockReason(run, rec.Node)); err != nil {
+	if exists(rec.Path) { // another process made it between our look and our marker
+		_ = m.Done()
+		return errMadeConcurrently(rec)
+	}
+	if err := repo.AddWorktree(ctx, rec.Path, commit, lockReason(run, rec.Node), m.File()); err != nil {
+		if !exists(rec.Path) {
+			_ = m.Done() // git made nothing (it cleans up after itself)
+		} else {
+			m.Drop() // something is there: half-made, for the next claimant to preserve
+		}
 		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
 	}
 	if err := attach(ctx, repo, rec); err != nil {
+		m.Drop()
 		return err
 	}
-	return os.Remove(marker)
+	return m.Done()
 }
 
 const materializingSuffix = ".atlas-materializing"
 
-// HalfMade reports whether the worktree at path is a checkout git-atlas began and never
-// finished (it was killed while making it): nothing in it is anyone's work.
-func HalfMade(path string) bool {
-	_, err := os.Stat(path + materializingSuffix)
-	return err == nil
+// errMadeConcurrently is the conflict of a worktree another process made first.
+func errMadeConcurrently(rec gitstate.WorktreeRec) error {
+	return madeConcurrently{fault.Conflict("worktree %s of node %s was made concurrently by another process", rec.Path, rec.Node).
+		WithHint("run the command again")}
 }
 
-// DiscardHalfMade deletes a half-made worktree and its marker.
-func DiscardHalfMade(ctx context.Context, repo *git.Repository, path string) error {
-	if err := os.RemoveAll(path); err != nil {
-		return err
+// madeConcurrently tells Add that the worktree it was about to make now exists.
+type madeConcurrently struct{ error }
+
+func (e madeConcurrently) Unwrap() error { return e.error }
+
+// ClaimMaking makes this process the owner of the "being made" marker of rec's
+// worktree. tookOver: the marker's owner died, so the directory (if any) is a
+// half-made checkout that may hold an agent's work. A live owner is a conflict.
+func ClaimMaking(run string, rec gitstate.WorktreeRec) (m *git.Marker, tookOver bool, err error) {
+	m, tookOver, err = git.ClaimMarker(rec.Path+materializingSuffix, "git-atlas run "+run+" node "+rec.Node)
+	var held *git.MarkerHeldError
+	if errors.As(err, &held) {
+		return nil, false, fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, held.Owner).
+			WithHint("wait for it to finish, then run the command again")
 	}
-	if err := repo.RemoveWorktree(ctx, path); err != nil {
-		return err
+	if err != nil {
+		return nil, false, fmt.Errorf("mark worktree %s as being made: %w", rec.Path, err)
 	}
-	return os.Remove(path + materializingSuffix)
+	return m, tookOver, nil
+}
+
+// Making says whether a checkout of path was begun and not finished: inProgress
+// while the process making it lives, halfMade when that process died (what is
+// there may hold an agent's work: snapshot it before anything is removed).
+func Making(path string) (inProgress, halfMade bool, owner string) {
+	ok, live, owner := git.ProbeMarker(path + materializingSuffix)
+	return ok && live, ok && !live, owner
+}
+
+// SetAsideUnreadable renames a worktree directory git cannot read (no HEAD, or a
+// HEAD at no commit: a checkout killed before git wrote it; a .git file deleted by
+// hand) aside, whole,
+// next to where it was, and drops git's registration of it, so that nothing in it is
+// ever deleted; an empty directory holds nothing and is just removed. It returns the
+// new path, or "" when the directory was readable or absent.
+func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) (string, error) {
+	st, err := os.Lstat(path)
+	if err != nil || !st.IsDir() {
+		return "", nil
+	}
+	// Readable means what a snapshot needs: a HEAD and a status. `git worktree add`
+	// killed early leaves HEAD at the null id ("bad object HEAD" for status).
+	wt := repo.Worktree(path)
+	if _, _, err := wt.Head(ctx); err == nil {
+		if _, err := wt.Dirty(ctx); err == nil {
+			return "", nil
+		}
+	}
+	if entries, err := os.ReadDir(path); err == nil && len(entries) == 0 {
+		if err := os.Remove(path); err != nil {
+			return "", err
+		}
+		return "", repo.RemoveWorktree(ctx, path)
+	}
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	aside := fmt.Sprintf("%s.atlas-broken-%x", path, b)
+	if err := os.Rename(path, aside); err != nil {
+		return "", fmt.Errorf("set aside unreadable worktree %s: %w", path, err)
+	}
+	return aside, repo.RemoveWorktree(ctx, path)
 }
 
 // attach points the worktree's HEAD at its branch.

@@ -260,7 +260,9 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	rec := f.node("a", "a.txt")
 	tip := f.tip("a")
 
-	if _, err := Recreate(f.ctx, f.store, "r1", "a", tip); !errors.Is(err, fault.ErrRefused) {
+	// Recreate comes right after its caller removed the worktree: one that exists was
+	// made again by another process meanwhile, a conflict (exit 3), never overwritten.
+	if _, err := Recreate(f.ctx, f.store, "r1", "a", tip); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("recreate over an existing worktree: %v", err)
 	}
 	if err := f.repo.RemoveWorktree(f.ctx, rec.Path); err != nil {

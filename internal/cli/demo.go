@@ -184,7 +184,7 @@ func (d *demo) play() (err error) {
 
 	d.say("worker-1 takes api, works in its own worktree, commits and reports ok.")
 	apiLease := d.claim("api", "worker-1")
-	apiPath := strings.TrimSpace(d.must("worktree", "add", "demo", "api"))
+	apiPath := strings.TrimSpace(d.must("worktree", "add", "demo", "api", "--lease", apiLease))
 	if err := d.commitFile(apiPath, "api/health.go", "package api\n\nfunc Health() string { return \"ok\" }\n", "api: health endpoint"); err != nil {
 		return err
 	}
@@ -198,7 +198,7 @@ func (d *demo) play() (err error) {
 
 	d.say("worker-3 takes docs (its dependency api is done) and finishes.")
 	docsLease := d.claim("docs", "worker-3")
-	docsPath := strings.TrimSpace(d.must("worktree", "add", "demo", "docs"))
+	docsPath := strings.TrimSpace(d.must("worktree", "add", "demo", "docs", "--lease", docsLease))
 	if err := d.commitFile(docsPath, "docs/health.md", "# Health\n\nGET /health answers ok.\n", "docs: health"); err != nil {
 		return err
 	}
@@ -292,8 +292,9 @@ func (d *demo) claim(job, holder string) string {
 // disk (it says so on stdout: no sleeps).
 func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
 	script := `set -e
-"$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep -m1 '"lease"' | cut -d'"' -f4
-wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB")
+lease=$("$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep -m1 '"lease"' | cut -d'"' -f4)
+echo "$lease"
+wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB" --lease "$lease")
 echo "$wt"
 mkdir -p "$wt/ui"
 printf 'export const health = () => fetch(\x27/heal' > "$wt/ui/health.js"
@@ -310,7 +311,7 @@ exec sleep 600
 	}
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
-	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s; edit...\n", job, holder, job)
+	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
 	if err := cmd.Start(); err != nil {
 		return "", "", err
 	}

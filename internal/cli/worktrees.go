@@ -1,12 +1,14 @@
 package cli
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -22,6 +24,7 @@ type WorktreeAddCmd struct {
 	RunID    string `arg:"" name:"run" help:"The run."`
 	Node     string `arg:"" help:"The node: a stage or job name (\"union\" is reserved)."`
 	Baseline string `help:"The commit the node starts from (default: the run's baseline)." placeholder:"REV"`
+	Lease    string `help:"Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3)." placeholder:"TOKEN"`
 }
 
 // worktreeView is a managed worktree in JSON (SPEC §4.7).
@@ -35,6 +38,9 @@ type worktreeView struct {
 	Head      string `json:"head"`
 	Created   bool   `json:"created"`
 	Recreated bool   `json:"recreated"`
+	// Reattached: the node's worktree had been removed; the new one is on its kept
+	// branch, at its tip.
+	Reattached bool `json:"reattached"`
 }
 
 // Run adds (or finds, or recreates) the worktree.
@@ -43,7 +49,13 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline})
+	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline, Lease: c.Lease,
+		// A checkout a killed process left half-made may hold an agent's work:
+		// snapshotted (always) and removed before it is made again.
+		Preserve: func(ctx context.Context, run, node, reason string) error {
+			_, err := resume.PreserveWorktree(ctx, store, run, node, "worktree add: "+reason, true)
+			return err
+		}})
 	if err != nil {
 		return err
 	}
@@ -51,8 +63,11 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	if res.Recreated && !env.JSON {
 		fmt.Fprintf(env.Stderr, "recreated %s: its directory was gone\n", rec.Path)
 	}
+	if res.Reattached && !env.JSON {
+		fmt.Fprintf(env.Stderr, "reattached %s to its branch %s, whose commits it keeps\n", rec.Path, rec.Branch)
+	}
 	view := worktreeView{RunID: c.RunID, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated}
+		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}
 	return env.out(view, func(w io.Writer) { fmt.Fprintln(w, rec.Path) })
 }
 
@@ -77,8 +92,11 @@ type worktreeItem struct {
 	OnBranch bool   `json:"on_branch"`
 	// Untrusted: the post-checkout hook saw its HEAD leave its branch (resume
 	// snapshots and recreates it).
-	Untrusted bool   `json:"untrusted"`
-	Error     string `json:"error,omitempty"`
+	Untrusted bool `json:"untrusted"`
+	// Making: "in_progress" while a git-atlas process checks it out, "half_made" when
+	// the process that began it died (the next resume or add snapshots it first).
+	Making string `json:"making,omitempty"`
+	Error  string `json:"error,omitempty"`
 }
 
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
@@ -135,6 +153,12 @@ func (c *WorktreeListCmd) Run(env *Env) error {
 		if errs[i] != nil {
 			it.Error = errs[i].Error()
 		}
+		switch inProgress, halfMade, _ := worktrees.Making(rec.Path); {
+		case inProgress:
+			it.Making = "in_progress"
+		case halfMade:
+			it.Making = "half_made"
+		}
 		items = append(items, it)
 	}
 	sort.SliceStable(items, func(a, b int) bool { return items[a].RunID < items[b].RunID })
@@ -172,6 +196,9 @@ func worktreeState(it worktreeItem) string {
 	}
 	if it.Locked {
 		s = append(s, "locked")
+	}
+	if it.Making != "" {
+		s = append(s, strings.ReplaceAll(it.Making, "_", "-"))
 	}
 	return strings.Join(s, ",")
 }

@@ -130,6 +130,7 @@ type cmd struct {
 	args  []string
 	env   []string // extra variables, appended after the fixed environment
 	stdin []byte
+	extra []*os.File // open files the child inherits (a marker's lock)
 }
 
 func (c cmd) run(ctx context.Context) ([]byte, error) {
@@ -137,6 +138,7 @@ func (c cmd) run(ctx context.Context) ([]byte, error) {
 	x := exec.CommandContext(ctx, "git", full...)
 	x.Dir = c.dir
 	x.Env = append(append(baseEnv(), checkoutEnv(c.dir)...), c.env...)
+	x.ExtraFiles = c.extra
 	if c.stdin != nil {
 		x.Stdin = bytes.NewReader(c.stdin)
 	}

@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"time"
@@ -44,4 +45,32 @@ func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration)
 	}
 	go func() { <-got; f.Close() }() // taken later: let go at once
 	return noop
+}
+
+// TryMutex takes the lock named name (as Mutex) without waiting. ok is false when
+// another live process holds it. Where there is no flock it succeeds with a no-op
+// release (correctness never rests on it alone).
+func (r *Repository) TryMutex(name string) (release func(), ok bool, err error) {
+	noop := func() {}
+	path := filepath.Join(r.CommonDir, "atlas", "mutex", filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return noop, false, err
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return noop, false, err
+	}
+	switch err := tryFlock(f); {
+	case err == nil:
+		return func() { f.Close() }, true, nil
+	case errors.Is(err, errLocked):
+		f.Close()
+		return noop, false, nil
+	case errors.Is(err, errors.ErrUnsupported):
+		f.Close()
+		return noop, true, nil
+	default:
+		f.Close()
+		return noop, false, err
+	}
 }

@@ -8,3 +8,7 @@ import (
 )
 
 func flock(*os.File) error { return errors.ErrUnsupported }
+
+var errLocked = errors.New("locked")
+
+func tryFlock(*os.File) error { return errors.ErrUnsupported }

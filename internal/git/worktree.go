@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 )
 
@@ -97,13 +98,19 @@ func parseWorktrees(out string) []WorktreeInfo {
 
 // AddWorktree creates a linked worktree at path, detached at sha and locked with
 // reason in one step (GIT-NOTES: create detached, make branches separately). The
-// user's post-checkout hook does not run: every internal call disables hooks.
-func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason string) error {
+// user's post-checkout hook does not run: every internal call disables hooks. A
+// non-nil hold (a Marker's file) is inherited by git, so the marker stays held for as
+// long as git runs, even if this process is killed first.
+func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason string, hold *os.File) error {
 	args := []string{"worktree", "add", "--quiet", "--detach"}
 	if lockReason != "" {
 		args = append(args, "--lock", "--reason", lockReason)
 	}
-	_, err := r.Git(ctx, append(args, "--", path, sha)...)
+	c := cmd{dir: r.CommonDir, args: append(args, "--", path, sha)}
+	if hold != nil {
+		c.extra = []*os.File{hold}
+	}
+	_, err := c.run(ctx)
 	return err
 }
 
