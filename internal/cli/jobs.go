@@ -148,7 +148,8 @@ type JobClaimCmd struct {
 // Help is the command's long help: what a claim that grants nothing means.
 func (c *JobClaimCmd) Help() string {
 	return `Takes the named job, or the first ready job in the order jobs were added: PENDING -> RUNNING,
-one gas charged (never refunded), a lease token <job>#<attempt>@<epoch> valid until now + --ttl
+one gas charged (never refunded), a lease token <job>#<attempt>@<epoch>.<nonce> valid until now + --ttl (the random nonce
+makes two clones' claims of one job differ)
 (also the run's driver lease when --holder is given).
 
 With nothing to grant, "job" and "lease" are null and "reason" says why:
