@@ -57,6 +57,7 @@ type Result struct {
 	RecreatedWorktrees []string               `json:"recreated_worktrees"`
 	Verify             *gitstate.VerifyResult `json:"verify"`
 	VerifySkipped      string                 `json:"verify_skipped,omitempty"`
+	VerifyUntrusted    bool                   `json:"verify_untrusted,omitempty"`
 	VerifyChoice       string                 `json:"verify_choice,omitempty"`
 	Replay             string                 `json:"replay_branch,omitempty"`
 }

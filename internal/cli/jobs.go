@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // JobCmd is `git atlas job`: the DAG of a graph run (SPEC §4.2, §5.3).
@@ -131,6 +132,11 @@ func (c *JobAddCmd) Run(env *Env) error {
 	})
 	if err != nil {
 		return err
+	}
+	if c.Verify != "" { // written here: it may run here (SPEC §10)
+		if err := trust.Record(env.Ctx, store.Repo, c.RunID, c.Verify); err != nil {
+			return err
+		}
 	}
 	j := r.State.Job(c.Job)
 	return env.out(map[string]any{"run_id": c.RunID, "job": j}, func(w io.Writer) {

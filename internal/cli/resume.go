@@ -231,9 +231,12 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	if s := p.InterruptedStage; s != nil {
 		verify := "none"
 		if s.HasVerify {
-			verify = s.VerifyCommand
+			verify = fmt.Sprintf("%q", s.VerifyCommand)
 			if !s.VerifySafe {
 				verify += " (not safe: skipped)"
+			}
+			if !s.VerifyTrusted {
+				verify += " (not trusted here: not run; `git atlas trust " + p.RunID + "`)"
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", s.Name, s.Status, s.Attempts, s.BudgetLeft, verify)
@@ -243,6 +246,13 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	}
 	if len(p.RemainingStages) > 0 {
 		fmt.Fprintf(w, "remaining  %s\n", strings.Join(p.RemainingStages, ", "))
+	}
+	for i, cm := range p.Commands {
+		label := ""
+		if i == 0 {
+			label = "commands"
+		}
+		fmt.Fprintf(w, "%-10s %-9s %s %q\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], cm.Where, cm.Command)
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(strings.Join(f.ResetJobs, ",")), dash(strings.Join(f.ReadyJobs, ",")), f.GasRemaining)
