@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -14,11 +15,11 @@ import (
 // but a path means something only in the repository that made it, so a ledger records
 // a managed worktree's path relative to the git common dir (rel_path) when it lies
 // there, and its absolute path (path) for older readers and for people. Reading, a
-// path is always made this repository's: rel_path is joined to this common dir; an
-// absolute path alone (an older ledger, or atlas.worktreeRoot outside the common dir)
-// is kept when it is this repository's (under its common dir or worktree root, or a
-// worktree registered to it) and is otherwise another clone's: the worktree is then
-// not here, and its place here is derived from the layout, <root>/<run>/<node>.
+// path is always made this repository's: the absolute path when it is this
+// repository's (under its common dir, or a worktree registered to it), else rel_path
+// joined to this common dir when something is there, else the absolute path when it
+// is under this repository's worktree root; otherwise the worktree is another clone's
+// and not here, and its place here comes from the layout, <root>/<run>/<node>.
 
 // WorktreeRootConfig is the git config key that moves the managed worktrees' root.
 const WorktreeRootConfig = "atlas.worktreeRoot"
@@ -86,26 +87,46 @@ func (s *Store) root(ctx context.Context) (string, error) {
 	return s.rootDir, s.rootErr
 }
 
-// localPath is where a recorded worktree is in this repository.
+// localPath is where a recorded worktree is in this repository. abs is the writer's
+// absolute path, rel its path from the writer's common dir ("" when it had none).
 func (s *Store) localPath(ctx context.Context, run, rel, abs string) string {
+	if abs != "" && filepath.IsAbs(abs) {
+		if p := CanonPath(abs); under(p, s.common()) || s.Repo.OwnsWorktree(p) {
+			return p // this repository's
+		}
+	}
 	if rel != "" && !filepath.IsAbs(rel) {
-		return filepath.Join(s.common(), filepath.FromSlash(rel))
+		if p := filepath.Join(s.common(), filepath.FromSlash(rel)); exists(p) {
+			return p
+		}
 	}
-	if abs == "" || !filepath.IsAbs(abs) {
-		return abs
+	name := abs
+	if name == "" {
+		name = rel
 	}
-	p := CanonPath(abs)
-	if under(p, s.common()) || s.Repo.OwnsWorktree(p) {
-		return p
+	if name == "" {
+		return ""
 	}
 	root, err := s.root(ctx)
 	if err != nil {
-		return abs // cannot tell: as before
+		if rel != "" {
+			return filepath.Join(s.common(), filepath.FromSlash(rel))
+		}
+		return abs // cannot tell: as recorded
 	}
-	if under(p, root) {
-		return p
+	if abs != "" && filepath.IsAbs(abs) && under(CanonPath(abs), root) {
+		return CanonPath(abs) // under this repository's root (one outside the common dir)
 	}
-	return filepath.Join(root, run, filepath.Base(p)) // another clone's: its place here
+	// Not made here (yet): its place here, by the layout. This is also where a
+	// clone with another worktree root finds its own worktree again after a clone
+	// with the default root rewrote the record.
+	return filepath.Join(root, run, filepath.Base(filepath.FromSlash(name)))
+}
+
+// exists reports whether anything is at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
 }
 
 // relPath is what the ledger records of an absolute path beside it: the path from the

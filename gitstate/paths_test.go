@@ -114,6 +114,27 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	}
 	writeLedgerState(t, repoB, "r", tip, stripped)
 	check("absolute paths of another clone")
+
+	// B writes the run (recording its own paths) and A takes B's ledger back: A, whose
+	// worktree root is not B's, still finds its own worktrees (n1, which exists under
+	// its common dir, and n2 under its root outside it).
+	if _, err := b.Update(ctx, "r", func(r *Run) (*Change, error) { return &Change{Event: Event{Type: "note"}}, nil }); err != nil {
+		t.Fatal(err)
+	}
+	if err := writeFile(filepath.Join(pathA, "f"), "x"); err != nil {
+		t.Fatal(err)
+	}
+	run(t, repoA.TopLevel, "fetch", "-q", dirB, "+"+RunRef("r")+":"+RunRef("r"))
+	r, err = New(repoA).Load(ctx, "r")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := r.State.Worktree("n1").Path; got != pathA {
+		t.Errorf("A reads n1 back from B at %s, want %s", got, pathA)
+	}
+	if got := r.State.Worktree("n2").Path; got != outside {
+		t.Errorf("A reads n2 back from B at %s, want %s", got, outside)
+	}
 }
 
 // writeLedgerState makes a ledger commit on parent whose state.json is state, and
