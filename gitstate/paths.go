@@ -91,6 +91,10 @@ func (s *Store) root(ctx context.Context) (string, error) {
 // absolute path, rel its path from the writer's common dir ("" when it had none).
 func (s *Store) localPath(ctx context.Context, run, rel, abs string) string {
 	if abs != "" && filepath.IsAbs(abs) {
+		// Recorded paths are canonical already: the common case costs no system call.
+		if p := filepath.Clean(abs); under(p, s.common()) {
+			return p // this repository's
+		}
 		if p := CanonPath(abs); under(p, s.common()) || s.Repo.OwnsWorktree(p) {
 			return p // this repository's
 		}
@@ -135,9 +139,11 @@ func (s *Store) relPath(abs string) string {
 	if abs == "" || !filepath.IsAbs(abs) {
 		return ""
 	}
-	p := CanonPath(abs)
+	p := filepath.Clean(abs)
 	if !under(p, s.common()) {
-		return ""
+		if p = CanonPath(abs); !under(p, s.common()) {
+			return ""
+		}
 	}
 	rel, err := filepath.Rel(s.common(), p)
 	if err != nil {
