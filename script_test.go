@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +79,7 @@ func scriptParams(t *testing.T, dir string) testscript.Params {
 			"checkout-baseline":  cmdCheckoutBaseline,
 			"checkout-unchanged": cmdCheckoutUnchanged,
 			"jsonpath":           cmdJSONPath,
+			"jsonvar":            cmdJSONVar,
 		},
 	}
 }
@@ -319,6 +321,32 @@ func cmdJSONPath(ts *testscript.TestScript, neg bool, args []string) {
 	if (s == args[1]) == neg {
 		ts.Fatalf("jsonpath %s: got %s, want %s%s", args[0], s, map[bool]string{true: "not ", false: ""}[neg], args[1])
 	}
+}
+
+// jsonvar [-stderr] VAR PATH [REGEXP]: the last command's stdout (or stderr) is JSON;
+// the string at PATH becomes $VAR, and must match REGEXP when one is given. It is how a
+// transcript uses a value it cannot know ahead, such as a lease token's nonce.
+func cmdJSONVar(ts *testscript.TestScript, neg bool, args []string) {
+	src := "stdout"
+	if len(args) > 0 && args[0] == "-stderr" {
+		src, args = "stderr", args[1:]
+	}
+	if neg || len(args) < 2 || len(args) > 3 {
+		ts.Fatalf("usage: jsonvar [-stderr] VAR PATH [REGEXP]")
+	}
+	var doc any
+	if err := json.Unmarshal([]byte(ts.ReadFile(src)), &doc); err != nil {
+		ts.Fatalf("%s is not JSON: %v", src, err)
+	}
+	got, ok := walkJSON(doc, args[1])
+	str, isStr := got.(string)
+	if !ok || !isStr {
+		ts.Fatalf("jsonvar %s: no string at %s", args[0], args[1])
+	}
+	if len(args) == 3 && !regexp.MustCompile(args[2]).MatchString(str) {
+		ts.Fatalf("jsonvar %s: %s is %q, which does not match %s", args[0], args[1], str, args[2])
+	}
+	ts.Setenv(args[0], str)
 }
 
 func walkJSON(doc any, path string) (any, bool) {

@@ -1,6 +1,8 @@
 package gitstate
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strconv"
@@ -112,33 +114,63 @@ func GasRemaining(h *Header, s *State) int {
 }
 
 // LeaseToken is the fencing token of a claim: the job, its attempt count when it was
-// claimed, and the run's epoch. No two claims of one job share a token: a job leaves
-// RUNNING only through a receipt or reap (attempts or state change) or a resume
-// (epoch + 1).
-func LeaseToken(job string, attempt, epoch int) string {
-	return job + "#" + strconv.Itoa(attempt) + "@" + strconv.Itoa(epoch)
+// claimed, the run's epoch, and a random nonce. Within one ledger, job, attempt and
+// epoch already tell two claims apart: a job leaves RUNNING only through a receipt or
+// reap (attempts or state change) or a resume (epoch + 1). The nonce tells apart two
+// claims made from the same state in two clones before they synced (both would be
+// x#0@0): once one side's ledger is kept, the other side's worker holds a token that
+// matches nothing. Tokens without a nonce (older ledgers) still parse.
+func LeaseToken(job string, attempt, epoch int, nonce string) string {
+	tok := job + "#" + strconv.Itoa(attempt) + "@" + strconv.Itoa(epoch)
+	if nonce != "" {
+		tok += "." + nonce
+	}
+	return tok
 }
 
-// ParseLeaseToken splits a token made by LeaseToken; anything else is a usage error.
-func ParseLeaseToken(tok string) (job string, attempt, epoch int, err error) {
+// LeaseNonce makes the nonce of a new lease token: 8 hex digits from crypto/rand. It is
+// a variable, like Now, so that a test can fix it.
+var LeaseNonce = func() string {
+	var b [4]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ParseLeaseToken splits a token made by LeaseToken, <job>#<attempt>@<epoch>.<nonce>
+// or, from an older ledger, <job>#<attempt>@<epoch>; anything else is a usage error.
+func ParseLeaseToken(tok string) (job string, attempt, epoch int, nonce string, err error) {
 	bad := func() error {
-		return fault.Usage("malformed lease token %q: want <job>#<attempt>@<epoch>, as `git atlas job claim` printed it", tok)
+		return fault.Usage("malformed lease token %q: want <job>#<attempt>@<epoch>.<nonce>, as `git atlas job claim` printed it", tok)
 	}
 	rest, ep, ok := cut(tok, "@")
 	if !ok {
-		return "", 0, 0, bad()
+		return "", 0, 0, "", bad()
 	}
 	job, at, ok := cut(rest, "#")
 	if !ok || ValidName("job", job) != nil {
-		return "", 0, 0, bad()
+		return "", 0, 0, "", bad()
 	}
 	if attempt, ok = natural(at); !ok {
-		return "", 0, 0, bad()
+		return "", 0, 0, "", bad()
 	}
-	if epoch, ok = natural(ep); !ok {
-		return "", 0, 0, bad()
+	ep, nonce, hasNonce := strings.Cut(ep, ".")
+	if epoch, ok = natural(ep); !ok || (hasNonce && !validNonce(nonce)) {
+		return "", 0, 0, "", bad()
 	}
-	return job, attempt, epoch, nil
+	return job, attempt, epoch, nonce, nil
+}
+
+// validNonce accepts 1 to 32 lower-case hex digits.
+func validNonce(s string) bool {
+	if s == "" || len(s) > 32 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 func cut(s, sep string) (before, after string, ok bool) {
@@ -461,7 +493,7 @@ func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Dur
 		}
 		j = s.Job(f.Ready[0])
 	}
-	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
+	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch, LeaseNonce()), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
 	j.State, j.Lease, j.Holder, j.ExpiresAt = JobRunning, g.Lease, holder, g.ExpiresAt
 	s.GasSpent++
 	g.Job = j
@@ -504,7 +536,7 @@ func current(s *State, id, token string) (*Job, error) {
 	if err := ValidName("job", id); err != nil {
 		return nil, err
 	}
-	_, _, epoch, err := ParseLeaseToken(token)
+	_, _, epoch, _, err := ParseLeaseToken(token)
 	if err != nil {
 		return nil, err
 	}

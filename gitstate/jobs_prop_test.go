@@ -112,8 +112,13 @@ func (m *model) pickToken(job string) string {
 		return m.live[job]
 	case r < 8 && len(m.issued) > 0:
 		return m.issued[m.rng.IntN(len(m.issued))]
+	case r < 9 && m.live[job] != "" && m.rng.IntN(2) == 0:
+		// The live grant's job, attempt and epoch with another nonce: what a second
+		// clone's claim of the same state holds.
+		j, at, ep, _, _ := ParseLeaseToken(m.live[job])
+		return LeaseToken(j, at, ep, []string{"", "0badf00d"}[m.rng.IntN(2)])
 	case r < 9:
-		return LeaseToken(job, m.rng.IntN(3), m.rng.IntN(3))
+		return LeaseToken(job, m.rng.IntN(3), m.rng.IntN(3), []string{"", "0badf00d"}[m.rng.IntN(2)])
 	default:
 		return []string{"", job, job + "#0", "x#y@z", job + "#-1@0"}[m.rng.IntN(5)]
 	}
@@ -231,7 +236,7 @@ func (m *model) expectAccepted(what, id, tok string, err error, valid bool) {
 		m.t.Errorf("%s %s accepted token %s; live token is %q", what, id, tok, m.live[id])
 	}
 	if !want && err != nil && valid && m.s.Job(id) != nil {
-		if _, _, _, perr := ParseLeaseToken(tok); perr == nil && !errors.Is(err, fault.ErrConflict) {
+		if _, _, _, _, perr := ParseLeaseToken(tok); perr == nil && !errors.Is(err, fault.ErrConflict) {
 			m.t.Errorf("%s %s with stale token %s: %v, want a conflict", what, id, tok, err)
 		}
 	}

@@ -62,6 +62,8 @@ type jobWant struct {
 // TestJobMachine checks every row of SPEC §5.3, and that every refused action leaves
 // the state byte for byte as it was.
 func TestJobMachine(t *testing.T) {
+	defer func(f func() string) { LeaseNonce = f }(LeaseNonce)
+	LeaseNonce = func() string { return "5eed" }
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, h *Header, s *State)
@@ -72,22 +74,22 @@ func TestJobMachine(t *testing.T) {
 		epoch   int
 	}{
 		{
-			name: "claim: PENDING -> RUNNING, one gas, attempts unchanged, token job#attempts@epoch",
+			name: "claim: PENDING -> RUNNING, one gas, attempts unchanged, token job#attempts@epoch.nonce",
 			act: func(h *Header, s *State) error {
 				g, err := Claim(h, s, "", "w1", t0, time.Minute)
-				if err == nil && (g.Job.ID != "a" || g.Lease != "a#0@0" || g.ExpiresAt != Stamp(t0.Add(time.Minute)) || g.Job.Holder != "w1") {
+				if err == nil && (g.Job.ID != "a" || g.Lease != "a#0@0.5eed" || g.ExpiresAt != Stamp(t0.Add(time.Minute)) || g.Job.Holder != "w1") {
 					return errors.New("bad grant " + js(g))
 				}
 				return err
 			},
-			jobs: map[string]jobWant{"a": {JobRunning, 0, "a#0@0"}, "b": {JobPending, 0, ""}},
+			jobs: map[string]jobWant{"a": {JobRunning, 0, "a#0@0.5eed"}, "b": {JobPending, 0, ""}},
 			gas:  1,
 		},
 		{
 			name:  "claim: the token carries attempts and epoch",
 			setup: func(t *testing.T, h *Header, s *State) { s.Epoch = 3; s.Job("d").Attempts = 1 },
 			act:   func(h *Header, s *State) error { _, err := Claim(h, s, "d", "", t0, time.Minute); return err },
-			jobs:  map[string]jobWant{"d": {JobRunning, 1, "d#1@3"}},
+			jobs:  map[string]jobWant{"d": {JobRunning, 1, "d#1@3.5eed"}},
 			gas:   1, epoch: 3,
 		},
 		{
@@ -139,7 +141,7 @@ func TestJobMachine(t *testing.T) {
 			},
 			act:  func(h *Header, s *State) error { return wantReason(h, s, ReasonGasExhausted) },
 			gas:  2,
-			jobs: map[string]jobWant{"a": {JobDone, 0, ""}, "b": {JobPending, 0, ""}, "d": {JobRunning, 0, "d#0@0"}},
+			jobs: map[string]jobWant{"a": {JobDone, 0, ""}, "b": {JobPending, 0, ""}, "d": {JobRunning, 0, "d#0@0.5eed"}},
 		},
 		{
 			name:  "claim: nothing ready while jobs run: waiting",
@@ -161,7 +163,7 @@ func TestJobMachine(t *testing.T) {
 			name:  "receipt ok: RUNNING -> DONE, lease cleared, dependents ready",
 			setup: func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
 			act: func(h *Header, s *State) error {
-				if _, err := Done(h, s, "a", "a#0@0", ReceiptOK, json.RawMessage(`{"sha":"1"}`)); err != nil {
+				if _, err := Done(h, s, "a", "a#0@0.5eed", ReceiptOK, json.RawMessage(`{"sha":"1"}`)); err != nil {
 					return err
 				}
 				if r := Ready(h, s); strings.Join(r, ",") != "b,d" || string(s.Job("a").Result) != `{"sha":"1"}` {
@@ -175,9 +177,12 @@ func TestJobMachine(t *testing.T) {
 		{
 			name:  "receipt timeout under the limit: RUNNING -> PENDING, attempts + 1, no gas refund",
 			setup: func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
-			act:   func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0", ReceiptTimeout, nil); return err },
-			jobs:  map[string]jobWant{"a": {JobPending, 1, ""}},
-			gas:   1,
+			act: func(h *Header, s *State) error {
+				_, err := Done(h, s, "a", "a#0@0.5eed", ReceiptTimeout, nil)
+				return err
+			},
+			jobs: map[string]jobWant{"a": {JobPending, 1, ""}},
+			gas:  1,
 		},
 		{
 			name: "receipt timeout at the limit: RUNNING -> FAILED, dependents fail too",
@@ -185,23 +190,32 @@ func TestJobMachine(t *testing.T) {
 				done(t, h, s, "a", claim(t, h, s, "a"), ReceiptTimeout)
 				claim(t, h, s, "a")
 			},
-			act:  func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#1@0", ReceiptTimeout, nil); return err },
+			act: func(h *Header, s *State) error {
+				_, err := Done(h, s, "a", "a#1@0.5eed", ReceiptTimeout, nil)
+				return err
+			},
 			jobs: map[string]jobWant{"a": {JobFailed, 2, ""}, "b": {JobFailed, 0, ""}, "c": {JobFailed, 0, ""}, "d": {JobPending, 0, ""}},
 			gas:  2,
 		},
 		{
 			name:  "max attempts 1: the first timeout fails the job",
 			setup: func(t *testing.T, h *Header, s *State) { h.MaxAttempts = 1; claim(t, h, s, "d") },
-			act:   func(h *Header, s *State) error { _, err := Done(h, s, "d", "d#0@0", ReceiptTimeout, nil); return err },
-			jobs:  map[string]jobWant{"d": {JobFailed, 1, ""}},
-			gas:   1,
+			act: func(h *Header, s *State) error {
+				_, err := Done(h, s, "d", "d#0@0.5eed", ReceiptTimeout, nil)
+				return err
+			},
+			jobs: map[string]jobWant{"d": {JobFailed, 1, ""}},
+			gas:  1,
 		},
 		{
 			name:  "receipt failed: RUNNING -> FAILED at any attempt",
 			setup: func(t *testing.T, h *Header, s *State) { claim(t, h, s, "d") },
-			act:   func(h *Header, s *State) error { _, err := Done(h, s, "d", "d#0@0", ReceiptFailed, nil); return err },
-			jobs:  map[string]jobWant{"d": {JobFailed, 0, ""}},
-			gas:   1,
+			act: func(h *Header, s *State) error {
+				_, err := Done(h, s, "d", "d#0@0.5eed", ReceiptFailed, nil)
+				return err
+			},
+			jobs: map[string]jobWant{"d": {JobFailed, 0, ""}},
+			gas:  1,
 		},
 		{
 			name: "stale token (older attempt) changes nothing",
@@ -209,7 +223,7 @@ func TestJobMachine(t *testing.T) {
 				done(t, h, s, "a", claim(t, h, s, "a"), ReceiptTimeout)
 				claim(t, h, s, "a")
 			},
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0", ReceiptOK, nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0.5eed", ReceiptOK, nil); return err },
 			wantErr: fault.ErrConflict,
 		},
 		{
@@ -220,24 +234,27 @@ func TestJobMachine(t *testing.T) {
 				s.Epoch++
 				claim(t, h, s, "a")
 			},
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0", ReceiptOK, nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0.5eed", ReceiptOK, nil); return err },
 			wantErr: fault.ErrConflict,
 		},
 		{
 			name:    "a receipt for a PENDING job is stale",
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0", ReceiptOK, nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0.5eed", ReceiptOK, nil); return err },
 			wantErr: fault.ErrConflict,
 		},
 		{
-			name:    "a second receipt with the same token is stale",
-			setup:   func(t *testing.T, h *Header, s *State) { done(t, h, s, "d", claim(t, h, s, "d"), ReceiptOK) },
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "d", "d#0@0", ReceiptFailed, nil); return err },
+			name:  "a second receipt with the same token is stale",
+			setup: func(t *testing.T, h *Header, s *State) { done(t, h, s, "d", claim(t, h, s, "d"), ReceiptOK) },
+			act: func(h *Header, s *State) error {
+				_, err := Done(h, s, "d", "d#0@0.5eed", ReceiptFailed, nil)
+				return err
+			},
 			wantErr: fault.ErrConflict,
 		},
 		{
 			name:    "another job's token is stale",
 			setup:   func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a"); claim(t, h, s, "d") },
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "d#0@0", ReceiptOK, nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "d#0@0.5eed", ReceiptOK, nil); return err },
 			wantErr: fault.ErrConflict,
 		},
 		{
@@ -248,20 +265,20 @@ func TestJobMachine(t *testing.T) {
 		},
 		{
 			name:    "receipt for an unknown job",
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "zz", "zz#0@0", ReceiptOK, nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "zz", "zz#0@0.5eed", ReceiptOK, nil); return err },
 			wantErr: fault.ErrNotFound,
 		},
 		{
 			name:    "unknown receipt status",
 			setup:   func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
-			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0", "maybe", nil); return err },
+			act:     func(h *Header, s *State) error { _, err := Done(h, s, "a", "a#0@0.5eed", "maybe", nil); return err },
 			wantErr: fault.ErrUsage,
 		},
 		{
 			name:  "renew extends the current lease",
 			setup: func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
 			act: func(h *Header, s *State) error {
-				if err := Renew(s, "a", "a#0@0", t0.Add(time.Hour), time.Minute); err != nil {
+				if err := Renew(s, "a", "a#0@0.5eed", t0.Add(time.Hour), time.Minute); err != nil {
 					return err
 				}
 				if s.Job("a").ExpiresAt != Stamp(t0.Add(time.Hour+time.Minute)) {
@@ -269,7 +286,7 @@ func TestJobMachine(t *testing.T) {
 				}
 				return nil
 			},
-			jobs: map[string]jobWant{"a": {JobRunning, 0, "a#0@0"}},
+			jobs: map[string]jobWant{"a": {JobRunning, 0, "a#0@0.5eed"}},
 			gas:  1,
 		},
 		{
@@ -278,13 +295,13 @@ func TestJobMachine(t *testing.T) {
 				done(t, h, s, "a", claim(t, h, s, "a"), ReceiptTimeout)
 				claim(t, h, s, "a")
 			},
-			act:     func(h *Header, s *State) error { return Renew(s, "a", "a#0@0", t0, time.Minute) },
+			act:     func(h *Header, s *State) error { return Renew(s, "a", "a#0@0.5eed", t0, time.Minute) },
 			wantErr: fault.ErrConflict,
 		},
 		{
 			name:    "renew needs a positive ttl",
 			setup:   func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
-			act:     func(h *Header, s *State) error { return Renew(s, "a", "a#0@0", t0, -time.Second) },
+			act:     func(h *Header, s *State) error { return Renew(s, "a", "a#0@0.5eed", t0, -time.Second) },
 			wantErr: fault.ErrUsage,
 		},
 		{
@@ -297,12 +314,12 @@ func TestJobMachine(t *testing.T) {
 			},
 			act: func(h *Header, s *State) error {
 				out := Reap(h, s, t0.Add(time.Minute)) // exactly at a's expiry
-				if len(out) != 1 || out[0].ID != "a" || out[0].Lease != "a#0@0" || out[0].To != JobPending {
+				if len(out) != 1 || out[0].ID != "a" || out[0].Lease != "a#0@0.5eed" || out[0].To != JobPending {
 					return errors.New("reaped " + js(out))
 				}
 				return nil
 			},
-			jobs: map[string]jobWant{"a": {JobPending, 1, ""}, "d": {JobRunning, 0, "d#0@0"}},
+			jobs: map[string]jobWant{"a": {JobPending, 1, ""}, "d": {JobRunning, 0, "d#0@0.5eed"}},
 			gas:  2,
 		},
 		{
@@ -463,17 +480,64 @@ func TestGasLimit(t *testing.T) {
 }
 
 func TestLeaseToken(t *testing.T) {
-	for _, tok := range []string{"a#0@0", "job.x-1_2#3@14"} {
-		job, at, ep, err := ParseLeaseToken(tok)
-		if err != nil || LeaseToken(job, at, ep) != tok {
-			t.Fatalf("%s: %q %d %d %v", tok, job, at, ep, err)
+	for _, tok := range []string{"a#0@0", "job.x-1_2#3@14", "a#0@0.1f2e3d4c", "job.x-1_2#3@14.0"} {
+		job, at, ep, nonce, err := ParseLeaseToken(tok)
+		if err != nil || LeaseToken(job, at, ep, nonce) != tok {
+			t.Fatalf("%s: %q %d %d %q %v", tok, job, at, ep, nonce, err)
 		}
 	}
-	for _, tok := range []string{"", "a", "a#1", "a@1", "a#1@", "#1@1", "a#01@1", "a#1@-1", "a#+1@1", "a#1@1x", "a/b#1@1", "a# 1@1", "a#b#1@2", "a@b#1@2"} {
-		if _, _, _, err := ParseLeaseToken(tok); !errors.Is(err, fault.ErrUsage) {
+	for _, tok := range []string{"", "a", "a#1", "a@1", "a#1@", "#1@1", "a#01@1", "a#1@-1", "a#+1@1", "a#1@1x", "a/b#1@1", "a# 1@1", "a#b#1@2", "a@b#1@2",
+		"a#1@1.", "a#1@.ab", "a#1@1.AB", "a#1@1.xyz", "a#1@1.ab.cd", "a#1@1.ab cd", "a#1@1." + strings.Repeat("a", 33)} {
+		if _, _, _, _, err := ParseLeaseToken(tok); !errors.Is(err, fault.ErrUsage) {
 			t.Errorf("%q: %v, want a usage error", tok, err)
 		}
 	}
+}
+
+// Two clones that claim the same job from the same ledger before they sync hold two
+// different tokens; once one side's ledger is kept, only its holder's receipt counts.
+func TestLeaseTokensOfTwoClonesDiffer(t *testing.T) {
+	h := &Header{RunID: "g", Kind: KindGraph}
+	s := &State{RunID: "g", Status: RunRunning}
+	if err := AddJobs(s, []JobSpec{{ID: "x"}}); err != nil {
+		t.Fatal(err)
+	}
+	mine, theirs := cloneState(t, s), cloneState(t, s)
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	gMine, err := Claim(h, mine, "", "me", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gTheirs, err := Claim(h, theirs, "", "them", now, time.Hour)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if gMine.Lease == gTheirs.Lease {
+		t.Fatalf("both clones got lease %s", gMine.Lease)
+	}
+	if !strings.HasPrefix(gMine.Lease, "x#0@0.") {
+		t.Fatalf("lease %s lost its readable prefix", gMine.Lease)
+	}
+	// The remote's ledger (theirs) is kept: my worker's receipt is stale there.
+	if _, err := Done(h, theirs, "x", gMine.Lease, ReceiptOK, nil); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("the other clone's receipt: %v, want a conflict", err)
+	}
+	if _, err := Done(h, theirs, "x", gTheirs.Lease, ReceiptOK, nil); err != nil {
+		t.Fatalf("the real holder's receipt: %v", err)
+	}
+}
+
+func cloneState(t *testing.T, s *State) *State {
+	t.Helper()
+	b, err := json.Marshal(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var c State
+	if err := json.Unmarshal(b, &c); err != nil {
+		t.Fatal(err)
+	}
+	return &c
 }
 
 func TestCheckOverlap(t *testing.T) {

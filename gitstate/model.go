@@ -157,9 +157,12 @@ type Lease struct {
 
 // WorktreeRec is a managed worktree as the ledger recorded it.
 type WorktreeRec struct {
-	Node      string `json:"node"`
-	Stage     string `json:"stage,omitempty"`
-	Path      string `json:"path"`
+	Node  string `json:"node"`
+	Stage string `json:"stage,omitempty"`
+	Path  string `json:"path"` // this repository's (see paths.go)
+	// RelPath is Path relative to the git common dir, as the ledger records it; only
+	// encoding sets it (Store.portable), reading turns it into Path.
+	RelPath   string `json:"rel_path,omitempty"`
 	Branch    string `json:"branch"`
 	Baseline  string `json:"baseline"`
 	Head      string `json:"head"`
@@ -197,7 +200,9 @@ type ReplayRec struct {
 	Baseline string `json:"baseline"`
 	Snapshot string `json:"snapshot,omitempty"`
 	Worktree string `json:"worktree,omitempty"`
-	Extra    Extra  `json:"-"`
+	// WorktreeRel is Worktree relative to the git common dir (see WorktreeRec.RelPath).
+	WorktreeRel string `json:"worktree_rel_path,omitempty"`
+	Extra       Extra  `json:"-"`
 }
 
 // Event is event.json: the event that made a ledger commit.

@@ -37,6 +37,12 @@ type Store struct {
 	Repo *git.Repository
 	// MaxTries bounds the compare-and-swap retries of one write.
 	MaxTries int
+
+	commonOnce sync.Once
+	commonDir  string
+	rootOnce   sync.Once
+	rootDir    string
+	rootErr    error
 }
 
 // New returns a store over repo.
@@ -73,6 +79,9 @@ func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
 	r, err := decodeRun(id, tip, blobs[0], blobs[1])
 	if err != nil && blobs[0].Err != nil {
 		return nil, s.diagnose(ctx, id, tip, err)
+	}
+	if r != nil {
+		s.localize(ctx, r)
 	}
 	return r, err
 }
@@ -213,7 +222,7 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	if ev.Time == "" {
 		ev.Time = now
 	}
-	sb, err := encodeDoc(&r.State)
+	sb, err := encodeDoc(s.portable(&r.State))
 	if err != nil {
 		return "", err
 	}
@@ -314,7 +323,13 @@ type Entry struct {
 // List reads every run: one for-each-ref streaming into one cat-file --batch
 // (git.RefFiles), decoded on every core while git is still reading.
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeRun(id, tip, b[0], b[1]) })
+	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+		r, err := decodeRun(id, tip, b[0], b[1])
+		if r != nil {
+			s.localize(ctx, r)
+		}
+		return r, err
+	})
 }
 
 var bothDocs = []string{"run.json", "state.json"}

@@ -62,10 +62,11 @@ type Result struct {
 	RecreatedWorktrees []string               `json:"recreated_worktrees"`
 	Verify             *gitstate.VerifyResult `json:"verify"`
 	// VerifyTimeout is the time limit the verify ran under (a Go duration).
-	VerifyTimeout string `json:"verify_timeout,omitempty"`
-	VerifySkipped string `json:"verify_skipped,omitempty"`
-	VerifyChoice  string `json:"verify_choice,omitempty"`
-	Replay        string `json:"replay_branch,omitempty"`
+	VerifyTimeout   string `json:"verify_timeout,omitempty"`
+	VerifySkipped   string `json:"verify_skipped,omitempty"`
+	VerifyUntrusted bool   `json:"verify_untrusted,omitempty"`
+	VerifyChoice    string `json:"verify_choice,omitempty"`
+	Replay          string `json:"replay_branch,omitempty"`
 }
 
 // Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step

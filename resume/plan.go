@@ -7,6 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
@@ -25,7 +26,10 @@ type Plan struct {
 	RemainingStages  []string       `json:"remaining_stages"`
 	Frontier         *Frontier      `json:"frontier,omitempty"`
 	Worktrees        []WorktreePlan `json:"worktrees"`
-	NextAction       NextAction     `json:"next_action"`
+	// Commands are the commands the run carries and whether each is trusted here
+	// (SPEC §10): an untrusted one is never run.
+	Commands   []trust.Command `json:"commands"`
+	NextAction NextAction      `json:"next_action"`
 }
 
 // Drift compares the frozen config hash with the files as they are now.
@@ -48,6 +52,9 @@ type StageInfo struct {
 	HasVerify     bool   `json:"has_verify"`
 	VerifyCommand string `json:"verify_command,omitempty"`
 	VerifySafe    bool   `json:"verify_safe"`
+	// VerifyTrusted: this repository wrote the verify command or a person trusted it
+	// here (`git atlas trust RUN`); an untrusted verify is not run.
+	VerifyTrusted bool   `json:"verify_trusted"`
 	HasGate       bool   `json:"has_gate"`
 	Gate          string `json:"gate,omitempty"`
 	Baseline      string `json:"baseline"`
@@ -111,6 +118,18 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	current, _ := baseline.ConfigHash(repo.TopLevel, r.Header.ConfigFiles)
 	p.ConfigDrift = Drift{Stored: r.Header.ConfigHash, Current: current, Match: current == r.Header.ConfigHash}
 
+	trusted, err := trust.Load(ctx, repo, r.Header.RunID)
+	if err != nil {
+		return nil, err
+	}
+	p.Commands = trust.Commands(r)
+	for i := range p.Commands {
+		p.Commands[i].Trusted = trusted.Trusts(p.Commands[i].Command)
+	}
+	if p.Commands == nil {
+		p.Commands = []trust.Command{}
+	}
+
 	cur := r.CurrentStage()
 	for _, st := range r.State.Stages {
 		switch {
@@ -125,7 +144,7 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	if cur != nil {
 		def, st, _ := r.Stage(cur.Name)
 		info := &StageInfo{Name: st.Name, Status: st.Status, HasVerify: def.Verify != "", VerifyCommand: def.Verify,
-			VerifySafe: def.VerifySafe, HasGate: def.Gate != "", Gate: def.Gate, Baseline: stageBaseline(r, st),
+			VerifySafe: def.VerifySafe, VerifyTrusted: def.Verify != "" && trusted.Trusts(def.Verify), HasGate: def.Gate != "", Gate: def.Gate, Baseline: stageBaseline(r, st),
 			Attempts: len(st.Attempts), BudgetLeft: gitstate.BudgetLeft(def, st)}
 		if wt := r.State.Worktree(st.Name); wt != nil {
 			info.Worktree = wt.Path

@@ -16,6 +16,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // tailBytes is how much of a verify command's output the ledger keeps.
@@ -43,6 +44,17 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	case opt.NoVerify:
 		res.VerifySkipped = "--no-verify"
 		return clearMark(ctx, store, r.Header.RunID)
+	}
+	approved, err := approve(ctx, repo, r.Header.RunID, st, opt)
+	if err != nil {
+		return err
+	}
+	if approved == nil {
+		// The resume's mark stays at its verify phase: a resume after `git atlas
+		// trust` runs the verify then.
+		res.VerifyUntrusted = true
+		res.VerifySkipped = fmt.Sprintf("verify of stage %s (%q) came with the run from elsewhere and is not trusted here: not run; read it, then `git atlas trust %s`", st.Name, st.VerifyCommand, r.Header.RunID)
+		return nil
 	}
 	var dir string
 	switch verifyIn(r, st.Name) {
@@ -74,7 +86,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	vr := RunVerify(ctx, st.VerifyCommand, dir, timeout)
+	vr := RunVerify(ctx, *approved, dir, timeout)
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
@@ -148,6 +160,38 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	default:
 		return fault.Usage("unknown --on-verify-fail %q (valid: fail, redispatch, replay, stop)", choice)
 	}
+}
+
+// approve returns the stage's verify cleared to run: trusted here (this repository
+// wrote it, or a person ran `git atlas trust`), or, on a terminal, approved by the
+// person now. Headless (also with --yes) an untrusted command is never run: nil.
+func approve(ctx context.Context, repo *git.Repository, run string, st *StageInfo, opt Options) (*trust.Approved, error) {
+	set, err := trust.Load(ctx, repo, run)
+	if err != nil {
+		return nil, err
+	}
+	if a, ok := set.Approve(st.VerifyCommand); ok {
+		return &a, nil
+	}
+	if opt.Headless || opt.Ask == nil {
+		return nil, nil
+	}
+	ans, err := opt.Ask(fmt.Sprintf("verify of stage %s runs %q, which came with run %s and was not written in this repository. Run it?", st.Name, st.VerifyCommand, run), []string{"no", "once", "trust"})
+	if err != nil {
+		return nil, err
+	}
+	switch ans {
+	case "once":
+		a := trust.Once(st.VerifyCommand)
+		return &a, nil
+	case "trust":
+		if err := trust.Record(ctx, repo, run, st.VerifyCommand); err != nil {
+			return nil, err
+		}
+		a := trust.Once(st.VerifyCommand)
+		return &a, nil
+	}
+	return nil, nil
 }
 
 // resetStageWorktree preserves and recreates the worktree a stage ran in, if it has one.
@@ -227,8 +271,11 @@ func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
 
 // RunVerify runs a verify command with sh in dir, killing its whole process group at
 // the timeout, and keeps the exit code and the output's tail. A timed-out command is
-// recorded as TimedOut, with exit code 124 as timeout(1) reports it.
-func RunVerify(ctx context.Context, command, dir string, timeout time.Duration) *gitstate.VerifyResult {
+// recorded as TimedOut, with exit code 124 as timeout(1) reports it. It runs only a
+// command cleared by package trust: a command carried by a run from elsewhere never
+// runs before a person trusts it here (SPEC §10).
+func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration) *gitstate.VerifyResult {
+	command := approved.Command()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	c := exec.CommandContext(tctx, "sh", "-c", command)

@@ -5,12 +5,14 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // A verify that outlives its timeout is killed with its whole process group and
 // reported as timed out, never as just another exit code.
 func TestRunVerifyTimeout(t *testing.T) {
-	vr := RunVerify(context.Background(), "echo started; sleep 30 & sleep 30", t.TempDir(), 200*time.Millisecond)
+	vr := RunVerify(context.Background(), trust.Once("echo started; sleep 30 & sleep 30"), t.TempDir(), 200*time.Millisecond)
 	if !vr.TimedOut || vr.Passed || vr.ExitCode != 124 {
 		t.Fatalf("got %+v, want timed out, exit 124", vr)
 	}
@@ -32,7 +34,7 @@ func TestRunVerifyExitCodes(t *testing.T) {
 		{"exit 3", 3, "failed (exit 3)"},
 		{"exit 124", 124, "failed (exit 124)"}, // a command's own 124 is not a timeout
 	} {
-		vr := RunVerify(context.Background(), tc.cmd, t.TempDir(), time.Minute)
+		vr := RunVerify(context.Background(), trust.Once(tc.cmd), t.TempDir(), time.Minute)
 		if vr.ExitCode != tc.code || vr.TimedOut || vr.Passed != (tc.code == 0) {
 			t.Errorf("%s: got %+v", tc.cmd, vr)
 		}

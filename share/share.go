@@ -32,8 +32,9 @@ type RefChange struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Report is what a push or pull did, ref by ref. Push fills Pushed and Behind (the
-// remote is ahead), pull Created, Updated and Ahead (this repository is ahead).
+// Report is what a push or pull did, ref by ref. Push fills Pushed (every ref sent),
+// Created (those of them new on the remote) and Behind (the remote is ahead: nothing
+// to push); pull fills Created, Updated and Ahead (this repository is ahead).
 type Report struct {
 	Remote   string
 	Pushed   []RefChange
@@ -151,6 +152,27 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 	for _, r := range remoteList {
 		theirs[r.Name] = r.ID
 	}
+	// A remote tip this repository lacks cannot be compared: fetch it first (into a
+	// staging namespace, dropped after), or a ref that is merely behind would look
+	// diverged.
+	var lacking []string
+	for ref, rt := range theirs {
+		if ours, ok := local[ref]; ok && rt != ours && fastForwardOnly(ref) && !repo.HasObject(ctx, rt) {
+			lacking = append(lacking, ref)
+		}
+	}
+	if len(lacking) > 0 {
+		staging := newStaging()
+		defer func() { _ = dropStaging(context.WithoutCancel(ctx), repo, staging) }()
+		slices.Sort(lacking)
+		specs := make([]string, len(lacking))
+		for i, ref := range lacking {
+			specs[i] = "+" + ref + ":" + staging + ref
+		}
+		if err := repo.Fetch(ctx, remote, specs...); err != nil {
+			return nil, remoteError(remote, err)
+		}
+	}
 	var push []git.PushRef
 	for _, ref := range sortedKeys(local) {
 		ours, rt := local[ref], theirs[ref]
@@ -185,9 +207,12 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 		}
 		push = append(push, git.PushRef{Name: ref, ID: ours, Expect: rt})
 		rep.Pushed = append(rep.Pushed, c)
+		if rt == "" {
+			rep.Created = append(rep.Created, c)
+		}
 	}
 	if err := repo.PushAtomic(ctx, remote, push); err != nil {
-		rep.Pushed = nil
+		rep.Pushed, rep.Created = nil, nil
 		if errors.Is(err, git.ErrPushRejected) {
 			return rep, &fault.Error{Kind: fault.ErrConflict, Msg: "the remote changed while pushing; nothing was pushed", Err: err, Hint: "git atlas pull, then push again"}
 		}
@@ -207,9 +232,7 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 // It returns a conflict when a run diverged or a local ref moved during the pull.
 func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report, err error) {
 	rep = &Report{Remote: remote}
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	staging := stagingRoot + hex.EncodeToString(b[:]) + "/"
+	staging := newStaging()
 	defer func() {
 		if derr := dropStaging(context.WithoutCancel(ctx), repo, staging); derr != nil && err == nil {
 			err = derr
@@ -301,6 +324,13 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 		return rep, fault.Conflict("ref(s) changed here during the pull, left as they are: %s", strings.Join(raced, ", ")).WithHint("pull again")
 	}
 	return rep, nil
+}
+
+// newStaging names a fresh staging namespace for one fetch.
+func newStaging() string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return stagingRoot + hex.EncodeToString(b[:]) + "/"
 }
 
 func dropStaging(ctx context.Context, repo *git.Repository, staging string) error {

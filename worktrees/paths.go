@@ -19,33 +19,16 @@ import (
 const Union = "union"
 
 // RootConfig is the git config key that moves the managed worktrees' root.
-const RootConfig = "atlas.worktreeRoot"
+const RootConfig = gitstate.WorktreeRootConfig
 
 // Root is the directory managed worktrees live under: atlas.worktreeRoot when set
 // (a relative value is taken from the main worktree's top level, or from the git dir
 // of a bare repository), else <git-common-dir>/atlas/worktrees. Both are outside every
-// user's working tree by default; Add refuses a root that is not.
+// user's working tree by default; Add refuses a root that is not. The ledger records
+// paths under it per repository (gitstate/paths.go), so a pulled run's worktrees are
+// made here, never at another clone's paths.
 func Root(ctx context.Context, repo *git.Repository) (string, error) {
-	out, err := repo.Git(ctx, "config", "--type=path", "--get", RootConfig)
-	if err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 { // unset
-			return canon(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
-		}
-		return "", fmt.Errorf("read %s: %w", RootConfig, err)
-	}
-	root := strings.TrimRight(string(out), "\n")
-	if root == "" {
-		return canon(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
-	}
-	if !filepath.IsAbs(root) {
-		base := repo.CommonDir
-		if filepath.Base(base) == ".git" {
-			base = filepath.Dir(base)
-		}
-		root = filepath.Join(base, root)
-	}
-	return canon(root), nil
+	return gitstate.WorktreeRoot(ctx, repo)
 }
 
 // PathFor is where the worktree of run's node lives when it is first created; a
@@ -81,21 +64,7 @@ func lockReason(run, node string) string {
 
 // canon resolves symlinks in the longest existing prefix of p, so that a path we
 // computed compares equal to the one git recorded for the same directory.
-func canon(p string) string {
-	p = filepath.Clean(p)
-	rest := ""
-	for cur := p; ; {
-		if real, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(real, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return p
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
+func canon(p string) string { return gitstate.CanonPath(p) }
 
 func samePath(a, b string) bool { return a == b || canon(a) == canon(b) }
 

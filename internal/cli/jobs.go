@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // JobCmd is `git atlas job`: the DAG of a graph run (SPEC §4.2, §5.3).
@@ -132,6 +133,11 @@ func (c *JobAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	if c.Verify != "" { // written here: it may run here (SPEC §10)
+		if err := trust.Record(env.Ctx, store.Repo, c.RunID, c.Verify); err != nil {
+			return err
+		}
+	}
 	j := r.State.Job(c.Job)
 	return env.out(map[string]any{"run_id": c.RunID, "job": j}, func(w io.Writer) {
 		fmt.Fprintf(w, "%s: added %s\n", c.RunID, c.Job)
@@ -148,7 +154,8 @@ type JobClaimCmd struct {
 // Help is the command's long help: what a claim that grants nothing means.
 func (c *JobClaimCmd) Help() string {
 	return `Takes the named job, or the first ready job in the order jobs were added: PENDING -> RUNNING,
-one gas charged (never refunded), a lease token <job>#<attempt>@<epoch> valid until now + --ttl
+one gas charged (never refunded), a lease token <job>#<attempt>@<epoch>.<nonce> valid until now + --ttl (the random nonce
+makes two clones' claims of one job differ)
 (also the run's driver lease when --holder is given).
 
 With nothing to grant, "job" and "lease" are null and "reason" says why:

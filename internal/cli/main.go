@@ -57,6 +57,7 @@ type CLI struct {
 	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
 	Audit      AuditCmd      `cmd:"" help:"Classify every worktree and atlas branch and ref; exit 10 when something needs attention."`
 	Gc         GcCmd         `cmd:"" name:"gc" help:"Clean up what finished runs left: a plan by default, done with --apply."`
+	Trust      TrustCmd      `cmd:"" help:"Trust the commands a run carries (its verify commands) to run here; --revoke, --list."`
 	Push       PushCmd       `cmd:"" help:"Push the ledger (refs/atlas/*, atlas/ branches) to a remote: atomic, leased, fast-forward only."`
 	Pull       PullCmd       `cmd:"" help:"Pull the ledger from a remote: fast-forward runs, create missing refs, report diverged runs."`
 	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`

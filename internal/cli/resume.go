@@ -234,9 +234,12 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	if s := p.InterruptedStage; s != nil {
 		verify := "none"
 		if s.HasVerify {
-			verify = s.VerifyCommand
+			verify = fmt.Sprintf("%q", s.VerifyCommand)
 			if !s.VerifySafe {
 				verify += " (not safe: skipped)"
+			}
+			if !s.VerifyTrusted {
+				verify += " (not trusted here: not run; `git atlas trust " + p.RunID + "`)"
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
@@ -255,6 +258,13 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	}
 	if len(p.RemainingStages) > 0 {
 		fmt.Fprintf(w, "remaining  %s\n", ledgerText(strings.Join(p.RemainingStages, ", "), 0))
+	}
+	for i, cm := range p.Commands {
+		label := ""
+		if i == 0 {
+			label = "commands"
+		}
+		fmt.Fprintf(w, "%-10s %-9s %s %q\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], cm.Where, cm.Command)
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)

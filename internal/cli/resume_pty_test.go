@@ -166,3 +166,45 @@ func mustJSON(t *testing.T, s string, v any) {
 		t.Fatalf("%v in %s", err, s)
 	}
 }
+
+// An untrusted verify (as a pulled run's is) runs on a terminal only when the person
+// says so: "no" skips it, "once" runs it without trusting it, "trust" records it.
+func TestResumeUntrustedVerifyOnATerminal(t *testing.T) {
+	repo := newRepo(t)
+	marker := filepath.Join(t.TempDir(), "ran")
+	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--verify", "echo x >> "+marker, "--verify-safe")
+	atlas(t, repo, "transition", "r", "code", "dispatched")
+	atlas(t, repo, "trust", "r", "--revoke") // as if it came from another clone
+	ran := func() int {
+		data, _ := os.ReadFile(marker)
+		return strings.Count(string(data), "x")
+	}
+	trusted := func() bool {
+		var l struct {
+			Runs []struct {
+				Commands []struct{ Trusted bool } `json:"commands"`
+			} `json:"runs"`
+		}
+		mustJSON(t, atlas(t, repo, "trust", "--list", "--json"), &l)
+		return l.Runs[0].Commands[0].Trusted
+	}
+	stdout, stderr, code := onTerminal(t, repo, []string{"no"}, "resume", "r")
+	if code != 0 || !strings.Contains(stderr, "was not written in this repository. Run it? [no/once/trust]") || ran() != 0 {
+		t.Fatalf("no: exit %d, ran %d times, stderr %q", code, ran(), stderr)
+	}
+	if !strings.Contains(stdout, "not trusted here: not run") {
+		t.Fatalf("no: the skip is not reported: %q", stdout)
+	}
+	if _, stderr, code = onTerminal(t, repo, []string{"once"}, "resume", "r"); code != 0 || ran() != 1 || trusted() {
+		t.Fatalf("once: exit %d, ran %d times, trusted %v: %q", code, ran(), trusted(), stderr)
+	}
+	atlas(t, repo, "start", "--id", "r2", "--stages", "code", "--verify", "echo x >> "+marker, "--verify-safe")
+	atlas(t, repo, "transition", "r2", "code", "dispatched")
+	atlas(t, repo, "trust", "r2", "--revoke")
+	if _, stderr, code = onTerminal(t, repo, []string{"trust"}, "resume", "r2"); code != 0 || ran() != 2 {
+		t.Fatalf("trust: exit %d, ran %d times: %q", code, ran(), stderr)
+	}
+	if out := atlas(t, repo, "trust", "--list", "r2"); !strings.Contains(out, "yes") {
+		t.Fatalf("trust: not recorded: %q", out)
+	}
+}

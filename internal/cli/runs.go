@@ -160,6 +160,11 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	// This repository wrote the run's commands: they may run here (SPEC §10). A crash
+	// before this line leaves them untrusted, which is safe: `git atlas trust` mends it.
+	if err := trustOwn(env, run); err != nil {
+		return err
+	}
 	return env.out(runJSON(run, now), func(w io.Writer) { fmt.Fprintln(w, id) })
 }
 

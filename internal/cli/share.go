@@ -40,21 +40,35 @@ func syncLedger(env *Env, name string, push bool) error {
 	}
 	rep, err := transfer(env.Ctx, repo, remote)
 	if rep != nil {
-		if perr := env.out(reportJSON(rep, push), func(w io.Writer) { printReport(w, rep, moved) }); perr != nil && err == nil {
+		if perr := env.out(reportJSON(rep, push), func(w io.Writer) { printReport(w, rep, moved, push) }); perr != nil && err == nil {
 			err = perr
 		}
 	}
 	return err
 }
 
-func printReport(w io.Writer, rep *share.Report, moved string) {
+func printReport(w io.Writer, rep *share.Report, moved string, push bool) {
+	created := map[string]bool{}
+	for _, c := range rep.Created {
+		created[c.Ref] = true
+	}
+	n := 0 // refs moved that existed on the other side
 	for _, c := range rep.Pushed {
+		if created[c.Ref] {
+			continue // listed below as created
+		}
+		n++
 		fmt.Fprintf(w, "%-9s %s %s..%s\n", "pushed", c.Ref, dash(short(c.Remote)), short(c.Local))
 	}
 	for _, c := range rep.Created {
-		fmt.Fprintf(w, "%-9s %s %s\n", "created", c.Ref, short(c.Remote))
+		id := c.Remote
+		if push {
+			id = c.Local
+		}
+		fmt.Fprintf(w, "%-9s %s %s\n", "created", c.Ref, short(id))
 	}
 	for _, c := range rep.Updated {
+		n++
 		fmt.Fprintf(w, "%-9s %s %s..%s\n", moved, c.Ref, short(c.Local), short(c.Remote))
 	}
 	for _, c := range rep.Diverged {
@@ -67,12 +81,21 @@ func printReport(w io.Writer, rep *share.Report, moved string) {
 		fmt.Fprintf(w, "%-9s %s (push carries it)\n", "ahead", r)
 	}
 	for _, r := range rep.Behind {
-		fmt.Fprintf(w, "%-9s %s (pull brings it)\n", "behind", r)
+		fmt.Fprintf(w, "%-9s %s (the remote is ahead: nothing to push; pull brings it)\n", "behind", r)
 	}
-	fmt.Fprintf(w, "%s: %d %s, %d created, %d up to date, %d diverged\n", rep.Remote, len(rep.Pushed)+len(rep.Updated), moved, len(rep.Created), len(rep.UpToDate), len(rep.Diverged))
+	fmt.Fprintf(w, "%s: %d %s, %d created, %d up to date, %d diverged", rep.Remote, n, moved, len(rep.Created), len(rep.UpToDate), len(rep.Diverged))
+	if len(rep.Behind) > 0 {
+		fmt.Fprintf(w, ", %d behind", len(rep.Behind))
+	}
+	if len(rep.Ahead) > 0 {
+		fmt.Fprintf(w, ", %d ahead", len(rep.Ahead))
+	}
+	fmt.Fprintln(w)
 }
 
-// reportJSON is push's or pull's JSON: every list present, [] when empty.
+// reportJSON is push's or pull's JSON: every list present, [] when empty. Push's
+// "pushed" is every ref sent and "created" those of them new on the remote; pull's
+// "created" and "updated" are disjoint.
 func reportJSON(rep *share.Report, push bool) map[string]any {
 	changes := func(c []share.RefChange) []share.RefChange {
 		if c == nil {
@@ -94,7 +117,7 @@ func reportJSON(rep *share.Report, push bool) map[string]any {
 		"skipped":       changes(rep.Skipped),
 	}
 	if push {
-		m["pushed"], m["behind"] = changes(rep.Pushed), refs(rep.Behind)
+		m["pushed"], m["created"], m["behind"] = changes(rep.Pushed), changes(rep.Created), refs(rep.Behind)
 	} else {
 		m["created"], m["updated"], m["ahead"] = changes(rep.Created), changes(rep.Updated), refs(rep.Ahead)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 )
 
@@ -171,4 +172,30 @@ func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
 func InitRepository(ctx context.Context, dir string, env []string) error {
 	_, err := cmd{dir: ".", args: []string{"init", "-q", "-b", "main", dir}, env: env}.run(ctx)
 	return err
+}
+
+// OwnsWorktree reports whether the directory at path is a linked worktree of this
+// repository: its .git file names a git dir under this common dir's worktrees/. It
+// reads one small file and runs no git.
+func (r *Repository) OwnsWorktree(path string) bool {
+	data, err := os.ReadFile(filepath.Join(path, ".git"))
+	if err != nil {
+		return false
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return false
+	}
+	dir = strings.TrimSpace(dir)
+	if !filepath.IsAbs(dir) {
+		dir = filepath.Join(path, dir)
+	}
+	real := func(p string) string {
+		if q, err := filepath.EvalSymlinks(p); err == nil {
+			return q
+		}
+		return filepath.Clean(p)
+	}
+	rel, err := filepath.Rel(real(filepath.Join(r.CommonDir, "worktrees")), real(dir))
+	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }

@@ -1,0 +1,192 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// Worktree paths are per repository. The ledger travels between clones (push, pull),
+// but a path means something only in the repository that made it, so a ledger records
+// a managed worktree's path relative to the git common dir (rel_path) when it lies
+// there, and its absolute path (path) for older readers and for people. Reading, a
+// path is always made this repository's: the absolute path when it is this
+// repository's (under its common dir, or a worktree registered to it), else rel_path
+// joined to this common dir when something is there, else the absolute path when it
+// is under this repository's worktree root; otherwise the worktree is another clone's
+// and not here, and its place here comes from the layout, <root>/<run>/<node>.
+
+// WorktreeRootConfig is the git config key that moves the managed worktrees' root.
+const WorktreeRootConfig = "atlas.worktreeRoot"
+
+// WorktreeRoot is the directory managed worktrees live under: atlas.worktreeRoot when
+// set (a relative value is taken from the main worktree's top level, or from the git
+// dir of a bare repository), else <git-common-dir>/atlas/worktrees.
+func WorktreeRoot(ctx context.Context, repo *git.Repository) (string, error) {
+	out, err := repo.Git(ctx, "config", "--type=path", "--get", WorktreeRootConfig)
+	if err != nil {
+		var ge *git.Error
+		if errors.As(err, &ge) && ge.ExitCode == 1 { // unset
+			return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+		}
+		return "", fmt.Errorf("read %s: %w", WorktreeRootConfig, err)
+	}
+	root := strings.TrimRight(string(out), "\n")
+	if root == "" {
+		return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+	}
+	if !filepath.IsAbs(root) {
+		base := repo.CommonDir
+		if filepath.Base(base) == ".git" {
+			base = filepath.Dir(base)
+		}
+		root = filepath.Join(base, root)
+	}
+	return CanonPath(root), nil
+}
+
+// CanonPath resolves symlinks in the longest existing prefix of p, so that a path we
+// computed compares equal to the one git recorded for the same directory.
+func CanonPath(p string) string {
+	p = filepath.Clean(p)
+	rest := ""
+	for cur := p; ; {
+		if real, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(real, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return p
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
+}
+
+// under reports whether p is dir or lies below it (both clean and absolute).
+func under(p, dir string) bool {
+	rel, err := filepath.Rel(dir, p)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel)
+}
+
+// common is this repository's common dir, symlinks resolved (computed once).
+func (s *Store) common() string {
+	s.commonOnce.Do(func() { s.commonDir = CanonPath(s.Repo.CommonDir) })
+	return s.commonDir
+}
+
+// root is this repository's worktree root (read once, when first needed: only a path
+// outside the common dir needs it).
+func (s *Store) root(ctx context.Context) (string, error) {
+	s.rootOnce.Do(func() { s.rootDir, s.rootErr = WorktreeRoot(ctx, s.Repo) })
+	return s.rootDir, s.rootErr
+}
+
+// localPath is where a recorded worktree is in this repository. abs is the writer's
+// absolute path, rel its path from the writer's common dir ("" when it had none).
+func (s *Store) localPath(ctx context.Context, run, rel, abs string) string {
+	if abs != "" && filepath.IsAbs(abs) {
+		// Recorded paths are canonical already: the common case costs no system call.
+		if p := filepath.Clean(abs); under(p, s.common()) {
+			return p // this repository's
+		}
+		if p := CanonPath(abs); under(p, s.common()) || s.Repo.OwnsWorktree(p) {
+			return p // this repository's
+		}
+	}
+	if rel != "" && !filepath.IsAbs(rel) {
+		if p := filepath.Join(s.common(), filepath.FromSlash(rel)); exists(p) {
+			return p
+		}
+	}
+	name := abs
+	if name == "" {
+		name = rel
+	}
+	if name == "" {
+		return ""
+	}
+	root, err := s.root(ctx)
+	if err != nil {
+		if rel != "" {
+			return filepath.Join(s.common(), filepath.FromSlash(rel))
+		}
+		return abs // cannot tell: as recorded
+	}
+	if abs != "" && filepath.IsAbs(abs) && under(CanonPath(abs), root) {
+		return CanonPath(abs) // under this repository's root (one outside the common dir)
+	}
+	// Not made here (yet): its place here, by the layout. This is also where a
+	// clone with another worktree root finds its own worktree again after a clone
+	// with the default root rewrote the record.
+	return filepath.Join(root, run, filepath.Base(filepath.FromSlash(name)))
+}
+
+// exists reports whether anything is at p.
+func exists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// relPath is what the ledger records of an absolute path beside it: the path from the
+// common dir, "" when it lies outside.
+func (s *Store) relPath(abs string) string {
+	if abs == "" || !filepath.IsAbs(abs) {
+		return ""
+	}
+	p := filepath.Clean(abs)
+	if !under(p, s.common()) {
+		if p = CanonPath(abs); !under(p, s.common()) {
+			return ""
+		}
+	}
+	rel, err := filepath.Rel(s.common(), p)
+	if err != nil {
+		return ""
+	}
+	return filepath.ToSlash(rel)
+}
+
+// localize makes the worktree paths of a run read from the ledger this repository's.
+func (s *Store) localize(ctx context.Context, r *Run) {
+	id := r.State.RunID
+	for i := range r.State.Worktrees {
+		w := &r.State.Worktrees[i]
+		w.Path, w.RelPath = s.localPath(ctx, id, w.RelPath, w.Path), ""
+	}
+	for i := range r.State.Replays {
+		p := &r.State.Replays[i]
+		if p.Worktree != "" || p.WorktreeRel != "" {
+			p.Worktree, p.WorktreeRel = s.localPath(ctx, id, p.WorktreeRel, p.Worktree), ""
+		}
+	}
+}
+
+// portable is st as the ledger records it: each path also relative to the common dir.
+// st itself is left alone (its caller goes on using its paths).
+func (s *Store) portable(st *State) *State {
+	if len(st.Worktrees) == 0 && len(st.Replays) == 0 {
+		return st
+	}
+	c := *st
+	c.Worktrees = append([]WorktreeRec(nil), st.Worktrees...)
+	for i := range c.Worktrees {
+		c.Worktrees[i].RelPath = s.relPath(c.Worktrees[i].Path)
+	}
+	c.Replays = append([]ReplayRec(nil), st.Replays...)
+	for i := range c.Replays {
+		c.Replays[i].WorktreeRel = s.relPath(c.Replays[i].Worktree)
+	}
+	if st.Replays == nil {
+		c.Replays = nil
+	}
+	if st.Worktrees == nil {
+		c.Worktrees = nil
+	}
+	return &c
+}

@@ -1,0 +1,186 @@
+// Package trust decides which commands carried by a run this repository may run
+// (SPEC §10, invariant 10): those it wrote itself, and those a person approved here.
+// A run's verify commands travel with its ledger (push, pull, a shared remote, import),
+// so running them on resume would run whatever another machine's author wrote, as
+// soon as an agent resumes at session start; git never runs hooks that arrive with a
+// clone, for the same reason.
+//
+// The record is local state, <git-common-dir>/atlas/trust/<run>: one sha256 per
+// trusted command, never in the ledger and never pushed. A command is trusted when its
+// hash (with the run id) is there, so a pulled run whose command changed is untrusted
+// again. Only an Approved command runs (resume.RunVerify takes nothing else).
+package trust
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// dir is the local state directory of the trust records.
+const dir = "trust"
+
+// Command is one command a run carries, where it is used, and whether it is trusted.
+type Command struct {
+	Where   string `json:"where"` // "run", "stage NAME" or "job ID"
+	Command string `json:"command"`
+	Trusted bool   `json:"trusted"`
+}
+
+// Commands lists every command run r carries: the run's verify (what `union
+// --verify` and stages without their own run), each stage's and each job's verify.
+func Commands(r *gitstate.Run) []Command {
+	var cmds []Command
+	if r.Header.Verify != "" {
+		cmds = append(cmds, Command{Where: "run", Command: r.Header.Verify})
+	}
+	for _, s := range r.Header.Stages {
+		if s.Verify != "" {
+			cmds = append(cmds, Command{Where: "stage " + s.Name, Command: s.Verify})
+		}
+	}
+	for _, j := range r.State.Jobs {
+		if j.Verify != "" {
+			cmds = append(cmds, Command{Where: "job " + j.ID, Command: j.Verify})
+		}
+	}
+	return cmds
+}
+
+// hash is what the record keeps of a trusted command of run.
+func hash(run, command string) string {
+	h := sha256.Sum256([]byte("git-atlas trust 1\x00" + run + "\x00" + command))
+	return hex.EncodeToString(h[:])
+}
+
+// Set is the trust record of one run.
+type Set struct {
+	run    string
+	hashes map[string]bool
+}
+
+// Load reads run's trust record (empty when there is none).
+func Load(ctx context.Context, repo *git.Repository, run string) (Set, error) {
+	if err := gitstate.ValidName("run", run); err != nil {
+		return Set{}, err
+	}
+	data, err := repo.ReadLocal(dir + "/" + run)
+	if err != nil {
+		return Set{}, fmt.Errorf("read the trust record of run %s: %w", run, err)
+	}
+	s := Set{run: run, hashes: map[string]bool{}}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			s.hashes[line] = true
+		}
+	}
+	return s, nil
+}
+
+// Trusts reports whether command may run for this set's run.
+func (s Set) Trusts(command string) bool { return s.hashes[hash(s.run, command)] }
+
+// Len is the number of trusted commands.
+func (s Set) Len() int { return len(s.hashes) }
+
+// Approved is a command cleared to run here. Only this package makes one: through a
+// Set that trusts it, or Once for a person's answer at the terminal.
+type Approved struct{ command string }
+
+// Command is the command to run.
+func (a Approved) Command() string { return a.command }
+
+// Approve returns command cleared to run when the set trusts it.
+func (s Set) Approve(command string) (Approved, bool) {
+	if !s.Trusts(command) {
+		return Approved{}, false
+	}
+	return Approved{command}, true
+}
+
+// Once clears command for one run because a person at the terminal said so; nothing
+// is recorded.
+func Once(command string) Approved { return Approved{command} }
+
+// Check returns r's commands with whether each is trusted here.
+func Check(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]Command, error) {
+	s, err := Load(ctx, repo, r.Header.RunID)
+	if err != nil {
+		return nil, err
+	}
+	cmds := Commands(r)
+	for i := range cmds {
+		cmds[i].Trusted = s.Trusts(cmds[i].Command)
+	}
+	return cmds, nil
+}
+
+// Record trusts commands of run here: this repository wrote them (`start`, `job add
+// --verify`) or a person approved them (`trust`).
+func Record(ctx context.Context, repo *git.Repository, run string, commands ...string) error {
+	if len(commands) == 0 {
+		return nil
+	}
+	return update(ctx, repo, run, func(s Set) {
+		for _, c := range commands {
+			s.hashes[hash(run, c)] = true
+		}
+	})
+}
+
+// Revoke forgets every trusted command of run.
+func Revoke(ctx context.Context, repo *git.Repository, run string) error {
+	if err := gitstate.ValidName("run", run); err != nil {
+		return err
+	}
+	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()
+	if err := repo.RemoveLocal(dir + "/" + run); err != nil {
+		return fmt.Errorf("revoke the trust of run %s: %w", run, err)
+	}
+	return nil
+}
+
+// Runs lists the runs that have a trust record here.
+func Runs(ctx context.Context, repo *git.Repository) ([]string, error) {
+	names, err := repo.ListLocal(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list trust records: %w", err)
+	}
+	var runs []string
+	for _, n := range names {
+		if gitstate.ValidName("run", n) == nil {
+			runs = append(runs, n)
+		}
+	}
+	slices.Sort(runs)
+	return runs, nil
+}
+
+// update changes run's record under its lock (read, change, write whole).
+func update(ctx context.Context, repo *git.Repository, run string, change func(Set)) error {
+	if err := gitstate.ValidName("run", run); err != nil {
+		return err
+	}
+	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()
+	s, err := Load(ctx, repo, run)
+	if err != nil {
+		return err
+	}
+	change(s)
+	lines := make([]string, 0, len(s.hashes))
+	for h := range s.hashes {
+		lines = append(lines, h)
+	}
+	slices.Sort(lines)
+	if err := repo.WriteLocal(dir+"/"+run, []byte(strings.Join(lines, "\n")+"\n")); err != nil {
+		return fmt.Errorf("record the trust of run %s: %w", run, err)
+	}
+	return nil
+}
