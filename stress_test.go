@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // atlasBinary builds the real binary into a temporary directory, without the race
@@ -78,7 +79,8 @@ func mustGit(t *testing.T, dir string, env []string, stdin string, args ...strin
 	return strings.TrimSpace(string(out))
 }
 
-// TestStressConcurrentEvents: 16 processes append 200 events each to one run at once,
+// TestStressConcurrentEvents: 16 processes append 200 events each to one run at once
+// (8 × 25 unless ATLAS_LONG_TESTS is set),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
 //
@@ -94,7 +96,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	const procs, each = 16, 200
+	procs, each := testenv.Rounds(8, 16), testenv.Rounds(25, 200)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "atlas", "start", "--id", "r", "--stages", "a")
 	head := mustGit(t, dir, env, "", "rev-parse", "HEAD")
@@ -316,7 +318,7 @@ func stressWriterMain() {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 220
-// random points. After every kill each run is readable and list reads them all;
+// random points (40 unless ATLAS_LONG_TESTS is set). After every kill each run is readable and list reads them all;
 // at the end no ref names a missing object and every chain is intact.
 //
 // A git killed inside update-ref can leave its <ref>.lock behind, exactly as after
@@ -327,7 +329,7 @@ func TestStressKilledWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	const kills = 220
+	kills := testenv.Rounds(40, 220)
 	dir, env := stressRepo(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
