@@ -109,6 +109,7 @@ func (r *record) add(list *[]receipt, x receipt) {
 // ever had two live leases; every receipt a worker saw accepted is in the log, and no
 // rejected one is.
 func TestGraphDrainWorkers(t *testing.T) {
+	t.Parallel() // its own repository and processes: runs beside the transcripts
 	if testing.Short() {
 		t.Skip("16 worker processes draining 200 jobs: skipped with -short")
 	}

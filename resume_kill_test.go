@@ -22,6 +22,7 @@ import (
 // ends in the same state as an uninterrupted resume (timestamps aside), that no dirty
 // work was lost, and that no dirty state was snapshotted twice.
 func TestResumeKilledAnywhere(t *testing.T) {
+	t.Parallel() // its own repository and processes: runs beside the transcripts
 	kills := testenv.Rounds(10, 110)
 	if testing.Short() {
 		kills = 8

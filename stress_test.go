@@ -326,6 +326,7 @@ func stressWriterMain() {
 // error), reads stay fine. The test checks the reads with the lock present, then
 // removes it as a person would, so the next writer can go on.
 func TestStressKilledWriter(t *testing.T) {
+	t.Parallel() // its own repository and processes: runs beside the transcripts
 	if testing.Short() {
 		t.Skip("stress test")
 	}
