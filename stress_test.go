@@ -318,7 +318,8 @@ func stressWriterMain() {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 220
-// random points (40 unless ATLAS_LONG_TESTS is set). After every kill each run is readable and list reads them all;
+// random points (at least 40 unless ATLAS_LONG_TESTS is set, and on until five runs
+// exist, up to 220). After every kill each run is readable and list reads them all;
 // at the end no ref names a missing object and every chain is intact.
 //
 // A git killed inside update-ref can leave its <ref>.lock behind, exactly as after
@@ -330,7 +331,8 @@ func TestStressKilledWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	kills := testenv.Rounds(40, 220)
+	const maxKills = 220
+	kills := testenv.Rounds(40, maxKills)
 	dir, env := stressRepo(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -341,7 +343,9 @@ func TestStressKilledWriter(t *testing.T) {
 	}
 	common := filepath.Join(dir, ".git")
 	staleLocks := 0
-	for k := 0; k < kills; k++ {
+	created := 0
+	k := 0
+	for ; k < kills || (created < 5 && k < maxKills); k++ {
 		w := exec.Command(self, dir)
 		w.Env = append(env, "GIT_ATLAS_TEST_WRITER=1")
 		if k%2 == 1 {
@@ -361,7 +365,7 @@ func TestStressKilledWriter(t *testing.T) {
 			t.Fatalf("kill %d: the writer was not killed but ended: %v\n%s", k, err, stderr.String())
 		}
 		locks := findLocks(t, common)
-		checkAllReadable(t, dir, env, k)
+		created = len(checkAllReadable(t, dir, env, k))
 		for _, l := range locks {
 			staleLocks++
 			if err := os.Remove(l); err != nil && !os.IsNotExist(err) {
@@ -369,12 +373,12 @@ func TestStressKilledWriter(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kills, %d stale ref locks left by killed git processes", kills, staleLocks)
+	t.Logf("%d kills, %d stale ref locks left by killed git processes", k, staleLocks)
 	out := mustGit(t, dir, env, "", "fsck", "--connectivity-only")
 	if strings.Contains(out, "missing") || strings.Contains(out, "broken") {
 		t.Fatalf("fsck: %s", out)
 	}
-	runs := checkAllReadable(t, dir, env, kills)
+	runs := checkAllReadable(t, dir, env, k)
 	if len(runs) < 5 {
 		t.Fatalf("only %d runs were created: the kills came too early to test anything", len(runs))
 	}
