@@ -13,6 +13,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // atlasCLI runs the built git-atlas binary against one repository.
@@ -99,30 +101,30 @@ func (r *record) add(list *[]receipt, x receipt) {
 	r.mu.Unlock()
 }
 
-// TestGraphDrainWorkers: 16 worker processes drain a 200-job DAG through the CLI, with
+// TestGraphDrainWorkers: 16 worker processes drain a 200-job DAG through the CLI (8 and
+// 50 unless ATLAS_LONG_TESTS is set), with
 // random failed and timeout receipts, leases left to expire (by workers that die or
 // come back late) and reaped. Then, from the ledger: every job is DONE or FAILED; gas
 // spent equals the job_claimed events and the claims the workers were granted; no job
 // ever had two live leases; every receipt a worker saw accepted is in the log, and no
 // rejected one is.
 func TestGraphDrainWorkers(t *testing.T) {
+	t.Parallel() // its own repository and processes: runs beside the transcripts
 	if testing.Short() {
 		t.Skip("16 worker processes draining 200 jobs: skipped with -short")
 	}
-	const (
-		jobs    = 200
-		workers = 16
-	)
+	jobs, workers := testenv.Rounds(50, 200), testenv.Rounds(8, 16)
+	comps := jobs / 10
 	a := newAtlasRepo(t)
 	a.must(t, "start", "--id", "e2e", "--graph")
 	rng := rand.New(rand.NewPCG(3, 3))
-	// 20 components of 10 jobs (job i is in component i % 20); each job needs one or
-	// two earlier jobs of its component, so a failure fails part of one component.
+	// jobs/10 components of 10 jobs (job i is in component i % comps); each job needs
+	// one or two earlier jobs of its component, so a failure fails part of one component.
 	for i := 0; i < jobs; i++ {
 		args := []string{"job", "add", "e2e", fmt.Sprintf("j%03d", i)}
-		if earlier := i / 20; earlier > 0 {
+		if earlier := i / comps; earlier > 0 {
 			for k := 0; k < 1+rng.IntN(2); k++ {
-				need := fmt.Sprintf("j%03d", i%20+20*rng.IntN(earlier))
+				need := fmt.Sprintf("j%03d", i%comps+comps*rng.IntN(earlier))
 				if !contains(args, need) {
 					args = append(args, "--needs", need)
 				}
@@ -291,12 +293,18 @@ func parseTime(t *testing.T, s string) time.Time {
 
 // worker claims until the run halts. Most jobs get a receipt (ok, some timeout, some
 // failed); a few are claimed with a 1ms lease and either abandoned (a worker that
-// died) or answered late, after the lease may have been reaped.
+// died) or answered late, after the lease may have been reaped. Worker 0's first
+// claim is always answered late, so that every run has a reap and a stale receipt
+// however few claims it makes.
 func worker(a atlasCLI, w int, rec *record) error {
 	rng := rand.New(rand.NewPCG(uint64(w), 77))
 	holder := fmt.Sprintf("w%d", w)
-	for {
+	for grants := 0; ; {
 		short := rng.IntN(100) < 6
+		late := rng.IntN(2) == 1
+		if w == 0 && grants == 0 {
+			short, late = true, true
+		}
 		ttl := "2m"
 		if short {
 			ttl = "1ms"
@@ -324,7 +332,8 @@ func worker(a atlasCLI, w int, rec *record) error {
 		}
 		job, lease := c.Job.ID, *c.Lease
 		rec.add(&rec.grants, receipt{job, lease, ""})
-		if short && rng.IntN(2) == 0 {
+		grants++
+		if short && !late {
 			continue // died holding the lease: a reap must return the job
 		}
 		if short {

@@ -18,6 +18,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // atlasBinary builds the real binary into a temporary directory, without the race
@@ -78,7 +79,8 @@ func mustGit(t *testing.T, dir string, env []string, stdin string, args ...strin
 	return strings.TrimSpace(string(out))
 }
 
-// TestStressConcurrentEvents: 16 processes append 200 events each to one run at once,
+// TestStressConcurrentEvents: 16 processes append 200 events each to one run at once
+// (8 × 25 unless ATLAS_LONG_TESTS is set),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
 //
@@ -94,7 +96,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	const procs, each = 16, 200
+	procs, each := testenv.Rounds(8, 16), testenv.Rounds(25, 200)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "atlas", "start", "--id", "r", "--stages", "a")
 	head := mustGit(t, dir, env, "", "rev-parse", "HEAD")
@@ -316,7 +318,8 @@ func stressWriterMain() {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 220
-// random points. After every kill each run is readable and list reads them all;
+// random points (at least 40 unless ATLAS_LONG_TESTS is set, and on until five runs
+// exist, up to 220). After every kill each run is readable and list reads them all;
 // at the end no ref names a missing object and every chain is intact.
 //
 // A git killed inside update-ref can leave its <ref>.lock behind, exactly as after
@@ -324,10 +327,12 @@ func stressWriterMain() {
 // error), reads stay fine. The test checks the reads with the lock present, then
 // removes it as a person would, so the next writer can go on.
 func TestStressKilledWriter(t *testing.T) {
+	t.Parallel() // its own repository and processes: runs beside the transcripts
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	const kills = 220
+	const maxKills = 220
+	kills := testenv.Rounds(40, maxKills)
 	dir, env := stressRepo(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -338,7 +343,9 @@ func TestStressKilledWriter(t *testing.T) {
 	}
 	common := filepath.Join(dir, ".git")
 	staleLocks := 0
-	for k := 0; k < kills; k++ {
+	created := 0
+	k := 0
+	for ; k < kills || (created < 5 && k < maxKills); k++ {
 		w := exec.Command(self, dir)
 		w.Env = append(env, "GIT_ATLAS_TEST_WRITER=1")
 		if k%2 == 1 {
@@ -358,7 +365,7 @@ func TestStressKilledWriter(t *testing.T) {
 			t.Fatalf("kill %d: the writer was not killed but ended: %v\n%s", k, err, stderr.String())
 		}
 		locks := findLocks(t, common)
-		checkAllReadable(t, dir, env, k)
+		created = len(checkAllReadable(t, dir, env, k))
 		for _, l := range locks {
 			staleLocks++
 			if err := os.Remove(l); err != nil && !os.IsNotExist(err) {
@@ -366,12 +373,12 @@ func TestStressKilledWriter(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d kills, %d stale ref locks left by killed git processes", kills, staleLocks)
+	t.Logf("%d kills, %d stale ref locks left by killed git processes", k, staleLocks)
 	out := mustGit(t, dir, env, "", "fsck", "--connectivity-only")
 	if strings.Contains(out, "missing") || strings.Contains(out, "broken") {
 		t.Fatalf("fsck: %s", out)
 	}
-	runs := checkAllReadable(t, dir, env, kills)
+	runs := checkAllReadable(t, dir, env, k)
 	if len(runs) < 5 {
 		t.Fatalf("only %d runs were created: the kills came too early to test anything", len(runs))
 	}

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // model is what the property test knows independently of the State: which token of
@@ -33,9 +34,10 @@ type model struct {
 // checks after every step: no job is ever granted while another lease of it is live,
 // gas never goes below zero or past its limit and equals the claims granted, only the
 // current token is ever accepted (every other one is refused and changes nothing), and
-// from any state, working on leads to a halt: no job ready and none running.
+// from any state, working on leads to a halt: no job ready and none running. 600 seeds
+// with ATLAS_LONG_TESTS set, 150 without.
 func TestJobMachineProperties(t *testing.T) {
-	seeds := 600
+	seeds := testenv.Rounds(150, 600)
 	if testing.Short() {
 		seeds = 100
 	}

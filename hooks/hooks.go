@@ -62,6 +62,9 @@ type Status struct {
 	State State `json:"state"`
 	// Dir is the hooks directory git uses (core.hooksPath, else <git-common-dir>/hooks).
 	Dir string `json:"hooks_dir"`
+	// Scope is the config file that set core.hooksPath: "local", "worktree", "global"
+	// or "system" ("" when it is not set).
+	Scope string `json:"config_scope,omitempty"`
 	// Hook is the path of the post-checkout hook.
 	Hook string `json:"hook"`
 	// Chained is the user's hook that ours runs first ("" when none).
@@ -72,49 +75,151 @@ type Status struct {
 	Changed bool `json:"changed"`
 }
 
-// Dir is the hooks directory git runs hooks from: core.hooksPath as the repository's
-// config files set it (a relative value is relative to the working tree's top level,
-// where git runs hooks, or the git dir of a bare repository), else
-// <git-common-dir>/hooks.
-func Dir(ctx context.Context, repo *git.Repository) (string, error) {
+// location is the hooks directory git runs hooks from, and which setting says so:
+// core.hooksPath as the repository's config files set it (a relative value is relative
+// to the working tree's top level, where git runs hooks, or the git dir of a bare
+// repository), else <git-common-dir>/hooks.
+type location struct {
+	dir string
+	// value and scope are core.hooksPath as configured and the config file that set it
+	// ("local", "worktree", "global", "system"); both "" when it is not set.
+	value, scope string
+}
+
+func locate(ctx context.Context, repo *git.Repository) (location, error) {
 	// Every internal git call sets core.hooksPath=/dev/null on its command line: skip
 	// the command-line scope and keep the last value of the config files.
 	out, err := repo.Git(ctx, "config", "--show-scope", "--type=path", "--get-all", "core.hooksPath")
 	var ge *git.Error
 	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
-		return "", fmt.Errorf("read core.hooksPath: %w", err)
+		return location{}, fmt.Errorf("read core.hooksPath: %w", err)
 	}
-	val := ""
+	var loc location
 	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
 		scope, v, ok := strings.Cut(line, "\t")
 		if ok && scope != "command" {
-			val = v
+			loc.value, loc.scope = v, scope
 		}
 	}
-	if val == "" {
-		return filepath.Join(repo.CommonDir, "hooks"), nil
+	if loc.value == "" {
+		loc.scope = ""
+		loc.dir = filepath.Join(repo.CommonDir, "hooks")
+		return loc, nil
 	}
-	if !filepath.IsAbs(val) {
+	loc.dir = loc.value
+	if !filepath.IsAbs(loc.dir) {
 		base := repo.TopLevel
 		if base == "" {
 			base = repo.GitDir
 		}
-		val = filepath.Join(base, val)
+		loc.dir = filepath.Join(base, loc.dir)
 	}
-	return filepath.Clean(val), nil
+	loc.dir = filepath.Clean(loc.dir)
+	return loc, nil
+}
+
+// Shared reports whether the hooks directory is set by a config file outside the
+// repository (global or system): every repository that uses that setting runs what is
+// installed there.
+func (s Status) Shared() bool { return s.Scope == "global" || s.Scope == "system" }
+
+// Options are the consents install and uninstall need.
+type Options struct {
+	// Global allows changing a hooks directory that core.hooksPath sets in the global
+	// or system config (shared by other repositories).
+	Global bool
+}
+
+// checkWritable refuses, before anything is written, a hooks directory git-atlas must
+// not change:
+//   - one inside a working tree (husky's tracked .husky, say): installing would add and
+//     change files in the user's checkout, and in every branch that tracks them;
+//   - a relative core.hooksPath: git resolves it from the top of each worktree, so the
+//     hook would not run in git-atlas's worktrees (install only; uninstall may clean up
+//     what an older version put there);
+//   - a directory set in the global or system config, without opts.Global.
+func checkWritable(ctx context.Context, repo *git.Repository, loc location, install bool, opts Options) error {
+	if wt, err := workingTreeOf(ctx, repo, loc.dir); err != nil {
+		return err
+	} else if wt != "" {
+		return fault.Refused("core.hooksPath (%s) is inside the working tree %s: installing there would add and change files in your checkout, and git-atlas never writes into a working tree", loc.value, wt).
+			WithHint("git-atlas works without its hook (`git atlas resume --detect` finds interrupted runs); to have it anyway, add the line `git atlas hook post-checkout \"$@\" </dev/null >/dev/null || true` to %s yourself, or point core.hooksPath at a directory outside the working tree", filepath.Join(loc.dir, Name))
+	}
+	if install && loc.value != "" && !filepath.IsAbs(loc.value) {
+		return fault.Refused("core.hooksPath is the relative path %s: git looks for it from the top of each worktree, so a hook installed in %s would not run in git-atlas's worktrees", loc.value, loc.dir).
+			WithHint("set it to an absolute path (`git config core.hooksPath %s`) and install again", loc.dir)
+	}
+	if (loc.scope == "global" || loc.scope == "system") && !opts.Global {
+		verb := "install"
+		if !install {
+			verb = "uninstall"
+		}
+		return fault.Usage("core.hooksPath is set in your %s git config: %s would change %s, which every repository using that setting runs, not only this one", loc.scope, verb, filepath.Join(loc.dir, Name)).
+			WithHint("pass --global to %s it there anyway", verb)
+	}
+	return nil
+}
+
+// workingTreeOf returns the working tree (of any worktree of the repository: the
+// user's or a managed one) that dir is inside, or "" when none is. A worktree's own
+// .git directory is not part of its working tree.
+func workingTreeOf(ctx context.Context, repo *git.Repository, dir string) (string, error) {
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return "", fmt.Errorf("list worktrees: %w", err)
+	}
+	roots := []string{}
+	if repo.TopLevel != "" {
+		roots = append(roots, repo.TopLevel)
+	}
+	for _, w := range list {
+		if !w.Bare {
+			roots = append(roots, w.Path)
+		}
+	}
+	dir = realPath(dir)
+	for _, root := range roots {
+		root = realPath(root)
+		if within(dir, root) && !within(dir, filepath.Join(root, ".git")) {
+			return root, nil
+		}
+	}
+	return "", nil
+}
+
+// within reports whether path is root or below it.
+func within(path, root string) bool {
+	rel, err := filepath.Rel(root, path)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// realPath resolves symbolic links in the longest part of p that exists.
+func realPath(p string) string {
+	rest := ""
+	for cur := filepath.Clean(p); ; {
+		if r, err := filepath.EvalSymlinks(cur); err == nil {
+			return filepath.Join(r, rest)
+		}
+		parent := filepath.Dir(cur)
+		if parent == cur {
+			return filepath.Clean(p)
+		}
+		rest = filepath.Join(filepath.Base(cur), rest)
+		cur = parent
+	}
 }
 
 // Inspect reports the state of the post-checkout hook.
 func Inspect(ctx context.Context, repo *git.Repository) (Status, error) {
-	dir, err := Dir(ctx, repo)
+	loc, err := locate(ctx, repo)
 	if err != nil {
 		return Status{}, err
 	}
-	return inspect(dir)
+	return inspect(loc)
 }
 
-func inspect(dir string) (Status, error) {
-	st := Status{Dir: dir, Hook: filepath.Join(dir, Name)}
+func inspect(loc location) (Status, error) {
+	st := Status{Dir: loc.dir, Hook: filepath.Join(loc.dir, Name), Scope: loc.scope}
 	data, err := os.ReadFile(st.Hook)
 	switch {
 	case errors.Is(err, os.ErrNotExist):
@@ -145,13 +250,16 @@ func isOurs(path string, data []byte) bool {
 // Install puts git-atlas's hook in place. A hook already there (file, link, any mode)
 // is renamed to post-checkout.atlas-orig, untouched, and ours runs it first. Installing
 // again changes nothing; an older version of our script is replaced.
-func Install(ctx context.Context, repo *git.Repository) (Status, error) {
-	dir, err := Dir(ctx, repo)
+func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, error) {
+	loc, err := locate(ctx, repo)
 	if err != nil {
 		return Status{}, err
 	}
-	st, err := inspect(dir)
+	st, err := inspect(loc)
 	if err != nil {
+		return st, err
+	}
+	if err := checkWritable(ctx, repo, loc, true, opts); err != nil {
 		return st, err
 	}
 	orig := st.Hook + OrigSuffix
@@ -169,14 +277,14 @@ func Install(ctx context.Context, repo *git.Repository) (Status, error) {
 			return st, fmt.Errorf("keep %s: %w", st.Hook, err)
 		}
 	case st.State == NotInstalled:
-		if err := os.MkdirAll(dir, 0o755); err != nil {
+		if err := os.MkdirAll(loc.dir, 0o755); err != nil {
 			return st, fmt.Errorf("create hooks directory: %w", err)
 		}
 	}
 	if err := writeAtomic(st.Hook, []byte(Script), 0o755); err != nil {
 		return st, err
 	}
-	st, err = inspect(dir)
+	st, err = inspect(loc)
 	st.Changed = true
 	return st, err
 }
@@ -184,13 +292,16 @@ func Install(ctx context.Context, repo *git.Repository) (Status, error) {
 // Uninstall removes git-atlas's hook and puts back the one it kept, as it was (the same
 // file, renamed back: bytes, mode and time). Nothing installed: nothing to do. A hook
 // that is not ours is refused, never deleted.
-func Uninstall(ctx context.Context, repo *git.Repository) (Status, error) {
-	dir, err := Dir(ctx, repo)
+func Uninstall(ctx context.Context, repo *git.Repository, opts Options) (Status, error) {
+	loc, err := locate(ctx, repo)
 	if err != nil {
 		return Status{}, err
 	}
-	st, err := inspect(dir)
+	st, err := inspect(loc)
 	if err != nil {
+		return st, err
+	}
+	if err := checkWritable(ctx, repo, loc, false, opts); err != nil {
 		return st, err
 	}
 	orig := st.Hook + OrigSuffix
@@ -210,7 +321,7 @@ func Uninstall(ctx context.Context, repo *git.Repository) (Status, error) {
 	} else if err := os.Remove(st.Hook); err != nil {
 		return st, fmt.Errorf("remove %s: %w", st.Hook, err)
 	}
-	st, err = inspect(dir)
+	st, err = inspect(loc)
 	st.Changed = true
 	return st, err
 }

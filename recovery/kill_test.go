@@ -14,12 +14,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
 // TestKillDuringRemove SIGKILLs `git atlas worktree remove` (the built binary and every
 // git it started: the whole process group, as a reboot would) at random moments, over
-// and over. After every kill, either the worktree is still there unchanged (files,
+// and over (110 times with ATLAS_LONG_TESTS set, 6 without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
 // never neither (SPEC invariant 2). Running the command again then finishes the job.
 func TestKillDuringRemove(t *testing.T) {
@@ -59,7 +60,7 @@ func TestKillDuringRemove(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
 	outcomes := map[string]int{}
-	const kills = 110
+	kills := testenv.Rounds(6, 110)
 	for i := 1; i <= kills; i++ {
 		node := fmt.Sprintf("k%d", i)
 		wt := f.worktree(node)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/hooks"
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // HooksCmd is `git atlas hooks`.
@@ -17,7 +18,9 @@ type HooksCmd struct {
 }
 
 // HooksInstallCmd is `git atlas hooks install`.
-type HooksInstallCmd struct{}
+type HooksInstallCmd struct {
+	Global bool `help:"Allow changing a hooks directory that core.hooksPath sets in the global or system git config (every repository using it runs the hook)."`
+}
 
 // Run installs the hook.
 func (c *HooksInstallCmd) Run(env *Env) error {
@@ -25,7 +28,11 @@ func (c *HooksInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := hooks.Install(env.Ctx, repo)
+	opts, err := hooksConsent(env, repo, c.Global, "install")
+	if err != nil {
+		return err
+	}
+	st, err := hooks.Install(env.Ctx, repo, opts)
 	if err != nil {
 		return err
 	}
@@ -42,7 +49,9 @@ func (c *HooksInstallCmd) Run(env *Env) error {
 }
 
 // HooksUninstallCmd is `git atlas hooks uninstall`.
-type HooksUninstallCmd struct{}
+type HooksUninstallCmd struct {
+	Global bool `help:"Allow changing a hooks directory that core.hooksPath sets in the global or system git config."`
+}
 
 // Run removes the hook.
 func (c *HooksUninstallCmd) Run(env *Env) error {
@@ -50,7 +59,11 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := hooks.Uninstall(env.Ctx, repo)
+	opts, err := hooksConsent(env, repo, c.Global, "uninstall")
+	if err != nil {
+		return err
+	}
+	st, err := hooks.Uninstall(env.Ctx, repo, opts)
 	if err != nil {
 		return err
 	}
@@ -64,6 +77,26 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "removed git-atlas's hook; restored the original %s\n", st.Hook)
 		}
 	})
+}
+
+// hooksConsent returns the options for install or uninstall. A hooks directory set in
+// the global or system config is shared by other repositories: without --global, a
+// terminal is asked; headless, hooks refuses (exit 2, nothing written).
+func hooksConsent(env *Env, repo *git.Repository, global bool, verb string) (hooks.Options, error) {
+	opts := hooks.Options{Global: global}
+	if global || env.headless() {
+		return opts, nil
+	}
+	st, err := hooks.Inspect(env.Ctx, repo)
+	if err != nil || !st.Shared() {
+		return opts, err
+	}
+	ans, err := env.ask(fmt.Sprintf("core.hooksPath is set in your %s git config: %s %s, for every repository using it?", st.Scope, verb, st.Hook), []string{"yes", "no"})
+	if err != nil {
+		return opts, err
+	}
+	opts.Global = ans == "yes"
+	return opts, nil
 }
 
 // HooksStatusCmd is `git atlas hooks status`.
