@@ -90,14 +90,27 @@ func MaxAttempts(h *Header) int {
 	return DefaultMaxAttempts
 }
 
-// GasLimit is the run's total claim budget: the header's, or jobs × max_attempts +
-// jobs, which leaves every job all its attempts plus one claim lost to a resume.
+// GasLimit is the run's total claim budget: the header's (--gas), else the one fixed
+// at the first claim, else (nothing claimed yet) jobs × max_attempts + jobs, which
+// leaves every job all its attempts plus one claim lost to a resume.
 func GasLimit(h *Header, s *State) int {
 	if h.Gas > 0 {
 		return h.Gas
 	}
+	if s.GasFixed > 0 {
+		return s.GasFixed
+	}
 	n := len(s.Jobs)
 	return n*MaxAttempts(h) + n
+}
+
+// fixGas pins the default gas limit at the first claim that grants a job, so that
+// jobs added later (by `job add` or an expansion) share that budget instead of
+// growing it: a run that keeps adding jobs stays bounded.
+func fixGas(h *Header, s *State) {
+	if h.Gas == 0 && s.GasFixed == 0 {
+		s.GasFixed = GasLimit(h, s)
+	}
 }
 
 // GasRemaining is the gas left to charge; never below zero.
@@ -427,6 +440,7 @@ func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Dur
 	}
 	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
 	j.State, j.Lease, j.Holder, j.ExpiresAt = JobRunning, g.Lease, holder, g.ExpiresAt
+	fixGas(h, s)
 	s.GasSpent++
 	g.Job = j
 	return g, nil

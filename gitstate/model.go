@@ -66,6 +66,9 @@ type State struct {
 	Stages    []StageState  `json:"stages"`
 	Jobs      []Job         `json:"jobs,omitempty"`
 	GasSpent  int           `json:"gas_spent,omitempty"`
+	// GasFixed is the gas limit fixed at the run's first claim when the header names
+	// none (SPEC §5.3): later job adds and expansions never raise it. 0: not yet fixed.
+	GasFixed int `json:"gas_fixed,omitempty"`
 	Driver    *Lease        `json:"driver,omitempty"`
 	Worktrees []WorktreeRec `json:"worktrees,omitempty"`
 	Snapshots []SnapshotRec `json:"snapshots,omitempty"`

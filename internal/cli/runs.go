@@ -48,7 +48,7 @@ type StartCmd struct {
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
+	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
 	MaxAttempts int      `name:"max-attempts" help:"Graph runs: attempts per job before it fails (default 2)."`
 	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
