@@ -56,19 +56,19 @@ const DefaultMaxRetries = 2
 
 // State is state.json: the whole materialized state after an event.
 type State struct {
-	Schema    int           `json:"schema"`
-	RunID     string        `json:"run_id"`
-	Status    string        `json:"status"`
-	Reason    string        `json:"reason,omitempty"`
-	Seq       int           `json:"seq"`
-	Epoch     int           `json:"epoch"`
-	UpdatedAt string        `json:"updated_at"`
-	Stages    []StageState  `json:"stages"`
-	Jobs      []Job         `json:"jobs,omitempty"`
-	GasSpent  int           `json:"gas_spent,omitempty"`
+	Schema    int          `json:"schema"`
+	RunID     string       `json:"run_id"`
+	Status    string       `json:"status"`
+	Reason    string       `json:"reason,omitempty"`
+	Seq       int          `json:"seq"`
+	Epoch     int          `json:"epoch"`
+	UpdatedAt string       `json:"updated_at"`
+	Stages    []StageState `json:"stages"`
+	Jobs      []Job        `json:"jobs,omitempty"`
+	GasSpent  int          `json:"gas_spent,omitempty"`
 	// GasFixed is the gas limit fixed at the run's first claim when the header names
 	// none (SPEC §5.3): later job adds and expansions never raise it. 0: not yet fixed.
-	GasFixed int `json:"gas_fixed,omitempty"`
+	GasFixed  int           `json:"gas_fixed,omitempty"`
 	Driver    *Lease        `json:"driver,omitempty"`
 	Worktrees []WorktreeRec `json:"worktrees,omitempty"`
 	Snapshots []SnapshotRec `json:"snapshots,omitempty"`
