@@ -490,12 +490,15 @@ func current(s *State, id, token string) (*Job, error) {
 	if j == nil {
 		return nil, fault.NotFound("run %s has no job %q", s.RunID, id)
 	}
-	if j.State == JobRunning && j.Lease == token {
+	if j.State == JobRunning && j.Lease == token && !j.VerifyOwed {
 		return j, nil
 	}
 	why := fmt.Sprintf("job %s is %s", j.ID, j.State)
 	if j.State == JobRunning {
 		why += " under lease " + j.Lease
+	}
+	if j.VerifyOwed {
+		why += "; its ok receipt was applied and its verify is under way"
 	}
 	if epoch < s.Epoch {
 		why += fmt.Sprintf("; the token is from epoch %d, the run is at epoch %d", epoch, s.Epoch)
@@ -538,7 +541,7 @@ func Done(h *Header, s *State, id, token, status string, result json.RawMessage)
 	}
 	switch status {
 	case ReceiptOK:
-		endLease(j, JobDone)
+		receiptOK(s, j)
 	case ReceiptTimeout:
 		timeout(h, j)
 	case ReceiptFailed:
@@ -597,8 +600,8 @@ func failDependents(s *State) []string {
 func Expired(s *State, now time.Time) []string {
 	var ids []string
 	for _, j := range s.Jobs {
-		if j.State != JobRunning {
-			continue
+		if j.State != JobRunning || j.VerifyOwed {
+			continue // an owed verify is not the worker's lease: resume settles it
 		}
 		if t, err := ParseStamp(j.ExpiresAt); err != nil || !now.Before(t) {
 			ids = append(ids, j.ID)
@@ -624,13 +627,14 @@ func Reap(h *Header, s *State, now time.Time) []Outcome {
 }
 
 // ResumeReset is the job half of a resume (SPEC §6.5): every RUNNING job goes back to
-// PENDING with its lease cleared; attempts and gas are unchanged. It returns the
+// PENDING with its lease cleared; attempts and gas are unchanged. A job whose receipt
+// arrived with its verify owed is left for the resume to verify (OwedVerifies). It returns the
 // reset jobs. The caller must raise s.Epoch in the same ledger event, so that every
 // token issued before the resume is stale.
 func ResumeReset(s *State) []string {
 	var ids []string
 	for i := range s.Jobs {
-		if s.Jobs[i].State == JobRunning {
+		if s.Jobs[i].State == JobRunning && !s.Jobs[i].VerifyOwed {
 			endLease(&s.Jobs[i], JobPending)
 			ids = append(ids, s.Jobs[i].ID)
 		}

@@ -144,10 +144,18 @@ type Job struct {
 	Holder    string          `json:"holder,omitempty"`
 	ExpiresAt string          `json:"expires_at,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
-	// Reason says why a job ended FAILED: "receipt", "attempts", or
+	// Reason says why a job ended FAILED: "receipt", "attempts", "verify", or
 	// "dependency <job> failed".
 	Reason string `json:"reason,omitempty"`
-	Extra  Extra  `json:"-"`
+	// VerifyOwed: an ok receipt arrived and the job's verify has not finished; the job
+	// stays RUNNING (its dependants wait) until the result is recorded (SPEC §5.3).
+	VerifyOwed bool `json:"verify_owed,omitempty"`
+	// VerifyResult is the job verify's last outcome.
+	VerifyResult *VerifyResult `json:"verify_result,omitempty"`
+	// Unverified says why a DONE job was not verified ("no verify command", "no
+	// worktree"); empty for a verified job.
+	Unverified string `json:"unverified,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // Lease is the run's driver lease (SPEC §5.1).
@@ -189,7 +197,9 @@ type UnionRec struct {
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	At         string              `json:"at"`
-	Extra      Extra               `json:"-"`
+	// Verify is the run's verify as `union --verify` last ran it on this union.
+	Verify *VerifyResult `json:"verify,omitempty"`
+	Extra  Extra         `json:"-"`
 }
 
 // ReplayRec is a replay branch made by recover.

@@ -74,6 +74,9 @@ type Frontier struct {
 	ResetJobs    []string `json:"reset_jobs"`
 	ReadyJobs    []string `json:"ready_jobs"`
 	GasRemaining int      `json:"gas_remaining"`
+	// VerifyOwed are jobs whose ok receipt arrived but whose verify never finished:
+	// resume runs their verify in their worktree (unless --no-verify).
+	VerifyOwed []string `json:"verify_owed"`
 }
 
 // Worktree actions in a plan.

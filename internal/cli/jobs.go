@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
 )
 
 // JobCmd is `git atlas job`: the DAG of a graph run (SPEC §4.2, §5.3).
@@ -310,6 +311,8 @@ type JobDoneCmd struct {
 	Lease  string `required:"" help:"The lease token the claim printed." placeholder:"TOKEN"`
 	Status string `required:"" enum:"ok,timeout,failed" help:"ok, timeout or failed."`
 	Data   string `help:"A JSON object kept as the job's result." placeholder:"JSON"`
+	// VerifyTimeout bounds the job's verify on an ok receipt.
+	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of the job's verify on an ok receipt (its process group is killed then)." placeholder:"DUR"`
 	DriverFlags
 }
 
@@ -318,7 +321,15 @@ func (c *JobDoneCmd) Help() string {
 	return `ok: RUNNING -> DONE. timeout: RUNNING -> PENDING with attempts + 1, or FAILED at the attempt
 limit. failed: RUNNING -> FAILED. A FAILED job fails the PENDING jobs that need it.
 A token that is not the job's current one (an older attempt or epoch, an ended lease) is
-rejected with exit 3 and changes nothing.`
+rejected with exit 3 and changes nothing.
+
+ok on a job with --verify: the receipt is recorded with the verify owed (the job stays
+RUNNING, its dependants wait), the verify runs in the job's worktree under
+--verify-timeout, and its exit code and output tail are recorded in a second write:
+pass -> DONE (verified); fail or timeout -> attempts + 1, PENDING under the limit, else
+FAILED; exit 6. A job with no worktree is never verified in your checkout: it becomes
+DONE, recorded as unverified ("no worktree"). If the verify never finishes (the process
+dies), ` + "`git atlas resume`" + ` runs it again.`
 }
 
 // Run applies the receipt.
@@ -347,6 +358,9 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		if len(o.Cascaded) > 0 {
 			ev["cascaded"] = o.Cascaded
 		}
+		if j := r.State.Job(c.Job); j.VerifyOwed {
+			ev["verify_owed"] = true // in the receipt's own write: resume finds it if the verify dies
+		}
 		if data != nil {
 			ev["data"] = data
 		}
@@ -355,17 +369,35 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	var vr *gitstate.VerifyResult
+	if j := r.State.Job(c.Job); j != nil && j.VerifyOwed {
+		var v resume.JobVerified
+		if r, v, err = resume.SettleJobVerify(env.Ctx, store, c.RunID, c.Job, c.VerifyTimeout); err != nil {
+			return err
+		}
+		vr, o.To, o.Attempts = v.Verify, v.To, v.Attempts
+		o.Cascaded = append(o.Cascaded, v.Cascaded...)
+	}
 	cascaded := o.Cascaded
 	if cascaded == nil {
 		cascaded = []string{}
 	}
-	return env.out(map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded},
-		func(w io.Writer) {
-			fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, o.From, o.To)
-			if len(o.Cascaded) > 0 {
-				fmt.Fprintf(w, "also FAILED (they need %s): %s\n", c.Job, strings.Join(o.Cascaded, ", "))
-			}
-		})
+	view := map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded, "verify": vr}
+	if err := env.out(view, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, o.From, o.To)
+		if vr != nil {
+			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+		}
+		if len(o.Cascaded) > 0 {
+			fmt.Fprintf(w, "also FAILED (they need %s): %s\n", c.Job, strings.Join(o.Cascaded, ", "))
+		}
+	}); err != nil {
+		return err
+	}
+	if vr != nil && !vr.Passed {
+		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)", c.Job, resume.Outcome(vr, c.VerifyTimeout), o.To, o.Attempts)}
+	}
+	return nil
 }
 
 // JobListCmd is `git atlas job list RUN`.

@@ -256,6 +256,9 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(strings.Join(f.ResetJobs, ",")), dash(strings.Join(f.ReadyJobs, ",")), f.GasRemaining)
+		if len(f.VerifyOwed) > 0 {
+			fmt.Fprintf(w, "owed       job verify of %s (resume runs it in the job's worktree)\n", strings.Join(f.VerifyOwed, ", "))
+		}
 	}
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
@@ -312,6 +315,9 @@ func printResult(w io.Writer, r *resume.Result) {
 	}
 	if r.Replay != "" {
 		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)
+	}
+	for _, v := range r.JobVerifies {
+		fmt.Fprintf(w, "job verify        %s: %s -> %s\n", v.Job, resume.Outcome(v.Verify, 0), v.To)
 	}
 	fmt.Fprintf(w, "status            %s\n", r.Status)
 	printNext(w, r.NextAction)

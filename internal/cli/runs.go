@@ -471,6 +471,7 @@ var reservedEvents = map[string]string{
 	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
 	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
 	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
+	"job_verified": "job done", "union_verified": "union --verify",
 }
 
 // EventCmd is `git atlas event RUN TYPE`.
