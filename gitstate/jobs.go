@@ -48,6 +48,8 @@ type JobSpec struct {
 	Scope  []string // canonical globs (CanonicalScope)
 	Verify string
 	Kind   string
+	// Criteria are the run's success criteria this job meets (CheckCriteria).
+	Criteria []string
 }
 
 // Grant is what a claim gave: a job and its lease, or nothing and the reason.
@@ -213,7 +215,7 @@ func AddJobs(s *State, specs []JobSpec) error {
 	}
 	for _, sp := range specs {
 		needs := append([]string{}, sp.Needs...)
-		s.Jobs = append(s.Jobs, Job{ID: sp.ID, State: JobPending, Needs: needs, Scope: sp.Scope, Verify: sp.Verify, Kind: sp.Kind})
+		s.Jobs = append(s.Jobs, Job{ID: sp.ID, State: JobPending, Needs: needs, Scope: sp.Scope, Verify: sp.Verify, Kind: sp.Kind, Criteria: sp.Criteria})
 	}
 	return nil
 }

@@ -139,6 +139,7 @@ type Job struct {
 	Scope     []string        `json:"scope,omitempty"`
 	Verify    string          `json:"verify,omitempty"`
 	Kind      string          `json:"kind,omitempty"`
+	Criteria  []string        `json:"criteria,omitempty"`
 	Attempts  int             `json:"attempts"`
 	Lease     string          `json:"lease,omitempty"`
 	Holder    string          `json:"holder,omitempty"`

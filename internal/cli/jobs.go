@@ -67,6 +67,7 @@ type JobAddCmd struct {
 	Scope        []string `sep:"none" help:"A path glob the job may touch (repeatable; may contain commas)." placeholder:"GLOB"`
 	Verify       string   `help:"The job's verify command." placeholder:"CMD"`
 	Kind         string   `help:"A label for the kind of work (e.g. code, review)." placeholder:"K"`
+	Criterion    []string `sep:"none" help:"A run criterion (start --criterion) this job meets (repeatable; must be one of the run's)." placeholder:"TEXT"`
 	AllowOverlap bool     `name:"allow-overlap" help:"Accept a scope that matches files another job's scope matches."`
 	DriverFlags
 }
@@ -76,7 +77,8 @@ func (c *JobAddCmd) Help() string {
 	return `Refused: a cycle or a job needing itself (exit 2), an unknown dependency (exit 4),
 a duplicate id (exit 3), a dependency that has FAILED (exit 5), and a scope that matches a
 file of the run's baseline tree another job's scope also matches (exit 5, naming up to 10
-paths; --allow-overlap accepts it). A job without --scope claims no files.`
+paths; --allow-overlap accepts it), and a --criterion that is not one of the run's (exit 4,
+naming them). A job without --scope claims no files.`
 }
 
 // Run adds the job.
@@ -93,7 +95,7 @@ func (c *JobAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	spec := gitstate.JobSpec{ID: c.Job, Needs: c.Needs, Scope: scope, Verify: c.Verify, Kind: c.Kind}
+	spec := gitstate.JobSpec{ID: c.Job, Needs: c.Needs, Scope: scope, Verify: c.Verify, Kind: c.Kind, Criteria: c.Criterion}
 	store, err := env.Store()
 	if err != nil {
 		return err
@@ -121,13 +123,16 @@ func (c *JobAddCmd) Run(env *Env) error {
 				return nil, err
 			}
 		}
+		if err := gitstate.CheckCriteria(&r.Header, []gitstate.JobSpec{spec}); err != nil {
+			return nil, err
+		}
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
 			return nil, err
 		}
 		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
-		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap})
+		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap, "criteria": c.Criterion})
 		return &gitstate.Change{Event: gitstate.Event{Type: "job_added", Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
@@ -534,4 +539,20 @@ func (c *ReapCmd) Run(env *Env) error {
 			}
 		}
 	})
+}
+
+// printVerdict is the human line of a graph run's verdict and the criteria behind it.
+func printVerdict(w io.Writer, v *gitstate.Verdict) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "verdict   %s\n", v.Verdict)
+	for _, g := range []struct {
+		label string
+		list  []string
+	}{{"resolved", v.Resolved}, {"unverified", v.Unverified}, {"unresolved", v.Unresolved}} {
+		for _, c := range g.list {
+			fmt.Fprintf(w, "  %-10s  %s\n", g.label, c)
+		}
+	}
 }

@@ -260,6 +260,7 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			fmt.Fprintf(w, "owed       job verify of %s (resume runs it in the job's worktree)\n", strings.Join(f.VerifyOwed, ", "))
 		}
 	}
+	printVerdict(w, p.Verdict)
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {

@@ -311,12 +311,17 @@ func (c *ShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	verdict := gitstate.RunVerdict(&r.Header, &r.State)
 	view := struct {
 		runView
-		Header json.RawMessage `json:"header"`
-		State  json.RawMessage `json:"state"`
-	}{runJSON(r, now), hdr, st}
-	return env.out(view, func(w io.Writer) { printRun(w, r, now) })
+		Header  json.RawMessage   `json:"header"`
+		State   json.RawMessage   `json:"state"`
+		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	}{runJSON(r, now), hdr, st, verdict}
+	return env.out(view, func(w io.Writer) {
+		printRun(w, r, now)
+		printVerdict(w, verdict)
+	})
 }
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {

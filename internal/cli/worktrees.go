@@ -203,6 +203,8 @@ type unionView struct {
 	At         string              `json:"at"`
 	// Verify is the run's verify on this union, when --verify ran it.
 	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria).
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 }
 
 // Run builds the union and reports what integrated and what conflicted, where.
@@ -238,6 +240,10 @@ func (c *UnionCmd) Run(env *Env) error {
 		v.Conflicted = map[string][]string{}
 	}
 	v.Verify = vr
+	if r, err = store.Load(env.Ctx, c.RunID); err != nil {
+		return err
+	}
+	v.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
 	if err := env.out(v, func(w io.Writer) {
 		state := "built"
 		if !res.Changed {
@@ -260,6 +266,7 @@ func (c *UnionCmd) Run(env *Env) error {
 		if vr != nil {
 			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
 		}
+		printVerdict(w, v.Verdict)
 	}); err != nil {
 		return err
 	}
