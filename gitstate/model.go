@@ -35,8 +35,12 @@ type Header struct {
 	// Gas is the graph run's fixed gas budget; 0 means the default (SPEC §5.3).
 	Gas int `json:"gas,omitempty"`
 	// MaxAttempts is the per-job attempt limit of a graph run (default 2).
-	MaxAttempts int   `json:"max_attempts,omitempty"`
-	Extra       Extra `json:"-"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// MaxJobs and MaxDepth cap a graph run's jobs and expansion depth; 0 means the
+	// defaults (DefaultMaxJobs, DefaultMaxDepth).
+	MaxJobs  int   `json:"max_jobs,omitempty"`
+	MaxDepth int   `json:"max_depth,omitempty"`
+	Extra    Extra `json:"-"`
 }
 
 // StageDef is one stage's frozen definition.
@@ -133,13 +137,17 @@ type VerifyResult struct {
 
 // Job is a node of a graph run's DAG.
 type Job struct {
-	ID        string          `json:"id"`
-	State     string          `json:"state"`
-	Needs     []string        `json:"needs"`
-	Scope     []string        `json:"scope,omitempty"`
-	Verify    string          `json:"verify,omitempty"`
-	Kind      string          `json:"kind,omitempty"`
-	Criteria  []string        `json:"criteria,omitempty"`
+	ID       string   `json:"id"`
+	State    string   `json:"state"`
+	Needs    []string `json:"needs"`
+	Scope    []string `json:"scope,omitempty"`
+	Verify   string   `json:"verify,omitempty"`
+	Kind     string   `json:"kind,omitempty"`
+	Criteria []string `json:"criteria,omitempty"`
+	// Parent is the job whose receipt added this one (expansion); Depth is how many
+	// expansions deep it is (0: added by `job add`).
+	Parent    string          `json:"parent,omitempty"`
+	Depth     int             `json:"depth,omitempty"`
 	Attempts  int             `json:"attempts"`
 	Lease     string          `json:"lease,omitempty"`
 	Holder    string          `json:"holder,omitempty"`

@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
@@ -124,6 +126,9 @@ func (c *JobAddCmd) Run(env *Env) error {
 			}
 		}
 		if err := gitstate.CheckCriteria(&r.Header, []gitstate.JobSpec{spec}); err != nil {
+			return nil, err
+		}
+		if err := gitstate.CheckJobCap(&r.Header, &r.State, 1); err != nil {
 			return nil, err
 		}
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
@@ -316,6 +321,8 @@ type JobDoneCmd struct {
 	Lease  string `required:"" help:"The lease token the claim printed." placeholder:"TOKEN"`
 	Status string `required:"" enum:"ok,timeout,failed" help:"ok, timeout or failed."`
 	Data   string `help:"A JSON object kept as the job's result." placeholder:"JSON"`
+	// Children is the expansion: jobs added in the receipt's own write.
+	Children string `help:"With --status ok: a JSON list of child jobs (job add's shape: id, needs, scope, verify, criterion, kind) added in the same write." placeholder:"FILE"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.
 	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of the job's verify on an ok receipt (its process group is killed then)." placeholder:"DUR"`
 	DriverFlags
@@ -334,7 +341,54 @@ RUNNING, its dependants wait), the verify runs in the job's worktree under
 pass -> DONE (verified); fail or timeout -> attempts + 1, PENDING under the limit, else
 FAILED; exit 6. A job with no worktree is never verified in your checkout: it becomes
 DONE, recorded as unverified ("no worktree"). If the verify never finishes (the process
-dies), ` + "`git atlas resume`" + ` runs it again.`
+dies), ` + "`git atlas resume`" + ` runs it again.
+
+--children FILE (with ok): a JSON list of jobs in job add's shape, e.g.
+  [{"id": "a1", "needs": [], "scope": ["src/a/**"], "verify": "make test", "criterion": ["tests pass"], "kind": "code"}]
+added in the receipt's own ledger write, one expansion level below this job. Over the run's
+--max-jobs or --max-depth (start) -> exit 5; a cycle or bad id -> exit 2; an unknown need or
+criterion -> exit 4; then nothing at all is written, the receipt included.`
+}
+
+// childSpec is one job of a --children file: job add's flags as JSON.
+type childSpec struct {
+	ID        string   `json:"id"`
+	Needs     []string `json:"needs"`
+	Scope     []string `json:"scope"`
+	Verify    string   `json:"verify"`
+	Criterion []string `json:"criterion"`
+	Kind      string   `json:"kind"`
+}
+
+// readChildren reads and checks a --children file.
+func readChildren(path string) ([]gitstate.JobSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fault.Usage("read --children: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var list []childSpec
+	if err := dec.Decode(&list); err != nil || list == nil {
+		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %v", path, err)
+	}
+	specs := make([]gitstate.JobSpec, 0, len(list))
+	for _, ch := range list {
+		if err := gitstate.ValidName("job", ch.ID); err != nil {
+			return nil, err
+		}
+		if ch.Kind != "" {
+			if err := gitstate.ValidName("kind", ch.Kind); err != nil {
+				return nil, err
+			}
+		}
+		scope, err := gitstate.CanonicalScope(ch.Scope)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, gitstate.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
+	}
+	return specs, nil
 }
 
 // Run applies the receipt.
@@ -342,6 +396,15 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	data, err := jsonObject("--data", c.Data)
 	if err != nil {
 		return err
+	}
+	var children []gitstate.JobSpec
+	if c.Children != "" {
+		if c.Status != gitstate.ReceiptOK {
+			return fault.Usage("--children needs --status ok: only a finished job expands")
+		}
+		if children, err = readChildren(env.path(c.Children)); err != nil {
+			return err
+		}
 	}
 	store, err := env.Store()
 	if err != nil {
@@ -356,12 +419,22 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		if o, err = gitstate.Done(&r.Header, &r.State, c.Job, c.Lease, c.Status, data); err != nil {
 			return nil, err
 		}
+		if err := gitstate.Expand(&r.Header, &r.State, c.Job, children); err != nil {
+			return nil, err
+		}
 		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
 		ev := map[string]any{"lease": o.Lease, "status": c.Status, "from": o.From, "to": o.To, "attempts": o.Attempts}
 		if len(o.Cascaded) > 0 {
 			ev["cascaded"] = o.Cascaded
+		}
+		if len(children) > 0 {
+			ids := make([]string, len(children))
+			for i, ch := range children {
+				ids[i] = ch.ID
+			}
+			ev["children"] = ids
 		}
 		if j := r.State.Job(c.Job); j.VerifyOwed {
 			ev["verify_owed"] = true // in the receipt's own write: resume finds it if the verify dies
@@ -387,11 +460,20 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	if cascaded == nil {
 		cascaded = []string{}
 	}
-	view := map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded, "verify": vr}
+	added := []gitstate.Job{}
+	for _, ch := range children {
+		if j := r.State.Job(ch.ID); j != nil {
+			added = append(added, *j)
+		}
+	}
+	view := map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded, "verify": vr, "children": added}
 	if err := env.out(view, func(w io.Writer) {
 		fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, o.From, o.To)
 		if vr != nil {
 			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+		}
+		for _, ch := range added {
+			fmt.Fprintf(w, "added child %s (depth %d)\n", ch.ID, ch.Depth)
 		}
 		if len(o.Cascaded) > 0 {
 			fmt.Fprintf(w, "also FAILED (they need %s): %s\n", c.Job, strings.Join(o.Cascaded, ", "))

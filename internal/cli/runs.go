@@ -50,6 +50,8 @@ type StartCmd struct {
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
 	Gas         int      `help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
 	MaxAttempts int      `name:"max-attempts" help:"Graph runs: attempts per job before it fails (default 2)."`
+	MaxJobs     int      `name:"max-jobs" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
+	MaxDepth    int      `name:"max-depth" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
 	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
 	DriverFlags
@@ -77,11 +79,11 @@ func (c *StartCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	if c.Gas < 0 || c.MaxAttempts < 0 {
-		return fault.Usage("--gas and --max-attempts must not be negative")
+	if c.Gas < 0 || c.MaxAttempts < 0 || c.MaxJobs < 0 || c.MaxDepth < 0 {
+		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
 	}
-	if (c.Gas > 0 || c.MaxAttempts > 0) && !c.Graph {
-		return fault.Usage("--gas and --max-attempts are for graph runs").WithHint("add --graph")
+	if (c.Gas > 0 || c.MaxAttempts > 0 || c.MaxJobs > 0 || c.MaxDepth > 0) && !c.Graph {
+		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
 	}
 	var defs []gitstate.StageDef
 	switch {
@@ -139,6 +141,7 @@ func (c *StartCmd) Run(env *Env) error {
 		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: c.Intent, Criteria: c.Criterion,
 		Verify: c.Verify, VerifySafe: c.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
 		Session: c.Session, ConfigFiles: configs, ConfigHash: hash, Gas: c.Gas, MaxAttempts: c.MaxAttempts,
+		MaxJobs: c.MaxJobs, MaxDepth: c.MaxDepth,
 	}
 	if c.Graph && h.MaxAttempts == 0 {
 		h.MaxAttempts = 2
