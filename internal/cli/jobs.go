@@ -370,7 +370,11 @@ func readChildren(path string) ([]gitstate.JobSpec, error) {
 	dec.DisallowUnknownFields()
 	var list []childSpec
 	if err := dec.Decode(&list); err != nil || list == nil {
-		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %v", path, err)
+		why := "null"
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", path, why)
 	}
 	specs := make([]gitstate.JobSpec, 0, len(list))
 	for _, ch := range list {
