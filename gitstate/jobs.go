@@ -53,6 +53,8 @@ type JobSpec struct {
 	Scope  []string // canonical globs (CanonicalScope)
 	Verify string
 	Kind   string
+	// Criteria are the run's success criteria this job meets (CheckCriteria).
+	Criteria []string
 }
 
 // Grant is what a claim gave: a job and its lease, or nothing and the reason.
@@ -95,14 +97,27 @@ func MaxAttempts(h *Header) int {
 	return DefaultMaxAttempts
 }
 
-// GasLimit is the run's total claim budget: the header's, or jobs × max_attempts +
-// jobs, which leaves every job all its attempts plus one claim lost to a resume.
+// GasLimit is the run's total claim budget: the header's (--gas), else the one fixed
+// at the first claim, else (nothing claimed yet) jobs × max_attempts + jobs, which
+// leaves every job all its attempts plus one claim lost to a resume.
 func GasLimit(h *Header, s *State) int {
 	if h.Gas > 0 {
 		return h.Gas
 	}
+	if s.GasFixed > 0 {
+		return s.GasFixed
+	}
 	n := len(s.Jobs)
 	return n*MaxAttempts(h) + n
+}
+
+// fixGas pins the default gas limit at the first claim that grants a job, so that
+// jobs added later (by `job add` or an expansion) share that budget instead of
+// growing it: a run that keeps adding jobs stays bounded.
+func fixGas(h *Header, s *State) {
+	if h.Gas == 0 && s.GasFixed == 0 {
+		s.GasFixed = GasLimit(h, s)
+	}
 }
 
 // GasRemaining is the gas left to charge; never below zero.
@@ -253,7 +268,7 @@ func AddJobs(s *State, specs []JobSpec) error {
 	}
 	for _, sp := range specs {
 		needs := append([]string{}, sp.Needs...)
-		s.Jobs = append(s.Jobs, Job{ID: sp.ID, State: JobPending, Needs: needs, Scope: sp.Scope, Verify: sp.Verify, Kind: sp.Kind})
+		s.Jobs = append(s.Jobs, Job{ID: sp.ID, State: JobPending, Needs: needs, Scope: sp.Scope, Verify: sp.Verify, Kind: sp.Kind, Criteria: sp.Criteria})
 	}
 	return nil
 }
@@ -495,6 +510,7 @@ func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Dur
 	}
 	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch, LeaseNonce()), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
 	j.State, j.Lease, j.Holder, j.ExpiresAt = JobRunning, g.Lease, holder, g.ExpiresAt
+	fixGas(h, s)
 	s.GasSpent++
 	g.Job = j
 	return g, nil
@@ -544,12 +560,15 @@ func current(s *State, id, token string) (*Job, error) {
 	if j == nil {
 		return nil, fault.NotFound("run %s has no job %q", s.RunID, id)
 	}
-	if j.State == JobRunning && j.Lease == token {
+	if j.State == JobRunning && j.Lease == token && !j.VerifyOwed {
 		return j, nil
 	}
 	why := fmt.Sprintf("job %s is %s", j.ID, j.State)
 	if j.State == JobRunning {
 		why += " under lease " + j.Lease
+	}
+	if j.VerifyOwed {
+		why += "; its ok receipt was applied and its verify is under way"
 	}
 	if epoch < s.Epoch {
 		why += fmt.Sprintf("; the token is from epoch %d, the run is at epoch %d", epoch, s.Epoch)
@@ -592,7 +611,7 @@ func Done(h *Header, s *State, id, token, status string, result json.RawMessage)
 	}
 	switch status {
 	case ReceiptOK:
-		endLease(j, JobDone)
+		receiptOK(s, j)
 	case ReceiptTimeout:
 		timeout(h, j)
 	case ReceiptFailed:
@@ -651,8 +670,8 @@ func failDependents(s *State) []string {
 func Expired(s *State, now time.Time) []string {
 	var ids []string
 	for _, j := range s.Jobs {
-		if j.State != JobRunning {
-			continue
+		if j.State != JobRunning || j.VerifyOwed {
+			continue // an owed verify is not the worker's lease: resume settles it
 		}
 		if t, err := ParseStamp(j.ExpiresAt); err != nil || !now.Before(t) {
 			ids = append(ids, j.ID)
@@ -678,13 +697,14 @@ func Reap(h *Header, s *State, now time.Time) []Outcome {
 }
 
 // ResumeReset is the job half of a resume (SPEC §6.5): every RUNNING job goes back to
-// PENDING with its lease cleared; attempts and gas are unchanged. It returns the
+// PENDING with its lease cleared; attempts and gas are unchanged. A job whose receipt
+// arrived with its verify owed is left for the resume to verify (OwedVerifies). It returns the
 // reset jobs. The caller must raise s.Epoch in the same ledger event, so that every
 // token issued before the resume is stale.
 func ResumeReset(s *State) []string {
 	var ids []string
 	for i := range s.Jobs {
-		if s.Jobs[i].State == JobRunning {
+		if s.Jobs[i].State == JobRunning && !s.Jobs[i].VerifyOwed {
 			endLease(&s.Jobs[i], JobPending)
 			ids = append(ids, s.Jobs[i].ID)
 		}

@@ -25,6 +25,7 @@ type model struct {
 	issued  []string             // every token ever granted
 	jobOf   map[string]string    // token -> job
 	grants  int
+	gasCap  int // the gas limit seen at the first grant; 0 before it
 	trace   []string
 	nextJob int
 }
@@ -319,6 +320,15 @@ func (m *model) check() {
 	}
 	if m.s.GasSpent > GasLimit(m.h, m.s) || GasRemaining(m.h, m.s) < 0 {
 		m.t.Errorf("gas spent %d of %d", m.s.GasSpent, GasLimit(m.h, m.s))
+	}
+	// Gas is fixed at the first claim: no later add, receipt, reap or resume raises it.
+	if m.grants > 0 {
+		if m.gasCap == 0 {
+			m.gasCap = GasLimit(m.h, m.s)
+		}
+		if got := GasLimit(m.h, m.s); got != m.gasCap {
+			m.t.Errorf("gas limit %d after the first claim fixed it at %d", got, m.gasCap)
+		}
 	}
 }
 

@@ -36,8 +36,12 @@ type Header struct {
 	// Gas is the graph run's fixed gas budget; 0 means the default (SPEC §5.3).
 	Gas int `json:"gas,omitempty"`
 	// MaxAttempts is the per-job attempt limit of a graph run (default 2).
-	MaxAttempts int   `json:"max_attempts,omitempty"`
-	Extra       Extra `json:"-"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// MaxJobs and MaxDepth cap a graph run's jobs and expansion depth; 0 means the
+	// defaults (DefaultMaxJobs, DefaultMaxDepth).
+	MaxJobs  int   `json:"max_jobs,omitempty"`
+	MaxDepth int   `json:"max_depth,omitempty"`
+	Extra    Extra `json:"-"`
 }
 
 // StageDef is one stage's frozen definition.
@@ -57,16 +61,19 @@ const DefaultMaxRetries = 2
 
 // State is state.json: the whole materialized state after an event.
 type State struct {
-	Schema    int           `json:"schema"`
-	RunID     string        `json:"run_id"`
-	Status    string        `json:"status"`
-	Reason    string        `json:"reason,omitempty"`
-	Seq       int           `json:"seq"`
-	Epoch     int           `json:"epoch"`
-	UpdatedAt string        `json:"updated_at"`
-	Stages    []StageState  `json:"stages"`
-	Jobs      []Job         `json:"jobs,omitempty"`
-	GasSpent  int           `json:"gas_spent,omitempty"`
+	Schema    int          `json:"schema"`
+	RunID     string       `json:"run_id"`
+	Status    string       `json:"status"`
+	Reason    string       `json:"reason,omitempty"`
+	Seq       int          `json:"seq"`
+	Epoch     int          `json:"epoch"`
+	UpdatedAt string       `json:"updated_at"`
+	Stages    []StageState `json:"stages"`
+	Jobs      []Job        `json:"jobs,omitempty"`
+	GasSpent  int          `json:"gas_spent,omitempty"`
+	// GasFixed is the gas limit fixed at the run's first claim when the header names
+	// none (SPEC §5.3): later job adds and expansions never raise it. 0: not yet fixed.
+	GasFixed  int           `json:"gas_fixed,omitempty"`
 	Driver    *Lease        `json:"driver,omitempty"`
 	Worktrees []WorktreeRec `json:"worktrees,omitempty"`
 	Snapshots []SnapshotRec `json:"snapshots,omitempty"`
@@ -131,21 +138,34 @@ type VerifyResult struct {
 
 // Job is a node of a graph run's DAG.
 type Job struct {
-	ID        string          `json:"id"`
-	State     string          `json:"state"`
-	Needs     []string        `json:"needs"`
-	Scope     []string        `json:"scope,omitempty"`
-	Verify    string          `json:"verify,omitempty"`
-	Kind      string          `json:"kind,omitempty"`
+	ID       string   `json:"id"`
+	State    string   `json:"state"`
+	Needs    []string `json:"needs"`
+	Scope    []string `json:"scope,omitempty"`
+	Verify   string   `json:"verify,omitempty"`
+	Kind     string   `json:"kind,omitempty"`
+	Criteria []string `json:"criteria,omitempty"`
+	// Parent is the job whose receipt added this one (expansion); Depth is how many
+	// expansions deep it is (0: added by `job add`).
+	Parent    string          `json:"parent,omitempty"`
+	Depth     int             `json:"depth,omitempty"`
 	Attempts  int             `json:"attempts"`
 	Lease     string          `json:"lease,omitempty"`
 	Holder    string          `json:"holder,omitempty"`
 	ExpiresAt string          `json:"expires_at,omitempty"`
 	Result    json.RawMessage `json:"result,omitempty"`
-	// Reason says why a job ended FAILED: "receipt", "attempts", or
+	// Reason says why a job ended FAILED: "receipt", "attempts", "verify", or
 	// "dependency <job> failed".
 	Reason string `json:"reason,omitempty"`
-	Extra  Extra  `json:"-"`
+	// VerifyOwed: an ok receipt arrived and the job's verify has not finished; the job
+	// stays RUNNING (its dependants wait) until the result is recorded (SPEC §5.3).
+	VerifyOwed bool `json:"verify_owed,omitempty"`
+	// VerifyResult is the job verify's last outcome.
+	VerifyResult *VerifyResult `json:"verify_result,omitempty"`
+	// Unverified says why a DONE job was not verified ("no verify command", "no
+	// worktree"); empty for a verified job.
+	Unverified string `json:"unverified,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // Lease is the run's driver lease (SPEC §5.1).
@@ -190,7 +210,9 @@ type UnionRec struct {
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	At         string              `json:"at"`
-	Extra      Extra               `json:"-"`
+	// Verify is the run's verify as `union --verify` last ran it on this union.
+	Verify *VerifyResult `json:"verify,omitempty"`
+	Extra  Extra         `json:"-"`
 }
 
 // ReplayRec is a replay branch made by recover.

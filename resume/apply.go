@@ -67,6 +67,11 @@ type Result struct {
 	VerifyUntrusted bool   `json:"verify_untrusted,omitempty"`
 	VerifyChoice    string `json:"verify_choice,omitempty"`
 	Replay          string `json:"replay_branch,omitempty"`
+	// JobVerifies are the owed job verifies this resume ran and recorded.
+	JobVerifies []JobVerified `json:"job_verifies"`
+	// UntrustedJobVerifies are the owed job verifies left owed, not run, because their
+	// command is not trusted here (SPEC §10): `git atlas trust RUN`, then resume.
+	UntrustedJobVerifies []string `json:"untrusted_job_verifies,omitempty"`
 }
 
 // Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step
@@ -101,7 +106,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}}
+	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, JobVerifies: []JobVerified{}}
 	if plan.Live {
 		return res, nil // never reset a run whose driver is alive
 	}
@@ -152,12 +157,18 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	res.Resumed = true
 	if continuing && mark.Phase == gitstate.ResumeDone {
 		res.VerifySkipped = "already resumed: nothing happened since"
+		if err := settleOwed(ctx, store, id, opt, res); err != nil {
+			return nil, err
+		}
 		return finish(ctx, repo, store, id, res, nil)
 	}
 
 	verr := verifyFirst(ctx, repo, store, r, opt, res)
 	if verr != nil && !errors.Is(verr, fault.ErrVerifyFailed) {
 		return nil, verr
+	}
+	if err := settleOwed(ctx, store, id, opt, res); err != nil {
+		return nil, err
 	}
 	return finish(ctx, repo, store, id, res, verr)
 }

@@ -12,20 +12,22 @@ import (
 
 // Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
 type Plan struct {
-	RunID            string         `json:"run_id"`
-	Kind             string         `json:"kind"`
-	Status           string         `json:"status"`
-	Live             bool           `json:"live"`
-	Holder           string         `json:"holder,omitempty"`
-	Epoch            int            `json:"epoch"`
-	ConfigDrift      Drift          `json:"config_drift"`
-	Baseline         BaselineState  `json:"baseline"`
-	InterruptedStage *StageInfo     `json:"interrupted_stage"`
-	CompletedStages  []string       `json:"completed_stages"`
-	SkippedStages    []string       `json:"skipped_stages"`
-	RemainingStages  []string       `json:"remaining_stages"`
-	Frontier         *Frontier      `json:"frontier,omitempty"`
-	Worktrees        []WorktreePlan `json:"worktrees"`
+	RunID            string        `json:"run_id"`
+	Kind             string        `json:"kind"`
+	Status           string        `json:"status"`
+	Live             bool          `json:"live"`
+	Holder           string        `json:"holder,omitempty"`
+	Epoch            int           `json:"epoch"`
+	ConfigDrift      Drift         `json:"config_drift"`
+	Baseline         BaselineState `json:"baseline"`
+	InterruptedStage *StageInfo    `json:"interrupted_stage"`
+	CompletedStages  []string      `json:"completed_stages"`
+	SkippedStages    []string      `json:"skipped_stages"`
+	RemainingStages  []string      `json:"remaining_stages"`
+	Frontier         *Frontier     `json:"frontier,omitempty"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria).
+	Verdict   *gitstate.Verdict `json:"verdict,omitempty"`
+	Worktrees []WorktreePlan    `json:"worktrees"`
 	// Commands are the commands the run carries and whether each is trusted here
 	// (SPEC §10): an untrusted one is never run.
 	Commands   []trust.Command `json:"commands"`
@@ -81,6 +83,9 @@ type Frontier struct {
 	ResetJobs    []string `json:"reset_jobs"`
 	ReadyJobs    []string `json:"ready_jobs"`
 	GasRemaining int      `json:"gas_remaining"`
+	// VerifyOwed are jobs whose ok receipt arrived but whose verify never finished:
+	// resume runs their verify in their worktree (unless --no-verify).
+	VerifyOwed []string `json:"verify_owed"`
 }
 
 // Worktree actions in a plan.
@@ -156,6 +161,7 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	}
 	if r.Header.Kind == gitstate.KindGraph {
 		p.Frontier = frontier(r)
+		p.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
 	}
 	keep := ""
 	if st := p.InterruptedStage; verify && st != nil && inFlight(st.Status) && st.HasVerify && st.VerifySafe {

@@ -25,6 +25,8 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 		switch {
 		case finishedNode(r, rec.Node):
 			wp.Reason, wp.Exists = "node finished", exists(rec.Path)
+		case owesVerify(r, rec.Node):
+			wp.Reason, wp.Exists = "its job's verify is owed: resume runs it here", exists(rec.Path)
 		case keepStage != "" && (rec.Node == keepStage || rec.Stage == keepStage):
 			wp.Reason, wp.Exists = "verify first runs here", exists(rec.Path)
 		default:
@@ -77,6 +79,13 @@ func finishedNode(r *gitstate.Run, node string) bool {
 	return false
 }
 
+// owesVerify: the node is a job whose ok receipt arrived and whose verify is owed; its
+// worktree holds the work the verify judges.
+func owesVerify(r *gitstate.Run, node string) bool {
+	j := r.State.Job(node)
+	return j != nil && j.State == gitstate.JobRunning && j.VerifyOwed
+}
+
 func exists(path string) bool {
 	st, err := os.Stat(path)
 	return err == nil && st.IsDir()
@@ -97,5 +106,6 @@ func frontier(r *gitstate.Run) *Frontier {
 	f := &Frontier{ResetJobs: nonNil(gitstate.ResumeReset(&s))}
 	f.ReadyJobs = nonNil(gitstate.Ready(&r.Header, &s))
 	f.GasRemaining = gitstate.GasRemaining(&r.Header, &s)
+	f.VerifyOwed = nonNil(gitstate.OwedVerifies(&s))
 	return f
 }

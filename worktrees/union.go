@@ -524,3 +524,20 @@ func sameRec(a, b gitstate.WorktreeRec) bool {
 	return a.Node == b.Node && a.Stage == b.Stage && a.Path == b.Path && a.Branch == b.Branch &&
 		a.Baseline == b.Baseline && a.Head == b.Head && a.Untrusted == b.Untrusted
 }
+
+// RecordUnionVerify records the result of the run's verify run in the union worktree
+// at head (`union --verify`), in a `union_verified` event. A union rebuilt at another
+// head since is a conflict: the result belongs to the union it judged.
+func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *gitstate.VerifyResult) error {
+	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if r.State.Union == nil || r.State.Union.Head != head {
+			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `git atlas union %s --verify` again", run)
+		}
+		u := *r.State.Union
+		u.Verify = vr
+		r.State.Union = &u
+		data, _ := json.Marshal(map[string]any{"head": head, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut, "tail": vr.Tail})
+		return &gitstate.Change{Event: gitstate.Event{Type: "union_verified", Data: data}}, nil
+	})
+	return err
+}

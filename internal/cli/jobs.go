@@ -1,14 +1,17 @@
 package cli
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -67,6 +70,7 @@ type JobAddCmd struct {
 	Scope        []string `sep:"none" help:"A path glob the job may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
 	Verify       string   `help:"The job's verify command." placeholder:"CMD"`
 	Kind         string   `help:"A label for the kind of work (e.g. code, review)." placeholder:"K"`
+	Criterion    []string `sep:"none" help:"A run criterion (start --criterion) this job meets (repeatable; must be one of the run's)." placeholder:"TEXT"`
 	AllowOverlap bool     `name:"allow-overlap" help:"Accept a scope that matches files another job's scope matches."`
 	DriverFlags
 }
@@ -76,7 +80,8 @@ func (c *JobAddCmd) Help() string {
 	return `Refused: a cycle or a job needing itself (exit 2), an unknown dependency (exit 4),
 a duplicate id (exit 3), a dependency that has FAILED (exit 5), and a scope that matches a
 file of the run's baseline tree another job's scope also matches (exit 5, naming up to 10
-paths; --allow-overlap accepts it). A job without --scope claims no files.`
+paths; --allow-overlap accepts it), and a --criterion that is not one of the run's (exit 4,
+naming them). A job without --scope claims no files.`
 }
 
 // Run adds the job.
@@ -93,7 +98,7 @@ func (c *JobAddCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	spec := gitstate.JobSpec{ID: c.Job, Needs: c.Needs, Scope: scope, Verify: c.Verify, Kind: c.Kind}
+	spec := gitstate.JobSpec{ID: c.Job, Needs: c.Needs, Scope: scope, Verify: c.Verify, Kind: c.Kind, Criteria: c.Criterion}
 	store, err := env.Store()
 	if err != nil {
 		return err
@@ -121,13 +126,19 @@ func (c *JobAddCmd) Run(env *Env) error {
 				return nil, err
 			}
 		}
+		if err := gitstate.CheckCriteria(&r.Header, []gitstate.JobSpec{spec}); err != nil {
+			return nil, err
+		}
+		if err := gitstate.CheckJobCap(&r.Header, &r.State, 1); err != nil {
+			return nil, err
+		}
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
 			return nil, err
 		}
 		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
-		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap})
+		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap, "criteria": c.Criterion})
 		return &gitstate.Change{Event: gitstate.Event{Type: "job_added", Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
@@ -334,6 +345,10 @@ type JobDoneCmd struct {
 	Lease  string `required:"" help:"The lease token the claim printed." placeholder:"TOKEN"`
 	Status string `required:"" enum:"ok,timeout,failed" help:"ok, timeout or failed."`
 	Data   string `help:"A JSON object kept as the job's result." placeholder:"JSON"`
+	// Children is the expansion: jobs added in the receipt's own write.
+	Children string `help:"With --status ok: a JSON list of child jobs (job add's shape: id, needs, scope, verify, criterion, kind) added in the same write." placeholder:"FILE"`
+	// VerifyTimeout bounds the job's verify on an ok receipt.
+	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of the job's verify on an ok receipt (its process group is killed then)." placeholder:"DUR"`
 	DriverFlags
 }
 
@@ -342,7 +357,66 @@ func (c *JobDoneCmd) Help() string {
 	return `ok: RUNNING -> DONE. timeout: RUNNING -> PENDING with attempts + 1, or FAILED at the attempt
 limit. failed: RUNNING -> FAILED. A FAILED job fails the PENDING jobs that need it.
 A token that is not the job's current one (an older attempt or epoch, an ended lease) is
-rejected with exit 3 and changes nothing.`
+rejected with exit 3 and changes nothing.
+
+ok on a job with --verify: the receipt is recorded with the verify owed (the job stays
+RUNNING, its dependants wait), the verify runs in the job's worktree under
+--verify-timeout, and its exit code and output tail are recorded in a second write:
+pass -> DONE (verified); fail or timeout -> attempts + 1, PENDING under the limit, else
+FAILED; exit 6. A job with no worktree is never verified in your checkout: it becomes
+DONE, recorded as unverified ("no worktree"). If the verify never finishes (the process
+dies), ` + "`git atlas resume`" + ` runs it again.
+
+--children FILE (with ok): a JSON list of jobs in job add's shape, e.g.
+  [{"id": "a1", "needs": [], "scope": ["src/a/**"], "verify": "make test", "criterion": ["tests pass"], "kind": "code"}]
+added in the receipt's own ledger write, one expansion level below this job. Over the run's
+--max-jobs or --max-depth (start) -> exit 5; a cycle or bad id -> exit 2; an unknown need or
+criterion -> exit 4; then nothing at all is written, the receipt included.`
+}
+
+// childSpec is one job of a --children file: job add's flags as JSON.
+type childSpec struct {
+	ID        string   `json:"id"`
+	Needs     []string `json:"needs"`
+	Scope     []string `json:"scope"`
+	Verify    string   `json:"verify"`
+	Criterion []string `json:"criterion"`
+	Kind      string   `json:"kind"`
+}
+
+// readChildren reads and checks a --children file.
+func readChildren(path string) ([]gitstate.JobSpec, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fault.Usage("read --children: %v", err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var list []childSpec
+	if err := dec.Decode(&list); err != nil || list == nil {
+		why := "null"
+		if err != nil {
+			why = err.Error()
+		}
+		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", path, why)
+	}
+	specs := make([]gitstate.JobSpec, 0, len(list))
+	for _, ch := range list {
+		if err := gitstate.ValidName("job", ch.ID); err != nil {
+			return nil, err
+		}
+		if ch.Kind != "" {
+			if err := gitstate.ValidName("kind", ch.Kind); err != nil {
+				return nil, err
+			}
+		}
+		scope, err := gitstate.CanonicalScope(ch.Scope)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, gitstate.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
+	}
+	return specs, nil
 }
 
 // Run applies the receipt.
@@ -350,6 +424,15 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	data, err := jsonObject("--data", c.Data)
 	if err != nil {
 		return err
+	}
+	var children []gitstate.JobSpec
+	if c.Children != "" {
+		if c.Status != gitstate.ReceiptOK {
+			return fault.Usage("--children needs --status ok: only a finished job expands")
+		}
+		if children, err = readChildren(env.path(c.Children)); err != nil {
+			return err
+		}
 	}
 	store, err := env.Store()
 	if err != nil {
@@ -364,12 +447,25 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		if o, err = gitstate.Done(&r.Header, &r.State, c.Job, c.Lease, c.Status, data); err != nil {
 			return nil, err
 		}
+		if err := gitstate.Expand(&r.Header, &r.State, c.Job, children); err != nil {
+			return nil, err
+		}
 		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
 		ev := map[string]any{"lease": o.Lease, "status": c.Status, "from": o.From, "to": o.To, "attempts": o.Attempts}
 		if len(o.Cascaded) > 0 {
 			ev["cascaded"] = o.Cascaded
+		}
+		if len(children) > 0 {
+			ids := make([]string, len(children))
+			for i, ch := range children {
+				ids[i] = ch.ID
+			}
+			ev["children"] = ids
+		}
+		if j := r.State.Job(c.Job); j.VerifyOwed {
+			ev["verify_owed"] = true // in the receipt's own write: resume finds it if the verify dies
 		}
 		if data != nil {
 			ev["data"] = data
@@ -379,17 +475,44 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	var vr *gitstate.VerifyResult
+	if j := r.State.Job(c.Job); j != nil && j.VerifyOwed {
+		var v resume.JobVerified
+		if r, v, err = resume.SettleJobVerify(env.Ctx, store, c.RunID, c.Job, c.VerifyTimeout); err != nil {
+			return err
+		}
+		vr, o.To, o.Attempts = v.Verify, v.To, v.Attempts
+		o.Cascaded = append(o.Cascaded, v.Cascaded...)
+	}
 	cascaded := o.Cascaded
 	if cascaded == nil {
 		cascaded = []string{}
 	}
-	return env.out(map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded},
-		func(w io.Writer) {
-			fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, o.From, o.To)
-			if len(o.Cascaded) > 0 {
-				fmt.Fprintf(w, "also FAILED (they need %s): %s\n", c.Job, strings.Join(o.Cascaded, ", "))
-			}
-		})
+	added := []gitstate.Job{}
+	for _, ch := range children {
+		if j := r.State.Job(ch.ID); j != nil {
+			added = append(added, *j)
+		}
+	}
+	view := map[string]any{"run_id": c.RunID, "job": r.State.Job(c.Job), "status": c.Status, "from": o.From, "to": o.To, "cascaded": cascaded, "verify": vr, "children": added}
+	if err := env.out(view, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, o.From, o.To)
+		if vr != nil {
+			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+		}
+		for _, ch := range added {
+			fmt.Fprintf(w, "added child %s (depth %d)\n", ch.ID, ch.Depth)
+		}
+		if len(o.Cascaded) > 0 {
+			fmt.Fprintf(w, "also FAILED (they need %s): %s\n", c.Job, strings.Join(o.Cascaded, ", "))
+		}
+	}); err != nil {
+		return err
+	}
+	if vr != nil && !vr.Passed {
+		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)", c.Job, resume.Outcome(vr, c.VerifyTimeout), o.To, o.Attempts)}
+	}
+	return nil
 }
 
 // JobListCmd is `git atlas job list RUN`.
@@ -531,4 +654,20 @@ func (c *ReapCmd) Run(env *Env) error {
 			}
 		}
 	})
+}
+
+// printVerdict is the human line of a graph run's verdict and the criteria behind it.
+func printVerdict(w io.Writer, v *gitstate.Verdict) {
+	if v == nil {
+		return
+	}
+	fmt.Fprintf(w, "verdict   %s\n", v.Verdict)
+	for _, g := range []struct {
+		label string
+		list  []string
+	}{{"resolved", v.Resolved}, {"unverified", v.Unverified}, {"unresolved", v.Unresolved}} {
+		for _, c := range g.list {
+			fmt.Fprintf(w, "  %-10s  %s\n", g.label, c)
+		}
+	}
 }

@@ -268,7 +268,11 @@ func printPlan(w io.Writer, p *resume.Plan) {
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)
+		if len(f.VerifyOwed) > 0 {
+			fmt.Fprintf(w, "owed       job verify of %s (resume runs it in the job's worktree)\n", ledgerText(strings.Join(f.VerifyOwed, ", "), 0))
+		}
 	}
+	printVerdict(w, p.Verdict)
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {
@@ -324,6 +328,12 @@ func printResult(w io.Writer, r *resume.Result) {
 	}
 	if r.Replay != "" {
 		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)
+	}
+	for _, v := range r.JobVerifies {
+		fmt.Fprintf(w, "job verify        %s: %s -> %s\n", ledgerText(v.Job, cellMax), resume.Outcome(v.Verify, 0), v.To)
+	}
+	if len(r.UntrustedJobVerifies) > 0 {
+		fmt.Fprintf(w, "job verify owed   %s: not trusted here, not run (read them, then `git atlas trust %s`)\n", ledgerText(strings.Join(r.UntrustedJobVerifies, ", "), cellMax), ledgerText(r.RunID, cellMax))
 	}
 	fmt.Fprintf(w, "status            %s\n", r.Status)
 	printNext(w, r.NextAction)

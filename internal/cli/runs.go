@@ -48,8 +48,10 @@ type StartCmd struct {
 	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas         int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs)."`
+	Gas         int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
 	MaxAttempts int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
+	MaxJobs     int      `name:"max-jobs" positive:"" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
+	MaxDepth    int      `name:"max-depth" positive:"" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
 	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
 	DriverFlags
@@ -77,11 +79,11 @@ func (c *StartCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	if c.Gas < 0 || c.MaxAttempts < 0 {
-		return fault.Usage("--gas and --max-attempts must not be negative")
+	if c.Gas < 0 || c.MaxAttempts < 0 || c.MaxJobs < 0 || c.MaxDepth < 0 {
+		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
 	}
-	if (c.Gas > 0 || c.MaxAttempts > 0) && !c.Graph {
-		return fault.Usage("--gas and --max-attempts are for graph runs").WithHint("add --graph")
+	if (c.Gas > 0 || c.MaxAttempts > 0 || c.MaxJobs > 0 || c.MaxDepth > 0) && !c.Graph {
+		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
 	}
 	var defs []gitstate.StageDef
 	switch {
@@ -139,6 +141,7 @@ func (c *StartCmd) Run(env *Env) error {
 		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: c.Intent, Criteria: c.Criterion,
 		Verify: c.Verify, VerifySafe: c.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
 		Session: c.Session, ConfigFiles: configs, ConfigHash: hash, Gas: c.Gas, MaxAttempts: c.MaxAttempts,
+		MaxJobs: c.MaxJobs, MaxDepth: c.MaxDepth,
 	}
 	if c.Graph && h.MaxAttempts == 0 {
 		h.MaxAttempts = 2
@@ -316,13 +319,18 @@ func (c *ShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	verdict := gitstate.RunVerdict(&r.Header, &r.State)
 	view := struct {
 		runView
-		Stages []stageView     `json:"stages"`
-		Header json.RawMessage `json:"header"`
-		State  json.RawMessage `json:"state"`
-	}{runJSON(r, now), stageViews(r), hdr, st}
-	return env.out(view, func(w io.Writer) { printRun(w, r, now) })
+		Stages  []stageView       `json:"stages"`
+		Header  json.RawMessage   `json:"header"`
+		State   json.RawMessage   `json:"state"`
+		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	}{runJSON(r, now), stageViews(r), hdr, st, verdict}
+	return env.out(view, func(w io.Writer) {
+		printRun(w, r, now)
+		printVerdict(w, verdict)
+	})
 }
 
 // stageView is a stage as show reports it: its status beside its definition's gate
@@ -517,6 +525,7 @@ var reservedEvents = map[string]string{
 	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
 	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
 	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
+	"job_verified": "job done", "union_verified": "union --verify",
 }
 
 // EventCmd is `git atlas event RUN TYPE`.

@@ -6,8 +6,10 @@ import (
 	"io"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -208,6 +210,9 @@ type UnionCmd struct {
 	RunID string   `arg:"" name:"run" help:"The run."`
 	Nodes []string `help:"Integrate these nodes, in this order (repeatable, or comma-separated; default: the run's done nodes, in dependency order)." placeholder:"a,b"`
 	Force bool     `help:"Move the union branch even if someone committed on it (its old tip stays in the branch's reflog)."`
+	// Verify runs the run's --verify in the union worktree and records the result.
+	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
+	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of --verify." placeholder:"DUR"`
 }
 
 // unionView is the JSON of `union`.
@@ -222,6 +227,10 @@ type unionView struct {
 	Missing    []string            `json:"missing"`
 	Changed    bool                `json:"changed"`
 	At         string              `json:"at"`
+	// Verify is the run's verify on this union, when --verify ran it.
+	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria).
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 }
 
 // Run builds the union and reports what integrated and what conflicted, where.
@@ -230,16 +239,40 @@ func (c *UnionCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	var r *gitstate.Run
+	if c.Verify {
+		// Refuse before building: a run without a verify command has nothing to run.
+		if r, err = store.Load(env.Ctx, c.RunID); err != nil {
+			return err
+		}
+		if r.Header.Verify == "" {
+			return fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", c.RunID)
+		}
+	}
 	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force})
 	if err != nil {
 		return err
+	}
+	var vr *gitstate.VerifyResult
+	if c.Verify {
+		if vr, err = resume.NodeVerify(env.Ctx, store.Repo, r, r.Header.Verify, res.Rec.Path, c.VerifyTimeout); err != nil {
+			return err
+		}
+		if err := worktrees.RecordUnionVerify(env.Ctx, store, c.RunID, res.Union.Head, vr); err != nil {
+			return err
+		}
 	}
 	v := unionView{RunID: c.RunID, Head: res.Union.Head, Baseline: res.Rec.Baseline, Branch: res.Rec.Branch, Path: res.Rec.Path,
 		Integrated: res.Union.Integrated, Conflicted: res.Union.Conflicted, Missing: res.Missing, Changed: res.Changed, At: res.Union.At}
 	if v.Conflicted == nil {
 		v.Conflicted = map[string][]string{}
 	}
-	return env.out(v, func(w io.Writer) {
+	v.Verify = vr
+	if r, err = store.Load(env.Ctx, c.RunID); err != nil {
+		return err
+	}
+	v.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	if err := env.out(v, func(w io.Writer) {
 		state := "built"
 		if !res.Changed {
 			state = "up to date"
@@ -258,5 +291,15 @@ func (c *UnionCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "  no branch   %s\n", strings.Join(v.Missing, ", "))
 		}
 		fmt.Fprintf(w, "worktree %s\n", v.Path)
-	})
+		if vr != nil {
+			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+		}
+		printVerdict(w, v.Verdict)
+	}); err != nil {
+		return err
+	}
+	if vr != nil && !vr.Passed {
+		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of the union of run " + c.RunID + " " + resume.Outcome(vr, c.VerifyTimeout)}
+	}
+	return nil
 }

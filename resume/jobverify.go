@@ -1,0 +1,119 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// ErrUntrusted is the cause of the refusal NodeVerify returns for a command that came
+// with the run from elsewhere (a pull, a shared remote, an import) and that nobody
+// trusted here (SPEC §10): it is never run, and nothing is recorded.
+var ErrUntrusted = errors.New("command not trusted here")
+
+// NodeVerify runs a graph run's verify command (a job's, or the run's on the union)
+// in dir, a managed worktree, bounded by timeout. Every job and union verify goes
+// through here: `job done`, resume's owed verifies and `union --verify`; it runs only
+// a command this repository wrote or a person trusted here (package trust), and
+// refuses any other with ErrUntrusted as the cause, having run nothing.
+func NodeVerify(ctx context.Context, repo *git.Repository, r *gitstate.Run, command, dir string, timeout time.Duration) (*gitstate.VerifyResult, error) {
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	set, err := trust.Load(ctx, repo, r.Header.RunID)
+	if err != nil {
+		return nil, err
+	}
+	approved, ok := set.Approve(command)
+	if !ok {
+		e := fault.New(fault.ErrRefused, "the verify %q came with run %s from elsewhere and is not trusted here: not run", command, r.Header.RunID)
+		e.Err = ErrUntrusted
+		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID)
+	}
+	return RunVerify(ctx, approved, dir, timeout), nil
+}
+
+// JobVerified is one owed job verify that was run and recorded.
+type JobVerified struct {
+	Job      string                 `json:"job"`
+	To       string                 `json:"to"`
+	Attempts int                    `json:"attempts"`
+	Cascaded []string               `json:"cascaded"`
+	Verify   *gitstate.VerifyResult `json:"verify"`
+}
+
+// SettleJobVerify runs the owed verify of job id (its ok receipt was recorded with
+// the verify owed) in the job's worktree and records the result in a second ledger
+// write (`job_verified`): pass → DONE, fail or timeout → attempts + 1, PENDING or
+// FAILED. If another process recorded it first, the conflict is returned and nothing
+// changes.
+func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id string, timeout time.Duration) (*gitstate.Run, JobVerified, error) {
+	r, err := store.Load(ctx, runID)
+	if err != nil {
+		return nil, JobVerified{}, err
+	}
+	j := r.State.Job(id)
+	if j == nil {
+		return nil, JobVerified{}, fault.NotFound("run %s has no job %q", runID, id)
+	}
+	if !j.VerifyOwed {
+		return nil, JobVerified{}, fault.Conflict("job %s of run %s has no verify owed", id, runID)
+	}
+	lease := j.Lease
+	var vr *gitstate.VerifyResult
+	if wt := r.State.Worktree(id); wt != nil {
+		if vr, err = NodeVerify(ctx, store.Repo, r, j.Verify, wt.Path, timeout); err != nil {
+			return nil, JobVerified{}, err // untrusted: the verify stays owed, nothing written
+		}
+	} else {
+		vr = &gitstate.VerifyResult{Command: j.Verify, ExitCode: 127, Tail: "the job's worktree was removed before its verify ran", At: gitstate.Stamp(gitstate.Now())}
+	}
+	var o gitstate.Outcome
+	r, err = store.Update(ctx, runID, func(run *gitstate.Run) (*gitstate.Change, error) {
+		var err error
+		if o, err = gitstate.SettleVerify(&run.Header, &run.State, id, lease, vr); err != nil {
+			return nil, err
+		}
+		ev := map[string]any{"lease": lease, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut,
+			"tail": vr.Tail, "to": o.To, "attempts": o.Attempts}
+		if len(o.Cascaded) > 0 {
+			ev["cascaded"] = o.Cascaded
+		}
+		data, _ := json.Marshal(ev)
+		return &gitstate.Change{Event: gitstate.Event{Type: "job_verified", Job: id, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, JobVerified{}, err
+	}
+	return r, JobVerified{Job: id, To: o.To, Attempts: o.Attempts, Cascaded: nonNil(o.Cascaded), Verify: vr}, nil
+}
+
+// settleOwed runs every owed job verify of the run (a receipt whose verify never
+// finished), unless --no-verify.
+func settleOwed(ctx context.Context, store *gitstate.Store, id string, opt Options, res *Result) error {
+	if opt.NoVerify {
+		return nil
+	}
+	r, err := store.Load(ctx, id)
+	if err != nil {
+		return err
+	}
+	for _, job := range gitstate.OwedVerifies(&r.State) {
+		_, v, err := SettleJobVerify(ctx, store, id, job, opt.VerifyTimeout)
+		if errors.Is(err, ErrUntrusted) {
+			res.UntrustedJobVerifies = append(res.UntrustedJobVerifies, job)
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		res.JobVerifies = append(res.JobVerifies, v)
+	}
+	return nil
+}
