@@ -290,6 +290,7 @@ func ageOrEmpty(stamp string, now time.Time) string {
 // ShowCmd is `git atlas show RUN`.
 type ShowCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
+	At    *int   `help:"The state right after event SEQ (see git atlas log)." placeholder:"SEQ"`
 }
 
 // Run shows header and state.
@@ -298,7 +299,12 @@ func (c *ShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	r, err := store.Load(env.Ctx, c.RunID)
+	var r *gitstate.Run
+	if c.At != nil {
+		r, err = store.LoadAt(env.Ctx, c.RunID, *c.At)
+	} else {
+		r, err = store.Load(env.Ctx, c.RunID)
+	}
 	if err != nil {
 		return err
 	}
@@ -316,7 +322,12 @@ func (c *ShowCmd) Run(env *Env) error {
 		Header json.RawMessage `json:"header"`
 		State  json.RawMessage `json:"state"`
 	}{runJSON(r, now), hdr, st}
-	return env.out(view, func(w io.Writer) { printRun(w, r, now) })
+	return env.out(view, func(w io.Writer) {
+		if c.At != nil {
+			fmt.Fprintf(w, "as of     event %d (%s)\n", r.State.Seq, r.Tip)
+		}
+		printRun(w, r, now)
+	})
 }
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {

@@ -1,0 +1,73 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os/exec"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+// git runs git in repo and returns its stdout.
+func gitOut(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// TestShowAtEverySeq: `show --at SEQ` is, for every event of a 30-event run, the
+// state.json of the ledger commit that event made, and its seq is SEQ.
+func TestShowAtEverySeq(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "r", "--stages", "plan,code,check")
+	steps := [][]string{
+		{"transition", "r", "plan", "dispatched"}, {"transition", "r", "plan", "passed"}, {"transition", "r", "plan", "completed"},
+		{"transition", "r", "code", "dispatched"}, {"transition", "r", "code", "failed"}, {"transition", "r", "code", "dispatched"},
+	}
+	for _, s := range steps {
+		atlas(t, repo, s...)
+	}
+	for i := len(steps) + 1; i < 30; i++ {
+		atlas(t, repo, "event", "r", "note", "--data", fmt.Sprintf(`{"n": %d}`, i), "--holder", fmt.Sprintf("h%d", i%3))
+	}
+	chain := strings.Fields(gitOut(t, repo, "rev-list", "--first-parent", "refs/atlas/runs/r"))
+	if len(chain) != 30 {
+		t.Fatalf("want 30 ledger commits, got %d", len(chain))
+	}
+	for seq := 1; seq <= 30; seq++ {
+		commit := chain[30-seq]
+		var want, got any
+		if err := json.Unmarshal([]byte(gitOut(t, repo, "cat-file", "blob", commit+":state.json")), &want); err != nil {
+			t.Fatal(err)
+		}
+		var view struct {
+			Tip    string          `json:"tip"`
+			Events int             `json:"events"`
+			State  json.RawMessage `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(atlas(t, repo, "show", "r", "--at", fmt.Sprint(seq), "--json")), &view); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(view.State, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("show --at %d:\n got %v\nwant %v", seq, got, want)
+		}
+		if view.Tip != commit || view.Events != seq {
+			t.Fatalf("show --at %d: tip %s events %d, want %s and %d", seq, view.Tip, view.Events, commit, seq)
+		}
+	}
+	for _, seq := range []string{"0", "31", "-1"} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"-C", repo, "show", "r", "--at=" + seq}, strings.NewReader(""), &out, &errb)
+		if code != ExitNotFound || !strings.Contains(errb.String(), "run r has no event "+seq+": its events are 1 to 30") {
+			t.Fatalf("show --at %s: exit %d, %q", seq, code, errb.String())
+		}
+	}
+}
