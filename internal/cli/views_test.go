@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/creack/pty"
 )
 
 // git runs git in repo and returns its stdout.
@@ -69,5 +72,51 @@ func TestShowAtEverySeq(t *testing.T) {
 		if code != ExitNotFound || !strings.Contains(errb.String(), "run r has no event "+seq+": its events are 1 to 30") {
 			t.Fatalf("show --at %s: exit %d, %q", seq, code, errb.String())
 		}
+	}
+}
+
+// onTerminalOut runs git-atlas with stdout on a pseudo-terminal and returns what the
+// terminal showed.
+func onTerminalOut(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(&shown, ptmx) // ends with EIO once the terminal side is closed
+	}()
+	var errb bytes.Buffer
+	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), tty, &errb)
+	tty.Close()
+	<-done
+	if code != 0 {
+		t.Fatalf("git atlas %v: exit %d\n%s", args, code, errb.String())
+	}
+	return shown.String()
+}
+
+// TestGraphColour: colour on a terminal only, never with NO_COLOR, and the same words
+// either way.
+func TestGraphColour(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "s", "--stages", "plan,code")
+	atlas(t, repo, "transition", "s", "plan", "dispatched")
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	coloured := onTerminalOut(t, repo, "graph", "s")
+	if !strings.Contains(coloured, "\x1b[33mdispatched\x1b[0m") {
+		t.Fatalf("no colour on a terminal:\n%q", coloured)
+	}
+	if plain := atlas(t, repo, "graph", "s"); strings.Contains(plain, "\x1b") {
+		t.Fatalf("colour without a terminal:\n%q", plain)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if out := onTerminalOut(t, repo, "graph", "s"); strings.Contains(out, "\x1b") || !strings.Contains(out, "dispatched") {
+		t.Fatalf("colour with NO_COLOR:\n%q", out)
 	}
 }
