@@ -60,6 +60,8 @@ type CLI struct {
 	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
 	Graph      GraphCmd      `cmd:"" help:"Draw a run: a graph run's DAG with each job's state, or a single run's stages."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
+	Completion CompletionCmd `cmd:"" help:"Print the shell completion script: bash, zsh or fish."`
+	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"List completions of a command line (what the completion scripts call)."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
 
