@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -45,6 +46,8 @@ type GCOptions struct {
 	// Recoveries also drops the recovery snapshots of dropped and gone runs.
 	Recoveries bool
 	Now        time.Time
+	// Progress hears of the worktree removals (nil: nobody).
+	Progress progress.Reporter
 }
 
 // DefaultBefore is gc's default age for dropping finished runs.
@@ -195,7 +198,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	rep, err := Audit(ctx, store, Options{Now: opt.Now})
+	rep, err := Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress})
 	if err != nil && rep == nil {
 		return nil, err
 	}
@@ -210,9 +213,11 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		}
 	}
 	acts := planWorktrees(rep)
+	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
 		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
+		progress.Add(opt.Progress, 1)
 		if res != nil && res.Snapshot != nil {
 			a.Snapshot = res.Snapshot.Rec.ID
 		}
@@ -222,8 +227,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		}
 		a.Done = true
 	}
+	progress.Done(opt.Progress)
 	if len(acts) > 0 {
-		if rep, err = Audit(ctx, store, Options{Now: opt.Now}); err != nil {
+		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
 			errs = multierror.Append(errs, err)
 			if rep == nil {
 				return acts, errs

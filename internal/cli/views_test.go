@@ -120,3 +120,60 @@ func TestGraphColour(t *testing.T) {
 		t.Fatalf("colour with NO_COLOR:\n%q", out)
 	}
 }
+
+// onTerminalErr runs git-atlas with stderr on a pseudo-terminal; it returns stdout,
+// what the terminal showed, and the exit code.
+func onTerminalErr(t *testing.T, repo string, args ...string) (string, string, int) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(&shown, ptmx)
+	}()
+	var out bytes.Buffer
+	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), &out, tty)
+	tty.Close()
+	<-done
+	return out.String(), shown.String(), code
+}
+
+// TestProgressOnTerminalOnly: audit and union draw a progress bar on stderr when it is
+// a terminal, and never with --json or CI=true; stdout never holds one.
+func TestProgressOnTerminalOnly(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "g", "--graph")
+	for _, n := range []string{"a", "b", "c"} {
+		atlas(t, repo, "job", "add", "g", n)
+		atlas(t, repo, "job", "claim", "g", "--job", n, "--holder", "w")
+		atlas(t, repo, "worktree", "add", "g", n)
+		atlas(t, repo, "job", "done", "g", n, "--lease", n+"#0@0", "--status", "ok")
+	}
+	t.Setenv("CI", "")
+	for _, c := range []struct {
+		args []string
+		what string
+	}{{[]string{"audit"}, "checking worktrees"}, {[]string{"union", "g"}, "integrating nodes"}} {
+		out, shown, _ := onTerminalErr(t, repo, c.args...)
+		if !strings.Contains(shown, c.what) || !strings.Contains(shown, "(1/3)") {
+			t.Errorf("%v on a terminal: no progress on stderr:\n%q", c.args, shown)
+		}
+		if strings.Contains(out, c.what) {
+			t.Errorf("%v: progress on stdout:\n%q", c.args, out)
+		}
+		out, shown, _ = onTerminalErr(t, repo, append(c.args, "--json")...)
+		if strings.Contains(shown, c.what) || strings.Contains(out, c.what) {
+			t.Errorf("%v --json: progress shown:\n%q\n%q", c.args, shown, out)
+		}
+		t.Setenv("CI", "true")
+		if _, shown, _ = onTerminalErr(t, repo, c.args...); strings.Contains(shown, c.what) {
+			t.Errorf("%v with CI=true: progress shown:\n%q", c.args, shown)
+		}
+		t.Setenv("CI", "")
+	}
+}

@@ -203,7 +203,7 @@ func (c *UnionCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force})
+	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force, Progress: env.progress()})
 	if err != nil {
 		return err
 	}
