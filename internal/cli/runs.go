@@ -481,7 +481,7 @@ var reservedEvents = map[string]string{
 	"run_started": "start", "run_finished": "finish", "stage_transition": "transition", "resumed": "resume",
 	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
 	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
-	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
+	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union", "undone": "undo",
 }
 
 // EventCmd is `git atlas event RUN TYPE`.
