@@ -5,7 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -148,10 +150,11 @@ func onTerminalErr(t *testing.T, repo string, args ...string) (string, string, i
 func TestProgressOnTerminalOnly(t *testing.T) {
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "g", "--graph")
+	var paths []string
 	for _, n := range []string{"a", "b", "c"} {
 		atlas(t, repo, "job", "add", "g", n)
 		atlas(t, repo, "job", "claim", "g", "--job", n, "--holder", "w")
-		atlas(t, repo, "worktree", "add", "g", n)
+		paths = append(paths, strings.TrimSpace(atlas(t, repo, "worktree", "add", "g", n)))
 		atlas(t, repo, "job", "done", "g", n, "--lease", n+"#0@0", "--status", "ok")
 	}
 	t.Setenv("CI", "")
@@ -175,5 +178,12 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 			t.Errorf("%v with CI=true: progress shown:\n%q", c.args, shown)
 		}
 		t.Setenv("CI", "")
+	}
+	// A snapshot before a removal: dirty work in a's worktree.
+	if err := os.WriteFile(filepath.Join(paths[0], "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, shown, code := onTerminalErr(t, repo, "worktree", "remove", "g", "a"); code != 0 || !strings.Contains(shown, "snapshot "+paths[0]) {
+		t.Errorf("worktree remove on a terminal: exit %d, no snapshot progress:\n%q", code, shown)
 	}
 }
