@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -71,6 +72,8 @@ type Report struct {
 type Options struct {
 	Size bool      // measure recovery snapshots
 	Now  time.Time // zero: time.Now()
+	// Progress hears of the per-worktree and per-snapshot checks (nil: nobody).
+	Progress progress.Reporter
 }
 
 // Has reports whether labels holds l.
@@ -246,11 +249,12 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	// The independent checks, in parallel once the lists are complete: a status per
 	// worktree and a size per snapshot. Each goroutine writes only its own element.
+	progress.Start(opt.Progress, "checking worktrees", len(dirtyChecks)+len(sizeChecks))
 	for _, k := range dirtyChecks {
 		w := &rep.Worktrees[k]
 		g.Go(func() error {
 			sem <- struct{}{}
-			defer func() { <-sem }()
+			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
 			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
 			if err != nil {
 				return fmt.Errorf("status of worktree %s: %w", w.Path, err)
@@ -265,7 +269,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		r := &rep.Refs[k]
 		g.Go(func() error {
 			sem <- struct{}{}
-			defer func() { <-sem }()
+			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
 			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
 			if err != nil {
 				return fmt.Errorf("size of %s: %w", r.Ref, err)
@@ -274,8 +278,10 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			return nil
 		})
 	}
-	if err := g.Wait(); err != nil {
-		errs = multierror.Append(errs, err.Errors...)
+	werr := g.Wait()
+	progress.Done(opt.Progress)
+	if werr != nil {
+		errs = multierror.Append(errs, werr.Errors...)
 	}
 	for i := range rep.Worktrees {
 		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -52,6 +53,8 @@ type GCOptions struct {
 	// Recoveries also drops the recovery snapshots of dropped and gone runs.
 	Recoveries bool
 	Now        time.Time
+	// Progress hears of the worktree removals (nil: nobody).
+	Progress progress.Reporter
 }
 
 // DefaultBefore is gc's default age for dropping finished runs.
@@ -226,7 +229,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	rep, err := Audit(ctx, store, Options{Now: opt.Now})
+	rep, err := Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress})
 	if err != nil && rep == nil {
 		return nil, err
 	}
@@ -257,9 +260,11 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	taken := map[string]bool{} // refs of the snapshots this pass took or reused
 	touched := map[string]bool{}
+	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
 		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
+		progress.Add(opt.Progress, 1)
 		if res != nil && res.Snapshot != nil {
 			a.Snapshot = res.Snapshot.Rec.ID
 			taken[res.Snapshot.Rec.Ref] = true
@@ -275,8 +280,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		removeEmptyRunDirs(ctx, store.Repo, touched)
 		return append(acts, kept...), errs.ErrorOrNil()
 	}
+	progress.Done(opt.Progress)
 	if len(acts) > 0 {
-		if rep, err = Audit(ctx, store, Options{Now: opt.Now}); err != nil {
+		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
 			errs = multierror.Append(errs, err)
 			if rep == nil {
 				return append(append(acts, refActs...), kept...), errs

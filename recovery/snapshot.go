@@ -38,6 +38,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 )
 
 // Snapshot sources.
@@ -68,6 +69,9 @@ type Options struct {
 	// PatchOut is where the patch goes; "" means
 	// <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch.
 	PatchOut string
+	// Progress hears of a snapshot's steps: capture, commit and read back, patch,
+	// record (nil: nobody).
+	Progress progress.Reporter
 }
 
 // Target is the worktree to snapshot and what to record about it.
@@ -164,6 +168,8 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	}
 	repo := store.Repo
 	wt := repo.Worktree(t.Path)
+	progress.Start(opt.Progress, "snapshot "+t.Path, 4)
+	defer progress.Done(opt.Progress)
 	var c *captured
 	var err error
 	// An agent may still be writing; a capture that does not match the disk is retried,
@@ -220,6 +226,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 			return nil, fmt.Errorf("snapshot %s: read back %s: %w", t.Path, commit, err)
 		}
 	}
+	progress.Add(opt.Progress, 2) // captured, committed and read back
 	patch := opt.PatchOut
 	if patch == "" {
 		patch = filepath.Join(repo.CommonDir, "atlas", "recovery", t.Run, id+".patch")
@@ -227,6 +234,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
 	}
+	progress.Add(opt.Progress, 1)
 	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
 		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(gitstate.Now())}
 	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {

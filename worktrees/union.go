@@ -15,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 )
 
 // UnionOptions are the choices of BuildUnion.
@@ -26,6 +27,8 @@ type UnionOptions struct {
 	// Force moves the union branch even when its tip is not a union git-atlas built
 	// (someone committed on it); the old tip stays in the branch's reflog.
 	Force bool
+	// Progress hears of each node merged (nil: nobody).
+	Progress progress.Reporter
 }
 
 // UnionResult is what BuildUnion built.
@@ -83,7 +86,9 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 		}
 		parts = append(parts, part{node: n, tip: tip})
 	}
-	head, integrated, conflicted, err := integrate(ctx, repo, run, r.Header.Baseline, parts)
+	progress.Start(opts.Progress, "integrating nodes", len(parts))
+	head, integrated, conflicted, err := integrate(ctx, repo, run, r.Header.Baseline, parts, opts.Progress)
+	progress.Done(opts.Progress)
 	if err != nil {
 		return nil, err
 	}
@@ -197,7 +202,7 @@ func Order(jobs []gitstate.Job) ([]string, error) {
 
 // integrate merges each part into the union in turn, from base. A node whose tip is
 // already in the union counts as integrated with no new commit.
-func integrate(ctx context.Context, repo *git.Repository, run, base string, parts []part) (string, []string, map[string][]string, error) {
+func integrate(ctx context.Context, repo *git.Repository, run, base string, parts []part, prog progress.Reporter) (string, []string, map[string][]string, error) {
 	integrated, conflicted := []string{}, map[string][]string{}
 	shas := []string{base}
 	for _, p := range parts {
@@ -209,6 +214,7 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 	}
 	cur, curDate := base, dates[base]
 	for _, p := range parts {
+		progress.Add(prog, 1)
 		in, err := isAncestor(ctx, repo, p.tip, cur)
 		if err != nil {
 			return "", nil, nil, err

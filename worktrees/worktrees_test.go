@@ -157,7 +157,7 @@ func TestUnionOfGraphRunTakesDoneJobsInDependencyOrder(t *testing.T) {
 	if got := f.load().State.Seq; got != seq {
 		t.Errorf("rebuild wrote %d events", got-seq)
 	}
-	if head, _, _, err := integrate(f.ctx, f.repo, "r1", f.base, []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}); err != nil || head != res.Union.Head {
+	if head, _, _, err := integrate(f.ctx, f.repo, "r1", f.base, []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}, nil); err != nil || head != res.Union.Head {
 		t.Errorf("integrate again = %s, %v; want %s", head, err, res.Union.Head)
 	}
 }

@@ -21,7 +21,7 @@ func (c *AuditCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	rep, err := audit.Audit(env.Ctx, store, audit.Options{Size: c.Size})
+	rep, err := audit.Audit(env.Ctx, store, audit.Options{Size: c.Size, Progress: env.progress()})
 	if rep == nil {
 		return err
 	}
@@ -69,12 +69,12 @@ func (c *GcCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	opt := audit.GCOptions{Before: c.Before, Recoveries: c.Recoveries, Now: time.Now()}
+	opt := audit.GCOptions{Before: c.Before, Recoveries: c.Recoveries, Now: time.Now(), Progress: env.progress()}
 	var acts []audit.Action
 	if c.Apply {
 		acts, err = audit.Apply(env.Ctx, store, opt)
 	} else {
-		rep, aerr := audit.Audit(env.Ctx, store, audit.Options{Now: opt.Now})
+		rep, aerr := audit.Audit(env.Ctx, store, audit.Options{Now: opt.Now, Progress: opt.Progress})
 		if rep == nil {
 			return aerr
 		}

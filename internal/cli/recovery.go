@@ -87,6 +87,7 @@ type WorktreeRemoveCmd struct {
 // Run preserves, then removes.
 func (c *WorktreeRemoveCmd) Run(env *Env) error {
 	opt, err := c.options("worktree remove", "")
+	opt.Progress = env.progress()
 	if err != nil {
 		return err
 	}
@@ -129,6 +130,7 @@ type RecoverCmd struct {
 // Run preserves and replays.
 func (c *RecoverCmd) Run(env *Env) error {
 	opt, err := c.options("recover", c.PatchOut)
+	opt.Progress = env.progress()
 	if err != nil {
 		return err
 	}

@@ -298,6 +298,7 @@ func ageOrEmpty(stamp string, now time.Time) string {
 // ShowCmd is `git atlas show RUN`.
 type ShowCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
+	At    *int   `help:"The state right after event SEQ (see git atlas log)." placeholder:"SEQ"`
 }
 
 // Run shows header and state.
@@ -306,7 +307,12 @@ func (c *ShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	r, err := store.Load(env.Ctx, c.RunID)
+	var r *gitstate.Run
+	if c.At != nil {
+		r, err = store.LoadAt(env.Ctx, c.RunID, *c.At)
+	} else {
+		r, err = store.Load(env.Ctx, c.RunID)
+	}
 	if err != nil {
 		return err
 	}
@@ -328,6 +334,9 @@ func (c *ShowCmd) Run(env *Env) error {
 		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 	}{runJSON(r, now), stageViews(r), hdr, st, verdict}
 	return env.out(view, func(w io.Writer) {
+		if c.At != nil {
+			fmt.Fprintf(w, "as of     event %d (%s)\n", r.State.Seq, r.Tip)
+		}
 		printRun(w, r, now)
 		printVerdict(w, verdict)
 	})
@@ -525,7 +534,7 @@ var reservedEvents = map[string]string{
 	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
 	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
 	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
-	"job_verified": "job done", "union_verified": "union --verify",
+	"job_verified": "job done", "union_verified": "union --verify", "undone": "undo",
 }
 
 // EventCmd is `git atlas event RUN TYPE`.

@@ -249,7 +249,7 @@ func (c *UnionCmd) Run(env *Env) error {
 			return fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", c.RunID)
 		}
 	}
-	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force})
+	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force, Progress: env.progress()})
 	if err != nil {
 		return err
 	}

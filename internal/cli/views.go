@@ -1,0 +1,119 @@
+package cli
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"golang.org/x/term"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/views"
+)
+
+// GraphCmd is `git atlas graph RUN` (SPEC §14).
+type GraphCmd struct {
+	RunID  string `arg:"" name:"run" help:"The run."`
+	Format string `default:"text" enum:"text,dot,mermaid,json" help:"text (for people), dot (Graphviz), mermaid or json."`
+	At     *int   `help:"Draw the run as it was right after event SEQ." placeholder:"SEQ"`
+}
+
+// Run draws the run: a graph run's DAG, or a single run's stages.
+func (c *GraphCmd) Run(env *Env) error {
+	store, err := env.Store()
+	if err != nil {
+		return err
+	}
+	var r *gitstate.Run
+	if c.At != nil {
+		r, err = store.LoadAt(env.Ctx, c.RunID, *c.At)
+	} else {
+		r, err = store.Load(env.Ctx, c.RunID)
+	}
+	if err != nil {
+		return err
+	}
+	g := views.Build(r)
+	switch {
+	case env.JSON || c.Format == "json":
+		return printJSON(env.Stdout, g)
+	case c.Format == "dot":
+		return views.Dot(env.Stdout, g)
+	case c.Format == "mermaid":
+		return views.Mermaid(env.Stdout, g)
+	}
+	width, colour := textTerminal(env.Stdout)
+	return views.Text(env.Stdout, g, views.TextOptions{Width: width, Colour: colour})
+}
+
+// textTerminal is the width to draw in and whether to colour: colour only on a
+// terminal and never with NO_COLOR (https://no-color.org) or TERM=dumb; the
+// terminal's width when it is one, else 80.
+func textTerminal(w io.Writer) (int, bool) {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 80, false
+	}
+	width := 80
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+		width = cols
+	}
+	return width, os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+}
+
+// UndoCmd is `git atlas undo RUN --to SEQ --holder H` (SPEC §14).
+type UndoCmd struct {
+	RunID string `arg:"" name:"run" help:"The run."`
+	To    int    `required:"" help:"The event whose state to go back to (see git atlas log)." placeholder:"SEQ"`
+	DriverFlags
+}
+
+// Run appends one event whose state is event SEQ's, made honest (gitstate.Undo).
+func (c *UndoCmd) Run(env *Env) error {
+	if c.Holder == "" {
+		return fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", c.RunID, c.To)
+	}
+	store, err := env.Store()
+	if err != nil {
+		return err
+	}
+	past, err := store.LoadAt(env.Ctx, c.RunID, c.To)
+	if err != nil {
+		return err
+	}
+	present := func(ref string) bool {
+		sha, err := store.Repo.ReadRef(env.Ctx, ref)
+		return err == nil && sha != ""
+	}
+	var res *gitstate.UndoResult
+	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
+		var err error
+		if res, err = gitstate.Undo(r, past, present); err != nil {
+			return nil, err
+		}
+		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(res)
+		return &gitstate.Change{Event: gitstate.Event{Type: "undone", Holder: c.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	return env.out(struct {
+		RunID string `json:"run_id"`
+		*gitstate.UndoResult
+		Seq    int    `json:"seq"`
+		Status string `json:"status"`
+		Tip    string `json:"tip"`
+	}{c.RunID, res, r.State.Seq, r.State.Status, r.Tip}, func(w io.Writer) {
+		fmt.Fprintf(w, "%s #%d: %s\n", c.RunID, r.State.Seq, res)
+		if len(res.ResetJobs) > 0 {
+			fmt.Fprintf(w, "jobs back to PENDING (their leases are stale): %s\n", strings.Join(res.ResetJobs, ", "))
+		}
+		fmt.Fprintln(w, "kept as now: gas spent, attempts, worktrees, snapshots, union, replay branches")
+	})
+}

@@ -1,0 +1,189 @@
+package cli
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/creack/pty"
+)
+
+// git runs git in repo and returns its stdout.
+func gitOut(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return string(out)
+}
+
+// TestShowAtEverySeq: `show --at SEQ` is, for every event of a 30-event run, the
+// state.json of the ledger commit that event made, and its seq is SEQ.
+func TestShowAtEverySeq(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "r", "--stages", "plan,code,check")
+	steps := [][]string{
+		{"transition", "r", "plan", "dispatched"}, {"transition", "r", "plan", "passed"}, {"transition", "r", "plan", "completed"},
+		{"transition", "r", "code", "dispatched"}, {"transition", "r", "code", "failed"}, {"transition", "r", "code", "dispatched"},
+	}
+	for _, s := range steps {
+		atlas(t, repo, s...)
+	}
+	for i := len(steps) + 1; i < 30; i++ {
+		atlas(t, repo, "event", "r", "note", "--data", fmt.Sprintf(`{"n": %d}`, i), "--holder", fmt.Sprintf("h%d", i%3))
+	}
+	chain := strings.Fields(gitOut(t, repo, "rev-list", "--first-parent", "refs/atlas/runs/r"))
+	if len(chain) != 30 {
+		t.Fatalf("want 30 ledger commits, got %d", len(chain))
+	}
+	for seq := 1; seq <= 30; seq++ {
+		commit := chain[30-seq]
+		var want, got any
+		if err := json.Unmarshal([]byte(gitOut(t, repo, "cat-file", "blob", commit+":state.json")), &want); err != nil {
+			t.Fatal(err)
+		}
+		var view struct {
+			Tip    string          `json:"tip"`
+			Events int             `json:"events"`
+			State  json.RawMessage `json:"state"`
+		}
+		if err := json.Unmarshal([]byte(atlas(t, repo, "show", "r", "--at", fmt.Sprint(seq), "--json")), &view); err != nil {
+			t.Fatal(err)
+		}
+		if err := json.Unmarshal(view.State, &got); err != nil {
+			t.Fatal(err)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("show --at %d:\n got %v\nwant %v", seq, got, want)
+		}
+		if view.Tip != commit || view.Events != seq {
+			t.Fatalf("show --at %d: tip %s events %d, want %s and %d", seq, view.Tip, view.Events, commit, seq)
+		}
+	}
+	for _, seq := range []string{"0", "31", "-1"} {
+		var out, errb bytes.Buffer
+		code := Main([]string{"-C", repo, "show", "r", "--at=" + seq}, strings.NewReader(""), &out, &errb)
+		if code != ExitNotFound || !strings.Contains(errb.String(), "run r has no event "+seq+": its events are 1 to 30") {
+			t.Fatalf("show --at %s: exit %d, %q", seq, code, errb.String())
+		}
+	}
+}
+
+// onTerminalOut runs git-atlas with stdout on a pseudo-terminal and returns what the
+// terminal showed.
+func onTerminalOut(t *testing.T, repo string, args ...string) string {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(&shown, ptmx) // ends with EIO once the terminal side is closed
+	}()
+	var errb bytes.Buffer
+	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), tty, &errb)
+	tty.Close()
+	<-done
+	if code != 0 {
+		t.Fatalf("git atlas %v: exit %d\n%s", args, code, errb.String())
+	}
+	return shown.String()
+}
+
+// TestGraphColour: colour on a terminal only, never with NO_COLOR, and the same words
+// either way.
+func TestGraphColour(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "s", "--stages", "plan,code")
+	atlas(t, repo, "transition", "s", "plan", "dispatched")
+	t.Setenv("NO_COLOR", "")
+	t.Setenv("TERM", "xterm")
+	coloured := onTerminalOut(t, repo, "graph", "s")
+	if !strings.Contains(coloured, "\x1b[33mdispatched\x1b[0m") {
+		t.Fatalf("no colour on a terminal:\n%q", coloured)
+	}
+	if plain := atlas(t, repo, "graph", "s"); strings.Contains(plain, "\x1b") {
+		t.Fatalf("colour without a terminal:\n%q", plain)
+	}
+	t.Setenv("NO_COLOR", "1")
+	if out := onTerminalOut(t, repo, "graph", "s"); strings.Contains(out, "\x1b") || !strings.Contains(out, "dispatched") {
+		t.Fatalf("colour with NO_COLOR:\n%q", out)
+	}
+}
+
+// onTerminalErr runs git-atlas with stderr on a pseudo-terminal; it returns stdout,
+// what the terminal showed, and the exit code.
+func onTerminalErr(t *testing.T, repo string, args ...string) (string, string, int) {
+	t.Helper()
+	ptmx, tty, err := pty.Open()
+	if err != nil {
+		t.Skipf("no pseudo-terminal: %v", err)
+	}
+	defer ptmx.Close()
+	var shown bytes.Buffer
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = io.Copy(&shown, ptmx)
+	}()
+	var out bytes.Buffer
+	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), &out, tty)
+	tty.Close()
+	<-done
+	return out.String(), shown.String(), code
+}
+
+// TestProgressOnTerminalOnly: audit and union draw a progress bar on stderr when it is
+// a terminal, and never with --json or CI=true; stdout never holds one.
+func TestProgressOnTerminalOnly(t *testing.T) {
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "g", "--graph")
+	var paths []string
+	for _, n := range []string{"a", "b", "c"} {
+		atlas(t, repo, "job", "add", "g", n)
+		atlas(t, repo, "job", "claim", "g", "--job", n, "--holder", "w")
+		paths = append(paths, strings.TrimSpace(atlas(t, repo, "worktree", "add", "g", n)))
+		atlas(t, repo, "job", "done", "g", n, "--lease", n+"#0@0", "--status", "ok")
+	}
+	t.Setenv("CI", "")
+	for _, c := range []struct {
+		args []string
+		what string
+	}{{[]string{"audit"}, "checking worktrees"}, {[]string{"union", "g"}, "integrating nodes"}} {
+		out, shown, _ := onTerminalErr(t, repo, c.args...)
+		if !strings.Contains(shown, c.what) || !strings.Contains(shown, "(1/3)") {
+			t.Errorf("%v on a terminal: no progress on stderr:\n%q", c.args, shown)
+		}
+		if strings.Contains(out, c.what) {
+			t.Errorf("%v: progress on stdout:\n%q", c.args, out)
+		}
+		out, shown, _ = onTerminalErr(t, repo, append(c.args, "--json")...)
+		if strings.Contains(shown, c.what) || strings.Contains(out, c.what) {
+			t.Errorf("%v --json: progress shown:\n%q\n%q", c.args, shown, out)
+		}
+		t.Setenv("CI", "true")
+		if _, shown, _ = onTerminalErr(t, repo, c.args...); strings.Contains(shown, c.what) {
+			t.Errorf("%v with CI=true: progress shown:\n%q", c.args, shown)
+		}
+		t.Setenv("CI", "")
+	}
+	// A snapshot before a removal: dirty work in a's worktree.
+	if err := os.WriteFile(filepath.Join(paths[0], "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, shown, code := onTerminalErr(t, repo, "worktree", "remove", "g", "a"); code != 0 || !strings.Contains(shown, "snapshot "+paths[0]) {
+		t.Errorf("worktree remove on a terminal: exit %d, no snapshot progress:\n%q", code, shown)
+	}
+}

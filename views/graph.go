@@ -1,0 +1,163 @@
+// Package views draws a run at a glance (SPEC §14): a graph run's DAG of jobs, or a
+// single run's stages in order, as text for people, Graphviz dot, Mermaid or JSON.
+// It reads a gitstate.Run and writes to the io.Writer it is given; it never decides
+// where output goes (internal/cli does).
+package views
+
+import (
+	"sort"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+// Graph is what every format draws; its JSON is `git atlas graph --format json`.
+type Graph struct {
+	RunID        string   `json:"run_id"`
+	Kind         string   `json:"kind"`
+	Status       string   `json:"status"`
+	Epoch        int      `json:"epoch"`
+	Seq          int      `json:"seq"`
+	GasLimit     int      `json:"gas_limit,omitempty"`
+	GasSpent     int      `json:"gas_spent,omitempty"`
+	GasRemaining int      `json:"gas_remaining,omitempty"`
+	MaxAttempts  int      `json:"max_attempts,omitempty"`
+	Nodes        []Node   `json:"nodes"`
+	Edges        []Edge   `json:"edges"`
+	Union        *Union   `json:"union,omitempty"`
+	Stages       []Stage  `json:"stages"`
+	Ready        []string `json:"ready"`
+}
+
+// Node is one job of a graph run.
+type Node struct {
+	ID         string   `json:"id"`
+	State      string   `json:"state"`
+	Ready      bool     `json:"ready"`
+	Level      int      `json:"level"`
+	Attempts   int      `json:"attempts"`
+	Needs      []string `json:"needs"`
+	Holder     string   `json:"holder,omitempty"`
+	Lease      string   `json:"lease,omitempty"`
+	ExpiresAt  string   `json:"expires_at,omitempty"`
+	Reason     string   `json:"reason,omitempty"`
+	Integrated bool     `json:"integrated,omitempty"`
+	Conflicted []string `json:"conflicted,omitempty"`
+}
+
+// Edge is a dependency: To needs From.
+type Edge struct {
+	From string `json:"from"`
+	To   string `json:"to"`
+}
+
+// Union is the last union build.
+type Union struct {
+	Head       string   `json:"head"`
+	Integrated []string `json:"integrated"`
+	Conflicted []string `json:"conflicted"`
+}
+
+// Stage is one stage of the pipeline, in order.
+type Stage struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Attempts   int    `json:"attempts"`
+	BudgetLeft int    `json:"budget_left"`
+	Gate       string `json:"gate,omitempty"`
+	Verify     bool   `json:"has_verify"`
+	Current    bool   `json:"current"`
+}
+
+// Build projects a run into a Graph.
+func Build(r *gitstate.Run) *Graph {
+	h, s := &r.Header, &r.State
+	g := &Graph{RunID: h.RunID, Kind: h.Kind, Status: s.Status, Epoch: s.Epoch, Seq: s.Seq,
+		Nodes: []Node{}, Edges: []Edge{}, Stages: []Stage{}, Ready: []string{}}
+	cur := r.CurrentStage()
+	for i := range s.Stages {
+		def, st, ok := r.Stage(s.Stages[i].Name)
+		if !ok {
+			continue
+		}
+		g.Stages = append(g.Stages, Stage{Name: st.Name, Status: st.Status, Attempts: len(st.Attempts),
+			BudgetLeft: gitstate.BudgetLeft(def, st), Gate: gateOf(def.Gate), Verify: def.Verify != "",
+			Current: cur != nil && cur.Name == st.Name})
+	}
+	if h.Kind != gitstate.KindGraph {
+		return g
+	}
+	f := gitstate.JobFrontier(h, s)
+	g.GasLimit, g.GasSpent, g.GasRemaining, g.MaxAttempts = f.GasLimit, f.GasSpent, f.GasRemaining, gitstate.MaxAttempts(h)
+	g.Ready = append(g.Ready, f.Ready...)
+	ready := map[string]bool{}
+	for _, id := range f.Ready {
+		ready[id] = true
+	}
+	var integrated map[string]bool
+	conflicted := map[string][]string{}
+	if s.Union != nil {
+		integrated = map[string]bool{}
+		u := &Union{Head: s.Union.Head, Integrated: append([]string{}, s.Union.Integrated...), Conflicted: []string{}}
+		for _, id := range s.Union.Integrated {
+			integrated[id] = true
+		}
+		for id, paths := range s.Union.Conflicted {
+			u.Conflicted = append(u.Conflicted, id)
+			conflicted[id] = paths
+		}
+		sort.Strings(u.Conflicted)
+		g.Union = u
+	}
+	levels := levelsOf(s.Jobs)
+	for _, j := range s.Jobs {
+		n := Node{ID: j.ID, State: j.State, Ready: ready[j.ID], Level: levels[j.ID], Attempts: j.Attempts,
+			Needs: append([]string{}, j.Needs...), Reason: j.Reason, Integrated: integrated[j.ID], Conflicted: conflicted[j.ID]}
+		if j.State == gitstate.JobRunning {
+			n.Holder, n.Lease, n.ExpiresAt = j.Holder, j.Lease, j.ExpiresAt
+		}
+		g.Nodes = append(g.Nodes, n)
+		for _, need := range j.Needs {
+			g.Edges = append(g.Edges, Edge{From: need, To: j.ID})
+		}
+	}
+	return g
+}
+
+func gateOf(gate string) string {
+	if gate == "none" {
+		return ""
+	}
+	return gate
+}
+
+// levelsOf is each job's depth: 0 without needs, else one more than its deepest need.
+// The ledger refuses cycles; a cycle read anyway (a hand-edited ledger) stops at the
+// job count instead of looping.
+func levelsOf(jobs []gitstate.Job) map[string]int {
+	needs := map[string][]string{}
+	for _, j := range jobs {
+		needs[j.ID] = j.Needs
+	}
+	level := map[string]int{}
+	var depth func(id string, seen int) int
+	depth = func(id string, seen int) int {
+		if l, ok := level[id]; ok {
+			return l
+		}
+		if seen > len(jobs) {
+			return 0
+		}
+		l := 0
+		for _, n := range needs[id] {
+			if _, known := needs[n]; known {
+				l = max(l, depth(n, seen+1)+1)
+			}
+		}
+		level[id] = l
+		return l
+	}
+	for _, j := range jobs {
+		depth(j.ID, 0)
+	}
+	return level
+}
