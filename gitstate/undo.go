@@ -68,6 +68,7 @@ func Undo(r, past *Run, present func(ref string) bool) (*UndoResult, error) {
 	st.Epoch = now.Epoch + 1
 	st.UpdatedAt = now.UpdatedAt
 	st.GasSpent = max(now.GasSpent, past.State.GasSpent)
+	st.GasFixed = now.GasFixed // fixed at the first claim: going back never resets it
 	st.Driver = now.Driver
 	st.Worktrees, st.Snapshots, st.Union, st.Replays = now.Worktrees, now.Snapshots, now.Union, now.Replays
 	st.Resuming = nil
@@ -88,7 +89,7 @@ func Undo(r, past *Run, present func(ref string) bool) (*UndoResult, error) {
 	}
 
 	res := &UndoResult{To: seq, From: now.Seq, Epoch: st.Epoch, ResetJobs: []string{},
-		Kept: []string{"gas_spent", "attempts", "driver", "worktrees", "snapshots", "union", "replays"}}
+		Kept: []string{"gas_spent", "gas_fixed", "attempts", "driver", "worktrees", "snapshots", "union", "replays"}}
 	st.Jobs = make([]Job, len(past.State.Jobs))
 	copy(st.Jobs, past.State.Jobs)
 	for i := range st.Jobs {
