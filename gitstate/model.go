@@ -35,8 +35,21 @@ type Header struct {
 	// Gas is the graph run's fixed gas budget; 0 means the default (SPEC §5.3).
 	Gas int `json:"gas,omitempty"`
 	// MaxAttempts is the per-job attempt limit of a graph run (default 2).
-	MaxAttempts int   `json:"max_attempts,omitempty"`
-	Extra       Extra `json:"-"`
+	MaxAttempts int `json:"max_attempts,omitempty"`
+	// ImportedFrom marks a run brought over by `git atlas import` (SPEC §13): its
+	// commands came from elsewhere and are not trusted to run here.
+	ImportedFrom *ImportedFrom `json:"imported_from,omitempty"`
+	Extra        Extra         `json:"-"`
+}
+
+// ImportedFrom says where an imported run came from.
+type ImportedFrom struct {
+	System   string `json:"system"`
+	Path     string `json:"path"`
+	SourceID string `json:"source_id"`
+	Hash     string `json:"hash"`
+	// BaselineMissing: the source's baseline commit does not exist here (not pinned).
+	BaselineMissing bool `json:"baseline_missing,omitempty"`
 }
 
 // StageDef is one stage's frozen definition.

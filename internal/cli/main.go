@@ -62,6 +62,7 @@ type CLI struct {
 	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`
 	Hook       HookCmd       `cmd:"" hidden:"" help:"Run by the installed hook (internal)."`
 	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
+	Import     ImportCmd     `cmd:"" help:"Import runs from kimi-atlas or AgenTeam (read-only on the source)."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Help       HelpCmd       `cmd:"" help:"Show help for a command."`
 }
