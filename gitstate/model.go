@@ -50,6 +50,8 @@ type ImportedFrom struct {
 	Hash     string `json:"hash"`
 	// BaselineMissing: the source's baseline commit does not exist here (not pinned).
 	BaselineMissing bool `json:"baseline_missing,omitempty"`
+	// ConfigHash is the source system's own config hash (not comparable with ours).
+	ConfigHash string `json:"config_hash,omitempty"`
 }
 
 // StageDef is one stage's frozen definition.

@@ -153,8 +153,8 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		return nil, bad(sp, "its stages cannot be kept: %v", err)
 	}
 	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
-		Baseline: baseline, Stages: defs, ConfigHash: st.ConfigHash,
-		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files)}}
+		Baseline: baseline, Stages: defs,
+		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash}}
 	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
