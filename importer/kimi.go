@@ -241,8 +241,13 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 		}
 	} else {
 		spent := 0
+		seen := map[string]string{}
 		for _, j := range dag.Jobs {
 			id, mapped := MapName(j.JobID)
+			if other, dup := seen[id]; dup {
+				return nil, bad(filepath.Join(rd, "plan.dag.json"), "jobs %q and %q would both be named %q here", other, j.JobID, id)
+			}
+			seen[id] = j.JobID
 			if mapped {
 				p.JobIDs[j.JobID] = id
 			}
