@@ -53,8 +53,24 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 			return res
 		}
 		if src.Hash == p.Header.ImportedFrom.Hash {
-			res.Outcome, res.Events = Unchanged, 0
-			return res
+			// An import cut short (killed between events) left a prefix of the
+			// same history: write the rest. A complete one is left alone.
+			from := old.State.Seq
+			if from >= len(p.Events) {
+				res.Outcome, res.Events = Unchanged, 0
+				return res
+			}
+			res.Events = len(p.Events) - from
+			if p.Worktree != "" {
+				if ok, _ := isWorktree(ctx, repo, p.Worktree); !ok {
+					p.Worktree = ""
+				}
+			}
+			if dry {
+				res.Outcome = Planned
+				return res
+			}
+			return finish(ctx, store, p, res, from)
 		}
 		res.Outcome, res.Reason = Refused, "the source changed since it was imported; its history can no longer be told apart from the imported one, so nothing was written (remove the imported run's ref to import it again)"
 		return res
@@ -86,7 +102,12 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 		res.Outcome, res.Reason = Refused, err.Error()
 		return res
 	}
-	for i := 1; i < len(p.Events); i++ {
+	return finish(ctx, store, p, res, 1)
+}
+
+// finish writes the plan's events from index from on, then adopts the worktree.
+func finish(ctx context.Context, store *gitstate.Store, p *Plan, res Result, from int) Result {
+	for i := from; i < len(p.Events); i++ {
 		st, ev := p.States[i], p.Events[i]
 		_, err := store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 			seq, epoch, wts, snaps := r.State.Seq, r.State.Epoch, r.State.Worktrees, r.State.Snapshots
