@@ -36,6 +36,9 @@ type ateamState struct {
 	ConfigHash string                `json:"config_hash"`
 	Status     string                `json:"status"`
 	Stages     map[string]ateamStage `json:"stages"`
+	// WorktreePath is the run's .ateam-worktrees/<slug>, relative to the directory
+	// holding .agenteam/ (worktree isolation only).
+	WorktreePath string `json:"worktree_path"`
 }
 
 type ateamEvent struct {
@@ -248,6 +251,13 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if d.Verify != "" {
 			p.Notes = append(p.Notes, "verify commands came from AgenTeam: not trusted to run here")
 			break
+		}
+	}
+	if wt := st.WorktreePath; wt != "" {
+		if filepath.IsAbs(wt) || strings.HasPrefix(filepath.Clean(wt), "..") {
+			p.Notes = append(p.Notes, fmt.Sprintf("worktree_path %q is outside the project: left alone", wt))
+		} else {
+			p.Worktree = filepath.Join(filepath.Dir(filepath.Clean(dir)), wt)
 		}
 	}
 	p.Header = h
