@@ -128,6 +128,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		sort.Strings(order)
 	}
 	var defs []gitstate.StageDef
+	var safe []string
 	baseline := ""
 	for _, n := range order {
 		s, ok := st.Stages[n]
@@ -141,8 +142,10 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if s.Verify != nil {
 			d.Verify = *s.Verify
 		}
-		if s.VerifySafe != nil {
-			d.VerifySafe = *s.VerifySafe
+		// verify_safe is not carried over: a command from an import is not trusted to
+		// run unattended here (the source's value is kept in the imported event).
+		if s.VerifySafe != nil && *s.VerifySafe {
+			safe = append(safe, n)
 		}
 		if s.ReworkTo != nil {
 			d.ReworkTo = *s.ReworkTo
@@ -245,7 +248,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	if n := len(p.Events); p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status})})
+	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
 	p.States = append(p.States, fin)
 	for _, d := range defs {
 		if d.Verify != "" {
