@@ -39,9 +39,24 @@ type Header struct {
 	MaxAttempts int `json:"max_attempts,omitempty"`
 	// MaxJobs and MaxDepth cap a graph run's jobs and expansion depth; 0 means the
 	// defaults (DefaultMaxJobs, DefaultMaxDepth).
-	MaxJobs  int   `json:"max_jobs,omitempty"`
-	MaxDepth int   `json:"max_depth,omitempty"`
-	Extra    Extra `json:"-"`
+	MaxJobs  int `json:"max_jobs,omitempty"`
+	MaxDepth int `json:"max_depth,omitempty"`
+	// ImportedFrom marks a run brought over by `git atlas import` (SPEC §13): its
+	// commands came from elsewhere and are not trusted to run here.
+	ImportedFrom *ImportedFrom `json:"imported_from,omitempty"`
+	Extra        Extra         `json:"-"`
+}
+
+// ImportedFrom says where an imported run came from.
+type ImportedFrom struct {
+	System   string `json:"system"`
+	Path     string `json:"path"`
+	SourceID string `json:"source_id"`
+	Hash     string `json:"hash"`
+	// BaselineMissing: the source's baseline commit does not exist here (not pinned).
+	BaselineMissing bool `json:"baseline_missing,omitempty"`
+	// ConfigHash is the source system's own config hash (not comparable with ours).
+	ConfigHash string `json:"config_hash,omitempty"`
 }
 
 // StageDef is one stage's frozen definition.

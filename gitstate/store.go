@@ -217,11 +217,13 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (string, error) {
 	now := Stamp(Now())
 	r.State.Seq++
-	r.State.UpdatedAt = now
 	ev.Schema, ev.Seq, ev.Epoch = Schema, r.State.Seq, r.State.Epoch
 	if ev.Time == "" {
 		ev.Time = now
 	}
+	// An event that brings its own time (an imported one keeps its original time)
+	// dates the state too; every other event is stamped now.
+	r.State.UpdatedAt = ev.Time
 	sb, err := encodeDoc(s.portable(&r.State))
 	if err != nil {
 		return "", err

@@ -65,6 +65,7 @@ type CLI struct {
 	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
 	Graph      GraphCmd      `cmd:"" help:"Draw a run: a graph run's DAG with each job's state, or a single run's stages."`
 	Undo       UndoCmd       `cmd:"" help:"Go back to the state after an event, as one new event: epoch raised, nothing refunded."`
+	Import     ImportCmd     `cmd:"" help:"Import runs from kimi-atlas or AgenTeam (read-only on the source)."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
 	Completion CompletionCmd `cmd:"" help:"Print the shell completion script: bash, zsh or fish."`
 	Complete   CompleteCmd   `cmd:"" name:"__complete" hidden:"" help:"List completions of a command line (what the completion scripts call)."`

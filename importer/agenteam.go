@@ -1,0 +1,268 @@
+package importer
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+// AgenTeam keeps one run as .agenteam/state/<run>.json (stages by name, stage_order,
+// config_hash, status) and its history as .agenteam/events/<run>.jsonl (one
+// {ts, type, run_id, stage, data} per line).
+
+type ateamStage struct {
+	Status         string  `json:"status"`
+	Gate           string  `json:"gate"`
+	Verify         *string `json:"verify"`
+	VerifySafe     *bool   `json:"verify_safe"`
+	MaxRetries     int     `json:"max_retries"`
+	ReworkTo       *string `json:"rework_to"`
+	StartedAt      string  `json:"started_at"`
+	CompletedAt    string  `json:"completed_at"`
+	Baseline       string  `json:"baseline"`
+	VerifyAttempts []any   `json:"verify_attempts"`
+}
+
+type ateamState struct {
+	RunID      string                `json:"run_id"`
+	Task       string                `json:"task"`
+	StageOrder []string              `json:"stage_order"`
+	StartedAt  string                `json:"started_at"`
+	LastUpdate string                `json:"last_update"`
+	ConfigHash string                `json:"config_hash"`
+	Status     string                `json:"status"`
+	Stages     map[string]ateamStage `json:"stages"`
+	// WorktreePath is the run's .ateam-worktrees/<slug>, relative to the directory
+	// holding .agenteam/ (worktree isolation only).
+	WorktreePath string `json:"worktree_path"`
+}
+
+type ateamEvent struct {
+	TS    string         `json:"ts"`
+	Type  string         `json:"type"`
+	Stage *string        `json:"stage"`
+	Data  map[string]any `json:"data"`
+}
+
+// ScanAgenTeam reads an AgenTeam tree (.agenteam/): every state/<run>.json is a run.
+func ScanAgenTeam(dir string) ([]*Plan, []Problem, error) {
+	sd := filepath.Join(dir, "state")
+	ents, err := os.ReadDir(sd)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read %s: %w", sd, err)
+	}
+	var plans []*Plan
+	var probs []Problem
+	for _, e := range ents {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		p, prob := ateamRun(dir, strings.TrimSuffix(e.Name(), ".json"))
+		if prob != nil {
+			probs = append(probs, *prob)
+			continue
+		}
+		plans = append(plans, p)
+	}
+	return plans, probs, nil
+}
+
+func ateamRun(dir, name string) (*Plan, *Problem) {
+	sp := filepath.Join(dir, "state", name+".json")
+	ep := filepath.Join(dir, "events", name+".jsonl")
+	files := map[string][]byte{}
+	b, err := os.ReadFile(sp)
+	if err != nil {
+		return nil, bad(sp, "cannot read: %v", err)
+	}
+	files["state.json"] = b
+	if b, err := os.ReadFile(ep); err == nil {
+		files["events.jsonl"] = b
+	} else if !os.IsNotExist(err) {
+		return nil, bad(ep, "cannot read: %v", err)
+	}
+	var st ateamState
+	if err := strictJSON(files["state.json"], &st); err != nil {
+		return nil, bad(sp, "%v", err)
+	}
+	if st.Stages == nil || st.Status == "" {
+		return nil, bad(sp, "no stages or status: not an AgenTeam run state")
+	}
+	created, ok := stamp(st.StartedAt)
+	if !ok {
+		return nil, bad(sp, "started_at %q is not a time", st.StartedAt)
+	}
+	var evs []ateamEvent
+	raw := string(files["events.jsonl"])
+	if raw != "" && !strings.HasSuffix(raw, "\n") {
+		return nil, bad(ep, "the last line is cut short (no newline): the file is torn")
+	}
+	for i, line := range strings.Split(raw, "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		var e ateamEvent
+		if err := strictJSON([]byte(line), &e); err != nil {
+			return nil, bad(ep, "line %d: %v", i+1, err)
+		}
+		if _, ok := stamp(e.TS); !ok {
+			return nil, bad(ep, "line %d: ts %q is not a time", i+1, e.TS)
+		}
+		evs = append(evs, e)
+	}
+	srcID := st.RunID
+	if srcID == "" {
+		srcID = name
+	}
+	p := &Plan{SourceID: srcID, Path: sp, JobIDs: map[string]string{}}
+	p.RunID, p.Mapped = MapName(srcID)
+	order := st.StageOrder
+	if len(order) == 0 {
+		for n := range st.Stages {
+			order = append(order, n)
+		}
+		sort.Strings(order)
+	}
+	var defs []gitstate.StageDef
+	var safe []string
+	baseline := ""
+	for _, n := range order {
+		s, ok := st.Stages[n]
+		if !ok {
+			return nil, bad(sp, "stage_order names %q, which has no stage", n)
+		}
+		d := gitstate.StageDef{Name: n, MaxRetries: s.MaxRetries, Gate: s.Gate}
+		if d.Gate == "auto" {
+			d.Gate = ""
+		}
+		if s.Verify != nil {
+			d.Verify = *s.Verify
+		}
+		// verify_safe is not carried over: a command from an import is not trusted to
+		// run unattended here (the source's value is kept in the imported event).
+		if s.VerifySafe != nil && *s.VerifySafe {
+			safe = append(safe, n)
+		}
+		if s.ReworkTo != nil {
+			d.ReworkTo = *s.ReworkTo
+		}
+		if baseline == "" {
+			baseline = s.Baseline
+		}
+		defs = append(defs, d)
+	}
+	if err := gitstate.CheckStages(defs); err != nil {
+		return nil, bad(sp, "its stages cannot be kept: %v", err)
+	}
+	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
+		Baseline: baseline, Stages: defs,
+		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash}}
+	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	for _, d := range defs {
+		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+	}
+	p.Events = append(p.Events, gitstate.Event{Type: "run_started", Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
+	p.States = append(p.States, s0)
+	cur := clone(s0)
+	for _, e := range evs {
+		t, _ := stamp(e.TS)
+		if e.Type == "run_started" {
+			// The ledger's own first event stands for it, at the run's start.
+			continue
+		}
+		stage := ""
+		if e.Stage != nil {
+			stage = *e.Stage
+		}
+		i := stageIndex(cur.Stages, stage)
+		if i >= 0 {
+			ss := &cur.Stages[i]
+			ss.Attempts = append([]gitstate.Attempt(nil), ss.Attempts...)
+			switch e.Type {
+			case "stage_dispatched":
+				ss.Status = gitstate.StageDispatched
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
+			case "stage_verified":
+				if e.Data["result"] == "pass" {
+					ss.Status = gitstate.StagePassed
+				} else {
+					ss.Status = gitstate.StageFailed
+				}
+			case "stage_gated":
+				ss.Status = gitstate.StageGated
+			case "stage_completed":
+				ss.Status = gitstate.StageCompleted
+			case "runner_rework":
+				ss.Status = gitstate.StageRework
+				ss.Reworks++
+			}
+			ss.UpdatedAt = t
+		}
+		ty := e.Type
+		if gitstate.ValidName("event", ty) != nil {
+			ty = "imported_event"
+		}
+		p.Events = append(p.Events, gitstate.Event{Type: ty, Time: t, Stage: validStage(stage), Data: mustJSON(map[string]any{"source": e.Data})})
+		p.States = append(p.States, clone(cur))
+	}
+	// The final event: the stage statuses as state.json has them (it is the source's
+	// own truth; the events only tell how it got there).
+	fin := clone(cur)
+	for i := range fin.Stages {
+		s := st.Stages[fin.Stages[i].Name]
+		switch s.Status {
+		case "in-progress":
+			fin.Stages[i].Status = gitstate.StageDispatched
+		case "":
+		default:
+			fin.Stages[i].Status = s.Status
+		}
+		if fin.Stages[i].Status == gitstate.StageDispatched && len(fin.Stages[i].Attempts) == 0 {
+			at, _ := stamp(s.StartedAt)
+			fin.Stages[i].Attempts = []gitstate.Attempt{{N: 1, StartedAt: at, Baseline: s.Baseline}}
+		}
+	}
+	for i := range fin.Stages {
+		known := false
+		for _, k := range gitstate.StageStatuses {
+			known = known || k == fin.Stages[i].Status
+		}
+		if !known {
+			return nil, bad(sp, "stage %s has status %q", fin.Stages[i].Name, fin.Stages[i].Status)
+		}
+	}
+	switch st.Status {
+	case "completed", "done", "DONE":
+		fin.Status = gitstate.RunCompleted
+	case "failed":
+		fin.Status = gitstate.RunFailed
+	}
+	end := created
+	if u, ok := stamp(st.LastUpdate); ok {
+		end = u
+	}
+	if n := len(p.Events); p.Events[n-1].Time > end {
+		end = p.Events[n-1].Time
+	}
+	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
+	p.States = append(p.States, fin)
+	for _, d := range defs {
+		if d.Verify != "" {
+			p.Notes = append(p.Notes, "verify commands came from AgenTeam: not trusted to run here")
+			break
+		}
+	}
+	if wt := st.WorktreePath; wt != "" {
+		if filepath.IsAbs(wt) || strings.HasPrefix(filepath.Clean(wt), "..") {
+			p.Notes = append(p.Notes, fmt.Sprintf("worktree_path %q is outside the project: left alone", wt))
+		} else {
+			p.Worktree = filepath.Join(filepath.Dir(filepath.Clean(dir)), wt)
+		}
+	}
+	p.Header = h
+	return p, nil
+}

@@ -1,0 +1,189 @@
+package importer
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+func write(t *testing.T, root string, files map[string]string) {
+	t.Helper()
+	for name, body := range files {
+		p := filepath.Join(root, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestMapName(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"20260701-120000", "20260701-120000"},
+		{"root.1#0", "root.1-0"},
+		{"root#0", "root-0"},
+		{"a/b", "a-b"},
+		{"x.lock", ""}, // still refused after the first mapping: hashed
+		{"#", ""},
+	} {
+		got, mapped := MapName(tc.in)
+		if gitstate.ValidName("run", got) != nil {
+			t.Errorf("MapName(%q) = %q, which git-atlas refuses", tc.in, got)
+		}
+		if tc.want != "" && got != tc.want {
+			t.Errorf("MapName(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+		if mapped != (got != tc.in) {
+			t.Errorf("MapName(%q): mapped = %v for %q", tc.in, mapped, got)
+		}
+		if again, _ := MapName(tc.in); again != got {
+			t.Errorf("MapName(%q) is not deterministic: %q then %q", tc.in, got, again)
+		}
+	}
+}
+
+// TestKimiFields checks, field by field, that what the source says is what the plan's
+// header and final state say.
+func TestKimiFields(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"g/state.json":         `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
+		"g/intent.txt":         "the intent\n",
+		"g/log.jsonl":          `{"run_id":"g","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
+		"g/plan.dag.json":      `{"meta":{"gas_remaining":3},"jobs":[{"job_id":"r.1#0","deps":[],"attempts":2,"state":"FAILED","kind":"LEAF"},{"job_id":"r.2#0","deps":["r.1#0"],"attempts":1,"state":"RUNNING","lease":"r.2#0#1"},{"job_id":"r#0","deps":[],"attempts":0,"state":"PENDING"}]}`,
+		"s/state.json":         `{"run_id":"s","created_ts":"2026-07-01T11:00:00Z","updated_ts":"2026-07-01T11:09:00Z","current_state":"OUTPUT","stages":{"INIT":{"status":"done","ts":"2026-07-01T11:00:00Z"}},"refine_passes":3,"scope_paths":[],"baseline_sha":"def"}`,
+		"s/log.jsonl":          `{"run_id":"s","stage":"INIT","ts":"2026-07-01T11:00:00Z"}` + "\n" + `{"run_id":"s","stage":"REFINE","ts":"2026-07-01T11:08:00Z"}` + "\n",
+		"torn/state.json":      `{"run_id":"torn","created_ts":"2026-07-01T11`,
+		"tornlog/state.json":   `{"run_id":"tornlog","created_ts":"2026-07-01T11:00:00Z","current_state":"INIT","stages":{}}`,
+		"tornlog/log.jsonl":    `{"run_id":"tornlog","stage":"INIT","ts":"2026-07-01T11:00:00Z"}`,
+		"dup/state.json":       `{"run_id":"dup","created_ts":"2026-07-01T11:00:00Z","current_state":"INIT","stages":{}}`,
+		"dup/plan.dag.json":    `{"meta":{},"jobs":[{"job_id":"a#0","deps":[],"attempts":0,"state":"PENDING"},{"job_id":"a-0","deps":[],"attempts":0,"state":"PENDING"}]}`,
+		"g/tasks/x/state.json": `{"run_id":"g/tasks/x","current_state":"OUTPUT"}`,
+	})
+	plans, probs, err := ScanKimi(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reasons := map[string]string{}
+	for _, p := range probs {
+		rel, _ := filepath.Rel(dir, p.Path)
+		reasons[rel] = p.Reason
+	}
+	for file, want := range map[string]string{"torn/state.json": "not valid JSON", "tornlog/log.jsonl": "torn", "dup/plan.dag.json": "would both be named"} {
+		if !strings.Contains(reasons[file], want) {
+			t.Errorf("problem for %s = %q, want it to say %q", file, reasons[file], want)
+		}
+	}
+	if len(plans) != 2 {
+		t.Fatalf("got %d plans, want 2 (g and s; a task sub-run is not a run)", len(plans))
+	}
+	by := map[string]*Plan{}
+	for _, p := range plans {
+		by[p.RunID] = p
+	}
+	g, s := by["g"], by["s"]
+	gf, sf := g.States[len(g.States)-1], s.States[len(s.States)-1]
+	for _, tc := range []struct {
+		field     string
+		got, want any
+	}{
+		{"g kind", g.Header.Kind, gitstate.KindGraph},
+		{"g intent (intent.txt wins)", g.Header.Intent, "the intent"},
+		{"g criteria", strings.Join(g.Header.Criteria, ","), "c1,c2"},
+		{"g verify", g.Header.Verify, "make"},
+		{"g verify_safe (null: not safe)", g.Header.VerifySafe, false},
+		{"g baseline", g.Header.Baseline, "abc"},
+		{"g created", g.Header.CreatedAt, "2026-07-01T12:00:00Z"},
+		{"g gas (spent + remaining)", g.Header.Gas, 6},
+		{"g gas spent (attempts)", gf.GasSpent, 3},
+		{"g job 0 id", gf.Jobs[0].ID, "r.1-0"},
+		{"g job 0 state", gf.Jobs[0].State, gitstate.JobFailed},
+		{"g job 0 attempts", gf.Jobs[0].Attempts, 2},
+		{"g job 1 state (RUNNING reset)", gf.Jobs[1].State, gitstate.JobPending},
+		{"g job 1 lease cleared", gf.Jobs[1].Lease, ""},
+		{"g job 1 attempts kept", gf.Jobs[1].Attempts, 1},
+		{"g job 1 needs", strings.Join(gf.Jobs[1].Needs, ","), "r.1-0"},
+		{"g reset", strings.Join(g.Reset, ","), "r.2-0"},
+		{"g job map", g.JobIDs["r.2#0"], "r.2-0"},
+		{"g status", gf.Status, gitstate.RunRunning},
+		{"g driver", gf.Driver == nil, true},
+		{"g last event time", g.Events[len(g.Events)-1].Time, "2026-07-01T12:05:00Z"},
+		{"g log event time", g.Events[1].Time, "2026-07-01T12:00:01Z"},
+		{"g imported_from system", g.Header.ImportedFrom.System, KimiAtlas},
+		{"s kind", s.Header.Kind, gitstate.KindSingle},
+		{"s status (OUTPUT is finished)", sf.Status, gitstate.RunCompleted},
+		{"s INIT", sf.Stages[0].Status, gitstate.StageCompleted},
+		{"s CLARIFY never ran", sf.Stages[2].Status, gitstate.StageSkipped},
+		{"s REFINE reworks (refine_passes)", sf.Stages[7].Reworks, 3},
+		{"s events (start, 2 log lines, imported)", len(s.Events), 4},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
+		}
+	}
+	if len(g.States) != len(g.Events) {
+		t.Errorf("%d states for %d events", len(g.States), len(g.Events))
+	}
+	// Same bytes, same hash; changed bytes, another hash.
+	again, _, _ := ScanKimi(dir)
+	for _, p := range again {
+		if p.Header.ImportedFrom.Hash != by[p.RunID].Header.ImportedFrom.Hash {
+			t.Errorf("%s: hash differs on a second read of the same files", p.RunID)
+		}
+	}
+	write(t, dir, map[string]string{"s/log.jsonl": `{"run_id":"s","stage":"INIT","ts":"2026-07-01T11:00:00Z"}` + "\n"})
+	changed, _, _ := ScanKimi(dir)
+	for _, p := range changed {
+		if p.RunID == "s" && p.Header.ImportedFrom.Hash == s.Header.ImportedFrom.Hash {
+			t.Errorf("s: hash unchanged after its log changed")
+		}
+	}
+}
+
+func TestAgenTeamFields(t *testing.T) {
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"state/r1.json":   `{"run_id":"r1","task":"t","stage_order":["a","b"],"started_at":"2026-07-02T09:00:00Z","last_update":"2026-07-02T09:30:00Z","config_hash":"h","status":"running","stages":{"a":{"status":"completed","gate":"auto","verify":null,"verify_safe":null,"max_retries":1,"rework_to":null,"baseline":"abc"},"b":{"status":"dispatched","gate":"qa","verify":"make","verify_safe":true,"max_retries":3,"rework_to":"a","baseline":"abc"}}}`,
+		"events/r1.jsonl": `{"ts":"2026-07-02T09:01:00Z","type":"stage_dispatched","run_id":"r1","stage":"b","data":{}}` + "\n" + `{"ts":"2026-07-02T09:02:00Z","type":"runner_rework","run_id":"r1","stage":"b","data":{"rework_to":"a"}}` + "\n" + `{"ts":"2026-07-02T09:03:00Z","type":"stage_dispatched","run_id":"r1","stage":"b","data":{}}` + "\n",
+		"state/bad.json":  `{"run_id":"bad","stage_order":["a"],"started_at":"2026-07-02T09:00:00Z","status":"running","stages":{"a":{"status":"pending","rework_to":"nope"}}}`,
+	})
+	plans, probs, err := ScanAgenTeam(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(plans) != 1 || len(probs) != 1 || !strings.Contains(probs[0].Reason, "rework_to") {
+		t.Fatalf("plans %d, problems %+v", len(plans), probs)
+	}
+	p := plans[0]
+	f := p.States[len(p.States)-1]
+	for _, tc := range []struct {
+		field     string
+		got, want any
+	}{
+		{"intent (task)", p.Header.Intent, "t"},
+		{"config hash", p.Header.ImportedFrom.ConfigHash, "h"},
+		{"baseline", p.Header.Baseline, "abc"},
+		{"b gate", p.Header.Stages[1].Gate, "qa"},
+		{"a gate (auto: none)", p.Header.Stages[0].Gate, ""},
+		{"b max_retries", p.Header.Stages[1].MaxRetries, 3},
+		{"b rework_to", p.Header.Stages[1].ReworkTo, "a"},
+		{"b verify_safe (not carried over: untrusted)", p.Header.Stages[1].VerifySafe, false},
+		{"source's verify_safe kept in the imported event", string(p.Events[len(p.Events)-1].Data), `{"source":"` + filepath.Join(dir, "state", "r1.json") + `","status":"running","verify_safe_in_source":["b"]}`},
+		{"a status", f.Stages[0].Status, gitstate.StageCompleted},
+		{"b status", f.Stages[1].Status, gitstate.StageDispatched},
+		{"b attempts", len(f.Stages[1].Attempts), 2},
+		{"b attempt 2 started", f.Stages[1].Attempts[1].StartedAt, "2026-07-02T09:03:00Z"},
+		{"b reworks", f.Stages[1].Reworks, 1},
+		{"run status", f.Status, gitstate.RunRunning},
+		{"events", len(p.Events), 5},
+	} {
+		if tc.got != tc.want {
+			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
+		}
+	}
+}
