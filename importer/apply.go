@@ -58,6 +58,22 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 			from := old.State.Seq
 			if from >= len(p.Events) {
 				res.Outcome, res.Events = Unchanged, 0
+				// An import killed after its last event but before adopting the
+				// worktree adopts it now (a dirty one's snapshot is content-derived,
+				// so one taken before the kill is reused, not doubled).
+				if p.Worktree != "" && old.State.Worktree("imported") == nil {
+					if ok, _ := isWorktree(ctx, repo, p.Worktree); ok {
+						if dry {
+							res.Outcome = Planned
+							return res
+						}
+						if err := adopt(ctx, store, p, &res); err != nil {
+							p.Notes = append(p.Notes, fmt.Sprintf("worktree %s not adopted: %v", p.Worktree, err))
+							return res
+						}
+						res.Outcome = Imported
+					}
+				}
 				return res
 			}
 			res.Events = len(p.Events) - from

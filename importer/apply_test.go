@@ -77,3 +77,52 @@ func TestApplyCompletesCutShort(t *testing.T) {
 		t.Fatalf("a refused import moved the run's ref")
 	}
 }
+
+// TestApplyAdoptsAfterCutShort: an import killed after its last event but before it
+// adopted the source's worktree adopts it on the next import, snapshotting its dirty
+// work first; once adopted, importing again writes nothing.
+func TestApplyAdoptsAfterCutShort(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, map[string]string{
+		"r/state.json": `{"run_id":"r","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","stages":{},"scope_paths":[]}`,
+		"r/log.jsonl":  `{"run_id":"r","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
+	})
+	store := newStore(t)
+	wt := dir + "/r/worktree"
+	if out, err := exec.Command("git", "-C", store.Repo.TopLevel, "worktree", "add", "-q", "--detach", wt).CombinedOutput(); err != nil {
+		t.Fatalf("worktree add: %v\n%s", err, out)
+	}
+	write(t, dir, map[string]string{"r/worktree/work.txt": "unsaved work\n"})
+	scan := func() *Plan {
+		plans, probs, err := ScanKimi(dir)
+		if err != nil || len(probs) != 0 || len(plans) != 1 {
+			t.Fatalf("scan: %v %v %d", err, probs, len(plans))
+		}
+		return plans[0]
+	}
+	// Killed before the adoption: every event written, the worktree not recorded.
+	p := scan()
+	if p.Worktree == "" {
+		t.Fatal("the fixture's worktree was not seen")
+	}
+	p.Worktree = ""
+	if res := Apply(ctx, store, []*Plan{p}, false); res[0].Outcome != Imported {
+		t.Fatalf("first import: %+v", res[0])
+	}
+	res := Apply(ctx, store, []*Plan{scan()}, false)
+	if res[0].Outcome != Imported || res[0].Snapshot == "" {
+		t.Fatalf("second import: %+v, notes %v; want the worktree adopted with a snapshot", res[0], res[0].Plan.Notes)
+	}
+	r, err := store.Load(ctx, "r")
+	if err != nil || r.State.Worktree("imported") == nil {
+		t.Fatalf("after the second import the worktree is not recorded: %v", err)
+	}
+	tip, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r"))
+	if res := Apply(ctx, store, []*Plan{scan()}, false); res[0].Outcome != Unchanged {
+		t.Fatalf("third import: %+v", res[0])
+	}
+	if again, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r")); again != tip {
+		t.Fatal("an import of an adopted run moved its ref")
+	}
+}
