@@ -272,14 +272,24 @@ func TestProtocolExamplesRun(t *testing.T) {
 func runExample(t *testing.T, lines []string) {
 	t.Helper()
 	repo := newRepo(t)
+	lease := "" // "$LEASE" in an example: the lease the last claim printed
 	for _, l := range lines {
-		args, err := shellWords(strings.TrimPrefix(l, "git atlas "))
+		args, err := shellWords(strings.ReplaceAll(strings.TrimPrefix(l, "git atlas "), "$LEASE", lease))
 		if err != nil {
 			t.Fatalf("%s: %v", l, err)
 		}
 		var out, errb bytes.Buffer
 		if code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), &out, &errb); code != 0 {
 			t.Fatalf("%s: exit %d\n%s", l, code, errb.String())
+		}
+		if len(args) > 1 && args[0] == "job" && args[1] == "claim" {
+			var g struct {
+				Lease string `json:"lease"`
+			}
+			if err := json.Unmarshal(out.Bytes(), &g); err != nil || g.Lease == "" {
+				t.Fatalf("%s: no lease in its output (%v):\n%s", l, err, out.String())
+			}
+			lease = g.Lease
 		}
 	}
 	if len(lines) == 0 {
