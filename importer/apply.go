@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -33,10 +34,14 @@ type Result struct {
 
 // Apply writes each plan as a run (or, with dry, only says what it would do). The
 // source files are never written; nothing outside refs/atlas and the objects is.
-func Apply(ctx context.Context, store *gitstate.Store, plans []*Plan, dry bool) []Result {
+// It reports one step per run to pr (nil: no progress).
+func Apply(ctx context.Context, store *gitstate.Store, plans []*Plan, dry bool, pr progress.Reporter) []Result {
 	var out []Result
+	progress.Start(pr, "importing runs", len(plans))
+	defer progress.Done(pr)
 	for _, p := range plans {
 		out = append(out, apply(ctx, store, p, dry))
+		progress.Add(pr, 1)
 	}
 	return out
 }

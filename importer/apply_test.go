@@ -47,10 +47,10 @@ func TestApplyCompletesCutShort(t *testing.T) {
 	p := scan()
 	full := len(p.Events)
 	p.Events, p.States = p.Events[:2], p.States[:2]
-	if res := Apply(ctx, store, []*Plan{p}, false); res[0].Outcome != Imported {
+	if res := Apply(ctx, store, []*Plan{p}, false, nil); res[0].Outcome != Imported {
 		t.Fatalf("first import: %+v", res[0])
 	}
-	res := Apply(ctx, store, []*Plan{scan()}, false)
+	res := Apply(ctx, store, []*Plan{scan()}, false, nil)
 	if res[0].Outcome != Imported || res[0].Events != full-2 {
 		t.Fatalf("second import: outcome %s, %d events; want imported, %d", res[0].Outcome, res[0].Events, full-2)
 	}
@@ -62,7 +62,7 @@ func TestApplyCompletesCutShort(t *testing.T) {
 		t.Fatalf("log after completing: %+v", log)
 	}
 	tip, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r"))
-	if res := Apply(ctx, store, []*Plan{scan()}, false); res[0].Outcome != Unchanged {
+	if res := Apply(ctx, store, []*Plan{scan()}, false, nil); res[0].Outcome != Unchanged {
 		t.Fatalf("third import: %+v", res[0])
 	}
 	if again, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r")); again != tip {
@@ -70,7 +70,7 @@ func TestApplyCompletesCutShort(t *testing.T) {
 	}
 	// A source that changed since: refused with the reason, nothing written.
 	write(t, dir, map[string]string{"r/log.jsonl": `{"run_id":"r","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n"})
-	if res := Apply(ctx, store, []*Plan{scan()}, false); res[0].Outcome != Refused || res[0].Reason == "" {
+	if res := Apply(ctx, store, []*Plan{scan()}, false, nil); res[0].Outcome != Refused || res[0].Reason == "" {
 		t.Fatalf("changed source: %+v", res[0])
 	}
 	if again, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r")); again != tip {
@@ -107,10 +107,10 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 		t.Fatal("the fixture's worktree was not seen")
 	}
 	p.Worktree = ""
-	if res := Apply(ctx, store, []*Plan{p}, false); res[0].Outcome != Imported {
+	if res := Apply(ctx, store, []*Plan{p}, false, nil); res[0].Outcome != Imported {
 		t.Fatalf("first import: %+v", res[0])
 	}
-	res := Apply(ctx, store, []*Plan{scan()}, false)
+	res := Apply(ctx, store, []*Plan{scan()}, false, nil)
 	if res[0].Outcome != Imported || res[0].Snapshot == "" {
 		t.Fatalf("second import: %+v, notes %v; want the worktree adopted with a snapshot", res[0], res[0].Plan.Notes)
 	}
@@ -119,7 +119,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 		t.Fatalf("after the second import the worktree is not recorded: %v", err)
 	}
 	tip, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r"))
-	if res := Apply(ctx, store, []*Plan{scan()}, false); res[0].Outcome != Unchanged {
+	if res := Apply(ctx, store, []*Plan{scan()}, false, nil); res[0].Outcome != Unchanged {
 		t.Fatalf("third import: %+v", res[0])
 	}
 	if again, _ := store.Repo.ReadRef(ctx, gitstate.RunRef("r")); again != tip {

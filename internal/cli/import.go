@@ -64,7 +64,7 @@ func (c *ImportCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res := importer.Apply(env.Ctx, store, plans, c.DryRun)
+	res := importer.Apply(env.Ctx, store, plans, c.DryRun, env.progress())
 	v := importView{System: c.System, Dir: dir, DryRun: c.DryRun, Runs: res, Problems: probs}
 	if v.Runs == nil {
 		v.Runs = []importer.Result{}

@@ -153,9 +153,14 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 	var paths []string
 	for _, n := range []string{"a", "b", "c"} {
 		atlas(t, repo, "job", "add", "g", n)
-		atlas(t, repo, "job", "claim", "g", "--job", n, "--holder", "w")
-		paths = append(paths, strings.TrimSpace(atlas(t, repo, "worktree", "add", "g", n)))
-		atlas(t, repo, "job", "done", "g", n, "--lease", n+"#0@0", "--status", "ok")
+		var g struct {
+			Lease string `json:"lease"`
+		}
+		if err := json.Unmarshal([]byte(atlas(t, repo, "job", "claim", "g", "--job", n, "--holder", "w", "--json")), &g); err != nil {
+			t.Fatal(err)
+		}
+		paths = append(paths, strings.TrimSpace(atlas(t, repo, "worktree", "add", "g", n, "--lease", g.Lease)))
+		atlas(t, repo, "job", "done", "g", n, "--lease", g.Lease, "--status", "ok")
 	}
 	t.Setenv("CI", "")
 	for _, c := range []struct {
@@ -178,6 +183,25 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 			t.Errorf("%v with CI=true: progress shown:\n%q", c.args, shown)
 		}
 		t.Setenv("CI", "")
+	}
+	// An import, one step per source run.
+	src := t.TempDir()
+	for name, body := range map[string]string{
+		"r/state.json": `{"run_id":"r","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","stages":{},"scope_paths":[]}`,
+		"r/log.jsonl":  `{"run_id":"r","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
+	} {
+		if err := os.MkdirAll(filepath.Join(src, filepath.Dir(name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(src, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, shown, code := onTerminalErr(t, repo, "import", "kimi-atlas", src, "--dry-run"); code != 0 || !strings.Contains(shown, "importing runs") {
+		t.Errorf("import on a terminal: exit %d, no progress:\n%q", code, shown)
+	}
+	if _, shown, _ := onTerminalErr(t, repo, "import", "kimi-atlas", src, "--dry-run", "--json"); strings.Contains(shown, "importing runs") {
+		t.Errorf("import --json: progress shown:\n%q", shown)
 	}
 	// A snapshot before a removal: dirty work in a's worktree.
 	if err := os.WriteFile(filepath.Join(paths[0], "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
