@@ -12,6 +12,8 @@ import (
 	"unicode/utf8"
 
 	"golang.org/x/term"
+
+	"github.com/git-atlas/git-atlas/gitstate"
 )
 
 // printJSON writes v as one indented JSON document: what an Encoder with
@@ -259,4 +261,37 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
+}
+
+// loadRuns reads run id, or every run when id is "" (a run that cannot be read is
+// warned about and left out: one corrupt run never stops the others).
+func loadRuns(env *Env, store *gitstate.Store, id string) ([]*gitstate.Run, error) {
+	if id != "" {
+		r, err := store.Load(env.Ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		return []*gitstate.Run{r}, nil
+	}
+	entries, err := store.List(env.Ctx)
+	if err != nil {
+		return nil, err
+	}
+	var runs []*gitstate.Run
+	for _, e := range entries {
+		if e.Err != nil {
+			env.warn("%v", e.Err)
+			continue
+		}
+		runs = append(runs, e.Run)
+	}
+	return runs, nil
+}
+
+// loadAt reads run id as it is, or with at as it was right after event *at.
+func loadAt(env *Env, store *gitstate.Store, id string, at *int) (*gitstate.Run, error) {
+	if at != nil {
+		return store.LoadAt(env.Ctx, id, *at)
+	}
+	return store.Load(env.Ctx, id)
 }

@@ -102,25 +102,9 @@ func (c *TrustCmd) Run(env *Env) error {
 
 // list prints every run's commands (or RUN's) with whether each is trusted here.
 func (c *TrustCmd) list(env *Env, store *gitstate.Store) error {
-	var runs []*gitstate.Run
-	if c.RunID != "" {
-		r, err := store.Load(env.Ctx, c.RunID)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	} else {
-		entries, err := store.List(env.Ctx)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if e.Err != nil {
-				env.warn("%s", e.Err)
-				continue
-			}
-			runs = append(runs, e.Run)
-		}
+	runs, err := loadRuns(env, store, c.RunID)
+	if err != nil {
+		return err
 	}
 	type runCmds struct {
 		RunID    string          `json:"run_id"`

@@ -27,12 +27,7 @@ func (c *GraphCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	var r *gitstate.Run
-	if c.At != nil {
-		r, err = store.LoadAt(env.Ctx, c.RunID, *c.At)
-	} else {
-		r, err = store.Load(env.Ctx, c.RunID)
-	}
+	r, err := loadAt(env, store, c.RunID, c.At)
 	if err != nil {
 		return err
 	}

@@ -108,25 +108,9 @@ func (c *WorktreeListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	var runs []*gitstate.Run
-	if c.RunID != "" {
-		r, err := store.Load(env.Ctx, c.RunID)
-		if err != nil {
-			return err
-		}
-		runs = append(runs, r)
-	} else {
-		entries, err := store.List(env.Ctx)
-		if err != nil {
-			return err
-		}
-		for _, e := range entries {
-			if e.Err != nil {
-				env.warn("%v", e.Err)
-				continue
-			}
-			runs = append(runs, e.Run)
-		}
+	runs, err := loadRuns(env, store, c.RunID)
+	if err != nil {
+		return err
 	}
 	var recs []gitstate.WorktreeRec
 	var owners []string
