@@ -116,7 +116,14 @@ func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = recovery.PreserveAndRemove(ctx, f.store, f.run, node, recovery.Options{})
+		res, err := recovery.PreserveAndRemove(ctx, f.store, f.run, node, recovery.Options{})
+		// A recorded path outside this repository's worktree root that is not one of
+		// its linked worktrees reads as another clone's (gitstate.CanonPath): its place
+		// here is missing, and only the record goes. Either way the path named is
+		// never touched (checked below).
+		if err == nil && res != nil && res.Path != path && res.Risk.Missing {
+			continue
+		}
 		if !errors.Is(err, fault.ErrRefused) {
 			t.Fatalf("%s: want refused, got %v", node, err)
 		}
