@@ -682,8 +682,14 @@ func Expired(s *State, now time.Time) []string {
 
 // Reap gives every expired lease the timeout transition, in job order.
 func Reap(h *Header, s *State, now time.Time) []Outcome {
+	return timeoutAll(h, s, Expired(s, now))
+}
+
+// timeoutAll gives each job of ids the timeout transition, failing the dependants of
+// any that fails.
+func timeoutAll(h *Header, s *State, ids []string) []Outcome {
 	var out []Outcome
-	for _, id := range Expired(s, now) {
+	for _, id := range ids {
 		j := s.Job(id)
 		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
 		timeout(h, j)
@@ -716,18 +722,7 @@ func ResumeReset(s *State) []string {
 // order: what `finish --force` does before it finishes a run with running jobs, so
 // that no lease outlives the run silently.
 func ReapRunning(h *Header, s *State) []Outcome {
-	var out []Outcome
-	for _, id := range Running(s) {
-		j := s.Job(id)
-		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
-		timeout(h, j)
-		o.To, o.Attempts = j.State, j.Attempts
-		if j.State == JobFailed {
-			o.Cascaded = failDependents(s)
-		}
-		out = append(out, o)
-	}
-	return out
+	return timeoutAll(h, s, Running(s))
 }
 
 // CheckLease reports whether token is job id's current lease: nil when it is, else the

@@ -27,22 +27,7 @@ func (r *Repository) WriteCache(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), name+"-*.tmp")
-	if err != nil {
-		return err
-	}
-	err = f.Chmod(0o644) // not CreateTemp's 0600
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
+	if err := writeAtomic(path, name+"-*.tmp", data); err != nil {
 		return err
 	}
 	removeStaleTemps(filepath.Dir(path), name)
@@ -61,4 +46,27 @@ func removeStaleTemps(dir, name string) {
 			os.Remove(t)
 		}
 	}
+}
+
+// writeAtomic writes data to path through a temporary file (pattern, beside path) and
+// a rename, mode 0644 (not CreateTemp's 0600): a reader sees the old file or the new.
+func writeAtomic(path, pattern string, data []byte) error {
+	f, err := os.CreateTemp(filepath.Dir(path), pattern)
+	if err != nil {
+		return err
+	}
+	err = f.Chmod(0o644)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), path)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }

@@ -32,24 +32,7 @@ func (r *Repository) WriteLocal(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o777); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+"-*") // hidden: ListLocal skips it
-	if err != nil {
-		return err
-	}
-	err = f.Chmod(0o644)
-	if err == nil {
-		_, err = f.Write(data)
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(f.Name(), path)
-	}
-	if err != nil {
-		os.Remove(f.Name())
-	}
-	return err
+	return writeAtomic(path, "."+filepath.Base(path)+"-*", data) // hidden: ListLocal skips it
 }
 
 // RemoveLocal removes the local state file name; a missing one is no error.
