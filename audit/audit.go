@@ -3,7 +3,9 @@ package audit
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -256,6 +258,20 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			sem <- struct{}{}
 			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
 			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
+			if err != nil && ctx.Err() == nil {
+				// Another agent may be removing or re-adding this worktree while we
+				// look (git then reports the half-gone directory as of "dubious
+				// ownership"): a directory that went away is missing, not an error,
+				// and one still there is read again once its remover had time to end.
+				for try := 0; try < 3 && err != nil; try++ {
+					time.Sleep(50 * time.Millisecond)
+					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
+						w.Labels = append(w.Labels, Missing)
+						return nil
+					}
+					dirty, err = repo.Worktree(w.Path).Dirty(ctx)
+				}
+			}
 			if err != nil {
 				return fmt.Errorf("status of worktree %s: %w", w.Path, err)
 			}

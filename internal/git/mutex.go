@@ -17,8 +17,9 @@ import (
 //
 // The lock dies with its holder (an flock on an open file), so a killed writer never
 // leaves it behind. When it cannot be taken within wait, when ctx ends, or where
-// there is no flock, Mutex returns at once with a no-op release and the caller goes
-// on unlocked.
+// there is no flock, Mutex returns with a no-op release and the caller goes on
+// unlocked. It polls with a non-blocking flock rather than blocking in a goroutine:
+// a taker that gave up must never come to hold the lock afterwards.
 func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration) (release func()) {
 	noop := func() {}
 	path := filepath.Join(r.CommonDir, "atlas", "mutex", filepath.FromSlash(name))
@@ -29,22 +30,32 @@ func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration)
 	if err != nil {
 		return noop
 	}
-	got := make(chan error, 1)
-	go func() { got <- flock(f) }()
-	timer := time.NewTimer(wait)
-	defer timer.Stop()
-	select {
-	case err := <-got:
-		if err != nil {
+	deadline := time.Now().Add(wait)
+	pause := 500 * time.Microsecond
+	for {
+		err := tryFlock(f)
+		if err == nil {
+			return func() { f.Close() } // closing the file releases the lock
+		}
+		if !errors.Is(err, errLocked) {
 			f.Close()
 			return noop
 		}
-		return func() { f.Close() } // closing the file releases the lock
-	case <-timer.C:
-	case <-ctx.Done():
+		left := time.Until(deadline)
+		if left <= 0 {
+			f.Close()
+			return noop
+		}
+		timer := time.NewTimer(min(pause, left))
+		select {
+		case <-timer.C:
+		case <-ctx.Done():
+			timer.Stop()
+			f.Close()
+			return noop
+		}
+		pause = min(2*pause, 10*time.Millisecond)
 	}
-	go func() { <-got; f.Close() }() // taken later: let go at once
-	return noop
 }
 
 // TryMutex takes the lock named name (as Mutex) without waiting. ok is false when

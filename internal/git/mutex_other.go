@@ -7,8 +7,3 @@ import (
 	"os"
 )
 
-func flock(*os.File) error { return errors.ErrUnsupported }
-
-var errLocked = errors.New("locked")
-
-func tryFlock(*os.File) error { return errors.ErrUnsupported }

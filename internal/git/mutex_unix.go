@@ -8,14 +8,6 @@ import (
 	"syscall"
 )
 
-func flock(f *os.File) error {
-	for {
-		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX)
-		if err != syscall.EINTR {
-			return err
-		}
-	}
-}
 
 // errLocked: another open file holds the lock.
 var errLocked = errors.New("locked")
