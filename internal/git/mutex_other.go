@@ -7,3 +7,6 @@ import (
 	"os"
 )
 
+var errLocked = errors.New("locked")
+
+func tryFlock(*os.File) error { return errors.ErrUnsupported }

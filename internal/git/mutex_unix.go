@@ -8,7 +8,6 @@ import (
 	"syscall"
 )
 
-
 // errLocked: another open file holds the lock.
 var errLocked = errors.New("locked")
 
