@@ -1,7 +1,23 @@
-// Package testenv holds the conventions the test suites share: which sweeps run long.
+// Package testenv holds the conventions the test suites share: which sweeps run long,
+// and how the binaries a suite starts behave under the race detector.
 package testenv
 
-import "os"
+import (
+	"os"
+	"strings"
+)
+
+// A binary built with -race sleeps GORACE's atexit_sleep_ms (1 s by default) before it
+// exits, so that late race reports get out. The suites run their own test binary as a
+// command (testscript, the stress writers) thousands of times; that second each was
+// most of the README's test command. Races are still reported: a race found while the
+// command ran is printed when found and makes it exit 66. Every suite that imports
+// testenv turns the sleep off for the processes it starts, unless GORACE says otherwise.
+func init() {
+	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
+		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+}
 
 // LongVar is the environment variable that selects the full stress and kill sweeps
 // (.ci/run sets it). Without it every sweep still runs, with fewer rounds, so that the
