@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -136,12 +137,12 @@ var corpus = []mutation{
 		write(t, filepath.Join(wt, "debug.log"), "log\n")
 	}},
 	{name: "big-binary", heavy: true, apply: func(t testing.TB, f *fixture, wt string) {
-		if err := os.WriteFile(filepath.Join(wt, "big.bin"), randomBytes(4, 50<<20), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(wt, "big.bin"), randomBytes(4, testenv.Rounds(8<<20, 50<<20)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}},
-	{name: "5000-files", heavy: true, apply: func(t testing.TB, f *fixture, wt string) {
-		for i := 0; i < 5000; i++ {
+	{name: "many-files", heavy: true, apply: func(t testing.TB, f *fixture, wt string) {
+		for i := 0; i < manyFiles; i++ {
 			p := filepath.Join(wt, "many", fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.txt", i))
 			if err := os.WriteFile(p, []byte(fmt.Sprintf("file %d changed\n", i)), 0o644); err != nil {
 				t.Fatal(err)
@@ -149,6 +150,10 @@ var corpus = []mutation{
 		}
 	}},
 }
+
+// manyFiles is the size of the corpus's big tree: 5000 files in the full sweeps, 1000
+// in the README's test command (the same code paths, a fifth of the git work).
+var manyFiles = testenv.Rounds(1000, 5000)
 
 // TestCorpus takes every dirty state through snapshot, remove and restore, each alone
 // and all together: the restored files are byte-, mode- and link-identical, the
@@ -161,8 +166,8 @@ func TestCorpus(t *testing.T) {
 		}
 		t.Run(m.name, func(t *testing.T) {
 			many := 0
-			if m.name == "5000-files" {
-				many = 5000
+			if m.name == "many-files" {
+				many = manyFiles
 			}
 			f := newFixture(t, many)
 			wt := f.worktree("n")
@@ -173,7 +178,7 @@ func TestCorpus(t *testing.T) {
 	t.Run("all-together", func(t *testing.T) {
 		many := 0
 		if !testing.Short() {
-			many = 5000
+			many = manyFiles
 		}
 		f := newFixture(t, many)
 		wt := f.worktree("n")
