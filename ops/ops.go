@@ -15,8 +15,6 @@
 package ops
 
 import (
-	"time"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
@@ -36,6 +34,3 @@ type Ops struct {
 func New(repo *git.Repository) *Ops {
 	return &Ops{Repo: repo, Store: gitstate.New(repo)}
 }
-
-// now is the clock every operation reads (gitstate.Now, which tests may pin).
-func now() time.Time { return gitstate.Now() }
