@@ -31,7 +31,15 @@ const (
 	Locked      = "locked"
 	Foreign     = "foreign"    // not git-atlas's: listed, never touched
 	Unreadable  = "unreadable" // its run's ledger cannot be read
-	Finished    = "finished"   // a run ref whose run completed or failed
+	// Making: a checkout another git-atlas process is making right now; left alone.
+	Making = "making"
+	// HalfMade: a checkout a process began and never finished (it died): it may hold
+	// an agent's work, which `git atlas resume` or `worktree add` preserves.
+	HalfMade = "half-made"
+	// Broken: git cannot read the worktree (no HEAD, or a HEAD at no commit); the
+	// next resume or worktree add of its node sets it aside whole.
+	Broken      = "broken"
+	Finished    = "finished" // a run ref whose run completed or failed
 	StaleBranch = "stale-branch"
 	Unpinned    = "unpinned"
 	Recovery    = "recovery"
@@ -89,7 +97,7 @@ func Has(labels []string, l string) bool {
 }
 
 // attention labels: something a person (or gc) should look at.
-var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable}
+var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken}
 
 func needsAttention(labels []string) bool {
 	for _, l := range attention {
@@ -257,19 +265,39 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		g.Go(func() error {
 			sem <- struct{}{}
 			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
+			// A checkout being made (or left half-made) has no readable HEAD until git
+			// finishes it: it is classified by its marker, never status-checked.
+			if l := makingLabel(w.Path); l != "" {
+				w.Labels = append(w.Labels, l)
+				return nil
+			}
 			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
 			if err != nil && ctx.Err() == nil {
-				// Another agent may be removing or re-adding this worktree while we
-				// look (git then reports the half-gone directory as of "dubious
-				// ownership"): a directory that went away is missing, not an error,
-				// and one still there is read again once its remover had time to end.
+				// Another agent may be removing, re-adding or making this worktree
+				// while we look (git then reports the half-gone directory as of
+				// "dubious ownership", or a new one's HEAD as a bad object): a
+				// directory that went away is missing, not an error, a checkout
+				// begun meanwhile is classified by its marker, and one still there
+				// is read again once its remover had time to end.
 				for try := 0; try < 3 && err != nil; try++ {
 					time.Sleep(50 * time.Millisecond)
 					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
 						w.Labels = append(w.Labels, Missing)
 						return nil
 					}
+					if l := makingLabel(w.Path); l != "" {
+						w.Labels = append(w.Labels, l)
+						return nil
+					}
 					dirty, err = repo.Worktree(w.Path).Dirty(ctx)
+				}
+			}
+			if err != nil && ctx.Err() == nil {
+				if sha, _, herr := repo.Worktree(w.Path).Head(ctx); herr != nil || strings.Trim(sha, "0") == "" {
+					// No HEAD git can read: a checkout killed before its marker
+					// existed, or a .git file damaged by hand. Reported, not fatal.
+					w.Labels = append(w.Labels, Broken)
+					return nil
 				}
 			}
 			if err != nil {
@@ -310,6 +338,19 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		}
 	}
 	return rep, errs.ErrorOrNil()
+}
+
+// makingLabel is Making or HalfMade when a checkout of path was begun and not
+// finished, "" otherwise.
+func makingLabel(path string) string {
+	inProgress, halfMade, _ := worktrees.Making(path)
+	switch {
+	case inProgress:
+		return Making
+	case halfMade:
+		return HalfMade
+	}
+	return ""
 }
 
 // parseLockReason reads worktrees' lock reason "git-atlas run <run> node <node>".

@@ -94,6 +94,11 @@ func planWorktrees(rep *Report) []Action {
 		if Has(w.Labels, Foreign) || !Has(w.Labels, Orphaned) {
 			continue
 		}
+		if Has(w.Labels, Making) || Has(w.Labels, HalfMade) || Has(w.Labels, Broken) {
+			// Being made, or left unfinished or unreadable: whatever is there is
+			// preserved by the resume or worktree add of its node, never by gc.
+			continue
+		}
 		e, ok := rep.runs[w.RunID]
 		if !ok || e.Run == nil || e.Run.State.Worktree(w.Node) == nil {
 			continue // gone run or unrecorded worktree: audit lists it, a person decides
@@ -149,6 +154,11 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		for _, w := range e.Run.State.Worktrees {
 			if !removed[filepath.Clean(w.Path)] {
 				keepsRun[e.ID] = true
+				// Its branch too, even when git does not see it checked out there
+				// (a HEAD a killed checkout never wrote).
+				if w.Branch != "" {
+					checkedOut["refs/heads/"+strings.TrimPrefix(w.Branch, "refs/heads/")] = true
+				}
 			}
 		}
 	}
