@@ -336,7 +336,11 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		for _, i := range byRun[run] {
 			ups = append(ups, git.RefUpdate{Name: refActs[i].Ref, Old: refActs[i].Old, New: store.Repo.NullID()})
 		}
-		if err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...); err != nil {
+		err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...)
+		for try := 0; try < 3 && errors.Is(err, git.ErrStaleLockRemoved); try++ {
+			err = store.Repo.UpdateRefs(ctx, "atlas gc", ups...) // a killed git's lock was in the way
+		}
+		if err != nil {
 			errs = multierror.Append(errs, fmt.Errorf("gc run %s: %w", run, err))
 			continue
 		}

@@ -21,6 +21,11 @@ type RefUpdate struct {
 // ErrRefConflict means a compare-and-swap lost: some ref was not at its expected value.
 var ErrRefConflict = errors.New("ref changed concurrently")
 
+// ErrStaleLockRemoved (always with ErrRefConflict) means the transaction failed on a
+// lock file a killed git left, which was removed: the same transaction can be tried
+// again at once.
+var ErrStaleLockRemoved = errors.New("removed a stale lock")
+
 // UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
 // which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
 // GIT-NOTES) and flushes the refs before it reports success.
@@ -51,7 +56,7 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
-			return fmt.Errorf("%w: removed a stale lock: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
 		}
 		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
 			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
