@@ -239,7 +239,7 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
 		data, _ := json.Marshal(map[string]any{"verify_result": map[bool]string{true: "pass", false: "fail"}[vr.Passed], "exit_code": vr.ExitCode, "action": action, "timed_out": vr.TimedOut})
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Stage: stage, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Stage: stage, Data: data}}, nil
 	})
 	return err
 }
@@ -250,7 +250,7 @@ func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
 			return nil, nil
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
 	})
 	return err
 }
