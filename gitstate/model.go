@@ -116,10 +116,6 @@ const (
 	ResumeDone   = "done"
 )
 
-// resumeOwned are the events a resume writes itself (directly, or through the
-// worktree and recovery operations it runs); every other event ends the mark.
-var resumeOwned = map[string]bool{"resumed": true, "stage_resumed": true, "snapshot": true, "worktree_removed": true, "worktree_added": true}
-
 // StageState is a stage's live status and its attempts.
 type StageState struct {
 	Name      string        `json:"name"`
@@ -246,7 +242,7 @@ type ReplayRec struct {
 type Event struct {
 	Schema int             `json:"schema"`
 	Seq    int             `json:"seq"`
-	Type   string          `json:"type"`
+	Type   EventType       `json:"type"`
 	Time   string          `json:"time"`
 	Epoch  int             `json:"epoch"`
 	Stage  string          `json:"stage,omitempty"`

@@ -288,7 +288,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		if ch == nil {
 			return r, nil // nothing to write
 		}
-		if !resumeOwned[ch.Event.Type] {
+		if !ch.Event.Type.ResumeOwned() {
 			r.State.Resuming = nil
 		}
 		old := r.Tip
@@ -297,7 +297,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 			return nil, err
 		}
 		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, ch.Refs...)
-		err = s.Repo.UpdateRefs(ctx, "atlas: "+ch.Event.Type+" "+id, up...)
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(ch.Event.Type)+" "+id, up...)
 		if err == nil {
 			r.Tip = tip
 			return r, nil

@@ -165,7 +165,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "run_started", Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	for _, e := range evs {
@@ -202,9 +202,9 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 			}
 			ss.UpdatedAt = t
 		}
-		ty := e.Type
-		if gitstate.ValidName("event", ty) != nil {
-			ty = "imported_event"
+		ty := gitstate.EventType(e.Type)
+		if gitstate.ValidName("event", e.Type) != nil {
+			ty = gitstate.EventImportedEvent
 		}
 		p.Events = append(p.Events, gitstate.Event{Type: ty, Time: t, Stage: validStage(stage), Data: mustJSON(map[string]any{"source": e.Data})})
 		p.States = append(p.States, clone(cur))
@@ -248,7 +248,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	if n := len(p.Events); p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
 	p.States = append(p.States, fin)
 	for _, d := range defs {
 		if d.Verify != "" {

@@ -207,7 +207,7 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 			return nil, errors.New("already adopted")
 		}
 		r.State.Worktrees = append(r.State.Worktrees, rec)
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_adopted", Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeAdopted, Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
 	})
 	return err
 }

@@ -207,7 +207,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	for _, d := range h.Stages {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "run_started", Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	refines := 0
@@ -225,7 +225,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 				}
 			}
 		}
-		p.Events = append(p.Events, gitstate.Event{Type: "imported_stage", Time: t, Stage: validStage(l.Stage), Data: mustJSON(map[string]any{"source_stage": l.Stage})})
+		p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImportedStage, Time: t, Stage: validStage(l.Stage), Data: mustJSON(map[string]any{"source_stage": l.Stage})})
 		p.States = append(p.States, clone(cur))
 	}
 	// The final event: the state as the source left it, leases cleared as a resume would.
@@ -296,7 +296,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	if n := len(p.Events); n > 0 && p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses})})
 	p.States = append(p.States, fin)
 	if fi, err := os.Stat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
 		p.Worktree = filepath.Join(rd, "worktree")

@@ -157,7 +157,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			d["snapshot"] = out.Snapshot.Rec.ID
 		}
 		data, _ := json.Marshal(d)
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_removed", Stage: rec.Stage, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeRemoved, Stage: rec.Stage, Data: data}}, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)

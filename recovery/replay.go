@@ -159,7 +159,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		data, _ := json.Marshal(map[string]any{"branch": branch, "baseline": base, "snapshot": rec.Snapshot,
 			"worktree": rec.Worktree, "source": out.Source, "apply": req.Apply})
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: "stage_recovered", Stage: req.Stage, Data: data},
+			Event: gitstate.Event{Type: gitstate.EventStageRecovered, Stage: req.Stage, Data: data},
 			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
 		}, nil
 	})

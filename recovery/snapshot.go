@@ -252,7 +252,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 			old = commit // pinned already: the transaction only checks it is still there
 		}
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: "snapshot", Stage: t.Stage, Data: data},
+			Event: gitstate.Event{Type: gitstate.EventSnapshot, Stage: t.Stage, Data: data},
 			Refs:  []git.RefUpdate{{Name: ref, New: commit, Old: old}},
 		}, nil
 	})

@@ -252,7 +252,7 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
 		data, _ := json.Marshal(map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
 			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees})
-		return &gitstate.Change{Event: gitstate.Event{Type: "resumed", Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Data: data}}, nil
 	})
 }
 

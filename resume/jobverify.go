@@ -86,7 +86,7 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 			ev["cascaded"] = o.Cascaded
 		}
 		data, _ := json.Marshal(ev)
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_verified", Job: id, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobVerified, Job: id, Data: data}}, nil
 	})
 	if err != nil {
 		return nil, JobVerified{}, err

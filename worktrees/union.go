@@ -485,7 +485,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 				conflicted = map[string][]string{}
 			}
 			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
-			return &gitstate.Change{Event: gitstate.Event{Type: "union_built", Data: data}, Refs: refs}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
 		})
 		if err != nil {
 			return err
@@ -543,7 +543,7 @@ func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head str
 		u.Verify = vr
 		r.State.Union = &u
 		data, _ := json.Marshal(map[string]any{"head": head, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut, "tail": vr.Tail})
-		return &gitstate.Change{Event: gitstate.Event{Type: "union_verified", Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionVerified, Data: data}}, nil
 	})
 	return err
 }

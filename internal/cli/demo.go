@@ -8,10 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -302,20 +300,15 @@ echo '// half-edited' >> "$wt/ui/app.js"
 echo ready
 exec sleep 600
 `
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = append(os.Environ(), "ATLAS="+d.exe, "REPO="+d.repo, "JOB="+job, "HOLDER="+holder, "TTL="+demoTTL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	sh := git.Shell{Script: script, Stderr: &stderr,
+		Env: []string{"ATLAS=" + d.exe, "REPO=" + d.repo, "JOB=" + job, "HOLDER=" + holder, "TTL=" + demoTTL}}
+	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
+	worker, err := sh.Start(d.ctx)
 	if err != nil {
 		return "", "", err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
-	if err := cmd.Start(); err != nil {
-		return "", "", err
-	}
-	sc := bufio.NewScanner(stdout)
+	sc := bufio.NewScanner(worker.Stdout)
 	var lines []string
 	for sc.Scan() {
 		if sc.Text() == "ready" {
@@ -323,8 +316,7 @@ exec sleep 600
 		}
 		lines = append(lines, sc.Text())
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	_ = cmd.Wait()
+	worker.Kill() // SIGKILL to its whole process group
 	if len(lines) < 2 {
 		return "", "", fmt.Errorf("worker did not start: %s", stderr.String())
 	}

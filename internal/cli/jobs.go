@@ -139,7 +139,7 @@ func (c *JobAddCmd) Run(env *Env) error {
 			return nil, err
 		}
 		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap, "criteria": c.Criterion})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_added", Job: c.Job, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -237,7 +237,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 		}
 		data := eventData(map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
 			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_claimed", Job: g.Job.ID, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -328,7 +328,7 @@ func (c *JobRenewCmd) Run(env *Env) error {
 		}
 		j = r.State.Job(c.Job)
 		data := eventData(map[string]any{"lease": j.Lease, "expires_at": j.ExpiresAt})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_renewed", Job: c.Job, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobRenewed, Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -470,7 +470,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		if data != nil {
 			ev["data"] = data
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_done", Job: c.Job, Holder: c.Holder, Data: eventData(ev)}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: c.Job, Holder: c.Holder, Data: eventData(ev)}}, nil
 	})
 	if err != nil {
 		return err
@@ -638,7 +638,7 @@ func (c *ReapCmd) Run(env *Env) error {
 		if err := c.DriverFlags.apply(r, now); err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_reaped", Holder: c.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Holder: c.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
 	})
 	if err != nil {
 		return err

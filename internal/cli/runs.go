@@ -159,7 +159,7 @@ func (c *StartCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	run, err := store.Create(env.Ctx, r.Header, r.State, gitstate.Event{Type: "run_started", Holder: c.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	run, err := store.Create(env.Ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: c.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
 	if err != nil {
 		return err
 	}
@@ -447,7 +447,7 @@ func (c *LogCmd) Run(env *Env) error {
 	}
 	kept := []gitstate.Event{}
 	for _, e := range events {
-		if (c.Type == "" || e.Type == c.Type) && (c.Stage == "" || e.Stage == c.Stage) {
+		if (c.Type == "" || e.Type == gitstate.EventType(c.Type)) && (c.Stage == "" || e.Stage == c.Stage) {
 			kept = append(kept, e)
 		}
 	}
@@ -469,7 +469,7 @@ func (c *LogCmd) Run(env *Env) error {
 			if e.Job != "" {
 				subject = e.Job
 			}
-			t.row(fmt.Sprint(e.Seq), e.Time, fmt.Sprint(e.Epoch), e.Type, dash(subject), dash(string(e.Data)))
+			t.row(fmt.Sprint(e.Seq), e.Time, fmt.Sprint(e.Epoch), string(e.Type), dash(subject), dash(string(e.Data)))
 		}
 		t.flush()
 	})
@@ -512,7 +512,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 			return nil, err
 		}
 		data, _ := json.Marshal(map[string]any{"from": from, "to": c.Status, "reason": c.Reason})
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageTransition, Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -522,23 +522,20 @@ func (c *TransitionCmd) Run(env *Env) error {
 		func(w io.Writer) { fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, from, st.Status) })
 }
 
-// reservedEvents are written by git-atlas's own commands; appending one by hand would
-// make the ledger say something its state does not.
-var reservedEvents = map[string]string{
-	"run_started": "start", "run_finished": "finish", "stage_transition": "transition", "resumed": "resume",
-	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
-	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
-	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
-	"job_verified": "job done", "union_verified": "union --verify", "undone": "undo",
-}
-
 // EventCmd is `git atlas event RUN TYPE`.
 type EventCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
-	Type  string `arg:"" help:"The event type (e.g. stage_resumed, note)."`
+	Type  string `arg:"" help:"The event type (e.g. note, progress; never one git-atlas writes itself)."`
 	Stage string `help:"The stage it is about." placeholder:"STAGE"`
 	Data  string `help:"A JSON object of details." placeholder:"JSON"`
 	DriverFlags
+}
+
+// Help is the command's long help.
+func (c *EventCmd) Help() string {
+	return "TYPE is any valid name but the types git-atlas writes itself (appending one of\n" +
+		"those by hand would make the ledger say something its state does not): " +
+		gitstate.JoinEvents(gitstate.ReservedEvents()) + "."
 }
 
 // Run appends the event.
@@ -546,8 +543,8 @@ func (c *EventCmd) Run(env *Env) error {
 	if err := gitstate.ValidName("event type", c.Type); err != nil {
 		return err
 	}
-	if cmd, ok := reservedEvents[c.Type]; ok {
-		return fault.Usage("event type %q is written by git-atlas itself", c.Type).WithHint("use `git atlas %s`", cmd)
+	if err := reservedEvent(gitstate.EventType(c.Type)); err != nil {
+		return err
 	}
 	var data json.RawMessage
 	if c.Data != "" {
@@ -574,7 +571,7 @@ func (c *EventCmd) Run(env *Env) error {
 		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: c.Type, Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventType(c.Type), Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -616,7 +613,7 @@ func (c *FinishCmd) Run(env *Env) error {
 				return nil, nil
 			}
 			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
-			return &gitstate.Change{Event: gitstate.Event{Type: "job_reaped", Data: data}}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Data: data}}, nil
 		})
 		if err != nil {
 			return err
@@ -628,7 +625,7 @@ func (c *FinishCmd) Run(env *Env) error {
 			return nil, err
 		}
 		data, _ := json.Marshal(map[string]any{"from": from, "status": c.Status, "reason": c.Reason})
-		return &gitstate.Change{Event: gitstate.Event{Type: "run_finished", Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -646,4 +643,27 @@ func (c *FinishCmd) Run(env *Env) error {
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
 	})
+}
+
+// reservedEvent refuses an event type git-atlas writes itself (gitstate's catalogue):
+// a bad argument, exit 2, like any other name `event` cannot take. The message names
+// what writes it and what `event` accepts instead.
+func reservedEvent(t gitstate.EventType) error {
+	if !t.Reserved() {
+		return nil
+	}
+	info, _ := t.Info()
+	var hint string
+	switch {
+	case info.By&gitstate.ByCommand != 0:
+		hint = fmt.Sprintf("use `git atlas %s`", info.Command)
+	case info.By&gitstate.ByResume != 0:
+		hint = "`git atlas resume` writes it when it resumes the run"
+	case info.By&gitstate.ByHook != 0:
+		hint = "the post-checkout hook (`git atlas hooks install`) writes it"
+	default:
+		hint = fmt.Sprintf("`git atlas %s` writes it", info.Command)
+	}
+	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
+		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
 }

@@ -93,7 +93,7 @@ func (c *UndoCmd) Run(env *Env) error {
 			return nil, err
 		}
 		data, _ := json.Marshal(res)
-		return &gitstate.Change{Event: gitstate.Event{Type: "undone", Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUndone, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err

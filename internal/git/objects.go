@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -356,9 +355,7 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 	if len(specs) == 0 {
 		return nil
 	}
-	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch", "--buffer")...)
-	x.Dir = r.CommonDir
-	x.Env = baseEnv()
+	x := command(ctx, r.CommonDir, nil, "cat-file", "--batch", "--buffer")
 	var in bytes.Buffer
 	for _, s := range specs {
 		in.WriteString(s)

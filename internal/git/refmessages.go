@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -58,8 +57,7 @@ const refMessagesFormat = "--format=%(refname) %(objectname) %(objecttype) %(tre
 // that must still list the healthy refs starts over with ListRefs and
 // CommitMessages. Each Message is its own slice: fn may keep it.
 func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(RefMessage)) error {
-	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "for-each-ref", refMessagesFormat, prefix)...)
-	x.Dir, x.Env = r.CommonDir, baseEnv()
+	x := command(ctx, r.CommonDir, nil, "for-each-ref", refMessagesFormat, prefix)
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
 	out, err := x.StdoutPipe()

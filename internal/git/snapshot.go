@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -427,20 +426,12 @@ var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankE
 // WritePatch streams the binary patch from tree-ish base to tree into w, without
 // holding it in memory (a 50 MB binary makes a 70 MB patch).
 func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree string) error {
-	args := append(append(append([]string{}, globalArgs...), patchArgs...), base, tree)
-	x := exec.CommandContext(ctx, "git", args...)
-	x.Dir = r.CommonDir
-	x.Env = baseEnv()
+	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), base, tree)...)
 	var stderr bytes.Buffer
 	bw := bufio.NewWriterSize(w, 256<<10)
 	x.Stdout, x.Stderr = bw, &stderr
 	if err := x.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return &Error{Args: patchArgs, ExitCode: code, Stderr: stderr.String(), Err: err}
+		return &Error{Args: patchArgs, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
 	}
 	return bw.Flush()
 }
