@@ -52,10 +52,17 @@ func TestMapName(t *testing.T) {
 func TestKimiFields(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
-		"g/state.json":         `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
-		"g/intent.txt":         "the intent\n",
-		"g/log.jsonl":          `{"run_id":"g","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
-		"g/plan.dag.json":      `{"meta":{"gas_remaining":3},"jobs":[{"job_id":"r.1#0","deps":[],"attempts":2,"state":"FAILED","kind":"LEAF"},{"job_id":"r.2#0","deps":["r.1#0"],"attempts":1,"state":"RUNNING","lease":"r.2#0#1"},{"job_id":"r#0","deps":[],"attempts":0,"state":"PENDING"}]}`,
+		"g/state.json": `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
+		"g/intent.txt": "the intent\n",
+		"g/log.jsonl":  `{"run_id":"g","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
+		// plan.dag.json as kimi-atlas writes it (schemas.json task-dag, dag-node, job):
+		// the plan in nodes, what happened in jobs ("<node>#0", scheduler.seed_jobs).
+		"g/plan.dag.json": `{"meta":{"gas_remaining":3,"depth_max":3,"node_max":9,"next_seq":3},
+			"nodes":{"r":{"kind":"DECOMPOSE","depth":0,"deps":[],"scope_paths":[],"success_criteria_subset":["c1","c2"],"children":["r.1","r.2","r.3"]},
+			 "r.1":{"kind":"LEAF","depth":1,"deps":[],"scope_paths":["src/a/"],"success_criteria_subset":["c1"],"parent":"r"},
+			 "r.2":{"kind":"LEAF","depth":1,"deps":["r.1"],"scope_paths":["src/b/**"],"success_criteria_subset":["c2","not-a-run-criterion"],"verify_cmd":"make check","parent":"r"},
+			 "r.3":{"kind":"LEAF","depth":1,"deps":[],"scope_paths":["docs"],"success_criteria_subset":[],"parent":"r"}},
+			"jobs":[{"job_id":"r.1#0","node_id":"r.1","deps":[],"attempts":2,"state":"FAILED","kind":"LEAF"},{"job_id":"r.2#0","node_id":"r.2","kind":"LEAF","deps":["r.1#0"],"attempts":1,"state":"RUNNING","lease":"r.2#0#1"},{"job_id":"r#0","node_id":"r","kind":"DECOMPOSE","deps":[],"attempts":0,"state":"PENDING"},{"job_id":"r.3#0","node_id":"r.3","kind":"LEAF","deps":[],"attempts":0,"state":"DONE"}]}`,
 		"s/state.json":         `{"run_id":"s","created_ts":"2026-07-01T11:00:00Z","updated_ts":"2026-07-01T11:09:00Z","current_state":"OUTPUT","stages":{"INIT":{"status":"done","ts":"2026-07-01T11:00:00Z"}},"refine_passes":3,"scope_paths":[],"baseline_sha":"def"}`,
 		"s/log.jsonl":          `{"run_id":"s","stage":"INIT","ts":"2026-07-01T11:00:00Z"}` + "\n" + `{"run_id":"s","stage":"REFINE","ts":"2026-07-01T11:08:00Z"}` + "\n",
 		"torn/state.json":      `{"run_id":"torn","created_ts":"2026-07-01T11`,
@@ -99,8 +106,24 @@ func TestKimiFields(t *testing.T) {
 		{"g verify_safe (null: not safe)", g.Header.VerifySafe, false},
 		{"g baseline", g.Header.Baseline, "abc"},
 		{"g created", g.Header.CreatedAt, "2026-07-01T12:00:00Z"},
-		{"g gas (spent + remaining)", g.Header.Gas, 6},
-		{"g gas spent (attempts)", gf.GasSpent, 3},
+		// Gas is charged per dispatch; kimi-atlas's attempts count requeues only: r.1
+		// FAILED at the cap (2 timeouts: 2 dispatches), r.2 RUNNING after 1 timeout (2),
+		// r PENDING (0), r.3 DONE first time (1).
+		{"g gas (spent + remaining)", g.Header.Gas, 8},
+		{"g gas spent (dispatches)", gf.GasSpent, 5},
+		{"g depth_max", g.Header.MaxDepth, 3},
+		{"g node_max", g.Header.MaxJobs, 9},
+		{"g job 0 scope (node scope_paths, canonical)", strings.Join(gf.Jobs[0].Scope, ","), "{src/a,src/a/**}"},
+		{"g job 0 criteria (node subset)", strings.Join(gf.Jobs[0].Criteria, ","), "c1"},
+		{"g job 0 depth", gf.Jobs[0].Depth, 1},
+		{"g job 0 parent (node r's job)", gf.Jobs[0].Parent, "r-0"},
+		{"g job 1 verify (node verify_cmd)", gf.Jobs[1].Verify, "make check"},
+		{"g job 1 criteria (the run's only)", strings.Join(gf.Jobs[1].Criteria, ","), "c2"},
+		{"g job 1 kind", gf.Jobs[1].Kind, "leaf"},
+		{"g job 2 kind (node kind)", gf.Jobs[2].Kind, "decompose"},
+		{"g job 2 depth (root)", gf.Jobs[2].Depth, 0},
+		{"g job 3 DONE unverified here", gf.Jobs[3].Unverified != "", true},
+		{"g criterion not the run's: noted", strings.Contains(strings.Join(g.Notes, "\n"), `"not-a-run-criterion"`), true},
 		{"g job 0 id", gf.Jobs[0].ID, "r.1-0"},
 		{"g job 0 state", gf.Jobs[0].State, gitstate.JobFailed},
 		{"g job 0 attempts", gf.Jobs[0].Attempts, 2},
