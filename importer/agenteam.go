@@ -142,9 +142,12 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if s.Verify != nil {
 			d.Verify = *s.Verify
 		}
-		// verify_safe is not carried over: a command from an import is not trusted to
-		// run unattended here (the source's value is kept in the imported event).
+		// verify_safe is the run's own definition and carries over (null: not safe). It
+		// does not make the command run here: an imported command runs only once a
+		// person trusts it (SPEC §10, package trust), so until then resume skips it and
+		// says so; after, resume verifies first as AgenTeam would.
 		if s.VerifySafe != nil && *s.VerifySafe {
+			d.VerifySafe = true
 			safe = append(safe, n)
 		}
 		if s.ReworkTo != nil {
