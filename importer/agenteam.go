@@ -195,10 +195,21 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 				} else {
 					ss.Status = gitstate.StageFailed
 				}
+			case "runner_retry":
+				// AgenTeam's runner: verify failed, attempts left -> failed, then
+				// dispatched again (a new attempt) with no stage_dispatched event.
+				ss.Status = gitstate.StageDispatched
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
 			case "stage_gated":
 				ss.Status = gitstate.StageGated
 			case "stage_completed":
-				ss.Status = gitstate.StageCompleted
+				// The runner also ends a stage whose retries ran out with
+				// stage_completed {"result": "failed"}.
+				if e.Data["result"] == "failed" {
+					ss.Status = gitstate.StageFailed
+				} else {
+					ss.Status = gitstate.StageCompleted
+				}
 			case "runner_rework":
 				ss.Status = gitstate.StageRework
 				ss.Reworks++

@@ -211,3 +211,52 @@ func TestAgenTeamFields(t *testing.T) {
 		}
 	}
 }
+
+// TestAgenTeamRunnerEvents: the events AgenTeam's runner writes (runtime/agenteam/
+// runner.py) count as they count there: runner_retry is a new attempt (the runner
+// moves failed -> dispatched with no stage_dispatched event), and stage_completed
+// {"result": "failed"} (retries used up) leaves the stage failed, at every event.
+func TestAgenTeamRunnerEvents(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(ts, typ, data string) string {
+		return `{"ts":"2026-07-03T10:` + ts + `Z","type":"` + typ + `","run_id":"r","stage":"code","data":` + data + `}` + "\n"
+	}
+	write(t, dir, map[string]string{
+		"state/r.json": `{"run_id":"r","task":"t","stage_order":["code"],"started_at":"2026-07-03T10:00:00Z","last_update":"2026-07-03T10:09:00Z","status":"failed","stages":{"code":{"status":"failed","gate":"auto","verify":"make","verify_safe":null,"max_retries":2,"rework_to":null,"baseline":"abc","verify_attempts":[{"attempt":1,"result":"fail"},{"attempt":2,"result":"fail"},{"attempt":3,"result":"fail"}]}}}`,
+		"events/r.jsonl": ev("01:00", "stage_dispatched", `{"roles":["dev"],"isolation":"runner"}`) +
+			ev("02:00", "stage_verified", `{"result":"fail","command":"make","attempt":1}`) +
+			ev("03:00", "runner_retry", `{"attempt":2,"max_retries":2}`) +
+			ev("04:00", "stage_verified", `{"result":"fail","command":"make","attempt":2}`) +
+			ev("05:00", "runner_retry", `{"attempt":3,"max_retries":2}`) +
+			ev("06:00", "stage_verified", `{"result":"fail","command":"make","attempt":3}`) +
+			ev("07:00", "stage_completed", `{"result":"failed","reason":"verify failed"}`),
+	})
+	plans, probs, err := ScanAgenTeam(dir)
+	if err != nil || len(probs) != 0 || len(plans) != 1 {
+		t.Fatalf("plans %d, problems %+v, err %v", len(plans), probs, err)
+	}
+	p := plans[0]
+	// States: start, then one per event, then the final one.
+	for i, want := range []struct {
+		status   string
+		attempts int
+	}{
+		{gitstate.StagePending, 0},
+		{gitstate.StageDispatched, 1}, {gitstate.StageFailed, 1},
+		{gitstate.StageDispatched, 2}, {gitstate.StageFailed, 2},
+		{gitstate.StageDispatched, 3}, {gitstate.StageFailed, 3},
+		{gitstate.StageFailed, 3},
+		{gitstate.StageFailed, 3},
+	} {
+		ss := p.States[i].Stages[0]
+		if ss.Status != want.status || len(ss.Attempts) != want.attempts {
+			t.Errorf("after event %d (%s): %s with %d attempts, want %s with %d", i, p.Events[i].Type, ss.Status, len(ss.Attempts), want.status, want.attempts)
+		}
+	}
+	if f := p.States[len(p.States)-1]; f.Status != gitstate.RunFailed {
+		t.Errorf("run status %s, want failed", f.Status)
+	}
+	if a := p.States[len(p.States)-1].Stages[0].Attempts; len(a) == 3 && a[2].StartedAt != "2026-07-03T10:05:00Z" {
+		t.Errorf("attempt 3 started %s, want the runner_retry's time", a[2].StartedAt)
+	}
+}
