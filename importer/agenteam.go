@@ -142,9 +142,12 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if s.Verify != nil {
 			d.Verify = *s.Verify
 		}
-		// verify_safe is not carried over: a command from an import is not trusted to
-		// run unattended here (the source's value is kept in the imported event).
+		// verify_safe is the run's own definition and carries over (null: not safe). It
+		// does not make the command run here: an imported command runs only once a
+		// person trusts it (SPEC §10, package trust), so until then resume skips it and
+		// says so; after, resume verifies first as AgenTeam would.
 		if s.VerifySafe != nil && *s.VerifySafe {
+			d.VerifySafe = true
 			safe = append(safe, n)
 		}
 		if s.ReworkTo != nil {
@@ -192,10 +195,21 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 				} else {
 					ss.Status = gitstate.StageFailed
 				}
+			case "runner_retry":
+				// AgenTeam's runner: verify failed, attempts left -> failed, then
+				// dispatched again (a new attempt) with no stage_dispatched event.
+				ss.Status = gitstate.StageDispatched
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
 			case "stage_gated":
 				ss.Status = gitstate.StageGated
 			case "stage_completed":
-				ss.Status = gitstate.StageCompleted
+				// The runner also ends a stage whose retries ran out with
+				// stage_completed {"result": "failed"}.
+				if e.Data["result"] == "failed" {
+					ss.Status = gitstate.StageFailed
+				} else {
+					ss.Status = gitstate.StageCompleted
+				}
 			case "runner_rework":
 				ss.Status = gitstate.StageRework
 				ss.Reworks++

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -99,13 +100,21 @@ type kimiLog struct {
 	TS    string `json:"ts"`
 }
 
+// kimiDAG is plan.dag.json (kimi-atlas references/schemas.json "task-dag"): the
+// halting caps and gas in meta, the plan's nodes (what each is to do: scope, criteria,
+// verify, place in the expansion tree), and one job per node (what happened to it:
+// state, attempts, lease; scheduler.seed_jobs names it "<node>#0").
 type kimiDAG struct {
 	Meta struct {
 		GasRemaining *int `json:"gas_remaining"`
 		Gas          int  `json:"gas"`
+		DepthMax     int  `json:"depth_max"`
+		NodeMax      int  `json:"node_max"`
 	} `json:"meta"`
-	Jobs []struct {
+	Nodes map[string]kimiNode `json:"nodes"`
+	Jobs  []struct {
 		JobID    string   `json:"job_id"`
+		NodeID   string   `json:"node_id"`
 		Kind     string   `json:"kind"`
 		Deps     []string `json:"deps"`
 		Attempts int      `json:"attempts"`
@@ -113,6 +122,38 @@ type kimiDAG struct {
 		Lease    string   `json:"lease"`
 		Scope    []string `json:"scope"`
 	} `json:"jobs"`
+}
+
+// kimiNode is one node of plan.dag.json (schemas.json "dag-node").
+type kimiNode struct {
+	Kind       string   `json:"kind"`
+	Depth      int      `json:"depth"`
+	Deps       []string `json:"deps"`
+	ScopePaths []string `json:"scope_paths"`
+	Criteria   []string `json:"success_criteria_subset"`
+	VerifyCmd  string   `json:"verify_cmd"`
+	Parent     string   `json:"parent"`
+}
+
+// kimiMaxAttempts is kimi-atlas's per-job attempt cap (plandag.MAX_ATTEMPTS).
+const kimiMaxAttempts = 2
+
+// kimiDispatches is how many times kimi-atlas dispatched a job, each charging one
+// gas: its attempts count only requeues (a timeout or an expired lease,
+// scheduler.apply_receipt and reap_expired), so a job that is RUNNING or DONE was
+// dispatched once more than that, and so was one FAILED by a receipt (under the cap);
+// one FAILED at the cap and a PENDING one were not.
+func kimiDispatches(state string, attempts int) int {
+	switch state {
+	case gitstate.JobRunning, gitstate.JobDone:
+		return attempts + 1
+	case gitstate.JobFailed:
+		if attempts >= kimiMaxAttempts {
+			return attempts
+		}
+		return attempts + 1
+	}
+	return attempts
 }
 
 func bad(path, format string, args ...any) *Problem {
@@ -196,7 +237,9 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 		if err := strictJSON(files["plan.dag.json"], &dag); err != nil {
 			return nil, bad(dp, "%v", err)
 		}
-		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, 2, []gitstate.StageDef{}
+		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, kimiMaxAttempts, []gitstate.StageDef{}
+		// The halting caps carry over: a resumed run expands no further than it could there.
+		h.MaxDepth, h.MaxJobs = dag.Meta.DepthMax, dag.Meta.NodeMax
 	} else {
 		for _, s := range kimiStages {
 			h.Stages = append(h.Stages, gitstate.StageDef{Name: s, MaxRetries: gitstate.DefaultMaxRetries})
@@ -242,6 +285,13 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	} else {
 		spent := 0
 		seen := map[string]string{}
+		jobOfNode := map[string]string{}
+		for _, j := range dag.Jobs {
+			if j.NodeID != "" {
+				id, _ := MapName(j.JobID)
+				jobOfNode[j.NodeID] = id
+			}
+		}
 		for _, j := range dag.Jobs {
 			id, mapped := MapName(j.JobID)
 			if other, dup := seen[id]; dup {
@@ -266,11 +316,42 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 				return nil, bad(filepath.Join(rd, "plan.dag.json"), "job %q has state %q", j.JobID, j.State)
 			}
 			jb := gitstate.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
+			// What the job is to do lives on its node: scope, criteria, verify, and its
+			// place in the expansion tree.
+			if node, ok := dag.Nodes[j.NodeID]; ok {
+				if len(node.ScopePaths) > 0 {
+					scope, err := gitstate.CanonicalScope(node.ScopePaths)
+					if err != nil {
+						return nil, bad(filepath.Join(rd, "plan.dag.json"), "node %q scope_paths: %v", j.NodeID, err)
+					}
+					jb.Scope = scope
+				}
+				for _, c := range node.Criteria {
+					if slices.Contains(h.Criteria, c) {
+						jb.Criteria = append(jb.Criteria, c)
+					} else {
+						p.Notes = append(p.Notes, fmt.Sprintf("node %s names criterion %q, which is not one of the run's: not kept on job %s", j.NodeID, c, id))
+					}
+				}
+				jb.Verify, jb.Depth = node.VerifyCmd, node.Depth
+				if node.Parent != "" {
+					jb.Parent = jobOfNode[node.Parent]
+				}
+				if kind := strings.ToLower(node.Kind); jb.Kind == "" && kind != "" {
+					jb.Kind = kind
+				}
+			}
+			if jb.Kind != "" && gitstate.ValidName("kind", jb.Kind) != nil {
+				jb.Kind, _ = MapName(jb.Kind)
+			}
+			if state == gitstate.JobDone {
+				jb.Unverified = "imported from kimi-atlas: not verified here"
+			}
 			if state == gitstate.JobRunning {
 				jb.Lease, jb.Holder = gitstate.LeaseToken(id, j.Attempts, 0, ""), "imported"
 			}
 			fin.Jobs = append(fin.Jobs, jb)
-			spent += j.Attempts
+			spent += kimiDispatches(state, j.Attempts)
 		}
 		p.Reset = gitstate.ResumeReset(&fin)
 		fin.GasSpent = spent
