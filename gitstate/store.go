@@ -270,7 +270,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
-	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
+	defer s.Repo.Mutex(ctx, RunMutex(id), 30*time.Second)()
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
@@ -431,3 +431,7 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 func MarshalState(s *State) (json.RawMessage, error)   { return json.Marshal(s) }
 func MarshalHeader(h *Header) (json.RawMessage, error) { return json.Marshal(h) }
 func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) }
+
+// RunMutex names the mutex writers of run id queue on (git.Mutex); gc removes its file
+// with the run.
+func RunMutex(id string) string { return "runs/" + id }
