@@ -57,9 +57,6 @@ type GCOptions struct {
 	Progress progress.Reporter
 }
 
-// DefaultBefore is gc's default age for dropping finished runs.
-const DefaultBefore = 30 * 24 * time.Hour
-
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
