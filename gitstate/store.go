@@ -306,8 +306,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 			return nil, err
 		}
 		lastErr = err
-		// Lost the race: wait a jittered, growing moment and re-read.
-		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+		// Lost the race: wait a jittered, growing moment and re-read; a caller that
+		// gave up (Ctrl-C, a deadline) is not kept waiting, nor retried.
+		if err := pause(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff)))); err != nil {
+			return nil, err
+		}
 		if backoff < 32*time.Millisecond {
 			backoff *= 2
 		}
@@ -435,3 +438,15 @@ func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) 
 // RunMutex names the mutex writers of run id queue on (git.Mutex); gc removes its file
 // with the run.
 func RunMutex(id string) string { return "runs/" + id }
+
+// pause waits d, or until ctx ends (then it returns ctx's error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
