@@ -57,9 +57,6 @@ type GCOptions struct {
 	Progress progress.Reporter
 }
 
-// DefaultBefore is gc's default age for dropping finished runs.
-const DefaultBefore = 30 * 24 * time.Hour
-
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
@@ -350,7 +347,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			a.Done = true
 			switch {
 			case a.Kind == DropRun:
-				_ = os.Remove(filepath.Join(store.Repo.CommonDir, "atlas", "mutex", "runs", run))
+				_ = store.Repo.RemoveMutex(gitstate.RunMutex(run))
 			case a.Kind == DeleteRef && a.Patch != "":
 				// The snapshot's own patch, at the path gc owns (never a --patch-out file).
 				if err := os.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
@@ -374,7 +371,7 @@ func patchPath(repo *git.Repository, ref string) string {
 	if !ok || strings.Contains(id, "/") {
 		return ""
 	}
-	p := filepath.Join(repo.CommonDir, "atlas", "recovery", run, id+".patch")
+	p := repo.Layout().Patch(run, id)
 	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
@@ -394,6 +391,6 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 		if rootErr == nil {
 			_ = os.Remove(filepath.Join(root, run))
 		}
-		_ = os.Remove(filepath.Join(repo.CommonDir, "atlas", "recovery", run))
+		_ = os.Remove(repo.Layout().RecoveryDir(run))
 	}
 }

@@ -70,9 +70,6 @@ func RunTerminal(status string) bool { return status == RunCompleted || status =
 // StageTerminal reports whether a stage status is final.
 func StageTerminal(status string) bool { return status == StageCompleted || status == StageSkipped }
 
-// StageTargets lists the statuses a stage may move to from status.
-func StageTargets(status string) []string { return stageMachine[status] }
-
 // CheckRunTransition refuses a run status change the machine does not allow.
 func CheckRunTransition(from, to string) error {
 	if _, ok := runMachine[to]; !ok && !RunTerminal(to) {

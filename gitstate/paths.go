@@ -32,13 +32,13 @@ func WorktreeRoot(ctx context.Context, repo *git.Repository) (string, error) {
 	if err != nil {
 		var ge *git.Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 { // unset
-			return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+			return CanonPath(repo.Layout().Worktrees()), nil
 		}
 		return "", fmt.Errorf("read %s: %w", WorktreeRootConfig, err)
 	}
 	root := strings.TrimRight(string(out), "\n")
 	if root == "" {
-		return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+		return CanonPath(repo.Layout().Worktrees()), nil
 	}
 	if !filepath.IsAbs(root) {
 		base := repo.CommonDir

@@ -270,7 +270,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
-	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
+	defer s.Repo.Mutex(ctx, RunMutex(id), 30*time.Second)()
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
@@ -306,8 +306,11 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 			return nil, err
 		}
 		lastErr = err
-		// Lost the race: wait a jittered, growing moment and re-read.
-		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+		// Lost the race: wait a jittered, growing moment and re-read; a caller that
+		// gave up (Ctrl-C, a deadline) is not kept waiting, nor retried.
+		if err := pause(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff)))); err != nil {
+			return nil, err
+		}
 		if backoff < 32*time.Millisecond {
 			backoff *= 2
 		}
@@ -431,3 +434,19 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 func MarshalState(s *State) (json.RawMessage, error)   { return json.Marshal(s) }
 func MarshalHeader(h *Header) (json.RawMessage, error) { return json.Marshal(h) }
 func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) }
+
+// RunMutex names the mutex writers of run id queue on (git.Mutex); gc removes its file
+// with the run.
+func RunMutex(id string) string { return "runs/" + id }
+
+// pause waits d, or until ctx ends (then it returns ctx's error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

@@ -141,7 +141,7 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 		if n, err := strconv.ParseInt(in.when, 10, 64); err == nil {
 			e.CreatedAt = gitstate.Stamp(time.Unix(n, 0))
 		}
-		if p := filepath.Join(repo.CommonDir, "atlas", "recovery", e.RunID, e.ID+".patch"); isFile(p) {
+		if p := repo.Layout().Patch(e.RunID, e.ID); isFile(p) {
 			e.Patch = p
 		}
 		specs, at = append(specs, in.meta+":manifest.json"), append(at, i)

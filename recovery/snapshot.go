@@ -229,7 +229,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	progress.Add(opt.Progress, 2) // captured, committed and read back
 	patch := opt.PatchOut
 	if patch == "" {
-		patch = filepath.Join(repo.CommonDir, "atlas", "recovery", t.Run, id+".patch")
+		patch = repo.Layout().Patch(t.Run, id)
 	}
 	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)

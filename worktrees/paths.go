@@ -31,16 +31,6 @@ func Root(ctx context.Context, repo *git.Repository) (string, error) {
 	return gitstate.WorktreeRoot(ctx, repo)
 }
 
-// PathFor is where the worktree of run's node lives when it is first created; a
-// recorded worktree keeps its recorded path even if the root is moved later.
-func PathFor(ctx context.Context, repo *git.Repository, run, node string) (string, error) {
-	root, err := Root(ctx, repo)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, run, node), nil
-}
-
 // BranchFor is the short name of the branch a node's worktree has checked out:
 // atlas/<run>/node/<node>, or atlas/<run>/union for the union (SPEC §3).
 func BranchFor(run, node string) string {

@@ -1,6 +1,7 @@
 package archtest
 
 import (
+	"fmt"
 	"go/ast"
 	"go/parser"
 	"go/token"
@@ -10,6 +11,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -42,16 +44,30 @@ func (p *pkg) imports(test bool) map[string][]string {
 
 var fset = token.NewFileSet()
 
+var (
+	loadOnce   sync.Once
+	loadedPkgs map[string]*pkg
+	loadErr    string
+)
+
 // loadModule parses every package of the module (testdata and hidden directories
-// left out, as go does).
+// left out, as go does), once per test binary.
 func loadModule(t *testing.T) map[string]*pkg {
 	t.Helper()
+	loadOnce.Do(func() { loadedPkgs, loadErr = parseModule() })
+	if loadErr != "" {
+		t.Fatal(loadErr)
+	}
+	return loadedPkgs
+}
+
+func parseModule() (map[string]*pkg, string) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
-		t.Fatal(err)
+		return nil, err.Error()
 	}
 	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
-		t.Fatalf("the module root is not %s: %v", root, err)
+		return nil, fmt.Sprintf("the module root is not %s: %v", root, err)
 	}
 	pkgs := map[string]*pkg{}
 	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
@@ -91,14 +107,14 @@ func loadModule(t *testing.T) map[string]*pkg {
 		return nil
 	})
 	if err != nil {
-		t.Fatal(err)
+		return nil, err.Error()
 	}
 	for _, must := range []string{"internal/git", "internal/cli", "gitstate", "resume", "cmd/git-atlas"} {
 		if pkgs[module+"/"+must] == nil {
-			t.Fatalf("package %s not found: the walk is broken", must)
+			return nil, fmt.Sprintf("package %s not found: the walk is broken", must)
 		}
 	}
-	return pkgs
+	return pkgs, ""
 }
 
 func short(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
@@ -295,4 +311,43 @@ func exprString(e ast.Expr) string {
 		return true
 	})
 	return b.String()
+}
+
+// TestAtlasLayoutInOnePlace: <git-common-dir>/atlas/ and its parts are named only by
+// git.Layout (internal/git/layout.go): no other non-test file joins "atlas" into a
+// path. (gc once deleted the mutex directory internal/git/mutex.go owns by spelling
+// its path again.)
+func TestAtlasLayoutInOnePlace(t *testing.T) {
+	var joins int
+	for _, p := range loadModule(t) {
+		for name, f := range p.files {
+			file := p.dir + "/" + name
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Join" {
+					return true
+				}
+				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "filepath" {
+					return true
+				}
+				joins++
+				for _, a := range call.Args {
+					if lit, ok := a.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						if (v == "atlas" || strings.HasPrefix(v, "atlas/")) && file != "internal/git/layout.go" {
+							t.Errorf("%s: joins %q into a path: name it through git.Layout", fset.Position(lit.Pos()), v)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if joins == 0 {
+		t.Fatal("no filepath.Join found: the scan is broken")
+	}
 }

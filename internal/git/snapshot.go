@@ -82,7 +82,7 @@ func (w *Worktree) CopyIndex(ctx context.Context) (*TempIndex, error) {
 // NewTempIndex makes an empty private index in the common dir, for commands that
 // need no worktree (read-tree, checkout-index into a new directory).
 func (r *Repository) NewTempIndex() (*TempIndex, error) {
-	dir := filepath.Join(r.CommonDir, "atlas", "tmp")
+	dir := r.Layout().Tmp()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
