@@ -17,6 +17,11 @@ type Plan struct {
 	Status           string        `json:"status"`
 	Live             bool          `json:"live"`
 	Holder           string        `json:"holder,omitempty"`
+	// Driver is the run's live driver lease (holder, session, expires_at), if any.
+	Driver *gitstate.Lease `json:"driver,omitempty"`
+	// OwnSession: the live driver's session is the caller's (a compacted session):
+	// resume proceeds on it at once.
+	OwnSession bool `json:"own_session,omitempty"`
 	Epoch            int           `json:"epoch"`
 	ConfigDrift      Drift         `json:"config_drift"`
 	Baseline         BaselineState `json:"baseline"`
@@ -113,12 +118,15 @@ type WorktreePlan struct {
 // worktree is then left as it is for verify to judge, instead of being reset.
 func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool) (*Plan, error) {
 	p := &Plan{
-		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Live(now), Epoch: r.State.Epoch,
+		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
 		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
 	}
 	if p.Live {
 		p.Holder = r.State.Driver.Holder
+		d := *r.State.Driver
+		d.Extra = nil
+		p.Driver = &d
 	}
 	current, _ := baseline.ConfigHash(repo.TopLevel, r.Header.ConfigFiles)
 	p.ConfigDrift = Drift{Stored: r.Header.ConfigHash, Current: current, Match: current == r.Header.ConfigHash}
