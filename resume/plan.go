@@ -188,6 +188,18 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	return p, nil
 }
 
+// PlanFor is MakePlan for a caller's session: a live run that session drives is its
+// own (a compacted session), planned as resume would go on with it at once.
+func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, session string) (*Plan, error) {
+	p, err := MakePlan(ctx, repo, r, now, verify)
+	if err != nil || !p.Live || !Owned(r, session, now) {
+		return p, err
+	}
+	p.Live, p.OwnSession = false, true
+	p.NextAction = Next(planView(r), now)
+	return p, nil
+}
+
 // verifyIn is where verify-first would run the stage's verify: its worktree, or a
 // copy of the user's checkout when it has none.
 func verifyIn(r *gitstate.Run, stage string) string {

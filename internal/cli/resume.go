@@ -73,7 +73,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if c.Plan {
-		p, err := resume.MakePlan(env.Ctx, repo, r, now, !c.NoVerify)
+		p, err := resume.PlanFor(env.Ctx, repo, r, now, !c.NoVerify, session)
 		if err != nil {
 			return err
 		}
@@ -283,7 +283,10 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 func printPlan(w io.Writer, p *resume.Plan) {
 	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
 	if p.Live {
-		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(p.Holder, cellMax))
+		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
+	}
+	if p.OwnSession {
+		fmt.Fprintf(w, "yours      your session drives this run: resume goes on with it at once\n")
 	}
 	fmt.Fprintf(w, "baseline   %s", short(p.Baseline.SHA))
 	if !p.Baseline.Present {

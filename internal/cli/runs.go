@@ -836,3 +836,15 @@ func (c *FinishCmd) Run(env *Env) error {
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
 	})
 }
+
+// driverText is a driver lease for people: "holder (session S) until T".
+func driverText(d *gitstate.Lease) string {
+	if d == nil {
+		return "none"
+	}
+	s := d.Holder
+	if d.Session != "" {
+		s += " (session " + d.Session + ")"
+	}
+	return s + " until " + d.ExpiresAt
+}
