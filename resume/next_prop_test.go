@@ -3,9 +3,9 @@ package resume
 import (
 	"errors"
 	"fmt"
-	"reflect"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"

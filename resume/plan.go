@@ -12,16 +12,16 @@ import (
 
 // Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
 type Plan struct {
-	RunID            string        `json:"run_id"`
-	Kind             string        `json:"kind"`
-	Status           string        `json:"status"`
-	Live             bool          `json:"live"`
-	Holder           string        `json:"holder,omitempty"`
+	RunID  string `json:"run_id"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+	Live   bool   `json:"live"`
+	Holder string `json:"holder,omitempty"`
 	// Driver is the run's live driver lease (holder, session, expires_at), if any.
 	Driver *gitstate.Lease `json:"driver,omitempty"`
 	// OwnSession: the live driver's session is the caller's (a compacted session):
 	// resume proceeds on it at once.
-	OwnSession bool `json:"own_session,omitempty"`
+	OwnSession       bool          `json:"own_session,omitempty"`
 	Epoch            int           `json:"epoch"`
 	ConfigDrift      Drift         `json:"config_drift"`
 	Baseline         BaselineState `json:"baseline"`

@@ -1,10 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -247,9 +247,11 @@ type runView struct {
 	Events       int    `json:"events"`
 	Live         bool   `json:"live"`
 	Holder       string `json:"holder,omitempty"`
-	CreatedAt    string `json:"created_at"`
-	UpdatedAt    string `json:"updated_at"`
-	Tip          string `json:"tip"`
+	// Driver is the live driver lease: holder, session, expires_at.
+	Driver    *gitstate.Lease `json:"driver,omitempty"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+	Tip       string          `json:"tip"`
 }
 
 func runJSON(r *gitstate.Run, now time.Time) runView {
@@ -264,6 +266,9 @@ func runJSON(r *gitstate.Run, now time.Time) runView {
 	}
 	if v.Live {
 		v.Holder = r.State.Driver.Holder
+		d := *r.State.Driver
+		d.Extra = nil
+		v.Driver = &d
 	}
 	return v
 }
@@ -363,7 +368,7 @@ func (c *ShowCmd) Run(env *Env) error {
 		Header  json.RawMessage   `json:"header"`
 		State   json.RawMessage   `json:"state"`
 		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
-	}{runJSON(r, now), stageViews(r), hdr, st, verdict}
+	}{runJSON(r, now), stageViews(r, now), hdr, st, verdict}
 	return env.out(view, func(w io.Writer) {
 		if c.At != nil {
 			fmt.Fprintf(w, "as of     event %d (%s)\n", r.State.Seq, r.Tip)
@@ -383,19 +388,53 @@ type stageView struct {
 	BudgetLeft int    `json:"budget_left"`
 	Verify     string `json:"verify,omitempty"`
 	VerifySafe bool   `json:"verify_safe"`
+	// The open attempt's liveness (SPEC §5.2): its last heartbeat, and what is left
+	// of its stage's wall and idle budgets (Go durations; "0s" when spent).
+	WallBudget  string `json:"wall_budget,omitempty"`
+	IdleBudget  string `json:"idle_budget,omitempty"`
+	HeartbeatAt string `json:"heartbeat_at,omitempty"`
+	WallLeft    string `json:"wall_left,omitempty"`
+	IdleLeft    string `json:"idle_left,omitempty"`
+	ThreadID    string `json:"thread_id,omitempty"`
+	Lease       string `json:"lease,omitempty"`
 }
 
-func stageViews(r *gitstate.Run) []stageView {
+func stageViews(r *gitstate.Run, now time.Time) []stageView {
 	out := []stageView{}
 	for i := range r.State.Stages {
 		def, st, ok := r.Stage(r.State.Stages[i].Name)
 		if !ok {
 			continue
 		}
-		out = append(out, stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
-			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe})
+		v := stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
+			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
+			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
+		if a := gitstate.OpenAttempt(st); a != nil {
+			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
+			v.WallLeft = left(def.WallBudget, a.StartedAt, now)
+			sign := a.HeartbeatAt
+			if sign == "" {
+				sign = a.StartedAt
+			}
+			v.IdleLeft = left(def.IdleBudget, sign, now)
+		}
+		out = append(out, v)
 	}
 	return out
+}
+
+// left is what remains of budget counted from the stamp since, or "" without a budget.
+func left(budget, since string, now time.Time) string {
+	b, err := time.ParseDuration(budget)
+	t, terr := gitstate.ParseStamp(since)
+	if budget == "" || err != nil || terr != nil {
+		return ""
+	}
+	d := b - now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
 }
 
 func gateName(g string) string {
@@ -414,7 +453,10 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	}
 	fmt.Fprintf(w, "status    %s\n", ledgerText(status, cellMax))
 	if r.Live(now) {
-		fmt.Fprintf(w, "driver    %s, live until %s\n", ledgerText(s.Driver.Holder, cellMax), ledgerText(s.Driver.ExpiresAt, cellMax))
+		fmt.Fprintf(w, "driver    %s, live until %s (%s)\n", ledgerText(driverName(s.Driver), cellMax), ledgerText(s.Driver.ExpiresAt, cellMax), until(s.Driver.ExpiresAt, now))
+		if r.AttemptIdle(now) {
+			fmt.Fprintf(w, "          but the open attempt is dead (no heartbeat for its idle budget): the run counts as interrupted\n")
+		}
 	} else {
 		fmt.Fprintf(w, "driver    none live\n")
 	}
@@ -432,7 +474,8 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
 		t := newTable(w, "STAGE", "STATUS", "GATE", "ATTEMPTS", "BUDGET", "VERIFY")
-		for _, v := range stageViews(r) {
+		views := stageViews(r, now)
+		for _, v := range views {
 			verify := v.Verify
 			if verify != "" && v.VerifySafe {
 				verify += " (safe)"
@@ -440,6 +483,31 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 			t.row(v.Name, v.Status, v.Gate, fmt.Sprint(v.Attempts), fmt.Sprint(v.BudgetLeft), dash(verify))
 		}
 		t.flush()
+		for _, v := range views {
+			def, st, _ := r.Stage(v.Name)
+			a := gitstate.OpenAttempt(st)
+			if a == nil {
+				continue
+			}
+			beat := "no heartbeat yet"
+			if a.HeartbeatAt != "" {
+				beat = "heartbeat " + age(a.HeartbeatAt, now)
+			}
+			line := fmt.Sprintf("attempt   %s #%d (retry %d of %d) by %s, started %s, %s", v.Name, a.N, a.N-1, def.MaxRetries, dash(a.Holder), age(a.StartedAt, now), beat)
+			if v.WallLeft != "" {
+				line += ", wall budget left " + v.WallLeft
+			}
+			if v.IdleLeft != "" {
+				line += ", idle budget left " + v.IdleLeft
+			}
+			if a.ThreadID != "" {
+				line += ", thread " + a.ThreadID
+			}
+			if a.PID != 0 {
+				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
+			}
+			fmt.Fprintln(w, ledgerText(line, 0))
+		}
 	}
 	if len(s.Jobs) > 0 {
 		fmt.Fprintln(w)
@@ -835,6 +903,14 @@ func (c *FinishCmd) Run(env *Env) error {
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
 	})
+}
+
+// driverName is a lease's holder and session for people.
+func driverName(d *gitstate.Lease) string {
+	if d.Session == "" {
+		return d.Holder
+	}
+	return d.Holder + " (session " + d.Session + ")"
 }
 
 // driverText is a driver lease for people: "holder (session S) until T".
