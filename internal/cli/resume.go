@@ -308,6 +308,19 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
+		if a := s.Attempt; a != nil {
+			line := fmt.Sprintf("attempt    #%d by %s, started %s", a.N, dash(a.Holder), age(a.StartedAt, time.Now()))
+			if a.HeartbeatAt != "" {
+				line += ", heartbeat " + age(a.HeartbeatAt, time.Now())
+			}
+			if a.ThreadID != "" {
+				line += ", thread " + a.ThreadID
+			}
+			if a.PID != 0 {
+				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
+			}
+			fmt.Fprintln(w, ledgerText(line, 0))
+		}
 
 		switch s.VerifyIn {
 		case resume.VerifyInWorktree:
@@ -338,6 +351,16 @@ func printPlan(w io.Writer, p *resume.Plan) {
 		}
 	}
 	printVerdict(w, p.Verdict)
+	if c := p.Checkout; c != nil {
+		state := "clean"
+		if c.Dirty {
+			state = "DIRTY"
+		}
+		fmt.Fprintf(w, "checkout   the stage ran in your checkout %s (%s, HEAD %s, attempt baseline %s); it is never touched\n", ledgerText(c.Path, 0), state, short(c.Head), short(c.Baseline))
+		if c.Replay != "" {
+			fmt.Fprintf(w, "           replay its work from the attempt's baseline: $ %s\n", ledgerText(c.Replay, 0))
+		}
+	}
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {
@@ -367,7 +390,7 @@ func printNext(w io.Writer, n resume.NextAction) {
 
 func printResult(w io.Writer, r *resume.Result) {
 	if r.Live {
-		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(r.Holder, cellMax))
+		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(driverText(r.Driver), cellMax))
 		printNext(w, r.NextAction)
 		return
 	}
