@@ -32,22 +32,26 @@ const (
 	EventUnionBuilt        EventType = "union_built"
 	EventUnionVerified     EventType = "union_verified"
 	EventUndone            EventType = "undone"
-	EventResumed           EventType = "resumed"
-	EventStageResumed      EventType = "stage_resumed"
-	EventImported          EventType = "imported"
-	EventImportedStage     EventType = "imported_stage"
-	EventImportedEvent     EventType = "imported_event"
+	EventHeartbeat         EventType = "heartbeat"
+	// EventDriverTakenOver records a driver lease replaced by --take-over (data: the
+	// old and the new lease).
+	EventDriverTakenOver EventType = "driver_taken_over"
+	EventResumed         EventType = "resumed"
+	EventStageResumed    EventType = "stage_resumed"
+	EventImported        EventType = "imported"
+	EventImportedStage   EventType = "imported_stage"
+	EventImportedEvent   EventType = "imported_event"
 
 	EventNote     EventType = "note"
 	EventProgress EventType = "progress"
 )
 
-// Writer is who may append an event of a type (a set: some types have several).
-type Writer uint8
+// EventWriter is who may append an event of a type (a set: some types have several).
+type EventWriter uint8
 
 const (
 	// ByCommand: a git-atlas command (EventInfo.Command names it).
-	ByCommand Writer = 1 << iota
+	ByCommand EventWriter = 1 << iota
 	// ByResume: resume, itself or through the worktree, recovery and verify
 	// operations it runs.
 	ByResume
@@ -65,7 +69,7 @@ type EventInfo struct {
 	// By is who may write it. A type any writer but ByUser may write is reserved:
 	// `git atlas event` refuses it, since the ledger would then say something its
 	// state does not.
-	By Writer
+	By EventWriter
 	// Command is the command that writes it, for the refusal's hint.
 	Command string
 	// ResumeOwned: resume writes it while it resets a run, so writing it keeps
@@ -94,6 +98,8 @@ var catalogue = []EventInfo{
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union"},
 	{Type: EventUnionVerified, By: ByCommand, Command: "union --verify"},
 	{Type: EventUndone, By: ByCommand, Command: "undo"},
+	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat"},
+	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over"},
 	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true},
 	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true},
 	{Type: EventImported, By: ByImport, Command: "import"},

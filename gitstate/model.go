@@ -68,7 +68,12 @@ type StageDef struct {
 	MaxRetries int      `json:"max_retries"`
 	ReworkTo   string   `json:"rework_to,omitempty"`
 	Scope      []string `json:"scope,omitempty"`
-	Extra      Extra    `json:"-"`
+	// WallBudget and IdleBudget are Go durations (SPEC §5.2): an attempt older than its
+	// wall budget is refused heartbeats; one with no heartbeat for its idle budget is
+	// dead (its run counts as interrupted even while the driver lease lives).
+	WallBudget string `json:"wall_budget,omitempty"`
+	IdleBudget string `json:"idle_budget,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // DefaultMaxRetries is a stage's retry budget when its definition names none.
@@ -128,12 +133,28 @@ type StageState struct {
 	Extra     Extra         `json:"-"`
 }
 
-// Attempt is one dispatch of a stage.
+// Attempt is one dispatch of a stage (SPEC §5.2).
 type Attempt struct {
 	N         int    `json:"n"`
 	StartedAt string `json:"started_at"`
-	Baseline  string `json:"baseline"`
-	Extra     Extra  `json:"-"`
+	// Baseline is the HEAD of the stage's worktree, or of the checkout the dispatch
+	// ran in, pinned at refs/atlas/pins/<run>/stage/<stage>/<n> (BaselinePin).
+	Baseline string `json:"baseline"`
+	// Lease is the attempt's stage token (StageToken): only the current attempt's
+	// token may report on the stage.
+	Lease   string `json:"lease,omitempty"`
+	Holder  string `json:"holder,omitempty"`
+	Session string `json:"session,omitempty"`
+	// ThreadID is the agent runtime's conversation id (e.g. for `codex exec resume`);
+	// PID the agent's process, on Host.
+	ThreadID    string `json:"thread_id,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Host        string `json:"host,omitempty"`
+	HeartbeatAt string `json:"heartbeat_at,omitempty"`
+	// InCheckout: the stage had no managed worktree when it was dispatched, so it ran
+	// in the checkout the driver ran in (the user's).
+	InCheckout bool  `json:"in_checkout,omitempty"`
+	Extra      Extra `json:"-"`
 }
 
 // VerifyResult is the outcome of a verify command run by git-atlas.
@@ -182,6 +203,7 @@ type Job struct {
 // Lease is the run's driver lease (SPEC §5.1).
 type Lease struct {
 	Holder    string `json:"holder"`
+	Session   string `json:"session,omitempty"`
 	ExpiresAt string `json:"expires_at"`
 	Extra     Extra  `json:"-"`
 }
@@ -261,6 +283,8 @@ type Run struct {
 	headerBlob string
 	// summary marks a run read by Store.ListSummaries: only some fields are set.
 	summary bool
+	// idleUntil is a summary's IdleDeadline (the documents' own is computed).
+	idleUntil string
 }
 
 // Stage returns the stage's definition and state, or false.

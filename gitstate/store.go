@@ -37,6 +37,10 @@ type Store struct {
 	Repo *git.Repository
 	// MaxTries bounds the compare-and-swap retries of one write.
 	MaxTries int
+	// Writer is who this process writes as (SPEC §5.1): every write of the RoleDriver
+	// is checked against the run's driver lease and takes or renews it (ClaimDriver),
+	// on each compare-and-swap try.
+	Writer Writer
 
 	commonOnce sync.Once
 	commonDir  string
@@ -268,6 +272,15 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
+	w := s.Writer
+	if w.Role == RoleDriver && w.TakeOver {
+		// A take-over replaces the driver this command saw, read before it queues:
+		// of several racing take-overs of one driver, one wins and the others find a
+		// driver they never saw (exit 3).
+		if r, err := s.Load(ctx, id); err == nil {
+			w = w.SawDriver(r, Now())
+		}
+	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
 	defer s.Repo.Mutex(ctx, RunMutex(id), 30*time.Second)()
@@ -281,23 +294,57 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		if err := r.Writable(); err != nil {
 			return nil, err
 		}
+		old := r.Tip
+		parent := old
+		stopped := r.State.Status == RunStopped
+		var took *TakeOver
+		if w.Role == RoleDriver {
+			if took, err = ClaimDriver(r, w, Now()); err != nil {
+				return nil, err
+			}
+		}
+		if took != nil {
+			// The take-over is its own event, committed under the write that made it
+			// and moved with it in one ref update: both land or neither does.
+			r.State.Resuming = nil
+			data, _ := json.Marshal(took)
+			ev := Event{Type: EventDriverTakenOver, Holder: s.Writer.Holder, Data: data}
+			if parent, err = s.commit(ctx, r, old, &ev); err != nil {
+				return nil, err
+			}
+			r.Tip = parent
+		}
 		ch, err := fn(r)
 		if err != nil {
 			return nil, err
 		}
-		if ch == nil {
+		if ch == nil && took == nil {
 			return r, nil // nothing to write
 		}
-		if !ch.Event.Type.ResumeOwned() {
-			r.State.Resuming = nil
+		if ch != nil && stopped && s.Writer.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
+			return nil, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
+				WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", id, id)
 		}
-		old := r.Tip
-		tip, err := s.commit(ctx, r, old, &ch.Event)
-		if err != nil {
-			return nil, err
+		tip := parent
+		var refs []git.RefUpdate
+		if ch != nil {
+			if !ch.Event.Type.ResumeOwned() {
+				r.State.Resuming = nil
+			}
+			if ch.Event.Holder == "" && s.Writer.Role == RoleDriver {
+				ch.Event.Holder = s.Writer.Holder
+			}
+			if tip, err = s.commit(ctx, r, parent, &ch.Event); err != nil {
+				return nil, err
+			}
+			refs = ch.Refs
 		}
-		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, ch.Refs...)
-		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(ch.Event.Type)+" "+id, up...)
+		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, refs...)
+		what := EventDriverTakenOver
+		if ch != nil {
+			what = ch.Event.Type
+		}
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(what)+" "+id, up...)
 		if err == nil {
 			r.Tip = tip
 			return r, nil
@@ -317,6 +364,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	}
 	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command; if no other git is running, git's last refusal may name a stale lock file: %s", lastErr)
 }
+
+// stoppedWrites are the events a stopped run still takes (SPEC §5.1): finish, and the
+// reaping finish --force does before it; resume writes as RoleResume.
+var stoppedWrites = map[EventType]bool{EventRunFinished: true, EventJobReaped: true, EventWorktreeUntrusted: true}
 
 // Entry is one run in a listing: the run, or why it could not be read.
 type Entry struct {

@@ -51,6 +51,16 @@ type Options struct {
 	// Warn tells the person something on stderr.
 	Warn func(format string, args ...any)
 	Ops  Ops
+	// Session is the caller's agent session: a live run it drives is its own (a
+	// compacted session) and is resumed at once. TakeOver resumes a run another
+	// session drives (recorded as driver_taken_over in the resumed event).
+	Session  string
+	TakeOver bool
+}
+
+// Owns reports whether the run's live driver is the caller's session.
+func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
+	return o.Session != "" && r.Live(now) && r.State.Driver.Session == o.Session
 }
 
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
@@ -107,8 +117,13 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return nil, err
 	}
 	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, JobVerifies: []JobVerified{}}
+	if plan.Live && !opt.Owns(r, now) && !opt.TakeOver {
+		return res, nil // never reset a run another live driver is working on
+	}
 	if plan.Live {
-		return res, nil // never reset a run whose driver is alive
+		// The caller's own run (its session), or --take-over: resumed at once.
+		plan.OwnSession = opt.Owns(r, now)
+		plan.Live = false
 	}
 	if !plan.Baseline.Present {
 		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).
@@ -231,8 +246,15 @@ func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Re
 func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*gitstate.Run, error) {
 	willVerify := verifyPending(plan, opt)
 	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if r.Live(gitstate.Now()) {
-			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+		now := gitstate.Now()
+		var taken *gitstate.Lease
+		if r.Driven(now) && !opt.Owns(r, now) {
+			if !opt.TakeOver {
+				return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+			}
+			d := *r.State.Driver
+			d.Extra = nil
+			taken = &d
 		}
 		if gitstate.RunTerminal(r.State.Status) {
 			return nil, fault.Conflict("run %s was finished (%s) while resuming", id, r.State.Status)
@@ -250,8 +272,12 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		}
 		r.State.Resuming = &gitstate.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
-		data, _ := json.Marshal(map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
-			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees})
+		ev := map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
+			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees}
+		if taken != nil {
+			ev["driver_taken_over"] = taken
+		}
+		data, _ := json.Marshal(ev)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Data: data}}, nil
 	})
 }

@@ -59,7 +59,7 @@ func probe(ctx context.Context, dir string, rounds int) error {
 		{"... + full decode (Store.List)", func() error { _, err := store.List(ctx); return err }},
 		{"... + summary decode (Store.ListSummaries)", func() error { _, err := store.ListSummaries(ctx); return err }},
 		{"resume.Detect (List, filter, sort)", func() error { _, _, err := resume.Detect(ctx, store, gitstate.Now()); return err }},
-		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now()); return err }},
+		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now(), ""); return err }},
 	}
 	wall := make([][]time.Duration, len(steps))
 	cpu := make([][]time.Duration, len(steps))

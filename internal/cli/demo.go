@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -175,10 +174,10 @@ func (d *demo) play() (err error) {
 	}
 
 	d.say("A graph run with three nodes, each with its own scope.")
-	d.must("start", "--id", "demo", "--graph", "--intent", "add a health endpoint, its UI and its docs")
-	d.must("job", "add", "demo", "api", "--scope", "api/**")
-	d.must("job", "add", "demo", "ui", "--scope", "ui/**")
-	d.must("job", "add", "demo", "docs", "--scope", "docs/**", "--needs", "api")
+	d.must("start", "--id", "demo", "--graph", "--intent", "add a health endpoint, its UI and its docs", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "api", "--scope", "api/**", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "ui", "--scope", "ui/**", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "docs", "--scope", "docs/**", "--needs", "api", "--holder", "orchestrator", "--session", "demo-1")
 
 	d.say("worker-1 takes api, works in its own worktree, commits and reports ok.")
 	apiLease := d.claim("api", "worker-1")
@@ -202,16 +201,12 @@ func (d *demo) play() (err error) {
 	}
 	d.must("job", "done", "demo", "docs", "--lease", docsLease, "--status", "ok")
 
-	d.say("The orchestrator's session dies too. Once the run's leases have run out (%s), nobody drives it.", demoTTL)
-	if err := d.waitNotLive(); err != nil {
-		return err
-	}
-	d.say("At the next session start:")
-	d.must("resume", "--brief")
-	d.must("resume", "--plan")
+	d.say("The orchestrator's session is compacted. Its driver lease still lives, and nobody else\n# may write to the run; the same session id takes it back at once. At its next start:")
+	d.must("resume", "--brief", "--session", "demo-1")
+	d.must("resume", "--plan", "--session", "demo-1")
 
 	d.say("Resume: ui goes back to PENDING (no attempt, no gas refund), the epoch goes up,\n# worker-2's dirty worktree is snapshotted, then recreated clean.")
-	d.must("resume", "demo")
+	d.must("resume", "demo", "--session", "demo-1")
 	d.must("recovery", "list", "demo")
 	snaps := d.quiet("recovery", "list", "demo", "--json")
 	var list struct {
@@ -243,38 +238,16 @@ func (d *demo) play() (err error) {
 	d.must("job", "done", "demo", "ui", "--lease", uiLease2, "--status", "ok")
 
 	d.say("The union integrates the three nodes on atlas/demo/union; your branch is untouched.")
-	d.must("union", "demo")
+	d.must("union", "demo", "--holder", "orchestrator", "--session", "demo-1")
 	d.must("worktree", "list", "demo")
-	d.must("finish", "demo", "--status", "completed")
+	d.must("finish", "demo", "--status", "completed", "--holder", "orchestrator", "--session", "demo-1")
 	return nil
-}
-
-// demoTTL is the lease of every claim in the demo: a dead run is one whose leases ran
-// out, and the demo should not wait the default ten minutes for that.
-const demoTTL = "1s"
-
-// waitNotLive polls until the run's driver lease has expired.
-func (d *demo) waitNotLive() error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var out, errb bytes.Buffer
-		if Main([]string{"-C", d.repo, "show", "demo", "--json"}, strings.NewReader(""), &out, &errb) == 0 {
-			var v struct {
-				Live bool `json:"live"`
-			}
-			if json.Unmarshal(out.Bytes(), &v) == nil && !v.Live {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("the demo run stayed live")
 }
 
 // claim takes a job for holder and returns its lease token.
 func (d *demo) claim(job, holder string) string {
-	fmt.Fprintf(d.w, "$ git atlas job claim demo --job %s --holder %s --ttl %s\n", job, holder, demoTTL)
-	out := d.quiet("job", "claim", "demo", "--job", job, "--holder", holder, "--ttl", demoTTL, "--json")
+	fmt.Fprintf(d.w, "$ git atlas job claim demo --job %s --holder %s\n", job, holder)
+	out := d.quiet("job", "claim", "demo", "--job", job, "--holder", holder, "--json")
 	var c struct {
 		Lease string `json:"lease"`
 	}
@@ -290,7 +263,7 @@ func (d *demo) claim(job, holder string) string {
 // disk (it says so on stdout: no sleeps).
 func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
 	script := `set -e
-lease=$("$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep -m1 '"lease"' | cut -d'"' -f4)
+lease=$("$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --json | grep -m1 '"lease"' | cut -d'"' -f4)
 echo "$lease"
 wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB" --lease "$lease")
 echo "$wt"
@@ -302,7 +275,7 @@ exec sleep 600
 `
 	var stderr bytes.Buffer
 	sh := git.Shell{Script: script, Stderr: &stderr,
-		Env: []string{"ATLAS=" + d.exe, "REPO=" + d.repo, "JOB=" + job, "HOLDER=" + holder, "TTL=" + demoTTL}}
+		Env: []string{"ATLAS=" + d.exe, "REPO=" + d.repo, "JOB=" + job, "HOLDER=" + holder}}
 	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
 	worker, err := sh.Start(d.ctx)
 	if err != nil {

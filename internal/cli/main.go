@@ -48,6 +48,7 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Heartbeat  HeartbeatCmd  `cmd:"" help:"Renew the driver lease and a stage attempt's heartbeat, in one write."`
 	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
@@ -397,6 +398,11 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}
 		if t := fault.TargetsOf(err); t != nil {
 			e["valid_targets"] = t
+		}
+		for k, v := range fault.FieldsOf(err) {
+			if _, taken := e[k]; !taken {
+				e[k] = v
+			}
 		}
 		_ = printJSON(w, map[string]any{"error": e})
 		return

@@ -110,7 +110,7 @@ func (c *UndoCmd) Run(env *Env) error {
 	if c.Holder == "" {
 		return fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", c.RunID, c.To)
 	}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -126,9 +126,6 @@ func (c *UndoCmd) Run(env *Env) error {
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		var err error
 		if res, err = gitstate.Undo(r, past, present); err != nil {
-			return nil, err
-		}
-		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
 		data, _ := json.Marshal(res)
