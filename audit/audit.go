@@ -46,6 +46,10 @@ const (
 	Pin         = "pin"
 	RunLabel    = "run"
 	Branch      = "branch"
+	// SetAside: a directory a checkout git could not read was renamed to (killed
+	// before git wrote its HEAD, then written into): kept whole, never removed, and
+	// listed until a person has looked (worktrees.SetAside).
+	SetAside = "set-aside"
 )
 
 // Worktree is one worktree of `git worktree list`, classified.
@@ -97,7 +101,7 @@ func Has(labels []string, l string) bool {
 }
 
 // attention labels: something a person (or gc) should look at.
-var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken}
+var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken, SetAside}
 
 func needsAttention(labels []string) bool {
 	for _, l := range attention {
@@ -326,6 +330,14 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	progress.Done(opt.Progress)
 	if werr != nil {
 		errs = multierror.Append(errs, werr.Errors...)
+	}
+	if rootErr == nil {
+		for _, p := range worktrees.SetAside(root, "") {
+			rel, _ := filepath.Rel(root, p)
+			run, name, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
+			rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
+		}
 	}
 	for i := range rep.Worktrees {
 		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {

@@ -139,7 +139,7 @@ type Options struct {
 //     what an older version put there);
 //   - a directory set in the global or system config, without opts.Global.
 func checkWritable(ctx context.Context, repo *git.Repository, loc location, install bool, opts Options) error {
-	if wt, err := workingTreeOf(ctx, repo, loc.dir); err != nil {
+	if wt, err := repo.WorkingTreeOf(ctx, loc.dir); err != nil {
 		return err
 	} else if wt != "" {
 		return fault.Refused("core.hooksPath (%s) is inside the working tree %s: installing there would add and change files in your checkout, and git-atlas never writes into a working tree", loc.value, wt).
@@ -158,55 +158,6 @@ func checkWritable(ctx context.Context, repo *git.Repository, loc location, inst
 			WithHint("pass --global to %s it there anyway", verb)
 	}
 	return nil
-}
-
-// workingTreeOf returns the working tree (of any worktree of the repository: the
-// user's or a managed one) that dir is inside, or "" when none is. A worktree's own
-// .git directory is not part of its working tree.
-func workingTreeOf(ctx context.Context, repo *git.Repository, dir string) (string, error) {
-	list, err := repo.ListWorktrees(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list worktrees: %w", err)
-	}
-	roots := []string{}
-	if repo.TopLevel != "" {
-		roots = append(roots, repo.TopLevel)
-	}
-	for _, w := range list {
-		if !w.Bare {
-			roots = append(roots, w.Path)
-		}
-	}
-	dir = realPath(dir)
-	for _, root := range roots {
-		root = realPath(root)
-		if within(dir, root) && !within(dir, filepath.Join(root, ".git")) {
-			return root, nil
-		}
-	}
-	return "", nil
-}
-
-// within reports whether path is root or below it.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// realPath resolves symbolic links in the longest part of p that exists.
-func realPath(p string) string {
-	rest := ""
-	for cur := filepath.Clean(p); ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return filepath.Clean(p)
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // Inspect reports the state of the post-checkout hook.

@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Ops are the worktree and recovery operations a resume needs; the command line
@@ -82,6 +83,11 @@ type Result struct {
 	// UntrustedJobVerifies are the owed job verifies left owed, not run, because their
 	// command is not trusted here (SPEC §10): `git atlas trust RUN`, then resume.
 	UntrustedJobVerifies []string `json:"untrusted_job_verifies,omitempty"`
+	// SetAside are directories of this run's checkouts that git could not read (a
+	// checkout killed before git wrote its HEAD, then written into), renamed aside
+	// whole instead of snapshotted: this resume's and earlier ones, until a person
+	// removes them (worktrees.SetAside).
+	SetAside []string `json:"set_aside,omitempty"`
 }
 
 // Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step
@@ -203,6 +209,9 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	// it), not as a plan would reset it.
 	final.NextAction = Next(r, now)
 	res.Plan = final
+	if root, err := worktrees.Root(ctx, repo); err == nil {
+		res.SetAside = worktrees.SetAside(root, id)
+	}
 	return res, verr
 }
 

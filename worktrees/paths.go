@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -208,6 +209,29 @@ func Making(path string) (inProgress, halfMade bool, owner string) {
 	return ok && live, ok && !live, owner
 }
 
+// SetAsideMark is in the name of a directory SetAsideUnreadable set aside:
+// <root>/<run>/<node>.atlas-broken-<random>.
+const SetAsideMark = ".atlas-broken-"
+
+// SetAside lists the directories SetAsideUnreadable left under the managed root
+// (of run, or of every run when run is ""), sorted. Each holds whatever an agent
+// wrote into a checkout git could not read: nothing removes them, so they are
+// reported (resume, audit) until a person has looked.
+func SetAside(root, run string) []string {
+	if run == "" {
+		run = "*"
+	}
+	found, _ := filepath.Glob(filepath.Join(root, run, "*"+SetAsideMark+"*"))
+	var dirs []string
+	for _, p := range found {
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
 // SetAsideUnreadable renames a worktree directory git cannot read (no HEAD, or a
 // HEAD at no commit: a checkout killed before git wrote it; a .git file deleted by
 // hand) aside, whole,
@@ -235,7 +259,7 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	aside := fmt.Sprintf("%s.atlas-broken-%x", path, b)
+	aside := fmt.Sprintf("%s%s%x", path, SetAsideMark, b)
 	if err := os.Rename(path, aside); err != nil {
 		return "", fmt.Errorf("set aside unreadable worktree %s: %w", path, err)
 	}

@@ -407,11 +407,16 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		_ = printJSON(w, map[string]any{"error": e})
 		return
 	}
-	fmt.Fprintf(w, "git-atlas: %s\n", terminalSafe(err.Error()))
+	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
+	fmt.Fprintf(w, "git-atlas: %s\n", escapeText(err.Error(), errMax, true))
 	if hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", terminalSafe(hint))
+		fmt.Fprintf(w, "hint: %s\n", escapeText(hint, errMax, true))
 	}
 }
+
+// errMax is the most characters an error message or hint shows people (JSON keeps it
+// whole).
+const errMax = 2000
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {

@@ -124,7 +124,7 @@ type RecoverCmd struct {
 	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
 	Worktree bool   `help:"Make a managed worktree on the replay branch."`
 	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
-	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
 	SnapshotFlags
 	DriverFlags
 }

@@ -404,6 +404,9 @@ func printResult(w io.Writer, r *resume.Result) {
 	if len(r.RecreatedWorktrees) > 0 {
 		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
 	}
+	for _, p := range r.SetAside {
+		fmt.Fprintf(w, "set aside         %s (a checkout git could not read, kept whole: look inside, then delete it)\n", p)
+	}
 	if v := r.Verify; v != nil {
 		limit, _ := time.ParseDuration(r.VerifyTimeout)
 		result := resume.Outcome(v, limit)
