@@ -100,6 +100,9 @@ func planWorktrees(rep *Report) []Action {
 		if !ok || e.Run == nil || e.Run.State.Worktree(w.Node) == nil {
 			continue // gone run or unrecorded worktree: audit lists it, a person decides
 		}
+		if e.Run.State.Worktree(w.Node).Adopted != "" {
+			continue // adopted at import: not git-atlas's to remove (recovery.PreserveAndRemove refuses)
+		}
 		reason := "run " + e.Run.State.Status
 		if Has(w.Labels, Dirty) {
 			reason += ", dirty: snapshot first"

@@ -220,7 +220,11 @@ type WorktreeRec struct {
 	Baseline  string `json:"baseline"`
 	Head      string `json:"head"`
 	Untrusted bool   `json:"untrusted,omitempty"`
-	Extra     Extra  `json:"-"`
+	// Adopted names the system whose worktree import recorded here (kimi-atlas,
+	// agenteam): git-atlas did not make it, so it never removes or recreates it
+	// (resume keeps it, worktree remove and gc refuse); it may snapshot it.
+	Adopted string `json:"adopted,omitempty"`
+	Extra   Extra  `json:"-"`
 }
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.

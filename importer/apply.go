@@ -201,7 +201,7 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		}
 		res.Snapshot = snap.Rec.ID
 	}
-	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: info.Head}
+	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: info.Head, Adopted: p.Header.ImportedFrom.System}
 	_, err = store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if r.State.Worktree(node) != nil {
 			return nil, errors.New("already adopted")

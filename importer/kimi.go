@@ -133,6 +133,7 @@ type kimiNode struct {
 	Criteria   []string `json:"success_criteria_subset"`
 	VerifyCmd  string   `json:"verify_cmd"`
 	Parent     string   `json:"parent"`
+	Children   []string `json:"children"`
 }
 
 // kimiMaxAttempts is kimi-atlas's per-job attempt cap (plandag.MAX_ATTEMPTS).
@@ -326,7 +327,14 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 					}
 					jb.Scope = scope
 				}
-				for _, c := range node.Criteria {
+				// A DECOMPOSE node hands its criteria down to its children (kimi-atlas
+				// refuses a split that drops one, plandag.criteria_conservation_defects):
+				// its own DONE meets none of them.
+				crit := node.Criteria
+				if node.Kind == "DECOMPOSE" && len(node.Children) > 0 {
+					crit = nil
+				}
+				for _, c := range crit {
 					if slices.Contains(h.Criteria, c) {
 						jb.Criteria = append(jb.Criteria, c)
 					} else {
