@@ -16,7 +16,6 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
-	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -109,7 +108,7 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 		return Unreadable
 	case gitstate.RunTerminal(e.Run.State.Status):
 		return Finished
-	case resume.Interrupted(e.Run, now):
+	case e.Run.Interrupted(now):
 		return Interrupted
 	}
 	return Active

@@ -32,18 +32,6 @@ type Candidate struct {
 // candidates (Select loads it).
 func (c *Candidate) Run() *gitstate.Run { return c.run }
 
-// Interrupted reports whether a run needs resuming (SPEC §5.1): running or blocked with
-// no live driver, or stopped. Finished runs never are.
-func Interrupted(r *gitstate.Run, now time.Time) bool {
-	switch r.State.Status {
-	case gitstate.RunStopped:
-		return true
-	case gitstate.RunRunning, gitstate.RunBlocked:
-		return !r.Live(now)
-	}
-	return false
-}
-
 // Unreadable is a run that could not be read; detection reports it and goes on.
 type Unreadable struct {
 	RunID string `json:"run_id"`
@@ -93,7 +81,7 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool) ([]Candidate,
 			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
 			continue
 		}
-		if !Interrupted(e.Run, now) {
+		if !e.Run.Interrupted(now) {
 			continue
 		}
 		c := candidate(e.Run, now)
