@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
@@ -17,7 +16,6 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
-	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -122,7 +120,7 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 		return Unreadable
 	case gitstate.RunTerminal(e.Run.State.Status):
 		return Finished
-	case resume.Interrupted(e.Run, now):
+	case e.Run.Interrupted(now):
 		return Interrupted
 	}
 	return Active
@@ -146,7 +144,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	out, err := repo.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/atlas", "refs/heads/atlas")
+	atlasRefs, err := repo.ListRefs(ctx, "refs/atlas", "refs/heads/atlas")
 	if err != nil {
 		return nil, fmt.Errorf("list atlas refs: %w", err)
 	}
@@ -155,11 +153,9 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.runs[e.ID] = e
 	}
 	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok {
-			rep.refs[name] = id
-			names = append(names, name)
-		}
+	for _, ref := range atlasRefs {
+		rep.refs[ref.Name] = ref.ID
+		names = append(names, ref.Name)
 	}
 	// Which ledger record owns which path.
 	type owner struct{ run, node string }
@@ -377,9 +373,5 @@ func parseLockReason(reason string) (run, node string, ok bool) {
 // DiskUsage is the bytes on disk of every object reachable from rev
 // (`git rev-list --objects --disk-usage`).
 func DiskUsage(ctx context.Context, repo *git.Repository, rev string) (int64, error) {
-	out, err := repo.Git(ctx, "rev-list", "--objects", "--disk-usage", rev, "--")
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	return repo.DiskUsage(ctx, rev)
 }

@@ -213,11 +213,11 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 
 // keptContaining names a ref, not among deleting, whose history contains sha.
 func keptContaining(ctx context.Context, repo *git.Repository, sha string, deleting map[string]bool) (string, error) {
-	out, err := repo.Git(ctx, "for-each-ref", "--format=%(refname)", "--contains", sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
+	names, err := repo.RefsContainingUnder(ctx, sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
 	if err != nil {
 		return "", err
 	}
-	for _, name := range strings.Fields(string(out)) {
+	for _, name := range names {
 		if !deleting[name] {
 			return name, nil
 		}

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -89,16 +88,14 @@ type location struct {
 func locate(ctx context.Context, repo *git.Repository) (location, error) {
 	// Every internal git call sets core.hooksPath=/dev/null on its command line: skip
 	// the command-line scope and keep the last value of the config files.
-	out, err := repo.Git(ctx, "config", "--show-scope", "--type=path", "--get-all", "core.hooksPath")
-	var ge *git.Error
-	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+	vals, err := repo.ConfigPathAll(ctx, "core.hooksPath")
+	if err != nil {
 		return location{}, fmt.Errorf("read core.hooksPath: %w", err)
 	}
 	var loc location
-	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		scope, v, ok := strings.Cut(line, "\t")
-		if ok && scope != "command" {
-			loc.value, loc.scope = v, scope
+	for _, v := range vals {
+		if v.Scope != "command" {
+			loc.value, loc.scope = v.Value, v.Scope
 		}
 	}
 	if loc.value == "" {

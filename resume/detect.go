@@ -37,24 +37,6 @@ type Candidate struct {
 // candidates (Select loads it).
 func (c *Candidate) Run() *gitstate.Run { return c.run }
 
-// Interrupted reports whether a run needs resuming (SPEC §5.1): running or blocked with
-// no live driver, or stopped. Finished runs never are.
-func Interrupted(r *gitstate.Run, now time.Time) bool {
-	switch r.State.Status {
-	case gitstate.RunStopped:
-		return true
-	case gitstate.RunRunning, gitstate.RunBlocked:
-		return !r.Driven(now)
-	}
-	return false
-}
-
-// Owned reports whether the run's live driver is session's (a session compacted or
-// restarted while it drove the run): that run is the session's own.
-func Owned(r *gitstate.Run, session string, now time.Time) bool {
-	return session != "" && !gitstate.RunTerminal(r.State.Status) && r.Driven(now) && r.State.Driver.Session == session
-}
-
 // Unreadable is a run that could not be read; detection reports it and goes on.
 type Unreadable struct {
 	RunID string `json:"run_id"`
@@ -109,8 +91,8 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session strin
 			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
 			continue
 		}
-		own := Owned(e.Run, session, now)
-		if !own && !Interrupted(e.Run, now) {
+		own := e.Run.OwnedBy(session, now)
+		if !own && !e.Run.Interrupted(now) {
 			continue
 		}
 		c := candidate(e.Run, now)

@@ -91,12 +91,12 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	dispatch(t, r, t0)
-	if Interrupted(r, t0.Add(500*time.Millisecond)) {
+	if r.Interrupted(t0.Add(500*time.Millisecond)) {
 		t.Fatal("interrupted within its idle budget")
 	}
 	later := t0.Add(2 * time.Second)
-	if !r.Live(later) || !Interrupted(r, later) {
-		t.Fatalf("after 2s without a heartbeat: live %v, interrupted %v; want a live lease and an interrupted run", r.Live(later), Interrupted(r, later))
+	if !r.Live(later) || !r.Interrupted(later) {
+		t.Fatalf("after 2s without a heartbeat: live %v, interrupted %v; want a live lease and an interrupted run", r.Live(later), r.Interrupted(later))
 	}
 	if n := Next(r, later); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
 		t.Fatalf("next after the attempt died: %+v, want a new dispatch saying why", n)
@@ -104,7 +104,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if err := gitstate.Heartbeat(r, "code", "", later); err != nil {
 		t.Fatal(err)
 	}
-	if Interrupted(r, later.Add(500*time.Millisecond)) {
+	if r.Interrupted(later.Add(500*time.Millisecond)) {
 		t.Fatal("interrupted right after a heartbeat")
 	}
 }

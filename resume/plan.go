@@ -239,7 +239,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // own (a compacted session), planned as resume would go on with it at once.
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, session string) (*Plan, error) {
 	p, err := MakePlan(ctx, repo, r, now, verify)
-	if err != nil || !p.Live || !Owned(r, session, now) {
+	if err != nil || !p.Live || !r.OwnedBy(session, now) {
 		return p, err
 	}
 	p.Live, p.OwnSession = false, true

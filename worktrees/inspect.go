@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
 	"sync"
 
 	"github.com/hashicorp/go-multierror"
@@ -120,9 +118,9 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 
 // countAhead counts the commits reachable from head and not from base.
 func countAhead(ctx context.Context, repo *git.Repository, base, head string) (int, error) {
-	out, err := repo.Git(ctx, "rev-list", "--count", head, "^"+base, "--")
+	n, err := repo.CountCommits(ctx, head, base)
 	if err != nil {
 		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", base, err)
 	}
-	return strconv.Atoi(strings.TrimSpace(string(out)))
+	return n, nil
 }

@@ -116,12 +116,7 @@ func forgetMissing(ctx context.Context, repo *git.Repository, list []git.Worktre
 	if w == nil || exists(path) {
 		return nil
 	}
-	if w.Locked {
-		if _, err := repo.Git(ctx, "worktree", "unlock", w.Path); err != nil {
-			return fmt.Errorf("unlock missing worktree %s: %w", w.Path, err)
-		}
-	}
-	if _, err := repo.Git(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
+	if err := repo.RemoveWorktree(ctx, w.Path); err != nil {
 		return fmt.Errorf("forget missing worktree %s: %w", w.Path, err)
 	}
 	return nil
@@ -268,8 +263,7 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 
 // attach points the worktree's HEAD at its branch.
 func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) error {
-	wt := repo.Worktree(rec.Path)
-	if _, err := wt.Git(ctx, nil, nil, "symbolic-ref", "-m", "git-atlas: attach "+rec.Branch, "HEAD", branchRef(rec.Branch)); err != nil {
+	if err := repo.Worktree(rec.Path).AttachBranch(ctx, branchRef(rec.Branch), "git-atlas: attach "+rec.Branch); err != nil {
 		return fmt.Errorf("check out %s in %s: %w", rec.Branch, rec.Path, err)
 	}
 	return nil
@@ -277,7 +271,7 @@ func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec)
 
 // lock locks a registered worktree that someone unlocked.
 func lock(ctx context.Context, repo *git.Repository, run, node, path string) error {
-	if _, err := repo.Git(ctx, "worktree", "lock", "--reason", lockReason(run, node), path); err != nil {
+	if err := repo.LockWorktree(ctx, path, lockReason(run, node)); err != nil {
 		return fmt.Errorf("lock worktree %s: %w", path, err)
 	}
 	return nil

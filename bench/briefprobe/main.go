@@ -49,7 +49,7 @@ func probe(ctx context.Context, dir string, rounds int) error {
 	}{
 		{"git.Open (rev-parse)", func() error { _, err := git.Open(ctx, dir); return err }},
 		{"ref scan (for-each-ref)", func() error {
-			_, err := repo.Git(ctx, "for-each-ref", "--format=%(refname) %(objectname)", "refs/atlas/runs")
+			_, err := repo.ListRefs(ctx, "refs/atlas/runs")
 			return err
 		}},
 		{"ref scan + blob reads (RefFiles)", func() error {

@@ -155,6 +155,7 @@ var forbiddenArrows = []struct{ from, to, why string }{
 	{"gitstate", "resume", "the ledger knows no resume"},
 	{"gitstate", "audit", "the ledger knows no audit"},
 	{"internal/fault", "domain", "fault is the leaf every package may import"},
+	{"audit", "resume", "audit classifies runs with the model's own predicates (gitstate.Run.Interrupted)"},
 }
 
 // leaves internal/git may import: the error kinds and the progress interface.

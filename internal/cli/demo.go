@@ -116,14 +116,14 @@ func quoteArgs(args []string) []string {
 	return q
 }
 
-// git runs the agents' own git commands (commits in their worktrees).
-func (d *demo) git(dir string, args ...string) error {
+// commitAll is an agent's own commit of everything in its worktree (or, at the
+// start, the throwaway repository's first commit).
+func (d *demo) commitAll(dir, msg string) error {
 	repo, err := git.Open(d.ctx, d.repo)
 	if err != nil {
 		return err
 	}
-	_, err = repo.Worktree(dir).Git(d.ctx, demoIdentity, nil, args...)
-	return err
+	return repo.Worktree(dir).CommitAll(d.ctx, msg, demoIdentity)
 }
 
 var demoIdentity = []string{"GIT_AUTHOR_NAME=demo agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=demo agent", "GIT_COMMITTER_EMAIL=agent@example.com"}
@@ -133,10 +133,7 @@ func (d *demo) commitFile(worktree, name, content, msg string) error {
 	if err := write(filepath.Join(worktree, name), content); err != nil {
 		return err
 	}
-	if err := d.git(worktree, "add", "-A"); err != nil {
-		return err
-	}
-	return d.git(worktree, "commit", "-q", "-m", msg)
+	return d.commitAll(worktree, msg)
 }
 
 func write(path, content string) error {
@@ -166,10 +163,7 @@ func (d *demo) play() (err error) {
 			return err
 		}
 	}
-	if err := d.git(d.repo, "add", "-A"); err != nil {
-		return err
-	}
-	if err := d.git(d.repo, "commit", "-q", "-m", "initial"); err != nil {
+	if err := d.commitAll(d.repo, "initial"); err != nil {
 		return err
 	}
 

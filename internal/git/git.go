@@ -263,13 +263,13 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	return r, nil
 }
 
-// Git runs git in the repository (from the common dir, so no worktree is involved).
-func (r *Repository) Git(ctx context.Context, args ...string) ([]byte, error) {
+// git runs git in the repository (from the common dir, so no worktree is involved).
+func (r *Repository) git(ctx context.Context, args ...string) ([]byte, error) {
 	return cmd{dir: r.CommonDir, args: args}.run(ctx)
 }
 
-// GitInput runs git in the repository with stdin.
-func (r *Repository) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+// gitInput runs git in the repository with stdin.
+func (r *Repository) gitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	if stdin == nil {
 		stdin = []byte{}
 	}
@@ -300,14 +300,14 @@ var ErrNotFoundObject = errors.New("no such commit or object")
 
 // HasObject reports whether id exists in the object store.
 func (r *Repository) HasObject(ctx context.Context, id string) bool {
-	_, err := r.Git(ctx, "cat-file", "-e", id)
+	_, err := r.git(ctx, "cat-file", "-e", id)
 	return err == nil
 }
 
 // ObjectType returns the type of object id (commit, tree, blob, tag), or
 // ErrNotFoundObject.
 func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) {
-	out, err := r.Git(ctx, "cat-file", "-t", id)
+	out, err := r.git(ctx, "cat-file", "-t", id)
 	if err != nil {
 		return "", fmt.Errorf("object %s: %w", id, ErrNotFoundObject)
 	}
@@ -316,7 +316,7 @@ func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) 
 
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
-	out, err := r.Git(ctx, "config", "--get", key)
+	out, err := r.git(ctx, "config", "--get", key)
 	if err != nil {
 		return ""
 	}

@@ -52,7 +52,7 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if msg != "" {
 		args = append(args, "-m", msg)
 	}
-	_, err := r.GitInput(ctx, in.Bytes(), args...)
+	_, err := r.gitInput(ctx, in.Bytes(), args...)
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
@@ -114,13 +114,13 @@ type Ref struct {
 	ID   string
 }
 
-// ListRefs returns every ref under prefix, in one for-each-ref. It asks for nothing
+// ListRefs returns every ref under prefixes, in one for-each-ref. It asks for nothing
 // that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
 // whose object is missing, and one corrupt ref must not hide all the others.
-func (r *Repository) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
-	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, error) {
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, prefixes...)...)
 	if err != nil {
-		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
 	}
 	var refs []Ref
 	for _, line := range strings.Split(string(out), "\n") {
