@@ -36,7 +36,7 @@ type Plan struct {
 	Worktrees []WorktreePlan    `json:"worktrees"`
 	// Commands are the commands the run carries and whether each is trusted here
 	// (SPEC §10): an untrusted one is never run.
-	Commands   []trust.Command `json:"commands"`
+	Commands []trust.Command `json:"commands"`
 	// Checkout is the user's checkout when the interrupted stage ran there (it has no
 	// worktree): whether it is dirty now, and the replay of the stage's work from its
 	// attempt's own baseline that the plan offers (the checkout is never touched).
