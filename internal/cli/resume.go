@@ -281,7 +281,11 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 }
 
 func printPlan(w io.Writer, p *resume.Plan) {
-	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
+	status := p.Status
+	if p.Reason != "" {
+		status += " (" + p.Reason + ")"
+	}
+	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, ledgerText(status, cellMax), p.Epoch)
 	if p.Live {
 		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
 	}
@@ -319,7 +323,16 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			if a.PID != 0 {
 				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
 			}
+			if s.WallLeft != "" {
+				line += ", wall budget left " + s.WallLeft
+			}
+			if s.IdleLeft != "" {
+				line += ", idle budget left " + s.IdleLeft
+			}
 			fmt.Fprintln(w, ledgerText(line, 0))
+			if s.WallExceeded != "" {
+				fmt.Fprintf(w, "           %s: heartbeats are refused\n", ledgerText(s.WallExceeded, 0))
+			}
 		}
 
 		switch s.VerifyIn {
