@@ -57,6 +57,11 @@ type Options struct {
 	// session drives (recorded as driver_taken_over in the resumed event).
 	Session  string
 	TakeOver bool
+	// Holder, when given, drives the run from the resume on: the reset takes its driver
+	// lease (until now + TTL) instead of leaving the run without one, so the driver it
+	// replaced cannot write again.
+	Holder string
+	TTL    time.Duration
 }
 
 // Owns reports whether the run's live driver is the caller's session.
@@ -116,6 +121,9 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	}
 	if gitstate.RunTerminal(r.State.Status) {
 		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
+	}
+	if opt.TakeOver && opt.Holder == "" {
+		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
 	}
 	now := gitstate.Now()
 	plan, err := MakePlan(ctx, repo, r, now, !opt.NoVerify)
@@ -181,7 +189,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		if err := settleOwed(ctx, store, id, opt, res); err != nil {
 			return nil, err
 		}
-		return finish(ctx, repo, store, id, res, nil)
+		return finish(ctx, repo, store, id, res, nil, opt)
 	}
 
 	verr := verifyFirst(ctx, repo, store, r, opt, res)
@@ -191,11 +199,11 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if err := settleOwed(ctx, store, id, opt, res); err != nil {
 		return nil, err
 	}
-	return finish(ctx, repo, store, id, res, verr)
+	return finish(ctx, repo, store, id, res, verr, opt)
 }
 
 // finish re-reads the run and reports the plan as the resume left it.
-func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, res *Result, verr error) (*Result, error) {
+func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, res *Result, verr error, opt Options) (*Result, error) {
 	r, err := store.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -208,6 +216,9 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	// What to do next from the run as the resume left it (a verify may have stopped
 	// it), not as a plan would reset it.
 	final.NextAction = Next(r, now)
+	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && d.Session == opt.Session {
+		final.NextAction = NextForDriver(r, now) // the resumer drives: what to do, not "wait for yourself"
+	}
 	res.Plan = final
 	if root, err := worktrees.Root(ctx, repo); err == nil {
 		res.SetAside = worktrees.SetAside(root, id)
@@ -272,6 +283,13 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		resetJobs := gitstate.ResumeReset(&r.State)
 		r.State.Epoch++ // in the same event: every old lease token is now stale
 		r.State.Driver = nil
+		if opt.Holder != "" {
+			ttl := opt.TTL
+			if ttl <= 0 {
+				ttl = gitstate.DefaultDriverTTL
+			}
+			r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Session, ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+		}
 		if r.State.Status == gitstate.RunStopped {
 			r.State.Status, r.State.Reason = gitstate.RunRunning, ""
 		}

@@ -67,7 +67,8 @@ func Next(r *gitstate.Run, now time.Time) NextAction {
 		if d.Session != "" {
 			who += " (session " + d.Session + ")"
 		}
-		return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt}
+		return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt +
+			" (if that driver is gone for good, `git atlas resume " + r.Header.RunID + " --take-over` replaces it, recorded)"}
 	}
 	switch r.State.Status {
 	case gitstate.RunCompleted, gitstate.RunFailed:

@@ -16,6 +16,8 @@ type Plan struct {
 	RunID  string `json:"run_id"`
 	Kind   string `json:"kind"`
 	Status string `json:"status"`
+	// Reason is why the run is where it is (a stop's reason).
+	Reason string `json:"reason,omitempty"`
 	Live   bool   `json:"live"`
 	Holder string `json:"holder,omitempty"`
 	// Driver is the run's live driver lease (holder, session, expires_at), if any.
@@ -87,6 +89,14 @@ type StageInfo struct {
 	// Attempt is the stage's latest attempt as the ledger holds it (holder, session,
 	// thread_id, pid, host, heartbeat_at, lease, baseline).
 	Attempt *gitstate.Attempt `json:"attempt,omitempty"`
+	// WallBudget and IdleBudget are the stage's (SPEC §5.2); WallLeft and IdleLeft what
+	// is left of them for the open attempt ("0s" when spent); WallExceeded why it is
+	// refused heartbeats.
+	WallBudget   string `json:"wall_budget,omitempty"`
+	IdleBudget   string `json:"idle_budget,omitempty"`
+	WallLeft     string `json:"wall_left,omitempty"`
+	IdleLeft     string `json:"idle_left,omitempty"`
+	WallExceeded string `json:"wall_exceeded,omitempty"`
 	// VerifyIn says where verify-first runs the verify command: "worktree" (the
 	// stage's own), "checkout_copy" (a temporary worktree made from a read-only
 	// snapshot of the user's checkout, removed after: the checkout is never touched),
@@ -137,7 +147,7 @@ type WorktreePlan struct {
 // worktree is then left as it is for verify to judge, instead of being reset.
 func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool) (*Plan, error) {
 	p := &Plan{
-		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Driven(now), Epoch: r.State.Epoch,
+		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
 		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
 	}
@@ -189,6 +199,15 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 			a.Extra = nil
 			info.Attempt = &a
 		}
+		info.WallBudget, info.IdleBudget = def.WallBudget, def.IdleBudget
+		if a := gitstate.OpenAttempt(st); a != nil {
+			sign := a.HeartbeatAt
+			if sign == "" {
+				sign = a.StartedAt
+			}
+			info.WallLeft, info.IdleLeft = budgetLeft(def.WallBudget, a.StartedAt, now), budgetLeft(def.IdleBudget, sign, now)
+			info.WallExceeded = gitstate.WallExceeded(def, st, now)
+		}
 		p.InterruptedStage = info
 		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !gitstate.StageTerminal(st.Status) {
 			p.Checkout = checkoutPlan(ctx, repo, r, st)
@@ -213,6 +232,20 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		p.NextAction = Next(planView(r), now)
 	}
 	return p, nil
+}
+
+// budgetLeft is what remains of budget counted from the stamp since ("" without one).
+func budgetLeft(budget, since string, now time.Time) string {
+	b, err := time.ParseDuration(budget)
+	t, terr := gitstate.ParseStamp(since)
+	if budget == "" || err != nil || terr != nil {
+		return ""
+	}
+	d := b - now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
 }
 
 // checkoutPlan reads the user's checkout a stage ran in, read-only (status with

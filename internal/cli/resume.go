@@ -22,7 +22,9 @@ type ResumeCmd struct {
 	Plan          bool          `help:"Print the resume plan; change nothing." xor:"mode"`
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
 	Session       string        `help:"Your agent session (default $ATLAS_SESSION): the run it still drives is its own, resumed at once; else its runs are preferred." placeholder:"ID"`
-	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event)."`
+	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event); needs --holder."`
+	Holder        string        `help:"Drive the run from the resume on: the reset takes its driver lease for you (until now + --ttl)." placeholder:"NAME"`
+	TTL           time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease --holder takes lasts."`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
 	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
 	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
@@ -82,7 +84,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	opt := resume.Options{
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail,
 		Headless: env.headless(), Ask: env.ask, Warn: env.warn, Ops: resumeOps(env),
-		Session: session, TakeOver: c.TakeOver,
+		Session: session, TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
 	}
 	res, err := resume.Apply(env.Ctx, repo, store, r.Header.RunID, opt)
 	if res != nil && err != nil {
@@ -281,7 +283,11 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 }
 
 func printPlan(w io.Writer, p *resume.Plan) {
-	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
+	status := p.Status
+	if p.Reason != "" {
+		status += " (" + p.Reason + ")"
+	}
+	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, ledgerText(status, cellMax), p.Epoch)
 	if p.Live {
 		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
 	}
@@ -319,7 +325,16 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			if a.PID != 0 {
 				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
 			}
+			if s.WallLeft != "" {
+				line += ", wall budget left " + s.WallLeft
+			}
+			if s.IdleLeft != "" {
+				line += ", idle budget left " + s.IdleLeft
+			}
 			fmt.Fprintln(w, ledgerText(line, 0))
+			if s.WallExceeded != "" {
+				fmt.Fprintf(w, "           %s: heartbeats are refused\n", ledgerText(s.WallExceeded, 0))
+			}
 		}
 
 		switch s.VerifyIn {
@@ -389,7 +404,7 @@ func printNext(w io.Writer, n resume.NextAction) {
 }
 
 func printResult(w io.Writer, r *resume.Result) {
-	if r.Live {
+	if r.Live && !r.Resumed {
 		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(driverText(r.Driver), cellMax))
 		printNext(w, r.NextAction)
 		return
