@@ -13,13 +13,14 @@ const DefaultDriverTTL = 10 * time.Minute
 // Writer roles: who a process's ledger writes come from (SPEC §5.1).
 const (
 	// RoleDriver: run writes (start, transition, event, finish, heartbeat, job add,
-	// reap, union, recover, undo, worktree add/remove of a stage or without a job
-	// lease). Each is checked against the driver lease and, with a holder, takes or
-	// renews it (ClaimDriver).
+	// union, recover, undo, worktree add/remove of a stage or without a job lease).
+	// Each is checked against the driver lease and, with a holder, takes or renews
+	// it (ClaimDriver).
 	RoleDriver = iota
 	// RoleWorker: a worker's job-lease writes (job claim/renew/done, its verify,
-	// worktree add with a job lease). They hold job leases and never touch, nor are
-	// checked against, the driver lease.
+	// worktree add with a job lease) and reap (it ends only leases that already ran
+	// out, whoever asks: a fleet of workers reaps with no orchestrator). They hold
+	// job leases and never touch, nor are checked against, the driver lease.
 	RoleWorker
 	// RoleResume: resume's own writes; resume decides for itself whether a live run is
 	// the caller's (its session, or --take-over) before it writes anything.

@@ -576,15 +576,18 @@ func until(stamp string, now time.Time) string {
 
 // ReapCmd is `git atlas reap RUN`.
 type ReapCmd struct {
-	RunID string `arg:"" name:"run" help:"The graph run."`
-	DriverFlags
+	RunID  string `arg:"" name:"run" help:"The graph run."`
+	Holder string `help:"Who reaps (recorded in the event; never the run's driver)." placeholder:"NAME"`
 }
 
 // Help is the command's long help.
 func (c *ReapCmd) Help() string {
 	return `Every RUNNING job whose lease has expired takes the timeout transition: PENDING with
 attempts + 1, or FAILED at the attempt limit. Its old token is stale from then on (exit 3).
-With nothing expired, nothing is written.`
+With nothing expired, nothing is written. Reaping is a job write, like a claim: anyone may
+reap (a worker of a fleet with no orchestrator, the driver, a person), it never takes or
+renews the run's driver lease, and a live driver does not refuse it: only leases that
+have already run out are ended, whoever asks.`
 }
 
 type reapedView struct {
@@ -609,7 +612,7 @@ func reapViews(outs []gitstate.Outcome) []reapedView {
 
 // Run reaps.
 func (c *ReapCmd) Run(env *Env) error {
-	store, err := c.DriverFlags.store(env)
+	store, err := WorkerFlags{Holder: c.Holder}.store(env)
 	if err != nil {
 		return err
 	}
