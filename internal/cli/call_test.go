@@ -27,7 +27,12 @@ func TestCallConcurrent(t *testing.T) {
 		wg.Add(1)
 		go func(holder string) {
 			defer wg.Done()
+			polls := 0 // in a row without a grant: bounded, so a lost write fails the test rather than hangs it
 			for {
+				if polls++; polls > 2000 {
+					errs <- fmt.Errorf("%s: no grant after %d claims in a row", holder, polls-1)
+					return
+				}
 				out, e := Call(ctx, repo, []string{"job", "claim", "g", "--holder=" + holder})
 				if e != nil && e.Kind == "conflict" {
 					continue // another claim won the write: claim again
@@ -51,7 +56,8 @@ func TestCallConcurrent(t *testing.T) {
 					errs <- fmt.Errorf("claim: reason %s, error %+v", *g.Reason, e)
 					return
 				}
-				for {
+				polls = 0
+				for try := 0; try < 10; try++ { // a stale lease is a conflict too, and never succeeds
 					_, e = Call(ctx, repo, []string{"job", "done", "g", g.Job.ID, "--lease=" + *g.Lease, "--status=ok", "--holder=" + holder})
 					if e == nil || e.Kind != "conflict" {
 						break
