@@ -104,6 +104,15 @@ func connect(ctx context.Context, dir string, env []string, extra ...string) (*c
 	return cl, nil
 }
 
+// close ends the session: the server sees its stdin close and must exit 0 (under
+// -race, a race the server ran into makes it exit 66).
+func (c *client) close(t *testing.T) {
+	t.Helper()
+	if err := c.s.Close(); err != nil {
+		t.Errorf("git-atlas mcp did not exit cleanly: %v", err)
+	}
+}
+
 // toolError is a tool error's content: the CLI's JSON error.
 type toolError struct {
 	Code    int    `json:"code"`
@@ -194,7 +203,7 @@ func TestMCPEndToEnd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.s.Close()
+	defer c.close(t)
 
 	var names []string
 	for _, tool := range c.tools {
@@ -274,12 +283,27 @@ func TestMCPEndToEnd(t *testing.T) {
 	if got := fmt.Sprint(ready["ready"]); got != "[a b]" {
 		t.Fatalf("ready after resume: %s, want [a b]", got)
 	}
-	for _, name := range []string{"list", "show", "log", "worktree_list", "recovery_list", "audit"} {
+	// One session's calls at once: the server serves them concurrently, each through
+	// its own in-process command.
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for i, name := range []string{"list", "show", "log", "worktree_list", "recovery_list", "audit", "job_list", "resume_plan", "show", "log", "job_list", "list"} {
 		args := map[string]any{}
-		if name == "show" || name == "log" {
+		if name == "show" || name == "log" || name == "job_list" || name == "resume_plan" {
 			args["run"] = "g"
 		}
-		c.must(t, ctx, name, args)
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, te, err := c.call(ctx, name, args); err != nil || te != nil {
+				errs <- fmt.Errorf("call %d (%s): %v %+v", i, name, err, te)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
 	}
 }
 
@@ -292,7 +316,7 @@ func TestMCPBadInput(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.s.Close()
+	defer c.close(t)
 	c.must(t, ctx, "start", map[string]any{"id": "r", "stages": "a,b", "holder": "me"})
 	refs := func() string { return string(atlasGit(t, repo, env, "for-each-ref")) }
 	before := refs()
@@ -354,7 +378,7 @@ func TestMCPConcurrentClaims(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer c.s.Close()
+		defer c.close(t)
 		wg.Add(1)
 		go func(n int, c *client) {
 			defer wg.Done()
@@ -580,7 +604,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer c.s.Close()
+	defer c.close(t)
 	// As the hook says: resume (the run chosen by the session), over MCP.
 	res := c.must(t, ctx, "resume", map[string]any{"session": agentSession})
 	if res["run_id"] != agentRun {
