@@ -81,7 +81,7 @@ func New(opt Options) (*mcp.Server, error) {
 		Logger:       logger,
 		Instructions: instructions,
 	})
-	for _, t := range tools {
+	for _, t := range tools() {
 		h, err := t.handler(opt, logger)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: %w", t.name, err)

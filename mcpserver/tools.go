@@ -6,33 +6,36 @@ import "github.com/google/jsonschema-go/jsonschema"
 // arguments, one input struct below: a field's JSON name is the CLI flag with - as _
 // (`atlas:"arg"` marks a positional argument, `atlas:"path"` a file path relative to
 // the repository), its jsonschema tag the description an agent reads, omitempty makes
-// it optional, and `enum:"a,b"` lists its values.
-var tools = []spec{
-	tool[StartInput]("start", "Start a run (single: stages; graph: a DAG of jobs): pin its baseline and freeze its header.", w("start"), runSchema()),
-	tool[ListInput]("list", "List runs (default: not finished) with status, driver and liveness.", w("list"), object([]string{"runs"}, props{"runs": array(runRow())})),
-	tool[ShowInput]("show", "Show a run's header, state and stages (or its state right after event `at`).", w("show"), showSchema()),
-	tool[LogInput]("log", "Show a run's events, oldest first, optionally filtered by type or stage.", w("log"), object([]string{"run_id", "events"}, props{"run_id": str(), "events": array(object([]string{"seq", "type"}, props{"seq": integer(), "type": str()}))})),
-	tool[TransitionInput]("transition", "Move a stage of a single run to a new status (dispatched opens an attempt).", w("transition"), object([]string{"run_id", "stage"}, props{"run_id": str(), "stage": object([]string{"name", "status"}, props{"name": str(), "status": str()})})),
-	tool[EventInput]("event", "Append an event (a note, a stage_resumed, ...) with optional data to a run.", w("event"), object([]string{"run_id", "seq", "type"}, props{"run_id": str(), "seq": integer(), "type": str(), "tip": str()})),
-	tool[FinishInput]("finish", "Finish a run: completed, stopped or failed.", w("finish"), runSchema()),
-	tool[JobAddInput]("job_add", "Add a job (with dependencies, scope, verify) to a graph run.", w("job", "add"), object([]string{"run_id", "job"}, props{"run_id": str(), "job": jobSchema()})),
-	tool[JobClaimInput]("job_claim", "Claim the next ready job of a graph run (or a named one) and get its lease token.", w("job", "claim"), claimSchema()),
-	tool[JobRenewInput]("job_renew", "Extend a claimed job's lease; the token must be the current one.", w("job", "renew"), object([]string{"run_id", "job", "lease", "expires_at"}, props{"run_id": str(), "job": jobSchema(), "lease": str(), "expires_at": str()})),
-	tool[JobDoneInput]("job_done", "Report a claimed job's receipt (ok, timeout or failed) with its lease token.", w("job", "done"), object([]string{"run_id", "job", "status", "from", "to"}, props{"run_id": str(), "job": jobSchema(), "status": str(), "from": str(), "to": str()})),
-	tool[JobListInput]("job_list", "List a graph run's jobs, the ready ones and the gas left.", w("job", "list"), object([]string{"run_id", "jobs"}, props{"run_id": str(), "jobs": array(jobSchema()), "ready": nullable(array(str())), "gas_remaining": integer()})),
-	tool[ReapInput]("reap", "Return a graph run's expired job leases (each takes the timeout transition).", w("reap"), object([]string{"run_id", "reaped"}, props{"run_id": str(), "reaped": array(anything())})),
-	tool[WorktreeAddInput]("worktree_add", "Give a stage or job its managed worktree (locked, on its own branch); returns its path.", w("worktree", "add"), worktreeSchema()),
-	tool[WorktreeListInput]("worktree_list", "List managed worktrees: branch, HEAD, commits ahead, dirty or missing.", w("worktree", "list"), object([]string{"worktrees"}, props{"worktrees": array(worktreeRow())})),
-	tool[WorktreeRemoveInput]("worktree_remove", "Remove a managed worktree, snapshotting it first when anything could be lost.", w("worktree", "remove"), object([]string{"run_id", "node", "removed"}, props{"run_id": str(), "node": str(), "removed": boolean(), "snapshot": nullable(anything())})),
-	tool[UnionInput]("union", "Build a run's union of its nodes' branches in its own worktree (optionally verify it).", w("union"), object([]string{"run_id", "head", "branch", "path", "integrated"}, props{"run_id": str(), "head": str(), "branch": str(), "path": str(), "integrated": array(str())})),
-	tool[ResumeDetectInput]("resume_detect", "List interrupted runs that could be resumed; changes nothing.", w("resume", "--detect"), object([]string{"resumable_runs"}, props{"resumable_runs": array(object([]string{"run_id"}, props{"run_id": str()}))})),
-	tool[ResumePlanInput]("resume_plan", "Print a run's resume plan and next_action; changes nothing.", w("resume", "--plan"), planSchema(false)),
-	tool[ResumeInput]("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", w("resume"), planSchema(true)),
-	tool[RecoverInput]("recover", "Preserve a stage's work in a snapshot and branch a replay at its baseline.", w("recover"), object([]string{"run_id", "stage", "snapshot"}, props{"run_id": str(), "stage": str(), "snapshot": anything()})),
-	tool[RecoveryListInput]("recovery_list", "List recovery snapshots (all, or one run's).", w("recovery", "list"), object([]string{"snapshots"}, props{"snapshots": array(snapshotRow())})),
-	tool[RecoveryShowInput]("recovery_show", "Show what a recovery snapshot holds: files changed, staged, unstaged, ignored.", w("recovery", "show"), object([]string{"id", "run_id", "ref"}, props{"id": str(), "run_id": str(), "ref": str(), "changes": nullable(array(anything()))})),
-	tool[RecoveryRestoreInput]("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", w("recovery", "restore"), object([]string{"snapshot", "run_id", "path"}, props{"snapshot": str(), "run_id": str(), "path": str(), "worktree": boolean()})),
-	tool[AuditInput]("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", w("audit"), object([]string{"attention", "worktrees", "refs"}, props{"attention": boolean(), "worktrees": array(anything()), "refs": array(anything())}), 10),
+// it optional, and `enum:"a,b"` lists its values. (A function, not a variable: every
+// git-atlas command links this package, and only `git atlas mcp` needs the table.)
+func tools() []spec {
+	return []spec{
+		tool[StartInput]("start", "Start a run (single: stages; graph: a DAG of jobs): pin its baseline and freeze its header.", w("start"), runSchema()),
+		tool[ListInput]("list", "List runs (default: not finished) with status, driver and liveness.", w("list"), object([]string{"runs"}, props{"runs": array(runRow())})),
+		tool[ShowInput]("show", "Show a run's header, state and stages (or its state right after event `at`).", w("show"), showSchema()),
+		tool[LogInput]("log", "Show a run's events, oldest first, optionally filtered by type or stage.", w("log"), object([]string{"run_id", "events"}, props{"run_id": str(), "events": array(object([]string{"seq", "type"}, props{"seq": integer(), "type": str()}))})),
+		tool[TransitionInput]("transition", "Move a stage of a single run to a new status (dispatched opens an attempt).", w("transition"), object([]string{"run_id", "stage"}, props{"run_id": str(), "stage": object([]string{"name", "status"}, props{"name": str(), "status": str()})})),
+		tool[EventInput]("event", "Append an event (a note, a stage_resumed, ...) with optional data to a run.", w("event"), object([]string{"run_id", "seq", "type"}, props{"run_id": str(), "seq": integer(), "type": str(), "tip": str()})),
+		tool[FinishInput]("finish", "Finish a run: completed, stopped or failed.", w("finish"), runSchema()),
+		tool[JobAddInput]("job_add", "Add a job (with dependencies, scope, verify) to a graph run.", w("job", "add"), object([]string{"run_id", "job"}, props{"run_id": str(), "job": jobSchema()})),
+		tool[JobClaimInput]("job_claim", "Claim the next ready job of a graph run (or a named one) and get its lease token.", w("job", "claim"), claimSchema()),
+		tool[JobRenewInput]("job_renew", "Extend a claimed job's lease; the token must be the current one.", w("job", "renew"), object([]string{"run_id", "job", "lease", "expires_at"}, props{"run_id": str(), "job": jobSchema(), "lease": str(), "expires_at": str()})),
+		tool[JobDoneInput]("job_done", "Report a claimed job's receipt (ok, timeout or failed) with its lease token.", w("job", "done"), object([]string{"run_id", "job", "status", "from", "to"}, props{"run_id": str(), "job": jobSchema(), "status": str(), "from": str(), "to": str()})),
+		tool[JobListInput]("job_list", "List a graph run's jobs, the ready ones and the gas left.", w("job", "list"), object([]string{"run_id", "jobs"}, props{"run_id": str(), "jobs": array(jobSchema()), "ready": nullable(array(str())), "gas_remaining": integer()})),
+		tool[ReapInput]("reap", "Return a graph run's expired job leases (each takes the timeout transition).", w("reap"), object([]string{"run_id", "reaped"}, props{"run_id": str(), "reaped": array(anything())})),
+		tool[WorktreeAddInput]("worktree_add", "Give a stage or job its managed worktree (locked, on its own branch); returns its path.", w("worktree", "add"), worktreeSchema()),
+		tool[WorktreeListInput]("worktree_list", "List managed worktrees: branch, HEAD, commits ahead, dirty or missing.", w("worktree", "list"), object([]string{"worktrees"}, props{"worktrees": array(worktreeRow())})),
+		tool[WorktreeRemoveInput]("worktree_remove", "Remove a managed worktree, snapshotting it first when anything could be lost.", w("worktree", "remove"), object([]string{"run_id", "node", "removed"}, props{"run_id": str(), "node": str(), "removed": boolean(), "snapshot": nullable(anything())})),
+		tool[UnionInput]("union", "Build a run's union of its nodes' branches in its own worktree (optionally verify it).", w("union"), object([]string{"run_id", "head", "branch", "path", "integrated"}, props{"run_id": str(), "head": str(), "branch": str(), "path": str(), "integrated": array(str())})),
+		tool[ResumeDetectInput]("resume_detect", "List interrupted runs that could be resumed; changes nothing.", w("resume", "--detect"), object([]string{"resumable_runs"}, props{"resumable_runs": array(object([]string{"run_id"}, props{"run_id": str()}))})),
+		tool[ResumePlanInput]("resume_plan", "Print a run's resume plan and next_action; changes nothing.", w("resume", "--plan"), planSchema(false)),
+		tool[ResumeInput]("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", w("resume"), planSchema(true)),
+		tool[RecoverInput]("recover", "Preserve a stage's work in a snapshot and branch a replay at its baseline.", w("recover"), object([]string{"run_id", "stage", "snapshot"}, props{"run_id": str(), "stage": str(), "snapshot": anything()})),
+		tool[RecoveryListInput]("recovery_list", "List recovery snapshots (all, or one run's).", w("recovery", "list"), object([]string{"snapshots"}, props{"snapshots": array(snapshotRow())})),
+		tool[RecoveryShowInput]("recovery_show", "Show what a recovery snapshot holds: files changed, staged, unstaged, ignored.", w("recovery", "show"), object([]string{"id", "run_id", "ref"}, props{"id": str(), "run_id": str(), "ref": str(), "changes": nullable(array(anything()))})),
+		tool[RecoveryRestoreInput]("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", w("recovery", "restore"), object([]string{"snapshot", "run_id", "path"}, props{"snapshot": str(), "run_id": str(), "path": str(), "worktree": boolean()})),
+		tool[AuditInput]("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", w("audit"), object([]string{"attention", "worktrees", "refs"}, props{"attention": boolean(), "worktrees": array(anything()), "refs": array(anything())}), 10),
+	}
 }
 
 func w(words ...string) []string { return words }
