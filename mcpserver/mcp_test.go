@@ -650,3 +650,72 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 		t.Fatalf("a finished run is still resumable: %v", d)
 	}
 }
+
+// TestMCPEveryFieldIsAFlag: every input field of every tool becomes a flag or an
+// argument its command accepts. Each tool is called with every field set; whatever the
+// command then says of the values, the command line must parse (no unknown flag, no
+// unexpected argument).
+func TestMCPEveryFieldIsAFlag(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	for _, tool := range c.tools {
+		var schema jsonschema.Schema
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]any{}
+		for name, p := range schema.Properties {
+			args[name] = sample(name, p)
+		}
+		_, te, err := c.call(ctx, tool.Name, args)
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		if te != nil && te.Kind == "usage" && (strings.Contains(te.Message, "unknown flag") ||
+			strings.Contains(te.Message, "unexpected argument") || strings.Contains(te.Message, "expected ") ||
+			strings.HasPrefix(te.Message, "invalid arguments")) {
+			t.Errorf("%s %v: the command line does not parse: %s", tool.Name, args, te.Message)
+		}
+	}
+}
+
+// sample is a value of the property's type (the first of an enum).
+func sample(name string, p *jsonschema.Schema) any {
+	if len(p.Enum) > 0 {
+		return p.Enum[0]
+	}
+	typ := p.Type
+	if typ == "" {
+		for _, t := range p.Types {
+			if t != "null" {
+				typ = t
+			}
+		}
+	}
+	switch typ {
+	case "boolean":
+		return true
+	case "integer":
+		return 1
+	case "array":
+		if p.Items != nil && p.Items.Type == "object" {
+			return []any{map[string]any{"id": "c1"}}
+		}
+		return []any{"x1"}
+	case "object":
+		return map[string]any{"k": "v"}
+	}
+	switch name {
+	case "ttl", "verify_timeout":
+		return "1m"
+	case "ignored_cap":
+		return "1MiB"
+	}
+	return "x1"
+}
