@@ -351,9 +351,10 @@ func ValidName(what, name string) error {
 // itself (SPEC §3): every stage and job can get a worktree at
 // <root>/<run>/<name> on branch atlas/<run>/node/<name>, beside the union worktree
 // (<root>/<run>/union, branch atlas/<run>/union), the replay worktrees of recover
-// (<root>/<run>/replay-<stage>-<n>) and the marker of a checkout in progress
-// (<root>/<run>/<name>.atlas-materializing).
-const ReservedNames = "union, replay-<stage>-<n>, and names ending in .atlas-materializing (in any case)"
+// (<root>/<run>/replay-<stage>-<n>), the marker of a checkout in progress
+// (<root>/<run>/<name>.atlas-materializing) and a checkout set aside whole
+// (<root>/<run>/<name>.atlas-broken-<random>, which resume and audit report).
+const ReservedNames = "union, replay-<stage>-<n>, names ending in .atlas-materializing and names holding .atlas-broken- (in any case)"
 
 var replayNodeRE = regexp.MustCompile(`(?i)^replay-.+-[0-9]+$`)
 
@@ -372,6 +373,8 @@ func CheckNodeName(what, name string) error {
 		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees `git atlas recover` makes", what, name).WithHint("reserved names: %s", ReservedNames)
 	case strings.HasSuffix(lower, ".atlas-materializing"):
 		return fault.Usage("%s name %q is reserved: <name>.atlas-materializing marks a worktree being checked out", what, name).WithHint("reserved names: %s", ReservedNames)
+	case strings.Contains(lower, ".atlas-broken-"):
+		return fault.Usage("%s name %q is reserved: <name>.atlas-broken-<random> is a checkout set aside whole", what, name).WithHint("reserved names: %s", ReservedNames)
 	}
 	return nil
 }
