@@ -71,6 +71,8 @@ func TestKimiFields(t *testing.T) {
 		"dup/state.json":       `{"run_id":"dup","created_ts":"2026-07-01T11:00:00Z","current_state":"INIT","stages":{}}`,
 		"dup/plan.dag.json":    `{"meta":{},"jobs":[{"job_id":"a#0","deps":[],"attempts":0,"state":"PENDING"},{"job_id":"a-0","deps":[],"attempts":0,"state":"PENDING"}]}`,
 		"g/tasks/x/state.json": `{"run_id":"g/tasks/x","current_state":"OUTPUT"}`,
+		// DONE is kimi-atlas's other terminal state (resume._TERMINAL_RUN_STATES).
+		"d/state.json": `{"run_id":"d","created_ts":"2026-07-01T10:00:00Z","updated_ts":"2026-07-01T10:09:00Z","current_state":"DONE","stages":{},"scope_paths":[]}`,
 	})
 	plans, probs, err := ScanKimi(dir)
 	if err != nil {
@@ -86,8 +88,8 @@ func TestKimiFields(t *testing.T) {
 			t.Errorf("problem for %s = %q, want it to say %q", file, reasons[file], want)
 		}
 	}
-	if len(plans) != 2 {
-		t.Fatalf("got %d plans, want 2 (g and s; a task sub-run is not a run)", len(plans))
+	if len(plans) != 3 {
+		t.Fatalf("got %d plans, want 3 (g, s and d; a task sub-run is not a run)", len(plans))
 	}
 	by := map[string]*Plan{}
 	for _, p := range plans {
@@ -144,6 +146,7 @@ func TestKimiFields(t *testing.T) {
 		{"s CLARIFY never ran", sf.Stages[2].Status, gitstate.StageSkipped},
 		{"s REFINE reworks (refine_passes)", sf.Stages[7].Reworks, 3},
 		{"s events (start, 2 log lines, imported)", len(s.Events), 4},
+		{"d status (DONE is finished)", by["d"].States[len(by["d"].States)-1].Status, gitstate.RunCompleted},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
