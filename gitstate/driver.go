@@ -37,6 +37,11 @@ type Writer struct {
 	TakeOver bool
 	TTL      time.Duration
 	Role     int
+	// Stage and Token: the write is a report on Stage carrying its stage token
+	// (--lease). The stage's current token is the driver's delegation to whoever does
+	// the attempt's work: such a report is accepted from a holder that is not the
+	// driver, and leaves the driver lease as it is.
+	Stage, Token string
 	// seen is the driver lease live when a --take-over command first read the run
 	// (nil: none): the take-over replaces that driver only (Store.Update sets it).
 	seen    *Lease
@@ -91,7 +96,9 @@ func (r *Run) Driven(now time.Time) bool {
 //   - another live driver: refused (exit 3, the JSON error names it), unless
 //     TakeOver, which makes w's holder the driver and is returned to be recorded.
 //
-// A write naming no holder is refused on a live run (unless its session drives it).
+// A write naming no holder is refused on a live run (unless its session drives it);
+// a stage report carrying the stage's current token is accepted from anyone (the
+// token is the driver's delegation) and renews nothing.
 // A finished run has no driver to claim.
 func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 	if RunTerminal(r.State.Status) {
@@ -136,6 +143,10 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		old.Extra = nil
 		r.State.Driver = lease()
 		return &TakeOver{Old: old, New: *r.State.Driver}, nil
+	case w.Token != "":
+		// A subagent's report with the attempt's token: accepted when the token is
+		// current (a stale one is refused, exit 3), the driver lease untouched.
+		return nil, CheckStageToken(r, w.Stage, w.Token)
 	}
 	return nil, DriverRefused(r, w)
 }
