@@ -42,6 +42,9 @@ type Writer struct {
 	// the attempt's work: such a report is accepted from a holder that is not the
 	// driver, and leaves the driver lease as it is.
 	Stage, Token string
+	// To is the status the report moves the stage to ("" for a heartbeat): a delegated
+	// report only ends or beats the open attempt (verifying, passed, failed).
+	To string
 	// seen is the driver lease live when a --take-over command first read the run
 	// (nil: none): the take-over replaces that driver only (Store.Update sets it).
 	seen    *Lease
@@ -145,8 +148,16 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		return &TakeOver{Old: old, New: *r.State.Driver}, nil
 	case w.Token != "":
 		// A subagent's report with the attempt's token: accepted when the token is
-		// current (a stale one is refused, exit 3), the driver lease untouched.
-		return nil, CheckStageToken(r, w.Stage, w.Token)
+		// current (a stale one is refused, exit 3) and the report is the attempt's own
+		// (its heartbeat, or verifying, passed, failed while it is open), the driver
+		// lease untouched. Anything else (a gate, a re-dispatch) is the driver's.
+		if err := CheckStageToken(r, w.Stage, w.Token); err != nil {
+			return nil, err
+		}
+		_, st, _ := r.Stage(w.Stage)
+		if OpenAttempt(st) != nil && (w.To == "" || w.To == StageVerifying || w.To == StagePassed || w.To == StageFailed) {
+			return nil, nil
+		}
 	}
 	return nil, DriverRefused(r, w)
 }

@@ -209,6 +209,14 @@ func (w *world) staleReport() {
 	}
 }
 
+func stageStatus(r *gitstate.Run, stage string) string {
+	_, st, ok := r.Stage(stage)
+	if !ok {
+		return ""
+	}
+	return st.Status
+}
+
 func lastAttempt(r *gitstate.Run, stage string) *gitstate.Attempt {
 	_, st, ok := r.Stage(stage)
 	if !ok || len(st.Attempts) == 0 {
@@ -304,6 +312,7 @@ func (w *world) step() {
 		if rng.IntN(3) == 0 && len(w.tokens) > 0 { // a subagent's report with a stage token
 			wr.Token = w.tokens[rng.IntN(len(w.tokens))]
 			wr.Stage, _, _, _, _ = gitstate.ParseLeaseToken(wr.Token)
+			wr.To = []string{"", gitstate.StagePassed, gitstate.StageCompleted, gitstate.StageDispatched}[rng.IntN(4)]
 		}
 		before := cloneRun(w.r)
 		err := w.try(fmt.Sprintf("driver write %+v", wr), func(r *gitstate.Run) error {
@@ -319,6 +328,8 @@ func (w *world) step() {
 		switch {
 		case delegated && (wr.Token == "" || wr.Token != lastToken(before, wr.Stage)):
 			w.t.Errorf("a write by %+v on %+v's live run was accepted without the stage's current token", wr, d)
+		case delegated && (wr.To == gitstate.StageCompleted || wr.To == gitstate.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
+			w.t.Errorf("a subagent's report %+v was accepted beyond its open attempt", wr)
 		case delegated && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
 			w.t.Errorf("a delegated report changed the driver lease")
 		case err == nil && !delegated && wr.Holder != "" && !gitstate.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder:

@@ -623,7 +623,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	store.Writer.Stage, store.Writer.Token = c.Stage, c.Lease
+	store.Writer.Stage, store.Writer.Token, store.Writer.To = c.Stage, c.Lease, c.Status
 	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
 	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
 	checkoutHead := ""
