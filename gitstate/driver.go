@@ -38,6 +38,14 @@ type Writer struct {
 	TakeOver bool
 	TTL      time.Duration
 	Role     int
+	// Stage and Token: the write is a report on Stage carrying its stage token
+	// (--lease). The stage's current token is the driver's delegation to whoever does
+	// the attempt's work: such a report is accepted from a holder that is not the
+	// driver, and leaves the driver lease as it is.
+	Stage, Token string
+	// To is the status the report moves the stage to ("" for a heartbeat): a delegated
+	// report only ends or beats the open attempt (verifying, passed, failed).
+	To string
 	// seen is the driver lease live when a --take-over command first read the run
 	// (nil: none): the take-over replaces that driver only (Store.Update sets it).
 	seen    *Lease
@@ -92,7 +100,9 @@ func (r *Run) Driven(now time.Time) bool {
 //   - another live driver: refused (exit 3, the JSON error names it), unless
 //     TakeOver, which makes w's holder the driver and is returned to be recorded.
 //
-// A write naming no holder is refused on a live run (unless its session drives it).
+// A write naming no holder is refused on a live run (unless its session drives it);
+// a stage report carrying the stage's current token is accepted from anyone (the
+// token is the driver's delegation) and renews nothing.
 // A finished run has no driver to claim.
 func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 	if RunTerminal(r.State.Status) {
@@ -137,6 +147,18 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		old.Extra = nil
 		r.State.Driver = lease()
 		return &TakeOver{Old: old, New: *r.State.Driver}, nil
+	case w.Token != "":
+		// A subagent's report with the attempt's token: accepted when the token is
+		// current (a stale one is refused, exit 3) and the report is the attempt's own
+		// (its heartbeat, or verifying, passed, failed while it is open), the driver
+		// lease untouched. Anything else (a gate, a re-dispatch) is the driver's.
+		if err := CheckStageToken(r, w.Stage, w.Token); err != nil {
+			return nil, err
+		}
+		_, st, _ := r.Stage(w.Stage)
+		if OpenAttempt(st) != nil && (w.To == "" || w.To == StageVerifying || w.To == StagePassed || w.To == StageFailed) {
+			return nil, nil
+		}
 	}
 	return nil, DriverRefused(r, w)
 }

@@ -90,7 +90,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour}, t0); err != nil {
 		t.Fatal(err)
 	}
-	dispatch(t, r, t0)
+	a := dispatch(t, r, t0)
 	if r.Interrupted(t0.Add(500*time.Millisecond)) {
 		t.Fatal("interrupted within its idle budget")
 	}
@@ -101,6 +101,11 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if n := Next(r, later); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
 		t.Fatalf("next after the attempt died: %+v, want a new dispatch saying why", n)
 	}
+	a.ThreadID = "th-7" // its conversation persists: continued, not replaced
+	if n := Next(r, later); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
+		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
+	}
+	a.ThreadID = ""
 	if err := gitstate.Heartbeat(r, "code", "", later); err != nil {
 		t.Fatal(err)
 	}

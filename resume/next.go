@@ -135,8 +135,14 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 		return n
 	}
 	over := gitstate.WallExceeded(def, st, now)
-	if over == "" && r.AttemptIdle(now) {
-		over = fmt.Sprintf("attempt %d of stage %s is dead: no heartbeat for its idle budget %s", a.N, st.Name, def.IdleBudget)
+	idle := ""
+	if r.AttemptIdle(now) {
+		idle = fmt.Sprintf("attempt %d of stage %s is dead: no heartbeat for its idle budget %s", a.N, st.Name, def.IdleBudget)
+	}
+	if over == "" && (a.ThreadID == "" || idle == "") {
+		// Dead of idleness, an attempt whose conversation persists is still continued
+		// (the preferred way back); without one, a new attempt takes its place.
+		over = idle
 	}
 	if over != "" {
 		n.ThreadID, n.Lease = "", ""
@@ -153,7 +159,10 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 	}
 	n.Action = NextContinue
 	if a.ThreadID != "" {
-		n.Reason = fmt.Sprintf("continue the persisted attempt %d of stage %s: its agent conversation is thread %s (e.g. `codex exec resume %s`); then report passed or failed with its stage token", a.N, st.Name, a.ThreadID, a.ThreadID)
+		if idle != "" {
+			n.Reason = idle + "; "
+		}
+		n.Reason += fmt.Sprintf("continue the persisted attempt %d of stage %s: its agent conversation is thread %s (e.g. `codex exec resume %s`); then report passed or failed with its stage token", a.N, st.Name, a.ThreadID, a.ThreadID)
 	} else {
 		n.Reason = fmt.Sprintf("attempt %d of stage %s is open: run (or continue) its work, then report passed or failed", a.N, st.Name)
 	}

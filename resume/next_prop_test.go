@@ -209,6 +209,14 @@ func (w *world) staleReport() {
 	}
 }
 
+func stageStatus(r *gitstate.Run, stage string) string {
+	_, st, ok := r.Stage(stage)
+	if !ok {
+		return ""
+	}
+	return st.Status
+}
+
 func lastAttempt(r *gitstate.Run, stage string) *gitstate.Attempt {
 	_, st, ok := r.Stage(stage)
 	if !ok || len(st.Attempts) == 0 {
@@ -301,6 +309,11 @@ func (w *world) step() {
 	case k < 87: // a driver write: a claim, a renewal, a take-over, or a refusal
 		wr := gitstate.Writer{Holder: []string{"", "d1", "d2"}[rng.IntN(3)], Session: []string{"", "s1", "s2"}[rng.IntN(3)],
 			TakeOver: rng.IntN(4) == 0, TTL: time.Duration(1+rng.IntN(3)) * time.Minute}
+		if rng.IntN(3) == 0 && len(w.tokens) > 0 { // a subagent's report with a stage token
+			wr.Token = w.tokens[rng.IntN(len(w.tokens))]
+			wr.Stage, _, _, _, _ = gitstate.ParseLeaseToken(wr.Token)
+			wr.To = []string{"", gitstate.StagePassed, gitstate.StageCompleted, gitstate.StageDispatched}[rng.IntN(4)]
+		}
 		before := cloneRun(w.r)
 		err := w.try(fmt.Sprintf("driver write %+v", wr), func(r *gitstate.Run) error {
 			_, err := gitstate.ClaimDriver(r, wr, w.now)
@@ -309,7 +322,17 @@ func (w *world) step() {
 		if err != nil && !reflect.DeepEqual(before, w.r) {
 			w.t.Errorf("a refused driver write changed the run")
 		}
-		if err == nil && wr.Holder != "" && !gitstate.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder {
+		d := before.State.Driver
+		own := d != nil && ((wr.Holder != "" && d.Holder == wr.Holder) || (wr.Session != "" && d.Session == wr.Session))
+		delegated := err == nil && before.Live(w.now) && !own && !wr.TakeOver
+		switch {
+		case delegated && (wr.Token == "" || wr.Token != lastToken(before, wr.Stage)):
+			w.t.Errorf("a write by %+v on %+v's live run was accepted without the stage's current token", wr, d)
+		case delegated && (wr.To == gitstate.StageCompleted || wr.To == gitstate.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
+			w.t.Errorf("a subagent's report %+v was accepted beyond its open attempt", wr)
+		case delegated && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
+			w.t.Errorf("a delegated report changed the driver lease")
+		case err == nil && !delegated && wr.Holder != "" && !gitstate.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder:
 			w.t.Errorf("an accepted write by %s left %s driving", wr.Holder, w.r.State.Driver.Holder)
 		}
 	case k < 89: // the clock moves: leases, idle and wall budgets run out

@@ -148,12 +148,18 @@ func (c *ResumeCmd) printDetect(env *Env, store *gitstate.Store, cands []resume.
 		if line != "" {
 			fmt.Fprintln(w, line)
 		}
-		if len(cands) == 0 {
+		var rest []resume.Candidate // the session's own live run is the pointer's
+		for _, c := range cands {
+			if !c.Own {
+				rest = append(rest, c)
+			}
+		}
+		if len(rest) == 0 {
 			fmt.Fprintln(w, "no interrupted runs")
 			return
 		}
 		t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
-		for _, c := range cands {
+		for _, c := range rest {
 			stage := c.InterruptedStage
 			if stage != "" {
 				stage += " (" + c.StageStatus + ")"

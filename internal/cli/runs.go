@@ -623,6 +623,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	store.Writer.Stage, store.Writer.Token, store.Writer.To = c.Stage, c.Lease, c.Status
 	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
 	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
 	checkoutHead := ""
@@ -748,11 +749,15 @@ func (c *HeartbeatCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	store.Writer.Stage, store.Writer.Token = c.Stage, c.Lease
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if gitstate.RunTerminal(r.State.Status) {
 			return nil, fault.Refused("run %s is %s: there is nothing to drive", c.RunID, r.State.Status)
 		}
-		data := map[string]any{"expires_at": r.State.Driver.ExpiresAt}
+		data := map[string]any{}
+		if d := r.State.Driver; d != nil {
+			data["expires_at"] = d.ExpiresAt
+		}
 		if c.Stage != "" {
 			if err := gitstate.Heartbeat(r, c.Stage, c.Lease, gitstate.Now()); err != nil {
 				return nil, err
@@ -766,6 +771,9 @@ func (c *HeartbeatCmd) Run(env *Env) error {
 		return err
 	}
 	d := r.State.Driver
+	if d == nil {
+		d = &gitstate.Lease{}
+	}
 	view := map[string]any{"run_id": c.RunID, "driver": d, "stage": nil, "heartbeat_at": nil}
 	if c.Stage != "" {
 		_, st, _ := r.Stage(c.Stage)
