@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -158,10 +157,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	root, rootErr := worktrees.Root(ctx, repo)
 
-	var errs *multierror.Error
-	var g multierror.Group
 	var dirtyChecks, sizeChecks []int
-	sem := make(chan struct{}, 4)
 	for i, t := range trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
 		if t.Locked {
@@ -246,13 +242,12 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.Refs = append(rep.Refs, r)
 	}
 	// The independent checks, in parallel once the lists are complete: a status per
-	// worktree and a size per snapshot. Each goroutine writes only its own element.
-	progress.Start(opt.Progress, "checking worktrees", len(dirtyChecks)+len(sizeChecks))
+	// worktree and a size per snapshot, four at once. Each writes only its own element;
+	// their errors are gathered in this order.
+	var checks []func() error
 	for _, k := range dirtyChecks {
 		w := &rep.Worktrees[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
+		checks = append(checks, func() error {
 			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
 			if err != nil && ctx.Err() == nil {
 				// Another agent may be removing or re-adding this worktree while we
@@ -279,10 +274,8 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	for _, k := range sizeChecks {
 		r := &rep.Refs[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
-			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
+		checks = append(checks, func() error {
+			n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
 			if err != nil {
 				return fmt.Errorf("size of %s: %w", r.Ref, err)
 			}
@@ -290,11 +283,12 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			return nil
 		})
 	}
-	werr := g.Wait()
+	progress.Start(opt.Progress, "checking worktrees", len(checks))
+	errs := par.Join(par.Each(len(checks), 4, func(i int) error {
+		defer progress.Add(opt.Progress, 1)
+		return checks[i]()
+	}))
 	progress.Done(opt.Progress)
-	if werr != nil {
-		errs = multierror.Append(errs, werr.Errors...)
-	}
 	for i := range rep.Worktrees {
 		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {
 			rep.Attention = true
@@ -305,7 +299,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			rep.Attention = true
 		}
 	}
-	return rep, errs.ErrorOrNil()
+	return rep, errs
 }
 
 // parseLockReason reads worktrees' lock reason "git-atlas run <run> node <node>".
@@ -315,10 +309,4 @@ func parseLockReason(reason string) (run, node string, ok bool) {
 		return "", "", false
 	}
 	return f[2], f[4], true
-}
-
-// DiskUsage is the bytes on disk of every object reachable from rev
-// (`git rev-list --objects --disk-usage`).
-func DiskUsage(ctx context.Context, repo *git.Repository, rev string) (int64, error) {
-	return repo.DiskUsage(ctx, rev)
 }
