@@ -255,7 +255,11 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 				// ownership"): a directory that went away is missing, not an error,
 				// and one still there is read again once its remover had time to end.
 				for try := 0; try < 3 && err != nil; try++ {
-					time.Sleep(50 * time.Millisecond)
+					select {
+					case <-ctx.Done():
+						return fmt.Errorf("status of worktree %s: %w", w.Path, ctx.Err())
+					case <-time.After(50 * time.Millisecond):
+					}
 					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
 						w.Labels = append(w.Labels, Missing)
 						return nil
