@@ -11,10 +11,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -170,10 +169,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	root, rootErr := worktrees.Root(ctx, repo)
 
-	var errs *multierror.Error
-	var g multierror.Group
 	var dirtyChecks, sizeChecks []int
-	sem := make(chan struct{}, 4)
 	for i, t := range trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
 		if t.Locked {
@@ -258,13 +254,12 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.Refs = append(rep.Refs, r)
 	}
 	// The independent checks, in parallel once the lists are complete: a status per
-	// worktree and a size per snapshot. Each goroutine writes only its own element.
-	progress.Start(opt.Progress, "checking worktrees", len(dirtyChecks)+len(sizeChecks))
+	// worktree and a size per snapshot, four at once. Each writes only its own element;
+	// their errors are gathered in this order.
+	var checks []func() error
 	for _, k := range dirtyChecks {
 		w := &rep.Worktrees[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
+		checks = append(checks, func() error {
 			// A checkout being made (or left half-made) has no readable HEAD until git
 			// finishes it: it is classified by its marker, never status-checked.
 			if l := makingLabel(w.Path); l != "" {
@@ -280,7 +275,11 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 				// begun meanwhile is classified by its marker, and one still there
 				// is read again once its remover had time to end.
 				for try := 0; try < 3 && err != nil; try++ {
-					time.Sleep(50 * time.Millisecond)
+					select {
+					case <-ctx.Done():
+						return fmt.Errorf("status of worktree %s: %w", w.Path, ctx.Err())
+					case <-time.After(50 * time.Millisecond):
+					}
 					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
 						w.Labels = append(w.Labels, Missing)
 						return nil
@@ -311,10 +310,8 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	for _, k := range sizeChecks {
 		r := &rep.Refs[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
-			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
+		checks = append(checks, func() error {
+			n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
 			if err != nil {
 				return fmt.Errorf("size of %s: %w", r.Ref, err)
 			}
@@ -322,11 +319,12 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			return nil
 		})
 	}
-	werr := g.Wait()
+	progress.Start(opt.Progress, "checking worktrees", len(checks))
+	errs := par.Join(par.Each(len(checks), 4, func(i int) error {
+		defer progress.Add(opt.Progress, 1)
+		return checks[i]()
+	}))
 	progress.Done(opt.Progress)
-	if werr != nil {
-		errs = multierror.Append(errs, werr.Errors...)
-	}
 	if rootErr == nil {
 		for _, p := range worktrees.SetAside(root, "") {
 			rel, _ := filepath.Rel(root, p)
@@ -345,7 +343,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			rep.Attention = true
 		}
 	}
-	return rep, errs.ErrorOrNil()
+	return rep, errs
 }
 
 // makingLabel is Making or HalfMade when a checkout of path was begun and not
@@ -368,10 +366,4 @@ func parseLockReason(reason string) (run, node string, ok bool) {
 		return "", "", false
 	}
 	return f[2], f[4], true
-}
-
-// DiskUsage is the bytes on disk of every object reachable from rev
-// (`git rev-list --objects --disk-usage`).
-func DiskUsage(ctx context.Context, repo *git.Repository, rev string) (int64, error) {
-	return repo.DiskUsage(ctx, rev)
 }

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -196,11 +195,11 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 	for _, b := range branches {
 		deleting[b.Ref] = true // a candidate keeps no other candidate alive
 	}
-	var errs *multierror.Error
+	var errs []error
 	for _, b := range branches {
 		keeper, err := keptContaining(ctx, repo, b.ID, deleting)
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("branch %s: %w", b.Ref, err))
+			errs = append(errs, fmt.Errorf("branch %s: %w", b.Ref, err))
 			continue
 		}
 		if keeper == "" {
@@ -208,7 +207,7 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		}
 		acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Reason: "reachable from " + keeper})
 	}
-	return acts, errs.ErrorOrNil()
+	return acts, par.Join(errs)
 }
 
 // keptContaining names a ref, not among deleting, whose history contains sha.
@@ -243,9 +242,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil && rep == nil {
 		return nil, err
 	}
-	var errs *multierror.Error
+	var errs []error
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	old := map[string]bool{}
 	for id, e := range rep.runs {
@@ -255,7 +254,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	plan, err := Plan(ctx, store.Repo, rep, opt)
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	var acts, refActs, kept []Action
 	for _, a := range plan {
@@ -280,7 +279,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			taken[res.Snapshot.Rec.Ref] = true
 		}
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
+			errs = append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
 			continue
 		}
 		a.Done = true
@@ -288,20 +287,20 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	if len(refActs) == 0 {
 		removeEmptyRunDirs(ctx, store.Repo, touched)
-		return append(acts, kept...), errs.ErrorOrNil()
+		return append(acts, kept...), par.Join(errs)
 	}
 	progress.Done(opt.Progress)
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
-			errs = multierror.Append(errs, err)
+			errs = append(errs, err)
 			if rep == nil {
-				return append(append(acts, refActs...), kept...), errs
+				return append(append(acts, refActs...), kept...), par.Join(errs)
 			}
 		}
 	}
 	again, err := planRefs(ctx, store.Repo, rep, opt, nil, old)
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	still := map[string]Action{}
 	for _, a := range again {
@@ -341,7 +340,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			err = store.Repo.UpdateRefs(ctx, "atlas gc", ups...) // a killed git's lock was in the way
 		}
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("gc run %s: %w", run, err))
+			errs = append(errs, fmt.Errorf("gc run %s: %w", run, err))
 			continue
 		}
 		touched[run] = true
@@ -354,13 +353,13 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			case a.Kind == DeleteRef && a.Patch != "":
 				// The snapshot's own patch, at the path gc owns (never a --patch-out file).
 				if err := os.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
-					errs = multierror.Append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
+					errs = append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
 				}
 			}
 		}
 	}
 	removeEmptyRunDirs(ctx, store.Repo, touched)
-	return append(append(acts, refActs...), kept...), errs.ErrorOrNil()
+	return append(append(acts, refActs...), kept...), par.Join(errs)
 }
 
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that

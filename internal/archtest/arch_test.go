@@ -352,3 +352,19 @@ func TestAtlasLayoutInOnePlace(t *testing.T) {
 		t.Fatal("no filepath.Join found: the scan is broken")
 	}
 }
+
+// TestOneParallelismHelper: independent checks run in parallel through internal/par
+// alone (a bound, errors kept in input order), so go-multierror, which gathers them,
+// is imported there and nowhere else (it was used in three idioms: a semaphore and a
+// WaitGroup, a multierror.Group, sequential appends).
+func TestOneParallelismHelper(t *testing.T) {
+	for _, p := range loadModule(t) {
+		if short(p.path) == "internal/par" || harness[short(p.path)] {
+			continue
+		}
+		if files, ok := p.imports(false)["github.com/hashicorp/go-multierror"]; ok {
+			sort.Strings(files)
+			t.Errorf("%s imports go-multierror (%s): use internal/par (Each, Join)", short(p.path), strings.Join(files, ", "))
+		}
+	}
+}
