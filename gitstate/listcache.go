@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"sync"
 )
 
 // The summary cache, <git-common-dir>/atlas/cache/summaries, keeps the summary line
@@ -22,7 +23,7 @@ import (
 
 const cacheMagic = "git-atlas summaries 1 "
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 type cachedSummary struct {
 	tip  string
@@ -39,7 +40,7 @@ func (s *Store) readCache() map[string]cachedSummary {
 	}
 	header, body, ok := bytes.Cut(data, []byte("\n"))
 	sum, found := bytes.CutPrefix(header, []byte(cacheMagic))
-	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)) {
+	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli())) {
 		return nil
 	}
 	cache := map[string]cachedSummary{}
@@ -72,6 +73,6 @@ func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
 		}
 	}
 	data := file.Bytes()
-	copy(data, fmt.Sprintf("%s%08x\n", cacheMagic, crc32.Checksum(data[header:], castagnoli)))
+	copy(data, fmt.Sprintf("%s%08x\n", cacheMagic, crc32.Checksum(data[header:], castagnoli())))
 	_ = s.Repo.WriteCache(cacheName, data) // best effort
 }

@@ -1,10 +1,10 @@
 package cli
 
 import (
+	"fmt"
 	"os"
+	"strings"
 	"sync"
-
-	"github.com/schollz/progressbar/v3"
 
 	"github.com/git-atlas/git-atlas/internal/progress"
 )
@@ -20,48 +20,57 @@ func (e *Env) progress() progress.Reporter {
 	return &termProgress{e: e}
 }
 
-// termProgress draws one progressbar per phase and clears it when the phase ends, so
-// that what the command prints next starts on a clean line.
+// termProgress draws one bar per phase on one line, redrawn in place, and clears it
+// when the phase ends, so that what the command prints next starts on a clean line.
+// (Drawn here rather than by a library: the one used before linked net/http and
+// crypto/tls into every git-atlas process, a measurable part of its start-up.)
 type termProgress struct {
-	e   *Env
-	mu  sync.Mutex
-	bar *progressbar.ProgressBar
+	e        *Env
+	mu       sync.Mutex
+	what     string
+	n, total int
+	drawn    bool
 }
+
+const barWidth = 30
 
 func (p *termProgress) Start(what string, total int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		_ = p.bar.Finish()
+	p.clear()
+	p.what, p.n, p.total = what, 0, total
+	if total > 0 {
+		p.draw()
 	}
-	if total == 0 {
-		p.bar = nil
-		return
-	}
-	p.bar = progressbar.NewOptions(total,
-		progressbar.OptionSetWriter(p.e.Stderr),
-		progressbar.OptionSetDescription(what),
-		progressbar.OptionShowCount(),
-		progressbar.OptionSetWidth(30),
-		progressbar.OptionSetRenderBlankState(true),
-		progressbar.OptionClearOnFinish(),
-		progressbar.OptionUseANSICodes(true),
-	)
 }
 
 func (p *termProgress) Add(n int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		_ = p.bar.Add(n)
+	if p.total > 0 {
+		p.n = min(p.n+n, p.total)
+		p.draw()
 	}
 }
 
 func (p *termProgress) Done() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.bar != nil {
-		_ = p.bar.Finish()
-		p.bar = nil
+	p.clear()
+	p.total = 0
+}
+
+// draw redraws the line: "what  33% |██████████          | (1/3)".
+func (p *termProgress) draw() {
+	fill := p.n * barWidth / p.total
+	fmt.Fprintf(p.e.Stderr, "\r\x1b[K%s %3d%% |%s%s| (%d/%d)", terminalSafe(p.what), p.n*100/p.total,
+		strings.Repeat("█", fill), strings.Repeat(" ", barWidth-fill), p.n, p.total)
+	p.drawn = true
+}
+
+func (p *termProgress) clear() {
+	if p.drawn {
+		fmt.Fprint(p.e.Stderr, "\r\x1b[K")
+		p.drawn = false
 	}
 }
