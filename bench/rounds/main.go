@@ -7,7 +7,8 @@
 //
 // A COMMAND is words split on blanks ('single quotes' keep blanks), run directly, with
 // no shell in between (a shell's fork would weigh on a 2 ms command); `a | b` is a
-// pipeline whose stages are connected directly too. Commands run in DIR (default: here), with
+// pipeline whose stages are connected directly too; a last word `<FILE` is the
+// command's standard input. Commands run in DIR (default: here), with
 // stdin from /dev/null and their output discarded; a command that fails stops the
 // benchmark (its stderr is shown). -pre NAME=COMMAND runs COMMAND (not timed) before
 // each timed run of NAME: a cache deleted, a hook installed.
@@ -27,6 +28,7 @@ import (
 
 type command struct {
 	name   string
+	stdin  string
 	stages [][]string
 	pre    [][]string
 	wall   []time.Duration
@@ -51,7 +53,12 @@ func main() {
 		if !ok {
 			fatal("argument %q is not NAME=COMMAND", arg)
 		}
-		cmds = append(cmds, &command{name: name, stages: parse(line)})
+		c := &command{name: name, stages: parse(line)}
+		last := c.stages[len(c.stages)-1]
+		if w := last[len(last)-1]; strings.HasPrefix(w, "<") {
+			c.stdin, c.stages[len(c.stages)-1] = w[1:], last[:len(last)-1]
+		}
+		cmds = append(cmds, c)
 	}
 	if len(cmds) == 0 {
 		fatal("usage: rounds [-n N] NAME=COMMAND...")
@@ -71,11 +78,11 @@ func main() {
 	for r := -*warm; r < *n; r++ {
 		for _, c := range cmds {
 			if c.pre != nil {
-				if _, _, err := run(*dir, c.pre); err != nil {
+				if _, _, err := run(*dir, c.pre, ""); err != nil {
 					fatal("%s (pre): %v", c.name, err)
 				}
 			}
-			d, rss, err := run(*dir, c.stages)
+			d, rss, err := run(*dir, c.stages, c.stdin)
 			if err != nil {
 				fatal("%s: %v", c.name, err)
 			}
@@ -145,7 +152,7 @@ func parse(line string) [][]string {
 
 // run runs one pipeline and returns its wall time and the peak RSS of its largest
 // process.
-func run(dir string, stages [][]string) (time.Duration, int64, error) {
+func run(dir string, stages [][]string, stdin string) (time.Duration, int64, error) {
 	cmds := make([]*exec.Cmd, len(stages))
 	var stderr bytes.Buffer
 	for i, s := range stages {
@@ -153,6 +160,14 @@ func run(dir string, stages [][]string) (time.Duration, int64, error) {
 		c.Dir = dir
 		c.Stderr = &stderr
 		cmds[i] = c
+	}
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		cmds[0].Stdin = f
 	}
 	for i := 0; i+1 < len(cmds); i++ {
 		r, w, err := os.Pipe()
