@@ -21,11 +21,10 @@ import (
 // stand-in that prints a chosen time): what the script decides alone is what these
 // tests see.
 type hookRepo struct {
-	t         *testing.T
-	dir, bin  string
-	log       string
-	store     *gitstate.Store
-	checkouts int
+	t        *testing.T
+	dir, bin string
+	log      string
+	store    *gitstate.Store
 }
 
 func newHookRepo(t *testing.T) *hookRepo {
