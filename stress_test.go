@@ -495,8 +495,12 @@ func TestStressCachesDeleted(t *testing.T) {
 			os.Remove(caches[k])
 		}
 	}
-	// checkout switches branches and returns the hook's line.
+	// checkout switches branches and returns the hook's line (one at a time: git
+	// locks the index).
+	var checkoutMu sync.Mutex
 	checkout := func() (string, error) {
+		checkoutMu.Lock()
+		defer checkoutMu.Unlock()
 		c := exec.Command("git", "checkout", "-q", "-")
 		c.Dir, c.Env = dir, env
 		out, err := c.CombinedOutput()

@@ -134,8 +134,19 @@ func (r *Repository) ReadCacheStamped(name string) ([]byte, time.Time, error) {
 	if err != nil {
 		return nil, time.Time{}, err
 	}
-	data, err := io.ReadAll(f)
-	return data, fi.ModTime(), err
+	// One read of the size it has (ReadAll's growing buffer was most of the reading).
+	data := make([]byte, fi.Size()+1)
+	n, err := io.ReadFull(f, data)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	if err == nil && n == len(data) { // it grew meanwhile: read the rest
+		var rest []byte
+		rest, err = io.ReadAll(f)
+		data = append(data, rest...)
+		n = len(data)
+	}
+	return data[:n], fi.ModTime(), err
 }
 
 // WriteCacheStamped replaces the cache file name with data dated by mark (see above),
