@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -490,3 +491,132 @@ func checkAllReadable(t *testing.T, dir string, env []string, k int) []string {
 	}
 	return ids
 }
+
+// TestStressCachesDeleted: the summary cache and the post-checkout hint are derived
+// data. Writers change runs (new interrupted and live runs, finishes, stops) while
+// readers list and detect and the hook runs on checkouts, each reader deleting one
+// cache or the other at random first; then, with the writers stopped, the answers
+// (list, detect, brief, the hook's line) read with the caches as they were left are
+// the answers read with no cache at all.
+func TestStressCachesDeleted(t *testing.T) {
+	if testing.Short() {
+		t.Skip("stress test")
+	}
+	rounds, writers, each := testenv.Rounds(3, 12), testenv.Rounds(3, 6), testenv.Rounds(4, 15)
+	dir, env := stressRepo(t)
+	mustGit(t, dir, env, "", "branch", "other")
+	mustGit(t, dir, env, "", "atlas", "hooks", "install")
+	common := mustGit(t, dir, env, "", "rev-parse", "--path-format=absolute", "--git-common-dir")
+	caches := []string{filepath.Join(common, "atlas", "cache", "summaries"), filepath.Join(common, "atlas", "hint")}
+	drop := func(r *rand.Rand) {
+		if k := r.IntN(4); k < len(caches) {
+			os.Remove(caches[k])
+		}
+	}
+	// checkout switches branches and returns the hook's line (one at a time: git
+	// locks the index).
+	var checkoutMu sync.Mutex
+	checkout := func() (string, error) {
+		checkoutMu.Lock()
+		defer checkoutMu.Unlock()
+		c := exec.Command("git", "checkout", "-q", "-")
+		c.Dir, c.Env = dir, env
+		out, err := c.CombinedOutput()
+		return string(out), err
+	}
+	mustGit(t, dir, env, "", "checkout", "-q", "other")
+	answers := func() string {
+		hook, err := checkout()
+		if err != nil {
+			t.Fatalf("checkout: %v %s", err, hook)
+		}
+		return "list:\n" + mustGit(t, dir, env, "", "atlas", "list", "--all", "--json") +
+			"\ndetect:\n" + mustGit(t, dir, env, "", "atlas", "resume", "--detect", "--json") +
+			"\nbrief:\n" + mustGit(t, dir, env, "", "atlas", "resume", "--brief") +
+			"\nhook:\n" + hook
+	}
+	for round := 0; round < rounds; round++ {
+		var wg sync.WaitGroup
+		done := make(chan struct{})
+		for w := 0; w < writers; w++ {
+			wg.Add(1)
+			go func(w int) {
+				defer wg.Done()
+				r := rand.New(rand.NewPCG(uint64(round), uint64(w)))
+				for i := 0; i < each; i++ {
+					id := fmt.Sprintf("w%d-%d-%d", w, round, i)
+					args := []string{"atlas", "start", "--id", id, "--stages", "a"}
+					live := r.IntN(3) == 0
+					if live {
+						args = append(args, "--holder", "h"+id, "--ttl", "1h")
+					}
+					if _, err := gitCmd(dir, env, "", args...); err != nil {
+						t.Error(err)
+						return
+					}
+					if k := r.IntN(3); k < 2 {
+						status := []string{"completed", "stopped"}[k]
+						if _, err := gitCmd(dir, env, "", "atlas", "finish", id, "--status", status); err != nil {
+							t.Error(err)
+							return
+						}
+					}
+				}
+			}(w)
+		}
+		readers := sync.WaitGroup{}
+		for rd := 0; rd < 2; rd++ {
+			readers.Add(1)
+			go func(rd int) {
+				defer readers.Done()
+				r := rand.New(rand.NewPCG(uint64(round), uint64(100+rd)))
+				for {
+					select {
+					case <-done:
+						return
+					default:
+					}
+					drop(r)
+					var err error
+					switch r.IntN(3) {
+					case 0:
+						_, err = gitCmd(dir, env, "", "atlas", "list", "--json")
+					case 1:
+						_, err = gitCmd(dir, env, "", "atlas", "resume", "--brief")
+					default:
+						var out string
+						if out, err = checkout(); err != nil {
+							err = fmt.Errorf("checkout: %v %s", err, out)
+						}
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+				}
+			}(rd)
+		}
+		wg.Wait()
+		close(done)
+		readers.Wait()
+		if t.Failed() {
+			return
+		}
+		left := answers() // the checkout in it leaves the branch the other way round
+		mustGit(t, dir, env, "", "checkout", "-q", "-")
+		for _, c := range caches {
+			os.Remove(c)
+		}
+		if none := answers(); timeless(none) != timeless(left) {
+			t.Fatalf("round %d: the caches as left gave\n%s\nwith no cache:\n%s", round, left, none)
+		}
+		mustGit(t, dir, env, "", "checkout", "-q", "-")
+	}
+}
+
+// timeless blanks what changes with the clock alone between two reads: ages.
+func timeless(s string) string {
+	return ageRE.ReplaceAllString(s, "AGE")
+}
+
+var ageRE = regexp.MustCompile(`"age_seconds": [0-9]+|[0-9]+[smhd] ago|"age": "[^"]*"`)

@@ -4,6 +4,10 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"sync"
+	"time"
+
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // The summary cache, <git-common-dir>/atlas/cache/summaries, keeps the summary line
@@ -22,7 +26,13 @@ import (
 
 const cacheMagic = "git-atlas summaries 1 "
 
-var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+// completeMagic heads a cache that holds a line for every run the refs had when it was
+// written, dated by those refs (git.Repository.WriteCacheStamped): while no ref file is
+// newer, it is the whole listing, and no for-each-ref is needed. (Older versions do not
+// know this header and treat the file as no cache.)
+const completeMagic = "git-atlas summaries 1+ "
+
+var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 
 type cachedSummary struct {
 	tip  string
@@ -31,38 +41,51 @@ type cachedSummary struct {
 
 const cacheName = "summaries"
 
-// readCache returns the cached lines by run, or nil when there is no usable cache.
-func (s *Store) readCache() map[string]cachedSummary {
-	data, err := s.Repo.ReadCache(cacheName)
+// readCache returns the cached lines by run, or nil when there is no usable cache;
+// order is the runs in the file's order, complete whether the file holds every run
+// the refs had at its stamp.
+func (s *Store) readCache() (cache map[string]cachedSummary, order []string, complete bool, stamp time.Time) {
+	data, stamp, err := s.Repo.ReadCacheStamped(cacheName)
 	if err != nil {
-		return nil
+		return nil, nil, false, stamp
 	}
 	header, body, ok := bytes.Cut(data, []byte("\n"))
 	sum, found := bytes.CutPrefix(header, []byte(cacheMagic))
-	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli)) {
-		return nil
+	if !found {
+		sum, complete = bytes.CutPrefix(header, []byte(completeMagic))
+		found = complete
 	}
-	cache := map[string]cachedSummary{}
+	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli())) {
+		return nil, nil, false, stamp
+	}
+	cache = map[string]cachedSummary{}
 	for len(body) > 0 {
 		var line []byte
 		line, body, _ = bytes.Cut(body, []byte("\n"))
 		id, rest, ok1 := bytes.Cut(line, []byte(" "))
 		tip, doc, ok2 := bytes.Cut(rest, []byte(" "))
 		if !ok1 || !ok2 {
-			return nil
+			return nil, nil, false, stamp
 		}
 		cache[string(id)] = cachedSummary{tip: string(tip), line: doc}
+		order = append(order, string(id))
 	}
-	return cache
+	return cache, order, complete, stamp
 }
 
 // writeCache replaces the cache with lines, in order, best effort: a repository we
-// cannot write to lists as before, only slower.
-func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
+// cannot write to lists as before, only slower. With complete (lines hold every run
+// the refs had at mark), the file is written as a complete cache dated by mark when
+// the mark allows; it reports whether it was.
+func (s *Store) writeCache(lines map[string]cachedSummary, order []string, complete bool, mark git.RefsMark) bool {
+	magic := cacheMagic
+	if complete && mark.Settled() {
+		magic = completeMagic
+	}
 	// One buffer: the header's place first (its length is fixed), then the lines, then
 	// the checksum of the lines written into the header. Run ids are ref name
 	// components, which hold no space and no newline.
-	const header = len(cacheMagic) + 8 + 1
+	header := len(magic) + 8 + 1
 	file := bytes.NewBuffer(make([]byte, header, header+len(order)*600))
 	for _, id := range order {
 		if c, ok := lines[id]; ok {
@@ -72,6 +95,14 @@ func (s *Store) writeCache(lines map[string]cachedSummary, order []string) {
 		}
 	}
 	data := file.Bytes()
-	copy(data, fmt.Sprintf("%s%08x\n", cacheMagic, crc32.Checksum(data[header:], castagnoli)))
+	copy(data, fmt.Sprintf("%s%08x\n", magic, crc32.Checksum(data[header:], castagnoli())))
+	if magic == completeMagic {
+		if s.Repo.WriteCacheStamped(cacheName, data, mark) {
+			return true
+		}
+		// The refs moved meanwhile: keep the lines, undated.
+		return s.writeCache(lines, order, false, mark)
+	}
 	_ = s.Repo.WriteCache(cacheName, data) // best effort
+	return false
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -325,12 +326,12 @@ func (s *State) Worktree(node string) *WorktreeRec {
 	return nil
 }
 
-var nameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
 // ValidName checks a run, stage, node or job name (SPEC §3): the pattern, and what
 // git refuses in a ref component (".lock" endings, "..").
 func ValidName(what, name string) error {
-	if !nameRE.MatchString(name) || len(name) > 64 {
+	if !nameRE().MatchString(name) || len(name) > 64 {
 		return fault.Usage("invalid %s name %q: use 1-64 of A-Z a-z 0-9 . _ -, starting with a letter or digit", what, name)
 	}
 	if len(name) >= 5 && name[len(name)-5:] == ".lock" {
@@ -356,7 +357,7 @@ func ValidName(what, name string) error {
 // (<root>/<run>/<name>.atlas-broken-<random>, which resume and audit report).
 const ReservedNames = "union, replay-<stage>-<n>, names ending in .atlas-materializing and names holding .atlas-broken- (in any case)"
 
-var replayNodeRE = regexp.MustCompile(`(?i)^replay-.+-[0-9]+$`)
+var replayNodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^replay-.+-[0-9]+$`) })
 
 // CheckNodeName checks a stage or job name: ValidName, then the names the worktree
 // layout reserves (ReservedNames), compared without case, since on a case-insensitive
@@ -369,7 +370,7 @@ func CheckNodeName(what, name string) error {
 	switch {
 	case lower == "union":
 		return fault.Usage("%s name %q is reserved: it is the run's union worktree and branch", what, name).WithHint("reserved names: %s", ReservedNames)
-	case replayNodeRE.MatchString(name):
+	case replayNodeRE().MatchString(name):
 		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees `git atlas recover` makes", what, name).WithHint("reserved names: %s", ReservedNames)
 	case strings.HasSuffix(lower, ".atlas-materializing"):
 		return fault.Usage("%s name %q is reserved: <name>.atlas-materializing marks a worktree being checked out", what, name).WithHint("reserved names: %s", ReservedNames)

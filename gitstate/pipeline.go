@@ -8,6 +8,7 @@ import (
 	"io"
 	"regexp"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -129,8 +130,10 @@ func jsonPipelineError(name string, data []byte, err error) error {
 
 // yamlTypeError is one of yaml's unmarshal errors:
 // "line 3: cannot unmarshal !!str `two` into int".
-var yamlTypeError = regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
-var yamlUnknownField = regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`)
+var yamlTypeError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile("^line (\\d+): cannot unmarshal !!(\\w+)(?: `(.*)`)? into (.+)$")
+})
+var yamlUnknownField = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^line (\d+): field (.+) not found in type (.+)$`) })
 
 // yamlPipelineError turns yaml's errors into words with a line.
 func yamlPipelineError(name string, err error) error {
@@ -144,7 +147,7 @@ func yamlPipelineError(name string, err error) error {
 	}
 	msgs := make([]string, 0, len(te.Errors))
 	for _, e := range te.Errors {
-		if m := yamlTypeError.FindStringSubmatch(e); m != nil {
+		if m := yamlTypeError().FindStringSubmatch(e); m != nil {
 			found := map[string]string{"str": "text", "int": "a number", "float": "a number", "bool": "true or false", "seq": "a list", "map": "a mapping", "null": "nothing"}[m[2]]
 			if m[3] != "" {
 				found = fmt.Sprintf("%q", m[3])
@@ -153,7 +156,7 @@ func yamlPipelineError(name string, err error) error {
 				found = "a " + m[2]
 			}
 			msgs = append(msgs, fmt.Sprintf("line %s: expected %s, found %s", m[1], typeWords(m[4]), found))
-		} else if m := yamlUnknownField.FindStringSubmatch(e); m != nil {
+		} else if m := yamlUnknownField().FindStringSubmatch(e); m != nil {
 			msgs = append(msgs, fmt.Sprintf("line %s: unknown field %q", m[1], m[2]))
 		} else {
 			msgs = append(msgs, e)

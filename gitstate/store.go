@@ -171,6 +171,18 @@ func (r *Run) Writable() error {
 	return nil
 }
 
+// AfterWrite, when set, runs after every ledger write that Create or Update made, once
+// the run's writer lock is released: derived data that depends on every run (the
+// post-checkout hint of package hooks) is kept in step by it, whatever command wrote.
+// It must never fail the write, and is set once, at program start.
+var AfterWrite func(ctx context.Context, s *Store)
+
+func (s *Store) afterWrite(ctx context.Context) {
+	if AfterWrite != nil {
+		AfterWrite(ctx, s)
+	}
+}
+
 // Create writes a new run's first ledger commit; it fails with a conflict if the run
 // exists. refs (pins) are created in the same transaction.
 func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs ...git.RefUpdate) (*Run, error) {
@@ -214,6 +226,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 		return nil, err
 	}
 	r.Tip = tip
+	s.afterWrite(ctx)
 	return r, nil
 }
 
@@ -264,7 +277,13 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 // re-checks its preconditions against whatever a concurrent writer left; an error
 // from fn aborts with nothing written. A write that keeps losing the race fails
 // with a conflict after MaxTries.
-func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (*Run, error) {
+func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (_ *Run, err error) {
+	wrote := false
+	defer func() { // after the lock below is released
+		if wrote && err == nil {
+			s.afterWrite(ctx)
+		}
+	}()
 	tries := s.MaxTries
 	if tries <= 0 {
 		tries = 1
@@ -346,7 +365,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		}
 		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(what)+" "+id, up...)
 		if err == nil {
-			r.Tip = tip
+			r.Tip, wrote = tip, true
 			return r, nil
 		}
 		if !errors.Is(err, git.ErrRefConflict) {

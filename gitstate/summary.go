@@ -441,7 +441,14 @@ func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
 
 func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
 	prefix := strings.TrimSuffix(RunsPrefix, "/")
-	cache := s.readCache()
+	mark := s.Repo.MarkRefs() // before anything is read
+	cache, order, complete, stamp := s.readCache()
+	if complete && mark.Unchanged(stamp) {
+		// No ledger ref changed since the cache was written whole: it is the listing.
+		if entries, ok := entriesOf(cache, order); ok {
+			return entries, nil
+		}
+	}
 	var (
 		refs    []git.Ref
 		entries []Entry
@@ -516,15 +523,35 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	// Rewrite the cache when it lacked something or held runs that are gone; a
 	// repository without runs gets none (`resume --brief` runs in every repository an
 	// agent opens).
-	if hits := len(refs) - len(miss); len(refs) > 0 && (len(fresh) != hits || len(cache) != hits) {
+	// Rewrite it too when it can be written complete (every run has its line, the refs
+	// have settled; it was not, or the refs moved since): the next listing then needs
+	// no for-each-ref.
+	all := len(fresh) == len(refs)
+	if hits := len(refs) - len(miss); len(refs) > 0 && (len(fresh) != hits || len(cache) != hits || (all && mark.Settled())) {
 		order := make([]string, len(entries))
 		for k := range entries {
 			order[k] = entries[k].ID
 		}
-		s.writeCache(fresh, order)
+		s.writeCache(fresh, order, all, mark)
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
 	return entries, nil
+}
+
+// entriesOf is the listing a complete cache holds, sorted by id; false when a line does
+// not decode (then the refs are listed).
+func entriesOf(cache map[string]cachedSummary, order []string) ([]Entry, bool) {
+	entries := make([]Entry, 0, len(order))
+	for _, id := range order {
+		c := cache[id]
+		r := fromLine(id, c.tip, c.line)
+		if r == nil {
+			return nil, false
+		}
+		entries = append(entries, Entry{ID: id, Run: r})
+	}
+	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
+	return entries, true
 }
 
 // readDocuments reads the runs at entries[k] for k in which from their documents,

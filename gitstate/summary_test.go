@@ -8,6 +8,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -228,7 +229,7 @@ func TestParseCanonicalSeeds(t *testing.T) {
 // cacheLines reads the summary cache as listing does, failing when it is unusable.
 func cacheLines(t *testing.T, s *Store) map[string]cachedSummary {
 	t.Helper()
-	c := s.readCache()
+	c, _, _, _ := s.readCache()
 	if c == nil {
 		t.Fatal("no usable summary cache")
 	}
@@ -282,7 +283,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 				c.line = []byte(strings.Replace(string(c.line), `"status":"running"`, `"status":"paused"`, 1))
 				forged[id] = c
 			}
-			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"})
+			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"}, false, git.RefsMark{})
 			if got := listRuns(t, s)["plain"].State.Status; got != "paused" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
@@ -329,7 +330,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if err := os.WriteFile(path, bad, 0o666); err != nil {
 		t.Fatal(err)
 	}
-	if s.readCache() != nil {
+	if c, _, _, _ := s.readCache(); c != nil {
 		t.Fatal("a cache with a bad checksum was read")
 	}
 	for id, r := range listRuns(t, s) {
@@ -387,4 +388,84 @@ func BenchmarkSummaryLine(b *testing.B) {
 			}
 		}
 	})
+}
+
+// A cache written whole once the refs have settled is dated by them and is then the
+// listing by itself (no for-each-ref); any later change to a ledger ref (plain git
+// here) dates a ref file after it, and the refs are listed again.
+func TestCompleteCacheDatedByRefs(t *testing.T) {
+	s := New(newRepo(t, repoKinds[0]))
+	newRun(t, s, "a", StageDef{Name: "code"})
+	newRun(t, s, "b", StageDef{Name: "code"})
+	if err := transition(s, "b", "code", StageDispatched); err != nil {
+		t.Fatal(err)
+	}
+	common := s.Repo.CommonDir
+	settle := func() { // as if the last ref change were an hour old
+		old := time.Now().Add(-time.Hour)
+		for _, p := range []string{filepath.Join(common, "refs", "atlas", "runs"), filepath.Join(common, "refs", "atlas"), filepath.Join(common, "packed-refs")} {
+			_ = os.Chtimes(p, old, old)
+		}
+	}
+	listRuns(t, s) // the refs are seconds old: an undated cache
+	if _, _, complete, _ := s.readCache(); complete {
+		t.Fatal("a cache was dated by refs that had not settled")
+	}
+	settle()
+	want := listRuns(t, s)
+	cache, order, complete, _ := s.readCache()
+	if !complete || len(cache) != 2 {
+		t.Fatalf("settled refs: complete %v, %d runs", complete, len(cache))
+	}
+	// Served alone: a line changed under a valid checksum, same date, shows.
+	fi, _ := os.Stat(s.Repo.CachePath(cacheName))
+	forged := map[string]cachedSummary{}
+	for id, c := range cache {
+		c.line = []byte(strings.Replace(string(c.line), `"status":"running"`, `"status":"paused"`, 1))
+		forged[id] = c
+	}
+	mark := s.Repo.MarkRefs()
+	if !s.writeCache(forged, order, true, mark) {
+		t.Fatal("the forged cache was not written complete")
+	}
+	if fi2, _ := os.Stat(s.Repo.CachePath(cacheName)); !fi2.ModTime().Equal(fi.ModTime()) {
+		t.Fatalf("dated %s, then %s", fi.ModTime(), fi2.ModTime())
+	}
+	if got := listRuns(t, s)["a"].State.Status; got != "paused" {
+		t.Fatalf("status %q: the complete cache was not the listing", got)
+	}
+	// Plain git takes b back to its first commit: listed from the refs again (a's
+	// line, for the same tip, still comes from the cache).
+	run(t, common, "update-ref", RunRef("b"), RunRef("b")+"~1")
+	got := listRuns(t, s)
+	if len(got) != 2 || got["b"].State.Status != RunRunning || got["b"].State.Stages[0].Status != StagePending || got["a"].State.Status != "paused" {
+		t.Fatalf("after plain git: %d runs, b %+v, a %q", len(got), got["b"].State, got["a"].State.Status)
+	}
+	run(t, common, "update-ref", RunRef("c"), want["a"].Tip+"~0")
+	run(t, common, "update-ref", "-d", RunRef("c"))
+	if got := listRuns(t, s); len(got) != 2 {
+		t.Fatalf("%d runs", len(got))
+	}
+	settle()
+	listRuns(t, s)
+	if c, _, complete, _ := s.readCache(); !complete || len(c) != 2 {
+		t.Fatalf("re-dated: complete %v, %d runs", complete, len(c))
+	}
+	run(t, common, "update-ref", "-d", RunRef("b"))
+	if got := listRuns(t, s); len(got) != 1 {
+		t.Fatalf("a deleted run still listed: %d runs", len(got))
+	}
+	// White box: the dated cache is read alone. A ref file slipped in with the
+	// directory's time put back is not seen (no writer can do that: a rename dates it).
+	settle()
+	listRuns(t, s)
+	runs := filepath.Join(common, "refs", "atlas", "runs")
+	fi, _ = os.Stat(runs)
+	if err := os.WriteFile(filepath.Join(runs, "hidden"), []byte(want["a"].Tip+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_ = os.Chtimes(runs, fi.ModTime(), fi.ModTime())
+	if got := listRuns(t, s); len(got) != 1 {
+		t.Fatalf("%d runs: the refs were listed, not the dated cache", len(got))
+	}
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -26,16 +27,69 @@ const marker = "# git-atlas post-checkout hook"
 
 // Script is the hook git-atlas installs. It runs the hook that was there before (kept
 // beside it as post-checkout.atlas-orig) first and exits with that hook's status, as git
-// would have; git-atlas's own part never changes the outcome of a checkout. It calls
-// git-atlas directly when it is on PATH (git puts its exec-path there for hooks),
-// saving the fork of a `git` that would only start it.
+// would have; git-atlas's own part never changes the outcome of a checkout.
+//
+// Most checkouts need no git-atlas process at all: the hint (hint.go) answers when it
+// is newer than every file git.Repository.HintWatch names (the same list as here), no
+// live run's lease has ended since it was written, and the checkout is not in a
+// linked worktree under the managed worktrees' root (nor a locked one, nor one with
+// config from the environment); it uses shell built-ins only (and date, when a run is
+// live). Otherwise it calls git-atlas directly when it is on PATH (git puts its
+// exec-path there for hooks), saving the fork of a ` + "`git`" + ` that would only start it.
 const Script = `#!/bin/sh
 ` + marker + ` (` + "`git atlas hooks uninstall`" + ` restores what was here).
 status=0
-orig="$(dirname "$0")/post-checkout` + OrigSuffix + `"
+case $0 in */*) dir=${0%/*} ;; *) dir=. ;; esac
+orig="$dir/post-checkout` + OrigSuffix + `"
 if [ -x "$orig" ]; then
 	"$orig" "$@" || status=$?
 fi
+[ "$3" = 0 ] && exit $status
+atlas_hint() {
+	gd=${GIT_DIR:-}
+	if [ -z "$gd" ]; then
+		if [ -d .git ]; then gd=.git
+		elif [ -f .git ] && read -r gd <.git; then gd=${gd#gitdir: }
+		else return 1
+		fi
+	fi
+	case $gd in /*) ;; *) gd=$PWD/$gd ;; esac
+	common=$gd linked=
+	if [ -f "$gd/commondir" ]; then
+		read -r c <"$gd/commondir" || return 1
+		case $c in /*) common=$c ;; *) common=$gd/$c ;; esac
+		linked=1
+		[ -e "$gd/locked" ] && return 1
+		case ${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}${GIT_CONFIG_GLOBAL:-}${GIT_CONFIG_SYSTEM:-} in ?*) return 1 ;; esac
+		cd -P . || return 1
+	fi
+	h=$common/atlas/hint
+	[ -f "$h" ] || return 1
+	for f in "$common/refs/atlas/runs" "$common/refs/atlas" "$common/packed-refs" "$common/config" "$HOME/.gitconfig" "${XDG_CONFIG_HOME:-$HOME/.config}/git/config"; do
+		[ "$f" -nt "$h" ] && return 1
+	done
+	expires= say= ok=
+	{
+		read -r line && [ "$line" = "git-atlas hint 1" ] || return 1
+		while read -r k v; do
+			case $k in
+			expires) expires=$v ;;
+			root) [ -z "$linked" ] || case $PWD/ in "$v"/*) return 1 ;; esac ;;
+			say) say="$say$v
+" ;;
+			end) ok=1 ;;
+			*) return 1 ;;
+			esac
+		done
+	} <"$h"
+	[ -n "$ok" ] && [ -n "$expires" ] || return 1
+	if [ "$expires" != 0 ]; then
+		now=$(date +%s) || return 1
+		[ "$now" -lt "$expires" ] 2>/dev/null || return 1
+	fi
+	[ -z "$say" ] || printf '%s' "$say" >&2
+}
+if atlas_hint; then exit $status; fi
 if command -v git-atlas >/dev/null 2>&1; then
 	git-atlas hook post-checkout "$@" </dev/null >/dev/null || :
 elif git atlas -h >/dev/null 2>&1; then
@@ -211,6 +265,7 @@ func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, e
 		return st, err
 	}
 	orig := st.Hook + OrigSuffix
+	defer startHint(ctx, repo)
 	switch {
 	case st.State == Installed && st.Current:
 		return st, nil
@@ -237,6 +292,12 @@ func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, e
 	return st, err
 }
 
+// startHint makes the hint the installed hook reads (best effort: without one the
+// hook asks git-atlas, which makes it).
+func startHint(ctx context.Context, repo *git.Repository) {
+	_, _ = RefreshHint(ctx, gitstate.New(repo), true)
+}
+
 // Uninstall removes git-atlas's hook and puts back the one it kept, as it was (the same
 // file, renamed back: bytes, mode and time). Nothing installed: nothing to do. A hook
 // that is not ours is refused, never deleted.
@@ -253,6 +314,9 @@ func Uninstall(ctx context.Context, repo *git.Repository, opts Options) (Status,
 		return st, err
 	}
 	orig := st.Hook + OrigSuffix
+	if st.State != Foreign {
+		_ = repo.RemoveHint() // nobody reads it any more
+	}
 	switch st.State {
 	case Foreign:
 		return st, fault.Refused("%s is not git-atlas's hook: left as it is", st.Hook)

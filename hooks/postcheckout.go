@@ -47,6 +47,11 @@ func PostCheckout(ctx context.Context, open func() (*git.Repository, error), arg
 		res.Untrusted, err = worktrees.MarkIfOffBranch(ctx, store, run, *rec)
 		return res, err
 	}
-	res.Interrupted, _, err = resume.DetectStates(ctx, store, gitstate.Now())
+	// The hint was missing or stale (or this is an older hook script): detect, and
+	// leave a fresh hint for the next checkout.
+	res.Interrupted, err = RefreshHint(ctx, store, true)
+	if res.Interrupted == nil && err != nil {
+		res.Interrupted, _, err = resume.DetectStates(ctx, store, gitstate.Now())
+	}
 	return res, err
 }

@@ -14,6 +14,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -455,7 +456,7 @@ func hashFiles(files map[string][]byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-var badChars = regexp.MustCompile(`[^A-Za-z0-9._-]+`)
+var badChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`[^A-Za-z0-9._-]+`) })
 
 // MapName returns a name git-atlas accepts for a source id, deterministically, and
 // whether it had to change it: refused characters become "-", and a name that is
@@ -464,7 +465,7 @@ func MapName(id string) (string, bool) {
 	if gitstate.ValidName("run", id) == nil {
 		return id, false
 	}
-	n := badChars.ReplaceAllString(id, "-")
+	n := badChars().ReplaceAllString(id, "-")
 	n = strings.Trim(strings.ReplaceAll(n, "..", "."), "-.")
 	sum := sha256.Sum256([]byte(id))
 	if gitstate.ValidName("run", n) != nil || len(n) > 64 {

@@ -103,9 +103,9 @@ type LogInput struct {
 
 // TransitionInput is transition's input.
 type TransitionInput struct {
-	Run    string `json:"run" atlas:"arg" jsonschema:"the run id"`
-	Stage  string `json:"stage" atlas:"arg" jsonschema:"the stage"`
-	Status string `json:"status" atlas:"arg" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" jsonschema:"the new status"`
+	Run      string `json:"run" atlas:"arg" jsonschema:"the run id"`
+	Stage    string `json:"stage" atlas:"arg" jsonschema:"the stage"`
+	Status   string `json:"status" atlas:"arg" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" jsonschema:"the new status"`
 	Reason   string `json:"reason,omitempty" jsonschema:"why"`
 	Lease    string `json:"lease,omitempty" jsonschema:"the stage token the dispatch returned: a stale one is refused (conflict) and changes nothing"`
 	ThreadID string `json:"thread_id,omitempty" jsonschema:"with dispatched: the agent runtime's conversation id, so resume can continue it"`

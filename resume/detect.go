@@ -83,6 +83,12 @@ func DetectStates(ctx context.Context, store *gitstate.Store, now time.Time) ([]
 	return cands, bad, nil
 }
 
+// DetectIn is DetectStates over entries already listed (the post-checkout hint reads
+// the listing for more than the candidates).
+func DetectIn(entries []gitstate.Entry, now time.Time) ([]Candidate, []Unreadable) {
+	return detect(entries, now, false, "")
+}
+
 func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session string) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable

@@ -91,7 +91,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := dispatch(t, r, t0)
-	if r.Interrupted(t0.Add(500*time.Millisecond)) {
+	if r.Interrupted(t0.Add(500 * time.Millisecond)) {
 		t.Fatal("interrupted within its idle budget")
 	}
 	later := t0.Add(2 * time.Second)
@@ -109,7 +109,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if err := gitstate.Heartbeat(r, "code", "", later); err != nil {
 		t.Fatal(err)
 	}
-	if r.Interrupted(later.Add(500*time.Millisecond)) {
+	if r.Interrupted(later.Add(500 * time.Millisecond)) {
 		t.Fatal("interrupted right after a heartbeat")
 	}
 }

@@ -119,9 +119,10 @@ func parseModule() (map[string]*pkg, string) {
 
 func short(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
 
-// harness are the module's programs that measure git-atlas from outside, as a test
-// does: they run go build, git and the built binary, and are no part of git-atlas.
-var harness = map[string]bool{"bench/claims": true, "bench/listfixture": true, "bench/briefprobe": true}
+// harness reports whether a package is one of the module's programs that measure
+// git-atlas from outside, as a test does (everything under bench/): they run go
+// build, git and the built binary, and are no part of git-atlas.
+func harness(path string) bool { return strings.HasPrefix(path, "bench/") }
 
 // TestOnlyInternalGitRunsProcesses: internal/git is the only package of git-atlas that
 // imports os/exec: every git call goes through its one command builder (the fixed
@@ -131,7 +132,7 @@ var harness = map[string]bool{"bench/claims": true, "bench/listfixture": true, "
 // _test.go files may import os/exec (tests run git and the binary themselves).
 func TestOnlyInternalGitRunsProcesses(t *testing.T) {
 	for _, p := range loadModule(t) {
-		if short(p.path) == "internal/git" || harness[short(p.path)] {
+		if short(p.path) == "internal/git" || harness(short(p.path)) {
 			continue
 		}
 		for _, forbidden := range []string{"os/exec"} {
@@ -164,7 +165,7 @@ var gitMayImport = map[string]bool{"internal/fault": true, "internal/progress": 
 func matches(pattern, path string) bool {
 	s := short(path)
 	if pattern == "domain" {
-		return strings.HasPrefix(path, module) && s != "internal/cli" && s != "cmd/git-atlas" && !harness[s] && s != "internal/archtest"
+		return strings.HasPrefix(path, module) && s != "internal/cli" && s != "cmd/git-atlas" && !harness(s) && s != "internal/archtest"
 	}
 	return s == pattern
 }
@@ -359,7 +360,7 @@ func TestAtlasLayoutInOnePlace(t *testing.T) {
 // WaitGroup, a multierror.Group, sequential appends).
 func TestOneParallelismHelper(t *testing.T) {
 	for _, p := range loadModule(t) {
-		if short(p.path) == "internal/par" || harness[short(p.path)] {
+		if short(p.path) == "internal/par" || harness(short(p.path)) {
 			continue
 		}
 		if files, ok := p.imports(false)["github.com/hashicorp/go-multierror"]; ok {

@@ -153,10 +153,8 @@ func (c *HookCmd) Run(env *Env) error {
 	switch {
 	case res.Untrusted:
 		fmt.Fprintf(env.Stderr, "git-atlas: worktree of run %s node %s left its branch: marked untrusted (resume will snapshot and recreate it)\n", ledgerText(res.Run, cellMax), ledgerText(res.Node, cellMax))
-	case len(res.Interrupted) == 1:
-		fmt.Fprintf(env.Stderr, "git-atlas: run %s was interrupted; `git atlas resume --detect` lists it\n", ledgerText(res.Interrupted[0].RunID, cellMax))
-	case len(res.Interrupted) > 1:
-		fmt.Fprintf(env.Stderr, "git-atlas: %d interrupted runs (newest: %s); `git atlas resume --detect` lists them\n", len(res.Interrupted), ledgerText(res.Interrupted[0].RunID, cellMax))
+	case len(res.Interrupted) > 0:
+		fmt.Fprintln(env.Stderr, hooks.InterruptedLine(res.Interrupted, func(s string) string { return ledgerText(s, cellMax) }))
 	}
 	return nil
 }

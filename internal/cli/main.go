@@ -12,8 +12,10 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
@@ -178,17 +180,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, args []string, s
 	pre := startOpen(ctx, args)
 	defer pre.stop()
 
-	var root CLI
-	parser, err := kong.New(&root,
-		kong.Name("git atlas"),
-		kong.Description("The durable ledger of AI-agent runs, kept in the repository under refs/atlas/."),
-		kong.Writers(stdout, stderr),
-		kong.Exit(func(c int) { panic(exitPanic(c)) }),
-		kong.Vars{"version": "git-atlas " + Version},
-		kong.UsageOnError(),
-		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
-		kong.Help(helpPrinter),
-	)
+	parser, globals, err := newParser(args, stdout, stderr, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "git-atlas: internal error:", err)
 		return ExitFailure, errorObject(err, ExitFailure, "failure")
@@ -212,13 +204,20 @@ func execute(ctx context.Context, caught func() syscall.Signal, args []string, s
 		args = []string{"--help"}
 	}
 	kctx, err := parser.Parse(args)
+	if err != nil && !globals.full {
+		// The model of one command parses exactly what the whole tree would; its
+		// errors are said with the whole tree (the commands there are, the help).
+		if parser, globals, err = newParser(args, stdout, stderr, true); err == nil {
+			kctx, err = parser.Parse(args)
+		}
+	}
 	if err == nil {
 		err = checkFlagValues(kctx)
 	}
 	if err != nil {
 		return ExitUsage, reportError(stderr, jsonMode, parseFailure(err, parser))
 	}
-	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: root.JSON, Yes: root.Yes, Dir: root.Dir, kong: parser, pre: pre}
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, kong: parser, pre: pre}
 	err = kctx.Run(env)
 	if caught != nil {
 		if sig := caught(); sig != 0 {
@@ -237,6 +236,103 @@ func execute(ctx context.Context, caught func() syscall.Signal, args []string, s
 func exitCode(err error) int {
 	c, _ := exitKind(err)
 	return c
+}
+
+// parsed is where the global flags land, and whether the model was the whole tree.
+type parsed struct {
+	*Globals
+	full bool
+}
+
+// newParser builds kong's model. Building the whole tree (every command's struct tags
+// parsed, every help string interpolated) was a third of a `git atlas` process's
+// CPU before any work; a command line that names one command gets a model of the
+// global flags and that command alone, which parses exactly as the whole tree does.
+// Help, completion, a word that names no command, and (by the caller) every parse
+// error get the whole tree, whose output the transcripts pin.
+func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, parsed, error) {
+	opts := []kong.Option{
+		kong.Name("git atlas"),
+		kong.Description("The durable ledger of AI-agent runs, kept in the repository under refs/atlas/."),
+		kong.Writers(stdout, stderr),
+		kong.Exit(func(c int) { panic(exitPanic(c)) }),
+		kong.Vars{"version": "git-atlas " + Version},
+		kong.UsageOnError(),
+		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
+		kong.Help(helpPrinter),
+	}
+	if !full {
+		if f, ok := leafCommand(args); ok {
+			var root struct{ Globals }
+			if f.Type != nil { // nil: --version alone, which needs no command
+				cmd := reflect.New(f.Type)
+				opts = append(opts, kong.DynamicCommand(commandName(f), f.Tag.Get("help"), "", cmd.Interface(), string(f.Tag)))
+			}
+			k, err := kong.New(&root, opts...)
+			return k, parsed{Globals: &root.Globals}, err
+		}
+	}
+	var root CLI
+	k, err := kong.New(&root, opts...)
+	return k, parsed{Globals: &root.Globals, full: true}, err
+}
+
+// leafCommand is the field of CLI that the first command word of args names, when a
+// model of that command alone can parse them: not for help (-h, --help, `help`, no
+// command) nor for the commands that walk the whole tree (completion). --version with
+// no command gives a field with no type: the global flags alone.
+func leafCommand(args []string) (reflect.StructField, bool) {
+	word, version := "", false
+	for i := 0; i < len(args) && word == ""; i++ {
+		switch a := args[i]; {
+		case a == "--":
+			return reflect.StructField{}, false
+		case a == "-C" || a == "--dir":
+			i++
+		case a == "--version":
+			version = true
+		case !strings.HasPrefix(a, "-"):
+			word = a
+		}
+	}
+	for _, a := range args {
+		if a == "--" {
+			break
+		}
+		if a == "-h" || a == "--help" {
+			return reflect.StructField{}, false
+		}
+	}
+	switch word {
+	case "":
+		return reflect.StructField{}, version
+	case "help", "__complete", "completion":
+		return reflect.StructField{}, false
+	}
+	t := reflect.TypeFor[CLI]()
+	for i := 0; i < t.NumField(); i++ {
+		if f := t.Field(i); hasTag(f.Tag, "cmd") {
+			if commandName(f) == word {
+				return f, true
+			}
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// hasTag: the struct tag has key (with any value, "" included).
+func hasTag(tag reflect.StructTag, key string) bool {
+	_, ok := tag.Lookup(key)
+	return ok
+}
+
+// commandName is kong's name of a command field: its name tag, else the field's name
+// in lower case (every command field of CLI is one word).
+func commandName(f reflect.StructField) string {
+	if n := f.Tag.Get("name"); n != "" {
+		return n
+	}
+	return strings.ToLower(f.Name)
 }
 
 // interruptible is the context commands run under: SIGINT and SIGTERM cancel it, and
@@ -317,7 +413,9 @@ func flagName(f *kong.Flag) string {
 
 // kongValueError is kong's "a flag's value is missing or looks like a flag" message:
 // `--ttl: expected duration value but got "-1s" (short flag); perhaps ...`.
-var kongValueError = regexp.MustCompile(`^--([A-Za-z0-9-]+): expected (\S+) value but got "(.*)" \(([^)]*)\)`)
+var kongValueError = sync.OnceValue(func() *regexp.Regexp {
+	return regexp.MustCompile(`^--([A-Za-z0-9-]+): expected (\S+) value but got "(.*)" \(([^)]*)\)`)
+})
 
 // parseFailure turns kong's parse errors into plain usage errors: an unknown command
 // is named and the commands listed; a flag without its value, or with a value that
@@ -348,7 +446,7 @@ func parseFailure(err error, parser *kong.Kong) error {
 		tok, _, _ = strings.Cut(tok, ", did you mean")
 		return unknownCommand(strings.TrimSpace(path+" "+tok), node)
 	}
-	if m := kongValueError.FindStringSubmatch(msg); m != nil {
+	if m := kongValueError().FindStringSubmatch(msg); m != nil {
 		name, kind, got, token := "--"+m[1], m[2], m[3], m[4]
 		var flag *kong.Flag
 		if kctx != nil {
@@ -469,6 +567,9 @@ type preopen struct {
 }
 
 func startOpen(ctx context.Context, args []string) *preopen {
+	if !needsRepo(args) {
+		return nil
+	}
 	abs, err := filepath.Abs(dirArg(args))
 	if err != nil {
 		return nil
@@ -504,6 +605,32 @@ func (p *preopen) stop() {
 		p.cancel()
 		<-p.done
 	}
+}
+
+// needsRepo guesses from the raw arguments whether the command will open the
+// repository: not for --version, help (-h, --help, `help`, no command at all) or the
+// commands that never read one. A wrong guess costs a rev-parse either way (wasted, or
+// run after kong instead of beside it), never a wrong answer. `git-atlas --version`
+// is a process start and nothing else: forking git for it tripled its time.
+func needsRepo(args []string) bool {
+	command := ""
+	for i := 0; i < len(args); i++ {
+		switch a := args[i]; {
+		case a == "--":
+			i = len(args)
+		case a == "--version" || a == "-h" || a == "--help":
+			return false
+		case a == "-C" || a == "--dir":
+			i++
+		case command == "" && !strings.HasPrefix(a, "-"):
+			command = a
+		}
+	}
+	switch command {
+	case "", "help", "completion", "demo":
+		return false
+	}
+	return true
 }
 
 // dirArg guesses -C's value from the raw arguments ("." without one).

@@ -52,7 +52,14 @@ func (c *ResumeCmd) Run(env *Env) error {
 	var cands []resume.Candidate
 	if c.RunID == "" || c.Detect { // a named run needs no scan of all the others
 		var bad []resume.Unreadable
-		if cands, bad, err = resume.DetectFor(env.Ctx, store, now, session); err != nil {
+		detect := resume.DetectFor
+		if c.Detect {
+			// --detect prints only what a summary holds (the summary cache, else the
+			// tips' summary lines, else the documents): no blob read for a run the
+			// cache already knows. Resuming selects from full reads.
+			detect = resume.DetectBrief
+		}
+		if cands, bad, err = detect(env.Ctx, store, now, session); err != nil {
 			return err
 		}
 		for _, b := range bad {

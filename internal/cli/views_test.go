@@ -86,6 +86,11 @@ func onTerminalOut(t *testing.T, repo string, args ...string) string {
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
 	defer ptmx.Close()
+	// A terminal has a size (a new pty's is 0x0, where a bar has no room to draw);
+	// a wide one, so that a long temporary path in a label is not cut.
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 250}); err != nil {
+		t.Fatal(err)
+	}
 	var shown bytes.Buffer
 	done := make(chan struct{})
 	go func() {
@@ -132,6 +137,11 @@ func onTerminalErr(t *testing.T, repo string, args ...string) (string, string, i
 		t.Skipf("no pseudo-terminal: %v", err)
 	}
 	defer ptmx.Close()
+	// A terminal has a size (a new pty's is 0x0, where a bar has no room to draw);
+	// a wide one, so that a long temporary path in a label is not cut.
+	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 250}); err != nil {
+		t.Fatal(err)
+	}
 	var shown bytes.Buffer
 	done := make(chan struct{})
 	go func() {

@@ -1,8 +1,12 @@
 package git
 
 import (
+	"context"
+	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -45,5 +49,76 @@ func TestWriteCache(t *testing.T) {
 	}
 	if fi, err := os.Stat(r.CachePath("c")); err != nil || fi.Mode().Perm() != 0o644 {
 		t.Errorf("cache mode: %v, %v", fi.Mode(), err)
+	}
+}
+
+// Listing a prefix with no refs reads the files alone; refs loose, packed, or behind
+// a packed-refs too large to search are all found.
+func TestNoRefsUnder(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "a"}} {
+		c := exec.Command("git", args...)
+		c.Dir = dir
+		c.Env = append(os.Environ(), "GIT_AUTHOR_NAME=a", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=c", "GIT_COMMITTER_EMAIL=c@x", "GIT_CONFIG_NOSYSTEM=1", "HOME="+dir)
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v %s", args, err, out)
+		}
+	}
+	repo, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		t.Helper()
+		refs, err := repo.ListRefs(ctx, "refs/atlas/runs")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		if err := repo.RefMessages(ctx, "refs/atlas/runs", func(RefMessage) { n++ }); err != nil {
+			t.Fatal(err)
+		}
+		if n != len(refs) {
+			t.Fatalf("RefMessages found %d, ListRefs %d", n, len(refs))
+		}
+		return n
+	}
+	if n := count(); n != 0 || !repo.noRefsUnder("refs/atlas/runs") {
+		t.Fatalf("no runs: %d", n)
+	}
+	head, _ := repo.ReadRef(ctx, "refs/heads/main")
+	if err := repo.UpdateRefs(ctx, "t", RefUpdate{Name: "refs/atlas/runs/a", New: head, Old: ZeroID}); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("a loose run: %d", n)
+	}
+	if out, err := repo.git(ctx, "pack-refs", "--all"); err != nil {
+		t.Fatalf("pack-refs: %v %s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(repo.CommonDir, "refs", "atlas", "runs")); err == nil {
+		t.Skip("pack-refs left the directory: the packed case is not reached")
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("a packed run: %d", n)
+	}
+	packed := filepath.Join(repo.CommonDir, "packed-refs")
+	data, _ := os.ReadFile(packed)
+	var big strings.Builder // over the 1 MiB searched, the run last
+	big.WriteString("# pack-refs with: peeled\n")
+	for i := 0; big.Len() < 1<<20+1000; i++ {
+		fmt.Fprintf(&big, "%s refs/tags/pad-%06d\n", head, i)
+	}
+	_, rest, _ := strings.Cut(string(data), "\n")
+	big.WriteString(rest)
+	if err := os.WriteFile(packed, []byte(big.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if repo.noRefsUnder("refs/atlas/runs") {
+		t.Fatal("a large packed-refs was searched")
+	}
+	if n := count(); n != 1 {
+		t.Fatalf("a run in a large packed-refs: %d", n)
 	}
 }

@@ -44,5 +44,8 @@ func (l Layout) Mutex(name string) string {
 // Verify holds the temporary copies of the user's checkout that verifies run in.
 func (l Layout) Verify() string { return filepath.Join(l.Root, "verify") }
 
+// Hint is the post-checkout hook's hint file (derived, safe to delete).
+func (l Layout) Hint() string { return filepath.Join(l.Root, "hint") }
+
 // Tmp holds temporary index files.
 func (l Layout) Tmp() string { return filepath.Join(l.Root, "tmp") }

@@ -57,6 +57,9 @@ const refMessagesFormat = "--format=%(refname) %(objectname) %(objecttype) %(tre
 // that must still list the healthy refs starts over with ListRefs and
 // CommitMessages. Each Message is its own slice: fn may keep it.
 func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(RefMessage)) error {
+	if r.noRefsUnder(prefix) {
+		return nil
+	}
 	x := command(ctx, r.CommonDir, nil, "for-each-ref", refMessagesFormat, prefix)
 	var stderr bytes.Buffer
 	x.Stderr = &stderr

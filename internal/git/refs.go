@@ -5,7 +5,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 )
@@ -118,6 +121,13 @@ type Ref struct {
 // that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
 // whose object is missing, and one corrupt ref must not hide all the others.
 func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, error) {
+	empty := len(prefixes) > 0
+	for _, p := range prefixes {
+		empty = empty && r.noRefsUnder(p)
+	}
+	if empty {
+		return nil, nil
+	}
 	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, prefixes...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
@@ -136,4 +146,37 @@ func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, e
 // ReadRef returns the id a ref points to, or "" when it does not exist.
 func (r *Repository) ReadRef(ctx context.Context, name string) (string, error) {
 	return r.objects.readRef(ctx, name)
+}
+
+// noRefsUnder reports whether the repository certainly has no ref under prefix (a
+// directory of refs, "refs/atlas/runs"), read from the files alone: refs kept as files
+// (no reftable), no loose directory for prefix, and a small packed-refs (or none) that
+// does not name it. Anything less certain says false, and git is asked: a repository
+// with no runs (most of those an agent opens, where `resume --brief` runs at every
+// session start) then costs no for-each-ref process.
+func (r *Repository) noRefsUnder(prefix string) bool {
+	prefix = strings.TrimSuffix(prefix, "/")
+	if !strings.HasPrefix(prefix, "refs/") || strings.ContainsAny(prefix, "*?[") {
+		return false // a pattern: git's to match
+	}
+	if _, err := os.Lstat(filepath.Join(r.CommonDir, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	if _, err := os.Lstat(filepath.Join(r.CommonDir, filepath.FromSlash(prefix))); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	f, err := os.Open(filepath.Join(r.CommonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	const most = 1 << 20 // a larger file is git's to search
+	data, err := io.ReadAll(io.LimitReader(f, most+1))
+	if err != nil || len(data) > most {
+		return false
+	}
+	return !bytes.Contains(data, []byte(" "+prefix+"/"))
 }

@@ -40,6 +40,9 @@ func within(path, root string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// RealPath resolves symbolic links in the longest part of p that exists.
+func RealPath(p string) string { return realPath(p) }
+
 // realPath resolves symbolic links in the longest part of p that exists.
 func realPath(p string) string {
 	rest := ""

@@ -1,0 +1,210 @@
+// Command rounds times commands in interleaved rounds, for the bench scripts: every
+// round runs each command once, in turn, so that the load of a shared machine falls on
+// all of them alike, and medians are reported with each command's ratio against the
+// first one (its floor) and the peak resident memory of its largest process.
+//
+//	rounds [-n ROUNDS] [-warm N] [-dir DIR] NAME=COMMAND...
+//
+// A COMMAND is words split on blanks ('single quotes' keep blanks), run directly, with
+// no shell in between (a shell's fork would weigh on a 2 ms command); `a | b` is a
+// pipeline whose stages are connected directly too; a last word `<FILE` is the
+// command's standard input. Commands run in DIR (default: here), with
+// stdin from /dev/null and their output discarded; a command that fails stops the
+// benchmark (its stderr is shown). -pre NAME=COMMAND runs COMMAND (not timed) before
+// each timed run of NAME: a cache deleted, a hook installed.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+type command struct {
+	name   string
+	stdin  string
+	stages [][]string
+	pre    [][]string
+	wall   []time.Duration
+	rss    int64 // KiB, the largest of any stage in any round
+}
+
+type multi []string
+
+func (m *multi) String() string     { return strings.Join(*m, ",") }
+func (m *multi) Set(s string) error { *m = append(*m, s); return nil }
+
+func main() {
+	n := flag.Int("n", 31, "timed rounds")
+	warm := flag.Int("warm", 3, "untimed rounds first")
+	dir := flag.String("dir", "", "directory the commands run in")
+	var pres multi
+	flag.Var(&pres, "pre", "NAME=COMMAND run untimed before each run of NAME")
+	flag.Parse()
+	var cmds []*command
+	for _, arg := range flag.Args() {
+		name, line, ok := strings.Cut(arg, "=")
+		if !ok {
+			fatal("argument %q is not NAME=COMMAND", arg)
+		}
+		c := &command{name: name, stages: parse(line)}
+		last := c.stages[len(c.stages)-1]
+		if w := last[len(last)-1]; strings.HasPrefix(w, "<") {
+			c.stdin, c.stages[len(c.stages)-1] = w[1:], last[:len(last)-1]
+		}
+		cmds = append(cmds, c)
+	}
+	if len(cmds) == 0 {
+		fatal("usage: rounds [-n N] NAME=COMMAND...")
+	}
+	for _, p := range pres {
+		name, line, _ := strings.Cut(p, "=")
+		found := false
+		for _, c := range cmds {
+			if c.name == name {
+				c.pre, found = parse(line), true
+			}
+		}
+		if !found {
+			fatal("-pre %s names no command", name)
+		}
+	}
+	for r := -*warm; r < *n; r++ {
+		for _, c := range cmds {
+			if c.pre != nil {
+				if _, _, err := run(*dir, c.pre, ""); err != nil {
+					fatal("%s (pre): %v", c.name, err)
+				}
+			}
+			d, rss, err := run(*dir, c.stages, c.stdin)
+			if err != nil {
+				fatal("%s: %v", c.name, err)
+			}
+			if r >= 0 {
+				c.wall = append(c.wall, d)
+				c.rss = max(c.rss, rss)
+			}
+		}
+	}
+	floor := median(cmds[0].wall)
+	fmt.Printf("%-28s %10s %8s %12s\n", "", "median", "ratio", "peak RSS")
+	for _, c := range cmds {
+		m := median(c.wall)
+		fmt.Printf("%-28s %7.2f ms %7.2fx %8.1f MiB\n", c.name, ms(m), float64(m)/float64(floor), float64(c.rss)/1024)
+	}
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+func median(ds []time.Duration) time.Duration {
+	s := append([]time.Duration(nil), ds...)
+	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	return s[len(s)/2]
+}
+
+// parse splits a command line into pipeline stages and words.
+func parse(line string) [][]string {
+	var stages [][]string
+	var words []string
+	var cur strings.Builder
+	inWord, quoted := false, false
+	flush := func() {
+		if inWord {
+			words = append(words, cur.String())
+			cur.Reset()
+			inWord = false
+		}
+	}
+	for _, r := range line {
+		switch {
+		case quoted && r == '\'':
+			quoted = false
+		case quoted:
+			cur.WriteRune(r)
+		case r == '\'':
+			quoted, inWord = true, true
+		case r == ' ' || r == '\t':
+			flush()
+		case r == '|':
+			flush()
+			stages = append(stages, words)
+			words = nil
+		default:
+			cur.WriteRune(r)
+			inWord = true
+		}
+	}
+	flush()
+	stages = append(stages, words)
+	for _, s := range stages {
+		if len(s) == 0 {
+			fatal("empty command in %q", line)
+		}
+	}
+	return stages
+}
+
+// run runs one pipeline and returns its wall time and the peak RSS of its largest
+// process.
+func run(dir string, stages [][]string, stdin string) (time.Duration, int64, error) {
+	cmds := make([]*exec.Cmd, len(stages))
+	var stderr bytes.Buffer
+	for i, s := range stages {
+		c := exec.Command(s[0], s[1:]...)
+		c.Dir = dir
+		c.Stderr = &stderr
+		cmds[i] = c
+	}
+	if stdin != "" {
+		f, err := os.Open(stdin)
+		if err != nil {
+			return 0, 0, err
+		}
+		defer f.Close()
+		cmds[0].Stdin = f
+	}
+	for i := 0; i+1 < len(cmds); i++ {
+		r, w, err := os.Pipe()
+		if err != nil {
+			return 0, 0, err
+		}
+		cmds[i].Stdout, cmds[i+1].Stdin = w, r
+		defer r.Close()
+		defer w.Close()
+	}
+	start := time.Now()
+	for i, c := range cmds {
+		if err := c.Start(); err != nil {
+			return 0, 0, err
+		}
+		// The parent's copies of the pipe ends go once the children have them.
+		if i+1 < len(cmds) {
+			cmds[i].Stdout.(*os.File).Close()
+		}
+		if i > 0 {
+			cmds[i].Stdin.(*os.File).Close()
+		}
+	}
+	var rss int64
+	var failed error
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil && failed == nil {
+			failed = fmt.Errorf("%s: %v: %s", strings.Join(c.Args, " "), err, stderr.String())
+		}
+		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
+			rss = max(rss, ru.Maxrss)
+		}
+	}
+	return time.Since(start), rss, failed
+}
+
+func fatal(format string, args ...any) {
+	fmt.Fprintf(os.Stderr, "rounds: "+format+"\n", args...)
+	os.Exit(1)
+}

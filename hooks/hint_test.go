@@ -1,0 +1,421 @@
+package hooks
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+// hookRepo is a repository with the hook installed, where `git-atlas` on PATH is a
+// stand-in that only records that the script started it (and `date` may be a
+// stand-in that prints a chosen time): what the script decides alone is what these
+// tests see.
+type hookRepo struct {
+	t        *testing.T
+	dir, bin string
+	log      string
+	store    *gitstate.Store
+}
+
+func newHookRepo(t *testing.T) *hookRepo {
+	t.Helper()
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
+	} {
+		t.Setenv(k, v)
+	}
+	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL"} {
+		t.Setenv(k, "")
+		os.Unsetenv(k)
+	}
+	h := &hookRepo{t: t, dir: t.TempDir(), bin: t.TempDir()}
+	h.log = filepath.Join(h.bin, "calls")
+	h.write(filepath.Join(h.bin, "git-atlas"), "#!/bin/sh\necho \"$*\" >>\""+h.log+"\"\n", 0o755)
+	t.Setenv("PATH", h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	h.git("init", "-q", "-b", "main")
+	h.write(filepath.Join(h.dir, "f.txt"), "f\n", 0o644)
+	h.git("add", "f.txt")
+	h.git("commit", "-q", "-m", "first")
+	h.git("branch", "other")
+	repo, err := git.Open(context.Background(), h.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.store = gitstate.New(repo)
+	if _, err := Install(context.Background(), repo, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if !repo.HintInUse() {
+		t.Fatal("install left no hint")
+	}
+	return h
+}
+
+func (h *hookRepo) write(path, content string, mode os.FileMode) {
+	h.t.Helper()
+	if err := os.WriteFile(path, []byte(content), mode); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *hookRepo) git(args ...string) string {
+	h.t.Helper()
+	return gitAt(h.t, h.dir, args...)
+}
+
+func gitAt(t *testing.T, dir string, args ...string) string {
+	t.Helper()
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	out, err := c.CombinedOutput()
+	if err != nil {
+		t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	return strings.TrimSpace(string(out))
+}
+
+// checkout switches dir's branch (between main and other) and reports whether the
+// script started git-atlas, and what it printed.
+func (h *hookRepo) checkout(dir string) (asked bool, stderr string) {
+	h.t.Helper()
+	before, _ := os.ReadFile(h.log)
+	args := []string{"checkout", "-q", "other"}
+	switch {
+	case dir != h.dir: // a linked worktree: the branches are the main worktree's
+		args = []string{"checkout", "-q", "--detach", "main"}
+	case gitAt(h.t, dir, "rev-parse", "--abbrev-ref", "HEAD") == "other":
+		args[2] = "main"
+	}
+	c := exec.Command("git", args...)
+	c.Dir = dir
+	out, err := c.CombinedOutput()
+	if err != nil {
+		h.t.Fatalf("git %v: %v\n%s", args, err, out)
+	}
+	after, _ := os.ReadFile(h.log)
+	return len(after) > len(before), string(out)
+}
+
+// refresh is what git-atlas does when the script asks it (PostCheckout outside a
+// managed worktree): it re-derives the hint.
+func (h *hookRepo) refresh() []resume.Candidate {
+	h.t.Helper()
+	cands, err := RefreshHint(context.Background(), h.store, true)
+	if err != nil {
+		h.t.Fatal(err)
+	}
+	return cands
+}
+
+func (h *hookRepo) mustAnswerAlone(why string) string {
+	h.t.Helper()
+	asked, out := h.checkout(h.dir)
+	if asked {
+		h.t.Fatalf("%s: the script started git-atlas with a fresh hint", why)
+	}
+	return out
+}
+
+func (h *hookRepo) mustAsk(why string) {
+	h.t.Helper()
+	if asked, out := h.checkout(h.dir); !asked {
+		h.t.Fatalf("%s: the script answered alone (%q) where the hint cannot be trusted", why, out)
+	}
+}
+
+// run creates run id with the given status and driver lease end (zero: none).
+func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Time) {
+	h.t.Helper()
+	now := gitstate.Stamp(time.Now().UTC())
+	head := gitAt(h.t, store.Repo.TopLevel, "rev-parse", "HEAD")
+	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: head, Stages: []gitstate.StageDef{{Name: "a"}}}
+	st := gitstate.State{RunID: id, Status: status, UpdatedAt: now, Stages: []gitstate.StageState{{Name: "a", Status: "dispatched"}}}
+	if !driver.IsZero() {
+		st.Driver = &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(driver)}
+	}
+	if _, err := store.Create(context.Background(), hd, st, gitstate.Event{Type: "run_started"}); err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+func (h *hookRepo) setStatus(id, status string) {
+	h.t.Helper()
+	_, err := h.store.Update(context.Background(), id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		r.State.Status = status
+		return &gitstate.Change{Event: gitstate.Event{Type: "run_finished"}}, nil
+	})
+	if err != nil {
+		h.t.Fatal(err)
+	}
+}
+
+const interruptedLine = "git-atlas: run %s was interrupted; `git atlas resume --detect` lists it\n"
+
+// The common case: a fresh hint and nothing to say; then a ledger write by git-atlas
+// keeps the hint fresh, and the script says what git-atlas would.
+func TestHintAnswersWithoutGitAtlas(t *testing.T) {
+	h := newHookRepo(t)
+	if out := h.mustAnswerAlone("no runs"); out != "" {
+		t.Fatalf("no runs: printed %q", out)
+	}
+	h.run(h.store, "done", gitstate.RunCompleted, time.Time{})
+	if out := h.mustAnswerAlone("a finished run"); out != "" {
+		t.Fatalf("a finished run: printed %q", out)
+	}
+	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	if out := h.mustAnswerAlone("an interrupted run"); out != fmt.Sprintf(interruptedLine, "r1") {
+		t.Fatalf("an interrupted run: printed %q", out)
+	}
+	// A file checkout does nothing, as before.
+	c := exec.Command("git", "checkout", "-q", "HEAD", "--", "f.txt")
+	c.Dir = h.dir
+	if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
+		t.Fatalf("file checkout: %v %q", err, out)
+	}
+}
+
+// Every way the hint can go stale sends the script to git-atlas.
+func TestStaleHintAsksGitAtlas(t *testing.T) {
+	h := newHookRepo(t)
+	h.run(h.store, "fin", gitstate.RunRunning, time.Time{})
+	h.setStatus("fin", gitstate.RunCompleted)
+	h.mustAnswerAlone("fresh")
+
+	// Missing.
+	if err := h.store.Repo.RemoveHint(); err != nil {
+		t.Fatal(err)
+	}
+	h.mustAsk("no hint")
+	h.refresh()
+	h.mustAnswerAlone("re-derived")
+
+	// A ref moved by plain git: the run taken back to its interrupted tip.
+	h.git("update-ref", "refs/atlas/runs/fin", "refs/atlas/runs/fin~1")
+	h.mustAsk("a ledger ref moved by plain git")
+	if c := h.refresh(); len(c) != 1 || c[0].RunID != "fin" {
+		t.Fatalf("after plain git: git-atlas finds %v", c)
+	}
+	if out := h.mustAnswerAlone("re-derived"); out != fmt.Sprintf(interruptedLine, "fin") {
+		t.Fatalf("re-derived: %q", out)
+	}
+	h.setStatus("fin", gitstate.RunCompleted)
+	h.mustAnswerAlone("finished again")
+
+	// A write by a git-atlas that keeps no hint (an older version).
+	saved := gitstate.AfterWrite
+	gitstate.AfterWrite = nil
+	h.run(h.store, "old", gitstate.RunStopped, time.Time{})
+	gitstate.AfterWrite = saved
+	h.mustAsk("a run written by an older git-atlas")
+	h.refresh()
+	h.setStatus("old", gitstate.RunCompleted)
+
+	// A run fetched from another clone.
+	other := t.TempDir()
+	gitAt(t, other, "clone", "-q", h.dir, ".")
+	orepo, err := git.Open(context.Background(), other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.run(gitstate.New(orepo), "far", gitstate.RunStopped, time.Time{})
+	h.mustAnswerAlone("before the fetch")
+	h.git("fetch", "-q", other, "+refs/atlas/*:refs/atlas/*")
+	h.mustAsk("a run fetched from another clone")
+	h.refresh()
+	h.setStatus("far", gitstate.RunCompleted)
+
+	// Refs packed, then a ref added to packed-refs alone (as a clone writes them).
+	h.git("pack-refs", "--all")
+	h.mustAsk("refs packed")
+	h.refresh()
+	h.mustAnswerAlone("packed, re-derived")
+	tip := h.git("rev-parse", "refs/atlas/runs/fin~1")
+	packed := filepath.Join(h.store.Repo.CommonDir, "packed-refs")
+	data, err := os.ReadFile(packed)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// (No longer sorted, so say so in its header.)
+	unsorted := strings.Replace(string(data), " sorted", "", 1) + tip + " refs/atlas/runs/packed-only\n"
+	h.write(packed+".new", unsorted, 0o644)
+	if err := os.Rename(packed+".new", packed); err != nil {
+		t.Fatal(err)
+	}
+	h.mustAsk("a run added to packed-refs")
+	h.refresh()
+
+	// The config (which can move the worktrees' root) changed.
+	h.mustAnswerAlone("re-derived")
+	h.git("config", "atlas.worktreeRoot", filepath.Join(t.TempDir(), "wt"))
+	h.mustAsk("atlas.worktreeRoot set")
+	h.refresh()
+	h.mustAnswerAlone("re-derived")
+
+	// A hint the script does not understand: another version, cut short, empty.
+	hint := h.store.Repo.HintPath()
+	good, err := os.ReadFile(hint)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fi, _ := os.Stat(hint)
+	for name, bad := range map[string]string{
+		"a newer version": strings.Replace(string(good), "git-atlas hint 1", "git-atlas hint 2", 1),
+		"cut short":       strings.TrimSuffix(string(good), "end\n"),
+		"empty":           "",
+		"an unknown line": strings.Replace(string(good), "end\n", "future thing\nend\n", 1),
+		"no expiry":       strings.Replace(string(good), "expires 0\n", "", 1),
+	} {
+		h.write(hint, bad, 0o644)
+		if err := os.Chtimes(hint, fi.ModTime(), fi.ModTime()); err != nil {
+			t.Fatal(err)
+		}
+		h.mustAsk("a hint " + name)
+	}
+}
+
+// A live run becomes interrupted with no write at all when its driver lease ends:
+// from the hint's `expires` second on, the script asks git-atlas. `date` is a
+// stand-in here (no test waits for a lease to end).
+func TestHintExpiresWithTheEarliestLease(t *testing.T) {
+	h := newHookRepo(t)
+	soon := time.Now().Add(time.Hour).Truncate(time.Second).Add(300 * time.Millisecond)
+	h.run(h.store, "live", gitstate.RunRunning, soon.Add(time.Hour))
+	h.run(h.store, "live2", gitstate.RunBlocked, soon)
+	h.run(h.store, "fin", gitstate.RunCompleted, soon.Add(-2*time.Hour)) // finished: never interrupted
+	data, err := os.ReadFile(h.store.Repo.HintPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := soon.Unix() // rounded down
+	if !strings.Contains(string(data), fmt.Sprintf("\nexpires %d\n", want)) {
+		t.Fatalf("hint %q: want expires %d", data, want)
+	}
+	// By that second's end the run is interrupted, as git-atlas decides it.
+	r, err := h.store.Load(context.Background(), "live2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !r.Interrupted(time.Unix(want+1, 0)) || r.Interrupted(time.Unix(want-1, 0)) {
+		t.Fatalf("the run's lease ends at %s; the hint says %d", r.State.Driver.ExpiresAt, want)
+	}
+	fakeDate := func(sec int64) {
+		h.write(filepath.Join(h.bin, "date"), "#!/bin/sh\necho "+strconv.FormatInt(sec, 10)+"\n", 0o755)
+	}
+	fakeDate(want - 1)
+	h.mustAnswerAlone("before the lease ends")
+	fakeDate(want)
+	h.mustAsk("the lease ended")
+	fakeDate(want + 3600*24)
+	h.mustAsk("long after")
+	h.write(filepath.Join(h.bin, "date"), "#!/bin/sh\nexit 1\n", 0o755)
+	h.mustAsk("no clock")
+}
+
+// Managed worktrees are git-atlas's to judge: any linked worktree under the root, or
+// locked, or in a checkout configured from the environment, asks it; the user's own
+// linked worktree elsewhere does not.
+func TestHintManagedWorktreesAsk(t *testing.T) {
+	h := newHookRepo(t)
+	root := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees")
+	managed := filepath.Join(root, "r", "n")
+	h.git("worktree", "add", "-q", "--detach", managed)
+	mine := filepath.Join(t.TempDir(), "mine")
+	h.git("worktree", "add", "-q", "--detach", mine)
+	locked := filepath.Join(t.TempDir(), "locked")
+	h.git("worktree", "add", "-q", "--detach", locked)
+	h.git("worktree", "lock", locked)
+	h.refresh() // worktree add runs no ledger write
+	for _, c := range []struct {
+		dir  string
+		want bool
+	}{{managed, true}, {locked, true}, {mine, false}, {h.dir, false}} {
+		if asked, _ := h.checkout(c.dir); asked != c.want {
+			t.Errorf("checkout in %s: asked git-atlas = %v, want %v", c.dir, asked, c.want)
+		}
+	}
+	t.Setenv("GIT_CONFIG_COUNT", "1")
+	t.Setenv("GIT_CONFIG_KEY_0", "atlas.worktreeRoot")
+	t.Setenv("GIT_CONFIG_VALUE_0", filepath.Dir(mine))
+	if asked, _ := h.checkout(mine); !asked {
+		t.Error("config from the environment (it can move the root): answered alone")
+	}
+}
+
+// A hint is never left when the ledger changed while it was derived.
+func TestWriteHintRace(t *testing.T) {
+	h := newHookRepo(t)
+	repo := h.store.Repo
+	err := repo.WriteHint(func() ([]byte, error) {
+		h.git("update-ref", "refs/atlas/runs/x", "HEAD")
+		return []byte("git-atlas hint 1\nexpires 0\nend\n"), nil
+	})
+	if err != git.ErrHintRace || repo.HintInUse() {
+		t.Fatalf("a ref changed during the derivation: %v, hint left: %v", err, repo.HintInUse())
+	}
+	// Written, its stamp is the newest watched file's: not older, and a change made
+	// right after (in the same clock tick, as like as not) is newer.
+	h.refresh()
+	hint, _ := os.Stat(repo.HintPath())
+	runs, _ := os.Stat(filepath.Join(repo.CommonDir, "refs", "atlas", "runs"))
+	if !hint.ModTime().Equal(runs.ModTime()) {
+		t.Fatalf("hint stamped %s, the newest ledger change is %s", hint.ModTime(), runs.ModTime())
+	}
+	h.git("update-ref", "refs/atlas/runs/y", "HEAD")
+	runs, _ = os.Stat(filepath.Join(repo.CommonDir, "refs", "atlas", "runs"))
+	if !runs.ModTime().After(hint.ModTime()) {
+		t.Fatalf("a change after the hint (%s) is not newer than it (%s)", runs.ModTime(), hint.ModTime())
+	}
+}
+
+// A live run whose open attempt has an idle budget is interrupted when that budget
+// runs out without a heartbeat, before its lease ends: the hint's `expires` is the
+// earlier of the two, so the script asks git-atlas from then on.
+func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
+	h := newHookRepo(t)
+	start := time.Now().UTC().Truncate(time.Second)
+	lease := start.Add(2 * time.Hour)
+	head := gitAt(t, h.store.Repo.TopLevel, "rev-parse", "HEAD")
+	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: head,
+		Stages: []gitstate.StageDef{{Name: "a", IdleBudget: "30m"}}}
+	st := gitstate.State{RunID: "idle", Status: gitstate.RunRunning, UpdatedAt: gitstate.Stamp(start),
+		Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StageDispatched,
+			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: head}}}},
+		Driver: &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(lease)}}
+	if _, err := h.store.Create(context.Background(), hd, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(h.store.Repo.HintPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	idle := start.Add(30 * time.Minute).Unix()
+	if !strings.Contains(string(data), fmt.Sprintf("\nexpires %d\n", idle)) {
+		t.Fatalf("hint %q: want expires %d (the idle budget's end), not the lease's %d", data, idle, lease.Unix())
+	}
+	h.write(filepath.Join(h.bin, "date"), "#!/bin/sh\necho "+strconv.FormatInt(idle-1, 10)+"\n", 0o755)
+	h.mustAnswerAlone("before the attempt goes idle")
+	h.write(filepath.Join(h.bin, "date"), "#!/bin/sh\necho "+strconv.FormatInt(idle, 10)+"\n", 0o755)
+	h.mustAsk("the attempt went idle")
+	// And git-atlas, asked once the budget has run out, names the run.
+	gitstate.Now = func() time.Time { return time.Unix(idle+1, 0).UTC() }
+	defer func() { gitstate.Now = time.Now }()
+	res, err := PostCheckout(context.Background(), func() (*git.Repository, error) { return h.store.Repo, nil }, []string{"x", "y", "1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Interrupted) != 1 || res.Interrupted[0].RunID != "idle" {
+		t.Fatalf("post-checkout past the idle budget found %+v, want run idle", res.Interrupted)
+	}
+}
