@@ -277,7 +277,7 @@ func Restore(ctx context.Context, repo *git.Repository, commit, to string, asWor
 	} else if err := restoreFiles(ctx, repo, s, abs); err != nil {
 		return nil, err
 	}
-	v := &verifier{repo: repo, root: abs}
+	v := &verifier{repo: repo, root: abs, restored: true}
 	if asWorktree {
 		v.wt = repo.Worktree(abs)
 	}

@@ -34,6 +34,9 @@ type verifier struct {
 	// ignored files and wholly ignored directories (no trailing slash)
 	ignoredFiles map[string]bool
 	ignoredDirs  map[string]bool
+	// restored: the files were written from the tree (a restore), so a difference is
+	// the restore's failure, not a worktree that changed during a snapshot.
+	restored bool
 }
 
 func (v *verifier) addIgnored(p string, dir bool) {
@@ -111,6 +114,9 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 	var embedded []string
 	var checks []*fileCheck
 	changed := func(format string, args ...any) error {
+		if v.restored {
+			return fmt.Errorf(format, args...)
+		}
 		return fmt.Errorf("%w: "+format, append([]any{ErrChanged}, args...)...)
 	}
 	hasUnder := func(dir string) bool {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -42,6 +43,17 @@ func TestVerifierCatchesEveryDifference(t *testing.T) {
 			}
 		})
 	}
+	t.Run("a restore that differs is not a changing worktree", func(t *testing.T) {
+		v, tree := verifiedDir(t)
+		v.restored = true
+		if err := os.WriteFile(filepath.Join(v.root, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		_, err := v.check(context.Background(), tree)
+		if err == nil || errors.Is(err, ErrChanged) || strings.Contains(err.Error(), "during the snapshot") {
+			t.Fatalf("want the restore's own error, got %v", err)
+		}
+	})
 	t.Run("ignored files are allowed", func(t *testing.T) {
 		v, tree := verifiedDir(t)
 		if err := os.WriteFile(filepath.Join(v.root, "x.log"), nil, 0o644); err != nil {
