@@ -176,12 +176,7 @@ func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 			t.Fatalf("round %d: resume after the waves: exit %d: %s\n%s", round, code, stderr, out)
 		}
 		if _, code, stderr := a.run("gc", "--before", "0s", "--apply"); code != 0 {
-			// Known (reported, gc is not this test's to fix): a gc whose ref deletion
-			// finds a killed git's stale lock clears it but does not retry, exit 1.
-			t.Logf("round %d: gc after the waves: exit %d: %s", round, code, stderr)
-			if _, code, stderr := a.run("gc", "--before", "0s", "--apply"); code != 0 {
-				t.Fatalf("round %d: gc after the waves, twice: exit %d: %s", round, code, stderr)
-			}
+			t.Fatalf("round %d: gc after the waves: exit %d: %s", round, code, stderr)
 		}
 		for _, o := range odd {
 			t.Errorf("round %d: %s", round, o)

@@ -50,17 +50,6 @@ func (a atlasCLI) must(t *testing.T, args ...string) []byte {
 	return out
 }
 
-// buildAtlas builds the binary once into a temp dir.
-func buildAtlas(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "git-atlas")
-	cmd := exec.Command("go", "build", "-o", bin, "./cmd/git-atlas")
-	if out, err := cmd.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
-	return bin
-}
-
 func newAtlasRepo(t *testing.T) atlasCLI {
 	t.Helper()
 	work := t.TempDir()
@@ -73,7 +62,7 @@ func newAtlasRepo(t *testing.T) atlasCLI {
 	if err := makeFixture(repo, vars); err != nil {
 		t.Fatal(err)
 	}
-	return atlasCLI{bin: buildAtlas(t), repo: repo, env: append(os.Environ(), vars...)}
+	return atlasCLI{bin: filepath.Join(atlasBinary(t), "git-atlas"), repo: repo, env: append(os.Environ(), vars...)}
 }
 
 type claimOut struct {

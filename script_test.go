@@ -25,9 +25,13 @@ func TestMain(m *testing.M) {
 		stressWriterMain() // a child of TestStressKilledWriter
 		return
 	}
-	testscript.Main(m, map[string]func(){
-		"git-atlas": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
+	code := testscript.RunMain(m, map[string]func() int{
+		"git-atlas": func() int { return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) },
 	})
+	if built.dir != "" {
+		os.RemoveAll(built.dir) // the binary atlasBinary built
+	}
+	os.Exit(code)
 }
 
 // TestScript runs the end-to-end transcripts in testdata/script against the real git

@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -149,16 +150,17 @@ type Change struct {
 // root, or the home directory) changes; nothing is written until Apply. A malformed
 // file or one that is not git-atlas's to overwrite fails the whole install.
 func Install(agent, scope, root string) ([]Change, error) {
-	return compute(agent, scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+	return compute(agent, scope, root, false, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
 		data, err := e.install(old, exists)
 		return data, false, err
 	})
 }
 
 // Uninstall computes what removing agent's files at scope under root changes: each
-// file back to what it was before install, a file install created removed.
+// file back to what it was before install, a file install created removed. The MCP
+// server registration (install --mcp) goes too, when it is there.
 func Uninstall(agent, scope, root string) ([]Change, error) {
-	return compute(agent, scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+	return compute(agent, scope, root, true, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
 		if !exists {
 			return nil, false, nil
 		}
@@ -171,7 +173,7 @@ func Uninstall(agent, scope, root string) ([]Change, error) {
 	})
 }
 
-func compute(agent, scope, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
+func compute(agent, scope, root string, uninstalling bool, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
 	if scope != ScopeProject && scope != ScopeUser {
 		return nil, &UsageError{Msg: fmt.Sprintf("unknown scope %q (project or user)", scope)}
 	}
@@ -179,6 +181,21 @@ func compute(agent, scope, root string, do func(edit, []byte, bool) ([]byte, boo
 	if err != nil {
 		return nil, err
 	}
+	if uninstalling {
+		m, err := mcpEdit(agent, scope)
+		if err != nil {
+			return nil, err
+		}
+		edits = append(edits, m)
+		changes, err := computeEdits(edits, root, do)
+		// An MCP file with no registration in it (the agent's own, or install ran
+		// without --mcp) is not part of what uninstall reports.
+		return slices.DeleteFunc(changes, func(c Change) bool { return c.What == "mcp" && c.Action == "unchanged" }), err
+	}
+	return computeEdits(edits, root, do)
+}
+
+func computeEdits(edits []edit, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
 	var out []Change
 	for _, e := range edits {
 		path := filepath.Join(root, filepath.FromSlash(e.file()))
@@ -300,8 +317,11 @@ type Status struct {
 	Agent string       `json:"agent"`
 	Scope string       `json:"scope"`
 	Files []FileStatus `json:"files"`
-	// Installed: every file holds git-atlas's part as install writes it.
+	// Installed: every file holds git-atlas's part as install writes it (the MCP
+	// registration counts only when it is there: it is optional).
 	Installed bool `json:"installed"`
+	// MCP: the MCP server is registered as install --mcp writes it.
+	MCP bool `json:"mcp"`
 	// Note says what else the agent needs (Codex: hooks are trusted by the user;
 	// Kimi: hooks only at user scope).
 	Notes []string `json:"notes,omitempty"`
@@ -323,6 +343,11 @@ func Inspect(agent, scope, root string) (Status, error) {
 		return Status{}, err
 	}
 	st := Status{Agent: agent, Scope: scope, Installed: true}
+	m, err := mcpEdit(agent, scope)
+	if err != nil {
+		return Status{}, err
+	}
+	edits = append(edits, m)
 	for _, e := range edits {
 		path := filepath.Join(root, filepath.FromSlash(e.file()))
 		fs := FileStatus{Path: path, What: e.what(), State: "absent"}
@@ -336,6 +361,13 @@ func Inspect(agent, scope, root string) (Status, error) {
 				s, fs.Error = "malformed", (&FileError{Path: path, Err: err}).Error()
 			}
 			fs.State = s
+		}
+		if e.what() == "mcp" {
+			st.MCP = fs.State == "installed"
+			if fs.State == "absent" {
+				st.Files = append(st.Files, fs)
+				continue
+			}
 		}
 		if fs.State != "installed" {
 			st.Installed = false

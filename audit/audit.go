@@ -8,16 +8,13 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
-	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -31,13 +28,25 @@ const (
 	Locked      = "locked"
 	Foreign     = "foreign"    // not git-atlas's: listed, never touched
 	Unreadable  = "unreadable" // its run's ledger cannot be read
-	Finished    = "finished"   // a run ref whose run completed or failed
+	// Making: a checkout another git-atlas process is making right now; left alone.
+	Making = "making"
+	// HalfMade: a checkout a process began and never finished (it died): it may hold
+	// an agent's work, which `git atlas resume` or `worktree add` preserves.
+	HalfMade = "half-made"
+	// Broken: git cannot read the worktree (no HEAD, or a HEAD at no commit); the
+	// next resume or worktree add of its node sets it aside whole.
+	Broken      = "broken"
+	Finished    = "finished" // a run ref whose run completed or failed
 	StaleBranch = "stale-branch"
 	Unpinned    = "unpinned"
 	Recovery    = "recovery"
 	Pin         = "pin"
 	RunLabel    = "run"
 	Branch      = "branch"
+	// SetAside: a directory a checkout git could not read was renamed to (killed
+	// before git wrote its HEAD, then written into): kept whole, never removed, and
+	// listed until a person has looked (worktrees.SetAside).
+	SetAside = "set-aside"
 )
 
 // Worktree is one worktree of `git worktree list`, classified.
@@ -89,7 +98,7 @@ func Has(labels []string, l string) bool {
 }
 
 // attention labels: something a person (or gc) should look at.
-var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable}
+var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken, SetAside}
 
 func needsAttention(labels []string) bool {
 	for _, l := range attention {
@@ -110,7 +119,7 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 		return Unreadable
 	case gitstate.RunTerminal(e.Run.State.Status):
 		return Finished
-	case resume.Interrupted(e.Run, now):
+	case e.Run.Interrupted(now):
 		return Interrupted
 	}
 	return Active
@@ -134,7 +143,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	out, err := repo.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", "refs/atlas", "refs/heads/atlas")
+	atlasRefs, err := repo.ListRefs(ctx, "refs/atlas", "refs/heads/atlas")
 	if err != nil {
 		return nil, fmt.Errorf("list atlas refs: %w", err)
 	}
@@ -143,11 +152,9 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.runs[e.ID] = e
 	}
 	var names []string
-	for _, line := range strings.Split(string(out), "\n") {
-		if id, name, ok := strings.Cut(line, " "); ok {
-			rep.refs[name] = id
-			names = append(names, name)
-		}
+	for _, ref := range atlasRefs {
+		rep.refs[ref.Name] = ref.ID
+		names = append(names, ref.Name)
 	}
 	// Which ledger record owns which path.
 	type owner struct{ run, node string }
@@ -162,10 +169,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	root, rootErr := worktrees.Root(ctx, repo)
 
-	var errs *multierror.Error
-	var g multierror.Group
 	var dirtyChecks, sizeChecks []int
-	sem := make(chan struct{}, 4)
 	for i, t := range trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
 		if t.Locked {
@@ -250,26 +254,49 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.Refs = append(rep.Refs, r)
 	}
 	// The independent checks, in parallel once the lists are complete: a status per
-	// worktree and a size per snapshot. Each goroutine writes only its own element.
-	progress.Start(opt.Progress, "checking worktrees", len(dirtyChecks)+len(sizeChecks))
+	// worktree and a size per snapshot, four at once. Each writes only its own element;
+	// their errors are gathered in this order.
+	var checks []func() error
 	for _, k := range dirtyChecks {
 		w := &rep.Worktrees[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
+		checks = append(checks, func() error {
+			// A checkout being made (or left half-made) has no readable HEAD until git
+			// finishes it: it is classified by its marker, never status-checked.
+			if l := makingLabel(w.Path); l != "" {
+				w.Labels = append(w.Labels, l)
+				return nil
+			}
 			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
 			if err != nil && ctx.Err() == nil {
-				// Another agent may be removing or re-adding this worktree while we
-				// look (git then reports the half-gone directory as of "dubious
-				// ownership"): a directory that went away is missing, not an error,
-				// and one still there is read again once its remover had time to end.
+				// Another agent may be removing, re-adding or making this worktree
+				// while we look (git then reports the half-gone directory as of
+				// "dubious ownership", or a new one's HEAD as a bad object): a
+				// directory that went away is missing, not an error, a checkout
+				// begun meanwhile is classified by its marker, and one still there
+				// is read again once its remover had time to end.
 				for try := 0; try < 3 && err != nil; try++ {
-					time.Sleep(50 * time.Millisecond)
+					select {
+					case <-ctx.Done():
+						return fmt.Errorf("status of worktree %s: %w", w.Path, ctx.Err())
+					case <-time.After(50 * time.Millisecond):
+					}
 					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
 						w.Labels = append(w.Labels, Missing)
 						return nil
 					}
+					if l := makingLabel(w.Path); l != "" {
+						w.Labels = append(w.Labels, l)
+						return nil
+					}
 					dirty, err = repo.Worktree(w.Path).Dirty(ctx)
+				}
+			}
+			if err != nil && ctx.Err() == nil {
+				if sha, _, herr := repo.Worktree(w.Path).Head(ctx); herr != nil || strings.Trim(sha, "0") == "" {
+					// No HEAD git can read: a checkout killed before its marker
+					// existed, or a .git file damaged by hand. Reported, not fatal.
+					w.Labels = append(w.Labels, Broken)
+					return nil
 				}
 			}
 			if err != nil {
@@ -283,10 +310,8 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	for _, k := range sizeChecks {
 		r := &rep.Refs[k]
-		g.Go(func() error {
-			sem <- struct{}{}
-			defer func() { <-sem; progress.Add(opt.Progress, 1) }()
-			n, err := DiskUsage(ctx, repo, r.ID+"^{tree}")
+		checks = append(checks, func() error {
+			n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
 			if err != nil {
 				return fmt.Errorf("size of %s: %w", r.Ref, err)
 			}
@@ -294,10 +319,19 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			return nil
 		})
 	}
-	werr := g.Wait()
+	progress.Start(opt.Progress, "checking worktrees", len(checks))
+	errs := par.Join(par.Each(len(checks), 4, func(i int) error {
+		defer progress.Add(opt.Progress, 1)
+		return checks[i]()
+	}))
 	progress.Done(opt.Progress)
-	if werr != nil {
-		errs = multierror.Append(errs, werr.Errors...)
+	if rootErr == nil {
+		for _, p := range worktrees.SetAside(root, "") {
+			rel, _ := filepath.Rel(root, p)
+			run, name, _ := strings.Cut(filepath.ToSlash(rel), "/")
+			node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
+			rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
+		}
 	}
 	for i := range rep.Worktrees {
 		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {
@@ -309,7 +343,20 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			rep.Attention = true
 		}
 	}
-	return rep, errs.ErrorOrNil()
+	return rep, errs
+}
+
+// makingLabel is Making or HalfMade when a checkout of path was begun and not
+// finished, "" otherwise.
+func makingLabel(path string) string {
+	inProgress, halfMade, _ := worktrees.Making(path)
+	switch {
+	case inProgress:
+		return Making
+	case halfMade:
+		return HalfMade
+	}
+	return ""
 }
 
 // parseLockReason reads worktrees' lock reason "git-atlas run <run> node <node>".
@@ -319,14 +366,4 @@ func parseLockReason(reason string) (run, node string, ok bool) {
 		return "", "", false
 	}
 	return f[2], f[4], true
-}
-
-// DiskUsage is the bytes on disk of every object reachable from rev
-// (`git rev-list --objects --disk-usage`).
-func DiskUsage(ctx context.Context, repo *git.Repository, rev string) (int64, error) {
-	out, err := repo.Git(ctx, "rev-list", "--objects", "--disk-usage", rev, "--")
-	if err != nil {
-		return 0, err
-	}
-	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 }

@@ -10,10 +10,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/hashicorp/go-multierror"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -57,9 +56,6 @@ type GCOptions struct {
 	Progress progress.Reporter
 }
 
-// DefaultBefore is gc's default age for dropping finished runs.
-const DefaultBefore = 30 * 24 * time.Hour
-
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
@@ -94,9 +90,17 @@ func planWorktrees(rep *Report) []Action {
 		if Has(w.Labels, Foreign) || !Has(w.Labels, Orphaned) {
 			continue
 		}
+		if Has(w.Labels, Making) || Has(w.Labels, HalfMade) || Has(w.Labels, Broken) {
+			// Being made, or left unfinished or unreadable: whatever is there is
+			// preserved by the resume or worktree add of its node, never by gc.
+			continue
+		}
 		e, ok := rep.runs[w.RunID]
 		if !ok || e.Run == nil || e.Run.State.Worktree(w.Node) == nil {
 			continue // gone run or unrecorded worktree: audit lists it, a person decides
+		}
+		if e.Run.State.Worktree(w.Node).Adopted != "" {
+			continue // adopted at import: not git-atlas's to remove (recovery.PreserveAndRemove refuses)
 		}
 		reason := "run " + e.Run.State.Status
 		if Has(w.Labels, Dirty) {
@@ -149,6 +153,11 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		for _, w := range e.Run.State.Worktrees {
 			if !removed[filepath.Clean(w.Path)] {
 				keepsRun[e.ID] = true
+				// Its branch too, even when git does not see it checked out there
+				// (a HEAD a killed checkout never wrote).
+				if w.Branch != "" {
+					checkedOut["refs/heads/"+strings.TrimPrefix(w.Branch, "refs/heads/")] = true
+				}
 			}
 		}
 	}
@@ -186,11 +195,11 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 	for _, b := range branches {
 		deleting[b.Ref] = true // a candidate keeps no other candidate alive
 	}
-	var errs *multierror.Error
+	var errs []error
 	for _, b := range branches {
 		keeper, err := keptContaining(ctx, repo, b.ID, deleting)
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("branch %s: %w", b.Ref, err))
+			errs = append(errs, fmt.Errorf("branch %s: %w", b.Ref, err))
 			continue
 		}
 		if keeper == "" {
@@ -198,16 +207,16 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		}
 		acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Reason: "reachable from " + keeper})
 	}
-	return acts, errs.ErrorOrNil()
+	return acts, par.Join(errs)
 }
 
 // keptContaining names a ref, not among deleting, whose history contains sha.
 func keptContaining(ctx context.Context, repo *git.Repository, sha string, deleting map[string]bool) (string, error) {
-	out, err := repo.Git(ctx, "for-each-ref", "--format=%(refname)", "--contains", sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
+	names, err := repo.RefsContainingUnder(ctx, sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
 	if err != nil {
 		return "", err
 	}
-	for _, name := range strings.Fields(string(out)) {
+	for _, name := range names {
 		if !deleting[name] {
 			return name, nil
 		}
@@ -233,9 +242,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil && rep == nil {
 		return nil, err
 	}
-	var errs *multierror.Error
+	var errs []error
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	old := map[string]bool{}
 	for id, e := range rep.runs {
@@ -245,7 +254,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	plan, err := Plan(ctx, store.Repo, rep, opt)
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	var acts, refActs, kept []Action
 	for _, a := range plan {
@@ -270,7 +279,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			taken[res.Snapshot.Rec.Ref] = true
 		}
 		if err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
+			errs = append(errs, fmt.Errorf("remove worktree %s: %w", a.Path, err))
 			continue
 		}
 		a.Done = true
@@ -278,20 +287,20 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	if len(refActs) == 0 {
 		removeEmptyRunDirs(ctx, store.Repo, touched)
-		return append(acts, kept...), errs.ErrorOrNil()
+		return append(acts, kept...), par.Join(errs)
 	}
 	progress.Done(opt.Progress)
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
-			errs = multierror.Append(errs, err)
+			errs = append(errs, err)
 			if rep == nil {
-				return append(append(acts, refActs...), kept...), errs
+				return append(append(acts, refActs...), kept...), par.Join(errs)
 			}
 		}
 	}
 	again, err := planRefs(ctx, store.Repo, rep, opt, nil, old)
 	if err != nil {
-		errs = multierror.Append(errs, err)
+		errs = append(errs, err)
 	}
 	still := map[string]Action{}
 	for _, a := range again {
@@ -326,8 +335,12 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		for _, i := range byRun[run] {
 			ups = append(ups, git.RefUpdate{Name: refActs[i].Ref, Old: refActs[i].Old, New: store.Repo.NullID()})
 		}
-		if err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...); err != nil {
-			errs = multierror.Append(errs, fmt.Errorf("gc run %s: %w", run, err))
+		err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...)
+		for try := 0; try < 3 && errors.Is(err, git.ErrStaleLockRemoved); try++ {
+			err = store.Repo.UpdateRefs(ctx, "atlas gc", ups...) // a killed git's lock was in the way
+		}
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gc run %s: %w", run, err))
 			continue
 		}
 		touched[run] = true
@@ -336,17 +349,17 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			a.Done = true
 			switch {
 			case a.Kind == DropRun:
-				_ = os.Remove(filepath.Join(store.Repo.CommonDir, "atlas", "mutex", "runs", run))
+				_ = store.Repo.RemoveMutex(gitstate.RunMutex(run))
 			case a.Kind == DeleteRef && a.Patch != "":
 				// The snapshot's own patch, at the path gc owns (never a --patch-out file).
 				if err := os.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
-					errs = multierror.Append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
+					errs = append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
 				}
 			}
 		}
 	}
 	removeEmptyRunDirs(ctx, store.Repo, touched)
-	return append(append(acts, refActs...), kept...), errs.ErrorOrNil()
+	return append(append(acts, refActs...), kept...), par.Join(errs)
 }
 
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that
@@ -360,7 +373,7 @@ func patchPath(repo *git.Repository, ref string) string {
 	if !ok || strings.Contains(id, "/") {
 		return ""
 	}
-	p := filepath.Join(repo.CommonDir, "atlas", "recovery", run, id+".patch")
+	p := repo.Layout().Patch(run, id)
 	if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() {
 		return ""
 	}
@@ -380,6 +393,6 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 		if rootErr == nil {
 			_ = os.Remove(filepath.Join(root, run))
 		}
-		_ = os.Remove(filepath.Join(repo.CommonDir, "atlas", "recovery", run))
+		_ = os.Remove(repo.Layout().RecoveryDir(run))
 	}
 }

@@ -322,12 +322,6 @@ func batchCycle(specs []JobSpec) []string {
 	return nil
 }
 
-// ScopeOverlap returns the files (of a baseline tree) that both scopes match, at
-// most limit of them (limit <= 0: all). An empty scope claims no files.
-func ScopeOverlap(files, a, b []string, limit int) []string {
-	return firstMatching(matching(files, a), b, limit)
-}
-
 func firstMatching(files, scope []string, limit int) []string {
 	var out []string
 	if len(scope) == 0 {

@@ -70,9 +70,6 @@ func RunTerminal(status string) bool { return status == RunCompleted || status =
 // StageTerminal reports whether a stage status is final.
 func StageTerminal(status string) bool { return status == StageCompleted || status == StageSkipped }
 
-// StageTargets lists the statuses a stage may move to from status.
-func StageTargets(status string) []string { return stageMachine[status] }
-
 // CheckRunTransition refuses a run status change the machine does not allow.
 func CheckRunTransition(from, to string) error {
 	if _, ok := runMachine[to]; !ok && !RunTerminal(to) {
@@ -141,7 +138,8 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error 
 			WithTargets(StageAllowed(r, stage))
 	}
 	if to == StageDispatched {
-		st.Attempts = append(st.Attempts, Attempt{N: len(st.Attempts) + 1, StartedAt: at, Baseline: baseline})
+		n := len(st.Attempts) + 1
+		st.Attempts = append(st.Attempts, Attempt{N: n, StartedAt: at, Baseline: baseline, Lease: StageToken(stage, n, r.State.Epoch)})
 	}
 	if to == StageRework {
 		st.Reworks++
@@ -162,7 +160,26 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error 
 	st.Status = to
 	st.Reason = reason
 	st.UpdatedAt = at
+	autoComplete(r)
 	return nil
+}
+
+// ReasonAllStagesCompleted is the reason of a single run that completed itself.
+const ReasonAllStagesCompleted = "all-stages-completed"
+
+// autoComplete ends a single run whose every stage is completed or skipped (none can
+// then be failed or rejected) in the write that finished its last stage (SPEC §5.1):
+// no run stays "running" with nothing left to do.
+func autoComplete(r *Run) {
+	if r.Header.Kind != KindSingle || len(r.State.Stages) == 0 || RunTerminal(r.State.Status) {
+		return
+	}
+	for _, s := range r.State.Stages {
+		if !StageTerminal(s.Status) {
+			return
+		}
+	}
+	r.State.Status, r.State.Reason, r.State.Driver = RunCompleted, ReasonAllStagesCompleted, nil
 }
 
 // stageBlocked says why the run's definitions forbid a move the table allows, or "".
@@ -250,12 +267,19 @@ func (r *Run) CurrentStage() *StageState {
 	return nil
 }
 
+// ErrAlreadyFinished: finish named the status the run already has (a single run that
+// completed itself): nothing to write, and not an error for the command.
+var ErrAlreadyFinished = errors.New("run already has that status")
+
 // Finish ends a run (`git atlas finish`): running, blocked or stopped to completed,
 // failed or stopped, as the run machine allows. A run with RUNNING jobs is not
 // finished completed or failed: their workers' receipts would be refused forever
 // (ReapRunning first ends those leases, recorded). Stopping such a run is allowed: a
 // stopped run is resumed, and resume puts its RUNNING jobs back to PENDING.
 func Finish(r *Run, status, reason string) error {
+	if status == r.State.Status && RunTerminal(status) {
+		return ErrAlreadyFinished
+	}
 	if err := CheckRunTransition(r.State.Status, status); err != nil {
 		return err
 	}

@@ -69,7 +69,12 @@ type StageDef struct {
 	MaxRetries int      `json:"max_retries"`
 	ReworkTo   string   `json:"rework_to,omitempty"`
 	Scope      []string `json:"scope,omitempty"`
-	Extra      Extra    `json:"-"`
+	// WallBudget and IdleBudget are Go durations (SPEC §5.2): an attempt older than its
+	// wall budget is refused heartbeats; one with no heartbeat for its idle budget is
+	// dead (its run counts as interrupted even while the driver lease lives).
+	WallBudget string `json:"wall_budget,omitempty"`
+	IdleBudget string `json:"idle_budget,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // DefaultMaxRetries is a stage's retry budget when its definition names none.
@@ -117,10 +122,6 @@ const (
 	ResumeDone   = "done"
 )
 
-// resumeOwned are the events a resume writes itself (directly, or through the
-// worktree and recovery operations it runs); every other event ends the mark.
-var resumeOwned = map[string]bool{"resumed": true, "stage_resumed": true, "snapshot": true, "worktree_removed": true, "worktree_added": true}
-
 // StageState is a stage's live status and its attempts.
 type StageState struct {
 	Name      string        `json:"name"`
@@ -133,12 +134,28 @@ type StageState struct {
 	Extra     Extra         `json:"-"`
 }
 
-// Attempt is one dispatch of a stage.
+// Attempt is one dispatch of a stage (SPEC §5.2).
 type Attempt struct {
 	N         int    `json:"n"`
 	StartedAt string `json:"started_at"`
-	Baseline  string `json:"baseline"`
-	Extra     Extra  `json:"-"`
+	// Baseline is the HEAD of the stage's worktree, or of the checkout the dispatch
+	// ran in, pinned at refs/atlas/pins/<run>/stage/<stage>/<n> (BaselinePin).
+	Baseline string `json:"baseline"`
+	// Lease is the attempt's stage token (StageToken): only the current attempt's
+	// token may report on the stage.
+	Lease   string `json:"lease,omitempty"`
+	Holder  string `json:"holder,omitempty"`
+	Session string `json:"session,omitempty"`
+	// ThreadID is the agent runtime's conversation id (e.g. for `codex exec resume`);
+	// PID the agent's process, on Host.
+	ThreadID    string `json:"thread_id,omitempty"`
+	PID         int    `json:"pid,omitempty"`
+	Host        string `json:"host,omitempty"`
+	HeartbeatAt string `json:"heartbeat_at,omitempty"`
+	// InCheckout: the stage had no managed worktree when it was dispatched, so it ran
+	// in the checkout the driver ran in (the user's).
+	InCheckout bool  `json:"in_checkout,omitempty"`
+	Extra      Extra `json:"-"`
 }
 
 // VerifyResult is the outcome of a verify command run by git-atlas.
@@ -187,6 +204,7 @@ type Job struct {
 // Lease is the run's driver lease (SPEC §5.1).
 type Lease struct {
 	Holder    string `json:"holder"`
+	Session   string `json:"session,omitempty"`
 	ExpiresAt string `json:"expires_at"`
 	Extra     Extra  `json:"-"`
 }
@@ -203,7 +221,11 @@ type WorktreeRec struct {
 	Baseline  string `json:"baseline"`
 	Head      string `json:"head"`
 	Untrusted bool   `json:"untrusted,omitempty"`
-	Extra     Extra  `json:"-"`
+	// Adopted names the system whose worktree import recorded here (kimi-atlas,
+	// agenteam): git-atlas did not make it, so it never removes or recreates it
+	// (resume keeps it, worktree remove and gc refuse); it may snapshot it.
+	Adopted string `json:"adopted,omitempty"`
+	Extra   Extra  `json:"-"`
 }
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.
@@ -247,7 +269,7 @@ type ReplayRec struct {
 type Event struct {
 	Schema int             `json:"schema"`
 	Seq    int             `json:"seq"`
-	Type   string          `json:"type"`
+	Type   EventType       `json:"type"`
 	Time   string          `json:"time"`
 	Epoch  int             `json:"epoch"`
 	Stage  string          `json:"stage,omitempty"`
@@ -266,6 +288,8 @@ type Run struct {
 	headerBlob string
 	// summary marks a run read by Store.ListSummaries: only some fields are set.
 	summary bool
+	// idleUntil is a summary's IdleDeadline (the documents' own is computed).
+	idleUntil string
 }
 
 // Stage returns the stage's definition and state, or false.
@@ -328,9 +352,10 @@ func ValidName(what, name string) error {
 // itself (SPEC §3): every stage and job can get a worktree at
 // <root>/<run>/<name> on branch atlas/<run>/node/<name>, beside the union worktree
 // (<root>/<run>/union, branch atlas/<run>/union), the replay worktrees of recover
-// (<root>/<run>/replay-<stage>-<n>) and the marker of a checkout in progress
-// (<root>/<run>/<name>.atlas-materializing).
-const ReservedNames = "union, replay-<stage>-<n>, and names ending in .atlas-materializing (in any case)"
+// (<root>/<run>/replay-<stage>-<n>), the marker of a checkout in progress
+// (<root>/<run>/<name>.atlas-materializing) and a checkout set aside whole
+// (<root>/<run>/<name>.atlas-broken-<random>, which resume and audit report).
+const ReservedNames = "union, replay-<stage>-<n>, names ending in .atlas-materializing and names holding .atlas-broken- (in any case)"
 
 var replayNodeRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`(?i)^replay-.+-[0-9]+$`) })
 
@@ -349,6 +374,8 @@ func CheckNodeName(what, name string) error {
 		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees `git atlas recover` makes", what, name).WithHint("reserved names: %s", ReservedNames)
 	case strings.HasSuffix(lower, ".atlas-materializing"):
 		return fault.Usage("%s name %q is reserved: <name>.atlas-materializing marks a worktree being checked out", what, name).WithHint("reserved names: %s", ReservedNames)
+	case strings.Contains(lower, ".atlas-broken-"):
+		return fault.Usage("%s name %q is reserved: <name>.atlas-broken-<random> is a checkout set aside whole", what, name).WithHint("reserved names: %s", ReservedNames)
 	}
 	return nil
 }

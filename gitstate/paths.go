@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -28,17 +27,12 @@ const WorktreeRootConfig = "atlas.worktreeRoot"
 // set (a relative value is taken from the main worktree's top level, or from the git
 // dir of a bare repository), else <git-common-dir>/atlas/worktrees.
 func WorktreeRoot(ctx context.Context, repo *git.Repository) (string, error) {
-	out, err := repo.Git(ctx, "config", "--type=path", "--get", WorktreeRootConfig)
+	root, _, err := repo.ConfigPath(ctx, WorktreeRootConfig)
 	if err != nil {
-		var ge *git.Error
-		if errors.As(err, &ge) && ge.ExitCode == 1 { // unset
-			return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
-		}
 		return "", fmt.Errorf("read %s: %w", WorktreeRootConfig, err)
 	}
-	root := strings.TrimRight(string(out), "\n")
-	if root == "" {
-		return CanonPath(filepath.Join(repo.CommonDir, "atlas", "worktrees")), nil
+	if root == "" { // unset or empty
+		return CanonPath(repo.Layout().Worktrees()), nil
 	}
 	if !filepath.IsAbs(root) {
 		base := repo.CommonDir

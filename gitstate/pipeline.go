@@ -9,6 +9,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/bmatcuk/doublestar/v4"
 	"go.yaml.in/yaml/v3"
@@ -31,6 +32,8 @@ type pipelineStage struct {
 	MaxRetries *int     `json:"max_retries" yaml:"max_retries"`
 	ReworkTo   string   `json:"rework_to" yaml:"rework_to"`
 	Scope      []string `json:"scope" yaml:"scope"`
+	WallBudget string   `json:"wall_budget" yaml:"wall_budget"`
+	IdleBudget string   `json:"idle_budget" yaml:"idle_budget"`
 }
 
 // ParsePipeline reads a pipeline file, JSON or YAML; unknown keys are refused so a
@@ -74,7 +77,8 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 	}
 	defs := make([]StageDef, 0, len(pf.Stages))
 	for _, s := range pf.Stages {
-		d := StageDef{Name: s.Name, Verify: s.Verify, VerifySafe: s.VerifySafe, Gate: s.Gate, ReworkTo: s.ReworkTo, Scope: s.Scope, MaxRetries: DefaultMaxRetries}
+		d := StageDef{Name: s.Name, Verify: s.Verify, VerifySafe: s.VerifySafe, Gate: s.Gate, ReworkTo: s.ReworkTo, Scope: s.Scope, MaxRetries: DefaultMaxRetries,
+			WallBudget: s.WallBudget, IdleBudget: s.IdleBudget}
 		if s.MaxRetries != nil {
 			d.MaxRetries = *s.MaxRetries
 		}
@@ -86,7 +90,7 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 // pipelineWords says in words what a pipeline value of each Go type is.
 var pipelineWords = map[string]string{
 	"[]gitstate.pipelineStage": "a list of stages",
-	"gitstate.pipelineStage":   "a stage (a mapping with name, verify, verify_safe, gate, max_retries, rework_to, scope)",
+	"gitstate.pipelineStage":   "a stage (a mapping with name, verify, verify_safe, gate, max_retries, rework_to, scope, wall_budget, idle_budget)",
 	"gitstate.pipelineFile":    "a mapping with a stages list",
 	"[]string":                 "a list of globs",
 	"string":                   "text",
@@ -207,6 +211,14 @@ func CheckStages(defs []StageDef) error {
 		}
 		if d.MaxRetries < 0 {
 			return fault.Usage("stage %s: max_retries must not be negative", d.Name)
+		}
+		for _, b := range []struct{ name, v string }{{"wall_budget", d.WallBudget}, {"idle_budget", d.IdleBudget}} {
+			if b.v == "" {
+				continue
+			}
+			if dur, err := time.ParseDuration(b.v); err != nil || dur <= 0 {
+				return fault.Usage("stage %s: %s %q is not a positive duration", d.Name, b.name, b.v).WithHint("write it like 90s, 30m or 2h")
+			}
 		}
 		if d.ReworkTo != "" && !seen[d.ReworkTo] {
 			return fault.Usage("stage %s: rework_to names unknown stage %q", d.Name, d.ReworkTo)

@@ -37,6 +37,10 @@ type Store struct {
 	Repo *git.Repository
 	// MaxTries bounds the compare-and-swap retries of one write.
 	MaxTries int
+	// Writer is who this process writes as (SPEC §5.1): every write of the RoleDriver
+	// is checked against the run's driver lease and takes or renews it (ClaimDriver),
+	// on each compare-and-swap try.
+	Writer Writer
 
 	commonOnce sync.Once
 	commonDir  string
@@ -287,9 +291,18 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
+	w := s.Writer
+	if w.Role == RoleDriver && w.TakeOver {
+		// A take-over replaces the driver this command saw, read before it queues:
+		// of several racing take-overs of one driver, one wins and the others find a
+		// driver they never saw (exit 3).
+		if r, err := s.Load(ctx, id); err == nil {
+			w = w.SawDriver(r, Now())
+		}
+	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
-	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
+	defer s.Repo.Mutex(ctx, RunMutex(id), 30*time.Second)()
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
@@ -300,23 +313,57 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		if err := r.Writable(); err != nil {
 			return nil, err
 		}
+		old := r.Tip
+		parent := old
+		stopped := r.State.Status == RunStopped
+		var took *TakeOver
+		if w.Role == RoleDriver {
+			if took, err = ClaimDriver(r, w, Now()); err != nil {
+				return nil, err
+			}
+		}
+		if took != nil {
+			// The take-over is its own event, committed under the write that made it
+			// and moved with it in one ref update: both land or neither does.
+			r.State.Resuming = nil
+			data, _ := json.Marshal(took)
+			ev := Event{Type: EventDriverTakenOver, Holder: s.Writer.Holder, Data: data}
+			if parent, err = s.commit(ctx, r, old, &ev); err != nil {
+				return nil, err
+			}
+			r.Tip = parent
+		}
 		ch, err := fn(r)
 		if err != nil {
 			return nil, err
 		}
-		if ch == nil {
+		if ch == nil && took == nil {
 			return r, nil // nothing to write
 		}
-		if !resumeOwned[ch.Event.Type] {
-			r.State.Resuming = nil
+		if ch != nil && stopped && s.Writer.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
+			return nil, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
+				WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", id, id)
 		}
-		old := r.Tip
-		tip, err := s.commit(ctx, r, old, &ch.Event)
-		if err != nil {
-			return nil, err
+		tip := parent
+		var refs []git.RefUpdate
+		if ch != nil {
+			if !ch.Event.Type.ResumeOwned() {
+				r.State.Resuming = nil
+			}
+			if ch.Event.Holder == "" && s.Writer.Role == RoleDriver {
+				ch.Event.Holder = s.Writer.Holder
+			}
+			if tip, err = s.commit(ctx, r, parent, &ch.Event); err != nil {
+				return nil, err
+			}
+			refs = ch.Refs
 		}
-		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, ch.Refs...)
-		err = s.Repo.UpdateRefs(ctx, "atlas: "+ch.Event.Type+" "+id, up...)
+		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, refs...)
+		what := EventDriverTakenOver
+		if ch != nil {
+			what = ch.Event.Type
+		}
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(what)+" "+id, up...)
 		if err == nil {
 			r.Tip, wrote = tip, true
 			return r, nil
@@ -325,14 +372,21 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 			return nil, err
 		}
 		lastErr = err
-		// Lost the race: wait a jittered, growing moment and re-read.
-		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+		// Lost the race: wait a jittered, growing moment and re-read; a caller that
+		// gave up (Ctrl-C, a deadline) is not kept waiting, nor retried.
+		if err := pause(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff)))); err != nil {
+			return nil, err
+		}
 		if backoff < 32*time.Millisecond {
 			backoff *= 2
 		}
 	}
 	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command; if no other git is running, git's last refusal may name a stale lock file: %s", lastErr)
 }
+
+// stoppedWrites are the events a stopped run still takes (SPEC §5.1): finish, and the
+// reaping finish --force does before it; resume writes as RoleResume.
+var stoppedWrites = map[EventType]bool{EventRunFinished: true, EventJobReaped: true, EventWorktreeUntrusted: true}
 
 // Entry is one run in a listing: the run, or why it could not be read.
 type Entry struct {
@@ -450,3 +504,19 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 func MarshalState(s *State) (json.RawMessage, error)   { return json.Marshal(s) }
 func MarshalHeader(h *Header) (json.RawMessage, error) { return json.Marshal(h) }
 func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) }
+
+// RunMutex names the mutex writers of run id queue on (git.Mutex); gc removes its file
+// with the run.
+func RunMutex(id string) string { return "runs/" + id }
+
+// pause waits d, or until ctx ends (then it returns ctx's error).
+func pause(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}

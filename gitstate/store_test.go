@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -313,5 +314,19 @@ func TestConcurrentUpdates(t *testing.T) {
 				t.Fatalf("%d notes, %d events; want %d", len(seen), len(events), writers*each)
 			}
 		})
+	}
+}
+
+// A write that lost the compare-and-swap waits before it tries again (pause), but not
+// past its context: a caller that gave up (Ctrl-C, a deadline) gets the context's
+// error at once instead of an hour's wait.
+func TestPauseHonoursContext(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := pause(ctx, time.Hour); !errors.Is(err, context.Canceled) {
+		t.Fatalf("pause = %v, want context.Canceled", err)
+	}
+	if err := pause(context.Background(), 0); err != nil {
+		t.Fatalf("pause 0 = %v", err)
 	}
 }

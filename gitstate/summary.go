@@ -38,6 +38,8 @@ type summaryState struct {
 	UpdatedAt string         `json:"updated_at"`
 	Stages    []summaryStage `json:"stages"` // no omitempty: null and [] stay apart
 	Driver    *summaryLease  `json:"driver,omitempty"`
+	// IdleUntil is Run.IdleDeadline: when the open attempt dies of idleness.
+	IdleUntil string `json:"idle_until,omitempty"`
 }
 
 type summaryStage struct {
@@ -48,6 +50,7 @@ type summaryStage struct {
 type summaryLease struct {
 	Holder    string `json:"holder"`
 	ExpiresAt string `json:"expires_at"`
+	Session   string `json:"session,omitempty"` // last: lines without it parse the same
 }
 
 // ledgerSummary is the JSON of a summary line.
@@ -111,6 +114,9 @@ func summaryLine(r *Run) ([]byte, error) {
 	if err := json.Unmarshal(sb, &sum.State); err != nil {
 		return nil, err
 	}
+	if t := r.IdleDeadline(); !t.IsZero() {
+		sum.State.IdleUntil = Stamp(t)
+	}
 	line, err := sum.encode()
 	if err != nil || len(line) > maxSummary {
 		return nil, err
@@ -144,7 +150,10 @@ func summaryOf(r *Run) *ledgerSummary {
 		}
 	}
 	if st.Driver != nil {
-		sum.State.Driver = &summaryLease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
+		sum.State.Driver = &summaryLease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt, Session: st.Driver.Session}
+	}
+	if t := r.IdleDeadline(); !t.IsZero() {
+		sum.State.IdleUntil = Stamp(t)
 	}
 	return sum
 }
@@ -252,7 +261,13 @@ func (sum *ledgerSummary) parseCanonical(doc []byte) bool {
 		st.Driver = &summaryLease{Holder: p.str()}
 		p.lit(`,"expires_at":`)
 		st.Driver.ExpiresAt = p.str()
+		if p.opt(`,"session":`) {
+			st.Driver.Session = p.str()
+		}
 		p.lit("}")
+	}
+	if p.opt(`,"idle_until":`) {
+		st.IdleUntil = p.str()
 	}
 	p.lit("}}")
 	return p.ok && p.i == len(p.b)
@@ -326,6 +341,17 @@ func (p *canonical) str() string {
 	return s
 }
 
+// inFlightSummary reports whether the summary's current stage is dispatched or
+// verifying.
+func inFlightSummary(st *summaryState) bool {
+	for _, s := range st.Stages {
+		if !StageTerminal(s.Status) {
+			return s.Status == StageDispatched || s.Status == StageVerifying
+		}
+	}
+	return false
+}
+
 // decodeSummary reads a run as ListSummaries describes from its documents: one
 // encoding/json pass into the summary fields, which skips the values of all others
 // without building them, and no scan for unknown keys (a summary is never written
@@ -341,6 +367,15 @@ func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
 	}
 	if err := json.Unmarshal(state.Data, &st); err != nil {
 		return nil, unreadable(id, "state.json: %v", err)
+	}
+	if inFlightSummary(&st) {
+		// An open attempt may die of idleness: that needs the stage definitions and
+		// the attempts, which only the whole documents hold (rare: lines carry it).
+		if full, err := decodeRun(id, tip, header, state); err == nil {
+			if t := full.IdleDeadline(); !t.IsZero() {
+				st.IdleUntil = Stamp(t)
+			}
+		}
 	}
 	r := summaryRun(tip, &h, &st)
 	r.headerBlob = header.ID
@@ -361,8 +396,9 @@ func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
 		}
 	}
 	if st.Driver != nil {
-		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt}
+		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt, Session: st.Driver.Session}
 	}
+	r.idleUntil = st.IdleUntil
 	return r
 }
 

@@ -41,7 +41,7 @@ func summaryRuns(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	if _, err := s.Update(ctx, "plain", func(r *Run) (*Change, error) {
-		r.State.Driver = &Lease{Holder: "agent \"7\"", ExpiresAt: Stamp(Now().Add(3600e9))}
+		r.State.Driver = &Lease{Holder: "agent \"7\"", Session: "s-7", ExpiresAt: Stamp(Now().Add(3600e9))}
 		r.State.Reason = "waiting on <review>"
 		return &Change{Event: Event{Type: "note"}}, nil
 	}); err != nil {
@@ -287,6 +287,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			if got := listRuns(t, s)["plain"].State.Status; got != "paused" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
+			s.Writer = Writer{Session: "s-7"} // the driving session (SPEC §5.1)
 			if err := transition(s, "plain", "code", StagePassed); err != nil {
 				t.Fatal(err)
 			}

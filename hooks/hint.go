@@ -38,17 +38,28 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 		return nil, nil, err
 	}
 	cands, _ := resume.DetectIn(entries, now)
+	// A driven run stops being driven with no write at all: when its driver lease
+	// ends, or when the current stage's open attempt passes its idle budget
+	// (gitstate.Run.Driven). The hint holds until the earliest of those.
 	var expires int64
 	for _, e := range entries {
-		if e.Run == nil || resume.Interrupted(e.Run, now) || !e.Run.Live(now) {
+		if e.Run == nil || e.Run.Interrupted(now) || !e.Run.Driven(now) {
 			continue
 		}
-		t, err := gitstate.ParseStamp(e.Run.State.Driver.ExpiresAt)
+		end, err := gitstate.ParseStamp(e.Run.State.Driver.ExpiresAt)
 		if err != nil {
-			return nil, nil, err // Live parsed it: cannot happen
+			return nil, nil, err // Driven parsed it: cannot happen
+		}
+		if idle := e.Run.IdleDeadline(); !idle.IsZero() && idle.Before(end) {
+			end = idle
 		}
 		// Whole seconds, rounded down: the hook asks git-atlas from that second on.
-		s := max(int64(math.Floor(float64(t.UnixNano())/1e9)), 1)
+		// Should the run be driven past it after all (a rule this does not know), the
+		// hint is good for nothing: expire it now.
+		s := max(int64(math.Floor(float64(end.UnixNano())/1e9)), 1)
+		if e.Run.Driven(time.Unix(s+1, 0)) {
+			s = max(now.Unix(), 1)
+		}
 		if expires == 0 || s < expires {
 			expires = s
 		}
@@ -59,12 +70,10 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 	}
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "%s\nexpires %d\n", hintMagic, expires)
-	for _, r := range uniq(root, realPath(root)) {
-		if !oneLine(r) {
-			b.WriteString("ask\n")
-			continue
-		}
-		fmt.Fprintf(&b, "root %s\n", strings.TrimSuffix(r, "/"))
+	if !oneLine(root) {
+		b.WriteString("ask\n")
+	} else {
+		fmt.Fprintf(&b, "root %s\n", strings.TrimSuffix(root, "/"))
 	}
 	if len(cands) > 0 {
 		if line, ok := interruptedPlain(cands); ok {
@@ -99,13 +108,6 @@ func interruptedPlain(cands []resume.Candidate) (string, bool) {
 }
 
 func oneLine(s string) bool { return s != "" && !strings.ContainsAny(s, "\n\r") }
-
-func uniq(a, b string) []string {
-	if a == b {
-		return []string{a}
-	}
-	return []string{a, b}
-}
 
 // RefreshHint re-derives the hint when the hook reads one (it exists), or always with
 // force; it returns the interrupted runs it found (nil when it did not look). Any

@@ -307,7 +307,7 @@ func TestHintExpiresWithTheEarliestLease(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !resume.Interrupted(r, time.Unix(want+1, 0)) || resume.Interrupted(r, time.Unix(want-1, 0)) {
+	if !r.Interrupted(time.Unix(want+1, 0)) || r.Interrupted(time.Unix(want-1, 0)) {
 		t.Fatalf("the run's lease ends at %s; the hint says %d", r.State.Driver.ExpiresAt, want)
 	}
 	fakeDate := func(sec int64) {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -143,16 +142,14 @@ type location struct {
 func locate(ctx context.Context, repo *git.Repository) (location, error) {
 	// Every internal git call sets core.hooksPath=/dev/null on its command line: skip
 	// the command-line scope and keep the last value of the config files.
-	out, err := repo.Git(ctx, "config", "--show-scope", "--type=path", "--get-all", "core.hooksPath")
-	var ge *git.Error
-	if err != nil && !(errors.As(err, &ge) && ge.ExitCode == 1) {
+	vals, err := repo.ConfigPathAll(ctx, "core.hooksPath")
+	if err != nil {
 		return location{}, fmt.Errorf("read core.hooksPath: %w", err)
 	}
 	var loc location
-	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
-		scope, v, ok := strings.Cut(line, "\t")
-		if ok && scope != "command" {
-			loc.value, loc.scope = v, scope
+	for _, v := range vals {
+		if v.Scope != "command" {
+			loc.value, loc.scope = v.Value, v.Scope
 		}
 	}
 	if loc.value == "" {
@@ -193,7 +190,7 @@ type Options struct {
 //     what an older version put there);
 //   - a directory set in the global or system config, without opts.Global.
 func checkWritable(ctx context.Context, repo *git.Repository, loc location, install bool, opts Options) error {
-	if wt, err := workingTreeOf(ctx, repo, loc.dir); err != nil {
+	if wt, err := repo.WorkingTreeOf(ctx, loc.dir); err != nil {
 		return err
 	} else if wt != "" {
 		return fault.Refused("core.hooksPath (%s) is inside the working tree %s: installing there would add and change files in your checkout, and git-atlas never writes into a working tree", loc.value, wt).
@@ -212,55 +209,6 @@ func checkWritable(ctx context.Context, repo *git.Repository, loc location, inst
 			WithHint("pass --global to %s it there anyway", verb)
 	}
 	return nil
-}
-
-// workingTreeOf returns the working tree (of any worktree of the repository: the
-// user's or a managed one) that dir is inside, or "" when none is. A worktree's own
-// .git directory is not part of its working tree.
-func workingTreeOf(ctx context.Context, repo *git.Repository, dir string) (string, error) {
-	list, err := repo.ListWorktrees(ctx)
-	if err != nil {
-		return "", fmt.Errorf("list worktrees: %w", err)
-	}
-	roots := []string{}
-	if repo.TopLevel != "" {
-		roots = append(roots, repo.TopLevel)
-	}
-	for _, w := range list {
-		if !w.Bare {
-			roots = append(roots, w.Path)
-		}
-	}
-	dir = realPath(dir)
-	for _, root := range roots {
-		root = realPath(root)
-		if within(dir, root) && !within(dir, filepath.Join(root, ".git")) {
-			return root, nil
-		}
-	}
-	return "", nil
-}
-
-// within reports whether path is root or below it.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// realPath resolves symbolic links in the longest part of p that exists.
-func realPath(p string) string {
-	rest := ""
-	for cur := filepath.Clean(p); ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return filepath.Clean(p)
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
 }
 
 // Inspect reports the state of the post-checkout hook.

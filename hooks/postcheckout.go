@@ -37,6 +37,7 @@ func PostCheckout(ctx context.Context, open func() (*git.Repository, error), arg
 		return res, err
 	}
 	store := gitstate.New(repo)
+	store.Writer.Role = gitstate.RoleObserver // it records what it saw; never a driver's write
 	run, rec, err := worktrees.Owner(ctx, store, repo.TopLevel)
 	if err != nil {
 		return res, err

@@ -142,9 +142,12 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if s.Verify != nil {
 			d.Verify = *s.Verify
 		}
-		// verify_safe is not carried over: a command from an import is not trusted to
-		// run unattended here (the source's value is kept in the imported event).
+		// verify_safe is the run's own definition and carries over (null: not safe). It
+		// does not make the command run here: an imported command runs only once a
+		// person trusts it (SPEC §10, package trust), so until then resume skips it and
+		// says so; after, resume verifies first as AgenTeam would.
 		if s.VerifySafe != nil && *s.VerifySafe {
+			d.VerifySafe = true
 			safe = append(safe, n)
 		}
 		if s.ReworkTo != nil {
@@ -165,7 +168,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "run_started", Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	for _, e := range evs {
@@ -192,19 +195,30 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 				} else {
 					ss.Status = gitstate.StageFailed
 				}
+			case "runner_retry":
+				// AgenTeam's runner: verify failed, attempts left -> failed, then
+				// dispatched again (a new attempt) with no stage_dispatched event.
+				ss.Status = gitstate.StageDispatched
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
 			case "stage_gated":
 				ss.Status = gitstate.StageGated
 			case "stage_completed":
-				ss.Status = gitstate.StageCompleted
+				// The runner also ends a stage whose retries ran out with
+				// stage_completed {"result": "failed"}.
+				if e.Data["result"] == "failed" {
+					ss.Status = gitstate.StageFailed
+				} else {
+					ss.Status = gitstate.StageCompleted
+				}
 			case "runner_rework":
 				ss.Status = gitstate.StageRework
 				ss.Reworks++
 			}
 			ss.UpdatedAt = t
 		}
-		ty := e.Type
-		if gitstate.ValidName("event", ty) != nil {
-			ty = "imported_event"
+		ty := gitstate.EventType(e.Type)
+		if gitstate.ValidName("event", e.Type) != nil {
+			ty = gitstate.EventImportedEvent
 		}
 		p.Events = append(p.Events, gitstate.Event{Type: ty, Time: t, Stage: validStage(stage), Data: mustJSON(map[string]any{"source": e.Data})})
 		p.States = append(p.States, clone(cur))
@@ -248,7 +262,7 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	if n := len(p.Events); p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
 	p.States = append(p.States, fin)
 	for _, d := range defs {
 		if d.Verify != "" {

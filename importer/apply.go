@@ -201,13 +201,13 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		}
 		res.Snapshot = snap.Rec.ID
 	}
-	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: info.Head}
+	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: info.Head, Adopted: p.Header.ImportedFrom.System}
 	_, err = store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if r.State.Worktree(node) != nil {
 			return nil, errors.New("already adopted")
 		}
 		r.State.Worktrees = append(r.State.Worktrees, rec)
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_adopted", Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeAdopted, Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
 	})
 	return err
 }

@@ -52,10 +52,17 @@ func TestMapName(t *testing.T) {
 func TestKimiFields(t *testing.T) {
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
-		"g/state.json":         `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
-		"g/intent.txt":         "the intent\n",
-		"g/log.jsonl":          `{"run_id":"g","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
-		"g/plan.dag.json":      `{"meta":{"gas_remaining":3},"jobs":[{"job_id":"r.1#0","deps":[],"attempts":2,"state":"FAILED","kind":"LEAF"},{"job_id":"r.2#0","deps":["r.1#0"],"attempts":1,"state":"RUNNING","lease":"r.2#0#1"},{"job_id":"r#0","deps":[],"attempts":0,"state":"PENDING"}]}`,
+		"g/state.json": `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
+		"g/intent.txt": "the intent\n",
+		"g/log.jsonl":  `{"run_id":"g","stage":"INIT","ts":"2026-07-01T12:00:01Z"}` + "\n",
+		// plan.dag.json as kimi-atlas writes it (schemas.json task-dag, dag-node, job):
+		// the plan in nodes, what happened in jobs ("<node>#0", scheduler.seed_jobs).
+		"g/plan.dag.json": `{"meta":{"gas_remaining":3,"depth_max":3,"node_max":9,"next_seq":3},
+			"nodes":{"r":{"kind":"DECOMPOSE","depth":0,"deps":[],"scope_paths":[],"success_criteria_subset":["c1","c2"],"children":["r.1","r.2","r.3"]},
+			 "r.1":{"kind":"LEAF","depth":1,"deps":[],"scope_paths":["src/a/"],"success_criteria_subset":["c1"],"parent":"r"},
+			 "r.2":{"kind":"LEAF","depth":1,"deps":["r.1"],"scope_paths":["src/b/**"],"success_criteria_subset":["c2","not-a-run-criterion"],"verify_cmd":"make check","parent":"r"},
+			 "r.3":{"kind":"LEAF","depth":1,"deps":[],"scope_paths":["docs"],"success_criteria_subset":[],"parent":"r"}},
+			"jobs":[{"job_id":"r.1#0","node_id":"r.1","deps":[],"attempts":2,"state":"FAILED","kind":"LEAF"},{"job_id":"r.2#0","node_id":"r.2","kind":"LEAF","deps":["r.1#0"],"attempts":1,"state":"RUNNING","lease":"r.2#0#1"},{"job_id":"r#0","node_id":"r","kind":"DECOMPOSE","deps":[],"attempts":0,"state":"PENDING"},{"job_id":"r.3#0","node_id":"r.3","kind":"LEAF","deps":[],"attempts":0,"state":"DONE"}]}`,
 		"s/state.json":         `{"run_id":"s","created_ts":"2026-07-01T11:00:00Z","updated_ts":"2026-07-01T11:09:00Z","current_state":"OUTPUT","stages":{"INIT":{"status":"done","ts":"2026-07-01T11:00:00Z"}},"refine_passes":3,"scope_paths":[],"baseline_sha":"def"}`,
 		"s/log.jsonl":          `{"run_id":"s","stage":"INIT","ts":"2026-07-01T11:00:00Z"}` + "\n" + `{"run_id":"s","stage":"REFINE","ts":"2026-07-01T11:08:00Z"}` + "\n",
 		"torn/state.json":      `{"run_id":"torn","created_ts":"2026-07-01T11`,
@@ -64,6 +71,8 @@ func TestKimiFields(t *testing.T) {
 		"dup/state.json":       `{"run_id":"dup","created_ts":"2026-07-01T11:00:00Z","current_state":"INIT","stages":{}}`,
 		"dup/plan.dag.json":    `{"meta":{},"jobs":[{"job_id":"a#0","deps":[],"attempts":0,"state":"PENDING"},{"job_id":"a-0","deps":[],"attempts":0,"state":"PENDING"}]}`,
 		"g/tasks/x/state.json": `{"run_id":"g/tasks/x","current_state":"OUTPUT"}`,
+		// DONE is kimi-atlas's other terminal state (resume._TERMINAL_RUN_STATES).
+		"d/state.json": `{"run_id":"d","created_ts":"2026-07-01T10:00:00Z","updated_ts":"2026-07-01T10:09:00Z","current_state":"DONE","stages":{},"scope_paths":[]}`,
 	})
 	plans, probs, err := ScanKimi(dir)
 	if err != nil {
@@ -79,8 +88,8 @@ func TestKimiFields(t *testing.T) {
 			t.Errorf("problem for %s = %q, want it to say %q", file, reasons[file], want)
 		}
 	}
-	if len(plans) != 2 {
-		t.Fatalf("got %d plans, want 2 (g and s; a task sub-run is not a run)", len(plans))
+	if len(plans) != 3 {
+		t.Fatalf("got %d plans, want 3 (g, s and d; a task sub-run is not a run)", len(plans))
 	}
 	by := map[string]*Plan{}
 	for _, p := range plans {
@@ -99,8 +108,24 @@ func TestKimiFields(t *testing.T) {
 		{"g verify_safe (null: not safe)", g.Header.VerifySafe, false},
 		{"g baseline", g.Header.Baseline, "abc"},
 		{"g created", g.Header.CreatedAt, "2026-07-01T12:00:00Z"},
-		{"g gas (spent + remaining)", g.Header.Gas, 6},
-		{"g gas spent (attempts)", gf.GasSpent, 3},
+		// Gas is charged per dispatch; kimi-atlas's attempts count requeues only: r.1
+		// FAILED at the cap (2 timeouts: 2 dispatches), r.2 RUNNING after 1 timeout (2),
+		// r PENDING (0), r.3 DONE first time (1).
+		{"g gas (spent + remaining)", g.Header.Gas, 8},
+		{"g gas spent (dispatches)", gf.GasSpent, 5},
+		{"g depth_max", g.Header.MaxDepth, 3},
+		{"g node_max", g.Header.MaxJobs, 9},
+		{"g job 0 scope (node scope_paths, canonical)", strings.Join(gf.Jobs[0].Scope, ","), "{src/a,src/a/**}"},
+		{"g job 0 criteria (node subset)", strings.Join(gf.Jobs[0].Criteria, ","), "c1"},
+		{"g job 0 depth", gf.Jobs[0].Depth, 1},
+		{"g job 0 parent (node r's job)", gf.Jobs[0].Parent, "r-0"},
+		{"g job 1 verify (node verify_cmd)", gf.Jobs[1].Verify, "make check"},
+		{"g job 1 criteria (the run's only)", strings.Join(gf.Jobs[1].Criteria, ","), "c2"},
+		{"g job 1 kind", gf.Jobs[1].Kind, "leaf"},
+		{"g job 2 kind (node kind)", gf.Jobs[2].Kind, "decompose"},
+		{"g job 2 depth (root)", gf.Jobs[2].Depth, 0},
+		{"g job 3 DONE unverified here", gf.Jobs[3].Unverified != "", true},
+		{"g criterion not the run's: noted", strings.Contains(strings.Join(g.Notes, "\n"), `"not-a-run-criterion"`), true},
 		{"g job 0 id", gf.Jobs[0].ID, "r.1-0"},
 		{"g job 0 state", gf.Jobs[0].State, gitstate.JobFailed},
 		{"g job 0 attempts", gf.Jobs[0].Attempts, 2},
@@ -121,6 +146,7 @@ func TestKimiFields(t *testing.T) {
 		{"s CLARIFY never ran", sf.Stages[2].Status, gitstate.StageSkipped},
 		{"s REFINE reworks (refine_passes)", sf.Stages[7].Reworks, 3},
 		{"s events (start, 2 log lines, imported)", len(s.Events), 4},
+		{"d status (DONE is finished)", by["d"].States[len(by["d"].States)-1].Status, gitstate.RunCompleted},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
@@ -172,7 +198,8 @@ func TestAgenTeamFields(t *testing.T) {
 		{"a gate (auto: none)", p.Header.Stages[0].Gate, ""},
 		{"b max_retries", p.Header.Stages[1].MaxRetries, 3},
 		{"b rework_to", p.Header.Stages[1].ReworkTo, "a"},
-		{"b verify_safe (not carried over: untrusted)", p.Header.Stages[1].VerifySafe, false},
+		{"b verify_safe (carried; trust decides whether it runs)", p.Header.Stages[1].VerifySafe, true},
+		{"a verify_safe (null: not safe)", p.Header.Stages[0].VerifySafe, false},
 		{"source's verify_safe kept in the imported event", string(p.Events[len(p.Events)-1].Data), `{"source":"` + filepath.Join(dir, "state", "r1.json") + `","status":"running","verify_safe_in_source":["b"]}`},
 		{"a status", f.Stages[0].Status, gitstate.StageCompleted},
 		{"b status", f.Stages[1].Status, gitstate.StageDispatched},
@@ -185,5 +212,54 @@ func TestAgenTeamFields(t *testing.T) {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
 		}
+	}
+}
+
+// TestAgenTeamRunnerEvents: the events AgenTeam's runner writes (runtime/agenteam/
+// runner.py) count as they count there: runner_retry is a new attempt (the runner
+// moves failed -> dispatched with no stage_dispatched event), and stage_completed
+// {"result": "failed"} (retries used up) leaves the stage failed, at every event.
+func TestAgenTeamRunnerEvents(t *testing.T) {
+	dir := t.TempDir()
+	ev := func(ts, typ, data string) string {
+		return `{"ts":"2026-07-03T10:` + ts + `Z","type":"` + typ + `","run_id":"r","stage":"code","data":` + data + `}` + "\n"
+	}
+	write(t, dir, map[string]string{
+		"state/r.json": `{"run_id":"r","task":"t","stage_order":["code"],"started_at":"2026-07-03T10:00:00Z","last_update":"2026-07-03T10:09:00Z","status":"failed","stages":{"code":{"status":"failed","gate":"auto","verify":"make","verify_safe":null,"max_retries":2,"rework_to":null,"baseline":"abc","verify_attempts":[{"attempt":1,"result":"fail"},{"attempt":2,"result":"fail"},{"attempt":3,"result":"fail"}]}}}`,
+		"events/r.jsonl": ev("01:00", "stage_dispatched", `{"roles":["dev"],"isolation":"runner"}`) +
+			ev("02:00", "stage_verified", `{"result":"fail","command":"make","attempt":1}`) +
+			ev("03:00", "runner_retry", `{"attempt":2,"max_retries":2}`) +
+			ev("04:00", "stage_verified", `{"result":"fail","command":"make","attempt":2}`) +
+			ev("05:00", "runner_retry", `{"attempt":3,"max_retries":2}`) +
+			ev("06:00", "stage_verified", `{"result":"fail","command":"make","attempt":3}`) +
+			ev("07:00", "stage_completed", `{"result":"failed","reason":"verify failed"}`),
+	})
+	plans, probs, err := ScanAgenTeam(dir)
+	if err != nil || len(probs) != 0 || len(plans) != 1 {
+		t.Fatalf("plans %d, problems %+v, err %v", len(plans), probs, err)
+	}
+	p := plans[0]
+	// States: start, then one per event, then the final one.
+	for i, want := range []struct {
+		status   string
+		attempts int
+	}{
+		{gitstate.StagePending, 0},
+		{gitstate.StageDispatched, 1}, {gitstate.StageFailed, 1},
+		{gitstate.StageDispatched, 2}, {gitstate.StageFailed, 2},
+		{gitstate.StageDispatched, 3}, {gitstate.StageFailed, 3},
+		{gitstate.StageFailed, 3},
+		{gitstate.StageFailed, 3},
+	} {
+		ss := p.States[i].Stages[0]
+		if ss.Status != want.status || len(ss.Attempts) != want.attempts {
+			t.Errorf("after event %d (%s): %s with %d attempts, want %s with %d", i, p.Events[i].Type, ss.Status, len(ss.Attempts), want.status, want.attempts)
+		}
+	}
+	if f := p.States[len(p.States)-1]; f.Status != gitstate.RunFailed {
+		t.Errorf("run status %s, want failed", f.Status)
+	}
+	if a := p.States[len(p.States)-1].Stages[0].Attempts; len(a) == 3 && a[2].StartedAt != "2026-07-03T10:05:00Z" {
+		t.Errorf("attempt 3 started %s, want the runner_retry's time", a[2].StartedAt)
 	}
 }

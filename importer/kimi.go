@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -100,13 +101,21 @@ type kimiLog struct {
 	TS    string `json:"ts"`
 }
 
+// kimiDAG is plan.dag.json (kimi-atlas references/schemas.json "task-dag"): the
+// halting caps and gas in meta, the plan's nodes (what each is to do: scope, criteria,
+// verify, place in the expansion tree), and one job per node (what happened to it:
+// state, attempts, lease; scheduler.seed_jobs names it "<node>#0").
 type kimiDAG struct {
 	Meta struct {
 		GasRemaining *int `json:"gas_remaining"`
 		Gas          int  `json:"gas"`
+		DepthMax     int  `json:"depth_max"`
+		NodeMax      int  `json:"node_max"`
 	} `json:"meta"`
-	Jobs []struct {
+	Nodes map[string]kimiNode `json:"nodes"`
+	Jobs  []struct {
 		JobID    string   `json:"job_id"`
+		NodeID   string   `json:"node_id"`
 		Kind     string   `json:"kind"`
 		Deps     []string `json:"deps"`
 		Attempts int      `json:"attempts"`
@@ -114,6 +123,39 @@ type kimiDAG struct {
 		Lease    string   `json:"lease"`
 		Scope    []string `json:"scope"`
 	} `json:"jobs"`
+}
+
+// kimiNode is one node of plan.dag.json (schemas.json "dag-node").
+type kimiNode struct {
+	Kind       string   `json:"kind"`
+	Depth      int      `json:"depth"`
+	Deps       []string `json:"deps"`
+	ScopePaths []string `json:"scope_paths"`
+	Criteria   []string `json:"success_criteria_subset"`
+	VerifyCmd  string   `json:"verify_cmd"`
+	Parent     string   `json:"parent"`
+	Children   []string `json:"children"`
+}
+
+// kimiMaxAttempts is kimi-atlas's per-job attempt cap (plandag.MAX_ATTEMPTS).
+const kimiMaxAttempts = 2
+
+// kimiDispatches is how many times kimi-atlas dispatched a job, each charging one
+// gas: its attempts count only requeues (a timeout or an expired lease,
+// scheduler.apply_receipt and reap_expired), so a job that is RUNNING or DONE was
+// dispatched once more than that, and so was one FAILED by a receipt (under the cap);
+// one FAILED at the cap and a PENDING one were not.
+func kimiDispatches(state string, attempts int) int {
+	switch state {
+	case gitstate.JobRunning, gitstate.JobDone:
+		return attempts + 1
+	case gitstate.JobFailed:
+		if attempts >= kimiMaxAttempts {
+			return attempts
+		}
+		return attempts + 1
+	}
+	return attempts
 }
 
 func bad(path, format string, args ...any) *Problem {
@@ -197,7 +239,9 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 		if err := strictJSON(files["plan.dag.json"], &dag); err != nil {
 			return nil, bad(dp, "%v", err)
 		}
-		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, 2, []gitstate.StageDef{}
+		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, kimiMaxAttempts, []gitstate.StageDef{}
+		// The halting caps carry over: a resumed run expands no further than it could there.
+		h.MaxDepth, h.MaxJobs = dag.Meta.DepthMax, dag.Meta.NodeMax
 	} else {
 		for _, s := range kimiStages {
 			h.Stages = append(h.Stages, gitstate.StageDef{Name: s, MaxRetries: gitstate.DefaultMaxRetries})
@@ -208,7 +252,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	for _, d := range h.Stages {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "run_started", Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	refines := 0
@@ -226,7 +270,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 				}
 			}
 		}
-		p.Events = append(p.Events, gitstate.Event{Type: "imported_stage", Time: t, Stage: validStage(l.Stage), Data: mustJSON(map[string]any{"source_stage": l.Stage})})
+		p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImportedStage, Time: t, Stage: validStage(l.Stage), Data: mustJSON(map[string]any{"source_stage": l.Stage})})
 		p.States = append(p.States, clone(cur))
 	}
 	// The final event: the state as the source left it, leases cleared as a resume would.
@@ -243,6 +287,13 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	} else {
 		spent := 0
 		seen := map[string]string{}
+		jobOfNode := map[string]string{}
+		for _, j := range dag.Jobs {
+			if j.NodeID != "" {
+				id, _ := MapName(j.JobID)
+				jobOfNode[j.NodeID] = id
+			}
+		}
 		for _, j := range dag.Jobs {
 			id, mapped := MapName(j.JobID)
 			if other, dup := seen[id]; dup {
@@ -267,11 +318,49 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 				return nil, bad(filepath.Join(rd, "plan.dag.json"), "job %q has state %q", j.JobID, j.State)
 			}
 			jb := gitstate.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
+			// What the job is to do lives on its node: scope, criteria, verify, and its
+			// place in the expansion tree.
+			if node, ok := dag.Nodes[j.NodeID]; ok {
+				if len(node.ScopePaths) > 0 {
+					scope, err := gitstate.CanonicalScope(node.ScopePaths)
+					if err != nil {
+						return nil, bad(filepath.Join(rd, "plan.dag.json"), "node %q scope_paths: %v", j.NodeID, err)
+					}
+					jb.Scope = scope
+				}
+				// A DECOMPOSE node hands its criteria down to its children (kimi-atlas
+				// refuses a split that drops one, plandag.criteria_conservation_defects):
+				// its own DONE meets none of them.
+				crit := node.Criteria
+				if node.Kind == "DECOMPOSE" && len(node.Children) > 0 {
+					crit = nil
+				}
+				for _, c := range crit {
+					if slices.Contains(h.Criteria, c) {
+						jb.Criteria = append(jb.Criteria, c)
+					} else {
+						p.Notes = append(p.Notes, fmt.Sprintf("node %s names criterion %q, which is not one of the run's: not kept on job %s", j.NodeID, c, id))
+					}
+				}
+				jb.Verify, jb.Depth = node.VerifyCmd, node.Depth
+				if node.Parent != "" {
+					jb.Parent = jobOfNode[node.Parent]
+				}
+				if kind := strings.ToLower(node.Kind); jb.Kind == "" && kind != "" {
+					jb.Kind = kind
+				}
+			}
+			if jb.Kind != "" && gitstate.ValidName("kind", jb.Kind) != nil {
+				jb.Kind, _ = MapName(jb.Kind)
+			}
+			if state == gitstate.JobDone {
+				jb.Unverified = "imported from kimi-atlas: not verified here"
+			}
 			if state == gitstate.JobRunning {
 				jb.Lease, jb.Holder = gitstate.LeaseToken(id, j.Attempts, 0, ""), "imported"
 			}
 			fin.Jobs = append(fin.Jobs, jb)
-			spent += j.Attempts
+			spent += kimiDispatches(state, j.Attempts)
 		}
 		p.Reset = gitstate.ResumeReset(&fin)
 		fin.GasSpent = spent
@@ -297,7 +386,7 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	if n := len(p.Events); n > 0 && p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: "imported", Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses})})
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses})})
 	p.States = append(p.States, fin)
 	if fi, err := os.Stat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
 		p.Worktree = filepath.Join(rd, "worktree")

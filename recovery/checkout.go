@@ -110,7 +110,7 @@ type CheckoutCopy struct {
 // verifyDir holds the temporary copies, inside the common dir, outside every
 // working tree.
 func verifyDir(repo *git.Repository) string {
-	return filepath.Join(repo.CommonDir, "atlas", "verify")
+	return repo.Layout().Verify()
 }
 
 // CopyCheckout snapshots the checkout at path read-only (a temporary index, as every

@@ -17,10 +17,18 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
+	testenv.RunAsCommand(func() int { return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) })
+	os.Exit(runTests(m))
+}
+
+// runTests pins the environment every test here runs git in, then runs them.
+func runTests(m *testing.M) int {
 	home, err := os.MkdirTemp("", "atlas-recovery-home-")
 	if err != nil {
 		panic(err)
@@ -34,9 +42,8 @@ func TestMain(m *testing.M) {
 		k, v, _ := strings.Cut(kv, "=")
 		os.Setenv(k, v)
 	}
-	code := m.Run()
-	os.RemoveAll(home)
-	os.Exit(code)
+	defer os.RemoveAll(home)
+	return m.Run()
 }
 
 // run runs git in dir and returns its stdout; it fails the test on error.

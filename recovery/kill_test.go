@@ -18,19 +18,17 @@ import (
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
-// TestKillDuringRemove SIGKILLs `git atlas worktree remove` (the built binary and every
-// git it started: the whole process group, as a reboot would) at random moments, over
-// and over (110 times with ATLAS_LONG_TESTS set, 6 without). After every kill, either the worktree is still there unchanged (files,
+// TestKillDuringRemove SIGKILLs `git atlas worktree remove` (git-atlas, here the test
+// binary itself, and every git it started: the whole process group, as a reboot
+// would) at random moments, over and over (110 times with ATLAS_LONG_TESTS set, 6
+// without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
 // never neither (SPEC invariant 2). Running the command again then finishes the job.
 func TestKillDuringRemove(t *testing.T) {
 	if testing.Short() {
-		t.Skip("100+ kills of the built binary")
+		t.Skip("kills of git-atlas processes")
 	}
-	bin := filepath.Join(t.TempDir(), "git-atlas")
-	if out, err := exec.Command("go", "build", "-o", bin, "github.com/git-atlas/git-atlas/cmd/git-atlas").CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
-	}
+	bin := testenv.Command(t)
 	f := newFixture(t, 0)
 	ctx := context.Background()
 	dirty := func(wt string, i int) {

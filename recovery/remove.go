@@ -106,6 +106,10 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	if rec == nil {
 		return nil, fault.NotFound("run %s has no worktree for node %q", run, node).WithHint("`git atlas worktree list %s` shows its worktrees", run)
 	}
+	if rec.Adopted != "" {
+		return nil, fault.Refused("the worktree of node %s of run %s (%s) was adopted from %s at import: git-atlas did not make it and does not remove it; nothing was removed",
+			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `git atlas recovery list %s` lists its snapshots", run)
+	}
 	repo := store.Repo
 	if err := checkManaged(ctx, repo, rec.Path); err != nil {
 		return nil, err
@@ -157,7 +161,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			d["snapshot"] = out.Snapshot.Rec.ID
 		}
 		data, _ := json.Marshal(d)
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_removed", Stage: rec.Stage, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeRemoved, Stage: rec.Stage, Data: data}}, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)

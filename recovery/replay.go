@@ -80,6 +80,19 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		if info, err := os.Stat(req.PatchOut); err == nil && !info.Mode().IsRegular() {
 			return nil, fault.Usage("--patch-out %s is not a regular file", req.PatchOut)
 		}
+		// Never into a working tree: the user's checkout (or a worktree) is not
+		// changed, not even by a file it was asked to write, which could be a tracked
+		// or edited file.
+		abs, err := filepath.Abs(req.PatchOut)
+		if err != nil {
+			return nil, err
+		}
+		if wt, err := store.Repo.WorkingTreeOf(ctx, filepath.Dir(abs)); err != nil {
+			return nil, err
+		} else if wt != "" {
+			return nil, fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", req.PatchOut, wt).
+				WithHint("write it outside (e.g. --patch-out ../%s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Base(abs))
+		}
 	}
 	base := r.Header.Baseline
 	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
@@ -159,7 +172,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		data, _ := json.Marshal(map[string]any{"branch": branch, "baseline": base, "snapshot": rec.Snapshot,
 			"worktree": rec.Worktree, "source": out.Source, "apply": req.Apply})
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: "stage_recovered", Stage: req.Stage, Data: data},
+			Event: gitstate.Event{Type: gitstate.EventStageRecovered, Stage: req.Stage, Data: data},
 			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
 		}, nil
 	})

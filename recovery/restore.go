@@ -8,7 +8,6 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"time"
 
@@ -109,26 +108,24 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 	if len(list) == 0 {
 		return
 	}
-	args := []string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)"}
-	for _, e := range list {
-		args = append(args, e.Ref)
+	refs := make([]string, len(list))
+	for i, e := range list {
+		refs[i] = e.Ref
 	}
-	out, err := repo.Git(ctx, args...)
+	commits, err := repo.RefCommits(ctx, refs)
 	if err != nil {
 		return
 	}
-	type info struct{ when, meta string }
+	type info struct {
+		when int64
+		meta string
+	}
 	infos := map[string]info{}
-	for _, line := range strings.Split(string(out), "\n") {
-		f := strings.Split(line, "\x00")
-		if len(f) != 3 {
-			continue
-		}
-		parents := strings.Fields(f[2])
-		if len(parents) < 2 {
+	for _, c := range commits {
+		if len(c.Parents) < 2 {
 			continue // not a snapshot commit
 		}
-		infos[f[0]] = info{when: f[1], meta: parents[len(parents)-1]}
+		infos[c.Ref] = info{when: c.When, meta: c.Parents[len(c.Parents)-1]}
 	}
 	var specs []string
 	var at []int
@@ -138,10 +135,8 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 		if !ok {
 			continue
 		}
-		if n, err := strconv.ParseInt(in.when, 10, 64); err == nil {
-			e.CreatedAt = gitstate.Stamp(time.Unix(n, 0))
-		}
-		if p := filepath.Join(repo.CommonDir, "atlas", "recovery", e.RunID, e.ID+".patch"); isFile(p) {
+		e.CreatedAt = gitstate.Stamp(time.Unix(in.when, 0))
+		if p := repo.Layout().Patch(e.RunID, e.ID); isFile(p) {
 			e.Patch = p
 		}
 		specs, at = append(specs, in.meta+":manifest.json"), append(at, i)

@@ -229,7 +229,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	progress.Add(opt.Progress, 2) // captured, committed and read back
 	patch := opt.PatchOut
 	if patch == "" {
-		patch = filepath.Join(repo.CommonDir, "atlas", "recovery", t.Run, id+".patch")
+		patch = repo.Layout().Patch(t.Run, id)
 	}
 	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
@@ -252,7 +252,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 			old = commit // pinned already: the transaction only checks it is still there
 		}
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: "snapshot", Stage: t.Stage, Data: data},
+			Event: gitstate.Event{Type: gitstate.EventSnapshot, Stage: t.Stage, Data: data},
 			Refs:  []git.RefUpdate{{Name: ref, New: commit, Old: old}},
 		}, nil
 	})

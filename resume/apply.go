@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Ops are the worktree and recovery operations a resume needs; the command line
@@ -51,6 +52,21 @@ type Options struct {
 	// Warn tells the person something on stderr.
 	Warn func(format string, args ...any)
 	Ops  Ops
+	// Session is the caller's agent session: a live run it drives is its own (a
+	// compacted session) and is resumed at once. TakeOver resumes a run another
+	// session drives (recorded as driver_taken_over in the resumed event).
+	Session  string
+	TakeOver bool
+	// Holder, when given, drives the run from the resume on: the reset takes its driver
+	// lease (until now + TTL) instead of leaving the run without one, so the driver it
+	// replaced cannot write again.
+	Holder string
+	TTL    time.Duration
+}
+
+// Owns reports whether the run's live driver is the caller's session.
+func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
+	return o.Session != "" && r.Live(now) && r.State.Driver.Session == o.Session
 }
 
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
@@ -72,6 +88,11 @@ type Result struct {
 	// UntrustedJobVerifies are the owed job verifies left owed, not run, because their
 	// command is not trusted here (SPEC §10): `git atlas trust RUN`, then resume.
 	UntrustedJobVerifies []string `json:"untrusted_job_verifies,omitempty"`
+	// SetAside are directories of this run's checkouts that git could not read (a
+	// checkout killed before git wrote its HEAD, then written into), renamed aside
+	// whole instead of snapshotted: this resume's and earlier ones, until a person
+	// removes them (worktrees.SetAside).
+	SetAside []string `json:"set_aside,omitempty"`
 }
 
 // Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step
@@ -101,14 +122,22 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if gitstate.RunTerminal(r.State.Status) {
 		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
 	}
+	if opt.TakeOver && opt.Holder == "" {
+		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
+	}
 	now := gitstate.Now()
 	plan, err := MakePlan(ctx, repo, r, now, !opt.NoVerify)
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, JobVerifies: []JobVerified{}}
+	if plan.Live && !opt.Owns(r, now) && !opt.TakeOver {
+		return res, nil // never reset a run another live driver is working on
+	}
 	if plan.Live {
-		return res, nil // never reset a run whose driver is alive
+		// The caller's own run (its session), or --take-over: resumed at once.
+		plan.OwnSession = opt.Owns(r, now)
+		plan.Live = false
 	}
 	if !plan.Baseline.Present {
 		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).
@@ -160,7 +189,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		if err := settleOwed(ctx, store, id, opt, res); err != nil {
 			return nil, err
 		}
-		return finish(ctx, repo, store, id, res, nil)
+		return finish(ctx, repo, store, id, res, nil, opt)
 	}
 
 	verr := verifyFirst(ctx, repo, store, r, opt, res)
@@ -170,11 +199,11 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if err := settleOwed(ctx, store, id, opt, res); err != nil {
 		return nil, err
 	}
-	return finish(ctx, repo, store, id, res, verr)
+	return finish(ctx, repo, store, id, res, verr, opt)
 }
 
 // finish re-reads the run and reports the plan as the resume left it.
-func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, res *Result, verr error) (*Result, error) {
+func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, res *Result, verr error, opt Options) (*Result, error) {
 	r, err := store.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -187,7 +216,13 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	// What to do next from the run as the resume left it (a verify may have stopped
 	// it), not as a plan would reset it.
 	final.NextAction = Next(r, now)
+	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && d.Session == opt.Session {
+		final.NextAction = NextForDriver(r, now) // the resumer drives: what to do, not "wait for yourself"
+	}
 	res.Plan = final
+	if root, err := worktrees.Root(ctx, repo); err == nil {
+		res.SetAside = worktrees.SetAside(root, id)
+	}
 	return res, verr
 }
 
@@ -231,8 +266,15 @@ func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Re
 func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*gitstate.Run, error) {
 	willVerify := verifyPending(plan, opt)
 	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if r.Live(gitstate.Now()) {
-			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+		now := gitstate.Now()
+		var taken *gitstate.Lease
+		if r.Driven(now) && !opt.Owns(r, now) {
+			if !opt.TakeOver {
+				return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+			}
+			d := *r.State.Driver
+			d.Extra = nil
+			taken = &d
 		}
 		if gitstate.RunTerminal(r.State.Status) {
 			return nil, fault.Conflict("run %s was finished (%s) while resuming", id, r.State.Status)
@@ -241,6 +283,13 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		resetJobs := gitstate.ResumeReset(&r.State)
 		r.State.Epoch++ // in the same event: every old lease token is now stale
 		r.State.Driver = nil
+		if opt.Holder != "" {
+			ttl := opt.TTL
+			if ttl <= 0 {
+				ttl = gitstate.DefaultDriverTTL
+			}
+			r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Session, ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+		}
 		if r.State.Status == gitstate.RunStopped {
 			r.State.Status, r.State.Reason = gitstate.RunRunning, ""
 		}
@@ -250,9 +299,13 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		}
 		r.State.Resuming = &gitstate.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
-		data, _ := json.Marshal(map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
-			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees})
-		return &gitstate.Change{Event: gitstate.Event{Type: "resumed", Data: data}}, nil
+		ev := map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
+			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees}
+		if taken != nil {
+			ev["driver_taken_over"] = taken
+		}
+		data, _ := json.Marshal(ev)
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Data: data}}, nil
 	})
 }
 

@@ -24,6 +24,11 @@ type Candidate struct {
 	Session          string `json:"session,omitempty"`
 	Intent           string `json:"intent,omitempty"`
 	Epoch            int    `json:"epoch"`
+	// Own: the run's live driver is the caller's session (a compacted session still
+	// driving it); listed first, and resume proceeds on it at once.
+	Own    bool   `json:"own,omitempty"`
+	Live   bool   `json:"live,omitempty"`
+	Holder string `json:"holder,omitempty"`
 
 	run *gitstate.Run // nil from DetectBrief
 }
@@ -31,18 +36,6 @@ type Candidate struct {
 // Run is the candidate's run as read during detection; nil for DetectBrief's
 // candidates (Select loads it).
 func (c *Candidate) Run() *gitstate.Run { return c.run }
-
-// Interrupted reports whether a run needs resuming (SPEC §5.1): running or blocked with
-// no live driver, or stopped. Finished runs never are.
-func Interrupted(r *gitstate.Run, now time.Time) bool {
-	switch r.State.Status {
-	case gitstate.RunStopped:
-		return true
-	case gitstate.RunRunning, gitstate.RunBlocked:
-		return !r.Live(now)
-	}
-	return false
-}
 
 // Unreadable is a run that could not be read; detection reports it and goes on.
 type Unreadable struct {
@@ -53,23 +46,28 @@ type Unreadable struct {
 // Detect lists the interrupted runs, newest first by (last update, run id). A corrupt
 // run is reported as unreadable and never hides the others.
 func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
+	return DetectFor(ctx, store, now, "")
+}
+
+// DetectFor is Detect for a session: the runs it still drives come first (Own).
+func DetectFor(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
 	entries, err := store.List(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, bad := detect(entries, now, true)
+	cands, bad := detect(entries, now, true, session)
 	return cands, bad, nil
 }
 
 // DetectBrief is Detect for `resume --brief`, at every session start: the same
 // candidates in the same order, read with Store.ListSummaries, which decodes only
 // what detection needs. Its candidates carry no run.
-func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
+func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
 	entries, err := store.ListSummaries(ctx)
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, bad := detect(entries, now, false)
+	cands, bad := detect(entries, now, false, session)
 	return cands, bad, nil
 }
 
@@ -81,17 +79,17 @@ func DetectStates(ctx context.Context, store *gitstate.Store, now time.Time) ([]
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, bad := detect(entries, now, false)
+	cands, bad := detect(entries, now, false, "")
 	return cands, bad, nil
 }
 
 // DetectIn is DetectStates over entries already listed (the post-checkout hint reads
 // the listing for more than the candidates).
 func DetectIn(entries []gitstate.Entry, now time.Time) ([]Candidate, []Unreadable) {
-	return detect(entries, now, false)
+	return detect(entries, now, false, "")
 }
 
-func detect(entries []gitstate.Entry, now time.Time, keepRun bool) ([]Candidate, []Unreadable) {
+func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session string) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable
 	for _, e := range entries {
@@ -99,10 +97,12 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool) ([]Candidate,
 			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
 			continue
 		}
-		if !Interrupted(e.Run, now) {
+		own := e.Run.OwnedBy(session, now)
+		if !own && !e.Run.Interrupted(now) {
 			continue
 		}
 		c := candidate(e.Run, now)
+		c.Own = own
 		if !keepRun {
 			c.run = nil
 		}
@@ -118,6 +118,9 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 	if st := r.CurrentStage(); st != nil {
 		c.InterruptedStage, c.StageStatus = st.Name, st.Status
 	}
+	if r.Driven(now) {
+		c.Live, c.Holder = true, r.State.Driver.Holder
+	}
 	if t, err := gitstate.ParseStamp(r.State.UpdatedAt); err == nil {
 		c.AgeSeconds = int64(now.Sub(t).Seconds())
 	}
@@ -126,6 +129,9 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 
 func sortNewest(c []Candidate) {
 	sort.SliceStable(c, func(i, j int) bool {
+		if c[i].Own != c[j].Own {
+			return c[i].Own
+		}
 		if c[i].LastUpdate != c[j].LastUpdate {
 			return c[i].LastUpdate > c[j].LastUpdate
 		}
@@ -151,6 +157,11 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 		return nil, fault.NotFound("no interrupted run to resume").WithHint("`git atlas list` shows the runs")
 	}
 	if session != "" {
+		for i := range cands { // the session's own live run first (cands list it first)
+			if cands[i].Own {
+				return cands[i].load(ctx, store)
+			}
+		}
 		for i := range cands { // cands are newest first
 			if cands[i].Session == session {
 				return cands[i].load(ctx, store)

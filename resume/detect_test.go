@@ -102,7 +102,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	brief, briefBad, err := DetectBrief(ctx, store, now)
+	brief, briefBad, err := DetectBrief(ctx, store, now, "")
 	if err != nil {
 		t.Fatal(err)
 	}

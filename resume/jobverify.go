@@ -15,7 +15,7 @@ import (
 // ErrUntrusted is the cause of the refusal NodeVerify returns for a command that came
 // with the run from elsewhere (a pull, a shared remote, an import) and that nobody
 // trusted here (SPEC §10): it is never run, and nothing is recorded.
-var ErrUntrusted = errors.New("command not trusted here")
+var ErrUntrusted = errors.New("not trusted here")
 
 // NodeVerify runs a graph run's verify command (a job's, or the run's on the union)
 // in dir, a managed worktree, bounded by timeout. Every job and union verify goes
@@ -32,7 +32,7 @@ func NodeVerify(ctx context.Context, repo *git.Repository, r *gitstate.Run, comm
 	}
 	approved, ok := set.Approve(command)
 	if !ok {
-		e := fault.New(fault.ErrRefused, "the verify %q came with run %s from elsewhere and is not trusted here: not run", command, r.Header.RunID)
+		e := fault.New(fault.ErrRefused, "the verify %q came with run %s from elsewhere and was not run", command, r.Header.RunID)
 		e.Err = ErrUntrusted
 		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID)
 	}
@@ -86,7 +86,7 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 			ev["cascaded"] = o.Cascaded
 		}
 		data, _ := json.Marshal(ev)
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_verified", Job: id, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobVerified, Job: id, Data: data}}, nil
 	})
 	if err != nil {
 		return nil, JobVerified{}, err

@@ -2,6 +2,7 @@ package resume
 
 import (
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"time"
@@ -31,6 +32,25 @@ type NextAction struct {
 	Worktrees map[string]string `json:"worktrees,omitempty"`
 	Reason    string            `json:"reason,omitempty"`
 	Command   string            `json:"command,omitempty"`
+	// ThreadID names the persisted attempt to continue (continue), or whose agent
+	// still lives (wait); Lease is the open attempt's stage token, for its reports.
+	ThreadID string `json:"thread_id,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	Lease    string `json:"lease,omitempty"`
+}
+
+// PIDAlive reports whether process pid lives on this host; tests may replace it.
+var PIDAlive = pidAlive
+
+// Hostname is this host's name, as attempts record it; tests may replace it.
+var Hostname = func() string { h, _ := os.Hostname(); return h }
+
+// NextForDriver is Next for the run's own driver (the pointer a compacted session
+// gets): what to do as the driver, not "wait for the driver".
+func NextForDriver(r *gitstate.Run, now time.Time) NextAction {
+	c := *r
+	c.State.Driver = nil
+	return Next(&c, now)
 }
 
 // Next derives the orchestrator's next step from the run as it stands (SPEC §6.7).
@@ -41,8 +61,14 @@ type NextAction struct {
 // a redispatch) is continued, never dispatched again: that would burn an attempt.
 func Next(r *gitstate.Run, now time.Time) NextAction {
 	id := r.Header.RunID
-	if r.Live(now) {
-		return NextAction{Action: NextWait, Reason: "the run's driver " + r.State.Driver.Holder + " is live"}
+	if r.Driven(now) {
+		d := r.State.Driver
+		who := d.Holder
+		if d.Session != "" {
+			who += " (session " + d.Session + ")"
+		}
+		return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt +
+			" (if that driver is gone for good, `git atlas resume " + r.Header.RunID + " --take-over` replaces it, recorded)"}
 	}
 	switch r.State.Status {
 	case gitstate.RunCompleted, gitstate.RunFailed:
@@ -68,9 +94,7 @@ func Next(r *gitstate.Run, now time.Time) NextAction {
 	n := NextAction{Stage: st.Name, Worktrees: wts}
 	switch st.Status {
 	case gitstate.StageDispatched, gitstate.StageVerifying:
-		n.Action, n.Attempt = NextContinue, len(st.Attempts)
-		n.Reason = fmt.Sprintf("attempt %d of stage %s is open: run (or continue) its work, then report passed or failed", n.Attempt, st.Name)
-		n.Command = transition(gitstate.StagePassed)
+		return openAttempt(r, def, st, wts, now)
 	case gitstate.StagePassed:
 		if def.Gate != "" {
 			n.Action, n.Reason, n.Command = NextGate, "stage "+st.Name+" passed: it goes to its "+def.Gate+" gate", transition(gitstate.StageGated)
@@ -91,6 +115,68 @@ func Next(r *gitstate.Run, now time.Time) NextAction {
 		n.Command = transition(gitstate.StageDispatched)
 	}
 	return n
+}
+
+// openAttempt is Next for a stage whose attempt is under way: continue it (its
+// persisted agent conversation when it has one), wait while its agent lives here, or,
+// once it is dead of idleness or past its wall budget, a new attempt when the budget
+// allows one.
+func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time) NextAction {
+	id := r.Header.RunID
+	a := st.Attempts[len(st.Attempts)-1]
+	n := NextAction{Stage: st.Name, Worktrees: wts, Attempt: a.N, Lease: a.Lease, ThreadID: a.ThreadID}
+	report := "git atlas transition " + id + " " + st.Name + " " + gitstate.StagePassed
+	if a.Lease != "" {
+		report += " --lease " + a.Lease
+	}
+	if a.PID > 0 && a.Host == Hostname() && PIDAlive(a.PID) {
+		n.Action, n.PID = NextWait, a.PID
+		n.Reason = fmt.Sprintf("attempt %d of stage %s has its agent (pid %d) alive on this host: never a second agent on one attempt", a.N, st.Name, a.PID)
+		return n
+	}
+	over := gitstate.WallExceeded(def, st, now)
+	idle := ""
+	if r.AttemptIdle(now) {
+		idle = fmt.Sprintf("attempt %d of stage %s is dead: no heartbeat for its idle budget %s", a.N, st.Name, def.IdleBudget)
+	}
+	if over == "" && (a.ThreadID == "" || idle == "") {
+		// Dead of idleness, an attempt whose conversation persists is still continued
+		// (the preferred way back); without one, a new attempt takes its place.
+		over = idle
+	}
+	if over != "" {
+		n.ThreadID, n.Lease = "", ""
+		if contains(gitstate.StageAllowed(r, st.Name), gitstate.StageDispatched) {
+			n.Action, n.Attempt = NextDispatch, a.N+1
+			n.Reason = over + ": dispatch a new attempt"
+			n.Command = "git atlas transition " + id + " " + st.Name + " " + gitstate.StageDispatched
+			return n
+		}
+		n.Action, n.Attempt = NextStop, a.N
+		n.Reason = over + ", and no attempt is left (max_retries " + fmt.Sprint(def.MaxRetries) + "): a person decides"
+		n.Command = "git atlas transition " + id + " " + st.Name + " " + gitstate.StageFailed
+		return n
+	}
+	n.Action = NextContinue
+	if a.ThreadID != "" {
+		if idle != "" {
+			n.Reason = idle + "; "
+		}
+		n.Reason += fmt.Sprintf("continue the persisted attempt %d of stage %s: its agent conversation is thread %s (e.g. `codex exec resume %s`); then report passed or failed with its stage token", a.N, st.Name, a.ThreadID, a.ThreadID)
+	} else {
+		n.Reason = fmt.Sprintf("attempt %d of stage %s is open: run (or continue) its work, then report passed or failed", a.N, st.Name)
+	}
+	n.Command = report
+	return n
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
 }
 
 // nextJobs is the graph's part of Next: claim, wait for running jobs, add the first

@@ -1,15 +1,18 @@
 package resume
 
 import (
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // world is a run held in memory and driven the way the ledger drives it: every
@@ -21,6 +24,9 @@ type world struct {
 	r     *gitstate.Run
 	now   time.Time
 	trace []string
+	// tokens are every stage token ever issued; alive the pids the fake host runs.
+	tokens []string
+	alive  map[int]bool
 }
 
 // TestNextActionIsAccepted drives runs (single and graph, with gates, budgets and
@@ -29,12 +35,17 @@ type world struct {
 // leases, stops and resumes; after each step, whatever Next suggests must be accepted
 // by the ledger when executed (SPEC §6.7), and wait, stop and done must be true.
 func TestNextActionIsAccepted(t *testing.T) {
+	alive := map[int]bool{}
+	defer func(f func(int) bool) { PIDAlive = f }(PIDAlive)
+	PIDAlive = func(pid int) bool { return alive[pid] }
 	seeds := 3000
 	if os.Getenv("ATLAS_LONG_TESTS") != "" {
 		seeds = 30000
 	}
 	for seed := 0; seed < seeds; seed++ {
 		w := newWorld(t, uint64(seed))
+		clear(alive)
+		w.alive = alive
 		for step, ended := 0, 0; step < 80 && ended < 3 && !t.Failed(); step++ {
 			w.step()
 			w.checkNext()
@@ -50,7 +61,7 @@ func TestNextActionIsAccepted(t *testing.T) {
 
 func newWorld(t *testing.T, seed uint64) *world {
 	rng := rand.New(rand.NewPCG(seed, 10))
-	w := &world{t: t, rng: rng, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)}
+	w := &world{t: t, rng: rng, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), alive: map[int]bool{}}
 	var defs []gitstate.StageDef
 	for i := 0; i < rng.IntN(4); i++ {
 		d := gitstate.StageDef{Name: fmt.Sprintf("s%d", i), MaxRetries: rng.IntN(3)}
@@ -59,6 +70,12 @@ func newWorld(t *testing.T, seed uint64) *world {
 		}
 		if i > 0 && rng.IntN(3) == 0 {
 			d.ReworkTo = fmt.Sprintf("s%d", rng.IntN(i+1))
+		}
+		if rng.IntN(3) == 0 {
+			d.IdleBudget = fmt.Sprintf("%dm", 1+rng.IntN(3))
+		}
+		if rng.IntN(3) == 0 {
+			d.WallBudget = fmt.Sprintf("%dm", 2+rng.IntN(4))
 		}
 		defs = append(defs, d)
 	}
@@ -138,6 +155,84 @@ func (w *world) describe() string {
 	return b.String()
 }
 
+// dispatched records what `transition … dispatched --thread-id --pid` adds to the new
+// attempt: sometimes a thread, sometimes a pid of this host, alive or not.
+func (w *world) dispatched(r *gitstate.Run, stage string) {
+	_, st, _ := r.Stage(stage)
+	a := &st.Attempts[len(st.Attempts)-1]
+	w.tokens = append(w.tokens, a.Lease)
+	if w.rng.IntN(2) == 0 {
+		a.ThreadID = fmt.Sprintf("thread-%d", len(w.tokens))
+	}
+	if w.rng.IntN(2) == 0 {
+		a.PID, a.Host = 1000+len(w.tokens), Hostname()
+		w.alive[a.PID] = w.rng.IntN(2) == 0
+	}
+}
+
+// heartbeat beats the current stage's open attempt with its token or another.
+func (w *world) heartbeat() {
+	cur := w.r.CurrentStage()
+	if cur == nil || len(w.tokens) == 0 {
+		return
+	}
+	tok := w.tokens[w.rng.IntN(len(w.tokens))]
+	before := cloneRun(w.r)
+	err := w.try("heartbeat "+cur.Name+" "+tok, func(r *gitstate.Run) error {
+		return gitstate.Heartbeat(r, cur.Name, tok, w.now)
+	})
+	if err == nil && tok != lastToken(before, cur.Name) {
+		w.t.Errorf("heartbeat with stale token %s accepted", tok)
+	}
+}
+
+// staleReport reports passed on a stage with a token that is not its current one: it
+// must be refused as a conflict and change nothing.
+func (w *world) staleReport() {
+	if len(w.tokens) == 0 {
+		return
+	}
+	tok := w.tokens[w.rng.IntN(len(w.tokens))]
+	stage, _, _, _, _ := gitstate.ParseLeaseToken(tok)
+	if tok == lastToken(w.r, stage) {
+		return
+	}
+	before := cloneRun(w.r)
+	err := w.try("stale report "+tok, func(r *gitstate.Run) error {
+		if err := gitstate.CheckStageToken(r, stage, tok); err != nil {
+			return err
+		}
+		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", w.stamp())
+	})
+	if !errors.Is(err, fault.ErrConflict) || !reflect.DeepEqual(before, w.r) {
+		w.t.Errorf("stale token %s: err %v, run changed %v", tok, err, !reflect.DeepEqual(before, w.r))
+	}
+}
+
+func stageStatus(r *gitstate.Run, stage string) string {
+	_, st, ok := r.Stage(stage)
+	if !ok {
+		return ""
+	}
+	return st.Status
+}
+
+func lastAttempt(r *gitstate.Run, stage string) *gitstate.Attempt {
+	_, st, ok := r.Stage(stage)
+	if !ok || len(st.Attempts) == 0 {
+		return nil
+	}
+	return &st.Attempts[len(st.Attempts)-1]
+}
+
+func lastToken(r *gitstate.Run, stage string) string {
+	_, st, ok := r.Stage(stage)
+	if !ok || len(st.Attempts) == 0 {
+		return ""
+	}
+	return st.Attempts[len(st.Attempts)-1].Lease
+}
+
 func (w *world) stamp() string { return gitstate.Stamp(w.now) }
 
 func (w *world) pickStage() string {
@@ -155,7 +250,13 @@ func (w *world) step() {
 	case k < 45: // any stage transition, as `git atlas transition`
 		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
 		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
-			return gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp())
+			if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp()); err != nil {
+				return err
+			}
+			if to == gitstate.StageDispatched {
+				w.dispatched(r, stage)
+			}
+			return nil
 		})
 	case k < 55: // resume's verify-first on the interrupted stage, as verifyFirst applies it
 		w.verifyOutcome()
@@ -205,15 +306,41 @@ func (w *world) step() {
 			r.State.Union = u
 			return nil
 		})
-	case k < 87: // a live driver, or its lease running out
-		_ = w.try("driver", func(r *gitstate.Run) error {
-			if rng.IntN(2) == 0 {
-				r.State.Driver = &gitstate.Lease{Holder: "d", ExpiresAt: gitstate.Stamp(w.now.Add(time.Minute))}
-			} else {
-				r.State.Driver = nil
-			}
-			return nil
+	case k < 87: // a driver write: a claim, a renewal, a take-over, or a refusal
+		wr := gitstate.Writer{Holder: []string{"", "d1", "d2"}[rng.IntN(3)], Session: []string{"", "s1", "s2"}[rng.IntN(3)],
+			TakeOver: rng.IntN(4) == 0, TTL: time.Duration(1+rng.IntN(3)) * time.Minute}
+		if rng.IntN(3) == 0 && len(w.tokens) > 0 { // a subagent's report with a stage token
+			wr.Token = w.tokens[rng.IntN(len(w.tokens))]
+			wr.Stage, _, _, _, _ = gitstate.ParseLeaseToken(wr.Token)
+			wr.To = []string{"", gitstate.StagePassed, gitstate.StageCompleted, gitstate.StageDispatched}[rng.IntN(4)]
+		}
+		before := cloneRun(w.r)
+		err := w.try(fmt.Sprintf("driver write %+v", wr), func(r *gitstate.Run) error {
+			_, err := gitstate.ClaimDriver(r, wr, w.now)
+			return err
 		})
+		if err != nil && !reflect.DeepEqual(before, w.r) {
+			w.t.Errorf("a refused driver write changed the run")
+		}
+		d := before.State.Driver
+		own := d != nil && ((wr.Holder != "" && d.Holder == wr.Holder) || (wr.Session != "" && d.Session == wr.Session))
+		delegated := err == nil && before.Live(w.now) && !own && !wr.TakeOver
+		switch {
+		case delegated && (wr.Token == "" || wr.Token != lastToken(before, wr.Stage)):
+			w.t.Errorf("a write by %+v on %+v's live run was accepted without the stage's current token", wr, d)
+		case delegated && (wr.To == gitstate.StageCompleted || wr.To == gitstate.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
+			w.t.Errorf("a subagent's report %+v was accepted beyond its open attempt", wr)
+		case delegated && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
+			w.t.Errorf("a delegated report changed the driver lease")
+		case err == nil && !delegated && wr.Holder != "" && !gitstate.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder:
+			w.t.Errorf("an accepted write by %s left %s driving", wr.Holder, w.r.State.Driver.Holder)
+		}
+	case k < 89: // the clock moves: leases, idle and wall budgets run out
+		w.now = w.now.Add(time.Duration(rng.IntN(90)) * time.Second)
+	case k < 91: // a heartbeat of the open attempt, with its token or a stale one
+		w.heartbeat()
+	case k < 93: // a late report from an older attempt: refused, nothing changes
+		w.staleReport()
 	case k < 95: // a resume's reset (SPEC §6.5), as reset writes it
 		_ = w.try("resume", func(r *gitstate.Run) error {
 			if gitstate.RunTerminal(r.State.Status) {
@@ -302,14 +429,24 @@ func (w *world) execute(n NextAction, strict bool) {
 	id := r.Header.RunID
 	switch n.Action {
 	case NextWait:
-		if !r.Live(w.now) && len(gitstate.Running(&r.State)) == 0 {
-			fail("wait, but no driver is live and no job runs")
+		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !PIDAlive(n.PID)) {
+			fail("wait, but no driver is live, no job runs and no agent lives")
 		}
 	case NextDone:
 		if !gitstate.RunTerminal(r.State.Status) {
 			fail("done, but the run is %s", r.State.Status)
 		}
 	case NextStop:
+		if n.Stage != "" && n.Command != "" {
+			// An attempt out of budget: the command that ends it must be accepted.
+			args := strings.Fields(n.Command)
+			if err := w.try("next: stop "+n.Command, func(r *gitstate.Run) error {
+				return gitstate.ApplyStageTransition(r, args[4], args[5], "", "", w.stamp())
+			}); err != nil {
+				fail("refused: %v", err)
+			}
+			break
+		}
 		if r.State.Status != gitstate.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
 			fail("stop, but the run is %s and its union has no conflict", r.State.Status)
 		}
@@ -345,6 +482,13 @@ func (w *world) execute(n NextAction, strict bool) {
 		})
 	case NextDispatch, NextContinue, NextGate, NextFinish:
 		args := strings.Fields(n.Command)
+		lease := ""
+		if len(args) == 8 && args[2] == "transition" && args[6] == "--lease" {
+			lease, args = args[7], args[:6]
+			if a := lastAttempt(r, n.Stage); n.Action == NextContinue && a != nil && a.PID != 0 && PIDAlive(a.PID) {
+				fail("continue while the attempt's agent (pid %d) lives: a second agent on one attempt", a.PID)
+			}
+		}
 		switch {
 		case len(args) == 6 && args[2] == "transition" && args[3] == id:
 			stage, to := args[4], args[5]
@@ -360,7 +504,16 @@ func (w *world) execute(n NextAction, strict bool) {
 				}
 			}
 			if err := w.try("next: transition "+stage+" "+to, func(r *gitstate.Run) error {
-				return gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp())
+				if err := gitstate.CheckStageToken(r, stage, lease); err != nil {
+					return err
+				}
+				if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp()); err != nil {
+					return err
+				}
+				if to == gitstate.StageDispatched {
+					w.dispatched(r, stage)
+				}
+				return nil
 			}); err != nil {
 				fail("refused: %v", err)
 			}
@@ -396,7 +549,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 		}
 	}
 	n := Next(r, now)
-	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed" {
+	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed --lease "+lastToken(r, "code") {
 		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
 	}
 	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t"); err != nil {

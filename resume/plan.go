@@ -7,16 +7,24 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
 // Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
 type Plan struct {
-	RunID            string        `json:"run_id"`
-	Kind             string        `json:"kind"`
-	Status           string        `json:"status"`
-	Live             bool          `json:"live"`
-	Holder           string        `json:"holder,omitempty"`
+	RunID  string `json:"run_id"`
+	Kind   string `json:"kind"`
+	Status string `json:"status"`
+	// Reason is why the run is where it is (a stop's reason).
+	Reason string `json:"reason,omitempty"`
+	Live   bool   `json:"live"`
+	Holder string `json:"holder,omitempty"`
+	// Driver is the run's live driver lease (holder, session, expires_at), if any.
+	Driver *gitstate.Lease `json:"driver,omitempty"`
+	// OwnSession: the live driver's session is the caller's (a compacted session):
+	// resume proceeds on it at once.
+	OwnSession       bool          `json:"own_session,omitempty"`
 	Epoch            int           `json:"epoch"`
 	ConfigDrift      Drift         `json:"config_drift"`
 	Baseline         BaselineState `json:"baseline"`
@@ -30,8 +38,23 @@ type Plan struct {
 	Worktrees []WorktreePlan    `json:"worktrees"`
 	// Commands are the commands the run carries and whether each is trusted here
 	// (SPEC §10): an untrusted one is never run.
-	Commands   []trust.Command `json:"commands"`
-	NextAction NextAction      `json:"next_action"`
+	Commands []trust.Command `json:"commands"`
+	// Checkout is the user's checkout when the interrupted stage ran there (it has no
+	// worktree): whether it is dirty now, and the replay of the stage's work from its
+	// attempt's own baseline that the plan offers (the checkout is never touched).
+	Checkout   *CheckoutPlan `json:"checkout,omitempty"`
+	NextAction NextAction    `json:"next_action"`
+}
+
+// CheckoutPlan is the user's checkout a stage ran in, as a resume plan sees it.
+type CheckoutPlan struct {
+	Path  string `json:"path"`
+	Dirty bool   `json:"dirty"`
+	Head  string `json:"head"`
+	// Baseline is the attempt's baseline: the checkout's HEAD when the stage was
+	// dispatched, which a replay starts from (not the run's baseline).
+	Baseline string `json:"baseline"`
+	Replay   string `json:"replay,omitempty"`
 }
 
 // Drift compares the frozen config hash with the files as they are now.
@@ -63,6 +86,17 @@ type StageInfo struct {
 	Attempts      int    `json:"attempts"`
 	BudgetLeft    int    `json:"budget_left"`
 	Worktree      string `json:"worktree,omitempty"`
+	// Attempt is the stage's latest attempt as the ledger holds it (holder, session,
+	// thread_id, pid, host, heartbeat_at, lease, baseline).
+	Attempt *gitstate.Attempt `json:"attempt,omitempty"`
+	// WallBudget and IdleBudget are the stage's (SPEC §5.2); WallLeft and IdleLeft what
+	// is left of them for the open attempt ("0s" when spent); WallExceeded why it is
+	// refused heartbeats.
+	WallBudget   string `json:"wall_budget,omitempty"`
+	IdleBudget   string `json:"idle_budget,omitempty"`
+	WallLeft     string `json:"wall_left,omitempty"`
+	IdleLeft     string `json:"idle_left,omitempty"`
+	WallExceeded string `json:"wall_exceeded,omitempty"`
 	// VerifyIn says where verify-first runs the verify command: "worktree" (the
 	// stage's own), "checkout_copy" (a temporary worktree made from a read-only
 	// snapshot of the user's checkout, removed after: the checkout is never touched),
@@ -113,12 +147,15 @@ type WorktreePlan struct {
 // worktree is then left as it is for verify to judge, instead of being reset.
 func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool) (*Plan, error) {
 	p := &Plan{
-		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Live: r.Live(now), Epoch: r.State.Epoch,
+		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
 		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
 	}
 	if p.Live {
 		p.Holder = r.State.Driver.Holder
+		d := *r.State.Driver
+		d.Extra = nil
+		p.Driver = &d
 	}
 	current, _ := baseline.ConfigHash(repo.TopLevel, r.Header.ConfigFiles)
 	p.ConfigDrift = Drift{Stored: r.Header.ConfigHash, Current: current, Match: current == r.Header.ConfigHash}
@@ -157,7 +194,24 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		if info.HasVerify {
 			info.VerifyIn = verifyIn(r, st.Name)
 		}
+		if n := len(st.Attempts); n > 0 {
+			a := st.Attempts[n-1]
+			a.Extra = nil
+			info.Attempt = &a
+		}
+		info.WallBudget, info.IdleBudget = def.WallBudget, def.IdleBudget
+		if a := gitstate.OpenAttempt(st); a != nil {
+			sign := a.HeartbeatAt
+			if sign == "" {
+				sign = a.StartedAt
+			}
+			info.WallLeft, info.IdleLeft = budgetLeft(def.WallBudget, a.StartedAt, now), budgetLeft(def.IdleBudget, sign, now)
+			info.WallExceeded = gitstate.WallExceeded(def, st, now)
+		}
 		p.InterruptedStage = info
+		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !gitstate.StageTerminal(st.Status) {
+			p.Checkout = checkoutPlan(ctx, repo, r, st)
+		}
 	}
 	if r.Header.Kind == gitstate.KindGraph {
 		p.Frontier = frontier(r)
@@ -177,6 +231,52 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	} else {
 		p.NextAction = Next(planView(r), now)
 	}
+	return p, nil
+}
+
+// budgetLeft is what remains of budget counted from the stamp since ("" without one).
+func budgetLeft(budget, since string, now time.Time) string {
+	b, err := time.ParseDuration(budget)
+	t, terr := gitstate.ParseStamp(since)
+	if budget == "" || err != nil || terr != nil {
+		return ""
+	}
+	d := b - now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
+}
+
+// checkoutPlan reads the user's checkout a stage ran in, read-only (status with
+// --no-optional-locks: not even the index is refreshed). nil when there is none here.
+func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st *gitstate.StageState) *CheckoutPlan {
+	path, err := recovery.UserCheckout(ctx, gitstate.New(repo), repo.TopLevel)
+	if err != nil || path == "" {
+		return nil
+	}
+	wt := repo.Worktree(path)
+	dirty, err := wt.Dirty(ctx)
+	if err != nil {
+		return nil
+	}
+	head, _, _ := wt.Head(ctx)
+	c := &CheckoutPlan{Path: path, Dirty: dirty, Head: head, Baseline: stageBaseline(r, st)}
+	if dirty || head != c.Baseline {
+		c.Replay = "git atlas recover " + r.Header.RunID + " --stage " + st.Name + " --worktree --apply"
+	}
+	return c
+}
+
+// PlanFor is MakePlan for a caller's session: a live run that session drives is its
+// own (a compacted session), planned as resume would go on with it at once.
+func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, session string) (*Plan, error) {
+	p, err := MakePlan(ctx, repo, r, now, verify)
+	if err != nil || !p.Live || !r.OwnedBy(session, now) {
+		return p, err
+	}
+	p.Live, p.OwnSession = false, true
+	p.NextAction = Next(planView(r), now)
 	return p, nil
 }
 

@@ -6,11 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strconv"
-	"strings"
-	"syscall"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -239,7 +235,7 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
 		data, _ := json.Marshal(map[string]any{"verify_result": map[bool]string{true: "pass", false: "fail"}[vr.Passed], "exit_code": vr.ExitCode, "action": action, "timed_out": vr.TimedOut})
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Stage: stage, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Stage: stage, Data: data}}, nil
 	})
 	return err
 }
@@ -250,7 +246,7 @@ func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
 			return nil, nil
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_resumed", Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
 	})
 	return err
 }
@@ -278,28 +274,21 @@ func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout
 	command := approved.Command()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	c := exec.CommandContext(tctx, "sh", "-c", command)
-	c.Dir = dir
-	c.Env = verifyEnv()
-	c.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	var out tailBuffer
 	// At the deadline the whole group goes, not only sh; a descendant that left the
 	// group and keeps the output pipes open is waited for no longer than WaitDelay.
-	c.Cancel = func() error { return syscall.Kill(-c.Process.Pid, syscall.SIGKILL) }
-	c.WaitDelay = 5 * time.Second
-	var out tailBuffer
-	c.Stdout, c.Stderr = &out, &out
+	sh := git.Shell{Dir: dir, Script: command, Stdout: &out, Stderr: &out, WaitDelay: 5 * time.Second}
 	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(gitstate.Now())}
-	err := c.Run()
-	if err != nil && c.ProcessState == nil {
-		vr.ExitCode, vr.Tail = 127, err.Error()
+	res := sh.Run(tctx)
+	if !res.Started {
+		vr.ExitCode, vr.Tail = 127, res.Err.Error()
 		return vr
 	}
-	vr.TimedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil && err != nil
-	if err != nil {
+	vr.TimedOut = errors.Is(tctx.Err(), context.DeadlineExceeded) && ctx.Err() == nil && res.Err != nil
+	if res.Err != nil {
 		vr.ExitCode = 1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) && ee.ExitCode() >= 0 {
-			vr.ExitCode = ee.ExitCode()
+		if res.ExitCode >= 0 {
+			vr.ExitCode = res.ExitCode
 		}
 		if vr.TimedOut {
 			vr.ExitCode = 124
@@ -308,21 +297,6 @@ func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout
 	vr.Passed = vr.ExitCode == 0 && !vr.TimedOut
 	vr.Tail = out.String()
 	return vr
-}
-
-// verifyEnv is the user's environment less the git variables a hook may have leaked,
-// which would point a verify's own git calls at the wrong repository.
-func verifyEnv() []string {
-	var env []string
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		switch name {
-		case "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_PREFIX", "GIT_OBJECT_DIRECTORY":
-			continue
-		}
-		env = append(env, kv)
-	}
-	return env
 }
 
 // tailBuffer keeps the last tailBytes written to it.

@@ -43,3 +43,20 @@ func TestRunVerifyExitCodes(t *testing.T) {
 		}
 	}
 }
+
+// A verify runs with git.UserEnv: none of the variables a calling hook leaks (they
+// would point the verify's own git calls at another repository, index or object store,
+// or limit its pathspecs), every one of the user's own settings (locale, pager, editor).
+func TestRunVerifyEnvironment(t *testing.T) {
+	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_QUARANTINE_PATH", "GIT_LITERAL_PATHSPECS", "GIT_REFLOG_ACTION"} {
+		t.Setenv(v, "/leaked")
+	}
+	t.Setenv("LANG", "xx_YY.UTF-8")
+	t.Setenv("GIT_EDITOR", "my-editor")
+	script := `env | grep -E '^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_NAMESPACE|GIT_QUARANTINE_PATH|GIT_LITERAL_PATHSPECS|GIT_REFLOG_ACTION)=' && exit 1
+test "$LANG" = xx_YY.UTF-8 && test "$GIT_EDITOR" = my-editor`
+	vr := RunVerify(context.Background(), trust.Once(script), t.TempDir(), time.Minute)
+	if !vr.Passed {
+		t.Fatalf("the verify saw a leaked variable or lost a user's setting: %+v", vr)
+	}
+}

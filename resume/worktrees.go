@@ -23,6 +23,10 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 	for i, rec := range r.State.Worktrees {
 		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
 		switch {
+		case rec.Adopted != "":
+			// The source system's worktree (often inside its own run directory): not
+			// git-atlas's to remove, so a reset leaves it as it is.
+			wp.Reason, wp.Exists = "adopted from "+rec.Adopted+" at import: git-atlas did not make it and leaves it as it is", exists(rec.Path)
 		case finishedNode(r, rec.Node):
 			wp.Reason, wp.Exists = "node finished", exists(rec.Path)
 		case owesVerify(r, rec.Node):

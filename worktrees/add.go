@@ -257,7 +257,7 @@ func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom string) gits
 		d["reset_from"] = resetFrom
 	}
 	data, _ := json.Marshal(d)
-	return gitstate.Event{Type: "worktree_added", Stage: rec.Stage, Job: jobOf(rec), Data: data}
+	return gitstate.Event{Type: gitstate.EventWorktreeAdded, Stage: rec.Stage, Job: jobOf(rec), Data: data}
 }
 
 func jobOf(rec gitstate.WorktreeRec) string {

@@ -5,14 +5,10 @@ import (
 	"fmt"
 	"os"
 	"runtime"
-	"strconv"
-	"strings"
-	"sync"
-
-	"github.com/hashicorp/go-multierror"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 )
 
 // Info is what a managed worktree looks like on disk now, next to what the ledger
@@ -66,30 +62,15 @@ func InspectAll(ctx context.Context, repo *git.Repository, recs []gitstate.Workt
 	if err != nil {
 		return nil, nil, err
 	}
-	sem := make(chan struct{}, runtime.GOMAXPROCS(0)*2)
-	var wg sync.WaitGroup
-	for i := range recs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			info, err := inspect(ctx, repo, recs[i], list)
-			if err != nil {
-				errs[i] = fmt.Errorf("worktree %s at %s: %w", recs[i].Branch, recs[i].Path, err)
-				return
-			}
-			infos[i] = info
-		}()
-	}
-	wg.Wait()
-	var all *multierror.Error
-	for _, e := range errs { // in input order: the same failures read the same way
-		if e != nil {
-			all = multierror.Append(all, e)
+	errs = par.Each(len(recs), runtime.GOMAXPROCS(0)*2, func(i int) error {
+		info, err := inspect(ctx, repo, recs[i], list)
+		if err != nil {
+			return fmt.Errorf("worktree %s at %s: %w", recs[i].Branch, recs[i].Path, err)
 		}
-	}
-	return infos, errs, all.ErrorOrNil()
+		infos[i] = info
+		return nil
+	})
+	return infos, errs, par.Join(errs) // in input order: the same failures read the same way
 }
 
 func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec, list []git.WorktreeInfo) (Info, error) {
@@ -120,9 +101,9 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 
 // countAhead counts the commits reachable from head and not from base.
 func countAhead(ctx context.Context, repo *git.Repository, base, head string) (int, error) {
-	out, err := repo.Git(ctx, "rev-list", "--count", head, "^"+base, "--")
+	n, err := repo.CountCommits(ctx, head, base)
 	if err != nil {
 		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", base, err)
 	}
-	return strconv.Atoi(strings.TrimSpace(string(out)))
+	return n, nil
 }

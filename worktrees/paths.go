@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -29,16 +30,6 @@ const RootConfig = gitstate.WorktreeRootConfig
 // made here, never at another clone's paths.
 func Root(ctx context.Context, repo *git.Repository) (string, error) {
 	return gitstate.WorktreeRoot(ctx, repo)
-}
-
-// PathFor is where the worktree of run's node lives when it is first created; a
-// recorded worktree keeps its recorded path even if the root is moved later.
-func PathFor(ctx context.Context, repo *git.Repository, run, node string) (string, error) {
-	root, err := Root(ctx, repo)
-	if err != nil {
-		return "", err
-	}
-	return filepath.Join(root, run, node), nil
 }
 
 // BranchFor is the short name of the branch a node's worktree has checked out:
@@ -125,12 +116,7 @@ func forgetMissing(ctx context.Context, repo *git.Repository, list []git.Worktre
 	if w == nil || exists(path) {
 		return nil
 	}
-	if w.Locked {
-		if _, err := repo.Git(ctx, "worktree", "unlock", w.Path); err != nil {
-			return fmt.Errorf("unlock missing worktree %s: %w", w.Path, err)
-		}
-	}
-	if _, err := repo.Git(ctx, "worktree", "remove", "--force", "--force", w.Path); err != nil {
+	if err := repo.RemoveWorktree(ctx, w.Path); err != nil {
 		return fmt.Errorf("forget missing worktree %s: %w", w.Path, err)
 	}
 	return nil
@@ -218,6 +204,29 @@ func Making(path string) (inProgress, halfMade bool, owner string) {
 	return ok && live, ok && !live, owner
 }
 
+// SetAsideMark is in the name of a directory SetAsideUnreadable set aside:
+// <root>/<run>/<node>.atlas-broken-<random>.
+const SetAsideMark = ".atlas-broken-"
+
+// SetAside lists the directories SetAsideUnreadable left under the managed root
+// (of run, or of every run when run is ""), sorted. Each holds whatever an agent
+// wrote into a checkout git could not read: nothing removes them, so they are
+// reported (resume, audit) until a person has looked.
+func SetAside(root, run string) []string {
+	if run == "" {
+		run = "*"
+	}
+	found, _ := filepath.Glob(filepath.Join(root, run, "*"+SetAsideMark+"*"))
+	var dirs []string
+	for _, p := range found {
+		if st, err := os.Lstat(p); err == nil && st.IsDir() {
+			dirs = append(dirs, p)
+		}
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
 // SetAsideUnreadable renames a worktree directory git cannot read (no HEAD, or a
 // HEAD at no commit: a checkout killed before git wrote it; a .git file deleted by
 // hand) aside, whole,
@@ -245,7 +254,7 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
-	aside := fmt.Sprintf("%s.atlas-broken-%x", path, b)
+	aside := fmt.Sprintf("%s%s%x", path, SetAsideMark, b)
 	if err := os.Rename(path, aside); err != nil {
 		return "", fmt.Errorf("set aside unreadable worktree %s: %w", path, err)
 	}
@@ -254,8 +263,7 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 
 // attach points the worktree's HEAD at its branch.
 func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) error {
-	wt := repo.Worktree(rec.Path)
-	if _, err := wt.Git(ctx, nil, nil, "symbolic-ref", "-m", "git-atlas: attach "+rec.Branch, "HEAD", branchRef(rec.Branch)); err != nil {
+	if err := repo.Worktree(rec.Path).AttachBranch(ctx, branchRef(rec.Branch), "git-atlas: attach "+rec.Branch); err != nil {
 		return fmt.Errorf("check out %s in %s: %w", rec.Branch, rec.Path, err)
 	}
 	return nil
@@ -263,7 +271,7 @@ func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec)
 
 // lock locks a registered worktree that someone unlocked.
 func lock(ctx context.Context, repo *git.Repository, run, node, path string) error {
-	if _, err := repo.Git(ctx, "worktree", "lock", "--reason", lockReason(run, node), path); err != nil {
+	if err := repo.LockWorktree(ctx, path, lockReason(run, node)); err != nil {
 		return fmt.Errorf("lock worktree %s: %w", path, err)
 	}
 	return nil

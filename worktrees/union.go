@@ -3,13 +3,11 @@ package worktrees
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -208,14 +206,14 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 	for _, p := range parts {
 		shas = append(shas, p.tip)
 	}
-	dates, err := commitDates(ctx, repo, shas)
+	dates, err := repo.CommitDates(ctx, shas)
 	if err != nil {
 		return "", nil, nil, err
 	}
 	cur, curDate := base, dates[base]
 	for _, p := range parts {
 		progress.Add(prog, 1)
-		in, err := isAncestor(ctx, repo, p.tip, cur)
+		in, err := repo.Contains(ctx, cur, p.tip)
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -223,7 +221,7 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 			integrated = append(integrated, p.node)
 			continue
 		}
-		tree, paths, err := mergeTree(ctx, repo, cur, p.tip)
+		tree, paths, err := repo.MergeTree(ctx, cur, p.tip)
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("integrate node %s: %w", p.node, err)
 		}
@@ -246,133 +244,10 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 	return cur, integrated, conflicted, nil
 }
 
-// commitDates reads the committer times (Unix seconds) of commits in one git call.
-func commitDates(ctx context.Context, repo *git.Repository, shas []string) (map[string]int64, error) {
-	out, err := repo.Git(ctx, append([]string{"rev-list", "--no-walk=unsorted", "--format=%ct"}, shas...)...)
-	if err != nil {
-		return nil, fmt.Errorf("read commit dates: %w", err)
-	}
-	dates := map[string]int64{}
-	var cur string
-	for _, line := range strings.Split(string(out), "\n") {
-		if sha, ok := strings.CutPrefix(line, "commit "); ok {
-			cur = sha
-			continue
-		}
-		if cur != "" && line != "" {
-			t, err := strconv.ParseInt(line, 10, 64)
-			if err != nil {
-				return nil, fmt.Errorf("read commit dates: %q", line)
-			}
-			dates[cur] = t
-			cur = ""
-		}
-	}
-	return dates, nil
-}
-
-// isAncestor reports whether a is reachable from b.
-func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
-	_, err := repo.Git(ctx, "merge-base", "--is-ancestor", a, b)
-	var ge *git.Error
-	switch {
-	case err == nil:
-		return true, nil
-	case errors.As(err, &ge) && ge.ExitCode == 1:
-		return false, nil
-	default:
-		return false, err
-	}
-}
-
-// mergeTree merges theirs into ours without any worktree or index. A clean merge
-// gives its tree and nil paths; a conflict gives the conflicted paths (never nil).
-func mergeTree(ctx context.Context, repo *git.Repository, ours, theirs string) (string, []string, error) {
-	out, err := repo.Git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", ours, theirs)
-	var ge *git.Error
-	conflict := errors.As(err, &ge) && ge.ExitCode == 1
-	if err != nil && !conflict {
-		return "", nil, err
-	}
-	tree, paths, perr := parseMergeTree(out)
-	if perr != nil {
-		return "", nil, perr
-	}
-	if conflict && paths == nil {
-		paths = []string{} // a conflict git reports with no path of its own
-	}
-	if !conflict {
-		paths = nil
-	}
-	return tree, paths, nil
-}
-
-// parseMergeTree reads the -z output of `git merge-tree --write-tree`: the tree id
-// NUL, then when the merge conflicts one "<mode> <object> <stage>\t<path>" record per
-// conflicted stage entry, each NUL-terminated; an empty record ends them (what
-// follows, without --no-messages, is informational messages). It returns the tree and
-// the conflicted paths, unique and sorted.
-func parseMergeTree(out []byte) (string, []string, error) {
-	fields := strings.Split(string(out), "\x00")
-	tree := fields[0]
-	if !isObjectID(tree) {
-		return "", nil, fmt.Errorf("merge-tree: unexpected output %q", truncate(string(out)))
-	}
-	var paths []string
-	seen := map[string]bool{}
-	for _, f := range fields[1:] {
-		if f == "" {
-			break
-		}
-		meta, path, ok := strings.Cut(f, "\t")
-		if !ok || len(strings.Fields(meta)) != 3 || path == "" {
-			return "", nil, fmt.Errorf("merge-tree: unexpected conflict record %q", truncate(f))
-		}
-		if !seen[path] {
-			seen[path] = true
-			paths = append(paths, path)
-		}
-	}
-	sort.Strings(paths)
-	return tree, paths, nil
-}
-
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
-			return false
-		}
-	}
-	return true
-}
-
-func truncate(s string) string {
-	if len(s) > 200 {
-		return s[:200] + "..."
-	}
-	return s
-}
-
 // commitTree writes a commit with git-atlas's identity at date, unsigned whatever
 // commit.gpgSign says, so that it is the same commit every time.
 func commitTree(ctx context.Context, repo *git.Repository, tree string, parents []string, date int64, msg string) (string, error) {
-	stamp := strconv.FormatInt(date, 10) + " +0000"
-	env := []string{
-		"GIT_AUTHOR_NAME=" + unionName, "GIT_AUTHOR_EMAIL=" + unionEmail, "GIT_AUTHOR_DATE=" + stamp,
-		"GIT_COMMITTER_NAME=" + unionName, "GIT_COMMITTER_EMAIL=" + unionEmail, "GIT_COMMITTER_DATE=" + stamp,
-	}
-	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg}
-	for _, p := range parents {
-		args = append(args, "-p", p)
-	}
-	out, err := repo.GitEnv(ctx, env, nil, append(args, tree)...)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return repo.CommitTreeAs(ctx, tree, parents, msg, git.Signature{Name: unionName, Email: unionEmail, When: date})
 }
 
 // placeUnion points the union branch and worktree at res.Union.Head and records the
@@ -485,7 +360,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 				conflicted = map[string][]string{}
 			}
 			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
-			return &gitstate.Change{Event: gitstate.Event{Type: "union_built", Data: data}, Refs: refs}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
 		})
 		if err != nil {
 			return err
@@ -508,11 +383,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 // moveDetached moves a clean managed worktree to commit: a two-way read-tree (which
 // refuses to overwrite local changes), then HEAD detached at commit.
 func moveDetached(ctx context.Context, repo *git.Repository, path, commit string) error {
-	wt := repo.Worktree(path)
-	if _, err := wt.Git(ctx, nil, nil, "read-tree", "-m", "-u", "HEAD", commit); err != nil {
-		return fmt.Errorf("update the union worktree %s: %w", path, err)
-	}
-	if _, err := wt.Git(ctx, nil, nil, "update-ref", "--no-deref", "-m", "git-atlas: union", "HEAD", commit); err != nil {
+	if err := repo.Worktree(path).MoveDetached(ctx, commit, "git-atlas: union"); err != nil {
 		return fmt.Errorf("update the union worktree %s: %w", path, err)
 	}
 	return nil
@@ -543,7 +414,7 @@ func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head str
 		u.Verify = vr
 		r.State.Union = &u
 		data, _ := json.Marshal(map[string]any{"head": head, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut, "tail": vr.Tail})
-		return &gitstate.Change{Event: gitstate.Event{Type: "union_verified", Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionVerified, Data: data}}, nil
 	})
 	return err
 }

@@ -88,5 +88,5 @@ func untrustedEvent(rec gitstate.WorktreeRec, w git.WorktreeInfo) gitstate.Event
 	d := map[string]any{"node": rec.Node, "path": rec.Path, "branch": rec.Branch, "head": w.Head,
 		"checked_out": strings.TrimPrefix(w.Branch, "refs/heads/"), "reason": "HEAD left its branch"}
 	data, _ := json.Marshal(d)
-	return gitstate.Event{Type: "worktree_untrusted", Stage: rec.Stage, Job: jobOf(rec), Data: data}
+	return gitstate.Event{Type: gitstate.EventWorktreeUntrusted, Stage: rec.Stage, Job: jobOf(rec), Data: data}
 }

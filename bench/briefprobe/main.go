@@ -49,7 +49,7 @@ func probe(ctx context.Context, dir string, rounds int) error {
 	}{
 		{"git.Open (rev-parse)", func() error { _, err := git.Open(ctx, dir); return err }},
 		{"ref scan (for-each-ref)", func() error {
-			_, err := repo.Git(ctx, "for-each-ref", "--format=%(refname) %(objectname)", "refs/atlas/runs")
+			_, err := repo.ListRefs(ctx, "refs/atlas/runs")
 			return err
 		}},
 		{"ref scan + blob reads (RefFiles)", func() error {
@@ -59,7 +59,7 @@ func probe(ctx context.Context, dir string, rounds int) error {
 		{"... + full decode (Store.List)", func() error { _, err := store.List(ctx); return err }},
 		{"... + summary decode (Store.ListSummaries)", func() error { _, err := store.ListSummaries(ctx); return err }},
 		{"resume.Detect (List, filter, sort)", func() error { _, _, err := resume.Detect(ctx, store, gitstate.Now()); return err }},
-		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now()); return err }},
+		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now(), ""); return err }},
 	}
 	wall := make([][]time.Duration, len(steps))
 	cpu := make([][]time.Duration, len(steps))

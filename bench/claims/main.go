@@ -141,7 +141,7 @@ func newRepo(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
 	store := gitstate.New(repo)
 	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(gitstate.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
 	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
+	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
 		return nil, err
 	}
 	specs := make([]gitstate.JobSpec, n)
@@ -149,7 +149,7 @@ func newRepo(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
 		specs[i] = gitstate.JobSpec{ID: fmt.Sprintf("j%04d", i)}
 	}
 	_, err = store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_added"}}, gitstate.AddJobs(&r.State, specs)
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded}}, gitstate.AddJobs(&r.State, specs)
 	})
 	return store, err
 }
@@ -245,7 +245,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 					if err != nil || g.Job == nil {
 						return nil, err
 					}
-					return &gitstate.Change{Event: gitstate.Event{Type: "job_claimed", Job: g.Job.ID}}, nil
+					return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID}}, nil
 				})
 				lock.Unlock()
 				if err != nil {
@@ -267,7 +267,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 					if _, err := gitstate.Done(&r.Header, &r.State, id, lease, gitstate.ReceiptOK, nil); err != nil {
 						return nil, err
 					}
-					return &gitstate.Change{Event: gitstate.Event{Type: "job_done", Job: id}}, nil
+					return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: id}}, nil
 				})
 				lock.Unlock()
 				if err != nil {

@@ -124,7 +124,7 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 	next := 0
 	for n := 1; n <= events; n++ {
 		at := t0.Add(time.Duration(n) * time.Second)
-		ev := gitstate.Event{Type: "run_started", Time: gitstate.Stamp(at)}
+		ev := gitstate.Event{Type: gitstate.EventRunStarted, Time: gitstate.Stamp(at)}
 		switch {
 		case n == 1:
 			ev.Data = json.RawMessage(`{"baseline":"` + head + `"}`)
@@ -134,7 +134,7 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 		case n == events && finished: // as `git atlas finish --status completed`
 			from := r.State.Status
 			r.State.Status, r.State.Driver = gitstate.RunCompleted, nil
-			ev.Type = "run_finished"
+			ev.Type = gitstate.EventRunFinished
 			ev.Data, _ = json.Marshal(map[string]any{"from": from, "status": r.State.Status, "reason": ""})
 		case next < len(walk) && n%2 == 0:
 			step := walk[next]
@@ -144,10 +144,10 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 			if err := gitstate.ApplyStageTransition(r, step[0], step[1], "", head, gitstate.Stamp(at)); err != nil {
 				return err
 			}
-			ev.Type, ev.Stage = "stage_transition", step[0]
+			ev.Type, ev.Stage = gitstate.EventStageTransition, step[0]
 			ev.Data, _ = json.Marshal(map[string]string{"from": from, "to": step[1], "reason": ""})
 		default:
-			ev.Type = "note"
+			ev.Type = gitstate.EventNote
 			ev.Data, _ = json.Marshal(map[string]any{"msg": "progress", "n": n})
 		}
 		r.State.Seq, r.State.UpdatedAt = n, gitstate.Stamp(at)

@@ -41,7 +41,12 @@ was driving (git atlas resume --brief for its session), and the protocol text
 
 --scope project (the default) writes under the repository's working tree root: the one
 command that writes there, and only these files. --scope user writes under $HOME.
-The MCP server (--mcp) is not built yet.`
+With --mcp, install also registers the MCP server (git atlas mcp) where that agent
+reads MCP servers; uninstall removes it with the rest:
+
+  claude  .mcp.json (--scope user: ~/.claude.json), "mcpServers"
+  codex   .codex/config.toml (--scope user: ~/.codex/config.toml), [mcp_servers.git-atlas]
+  kimi    .kimi-code/mcp.json (--scope user: ~/.kimi-code/mcp.json), "mcpServers"`
 }
 
 // agentScope is the flags install, uninstall and status share.
@@ -93,7 +98,7 @@ func agentError(err error) error {
 type AgentInstallCmd struct {
 	Agent string `arg:"" enum:"claude,codex,kimi" help:"claude, codex or kimi."`
 	agentScope
-	MCP bool `name:"mcp" help:"Also register the MCP server (not built yet: refused)."`
+	MCP bool `name:"mcp" help:"Also register the MCP server (git atlas mcp) in the agent's MCP configuration."`
 }
 
 type agentChangeView struct {
@@ -113,9 +118,6 @@ type agentChangesView struct {
 
 // Run installs.
 func (c *AgentInstallCmd) Run(env *Env) error {
-	if c.MCP {
-		return fault.Usage("the MCP server is not built yet").WithHint("install without --mcp")
-	}
 	root, err := env.agentRoot(c.Scope)
 	if err != nil {
 		return err
@@ -124,7 +126,16 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return agentError(err)
 	}
-	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, installNotes(c.Agent, c.Scope, root))
+	notes := installNotes(c.Agent, c.Scope, root)
+	if c.MCP { // computed before anything is written: a malformed file stops both
+		mcp, err := agent.InstallMCP(c.Agent, c.Scope, root)
+		if err != nil {
+			return agentError(err)
+		}
+		changes = append(changes, mcp...)
+		notes = append(notes, mcpNotes(c.Agent, c.Scope)...)
+	}
+	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, notes)
 }
 
 func installNotes(name, scope, root string) []string {
@@ -143,6 +154,17 @@ func installNotes(name, scope, root string) []string {
 		}
 	}
 	return notes
+}
+
+// mcpNotes say what the agent needs before it starts a registered MCP server.
+func mcpNotes(name, scope string) []string {
+	switch {
+	case name == "claude" && scope == agent.ScopeProject:
+		return []string{"Claude Code asks once before it starts a server from the project's .mcp.json: approve git-atlas (or see /mcp)"}
+	case name == "codex" && scope == agent.ScopeProject:
+		return []string{"Codex reads the project's .codex/config.toml only in a trusted project"}
+	}
+	return nil
 }
 
 // AgentUninstallCmd is `git atlas agent uninstall AGENT`.

@@ -8,11 +8,8 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
-	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -119,14 +116,14 @@ func quoteArgs(args []string) []string {
 	return q
 }
 
-// git runs the agents' own git commands (commits in their worktrees).
-func (d *demo) git(dir string, args ...string) error {
+// commitAll is an agent's own commit of everything in its worktree (or, at the
+// start, the throwaway repository's first commit).
+func (d *demo) commitAll(dir, msg string) error {
 	repo, err := git.Open(d.ctx, d.repo)
 	if err != nil {
 		return err
 	}
-	_, err = repo.Worktree(dir).Git(d.ctx, demoIdentity, nil, args...)
-	return err
+	return repo.Worktree(dir).CommitAll(d.ctx, msg, demoIdentity)
 }
 
 var demoIdentity = []string{"GIT_AUTHOR_NAME=demo agent", "GIT_AUTHOR_EMAIL=agent@example.com", "GIT_COMMITTER_NAME=demo agent", "GIT_COMMITTER_EMAIL=agent@example.com"}
@@ -136,10 +133,7 @@ func (d *demo) commitFile(worktree, name, content, msg string) error {
 	if err := write(filepath.Join(worktree, name), content); err != nil {
 		return err
 	}
-	if err := d.git(worktree, "add", "-A"); err != nil {
-		return err
-	}
-	return d.git(worktree, "commit", "-q", "-m", msg)
+	return d.commitAll(worktree, msg)
 }
 
 func write(path, content string) error {
@@ -169,18 +163,15 @@ func (d *demo) play() (err error) {
 			return err
 		}
 	}
-	if err := d.git(d.repo, "add", "-A"); err != nil {
-		return err
-	}
-	if err := d.git(d.repo, "commit", "-q", "-m", "initial"); err != nil {
+	if err := d.commitAll(d.repo, "initial"); err != nil {
 		return err
 	}
 
 	d.say("A graph run with three nodes, each with its own scope.")
-	d.must("start", "--id", "demo", "--graph", "--intent", "add a health endpoint, its UI and its docs")
-	d.must("job", "add", "demo", "api", "--scope", "api/**")
-	d.must("job", "add", "demo", "ui", "--scope", "ui/**")
-	d.must("job", "add", "demo", "docs", "--scope", "docs/**", "--needs", "api")
+	d.must("start", "--id", "demo", "--graph", "--intent", "add a health endpoint, its UI and its docs", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "api", "--scope", "api/**", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "ui", "--scope", "ui/**", "--holder", "orchestrator", "--session", "demo-1")
+	d.must("job", "add", "demo", "docs", "--scope", "docs/**", "--needs", "api", "--holder", "orchestrator", "--session", "demo-1")
 
 	d.say("worker-1 takes api, works in its own worktree, commits and reports ok.")
 	apiLease := d.claim("api", "worker-1")
@@ -204,16 +195,12 @@ func (d *demo) play() (err error) {
 	}
 	d.must("job", "done", "demo", "docs", "--lease", docsLease, "--status", "ok")
 
-	d.say("The orchestrator's session dies too. Once the run's leases have run out (%s), nobody drives it.", demoTTL)
-	if err := d.waitNotLive(); err != nil {
-		return err
-	}
-	d.say("At the next session start:")
-	d.must("resume", "--brief")
-	d.must("resume", "--plan")
+	d.say("The orchestrator's session is compacted. Its driver lease still lives, and nobody else\n# may write to the run; the same session id takes it back at once. At its next start:")
+	d.must("resume", "--brief", "--session", "demo-1")
+	d.must("resume", "--plan", "--session", "demo-1")
 
 	d.say("Resume: ui goes back to PENDING (no attempt, no gas refund), the epoch goes up,\n# worker-2's dirty worktree is snapshotted, then recreated clean.")
-	d.must("resume", "demo")
+	d.must("resume", "demo", "--session", "demo-1")
 	d.must("recovery", "list", "demo")
 	snaps := d.quiet("recovery", "list", "demo", "--json")
 	var list struct {
@@ -245,38 +232,16 @@ func (d *demo) play() (err error) {
 	d.must("job", "done", "demo", "ui", "--lease", uiLease2, "--status", "ok")
 
 	d.say("The union integrates the three nodes on atlas/demo/union; your branch is untouched.")
-	d.must("union", "demo")
+	d.must("union", "demo", "--holder", "orchestrator", "--session", "demo-1")
 	d.must("worktree", "list", "demo")
-	d.must("finish", "demo", "--status", "completed")
+	d.must("finish", "demo", "--status", "completed", "--holder", "orchestrator", "--session", "demo-1")
 	return nil
-}
-
-// demoTTL is the lease of every claim in the demo: a dead run is one whose leases ran
-// out, and the demo should not wait the default ten minutes for that.
-const demoTTL = "1s"
-
-// waitNotLive polls until the run's driver lease has expired.
-func (d *demo) waitNotLive() error {
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
-		var out, errb bytes.Buffer
-		if Main([]string{"-C", d.repo, "show", "demo", "--json"}, strings.NewReader(""), &out, &errb) == 0 {
-			var v struct {
-				Live bool `json:"live"`
-			}
-			if json.Unmarshal(out.Bytes(), &v) == nil && !v.Live {
-				return nil
-			}
-		}
-		time.Sleep(100 * time.Millisecond)
-	}
-	return fmt.Errorf("the demo run stayed live")
 }
 
 // claim takes a job for holder and returns its lease token.
 func (d *demo) claim(job, holder string) string {
-	fmt.Fprintf(d.w, "$ git atlas job claim demo --job %s --holder %s --ttl %s\n", job, holder, demoTTL)
-	out := d.quiet("job", "claim", "demo", "--job", job, "--holder", holder, "--ttl", demoTTL, "--json")
+	fmt.Fprintf(d.w, "$ git atlas job claim demo --job %s --holder %s\n", job, holder)
+	out := d.quiet("job", "claim", "demo", "--job", job, "--holder", holder, "--json")
 	var c struct {
 		Lease string `json:"lease"`
 	}
@@ -292,7 +257,7 @@ func (d *demo) claim(job, holder string) string {
 // disk (it says so on stdout: no sleeps).
 func (d *demo) killedWorker(job, holder string) (lease, path string, err error) {
 	script := `set -e
-lease=$("$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --ttl "$TTL" --json | grep -m1 '"lease"' | cut -d'"' -f4)
+lease=$("$ATLAS" -C "$REPO" job claim demo --job "$JOB" --holder "$HOLDER" --json | grep -m1 '"lease"' | cut -d'"' -f4)
 echo "$lease"
 wt=$("$ATLAS" -C "$REPO" worktree add demo "$JOB" --lease "$lease")
 echo "$wt"
@@ -302,20 +267,15 @@ echo '// half-edited' >> "$wt/ui/app.js"
 echo ready
 exec sleep 600
 `
-	cmd := exec.Command("sh", "-c", script)
-	cmd.Env = append(os.Environ(), "ATLAS="+d.exe, "REPO="+d.repo, "JOB="+job, "HOLDER="+holder, "TTL="+demoTTL)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	stdout, err := cmd.StdoutPipe()
+	var stderr bytes.Buffer
+	sh := git.Shell{Script: script, Stderr: &stderr,
+		Env: []string{"ATLAS=" + d.exe, "REPO=" + d.repo, "JOB=" + job, "HOLDER=" + holder}}
+	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
+	worker, err := sh.Start(d.ctx)
 	if err != nil {
 		return "", "", err
 	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	fmt.Fprintf(d.w, "$ (worker-2) git atlas job claim demo --job %s --holder %s; git atlas worktree add demo %s --lease <token>; edit...\n", job, holder, job)
-	if err := cmd.Start(); err != nil {
-		return "", "", err
-	}
-	sc := bufio.NewScanner(stdout)
+	sc := bufio.NewScanner(worker.Stdout)
 	var lines []string
 	for sc.Scan() {
 		if sc.Text() == "ready" {
@@ -323,8 +283,7 @@ exec sleep 600
 		}
 		lines = append(lines, sc.Text())
 	}
-	_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-	_ = cmd.Wait()
+	worker.Kill() // SIGKILL to its whole process group
 	if len(lines) < 2 {
 		return "", "", fmt.Errorf("worker did not start: %s", stderr.String())
 	}

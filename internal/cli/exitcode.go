@@ -11,7 +11,7 @@ import (
 const (
 	ExitOK           = 0  // success (also resume --brief/--detect with nothing to resume)
 	ExitFailure      = 1  // failure not listed below
-	ExitUsage        = 2  // bad flag, bad argument, invalid name
+	ExitUsage        = 2  // bad flag, bad argument, invalid name (also an event type git-atlas writes itself)
 	ExitConflict     = 3  // a concurrent update won, or a lease/receipt is stale
 	ExitNotFound     = 4  // run, stage, job, node or snapshot not found
 	ExitRefused      = 5  // refused by the state machine or a budget

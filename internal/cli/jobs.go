@@ -99,7 +99,7 @@ func (c *JobAddCmd) Run(env *Env) error {
 		return err
 	}
 	spec := gitstate.JobSpec{ID: c.Job, Needs: c.Needs, Scope: scope, Verify: c.Verify, Kind: c.Kind, Criteria: c.Criterion}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -135,11 +135,8 @@ func (c *JobAddCmd) Run(env *Env) error {
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
 			return nil, err
 		}
-		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
-			return nil, err
-		}
 		data := eventData(map[string]any{"needs": r.State.Job(c.Job).Needs, "scope": scope, "verify": c.Verify, "kind": c.Kind, "allow_overlap": c.AllowOverlap, "criteria": c.Criterion})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_added", Job: c.Job, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -159,15 +156,15 @@ func (c *JobAddCmd) Run(env *Env) error {
 type JobClaimCmd struct {
 	RunID string `arg:"" name:"run" help:"The graph run."`
 	Job   string `name:"job" help:"Claim this job rather than the next ready one." placeholder:"J"`
-	DriverFlags
+	WorkerFlags
 }
 
 // Help is the command's long help: what a claim that grants nothing means.
 func (c *JobClaimCmd) Help() string {
 	return `Takes the named job, or the first ready job in the order jobs were added: PENDING -> RUNNING,
 one gas charged (never refunded), a lease token <job>#<attempt>@<epoch>.<nonce> valid until now + --ttl (the random nonce
-makes two clones' claims of one job differ)
-(also the run's driver lease when --holder is given).
+makes two clones' claims of one job differ). --holder names the worker: a job lease
+never touches the run's driver lease (SPEC §5.1).
 
 With nothing to grant, "job" and "lease" are null and "reason" says why:
   waiting        jobs are running and may make others ready: poll again     exit 0
@@ -204,7 +201,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	store, err := env.Store()
+	store, err := c.WorkerFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -232,12 +229,9 @@ func (c *JobClaimCmd) Run(env *Env) error {
 			running = gitstate.Running(&r.State)
 			return nil, nil // nothing granted: nothing to write
 		}
-		if err := c.DriverFlags.apply(r, now); err != nil {
-			return nil, err
-		}
 		data := eventData(map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
 			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_claimed", Job: g.Job.ID, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -295,7 +289,7 @@ type JobRenewCmd struct {
 	RunID string `arg:"" name:"run" help:"The graph run."`
 	Job   string `arg:"" name:"job" help:"The job."`
 	Lease string `required:"" help:"The job's current lease token." placeholder:"TOKEN"`
-	DriverFlags
+	WorkerFlags
 }
 
 // Help is the command's long help.
@@ -310,7 +304,7 @@ func (c *JobRenewCmd) Run(env *Env) error {
 	if err := positiveTTL(c.TTL); err != nil {
 		return err
 	}
-	store, err := env.Store()
+	store, err := c.WorkerFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -323,12 +317,9 @@ func (c *JobRenewCmd) Run(env *Env) error {
 		if err := gitstate.Renew(&r.State, c.Job, c.Lease, now, c.TTL); err != nil {
 			return nil, err
 		}
-		if err := c.DriverFlags.apply(r, now); err != nil {
-			return nil, err
-		}
 		j = r.State.Job(c.Job)
 		data := eventData(map[string]any{"lease": j.Lease, "expires_at": j.ExpiresAt})
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_renewed", Job: c.Job, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobRenewed, Job: c.Job, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -349,7 +340,7 @@ type JobDoneCmd struct {
 	Children string `help:"With --status ok: a JSON list of child jobs (job add's shape: id, needs, scope, verify, criterion, kind) added in the same write." placeholder:"FILE"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.
 	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of the job's verify on an ok receipt (its process group is killed then)." placeholder:"DUR"`
-	DriverFlags
+	WorkerFlags
 }
 
 // Help is the command's long help.
@@ -434,7 +425,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 			return err
 		}
 	}
-	store, err := env.Store()
+	store, err := c.WorkerFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -448,9 +439,6 @@ func (c *JobDoneCmd) Run(env *Env) error {
 			return nil, err
 		}
 		if err := gitstate.Expand(&r.Header, &r.State, c.Job, children); err != nil {
-			return nil, err
-		}
-		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
 			return nil, err
 		}
 		ev := map[string]any{"lease": o.Lease, "status": c.Status, "from": o.From, "to": o.To, "attempts": o.Attempts}
@@ -470,7 +458,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		if data != nil {
 			ev["data"] = data
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_done", Job: c.Job, Holder: c.Holder, Data: eventData(ev)}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: c.Job, Holder: c.Holder, Data: eventData(ev)}}, nil
 	})
 	if err != nil {
 		return err
@@ -588,15 +576,18 @@ func until(stamp string, now time.Time) string {
 
 // ReapCmd is `git atlas reap RUN`.
 type ReapCmd struct {
-	RunID string `arg:"" name:"run" help:"The graph run."`
-	DriverFlags
+	RunID  string `arg:"" name:"run" help:"The graph run."`
+	Holder string `help:"Who reaps (recorded in the event; never the run's driver)." placeholder:"NAME"`
 }
 
 // Help is the command's long help.
 func (c *ReapCmd) Help() string {
 	return `Every RUNNING job whose lease has expired takes the timeout transition: PENDING with
 attempts + 1, or FAILED at the attempt limit. Its old token is stale from then on (exit 3).
-With nothing expired, nothing is written.`
+With nothing expired, nothing is written. Reaping is a job write, like a claim: anyone may
+reap (a worker of a fleet with no orchestrator, the driver, a person), it never takes or
+renews the run's driver lease, and a live driver does not refuse it: only leases that
+have already run out are ended, whoever asks.`
 }
 
 type reapedView struct {
@@ -621,7 +612,7 @@ func reapViews(outs []gitstate.Outcome) []reapedView {
 
 // Run reaps.
 func (c *ReapCmd) Run(env *Env) error {
-	store, err := env.Store()
+	store, err := WorkerFlags{Holder: c.Holder}.store(env)
 	if err != nil {
 		return err
 	}
@@ -635,10 +626,7 @@ func (c *ReapCmd) Run(env *Env) error {
 		if len(reaped) == 0 {
 			return nil, nil
 		}
-		if err := c.DriverFlags.apply(r, now); err != nil {
-			return nil, err
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "job_reaped", Holder: c.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Holder: c.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
 	})
 	if err != nil {
 		return err

@@ -50,6 +50,7 @@ type CLI struct {
 	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
+	Heartbeat  HeartbeatCmd  `cmd:"" help:"Renew the driver lease and a stage attempt's heartbeat, in one write."`
 	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
@@ -65,6 +66,7 @@ type CLI struct {
 	Hooks      HooksCmd      `cmd:"" help:"The post-checkout hook: install, uninstall, status."`
 	Hook       HookCmd       `cmd:"" hidden:"" help:"Run by the installed hook (internal)."`
 	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
+	Mcp        McpCmd        `cmd:"" name:"mcp" help:"The MCP server on stdio: one tool per operation, for MCP clients (coding agents)."`
 	Graph      GraphCmd      `cmd:"" help:"Draw a run: a graph run's DAG with each job's state, or a single run's stages."`
 	Undo       UndoCmd       `cmd:"" help:"Go back to the state after an event, as one new event: epoch raised, nothing refunded."`
 	Import     ImportCmd     `cmd:"" help:"Import runs from kimi-atlas or AgenTeam (read-only on the source)."`
@@ -156,14 +158,23 @@ func (e *Env) warn(format string, args ...any) {
 type exitPanic int
 
 // Main runs git-atlas with args and returns the exit code.
-func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
+func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, caught, stop := interruptible()
 	defer stop()
+	code, _ := execute(ctx, caught, args, stdin, stdout, stderr)
+	return code
+}
+
+// execute is one command: Main's body without the process's signal handling (caught
+// says which signal, if any, cancelled ctx; nil when the caller handles signals). It
+// returns the exit code and, when the command failed, the error object it reported
+// (what --json prints on stderr). It touches no process-wide state (no working
+// directory, no environment, no signal handlers), so several may run at once: see Call.
+func execute(ctx context.Context, caught func() syscall.Signal, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, errObj map[string]any) {
 	jsonMode := hasFlag(args, "--json")
 	for i, a := range args {
 		if !utf8.ValidString(a) {
-			reportError(stderr, jsonMode, fault.Usage("argument %d (%q) is not valid UTF-8", i+1, a).WithHint("git-atlas keeps text as JSON, which is UTF-8"))
-			return ExitUsage
+			return ExitUsage, reportError(stderr, jsonMode, fault.Usage("argument %d (%q) is not valid UTF-8", i+1, a).WithHint("git-atlas keeps text as JSON, which is UTF-8"))
 		}
 	}
 	pre := startOpen(ctx, args)
@@ -172,7 +183,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 	parser, globals, err := newParser(args, stdout, stderr, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "git-atlas: internal error:", err)
-		return ExitFailure
+		return ExitFailure, errorObject(err, ExitFailure, "failure")
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -183,6 +194,9 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 			code = int(c)
 			if code == 80 { // kong's default for usage errors
 				code = ExitUsage
+			}
+			if code != ExitOK && errObj == nil {
+				errObj = errorObject(errors.New("the command line was refused"), code, "usage")
 			}
 		}
 	}()
@@ -201,24 +215,27 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) (code int) {
 		err = checkFlagValues(kctx)
 	}
 	if err != nil {
-		reportError(stderr, jsonMode, parseFailure(err, parser))
-		return ExitUsage
+		return ExitUsage, reportError(stderr, jsonMode, parseFailure(err, parser))
 	}
 	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, kong: parser, pre: pre}
 	err = kctx.Run(env)
-	if sig := caught(); sig != 0 {
-		// Whatever the command was doing when it was interrupted, the shell's convention
-		// (128 + the signal's number) says so; the error is usually the cancellation.
-		code := 128 + int(sig)
-		reportErrorAs(stderr, env.JSON, fmt.Errorf("interrupted (%v)", sig), code, "interrupted")
-		return code
+	if caught != nil {
+		if sig := caught(); sig != 0 {
+			// Whatever the command was doing when it was interrupted, the shell's convention
+			// (128 + the signal's number) says so; the error is usually the cancellation.
+			code := 128 + int(sig)
+			return code, reportErrorAs(stderr, env.JSON, fmt.Errorf("interrupted (%v)", sig), code, "interrupted")
+		}
 	}
 	if err != nil {
-		reportError(stderr, env.JSON, err)
-		c, _ := exitKind(err)
-		return c
+		return exitCode(err), reportError(stderr, env.JSON, err)
 	}
-	return ExitOK
+	return ExitOK, nil
+}
+
+func exitCode(err error) int {
+	c, _ := exitKind(err)
+	return c
 }
 
 // parsed is where the global flags land, and whether the model was the whole tree.
@@ -484,26 +501,45 @@ func subcommands(node *kong.Node) []string {
 	return names
 }
 
-func reportError(w io.Writer, jsonMode bool, err error) {
+// reportError prints err as the command's error and returns the error object (the
+// --json form, printed or not).
+func reportError(w io.Writer, jsonMode bool, err error) map[string]any {
 	code, kind := exitKind(err)
-	reportErrorAs(w, jsonMode, err, code, kind)
+	return reportErrorAs(w, jsonMode, err, code, kind)
 }
 
-func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string) {
-	hint := fault.HintOf(err)
+func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string) map[string]any {
+	e := errorObject(err, code, kind)
 	if jsonMode {
-		e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": hint}
-		if t := fault.TargetsOf(err); t != nil {
-			e["valid_targets"] = t
-		}
 		_ = printJSON(w, map[string]any{"error": e})
-		return
+		return e
 	}
-	fmt.Fprintf(w, "git-atlas: %s\n", terminalSafe(err.Error()))
-	if hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", terminalSafe(hint))
+	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
+	fmt.Fprintf(w, "git-atlas: %s\n", escapeText(err.Error(), errMax, true))
+	if hint := fault.HintOf(err); hint != "" {
+		fmt.Fprintf(w, "hint: %s\n", escapeText(hint, errMax, true))
 	}
+	return e
 }
+
+// errorObject is the JSON error of SPEC §4.7: {"code","kind","message","hint"}, and
+// valid_targets or driver when the error names them.
+func errorObject(err error, code int, kind string) map[string]any {
+	e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": fault.HintOf(err)}
+	if t := fault.TargetsOf(err); t != nil {
+		e["valid_targets"] = t
+	}
+	for k, v := range fault.FieldsOf(err) { // e.g. a refused driver write's driver
+		if _, taken := e[k]; !taken {
+			e[k] = v
+		}
+	}
+	return e
+}
+
+// errMax is the most characters an error message or hint shows people (JSON keeps it
+// whole).
+const errMax = 2000
 
 func hasFlag(args []string, flag string) bool {
 	for _, a := range args {

@@ -82,6 +82,7 @@ type WorktreeRemoveCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
 	Node  string `arg:"" help:"The node whose worktree to remove."`
 	SnapshotFlags
+	DriverFlags
 }
 
 // Run preserves, then removes.
@@ -91,7 +92,7 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -123,8 +124,9 @@ type RecoverCmd struct {
 	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
 	Worktree bool   `help:"Make a managed worktree on the replay branch."`
 	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
-	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
 	SnapshotFlags
+	DriverFlags
 }
 
 // Run preserves and replays.
@@ -134,7 +136,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}

@@ -21,7 +21,10 @@ type ResumeCmd struct {
 	Detect        bool          `help:"List interrupted runs; change nothing." xor:"mode"`
 	Plan          bool          `help:"Print the resume plan; change nothing." xor:"mode"`
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
-	Session       string        `help:"Prefer this session's run (default $ATLAS_SESSION)." placeholder:"ID"`
+	Session       string        `help:"Your agent session (default $ATLAS_SESSION): the run it still drives is its own, resumed at once; else its runs are preferred." placeholder:"ID"`
+	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event); needs --holder."`
+	Holder        string        `help:"Drive the run from the resume on: the reset takes its driver lease for you (until now + --ttl)." placeholder:"NAME"`
+	TTL           time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease --holder takes lasts."`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
 	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
 	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
@@ -42,30 +45,29 @@ func (c *ResumeCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
+	// resume decides for itself whether a live run is the caller's (Options.Owns).
+	store.Writer = gitstate.Writer{Session: c.session(), TakeOver: c.TakeOver, Role: gitstate.RoleResume}
 	now := gitstate.Now()
+	session := c.session()
 	var cands []resume.Candidate
 	if c.RunID == "" || c.Detect { // a named run needs no scan of all the others
 		var bad []resume.Unreadable
-		detect := resume.Detect
+		detect := resume.DetectFor
 		if c.Detect {
 			// --detect prints only what a summary holds (the summary cache, else the
 			// tips' summary lines, else the documents): no blob read for a run the
 			// cache already knows. Resuming selects from full reads.
 			detect = resume.DetectBrief
 		}
-		if cands, bad, err = detect(env.Ctx, store, now); err != nil {
+		if cands, bad, err = detect(env.Ctx, store, now, session); err != nil {
 			return err
 		}
 		for _, b := range bad {
 			env.warn("%s", b.Error)
 		}
 		if c.Detect {
-			return c.printDetect(env, cands, bad, now)
+			return c.printDetect(env, store, cands, bad, now)
 		}
-	}
-	session := c.Session
-	if session == "" {
-		session = os.Getenv("ATLAS_SESSION")
 	}
 	var choose resume.Chooser
 	if !env.headless() {
@@ -80,7 +82,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if c.Plan {
-		p, err := resume.MakePlan(env.Ctx, repo, r, now, !c.NoVerify)
+		p, err := resume.PlanFor(env.Ctx, repo, r, now, !c.NoVerify, session)
 		if err != nil {
 			return err
 		}
@@ -89,6 +91,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	opt := resume.Options{
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail,
 		Headless: env.headless(), Ask: env.ask, Warn: env.warn, Ops: resumeOps(env),
+		Session: session, TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
 	}
 	res, err := resume.Apply(env.Ctx, repo, store, r.Header.RunID, opt)
 	if res != nil && err != nil {
@@ -100,15 +103,70 @@ func (c *ResumeCmd) Run(env *Env) error {
 	return env.out(res, func(w io.Writer) { printResult(w, res) })
 }
 
-// printDetect prints the interrupted runs (--detect).
-func (c *ResumeCmd) printDetect(env *Env, cands []resume.Candidate, bad []resume.Unreadable, now time.Time) error {
-	return env.out(map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}, func(w io.Writer) {
-		if len(cands) == 0 {
+// session is --session, else $ATLAS_SESSION.
+func (c *ResumeCmd) session() string {
+	if c.Session != "" {
+		return c.Session
+	}
+	return os.Getenv("ATLAS_SESSION")
+}
+
+// pointer is the first line a compacted session needs (SPEC §6): the run it still
+// drives, where it stands and what to do next; "" when it drives none. It reads the
+// one run in full (the candidates are summaries).
+func pointer(env *Env, store *gitstate.Store, cands []resume.Candidate, now time.Time) (string, *resume.NextAction) {
+	for _, c := range cands {
+		if !c.Own {
+			continue
+		}
+		r, err := store.Load(env.Ctx, c.RunID)
+		if err != nil {
+			return "", nil
+		}
+		next := resume.NextForDriver(r, now)
+		id := ledgerText(r.Header.RunID, cellMax)
+		line := "git-atlas: you are driving run " + id
+		if r.Header.Intent != "" {
+			line += " (" + ledgerText(r.Header.Intent, briefMax) + ")"
+		}
+		if st := r.CurrentStage(); st != nil {
+			line += fmt.Sprintf(", stage %s (%s), attempt %d", ledgerText(st.Name, cellMax), ledgerText(st.Status, cellMax), len(st.Attempts))
+		}
+		line += "; next: " + next.Action
+		if next.Command != "" {
+			line += " `" + ledgerText(next.Command, 0) + "`"
+		} else if next.Reason != "" {
+			line += " (" + ledgerText(next.Reason, 0) + ")"
+		}
+		return line, &next
+	}
+	return "", nil
+}
+
+// printDetect prints the interrupted runs (--detect), after the pointer to the run the
+// session still drives.
+func (c *ResumeCmd) printDetect(env *Env, store *gitstate.Store, cands []resume.Candidate, bad []resume.Unreadable, now time.Time) error {
+	line, next := pointer(env, store, cands, now)
+	view := map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}
+	if line != "" {
+		view["driving"] = map[string]any{"pointer": line, "next_action": next}
+	}
+	return env.out(view, func(w io.Writer) {
+		if line != "" {
+			fmt.Fprintln(w, line)
+		}
+		var rest []resume.Candidate // the session's own live run is the pointer's
+		for _, c := range cands {
+			if !c.Own {
+				rest = append(rest, c)
+			}
+		}
+		if len(rest) == 0 {
 			fmt.Fprintln(w, "no interrupted runs")
 			return
 		}
 		t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
-		for _, c := range cands {
+		for _, c := range rest {
 			stage := c.InterruptedStage
 			if stage != "" {
 				stage += " (" + c.StageStatus + ")"
@@ -127,18 +185,16 @@ func (c *ResumeCmd) brief(env *Env) {
 		return
 	}
 	now := gitstate.Now()
-	cands, _, err := resume.DetectBrief(env.Ctx, store, now)
+	session := c.session()
+	cands, _, err := resume.DetectBrief(env.Ctx, store, now, session)
 	if err != nil || len(cands) == 0 {
 		return
 	}
-	session := c.Session
-	if session == "" {
-		session = os.Getenv("ATLAS_SESSION")
-	}
+	line, next := pointer(env, store, cands, now)
 	if session != "" { // the session's own runs first
 		var own, other []resume.Candidate
 		for _, c := range cands {
-			if c.Session == session {
+			if c.Own || c.Session == session {
 				own = append(own, c)
 			} else {
 				other = append(other, c)
@@ -147,10 +203,24 @@ func (c *ResumeCmd) brief(env *Env) {
 		cands = append(own, other...)
 	}
 	if env.JSON {
-		_ = printJSON(env.Stdout, map[string]any{"resumable_runs": cands})
+		view := map[string]any{"resumable_runs": cands}
+		if line != "" {
+			view["driving"] = map[string]any{"pointer": line, "next_action": next}
+		}
+		_ = printJSON(env.Stdout, view)
 		return
 	}
+	if line != "" {
+		fmt.Fprintln(env.Stdout, line)
+	}
 	const most = 3
+	var rest []resume.Candidate
+	for _, c := range cands {
+		if !c.Own {
+			rest = append(rest, c)
+		}
+	}
+	cands = rest
 	for i, c := range cands {
 		if i == most {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
@@ -226,9 +296,16 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 }
 
 func printPlan(w io.Writer, p *resume.Plan) {
-	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, p.Status, p.Epoch)
+	status := p.Status
+	if p.Reason != "" {
+		status += " (" + p.Reason + ")"
+	}
+	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, ledgerText(status, cellMax), p.Epoch)
 	if p.Live {
-		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(p.Holder, cellMax))
+		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
+	}
+	if p.OwnSession {
+		fmt.Fprintf(w, "yours      your session drives this run: resume goes on with it at once\n")
 	}
 	fmt.Fprintf(w, "baseline   %s", short(p.Baseline.SHA))
 	if !p.Baseline.Present {
@@ -250,6 +327,28 @@ func printPlan(w io.Writer, p *resume.Plan) {
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
+		if a := s.Attempt; a != nil {
+			line := fmt.Sprintf("attempt    #%d by %s, started %s", a.N, dash(a.Holder), age(a.StartedAt, time.Now()))
+			if a.HeartbeatAt != "" {
+				line += ", heartbeat " + age(a.HeartbeatAt, time.Now())
+			}
+			if a.ThreadID != "" {
+				line += ", thread " + a.ThreadID
+			}
+			if a.PID != 0 {
+				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
+			}
+			if s.WallLeft != "" {
+				line += ", wall budget left " + s.WallLeft
+			}
+			if s.IdleLeft != "" {
+				line += ", idle budget left " + s.IdleLeft
+			}
+			fmt.Fprintln(w, ledgerText(line, 0))
+			if s.WallExceeded != "" {
+				fmt.Fprintf(w, "           %s: heartbeats are refused\n", ledgerText(s.WallExceeded, 0))
+			}
+		}
 
 		switch s.VerifyIn {
 		case resume.VerifyInWorktree:
@@ -280,6 +379,16 @@ func printPlan(w io.Writer, p *resume.Plan) {
 		}
 	}
 	printVerdict(w, p.Verdict)
+	if c := p.Checkout; c != nil {
+		state := "clean"
+		if c.Dirty {
+			state = "DIRTY"
+		}
+		fmt.Fprintf(w, "checkout   the stage ran in your checkout %s (%s, HEAD %s, attempt baseline %s); it is never touched\n", ledgerText(c.Path, 0), state, short(c.Head), short(c.Baseline))
+		if c.Replay != "" {
+			fmt.Fprintf(w, "           replay its work from the attempt's baseline: $ %s\n", ledgerText(c.Replay, 0))
+		}
+	}
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {
@@ -308,8 +417,8 @@ func printNext(w io.Writer, n resume.NextAction) {
 }
 
 func printResult(w io.Writer, r *resume.Result) {
-	if r.Live {
-		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(r.Holder, cellMax))
+	if r.Live && !r.Resumed {
+		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(driverText(r.Driver), cellMax))
 		printNext(w, r.NextAction)
 		return
 	}
@@ -322,6 +431,9 @@ func printResult(w io.Writer, r *resume.Result) {
 	}
 	if len(r.RecreatedWorktrees) > 0 {
 		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
+	}
+	for _, p := range r.SetAside {
+		fmt.Fprintf(w, "set aside         %s (a checkout git could not read, kept whole: look inside, then delete it)\n", p)
 	}
 	if v := r.Verify; v != nil {
 		limit, _ := time.ParseDuration(r.VerifyTimeout)

@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -15,25 +16,61 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// DriverFlags name the run's driver lease (SPEC §5.1): a write with --holder makes that
-// holder the live driver until now + --ttl.
+// DriverFlags name who makes a run write (SPEC §5.1): --holder takes a free driver
+// lease or renews its own (same holder, or same --session), another live driver's
+// run is refused (exit 3) unless --take-over. The rule itself is gitstate.ClaimDriver,
+// applied by the store on every compare-and-swap try; these are only its flags.
 type DriverFlags struct {
-	Holder string        `help:"Who is driving the run; renews the run's driver lease." placeholder:"NAME"`
-	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the lease lasts."`
+	Holder   string        `help:"Who drives the run: takes a free driver lease, or renews your own; another live driver's run is refused (exit 3)." placeholder:"NAME"`
+	Session  string        `env:"ATLAS_SESSION" help:"Your agent session (default $ATLAS_SESSION): a session takes its own run back at once, whatever the holder name." placeholder:"ID"`
+	TakeOver bool          `name:"take-over" help:"Replace the live driver you found (recorded as driver_taken_over); loses (exit 3) if another writer replaced it first."`
+	TTL      time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease lasts."`
 }
 
-// apply sets the driver lease on r when a holder is named.
-func (d DriverFlags) apply(r *gitstate.Run, now time.Time) error {
-	if d.Holder == "" {
-		return nil
+// writer is who the flags say writes, as a run's driver.
+func (d DriverFlags) writer() gitstate.Writer {
+	return gitstate.Writer{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: d.TTL, Role: gitstate.RoleDriver}
+}
+
+// store is the ledger, writing as the flags' driver.
+func (d DriverFlags) store(env *Env) (*gitstate.Store, error) {
+	if d.TTL < 0 {
+		return nil, fault.Usage("--ttl must be positive")
 	}
-	if d.TTL <= 0 {
-		return fault.Usage("--ttl must be positive")
+	if d.Session != "" {
+		if err := gitstate.ValidName("session", d.Session); err != nil {
+			return nil, err
+		}
 	}
-	r.State.Driver = &gitstate.Lease{Holder: d.Holder, ExpiresAt: gitstate.Stamp(now.Add(d.TTL))}
-	return nil
+	if d.TakeOver && d.Holder == "" {
+		return nil, fault.Usage("--take-over needs --holder: the new driver must have a name")
+	}
+	s, err := env.Store()
+	if err != nil {
+		return nil, err
+	}
+	s.Writer = d.writer()
+	return s, nil
+}
+
+// WorkerFlags name a worker holding job leases: its writes never touch the run's
+// driver lease (SPEC §5.1).
+type WorkerFlags struct {
+	Holder string        `help:"The worker holding the job's lease (recorded; never the run's driver)." placeholder:"NAME"`
+	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the job lease lasts."`
+}
+
+// store is the ledger, writing as a worker.
+func (f WorkerFlags) store(env *Env) (*gitstate.Store, error) {
+	s, err := env.Store()
+	if err != nil {
+		return nil, err
+	}
+	s.Writer = gitstate.Writer{Holder: f.Holder, Role: gitstate.RoleWorker}
+	return s, nil
 }
 
 // StartCmd is `git atlas start`.
@@ -52,7 +89,6 @@ type StartCmd struct {
 	MaxAttempts int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
 	MaxJobs     int      `name:"max-jobs" positive:"" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
 	MaxDepth    int      `name:"max-depth" positive:"" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
-	Session     string   `env:"ATLAS_SESSION" help:"The agent session that owns the run (resume prefers it)." placeholder:"ID"`
 	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
 	DriverFlags
 }
@@ -151,15 +187,15 @@ func (c *StartCmd) Run(env *Env) error {
 		st.Stages = append(st.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
 	r := &gitstate.Run{Header: h, State: st}
-	if err := c.DriverFlags.apply(r, now); err != nil {
-		return err
-	}
-	data, _ := json.Marshal(map[string]any{"baseline": sha})
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
-	run, err := store.Create(env.Ctx, r.Header, r.State, gitstate.Event{Type: "run_started", Holder: c.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	if _, err := gitstate.ClaimDriver(r, store.Writer, now); err != nil {
+		return err
+	}
+	data, _ := json.Marshal(map[string]any{"baseline": sha})
+	run, err := store.Create(env.Ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: c.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
 	if err != nil {
 		return err
 	}
@@ -211,9 +247,11 @@ type runView struct {
 	Events       int    `json:"events"`
 	Live         bool   `json:"live"`
 	Holder       string `json:"holder,omitempty"`
-	CreatedAt    string `json:"created_at"`
-	UpdatedAt    string `json:"updated_at"`
-	Tip          string `json:"tip"`
+	// Driver is the live driver lease: holder, session, expires_at.
+	Driver    *gitstate.Lease `json:"driver,omitempty"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+	Tip       string          `json:"tip"`
 }
 
 func runJSON(r *gitstate.Run, now time.Time) runView {
@@ -228,6 +266,9 @@ func runJSON(r *gitstate.Run, now time.Time) runView {
 	}
 	if v.Live {
 		v.Holder = r.State.Driver.Holder
+		d := *r.State.Driver
+		d.Extra = nil
+		v.Driver = &d
 	}
 	return v
 }
@@ -327,7 +368,7 @@ func (c *ShowCmd) Run(env *Env) error {
 		Header  json.RawMessage   `json:"header"`
 		State   json.RawMessage   `json:"state"`
 		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
-	}{runJSON(r, now), stageViews(r), hdr, st, verdict}
+	}{runJSON(r, now), stageViews(r, now), hdr, st, verdict}
 	return env.out(view, func(w io.Writer) {
 		if c.At != nil {
 			fmt.Fprintf(w, "as of     event %d (%s)\n", r.State.Seq, r.Tip)
@@ -347,19 +388,53 @@ type stageView struct {
 	BudgetLeft int    `json:"budget_left"`
 	Verify     string `json:"verify,omitempty"`
 	VerifySafe bool   `json:"verify_safe"`
+	// The open attempt's liveness (SPEC §5.2): its last heartbeat, and what is left
+	// of its stage's wall and idle budgets (Go durations; "0s" when spent).
+	WallBudget  string `json:"wall_budget,omitempty"`
+	IdleBudget  string `json:"idle_budget,omitempty"`
+	HeartbeatAt string `json:"heartbeat_at,omitempty"`
+	WallLeft    string `json:"wall_left,omitempty"`
+	IdleLeft    string `json:"idle_left,omitempty"`
+	ThreadID    string `json:"thread_id,omitempty"`
+	Lease       string `json:"lease,omitempty"`
 }
 
-func stageViews(r *gitstate.Run) []stageView {
+func stageViews(r *gitstate.Run, now time.Time) []stageView {
 	out := []stageView{}
 	for i := range r.State.Stages {
 		def, st, ok := r.Stage(r.State.Stages[i].Name)
 		if !ok {
 			continue
 		}
-		out = append(out, stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
-			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe})
+		v := stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
+			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
+			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
+		if a := gitstate.OpenAttempt(st); a != nil {
+			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
+			v.WallLeft = left(def.WallBudget, a.StartedAt, now)
+			sign := a.HeartbeatAt
+			if sign == "" {
+				sign = a.StartedAt
+			}
+			v.IdleLeft = left(def.IdleBudget, sign, now)
+		}
+		out = append(out, v)
 	}
 	return out
+}
+
+// left is what remains of budget counted from the stamp since, or "" without a budget.
+func left(budget, since string, now time.Time) string {
+	b, err := time.ParseDuration(budget)
+	t, terr := gitstate.ParseStamp(since)
+	if budget == "" || err != nil || terr != nil {
+		return ""
+	}
+	d := b - now.Sub(t)
+	if d < 0 {
+		d = 0
+	}
+	return d.Round(time.Second).String()
 }
 
 func gateName(g string) string {
@@ -378,7 +453,10 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	}
 	fmt.Fprintf(w, "status    %s\n", ledgerText(status, cellMax))
 	if r.Live(now) {
-		fmt.Fprintf(w, "driver    %s, live until %s\n", ledgerText(s.Driver.Holder, cellMax), ledgerText(s.Driver.ExpiresAt, cellMax))
+		fmt.Fprintf(w, "driver    %s, live until %s (%s)\n", ledgerText(driverName(s.Driver), cellMax), ledgerText(s.Driver.ExpiresAt, cellMax), until(s.Driver.ExpiresAt, now))
+		if r.AttemptIdle(now) {
+			fmt.Fprintf(w, "          but the open attempt is dead (no heartbeat for its idle budget): the run counts as interrupted\n")
+		}
 	} else {
 		fmt.Fprintf(w, "driver    none live\n")
 	}
@@ -396,7 +474,8 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
 		t := newTable(w, "STAGE", "STATUS", "GATE", "ATTEMPTS", "BUDGET", "VERIFY")
-		for _, v := range stageViews(r) {
+		views := stageViews(r, now)
+		for _, v := range views {
 			verify := v.Verify
 			if verify != "" && v.VerifySafe {
 				verify += " (safe)"
@@ -404,6 +483,31 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 			t.row(v.Name, v.Status, v.Gate, fmt.Sprint(v.Attempts), fmt.Sprint(v.BudgetLeft), dash(verify))
 		}
 		t.flush()
+		for _, v := range views {
+			def, st, _ := r.Stage(v.Name)
+			a := gitstate.OpenAttempt(st)
+			if a == nil {
+				continue
+			}
+			beat := "no heartbeat yet"
+			if a.HeartbeatAt != "" {
+				beat = "heartbeat " + age(a.HeartbeatAt, now)
+			}
+			line := fmt.Sprintf("attempt   %s #%d (retry %d of %d) by %s, started %s, %s", v.Name, a.N, a.N-1, def.MaxRetries, dash(a.Holder), age(a.StartedAt, now), beat)
+			if v.WallLeft != "" {
+				line += ", wall budget left " + v.WallLeft
+			}
+			if v.IdleLeft != "" {
+				line += ", idle budget left " + v.IdleLeft
+			}
+			if a.ThreadID != "" {
+				line += ", thread " + a.ThreadID
+			}
+			if a.PID != 0 {
+				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
+			}
+			fmt.Fprintln(w, ledgerText(line, 0))
+		}
 	}
 	if len(s.Jobs) > 0 {
 		fmt.Fprintln(w)
@@ -421,6 +525,8 @@ type LogCmd struct {
 	Type  string `help:"Only events of this type." placeholder:"TYPE"`
 	Stage string `help:"Only events about this stage." placeholder:"STAGE"`
 	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
+	// Heartbeats are many and say little: left out unless asked.
+	Heartbeats bool `help:"Include heartbeat events (left out by default; --type heartbeat shows only them)."`
 }
 
 // Run prints the events.
@@ -447,7 +553,10 @@ func (c *LogCmd) Run(env *Env) error {
 	}
 	kept := []gitstate.Event{}
 	for _, e := range events {
-		if (c.Type == "" || e.Type == c.Type) && (c.Stage == "" || e.Stage == c.Stage) {
+		if e.Type == gitstate.EventHeartbeat && !c.Heartbeats && c.Type != string(gitstate.EventHeartbeat) {
+			continue
+		}
+		if (c.Type == "" || e.Type == gitstate.EventType(c.Type)) && (c.Stage == "" || e.Stage == c.Stage) {
 			kept = append(kept, e)
 		}
 	}
@@ -469,7 +578,7 @@ func (c *LogCmd) Run(env *Env) error {
 			if e.Job != "" {
 				subject = e.Job
 			}
-			t.row(fmt.Sprint(e.Seq), e.Time, fmt.Sprint(e.Epoch), e.Type, dash(subject), dash(string(e.Data)))
+			t.row(fmt.Sprint(e.Seq), e.Time, fmt.Sprint(e.Epoch), string(e.Type), dash(subject), dash(string(e.Data)))
 		}
 		t.flush()
 	})
@@ -477,11 +586,26 @@ func (c *LogCmd) Run(env *Env) error {
 
 // TransitionCmd is `git atlas transition RUN STAGE STATUS`.
 type TransitionCmd struct {
-	RunID  string `arg:"" name:"run" help:"The run."`
-	Stage  string `arg:"" help:"The stage."`
-	Status string `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
-	Reason string `help:"Why." placeholder:"TEXT"`
+	RunID    string `arg:"" name:"run" help:"The run."`
+	Stage    string `arg:"" help:"The stage."`
+	Status   string `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
+	Reason   string `help:"Why." placeholder:"TEXT"`
+	Lease    string `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
+	ThreadID string `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
+	PID      int    `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
 	DriverFlags
+}
+
+// Help is the command's long help.
+func (c *TransitionCmd) Help() string {
+	return `Checked against the stage machine (SPEC §5.2); a refused move names the valid targets
+(exit 5, "valid_targets" in the JSON error). Every dispatch opens a new attempt, pins its
+baseline (the stage worktree's HEAD, else the HEAD of the checkout this runs in) at
+refs/atlas/pins/<run>/stage/<stage>/<n>, and prints its stage token
+<stage>#<attempt>@<epoch>.<nonce> ("lease" in --json). Give the token to whoever does the
+attempt's work: a report with --lease and a stale token (an older attempt) is refused
+(exit 3) and changes nothing. A single run whose last stage becomes completed or skipped
+completes itself in the same write (reason all-stages-completed).`
 }
 
 // Run applies one checked stage transition.
@@ -489,9 +613,26 @@ func (c *TransitionCmd) Run(env *Env) error {
 	if err := gitstate.ValidName("stage", c.Stage); err != nil {
 		return err
 	}
-	store, err := env.Store()
+	if (c.ThreadID != "" || c.PID != 0) && c.Status != gitstate.StageDispatched {
+		return fault.Usage("--thread-id and --pid describe a new attempt: they go with dispatched")
+	}
+	if c.PID < 0 {
+		return fault.Usage("--pid must be a process id")
+	}
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
+	}
+	store.Writer.Stage, store.Writer.Token, store.Writer.To = c.Stage, c.Lease, c.Status
+	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
+	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
+	checkoutHead := ""
+	if c.Status == gitstate.StageDispatched {
+		checkoutHead, _ = store.Repo.ResolveCommit(env.Ctx, "HEAD")
+	}
+	host := ""
+	if c.PID != 0 {
+		host, _ = os.Hostname()
 	}
 	var from string
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
@@ -500,45 +641,164 @@ func (c *TransitionCmd) Run(env *Env) error {
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
 		}
+		if err := gitstate.CheckStageToken(r, c.Stage, c.Lease); err != nil {
+			return nil, err
+		}
 		from = st.Status
-		base := r.Header.Baseline
-		if wt := r.State.Worktree(c.Stage); wt != nil && wt.Head != "" {
-			base = wt.Head
+		base, inCheckout := r.Header.Baseline, false
+		var refs []git.RefUpdate
+		if c.Status == gitstate.StageDispatched {
+			if wt := r.State.Worktree(c.Stage); wt != nil {
+				base = wt.Head
+				if tip, err := store.Repo.ReadRef(env.Ctx, "refs/heads/"+wt.Branch); err == nil && tip != "" {
+					base = tip
+				}
+			} else if checkoutHead != "" {
+				base, inCheckout = checkoutHead, true
+			}
 		}
 		if err := gitstate.ApplyStageTransition(r, c.Stage, c.Status, c.Reason, base, gitstate.Stamp(now)); err != nil {
 			return nil, err
 		}
-		if err := c.DriverFlags.apply(r, now); err != nil {
-			return nil, err
+		data := map[string]any{"from": from, "to": c.Status, "reason": c.Reason}
+		if c.Status == gitstate.StageDispatched {
+			a := &st.Attempts[len(st.Attempts)-1]
+			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = c.Holder, c.Session, c.ThreadID, c.PID, host, inCheckout
+			pin := gitstate.PinRef(c.RunID, gitstate.BaselinePinName(c.Stage, a.N))
+			old, err := store.Repo.ReadRef(env.Ctx, pin)
+			if err != nil {
+				return nil, err
+			}
+			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline, Old: orZero(old)})
+			data["attempt"], data["lease"], data["baseline"] = a.N, a.Lease, a.Baseline
+			if c.ThreadID != "" {
+				data["thread_id"] = c.ThreadID
+			}
+			if c.PID != 0 {
+				data["pid"], data["host"] = c.PID, host
+			}
 		}
-		data, _ := json.Marshal(map[string]any{"from": from, "to": c.Status, "reason": c.Reason})
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
+		if r.State.Status == gitstate.RunCompleted {
+			data["run_status"] = r.State.Status
+			data["run_reason"] = r.State.Reason
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageTransition, Stage: c.Stage, Holder: c.Holder, Data: eventData(data)}, Refs: refs}, nil
 	})
 	if err != nil {
 		return err
 	}
 	_, st, _ := r.Stage(c.Stage)
-	return env.out(map[string]any{"run_id": c.RunID, "stage": map[string]any{"name": st.Name, "status": st.Status, "from": from, "attempts": len(st.Attempts)}},
-		func(w io.Writer) { fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, from, st.Status) })
+	view := map[string]any{"name": st.Name, "status": st.Status, "from": from, "attempts": len(st.Attempts)}
+	out := map[string]any{"run_id": c.RunID, "stage": view, "run_status": r.State.Status}
+	var lease string
+	if c.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
+		a := st.Attempts[len(st.Attempts)-1]
+		lease = a.Lease
+		view["attempt"], view["lease"], view["baseline"] = a.N, a.Lease, a.Baseline
+		out["lease"], out["attempt"] = a.Lease, a.N
+	}
+	return env.out(out, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, from, st.Status)
+		if lease != "" {
+			fmt.Fprintf(w, "lease %s\n", lease)
+		}
+		if r.State.Status == gitstate.RunCompleted && r.State.Reason == gitstate.ReasonAllStagesCompleted {
+			fmt.Fprintf(w, "run %s completed: every stage is completed or skipped\n", c.RunID)
+		}
+	})
 }
 
-// reservedEvents are written by git-atlas's own commands; appending one by hand would
-// make the ledger say something its state does not.
-var reservedEvents = map[string]string{
-	"run_started": "start", "run_finished": "finish", "stage_transition": "transition", "resumed": "resume",
-	"job_added": "job add", "job_claimed": "job claim", "job_renewed": "job renew", "job_done": "job done",
-	"job_reaped": "reap", "worktree_added": "worktree add", "worktree_removed": "worktree remove",
-	"snapshot": "recover", "stage_recovered": "recover", "union_built": "union",
-	"job_verified": "job done", "union_verified": "union --verify", "undone": "undo",
+// orZero is a ref's old value for a transaction: its id, or "must not exist".
+func orZero(id string) string {
+	if id == "" {
+		return git.ZeroID
+	}
+	return id
+}
+
+// HeartbeatCmd is `git atlas heartbeat RUN --holder H [--stage S]`.
+type HeartbeatCmd struct {
+	RunID string `arg:"" name:"run" help:"The run."`
+	Stage string `help:"Also the heartbeat of this stage's open attempt (its idle budget starts again)." placeholder:"STAGE"`
+	Lease string `help:"The attempt's stage token: a stale one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
+	DriverFlags
+}
+
+// Help is the command's long help.
+func (c *HeartbeatCmd) Help() string {
+	return `Renews the driver lease (until now + --ttl) and, with --stage, records the heartbeat of
+the stage's open attempt, in one write. Another live driver's run is refused (exit 3)
+unless --take-over. An attempt past its stage's wall_budget is refused heartbeats (exit 5),
+and one with no heartbeat for its idle_budget is dead: its run counts as interrupted.
+` + "`git atlas log`" + ` leaves heartbeats out unless --heartbeats or --type heartbeat.`
+}
+
+// Run beats.
+func (c *HeartbeatCmd) Run(env *Env) error {
+	if c.Holder == "" {
+		return fault.Usage("heartbeat needs --holder: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", c.RunID)
+	}
+	if c.Stage != "" {
+		if err := gitstate.ValidName("stage", c.Stage); err != nil {
+			return err
+		}
+	} else if c.Lease != "" {
+		return fault.Usage("--lease is a stage token: it goes with --stage")
+	}
+	store, err := c.DriverFlags.store(env)
+	if err != nil {
+		return err
+	}
+	store.Writer.Stage, store.Writer.Token = c.Stage, c.Lease
+	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if gitstate.RunTerminal(r.State.Status) {
+			return nil, fault.Refused("run %s is %s: there is nothing to drive", c.RunID, r.State.Status)
+		}
+		data := map[string]any{}
+		if d := r.State.Driver; d != nil {
+			data["expires_at"] = d.ExpiresAt
+		}
+		if c.Stage != "" {
+			if err := gitstate.Heartbeat(r, c.Stage, c.Lease, gitstate.Now()); err != nil {
+				return nil, err
+			}
+			_, st, _ := r.Stage(c.Stage)
+			data["attempt"] = len(st.Attempts)
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventHeartbeat, Stage: c.Stage, Holder: c.Holder, Data: eventData(data)}}, nil
+	})
+	if err != nil {
+		return err
+	}
+	d := r.State.Driver
+	if d == nil {
+		d = &gitstate.Lease{}
+	}
+	view := map[string]any{"run_id": c.RunID, "driver": d, "stage": nil, "heartbeat_at": nil}
+	if c.Stage != "" {
+		_, st, _ := r.Stage(c.Stage)
+		a := st.Attempts[len(st.Attempts)-1]
+		view["stage"], view["attempt"], view["heartbeat_at"] = c.Stage, a.N, a.HeartbeatAt
+	}
+	return env.out(view, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: driver %s until %s\n", c.RunID, ledgerText(d.Holder, cellMax), d.ExpiresAt)
+	})
 }
 
 // EventCmd is `git atlas event RUN TYPE`.
 type EventCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
-	Type  string `arg:"" help:"The event type (e.g. stage_resumed, note)."`
+	Type  string `arg:"" help:"The event type (e.g. note, progress; never one git-atlas writes itself)."`
 	Stage string `help:"The stage it is about." placeholder:"STAGE"`
 	Data  string `help:"A JSON object of details." placeholder:"JSON"`
 	DriverFlags
+}
+
+// Help is the command's long help.
+func (c *EventCmd) Help() string {
+	return "TYPE is any valid name but the types git-atlas writes itself (appending one of\n" +
+		"those by hand would make the ledger say something its state does not): " +
+		gitstate.JoinEvents(gitstate.ReservedEvents()) + "."
 }
 
 // Run appends the event.
@@ -546,8 +806,8 @@ func (c *EventCmd) Run(env *Env) error {
 	if err := gitstate.ValidName("event type", c.Type); err != nil {
 		return err
 	}
-	if cmd, ok := reservedEvents[c.Type]; ok {
-		return fault.Usage("event type %q is written by git-atlas itself", c.Type).WithHint("use `git atlas %s`", cmd)
+	if err := reservedEvent(gitstate.EventType(c.Type)); err != nil {
+		return err
 	}
 	var data json.RawMessage
 	if c.Data != "" {
@@ -561,7 +821,7 @@ func (c *EventCmd) Run(env *Env) error {
 			data = compact
 		}
 	}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -571,10 +831,7 @@ func (c *EventCmd) Run(env *Env) error {
 				return nil, fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
 			}
 		}
-		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
-			return nil, err
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: c.Type, Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventType(c.Type), Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -589,6 +846,7 @@ type FinishCmd struct {
 	Status string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
 	Reason string `help:"Why." placeholder:"TEXT"`
 	Force  bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	DriverFlags
 }
 
 // Help is the command's long help.
@@ -601,7 +859,7 @@ forever. --force reaps them first, in its own recorded event (job_reaped).`
 
 // Run finishes the run.
 func (c *FinishCmd) Run(env *Env) error {
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -616,7 +874,7 @@ func (c *FinishCmd) Run(env *Env) error {
 				return nil, nil
 			}
 			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
-			return &gitstate.Change{Event: gitstate.Event{Type: "job_reaped", Data: data}}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Data: data}}, nil
 		})
 		if err != nil {
 			return err
@@ -624,11 +882,13 @@ func (c *FinishCmd) Run(env *Env) error {
 	}
 	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		from := r.State.Status
-		if err := gitstate.Finish(r, c.Status, c.Reason); err != nil {
+		if err := gitstate.Finish(r, c.Status, c.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
+			return nil, nil // a single run that completed itself: finish agrees, writes nothing
+		} else if err != nil {
 			return nil, err
 		}
 		data, _ := json.Marshal(map[string]any{"from": from, "status": c.Status, "reason": c.Reason})
-		return &gitstate.Change{Event: gitstate.Event{Type: "run_finished", Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
 	})
 	if err != nil {
 		return err
@@ -646,4 +906,47 @@ func (c *FinishCmd) Run(env *Env) error {
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
 	})
+}
+
+// reservedEvent refuses an event type git-atlas writes itself (gitstate's catalogue):
+// a bad argument, exit 2, like any other name `event` cannot take. The message names
+// what writes it and what `event` accepts instead.
+func reservedEvent(t gitstate.EventType) error {
+	if !t.Reserved() {
+		return nil
+	}
+	info, _ := t.Info()
+	var hint string
+	switch {
+	case info.By&gitstate.ByCommand != 0:
+		hint = fmt.Sprintf("use `git atlas %s`", info.Command)
+	case info.By&gitstate.ByResume != 0:
+		hint = "`git atlas resume` writes it when it resumes the run"
+	case info.By&gitstate.ByHook != 0:
+		hint = "the post-checkout hook (`git atlas hooks install`) writes it"
+	default:
+		hint = fmt.Sprintf("`git atlas %s` writes it", info.Command)
+	}
+	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
+		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
+}
+
+// driverName is a lease's holder and session for people.
+func driverName(d *gitstate.Lease) string {
+	if d.Session == "" {
+		return d.Holder
+	}
+	return d.Holder + " (session " + d.Session + ")"
+}
+
+// driverText is a driver lease for people: "holder (session S) until T".
+func driverText(d *gitstate.Lease) string {
+	if d == nil {
+		return "none"
+	}
+	s := d.Holder
+	if d.Session != "" {
+		s += " (session " + d.Session + ")"
+	}
+	return s + " until " + d.ExpiresAt
 }

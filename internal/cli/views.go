@@ -32,9 +32,12 @@ func (c *GraphCmd) Run(env *Env) error {
 		return err
 	}
 	g := views.Build(r)
+	if env.JSON || c.Format == "json" {
+		return printJSON(env.Stdout, g) // the exact data
+	}
+	// text, dot and mermaid reach terminals: ledger text in them is escaped.
+	g = safeGraph(g)
 	switch {
-	case env.JSON || c.Format == "json":
-		return printJSON(env.Stdout, g)
 	case c.Format == "dot":
 		return views.Dot(env.Stdout, g)
 	case c.Format == "mermaid":
@@ -42,6 +45,42 @@ func (c *GraphCmd) Run(env *Env) error {
 	}
 	width, colour := textTerminal(env.Stdout)
 	return views.Text(env.Stdout, g, views.TextOptions{Width: width, Colour: colour})
+}
+
+// safeGraph is g with every text that comes from the ledger (a pulled run may hold
+// anything in any field) passed through ledgerText, uncut: the views cut what they
+// draw themselves, and their own colours are not ledger text.
+func safeGraph(g *views.Graph) *views.Graph {
+	t := func(s string) string { return ledgerText(s, 0) }
+	list := func(ss []string) []string {
+		out := make([]string, len(ss))
+		for i, s := range ss {
+			out[i] = t(s)
+		}
+		return out
+	}
+	c := *g
+	c.RunID, c.Kind, c.Status = t(g.RunID), t(g.Kind), t(g.Status)
+	c.Ready = list(g.Ready)
+	c.Nodes = make([]views.Node, len(g.Nodes))
+	for i, n := range g.Nodes {
+		n.ID, n.State, n.Holder, n.Lease, n.ExpiresAt, n.Reason = t(n.ID), t(n.State), t(n.Holder), t(n.Lease), t(n.ExpiresAt), t(n.Reason)
+		n.Needs, n.Conflicted = list(n.Needs), list(n.Conflicted)
+		c.Nodes[i] = n
+	}
+	c.Edges = make([]views.Edge, len(g.Edges))
+	for i, e := range g.Edges {
+		c.Edges[i] = views.Edge{From: t(e.From), To: t(e.To)}
+	}
+	if g.Union != nil {
+		c.Union = &views.Union{Head: t(g.Union.Head), Integrated: list(g.Union.Integrated), Conflicted: list(g.Union.Conflicted)}
+	}
+	c.Stages = make([]views.Stage, len(g.Stages))
+	for i, st := range g.Stages {
+		st.Name, st.Status, st.Gate = t(st.Name), t(st.Status), t(st.Gate)
+		c.Stages[i] = st
+	}
+	return &c
 }
 
 // textTerminal is the width to draw in and whether to colour: colour only on a
@@ -71,7 +110,7 @@ func (c *UndoCmd) Run(env *Env) error {
 	if c.Holder == "" {
 		return fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", c.RunID, c.To)
 	}
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}
@@ -89,11 +128,8 @@ func (c *UndoCmd) Run(env *Env) error {
 		if res, err = gitstate.Undo(r, past, present); err != nil {
 			return nil, err
 		}
-		if err := c.DriverFlags.apply(r, gitstate.Now()); err != nil {
-			return nil, err
-		}
 		data, _ := json.Marshal(res)
-		return &gitstate.Change{Event: gitstate.Event{Type: "undone", Holder: c.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUndone, Holder: c.Holder, Data: data}}, nil
 	})
 	if err != nil {
 		return err

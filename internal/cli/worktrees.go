@@ -26,7 +26,8 @@ type WorktreeAddCmd struct {
 	RunID    string `arg:"" name:"run" help:"The run."`
 	Node     string `arg:"" help:"The node: a stage or job name (\"union\" is reserved)."`
 	Baseline string `help:"The commit the node starts from (default: the run's baseline)." placeholder:"REV"`
-	Lease    string `help:"Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3)." placeholder:"TOKEN"`
+	Lease    string `help:"Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3). With it, the write is the worker's: it never touches the driver lease." placeholder:"TOKEN"`
+	DriverFlags
 }
 
 // worktreeView is a managed worktree in JSON (SPEC §4.7).
@@ -47,7 +48,7 @@ type worktreeView struct {
 
 // Run adds (or finds, or recreates) the worktree.
 func (c *WorktreeAddCmd) Run(env *Env) error {
-	store, err := env.Store()
+	store, err := c.addStore(env)
 	if err != nil {
 		return err
 	}
@@ -71,6 +72,15 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	view := worktreeView{RunID: c.RunID, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
 		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}
 	return env.out(view, func(w io.Writer) { fmt.Fprintln(w, rec.Path) })
+}
+
+// addStore is the ledger as this add writes it: with a job lease, the worker's (it
+// never touches the driver lease); else the driver's.
+func (c *WorktreeAddCmd) addStore(env *Env) (*gitstate.Store, error) {
+	if c.Lease != "" && !c.TakeOver {
+		return WorkerFlags{Holder: c.Holder}.store(env)
+	}
+	return c.DriverFlags.store(env)
 }
 
 // WorktreeListCmd is `git atlas worktree list [RUN]`.
@@ -197,6 +207,7 @@ type UnionCmd struct {
 	// Verify runs the run's --verify in the union worktree and records the result.
 	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
 	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of --verify." placeholder:"DUR"`
+	DriverFlags
 }
 
 // unionView is the JSON of `union`.
@@ -219,7 +230,7 @@ type unionView struct {
 
 // Run builds the union and reports what integrated and what conflicted, where.
 func (c *UnionCmd) Run(env *Env) error {
-	store, err := env.Store()
+	store, err := c.DriverFlags.store(env)
 	if err != nil {
 		return err
 	}

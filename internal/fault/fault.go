@@ -31,6 +31,9 @@ type Error struct {
 	// Targets are the statuses a refused transition could take instead (SPEC §4.7:
 	// `valid_targets`); nil when the error is not about a transition.
 	Targets []string
+	// Fields are more members of the JSON error object (e.g. `driver` on a write
+	// refused because another session drives the run, SPEC §4.7).
+	Fields map[string]any
 }
 
 func (e *Error) Error() string {
@@ -64,6 +67,31 @@ func (e *Error) WithHint(format string, args ...any) *Error {
 func (e *Error) WithTargets(targets []string) *Error {
 	e.Targets = append([]string{}, targets...)
 	return e
+}
+
+// WithField returns e with one more member of its JSON error object.
+func (e *Error) WithField(name string, v any) *Error {
+	if e.Fields == nil {
+		e.Fields = map[string]any{}
+	}
+	e.Fields[name] = v
+	return e
+}
+
+// FieldsOf returns the extra JSON members of the first *Error in err's chain that has
+// them, or nil.
+func FieldsOf(err error) map[string]any {
+	var fe *Error
+	for errors.As(err, &fe) {
+		if fe.Fields != nil {
+			return fe.Fields
+		}
+		if fe.Err == nil {
+			return nil
+		}
+		err = fe.Err
+	}
+	return nil
 }
 
 // TargetsOf returns the valid targets named by the first *Error in err's chain that

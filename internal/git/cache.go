@@ -11,7 +11,7 @@ import (
 // A cache holds derived data (what can be read again from the repository), so it is
 // read whole, replaced whole, and never flushed: losing it costs time, never data.
 func (r *Repository) CachePath(name string) string {
-	return filepath.Join(r.CommonDir, "atlas", "cache", name)
+	return r.Layout().Cache(name)
 }
 
 // ReadCache returns the content of the cache file name.

@@ -94,7 +94,7 @@ func TestNoRefsUnder(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("a loose run: %d", n)
 	}
-	if out, err := repo.Git(ctx, "pack-refs", "--all"); err != nil {
+	if out, err := repo.git(ctx, "pack-refs", "--all"); err != nil {
 		t.Fatalf("pack-refs: %v %s", err, out)
 	}
 	if _, err := os.Stat(filepath.Join(repo.CommonDir, "refs", "atlas", "runs")); err == nil {

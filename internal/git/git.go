@@ -49,14 +49,25 @@ var ErrNotRepository = errors.New("not a git repository")
 // ErrNoDirectory means the path to open is not an existing directory.
 var ErrNoDirectory = errors.New("no such directory")
 
-// scrubbed are variables a hook or a caller may leak into our environment; each would
-// redirect git away from the repository we resolved (GIT-NOTES "Environment leaks").
-var scrubbed = []string{
+// leaked are variables a hook, an alias or a filter inherits from the git that
+// started it (and so may leak into our environment, and from us into every process we
+// start); each points git at another repository, index or object store, or changes
+// which paths or refs it acts on (GIT-NOTES "Environment leaks"). They are removed
+// from every process git-atlas starts: its own git calls and a user's command alike
+// (UserEnv).
+var leaked = []string{
 	"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
 	"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_QUARANTINE_PATH",
-	"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS",
-	"GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS", "GIT_PAGER", "PAGER", "GIT_TERMINAL_PROMPT",
-	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_REFLOG_ACTION", "GIT_TRACE", "LC_ALL", "LANG",
+	"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+	"GIT_REFLOG_ACTION",
+}
+
+// fixed are variables that change how git-atlas's own git calls behave or print
+// (locale, pager, editor, prompts, tracing, diff drivers, lock behaviour); those calls
+// run without the user's values. A user's command keeps them: they are the user's.
+var fixed = []string{
+	"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER", "GIT_TERMINAL_PROMPT",
+	"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_TRACE", "LC_ALL", "LANG",
 	"GIT_OPTIONAL_LOCKS", "GIT_FLUSH",
 }
 
@@ -64,15 +75,35 @@ var scrubbed = []string{
 // (GIT_CONFIG_PARAMETERS) is kept on purpose: it is how a user points git at a
 // different identity or safe.directory for one call.
 func baseEnv() []string {
-	env := make([]string, 0, len(os.Environ())+4)
+	env := environWithout(leaked, fixed)
+	return append(env, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+}
+
+// UserEnv is the environment a user's command runs with (a verify, the demo's
+// worker): git-atlas's own, less the leaked variables, so that the command's own git
+// calls reach the repository of the directory it runs in and no other.
+func UserEnv() []string { return environWithout(leaked) }
+
+func environWithout(lists ...[]string) []string {
+	env := make([]string, 0, len(os.Environ())+5)
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if isScrubbed(name) {
-			continue
+		if !inLists(name, lists) {
+			env = append(env, kv)
 		}
-		env = append(env, kv)
 	}
-	return append(env, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
+	return env
+}
+
+func inLists(name string, lists [][]string) bool {
+	for _, l := range lists {
+		for _, s := range l {
+			if name == s {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // userRepoEnv is GIT_DIR and GIT_WORK_TREE as the user gave them (`git --git-dir=X
@@ -107,15 +138,6 @@ func checkoutEnv(dir string) []string {
 	return nil
 }
 
-func isScrubbed(name string) bool {
-	for _, s := range scrubbed {
-		if name == s {
-			return true
-		}
-	}
-	return false
-}
-
 // globalArgs disable the user's hooks and fsmonitor for every internal call (a hook
 // may be slow, failing or have side effects; fsmonitor data could also hide a
 // change), keep git's "LF will be replaced by CRLF" warnings (core.safecrlf, which
@@ -133,25 +155,38 @@ type cmd struct {
 	extra []*os.File // open files the child inherits (a marker's lock)
 }
 
-func (c cmd) run(ctx context.Context) ([]byte, error) {
-	full := append(append([]string{}, globalArgs...), c.args...)
+// command is the one place a git process is made: git's global settings
+// (globalArgs), the fixed environment, in a checkout that Open reached only through
+// GIT_DIR/GIT_WORK_TREE those two (checkoutEnv), then env; in dir. Callers connect its
+// input and output and run it.
+func command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	full := append(append(make([]string, 0, len(globalArgs)+len(args)), globalArgs...), args...)
 	x := exec.CommandContext(ctx, "git", full...)
-	x.Dir = c.dir
-	x.Env = append(append(baseEnv(), checkoutEnv(c.dir)...), c.env...)
+	x.Dir = dir
+	x.Env = append(append(baseEnv(), checkoutEnv(dir)...), env...)
+	return x
+}
+
+// exitCode is the exit code of a process that ran and failed, -1 otherwise (it could
+// not start, or a signal ended it).
+func exitCode(err error) int {
+	var ee *exec.ExitError
+	if errors.As(err, &ee) {
+		return ee.ExitCode()
+	}
+	return -1
+}
+
+func (c cmd) run(ctx context.Context) ([]byte, error) {
+	x := command(ctx, c.dir, c.env, c.args...)
 	x.ExtraFiles = c.extra
 	if c.stdin != nil {
 		x.Stdin = bytes.NewReader(c.stdin)
 	}
 	var stdout, stderr bytes.Buffer
 	x.Stdout, x.Stderr = &stdout, &stderr
-	err := x.Run()
-	if err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return stdout.Bytes(), &Error{Args: c.args, ExitCode: code, Stderr: stderr.String(), Err: err}
+	if err := x.Run(); err != nil {
+		return stdout.Bytes(), &Error{Args: c.args, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
 	}
 	return stdout.Bytes(), nil
 }
@@ -228,13 +263,13 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	return r, nil
 }
 
-// Git runs git in the repository (from the common dir, so no worktree is involved).
-func (r *Repository) Git(ctx context.Context, args ...string) ([]byte, error) {
+// git runs git in the repository (from the common dir, so no worktree is involved).
+func (r *Repository) git(ctx context.Context, args ...string) ([]byte, error) {
 	return cmd{dir: r.CommonDir, args: args}.run(ctx)
 }
 
-// GitInput runs git in the repository with stdin.
-func (r *Repository) GitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
+// gitInput runs git in the repository with stdin.
+func (r *Repository) gitInput(ctx context.Context, stdin []byte, args ...string) ([]byte, error) {
 	if stdin == nil {
 		stdin = []byte{}
 	}
@@ -265,14 +300,14 @@ var ErrNotFoundObject = errors.New("no such commit or object")
 
 // HasObject reports whether id exists in the object store.
 func (r *Repository) HasObject(ctx context.Context, id string) bool {
-	_, err := r.Git(ctx, "cat-file", "-e", id)
+	_, err := r.git(ctx, "cat-file", "-e", id)
 	return err == nil
 }
 
 // ObjectType returns the type of object id (commit, tree, blob, tag), or
 // ErrNotFoundObject.
 func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) {
-	out, err := r.Git(ctx, "cat-file", "-t", id)
+	out, err := r.git(ctx, "cat-file", "-t", id)
 	if err != nil {
 		return "", fmt.Errorf("object %s: %w", id, ErrNotFoundObject)
 	}
@@ -281,7 +316,7 @@ func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) 
 
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
-	out, err := r.Git(ctx, "config", "--get", key)
+	out, err := r.git(ctx, "config", "--get", key)
 	if err != nil {
 		return ""
 	}

@@ -27,7 +27,7 @@ import (
 // a missing hint sends the hook to git-atlas.
 
 // HintPath is the hint's file.
-func (r *Repository) HintPath() string { return filepath.Join(r.CommonDir, "atlas", "hint") }
+func (r *Repository) HintPath() string { return r.Layout().Hint() }
 
 // HintWatch lists the files whose change makes the hint stale: the ledger's refs
 // (the directory of loose run refs, its parent, packed-refs) and the config files
@@ -35,8 +35,8 @@ func (r *Repository) HintPath() string { return filepath.Join(r.CommonDir, "atla
 // it appears. The hook script checks the same list (hooks.Script).
 func (r *Repository) HintWatch() []string {
 	files := []string{
-		filepath.Join(r.CommonDir, "refs", "atlas", "runs"),
-		filepath.Join(r.CommonDir, "refs", "atlas"),
+		filepath.Join(r.CommonDir, filepath.FromSlash("refs/atlas/runs")), // the ledger's refs
+		filepath.Join(r.CommonDir, filepath.FromSlash("refs/atlas")),
 		filepath.Join(r.CommonDir, "packed-refs"),
 		filepath.Join(r.CommonDir, "config"),
 	}

@@ -12,7 +12,7 @@ import (
 // Local state belongs to this repository alone: it is not under refs/, so push, pull
 // and every clone leave it where it is (the trust records of SPEC §10 live there).
 func (r *Repository) LocalPath(name string) string {
-	return filepath.Join(r.CommonDir, "atlas", filepath.FromSlash(name))
+	return r.Layout().Local(name)
 }
 
 // ReadLocal returns the content of the local state file name, nil when there is none.

@@ -22,7 +22,7 @@ import (
 // a taker that gave up must never come to hold the lock afterwards.
 func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration) (release func()) {
 	noop := func() {}
-	path := filepath.Join(r.CommonDir, "atlas", "mutex", filepath.FromSlash(name))
+	path := r.Layout().Mutex(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return noop
 	}
@@ -63,7 +63,7 @@ func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration)
 // release (correctness never rests on it alone).
 func (r *Repository) TryMutex(name string) (release func(), ok bool, err error) {
 	noop := func() {}
-	path := filepath.Join(r.CommonDir, "atlas", "mutex", filepath.FromSlash(name))
+	path := r.Layout().Mutex(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return noop, false, err
 	}
@@ -84,4 +84,16 @@ func (r *Repository) TryMutex(name string) (release func(), ok bool, err error) 
 		f.Close()
 		return noop, false, err
 	}
+}
+
+// RemoveMutex removes the lock file of the mutex name (gc, with the run it was for);
+// a missing one is no error. A process still holding or waiting on the old file keeps
+// its own lock on it, which only costs the queueing the lock saves: correctness never
+// rests on it.
+func (r *Repository) RemoveMutex(name string) error {
+	err := os.Remove(r.Layout().Mutex(name))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil
+	}
+	return err
 }

@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -282,7 +281,7 @@ func sortedEntries(entries []TreeEntry) []TreeEntry {
 type cliStore struct{ r *Repository }
 
 func (c *cliStore) readRef(ctx context.Context, name string) (string, error) {
-	out, err := c.r.Git(ctx, "for-each-ref", "--format=%(refname) %(objectname)", name)
+	out, err := c.r.git(ctx, "for-each-ref", "--format=%(refname) %(objectname)", name)
 	if err != nil {
 		return "", fmt.Errorf("read ref %s: %w", name, err)
 	}
@@ -295,14 +294,14 @@ func (c *cliStore) readRef(ctx context.Context, name string) (string, error) {
 }
 
 func (c *cliStore) commit(ctx context.Context, id string) (CommitInfo, error) {
-	out, err := c.r.Git(ctx, "cat-file", "-t", id)
+	out, err := c.r.git(ctx, "cat-file", "-t", id)
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, ErrNotFoundObject)
 	}
 	if t := strings.TrimSpace(string(out)); t != "commit" {
 		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, t)
 	}
-	out, err = c.r.Git(ctx, "cat-file", "commit", id)
+	out, err = c.r.git(ctx, "cat-file", "commit", id)
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, err)
 	}
@@ -326,7 +325,7 @@ func (c *cliStore) firstParents(ctx context.Context, tip string) ([]string, erro
 	if strings.HasPrefix(tip, "-") {
 		return nil, fmt.Errorf("walk %q: not an object id", tip)
 	}
-	out, err := c.r.Git(ctx, "rev-list", "--first-parent", tip)
+	out, err := c.r.git(ctx, "rev-list", "--first-parent", tip)
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", tip, err)
 	}
@@ -356,9 +355,7 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 	if len(specs) == 0 {
 		return nil
 	}
-	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch", "--buffer")...)
-	x.Dir = r.CommonDir
-	x.Env = baseEnv()
+	x := command(ctx, r.CommonDir, nil, "cat-file", "--batch", "--buffer")
 	var in bytes.Buffer
 	for _, s := range specs {
 		in.WriteString(s)
@@ -390,7 +387,7 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 }
 
 func (c *cliStore) writeBlob(ctx context.Context, data []byte) (string, error) {
-	out, err := c.r.GitInput(ctx, data, "hash-object", "-w", "--stdin")
+	out, err := c.r.gitInput(ctx, data, "hash-object", "-w", "--stdin")
 	if err != nil {
 		return "", err
 	}
@@ -402,7 +399,7 @@ func (c *cliStore) writeTree(ctx context.Context, entries []TreeEntry) (string, 
 	for _, e := range sortedEntries(entries) {
 		fmt.Fprintf(&in, "100644 blob %s\t%s\x00", e.Blob, e.Name)
 	}
-	out, err := c.r.GitInput(ctx, in.Bytes(), "mktree", "-z")
+	out, err := c.r.gitInput(ctx, in.Bytes(), "mktree", "-z")
 	if err != nil {
 		return "", err
 	}

@@ -32,7 +32,7 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 	if v := strings.ToLower(w.config(ctx, "core.autocrlf")); v != "" && v != "false" && v != "no" && v != "off" && v != "0" {
 		return "core.autocrlf=" + v, nil
 	}
-	out, err := w.Git(ctx, nil, nil, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	out, err := w.git(ctx, nil, nil, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
 	if err != nil {
 		var ge *Error
 		if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: no such key
@@ -69,7 +69,7 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 }
 
 func (w *Worktree) config(ctx context.Context, key string) string {
-	out, err := w.Git(ctx, nil, nil, "config", "--get", key)
+	out, err := w.git(ctx, nil, nil, "config", "--get", key)
 	if err != nil {
 		return ""
 	}
@@ -240,7 +240,7 @@ func writeWithMode(path string, data []byte, perm os.FileMode) error {
 // hash them themselves (WriteTreeFiles, the snapshot's raw capture).
 func (r *Repository) filtersOff(ctx context.Context) []string {
 	var args []string
-	out, err := r.Git(ctx, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
+	out, err := r.git(ctx, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
 	if err != nil {
 		return args
 	}
@@ -264,6 +264,6 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 // file out (and so without running the user's smudge filters): for a restore that
 // writes the files itself (ResetTo).
 func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path, sha string) error {
-	_, err := r.Git(ctx, "worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha)
+	_, err := r.git(ctx, "worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha)
 	return err
 }

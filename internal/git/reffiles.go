@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
@@ -32,12 +31,9 @@ func (r *Repository) RefFiles(ctx context.Context, prefix string, paths []string
 		}
 		format.WriteString("%(objectname):" + p)
 	}
-	list := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "for-each-ref", "--format=%(refname) "+format.String(), prefix)...)
-	batch := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "cat-file", "--batch", "--buffer")...)
+	list := command(ctx, r.CommonDir, nil, "for-each-ref", "--format=%(refname) "+format.String(), prefix)
+	batch := command(ctx, r.CommonDir, nil, "cat-file", "--batch", "--buffer")
 	var listErr, batchErr bytes.Buffer
-	for _, x := range []*exec.Cmd{list, batch} {
-		x.Dir, x.Env = r.CommonDir, baseEnv()
-	}
 	list.Stderr, batch.Stderr = &listErr, &batchErr
 	listOut, err := list.StdoutPipe()
 	if err != nil {

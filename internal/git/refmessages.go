@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os/exec"
 	"strconv"
 	"strings"
 )
@@ -61,8 +60,7 @@ func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(Ref
 	if r.noRefsUnder(prefix) {
 		return nil
 	}
-	x := exec.CommandContext(ctx, "git", append(append([]string{}, globalArgs...), "for-each-ref", refMessagesFormat, prefix)...)
-	x.Dir, x.Env = r.CommonDir, baseEnv()
+	x := command(ctx, r.CommonDir, nil, "for-each-ref", refMessagesFormat, prefix)
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
 	out, err := x.StdoutPipe()

@@ -24,6 +24,11 @@ type RefUpdate struct {
 // ErrRefConflict means a compare-and-swap lost: some ref was not at its expected value.
 var ErrRefConflict = errors.New("ref changed concurrently")
 
+// ErrStaleLockRemoved (always with ErrRefConflict) means the transaction failed on a
+// lock file a killed git left, which was removed: the same transaction can be tried
+// again at once.
+var ErrStaleLockRemoved = errors.New("removed a stale lock")
+
 // UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
 // which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
 // GIT-NOTES) and flushes the refs before it reports success.
@@ -50,11 +55,11 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if msg != "" {
 		args = append(args, "-m", msg)
 	}
-	_, err := r.GitInput(ctx, in.Bytes(), args...)
+	_, err := r.gitInput(ctx, in.Bytes(), args...)
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
-			return fmt.Errorf("%w: removed a stale lock: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
 		}
 		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
 			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
@@ -112,16 +117,16 @@ type Ref struct {
 	ID   string
 }
 
-// ListRefs returns every ref under prefix, in one for-each-ref. It asks for nothing
+// ListRefs returns every ref under prefixes, in one for-each-ref. It asks for nothing
 // that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
 // whose object is missing, and one corrupt ref must not hide all the others.
-func (r *Repository) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
-	if r.noRefsUnder(prefix) {
+func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, error) {
+	if len(prefixes) == 1 && r.noRefsUnder(prefixes[0]) {
 		return nil, nil
 	}
-	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, prefixes...)...)
 	if err != nil {
-		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
 	}
 	var refs []Ref
 	for _, line := range strings.Split(string(out), "\n") {

@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"time"
@@ -42,7 +41,7 @@ type TempIndex struct {
 
 // GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
 func (w *Worktree) GitDir(ctx context.Context) (string, error) {
-	out, err := w.Git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-dir")
+	out, err := w.git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-dir")
 	if err != nil {
 		return "", err
 	}
@@ -83,7 +82,7 @@ func (w *Worktree) CopyIndex(ctx context.Context) (*TempIndex, error) {
 // NewTempIndex makes an empty private index in the common dir, for commands that
 // need no worktree (read-tree, checkout-index into a new directory).
 func (r *Repository) NewTempIndex() (*TempIndex, error) {
-	dir := filepath.Join(r.CommonDir, "atlas", "tmp")
+	dir := r.Layout().Tmp()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
@@ -304,7 +303,7 @@ func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
 // HasIgnored reports whether the worktree holds any ignored file. ls-files never
 // writes the index, so the worktree's own index is only read.
 func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
-	out, err := w.Git(ctx, nil, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	out, err := w.git(ctx, nil, nil, "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
 	if err != nil {
 		return false, err
 	}
@@ -314,7 +313,7 @@ func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
 // AssumesUnchanged reports whether any index entry carries the assume-unchanged bit:
 // status does not look at such files, so their changes are invisible to Dirty.
 func (w *Worktree) AssumesUnchanged(ctx context.Context) (bool, error) {
-	out, err := w.Git(ctx, nil, nil, "ls-files", "-v", "-z")
+	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
 	if err != nil {
 		return false, err
 	}
@@ -336,7 +335,7 @@ type TreeItem struct {
 
 // LsTree lists every file of tree, recursively, reading it back from the object store.
 func (r *Repository) LsTree(ctx context.Context, tree string) ([]TreeItem, error) {
-	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
 	if err != nil {
 		return nil, err
 	}
@@ -363,7 +362,7 @@ type NameStatus struct {
 
 // DiffNames lists the paths that differ between tree-ishes a and b.
 func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, error) {
-	out, err := r.Git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", a, b)
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", a, b)
 	if err != nil {
 		return nil, err
 	}
@@ -377,7 +376,7 @@ func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, 
 
 // EmptyTree is the id of the empty tree in the repository's hash algorithm.
 func (r *Repository) EmptyTree(ctx context.Context) (string, error) {
-	out, err := r.GitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")
+	out, err := r.gitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")
 	if err != nil {
 		return "", err
 	}
@@ -395,7 +394,7 @@ func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string
 		in.WriteString(id)
 		in.WriteByte('\n')
 	}
-	out, err := r.GitInput(ctx, in.Bytes(), "cat-file", "--batch-check=%(objectname)")
+	out, err := r.gitInput(ctx, in.Bytes(), "cat-file", "--batch-check=%(objectname)")
 	if err != nil {
 		return nil, err
 	}
@@ -410,7 +409,7 @@ func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string
 
 // RefsContaining returns up to limit refs (under refs/) whose history contains sha.
 func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) ([]string, error) {
-	out, err := r.Git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains", sha)
+	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains", sha)
 	if err != nil {
 		return nil, err
 	}
@@ -427,27 +426,19 @@ var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankE
 // WritePatch streams the binary patch from tree-ish base to tree into w, without
 // holding it in memory (a 50 MB binary makes a 70 MB patch).
 func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree string) error {
-	args := append(append(append([]string{}, globalArgs...), patchArgs...), base, tree)
-	x := exec.CommandContext(ctx, "git", args...)
-	x.Dir = r.CommonDir
-	x.Env = baseEnv()
+	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), base, tree)...)
 	var stderr bytes.Buffer
 	bw := bufio.NewWriterSize(w, 256<<10)
 	x.Stdout, x.Stderr = bw, &stderr
 	if err := x.Run(); err != nil {
-		code := -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
-			code = ee.ExitCode()
-		}
-		return &Error{Args: patchArgs, ExitCode: code, Stderr: stderr.String(), Err: err}
+		return &Error{Args: patchArgs, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
 	}
 	return bw.Flush()
 }
 
 // ConfigBool reads a boolean config value as git would, with def when unset.
 func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
-	out, err := w.Git(ctx, nil, nil, "config", "--type=bool", "--get", key)
+	out, err := w.git(ctx, nil, nil, "config", "--type=bool", "--get", key)
 	if err != nil {
 		return def
 	}
@@ -456,7 +447,7 @@ func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
 
 // ResolveHead returns the worktree's HEAD commit, or "" when HEAD is unborn.
 func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
-	out, err := w.Git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+	out, err := w.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 {
@@ -469,7 +460,7 @@ func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
 
 // PseudoRef reads a per-worktree pseudo ref such as MERGE_HEAD ("" when absent).
 func (w *Worktree) PseudoRef(ctx context.Context, name string) string {
-	out, err := w.Git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", name)
+	out, err := w.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", name)
 	if err != nil {
 		return ""
 	}
@@ -478,7 +469,7 @@ func (w *Worktree) PseudoRef(ctx context.Context, name string) string {
 
 // SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.
 func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
-	_, err := w.Git(ctx, nil, nil, "update-ref", "--no-deref", name, id)
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", name, id)
 	return err
 }
 
@@ -489,7 +480,7 @@ func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
 // worktrees git-atlas made for this purpose: it rewrites their index and files.
 func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
 	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree)
-	if _, err := w.Git(ctx, nil, nil, args...); err != nil {
+	if _, err := w.git(ctx, nil, nil, args...); err != nil {
 		return err
 	}
 	return w.Repo.WriteTreeFiles(ctx, tree, w.Path)
@@ -498,11 +489,11 @@ func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
 // SetIndex replaces the worktree's index by tree plus extra entries (unmerged
 // stages), leaving the files alone, then refreshes the stat data so status is fast.
 func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry) error {
-	if _, err := w.Git(ctx, nil, nil, "read-tree", tree); err != nil {
+	if _, err := w.git(ctx, nil, nil, "read-tree", tree); err != nil {
 		return err
 	}
 	if len(extra) > 0 {
-		if _, err := w.Git(ctx, nil, indexInfo(extra), "update-index", "-z", "--index-info"); err != nil {
+		if _, err := w.git(ctx, nil, indexInfo(extra), "update-index", "-z", "--index-info"); err != nil {
 			return err
 		}
 	}
@@ -510,7 +501,7 @@ func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry
 	// The user's clean filters stay off: a file they would have to clean stays
 	// stat-dirty, and status compares it the user's way later.
 	args := append(w.Repo.filtersOff(ctx), "update-index", "-q", "--refresh", "--unmerged")
-	if _, err := w.Git(ctx, nil, nil, args...); err != nil {
+	if _, err := w.git(ctx, nil, nil, args...); err != nil {
 		var ge *Error
 		if !errors.As(err, &ge) || ge.ExitCode != 1 {
 			return err
@@ -524,7 +515,7 @@ func (w *Worktree) AssumeUnchanged(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
-	_, err := w.Git(ctx, nil, nulJoin(paths), "update-index", "-z", "--assume-unchanged", "--stdin")
+	_, err := w.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--assume-unchanged", "--stdin")
 	return err
 }
 

@@ -21,7 +21,7 @@ func (r *Repository) remoteGit(ctx context.Context, args ...string) ([]byte, err
 
 // Remotes returns the names of the repository's configured remotes.
 func (r *Repository) Remotes(ctx context.Context) ([]string, error) {
-	out, err := r.Git(ctx, "remote")
+	out, err := r.git(ctx, "remote")
 	if err != nil {
 		return nil, err
 	}
@@ -123,7 +123,13 @@ func (r *Repository) IsAncestor(ctx context.Context, a, b string) (bool, error) 
 	if !r.HasObject(ctx, a) || !r.HasObject(ctx, b) {
 		return false, nil
 	}
-	_, err := r.Git(ctx, "merge-base", "--is-ancestor", a, b)
+	return r.Contains(ctx, b, a)
+}
+
+// Contains reports whether commit a is in the history of commit b (or is b), as
+// `merge-base --is-ancestor a b` says; both must exist (else an error).
+func (r *Repository) Contains(ctx context.Context, b, a string) (bool, error) {
+	_, err := r.git(ctx, "merge-base", "--is-ancestor", a, b)
 	if err == nil {
 		return true, nil
 	}

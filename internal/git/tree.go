@@ -12,7 +12,7 @@ func (r *Repository) TreeFiles(ctx context.Context, commit string) ([]string, er
 	if strings.HasPrefix(commit, "-") {
 		return nil, fmt.Errorf("list files of %q: not a revision", commit)
 	}
-	out, err := r.Git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
 	if err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", commit, err)
 	}

@@ -20,14 +20,14 @@ type Worktree struct {
 // Worktree returns the working tree at path (absolute).
 func (r *Repository) Worktree(path string) *Worktree { return &Worktree{Repo: r, Path: path} }
 
-// Git runs git inside the worktree with extra environment variables (such as a
+// git runs git inside the worktree with extra environment variables (such as a
 // temporary GIT_INDEX_FILE) and optional stdin.
-func (w *Worktree) Git(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+func (w *Worktree) git(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
 	return cmd{dir: w.Path, args: args, env: env, stdin: stdin}.run(ctx)
 }
 
-// GitEnv runs git in the repository (common dir) with extra environment and stdin.
-func (r *Repository) GitEnv(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
+// gitEnv runs git in the repository (common dir) with extra environment and stdin.
+func (r *Repository) gitEnv(ctx context.Context, env []string, stdin []byte, args ...string) ([]byte, error) {
 	return cmd{dir: r.CommonDir, args: args, env: env, stdin: stdin}.run(ctx)
 }
 
@@ -47,7 +47,7 @@ type WorktreeInfo struct {
 // ListWorktrees parses `git worktree list --porcelain -z` (GIT-NOTES: never the
 // human output).
 func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) {
-	out, err := r.Git(ctx, "worktree", "list", "--porcelain", "-z")
+	out, err := r.git(ctx, "worktree", "list", "--porcelain", "-z")
 	if err != nil {
 		return nil, err
 	}
@@ -121,8 +121,8 @@ func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason stri
 // must have snapshotted anything that could be lost (SPEC §7): `git worktree remove
 // --force` also deletes ignored files.
 func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
-	_, _ = r.Git(ctx, "worktree", "unlock", path) // not locked is fine
-	if _, err := r.Git(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
+	_, _ = r.git(ctx, "worktree", "unlock", path) // not locked is fine
+	if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
 			return nil // already gone, administrative files too
@@ -134,18 +134,18 @@ func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
 
 // PruneWorktrees drops administrative files of worktrees whose directories are gone.
 func (r *Repository) PruneWorktrees(ctx context.Context) error {
-	_, err := r.Git(ctx, "worktree", "prune")
+	_, err := r.git(ctx, "worktree", "prune")
 	return err
 }
 
 // Head returns the worktree's HEAD commit and branch ("" when detached).
 func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
-	out, err := w.Git(ctx, nil, nil, "rev-parse", "HEAD")
+	out, err := w.git(ctx, nil, nil, "rev-parse", "HEAD")
 	if err != nil {
 		return "", "", err
 	}
 	sha = strings.TrimSpace(string(out))
-	if out, err := w.Git(ctx, nil, nil, "symbolic-ref", "-q", "HEAD"); err == nil {
+	if out, err := w.git(ctx, nil, nil, "symbolic-ref", "-q", "HEAD"); err == nil {
 		branch = strings.TrimSpace(string(out))
 	}
 	return sha, branch, nil
@@ -155,7 +155,7 @@ func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
 // untracked file listed. --no-optional-locks keeps git from rewriting the index for a
 // stat refresh (GIT-NOTES: plain status does).
 func (w *Worktree) Status(ctx context.Context) ([]byte, error) {
-	return w.Git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	return w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
 }
 
 // Dirty reports whether the worktree has any change: staged, unstaged or untracked.
@@ -198,4 +198,39 @@ func (r *Repository) OwnsWorktree(path string) bool {
 	}
 	rel, err := filepath.Rel(real(filepath.Join(r.CommonDir, "worktrees")), real(dir))
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
+}
+
+// LockWorktree locks a registered worktree with reason (`git worktree lock`), so that
+// no prune or move touches it.
+func (r *Repository) LockWorktree(ctx context.Context, path, reason string) error {
+	_, err := r.git(ctx, "worktree", "lock", "--reason", reason, path)
+	return err
+}
+
+// MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
+// to overwrite local changes), then HEAD detached at commit, with msg in its reflog.
+func (w *Worktree) MoveDetached(ctx context.Context, commit, msg string) error {
+	if _, err := w.git(ctx, nil, nil, "read-tree", "-m", "-u", "HEAD", commit); err != nil {
+		return err
+	}
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "HEAD", commit)
+	return err
+}
+
+// AttachBranch points the worktree's HEAD at the branch ref (a full refs/heads/ name)
+// without touching its index or files, with msg in its reflog.
+func (w *Worktree) AttachBranch(ctx context.Context, ref, msg string) error {
+	_, err := w.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "HEAD", ref)
+	return err
+}
+
+// CommitAll stages everything in the worktree and commits it with msg, as env's
+// identity (GIT_AUTHOR_NAME=..., GIT_COMMITTER_EMAIL=...): what an agent does in its
+// own worktree (the demo's agents).
+func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) error {
+	if _, err := w.git(ctx, env, nil, "add", "-A"); err != nil {
+		return err
+	}
+	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
+	return err
 }

@@ -4,7 +4,9 @@ package testenv
 
 import (
 	"os"
+	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // A binary built with -race sleeps GORACE's atexit_sleep_ms (1 s by default) before it
@@ -37,4 +39,35 @@ func Rounds(short, long int) int {
 		return long
 	}
 	return short
+}
+
+// commandName is the name under which a test binary runs as git-atlas (see Main).
+const commandName = "git-atlas"
+
+// RunAsCommand, called first in TestMain, runs main and exits with its code when the
+// test binary was started through the link Command made (its name is git-atlas), and
+// returns otherwise: a suite that starts git-atlas as a process needs no `go build` of
+// its own (the README's test command once built the same binary in three packages at
+// once).
+func RunAsCommand(main func() int) {
+	if filepath.Base(os.Args[0]) == commandName {
+		os.Exit(main())
+	}
+}
+
+// Command returns the path of a git-atlas command for t: a link, named git-atlas, to
+// the running test binary, whose TestMain must call RunAsCommand. Its directory can go first
+// on PATH for `git atlas`. The binary is the test binary, race detector included when
+// the tests run with -race.
+func Command(t testing.TB) string {
+	t.Helper()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	link := filepath.Join(t.TempDir(), commandName)
+	if err := os.Symlink(exe, link); err != nil {
+		t.Fatal(err)
+	}
+	return link
 }

@@ -1,0 +1,181 @@
+package gitatlas_test
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rogpeppe/go-internal/testscript"
+)
+
+// updateGolden rewrites the goldens of TestGolden from what the commands print now:
+//
+//	go test . -run TestGolden -update
+//
+// then read the diff (git diff testdata/golden): every changed line is a change of the
+// JSON contract (SPEC §4.7), which must only ever add fields.
+var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json from the commands' output")
+
+// TestGolden pins the --json output of every command, byte for byte, on one fixed
+// fixture (testdata/golden/commands.txtar: the same dirty repository as the transcripts,
+// author, committer and dates pinned). It is the safety net of refactors that move code
+// between packages: the JSON contract must come out the same for the same inputs.
+//
+// `golden NAME` compares the last command's stdout with testdata/golden/NAME.json;
+// `golden -stderr NAME` its stderr (the JSON error of a refusal). Only what cannot be
+// the same from one run to the next is rewritten before the comparison, and nothing
+// else (see normaliseGolden):
+//
+//   - the transcript's work directory (a new temporary directory each time) -> $WORK;
+//   - the ids of commits dated by the clock (ledger commits, snapshot commits: their
+//     committer date is not before the transcript started; a commit with the pinned
+//     date keeps its id) -> <REF@N>: the N-th commit, oldest first, of the first ref
+//     by name that reaches it (refs/ left off: <atlas/runs/r1@3>);
+//   - timestamps written from the clock (RFC 3339 with a Z) -> <time>, except the
+//     pinned commit date 2026-01-01T00:00:00Z, which is kept;
+//   - the random nonce of a lease token (<job>#<attempt>@<epoch>.<nonce>) -> <nonce>;
+//   - the host name recorded with a pid -> <host>;
+//   - a run's age in seconds ("age_seconds", wall clock minus its last write) -> 0.
+func TestGolden(t *testing.T) {
+	p := scriptParams(t, "testdata/golden")
+	setup := p.Setup
+	p.Setup = func(env *testscript.Env) error {
+		if err := setup(env); err != nil {
+			return err
+		}
+		// A commit dated at or after this moment was dated by a clock, not pinned.
+		env.Values[goldenKey{}] = &goldenState{names: map[string]string{}, since: time.Now().Unix() - 1}
+		return nil
+	}
+	p.Cmds["golden"] = cmdGolden
+	testscript.Run(t, p)
+}
+
+type goldenKey struct{}
+
+// goldenState remembers every ledger commit the transcript has seen, so that a run's
+// commits keep their names after gc deletes its ref.
+type goldenState struct {
+	names map[string]string // commit id -> <ref@n>
+	since int64             // the transcript's start, in seconds
+}
+
+var (
+	goldenTime  = regexp.MustCompile(`\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z`)
+	goldenNonce = regexp.MustCompile(`(#\d+@\d+)\.[0-9a-f]{8}\b`)
+	goldenHost  = regexp.MustCompile(`("host": )"[^"]*"`)
+	goldenAge   = regexp.MustCompile(`("age_seconds": )\d+`)
+	goldenHex   = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+)
+
+const goldenPinnedDate = "2026-01-01T00:00:00Z"
+
+func cmdGolden(ts *testscript.TestScript, neg bool, args []string) {
+	src := "stdout"
+	if len(args) > 0 && args[0] == "-stderr" {
+		src, args = "stderr", args[1:]
+	}
+	if neg || len(args) != 1 {
+		ts.Fatalf("usage: golden [-stderr] NAME")
+	}
+	st := ts.Value(goldenKey{}).(*goldenState)
+	st.learnClockCommits(ts)
+	got := normaliseGolden(ts.ReadFile(src), ts.Getenv("WORK"), st.names)
+	file := filepath.Join("testdata", "golden", args[0]+".json")
+	if *updateGolden {
+		ts.Check(os.WriteFile(file, []byte(got), 0o644))
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		ts.Fatalf("golden %s: %v (run go test . -run TestGolden -update)", args[0], err)
+	}
+	if got != string(want) {
+		ts.Fatalf("golden %s: the %s differs from %s (go test . -run TestGolden -update rewrites it; read the diff):\n%s",
+			args[0], src, file, lineDiff(string(want), got))
+	}
+}
+
+// learnClockCommits names every commit dated by the clock that a ref reaches now (names
+// learnt earlier are kept: gc may have deleted the ref since).
+func (st *goldenState) learnClockCommits(ts *testscript.TestScript) {
+	git := func(args ...string) string {
+		c := exec.Command("git", args...)
+		c.Dir = ts.MkAbs(".")
+		c.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1")
+		out, err := c.Output()
+		if err != nil {
+			ts.Fatalf("golden: git %v: %v", args, err)
+		}
+		return string(out)
+	}
+	refs := strings.Fields(git("for-each-ref", "--format=%(refname)"))
+	sort.Strings(refs)
+	for _, ref := range refs {
+		lines := strings.Split(strings.TrimSpace(git("rev-list", "--reverse", "--timestamp", ref)), "\n")
+		for i, line := range lines {
+			stamp, id, ok := strings.Cut(line, " ")
+			if !ok {
+				continue
+			}
+			if _, named := st.names[id]; named {
+				continue
+			}
+			if sec, err := strconv.ParseInt(stamp, 10, 64); err == nil && sec >= st.since {
+				st.names[id] = fmt.Sprintf("<%s@%d>", strings.TrimPrefix(ref, "refs/"), i+1)
+			}
+		}
+	}
+}
+
+func normaliseGolden(s, work string, ledger map[string]string) string {
+	if work != "" {
+		if real, err := filepath.EvalSymlinks(work); err == nil && real != work {
+			s = strings.ReplaceAll(s, real, "$WORK")
+		}
+		s = strings.ReplaceAll(s, work, "$WORK")
+	}
+	s = goldenHex.ReplaceAllStringFunc(s, func(id string) string {
+		if name, ok := ledger[id]; ok {
+			return name
+		}
+		return id
+	})
+	s = goldenTime.ReplaceAllStringFunc(s, func(ts string) string {
+		if ts == goldenPinnedDate {
+			return ts
+		}
+		return "<time>"
+	})
+	s = goldenNonce.ReplaceAllString(s, "$1.<nonce>")
+	s = goldenHost.ReplaceAllString(s, `$1"<host>"`)
+	return goldenAge.ReplaceAllString(s, `${1}0`)
+}
+
+// lineDiff lists the lines of want and got that differ, with their line numbers.
+func lineDiff(want, got string) string {
+	w, g := strings.Split(want, "\n"), strings.Split(got, "\n")
+	var b bytes.Buffer
+	for i := 0; i < len(w) || i < len(g); i++ {
+		var wl, gl string
+		if i < len(w) {
+			wl = w[i]
+		}
+		if i < len(g) {
+			gl = g[i]
+		}
+		if wl != gl {
+			fmt.Fprintf(&b, "line %d:\n  want %s\n  got  %s\n", i+1, wl, gl)
+		}
+	}
+	return b.String()
+}

@@ -1,0 +1,370 @@
+package archtest
+
+import (
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+)
+
+const module = "github.com/git-atlas/git-atlas"
+
+// pkg is one directory of the module, as parsed from its source (every .go file,
+// whatever its build constraints, so that mutex_other.go counts as much as
+// mutex_unix.go).
+type pkg struct {
+	path  string               // import path
+	dir   string               // relative to the module root
+	files map[string]*ast.File // file name -> file, test files excluded
+	tests map[string]*ast.File // _test.go files
+}
+
+func (p *pkg) imports(test bool) map[string][]string {
+	files := p.files
+	if test {
+		files = p.tests
+	}
+	out := map[string][]string{}
+	for name, f := range files {
+		for _, im := range f.Imports {
+			path, _ := strconv.Unquote(im.Path.Value)
+			out[path] = append(out[path], name)
+		}
+	}
+	return out
+}
+
+var fset = token.NewFileSet()
+
+var (
+	loadOnce   sync.Once
+	loadedPkgs map[string]*pkg
+	loadErr    string
+)
+
+// loadModule parses every package of the module (testdata and hidden directories
+// left out, as go does), once per test binary.
+func loadModule(t *testing.T) map[string]*pkg {
+	t.Helper()
+	loadOnce.Do(func() { loadedPkgs, loadErr = parseModule() })
+	if loadErr != "" {
+		t.Fatal(loadErr)
+	}
+	return loadedPkgs
+}
+
+func parseModule() (map[string]*pkg, string) {
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		return nil, err.Error()
+	}
+	if _, err := os.Stat(filepath.Join(root, "go.mod")); err != nil {
+		return nil, fmt.Sprintf("the module root is not %s: %v", root, err)
+	}
+	pkgs := map[string]*pkg{}
+	err = filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			if p != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(name, ".go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, p, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, filepath.Dir(p))
+		rel = filepath.ToSlash(rel)
+		ip := module
+		if rel != "." {
+			ip += "/" + rel
+		}
+		k := pkgs[ip]
+		if k == nil {
+			k = &pkg{path: ip, dir: rel, files: map[string]*ast.File{}, tests: map[string]*ast.File{}}
+			pkgs[ip] = k
+		}
+		if strings.HasSuffix(name, "_test.go") {
+			k.tests[name] = f
+		} else {
+			k.files[name] = f
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err.Error()
+	}
+	for _, must := range []string{"internal/git", "internal/cli", "gitstate", "resume", "cmd/git-atlas"} {
+		if pkgs[module+"/"+must] == nil {
+			return nil, fmt.Sprintf("package %s not found: the walk is broken", must)
+		}
+	}
+	return pkgs, ""
+}
+
+func short(path string) string { return strings.TrimPrefix(strings.TrimPrefix(path, module), "/") }
+
+// harness are the module's programs that measure git-atlas from outside, as a test
+// does: they run go build, git and the built binary, and are no part of git-atlas.
+var harness = map[string]bool{"bench/claims": true, "bench/listfixture": true, "bench/briefprobe": true, "bench/rounds": true}
+
+// TestOnlyInternalGitRunsProcesses: internal/git is the only package of git-atlas that
+// imports os/exec: every git call goes through its one command builder (the fixed
+// environment, hooks off), and so does every other process git-atlas starts (a
+// verify, the demo's worker: git.Shell, with the same leaked variables scrubbed).
+// The rule is on non-test files of every package but the bench harness programs;
+// _test.go files may import os/exec (tests run git and the binary themselves).
+func TestOnlyInternalGitRunsProcesses(t *testing.T) {
+	for _, p := range loadModule(t) {
+		if short(p.path) == "internal/git" || harness[short(p.path)] {
+			continue
+		}
+		for _, forbidden := range []string{"os/exec"} {
+			if files, ok := p.imports(false)[forbidden]; ok {
+				sort.Strings(files)
+				t.Errorf("%s imports %s (%s): only internal/git may start processes; use its typed methods or git.Shell", short(p.path), forbidden, strings.Join(files, ", "))
+			}
+		}
+	}
+}
+
+// The layering of ARCHITECTURE.md, as arrows that must not exist: a package matching
+// from never imports one matching to. A pattern is a package, or "domain": every
+// package of git-atlas but internal/cli, cmd/git-atlas and the bench harness.
+var forbiddenArrows = []struct{ from, to, why string }{
+	{"domain", "internal/cli", "domain packages never print or exit: internal/cli alone formats and maps errors"},
+	{"domain", "cmd/git-atlas", "cmd/git-atlas is main.go only"},
+	{"internal/git", "domain", "internal/git knows git, not the ledger: it imports no domain package but internal/fault and internal/progress"},
+	{"gitstate", "worktrees", "the ledger knows no worktree operation"},
+	{"gitstate", "recovery", "the ledger knows no snapshot"},
+	{"gitstate", "resume", "the ledger knows no resume"},
+	{"gitstate", "audit", "the ledger knows no audit"},
+	{"internal/fault", "domain", "fault is the leaf every package may import"},
+	{"audit", "resume", "audit classifies runs with the model's own predicates (gitstate.Run.Interrupted)"},
+}
+
+// leaves internal/git may import: the error kinds and the progress interface.
+var gitMayImport = map[string]bool{"internal/fault": true, "internal/progress": true}
+
+func matches(pattern, path string) bool {
+	s := short(path)
+	if pattern == "domain" {
+		return strings.HasPrefix(path, module) && s != "internal/cli" && s != "cmd/git-atlas" && !harness[s] && s != "internal/archtest"
+	}
+	return s == pattern
+}
+
+// TestLayering fails when an arrow of ARCHITECTURE.md's layering is broken (non-test
+// files; tests may reach across, e.g. the root package's transcripts run cli.Main).
+func TestLayering(t *testing.T) {
+	pkgs := loadModule(t)
+	for _, p := range pkgs {
+		for imp, files := range p.imports(false) {
+			if !strings.HasPrefix(imp, module) {
+				continue
+			}
+			for _, a := range forbiddenArrows {
+				if !matches(a.from, p.path) || !matches(a.to, imp) || p.path == imp {
+					continue
+				}
+				if a.from == "internal/git" && gitMayImport[short(imp)] {
+					continue
+				}
+				if a.from == "internal/fault" && short(imp) == "internal/fault" {
+					continue
+				}
+				sort.Strings(files)
+				t.Errorf("%s imports %s (%s): %s", short(p.path), short(imp), strings.Join(files, ", "), a.why)
+			}
+		}
+	}
+}
+
+// TestEventTypesFromCatalogue: no code writes an event type as a string: every
+// gitstate.Event literal's Type (and every assignment to an event's Type) is one of
+// gitstate's EventType constants, so gitstate/events.go is the whole list of what
+// git-atlas writes (its own test checks each constant has a catalogue line). A
+// conversion gitstate.EventType(x) is a name that came from outside, allowed only where
+// it is checked: `git atlas event` (which refuses the reserved ones) and import (a
+// source's own event names), and there also a variable that holds one.
+func TestEventTypesFromCatalogue(t *testing.T) {
+	allowedConversions := map[string]bool{"internal/cli/runs.go": true, "importer/agenteam.go": true}
+	var found int
+	for _, p := range loadModule(t) {
+		for name, f := range p.files {
+			file := name
+			if p.dir != "." {
+				file = p.dir + "/" + name
+			}
+			inGitstate := short(p.path) == "gitstate"
+			check := func(v ast.Expr) {
+				found++
+				switch e := v.(type) {
+				case *ast.Ident:
+					if inGitstate && strings.HasPrefix(e.Name, "Event") {
+						return
+					}
+					if allowedConversions[file] && !strings.HasPrefix(e.Name, "Event") {
+						return // a variable holding such a conversion
+					}
+				case *ast.SelectorExpr:
+					if x, ok := e.X.(*ast.Ident); ok && x.Name == "gitstate" && strings.HasPrefix(e.Sel.Name, "Event") {
+						return
+					}
+				case *ast.CallExpr:
+					if isEventTypeConv(e.Fun, inGitstate) && allowedConversions[file] {
+						return
+					}
+				}
+				t.Errorf("%s: event type %s is not a constant of gitstate's catalogue (gitstate/events.go)", fset.Position(v.Pos()), exprString(v))
+			}
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.CompositeLit:
+					if !isEventType(n.Type, inGitstate) {
+						return true
+					}
+					for _, el := range n.Elts {
+						if kv, ok := el.(*ast.KeyValueExpr); ok {
+							if k, ok := kv.Key.(*ast.Ident); ok && k.Name == "Type" {
+								check(kv.Value)
+							}
+						}
+					}
+				case *ast.AssignStmt:
+					for i, lhs := range n.Lhs {
+						if sel, ok := lhs.(*ast.SelectorExpr); ok && sel.Sel.Name == "Type" && i < len(n.Rhs) && looksLikeEvent(sel.X) {
+							check(n.Rhs[i])
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if found < 20 {
+		t.Fatalf("found only %d event types written: the scan is broken", found)
+	}
+}
+
+func isEventType(e ast.Expr, inGitstate bool) bool {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return inGitstate && e.Name == "Event"
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		return ok && x.Name == "gitstate" && e.Sel.Name == "Event"
+	}
+	return false
+}
+
+func isEventTypeConv(e ast.Expr, inGitstate bool) bool {
+	switch e := e.(type) {
+	case *ast.Ident:
+		return inGitstate && e.Name == "EventType"
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		return ok && x.Name == "gitstate" && e.Sel.Name == "EventType"
+	}
+	return false
+}
+
+// looksLikeEvent: x.Type = ... where x is named like an event (ev, e, event, or a
+// selector ending in Event). Without type information this is a heuristic; the
+// composite literals above are where events are made.
+func looksLikeEvent(x ast.Expr) bool {
+	switch x := x.(type) {
+	case *ast.Ident:
+		return x.Name == "ev" || x.Name == "event"
+	case *ast.SelectorExpr:
+		return x.Sel.Name == "Event"
+	}
+	return false
+}
+
+func exprString(e ast.Expr) string {
+	if lit, ok := e.(*ast.BasicLit); ok {
+		return lit.Value
+	}
+	var b strings.Builder
+	ast.Inspect(e, func(n ast.Node) bool {
+		if id, ok := n.(*ast.Ident); ok {
+			if b.Len() > 0 {
+				b.WriteString(".")
+			}
+			b.WriteString(id.Name)
+		}
+		return true
+	})
+	return b.String()
+}
+
+// TestAtlasLayoutInOnePlace: <git-common-dir>/atlas/ and its parts are named only by
+// git.Layout (internal/git/layout.go): no other non-test file joins "atlas" into a
+// path. (gc once deleted the mutex directory internal/git/mutex.go owns by spelling
+// its path again.)
+func TestAtlasLayoutInOnePlace(t *testing.T) {
+	var joins int
+	for _, p := range loadModule(t) {
+		for name, f := range p.files {
+			file := p.dir + "/" + name
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Join" {
+					return true
+				}
+				if x, ok := sel.X.(*ast.Ident); !ok || x.Name != "filepath" {
+					return true
+				}
+				joins++
+				for _, a := range call.Args {
+					if lit, ok := a.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+						v, _ := strconv.Unquote(lit.Value)
+						if (v == "atlas" || strings.HasPrefix(v, "atlas/")) && file != "internal/git/layout.go" {
+							t.Errorf("%s: joins %q into a path: name it through git.Layout", fset.Position(lit.Pos()), v)
+						}
+					}
+				}
+				return true
+			})
+		}
+	}
+	if joins == 0 {
+		t.Fatal("no filepath.Join found: the scan is broken")
+	}
+}
+
+// TestOneParallelismHelper: independent checks run in parallel through internal/par
+// alone (a bound, errors kept in input order), so go-multierror, which gathers them,
+// is imported there and nowhere else (it was used in three idioms: a semaphore and a
+// WaitGroup, a multierror.Group, sequential appends).
+func TestOneParallelismHelper(t *testing.T) {
+	for _, p := range loadModule(t) {
+		if short(p.path) == "internal/par" || harness[short(p.path)] {
+			continue
+		}
+		if files, ok := p.imports(false)["github.com/hashicorp/go-multierror"]; ok {
+			sort.Strings(files)
+			t.Errorf("%s imports go-multierror (%s): use internal/par (Each, Join)", short(p.path), strings.Join(files, ", "))
+		}
+	}
+}

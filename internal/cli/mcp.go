@@ -1,0 +1,68 @@
+package cli
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"path/filepath"
+
+	"github.com/git-atlas/git-atlas/mcpserver"
+)
+
+// McpCmd is `git atlas mcp`: the Model Context Protocol server on stdio (SPEC §12).
+type McpCmd struct {
+	Repo string `type:"path" help:"The repository the tools work on (default: -C or the working directory)." placeholder:"PATH"`
+}
+
+// Help is the command's long help.
+func (c *McpCmd) Help() string {
+	return `Speaks MCP (newline-delimited JSON-RPC) on stdin and stdout; logs go to stderr only.
+One tool per operation: start, list, show, log, transition, event, finish, job_add,
+job_claim, job_renew, job_done, job_list, reap, worktree_add, worktree_list,
+worktree_remove, union, resume_detect, resume_plan, resume, recover, recovery_list,
+recovery_show, recovery_restore, audit. Each has an input and an output JSON schema; a
+tool runs the command of the same name in this process, as with --json, and never
+prompts. A failed command is a tool error carrying {"error": {"code", "kind",
+"message", "hint"}}, as --json prints it. Register it with
+` + "`git atlas agent install claude|codex|kimi --mcp`" + `.`
+}
+
+// Run serves until the client closes stdin.
+func (c *McpCmd) Run(env *Env) error {
+	dir := c.Repo
+	if dir == "" {
+		dir = env.Dir
+	}
+	if dir == "" {
+		dir = "."
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return err
+	}
+	env.Dir = abs
+	if _, err := env.Repo(); err != nil { // refuse to serve outside a repository
+		return err
+	}
+	return mcpserver.Serve(env.Ctx, mcpserver.Options{
+		Dir:     abs,
+		Call:    callForMCP,
+		Version: Version,
+		In:      io.NopCloser(env.Stdin),
+		Out:     nopWriteCloser{env.Stdout},
+		Log:     env.Stderr,
+	})
+}
+
+// callForMCP is mcpserver's Caller: Call, its error as mcpserver's Failure.
+func callForMCP(ctx context.Context, dir string, args []string) (json.RawMessage, *mcpserver.Failure) {
+	out, e := Call(ctx, dir, args)
+	if e == nil {
+		return out, nil
+	}
+	return out, &mcpserver.Failure{Code: e.Code, Kind: e.Kind, Object: e.Raw}
+}
+
+type nopWriteCloser struct{ io.Writer }
+
+func (nopWriteCloser) Close() error { return nil }

@@ -1,0 +1,45 @@
+// Package par is the one way git-atlas runs independent checks in parallel: a bounded
+// number at once, each error kept at its input's index, gathered in input order so
+// that the same failures always read the same way.
+package par
+
+import (
+	"runtime"
+	"sync"
+
+	"github.com/hashicorp/go-multierror"
+)
+
+// Each calls fn(i) for every i in [0, n), at most limit at once (limit <= 0:
+// GOMAXPROCS), and returns when all have returned; errs[i] is fn(i)'s error. Each fn
+// must write only what belongs to its own i.
+func Each(n, limit int, fn func(i int) error) (errs []error) {
+	errs = make([]error, n)
+	if limit <= 0 {
+		limit = runtime.GOMAXPROCS(0)
+	}
+	sem := make(chan struct{}, limit)
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem; wg.Done() }()
+			errs[i] = fn(i)
+		}()
+	}
+	wg.Wait()
+	return errs
+}
+
+// Join gathers the non-nil errors of errs, in order, into one *multierror.Error; nil
+// when there are none.
+func Join(errs []error) error {
+	var all *multierror.Error
+	for _, e := range errs {
+		if e != nil {
+			all = multierror.Append(all, e)
+		}
+	}
+	return all.ErrorOrNil()
+}

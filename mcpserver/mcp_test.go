@@ -1,0 +1,721 @@
+package mcpserver_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/git-atlas/git-atlas/internal/cli"
+	_ "github.com/git-atlas/git-atlas/internal/testenv"
+)
+
+// childVar selects what this test binary is when a test starts it: "atlas" is
+// git-atlas itself (so `git-atlas mcp` is a real stdio subprocess), "agent" the
+// scripted agent of TestMCPAgentSessionKilled.
+const childVar = "GIT_ATLAS_MCP_TEST_CHILD"
+
+func TestMain(m *testing.M) {
+	switch os.Getenv(childVar) {
+	case "atlas":
+		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+	case "agent":
+		os.Exit(agentMain())
+	}
+	os.Exit(m.Run())
+}
+
+// allTools are the tools the server must offer (SPEC §12: one per operation).
+var allTools = []string{"audit", "event", "finish", "job_add", "job_claim", "job_done", "job_list", "job_renew",
+	"list", "log", "reap", "recover", "recovery_list", "recovery_restore", "recovery_show", "resume",
+	"resume_detect", "resume_plan", "show", "start", "transition", "union", "worktree_add", "worktree_list",
+	"worktree_remove"}
+
+// newRepo makes a repository with one commit and the environment of the processes
+// that work in it.
+func newRepo(t *testing.T) (string, []string) {
+	t.Helper()
+	work := t.TempDir()
+	env := append(os.Environ(), "HOME="+work, "GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@example.com",
+		"GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@example.com", "ATLAS_SESSION=", "CI=")
+	repo := filepath.Join(work, "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
+		cmd := exec.Command("git", args...)
+		cmd.Env = env
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return repo, env
+}
+
+// client is one MCP client session with a `git-atlas mcp` subprocess, and the output
+// schemas of the server's tools.
+type client struct {
+	s       *mcp.ClientSession
+	schemas map[string]*jsonschema.Resolved
+	tools   []*mcp.Tool
+}
+
+// connect starts `git-atlas mcp` in dir and connects to it through the SDK's client.
+func connect(ctx context.Context, dir string, env []string, extra ...string) (*client, error) {
+	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, extra...)...)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Stderr = os.Stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "git-atlas-test", Version: "1"}, nil)
+	s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		return nil, err
+	}
+	cl := &client{s: s, schemas: map[string]*jsonschema.Resolved{}}
+	for tool, err := range s.Tools(ctx, nil) {
+		if err != nil {
+			return nil, err
+		}
+		cl.tools = append(cl.tools, tool)
+		if tool.OutputSchema == nil {
+			continue
+		}
+		var schema jsonschema.Schema
+		b, _ := json.Marshal(tool.OutputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			return nil, fmt.Errorf("tool %s: output schema: %v", tool.Name, err)
+		}
+		r, err := schema.Resolve(nil)
+		if err != nil {
+			return nil, fmt.Errorf("tool %s: output schema: %v", tool.Name, err)
+		}
+		cl.schemas[tool.Name] = r
+	}
+	return cl, nil
+}
+
+// close ends the session: the server sees its stdin close and must exit 0 (under
+// -race, a race the server ran into makes it exit 66).
+func (c *client) close(t *testing.T) {
+	t.Helper()
+	if err := c.s.Close(); err != nil {
+		t.Errorf("git-atlas mcp did not exit cleanly: %v", err)
+	}
+}
+
+// toolError is a tool error's content: the CLI's JSON error.
+type toolError struct {
+	Code    int    `json:"code"`
+	Kind    string `json:"kind"`
+	Message string `json:"message"`
+	Hint    *string
+}
+
+// call calls a tool and returns its structured result, checked against the tool's
+// output schema, or its tool error.
+func (c *client) call(ctx context.Context, name string, args map[string]any) (map[string]any, *toolError, error) {
+	res, err := c.s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %v", name, err)
+	}
+	if res.IsError {
+		if len(res.Content) == 0 {
+			return nil, nil, fmt.Errorf("%s: a tool error without content", name)
+		}
+		text, ok := res.Content[0].(*mcp.TextContent)
+		if !ok {
+			return nil, nil, fmt.Errorf("%s: a tool error whose content is not text", name)
+		}
+		var doc struct {
+			Error *struct {
+				toolError
+				Hint *string `json:"hint"`
+			} `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(text.Text), &doc); err != nil || doc.Error == nil || doc.Error.Hint == nil || doc.Error.Kind == "" || doc.Error.Message == "" {
+			return nil, nil, fmt.Errorf("%s: tool error content is not {\"error\": {code, kind, message, hint}}: %s", name, text.Text)
+		}
+		te := doc.Error.toolError
+		te.Hint = doc.Error.Hint
+		return nil, &te, nil
+	}
+	schema := c.schemas[name]
+	if schema == nil {
+		return nil, nil, fmt.Errorf("%s: no output schema", name)
+	}
+	out, ok := res.StructuredContent.(map[string]any)
+	if !ok {
+		return nil, nil, fmt.Errorf("%s: structured content is %T, want an object", name, res.StructuredContent)
+	}
+	if err := schema.Validate(out); err != nil {
+		return nil, nil, fmt.Errorf("%s: result does not validate against its output schema: %v", name, err)
+	}
+	return out, nil, nil
+}
+
+// must calls a tool that must succeed.
+func (c *client) must(t *testing.T, ctx context.Context, name string, args map[string]any) map[string]any {
+	t.Helper()
+	out, te, err := c.call(ctx, name, args)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if te != nil {
+		t.Fatalf("%s %v: tool error %+v", name, args, *te)
+	}
+	return out
+}
+
+// atlas runs git-atlas (this binary) in dir and returns its stdout.
+func atlas(t *testing.T, dir string, env []string, stdin string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], args...)
+	cmd.Dir = dir
+	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Stdin = strings.NewReader(stdin)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git atlas %v: %v\n%s", args, err, stderr.String())
+	}
+	return out
+}
+
+// TestMCPEndToEnd drives a graph run through the SDK's own client over a real stdio
+// subprocess: every tool has both schemas, every result validates against its
+// tool's output schema, a stale lease is a conflict tool error, and resume's plan is
+// read back.
+func TestMCPEndToEnd(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+
+	var names []string
+	for _, tool := range c.tools {
+		names = append(names, tool.Name)
+		if tool.Description == "" || strings.Contains(tool.Description, "\n") {
+			t.Errorf("tool %s: description %q is not one line", tool.Name, tool.Description)
+		}
+		in, _ := json.Marshal(tool.InputSchema)
+		var schema jsonschema.Schema
+		if err := json.Unmarshal(in, &schema); err != nil || schema.Type != "object" {
+			t.Errorf("tool %s: input schema %s is not an object schema", tool.Name, in)
+		}
+		if c.schemas[tool.Name] == nil {
+			t.Errorf("tool %s has no output schema", tool.Name)
+		}
+	}
+	sort.Strings(names)
+	for _, want := range allTools {
+		if !slices.Contains(names, want) {
+			t.Errorf("no tool %s (tools: %v)", want, names)
+		}
+	}
+
+	// No holder on any write (a holder on a job write also takes the run's driver
+	// lease): the run has no live driver, so it is interrupted and resume takes it up.
+	run := c.must(t, ctx, "start", map[string]any{"id": "g", "graph": true, "intent": "e2e", "session": "s-e2e"})
+	if run["run_id"] != "g" || run["kind"] != "graph" {
+		t.Fatalf("start: %v", run)
+	}
+	for _, j := range []string{"a", "b", "c"} {
+		args := map[string]any{"run": "g", "job": j}
+		if j == "c" {
+			args["needs"] = []string{"a", "b"}
+		}
+		c.must(t, ctx, "job_add", args)
+	}
+	first := c.must(t, ctx, "job_claim", map[string]any{"run": "g", "job": "a", "ttl": "1h"})
+	stale, _ := first["lease"].(string)
+	if stale == "" {
+		t.Fatalf("claim: no lease: %v", first)
+	}
+	c.must(t, ctx, "job_renew", map[string]any{"run": "g", "job": "a", "lease": stale})
+	c.must(t, ctx, "job_done", map[string]any{"run": "g", "job": "a", "lease": stale, "status": "timeout"})
+	again := c.must(t, ctx, "job_claim", map[string]any{"run": "g", "job": "a"})
+	if again["lease"] == stale {
+		t.Fatalf("the second claim got the first lease again: %v", again)
+	}
+	_, te, err := c.call(ctx, "job_done", map[string]any{"run": "g", "job": "a", "lease": stale, "status": "ok"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if te == nil || te.Kind != "conflict" || te.Code != cli.ExitConflict {
+		t.Fatalf("job_done with a stale lease: %+v, want a conflict tool error (code 3)", te)
+	}
+	c.must(t, ctx, "job_claim", map[string]any{"run": "g", "job": "b"})
+	list := c.must(t, ctx, "job_list", map[string]any{"run": "g"})
+	if n := len(list["jobs"].([]any)); n != 3 {
+		t.Fatalf("job_list: %d jobs", n)
+	}
+
+	detect := c.must(t, ctx, "resume_detect", map[string]any{})
+	if rr := detect["resumable_runs"].([]any); len(rr) != 1 || rr[0].(map[string]any)["run_id"] != "g" {
+		t.Fatalf("resume_detect: %v", detect)
+	}
+	resumed := c.must(t, ctx, "resume", map[string]any{"run": "g", "session": "s-e2e"})
+	reset, _ := resumed["reset_jobs"].([]any)
+	if len(reset) != 2 {
+		t.Fatalf("resume reset %v, want the two running jobs a and b", resumed["reset_jobs"])
+	}
+	plan := c.must(t, ctx, "resume_plan", map[string]any{"run": "g"})
+	next := plan["next_action"].(map[string]any)
+	if next["action"] == "" {
+		t.Fatalf("resume_plan: no next action: %v", plan)
+	}
+	// The jobs a and b were reset: both are ready again, c still waits on them.
+	ready := c.must(t, ctx, "job_list", map[string]any{"run": "g", "ready": true})
+	if got := fmt.Sprint(ready["ready"]); got != "[a b]" {
+		t.Fatalf("ready after resume: %s, want [a b]", got)
+	}
+	// One session's calls at once: the server serves them concurrently, each through
+	// its own in-process command.
+	var wg sync.WaitGroup
+	errs := make(chan error, 12)
+	for i, name := range []string{"list", "show", "log", "worktree_list", "recovery_list", "audit", "job_list", "resume_plan", "show", "log", "job_list", "list"} {
+		args := map[string]any{}
+		if name == "show" || name == "log" || name == "job_list" || name == "resume_plan" {
+			args["run"] = "g"
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, te, err := c.call(ctx, name, args); err != nil || te != nil {
+				errs <- fmt.Errorf("call %d (%s): %v %+v", i, name, err, te)
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
+// TestMCPBadInput: an unknown field or an invalid run id is a usage tool error
+// (code 2), and nothing is written.
+func TestMCPBadInput(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	c.must(t, ctx, "start", map[string]any{"id": "r", "stages": "a,b", "holder": "me"})
+	refs := func() string { return string(atlasGit(t, repo, env, "for-each-ref")) }
+	before := refs()
+	for _, tc := range []struct {
+		tool string
+		args map[string]any
+		want string
+	}{
+		{"transition", map[string]any{"run": "r", "stage": "a", "status": "dispatched", "holder": "me", "bogus": 1}, `unknown argument "bogus"`},
+		{"start", map[string]any{"id": "bad id!", "stages": "a"}, `invalid run name`},
+		{"transition", map[string]any{"run": "no/such..run", "stage": "a", "status": "dispatched", "holder": "me"}, `invalid run name`},
+		{"job_add", map[string]any{"run": "r", "job": 7}, `want "string"`},
+		{"finish", map[string]any{"run": "r", "status": "done"}, `status`},
+		{"transition", map[string]any{"run": "r", "stage": "a"}, `status`},
+		{"event", map[string]any{"run": "r", "type": "note", "data": "not an object", "holder": "me"}, `data`},
+		{"transition", map[string]any{"run": "r", "stage": "a", "status": "dispatched", "holder": "me", "ttl": "-5s"}, `ttl`},
+		{"show", map[string]any{"run": "-C/tmp"}, `invalid run name`},
+	} {
+		_, te, err := c.call(ctx, tc.tool, tc.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if te == nil || te.Kind != "usage" || te.Code != cli.ExitUsage || !strings.Contains(te.Message, tc.want) {
+			t.Errorf("%s %v: %+v, want a usage tool error containing %q", tc.tool, tc.args, te, tc.want)
+		}
+	}
+	if after := refs(); after != before {
+		t.Fatalf("a refused call wrote:\nbefore\n%s\nafter\n%s", before, after)
+	}
+}
+
+func atlasGit(t *testing.T, dir string, env []string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	cmd.Env = env
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("git %v: %v", args, err)
+	}
+	return out
+}
+
+// TestMCPConcurrentClaims: 8 MCP clients, each its own `git-atlas mcp` process,
+// claim from one 40-job graph run until nothing is left: no job is granted twice
+// (the ledger's job_claimed events say who got what) and every job ends DONE.
+func TestMCPConcurrentClaims(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	const jobs, clients, maxWaits = 40, 8, 2000
+	atlas(t, repo, env, "", "start", "--id", "g", "--graph")
+	for i := 0; i < jobs; i++ {
+		atlas(t, repo, env, "", "job", "add", "g", fmt.Sprintf("j%02d", i))
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	done := make([][]string, clients)
+	for n := 0; n < clients; n++ {
+		c, err := connect(ctx, repo, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.close(t)
+		wg.Add(1)
+		go func(n int, c *client) {
+			defer wg.Done()
+			holder := fmt.Sprintf("w%d", n)
+			waits := 0
+			for {
+				g, te, err := c.call(ctx, "job_claim", map[string]any{"run": "g", "holder": holder})
+				switch {
+				case err != nil:
+					errs <- err
+					return
+				case te != nil && te.Kind == "conflict":
+					if waits++; waits > maxWaits {
+						errs <- fmt.Errorf("%s: %d conflicts in a row: %+v", holder, maxWaits, *te)
+						return
+					}
+					continue // another client's claim won the write
+				case te != nil && te.Kind == "refused" && strings.Contains(te.Message, "nothing is left to claim"):
+					return
+				case te != nil:
+					errs <- fmt.Errorf("%s: claim: %+v", holder, *te)
+					return
+				case g["job"] == nil:
+					// waiting: jobs are running, claim again. A job nobody holds any more
+					// (a lost write) would keep every client waiting for ever: a bound on
+					// polls in a row, far above what the last running jobs take, says so.
+					if waits++; waits > maxWaits {
+						errs <- fmt.Errorf("%s: still waiting after %d claims in a row: %v", holder, maxWaits, g)
+						return
+					}
+					continue
+				}
+				waits = 0
+				job := g["job"].(map[string]any)["id"].(string)
+				// A receipt that loses the write to another is retried; a stale lease
+				// (also a conflict) never succeeds, hence the bound.
+				for try := 1; ; try++ {
+					_, te, err := c.call(ctx, "job_done", map[string]any{"run": "g", "job": job, "lease": g["lease"], "status": "ok", "holder": holder})
+					if err != nil {
+						errs <- err
+						return
+					}
+					if te == nil {
+						break
+					}
+					if te.Kind != "conflict" || try == 10 {
+						errs <- fmt.Errorf("%s: done %s (try %d): %+v", holder, job, try, *te)
+						return
+					}
+				}
+				done[n] = append(done[n], job)
+			}
+		}(n, c)
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	var log struct {
+		Events []struct {
+			Job    string `json:"job"`
+			Holder string `json:"holder"`
+		} `json:"events"`
+	}
+	if err := json.Unmarshal(atlas(t, repo, env, "", "--json", "log", "g", "--type", "job_claimed"), &log); err != nil {
+		t.Fatal(err)
+	}
+	granted := map[string][]string{}
+	for _, e := range log.Events {
+		granted[e.Job] = append(granted[e.Job], e.Holder)
+	}
+	for i := 0; i < jobs; i++ {
+		if j := fmt.Sprintf("j%02d", i); len(granted[j]) != 1 {
+			t.Errorf("job %s granted %d times (%v)", j, len(granted[j]), granted[j])
+		}
+	}
+	var list struct {
+		Jobs []struct{ ID, State string } `json:"jobs"`
+	}
+	if err := json.Unmarshal(atlas(t, repo, env, "", "--json", "job", "list", "g"), &list); err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Jobs) != jobs {
+		t.Fatalf("%d jobs, want %d", len(list.Jobs), jobs)
+	}
+	for _, j := range list.Jobs {
+		if j.State != "DONE" {
+			t.Errorf("job %s is %s, want DONE", j.ID, j.State)
+		}
+	}
+	total := 0
+	for _, d := range done {
+		total += len(d)
+	}
+	if total != jobs {
+		t.Errorf("the clients finished %d jobs, want %d", total, jobs)
+	}
+}
+
+// The scripted agent of TestMCPAgentSessionKilled: its session id, its run and the
+// file it leaves dirty in its stage's worktree.
+const (
+	agentSession = "sess-7f3a"
+	agentRun     = "feature"
+	dirtyName    = "work-in-progress.txt"
+)
+
+var dirtyBytes = []byte("half-done work\x00 with a NUL, \xff a stray byte\nand no final newline")
+
+// agentMain is the "agent": it drives one single run over MCP (its own `git-atlas
+// mcp` subprocess), dispatches a stage, makes its worktree, writes a file there,
+// says READY and waits to be killed.
+func agentMain() int {
+	ctx := context.Background()
+	repo, _ := os.Getwd()
+	env := os.Environ()
+	for i, kv := range env {
+		if strings.HasPrefix(kv, childVar+"=") {
+			env = append(env[:i:i], env[i+1:]...)
+			break
+		}
+	}
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	// The default ten-minute driver lease: the run is still live when the agent dies,
+	// and the next session, with the same session id, takes it back at once (SPEC §5.1).
+	driver := map[string]any{"holder": "agent-1", "session": agentSession}
+	steps := []struct {
+		tool string
+		args map[string]any
+	}{
+		{"start", map[string]any{"id": agentRun, "stages": "build,test", "intent": "a feature", "session": agentSession}},
+		{"transition", map[string]any{"run": agentRun, "stage": "build", "status": "dispatched"}},
+		{"worktree_add", map[string]any{"run": agentRun, "node": "build"}},
+	}
+	var path string
+	for _, s := range steps {
+		for k, v := range driver {
+			s.args[k] = v
+		}
+		out, te, err := c.call(ctx, s.tool, s.args)
+		if err != nil || te != nil {
+			fmt.Fprintf(os.Stderr, "agent: %s: %v %+v\n", s.tool, err, te)
+			return 1
+		}
+		if s.tool == "worktree_add" {
+			path, _ = out["path"].(string)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(path, dirtyName), dirtyBytes, 0o644); err != nil {
+		fmt.Fprintln(os.Stderr, "agent:", err)
+		return 1
+	}
+	fmt.Println("READY " + path)
+	_, _ = bufio.NewReader(os.Stdin).ReadString('\n') // mid-stage: wait for the kill
+	return 0
+}
+
+// TestMCPAgentSessionKilled: an agent drives a single run over MCP and is killed
+// (SIGKILL) mid-stage with a dirty worktree. The next session's SessionStart hook
+// (a compaction) tells it which run to resume; it resumes over MCP, finds the dirty
+// work in a recovery snapshot (restored byte for byte) and finishes the run.
+func TestMCPAgentSessionKilled(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+
+	agent := exec.Command(os.Args[0])
+	agent.Dir = repo
+	agent.Env = append(append([]string{}, env...), childVar+"=agent")
+	agent.Stderr = os.Stderr
+	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	stdin, err := agent.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := agent.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := agent.Start(); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(stdout).ReadString('\n')
+	if err != nil || !strings.HasPrefix(line, "READY ") {
+		_ = agent.Process.Kill()
+		_ = agent.Wait()
+		t.Fatalf("the agent did not get to its stage: %q %v", line, err)
+	}
+	// The agent and its MCP server die together, as when the agent's process group is
+	// killed.
+	if err := syscall.Kill(-agent.Process.Pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = agent.Wait()
+
+	// A new session after a compaction: the hook says what to do.
+	payload := fmt.Sprintf(`{"session_id":%q,"transcript_path":"/tmp/t.jsonl","source":"compact","hook_event_name":"SessionStart","cwd":%q}`, agentSession, repo)
+	var hook struct {
+		Out struct {
+			Event   string `json:"hookEventName"`
+			Context string `json:"additionalContext"`
+		} `json:"hookSpecificOutput"`
+	}
+	raw := atlas(t, repo, env, payload, "agent", "hook", "claude")
+	if err := json.Unmarshal(raw, &hook); err != nil || hook.Out.Event != "SessionStart" {
+		t.Fatalf("hook output %q is not Claude Code's SessionStart output (%v)", raw, err)
+	}
+	// Its first line is the pointer a compacted session needs (SPEC §6): the run it
+	// is still driving, the stage and attempt, and what to do next.
+	if !strings.HasPrefix(hook.Out.Context, "git-atlas: you are driving run "+agentRun+" ") || !strings.Contains(hook.Out.Context, "stage build (dispatched), attempt 1; next: ") || !strings.Contains(hook.Out.Context, agentSession) {
+		t.Fatalf("the hook does not point the session at its run %s: %q", agentRun, hook.Out.Context)
+	}
+
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	// As the hook says: resume (the run chosen by the session), over MCP.
+	res := c.must(t, ctx, "resume", map[string]any{"session": agentSession})
+	if res["run_id"] != agentRun {
+		t.Fatalf("resume took run %v, want %s", res["run_id"], agentRun)
+	}
+	if snaps, _ := res["snapshots"].([]any); len(snaps) != 1 {
+		t.Fatalf("resume snapshots %v, want the dirty worktree's", res["snapshots"])
+	}
+	list := c.must(t, ctx, "recovery_list", map[string]any{"run": agentRun})
+	snaps := list["snapshots"].([]any)
+	if len(snaps) != 1 {
+		t.Fatalf("recovery_list: %v", list)
+	}
+	id := snaps[0].(map[string]any)["id"].(string)
+	show := c.must(t, ctx, "recovery_show", map[string]any{"snapshot": id})
+	if !strings.Contains(fmt.Sprint(show["changes"]), dirtyName) {
+		t.Fatalf("recovery_show does not list %s: %v", dirtyName, show["changes"])
+	}
+	to := filepath.Join(t.TempDir(), "restored")
+	c.must(t, ctx, "recovery_restore", map[string]any{"snapshot": id, "to": to})
+	got, err := os.ReadFile(filepath.Join(to, dirtyName))
+	if err != nil || !bytes.Equal(got, dirtyBytes) {
+		t.Fatalf("restored %s = %q (%v), want %q", dirtyName, got, err, dirtyBytes)
+	}
+
+	next := res["next_action"].(map[string]any)
+	if next["action"] != "continue" || next["stage"] != "build" {
+		t.Fatalf("next_action %v, want to continue stage build", next)
+	}
+	// The compacted session comes back under a new holder name but the same session
+	// id: its writes renew the lease it still holds, and the stage token of its
+	// attempt is what it reports with.
+	driver := map[string]any{"holder": "agent-2", "session": agentSession, "lease": next["lease"]}
+	for _, status := range []string{"passed", "completed"} {
+		args := map[string]any{"run": agentRun, "stage": "build", "status": status}
+		for k, v := range driver {
+			args[k] = v
+		}
+		c.must(t, ctx, "transition", args)
+	}
+	fin := c.must(t, ctx, "finish", map[string]any{"run": agentRun, "status": "completed", "reason": "done after a resume", "holder": "agent-2", "session": agentSession})
+	if fin["status"] != "completed" {
+		t.Fatalf("finish: %v", fin)
+	}
+	if d := c.must(t, ctx, "resume_detect", map[string]any{}); len(d["resumable_runs"].([]any)) != 0 {
+		t.Fatalf("a finished run is still resumable: %v", d)
+	}
+}
+
+// TestMCPEveryFieldIsAFlag: every input field of every tool becomes a flag or an
+// argument its command accepts. Each tool is called with every field set; whatever the
+// command then says of the values, the command line must parse (no unknown flag, no
+// unexpected argument).
+func TestMCPEveryFieldIsAFlag(t *testing.T) {
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	for _, tool := range c.tools {
+		var schema jsonschema.Schema
+		b, _ := json.Marshal(tool.InputSchema)
+		if err := json.Unmarshal(b, &schema); err != nil {
+			t.Fatal(err)
+		}
+		args := map[string]any{}
+		for name, p := range schema.Properties {
+			args[name] = sample(name, p)
+		}
+		_, te, err := c.call(ctx, tool.Name, args)
+		if err != nil {
+			t.Fatalf("%s: %v", tool.Name, err)
+		}
+		if te != nil && te.Kind == "usage" && (strings.Contains(te.Message, "unknown flag") ||
+			strings.Contains(te.Message, "unexpected argument") || strings.Contains(te.Message, "expected ") ||
+			strings.HasPrefix(te.Message, "invalid arguments")) {
+			t.Errorf("%s %v: the command line does not parse: %s", tool.Name, args, te.Message)
+		}
+	}
+}
+
+// sample is a value of the property's type (the first of an enum).
+func sample(name string, p *jsonschema.Schema) any {
+	if len(p.Enum) > 0 {
+		return p.Enum[0]
+	}
+	typ := p.Type
+	if typ == "" {
+		for _, t := range p.Types {
+			if t != "null" {
+				typ = t
+			}
+		}
+	}
+	switch typ {
+	case "boolean":
+		return true
+	case "integer":
+		return 1
+	case "array":
+		if p.Items != nil && p.Items.Type == "object" {
+			return []any{map[string]any{"id": "c1"}}
+		}
+		return []any{"x1"}
+	case "object":
+		return map[string]any{"k": "v"}
+	}
+	switch name {
+	case "ttl", "verify_timeout":
+		return "1m"
+	case "ignored_cap":
+		return "1MiB"
+	}
+	return "x1"
+}

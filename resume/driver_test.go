@@ -1,0 +1,169 @@
+package resume
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// driverRun is a single run with one stage, code, under the given budgets.
+func driverRun(wall, idle string) *gitstate.Run {
+	return &gitstate.Run{
+		Header: gitstate.Header{RunID: "r", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2, WallBudget: wall, IdleBudget: idle}}},
+		State:  gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}},
+	}
+}
+
+var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
+
+func dispatch(t *testing.T, r *gitstate.Run, at time.Time) *gitstate.Attempt {
+	t.Helper()
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", "base", gitstate.Stamp(at)); err != nil {
+		t.Fatal(err)
+	}
+	_, st, _ := r.Stage("code")
+	return &st.Attempts[len(st.Attempts)-1]
+}
+
+// A stage dispatched twice: the first attempt's token can no longer report (exit 3,
+// nothing changes); the second's can.
+func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
+	r := driverRun("", "")
+	tok1 := dispatch(t, r, t0).Lease
+	tok2 := dispatch(t, r, t0).Lease
+	if tok1 == tok2 || !strings.HasPrefix(tok1, "code#1@0.") || !strings.HasPrefix(tok2, "code#2@0.") {
+		t.Fatalf("tokens %q and %q: want code#1@0.<nonce> and code#2@0.<nonce>", tok1, tok2)
+	}
+	if err := gitstate.CheckStageToken(r, "code", tok1); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("attempt 1's token after attempt 2: %v, want a conflict", err)
+	}
+	if err := gitstate.Heartbeat(r, "code", tok1, t0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("heartbeat with attempt 1's token: %v, want a conflict", err)
+	}
+	if err := gitstate.CheckStageToken(r, "code", tok2); err != nil {
+		t.Fatalf("attempt 2's token: %v", err)
+	}
+	if err := gitstate.CheckStageToken(r, "code", "code#2"); !errors.Is(err, fault.ErrUsage) {
+		t.Fatalf("malformed token: %v, want a usage error", err)
+	}
+}
+
+// continue: an attempt with a thread whose pid is dead here is continued, naming the
+// thread; while the pid lives (this test's own process), the answer is wait.
+func TestNextContinuesThePersistedAttempt(t *testing.T) {
+	r := driverRun("", "")
+	a := dispatch(t, r, t0)
+	a.ThreadID, a.PID, a.Host = "th-42", os.Getpid(), Hostname()
+	n := Next(r, t0)
+	if n.Action != NextWait || n.PID != os.Getpid() || !strings.Contains(n.Reason, "never a second agent") {
+		t.Fatalf("with the attempt's agent alive: %+v, want wait", n)
+	}
+	a.PID = deadPID(t)
+	n = Next(r, t0)
+	if n.Action != NextContinue || n.ThreadID != "th-42" || !strings.Contains(n.Reason, "th-42") || !strings.Contains(n.Command, "--lease "+a.Lease) {
+		t.Fatalf("with the agent dead: %+v, want continue naming thread th-42 and the token", n)
+	}
+}
+
+// deadPID is a process id no process has: a child that has exited and been reaped.
+func deadPID(t *testing.T) int {
+	t.Helper()
+	p, err := os.StartProcess("/bin/sh", []string{"sh", "-c", "exit 0"}, &os.ProcAttr{})
+	if err != nil {
+		t.Skip("no /bin/sh:", err)
+	}
+	if _, err := p.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	return p.Pid
+}
+
+// An idle budget of 1s with no heartbeat: the attempt is dead and the run counts as
+// interrupted although its driver lease lives; a heartbeat brings it back.
+func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
+	r := driverRun("", "1s")
+	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour}, t0); err != nil {
+		t.Fatal(err)
+	}
+	a := dispatch(t, r, t0)
+	if r.Interrupted(t0.Add(500*time.Millisecond)) {
+		t.Fatal("interrupted within its idle budget")
+	}
+	later := t0.Add(2 * time.Second)
+	if !r.Live(later) || !r.Interrupted(later) {
+		t.Fatalf("after 2s without a heartbeat: live %v, interrupted %v; want a live lease and an interrupted run", r.Live(later), r.Interrupted(later))
+	}
+	if n := Next(r, later); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
+		t.Fatalf("next after the attempt died: %+v, want a new dispatch saying why", n)
+	}
+	a.ThreadID = "th-7" // its conversation persists: continued, not replaced
+	if n := Next(r, later); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
+		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
+	}
+	a.ThreadID = ""
+	if err := gitstate.Heartbeat(r, "code", "", later); err != nil {
+		t.Fatal(err)
+	}
+	if r.Interrupted(later.Add(500*time.Millisecond)) {
+		t.Fatal("interrupted right after a heartbeat")
+	}
+}
+
+// Past its wall budget an attempt is refused heartbeats (exit 5) and next_action says
+// why.
+func TestWallBudgetRefusesHeartbeats(t *testing.T) {
+	r := driverRun("1m", "")
+	dispatch(t, r, t0)
+	if err := gitstate.Heartbeat(r, "code", "", t0.Add(30*time.Second)); err != nil {
+		t.Fatalf("within the wall budget: %v", err)
+	}
+	late := t0.Add(2 * time.Minute)
+	err := gitstate.Heartbeat(r, "code", "", late)
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "wall budget") {
+		t.Fatalf("past the wall budget: %v, want refused naming the wall budget", err)
+	}
+	if n := Next(r, late); n.Action != NextDispatch || !strings.Contains(n.Reason, "wall budget 1m") {
+		t.Fatalf("next past the wall budget: %+v, want a new attempt and why", n)
+	}
+}
+
+// The driver rule (SPEC §5.1): B's write on A's live run is refused and names A; B's
+// take-over replaces A; A's next write is refused; A's session takes it back at once.
+func TestClaimDriverIsExclusive(t *testing.T) {
+	r := driverRun("", "")
+	a := gitstate.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute}
+	b := gitstate.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute}
+	mustClaim := func(w gitstate.Writer) *gitstate.TakeOver {
+		t.Helper()
+		took, err := gitstate.ClaimDriver(r, w, t0)
+		if err != nil {
+			t.Fatalf("%s: %v", w.Holder, err)
+		}
+		return took
+	}
+	mustClaim(a)
+	err := func() error { _, err := gitstate.ClaimDriver(r, b, t0); return err }()
+	if !errors.Is(err, fault.ErrConflict) || fault.FieldsOf(err)["driver"] == nil || r.State.Driver.Holder != "agent-a" {
+		t.Fatalf("B on A's run: %v (fields %v), driver %+v", err, fault.FieldsOf(err), r.State.Driver)
+	}
+	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{}, t0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("a write naming no holder on a live run: %v, want a conflict", err)
+	}
+	b.TakeOver = true
+	if took := mustClaim(b); took == nil || took.Old.Holder != "agent-a" || took.New.Holder != "agent-b" {
+		t.Fatalf("take-over: %+v", took)
+	}
+	if _, err := gitstate.ClaimDriver(r, a, t0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("A after B took over: %v, want a conflict", err)
+	}
+	// A restarted under B's session id (a compaction of B) renews at once.
+	mustClaim(gitstate.Writer{Holder: "agent-b-restarted", Session: "sb", TTL: time.Minute})
+	if d := r.State.Driver; d.Holder != "agent-b-restarted" || d.Session != "sb" {
+		t.Fatalf("the same session, restarted: driver %+v", d)
+	}
+}
