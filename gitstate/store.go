@@ -37,7 +37,11 @@ type Store struct {
 	Repo *git.Repository
 	// MaxTries bounds the compare-and-swap retries of one write.
 	MaxTries int
+	// Remote, when set, makes every write a write through that git remote (SPEC
+	// §10.1, remote.go) and makes reads fetch the run first.
+	Remote *Remote
 
+	remote     remoteState
 	commonOnce sync.Once
 	commonDir  string
 	rootOnce   sync.Once
@@ -61,6 +65,14 @@ func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
 	if err := ValidName("run", id); err != nil {
 		return nil, err
 	}
+	if err := s.fetchRun(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.loadLocal(ctx, id)
+}
+
+// loadLocal reads a run from this repository's ledger tip, as it is.
+func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 	tip, err := s.Repo.ReadRef(ctx, RunRef(id))
 	if err != nil {
 		return nil, err
@@ -203,6 +215,13 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 		return nil, err
 	}
 	up := append([]git.RefUpdate{{Name: RunRef(h.RunID), New: tip, Old: git.ZeroID}}, refs...)
+	if s.Remote != nil {
+		if err := s.createRemote(ctx, h.RunID, up); err != nil {
+			return nil, err
+		}
+		r.Tip = tip
+		return r, nil
+	}
 	if err := s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...); err != nil {
 		if errors.Is(err, git.ErrRefConflict) {
 			return nil, fault.Conflict("run %q already exists", h.RunID).WithHint("pick another --id")
@@ -261,58 +280,84 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 // from fn aborts with nothing written. A write that keeps losing the race fails
 // with a conflict after MaxTries.
 func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (*Run, error) {
-	tries := s.MaxTries
-	if tries <= 0 {
-		tries = 1
-	}
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
 	defer s.Repo.Mutex(ctx, "runs/"+id, 30*time.Second)()
+	if s.Remote != nil {
+		return s.updateRemote(ctx, id, fn)
+	}
+	tries := s.MaxTries
+	if tries <= 0 {
+		tries = 1
+	}
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
-		r, err := s.Load(ctx, id)
-		if err != nil {
-			return nil, err
+		w, err := s.attempt(ctx, id, fn)
+		if err != nil || w.change == nil {
+			return w.run, err
 		}
-		if err := r.Writable(); err != nil {
-			return nil, err
-		}
-		ch, err := fn(r)
-		if err != nil {
-			return nil, err
-		}
-		if ch == nil {
-			return r, nil // nothing to write
-		}
-		if !resumeOwned[ch.Event.Type] {
-			r.State.Resuming = nil
-		}
-		old := r.Tip
-		tip, err := s.commit(ctx, r, old, &ch.Event)
-		if err != nil {
-			return nil, err
-		}
-		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, ch.Refs...)
-		err = s.Repo.UpdateRefs(ctx, "atlas: "+ch.Event.Type+" "+id, up...)
+		up := append([]git.RefUpdate{{Name: RunRef(id), New: w.tip, Old: w.old}}, w.change.Refs...)
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+w.change.Event.Type+" "+id, up...)
 		if err == nil {
-			r.Tip = tip
-			return r, nil
+			w.run.Tip = w.tip
+			return w.run, nil
 		}
 		if !errors.Is(err, git.ErrRefConflict) {
 			return nil, err
 		}
 		lastErr = err
 		// Lost the race: wait a jittered, growing moment and re-read.
-		time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
-		if backoff < 32*time.Millisecond {
-			backoff *= 2
-		}
+		backoff = jitter(backoff, 32*time.Millisecond)
 	}
 	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command; if no other git is running, git's last refusal may name a stale lock file: %s", lastErr)
+}
+
+// jitter sleeps between half and one and a half times backoff and returns the next,
+// doubled up to ceiling.
+func jitter(backoff, ceiling time.Duration) time.Duration {
+	time.Sleep(backoff/2 + time.Duration(rand.Int64N(int64(backoff))))
+	return min(2*backoff, ceiling)
+}
+
+// written is one try of a write: the run as fn left it, the tip it was made on, the
+// commit it made (not yet on any ref) and fn's change (nil: nothing to write).
+type written struct {
+	run      *Run
+	old, tip string
+	change   *Change
+}
+
+// attempt is one try of a write, the same for a local and a remote write: read the
+// local tip, let fn mutate a fresh copy (re-checking its preconditions), and write
+// the objects of the new ledger commit. No ref moves.
+func (s *Store) attempt(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (written, error) {
+	r, err := s.loadLocal(ctx, id)
+	if err != nil {
+		return written{}, err
+	}
+	if err := r.Writable(); err != nil {
+		return written{}, err
+	}
+	ch, err := fn(r)
+	if err != nil {
+		return written{}, err
+	}
+	if ch == nil {
+		return written{run: r}, nil // nothing to write
+	}
+	if !resumeOwned[ch.Event.Type] {
+		r.State.Resuming = nil
+	}
+	old := r.Tip
+	tip, err := s.commit(ctx, r, old, &ch.Event)
+	if err != nil {
+		return written{}, err
+	}
+	return written{run: r, old: old, tip: tip, change: ch}, nil
 }
 
 // Entry is one run in a listing: the run, or why it could not be read.
@@ -325,6 +370,9 @@ type Entry struct {
 // List reads every run: one for-each-ref streaming into one cat-file --batch
 // (git.RefFiles), decoded on every core while git is still reading.
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
+	if err := s.fetchAll(ctx); err != nil {
+		return nil, err
+	}
 	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
 		r, err := decodeRun(id, tip, b[0], b[1])
 		if r != nil {
@@ -401,7 +449,31 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	commits, err := s.Repo.FirstParents(ctx, r.Tip)
+	return s.logFrom(ctx, id, r.Tip)
+}
+
+// LogDiverged returns the events of run id's n-th kept diverged chain
+// (DivergedRef), oldest first.
+func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, error) {
+	if err := ValidName("run", id); err != nil {
+		return nil, err
+	}
+	if err := s.fetchRun(ctx, id); err != nil {
+		return nil, err
+	}
+	tip, err := s.Repo.ReadRef(ctx, DivergedRef(id, n))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, fault.NotFound("run %s has no diverged chain %d", id, n).
+			WithHint("`git for-each-ref %s%s/` lists the kept ones", DivergedPrefix, id)
+	}
+	return s.logFrom(ctx, id, tip)
+}
+
+func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
+	commits, err := s.Repo.FirstParents(ctx, tip)
 	if err != nil {
 		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}

@@ -421,6 +421,8 @@ type LogCmd struct {
 	Type  string `help:"Only events of this type." placeholder:"TYPE"`
 	Stage string `help:"Only events about this stage." placeholder:"STAGE"`
 	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
+	// Diverged reads a chain kept by pull or a --remote write (refs/atlas/diverged/<run>/<n>).
+	Diverged int `positive:"" help:"Read the run's N-th kept diverged chain (refs/atlas/diverged/RUN/N, kept when the remote's chain won) instead of its ledger." placeholder:"N"`
 }
 
 // Run prints the events.
@@ -441,7 +443,12 @@ func (c *LogCmd) Run(env *Env) error {
 			return fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
 		}
 	}
-	events, err := store.Log(env.Ctx, c.RunID)
+	var events []gitstate.Event
+	if c.Diverged > 0 {
+		events, err = store.LogDiverged(env.Ctx, c.RunID, c.Diverged)
+	} else {
+		events, err = store.Log(env.Ctx, c.RunID)
+	}
 	if err != nil {
 		return err
 	}

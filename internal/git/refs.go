@@ -109,13 +109,14 @@ type Ref struct {
 	ID   string
 }
 
-// ListRefs returns every ref under prefix, in one for-each-ref. It asks for nothing
+// ListRefs returns every ref under the prefixes (each a ref name or a prefix ending
+// in "/"), in one for-each-ref. It asks for nothing
 // that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
 // whose object is missing, and one corrupt ref must not hide all the others.
-func (r *Repository) ListRefs(ctx context.Context, prefix string) ([]Ref, error) {
-	out, err := r.Git(ctx, "for-each-ref", "--format=%(objectname) %(refname)", prefix)
+func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, error) {
+	out, err := r.Git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)", "--"}, prefixes...)...)
 	if err != nil {
-		return nil, fmt.Errorf("list refs %s: %w", prefix, err)
+		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
 	}
 	var refs []Ref
 	for _, line := range strings.Split(string(out), "\n") {
