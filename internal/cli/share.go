@@ -73,6 +73,9 @@ func printReport(w io.Writer, rep *share.Report, moved string, push bool) {
 	}
 	for _, c := range rep.Diverged {
 		fmt.Fprintf(w, "%-9s %s here %s, %s %s\n", "diverged", c.Ref, short(c.Local), rep.Remote, short(c.Remote))
+		if c.KeptAs != "" {
+			fmt.Fprintf(w, "%-9s %s: this repository's chain of run %s (git atlas log %s --diverged %s); the run is %s's now\n", "kept", c.KeptAs, c.RunID, c.RunID, lastComponent(c.KeptAs), rep.Remote)
+		}
 	}
 	for _, c := range rep.Skipped {
 		fmt.Fprintf(w, "%-9s %s (%s)\n", "skipped", c.Ref, c.Reason)
