@@ -166,11 +166,14 @@ func (s *Store) fetchRun(ctx context.Context, id string) error {
 	if done {
 		return nil
 	}
-	_, err := s.sync(ctx, runScope(id))
-	if err != nil {
-		return err
+	var err error
+	for try := 0; try < 5; try++ {
+		// A conflict is a local writer that moved a ref meanwhile: look again.
+		if _, err = s.sync(ctx, runScope(id)); !errors.Is(err, fault.ErrConflict) {
+			return err
+		}
 	}
-	return nil
+	return err
 }
 
 // fetchAll brings every run up to date from the remote before a listing.
