@@ -353,6 +353,17 @@ func (s *Store) updateRemote(ctx context.Context, id string, fn func(r *Run) (*C
 		if err != nil || w.change == nil {
 			return w.run, err
 		}
+		// A leased push is a forced one: a write must be made on the remote's chain.
+		// The local tip may have moved since the sync (a local-only writer); then look
+		// again rather than push a chain that drops the remote's events.
+		if rt := theirs[RunRef(id)]; rt != "" && rt != w.old {
+			if ok, err := s.Repo.IsAncestor(ctx, rt, w.old); err != nil {
+				return nil, err
+			} else if !ok {
+				lastErr = fmt.Errorf("the local ledger moved off %s's chain during the write", s.Remote.Name)
+				continue
+			}
+		}
 		push, err := s.pushPlan(ctx, id, theirs, w.tip, w.change.Refs)
 		if err != nil {
 			return nil, err
