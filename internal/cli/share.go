@@ -9,7 +9,7 @@ import (
 
 // PushCmd is `git atlas push`.
 type PushCmd struct {
-	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+	Remote string `arg:"" optional:"" help:"The remote (default: --remote, atlas.remote, origin, or the only remote)."`
 }
 
 // Run pushes the ledger.
@@ -17,7 +17,7 @@ func (c *PushCmd) Run(env *Env) error { return syncLedger(env, c.Remote, true) }
 
 // PullCmd is `git atlas pull`.
 type PullCmd struct {
-	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+	Remote string `arg:"" optional:"" help:"The remote (default: --remote, atlas.remote, origin, or the only remote)."`
 }
 
 // Run pulls the ledger.
@@ -29,6 +29,12 @@ func syncLedger(env *Env, name string, push bool) error {
 	repo, err := env.Repo()
 	if err != nil {
 		return err
+	}
+	if name == "" {
+		// The remote this clone coordinates through is the one to sync with.
+		if name, err = env.remote(repo); err != nil {
+			return err
+		}
 	}
 	remote, err := share.ResolveRemote(env.Ctx, repo, name)
 	if err != nil {
