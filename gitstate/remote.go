@@ -496,46 +496,7 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 		s.note("%s holds the write, but this repository's refs could not be moved (%v): the next command with --remote brings them", s.Remote.Name, err)
 		return
 	}
-	for try := 0; try < 5; try++ {
-		cur, err := s.Repo.ReadRef(ctx, run)
-		if err != nil {
-			break
-		}
-		if cur == tip {
-			break
-		}
-		var u []git.RefUpdate
-		switch behind, _ := s.Repo.IsAncestor(ctx, cur, tip); {
-		case cur == "":
-			u = []git.RefUpdate{{Name: run, New: tip, Old: git.ZeroID}}
-		case behind:
-			u = []git.RefUpdate{{Name: run, New: tip, Old: cur}}
-		default:
-			if ahead, _ := s.Repo.IsAncestor(ctx, tip, cur); ahead {
-				return // another writer of this repository already brought a newer remote tip
-			}
-			local, err := s.localRefs(ctx, runScope(id))
-			if err != nil {
-				break
-			}
-			aside := NextDivergedRef(id, local, m)
-			u = []git.RefUpdate{{Name: aside, New: cur, Old: git.ZeroID}, {Name: run, New: tip, Old: cur}}
-			if err := s.Repo.UpdateRefs(ctx, msg, u...); err == nil {
-				s.remote.mu.Lock()
-				s.remote.diverged = append(s.remote.diverged, Diverged{RunID: id, Ref: aside, Local: cur, Remote: tip})
-				s.remote.mu.Unlock()
-				u = nil
-			} else {
-				continue
-			}
-		}
-		if u != nil {
-			if err := s.Repo.UpdateRefs(ctx, msg, u...); err != nil {
-				continue
-			}
-		}
-		break
-	}
+	s.follow(ctx, id, tip, m, msg)
 	for _, r := range refs {
 		if err := s.Repo.UpdateRefs(ctx, msg, r); err != nil {
 			if cur, _ := s.Repo.ReadRef(ctx, r.Name); cur != r.New && !(cur == "" && git.IsNullID(r.New)) {
@@ -543,6 +504,44 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 			}
 		}
 	}
+}
+
+// follow moves the local ledger ref of run id to tip, which the remote holds, after
+// a local writer won the local compare-and-swap: a fast-forward, or, when the local
+// chain diverged, that chain kept under DivergedRef first; never back to an older tip.
+func (s *Store) follow(ctx context.Context, id, tip string, theirs map[string]string, msg string) {
+	run := RunRef(id)
+	for try := 0; try < 5; try++ {
+		cur, err := s.Repo.ReadRef(ctx, run)
+		if err != nil || cur == tip {
+			return
+		}
+		up := []git.RefUpdate{{Name: run, New: tip, Old: cur}}
+		var kept *Diverged
+		if cur == "" {
+			up[0].Old = git.ZeroID
+		} else if behind, _ := s.Repo.IsAncestor(ctx, cur, tip); !behind {
+			if ahead, _ := s.Repo.IsAncestor(ctx, tip, cur); ahead {
+				return // a newer tip of the remote's is here already
+			}
+			local, err := s.localRefs(ctx, runScope(id))
+			if err != nil {
+				break
+			}
+			aside := NextDivergedRef(id, local, theirs)
+			up = append([]git.RefUpdate{{Name: aside, New: cur, Old: git.ZeroID}}, up...)
+			kept = &Diverged{RunID: id, Ref: aside, Local: cur, Remote: tip}
+		}
+		if s.Repo.UpdateRefs(ctx, msg, up...) == nil {
+			if kept != nil {
+				s.remote.mu.Lock()
+				s.remote.diverged = append(s.remote.diverged, *kept)
+				s.remote.mu.Unlock()
+			}
+			return
+		}
+	}
+	s.note("%s holds the write, but this repository's ledger of run %s could not follow it: the next command with --remote brings it", s.Remote.Name, id)
 }
 
 func sortedNames(m map[string]string) []string {

@@ -165,3 +165,39 @@ func TestRemoteKeepsDivergedChain(t *testing.T) {
 		t.Errorf("the kept chain reads %v, %v; want run_started, offline", evs, err)
 	}
 }
+
+// When the local compare-and-swap after a push loses to a local writer, the local
+// ledger follows the remote's tip: never back to an older tip, and a local chain that
+// diverged is kept under DivergedRef first.
+func TestRemoteFollowAfterLostLocalCAS(t *testing.T) {
+	_, st := remoteClones(t, 1)
+	a := st[0]
+	ctx := context.Background()
+	first := newRun(t, a, "r").Tip
+	pushed, err := note(a, "r", "pushed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A local-only writer that wrote on the older tip: the chains diverged.
+	run(t, a.Repo.CommonDir, "update-ref", RunRef("r"), first)
+	local, err := note(New(a.Repo), "r", "local", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.follow(ctx, "r", pushed.Tip, nil, "test")
+	if got, _ := a.Repo.ReadRef(ctx, RunRef("r")); got != pushed.Tip {
+		t.Errorf("the ledger is at %s, want the remote's %s", got, pushed.Tip)
+	}
+	if got, _ := a.Repo.ReadRef(ctx, DivergedRef("r", 1)); got != local.Tip {
+		t.Errorf("%s is %q, want the local chain %s", DivergedRef("r", 1), got, local.Tip)
+	}
+	// A newer tip already here (another writer brought the remote's) is left alone.
+	newer, err := note(New(a.Repo), "r", "newer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.follow(ctx, "r", pushed.Tip, nil, "test")
+	if got, _ := a.Repo.ReadRef(ctx, RunRef("r")); got != newer.Tip {
+		t.Errorf("follow moved the ledger back from %s to %s", newer.Tip, got)
+	}
+}

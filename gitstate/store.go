@@ -278,7 +278,8 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 // compare-and-swap on the run's ref. fn gets a fresh copy on every try, so it
 // re-checks its preconditions against whatever a concurrent writer left; an error
 // from fn aborts with nothing written. A write that keeps losing the race fails
-// with a conflict after MaxTries.
+// with a conflict after MaxTries. With Remote set, each try is made on the remote's
+// tip and is done only once an atomic, leased push put it there (remote.go).
 func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (*Run, error) {
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
