@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -459,6 +460,9 @@ func killingRunner(a atlasCLI, deadline time.Time) func(args ...string) ([]byte,
 		}
 		cmd := exec.Command(a.bin, append([]string{"-C", a.repo, "--json"}, args...)...)
 		cmd.Env = a.env
+		// Its own process group, so that the git processes it started can be waited
+		// for after it is killed.
+		cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		if err := cmd.Start(); err != nil {
@@ -472,10 +476,50 @@ func killingRunner(a atlasCLI, deadline time.Time) func(args ...string) ([]byte,
 		case err == nil:
 			return stdout.Bytes(), 0, stderr.String()
 		case errors.As(err, &ee) && ee.Sys().(syscall.WaitStatus).Signaled():
+			// Only git-atlas was killed: a push it had started goes on (the remote is
+			// another machine; it does not die with the worker) and may still land.
+			// The checks look at the remote once nothing of the worker runs.
+			waitGroupGone(cmd.Process.Pid)
 			return nil, killedCode, ""
 		case errors.As(err, &ee):
 			return stdout.Bytes(), ee.ExitCode(), stderr.String()
 		}
 		return nil, -1, err.Error()
 	}
+}
+
+// waitGroupGone returns once no live process is left in process group pgid (zombies,
+// which nothing may reap here, do not count), or after a minute.
+func waitGroupGone(pgid int) {
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		if !groupAlive(pgid) {
+			return
+		}
+	}
+}
+
+func groupAlive(pgid int) bool {
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		return false // no /proc: nothing to wait for that we could see
+	}
+	for _, e := range entries {
+		if _, err := strconv.Atoi(e.Name()); err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat"))
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid pgrp ...: comm may hold spaces, so cut after its ')'.
+		i := bytes.LastIndexByte(stat, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(string(stat[i+1:]))
+		if len(f) >= 3 && f[0] != "Z" && f[2] == strconv.Itoa(pgid) {
+			return true
+		}
+	}
+	return false
 }
