@@ -41,7 +41,11 @@ type Store struct {
 	// is checked against the run's driver lease and takes or renews it (ClaimDriver),
 	// on each compare-and-swap try.
 	Writer Writer
+	// Remote, when set, makes every write a write through that git remote (SPEC
+	// §10.1, remote.go) and makes reads fetch the run first.
+	Remote *Remote
 
+	remote     remoteState
 	commonOnce sync.Once
 	commonDir  string
 	rootOnce   sync.Once
@@ -65,6 +69,14 @@ func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
 	if err := ValidName("run", id); err != nil {
 		return nil, err
 	}
+	if err := s.fetchRun(ctx, id); err != nil {
+		return nil, err
+	}
+	return s.loadLocal(ctx, id)
+}
+
+// loadLocal reads a run from this repository's ledger tip, as it is.
+func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 	tip, err := s.Repo.ReadRef(ctx, RunRef(id))
 	if err != nil {
 		return nil, err
@@ -219,6 +231,13 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 		return nil, err
 	}
 	up := append([]git.RefUpdate{{Name: RunRef(h.RunID), New: tip, Old: git.ZeroID}}, refs...)
+	if s.Remote != nil {
+		if err := s.createRemote(ctx, h.RunID, up); err != nil {
+			return nil, err
+		}
+		r.Tip = tip
+		return r, nil
+	}
 	if err := s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...); err != nil {
 		if errors.Is(err, git.ErrRefConflict) {
 			return nil, fault.Conflict("run %q already exists", h.RunID).WithHint("pick another --id")
@@ -276,7 +295,9 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 // compare-and-swap on the run's ref. fn gets a fresh copy on every try, so it
 // re-checks its preconditions against whatever a concurrent writer left; an error
 // from fn aborts with nothing written. A write that keeps losing the race fails
-// with a conflict after MaxTries.
+// with a conflict after MaxTries. With Remote set, each try is made on the remote's
+// tip and is done only once an atomic, leased push put it there (remote.go). Either
+// way the driver rule (Writer, ClaimDriver) is applied on every try.
 func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (_ *Run, err error) {
 	wrote := false
 	defer func() { // after the lock below is released
@@ -284,10 +305,6 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 			s.afterWrite(ctx)
 		}
 	}()
-	tries := s.MaxTries
-	if tries <= 0 {
-		tries = 1
-	}
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
@@ -303,70 +320,27 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	// Queue behind other git-atlas writers of this run rather than race them (see
 	// git.Mutex); the CAS below is what makes the write safe.
 	defer s.Repo.Mutex(ctx, RunMutex(id), 30*time.Second)()
+	if s.Remote != nil {
+		r, err := s.updateRemote(ctx, id, w, fn)
+		wrote = err == nil && r != nil
+		return r, err
+	}
+	tries := s.MaxTries
+	if tries <= 0 {
+		tries = 1
+	}
 	backoff := time.Millisecond
 	var lastErr error
 	for try := 0; try < tries; try++ {
-		r, err := s.Load(ctx, id)
-		if err != nil {
-			return nil, err
+		wr, err := s.attempt(ctx, id, w, fn)
+		if err != nil || wr.change == nil {
+			return wr.run, err
 		}
-		if err := r.Writable(); err != nil {
-			return nil, err
-		}
-		old := r.Tip
-		parent := old
-		stopped := r.State.Status == RunStopped
-		var took *TakeOver
-		if w.Role == RoleDriver {
-			if took, err = ClaimDriver(r, w, Now()); err != nil {
-				return nil, err
-			}
-		}
-		if took != nil {
-			// The take-over is its own event, committed under the write that made it
-			// and moved with it in one ref update: both land or neither does.
-			r.State.Resuming = nil
-			data, _ := json.Marshal(took)
-			ev := Event{Type: EventDriverTakenOver, Holder: s.Writer.Holder, Data: data}
-			if parent, err = s.commit(ctx, r, old, &ev); err != nil {
-				return nil, err
-			}
-			r.Tip = parent
-		}
-		ch, err := fn(r)
-		if err != nil {
-			return nil, err
-		}
-		if ch == nil && took == nil {
-			return r, nil // nothing to write
-		}
-		if ch != nil && stopped && s.Writer.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
-			return nil, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
-				WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", id, id)
-		}
-		tip := parent
-		var refs []git.RefUpdate
-		if ch != nil {
-			if !ch.Event.Type.ResumeOwned() {
-				r.State.Resuming = nil
-			}
-			if ch.Event.Holder == "" && s.Writer.Role == RoleDriver {
-				ch.Event.Holder = s.Writer.Holder
-			}
-			if tip, err = s.commit(ctx, r, parent, &ch.Event); err != nil {
-				return nil, err
-			}
-			refs = ch.Refs
-		}
-		up := append([]git.RefUpdate{{Name: RunRef(id), New: tip, Old: old}}, refs...)
-		what := EventDriverTakenOver
-		if ch != nil {
-			what = ch.Event.Type
-		}
-		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(what)+" "+id, up...)
+		up := append([]git.RefUpdate{{Name: RunRef(id), New: wr.tip, Old: wr.old}}, wr.change.Refs...)
+		err = s.Repo.UpdateRefs(ctx, "atlas: "+string(wr.change.Event.Type)+" "+id, up...)
 		if err == nil {
-			r.Tip, wrote = tip, true
-			return r, nil
+			wr.run.Tip, wrote = wr.tip, true
+			return wr.run, nil
 		}
 		if !errors.Is(err, git.ErrRefConflict) {
 			return nil, err
@@ -374,19 +348,93 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		lastErr = err
 		// Lost the race: wait a jittered, growing moment and re-read; a caller that
 		// gave up (Ctrl-C, a deadline) is not kept waiting, nor retried.
-		if err := pause(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff)))); err != nil {
+		if backoff, err = jitter(ctx, backoff, 32*time.Millisecond); err != nil {
 			return nil, err
-		}
-		if backoff < 32*time.Millisecond {
-			backoff *= 2
 		}
 	}
 	return nil, fault.Conflict("run %s: gave up after %d concurrent updates won", id, tries).WithHint("retry the command; if no other git is running, git's last refusal may name a stale lock file: %s", lastErr)
 }
 
+// jitter waits between half and one and a half times backoff (or until ctx ends) and
+// returns the next backoff, doubled up to ceiling.
+func jitter(ctx context.Context, backoff, ceiling time.Duration) (time.Duration, error) {
+	if err := pause(ctx, backoff/2+time.Duration(rand.Int64N(int64(backoff)))); err != nil {
+		return backoff, err
+	}
+	return min(2*backoff, ceiling), nil
+}
+
 // stoppedWrites are the events a stopped run still takes (SPEC §5.1): finish, and the
 // reaping finish --force does before it; resume writes as RoleResume.
 var stoppedWrites = map[EventType]bool{EventRunFinished: true, EventJobReaped: true, EventWorktreeUntrusted: true}
+
+// written is one try of a write: the run as fn left it, the tip it was made on, the
+// commit it made (not yet on any ref) and the change (nil: nothing to write; a
+// take-over alone is a change of its own event, with no other ref).
+type written struct {
+	run      *Run
+	old, tip string
+	change   *Change
+}
+
+// attempt is one try of a write, the same for a local and a remote write: read the
+// local tip, apply the driver rule for w (a take-over is its own event, committed
+// under the write that made it, so both land or neither does), let fn mutate a fresh
+// copy (re-checking its preconditions), and write the objects of the new ledger
+// commit. No ref moves.
+func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run) (*Change, error)) (written, error) {
+	r, err := s.loadLocal(ctx, id)
+	if err != nil {
+		return written{}, err
+	}
+	if err := r.Writable(); err != nil {
+		return written{}, err
+	}
+	old := r.Tip
+	parent := old
+	stopped := r.State.Status == RunStopped
+	var took *TakeOver
+	if w.Role == RoleDriver {
+		if took, err = ClaimDriver(r, w, Now()); err != nil {
+			return written{}, err
+		}
+	}
+	var takeEv Event
+	if took != nil {
+		r.State.Resuming = nil
+		data, _ := json.Marshal(took)
+		takeEv = Event{Type: EventDriverTakenOver, Holder: w.Holder, Data: data}
+		if parent, err = s.commit(ctx, r, old, &takeEv); err != nil {
+			return written{}, err
+		}
+		r.Tip = parent
+	}
+	ch, err := fn(r)
+	if err != nil {
+		return written{}, err
+	}
+	if ch == nil {
+		if took == nil {
+			return written{run: r}, nil // nothing to write
+		}
+		return written{run: r, old: old, tip: parent, change: &Change{Event: takeEv}}, nil
+	}
+	if stopped && w.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
+		return written{}, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
+			WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", id, id)
+	}
+	if !ch.Event.Type.ResumeOwned() {
+		r.State.Resuming = nil
+	}
+	if ch.Event.Holder == "" && w.Role == RoleDriver {
+		ch.Event.Holder = w.Holder
+	}
+	tip, err := s.commit(ctx, r, parent, &ch.Event)
+	if err != nil {
+		return written{}, err
+	}
+	return written{run: r, old: old, tip: tip, change: ch}, nil
+}
 
 // Entry is one run in a listing: the run, or why it could not be read.
 type Entry struct {
@@ -398,6 +446,9 @@ type Entry struct {
 // List reads every run: one for-each-ref streaming into one cat-file --batch
 // (git.RefFiles), decoded on every core while git is still reading.
 func (s *Store) List(ctx context.Context) ([]Entry, error) {
+	if err := s.fetchAll(ctx); err != nil {
+		return nil, err
+	}
 	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
 		r, err := decodeRun(id, tip, b[0], b[1])
 		if r != nil {
@@ -474,7 +525,31 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	commits, err := s.Repo.FirstParents(ctx, r.Tip)
+	return s.logFrom(ctx, id, r.Tip)
+}
+
+// LogDiverged returns the events of run id's n-th kept diverged chain
+// (DivergedRef), oldest first.
+func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, error) {
+	if err := ValidName("run", id); err != nil {
+		return nil, err
+	}
+	if err := s.fetchRun(ctx, id); err != nil {
+		return nil, err
+	}
+	tip, err := s.Repo.ReadRef(ctx, DivergedRef(id, n))
+	if err != nil {
+		return nil, err
+	}
+	if tip == "" {
+		return nil, fault.NotFound("run %s has no diverged chain %d", id, n).
+			WithHint("`git for-each-ref %s%s/` lists the kept ones", DivergedPrefix, id)
+	}
+	return s.logFrom(ctx, id, tip)
+}
+
+func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
+	commits, err := s.Repo.FirstParents(ctx, tip)
 	if err != nil {
 		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}

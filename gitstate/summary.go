@@ -419,6 +419,9 @@ func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
 // values of the wrong JSON type (a hand-edited document): List reports it, this does
 // not. A summary is never written back: Writable refuses it.
 func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
+	if err := s.fetchAll(ctx); err != nil {
+		return nil, err
+	}
 	return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
 }
 

@@ -12,6 +12,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -30,6 +31,9 @@ type RefChange struct {
 	Local  string `json:"local"`
 	Remote string `json:"remote"`
 	Reason string `json:"reason,omitempty"`
+	// KeptAs is where pull kept this repository's chain of a diverged run whose
+	// ref it then gave the remote's chain (refs/atlas/diverged/<run>/<n>).
+	KeptAs string `json:"kept_as,omitempty"`
 }
 
 // Report is what a push or pull did, ref by ref. Push fills Pushed (every ref sent),
@@ -61,7 +65,7 @@ func (r *Report) DivergedRuns() []string {
 
 // RunOf returns the run a carried ref belongs to.
 func RunOf(ref string) string {
-	for _, p := range []string{"refs/atlas/runs/", "refs/atlas/pins/", "refs/atlas/recovery/", "refs/heads/atlas/"} {
+	for _, p := range []string{"refs/atlas/runs/", "refs/atlas/pins/", "refs/atlas/recovery/", gitstate.DivergedPrefix, "refs/heads/atlas/"} {
 		if rest, ok := strings.CutPrefix(ref, p); ok {
 			id, _, _ := strings.Cut(rest, "/")
 			return id
@@ -228,8 +232,11 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 // Pull fetches the remote's refs of Prefixes into a staging namespace and then, ref by
 // ref: creates those missing here, fast-forwards runs and atlas/ branches (compare-and-
 // swap on the local tip; never a branch checked out in any worktree), leaves pins and
-// recovery refs that exist alone, and reports diverged runs without changing them.
-// It returns a conflict when a run diverged or a local ref moved during the pull.
+// recovery refs that exist alone. A run that diverged (both sides have events the
+// other lacks) takes the remote's chain and keeps this one under
+// refs/atlas/diverged/<run>/<n> (n: the first free here and there), reported with
+// KeptAs: no event is lost. A diverged branch is reported and left as it is. It
+// returns a conflict when a branch diverged or a local ref moved during the pull.
 func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report, err error) {
 	rep = &Report{Remote: remote}
 	staging := newStaging()
@@ -298,6 +305,20 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 					continue
 				}
 				c.Reason = "diverged: both this repository and the remote have commits the other lacks"
+				if strings.HasPrefix(ref, gitstate.RunsPrefix) {
+					// The remote's chain wins the run; this one is kept, whole, beside it.
+					aside := gitstate.NextDivergedRef(c.RunID, local, theirs)
+					err := repo.UpdateRefs(ctx, "atlas pull "+remote+": keep the diverged chain", git.RefUpdate{Name: aside, New: ours, Old: git.ZeroID}, git.RefUpdate{Name: ref, New: rt, Old: ours})
+					if errors.Is(err, git.ErrRefConflict) {
+						raced = append(raced, ref)
+						continue
+					}
+					if err != nil {
+						return nil, err
+					}
+					local[aside] = ours
+					c.KeptAs = aside
+				}
 				rep.Diverged = append(rep.Diverged, c)
 				continue
 			}
@@ -316,9 +337,15 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 			rep.Updated = append(rep.Updated, c)
 		}
 	}
+	var unresolved []string
+	for _, d := range rep.Diverged {
+		if d.KeptAs == "" && !slices.Contains(unresolved, d.Ref) {
+			unresolved = append(unresolved, d.Ref)
+		}
+	}
 	switch {
-	case len(rep.Diverged) > 0:
-		return rep, fault.Conflict("diverged run(s) %s: this repository and %s both moved; left unchanged", strings.Join(rep.DivergedRuns(), ", "), remote).
+	case len(unresolved) > 0:
+		return rep, fault.Conflict("diverged ref(s) %s: this repository and %s both moved; left unchanged", strings.Join(unresolved, ", "), remote).
 			WithHint("every other ref was pulled. Resolve on one machine (e.g. keep one side's ref) and push")
 	case len(raced) > 0:
 		return rep, fault.Conflict("ref(s) changed here during the pull, left as they are: %s", strings.Join(raced, ", ")).WithHint("pull again")

@@ -403,7 +403,10 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
 	defer cancel()
 	var buf bytes.Buffer
-	sub := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre}
+	// The hook reads this clone's ledger as it is: a session start never waits on the
+	// network (atlas.remote is for commands that write or that ask to fetch).
+	local := ""
+	sub := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
 	if _, err := sub.Repo(); err != nil {
 		where := dir
 		if where == "" {

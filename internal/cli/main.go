@@ -37,6 +37,10 @@ type Globals struct {
 	Dir     string           `short:"C" help:"Run as if git-atlas was started in <path>." placeholder:"PATH" type:"path" empty:"ok"`
 	Yes     bool             `help:"Assume yes: never prompt (headless policy)."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
+	// Remote makes every ledger write go through a git remote (SPEC §10.1); nil: the
+	// flag was not given (atlas.remote decides), "": local only.
+	Remote  *string `help:"Write through this git remote: each ledger write is made on the remote's tip and pushed (atomic, leased) before it is reported done; reads fetch the run first. Default: git config atlas.remote; --remote= writes locally only." placeholder:"REMOTE" empty:"ok"`
+	NoFetch bool    `name:"no-fetch" help:"With --remote or atlas.remote: reads use this repository's ledger as it is (writes still fetch)."`
 }
 
 // CLI is the command tree.
@@ -86,6 +90,9 @@ type Env struct {
 	JSON   bool
 	Yes    bool
 	Dir    string
+	// Remote and NoFetch are the global --remote and --no-fetch.
+	Remote  *string
+	NoFetch bool
 
 	repo        *git.Repository
 	pre         *preopen
@@ -131,7 +138,15 @@ func (e *Env) Store() (*gitstate.Store, error) {
 		if err != nil {
 			return nil, err
 		}
-		e.store = gitstate.New(r)
+		st := gitstate.New(r)
+		remote, err := e.remote(r)
+		if err != nil {
+			return nil, err
+		}
+		if remote != "" {
+			st.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
+		}
+		e.store = st
 	}
 	return e.store, nil
 }
@@ -217,8 +232,9 @@ func execute(ctx context.Context, caught func() syscall.Signal, args []string, s
 	if err != nil {
 		return ExitUsage, reportError(stderr, jsonMode, parseFailure(err, parser))
 	}
-	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, kong: parser, pre: pre}
+	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
+	env.remoteWarnings()
 	if caught != nil {
 		if sig := caught(); sig != 0 {
 			// Whatever the command was doing when it was interrupted, the shell's convention

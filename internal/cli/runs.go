@@ -527,6 +527,8 @@ type LogCmd struct {
 	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
 	// Heartbeats are many and say little: left out unless asked.
 	Heartbeats bool `help:"Include heartbeat events (left out by default; --type heartbeat shows only them)."`
+	// Diverged reads a chain kept by pull or a --remote write (refs/atlas/diverged/<run>/<n>).
+	Diverged int `positive:"" help:"Read the run's N-th kept diverged chain (refs/atlas/diverged/RUN/N, kept when the remote's chain won) instead of its ledger." placeholder:"N"`
 }
 
 // Run prints the events.
@@ -547,7 +549,12 @@ func (c *LogCmd) Run(env *Env) error {
 			return fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
 		}
 	}
-	events, err := store.Log(env.Ctx, c.RunID)
+	var events []gitstate.Event
+	if c.Diverged > 0 {
+		events, err = store.LogDiverged(env.Ctx, c.RunID, c.Diverged)
+	} else {
+		events, err = store.Log(env.Ctx, c.RunID)
+	}
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,7 @@ import (
 
 // PushCmd is `git atlas push`.
 type PushCmd struct {
-	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+	Remote string `arg:"" optional:"" help:"The remote (default: --remote, atlas.remote, origin, or the only remote)."`
 }
 
 // Run pushes the ledger.
@@ -17,7 +17,7 @@ func (c *PushCmd) Run(env *Env) error { return syncLedger(env, c.Remote, true) }
 
 // PullCmd is `git atlas pull`.
 type PullCmd struct {
-	Remote string `arg:"" optional:"" help:"The remote (default: origin, or the only remote)."`
+	Remote string `arg:"" optional:"" help:"The remote (default: --remote, atlas.remote, origin, or the only remote)."`
 }
 
 // Run pulls the ledger.
@@ -29,6 +29,12 @@ func syncLedger(env *Env, name string, push bool) error {
 	repo, err := env.Repo()
 	if err != nil {
 		return err
+	}
+	if name == "" {
+		// The remote this clone coordinates through is the one to sync with.
+		if name, err = env.remote(repo); err != nil {
+			return err
+		}
 	}
 	remote, err := share.ResolveRemote(env.Ctx, repo, name)
 	if err != nil {
@@ -73,6 +79,9 @@ func printReport(w io.Writer, rep *share.Report, moved string, push bool) {
 	}
 	for _, c := range rep.Diverged {
 		fmt.Fprintf(w, "%-9s %s here %s, %s %s\n", "diverged", c.Ref, short(c.Local), rep.Remote, short(c.Remote))
+		if c.KeptAs != "" {
+			fmt.Fprintf(w, "%-9s %s: this repository's chain of run %s (git atlas log %s --diverged %s); the run is %s's now\n", "kept", c.KeptAs, c.RunID, c.RunID, lastComponent(c.KeptAs), rep.Remote)
+		}
 	}
 	for _, c := range rep.Skipped {
 		fmt.Fprintf(w, "%-9s %s (%s)\n", "skipped", c.Ref, c.Reason)

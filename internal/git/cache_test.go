@@ -103,6 +103,14 @@ func TestNoRefsUnder(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("a packed run: %d", n)
 	}
+	// A ref named whole (a remote write lists the run's own refs by name) is found
+	// packed too, not only the refs under a prefix.
+	if repo.noRefsUnder("refs/atlas/runs/a") {
+		t.Fatal("a packed ref named whole was taken for no ref")
+	}
+	if refs, err := repo.ListRefs(ctx, "refs/atlas/runs/a"); err != nil || len(refs) != 1 {
+		t.Fatalf("ListRefs of a packed ref by name: %v %v", refs, err)
+	}
 	packed := filepath.Join(repo.CommonDir, "packed-refs")
 	data, _ := os.ReadFile(packed)
 	var big strings.Builder // over the 1 MiB searched, the run last

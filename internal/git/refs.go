@@ -117,9 +117,11 @@ type Ref struct {
 	ID   string
 }
 
-// ListRefs returns every ref under prefixes, in one for-each-ref. It asks for nothing
-// that needs the target object (no %(objecttype)): for-each-ref dies on the first ref
-// whose object is missing, and one corrupt ref must not hide all the others.
+// ListRefs returns every ref under the prefixes (each a ref name or a prefix ending
+// in "/"), in one for-each-ref; none when every prefix certainly has no ref (no fork
+// at all). It asks for nothing that needs the target object (no %(objecttype)):
+// for-each-ref dies on the first ref whose object is missing, and one corrupt ref
+// must not hide all the others.
 func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, error) {
 	empty := len(prefixes) > 0
 	for _, p := range prefixes {
@@ -128,7 +130,7 @@ func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, e
 	if empty {
 		return nil, nil
 	}
-	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)"}, prefixes...)...)
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)", "--"}, prefixes...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
 	}
@@ -178,5 +180,6 @@ func (r *Repository) noRefsUnder(prefix string) bool {
 	if err != nil || len(data) > most {
 		return false
 	}
-	return !bytes.Contains(data, []byte(" "+prefix+"/"))
+	// Under the prefix, or the prefix itself as a whole ref name (a packed ref).
+	return !bytes.Contains(data, []byte(" "+prefix+"/")) && !bytes.Contains(data, []byte(" "+prefix+"\n"))
 }

@@ -1,0 +1,203 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// remoteClones makes a bare repository and n clones of it, each opened as a store
+// writing through origin.
+func remoteClones(t *testing.T, n int) (string, []*Store) {
+	t.Helper()
+	seed := newRepo(t, repoKinds[0])
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	run(t, seed.TopLevel, "init", "-q", "--bare", "-b", "main", bare)
+	run(t, seed.TopLevel, "push", "-q", bare, "main")
+	var stores []*Store
+	for k := 0; k < n; k++ {
+		dir := filepath.Join(t.TempDir(), "clone")
+		run(t, seed.TopLevel, "clone", "-q", bare, dir)
+		repo, err := git.Open(context.Background(), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := New(repo)
+		s.Remote = &Remote{Name: "origin"}
+		stores = append(stores, s)
+	}
+	return bare, stores
+}
+
+func note(s *Store, id, typ string, calls *int) (*Run, error) {
+	return s.Update(context.Background(), id, func(r *Run) (*Change, error) {
+		if calls != nil {
+			*calls++
+		}
+		return &Change{Event: Event{Type: EventType(typ)}}, nil
+	})
+}
+
+func eventTypes(t *testing.T, s *Store, id string) []string {
+	t.Helper()
+	evs, err := s.Log(context.Background(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var types []string
+	for _, e := range evs {
+		types = append(types, string(e.Type))
+	}
+	return types
+}
+
+// A write made on a tip the remote has moved past loses its lease, fetches, runs fn
+// again on the new tip and pushes that: both writes are on the remote, in one chain,
+// and the local ref is the remote's tip.
+func TestRemoteUpdateRerunsOnLostLease(t *testing.T) {
+	bare, st := remoteClones(t, 2)
+	a, b := st[0], st[1]
+	newRun(t, a, "r")
+	if _, err := b.Load(context.Background(), "r"); err != nil { // b's view of the remote: the tip a made
+		t.Fatal(err)
+	}
+	if _, err := note(a, "r", "from-a", nil); err != nil {
+		t.Fatal(err)
+	}
+	calls := 0
+	r, err := note(b, "r", "from-b", &calls)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if calls != 2 {
+		t.Errorf("fn ran %d times, want 2 (once on the stale tip, once on the remote's)", calls)
+	}
+	remoteTip := run(t, bare, "rev-parse", RunRef("r"))
+	if r.Tip != remoteTip {
+		t.Errorf("the write's tip %s is not the remote's %s", r.Tip, remoteTip)
+	}
+	if local, _ := b.Repo.ReadRef(context.Background(), RunRef("r")); local != remoteTip {
+		t.Errorf("b's ledger is at %s, the remote's at %s", local, remoteTip)
+	}
+	if got := eventTypes(t, b, "r"); len(got) != 3 || got[1] != "from-a" || got[2] != "from-b" {
+		t.Errorf("events %v, want run_started, from-a, from-b", got)
+	}
+}
+
+// A write that cannot reach the remote is not done: an error, and neither the remote
+// nor the local ref moved.
+func TestRemoteUnreachableWritesNothing(t *testing.T) {
+	bare, st := remoteClones(t, 1)
+	a := st[0]
+	newRun(t, a, "r")
+	before, _ := a.Repo.ReadRef(context.Background(), RunRef("r"))
+	if err := os.Rename(bare, bare+".gone"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := note(a, "r", "lost", nil); err == nil {
+		t.Fatal("a write through an unreachable remote succeeded")
+	}
+	if after, _ := a.Repo.ReadRef(context.Background(), RunRef("r")); after != before {
+		t.Errorf("the local ledger moved from %s to %s without the remote", before, after)
+	}
+	if err := os.Rename(bare+".gone", bare); err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, bare, "rev-parse", RunRef("r")); got != before {
+		t.Errorf("the remote moved to %s", got)
+	}
+}
+
+// Two clones create the same run id: the second is refused with a conflict and
+// writes nothing, locally or on the remote.
+func TestRemoteCreateConflict(t *testing.T) {
+	bare, st := remoteClones(t, 2)
+	newRun(t, st[0], "r")
+	tip := run(t, bare, "rev-parse", RunRef("r"))
+	base, _ := st[1].Repo.ResolveCommit(context.Background(), "HEAD")
+	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base},
+		State{RunID: "r", Status: RunRunning, Stages: []StageState{}}, Event{Type: "run_started"})
+	if !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("second create: %v, want a conflict", err)
+	}
+	if got := run(t, bare, "rev-parse", RunRef("r")); got != tip {
+		t.Errorf("the remote's run moved to %s", got)
+	}
+}
+
+// A chain written locally only while the remote moved is kept under
+// refs/atlas/diverged/<run>/1 by the next sync, which gives the run the remote's
+// chain; the write is then made on the remote's tip.
+func TestRemoteKeepsDivergedChain(t *testing.T) {
+	_, st := remoteClones(t, 2)
+	a, b := st[0], st[1]
+	newRun(t, a, "r")
+	if _, err := b.Load(context.Background(), "r"); err != nil {
+		t.Fatal(err)
+	}
+	local := New(b.Repo) // b offline
+	offline, err := note(local, "r", "offline", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := note(a, "r", "online", nil); err != nil {
+		t.Fatal(err)
+	}
+	fresh := New(b.Repo)
+	fresh.Remote = &Remote{Name: "origin"}
+	if _, err := note(fresh, "r", "after", nil); err != nil {
+		t.Fatal(err)
+	}
+	kept := fresh.Kept()
+	if len(kept) != 1 || kept[0].Ref != DivergedRef("r", 1) || kept[0].Local != offline.Tip {
+		t.Fatalf("kept %+v, want the offline chain %s as %s", kept, offline.Tip, DivergedRef("r", 1))
+	}
+	if got := eventTypes(t, fresh, "r"); len(got) != 3 || got[1] != "online" || got[2] != "after" {
+		t.Errorf("events %v, want run_started, online, after", got)
+	}
+	evs, err := fresh.LogDiverged(context.Background(), "r", 1)
+	if err != nil || len(evs) != 2 || evs[1].Type != "offline" {
+		t.Errorf("the kept chain reads %v, %v; want run_started, offline", evs, err)
+	}
+}
+
+// When the local compare-and-swap after a push loses to a local writer, the local
+// ledger follows the remote's tip: never back to an older tip, and a local chain that
+// diverged is kept under DivergedRef first.
+func TestRemoteFollowAfterLostLocalCAS(t *testing.T) {
+	_, st := remoteClones(t, 1)
+	a := st[0]
+	ctx := context.Background()
+	first := newRun(t, a, "r").Tip
+	pushed, err := note(a, "r", "pushed", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A local-only writer that wrote on the older tip: the chains diverged.
+	run(t, a.Repo.CommonDir, "update-ref", RunRef("r"), first)
+	local, err := note(New(a.Repo), "r", "local", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.follow(ctx, "r", pushed.Tip, nil, "test")
+	if got, _ := a.Repo.ReadRef(ctx, RunRef("r")); got != pushed.Tip {
+		t.Errorf("the ledger is at %s, want the remote's %s", got, pushed.Tip)
+	}
+	if got, _ := a.Repo.ReadRef(ctx, DivergedRef("r", 1)); got != local.Tip {
+		t.Errorf("%s is %q, want the local chain %s", DivergedRef("r", 1), got, local.Tip)
+	}
+	// A newer tip already here (another writer brought the remote's) is left alone.
+	newer, err := note(New(a.Repo), "r", "newer", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.follow(ctx, "r", pushed.Tip, nil, "test")
+	if got, _ := a.Repo.ReadRef(ctx, RunRef("r")); got != newer.Tip {
+		t.Errorf("follow moved the ledger back from %s to %s", newer.Tip, got)
+	}
+}

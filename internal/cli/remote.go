@@ -1,0 +1,46 @@
+package cli
+
+import (
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/share"
+)
+
+// remote is the remote ledger writes go through (SPEC §10.1): --remote, else git
+// config atlas.remote, else none ("": local only, also for an explicit --remote=).
+func (e *Env) remote(r *git.Repository) (string, error) {
+	name := ""
+	if e.Remote != nil {
+		name = *e.Remote
+	} else {
+		name = r.Config(e.Ctx, "atlas.remote")
+	}
+	if name == "" {
+		return "", nil
+	}
+	return share.ResolveRemote(e.Ctx, r, name)
+}
+
+// remoteWarnings tells people what a remote sync did beside the command: local
+// chains kept aside because the remote's won, and local refs that could not follow a
+// write the remote holds. (With --json too: stderr is not parsed for success.)
+func (e *Env) remoteWarnings() {
+	if e.store == nil || e.store.Remote == nil {
+		return
+	}
+	for _, d := range e.store.Kept() {
+		e.warn("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s (git atlas log %s --diverged %s)",
+			d.RunID, e.store.Remote.Name, short(d.Remote), short(d.Local), d.Ref, d.RunID, lastComponent(d.Ref))
+	}
+	for _, n := range e.store.RemoteNotes() {
+		e.warn("%s", n)
+	}
+}
+
+func lastComponent(ref string) string {
+	for i := len(ref) - 1; i >= 0; i-- {
+		if ref[i] == '/' {
+			return ref[i+1:]
+		}
+	}
+	return ref
+}
