@@ -556,7 +556,11 @@ func TestStressCachesDeleted(t *testing.T) {
 					}
 					if k := r.IntN(3); k < 2 {
 						status := []string{"completed", "stopped"}[k]
-						if _, err := gitCmd(dir, env, "", "atlas", "finish", id, "--status", status); err != nil {
+						fin := []string{"atlas", "finish", id, "--status", status}
+						if live { // only its driver writes to a driven run
+							fin = append(fin, "--holder", "h"+id)
+						}
+						if _, err := gitCmd(dir, env, "", fin...); err != nil {
 							t.Error(err)
 							return
 						}
