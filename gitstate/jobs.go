@@ -76,6 +76,10 @@ type Outcome struct {
 	Attempts int
 	// Cascaded are the PENDING jobs that failed with this one because they need it.
 	Cascaded []string
+	// Dropped are the children this job's ok receipt added (expansion) that never
+	// ran: the job did not end DONE (its verify failed, its lease ran out), so the
+	// expansion did not hold. A retry's next receipt may add them again.
+	Dropped []string
 }
 
 // Frontier is the claimable edge of a graph run.
@@ -401,6 +405,9 @@ func eligible(h *Header, s *State, j *Job) bool {
 	if j.State != JobPending || j.Attempts >= MaxAttempts(h) {
 		return false
 	}
+	if !parentDone(s, j) {
+		return false
+	}
 	for _, n := range j.Needs {
 		if d := s.Job(n); d == nil || d.State != JobDone {
 			return false
@@ -532,6 +539,9 @@ func whyNotReady(h *Header, s *State, j *Job) error {
 	}
 	if len(waiting) > 0 {
 		return fault.Refused("job %s is not ready: it needs %s", j.ID, strings.Join(waiting, ", "))
+	}
+	if !parentDone(s, j) {
+		return fault.Refused("job %s is not ready: its parent %s, whose receipt added it, is %s (a child runs once its parent is DONE, verified)", j.ID, j.Parent, s.Job(j.Parent).State)
 	}
 	if GasRemaining(h, s) == 0 {
 		return fault.Refused("run %s has no gas left (%d of %d spent)", s.RunID, s.GasSpent, GasLimit(h, s))
@@ -691,9 +701,60 @@ func timeoutAll(h *Header, s *State, ids []string) []Outcome {
 		if j.State == JobFailed {
 			o.Cascaded = failDependents(s)
 		}
+		o.Dropped = dropUnstarted(s, id) // last: it moves the jobs j points into
 		out = append(out, o)
 	}
 	return out
+}
+
+// parentDone reports whether j may run as far as its parent goes: a job an expansion
+// added runs once the job whose receipt added it is DONE (verified, when it has a
+// verify), as the seeds expand only a node that reached DONE.
+func parentDone(s *State, j *Job) bool {
+	if j.Parent == "" {
+		return true
+	}
+	p := s.Job(j.Parent)
+	return p == nil || p.State == JobDone
+}
+
+// dropUnstarted removes the PENDING jobs parent's receipt added that never ran, once
+// parent has ended other than DONE: the receipt's expansion did not hold. No gas was
+// spent on them (parentDone kept them from being claimed). It returns their ids.
+func dropUnstarted(s *State, parent string) []string {
+	if p := s.Job(parent); p == nil || p.State == JobDone || (p.State == JobRunning && p.VerifyOwed) {
+		return nil
+	}
+	var dropped []string
+	kept := s.Jobs[:0]
+	for _, j := range s.Jobs {
+		if j.Parent == parent && j.State == JobPending && j.Attempts == 0 && j.Lease == "" {
+			dropped = append(dropped, j.ID)
+			continue
+		}
+		kept = append(kept, j)
+	}
+	s.Jobs = kept
+	if p := s.Job(parent); p != nil && p.State == JobFailed && len(dropped) > 0 {
+		// The parent will not run again, so neither will its children: a job that
+		// needs one of them would wait forever. (A parent that goes back to PENDING
+		// may add them again with its next receipt; those wait.)
+		gone := map[string]bool{}
+		for _, id := range dropped {
+			gone[id] = true
+		}
+		for i := range s.Jobs {
+			j := &s.Jobs[i]
+			for _, n := range j.Needs {
+				if j.State == JobPending && gone[n] {
+					j.State, j.Reason = JobFailed, "dependency "+n+" was dropped with its failed parent "+parent
+					break
+				}
+			}
+		}
+		failDependents(s)
+	}
+	return dropped
 }
 
 // ResumeReset is the job half of a resume (SPEC §6.5): every RUNNING job goes back to

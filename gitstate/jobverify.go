@@ -42,7 +42,8 @@ func OwedVerifies(s *State) []string {
 
 // SettleVerify records the owed verify of job id under lease token: pass → DONE
 // (verified); fail or timeout → the timeout path (attempts + 1, PENDING under the
-// limit, else FAILED with reason "verify", its PENDING dependants failing with it).
+// limit, else FAILED with reason "verify", its PENDING dependants failing with it),
+// and the children its receipt added, which never ran, are dropped.
 // A job whose verify is no longer owed under that lease (settled by another process,
 // or the lease ended) is a conflict and nothing changes: a verify is recorded once.
 func SettleVerify(h *Header, s *State, id, token string, vr *VerifyResult) (Outcome, error) {
@@ -68,6 +69,7 @@ func SettleVerify(h *Header, s *State, id, token string, vr *VerifyResult) (Outc
 	if j.State == JobFailed {
 		o.Cascaded = failDependents(s)
 	}
+	o.Dropped = dropUnstarted(s, id) // last: it moves the jobs j points into
 	return o, nil
 }
 
