@@ -25,13 +25,21 @@ func TestMain(m *testing.M) {
 		stressWriterMain() // a child of TestStressKilledWriter
 		return
 	}
-	code := testscript.RunMain(m, map[string]func() int{
-		"git-atlas": func() int { return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) },
+	testscript.Main(cleaningUp{m}, map[string]func(){
+		"git-atlas": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})
+}
+
+// cleaningUp runs the tests, then removes the binary atlasBinary built (testscript.Main
+// exits with the tests' code, so nothing after it would run).
+type cleaningUp struct{ m *testing.M }
+
+func (c cleaningUp) Run() int {
+	code := c.m.Run()
 	if built.dir != "" {
-		os.RemoveAll(built.dir) // the binary atlasBinary built
+		os.RemoveAll(built.dir)
 	}
-	os.Exit(code)
+	return code
 }
 
 // TestScript runs the end-to-end transcripts in testdata/script against the real git
