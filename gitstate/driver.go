@@ -218,7 +218,7 @@ func CheckStageToken(r *Run, stage, token string) error {
 		if cur != "" {
 			return e.WithHint("stage %s's current attempt is %d (token %s); a report of an older attempt changes nothing", stage, len(st.Attempts), cur)
 		}
-		return e.WithHint("stage %s has no dispatched attempt", stage)
+		return e.WithHint("stage %s has no attempt a token can report on (none was dispatched, or undo went back to before it)", stage)
 	}
 	return nil
 }

@@ -24,6 +24,7 @@ type UndoResult struct {
 // never says something untrue:
 //   - the epoch is raised, so every lease token issued so far is stale; jobs that were
 //     RUNNING at past go back to PENDING (their tokens could otherwise still match);
+//     the stage tokens of attempts opened after past are revoked;
 //   - gas and attempts are never refunded: gas spent, each job's attempt count and each
 //     stage's attempts and reworks keep the larger of then and now;
 //   - worktrees, snapshots, replay branches and the union are facts on disk and in
@@ -81,8 +82,13 @@ func Undo(r, past *Run, present func(ref string) bool) (*UndoResult, error) {
 			if n.Name != st.Stages[i].Name {
 				continue
 			}
-			if len(n.Attempts) > len(st.Stages[i].Attempts) {
-				st.Stages[i].Attempts = n.Attempts
+			if then := len(st.Stages[i].Attempts); len(n.Attempts) > then {
+				// Kept (never refunded), but the tokens of attempts opened after
+				// past are revoked: every token issued after past is stale.
+				st.Stages[i].Attempts = append([]Attempt(nil), n.Attempts...)
+				for k := then; k < len(st.Stages[i].Attempts); k++ {
+					st.Stages[i].Attempts[k].Lease = ""
+				}
 			}
 			st.Stages[i].Reworks = max(st.Stages[i].Reworks, n.Reworks)
 		}
