@@ -405,7 +405,7 @@ func eligible(h *Header, s *State, j *Job) bool {
 	if j.State != JobPending || j.Attempts >= MaxAttempts(h) {
 		return false
 	}
-	if !parentDone(s, j) {
+	if parentOwesVerify(s, j) {
 		return false
 	}
 	for _, n := range j.Needs {
@@ -540,8 +540,8 @@ func whyNotReady(h *Header, s *State, j *Job) error {
 	if len(waiting) > 0 {
 		return fault.Refused("job %s is not ready: it needs %s", j.ID, strings.Join(waiting, ", "))
 	}
-	if !parentDone(s, j) {
-		return fault.Refused("job %s is not ready: its parent %s, whose receipt added it, is %s (a child runs once its parent is DONE, verified)", j.ID, j.Parent, s.Job(j.Parent).State)
+	if parentOwesVerify(s, j) {
+		return fault.Refused("job %s is not ready: the receipt of %s that added it waits for %s's verify", j.ID, j.Parent, j.Parent)
 	}
 	if GasRemaining(h, s) == 0 {
 		return fault.Refused("run %s has no gas left (%d of %d spent)", s.RunID, s.GasSpent, GasLimit(h, s))
@@ -696,31 +696,36 @@ func timeoutAll(h *Header, s *State, ids []string) []Outcome {
 	for _, id := range ids {
 		j := s.Job(id)
 		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
+		owed := j.VerifyOwed
 		timeout(h, j)
 		o.To, o.Attempts = j.State, j.Attempts
 		if j.State == JobFailed {
 			o.Cascaded = failDependents(s)
 		}
-		o.Dropped = dropUnstarted(s, id) // last: it moves the jobs j points into
+		if owed {
+			o.Dropped = dropUnstarted(s, id) // last: it moves the jobs j points into
+		}
 		out = append(out, o)
 	}
 	return out
 }
 
-// parentDone reports whether j may run as far as its parent goes: a job an expansion
-// added runs once the job whose receipt added it is DONE (verified, when it has a
-// verify), as the seeds expand only a node that reached DONE.
-func parentDone(s *State, j *Job) bool {
+// parentOwesVerify reports whether j was added by a receipt whose verify has not
+// passed yet (its parent is RUNNING with the verify owed): such a child waits, as the
+// seeds expand only a node that reached DONE. (An imported kimi-atlas job's parent is
+// the integration node that runs after it: that parent owes no verify here.)
+func parentOwesVerify(s *State, j *Job) bool {
 	if j.Parent == "" {
-		return true
+		return false
 	}
 	p := s.Job(j.Parent)
-	return p == nil || p.State == JobDone
+	return p != nil && p.State == JobRunning && p.VerifyOwed
 }
 
 // dropUnstarted removes the PENDING jobs parent's receipt added that never ran, once
-// parent has ended other than DONE: the receipt's expansion did not hold. No gas was
-// spent on them (parentDone kept them from being claimed). It returns their ids.
+// parent's owed verify has ended other than DONE: the receipt's expansion did not
+// hold. No gas was spent on them (parentOwesVerify kept them from being claimed). It
+// returns their ids.
 func dropUnstarted(s *State, parent string) []string {
 	if p := s.Job(parent); p == nil || p.State == JobDone || (p.State == JobRunning && p.VerifyOwed) {
 		return nil
