@@ -139,6 +139,10 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		plan.OwnSession = opt.Owns(r, now)
 		plan.Live = false
 	}
+	if plan.Baseline.SHA == "" {
+		return nil, fault.NotFound("run %s has no baseline commit (it was imported without one): there is nothing to reset its worktrees to", id).
+			WithHint("finish it (`git atlas finish %s --status failed`), or start a new run from where it ended", id)
+	}
 	if !plan.Baseline.Present {
 		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).
 			WithHint("fetch it, or restore refs/atlas/pins/%s/baseline", id)

@@ -89,7 +89,7 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 		return info, fmt.Errorf("status: %w", err)
 	}
 	info.Dirty = dirty
-	if info.Head != "" && info.Head != rec.Baseline {
+	if info.Head != "" && rec.Baseline != "" && info.Head != rec.Baseline {
 		n, err := countAhead(ctx, repo, rec.Baseline, info.Head)
 		if err != nil {
 			return info, err
