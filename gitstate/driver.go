@@ -251,6 +251,24 @@ func lastSign(a *Attempt) (time.Time, bool) {
 	return t, err == nil
 }
 
+// TimeLeft is what remains of the open attempt a's wall budget (counted from its
+// start) and idle budget (from its last sign of life) at now, each rounded to the
+// second and never below zero; "" for a budget the stage does not set.
+func TimeLeft(def *StageDef, a *Attempt, now time.Time) (wall, idle string) {
+	left := func(b time.Duration, since string) string {
+		t, err := ParseStamp(since)
+		if b == 0 || err != nil {
+			return ""
+		}
+		return max(b-now.Sub(t), 0).Round(time.Second).String()
+	}
+	sign := a.HeartbeatAt
+	if sign == "" {
+		sign = a.StartedAt
+	}
+	return left(budget(def.WallBudget), a.StartedAt), left(budget(def.IdleBudget), sign)
+}
+
 // IdleDeadline is when the current stage's open attempt dies of idleness (no heartbeat
 // for its stage's idle budget), or the zero time when it cannot (no open attempt, no
 // idle budget).

@@ -201,11 +201,7 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		}
 		info.WallBudget, info.IdleBudget = def.WallBudget, def.IdleBudget
 		if a := gitstate.OpenAttempt(st); a != nil {
-			sign := a.HeartbeatAt
-			if sign == "" {
-				sign = a.StartedAt
-			}
-			info.WallLeft, info.IdleLeft = budgetLeft(def.WallBudget, a.StartedAt, now), budgetLeft(def.IdleBudget, sign, now)
+			info.WallLeft, info.IdleLeft = gitstate.TimeLeft(def, a, now)
 			info.WallExceeded = gitstate.WallExceeded(def, st, now)
 		}
 		p.InterruptedStage = info
@@ -232,20 +228,6 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		p.NextAction = Next(planView(r), now)
 	}
 	return p, nil
-}
-
-// budgetLeft is what remains of budget counted from the stamp since ("" without one).
-func budgetLeft(budget, since string, now time.Time) string {
-	b, err := time.ParseDuration(budget)
-	t, terr := gitstate.ParseStamp(since)
-	if budget == "" || err != nil || terr != nil {
-		return ""
-	}
-	d := b - now.Sub(t)
-	if d < 0 {
-		d = 0
-	}
-	return d.Round(time.Second).String()
 }
 
 // checkoutPlan reads the user's checkout a stage ran in, read-only (status with

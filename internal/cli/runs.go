@@ -411,30 +411,11 @@ func stageViews(r *gitstate.Run, now time.Time) []stageView {
 			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
 		if a := gitstate.OpenAttempt(st); a != nil {
 			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
-			v.WallLeft = left(def.WallBudget, a.StartedAt, now)
-			sign := a.HeartbeatAt
-			if sign == "" {
-				sign = a.StartedAt
-			}
-			v.IdleLeft = left(def.IdleBudget, sign, now)
+			v.WallLeft, v.IdleLeft = gitstate.TimeLeft(def, a, now)
 		}
 		out = append(out, v)
 	}
 	return out
-}
-
-// left is what remains of budget counted from the stamp since, or "" without a budget.
-func left(budget, since string, now time.Time) string {
-	b, err := time.ParseDuration(budget)
-	t, terr := gitstate.ParseStamp(since)
-	if budget == "" || err != nil || terr != nil {
-		return ""
-	}
-	d := b - now.Sub(t)
-	if d < 0 {
-		d = 0
-	}
-	return d.Round(time.Second).String()
 }
 
 func gateName(g string) string {
