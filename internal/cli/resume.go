@@ -33,6 +33,13 @@ type ResumeCmd struct {
 // Run resumes.
 func (c *ResumeCmd) Run(env *Env) error {
 	if c.Brief {
+		if env.Remote == nil {
+			// A session start reads this clone's ledger as it is, as the agent hook
+			// does: atlas.remote is not read (no fork, no network), so an unreachable
+			// remote can neither slow the brief nor hide an interrupted run.
+			local := ""
+			env.Remote = &local
+		}
 		c.brief(env)
 		return nil
 	}
