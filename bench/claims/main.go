@@ -17,11 +17,11 @@ import (
 	"runtime/pprof"
 	"sort"
 	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
+	"github.com/git-atlas/git-atlas/bench/internal/harness"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -53,22 +53,14 @@ func main() {
 
 func run(jobs int, workerList string, samples int) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "atlas-bench-")
+	tmp, bin, err := harness.Build("atlas-bench-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "git-atlas")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/git-atlas").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	var counts []int
-	for _, f := range strings.Split(workerList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad -workers %q", workerList)
-		}
-		counts = append(counts, n)
+	counts, err := harness.Workers(workerList)
+	if err != nil {
+		return err
 	}
 
 	fmt.Printf("claims + receipts per second, one graph run of %d independent jobs (each op is one ledger write)\n\n", jobs)
@@ -117,46 +109,9 @@ func (r round) msPerOp(workers int) float64 {
 
 func (r round) triesPerOp() float64 { return float64(r.tries) / float64(r.ops) }
 
-// newRepo makes a repository with one commit and a graph run of n jobs, added in one
-// ledger event (adding is not what is measured).
-func newRepo(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
-	}
-	for _, args := range [][]string{{"init", "-q"}, {"-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "--allow-empty", "-m", "base"}} {
-		c := exec.Command("git", args...)
-		c.Dir = dir
-		if out, err := c.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("git %v: %v\n%s", args, err, out)
-		}
-	}
-	repo, err := git.Open(ctx, dir)
-	if err != nil {
-		return nil, err
-	}
-	base, err := repo.ResolveCommit(ctx, "HEAD")
-	if err != nil {
-		return nil, err
-	}
-	store := gitstate.New(repo)
-	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(gitstate.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
-	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
-		return nil, err
-	}
-	specs := make([]gitstate.JobSpec, n)
-	for i := range specs {
-		specs[i] = gitstate.JobSpec{ID: fmt.Sprintf("j%04d", i)}
-	}
-	_, err = store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded}}, gitstate.AddJobs(&r.State, specs)
-	})
-	return store, err
-}
-
 // cliRound: workers loop `job claim` then `job done --status ok` as processes.
 func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, error) {
-	if _, err := newRepo(ctx, dir, jobs); err != nil {
+	if _, err := harness.GraphRun(ctx, dir, jobs); err != nil {
 		return round{}, err
 	}
 	atlas := func(args ...string) ([]byte, int, error) {
@@ -217,7 +172,7 @@ func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, e
 // inProcRound: the same loop with Store.Update in goroutines, each with its own
 // Repository (as separate processes would have), counting compare-and-swap tries.
 func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.Locker) (round, error) {
-	if _, err := newRepo(ctx, dir, jobs); err != nil {
+	if _, err := harness.GraphRun(ctx, dir, jobs); err != nil {
 		return round{}, err
 	}
 	var ops, tries atomic.Int64
@@ -284,7 +239,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 
 // split times the steps of one uncontended write, each on its own, median of samples.
 func split(ctx context.Context, bin, dir string, samples int) error {
-	store, err := newRepo(ctx, dir, samples)
+	store, err := harness.GraphRun(ctx, dir, samples)
 	if err != nil {
 		return err
 	}

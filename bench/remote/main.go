@@ -19,14 +19,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/bench/internal/harness"
 )
 
 func main() {
@@ -43,22 +41,14 @@ func main() {
 
 func run(jobs int, workerList string, clones, samples int) error {
 	ctx := context.Background()
-	tmp, err := os.MkdirTemp("", "atlas-bench-remote-")
+	tmp, bin, err := harness.Build("atlas-bench-remote-")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "git-atlas")
-	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/git-atlas").CombinedOutput(); err != nil {
-		return fmt.Errorf("go build: %v\n%s", err, out)
-	}
-	var counts []int
-	for _, f := range strings.Split(workerList, ",") {
-		n, err := strconv.Atoi(strings.TrimSpace(f))
-		if err != nil || n < 1 {
-			return fmt.Errorf("bad -workers %q", workerList)
-		}
-		counts = append(counts, n)
+	counts, err := harness.Workers(workerList)
+	if err != nil {
+		return err
 	}
 	fmt.Printf("claims per second, one graph run of %d independent jobs; remote: a local bare repository, workers spread over %d clones\n\n", jobs, clones)
 	fmt.Printf("%-8s %14s %15s %12s %16s %13s %13s\n", "workers", "local claims/s", "remote claims/s", "remote/local", "remote ms/claim", "pushes/claim", "fetches/claim")
@@ -99,52 +89,6 @@ func (r round) perSec() float64 { return float64(r.claims) / r.wall.Seconds() }
 // msPerClaim is the latency one worker sees per claim.
 func (r round) msPerClaim(workers int) float64 {
 	return float64(r.wall.Milliseconds()) * float64(workers) / float64(r.claims)
-}
-
-func gitIn(dir string, args ...string) error {
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %v: %v\n%s", args, err, out)
-	}
-	return nil
-}
-
-// newRun makes a repository with one commit and a graph run "b" of n jobs, added in
-// one ledger event (adding is not what is measured).
-func newRun(ctx context.Context, dir string, n int) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	if err := gitIn(dir, "init", "-q", "-b", "main"); err != nil {
-		return err
-	}
-	if err := gitIn(dir, "-c", "user.name=b", "-c", "user.email=b@b", "commit", "-q", "--allow-empty", "-m", "base"); err != nil {
-		return err
-	}
-	repo, err := git.Open(ctx, dir)
-	if err != nil {
-		return err
-	}
-	base, err := repo.ResolveCommit(ctx, "HEAD")
-	if err != nil {
-		return err
-	}
-	store := gitstate.New(repo)
-	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(gitstate.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
-	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	pin := git.RefUpdate{Name: gitstate.PinRef("b", "baseline"), New: base, Old: git.ZeroID}
-	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, pin); err != nil {
-		return err
-	}
-	specs := make([]gitstate.JobSpec, n)
-	for i := range specs {
-		specs[i] = gitstate.JobSpec{ID: fmt.Sprintf("j%04d", i)}
-	}
-	_, err = store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded}}, gitstate.AddJobs(&r.State, specs)
-	})
-	return err
 }
 
 // drain runs workers that loop `job claim` until nothing is left, each in its repo
@@ -203,7 +147,7 @@ func drain(bin string, repos []string, workers int, extra []string, env []string
 }
 
 func localRound(ctx context.Context, bin, dir string, jobs, workers int) (round, error) {
-	if err := newRun(ctx, dir, jobs); err != nil {
+	if _, err := harness.GraphRun(ctx, dir, jobs); err != nil {
 		return round{}, err
 	}
 	return drain(bin, []string{dir}, workers, nil, os.Environ())
@@ -215,19 +159,19 @@ func localRound(ctx context.Context, bin, dir string, jobs, workers int) (round,
 func remoteRound(ctx context.Context, bin, dir string, jobs, workers, clones int, trace string) (round, error) {
 	seed := filepath.Join(dir, "seed")
 	bare := filepath.Join(dir, "remote.git")
-	if err := newRun(ctx, seed, jobs); err != nil {
+	if _, err := harness.GraphRun(ctx, seed, jobs); err != nil {
 		return round{}, err
 	}
-	if err := gitIn(dir, "init", "-q", "--bare", "-b", "main", bare); err != nil {
+	if err := harness.Git(dir, "init", "-q", "--bare", "-b", "main", bare); err != nil {
 		return round{}, err
 	}
-	if err := gitIn(seed, "push", "-q", bare, "main", "refs/atlas/*:refs/atlas/*"); err != nil {
+	if err := harness.Git(seed, "push", "-q", bare, "main", "refs/atlas/*:refs/atlas/*"); err != nil {
 		return round{}, err
 	}
 	var repos []string
 	for k := 0; k < clones; k++ {
 		c := filepath.Join(dir, fmt.Sprintf("clone%d", k))
-		if err := gitIn(dir, "clone", "-q", bare, c); err != nil {
+		if err := harness.Git(dir, "clone", "-q", bare, c); err != nil {
 			return round{}, err
 		}
 		repos = append(repos, c)
