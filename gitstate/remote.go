@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -212,8 +213,8 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	}
 	var ups []git.RefUpdate
 	var specs []string
-	staging := "refs/atlas-incoming/" + randomHex() + "/"
-	for _, name := range sortedNames(theirs) {
+	staging := IncomingPrefix + randomHex() + "/"
+	for _, name := range slices.Sorted(maps.Keys(theirs)) {
 		if rv := theirs[name]; local[name] != rv && !s.Repo.HasObject(ctx, rv) {
 			specs = append(specs, "+"+name+":"+staging+name)
 		}
@@ -234,7 +235,7 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	}
 	var kept []Diverged
 	var checkedOut map[string]bool
-	for _, name := range sortedNames(theirs) {
+	for _, name := range slices.Sorted(maps.Keys(theirs)) {
 		rv, lv := theirs[name], local[name]
 		switch {
 		case lv == rv:
@@ -447,7 +448,7 @@ func (s *Store) pushPlan(ctx context.Context, id string, theirs map[string]strin
 	if err != nil {
 		return nil, err
 	}
-	for _, name := range sortedNames(local) {
+	for _, name := range slices.Sorted(maps.Keys(local)) {
 		lv, rv := local[name], theirs[name]
 		if named[name] || lv == rv {
 			continue
@@ -546,15 +547,6 @@ func (s *Store) follow(ctx context.Context, id, tip string, theirs map[string]st
 		}
 	}
 	s.note("%s holds the write, but this repository's ledger of run %s could not follow it: the next command with --remote brings it", s.Remote.Name, id)
-}
-
-func sortedNames(m map[string]string) []string {
-	names := make([]string, 0, len(m))
-	for k := range m {
-		names = append(names, k)
-	}
-	slices.Sort(names)
-	return names
 }
 
 func randomHex() string {

@@ -21,6 +21,9 @@ const (
 	RunsPrefix     = "refs/atlas/runs/"
 	PinsPrefix     = "refs/atlas/pins/"
 	RecoveryPrefix = "refs/atlas/recovery/"
+	// IncomingPrefix is where a pull or a remote sync fetches to before it moves the
+	// ledger's refs: outside refs/atlas/, so nothing reads a half-fetched ref as a run.
+	IncomingPrefix = "refs/atlas-incoming/"
 )
 
 // RunRef is the ref of a run's ledger.

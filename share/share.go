@@ -9,6 +9,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -19,10 +20,6 @@ import (
 
 // Prefixes are the namespaces push and pull carry.
 var Prefixes = []string{"refs/atlas/", "refs/heads/atlas/"}
-
-// stagingRoot is where pull fetches to; it is not under refs/atlas/, so nothing
-// reads it as ledger, and each pull uses (and then deletes) its own subdirectory.
-const stagingRoot = "refs/atlas-incoming/"
 
 // RefChange is one ref that moved (or was created) or would have.
 type RefChange struct {
@@ -129,15 +126,6 @@ func localRefs(ctx context.Context, repo *git.Repository, root string) (map[stri
 	return m, nil
 }
 
-func sortedKeys(m map[string]string) []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	return keys
-}
-
 // Push sends every local ref of Prefixes that the remote lacks or that fast-forwards
 // the remote's, in one atomic push leased on the remote tips just listed. Refs that
 // diverged are left out and reported; Push then returns a conflict after pushing the
@@ -178,7 +166,7 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 		}
 	}
 	var push []git.PushRef
-	for _, ref := range sortedKeys(local) {
+	for _, ref := range slices.Sorted(maps.Keys(local)) {
 		ours, rt := local[ref], theirs[ref]
 		c := RefChange{Ref: ref, RunID: RunOf(ref), Local: ours, Remote: rt}
 		switch {
@@ -271,7 +259,7 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 		}
 	}
 	var raced []string
-	for _, ref := range sortedKeys(theirs) {
+	for _, ref := range slices.Sorted(maps.Keys(theirs)) {
 		rt, ours := theirs[ref], local[ref]
 		c := RefChange{Ref: ref, RunID: RunOf(ref), Local: ours, Remote: rt}
 		if rt == ours {
@@ -357,7 +345,7 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 func newStaging() string {
 	var b [6]byte
 	_, _ = rand.Read(b[:])
-	return stagingRoot + hex.EncodeToString(b[:]) + "/"
+	return gitstate.IncomingPrefix + hex.EncodeToString(b[:]) + "/"
 }
 
 func dropStaging(ctx context.Context, repo *git.Repository, staging string) error {
