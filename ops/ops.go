@@ -1,6 +1,7 @@
 // Package ops holds one function per user operation (SPEC §4): start, transition,
-// event, finish, job add/claim/renew/done, reap, worktree add/remove, union, resume
-// detect/plan/apply, recover, recovery list/show/restore, audit, gc, push, pull.
+// event, finish, heartbeat, job add/claim/renew/done, reap, worktree add/remove,
+// union, resume detect/plan/apply, recover, recovery list/show/restore, audit, gc,
+// push, pull.
 //
 // Each takes a typed request and returns a typed result and an error whose kind is a
 // fault kind (exit codes are decided by internal/cli from it). Every front end calls
@@ -10,27 +11,133 @@
 // records, what a finish clears) live here or in the domain packages below, never in
 // a front end.
 //
+// A result is the operation's JSON document (SPEC §4.7): its fields, in order, are
+// what `--json` prints, so a front end prints it as it is.
+//
 // An operation never prints and never prompts: what a person must confirm is asked
 // by the front end before it calls, and the request says that it was confirmed.
 package ops
 
 import (
+	"sync"
+	"time"
+
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
 )
 
-// Ops is the operations on one repository. The zero value is not usable: make one
-// with New.
+// Ops is the operations on one repository. Make one with New; its methods may be
+// called from several goroutines at once (each builds its own ledger store).
 type Ops struct {
-	Repo  *git.Repository
-	Store *gitstate.Store
+	Repo *git.Repository
+	// Remote, when set, makes every ledger write go through that git remote (SPEC
+	// §10.1) and reads fetch the run first.
+	Remote *gitstate.Remote
 	// Progress receives the progress of long operations (audit, gc, union,
 	// snapshots, import); nil reports nothing.
 	Progress progress.Reporter
+
+	mu     sync.Mutex
+	stores []*gitstate.Store
 }
 
 // New returns the operations on repo.
-func New(repo *git.Repository) *Ops {
-	return &Ops{Repo: repo, Store: gitstate.New(repo)}
+func New(repo *git.Repository) *Ops { return &Ops{Repo: repo} }
+
+// Store returns a ledger store over the repository (and its remote) that writes as
+// w. What its remote syncs did is reported by Kept and RemoteNotes.
+func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
+	s := gitstate.New(o.Repo)
+	s.Remote = o.Remote
+	s.Writer = w
+	o.mu.Lock()
+	o.stores = append(o.stores, s)
+	o.mu.Unlock()
+	return s
+}
+
+// Reader returns a store for reads only.
+func (o *Ops) Reader() *gitstate.Store { return o.Store(gitstate.Writer{Role: gitstate.RoleObserver}) }
+
+// Kept returns the diverged chains the operations' remote syncs kept aside (for the
+// front end to report).
+func (o *Ops) Kept() []gitstate.Diverged {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []gitstate.Diverged
+	for _, s := range o.stores {
+		out = append(out, s.Kept()...)
+	}
+	return out
+}
+
+// RemoteNotes returns what went wrong after remote writes were done (the remote holds
+// them; moving a local ref failed).
+func (o *Ops) RemoteNotes() []string {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var out []string
+	for _, s := range o.stores {
+		out = append(out, s.RemoteNotes()...)
+	}
+	return out
+}
+
+// Driver is who writes as a run's driver (SPEC §5.1): --holder, --session,
+// --take-over and --ttl of the driver's commands.
+type Driver struct {
+	Holder   string
+	Session  string
+	TakeOver bool
+	// TTL is how long the driver lease lasts (0: gitstate.DefaultDriverTTL).
+	TTL time.Duration
+}
+
+// Check refuses a driver the ledger could not record: a bad session name, a negative
+// TTL, a take-over without a name.
+func (d Driver) Check() error {
+	if d.TTL < 0 {
+		return fault.Usage("--ttl must be positive")
+	}
+	if d.Session != "" {
+		if err := gitstate.ValidName("session", d.Session); err != nil {
+			return err
+		}
+	}
+	if d.TakeOver && d.Holder == "" {
+		return fault.Usage("--take-over needs --holder: the new driver must have a name")
+	}
+	return nil
+}
+
+// Writer is the driver as the ledger's writer.
+func (d Driver) Writer() gitstate.Writer {
+	ttl := d.TTL
+	if ttl == 0 {
+		ttl = gitstate.DefaultDriverTTL
+	}
+	return gitstate.Writer{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: ttl, Role: gitstate.RoleDriver}
+}
+
+// driverStore checks d and returns a store writing as it.
+func (o *Ops) driverStore(d Driver) (*gitstate.Store, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
+	return o.Store(d.Writer()), nil
+}
+
+// Worker is a worker holding job leases (--holder, --ttl of the job commands): its
+// writes never touch the run's driver lease (SPEC §5.1).
+type Worker struct {
+	Holder string
+	// TTL is how long a job lease lasts.
+	TTL time.Duration
+}
+
+// workerStore returns a store writing as w.
+func (o *Ops) workerStore(w Worker) *gitstate.Store {
+	return o.Store(gitstate.Writer{Holder: w.Holder, Role: gitstate.RoleWorker})
 }

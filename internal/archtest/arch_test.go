@@ -157,13 +157,20 @@ var forbiddenArrows = []struct{ from, to, why string }{
 	{"gitstate", "audit", "the ledger knows no audit"},
 	{"internal/fault", "domain", "fault is the leaf every package may import"},
 	{"audit", "resume", "audit classifies runs with the model's own predicates (gitstate.Run.Interrupted)"},
+	{"below-ops", "ops", "the operations layer is called by front ends (internal/cli, mcpserver, importer, bench), never by the domain packages it calls"},
 }
+
+// frontEnds are the packages of the domain pattern that may call the operations layer.
+var frontEnds = map[string]bool{"ops": true, "mcpserver": true, "importer": true}
 
 // leaves internal/git may import: the error kinds and the progress interface.
 var gitMayImport = map[string]bool{"internal/fault": true, "internal/progress": true}
 
 func matches(pattern, path string) bool {
 	s := short(path)
+	if pattern == "below-ops" {
+		return matches("domain", path) && !frontEnds[s]
+	}
 	if pattern == "domain" {
 		return strings.HasPrefix(path, module) && s != "internal/cli" && s != "cmd/git-atlas" && !harness(s) && s != "internal/archtest"
 	}

@@ -26,6 +26,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // Version is set at build time with -ldflags "-X ...cli.Version=...".
@@ -98,6 +99,7 @@ type Env struct {
 	pre         *preopen
 	stdinReader *bufio.Reader
 	store       *gitstate.Store
+	ops         *ops.Ops
 	kong        *kong.Kong
 }
 
@@ -149,6 +151,27 @@ func (e *Env) Store() (*gitstate.Store, error) {
 		e.store = st
 	}
 	return e.store, nil
+}
+
+// Ops returns the operations on the repository, with the remote of --remote or
+// atlas.remote, once.
+func (e *Env) Ops() (*ops.Ops, error) {
+	if e.ops == nil {
+		r, err := e.Repo()
+		if err != nil {
+			return nil, err
+		}
+		o := ops.New(r)
+		remote, err := e.remote(r)
+		if err != nil {
+			return nil, err
+		}
+		if remote != "" {
+			o.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
+		}
+		e.ops = o
+	}
+	return e.ops, nil
 }
 
 // out prints v as JSON with --json, else calls human. Human output is written with

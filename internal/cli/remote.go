@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/share"
 )
@@ -24,14 +25,20 @@ func (e *Env) remote(r *git.Repository) (string, error) {
 // chains kept aside because the remote's won, and local refs that could not follow a
 // write the remote holds. (With --json too: stderr is not parsed for success.)
 func (e *Env) remoteWarnings() {
-	if e.store == nil || e.store.Remote == nil {
-		return
+	var kept []gitstate.Diverged
+	var notes []string
+	remote := ""
+	if e.store != nil && e.store.Remote != nil {
+		kept, notes, remote = e.store.Kept(), e.store.RemoteNotes(), e.store.Remote.Name
 	}
-	for _, d := range e.store.Kept() {
+	if e.ops != nil && e.ops.Remote != nil {
+		kept, notes, remote = append(kept, e.ops.Kept()...), append(notes, e.ops.RemoteNotes()...), e.ops.Remote.Name
+	}
+	for _, d := range kept {
 		e.warn("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s (git atlas log %s --diverged %s)",
-			d.RunID, e.store.Remote.Name, short(d.Remote), short(d.Local), d.Ref, d.RunID, lastComponent(d.Ref))
+			d.RunID, remote, short(d.Remote), short(d.Local), d.Ref, d.RunID, lastComponent(d.Ref))
 	}
-	for _, n := range e.store.RemoteNotes() {
+	for _, n := range notes {
 		e.warn("%s", n)
 	}
 }
