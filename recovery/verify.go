@@ -79,22 +79,55 @@ type fileCheck struct {
 
 // check compares tree with the directory. It returns the paths of nested repositories
 // (gitlinks over non-empty directories), whose files the tree does not hold.
+//
+// In steps: read the tree back (every blob it names must be there), walk the
+// directory matching each entry to the tree (fileCheckOf decides what each file
+// needs), find what the tree holds and the walk never saw, then hash the files and
+// compare.
 func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
+	t, err := v.readBack(ctx, tree)
+	if err != nil {
+		return nil, err
+	}
+	w, err := v.walk(t, v.rules(ctx))
+	if err != nil {
+		return nil, err
+	}
+	for _, it := range t.items {
+		if !w.seen[it.Path] && !v.skipped[it.Path] {
+			return nil, v.changed("%q is in the snapshot but not on disk", it.Path)
+		}
+	}
+	hashAll(w.checks, v.repo.ObjectFormat == "sha256")
+	if err := v.compare(w.checks); err != nil {
+		return nil, err
+	}
+	return w.embedded, nil
+}
+
+// treeIndex is a tree read back from the object store.
+type treeIndex struct {
+	items  []git.TreeItem
+	byPath map[string]git.TreeItem
+	paths  []string // sorted
+}
+
+// readBack lists tree and makes sure every blob it names is in the object store.
+func (v *verifier) readBack(ctx context.Context, tree string) (*treeIndex, error) {
 	items, err := v.repo.LsTree(ctx, tree)
 	if err != nil {
 		return nil, fmt.Errorf("read back tree %s: %w", tree, err)
 	}
-	byPath := make(map[string]git.TreeItem, len(items))
-	paths := make([]string, 0, len(items))
+	t := &treeIndex{items: items, byPath: make(map[string]git.TreeItem, len(items)), paths: make([]string, 0, len(items))}
 	var blobs []string
 	for _, it := range items {
-		byPath[it.Path] = it
-		paths = append(paths, it.Path)
+		t.byPath[it.Path] = it
+		t.paths = append(t.paths, it.Path)
 		if it.Type == "blob" {
 			blobs = append(blobs, it.ID)
 		}
 	}
-	sort.Strings(paths)
+	sort.Strings(t.paths)
 	missing, err := v.repo.MissingObjects(ctx, unique(blobs))
 	if err != nil {
 		return nil, err
@@ -102,28 +135,48 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 	if len(missing) > 0 {
 		return nil, fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
 	}
+	return t, nil
+}
+
+// hasUnder reports whether the tree holds anything under dir.
+func (t *treeIndex) hasUnder(dir string) bool {
+	i := sort.SearchStrings(t.paths, dir+"/")
+	return i < len(t.paths) && strings.HasPrefix(t.paths[i], dir+"/")
+}
+
+// fileRules are the worktree's config that decides how a file on disk compares with
+// the tree: core.fileMode (is the exec bit meaningful) and core.symlinks (is a link
+// a link, or a plain file holding its target).
+type fileRules struct{ fileMode, symlinks bool }
+
+func (v *verifier) rules(ctx context.Context) fileRules {
 	cfg := v.wt
 	if cfg == nil {
 		cfg = v.repo.Worktree(v.repo.CommonDir)
 	}
-	fileMode := cfg.ConfigBool(ctx, "core.fileMode", true)
-	symlinks := cfg.ConfigBool(ctx, "core.symlinks", true)
-	sha256Repo := v.repo.ObjectFormat == "sha256"
+	return fileRules{fileMode: cfg.ConfigBool(ctx, "core.fileMode", true), symlinks: cfg.ConfigBool(ctx, "core.symlinks", true)}
+}
 
-	seen := make(map[string]bool, len(items))
-	var embedded []string
-	var checks []*fileCheck
-	changed := func(format string, args ...any) error {
-		if v.restored {
-			return fmt.Errorf(format, args...)
-		}
-		return fmt.Errorf("%w: "+format, append([]any{ErrChanged}, args...)...)
+// changed is a difference between the tree and the directory: the worktree changed
+// during a snapshot (ErrChanged), or, after a restore, the restore failed.
+func (v *verifier) changed(format string, args ...any) error {
+	if v.restored {
+		return fmt.Errorf(format, args...)
 	}
-	hasUnder := func(dir string) bool {
-		i := sort.SearchStrings(paths, dir+"/")
-		return i < len(paths) && strings.HasPrefix(paths[i], dir+"/")
-	}
-	err = filepath.WalkDir(v.root, func(abs string, d fs.DirEntry, err error) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrChanged}, args...)...)
+}
+
+// walked is what the walk of the directory found.
+type walked struct {
+	seen     map[string]bool // the tree's paths found on disk
+	embedded []string        // nested repositories
+	checks   []*fileCheck    // the files to hash
+}
+
+// walk matches every entry of the directory to the tree.
+func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
+	w := &walked{seen: make(map[string]bool, len(t.items))}
+	err := filepath.WalkDir(v.root, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -138,52 +191,27 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 			return nil
 		}
 		if d.IsDir() {
-			if it, ok := byPath[rel]; ok && it.Type == "commit" {
-				seen[rel] = true
+			if it, ok := t.byPath[rel]; ok && it.Type == "commit" {
+				w.seen[rel] = true
 				if entries, _ := os.ReadDir(abs); len(entries) > 0 {
-					embedded = append(embedded, rel)
+					w.embedded = append(w.embedded, rel)
 				}
 				return filepath.SkipDir
 			}
-			if v.ignoredDirs[rel] && !hasUnder(rel) {
+			if v.ignoredDirs[rel] && !t.hasUnder(rel) {
 				return filepath.SkipDir
 			}
 			return nil
 		}
-		it, ok := byPath[rel]
-		typ := d.Type()
-		if !ok {
-			if v.ignored(rel) {
-				return nil
-			}
-			if !typ.IsRegular() && typ&fs.ModeSymlink == 0 {
-				return nil // fifos, sockets, devices: git keeps none
-			}
-			return changed("%q is on disk but not in the snapshot", rel)
+		it, ok := t.byPath[rel]
+		if ok {
+			w.seen[rel] = true
 		}
-		seen[rel] = true
-		isLink := typ&fs.ModeSymlink != 0
-		switch {
-		case isLink && it.Mode != "120000":
-			return changed("%q is a symlink on disk, %s in the snapshot", rel, it.Mode)
-		case isLink:
-		case !typ.IsRegular():
-			return changed("%q is not a regular file on disk", rel)
-		case it.Mode == "120000" && !symlinks:
-			// core.symlinks=false: the link is a plain file holding its target.
-		case it.Mode != "100644" && it.Mode != "100755":
-			return changed("%q is a file on disk, %s in the snapshot", rel, it.Mode)
+		c, err := v.fileCheckOf(rel, abs, d.Type(), it, ok, rules)
+		if c != nil {
+			w.checks = append(w.checks, c)
 		}
-		// The exec bit is checked by the hasher, from the fstat of the open file.
-		exec := -1
-		if fileMode && it.Mode != "120000" {
-			exec = 0
-			if it.Mode == "100755" {
-				exec = 1
-			}
-		}
-		checks = append(checks, &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID})
-		return nil
+		return err
 	})
 	if err != nil {
 		if errors.Is(err, ErrChanged) {
@@ -194,24 +222,60 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 		}
 		return nil, err
 	}
-	for _, it := range items {
-		if !seen[it.Path] && !v.skipped[it.Path] {
-			return nil, changed("%q is in the snapshot but not on disk", it.Path)
+	return w, nil
+}
+
+// fileCheckOf decides what the file (or symlink, or special file) at rel, of type
+// typ, needs to match it, the tree's entry (inTree: the tree has one): nothing (an
+// ignored file, a file git keeps none of), a hash (the returned check), or nothing
+// can make it match (the error). It reads nothing from disk.
+func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
+	if !inTree {
+		if v.ignored(rel) {
+			return nil, nil
+		}
+		if !typ.IsRegular() && typ&fs.ModeSymlink == 0 {
+			return nil, nil // fifos, sockets, devices: git keeps none
+		}
+		return nil, v.changed("%q is on disk but not in the snapshot", rel)
+	}
+	isLink := typ&fs.ModeSymlink != 0
+	switch {
+	case isLink && it.Mode != "120000":
+		return nil, v.changed("%q is a symlink on disk, %s in the snapshot", rel, it.Mode)
+	case isLink:
+	case !typ.IsRegular():
+		return nil, v.changed("%q is not a regular file on disk", rel)
+	case it.Mode == "120000" && !rules.symlinks:
+		// core.symlinks=false: the link is a plain file holding its target.
+	case it.Mode != "100644" && it.Mode != "100755":
+		return nil, v.changed("%q is a file on disk, %s in the snapshot", rel, it.Mode)
+	}
+	// The exec bit is checked by the hasher, from the fstat of the open file.
+	exec := -1
+	if rules.fileMode && it.Mode != "120000" {
+		exec = 0
+		if it.Mode == "100755" {
+			exec = 1
 		}
 	}
-	hashAll(checks, sha256Repo)
+	return &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID}, nil
+}
+
+// compare fails at the first file whose hash is not its blob's.
+func (v *verifier) compare(checks []*fileCheck) error {
 	for _, c := range checks {
 		if c.err != nil {
-			return nil, fmt.Errorf("%w: hash %q: %v", ErrChanged, c.rel, c.err)
+			return fmt.Errorf("%w: hash %q: %v", ErrChanged, c.rel, c.err)
 		}
 		if c.got != c.want {
 			if c.link {
-				return nil, changed("symlink %q does not match the snapshot", c.rel)
+				return v.changed("symlink %q does not match the snapshot", c.rel)
 			}
-			return nil, changed("%q does not match the snapshot byte for byte", c.rel)
+			return v.changed("%q does not match the snapshot byte for byte", c.rel)
 		}
 	}
-	return embedded, nil
+	return nil
 }
 
 // hashAll computes git blob ids of the files (a symlink's blob is its target) on

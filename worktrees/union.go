@@ -255,28 +255,13 @@ func commitTree(ctx context.Context, repo *git.Repository, tree string, parents 
 // worktree is first moved (detached) to the new head, then the ledger and branch are
 // written in one transaction, then the worktree is put back on its branch; a missing
 // one is created after the transaction, as Add does.
+//
+// It reads what stands where the union goes (locateUnion), decides what to do to
+// the branch and the worktree or refuses (checkBranch, worktreeSteps: no change
+// made yet), then does it in that order (prepare, recordUnion, finish).
 func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res *UnionResult, force bool) error {
-	repo, run, head := store.Repo, r.Header.RunID, res.Union.Head
-	rec := gitstate.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head}
-	prev := r.State.Worktree(Union)
-	list, err := repo.ListWorktrees(ctx)
-	if err != nil {
-		return err
-	}
-	if prev != nil {
-		rec.Path = prev.Path
-	} else {
-		root, err := Root(ctx, repo)
-		if err != nil {
-			return err
-		}
-		if err := checkRoot(root, list); err != nil {
-			return err
-		}
-		rec.Path = filepath.Join(root, run, Union)
-	}
-	ref := branchRef(rec.Branch)
-	oldTip, err := repo.ReadRef(ctx, ref)
+	repo, head := store.Repo, res.Union.Head
+	p, err := locateUnion(ctx, repo, r, head)
 	if err != nil {
 		return err
 	}
@@ -284,98 +269,208 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	if r.State.Union != nil {
 		built = r.State.Union.Head
 	}
-	if oldTip != "" && oldTip != head && oldTip != built && !force {
-		return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", rec.Branch, oldTip).
-			WithHint("keep that work on another branch (`git branch <name> %s`), then run again with --force", oldTip)
+	if err := p.checkBranch(built, force); err != nil {
+		return err
 	}
-	if oldTip != head {
-		if other := checkedOutElsewhere(list, ref, rec.Path); other != "" {
-			return fault.Conflict("union branch %s is checked out in %s", rec.Branch, other).WithHint("switch that worktree to another branch first")
-		}
-	}
-	info, err := inspect(ctx, repo, rec, list)
+	info, err := inspect(ctx, repo, p.rec, p.list)
 	if err != nil {
 		return err
 	}
-	create, reattach := false, false
-	switch {
-	case info.Exists:
-		if w := findWorktree(list, rec.Path); prev == nil && (!w.Locked || w.LockReason != lockReason(run, Union)) {
-			return fault.Conflict("path %s is taken by a worktree git-atlas did not record", rec.Path).WithHint("move it away and run again")
-		}
-		if info.Head != head || !info.OnBranch(rec) {
-			if info.Dirty {
-				return fault.Refused("the union worktree %s has local changes: they would be lost", rec.Path).
-					WithHint("commit them on another branch or discard them there, then run `git atlas union %s` again", run)
-			}
-			if info.Head != head {
-				if err := moveDetached(ctx, repo, rec.Path, head); err != nil {
-					return err
-				}
-			}
-			reattach = true
-		}
-		if !info.Locked {
-			if err := lock(ctx, repo, run, Union, rec.Path); err != nil {
-				return err
-			}
-		}
-	case exists(rec.Path):
-		return fault.Conflict("path %s of the union worktree is taken by something that is not its worktree", rec.Path).WithHint("move it away and run again")
-	default:
-		create = true
+	steps, err := p.worktreeSteps(info)
+	if err != nil {
+		return err
 	}
-	res.Rec = rec
-	if prev == nil || !sameRec(*prev, rec) || oldTip != head || r.State.Union == nil || !sameUnion(*r.State.Union, res.Union) {
+	if err := p.prepare(ctx, repo, steps); err != nil {
+		return err
+	}
+	res.Rec = p.rec
+	if p.needsRecord(r.State.Union, res.Union) {
 		res.Changed = true
-		_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
-			if err := open(r); err != nil {
-				return nil, err
-			}
-			now, err := repo.ReadRef(ctx, ref)
-			if err != nil {
-				return nil, err
-			}
-			if now != oldTip {
-				return nil, fault.Conflict("union branch %s moved while the union was built", rec.Branch).WithHint("run the command again")
-			}
-			res.Union.At = gitstate.Stamp(gitstate.Now())
-			u := res.Union
-			r.State.Union = &u
-			if w := r.State.Worktree(Union); w != nil {
-				*w = rec
-			} else {
-				r.State.Worktrees = append(r.State.Worktrees, rec)
-			}
-			var refs []git.RefUpdate
-			if oldTip != head {
-				old := oldTip
-				if old == "" {
-					old = git.ZeroID
-				}
-				refs = append(refs, git.RefUpdate{Name: ref, New: head, Old: old})
-			}
-			conflicted := u.Conflicted
-			if conflicted == nil {
-				conflicted = map[string][]string{}
-			}
-			data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
-			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
-		})
-		if err != nil {
+		if err := recordUnion(ctx, store, p, res); err != nil {
 			return err
 		}
 	} else {
 		res.Union.At = r.State.Union.At
 	}
+	return p.finish(ctx, repo, steps)
+}
+
+// unionPlace is where a union build goes and what stands there, as read before
+// anything is changed.
+type unionPlace struct {
+	run string
+	// rec is the union worktree as the build records it: at the new head.
+	rec gitstate.WorktreeRec
+	// prev is the union worktree the ledger records now (nil before the first build).
+	prev *gitstate.WorktreeRec
+	list []git.WorktreeInfo
+	// ref is the union branch's full name, oldTip its tip now ("": no branch).
+	ref, oldTip string
+	// taken: something is at rec.Path (a worktree or not).
+	taken bool
+}
+
+// locateUnion reads where run's union at head goes: the recorded union worktree's
+// path, or its place under Root for a first build, and the union branch's tip.
+func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, head string) (*unionPlace, error) {
+	run := r.Header.RunID
+	p := &unionPlace{run: run, rec: gitstate.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
+		prev: r.State.Worktree(Union)}
+	var err error
+	if p.list, err = repo.ListWorktrees(ctx); err != nil {
+		return nil, err
+	}
+	if p.prev != nil {
+		p.rec.Path = p.prev.Path
+	} else {
+		root, err := Root(ctx, repo)
+		if err != nil {
+			return nil, err
+		}
+		if err := checkRoot(root, p.list); err != nil {
+			return nil, err
+		}
+		p.rec.Path = filepath.Join(root, run, Union)
+	}
+	p.ref = branchRef(p.rec.Branch)
+	if p.oldTip, err = repo.ReadRef(ctx, p.ref); err != nil {
+		return nil, err
+	}
+	p.taken = exists(p.rec.Path)
+	return p, nil
+}
+
+// checkBranch refuses to move a union branch someone committed on (its tip is
+// neither the new head nor built, the union last recorded) unless force, and one
+// checked out in another worktree.
+func (p *unionPlace) checkBranch(built string, force bool) error {
+	head := p.rec.Head
+	if p.oldTip != "" && p.oldTip != head && p.oldTip != built && !force {
+		return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
+			WithHint("keep that work on another branch (`git branch <name> %s`), then run again with --force", p.oldTip)
+	}
+	if p.oldTip != head {
+		if other := checkedOutElsewhere(p.list, p.ref, p.rec.Path); other != "" {
+			return fault.Conflict("union branch %s is checked out in %s", p.rec.Branch, other).WithHint("switch that worktree to another branch first")
+		}
+	}
+	return nil
+}
+
+// unionSteps is what placing the union does to its worktree.
+type unionSteps struct {
+	// move: the worktree is at another commit and is moved, detached, to the new
+	// head before the record.
+	move bool
+	// lock: the worktree lost its lock and is locked again before the record.
+	lock bool
+	// reattach: the worktree is put back on the union branch after the record.
+	reattach bool
+	// create: there is no worktree; it is made after the record.
+	create bool
+}
+
+// worktreeSteps decides, from info (the worktree at p.rec.Path as it is), what the
+// union worktree needs to end at the new head on its branch, or refuses: a
+// worktree git-atlas did not record, local changes a move would lose, a path taken
+// by something else. It changes nothing.
+func (p *unionPlace) worktreeSteps(info Info) (unionSteps, error) {
+	var s unionSteps
+	rec, run := p.rec, p.run
 	switch {
-	case create:
-		if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+	case info.Exists:
+		if w := findWorktree(p.list, rec.Path); p.prev == nil && (!w.Locked || w.LockReason != lockReason(run, Union)) {
+			return s, fault.Conflict("path %s is taken by a worktree git-atlas did not record", rec.Path).WithHint("move it away and run again")
+		}
+		if info.Head != rec.Head || !info.OnBranch(rec) {
+			if info.Dirty {
+				return s, fault.Refused("the union worktree %s has local changes: they would be lost", rec.Path).
+					WithHint("commit them on another branch or discard them there, then run `git atlas union %s` again", run)
+			}
+			s.move = info.Head != rec.Head
+			s.reattach = true
+		}
+		s.lock = !info.Locked
+	case p.taken:
+		return s, fault.Conflict("path %s of the union worktree is taken by something that is not its worktree", rec.Path).WithHint("move it away and run again")
+	default:
+		s.create = true
+	}
+	return s, nil
+}
+
+// prepare does the steps that come before the record: the move, then the lock.
+func (p *unionPlace) prepare(ctx context.Context, repo *git.Repository, s unionSteps) error {
+	if s.move {
+		if err := moveDetached(ctx, repo, p.rec.Path, p.rec.Head); err != nil {
 			return err
 		}
-		return materialize(ctx, repo, run, rec, head)
-	case reattach:
-		return attach(ctx, repo, rec)
+	}
+	if s.lock {
+		return lock(ctx, repo, p.run, Union, p.rec.Path)
+	}
+	return nil
+}
+
+// needsRecord reports whether the build differs from what the ledger has (recorded,
+// the run's last union): another worktree record, a branch to move, another union.
+func (p *unionPlace) needsRecord(recorded *gitstate.UnionRec, u gitstate.UnionRec) bool {
+	return p.prev == nil || !sameRec(*p.prev, p.rec) || p.oldTip != p.rec.Head || recorded == nil || !sameUnion(*recorded, u)
+}
+
+// recordUnion records the build (`union_built`) and moves the union branch in the
+// same transaction, as long as the branch is still where p read it.
+func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res *UnionResult) error {
+	repo, rec, head := store.Repo, p.rec, p.rec.Head
+	_, err := store.Update(ctx, p.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := open(r); err != nil {
+			return nil, err
+		}
+		now, err := repo.ReadRef(ctx, p.ref)
+		if err != nil {
+			return nil, err
+		}
+		if now != p.oldTip {
+			return nil, fault.Conflict("union branch %s moved while the union was built", rec.Branch).WithHint("run the command again")
+		}
+		res.Union.At = gitstate.Stamp(gitstate.Now())
+		u := res.Union
+		r.State.Union = &u
+		if w := r.State.Worktree(Union); w != nil {
+			*w = rec
+		} else {
+			r.State.Worktrees = append(r.State.Worktrees, rec)
+		}
+		var refs []git.RefUpdate
+		if p.oldTip != head {
+			old := p.oldTip
+			if old == "" {
+				old = git.ZeroID
+			}
+			refs = append(refs, git.RefUpdate{Name: p.ref, New: head, Old: old})
+		}
+		conflicted := u.Conflicted
+		if conflicted == nil {
+			conflicted = map[string][]string{}
+		}
+		data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
+	})
+	return err
+}
+
+// finish does the steps that come after the record: a missing worktree is made
+// (git's registration of a deleted one dropped first), a moved one put back on its
+// branch.
+func (p *unionPlace) finish(ctx context.Context, repo *git.Repository, s unionSteps) error {
+	switch {
+	case s.create:
+		if err := forgetMissing(ctx, repo, p.list, p.rec.Path); err != nil {
+			return err
+		}
+		return materialize(ctx, repo, p.run, p.rec, p.rec.Head)
+	case s.reattach:
+		return attach(ctx, repo, p.rec)
 	}
 	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -18,12 +18,13 @@ type SnapshotFlags struct {
 	IgnoredCap     string `name:"ignored-cap" default:"100MiB" help:"Size cap of the ignored files --include-ignored copies (e.g. 500KiB, 100MiB, 1GiB)." placeholder:"SIZE"`
 }
 
-func (f SnapshotFlags) options(reason, patchOut string) (recovery.Options, error) {
+// options are the snapshot options the flags give.
+func (f SnapshotFlags) options() (ops.SnapshotOptions, error) {
 	n, err := parseSize(f.IgnoredCap)
 	if err != nil {
-		return recovery.Options{}, err
+		return ops.SnapshotOptions{}, err
 	}
-	return recovery.Options{Reason: reason, IncludeIgnored: f.IncludeIgnored, IgnoredCap: n, PatchOut: patchOut}, nil
+	return ops.SnapshotOptions{IncludeIgnored: f.IncludeIgnored, IgnoredCap: n}, nil
 }
 
 // parseSize reads 123, 10K, 10KiB, 5M, 5MB, 1G (binary multiples).
@@ -46,37 +47,6 @@ func parseSize(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// snapshotView is a snapshot in JSON (SPEC §4.7 names id, run_id, node, stage, ref,
-// patch, created_at).
-type snapshotView struct {
-	ID         string `json:"id"`
-	RunID      string `json:"run_id"`
-	Node       string `json:"node"`
-	Stage      string `json:"stage"`
-	Ref        string `json:"ref"`
-	Commit     string `json:"commit"`
-	Patch      string `json:"patch"`
-	Source     string `json:"source,omitempty"`
-	Reason     string `json:"reason,omitempty"`
-	CreatedAt  string `json:"created_at"`
-	Reused     bool   `json:"reused,omitempty"`
-	Unrecorded bool   `json:"unrecorded,omitempty"`
-}
-
-func viewOf(run string, s gitstate.SnapshotRec) snapshotView {
-	return snapshotView{ID: s.ID, RunID: run, Node: s.Node, Stage: s.Stage, Ref: s.Ref, Commit: s.Commit, Patch: s.Patch,
-		Source: s.Source, Reason: s.Reason, CreatedAt: s.CreatedAt}
-}
-
-func resultView(run string, r *recovery.Result) *snapshotView {
-	if r == nil {
-		return nil
-	}
-	v := viewOf(run, r.Rec)
-	v.Reused = r.Reused
-	return &v
-}
-
 // WorktreeRemoveCmd is `git atlas worktree remove RUN NODE`.
 type WorktreeRemoveCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
@@ -87,31 +57,24 @@ type WorktreeRemoveCmd struct {
 
 // Run preserves, then removes.
 func (c *WorktreeRemoveCmd) Run(env *Env) error {
-	opt, err := c.options("worktree remove", "")
-	opt.Progress = env.progress()
+	opt, err := c.options()
 	if err != nil {
 		return err
 	}
-	store, err := c.DriverFlags.store(env)
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	res, err := recovery.PreserveAndRemove(env.Ctx, store, c.RunID, c.Node, opt)
+	res, err := o.WorktreeRemove(env.Ctx, ops.WorktreeRemoveRequest{Run: c.RunID, Node: c.Node, Snapshot: opt, Driver: worktreeDriver(c.DriverFlags)})
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
-			env.warn("snapshot %s was taken and kept", res.Snapshot.Rec.ID)
+			env.warn("snapshot %s was taken and kept", res.Snapshot.ID)
 		}
 		return err
 	}
-	reasons := res.Risk.Reasons
-	if reasons == nil {
-		reasons = []string{}
-	}
-	v := map[string]any{"run_id": c.RunID, "node": c.Node, "path": res.Path, "removed": true, "reasons": reasons,
-		"snapshot": resultView(c.RunID, res.Snapshot)}
-	return env.out(v, func(w io.Writer) {
+	return env.out(res, func(w io.Writer) {
 		if res.Snapshot != nil {
-			fmt.Fprintf(w, "snapshot %s (%s)\n  ref   %s\n  patch %s\n", res.Snapshot.Rec.ID, strings.Join(reasons, ", "), res.Snapshot.Rec.Ref, res.Snapshot.Rec.Patch)
+			fmt.Fprintf(w, "snapshot %s (%s)\n  ref   %s\n  patch %s\n", res.Snapshot.ID, strings.Join(res.Reasons, ", "), res.Snapshot.Ref, res.Snapshot.Patch)
 		}
 		fmt.Fprintf(w, "removed %s\n", res.Path)
 	})
@@ -131,57 +94,38 @@ type RecoverCmd struct {
 
 // Run preserves and replays.
 func (c *RecoverCmd) Run(env *Env) error {
-	opt, err := c.options("recover", c.PatchOut)
-	opt.Progress = env.progress()
+	opt, err := c.options()
 	if err != nil {
 		return err
 	}
-	store, err := c.DriverFlags.store(env)
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	// The user's checkout, wherever recover runs from: a managed worktree is not it.
-	checkout, err := recovery.UserCheckout(env.Ctx, store, store.Repo.TopLevel)
+	res, err := o.Recover(env.Ctx, ops.RecoverRequest{Run: c.RunID, Stage: c.Stage, Node: c.Node, Worktree: c.Worktree, Apply: c.Apply,
+		PatchOut: c.PatchOut, Snapshot: opt, Driver: worktreeDriver(c.DriverFlags)})
 	if err != nil {
 		return err
 	}
-	res, err := recovery.Recover(env.Ctx, store, c.RunID, recovery.RecoverRequest{Stage: c.Stage, Node: c.Node,
-		CheckoutPath: checkout, Worktree: c.Worktree, Apply: c.Apply, Options: opt})
-	if err != nil {
-		return err
-	}
-	replay := map[string]any{"branch": res.Replay.Branch, "baseline": res.Replay.Baseline, "worktree": nullable(res.Replay.Worktree), "node": nullable(res.Node)}
-	v := map[string]any{"run_id": c.RunID, "stage": c.Stage, "source": nullable(res.Source), "snapshot": resultView(c.RunID, res.Snapshot),
-		"replay": replay, "applied": res.Applied}
-	if res.Source == recovery.SourceCheckout {
-		v["checkout"] = checkout
-	}
-	return env.out(v, func(w io.Writer) {
+	return env.out(res, func(w io.Writer) {
 		if res.Snapshot != nil {
-			what := "worktree of " + res.Snapshot.Manifest.Node
-			if res.Source == recovery.SourceCheckout {
-				what = "your checkout " + checkout + " (unchanged)"
+			what := "worktree of " + res.Snapshot.Node
+			if res.Source != nil && *res.Source == recovery.SourceCheckout {
+				what = "your checkout " + res.Checkout + " (unchanged)"
 			}
-			fmt.Fprintf(w, "snapshot %s of %s\n  ref   %s\n  patch %s\n", res.Snapshot.Rec.ID, what, res.Snapshot.Rec.Ref, res.Snapshot.Rec.Patch)
+			fmt.Fprintf(w, "snapshot %s of %s\n  ref   %s\n  patch %s\n", res.Snapshot.ID, what, res.Snapshot.Ref, res.Snapshot.Patch)
 		} else {
 			fmt.Fprintf(w, "no snapshot: the stage's worktree is gone\n")
 		}
 		fmt.Fprintf(w, "replay branch %s at %s\n", res.Replay.Branch, short(res.Replay.Baseline))
-		if res.Replay.Worktree != "" {
+		if res.Replay.Worktree != nil {
 			applied := ""
 			if res.Applied {
 				applied = " (snapshot applied)"
 			}
-			fmt.Fprintf(w, "worktree %s%s\n", res.Replay.Worktree, applied)
+			fmt.Fprintf(w, "worktree %s%s\n", *res.Replay.Worktree, applied)
 		}
 	})
-}
-
-func nullable(s string) any {
-	if s == "" {
-		return nil
-	}
-	return s
 }
 
 // RecoveryGroup is `git atlas recovery ...`.
@@ -198,28 +142,22 @@ type RecoveryListCmd struct {
 
 // Run lists snapshots.
 func (c *RecoveryListCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	list, err := recovery.List(env.Ctx, store, c.RunID)
+	res, err := o.RecoveryList(env.Ctx, ops.RecoveryListRequest{Run: c.RunID})
 	if err != nil {
 		return err
-	}
-	views := make([]snapshotView, 0, len(list))
-	for _, e := range list {
-		v := viewOf(e.RunID, e.SnapshotRec)
-		v.Unrecorded = e.Unrecorded
-		views = append(views, v)
 	}
 	now := gitstate.Now()
-	return env.out(map[string]any{"snapshots": views}, func(w io.Writer) {
-		if len(views) == 0 {
+	return env.out(res, func(w io.Writer) {
+		if len(res.Snapshots) == 0 {
 			fmt.Fprintln(w, "no snapshots")
 			return
 		}
 		t := newTable(w, "SNAPSHOT", "RUN", "NODE", "STAGE", "SOURCE", "TAKEN", "REASON")
-		for _, v := range views {
+		for _, v := range res.Snapshots {
 			t.row(v.ID, v.RunID, dash(v.Node), dash(v.Stage), dash(v.Source), dash(ageOrEmpty(v.CreatedAt, now)), dash(v.Reason))
 		}
 		t.flush()
@@ -231,57 +169,20 @@ type RecoveryShowCmd struct {
 	Snapshot string `arg:"" help:"The snapshot: <id> or <run>/<id>."`
 }
 
-type changeView struct {
-	Status string `json:"status"`
-	recovery.Name
-}
-
-func changes(list []git.NameStatus) []changeView {
-	out := make([]changeView, 0, len(list))
-	for _, c := range list {
-		out = append(out, changeView{Status: c.Status, Name: recovery.NameOf(c.Path)})
-	}
-	return out
-}
-
 // Run shows a snapshot.
 func (c *RecoveryShowCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	d, err := recovery.Show(env.Ctx, store, c.Snapshot)
+	v, err := o.RecoveryShow(env.Ctx, ops.RecoveryShowRequest{Snapshot: c.Snapshot})
 	if err != nil {
 		return err
 	}
-	m := d.Snap.Manifest
-	v := struct {
-		snapshotView
-		Head            string                  `json:"head"`
-		Branch          string                  `json:"branch,omitempty"`
-		Baseline        string                  `json:"baseline"`
-		Tree            string                  `json:"tree"`
-		IndexTree       string                  `json:"index_tree"`
-		Staged          []changeView            `json:"staged"`
-		Unstaged        []changeView            `json:"unstaged"`
-		Changes         []changeView            `json:"changes"`
-		Unmerged        []recovery.Name         `json:"unmerged"`
-		Ignored         []recovery.IgnoredEntry `json:"ignored"`
-		AssumeUnchanged []recovery.Name         `json:"assume_unchanged,omitempty"`
-		Pending         map[string]string       `json:"pending,omitempty"`
-		Embedded        []recovery.Name         `json:"embedded,omitempty"`
-	}{
-		snapshotView: viewOf(d.RunID, d.SnapshotRec), Head: m.Head, Branch: m.Branch, Baseline: m.Baseline,
-		Tree: m.Tree, IndexTree: m.IndexTree, Staged: changes(d.Staged), Unstaged: changes(d.Unstaged), Changes: changes(d.Baseline),
-		Unmerged: nonNil(m.Unmerged), Ignored: m.Ignored, AssumeUnchanged: m.AssumeUnchanged, Pending: m.Pending, Embedded: m.Embedded,
-	}
-	if v.Ignored == nil {
-		v.Ignored = []recovery.IgnoredEntry{}
-	}
-	v.snapshotView.Unrecorded = d.Unrecorded
+	m := v.Manifest
 	return env.out(v, func(w io.Writer) {
-		fmt.Fprintf(w, "snapshot  %s/%s\n", d.RunID, d.ID)
-		fmt.Fprintf(w, "ref       %s (%s)\n", d.Ref, short(d.Commit))
+		fmt.Fprintf(w, "snapshot  %s/%s\n", v.RunID, v.ID)
+		fmt.Fprintf(w, "ref       %s (%s)\n", v.Ref, short(v.Commit))
 		if m.Source == recovery.SourceCheckout {
 			fmt.Fprintf(w, "source    the user's checkout (read-only)\n")
 		} else {
@@ -289,10 +190,10 @@ func (c *RecoveryShowCmd) Run(env *Env) error {
 		}
 		fmt.Fprintf(w, "head      %s %s\n", dash(short(m.Head)), strings.TrimPrefix(m.Branch, "refs/heads/"))
 		fmt.Fprintf(w, "baseline  %s\n", short(m.Baseline))
-		if d.Patch != "" {
-			fmt.Fprintf(w, "patch     %s\n", d.Patch)
+		if v.Patch != "" {
+			fmt.Fprintf(w, "patch     %s\n", v.Patch)
 		}
-		section := func(title string, list []changeView) {
+		section := func(title string, list []ops.ChangeView) {
 			if len(list) == 0 {
 				return
 			}
@@ -327,13 +228,6 @@ func displayPath(p string) string {
 	return p
 }
 
-func nonNil(n []recovery.Name) []recovery.Name {
-	if n == nil {
-		return []recovery.Name{}
-	}
-	return n
-}
-
 // RecoveryRestoreCmd is `git atlas recovery restore SNAPSHOT --to PATH`.
 type RecoveryRestoreCmd struct {
 	Snapshot string `arg:"" help:"The snapshot: <id> or <run>/<id>."`
@@ -343,24 +237,19 @@ type RecoveryRestoreCmd struct {
 
 // Run restores a snapshot.
 func (c *RecoveryRestoreCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	e, err := recovery.Find(env.Ctx, store, c.Snapshot)
+	res, err := o.RecoveryRestore(env.Ctx, ops.RecoveryRestoreRequest{Snapshot: c.Snapshot, To: c.To, Worktree: c.Worktree})
 	if err != nil {
 		return err
 	}
-	s, err := recovery.Restore(env.Ctx, store.Repo, e.Commit, c.To, c.Worktree)
-	if err != nil {
-		return err
-	}
-	return env.out(map[string]any{"snapshot": e.ID, "run_id": e.RunID, "path": c.To, "worktree": c.Worktree, "head": nullable(s.Manifest.Head)},
-		func(w io.Writer) {
-			what := "files"
-			if c.Worktree {
-				what = "worktree (index and files)"
-			}
-			fmt.Fprintf(w, "restored %s/%s into %s: %s, checked against the snapshot\n", e.RunID, e.ID, c.To, what)
-		})
+	return env.out(res, func(w io.Writer) {
+		what := "files"
+		if c.Worktree {
+			what = "worktree (index and files)"
+		}
+		fmt.Fprintf(w, "restored %s/%s into %s: %s, checked against the snapshot\n", res.RunID, res.Snapshot, c.To, what)
+	})
 }

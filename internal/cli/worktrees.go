@@ -1,17 +1,15 @@
 package cli
 
 import (
-	"context"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/resume"
-	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // WorktreeCmd is `git atlas worktree`.
@@ -30,57 +28,40 @@ type WorktreeAddCmd struct {
 	DriverFlags
 }
 
-// worktreeView is a managed worktree in JSON (SPEC §4.7).
-type worktreeView struct {
-	RunID     string `json:"run_id"`
-	Node      string `json:"node"`
-	Stage     string `json:"stage,omitempty"`
-	Path      string `json:"path"`
-	Branch    string `json:"branch"`
-	Baseline  string `json:"baseline"`
-	Head      string `json:"head"`
-	Created   bool   `json:"created"`
-	Recreated bool   `json:"recreated"`
-	// Reattached: the node's worktree had been removed; the new one is on its kept
-	// branch, at its tip.
-	Reattached bool `json:"reattached"`
-}
-
 // Run adds (or finds, or recreates) the worktree.
 func (c *WorktreeAddCmd) Run(env *Env) error {
-	store, err := c.addStore(env)
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	res, err := worktrees.Add(env.Ctx, store, c.RunID, c.Node, worktrees.AddOptions{Baseline: c.Baseline, Lease: c.Lease,
-		// A checkout a killed process left half-made may hold an agent's work:
-		// snapshotted (always) and removed before it is made again.
-		Preserve: func(ctx context.Context, run, node, reason string) error {
-			_, err := resume.PreserveWorktree(ctx, store, run, node, "worktree add: "+reason, true)
-			return err
-		}})
+	res, err := o.WorktreeAdd(env.Ctx, ops.WorktreeAddRequest{Run: c.RunID, Node: c.Node, Baseline: c.Baseline, Lease: c.Lease,
+		Driver: worktreeDriver(c.DriverFlags)})
 	if err != nil {
 		return err
 	}
-	rec := res.Rec
 	if res.Recreated && !env.JSON {
-		fmt.Fprintf(env.Stderr, "recreated %s: its directory was gone\n", rec.Path)
+		fmt.Fprintf(env.Stderr, "recreated %s: its directory was gone\n", res.Path)
 	}
 	if res.Reattached && !env.JSON {
-		fmt.Fprintf(env.Stderr, "reattached %s to its branch %s, whose commits it keeps\n", rec.Path, rec.Branch)
+		fmt.Fprintf(env.Stderr, "reattached %s to its branch %s, whose commits it keeps\n", res.Path, res.Branch)
 	}
-	view := worktreeView{RunID: c.RunID, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}
-	return env.out(view, func(w io.Writer) { fmt.Fprintln(w, rec.Path) })
+	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.Path) })
 }
 
-// addStore is the ledger as this add writes it: with a job lease, the worker's (it
-// never touches the driver lease); else the driver's.
-func (c *WorktreeAddCmd) addStore(env *Env) (*gitstate.Store, error) {
-	if c.Lease != "" && !c.TakeOver {
-		return WorkerFlags{Holder: c.Holder}.store(env)
+// worktreeOps is the operations of a worktree or recovery command, drawing their
+// progress on the terminal.
+func worktreeOps(env *Env) (*ops.Ops, error) {
+	o, err := env.Ops()
+	if err != nil {
+		return nil, err
 	}
-	return c.DriverFlags.store(env)
+	o.Progress = env.progress()
+	return o, nil
+}
+
+// worktreeDriver is the driver the flags name.
+func worktreeDriver(f DriverFlags) ops.Driver {
+	return ops.Driver{Holder: f.Holder, Session: f.Session, TakeOver: f.TakeOver, TTL: f.TTL}
 }
 
 // WorktreeListCmd is `git atlas worktree list [RUN]`.
@@ -88,94 +69,37 @@ type WorktreeListCmd struct {
 	RunID string `arg:"" optional:"" name:"run" help:"Only this run's worktrees (default: every run's)."`
 }
 
-// worktreeItem is one row of `worktree list --json` (SPEC §4.7).
-type worktreeItem struct {
-	RunID    string `json:"run_id"`
-	Node     string `json:"node"`
-	Stage    string `json:"stage,omitempty"`
-	Path     string `json:"path"`
-	Branch   string `json:"branch"`
-	Head     string `json:"head"`
-	Baseline string `json:"baseline"`
-	Ahead    int    `json:"ahead"`
-	Dirty    bool   `json:"dirty"`
-	Missing  bool   `json:"missing"`
-	Locked   bool   `json:"locked"`
-	OnBranch bool   `json:"on_branch"`
-	// Untrusted: the post-checkout hook saw its HEAD leave its branch (resume
-	// snapshots and recreates it).
-	Untrusted bool `json:"untrusted"`
-	// Making: "in_progress" while a git-atlas process checks it out, "half_made" when
-	// the process that began it died (the next resume or add snapshots it first).
-	Making string `json:"making,omitempty"`
-	Error  string `json:"error,omitempty"`
-}
-
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
 // checked is listed with its error, and the command then fails, after the others.
 func (c *WorktreeListCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	runs, err := loadRuns(env, store, c.RunID)
-	if err != nil {
-		return err
+	res, listErr := o.WorktreeList(env.Ctx, ops.WorktreeListRequest{Run: c.RunID})
+	if res == nil {
+		return listErr
 	}
-	var recs []gitstate.WorktreeRec
-	var owners []string
-	for _, r := range runs {
-		for _, w := range r.State.Worktrees {
-			recs, owners = append(recs, w), append(owners, r.Header.RunID)
-		}
+	for _, e := range res.Unreadable {
+		env.warn("%v", e)
 	}
-	repo, err := env.Repo()
-	if err != nil {
-		return err
-	}
-	infos, errs, inspectErr := worktrees.InspectAll(env.Ctx, repo, recs)
-	if infos == nil {
-		return inspectErr
-	}
-	items := make([]worktreeItem, 0, len(recs))
-	for i, rec := range recs {
-		in := infos[i]
-		it := worktreeItem{RunID: owners[i], Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-			Head: in.Head, Baseline: rec.Baseline, Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
-			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted}
-		if it.Head == "" {
-			it.Head = rec.Head // missing: what the ledger last recorded
-		}
-		if errs[i] != nil {
-			it.Error = errs[i].Error()
-		}
-		switch inProgress, halfMade, _ := worktrees.Making(rec.Path); {
-		case inProgress:
-			it.Making = "in_progress"
-		case halfMade:
-			it.Making = "half_made"
-		}
-		items = append(items, it)
-	}
-	sort.SliceStable(items, func(a, b int) bool { return items[a].RunID < items[b].RunID })
-	err = env.out(map[string]any{"worktrees": items}, func(w io.Writer) {
-		if len(items) == 0 {
+	if err := env.out(res, func(w io.Writer) {
+		if len(res.Worktrees) == 0 {
 			fmt.Fprintln(w, "no worktrees")
 			return
 		}
 		t := newTable(w, "RUN", "NODE", "STATE", "AHEAD", "HEAD", "BRANCH", "PATH")
-		for _, it := range items {
+		for _, it := range res.Worktrees {
 			t.row(it.RunID, it.Node, worktreeState(it), fmt.Sprint(it.Ahead), dash(short(it.Head)), it.Branch, it.Path)
 		}
 		t.flush()
-	})
-	if err != nil {
+	}); err != nil {
 		return err
 	}
-	return inspectErr
+	return listErr
 }
 
-func worktreeState(it worktreeItem) string {
+func worktreeState(it ops.WorktreeItem) string {
 	var s []string
 	switch {
 	case it.Error != "":
@@ -210,91 +134,37 @@ type UnionCmd struct {
 	DriverFlags
 }
 
-// unionView is the JSON of `union`.
-type unionView struct {
-	RunID      string              `json:"run_id"`
-	Head       string              `json:"head"`
-	Baseline   string              `json:"baseline"`
-	Branch     string              `json:"branch"`
-	Path       string              `json:"path"`
-	Integrated []string            `json:"integrated"`
-	Conflicted map[string][]string `json:"conflicted"`
-	Missing    []string            `json:"missing"`
-	Changed    bool                `json:"changed"`
-	At         string              `json:"at"`
-	// Verify is the run's verify on this union, when --verify ran it.
-	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
-	// Verdict is a graph run's verdict on its criteria (none without criteria).
-	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
-}
-
 // Run builds the union and reports what integrated and what conflicted, where.
 func (c *UnionCmd) Run(env *Env) error {
-	store, err := c.DriverFlags.store(env)
+	o, err := worktreeOps(env)
 	if err != nil {
 		return err
 	}
-	var r *gitstate.Run
-	if c.Verify {
-		// Refuse before building: a run without a verify command has nothing to run.
-		if r, err = store.Load(env.Ctx, c.RunID); err != nil {
-			return err
-		}
-		if r.Header.Verify == "" {
-			return fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", c.RunID)
-		}
+	v, unionErr := o.Union(env.Ctx, ops.UnionRequest{Run: c.RunID, Nodes: c.Nodes, Force: c.Force, Verify: c.Verify,
+		VerifyTimeout: c.VerifyTimeout, Driver: worktreeDriver(c.DriverFlags)})
+	if v == nil {
+		return unionErr
 	}
-	res, err := worktrees.BuildUnion(env.Ctx, store, c.RunID, worktrees.UnionOptions{Nodes: c.Nodes, Force: c.Force, Progress: env.progress()})
-	if err != nil {
-		return err
-	}
-	var vr *gitstate.VerifyResult
-	if c.Verify {
-		if vr, err = resume.NodeVerify(env.Ctx, store.Repo, r, r.Header.Verify, res.Rec.Path, c.VerifyTimeout); err != nil {
-			return err
-		}
-		if err := worktrees.RecordUnionVerify(env.Ctx, store, c.RunID, res.Union.Head, vr); err != nil {
-			return err
-		}
-	}
-	v := unionView{RunID: c.RunID, Head: res.Union.Head, Baseline: res.Rec.Baseline, Branch: res.Rec.Branch, Path: res.Rec.Path,
-		Integrated: res.Union.Integrated, Conflicted: res.Union.Conflicted, Missing: res.Missing, Changed: res.Changed, At: res.Union.At}
-	if v.Conflicted == nil {
-		v.Conflicted = map[string][]string{}
-	}
-	v.Verify = vr
-	if r, err = store.Load(env.Ctx, c.RunID); err != nil {
-		return err
-	}
-	v.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
 	if err := env.out(v, func(w io.Writer) {
 		state := "built"
-		if !res.Changed {
+		if !v.Changed {
 			state = "up to date"
 		}
 		fmt.Fprintf(w, "union of run %s %s at %s on %s\n", c.RunID, state, short(v.Head), v.Branch)
 		fmt.Fprintf(w, "  integrated  %s\n", dash(strings.Join(v.Integrated, ", ")))
-		nodes := make([]string, 0, len(v.Conflicted))
-		for n := range v.Conflicted {
-			nodes = append(nodes, n)
-		}
-		sort.Strings(nodes)
-		for _, n := range nodes {
+		for _, n := range slices.Sorted(maps.Keys(v.Conflicted)) {
 			fmt.Fprintf(w, "  conflicted  %s: %s\n", n, dash(strings.Join(v.Conflicted[n], ", ")))
 		}
 		if len(v.Missing) > 0 {
 			fmt.Fprintf(w, "  no branch   %s\n", strings.Join(v.Missing, ", "))
 		}
 		fmt.Fprintf(w, "worktree %s\n", v.Path)
-		if vr != nil {
-			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+		if v.Verify != nil {
+			fmt.Fprintf(w, "verify %s: %s\n", v.Verify.Command, resume.Outcome(v.Verify, c.VerifyTimeout))
 		}
 		printVerdict(w, v.Verdict)
 	}); err != nil {
 		return err
 	}
-	if vr != nil && !vr.Passed {
-		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of the union of run " + c.RunID + " " + resume.Outcome(vr, c.VerifyTimeout)}
-	}
-	return nil
+	return unionErr
 }

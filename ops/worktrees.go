@@ -1,0 +1,250 @@
+package ops
+
+import (
+	"context"
+	"sort"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// WorktreeAddRequest is `worktree add RUN NODE`.
+type WorktreeAddRequest struct {
+	Run  string
+	Node string
+	// Baseline is the commit the node starts from ("": the run's baseline, or the one
+	// a recorded worktree has).
+	Baseline string
+	// Lease is the caller's lease token on the node's job (graph runs). With it the
+	// write is the worker's (Driver.Holder names it) and never touches the driver
+	// lease, unless Driver.TakeOver asks to take the run over.
+	Lease  string
+	Driver Driver
+}
+
+// WorktreeAddResult is a managed worktree as `worktree add` made or found it (SPEC
+// §4.7).
+type WorktreeAddResult struct {
+	RunID     string `json:"run_id"`
+	Node      string `json:"node"`
+	Stage     string `json:"stage,omitempty"`
+	Path      string `json:"path"`
+	Branch    string `json:"branch"`
+	Baseline  string `json:"baseline"`
+	Head      string `json:"head"`
+	Created   bool   `json:"created"`
+	Recreated bool   `json:"recreated"`
+	// Reattached: the node's worktree had been removed; the new one is on its kept
+	// branch, at its tip.
+	Reattached bool `json:"reattached"`
+}
+
+// WorktreeAdd gives a node its managed worktree, or finds it, or makes it again when
+// its directory is gone. A checkout a killed process left half-made may hold an
+// agent's work: it is snapshotted (always) and removed before it is made again.
+func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*WorktreeAddResult, error) {
+	var store *gitstate.Store
+	if req.Lease != "" && !req.Driver.TakeOver {
+		store = o.workerStore(Worker{Holder: req.Driver.Holder})
+	} else {
+		var err error
+		if store, err = o.driverStore(req.Driver); err != nil {
+			return nil, err
+		}
+	}
+	res, err := worktrees.Add(ctx, store, req.Run, req.Node, worktrees.AddOptions{Baseline: req.Baseline, Lease: req.Lease,
+		Preserve: func(ctx context.Context, run, node, reason string) error {
+			_, err := resume.PreserveWorktree(ctx, store, run, node, "worktree add: "+reason, true)
+			return err
+		}})
+	if err != nil {
+		return nil, err
+	}
+	rec := res.Rec
+	return &WorktreeAddResult{RunID: req.Run, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
+		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}, nil
+}
+
+// WorktreeListRequest is `worktree list [RUN]`.
+type WorktreeListRequest struct {
+	// Run lists only this run's worktrees ("": every run's).
+	Run string
+}
+
+// WorktreeListResult is `worktree list --json`.
+type WorktreeListResult struct {
+	Worktrees []WorktreeItem `json:"worktrees"`
+	// Unreadable are the runs that could not be read, left out of the list (one
+	// corrupt run never hides the others); a front end warns of each.
+	Unreadable []error `json:"-"`
+}
+
+// WorktreeItem is one managed worktree as `worktree list` checked it (SPEC §4.7).
+type WorktreeItem struct {
+	RunID    string `json:"run_id"`
+	Node     string `json:"node"`
+	Stage    string `json:"stage,omitempty"`
+	Path     string `json:"path"`
+	Branch   string `json:"branch"`
+	Head     string `json:"head"`
+	Baseline string `json:"baseline"`
+	Ahead    int    `json:"ahead"`
+	Dirty    bool   `json:"dirty"`
+	Missing  bool   `json:"missing"`
+	Locked   bool   `json:"locked"`
+	OnBranch bool   `json:"on_branch"`
+	// Untrusted: the post-checkout hook saw its HEAD leave its branch (resume
+	// snapshots and recreates it).
+	Untrusted bool `json:"untrusted"`
+	// Making: "in_progress" while a git-atlas process checks it out, "half_made" when
+	// the process that began it died (the next resume or add snapshots it first).
+	Making string `json:"making,omitempty"`
+	Error  string `json:"error,omitempty"`
+}
+
+// WorktreeList lists the managed worktrees, checking them in parallel. A worktree
+// that cannot be checked is listed with its error, and the list then comes back
+// together with an error that gathers them: a front end shows the list, then fails.
+func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*WorktreeListResult, error) {
+	store := o.Reader()
+	res := &WorktreeListResult{}
+	var runs []*gitstate.Run
+	if req.Run != "" {
+		r, err := store.Load(ctx, req.Run)
+		if err != nil {
+			return nil, err
+		}
+		runs = []*gitstate.Run{r}
+	} else {
+		entries, err := store.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		for _, e := range entries {
+			if e.Err != nil {
+				res.Unreadable = append(res.Unreadable, e.Err)
+				continue
+			}
+			runs = append(runs, e.Run)
+		}
+	}
+	var recs []gitstate.WorktreeRec
+	var owners []string
+	for _, r := range runs {
+		for _, w := range r.State.Worktrees {
+			recs, owners = append(recs, w), append(owners, r.Header.RunID)
+		}
+	}
+	infos, errs, inspectErr := worktrees.InspectAll(ctx, o.Repo, recs)
+	if infos == nil {
+		return nil, inspectErr
+	}
+	res.Worktrees = make([]WorktreeItem, 0, len(recs))
+	for i, rec := range recs {
+		in := infos[i]
+		it := WorktreeItem{RunID: owners[i], Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
+			Head: in.Head, Baseline: rec.Baseline, Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
+			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted}
+		if it.Head == "" {
+			it.Head = rec.Head // missing: what the ledger last recorded
+		}
+		if errs[i] != nil {
+			it.Error = errs[i].Error()
+		}
+		switch inProgress, halfMade, _ := worktrees.Making(rec.Path); {
+		case inProgress:
+			it.Making = "in_progress"
+		case halfMade:
+			it.Making = "half_made"
+		}
+		res.Worktrees = append(res.Worktrees, it)
+	}
+	sort.SliceStable(res.Worktrees, func(a, b int) bool { return res.Worktrees[a].RunID < res.Worktrees[b].RunID })
+	return res, inspectErr
+}
+
+// UnionRequest is `union RUN`.
+type UnionRequest struct {
+	Run string
+	// Nodes are integrated in this order (nil: the run's done nodes, in dependency
+	// order).
+	Nodes []string
+	// Force moves the union branch even if someone committed on it (its old tip stays
+	// in the branch's reflog).
+	Force bool
+	// Verify runs the run's verify command in the union worktree and records the
+	// result.
+	Verify bool
+	// VerifyTimeout bounds that verify (0: resume.DefaultVerifyTimeout).
+	VerifyTimeout time.Duration
+	Driver        Driver
+}
+
+// UnionResult is the union as `union` built it: what integrated and what conflicted,
+// where.
+type UnionResult struct {
+	RunID      string              `json:"run_id"`
+	Head       string              `json:"head"`
+	Baseline   string              `json:"baseline"`
+	Branch     string              `json:"branch"`
+	Path       string              `json:"path"`
+	Integrated []string            `json:"integrated"`
+	Conflicted map[string][]string `json:"conflicted"`
+	Missing    []string            `json:"missing"`
+	Changed    bool                `json:"changed"`
+	At         string              `json:"at"`
+	// Verify is the run's verify on this union, when the request asked for it.
+	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria).
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+}
+
+// Union builds the run's union, and with Verify runs the run's verify there and
+// records it. A verify that fails is recorded and the result comes back together
+// with an ErrVerifyFailed error: a front end shows the union, then fails.
+func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error) {
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	var r *gitstate.Run
+	if req.Verify {
+		// Refuse before building: a run without a verify command has nothing to run.
+		if r, err = store.Load(ctx, req.Run); err != nil {
+			return nil, err
+		}
+		if r.Header.Verify == "" {
+			return nil, fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", req.Run)
+		}
+	}
+	built, err := worktrees.BuildUnion(ctx, store, req.Run, worktrees.UnionOptions{Nodes: req.Nodes, Force: req.Force, Progress: o.Progress})
+	if err != nil {
+		return nil, err
+	}
+	var vr *gitstate.VerifyResult
+	if req.Verify {
+		if vr, err = resume.NodeVerify(ctx, store.Repo, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
+			return nil, err
+		}
+		if err := worktrees.RecordUnionVerify(ctx, store, req.Run, built.Union.Head, vr); err != nil {
+			return nil, err
+		}
+	}
+	res := &UnionResult{RunID: req.Run, Head: built.Union.Head, Baseline: built.Rec.Baseline, Branch: built.Rec.Branch, Path: built.Rec.Path,
+		Integrated: built.Union.Integrated, Conflicted: built.Union.Conflicted, Missing: built.Missing, Changed: built.Changed, At: built.Union.At,
+		Verify: vr}
+	if res.Conflicted == nil {
+		res.Conflicted = map[string][]string{}
+	}
+	if r, err = store.Load(ctx, req.Run); err != nil {
+		return nil, err
+	}
+	res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	if vr != nil && !vr.Passed {
+		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of the union of run " + req.Run + " " + resume.Outcome(vr, req.VerifyTimeout)}
+	}
+	return res, nil
+}
