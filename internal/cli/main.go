@@ -169,6 +169,7 @@ func (e *Env) Ops() (*ops.Ops, error) {
 		if remote != "" {
 			o.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
 		}
+		o.Progress = e.progress()
 		e.ops = o
 	}
 	return e.ops, nil

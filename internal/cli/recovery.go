@@ -61,11 +61,11 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	res, err := o.WorktreeRemove(env.Ctx, ops.WorktreeRemoveRequest{Run: c.RunID, Node: c.Node, Snapshot: opt, Driver: worktreeDriver(c.DriverFlags)})
+	res, err := o.WorktreeRemove(env.Ctx, ops.WorktreeRemoveRequest{Run: c.RunID, Node: c.Node, Snapshot: opt, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
 			env.warn("snapshot %s was taken and kept", res.Snapshot.ID)
@@ -98,12 +98,12 @@ func (c *RecoverCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
 	res, err := o.Recover(env.Ctx, ops.RecoverRequest{Run: c.RunID, Stage: c.Stage, Node: c.Node, Worktree: c.Worktree, Apply: c.Apply,
-		PatchOut: c.PatchOut, Snapshot: opt, Driver: worktreeDriver(c.DriverFlags)})
+		PatchOut: c.PatchOut, Snapshot: opt, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
@@ -142,7 +142,7 @@ type RecoveryListCmd struct {
 
 // Run lists snapshots.
 func (c *RecoveryListCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
@@ -171,7 +171,7 @@ type RecoveryShowCmd struct {
 
 // Run shows a snapshot.
 func (c *RecoveryShowCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
@@ -237,7 +237,7 @@ type RecoveryRestoreCmd struct {
 
 // Run restores a snapshot.
 func (c *RecoveryRestoreCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}

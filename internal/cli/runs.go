@@ -17,6 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // DriverFlags name who makes a run write (SPEC §5.1): --holder takes a free driver
@@ -30,29 +31,21 @@ type DriverFlags struct {
 	TTL      time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease lasts."`
 }
 
-// writer is who the flags say writes, as a run's driver.
-func (d DriverFlags) writer() gitstate.Writer {
-	return gitstate.Writer{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: d.TTL, Role: gitstate.RoleDriver}
+// ops is the driver the flags name, for an operation's request.
+func (d DriverFlags) ops() ops.Driver {
+	return ops.Driver{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: d.TTL}
 }
 
 // store is the ledger, writing as the flags' driver.
 func (d DriverFlags) store(env *Env) (*gitstate.Store, error) {
-	if d.TTL < 0 {
-		return nil, fault.Usage("--ttl must be positive")
-	}
-	if d.Session != "" {
-		if err := gitstate.ValidName("session", d.Session); err != nil {
-			return nil, err
-		}
-	}
-	if d.TakeOver && d.Holder == "" {
-		return nil, fault.Usage("--take-over needs --holder: the new driver must have a name")
+	if err := d.ops().Check(); err != nil {
+		return nil, err
 	}
 	s, err := env.Store()
 	if err != nil {
 		return nil, err
 	}
-	s.Writer = d.writer()
+	s.Writer = d.ops().Writer()
 	return s, nil
 }
 

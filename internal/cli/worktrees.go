@@ -30,12 +30,12 @@ type WorktreeAddCmd struct {
 
 // Run adds (or finds, or recreates) the worktree.
 func (c *WorktreeAddCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
 	res, err := o.WorktreeAdd(env.Ctx, ops.WorktreeAddRequest{Run: c.RunID, Node: c.Node, Baseline: c.Baseline, Lease: c.Lease,
-		Driver: worktreeDriver(c.DriverFlags)})
+		Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
@@ -48,22 +48,6 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.Path) })
 }
 
-// worktreeOps is the operations of a worktree or recovery command, drawing their
-// progress on the terminal.
-func worktreeOps(env *Env) (*ops.Ops, error) {
-	o, err := env.Ops()
-	if err != nil {
-		return nil, err
-	}
-	o.Progress = env.progress()
-	return o, nil
-}
-
-// worktreeDriver is the driver the flags name.
-func worktreeDriver(f DriverFlags) ops.Driver {
-	return ops.Driver{Holder: f.Holder, Session: f.Session, TakeOver: f.TakeOver, TTL: f.TTL}
-}
-
 // WorktreeListCmd is `git atlas worktree list [RUN]`.
 type WorktreeListCmd struct {
 	RunID string `arg:"" optional:"" name:"run" help:"Only this run's worktrees (default: every run's)."`
@@ -72,7 +56,7 @@ type WorktreeListCmd struct {
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
 // checked is listed with its error, and the command then fails, after the others.
 func (c *WorktreeListCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
@@ -136,12 +120,12 @@ type UnionCmd struct {
 
 // Run builds the union and reports what integrated and what conflicted, where.
 func (c *UnionCmd) Run(env *Env) error {
-	o, err := worktreeOps(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
 	v, unionErr := o.Union(env.Ctx, ops.UnionRequest{Run: c.RunID, Nodes: c.Nodes, Force: c.Force, Verify: c.Verify,
-		VerifyTimeout: c.VerifyTimeout, Driver: worktreeDriver(c.DriverFlags)})
+		VerifyTimeout: c.VerifyTimeout, Driver: c.DriverFlags.ops()})
 	if v == nil {
 		return unionErr
 	}
