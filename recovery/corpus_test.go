@@ -131,6 +131,13 @@ var corpus = []mutation{
 		run(t, wt, "update-index", "--assume-unchanged", "assumed.txt")
 		write(t, filepath.Join(wt, "assumed.txt"), "changed behind git's back\n")
 	}},
+	// The skip-worktree idiom for a local edit of a tracked file (status does not see
+	// it), beside a sparse entry whose file is absent on purpose.
+	{name: "skip-worktree", apply: func(t testing.TB, f *fixture, wt string) {
+		run(t, wt, "update-index", "--skip-worktree", "skipped.txt", "sparse.txt")
+		write(t, filepath.Join(wt, "skipped.txt"), "local edit status does not see\n")
+		remove(t, filepath.Join(wt, "sparse.txt"))
+	}},
 	{name: "ignored", apply: func(t testing.TB, f *fixture, wt string) {
 		write(t, filepath.Join(wt, "build", "out.o"), "object\n")
 		write(t, filepath.Join(wt, "build", "deep", "x.o"), "deep object\n")

@@ -129,7 +129,7 @@ func newFixtureWith(t testing.TB, many int, prep func(dir string)) *fixture {
 		"del-unstaged.txt": "gone\n", "del-staged.txt": "gone too\n", "mode.sh": "#!/bin/sh\n",
 		"mode-staged.sh": "#!/bin/sh\necho\n", "f2l.txt": "becomes a link\n", "f2d": "becomes a dir\n",
 		"d2f/inner.txt": "dir becomes a file\n", "conflict.txt": "base\n", "moddel.txt": "base\n",
-		"assumed.txt": "assumed\n", nameSpace: "space\n", nameBytes: "bytes\n", nameNewline: "newline\n",
+		"assumed.txt": "assumed\n", "skipped.txt": "skipped\n", "sparse.txt": "sparse\n", nameSpace: "space\n", nameBytes: "bytes\n", nameNewline: "newline\n",
 		".gitignore": "build/\n*.log\n", "exec.sh": "#!/bin/sh\nexit 0\n",
 	}
 	for name, content := range files {

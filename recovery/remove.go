@@ -48,8 +48,9 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 		}
 	}
 	if !dirty {
-		// status skips files marked assume-unchanged; their edits would be lost unseen.
-		if dirty, err = wt.AssumesUnchanged(ctx); err != nil {
+		// status skips files marked assume-unchanged, and skip-worktree files that are
+		// on disk; their edits would be lost unseen.
+		if dirty, err = wt.HidesChanges(ctx); err != nil {
 			return r, fmt.Errorf("assess %s: %w", path, err)
 		}
 	}

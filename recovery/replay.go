@@ -212,11 +212,33 @@ func applyTo(ctx context.Context, wt *git.Worktree, s *Snap) error {
 	if err := wt.SetIndex(ctx, s.IndexTree, s.Unmerged); err != nil {
 		return err
 	}
-	var assumed []string
-	for _, n := range s.Manifest.AssumeUnchanged {
-		assumed = append(assumed, n.String())
+	if err := leaveSparse(wt.Path, s); err != nil {
+		return err
 	}
-	return wt.AssumeUnchanged(ctx, assumed)
+	if err := wt.SkipWorktree(ctx, append(paths(s.Manifest.SkipWorktree), paths(s.Manifest.Sparse)...)); err != nil {
+		return err
+	}
+	return wt.AssumeUnchanged(ctx, paths(s.Manifest.AssumeUnchanged))
+}
+
+// paths are names as paths.
+func paths(names []Name) []string {
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = n.String()
+	}
+	return out
+}
+
+// leaveSparse removes from dir the files of the snapshot's sparse entries (absent on
+// purpose when it was taken; the tree holds their index blob).
+func leaveSparse(dir string, s *Snap) error {
+	for _, n := range s.Manifest.Sparse {
+		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n.String()))); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return err
+		}
+	}
+	return nil
 }
 
 // nextReplay is one more than the highest replay number of the stage, in the ledger

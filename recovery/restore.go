@@ -277,7 +277,7 @@ func Restore(ctx context.Context, repo *git.Repository, commit, to string, asWor
 	} else if err := restoreFiles(ctx, repo, s, abs); err != nil {
 		return nil, err
 	}
-	v := &verifier{repo: repo, root: abs, restored: true}
+	v := &verifier{repo: repo, root: abs, restored: true, skipped: toSet(paths(s.Manifest.Sparse))}
 	if asWorktree {
 		v.wt = repo.Worktree(abs)
 	}
@@ -296,7 +296,7 @@ func restoreFiles(ctx context.Context, repo *git.Repository, s *Snap, dir string
 	if err := repo.WriteTreeFiles(ctx, s.Tree, dir); err != nil {
 		return fmt.Errorf("restore files into %s: %w", dir, err)
 	}
-	return nil
+	return leaveSparse(dir, s)
 }
 
 func restoreWorktree(ctx context.Context, repo *git.Repository, s *Snap, dir string) error {

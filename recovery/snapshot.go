@@ -104,6 +104,13 @@ type Manifest struct {
 	Unmerged []Name `json:"unmerged,omitempty"`
 	// AssumeUnchanged are index entries marked assume-unchanged (restored as such).
 	AssumeUnchanged []Name `json:"assume_unchanged,omitempty"`
+	// SkipWorktree are index entries marked skip-worktree whose files were on disk:
+	// their bytes are in the tree like any file's (restored with the mark).
+	SkipWorktree []Name `json:"skip_worktree,omitempty"`
+	// Sparse are index entries marked skip-worktree whose files were absent on
+	// purpose (a sparse checkout): the tree keeps their index blob, and a restore
+	// leaves their files absent (marked again in a restored worktree).
+	Sparse []Name `json:"sparse,omitempty"`
 	// Pending holds MERGE_HEAD, CHERRY_PICK_HEAD, REVERT_HEAD when set.
 	Pending    map[string]string `json:"pending,omitempty"`
 	Ignored    []IgnoredEntry    `json:"ignored,omitempty"`
@@ -401,6 +408,25 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	for _, p := range assumed {
 		m.AssumeUnchanged = append(m.AssumeUnchanged, NameOf(p))
 	}
+	// skip-worktree means "absent on purpose" (a sparse checkout) only when the file
+	// is absent. A file that is there holds the user's bytes (the idiom for keeping a
+	// local edit of a tracked file), which add -A and the raw tree would pass over:
+	// the copy forgets the mark, so they are kept like any file's.
+	var present []string
+	absent := skipped[:0:0]
+	for _, p := range skipped {
+		if _, err := os.Lstat(filepath.Join(t.Path, filepath.FromSlash(p))); err == nil {
+			present = append(present, p)
+			m.SkipWorktree = append(m.SkipWorktree, NameOf(p))
+		} else {
+			absent = append(absent, p)
+			m.Sparse = append(m.Sparse, NameOf(p))
+		}
+	}
+	if err := full.ClearSkipWorktree(ctx, present); err != nil {
+		return nil, err
+	}
+	skipped = absent
 	if !raw {
 		tracked := make([]string, len(entries))
 		for i, e := range entries {

@@ -84,9 +84,16 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 		return info, nil
 	}
 	info.Exists, info.Head, info.Branch = true, w.Head, w.Branch
-	dirty, err := repo.Worktree(rec.Path).Dirty(ctx)
+	wt := repo.Worktree(rec.Path)
+	dirty, err := wt.Dirty(ctx)
 	if err != nil {
 		return info, fmt.Errorf("status: %w", err)
+	}
+	if !dirty {
+		// status does not see edits behind assume-unchanged or skip-worktree marks
+		if dirty, err = wt.HidesChanges(ctx); err != nil {
+			return info, fmt.Errorf("status: %w", err)
+		}
 	}
 	info.Dirty = dirty
 	if info.Head != "" && rec.Baseline != "" && info.Head != rec.Baseline {

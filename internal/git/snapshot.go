@@ -264,6 +264,15 @@ func (t *TempIndex) ClearAssumeUnchanged(ctx context.Context, paths []string) er
 	return err
 }
 
+// ClearSkipWorktree drops the skip-worktree bit of paths in the temporary index.
+func (t *TempIndex) ClearSkipWorktree(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := t.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--no-skip-worktree", "--stdin")
+	return err
+}
+
 // ForceRemove drops every stage of paths from the temporary index.
 func (t *TempIndex) ForceRemove(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
@@ -310,15 +319,25 @@ func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
 	return len(out) > 0, nil
 }
 
-// AssumesUnchanged reports whether any index entry carries the assume-unchanged bit:
-// status does not look at such files, so their changes are invisible to Dirty.
-func (w *Worktree) AssumesUnchanged(ctx context.Context) (bool, error) {
+// HidesChanges reports whether any index entry hides its file's changes from status:
+// one marked assume-unchanged, or one marked skip-worktree whose file is on disk (the
+// "keep my local edit of this tracked file" idiom; a sparse checkout's skip-worktree
+// files are absent). Status does not look at such files, so Dirty misses their edits.
+func (w *Worktree) HidesChanges(ctx context.Context) (bool, error) {
 	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
 	if err != nil {
 		return false, err
 	}
 	for _, rec := range bytes.Split(out, []byte{0}) {
-		if len(rec) > 2 && rec[1] == ' ' && rec[0] >= 'a' && rec[0] <= 'z' {
+		if len(rec) < 3 || rec[1] != ' ' {
+			continue
+		}
+		switch tag := rec[0]; {
+		case tag == 'S' || tag == 's':
+			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(string(rec[2:])))); err == nil {
+				return true, nil
+			}
+		case tag >= 'a' && tag <= 'z':
 			return true, nil
 		}
 	}
@@ -508,6 +527,15 @@ func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry
 		}
 	}
 	return nil
+}
+
+// SkipWorktree sets the skip-worktree bit of paths in the worktree's index.
+func (w *Worktree) SkipWorktree(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	_, err := w.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--skip-worktree", "--stdin")
+	return err
 }
 
 // AssumeUnchanged sets the assume-unchanged bit of paths in the worktree's index.
