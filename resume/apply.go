@@ -21,6 +21,10 @@ type Ops struct {
 	Preserve func(ctx context.Context, run, node, reason string) (string, error)
 	// Recreate makes the node's worktree again, clean at its baseline.
 	Recreate func(ctx context.Context, run, node string) (string, error)
+	// ResetInPlace, when set, does Preserve and Recreate in one, for a worktree that
+	// is there and readable: snapshot, then made clean at its baseline where it is.
+	// ok is false, with nothing done, for a worktree that must take the slow way.
+	ResetInPlace func(ctx context.Context, run, node, reason string) (snap string, ok bool, err error)
 	// Replay preserves a stage's work and makes a replay branch at its baseline.
 	Replay func(ctx context.Context, run, stage string) (string, error)
 	// CopyCheckout makes a temporary worktree holding what the user's checkout holds
@@ -250,6 +254,19 @@ func resetWorktrees(ctx context.Context, id string, plan *Plan, opt Options, res
 func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Result) error {
 	if opt.Ops.Preserve == nil || opt.Ops.Recreate == nil {
 		return fmt.Errorf("resume %s: worktree %s needs a reset but no worktree operations are wired", id, node)
+	}
+	if opt.Ops.ResetInPlace != nil {
+		snap, ok, err := opt.Ops.ResetInPlace(ctx, id, node, reason)
+		if err != nil {
+			return fmt.Errorf("reset worktree %s: %w", node, err)
+		}
+		if ok {
+			if snap != "" {
+				res.Snapshots = append(res.Snapshots, snap)
+			}
+			res.RecreatedWorktrees = append(res.RecreatedWorktrees, node)
+			return nil
+		}
 	}
 	snap, err := opt.Ops.Preserve(ctx, id, node, reason)
 	if err != nil {

@@ -21,6 +21,9 @@ func DefaultOps(store *gitstate.Store, checkout string) Ops {
 		Recreate: func(ctx context.Context, run, node string) (string, error) {
 			return recreate(ctx, store, run, node)
 		},
+		ResetInPlace: func(ctx context.Context, run, node, reason string) (string, bool, error) {
+			return resetInPlace(ctx, store, run, node, reason)
+		},
 		CopyCheckout: func(ctx context.Context, run string) (string, func(context.Context) error, error) {
 			if checkout == "" {
 				return "", nil, nil
@@ -77,6 +80,95 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 		return "", err
 	}
 	return got.Path, nil
+}
+
+// resetInPlace is resume's reset of a worktree that is there, readable and plain: its
+// marker is claimed first and held to the end (no `worktree add` hands the directory
+// out meanwhile, and a kill leaves a half-made checkout, which the next command
+// snapshots before anything else), it is snapshotted exactly as PreserveWorktree
+// would before a removal (verified against the bytes on disk), and only then made
+// clean at its baseline where it is (worktrees.ResetInPlace), writing only the files
+// that differ. ok is false, with nothing changed, for a worktree that takes the slow
+// way (removed, then made again): missing, being made or half-made, unreadable, not
+// this repository's linked worktree, adopted, in the middle of a merge or rebase,
+// sparse, with marked index entries, holding a nested repository, or whose branch is
+// gone.
+func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason string) (snap string, ok bool, err error) {
+	repo := store.Repo
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return "", false, err
+	}
+	rec := r.State.Worktree(node)
+	if rec == nil || rec.Adopted != "" || !exists(rec.Path) || !repo.OwnsWorktree(rec.Path) {
+		return "", false, nil
+	}
+	if inProgress, halfMade, _ := worktrees.Making(rec.Path); inProgress || halfMade {
+		return "", false, nil
+	}
+	m, tookOver, err := worktrees.ClaimMaking(run, *rec)
+	if err != nil {
+		return "", false, err
+	}
+	if tookOver { // its maker died between our look and our claim: the slow way
+		m.Drop()
+		return "", false, nil
+	}
+	slow := func() (string, bool, error) { return "", false, m.Done() }
+	wt := repo.Worktree(rec.Path)
+	if _, _, err := wt.Head(ctx); err != nil {
+		return slow()
+	}
+	if odd, err := wt.Unusual(ctx); err != nil || odd != "" {
+		return slow()
+	}
+	tip, err := repo.ReadRef(ctx, "refs/heads/"+rec.Branch)
+	if err != nil || tip == "" {
+		return slow()
+	}
+	risk, err := recovery.Assess(ctx, repo, rec.Path)
+	if err != nil {
+		return slow()
+	}
+	worth, err := worthSnapshot(ctx, store, run, node)
+	if err != nil {
+		m.Drop()
+		return "", false, err
+	}
+	if risk.Any() || worth {
+		base := rec.Baseline
+		if base == "" {
+			base = r.Header.Baseline
+		}
+		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: recovery.SourceWorktree},
+			recovery.Options{Reason: reason})
+		if err != nil {
+			_ = m.Done() // nothing was changed
+			return "", false, err
+		}
+		if len(got.Manifest.Embedded) > 0 {
+			return slow() // the slow way refuses it, with the reason
+		}
+		snap = got.Rec.ID
+	}
+	keep := false
+	if tip != rec.Baseline && node != worktrees.Union {
+		refs, err := repo.RefsContaining(ctx, tip, 2)
+		if err != nil {
+			_ = m.Done()
+			return "", false, err
+		}
+		keep = len(refs) < 2 // the branch alone holds it: never dropped
+	}
+	if _, started, err := worktrees.ResetInPlace(ctx, store, run, node, tip, keep); err != nil {
+		if !started {
+			_ = m.Done()
+			return snap, false, err
+		}
+		m.Drop() // part-reset: half-made, for the next command to snapshot again
+		return snap, false, err
+	}
+	return snap, true, m.Done()
 }
 
 // preserveClaimed is Preserve for resume: a checkout another process is still making

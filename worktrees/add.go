@@ -478,3 +478,55 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 	}
 	return rec, materialize(ctx, repo, run, rec, rec.Head)
 }
+
+// ResetInPlace makes the existing worktree of run's node clean again where it is, once
+// the caller has snapshotted every byte of it: what Recreate does after a removal
+// (the branch back to the recorded baseline with a compare-and-swap from seen, HEAD on
+// the branch, index and files exactly its tree, nothing untracked or ignored), without
+// checking out every file again — in a big repository that is most of a resume's
+// time. keep leaves the branch at seen (a tip nothing else keeps). The caller holds the
+// node's marker (ClaimMaking) from before its snapshot until this returns, so that no
+// `worktree add` hands the directory out meanwhile, and a process killed half-way
+// leaves a half-made checkout, which is snapshotted again before anything else.
+// started says that the ledger and the branch were changed (an error after that
+// leaves the directory part-reset; one before it changed nothing).
+func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen string, keep bool) (rec gitstate.WorktreeRec, started bool, err error) {
+	repo := store.Repo
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return rec, false, err
+	}
+	p := r.State.Worktree(node)
+	if p == nil {
+		return rec, false, fault.NotFound("run %s has no worktree for node %s", run, node)
+	}
+	rec = *p
+	reset := node != Union && !keep
+	rec.Head = seen
+	if reset {
+		rec.Head = rec.Baseline
+	}
+	if err := record(ctx, store, run, rec, seen, reset); err != nil {
+		return rec, false, err
+	}
+	if err := attach(ctx, repo, rec); err != nil {
+		return rec, true, err
+	}
+	wt := repo.Worktree(rec.Path)
+	if err := wt.ResetClean(ctx); err != nil {
+		return rec, true, fmt.Errorf("reset worktree %s: %w", rec.Path, err)
+	}
+	if clean, err := wt.Clean(ctx); err != nil || !clean {
+		return rec, true, fmt.Errorf("reset worktree %s: it is not clean afterwards (%v)", rec.Path, err)
+	}
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return rec, true, err
+	}
+	if w := findWorktree(list, rec.Path); w != nil && !w.Locked {
+		if err := lock(ctx, repo, run, rec.Node, rec.Path); err != nil {
+			return rec, true, err
+		}
+	}
+	return rec, true, nil
+}

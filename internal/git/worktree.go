@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -233,4 +234,54 @@ func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) erro
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
 	return err
+}
+
+// ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
+// checkout of HEAD would be: `reset --hard`, then `clean -ffdx` (untracked and ignored
+// files and directories, nested repositories included). Only files that differ are
+// written, so it is far cheaper than removing the worktree and checking it out again.
+// It destroys every change: only for a worktree whose every byte was snapshotted
+// first.
+func (w *Worktree) ResetClean(ctx context.Context) error {
+	if _, err := w.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD"); err != nil {
+		return err
+	}
+	_, err := w.git(ctx, nil, nil, "clean", "-ffdxq")
+	return err
+}
+
+// Clean reports whether the worktree is exactly its HEAD: nothing staged, changed,
+// untracked or ignored.
+func (w *Worktree) Clean(ctx context.Context) (bool, error) {
+	out, err := w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=matching", "--ignore-submodules=none")
+	if err != nil {
+		return false, err
+	}
+	return len(out) == 0, nil
+}
+
+// Unusual names what would keep ResetClean from leaving the worktree as a fresh
+// checkout of HEAD ("" when nothing does): an operation in progress (merge, rebase,
+// cherry-pick, revert, bisect), a sparse checkout, or index entries marked
+// assume-unchanged or skip-worktree (reset keeps those marks and their files).
+func (w *Worktree) Unusual(ctx context.Context) (string, error) {
+	dir, err := w.GitDir(ctx)
+	if err != nil {
+		return "", err
+	}
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD", "BISECT_LOG", "rebase-merge", "rebase-apply", "sequencer", "info/sparse-checkout"} {
+		if _, err := os.Lstat(filepath.Join(dir, name)); err == nil {
+			return name, nil
+		}
+	}
+	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
+	if err != nil {
+		return "", err
+	}
+	for _, rec := range bytes.Split(out, []byte{0}) {
+		if len(rec) > 2 && rec[1] == ' ' && (rec[0] == 'S' || rec[0] >= 'a' && rec[0] <= 'z') {
+			return "index entries marked assume-unchanged or skip-worktree", nil
+		}
+	}
+	return "", nil
 }
