@@ -207,11 +207,20 @@ func normalState(t *testing.T, a atlasCLI) endState {
 	for _, w := range s.Worktrees {
 		e.Worktrees = append(e.Worktrees, fmt.Sprintf("%s:%s:%s:%s:%v", w.Node, w.Branch, w.Baseline, w.Head, w.Untrusted))
 	}
+	// A kill while a worktree was being checked out or reset in place leaves it
+	// half-made; the next resume snapshots it (an agent may have used it) before
+	// making it again. When the node has another snapshot, that one holds what the
+	// uninterrupted resume keeps and the half-made one is extra (a part-made tree);
+	// when it has none, the kill came before the node's own snapshot, and the
+	// half-made one is that snapshot (the same content, the same id).
+	others := map[string]int{}
 	for _, sn := range s.Snapshots {
-		if strings.Contains(sn.Reason, "checkout never finished") {
-			// A kill while a worktree was being checked out leaves it half-made;
-			// the next resume snapshots it (an agent may have used it) before
-			// making it again: one more snapshot than an uninterrupted resume.
+		if !strings.Contains(sn.Reason, "checkout never finished") {
+			others[sn.Node]++
+		}
+	}
+	for _, sn := range s.Snapshots {
+		if strings.Contains(sn.Reason, "checkout never finished") && others[sn.Node] > 0 {
 			continue
 		}
 		e.Snapshots = append(e.Snapshots, sn.Node+":"+sn.ID)
