@@ -192,6 +192,14 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
 	}
+	return persist(ctx, store, t, opt, c)
+}
+
+// persist writes a capture as a snapshot: its manifest and commits (read back), its
+// pin, its patch and its ledger record; an identical snapshot already pinned or
+// recorded is reused.
+func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, c *captured) (*Result, error) {
+	repo := store.Repo
 	m := c.manifest
 	mblob, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {

@@ -2,6 +2,7 @@ package resume
 
 import (
 	"context"
+	"fmt"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -210,16 +211,31 @@ const halfMadeReason = "checkout never finished"
 // PreserveWorktree snapshots a managed worktree when anything in it could be lost (or
 // always, with always) and removes it, keeping its ledger record. A directory git
 // cannot read (a checkout killed before git wrote HEAD, a .git file deleted by hand)
-// cannot be snapshotted: it is renamed aside, whole, and never deleted. It returns the
-// snapshot id, or "". `worktree add` uses it for a half-made checkout.
+// cannot be snapshotted as a checkout: it is renamed aside, whole, and never deleted,
+// and its files are snapshotted as they are (recovery.SnapshotSetAside). It returns
+// the snapshot id, or "". `worktree add` uses it for a half-made checkout.
 func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, reason string, always bool) (string, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return "", err
 	}
+	asideSnap := ""
 	if rec := r.State.Worktree(node); rec != nil {
-		if _, err := worktrees.SetAsideUnreadable(ctx, store.Repo, rec.Path); err != nil {
+		aside, err := worktrees.SetAsideUnreadable(ctx, store.Repo, rec.Path)
+		if err != nil {
 			return "", err
+		}
+		if aside != "" {
+			base := rec.Baseline
+			if base == "" {
+				base = r.Header.Baseline
+			}
+			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base},
+				recovery.Options{Reason: reason + " (set aside whole: git could not read it)"})
+			if err != nil {
+				return "", fmt.Errorf("the worktree of node %s could not be read by git and was set aside whole at %s (nothing in it was removed), but its snapshot failed: %w", node, aside, err)
+			}
+			asideSnap = snap.Rec.ID
 		}
 	}
 	worth, err := worthSnapshot(ctx, store, run, node)
@@ -231,7 +247,7 @@ func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 		return "", err
 	}
 	if removed.Snapshot == nil {
-		return "", nil
+		return asideSnap, nil
 	}
 	return removed.Snapshot.Rec.ID, nil
 }

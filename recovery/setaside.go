@@ -1,0 +1,140 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// SourceSetAside is a directory set aside whole because git could not read it as a
+// checkout (worktrees.SetAsideUnreadable): a `worktree add` killed before git wrote
+// HEAD, a .git file deleted by hand.
+const SourceSetAside = "set-aside"
+
+// SnapshotSetAside snapshots a directory set aside whole (t.Path), so that what an
+// agent wrote into a checkout git could not read is in a verified snapshot as well as
+// on disk. There is no index and no HEAD to start from: every regular file and
+// symlink is hashed from its raw bytes, the baseline stands in for HEAD and index, and
+// the tree is checked against the directory like any snapshot's before it is pinned
+// and recorded. The directory stays where it is. The top-level .git (git's pointer to
+// the checkout's administrative files) is not among the files; a nested repository
+// becomes a gitlink at its HEAD, listed as embedded.
+func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
+	repo := store.Repo
+	t.Source = SourceSetAside
+	base, err := repo.Commit(ctx, t.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: baseline %s: %w", t.Path, t.Baseline, err)
+	}
+	var c *captured
+	for try := 0; try < 3; try++ {
+		c, err = captureDir(ctx, repo, t, base.Tree)
+		if !errors.Is(err, ErrChanged) {
+			break
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
+	}
+	return persist(ctx, store, t, opt, c)
+}
+
+// captureDir builds the tree of the files under t.Path from their bytes and checks it
+// against the directory.
+func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string) (*captured, error) {
+	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
+		Head: t.Baseline, Baseline: t.Baseline, IndexTree: baseTree}
+	var out []git.IndexEntry
+	var files []*fileCheck
+	var modes []string
+	err := filepath.WalkDir(t.Path, func(abs string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if abs == t.Path {
+			return nil
+		}
+		rel := filepath.ToSlash(strings.TrimPrefix(abs, t.Path+string(filepath.Separator)))
+		if rel == ".git" {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		switch {
+		case d.IsDir():
+			if _, err := os.Lstat(filepath.Join(abs, ".git")); err != nil {
+				return nil
+			}
+			head := repo.NestedHead(ctx, abs)
+			if head == "" {
+				return fmt.Errorf("%q is a repository without a commit checked out: its files cannot be snapshotted", rel)
+			}
+			out = append(out, git.IndexEntry{Mode: "160000", ID: head, Path: rel})
+			m.Embedded = append(m.Embedded, NameOf(rel))
+			return filepath.SkipDir
+		case d.Type()&fs.ModeSymlink != 0:
+			files = append(files, &fileCheck{rel: rel, abs: abs, link: true, exec: -1})
+			modes = append(modes, "120000")
+		case d.Type().IsRegular():
+			info, err := d.Info()
+			if err != nil {
+				return err
+			}
+			mode := "100644"
+			if info.Mode()&0o100 != 0 {
+				mode = "100755"
+			}
+			files = append(files, &fileCheck{rel: rel, abs: abs, exec: -1})
+			modes = append(modes, mode)
+		}
+		// fifos, sockets, devices: git keeps none.
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	hashAll(files, repo.ObjectFormat == "sha256")
+	ids := make([]string, len(files))
+	for i, f := range files {
+		if f.err != nil {
+			return nil, fmt.Errorf("%w: hash %q: %v", ErrChanged, f.rel, f.err)
+		}
+		ids[i] = f.got
+	}
+	missing, err := repo.MissingObjects(ctx, unique(ids))
+	if err != nil {
+		return nil, err
+	}
+	if len(missing) > 0 {
+		if err := writeMissing(ctx, repo, t.Path, files, toSet(missing)); err != nil {
+			return nil, err
+		}
+	}
+	for i, f := range files {
+		out = append(out, git.IndexEntry{Mode: modes[i], ID: f.got, Path: f.rel})
+	}
+	ti, err := repo.NewTempIndex()
+	if err != nil {
+		return nil, err
+	}
+	defer ti.Close()
+	if err := ti.SetEntries(ctx, out); err != nil {
+		return nil, fmt.Errorf("stage the directory's bytes into a temporary index: %w", err)
+	}
+	if m.Tree, err = ti.WriteTree(ctx); err != nil {
+		return nil, fmt.Errorf("write the directory's tree: %w", err)
+	}
+	v := &verifier{repo: repo, root: t.Path}
+	if _, err := v.check(ctx, m.Tree); err != nil {
+		return nil, err
+	}
+	return &captured{manifest: m}, nil
+}
