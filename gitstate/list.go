@@ -3,6 +3,7 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"runtime"
 	"sort"
 	"strings"
@@ -18,19 +19,76 @@ type Entry struct {
 	Err error
 }
 
-// List reads every run: one for-each-ref streaming into one cat-file --batch
-// (git.RefFiles), decoded on every core while git is still reading.
-func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	if err := s.fetchAll(ctx); err != nil {
-		return nil, err
-	}
-	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
-		r, err := decodeRun(id, tip, b[0], b[1])
-		if r != nil {
-			s.localize(ctx, r)
+// ListDepth is how much of every run a listing reads: the less, the cheaper.
+type ListDepth int
+
+const (
+	// ListFull reads run.json and state.json whole, as Load does: one for-each-ref
+	// streaming into one cat-file --batch (git.RefFiles), decoded on every core while
+	// git is still reading. Its runs can be written back.
+	ListFull ListDepth = iota
+
+	// ListSummaries is for detecting interrupted runs (`resume --detect` and
+	// `--brief`, which runs at every agent session start) and for `list`: each Run
+	// holds only the header's schema, run_id, kind, intent, session, baseline and
+	// created_at, and the state's schema, run_id, status, reason, seq, epoch,
+	// updated_at, driver lease and its stages' names and statuses. That is what
+	// Interrupted, Live and CurrentStage read.
+	//
+	// Where it reads them, cheapest first: the summary cache (listcache.go), for every
+	// run whose tip it holds, after one `git for-each-ref` that needs no object; the
+	// summary lines of the other tips' messages (LedgerMessage), from one `git
+	// cat-file --batch` (from for-each-ref itself when there is no cache at all); the
+	// documents of tips without a usable line (written by plain git, by an older
+	// git-atlas, or with a summary too long to keep), decoding only the summary
+	// fields. A broken ref (a missing object, no documents) is reported on its run
+	// alone. The same runs are unreadable as with ListFull, except one whose skipped
+	// fields hold values of the wrong JSON type (a hand-edited document): ListFull
+	// reports it, this does not. A summary is never written back: Writable refuses it.
+	ListSummaries
+
+	// ListStates is ListSummaries for callers that need no header field (Kind, Intent
+	// and Session are left empty): a tip that is neither cached nor summarized in its
+	// message costs one blob read, not two. Detection (status, driver lease, stages)
+	// needs nothing more; the post-checkout hook uses it.
+	ListStates
+)
+
+// ListOptions say how List reads the runs.
+type ListOptions struct {
+	Depth ListDepth
+	// NoFetch lists the local ledger as it is. A store with a Remote otherwise first
+	// brings every run up to date from it (unless Remote.NoFetch says so for the whole
+	// command). The post-checkout hint needs this per call: it describes the ledger
+	// the hook sees, which is the local one, and it is re-derived after every write,
+	// remote writes included, where a fetch would cost a round trip to the remote and
+	// fail the hint when the remote cannot be reached.
+	NoFetch bool
+}
+
+// List reads every run at opt.Depth, sorted by id. A run that cannot be read is an
+// entry with its error (ErrCorrupt), never hidden and never fatal to the others.
+func (s *Store) List(ctx context.Context, opt ListOptions) ([]Entry, error) {
+	if !opt.NoFetch {
+		if err := s.fetchAll(ctx); err != nil {
+			return nil, err
 		}
-		return r, err
-	})
+	}
+	switch opt.Depth {
+	case ListFull:
+		return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+			r, err := decodeRun(id, tip, b[0], b[1])
+			if r != nil {
+				s.localize(ctx, r)
+			}
+			return r, err
+		})
+	case ListSummaries:
+		return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
+	case ListStates:
+		return s.listStates(ctx)
+	}
+	return nil, fmt.Errorf("list runs: unknown depth %d", opt.Depth)
 }
 
 var bothDocs = []string{"run.json", "state.json"}
@@ -94,34 +152,9 @@ func (p *pool) wait() {
 	p.wg.Wait()
 }
 
-// ListSummaries is List for detecting interrupted runs (`resume --brief`, which runs
-// at every agent session start) and for `list`: each Run holds only the header's
-// schema, run_id, kind, intent, session, baseline and created_at, and the state's
-// schema, run_id, status, reason, seq, epoch, updated_at, driver lease and its
-// stages' names and statuses. That is what Interrupted, Live and CurrentStage read.
-//
-// Where it reads them, cheapest first: the summary cache (listcache.go), for every
-// run whose tip it holds, after one `git for-each-ref` that needs no object; the
-// summary lines of the other tips' messages (LedgerMessage), from one `git cat-file
-// --batch` (from for-each-ref itself when there is no cache at all); the documents
-// of tips without a usable line (written by plain git, by an older git-atlas, or
-// with a summary too long to keep), decoding only the summary fields. A broken ref
-// (a missing object, no documents) is reported on its run alone.
-// The same runs are unreadable as with List, except one whose skipped fields hold
-// values of the wrong JSON type (a hand-edited document): List reports it, this does
-// not. A summary is never written back: Writable refuses it.
-func (s *Store) ListSummaries(ctx context.Context) ([]Entry, error) {
-	if err := s.fetchAll(ctx); err != nil {
-		return nil, err
-	}
-	return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
-}
-
-// ListStateSummaries is ListSummaries for callers that need no header field (Kind,
-// Intent and Session are left empty): a tip that is neither cached nor summarized in
-// its message costs one blob read, not two. Detection (status, driver lease, stages)
-// needs nothing more; the post-checkout hook uses it.
-func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
+// listStates lists at ListStates: from state.json alone where a summary has to be
+// read from the documents, with only the run's id left of the header.
+func (s *Store) listStates(ctx context.Context) ([]Entry, error) {
 	entries, err := s.listSummaries(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
 		header, _ := json.Marshal(map[string]string{"run_id": id})
 		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
@@ -134,6 +167,8 @@ func (s *Store) ListStateSummaries(ctx context.Context) ([]Entry, error) {
 	return entries, err
 }
 
+// listSummaries lists at ListSummaries, or at ListStates with paths and decode that
+// read state.json alone.
 func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
 	prefix := strings.TrimSuffix(RunsPrefix, "/")
 	mark := s.Repo.MarkRefs() // before anything is read

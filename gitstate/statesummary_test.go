@@ -25,11 +25,11 @@ func TestListStateSummaries(t *testing.T) {
 			}
 			run(t, s.Repo.CommonDir, "update-ref", RunRef("broken"), head)
 
-			full, err := s.ListSummaries(ctx)
+			full, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 			if err != nil {
 				t.Fatal(err)
 			}
-			states, err := s.ListStateSummaries(ctx)
+			states, err := s.List(ctx, ListOptions{Depth: ListStates})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -169,7 +169,7 @@ func sameRun(id string, r *Run) error {
 // Writable refuses to rewrite documents from a newer schema.
 func (r *Run) Writable() error {
 	if r.summary {
-		return fmt.Errorf("run %s was read as a summary (Store.ListSummaries), which cannot be written back", r.Header.RunID)
+		return fmt.Errorf("run %s was read as a summary (Store.List at ListSummaries or ListStates), which cannot be written back", r.Header.RunID)
 	}
 	refuse := func(doc string, found int) error {
 		return &fault.Error{Kind: fault.ErrRefused, Msg: "run " + r.Header.RunID, Err: &ErrNewerSchema{Doc: doc, Found: found},

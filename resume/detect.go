@@ -51,7 +51,7 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candid
 
 // DetectFor is Detect for a session: the runs it still drives come first (Own).
 func DetectFor(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
-	entries, err := store.List(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -60,10 +60,10 @@ func DetectFor(ctx context.Context, store *gitstate.Store, now time.Time, sessio
 }
 
 // DetectBrief is Detect for `resume --brief`, at every session start: the same
-// candidates in the same order, read with Store.ListSummaries, which decodes only
+// candidates in the same order, read at gitstate.ListSummaries, which decodes only
 // what detection needs. Its candidates carry no run.
 func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
-	entries, err := store.ListSummaries(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		return nil, nil, err
 	}
@@ -72,10 +72,10 @@ func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time, sess
 }
 
 // DetectStates is DetectBrief from every run's state.json alone
-// (Store.ListStateSummaries, half the reads): the candidates carry no Kind, Intent or
+// (gitstate.ListStates, half the reads): the candidates carry no Kind, Intent or
 // Session. The post-checkout hook uses it.
 func DetectStates(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
-	entries, err := store.ListStateSummaries(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListStates, NoFetch: true})
 	if err != nil {
 		return nil, nil, err
 	}

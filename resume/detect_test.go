@@ -141,7 +141,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 	if err != nil || r == nil || r.Header.RunID != "c-expired-graph" || len(r.State.Jobs) != 2 || r.Header.Baseline != base {
 		t.Fatalf("Select(brief candidates) = %+v, %v", r, err)
 	}
-	entries, err := store.ListSummaries(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
