@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// ListStateSummaries reads state.json alone and agrees with ListSummaries on every
+// Listing at ListStates reads state.json alone and agrees with ListSummaries on every
 // state field detection uses; a run whose state.json is gone is unreadable in both.
 func TestListStateSummaries(t *testing.T) {
 	ctx := context.Background()

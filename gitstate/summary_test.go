@@ -49,7 +49,7 @@ func summaryRuns(t *testing.T, s *Store) {
 	}
 }
 
-// tipMessages reads every run's tip as ListSummaries does.
+// tipMessages reads every run's tip as a listing at ListSummaries does.
 func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	t.Helper()
 	ctx := context.Background()
@@ -66,9 +66,9 @@ func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	return msgs
 }
 
-// ListSummaries reads runs from their tips' summary lines, and every run it reads is
-// the run the documents hold: the same header and state fields as decoding run.json
-// and state.json, for every shape of run, in every kind of repository.
+// Listing at ListSummaries reads runs from their tips' summary lines, and every run it
+// reads is the run the documents hold: the same header and state fields as decoding
+// run.json and state.json, for every shape of run, in every kind of repository.
 func TestSummaryLinesMatchDocuments(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range repoKinds {

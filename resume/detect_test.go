@@ -98,11 +98,11 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := gitstate.New(repo)
-	full, fullBad, err := Detect(ctx, store, now)
+	full, fullBad, err := Detect(ctx, store, now, DetectOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		t.Fatal(err)
 	}
-	brief, briefBad, err := DetectBrief(ctx, store, now, "")
+	brief, briefBad, err := Detect(ctx, store, now, DetectOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +114,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		t.Fatalf("Detect found %v, want %v", ids, want)
 	}
 	if len(brief) != len(full) {
-		t.Fatalf("DetectBrief found %d runs, Detect %d", len(brief), len(full))
+		t.Fatalf("Detect at ListSummaries found %d runs, at ListFull %d", len(brief), len(full))
 	}
 	for i := range full {
 		if brief[i].Run() != nil {

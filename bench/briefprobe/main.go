@@ -65,8 +65,14 @@ func probe(ctx context.Context, dir string, rounds int) error {
 			_, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 			return err
 		}},
-		{"resume.Detect (List, filter, sort)", func() error { _, _, err := resume.Detect(ctx, store, gitstate.Now()); return err }},
-		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now(), ""); return err }},
+		{"resume.Detect (ListFull, filter, sort)", func() error {
+			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListFull})
+			return err
+		}},
+		{"resume.Detect (ListSummaries, ...)", func() error {
+			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListSummaries})
+			return err
+		}},
 	}
 	wall := make([][]time.Duration, len(steps))
 	cpu := make([][]time.Duration, len(steps))
