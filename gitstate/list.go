@@ -54,6 +54,19 @@ const (
 	ListStates
 )
 
+// String is the depth's constant's name.
+func (d ListDepth) String() string {
+	switch d {
+	case ListFull:
+		return "ListFull"
+	case ListSummaries:
+		return "ListSummaries"
+	case ListStates:
+		return "ListStates"
+	}
+	return fmt.Sprintf("ListDepth(%d)", int(d))
+}
+
 // ListOptions say how List reads the runs.
 type ListOptions struct {
 	Depth ListDepth
@@ -88,7 +101,7 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Entry, error) {
 	case ListStates:
 		return s.listStates(ctx)
 	}
-	return nil, fmt.Errorf("list runs: unknown depth %d", opt.Depth)
+	return nil, fmt.Errorf("list runs: unknown depth %v", opt.Depth)
 }
 
 var bothDocs = []string{"run.json", "state.json"}
