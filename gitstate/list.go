@@ -106,6 +106,8 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Entry, error) {
 
 var bothDocs = []string{"run.json", "state.json"}
 
+// list reads paths at every run's tip, as git streams them, and decodes each run on
+// the pool: the listing at ListFull.
 func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
 	type listed struct {
 		Entry

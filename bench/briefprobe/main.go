@@ -57,11 +57,11 @@ func probe(ctx context.Context, dir string, rounds int) error {
 			runs = 0
 			return repo.RefFiles(ctx, "refs/atlas/runs", []string{"run.json", "state.json"}, func(git.Ref, []git.Blob) { runs++ })
 		}},
-		{"... + full decode (Store.List, ListFull)", func() error {
+		{"... + full decode (List, ListFull)", func() error {
 			_, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 			return err
 		}},
-		{"... + summary decode (Store.List, ListSummaries)", func() error {
+		{"... + summary decode (List, ListSummaries)", func() error {
 			_, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 			return err
 		}},
