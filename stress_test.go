@@ -305,7 +305,7 @@ func stressWriterMain() {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	entries, err := s.List(ctx)
+	entries, err := s.List(ctx, gitstate.ListOptions{})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

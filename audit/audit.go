@@ -139,7 +139,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	entries, err := store.List(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		return nil, err
 	}

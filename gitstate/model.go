@@ -286,7 +286,8 @@ type Run struct {
 	Tip    string
 	// headerBlob is run.json's blob id, reused by every later commit.
 	headerBlob string
-	// summary marks a run read by Store.ListSummaries: only some fields are set.
+	// summary marks a run read by a summary listing (ListSummaries, ListStates): only
+	// some fields are set.
 	summary bool
 	// idleUntil is a summary's IdleDeadline (the documents' own is computed).
 	idleUntil string

@@ -84,7 +84,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		entries, err := b.List(ctx)
+		entries, err := b.List(ctx, ListOptions{})
 		if err != nil || len(entries) != 1 || entries[0].Run == nil {
 			t.Fatalf("list: %v %v", entries, err)
 		}

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// ListStateSummaries reads state.json alone and agrees with ListSummaries on every
+// Listing at ListStates reads state.json alone and agrees with ListSummaries on every
 // state field detection uses; a run whose state.json is gone is unreadable in both.
 func TestListStateSummaries(t *testing.T) {
 	ctx := context.Background()
@@ -25,11 +25,11 @@ func TestListStateSummaries(t *testing.T) {
 			}
 			run(t, s.Repo.CommonDir, "update-ref", RunRef("broken"), head)
 
-			full, err := s.ListSummaries(ctx)
+			full, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 			if err != nil {
 				t.Fatal(err)
 			}
-			states, err := s.ListStateSummaries(ctx)
+			states, err := s.List(ctx, ListOptions{Depth: ListStates})
 			if err != nil {
 				t.Fatal(err)
 			}

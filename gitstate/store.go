@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"runtime"
-	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -171,7 +169,7 @@ func sameRun(id string, r *Run) error {
 // Writable refuses to rewrite documents from a newer schema.
 func (r *Run) Writable() error {
 	if r.summary {
-		return fmt.Errorf("run %s was read as a summary (Store.ListSummaries), which cannot be written back", r.Header.RunID)
+		return fmt.Errorf("run %s was read as a summary (Store.List at ListSummaries or ListStates), which cannot be written back", r.Header.RunID)
 	}
 	refuse := func(doc string, found int) error {
 		return &fault.Error{Kind: fault.ErrRefused, Msg: "run " + r.Header.RunID, Err: &ErrNewerSchema{Doc: doc, Found: found},
@@ -437,89 +435,6 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 		return written{}, err
 	}
 	return written{run: r, old: old, tip: tip, change: ch}, nil
-}
-
-// Entry is one run in a listing: the run, or why it could not be read.
-type Entry struct {
-	ID  string
-	Run *Run
-	Err error
-}
-
-// List reads every run: one for-each-ref streaming into one cat-file --batch
-// (git.RefFiles), decoded on every core while git is still reading.
-func (s *Store) List(ctx context.Context) ([]Entry, error) {
-	if err := s.fetchAll(ctx); err != nil {
-		return nil, err
-	}
-	return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
-		r, err := decodeRun(id, tip, b[0], b[1])
-		if r != nil {
-			s.localize(ctx, r)
-		}
-		return r, err
-	})
-}
-
-var bothDocs = []string{"run.json", "state.json"}
-
-func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
-	type listed struct {
-		Entry
-		tip      string
-		noHeader bool // run.json unreadable: maybe the tip itself is the problem
-	}
-	var results []*listed
-	p := newPool()
-	err := s.Repo.RefFiles(ctx, strings.TrimSuffix(RunsPrefix, "/"), paths, func(ref git.Ref, blobs []git.Blob) {
-		l := &listed{Entry: Entry{ID: strings.TrimPrefix(ref.Name, RunsPrefix)}, tip: ref.ID}
-		results = append(results, l)
-		p.do(func() {
-			l.Run, l.Err = decode(l.ID, l.tip, blobs)
-			l.noHeader = l.Err != nil && blobs[0].Err != nil
-		})
-	})
-	p.wait()
-	if err != nil {
-		return nil, err
-	}
-	entries := make([]Entry, len(results))
-	for k, l := range results {
-		if l.noHeader {
-			l.Err = s.diagnose(ctx, l.ID, l.tip, l.Err) // error path only: may fork
-		}
-		entries[k] = l.Entry
-	}
-	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
-	return entries, nil
-}
-
-// pool decodes runs on every core while git is still streaming them: do queues a
-// function, wait returns when all have run (and makes what they wrote visible).
-type pool struct {
-	work chan func()
-	wg   sync.WaitGroup
-}
-
-func newPool() *pool {
-	p := &pool{work: make(chan func(), 64)}
-	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
-			for f := range p.work {
-				f()
-			}
-		}()
-	}
-	return p
-}
-
-func (p *pool) do(f func()) { p.work <- f }
-
-func (p *pool) wait() {
-	close(p.work)
-	p.wg.Wait()
 }
 
 // Log returns a run's events, oldest first.

@@ -163,7 +163,7 @@ func TestListReportsCorruptRunsAndKeepsTheOthers(t *testing.T) {
 			run(t, dir, "update-ref", "--no-deref", RunRef("missing"), good.Tip)
 			writeLooseRef(t, dir, RunRef("missing"), missing)
 
-			entries, err := s.List(ctx)
+			entries, err := s.List(ctx, ListOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -244,7 +244,7 @@ func TestNewerSchemaIsReadOnly(t *testing.T) {
 			if tip, _ := repo.ReadRef(ctx, RunRef("r")); tip != c {
 				t.Fatal("the refused write moved the ref")
 			}
-			if entries, err := s.List(ctx); err != nil || entries[0].Err != nil {
+			if entries, err := s.List(ctx, ListOptions{}); err != nil || entries[0].Err != nil {
 				t.Fatalf("List = %v, %v", entries, err)
 			}
 			if _, err := s.Log(ctx, "r"); err != nil {

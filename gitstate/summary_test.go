@@ -49,7 +49,7 @@ func summaryRuns(t *testing.T, s *Store) {
 	}
 }
 
-// tipMessages reads every run's tip as ListSummaries does.
+// tipMessages reads every run's tip as a listing at ListSummaries does.
 func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	t.Helper()
 	ctx := context.Background()
@@ -66,9 +66,9 @@ func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 	return msgs
 }
 
-// ListSummaries reads runs from their tips' summary lines, and every run it reads is
-// the run the documents hold: the same header and state fields as decoding run.json
-// and state.json, for every shape of run, in every kind of repository.
+// Listing at ListSummaries reads runs from their tips' summary lines, and every run it
+// reads is the run the documents hold: the same header and state fields as decoding
+// run.json and state.json, for every shape of run, in every kind of repository.
 func TestSummaryLinesMatchDocuments(t *testing.T) {
 	ctx := context.Background()
 	for _, kind := range repoKinds {
@@ -79,7 +79,7 @@ func TestSummaryLinesMatchDocuments(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			listed, err := s.ListSummaries(ctx)
+			listed, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -144,7 +144,7 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 	if m := tipMessages(t, s)["a"]; fromMessage("a", m) != nil {
 		t.Fatalf("the copied summary line of tree %s was used for tree %s", run(t, dir, "rev-parse", tip+"^{tree}"), m.Tree)
 	}
-	entries, err := s.ListSummaries(ctx)
+	entries, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -169,7 +169,7 @@ func TestSummariesSurviveMissingObject(t *testing.T) {
 				t.Fatal("for-each-ref read a missing object")
 			}
 			for _, pass := range []string{"no cache", "cached"} {
-				entries, err := s.ListSummaries(ctx)
+				entries, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -238,7 +238,7 @@ func cacheLines(t *testing.T, s *Store) map[string]cachedSummary {
 
 func listRuns(t *testing.T, s *Store) map[string]*Run {
 	t.Helper()
-	entries, err := s.ListSummaries(context.Background())
+	entries, err := s.List(context.Background(), ListOptions{Depth: ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -312,7 +312,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
 	// No runs, no cache: `resume --brief` runs in repositories that never used git-atlas.
-	if entries, err := s.ListSummaries(ctx); err != nil || len(entries) != 0 {
+	if entries, err := s.List(ctx, ListOptions{Depth: ListSummaries}); err != nil || len(entries) != 0 {
 		t.Fatalf("got %v, %v", entries, err)
 	}
 	if _, err := os.Stat(filepath.Join(s.Repo.CommonDir, "atlas")); !os.IsNotExist(err) {
@@ -360,7 +360,7 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if err := transition(s, "a", "code", StageDispatched); err != nil {
 		t.Fatal(err)
 	}
-	entries, err := s.ListSummaries(ctx)
+	entries, err := s.List(ctx, ListOptions{Depth: ListSummaries})
 	if err != nil || len(entries) != 1 || entries[0].Run.State.Stages[0].Status != StageDispatched {
 		t.Fatalf("got %+v, %v", entries, err)
 	}

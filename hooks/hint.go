@@ -34,7 +34,9 @@ const hintMagic = "git-atlas hint 1"
 
 // hintContent derives the hint and returns the interrupted runs it describes.
 func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]byte, []resume.Candidate, error) {
-	entries, err := store.ListStateSummaries(ctx)
+	// The local ledger, as the hook sees it: no fetch, even after a write through a
+	// remote.
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListStates, NoFetch: true})
 	if err != nil {
 		return nil, nil, err
 	}

@@ -186,6 +186,24 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 	}
 }
 
+// The hint describes the local ledger, which is what the hook reads: re-deriving it
+// never fetches, not even for a store that writes through a remote (every write
+// refreshes the hint, with the writer's store), so an unreachable remote neither
+// fails it nor costs it a round trip.
+func TestHintReadsTheLocalLedger(t *testing.T) {
+	h := newHookRepo(t)
+	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	remote := gitstate.New(h.store.Repo)
+	remote.Remote = &gitstate.Remote{Name: filepath.Join(t.TempDir(), "no-such-remote")}
+	cands, err := RefreshHint(context.Background(), remote, true)
+	if err != nil || len(cands) != 1 || cands[0].RunID != "r1" {
+		t.Fatalf("RefreshHint through an unreachable remote = %+v, %v; want r1 from the local ledger", cands, err)
+	}
+	if out := h.mustAnswerAlone("a hint derived through a remote"); out != fmt.Sprintf(interruptedLine, "r1") {
+		t.Fatalf("printed %q", out)
+	}
+}
+
 // Every way the hint can go stale sends the script to git-atlas.
 func TestStaleHintAsksGitAtlas(t *testing.T) {
 	h := newHookRepo(t)

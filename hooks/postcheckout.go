@@ -51,7 +51,7 @@ func PostCheckout(ctx context.Context, open func() (*git.Repository, error), arg
 	// leave a fresh hint for the next checkout.
 	res.Interrupted, err = RefreshHint(ctx, store, true)
 	if res.Interrupted == nil && err != nil {
-		res.Interrupted, _, err = resume.DetectStates(ctx, store, gitstate.Now())
+		res.Interrupted, _, err = resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListStates, NoFetch: true})
 	}
 	return res, err
 }

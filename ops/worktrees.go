@@ -119,7 +119,7 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 		}
 		runs = []*gitstate.Run{r}
 	} else {
-		entries, err := store.List(ctx)
+		entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 		if err != nil {
 			return nil, err
 		}

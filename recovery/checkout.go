@@ -75,7 +75,7 @@ func Managed(ctx context.Context, store *gitstate.Store, path string) (bool, err
 		return true, nil
 	}
 	// Recorded by a run elsewhere (the root was moved after it was made).
-	entries, err := store.List(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		return false, err
 	}

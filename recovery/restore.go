@@ -49,7 +49,7 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 			return nil, err
 		}
 	} else {
-		entries, err := store.List(ctx)
+		entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 		if err != nil {
 			return nil, err
 		}

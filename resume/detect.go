@@ -30,11 +30,11 @@ type Candidate struct {
 	Live   bool   `json:"live,omitempty"`
 	Holder string `json:"holder,omitempty"`
 
-	run *gitstate.Run // nil from DetectBrief
+	run *gitstate.Run // nil unless detected at gitstate.ListFull
 }
 
-// Run is the candidate's run as read during detection; nil for DetectBrief's
-// candidates (Select loads it).
+// Run is the candidate's run as read during detection; nil unless it was read at
+// gitstate.ListFull (Select then loads it).
 func (c *Candidate) Run() *gitstate.Run { return c.run }
 
 // Unreadable is a run that could not be read; detection reports it and goes on.
@@ -43,48 +43,35 @@ type Unreadable struct {
 	Error string `json:"error"`
 }
 
-// Detect lists the interrupted runs, newest first by (last update, run id). A corrupt
-// run is reported as unreadable and never hides the others.
-func Detect(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
-	return DetectFor(ctx, store, now, "")
+// DetectOptions say how Detect reads the runs and whose session asks.
+type DetectOptions struct {
+	// Depth is how much of every run is read (gitstate.ListDepth). At ListFull each
+	// candidate keeps its run (Candidate.Run), which Select then needs not read again.
+	// At ListSummaries the candidates are the same, in the same order, with the same
+	// fields, but carry no run (`resume --detect`, `--brief`). At ListStates they carry
+	// no Kind, Intent or Session either, for half the reads (the post-checkout hook).
+	Depth gitstate.ListDepth
+	// NoFetch reads the local ledger as it is (gitstate.ListOptions.NoFetch).
+	NoFetch bool
+	// Session is the caller's session, if known: the runs it still drives are
+	// candidates too, and come first (Own).
+	Session string
 }
 
-// DetectFor is Detect for a session: the runs it still drives come first (Own).
-func DetectFor(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
-	entries, err := store.List(ctx)
+// Detect lists the interrupted runs, newest first by (last update, run id), after the
+// session's own (opt.Session). A corrupt run is reported as unreadable and never
+// hides the others.
+func Detect(ctx context.Context, store *gitstate.Store, now time.Time, opt DetectOptions) ([]Candidate, []Unreadable, error) {
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: opt.Depth, NoFetch: opt.NoFetch})
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, bad := detect(entries, now, true, session)
+	cands, bad := detect(entries, now, opt.Depth == gitstate.ListFull, opt.Session)
 	return cands, bad, nil
 }
 
-// DetectBrief is Detect for `resume --brief`, at every session start: the same
-// candidates in the same order, read with Store.ListSummaries, which decodes only
-// what detection needs. Its candidates carry no run.
-func DetectBrief(ctx context.Context, store *gitstate.Store, now time.Time, session string) ([]Candidate, []Unreadable, error) {
-	entries, err := store.ListSummaries(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	cands, bad := detect(entries, now, false, session)
-	return cands, bad, nil
-}
-
-// DetectStates is DetectBrief from every run's state.json alone
-// (Store.ListStateSummaries, half the reads): the candidates carry no Kind, Intent or
-// Session. The post-checkout hook uses it.
-func DetectStates(ctx context.Context, store *gitstate.Store, now time.Time) ([]Candidate, []Unreadable, error) {
-	entries, err := store.ListStateSummaries(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	cands, bad := detect(entries, now, false, "")
-	return cands, bad, nil
-}
-
-// DetectIn is DetectStates over entries already listed (the post-checkout hint reads
-// the listing for more than the candidates).
+// DetectIn is Detect over entries already listed, with no session and no run kept
+// (the post-checkout hint reads the listing for more than the candidates).
 func DetectIn(entries []gitstate.Entry, now time.Time) ([]Candidate, []Unreadable) {
 	return detect(entries, now, false, "")
 }

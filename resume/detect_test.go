@@ -31,12 +31,12 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	return strings.TrimSpace(string(out))
 }
 
-// TestDetectBriefSameAsDetect: `resume --brief` reads runs as summaries, decoding
-// only what detection needs; it must find the same interrupted runs, in the same
-// order, with the same fields, as --detect's full reads, whatever else the documents
-// hold (jobs, worktrees, leases, fields from a newer git-atlas) and however a run's
-// driver, status and stages stand.
-func TestDetectBriefSameAsDetect(t *testing.T) {
+// detectLedger makes a repository whose ledger holds runs in every state detection
+// tells apart, written with plain git: interrupted, live, blocked, stopped, finished,
+// from a newer schema, corrupt, and m-own, live and driven by session s-own. It
+// returns the store, the time the runs are dated from and the baseline commit.
+func detectLedger(t *testing.T) (*gitstate.Store, time.Time, string) {
+	t.Helper()
 	home := t.TempDir()
 	for k, v := range map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
@@ -82,6 +82,8 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		"j-bad-stamp": {header("j-bad-stamp", "single", ""), state("j-bad-stamp", "running", -time.Minute, stages("pending", "pending")+`,"driver":{"holder":"h","expires_at":"soon"}`)},
 		"k-badjson":   {header("k-badjson", "single", ""), "{"},
 		"l-other-id":  {header("l-other-id", "single", ""), state("someone-else", "running", 0, stages("pending", "pending"))},
+		"m-own": {header("m-own", "single", ""), state("m-own", "running", -6*time.Minute,
+			stages("dispatched", "pending")+`,"driver":{"holder":"agent","expires_at":"`+stamp(time.Hour)+`","session":"s-own"}`)},
 	}
 	for id, docs := range runs {
 		var tree strings.Builder
@@ -92,17 +94,27 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		gitIn(t, dir, "", "update-ref", gitstate.RunRef(id), commit)
 	}
 
-	ctx := context.Background()
-	repo, err := git.Open(ctx, dir)
+	repo, err := git.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	store := gitstate.New(repo)
-	full, fullBad, err := Detect(ctx, store, now)
+	return store, now, base
+}
+
+// TestDetectBriefSameAsDetect: `resume --brief` reads runs as summaries, decoding
+// only what detection needs; it must find the same interrupted runs, in the same
+// order, with the same fields, as full reads (ListFull), whatever else the documents
+// hold (jobs, worktrees, leases, fields from a newer git-atlas) and however a run's
+// driver, status and stages stand.
+func TestDetectBriefSameAsDetect(t *testing.T) {
+	ctx := context.Background()
+	store, now, base := detectLedger(t)
+	full, fullBad, err := Detect(ctx, store, now, DetectOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		t.Fatal(err)
 	}
-	brief, briefBad, err := DetectBrief(ctx, store, now, "")
+	brief, briefBad, err := Detect(ctx, store, now, DetectOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,7 +126,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		t.Fatalf("Detect found %v, want %v", ids, want)
 	}
 	if len(brief) != len(full) {
-		t.Fatalf("DetectBrief found %d runs, Detect %d", len(brief), len(full))
+		t.Fatalf("Detect at ListSummaries found %d runs, at ListFull %d", len(brief), len(full))
 	}
 	for i := range full {
 		if brief[i].Run() != nil {
@@ -141,7 +153,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 	if err != nil || r == nil || r.Header.RunID != "c-expired-graph" || len(r.State.Jobs) != 2 || r.Header.Baseline != base {
 		t.Fatalf("Select(brief candidates) = %+v, %v", r, err)
 	}
-	entries, err := store.ListSummaries(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -149,5 +161,65 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 		if e.Run != nil && e.Run.Writable() == nil {
 			t.Errorf("%s: a summary is writable", e.ID)
 		}
+	}
+}
+
+// TestDetectOptions: each of Detect's options changes what it reports. Session makes
+// the runs that session still drives candidates, first (Own), the others as without
+// it; Depth decides whether candidates carry their run (ListFull) and their header's
+// fields (not at ListStates); NoFetch reads the local ledger of a store whose remote
+// cannot be reached, where a listing that fetches fails.
+func TestDetectOptions(t *testing.T) {
+	ctx := context.Background()
+	store, now, _ := detectLedger(t)
+	ids := func(cands []Candidate) []string {
+		var out []string
+		for _, c := range cands {
+			out = append(out, c.RunID)
+		}
+		return out
+	}
+	detect := func(opt DetectOptions) []Candidate {
+		t.Helper()
+		cands, bad, err := Detect(ctx, store, now, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(bad) != 2 {
+			t.Fatalf("%+v: unreadable %v, want k-badjson and l-other-id", opt, bad)
+		}
+		return cands
+	}
+	others := []string{"j-bad-stamp", "d-blocked", "a-interrupted", "c-expired-graph", "i-future", "f-stopped"}
+
+	for _, depth := range []gitstate.ListDepth{gitstate.ListFull, gitstate.ListSummaries, gitstate.ListStates} {
+		if got := ids(detect(DetectOptions{Depth: depth})); !reflect.DeepEqual(got, others) {
+			t.Errorf("%v, no session: %v, want %v", depth, got, others)
+		}
+		own := detect(DetectOptions{Depth: depth, Session: "s-own"})
+		if got, want := ids(own), append([]string{"m-own"}, others...); !reflect.DeepEqual(got, want) {
+			t.Fatalf("%v, session s-own: %v, want %v", depth, got, want)
+		}
+		if !own[0].Own || !own[0].Live || own[1].Own {
+			t.Errorf("%v, session s-own: %+v, want only m-own Own and Live", depth, own[:2])
+		}
+		for _, c := range own {
+			if hasRun := c.Run() != nil; hasRun != (depth == gitstate.ListFull) {
+				t.Errorf("%v: %s carries its run: %v", depth, c.RunID, hasRun)
+			}
+			if header := c.Kind != "" && c.Intent != "" && c.Session != ""; header != (depth != gitstate.ListStates) {
+				t.Errorf("%v: %s has kind %q, intent %q, session %q", depth, c.RunID, c.Kind, c.Intent, c.Session)
+			}
+		}
+	}
+
+	unreachable := gitstate.New(store.Repo)
+	unreachable.Remote = &gitstate.Remote{Name: filepath.Join(t.TempDir(), "no-such-remote")}
+	local, _, err := Detect(ctx, unreachable, now, DetectOptions{Depth: gitstate.ListStates, NoFetch: true})
+	if err != nil || !reflect.DeepEqual(ids(local), others) {
+		t.Fatalf("NoFetch: %v, %v; want the local ledger's %v", ids(local), err, others)
+	}
+	if _, _, err := Detect(ctx, unreachable, now, DetectOptions{Depth: gitstate.ListStates}); err == nil {
+		t.Fatal("a detection that fetches from an unreachable remote succeeded: the fetch was skipped")
 	}
 }

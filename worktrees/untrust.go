@@ -36,7 +36,7 @@ func Owner(ctx context.Context, store *gitstate.Store, path string) (string, *gi
 			}
 		}
 	}
-	entries, err := store.List(ctx)
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		return "", nil, err
 	}

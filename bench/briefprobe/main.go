@@ -2,7 +2,8 @@
 // on a repository, for bench/resume.sh: opening it (`git rev-parse`), the ref scan
 // (`git for-each-ref`), reading every run's run.json and state.json (for-each-ref into
 // `cat-file --batch`: git.RefFiles), then reading and decoding them in full
-// (Store.List, as --detect) or as summaries (Store.ListSummaries, as --brief), and
+// (Store.List at ListFull, as resume selects) or as summaries (at ListSummaries, as
+// --brief and --detect), and
 // the detection on top. Medians of N rounds of wall time and of this process's CPU
 // time (user + system, git's excluded): CPU over RefFiles' is the decoding.
 //
@@ -56,10 +57,22 @@ func probe(ctx context.Context, dir string, rounds int) error {
 			runs = 0
 			return repo.RefFiles(ctx, "refs/atlas/runs", []string{"run.json", "state.json"}, func(git.Ref, []git.Blob) { runs++ })
 		}},
-		{"... + full decode (Store.List)", func() error { _, err := store.List(ctx); return err }},
-		{"... + summary decode (Store.ListSummaries)", func() error { _, err := store.ListSummaries(ctx); return err }},
-		{"resume.Detect (List, filter, sort)", func() error { _, _, err := resume.Detect(ctx, store, gitstate.Now()); return err }},
-		{"resume.DetectBrief (ListSummaries, ...)", func() error { _, _, err := resume.DetectBrief(ctx, store, gitstate.Now(), ""); return err }},
+		{"... + full decode (List, ListFull)", func() error {
+			_, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
+			return err
+		}},
+		{"... + summary decode (List, ListSummaries)", func() error {
+			_, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
+			return err
+		}},
+		{"resume.Detect (ListFull, filter, sort)", func() error {
+			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListFull})
+			return err
+		}},
+		{"resume.Detect (ListSummaries, ...)", func() error {
+			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListSummaries})
+			return err
+		}},
 	}
 	wall := make([][]time.Duration, len(steps))
 	cpu := make([][]time.Duration, len(steps))

@@ -242,7 +242,7 @@ func (c *completer) runs() []string {
 	if err != nil {
 		return nil
 	}
-	entries, err := store.ListSummaries(c.env.Ctx)
+	entries, err := store.List(c.env.Ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		return nil
 	}

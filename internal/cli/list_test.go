@@ -27,11 +27,11 @@ func TestListRowsFromSummaries(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := gitstate.New(r)
-	full, err := store.List(ctx)
+	full, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		t.Fatal(err)
 	}
-	sums, err := store.ListSummaries(ctx)
+	sums, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -273,7 +273,7 @@ func loadRuns(env *Env, store *gitstate.Store, id string) ([]*gitstate.Run, erro
 		}
 		return []*gitstate.Run{r}, nil
 	}
-	entries, err := store.List(env.Ctx)
+	entries, err := store.List(env.Ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
 		return nil, err
 	}

@@ -59,14 +59,14 @@ func (c *ResumeCmd) Run(env *Env) error {
 	var cands []resume.Candidate
 	if c.RunID == "" || c.Detect { // a named run needs no scan of all the others
 		var bad []resume.Unreadable
-		detect := resume.DetectFor
+		opt := resume.DetectOptions{Depth: gitstate.ListFull, Session: session}
 		if c.Detect {
 			// --detect prints only what a summary holds (the summary cache, else the
 			// tips' summary lines, else the documents): no blob read for a run the
 			// cache already knows. Resuming selects from full reads.
-			detect = resume.DetectBrief
+			opt.Depth = gitstate.ListSummaries
 		}
-		if cands, bad, err = detect(env.Ctx, store, now, session); err != nil {
+		if cands, bad, err = resume.Detect(env.Ctx, store, now, opt); err != nil {
 			return err
 		}
 		for _, b := range bad {
@@ -193,7 +193,7 @@ func (c *ResumeCmd) brief(env *Env) {
 	}
 	now := gitstate.Now()
 	session := c.session()
-	cands, _, err := resume.DetectBrief(env.Ctx, store, now, session)
+	cands, _, err := resume.Detect(env.Ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: session})
 	if err != nil || len(cands) == 0 {
 		return
 	}

@@ -283,7 +283,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	entries, err := store.ListSummaries(env.Ctx) // a row needs a summary, no more
+	entries, err := store.List(env.Ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries}) // a row needs a summary, no more
 	if err != nil {
 		return err
 	}
