@@ -129,23 +129,60 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 // classifies every worktree and ref. It changes nothing. The errors of the many
 // independent checks (a status, a size) are gathered into one *multierror.Error
 // returned with the report, so one failure never hides the others.
+//
+// In steps: read the three lists, classify the worktrees and the refs from them
+// alone, run the checks that need git (a status per worktree, a size per snapshot) in
+// parallel, add the directories set aside, and decide whether anything needs
+// attention.
 func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, error) {
 	now := opt.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
+	rep, entries, names, err := read(ctx, store)
+	if err != nil {
+		return nil, err
+	}
+	root, rootErr := worktrees.Root(ctx, store.Repo)
+	dirtyChecks := rep.classifyWorktrees(owners(entries), root, rootErr, now)
+	sizeChecks := rep.classifyRefs(names, opt.Size, now)
+	var checks []func() error
+	for _, k := range dirtyChecks {
+		checks = append(checks, statusCheck(ctx, store.Repo, &rep.Worktrees[k]))
+	}
+	for _, k := range sizeChecks {
+		checks = append(checks, sizeCheck(ctx, store.Repo, &rep.Refs[k]))
+	}
+	// In parallel once the lists are complete, four at once. Each writes only its own
+	// element; their errors are gathered in this order.
+	progress.Start(opt.Progress, "checking worktrees", len(checks))
+	errs := par.Join(par.Each(len(checks), 4, func(i int) error {
+		defer progress.Add(opt.Progress, 1)
+		return checks[i]()
+	}))
+	progress.Done(opt.Progress)
+	if rootErr == nil {
+		rep.addSetAside(root)
+	}
+	rep.Attention = rep.needsAttention()
+	return rep, errs
+}
+
+// read lists the worktrees, the ledger's runs and the atlas refs (their names in
+// order).
+func read(ctx context.Context, store *gitstate.Store) (*Report, []gitstate.Entry, []string, error) {
 	repo := store.Repo
 	trees, err := repo.ListWorktrees(ctx)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
 	atlasRefs, err := repo.ListRefs(ctx, "refs/atlas", "refs/heads/atlas")
 	if err != nil {
-		return nil, fmt.Errorf("list atlas refs: %w", err)
+		return nil, nil, nil, fmt.Errorf("list atlas refs: %w", err)
 	}
 	rep := &Report{Worktrees: []Worktree{}, Refs: []Ref{}, runs: map[string]gitstate.Entry{}, refs: map[string]string{}, trees: trees}
 	for _, e := range entries {
@@ -156,8 +193,15 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		rep.refs[ref.Name] = ref.ID
 		names = append(names, ref.Name)
 	}
-	// Which ledger record owns which path.
-	type owner struct{ run, node string }
+	return rep, entries, names, nil
+}
+
+// owner is the run and node a worktree belongs to.
+type owner struct{ run, node string }
+
+// owners maps each path a ledger record names to its run and node (the last run
+// listed wins a path two runs name).
+func owners(entries []gitstate.Entry) map[string]owner {
 	owners := map[string]owner{}
 	for _, e := range entries {
 		if e.Run == nil {
@@ -167,10 +211,14 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			owners[filepath.Clean(w.Path)] = owner{e.ID, w.Node}
 		}
 	}
-	root, rootErr := worktrees.Root(ctx, repo)
+	return owners
+}
 
-	var dirtyChecks, sizeChecks []int
-	for i, t := range trees {
+// classifyWorktrees labels every worktree git lists from the lists alone and returns
+// the indexes of those whose status must still be checked (present and git-atlas's).
+func (rep *Report) classifyWorktrees(owners map[string]owner, root string, rootErr error, now time.Time) []int {
+	var dirtyChecks []int
+	for i, t := range rep.trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
 		if t.Locked {
 			w.Labels = append(w.Labels, Locked)
@@ -182,15 +230,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		}
 		o, owned := owners[filepath.Clean(t.Path)]
 		if !owned && i > 0 {
-			// Not (or no longer) recorded: git-atlas's own when its lock says so, or
-			// when it lives under the managed root and is on an atlas/ branch.
-			if run, node, ok := parseLockReason(t.LockReason); ok {
-				o, owned = owner{run, node}, true
-			} else if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && strings.HasPrefix(t.Branch, "refs/heads/atlas/") {
-				rel, _ := filepath.Rel(root, t.Path)
-				run, node, _ := strings.Cut(filepath.ToSlash(rel), "/")
-				o, owned = owner{run, node}, true
-			}
+			o, owned = unrecordedOwner(t, root, rootErr)
 		}
 		if !owned || i == 0 {
 			w.Labels = append([]string{Foreign}, w.Labels...)
@@ -204,17 +244,34 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 			state = Orphaned
 		}
 		w.Labels = append([]string{state}, w.Labels...)
-		k := len(rep.Worktrees)
 		rep.Worktrees = append(rep.Worktrees, w)
-		if missing {
-			continue
+		if !missing {
+			dirtyChecks = append(dirtyChecks, len(rep.Worktrees)-1)
 		}
-		dirtyChecks = append(dirtyChecks, k)
 	}
+	return dirtyChecks
+}
 
+// unrecordedOwner says whose a worktree no ledger record names is: git-atlas's own
+// when its lock says so, or when it lives under the managed root on an atlas/ branch.
+func unrecordedOwner(t git.WorktreeInfo, root string, rootErr error) (owner, bool) {
+	if run, node, ok := parseLockReason(t.LockReason); ok {
+		return owner{run, node}, true
+	}
+	if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && strings.HasPrefix(t.Branch, "refs/heads/atlas/") {
+		rel, _ := filepath.Rel(root, t.Path)
+		run, node, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		return owner{run, node}, true
+	}
+	return owner{}, false
+}
+
+// classifyRefs labels every atlas ref and returns the indexes of the snapshots whose
+// size must be measured (with size).
+func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int {
+	var sizeChecks []int
 	for _, name := range names {
 		r := Ref{Ref: name, ID: rep.refs[name], Labels: []string{}}
-		var rest string
 		switch {
 		case strings.HasPrefix(name, gitstate.RunsPrefix):
 			r.RunID = strings.TrimPrefix(name, gitstate.RunsPrefix)
@@ -227,22 +284,19 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 				r.Labels = append(r.Labels, Unpinned)
 			}
 		case strings.HasPrefix(name, gitstate.PinsPrefix):
-			rest = strings.TrimPrefix(name, gitstate.PinsPrefix)
-			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, gitstate.PinsPrefix), "/")
 			r.Labels = append(r.Labels, Pin)
 			if _, ok := rep.runs[r.RunID]; !ok {
 				r.Labels = append(r.Labels, Orphaned)
 			}
 		case strings.HasPrefix(name, gitstate.RecoveryPrefix):
-			rest = strings.TrimPrefix(name, gitstate.RecoveryPrefix)
-			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, gitstate.RecoveryPrefix), "/")
 			r.Labels = append(r.Labels, Recovery)
-			if opt.Size {
+			if size {
 				sizeChecks = append(sizeChecks, len(rep.Refs))
 			}
 		case strings.HasPrefix(name, "refs/heads/atlas/"):
-			rest = strings.TrimPrefix(name, "refs/heads/atlas/")
-			r.RunID, _, _ = strings.Cut(rest, "/")
+			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, "refs/heads/atlas/"), "/")
 			r.Labels = append(r.Labels, Branch)
 			e, ok := rep.runs[r.RunID]
 			if s := runState(e, ok, now); s == "" || s == Finished {
@@ -253,97 +307,98 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		}
 		rep.Refs = append(rep.Refs, r)
 	}
-	// The independent checks, in parallel once the lists are complete: a status per
-	// worktree and a size per snapshot, four at once. Each writes only its own element;
-	// their errors are gathered in this order.
-	var checks []func() error
-	for _, k := range dirtyChecks {
-		w := &rep.Worktrees[k]
-		checks = append(checks, func() error {
-			// A checkout being made (or left half-made) has no readable HEAD until git
-			// finishes it: it is classified by its marker, never status-checked.
-			if l := makingLabel(w.Path); l != "" {
-				w.Labels = append(w.Labels, l)
-				return nil
-			}
-			dirty, err := repo.Worktree(w.Path).Dirty(ctx)
-			if err != nil && ctx.Err() == nil {
-				// Another agent may be removing, re-adding or making this worktree
-				// while we look (git then reports the half-gone directory as of
-				// "dubious ownership", or a new one's HEAD as a bad object): a
-				// directory that went away is missing, not an error, a checkout
-				// begun meanwhile is classified by its marker, and one still there
-				// is read again once its remover had time to end.
-				for try := 0; try < 3 && err != nil; try++ {
-					select {
-					case <-ctx.Done():
-						return fmt.Errorf("status of worktree %s: %w", w.Path, ctx.Err())
-					case <-time.After(50 * time.Millisecond):
-					}
-					if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
-						w.Labels = append(w.Labels, Missing)
-						return nil
-					}
-					if l := makingLabel(w.Path); l != "" {
-						w.Labels = append(w.Labels, l)
-						return nil
-					}
-					dirty, err = repo.Worktree(w.Path).Dirty(ctx)
+	return sizeChecks
+}
+
+// statusCheck labels a present worktree of git-atlas's dirty, being made, half-made,
+// missing or broken.
+func statusCheck(ctx context.Context, repo *git.Repository, w *Worktree) func() error {
+	return func() error {
+		// A checkout being made (or left half-made) has no readable HEAD until git
+		// finishes it: it is classified by its marker, never status-checked.
+		if l := makingLabel(w.Path); l != "" {
+			w.Labels = append(w.Labels, l)
+			return nil
+		}
+		dirty, err := repo.Worktree(w.Path).Dirty(ctx)
+		if err != nil && ctx.Err() == nil {
+			// Another agent may be removing, re-adding or making this worktree while
+			// we look (git then reports the half-gone directory as of "dubious
+			// ownership", or a new one's HEAD as a bad object): a directory that went
+			// away is missing, not an error, a checkout begun meanwhile is classified
+			// by its marker, and one still there is read again once its remover had
+			// time to end.
+			for try := 0; try < 3 && err != nil; try++ {
+				select {
+				case <-ctx.Done():
+					return fmt.Errorf("status of worktree %s: %w", w.Path, ctx.Err())
+				case <-time.After(50 * time.Millisecond):
 				}
-			}
-			if err != nil && ctx.Err() == nil {
-				if sha, _, herr := repo.Worktree(w.Path).Head(ctx); herr != nil || strings.Trim(sha, "0") == "" {
-					// No HEAD git can read: a checkout killed before its marker
-					// existed, or a .git file damaged by hand. Reported, not fatal.
-					w.Labels = append(w.Labels, Broken)
+				if _, serr := os.Lstat(w.Path); errors.Is(serr, fs.ErrNotExist) {
+					w.Labels = append(w.Labels, Missing)
 					return nil
 				}
+				if l := makingLabel(w.Path); l != "" {
+					w.Labels = append(w.Labels, l)
+					return nil
+				}
+				dirty, err = repo.Worktree(w.Path).Dirty(ctx)
 			}
-			if err != nil {
-				return fmt.Errorf("status of worktree %s: %w", w.Path, err)
-			}
-			if dirty {
-				w.Labels = append(w.Labels, Dirty)
-			}
-			return nil
-		})
-	}
-	for _, k := range sizeChecks {
-		r := &rep.Refs[k]
-		checks = append(checks, func() error {
-			n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
-			if err != nil {
-				return fmt.Errorf("size of %s: %w", r.Ref, err)
-			}
-			r.Size = &n
-			return nil
-		})
-	}
-	progress.Start(opt.Progress, "checking worktrees", len(checks))
-	errs := par.Join(par.Each(len(checks), 4, func(i int) error {
-		defer progress.Add(opt.Progress, 1)
-		return checks[i]()
-	}))
-	progress.Done(opt.Progress)
-	if rootErr == nil {
-		for _, p := range worktrees.SetAside(root, "") {
-			rel, _ := filepath.Rel(root, p)
-			run, name, _ := strings.Cut(filepath.ToSlash(rel), "/")
-			node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
-			rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
 		}
+		if err != nil && ctx.Err() == nil {
+			if sha, _, herr := repo.Worktree(w.Path).Head(ctx); herr != nil || strings.Trim(sha, "0") == "" {
+				// No HEAD git can read: a checkout killed before its marker existed,
+				// or a .git file damaged by hand. Reported, not fatal.
+				w.Labels = append(w.Labels, Broken)
+				return nil
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("status of worktree %s: %w", w.Path, err)
+		}
+		if dirty {
+			w.Labels = append(w.Labels, Dirty)
+		}
+		return nil
 	}
+}
+
+// sizeCheck measures a recovery snapshot's tree.
+func sizeCheck(ctx context.Context, repo *git.Repository, r *Ref) func() error {
+	return func() error {
+		n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
+		if err != nil {
+			return fmt.Errorf("size of %s: %w", r.Ref, err)
+		}
+		r.Size = &n
+		return nil
+	}
+}
+
+// addSetAside lists the directories set aside under the managed root.
+func (rep *Report) addSetAside(root string) {
+	for _, p := range worktrees.SetAside(root, "") {
+		rel, _ := filepath.Rel(root, p)
+		run, name, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
+		rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
+	}
+}
+
+// needsAttention says whether any worktree or ref needs a person (or gc): a label
+// of attention, or a missing worktree of git-atlas's.
+func (rep *Report) needsAttention() bool {
 	for i := range rep.Worktrees {
 		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {
-			rep.Attention = true
+			return true
 		}
 	}
 	for _, r := range rep.Refs {
 		if needsAttention(r.Labels) {
-			rep.Attention = true
+			return true
 		}
 	}
-	return rep, errs
+	return false
 }
 
 // makingLabel is Making or HalfMade when a checkout of path was begun and not

@@ -123,26 +123,40 @@ func droppable(e gitstate.Entry, opt GCOptions) bool {
 	return opt.Before <= 0 || opt.Now.Sub(t) >= opt.Before
 }
 
-// old, when not nil, names the runs old enough to drop as a first audit saw them
-// (removing a worktree records an event, which makes the run look new again).
+// planRefs plans the ref deletions of a gc that does removing first. old, when not
+// nil, names the runs old enough to drop as a first audit saw them (removing a
+// worktree records an event, which makes the run look new again).
+//
+// In steps: what the worktrees that stay keep (their runs and branches), which runs
+// drop, the pins, snapshots and run refs that go with them, then which stale branches
+// may go (only those whose commits another ref keeps).
 func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions, removing []Action, old map[string]bool) ([]Action, error) {
 	if opt.Now.IsZero() {
 		opt.Now = time.Now()
 	}
-	// Worktrees that stay (after the planned removals) keep their runs and branches.
+	checkedOut, keepsRun := staying(rep, removing)
+	drop := dropping(rep, opt, old, keepsRun)
+	acts, deleting, branches := refActions(repo, rep, opt, drop, checkedOut)
+	if len(branches) == 0 {
+		return acts, nil
+	}
+	more, err := branchActions(ctx, repo, branches, deleting)
+	return append(acts, more...), err
+}
+
+// staying finds what the worktrees that stay after removing keep: the branches
+// checked out in them (git's view, and the ledger's recorded branches, which a HEAD a
+// killed checkout never wrote hides from git) and the runs they belong to.
+func staying(rep *Report, removing []Action) (checkedOut, keepsRun map[string]bool) {
 	removed := map[string]bool{}
 	for _, a := range removing {
 		if a.Kind == RemoveWorktree {
 			removed[filepath.Clean(a.Path)] = true
 		}
 	}
-	checkedOut := map[string]bool{}
-	keepsRun := map[string]bool{}
+	checkedOut, keepsRun = map[string]bool{}, map[string]bool{}
 	for _, t := range rep.trees {
-		if removed[filepath.Clean(t.Path)] {
-			continue
-		}
-		if t.Branch != "" {
+		if !removed[filepath.Clean(t.Path)] && t.Branch != "" {
 			checkedOut[t.Branch] = true
 		}
 	}
@@ -151,28 +165,35 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 			continue
 		}
 		for _, w := range e.Run.State.Worktrees {
-			if !removed[filepath.Clean(w.Path)] {
-				keepsRun[e.ID] = true
-				// Its branch too, even when git does not see it checked out there
-				// (a HEAD a killed checkout never wrote).
-				if w.Branch != "" {
-					checkedOut["refs/heads/"+strings.TrimPrefix(w.Branch, "refs/heads/")] = true
-				}
+			if removed[filepath.Clean(w.Path)] {
+				continue
+			}
+			keepsRun[e.ID] = true
+			if w.Branch != "" {
+				checkedOut["refs/heads/"+strings.TrimPrefix(w.Branch, "refs/heads/")] = true
 			}
 		}
 	}
-	// gone: no ledger ref at all. drop: finished, old, and no worktree left.
+	return checkedOut, keepsRun
+}
+
+// dropping names the runs that drop: finished, old, and no worktree left.
+func dropping(rep *Report, opt GCOptions, old, keepsRun map[string]bool) map[string]bool {
 	drop := map[string]bool{}
 	for id, e := range rep.runs {
 		if (old == nil && droppable(e, opt) || old[id] && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status)) && !keepsRun[id] {
 			drop[id] = true
 		}
 	}
-	gone := func(run string) bool { _, ok := rep.runs[run]; return !ok }
+	return drop
+}
 
-	var acts []Action
-	deleting := map[string]bool{}
-	var branches []Ref
+// refActions plans the run refs, pins and (with --recoveries) snapshots of dropped or
+// gone runs, in the refs' order, and returns the stale branches nothing checks out,
+// which may go only when another ref keeps their commits.
+func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedOut map[string]bool) (acts []Action, deleting map[string]bool, branches []Ref) {
+	gone := func(run string) bool { _, ok := rep.runs[run]; return !ok }
+	deleting = map[string]bool{}
 	for _, r := range rep.Refs {
 		switch {
 		case Has(r.Labels, RunLabel) && drop[r.RunID]:
@@ -189,12 +210,17 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 		}
 		deleting[acts[len(acts)-1].Ref] = true
 	}
-	if len(branches) == 0 {
-		return acts, nil
-	}
+	return acts, deleting, branches
+}
+
+// branchActions plans the deletion of each stale branch whose commits a ref that
+// stays keeps (a candidate keeps no other candidate alive); one whose commits are
+// nowhere else is kept.
+func branchActions(ctx context.Context, repo *git.Repository, branches []Ref, deleting map[string]bool) ([]Action, error) {
 	for _, b := range branches {
-		deleting[b.Ref] = true // a candidate keeps no other candidate alive
+		deleting[b.Ref] = true
 	}
+	var acts []Action
 	var errs []error
 	for _, b := range branches {
 		keeper, err := keptContaining(ctx, repo, b.ID, deleting)
@@ -203,7 +229,7 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 			continue
 		}
 		if keeper == "" {
-			continue // its commits are nowhere else: kept
+			continue
 		}
 		acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Reason: "reachable from " + keeper})
 	}
