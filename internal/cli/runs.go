@@ -56,15 +56,8 @@ type WorkerFlags struct {
 	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the job lease lasts."`
 }
 
-// store is the ledger, writing as a worker.
-func (f WorkerFlags) store(env *Env) (*gitstate.Store, error) {
-	s, err := env.Store()
-	if err != nil {
-		return nil, err
-	}
-	s.Writer = gitstate.Writer{Holder: f.Holder, Role: gitstate.RoleWorker}
-	return s, nil
-}
+// ops is the worker the flags name, for an operation's request.
+func (f WorkerFlags) ops() ops.Worker { return ops.Worker{Holder: f.Holder, TTL: f.TTL} }
 
 // StartCmd is `git atlas start`.
 type StartCmd struct {
