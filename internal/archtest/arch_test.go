@@ -208,10 +208,10 @@ func TestLayering(t *testing.T) {
 // gitstate's EventType constants, so gitstate/events.go is the whole list of what
 // git-atlas writes (its own test checks each constant has a catalogue line). A
 // conversion gitstate.EventType(x) is a name that came from outside, allowed only where
-// it is checked: `git atlas event` (which refuses the reserved ones) and import (a
-// source's own event names), and there also a variable that holds one.
+// it is checked: the event operation (ops.Event, which refuses the reserved ones) and
+// import (a source's own event names), and there also a variable that holds one.
 func TestEventTypesFromCatalogue(t *testing.T) {
-	allowedConversions := map[string]bool{"internal/cli/runs.go": true, "importer/agenteam.go": true}
+	allowedConversions := map[string]bool{"ops/runs.go": true, "importer/agenteam.go": true}
 	var found int
 	for _, p := range loadModule(t) {
 		for name, f := range p.files {

@@ -24,14 +24,6 @@ type JobCmd struct {
 	List  JobListCmd  `cmd:"" help:"List a graph run's jobs, the ready ones, and the gas left."`
 }
 
-func eventData(v any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // maps of strings, ints and raw JSON always marshal
-	}
-	return b
-}
-
 // JobAddCmd is `git atlas job add RUN JOB`.
 type JobAddCmd struct {
 	RunID        string   `arg:"" name:"run" help:"The graph run."`
@@ -331,26 +323,6 @@ With nothing expired, nothing is written. Reaping is a job write, like a claim: 
 reap (a worker of a fleet with no orchestrator, the driver, a person), it never takes or
 renews the run's driver lease, and a live driver does not refuse it: only leases that
 have already run out are ended, whoever asks.`
-}
-
-type reapedView struct {
-	ID       string   `json:"id"`
-	Lease    string   `json:"lease"`
-	To       string   `json:"to"`
-	Attempts int      `json:"attempts"`
-	Cascaded []string `json:"cascaded"`
-}
-
-func reapViews(outs []gitstate.Outcome) []reapedView {
-	views := []reapedView{}
-	for _, o := range outs {
-		cas := o.Cascaded
-		if cas == nil {
-			cas = []string{}
-		}
-		views = append(views, reapedView{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: cas})
-	}
-	return views
 }
 
 // Run reaps.
