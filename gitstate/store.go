@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -49,6 +50,7 @@ type Store struct {
 	Remote *Remote
 
 	remote     remoteState
+	tries      atomic.Int64
 	commonOnce sync.Once
 	commonDir  string
 	rootOnce   sync.Once
@@ -386,6 +388,7 @@ type written struct {
 // copy (re-checking its preconditions), and write the objects of the new ledger
 // commit. No ref moves.
 func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run) (*Change, error)) (written, error) {
+	s.tries.Add(1)
 	r, err := s.loadLocal(ctx, id)
 	if err != nil {
 		return written{}, err
@@ -438,6 +441,10 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	return written{run: r, old: old, tip: tip, change: ch}, nil
 }
+
+// Tries is how many compare-and-swap tries the store's writes have made (each reads
+// the run and applies its change afresh): contention shows as more tries than writes.
+func (s *Store) Tries() int64 { return s.tries.Load() }
 
 // Entry is one run in a listing: the run, or why it could not be read.
 type Entry struct {

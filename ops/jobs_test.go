@@ -284,3 +284,17 @@ func TestReapTimesOutExpiredLeases(t *testing.T) {
 		t.Fatalf("reap with nothing expired: %+v, %v; want nothing, and nothing written", again, err)
 	}
 }
+
+// Tries counts the compare-and-swap tries of the operations' writes (the claims
+// benchmark's tries/op).
+func TestTriesCountsLedgerWrites(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindGraph)
+	f.jobs("a")
+	o := New(f.ops.Repo)
+	if _, err := o.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := o.Tries(); n != 1 {
+		t.Fatalf("tries after one uncontended claim: %d, want 1", n)
+	}
+}

@@ -85,6 +85,18 @@ func (o *Ops) RemoteNotes() []string {
 	return out
 }
 
+// Tries is how many compare-and-swap tries the operations' ledger writes have made
+// (for benchmarks: contention shows as more tries than writes).
+func (o *Ops) Tries() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var n int64
+	for _, s := range o.stores {
+		n += s.Tries()
+	}
+	return n
+}
+
 // Driver is who writes as a run's driver (SPEC §5.1): --holder, --session,
 // --take-over and --ttl of the driver's commands.
 type Driver struct {
