@@ -1,7 +1,7 @@
 // Package ops holds one function per user operation (SPEC §4): start, transition,
-// event, finish, heartbeat, job add/claim/renew/done, reap, worktree add/remove,
-// union, resume detect/plan/apply, recover, recovery list/show/restore, audit, gc,
-// push, pull.
+// event, finish, heartbeat, undo, job add/claim/renew/done/list, reap, worktree
+// add/list/remove, union, resume detect/plan/apply, recover, recovery
+// list/show/restore, audit, gc, push, pull.
 //
 // Each takes a typed request and returns a typed result and an error whose kind is a
 // fault kind (exit codes are decided by internal/cli from it). Every front end calls
