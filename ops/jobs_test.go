@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // jobs adds jobs with no needs to r1 (a graph run), as driver d1.
@@ -58,11 +59,13 @@ func TestJobAddToSingleRunRefused(t *testing.T) {
 	}
 }
 
-// A job's verify command was written here, so it is trusted here.
+// job add records the job and its job_added event; its verify command was written
+// here, so it is trusted here.
 func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("b")
-	res, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Needs: []string{"b"}, Scope: []string{"src/**"}, Kind: "code", Driver: Driver{Holder: "d1"}})
+	res, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Needs: []string{"b"}, Scope: []string{"src/**"}, Kind: "code", Verify: "make check",
+		Driver: Driver{Holder: "d1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -72,6 +75,13 @@ func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
 	ev := f.last()
 	if ev.Type != gitstate.EventJobAdded || ev.Job != "a" || ev.Holder != "d1" || !strings.Contains(string(ev.Data), `"kind":"code"`) {
 		t.Fatalf("event: %+v %s", ev, ev.Data)
+	}
+	cmds, err := trust.Check(f.ctx, f.ops.Repo, f.load())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cmds) != 1 || cmds[0].Command != "make check" || !cmds[0].Trusted {
+		t.Fatalf("the run's commands: %+v, want the job's verify trusted here", cmds)
 	}
 }
 
@@ -296,5 +306,42 @@ func TestTriesCountsLedgerWrites(t *testing.T) {
 	}
 	if n := o.Tries(); n != 1 {
 		t.Fatalf("tries after one uncontended claim: %d, want 1", n)
+	}
+}
+
+// A scope that matches a baseline file another job's scope matches is refused
+// (exit 5), unless the request accepts the overlap.
+func TestJobAddRefusesOverlappingScope(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Scope: []string{"README"}, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	_, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "b", Scope: []string{"READ*"}, Driver: d1})
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "README") {
+		t.Fatalf("overlapping scope: %v, want refused naming README", err)
+	}
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "b", Scope: []string{"READ*"}, AllowOverlap: true, Driver: d1}); err != nil {
+		t.Fatalf("overlap allowed: %v", err)
+	}
+}
+
+// An ok receipt of a job with a verify runs it in the job's worktree; one that fails
+// comes back as the result (the job PENDING again, attempts + 1) with a verify
+// failure.
+func TestJobDoneVerifyFailureComesBackWithTheResult(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "false", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	lease := f.claim("a", "w1")
+	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "a", Lease: lease, Driver: Driver{Holder: "w1"}}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, VerifyTimeout: time.Minute, Worker: Worker{Holder: "w1"}})
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil {
+		t.Fatalf("done with a failing verify: %+v, %v; want the result and a verify failure", res, err)
+	}
+	if res.Verify == nil || res.Verify.Passed || res.Verify.Command != "false" || res.To != gitstate.JobPending || res.Attempts != 1 {
+		t.Fatalf("result: %+v (verify %+v)", res, res.Verify)
 	}
 }
