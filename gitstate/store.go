@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -47,6 +48,7 @@ type Store struct {
 	Remote *Remote
 
 	remote     remoteState
+	tries      atomic.Int64
 	commonOnce sync.Once
 	commonDir  string
 	rootOnce   sync.Once
@@ -384,6 +386,7 @@ type written struct {
 // copy (re-checking its preconditions), and write the objects of the new ledger
 // commit. No ref moves.
 func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run) (*Change, error)) (written, error) {
+	s.tries.Add(1)
 	r, err := s.loadLocal(ctx, id)
 	if err != nil {
 		return written{}, err
@@ -436,6 +439,10 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	return written{run: r, old: old, tip: tip, change: ch}, nil
 }
+
+// Tries is how many compare-and-swap tries the store's writes have made (each reads
+// the run and applies its change afresh): contention shows as more tries than writes.
+func (s *Store) Tries() int64 { return s.tries.Load() }
 
 // Log returns a run's events, oldest first.
 func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {

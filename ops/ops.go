@@ -1,7 +1,7 @@
 // Package ops holds one function per user operation (SPEC §4): start, transition,
-// event, finish, heartbeat, job add/claim/renew/done, reap, worktree add/remove,
-// union, resume detect/plan/apply, recover, recovery list/show/restore, audit, gc,
-// push, pull.
+// event, finish, heartbeat, undo, job add/claim/renew/done/list, reap, worktree
+// add/list/remove, union, resume detect/plan/apply, recover, recovery
+// list/show/restore, audit, gc, push, pull.
 //
 // Each takes a typed request and returns a typed result and an error whose kind is a
 // fault kind (exit codes are decided by internal/cli from it). Every front end calls
@@ -83,6 +83,18 @@ func (o *Ops) RemoteNotes() []string {
 		out = append(out, s.RemoteNotes()...)
 	}
 	return out
+}
+
+// Tries is how many compare-and-swap tries the operations' ledger writes have made
+// (for benchmarks: contention shows as more tries than writes).
+func (o *Ops) Tries() int64 {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	var n int64
+	for _, s := range o.stores {
+		n += s.Tries()
+	}
+	return n
 }
 
 // Driver is who writes as a run's driver (SPEC §5.1): --holder, --session,

@@ -24,6 +24,7 @@ import (
 	"github.com/git-atlas/git-atlas/bench/internal/harness"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 func main() {
@@ -124,7 +125,7 @@ func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, e
 		}
 		return out.Bytes(), 0, err
 	}
-	var ops atomic.Int64
+	var writes atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
@@ -156,26 +157,27 @@ func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, e
 				if c.Job == nil {
 					continue // waiting: the last jobs are held by others; poll
 				}
-				ops.Add(1)
+				writes.Add(1)
 				if _, _, err := atlas("job", "done", "b", c.Job.ID, "--lease", c.Lease, "--status", "ok"); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
-				ops.Add(1)
+				writes.Add(1)
 			}
 		}(w)
 	}
 	wg.Wait()
-	return round{ops: ops.Load(), wall: time.Since(start)}, firstErr
+	return round{ops: writes.Load(), wall: time.Since(start)}, firstErr
 }
 
-// inProcRound: the same loop with Store.Update in goroutines, each with its own
-// Repository (as separate processes would have), counting compare-and-swap tries.
+// inProcRound: the same loop through the operations the commands call (ops.JobClaim,
+// ops.JobDone) in goroutines, each with its own Repository (as separate processes
+// would have), counting compare-and-swap tries.
 func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.Locker) (round, error) {
 	if _, err := harness.GraphRun(ctx, dir, jobs); err != nil {
 		return round{}, err
 	}
-	var ops, tries atomic.Int64
+	var writes, tries atomic.Int64
 	var firstErr error
 	var once sync.Once
 	var wg sync.WaitGroup
@@ -189,52 +191,41 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 				once.Do(func() { firstErr = err })
 				return
 			}
-			store := gitstate.New(repo)
+			o := ops.New(repo)
+			worker := ops.Worker{Holder: fmt.Sprintf("w%d", w), TTL: time.Minute}
 			for {
-				var g gitstate.Grant
+				before := o.Tries()
 				lock.Lock()
-				_, err := store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-					tries.Add(1)
-					var err error
-					g, err = gitstate.Claim(&r.Header, &r.State, "", "w", gitstate.Now(), time.Minute)
-					if err != nil || g.Job == nil {
-						return nil, err
-					}
-					return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID}}, nil
-				})
+				c, err := o.JobClaim(ctx, ops.JobClaimRequest{Run: "b", Worker: worker})
 				lock.Unlock()
-				if err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-				if g.Job == nil {
-					tries.Add(-1) // a claim that grants nothing writes nothing: not a write try
-					if g.Reason == gitstate.ReasonHalted || g.Reason == gitstate.ReasonFinished {
+				if c != nil && c.Job == nil {
+					// A claim that grants nothing writes nothing: not a write try.
+					if err != nil { // finished or halted: stop
 						return
 					}
-					continue
+					continue // waiting: the last jobs are held by others; poll
 				}
-				ops.Add(1)
-				id, lease := g.Job.ID, g.Lease
+				if err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+				tries.Add(o.Tries() - before)
+				writes.Add(1)
+				before = o.Tries()
 				lock.Lock()
-				_, err = store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-					tries.Add(1)
-					if _, err := gitstate.Done(&r.Header, &r.State, id, lease, gitstate.ReceiptOK, nil); err != nil {
-						return nil, err
-					}
-					return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: id}}, nil
-				})
+				_, err = o.JobDone(ctx, ops.JobDoneRequest{Run: "b", Job: c.Job.ID, Lease: *c.Lease, Status: gitstate.ReceiptOK, Worker: worker})
 				lock.Unlock()
 				if err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
-				ops.Add(1)
+				tries.Add(o.Tries() - before)
+				writes.Add(1)
 			}
 		}(w)
 	}
 	wg.Wait()
-	return round{ops: ops.Load(), tries: tries.Load(), wall: time.Since(start)}, firstErr
+	return round{ops: writes.Load(), tries: tries.Load(), wall: time.Since(start)}, firstErr
 }
 
 // split times the steps of one uncontended write, each on its own, median of samples.

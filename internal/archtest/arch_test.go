@@ -208,10 +208,10 @@ func TestLayering(t *testing.T) {
 // gitstate's EventType constants, so gitstate/events.go is the whole list of what
 // git-atlas writes (its own test checks each constant has a catalogue line). A
 // conversion gitstate.EventType(x) is a name that came from outside, allowed only where
-// it is checked: `git atlas event` (which refuses the reserved ones) and import (a
-// source's own event names), and there also a variable that holds one.
+// it is checked: the event operation (ops.Event, which refuses the reserved ones) and
+// import (a source's own event names), and there also a variable that holds one.
 func TestEventTypesFromCatalogue(t *testing.T) {
-	allowedConversions := map[string]bool{"internal/cli/runs.go": true, "importer/agenteam.go": true}
+	allowedConversions := map[string]bool{"ops/runs.go": true, "importer/agenteam.go": true}
 	var found int
 	for _, p := range loadModule(t) {
 		for name, f := range p.files {
@@ -374,5 +374,37 @@ func TestOneParallelismHelper(t *testing.T) {
 			sort.Strings(files)
 			t.Errorf("%s imports go-multierror (%s): use internal/par (Each, Join)", short(p.path), strings.Join(files, ", "))
 		}
+	}
+}
+
+// TestCommandsWriteThroughOps: a command is parse → call → print (package ops): no
+// non-test file of internal/cli writes the ledger itself with a gitstate store's
+// Update, whose closure would hold the write's rules where only the command line
+// gets them. A ledger write is an operation in ops, which every front end calls.
+// Without type information, a ledger Update is a method call named Update with
+// Store.Update's three arguments (ctx, run id, the function that changes the run).
+func TestCommandsWriteThroughOps(t *testing.T) {
+	var seen int
+	for _, p := range loadModule(t) {
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				call, ok := n.(*ast.CallExpr)
+				if !ok {
+					return true
+				}
+				sel, ok := call.Fun.(*ast.SelectorExpr)
+				if !ok || sel.Sel.Name != "Update" || len(call.Args) != 3 {
+					return true
+				}
+				seen++
+				if short(p.path) == "internal/cli" {
+					t.Errorf("%s: %s.Update writes the ledger from a command: make the write an operation in ops (ops/jobs.go, ops/runs.go) and call it", fset.Position(call.Pos()), exprString(sel.X))
+				}
+				return true
+			})
+		}
+	}
+	if seen == 0 {
+		t.Fatal("no ledger Update found in the module: the scan is broken")
 	}
 }

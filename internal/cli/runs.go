@@ -1,22 +1,16 @@
 package cli
 
 import (
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -36,19 +30,6 @@ func (d DriverFlags) ops() ops.Driver {
 	return ops.Driver{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: d.TTL}
 }
 
-// store is the ledger, writing as the flags' driver.
-func (d DriverFlags) store(env *Env) (*gitstate.Store, error) {
-	if err := d.ops().Check(); err != nil {
-		return nil, err
-	}
-	s, err := env.Store()
-	if err != nil {
-		return nil, err
-	}
-	s.Writer = d.ops().Writer()
-	return s, nil
-}
-
 // WorkerFlags name a worker holding job leases: its writes never touch the run's
 // driver lease (SPEC §5.1).
 type WorkerFlags struct {
@@ -56,15 +37,8 @@ type WorkerFlags struct {
 	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the job lease lasts."`
 }
 
-// store is the ledger, writing as a worker.
-func (f WorkerFlags) store(env *Env) (*gitstate.Store, error) {
-	s, err := env.Store()
-	if err != nil {
-		return nil, err
-	}
-	s.Writer = gitstate.Writer{Holder: f.Holder, Role: gitstate.RoleWorker}
-	return s, nil
-}
+// ops is the worker the flags name, for an operation's request.
+func (f WorkerFlags) ops() ops.Worker { return ops.Worker{Holder: f.Holder, TTL: f.TTL} }
 
 // StartCmd is `git atlas start`.
 type StartCmd struct {
@@ -86,34 +60,8 @@ type StartCmd struct {
 	DriverFlags
 }
 
-// NewRunID is time-sortable and collision-proof: UTC seconds and 48 random bits.
-func NewRunID(now time.Time) string {
-	var b [6]byte
-	_, _ = rand.Read(b[:])
-	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
-}
-
 // Run starts the run.
 func (c *StartCmd) Run(env *Env) error {
-	now := gitstate.Now()
-	id := c.ID
-	if id == "" {
-		id = NewRunID(now)
-	}
-	if err := gitstate.ValidName("run", id); err != nil {
-		return err
-	}
-	if c.Session != "" {
-		if err := gitstate.ValidName("session", c.Session); err != nil {
-			return err
-		}
-	}
-	if c.Gas < 0 || c.MaxAttempts < 0 || c.MaxJobs < 0 || c.MaxDepth < 0 {
-		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
-	}
-	if (c.Gas > 0 || c.MaxAttempts > 0 || c.MaxJobs > 0 || c.MaxDepth > 0) && !c.Graph {
-		return fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
-	}
 	var defs []gitstate.StageDef
 	switch {
 	case c.Pipeline != "" && c.Stages != "":
@@ -128,143 +76,28 @@ func (c *StartCmd) Run(env *Env) error {
 		}
 	case c.Stages != "":
 		defs = gitstate.StagesFromList(c.Stages)
-	case !c.Graph:
-		defs = gitstate.StagesFromList("main")
-	}
-	for i := range defs {
-		if defs[i].Verify == "" && c.Verify != "" {
-			defs[i].Verify, defs[i].VerifySafe = c.Verify, c.VerifySafe
-		}
-	}
-	if err := gitstate.CheckStages(defs); err != nil {
-		return err
-	}
-	scope, err := gitstate.CanonicalScope(c.Scope)
-	if err != nil {
-		return err
-	}
-	repo, err := env.Repo()
-	if err != nil {
-		return err
-	}
-	sha, err := baseline.Resolve(env.Ctx, repo, c.Baseline)
-	if err != nil {
-		return err
 	}
 	files := make([]string, len(c.Config))
 	for i, f := range c.Config {
 		files[i] = env.path(f)
 	}
-	configs, hash, err := configFiles(repo.TopLevel, files)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	kind := gitstate.KindSingle
-	if c.Graph {
-		kind = gitstate.KindGraph
-	}
-	if defs == nil {
-		defs = []gitstate.StageDef{}
-	}
-	h := gitstate.Header{
-		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: c.Intent, Criteria: c.Criterion,
-		Verify: c.Verify, VerifySafe: c.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
-		Session: c.Session, ConfigFiles: configs, ConfigHash: hash, Gas: c.Gas, MaxAttempts: c.MaxAttempts,
-		MaxJobs: c.MaxJobs, MaxDepth: c.MaxDepth,
-	}
-	if c.Graph && h.MaxAttempts == 0 {
-		h.MaxAttempts = 2
-	}
-	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	for _, d := range defs {
-		st.Stages = append(st.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
-	}
-	r := &gitstate.Run{Header: h, State: st}
-	store, err := c.DriverFlags.store(env)
+	res, err := o.Start(env.Ctx, ops.StartRequest{ID: c.ID, Intent: c.Intent, Criteria: c.Criterion, Verify: c.Verify, VerifySafe: c.VerifySafe,
+		Scope: c.Scope, Baseline: c.Baseline, Stages: defs, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
+		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	if _, err := gitstate.ClaimDriver(r, store.Writer, now); err != nil {
-		return err
-	}
-	data, _ := json.Marshal(map[string]any{"baseline": sha})
-	run, err := store.Create(env.Ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: c.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
-	if err != nil {
-		return err
-	}
-	// This repository wrote the run's commands: they may run here (SPEC §10). A crash
-	// before this line leaves them untrusted, which is safe: `git atlas trust` mends it.
-	if err := trustOwn(env, run); err != nil {
-		return err
-	}
-	return env.out(runJSON(run, now), func(w io.Writer) { fmt.Fprintln(w, id) })
-}
-
-// configFiles records config paths relative to the top level (so a clone elsewhere
-// hashes the same files) and hashes them; each must exist when the run starts.
-func configFiles(top string, files []string) ([]string, string, error) {
-	if len(files) == 0 {
-		return nil, "", nil
-	}
-	var rel []string
-	for _, f := range files {
-		abs, err := filepath.Abs(f)
-		if err != nil {
-			return nil, "", err
-		}
-		if _, err := os.Stat(abs); err != nil {
-			return nil, "", fault.Usage("config file %s: %v", f, err)
-		}
-		if top != "" {
-			if r, err := filepath.Rel(top, abs); err == nil && !strings.HasPrefix(r, "..") {
-				abs = filepath.ToSlash(r)
-			}
-		}
-		rel = append(rel, abs)
-	}
-	hash, err := baseline.ConfigHash(top, rel)
-	return rel, hash, err
+	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.RunID) })
 }
 
 // runView is the JSON of a run in start, list and show (SPEC §4.7).
-type runView struct {
-	RunID        string `json:"run_id"`
-	Kind         string `json:"kind"`
-	Status       string `json:"status"`
-	Reason       string `json:"reason,omitempty"`
-	CurrentStage string `json:"current_stage,omitempty"`
-	Baseline     string `json:"baseline"`
-	Session      string `json:"session,omitempty"`
-	Intent       string `json:"intent,omitempty"`
-	Epoch        int    `json:"epoch"`
-	Events       int    `json:"events"`
-	Live         bool   `json:"live"`
-	Holder       string `json:"holder,omitempty"`
-	// Driver is the live driver lease: holder, session, expires_at.
-	Driver    *gitstate.Lease `json:"driver,omitempty"`
-	CreatedAt string          `json:"created_at"`
-	UpdatedAt string          `json:"updated_at"`
-	Tip       string          `json:"tip"`
-}
+type runView = ops.RunView
 
-func runJSON(r *gitstate.Run, now time.Time) runView {
-	v := runView{
-		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason,
-		Baseline: r.Header.Baseline, Session: r.Header.Session, Intent: r.Header.Intent,
-		Epoch: r.State.Epoch, Events: r.State.Seq, Live: r.Live(now), CreatedAt: r.Header.CreatedAt,
-		UpdatedAt: r.State.UpdatedAt, Tip: r.Tip,
-	}
-	if s := r.CurrentStage(); s != nil {
-		v.CurrentStage = s.Name
-	}
-	if v.Live {
-		v.Holder = r.State.Driver.Holder
-		d := *r.State.Driver
-		d.Extra = nil
-		v.Driver = &d
-	}
-	return v
-}
+func runJSON(r *gitstate.Run, now time.Time) runView { return ops.RunViewOf(r, now) }
 
 // ListCmd is `git atlas list`.
 type ListCmd struct {
@@ -591,110 +424,24 @@ completes itself in the same write (reason all-stages-completed).`
 
 // Run applies one checked stage transition.
 func (c *TransitionCmd) Run(env *Env) error {
-	if err := gitstate.ValidName("stage", c.Stage); err != nil {
-		return err
-	}
-	if (c.ThreadID != "" || c.PID != 0) && c.Status != gitstate.StageDispatched {
-		return fault.Usage("--thread-id and --pid describe a new attempt: they go with dispatched")
-	}
-	if c.PID < 0 {
-		return fault.Usage("--pid must be a process id")
-	}
-	store, err := c.DriverFlags.store(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	store.Writer.Stage, store.Writer.Token, store.Writer.To = c.Stage, c.Lease, c.Status
-	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
-	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
-	checkoutHead := ""
-	if c.Status == gitstate.StageDispatched {
-		checkoutHead, _ = store.Repo.ResolveCommit(env.Ctx, "HEAD")
-	}
-	host := ""
-	if c.PID != 0 {
-		host, _ = os.Hostname()
-	}
-	var from string
-	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		now := gitstate.Now()
-		_, st, ok := r.Stage(c.Stage)
-		if !ok {
-			return nil, fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
-		}
-		if err := gitstate.CheckStageToken(r, c.Stage, c.Lease); err != nil {
-			return nil, err
-		}
-		from = st.Status
-		base, inCheckout := r.Header.Baseline, false
-		var refs []git.RefUpdate
-		if c.Status == gitstate.StageDispatched {
-			if wt := r.State.Worktree(c.Stage); wt != nil {
-				base = wt.Head
-				if tip, err := store.Repo.ReadRef(env.Ctx, "refs/heads/"+wt.Branch); err == nil && tip != "" {
-					base = tip
-				}
-			} else if checkoutHead != "" {
-				base, inCheckout = checkoutHead, true
-			}
-		}
-		if err := gitstate.ApplyStageTransition(r, c.Stage, c.Status, c.Reason, base, gitstate.Stamp(now)); err != nil {
-			return nil, err
-		}
-		data := map[string]any{"from": from, "to": c.Status, "reason": c.Reason}
-		if c.Status == gitstate.StageDispatched {
-			a := &st.Attempts[len(st.Attempts)-1]
-			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = c.Holder, c.Session, c.ThreadID, c.PID, host, inCheckout
-			pin := gitstate.PinRef(c.RunID, gitstate.BaselinePinName(c.Stage, a.N))
-			old, err := store.Repo.ReadRef(env.Ctx, pin)
-			if err != nil {
-				return nil, err
-			}
-			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline, Old: orZero(old)})
-			data["attempt"], data["lease"], data["baseline"] = a.N, a.Lease, a.Baseline
-			if c.ThreadID != "" {
-				data["thread_id"] = c.ThreadID
-			}
-			if c.PID != 0 {
-				data["pid"], data["host"] = c.PID, host
-			}
-		}
-		if r.State.Status == gitstate.RunCompleted {
-			data["run_status"] = r.State.Status
-			data["run_reason"] = r.State.Reason
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageTransition, Stage: c.Stage, Holder: c.Holder, Data: eventData(data)}, Refs: refs}, nil
-	})
+	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
+		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	_, st, _ := r.Stage(c.Stage)
-	view := map[string]any{"name": st.Name, "status": st.Status, "from": from, "attempts": len(st.Attempts)}
-	out := map[string]any{"run_id": c.RunID, "stage": view, "run_status": r.State.Status}
-	var lease string
-	if c.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
-		a := st.Attempts[len(st.Attempts)-1]
-		lease = a.Lease
-		view["attempt"], view["lease"], view["baseline"] = a.N, a.Lease, a.Baseline
-		out["lease"], out["attempt"] = a.Lease, a.N
-	}
-	return env.out(out, func(w io.Writer) {
-		fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, from, st.Status)
-		if lease != "" {
-			fmt.Fprintf(w, "lease %s\n", lease)
+	return env.out(res, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, res.Stage.From, res.Stage.Status)
+		if res.Lease != nil && *res.Lease != "" {
+			fmt.Fprintf(w, "lease %s\n", *res.Lease)
 		}
-		if r.State.Status == gitstate.RunCompleted && r.State.Reason == gitstate.ReasonAllStagesCompleted {
+		if res.RunStatus == gitstate.RunCompleted && res.RunReason == gitstate.ReasonAllStagesCompleted {
 			fmt.Fprintf(w, "run %s completed: every stage is completed or skipped\n", c.RunID)
 		}
 	})
-}
-
-// orZero is a ref's old value for a transaction: its id, or "must not exist".
-func orZero(id string) string {
-	if id == "" {
-		return git.ZeroID
-	}
-	return id
 }
 
 // HeartbeatCmd is `git atlas heartbeat RUN --holder H [--stage S]`.
@@ -716,53 +463,16 @@ and one with no heartbeat for its idle_budget is dead: its run counts as interru
 
 // Run beats.
 func (c *HeartbeatCmd) Run(env *Env) error {
-	if c.Holder == "" {
-		return fault.Usage("heartbeat needs --holder: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", c.RunID)
-	}
-	if c.Stage != "" {
-		if err := gitstate.ValidName("stage", c.Stage); err != nil {
-			return err
-		}
-	} else if c.Lease != "" {
-		return fault.Usage("--lease is a stage token: it goes with --stage")
-	}
-	store, err := c.DriverFlags.store(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	store.Writer.Stage, store.Writer.Token = c.Stage, c.Lease
-	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if gitstate.RunTerminal(r.State.Status) {
-			return nil, fault.Refused("run %s is %s: there is nothing to drive", c.RunID, r.State.Status)
-		}
-		data := map[string]any{}
-		if d := r.State.Driver; d != nil {
-			data["expires_at"] = d.ExpiresAt
-		}
-		if c.Stage != "" {
-			if err := gitstate.Heartbeat(r, c.Stage, c.Lease, gitstate.Now()); err != nil {
-				return nil, err
-			}
-			_, st, _ := r.Stage(c.Stage)
-			data["attempt"] = len(st.Attempts)
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventHeartbeat, Stage: c.Stage, Holder: c.Holder, Data: eventData(data)}}, nil
-	})
+	res, err := o.Heartbeat(env.Ctx, ops.HeartbeatRequest{Run: c.RunID, Stage: c.Stage, Lease: c.Lease, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	d := r.State.Driver
-	if d == nil {
-		d = &gitstate.Lease{}
-	}
-	view := map[string]any{"run_id": c.RunID, "driver": d, "stage": nil, "heartbeat_at": nil}
-	if c.Stage != "" {
-		_, st, _ := r.Stage(c.Stage)
-		a := st.Attempts[len(st.Attempts)-1]
-		view["stage"], view["attempt"], view["heartbeat_at"] = c.Stage, a.N, a.HeartbeatAt
-	}
-	return env.out(view, func(w io.Writer) {
-		fmt.Fprintf(w, "%s: driver %s until %s\n", c.RunID, ledgerText(d.Holder, cellMax), d.ExpiresAt)
+	return env.out(res, func(w io.Writer) {
+		fmt.Fprintf(w, "%s: driver %s until %s\n", c.RunID, ledgerText(res.Driver.Holder, cellMax), res.Driver.ExpiresAt)
 	})
 }
 
@@ -784,41 +494,15 @@ func (c *EventCmd) Help() string {
 
 // Run appends the event.
 func (c *EventCmd) Run(env *Env) error {
-	if err := gitstate.ValidName("event type", c.Type); err != nil {
-		return err
-	}
-	if err := reservedEvent(gitstate.EventType(c.Type)); err != nil {
-		return err
-	}
-	var data json.RawMessage
-	if c.Data != "" {
-		var obj map[string]json.RawMessage
-		if err := json.Unmarshal([]byte(c.Data), &obj); err != nil || obj == nil {
-			return fault.Usage("--data must be a JSON object: %s", strings.TrimSpace(c.Data))
-		}
-		data = json.RawMessage(c.Data)
-		compact, err := json.Marshal(obj)
-		if err == nil {
-			data = compact
-		}
-	}
-	store, err := c.DriverFlags.store(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if c.Stage != "" {
-			if _, _, ok := r.Stage(c.Stage); !ok {
-				return nil, fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
-			}
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventType(c.Type), Stage: c.Stage, Holder: c.Holder, Data: data}}, nil
-	})
+	res, err := o.Event(env.Ctx, ops.EventRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Data: json.RawMessage(c.Data), Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	return env.out(map[string]any{"run_id": c.RunID, "seq": r.State.Seq, "type": c.Type, "tip": r.Tip},
-		func(w io.Writer) { fmt.Fprintf(w, "%s #%d %s\n", c.RunID, r.State.Seq, c.Type) })
+	return env.out(res, func(w io.Writer) { fmt.Fprintf(w, "%s #%d %s\n", c.RunID, res.Seq, c.Type) })
 }
 
 // FinishCmd is `git atlas finish RUN --status S`.
@@ -840,76 +524,20 @@ forever. --force reaps them first, in its own recorded event (job_reaped).`
 
 // Run finishes the run.
 func (c *FinishCmd) Run(env *Env) error {
-	store, err := c.DriverFlags.store(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	var reaped []reapedView
-	if c.Force && gitstate.RunTerminal(c.Status) {
-		_, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-			if err := gitstate.CheckRunTransition(r.State.Status, c.Status); err != nil {
-				return nil, err
-			}
-			reaped = reapViews(gitstate.ReapRunning(&r.Header, &r.State))
-			if len(reaped) == 0 {
-				return nil, nil
-			}
-			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
-			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Data: data}}, nil
-		})
-		if err != nil {
-			return err
-		}
-	}
-	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		from := r.State.Status
-		if err := gitstate.Finish(r, c.Status, c.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
-			return nil, nil // a single run that completed itself: finish agrees, writes nothing
-		} else if err != nil {
-			return nil, err
-		}
-		data, _ := json.Marshal(map[string]any{"from": from, "status": c.Status, "reason": c.Reason})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
-	})
+	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	if reaped == nil {
-		reaped = []reapedView{}
-	}
-	view := struct {
-		runView
-		Reaped []reapedView `json:"reaped"`
-	}{runJSON(r, gitstate.Now()), reaped}
-	return env.out(view, func(w io.Writer) {
-		for _, o := range reaped {
+	return env.out(res, func(w io.Writer) {
+		for _, o := range res.Reaped {
 			fmt.Fprintf(w, "%s: lease %s reaped -> %s\n", o.ID, o.Lease, o.To)
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
 	})
-}
-
-// reservedEvent refuses an event type git-atlas writes itself (gitstate's catalogue):
-// a bad argument, exit 2, like any other name `event` cannot take. The message names
-// what writes it and what `event` accepts instead.
-func reservedEvent(t gitstate.EventType) error {
-	if !t.Reserved() {
-		return nil
-	}
-	info, _ := t.Info()
-	var hint string
-	switch {
-	case info.By&gitstate.ByCommand != 0:
-		hint = fmt.Sprintf("use `git atlas %s`", info.Command)
-	case info.By&gitstate.ByResume != 0:
-		hint = "`git atlas resume` writes it when it resumes the run"
-	case info.By&gitstate.ByHook != 0:
-		hint = "the post-checkout hook (`git atlas hooks install`) writes it"
-	default:
-		hint = fmt.Sprintf("`git atlas %s` writes it", info.Command)
-	}
-	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
-		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
 }
 
 // driverName is a lease's holder and session for people.

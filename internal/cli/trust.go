@@ -151,16 +151,3 @@ func trustedWord(ok bool) string {
 	}
 	return "NO"
 }
-
-// trustOwn records that this repository wrote every command run r carries.
-func trustOwn(env *Env, r *gitstate.Run) error {
-	var own []string
-	for _, cm := range trust.Commands(r) {
-		own = append(own, cm.Command)
-	}
-	store, err := env.Store()
-	if err != nil {
-		return err
-	}
-	return trust.Record(env.Ctx, store.Repo, r.Header.RunID, own...)
-}

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -9,8 +8,7 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/views"
 )
 
@@ -107,41 +105,16 @@ type UndoCmd struct {
 
 // Run appends one event whose state is event SEQ's, made honest (gitstate.Undo).
 func (c *UndoCmd) Run(env *Env) error {
-	if c.Holder == "" {
-		return fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", c.RunID, c.To)
-	}
-	store, err := c.DriverFlags.store(env)
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	past, err := store.LoadAt(env.Ctx, c.RunID, c.To)
+	res, err := o.Undo(env.Ctx, ops.UndoRequest{Run: c.RunID, To: c.To, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
-	present := func(ref string) bool {
-		sha, err := store.Repo.ReadRef(env.Ctx, ref)
-		return err == nil && sha != ""
-	}
-	var res *gitstate.UndoResult
-	r, err := store.Update(env.Ctx, c.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
-		var err error
-		if res, err = gitstate.Undo(r, past, present); err != nil {
-			return nil, err
-		}
-		data, _ := json.Marshal(res)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUndone, Holder: c.Holder, Data: data}}, nil
-	})
-	if err != nil {
-		return err
-	}
-	return env.out(struct {
-		RunID string `json:"run_id"`
-		*gitstate.UndoResult
-		Seq    int    `json:"seq"`
-		Status string `json:"status"`
-		Tip    string `json:"tip"`
-	}{c.RunID, res, r.State.Seq, r.State.Status, r.Tip}, func(w io.Writer) {
-		fmt.Fprintf(w, "%s #%d: %s\n", c.RunID, r.State.Seq, res)
+	return env.out(res, func(w io.Writer) {
+		fmt.Fprintf(w, "%s #%d: %s\n", c.RunID, res.Seq, res.UndoResult)
 		if len(res.ResetJobs) > 0 {
 			fmt.Fprintf(w, "jobs back to PENDING (their leases are stale): %s\n", strings.Join(res.ResetJobs, ", "))
 		}

@@ -1,0 +1,516 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// graphRun refuses job operations on single runs, and writes on finished runs.
+func graphRun(r *gitstate.Run, write bool) error {
+	if r.Header.Kind != gitstate.KindGraph {
+		return fault.Usage("run %s is a %s run: jobs belong to graph runs", r.Header.RunID, r.Header.Kind).WithHint("start a graph run with `git atlas start --graph`")
+	}
+	if write && gitstate.RunTerminal(r.State.Status) {
+		return fault.Refused("run %s is %s: its jobs can no longer change", r.Header.RunID, r.State.Status)
+	}
+	return nil
+}
+
+func positiveTTL(ttl time.Duration) error {
+	if ttl <= 0 {
+		return fault.Usage("--ttl must be positive, got %s", ttl).WithHint("e.g. --ttl 10m, --ttl 90s")
+	}
+	return nil
+}
+
+// eventData is an event's data: a map, so that its keys are in sorted order.
+func eventData(v map[string]any) json.RawMessage {
+	b, err := json.Marshal(v)
+	if err != nil {
+		panic(err) // maps of strings, ints and raw JSON always marshal
+	}
+	return b
+}
+
+// jsonObject checks that data (a flag's value) is one JSON object and returns it
+// compacted; empty is none.
+func jsonObject(flag string, data json.RawMessage) (json.RawMessage, error) {
+	if len(data) == 0 {
+		return nil, nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
+		return nil, fault.Usage("%s must be a JSON object: %s", flag, strings.TrimSpace(string(data)))
+	}
+	return json.Marshal(obj)
+}
+
+// JobAddRequest is `job add RUN JOB`.
+type JobAddRequest struct {
+	Run string
+	Job string
+	// Needs are the jobs that must be DONE first.
+	Needs []string
+	// Scope are the path globs the job may touch (canonicalised here).
+	Scope  []string
+	Verify string
+	Kind   string
+	// Criteria are run criteria (start's) this job meets.
+	Criteria []string
+	// AllowOverlap accepts a scope that matches files another job's scope matches.
+	AllowOverlap bool
+	Driver       Driver
+}
+
+// JobAddResult is the job `job add` added.
+type JobAddResult struct {
+	Job   *gitstate.Job `json:"job"`
+	RunID string        `json:"run_id"`
+}
+
+// JobAdd adds a job to a graph run: refused on a cycle, an unknown need or
+// criterion, a duplicate, a dependency that FAILED, the run's job cap, or (unless
+// AllowOverlap) a scope matching a baseline file another job's scope matches. A
+// verify command added here is trusted here: this repository wrote it.
+func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, error) {
+	if err := gitstate.CheckNodeName("job", req.Job); err != nil {
+		return nil, err
+	}
+	if req.Kind != "" {
+		if err := gitstate.ValidName("kind", req.Kind); err != nil {
+			return nil, err
+		}
+	}
+	scope, err := gitstate.CanonicalScope(req.Scope)
+	if err != nil {
+		return nil, err
+	}
+	spec := gitstate.JobSpec{ID: req.Job, Needs: req.Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind, Criteria: req.Criteria}
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	// The baseline is frozen in the header: list its files once, outside the retry loop.
+	var files []string
+	if len(scope) > 0 && !req.AllowOverlap {
+		r, err := store.Load(ctx, req.Run)
+		if err != nil {
+			return nil, err
+		}
+		if err := graphRun(r, true); err != nil {
+			return nil, err
+		}
+		if files, err = store.Repo.TreeFiles(ctx, r.Header.Baseline); err != nil {
+			return nil, err
+		}
+	}
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := graphRun(r, true); err != nil {
+			return nil, err
+		}
+		if files != nil {
+			if err := gitstate.CheckOverlap(&r.State, spec, files); err != nil {
+				return nil, err
+			}
+		}
+		if err := gitstate.CheckCriteria(&r.Header, []gitstate.JobSpec{spec}); err != nil {
+			return nil, err
+		}
+		if err := gitstate.CheckJobCap(&r.Header, &r.State, 1); err != nil {
+			return nil, err
+		}
+		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
+			return nil, err
+		}
+		data := eventData(map[string]any{"needs": r.State.Job(req.Job).Needs, "scope": scope, "verify": req.Verify, "kind": req.Kind,
+			"allow_overlap": req.AllowOverlap, "criteria": req.Criteria})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: req.Job, Holder: req.Driver.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if req.Verify != "" { // written here: it may run here (SPEC §10)
+		if err := trust.Record(ctx, store.Repo, req.Run, req.Verify); err != nil {
+			return nil, err
+		}
+	}
+	return &JobAddResult{Job: r.State.Job(req.Job), RunID: req.Run}, nil
+}
+
+// JobClaimRequest is `job claim RUN [--job J]`.
+type JobClaimRequest struct {
+	Run string
+	// Job is the job to claim ("": the first ready one, in the order jobs were added).
+	Job    string
+	Worker Worker
+}
+
+// JobClaimResult is a claim (SPEC §4.7); the pointers are null when nothing was
+// granted, and Reason then says why.
+type JobClaimResult struct {
+	RunID        string        `json:"run_id"`
+	Job          *gitstate.Job `json:"job"`
+	Lease        *string       `json:"lease"`
+	Attempt      *int          `json:"attempt"`
+	Epoch        int           `json:"epoch"`
+	ExpiresAt    *string       `json:"expires_at"`
+	Reason       *string       `json:"reason"`
+	GasRemaining int           `json:"gas_remaining"`
+	// Running are the jobs a waiting claim waits on.
+	Running []string `json:"-"`
+}
+
+// JobClaim takes the named job, or the next ready one: PENDING -> RUNNING, one gas
+// charged, a lease token valid for Worker.TTL, recorded as job_claimed. A claim that
+// grants nothing writes nothing: waiting comes back as a result; a reason to stop
+// claiming (finished, halted, gas exhausted) comes back as the result together with
+// a refusal. A stopped run refuses every claim.
+func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResult, error) {
+	if err := positiveTTL(req.Worker.TTL); err != nil {
+		return nil, err
+	}
+	if req.Job != "" {
+		if err := gitstate.ValidName("job", req.Job); err != nil {
+			return nil, err
+		}
+	}
+	store := o.workerStore(req.Worker)
+	var g gitstate.Grant
+	var running []string
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := graphRun(r, false); err != nil {
+			return nil, err
+		}
+		if gitstate.RunTerminal(r.State.Status) {
+			// A finished run has nothing to claim: said as a reason, like a graph whose
+			// jobs all ended, not as a stuck run.
+			g = gitstate.Grant{Epoch: r.State.Epoch, Reason: gitstate.ReasonFinished}
+			return nil, nil
+		}
+		if r.State.Status == gitstate.RunStopped {
+			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`git atlas resume %s` first", req.Run)
+		}
+		var err error
+		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, gitstate.Now(), req.Worker.TTL); err != nil {
+			return nil, err
+		}
+		if g.Job == nil {
+			running = gitstate.Running(&r.State)
+			return nil, nil // nothing granted: nothing to write
+		}
+		data := eventData(map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
+			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID, Holder: req.Worker.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	res := &JobClaimResult{RunID: req.Run, Epoch: g.Epoch, GasRemaining: gitstate.GasRemaining(&r.Header, &r.State)}
+	if g.Job == nil {
+		res.Reason, res.Running = &g.Reason, running
+		return res, claimStop(r, g.Reason)
+	}
+	res.Job, res.Lease, res.Attempt, res.ExpiresAt = g.Job, &g.Lease, &g.Attempt, &g.ExpiresAt
+	return res, nil
+}
+
+// claimStop is the error of a claim that will never be granted again (exit 5), or nil
+// for waiting.
+func claimStop(r *gitstate.Run, reason string) error {
+	count := map[string]int{}
+	for _, j := range r.State.Jobs {
+		count[j.State]++
+	}
+	switch reason {
+	case gitstate.ReasonFinished:
+		if gitstate.RunTerminal(r.State.Status) {
+			return fault.Refused("run %s is %s: nothing is left to claim", r.Header.RunID, r.State.Status)
+		}
+		return fault.Refused("run %s's graph is finished: every job ended (%d done, %d failed); nothing is left to claim",
+			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed]).
+			WithHint("integrate with `git atlas union %s`, then `git atlas finish %s`", r.Header.RunID, r.Header.RunID)
+	case gitstate.ReasonHalted:
+		return fault.Refused("run %s has halted: no job is ready and none is running (%d done, %d failed, %d pending)",
+			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed], count[gitstate.JobPending]).
+			WithHint("finish it with `git atlas finish %s --status completed|failed`, or add jobs", r.Header.RunID)
+	case gitstate.ReasonGasExhausted:
+		return fault.Refused("run %s has no gas left: %d of %d spent", r.Header.RunID, r.State.GasSpent, gitstate.GasLimit(&r.Header, &r.State)).
+			WithHint("a job is ready but cannot be charged; gas is never refunded")
+	}
+	return nil
+}
+
+// JobRenewRequest is `job renew RUN JOB --lease TOKEN`.
+type JobRenewRequest struct {
+	Run string
+	Job string
+	// Lease is the job's current lease token.
+	Lease  string
+	Worker Worker
+}
+
+// JobRenewResult is the renewed lease. Its fields are in the order of the JSON keys
+// (sorted).
+type JobRenewResult struct {
+	ExpiresAt string        `json:"expires_at"`
+	Job       *gitstate.Job `json:"job"`
+	Lease     string        `json:"lease"`
+	RunID     string        `json:"run_id"`
+}
+
+// JobRenew extends a job's lease to now + Worker.TTL, recorded as job_renewed. A
+// token that is not the job's current one is refused and changes nothing.
+func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResult, error) {
+	if err := positiveTTL(req.Worker.TTL); err != nil {
+		return nil, err
+	}
+	var j *gitstate.Job
+	_, err := o.workerStore(req.Worker).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := graphRun(r, true); err != nil {
+			return nil, err
+		}
+		if err := gitstate.Renew(&r.State, req.Job, req.Lease, gitstate.Now(), req.Worker.TTL); err != nil {
+			return nil, err
+		}
+		j = r.State.Job(req.Job)
+		data := eventData(map[string]any{"lease": j.Lease, "expires_at": j.ExpiresAt})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobRenewed, Job: req.Job, Holder: req.Worker.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &JobRenewResult{ExpiresAt: j.ExpiresAt, Job: j, Lease: j.Lease, RunID: req.Run}, nil
+}
+
+// JobDoneRequest is `job done RUN JOB --lease TOKEN --status S`.
+type JobDoneRequest struct {
+	Run   string
+	Job   string
+	Lease string
+	// Status is gitstate.ReceiptOK, ReceiptTimeout or ReceiptFailed.
+	Status string
+	// Data is a JSON object kept as the job's result (empty: none).
+	Data json.RawMessage
+	// Children are jobs added in the receipt's own write, one expansion level below
+	// this job; their names and scopes are checked here. Non-nil (even empty) with a
+	// receipt other than ok is refused: only a finished job expands.
+	Children []gitstate.JobSpec
+	// VerifyTimeout bounds the job's verify on an ok receipt.
+	VerifyTimeout time.Duration
+	Worker        Worker
+}
+
+// JobDoneResult is what a receipt did. Its fields are in the order of the JSON keys
+// (sorted).
+type JobDoneResult struct {
+	// Cascaded are the PENDING jobs that failed with this one.
+	Cascaded []string `json:"cascaded"`
+	// Children are the jobs the receipt added.
+	Children []gitstate.Job `json:"children"`
+	From     string         `json:"from"`
+	Job      *gitstate.Job  `json:"job"`
+	RunID    string         `json:"run_id"`
+	Status   string         `json:"status"`
+	To       string         `json:"to"`
+	// Verify is the job's verify, when an ok receipt owed one.
+	Verify *gitstate.VerifyResult `json:"verify"`
+	// Attempts are the job's attempts after the receipt.
+	Attempts int `json:"-"`
+}
+
+// JobDone applies a worker's receipt, recorded as job_done: ok RUNNING -> DONE,
+// timeout back to PENDING (or FAILED at the attempt limit), failed -> FAILED, which
+// fails the PENDING jobs that need it. A token that is not the job's current one is
+// refused and changes nothing. An ok receipt of a job with a verify is recorded with
+// the verify owed, then the verify runs in the job's worktree and is recorded in a
+// second write; one that fails comes back as the result together with an
+// ErrVerifyFailed error.
+func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, error) {
+	data, err := jsonObject("--data", req.Data)
+	if err != nil {
+		return nil, err
+	}
+	if req.Children != nil && req.Status != gitstate.ReceiptOK {
+		return nil, fault.Usage("--children needs --status ok: only a finished job expands")
+	}
+	children := make([]gitstate.JobSpec, 0, len(req.Children))
+	for _, ch := range req.Children {
+		if err := gitstate.ValidName("job", ch.ID); err != nil {
+			return nil, err
+		}
+		if ch.Kind != "" {
+			if err := gitstate.ValidName("kind", ch.Kind); err != nil {
+				return nil, err
+			}
+		}
+		scope, err := gitstate.CanonicalScope(ch.Scope)
+		if err != nil {
+			return nil, err
+		}
+		ch.Scope = scope
+		children = append(children, ch)
+	}
+	store := o.workerStore(req.Worker)
+	var oc gitstate.Outcome
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := graphRun(r, true); err != nil {
+			return nil, err
+		}
+		var err error
+		if oc, err = gitstate.Done(&r.Header, &r.State, req.Job, req.Lease, req.Status, data); err != nil {
+			return nil, err
+		}
+		if err := gitstate.Expand(&r.Header, &r.State, req.Job, children); err != nil {
+			return nil, err
+		}
+		ev := map[string]any{"lease": oc.Lease, "status": req.Status, "from": oc.From, "to": oc.To, "attempts": oc.Attempts}
+		if len(oc.Cascaded) > 0 {
+			ev["cascaded"] = oc.Cascaded
+		}
+		if len(children) > 0 {
+			ids := make([]string, len(children))
+			for i, ch := range children {
+				ids[i] = ch.ID
+			}
+			ev["children"] = ids
+		}
+		if j := r.State.Job(req.Job); j.VerifyOwed {
+			ev["verify_owed"] = true // in the receipt's own write: resume finds it if the verify dies
+		}
+		if data != nil {
+			ev["data"] = data
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: req.Job, Holder: req.Worker.Holder, Data: eventData(ev)}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var vr *gitstate.VerifyResult
+	if j := r.State.Job(req.Job); j != nil && j.VerifyOwed {
+		var v resume.JobVerified
+		if r, v, err = resume.SettleJobVerify(ctx, store, req.Run, req.Job, req.VerifyTimeout); err != nil {
+			return nil, err
+		}
+		vr, oc.To, oc.Attempts = v.Verify, v.To, v.Attempts
+		oc.Cascaded = append(oc.Cascaded, v.Cascaded...)
+	}
+	res := &JobDoneResult{Cascaded: nonNil(oc.Cascaded), Children: []gitstate.Job{}, From: oc.From, Job: r.State.Job(req.Job),
+		RunID: req.Run, Status: req.Status, To: oc.To, Verify: vr, Attempts: oc.Attempts}
+	for _, ch := range children {
+		if j := r.State.Job(ch.ID); j != nil {
+			res.Children = append(res.Children, *j)
+		}
+	}
+	if vr != nil && !vr.Passed {
+		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)",
+			req.Job, resume.Outcome(vr, req.VerifyTimeout), oc.To, oc.Attempts)}
+	}
+	return res, nil
+}
+
+// JobListRequest is `job list RUN`.
+type JobListRequest struct {
+	Run string
+	// Ready lists only the jobs a claim could take now.
+	Ready bool
+}
+
+// JobListResult is a graph run's jobs, the ready ones, and its gas. Its fields are in
+// the order of the JSON keys (sorted).
+type JobListResult struct {
+	Epoch        int            `json:"epoch"`
+	GasLimit     int            `json:"gas_limit"`
+	GasRemaining int            `json:"gas_remaining"`
+	GasSpent     int            `json:"gas_spent"`
+	Jobs         []gitstate.Job `json:"jobs"`
+	// Ready are the jobs a claim could take now, in the order they were added.
+	Ready []string `json:"ready"`
+	// Reason is "" when a job is ready, else why nothing can be claimed.
+	Reason string `json:"reason"`
+	RunID  string `json:"run_id"`
+}
+
+// JobList reads a graph run's jobs.
+func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, error) {
+	r, err := o.Reader().Load(ctx, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	if err := graphRun(r, false); err != nil {
+		return nil, err
+	}
+	f := gitstate.JobFrontier(&r.Header, &r.State)
+	ready := map[string]bool{}
+	for _, id := range f.Ready {
+		ready[id] = true
+	}
+	res := &JobListResult{Epoch: r.State.Epoch, GasLimit: f.GasLimit, GasRemaining: f.GasRemaining, GasSpent: f.GasSpent,
+		Jobs: []gitstate.Job{}, Ready: append([]string{}, f.Ready...), Reason: f.Reason, RunID: req.Run}
+	for _, j := range r.State.Jobs {
+		if !req.Ready || ready[j.ID] {
+			res.Jobs = append(res.Jobs, j)
+		}
+	}
+	return res, nil
+}
+
+// ReapRequest is `reap RUN`.
+type ReapRequest struct {
+	Run string
+	// Holder is who reaps (recorded in the event; never the run's driver).
+	Holder string
+}
+
+// ReapResult is the jobs a reap timed out. Its fields are in the order of the JSON
+// keys (sorted).
+type ReapResult struct {
+	Reaped []ReapedJob `json:"reaped"`
+	RunID  string      `json:"run_id"`
+}
+
+// ReapedJob is one job whose lease a reap (or finish --force) ended.
+type ReapedJob struct {
+	ID       string   `json:"id"`
+	Lease    string   `json:"lease"`
+	To       string   `json:"to"`
+	Attempts int      `json:"attempts"`
+	Cascaded []string `json:"cascaded"`
+}
+
+func reapedJobs(outs []gitstate.Outcome) []ReapedJob {
+	views := []ReapedJob{}
+	for _, o := range outs {
+		views = append(views, ReapedJob{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: nonNil(o.Cascaded)})
+	}
+	return views
+}
+
+// Reap gives every RUNNING job whose lease has expired the timeout transition,
+// recorded as job_reaped. It is a job write, like a claim: it never takes or renews
+// the driver lease, and a live driver does not refuse it. With nothing expired,
+// nothing is written.
+func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
+	var reaped []ReapedJob
+	_, err := o.workerStore(Worker{Holder: req.Holder}).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := graphRun(r, true); err != nil {
+			return nil, err
+		}
+		reaped = reapedJobs(gitstate.Reap(&r.Header, &r.State, gitstate.Now()))
+		if len(reaped) == 0 {
+			return nil, nil
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Holder: req.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &ReapResult{Reaped: reaped, RunID: req.Run}, nil
+}

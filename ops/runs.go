@@ -1,0 +1,626 @@
+package ops
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/baseline"
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// RunView is the JSON of a run in start, finish, list and show (SPEC §4.7).
+type RunView struct {
+	RunID        string `json:"run_id"`
+	Kind         string `json:"kind"`
+	Status       string `json:"status"`
+	Reason       string `json:"reason,omitempty"`
+	CurrentStage string `json:"current_stage,omitempty"`
+	Baseline     string `json:"baseline"`
+	Session      string `json:"session,omitempty"`
+	Intent       string `json:"intent,omitempty"`
+	Epoch        int    `json:"epoch"`
+	Events       int    `json:"events"`
+	Live         bool   `json:"live"`
+	Holder       string `json:"holder,omitempty"`
+	// Driver is the live driver lease: holder, session, expires_at.
+	Driver    *gitstate.Lease `json:"driver,omitempty"`
+	CreatedAt string          `json:"created_at"`
+	UpdatedAt string          `json:"updated_at"`
+	Tip       string          `json:"tip"`
+}
+
+// RunViewOf is r as seen at now (its driver is live or not then).
+func RunViewOf(r *gitstate.Run, now time.Time) RunView {
+	v := RunView{
+		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason,
+		Baseline: r.Header.Baseline, Session: r.Header.Session, Intent: r.Header.Intent,
+		Epoch: r.State.Epoch, Events: r.State.Seq, Live: r.Live(now), CreatedAt: r.Header.CreatedAt,
+		UpdatedAt: r.State.UpdatedAt, Tip: r.Tip,
+	}
+	if s := r.CurrentStage(); s != nil {
+		v.CurrentStage = s.Name
+	}
+	if v.Live {
+		v.Holder = r.State.Driver.Holder
+		d := *r.State.Driver
+		d.Extra = nil
+		v.Driver = &d
+	}
+	return v
+}
+
+// orZero is a ref's old value for a transaction: its id, or "must not exist".
+func orZero(id string) string {
+	if id == "" {
+		return git.ZeroID
+	}
+	return id
+}
+
+// newRunID is time-sortable and collision-proof: UTC seconds and 48 random bits.
+func newRunID(now time.Time) string {
+	var b [6]byte
+	_, _ = rand.Read(b[:])
+	return now.UTC().Format("20060102T150405Z") + "-" + hex.EncodeToString(b[:])
+}
+
+// StartRequest is `start`.
+type StartRequest struct {
+	// ID is the run's id ("": time-sortable and unique).
+	ID       string
+	Intent   string
+	Criteria []string
+	// Verify is the verify command of every stage that names none.
+	Verify     string
+	VerifySafe bool
+	// Scope are the path globs the run may touch (canonicalised here).
+	Scope []string
+	// Baseline is the commit the run starts from ("": HEAD).
+	Baseline string
+	// Stages are the pipeline's stages, parsed (nil: a single run has one stage,
+	// main; a graph run has none).
+	Stages []gitstate.StageDef
+	Graph  bool
+	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
+	// defaults).
+	Gas, MaxAttempts, MaxJobs, MaxDepth int
+	// ConfigFiles are files whose hash is frozen, for drift checks; each must exist.
+	ConfigFiles []string
+	Driver      Driver
+}
+
+// StartResult is the run `start` made.
+type StartResult struct {
+	RunView
+}
+
+// Start makes a run: its frozen header (baseline pinned, config files hashed), its
+// first state, the driver lease of Driver, and a run_started event. The commands it
+// carries are trusted here: this repository wrote them.
+func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
+	now := gitstate.Now()
+	id := req.ID
+	if id == "" {
+		id = newRunID(now)
+	}
+	if err := gitstate.ValidName("run", id); err != nil {
+		return nil, err
+	}
+	if req.Driver.Session != "" {
+		if err := gitstate.ValidName("session", req.Driver.Session); err != nil {
+			return nil, err
+		}
+	}
+	if req.Gas < 0 || req.MaxAttempts < 0 || req.MaxJobs < 0 || req.MaxDepth < 0 {
+		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
+	}
+	if (req.Gas > 0 || req.MaxAttempts > 0 || req.MaxJobs > 0 || req.MaxDepth > 0) && !req.Graph {
+		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
+	}
+	defs := slices.Clone(req.Stages) // the defaults below are filled in a copy
+	if req.Stages == nil && !req.Graph {
+		defs = gitstate.StagesFromList("main")
+	}
+	for i := range defs {
+		if defs[i].Verify == "" && req.Verify != "" {
+			defs[i].Verify, defs[i].VerifySafe = req.Verify, req.VerifySafe
+		}
+	}
+	if err := gitstate.CheckStages(defs); err != nil {
+		return nil, err
+	}
+	scope, err := gitstate.CanonicalScope(req.Scope)
+	if err != nil {
+		return nil, err
+	}
+	rev := req.Baseline
+	if rev == "" {
+		rev = "HEAD"
+	}
+	sha, err := baseline.Resolve(ctx, o.Repo, rev)
+	if err != nil {
+		return nil, err
+	}
+	configs, hash, err := configFiles(o.Repo.TopLevel, req.ConfigFiles)
+	if err != nil {
+		return nil, err
+	}
+	kind := gitstate.KindSingle
+	if req.Graph {
+		kind = gitstate.KindGraph
+	}
+	if defs == nil {
+		defs = []gitstate.StageDef{}
+	}
+	h := gitstate.Header{
+		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: req.Intent, Criteria: req.Criteria,
+		Verify: req.Verify, VerifySafe: req.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
+		Session: req.Driver.Session, ConfigFiles: configs, ConfigHash: hash, Gas: req.Gas, MaxAttempts: req.MaxAttempts,
+		MaxJobs: req.MaxJobs, MaxDepth: req.MaxDepth,
+	}
+	if req.Graph && h.MaxAttempts == 0 {
+		// Written into the header, so that a later change of the default never changes
+		// a run already started.
+		h.MaxAttempts = gitstate.DefaultMaxAttempts
+	}
+	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	for _, d := range defs {
+		st.Stages = append(st.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+	}
+	r := &gitstate.Run{Header: h, State: st}
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := gitstate.ClaimDriver(r, store.Writer, now); err != nil {
+		return nil, err
+	}
+	data, _ := json.Marshal(map[string]any{"baseline": sha})
+	run, err := store.Create(ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: req.Driver.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	if err != nil {
+		return nil, err
+	}
+	// This repository wrote the run's commands: they may run here (SPEC §10). A crash
+	// before this line leaves them untrusted, which is safe: `git atlas trust` mends it.
+	var own []string
+	for _, cm := range trust.Commands(run) {
+		own = append(own, cm.Command)
+	}
+	if err := trust.Record(ctx, o.Repo, id, own...); err != nil {
+		return nil, err
+	}
+	return &StartResult{RunViewOf(run, now)}, nil
+}
+
+// configFiles records config paths relative to the top level (so a clone elsewhere
+// hashes the same files) and hashes them; each must exist when the run starts.
+func configFiles(top string, files []string) ([]string, string, error) {
+	if len(files) == 0 {
+		return nil, "", nil
+	}
+	var rel []string
+	for _, f := range files {
+		abs, err := filepath.Abs(f)
+		if err != nil {
+			return nil, "", err
+		}
+		if _, err := os.Stat(abs); err != nil {
+			return nil, "", fault.Usage("config file %s: %v", f, err)
+		}
+		if top != "" {
+			if r, err := filepath.Rel(top, abs); err == nil && !strings.HasPrefix(r, "..") {
+				abs = filepath.ToSlash(r)
+			}
+		}
+		rel = append(rel, abs)
+	}
+	hash, err := baseline.ConfigHash(top, rel)
+	return rel, hash, err
+}
+
+// TransitionRequest is `transition RUN STAGE STATUS`.
+type TransitionRequest struct {
+	Run    string
+	Stage  string
+	Status string
+	Reason string
+	// Lease is the stage token of the attempt being reported ("": none checked).
+	Lease string
+	// ThreadID and PID describe a new attempt (dispatched only): the agent runtime's
+	// conversation id, and the agent's process id on this host.
+	ThreadID string
+	PID      int
+	Driver   Driver
+}
+
+// TransitionResult is a stage transition. Its fields are in the order of the JSON
+// keys (sorted); Attempt and Lease are there only for a dispatch.
+type TransitionResult struct {
+	Attempt   *int            `json:"attempt,omitempty"`
+	Lease     *string         `json:"lease,omitempty"`
+	RunID     string          `json:"run_id"`
+	RunStatus string          `json:"run_status"`
+	Stage     TransitionStage `json:"stage"`
+	// RunReason is the run's reason after the transition (a last stage completing
+	// completes a single run).
+	RunReason string `json:"-"`
+}
+
+// TransitionStage is the stage after a transition. Its fields are in the order of
+// the JSON keys (sorted); Attempt, Baseline and Lease are there only for a dispatch.
+type TransitionStage struct {
+	Attempt  *int    `json:"attempt,omitempty"`
+	Attempts int     `json:"attempts"`
+	Baseline *string `json:"baseline,omitempty"`
+	From     string  `json:"from"`
+	Lease    *string `json:"lease,omitempty"`
+	Name     string  `json:"name"`
+	Status   string  `json:"status"`
+}
+
+// Transition applies one stage transition checked against the stage machine. A
+// dispatch opens an attempt whose baseline is the stage worktree's branch tip (else
+// its recorded HEAD), or, with no worktree, the HEAD of the checkout this runs in,
+// pinned in the same write; it prints the attempt's stage token. A report with a
+// stale token is refused. A single run whose last stage ends completes itself in
+// the same write.
+func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*TransitionResult, error) {
+	if err := gitstate.ValidName("stage", req.Stage); err != nil {
+		return nil, err
+	}
+	if (req.ThreadID != "" || req.PID != 0) && req.Status != gitstate.StageDispatched {
+		return nil, fault.Usage("--thread-id and --pid describe a new attempt: they go with dispatched")
+	}
+	if req.PID < 0 {
+		return nil, fault.Usage("--pid must be a process id")
+	}
+	if err := req.Driver.Check(); err != nil {
+		return nil, err
+	}
+	w := req.Driver.Writer()
+	w.Stage, w.Token, w.To = req.Stage, req.Lease, req.Status
+	store := o.Store(w)
+	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
+	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
+	checkoutHead := ""
+	if req.Status == gitstate.StageDispatched {
+		checkoutHead, _ = store.Repo.ResolveCommit(ctx, "HEAD")
+	}
+	host := ""
+	if req.PID != 0 {
+		host, _ = os.Hostname()
+	}
+	var from string
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		_, st, ok := r.Stage(req.Stage)
+		if !ok {
+			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
+		}
+		if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+			return nil, err
+		}
+		from = st.Status
+		base, inCheckout := r.Header.Baseline, false
+		var refs []git.RefUpdate
+		if req.Status == gitstate.StageDispatched {
+			if wt := r.State.Worktree(req.Stage); wt != nil {
+				base = wt.Head
+				if tip, err := store.Repo.ReadRef(ctx, "refs/heads/"+wt.Branch); err == nil && tip != "" {
+					base = tip
+				}
+			} else if checkoutHead != "" {
+				base, inCheckout = checkoutHead, true
+			}
+		}
+		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(gitstate.Now())); err != nil {
+			return nil, err
+		}
+		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
+		if req.Status == gitstate.StageDispatched {
+			a := &st.Attempts[len(st.Attempts)-1]
+			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, req.Driver.Session, req.ThreadID, req.PID, host, inCheckout
+			pin := gitstate.PinRef(req.Run, gitstate.BaselinePinName(req.Stage, a.N))
+			old, err := store.Repo.ReadRef(ctx, pin)
+			if err != nil {
+				return nil, err
+			}
+			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline, Old: orZero(old)})
+			data["attempt"], data["lease"], data["baseline"] = a.N, a.Lease, a.Baseline
+			if req.ThreadID != "" {
+				data["thread_id"] = req.ThreadID
+			}
+			if req.PID != 0 {
+				data["pid"], data["host"] = req.PID, host
+			}
+		}
+		if r.State.Status == gitstate.RunCompleted {
+			data["run_status"] = r.State.Status
+			data["run_reason"] = r.State.Reason
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageTransition, Stage: req.Stage, Holder: req.Driver.Holder, Data: eventData(data)}, Refs: refs}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	_, st, _ := r.Stage(req.Stage)
+	res := &TransitionResult{RunID: req.Run, RunStatus: r.State.Status, RunReason: r.State.Reason,
+		Stage: TransitionStage{Attempts: len(st.Attempts), From: from, Name: st.Name, Status: st.Status}}
+	if req.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
+		a := st.Attempts[len(st.Attempts)-1]
+		res.Attempt, res.Lease = &a.N, &a.Lease
+		res.Stage.Attempt, res.Stage.Lease, res.Stage.Baseline = &a.N, &a.Lease, &a.Baseline
+	}
+	return res, nil
+}
+
+// HeartbeatRequest is `heartbeat RUN --holder H [--stage S]`.
+type HeartbeatRequest struct {
+	Run string
+	// Stage, when set, also beats for the stage's open attempt (its idle budget
+	// starts again); Lease is that attempt's stage token.
+	Stage  string
+	Lease  string
+	Driver Driver
+}
+
+// HeartbeatResult is the driver lease after a heartbeat. Its fields are in the
+// order of the JSON keys (sorted); Stage and HeartbeatAt are null without a stage.
+type HeartbeatResult struct {
+	Attempt     *int            `json:"attempt,omitempty"`
+	Driver      *gitstate.Lease `json:"driver"`
+	HeartbeatAt *string         `json:"heartbeat_at"`
+	RunID       string          `json:"run_id"`
+	Stage       *string         `json:"stage"`
+}
+
+// Heartbeat renews the driver lease and, with a stage, records its open attempt's
+// heartbeat, in one write. It needs a named driver, and a finished run has nothing
+// to drive.
+func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
+	if req.Driver.Holder == "" {
+		return nil, fault.Usage("heartbeat needs --holder: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
+	}
+	if req.Stage != "" {
+		if err := gitstate.ValidName("stage", req.Stage); err != nil {
+			return nil, err
+		}
+	} else if req.Lease != "" {
+		return nil, fault.Usage("--lease is a stage token: it goes with --stage")
+	}
+	if err := req.Driver.Check(); err != nil {
+		return nil, err
+	}
+	w := req.Driver.Writer()
+	w.Stage, w.Token = req.Stage, req.Lease
+	r, err := o.Store(w).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if gitstate.RunTerminal(r.State.Status) {
+			return nil, fault.Refused("run %s is %s: there is nothing to drive", req.Run, r.State.Status)
+		}
+		data := map[string]any{}
+		if d := r.State.Driver; d != nil {
+			data["expires_at"] = d.ExpiresAt
+		}
+		if req.Stage != "" {
+			if err := gitstate.Heartbeat(r, req.Stage, req.Lease, gitstate.Now()); err != nil {
+				return nil, err
+			}
+			_, st, _ := r.Stage(req.Stage)
+			data["attempt"] = len(st.Attempts)
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventHeartbeat, Stage: req.Stage, Holder: req.Driver.Holder, Data: eventData(data)}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	d := r.State.Driver
+	if d == nil {
+		d = &gitstate.Lease{}
+	}
+	res := &HeartbeatResult{Driver: d, RunID: req.Run}
+	if req.Stage != "" {
+		_, st, _ := r.Stage(req.Stage)
+		a := st.Attempts[len(st.Attempts)-1]
+		stage := req.Stage
+		res.Stage, res.Attempt, res.HeartbeatAt = &stage, &a.N, &a.HeartbeatAt
+	}
+	return res, nil
+}
+
+// EventRequest is `event RUN TYPE`.
+type EventRequest struct {
+	Run string
+	// Type is any valid name but the types git-atlas writes itself.
+	Type string
+	// Stage is the stage it is about ("": none).
+	Stage string
+	// Data is a JSON object of details (empty: none).
+	Data   json.RawMessage
+	Driver Driver
+}
+
+// EventResult is the event appended. Its fields are in the order of the JSON keys
+// (sorted).
+type EventResult struct {
+	RunID string `json:"run_id"`
+	Seq   int    `json:"seq"`
+	Tip   string `json:"tip"`
+	Type  string `json:"type"`
+}
+
+// Event appends a user's event (a note, progress). A type git-atlas writes itself
+// is refused: appending one by hand would make the ledger say something its state
+// does not.
+func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error) {
+	if err := gitstate.ValidName("event type", req.Type); err != nil {
+		return nil, err
+	}
+	typ := gitstate.EventType(req.Type)
+	if err := reservedEvent(typ); err != nil {
+		return nil, err
+	}
+	data, err := jsonObject("--data", req.Data)
+	if err != nil {
+		return nil, err
+	}
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if req.Stage != "" {
+			if _, _, ok := r.Stage(req.Stage); !ok {
+				return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
+			}
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: typ, Stage: req.Stage, Holder: req.Driver.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &EventResult{RunID: req.Run, Seq: r.State.Seq, Tip: r.Tip, Type: req.Type}, nil
+}
+
+// reservedEvent refuses an event type git-atlas writes itself (gitstate's catalogue):
+// a bad argument, exit 2, like any other name `event` cannot take. The message names
+// what writes it and what `event` accepts instead.
+func reservedEvent(t gitstate.EventType) error {
+	if !t.Reserved() {
+		return nil
+	}
+	info, _ := t.Info()
+	var hint string
+	switch {
+	case info.By&gitstate.ByCommand != 0:
+		hint = fmt.Sprintf("use `git atlas %s`", info.Command)
+	case info.By&gitstate.ByResume != 0:
+		hint = "`git atlas resume` writes it when it resumes the run"
+	case info.By&gitstate.ByHook != 0:
+		hint = "the post-checkout hook (`git atlas hooks install`) writes it"
+	default:
+		hint = fmt.Sprintf("`git atlas %s` writes it", info.Command)
+	}
+	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
+		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
+}
+
+// FinishRequest is `finish RUN --status S`.
+type FinishRequest struct {
+	Run string
+	// Status is gitstate.RunCompleted, RunStopped or RunFailed.
+	Status string
+	Reason string
+	// Force reaps the run's RUNNING jobs first (a completed or failed finish), in its
+	// own recorded event.
+	Force  bool
+	Driver Driver
+}
+
+// FinishResult is the finished run and the jobs Force reaped.
+type FinishResult struct {
+	RunView
+	Reaped []ReapedJob `json:"reaped"`
+}
+
+// Finish ends a run as the run machine allows. A graph run with RUNNING jobs is not
+// finished completed or failed (their receipts would be refused forever) unless
+// Force, which first gives each the timeout transition, recorded as job_reaped. A
+// single run that completed itself is finished completed without a write.
+func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, error) {
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	reaped := []ReapedJob{}
+	if req.Force && gitstate.RunTerminal(req.Status) {
+		_, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+			if err := gitstate.CheckRunTransition(r.State.Status, req.Status); err != nil {
+				return nil, err
+			}
+			reaped = reapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
+			if len(reaped) == 0 {
+				return nil, nil
+			}
+			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
+			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Data: data}}, nil
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		from := r.State.Status
+		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
+			return nil, nil // a single run that completed itself: finish agrees, writes nothing
+		} else if err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(map[string]any{"from": from, "status": req.Status, "reason": req.Reason})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &FinishResult{RunView: RunViewOf(r, gitstate.Now()), Reaped: reaped}, nil
+}
+
+// UndoRequest is `undo RUN --to SEQ`.
+type UndoRequest struct {
+	Run string
+	// To is the event whose state to go back to.
+	To     int
+	Driver Driver
+}
+
+// UndoResult is what `undo` did.
+type UndoResult struct {
+	RunID string `json:"run_id"`
+	*gitstate.UndoResult
+	Seq    int    `json:"seq"`
+	Status string `json:"status"`
+	Tip    string `json:"tip"`
+}
+
+// Undo appends one event whose state is event To's, made honest (gitstate.Undo):
+// epoch raised, nothing refunded. It needs a named driver.
+func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
+	if req.Driver.Holder == "" {
+		return nil, fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
+	}
+	store, err := o.driverStore(req.Driver)
+	if err != nil {
+		return nil, err
+	}
+	past, err := store.LoadAt(ctx, req.Run, req.To)
+	if err != nil {
+		return nil, err
+	}
+	present := func(ref string) bool {
+		sha, err := store.Repo.ReadRef(ctx, ref)
+		return err == nil && sha != ""
+	}
+	var res *gitstate.UndoResult
+	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		var err error
+		if res, err = gitstate.Undo(r, past, present); err != nil {
+			return nil, err
+		}
+		data, _ := json.Marshal(res)
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUndone, Holder: req.Driver.Holder, Data: data}}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &UndoResult{RunID: req.Run, UndoResult: res, Seq: r.State.Seq, Status: r.State.Status, Tip: r.Tip}, nil
+}
