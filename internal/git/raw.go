@@ -264,6 +264,6 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 // file out (and so without running the user's smudge filters): for a restore that
 // writes the files itself (ResetTo).
 func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path, sha string) error {
-	_, err := r.git(ctx, "worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha)
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha}})
 	return err
 }

@@ -48,7 +48,7 @@ type WorktreeInfo struct {
 // ListWorktrees parses `git worktree list --porcelain -z` (GIT-NOTES: never the
 // human output).
 func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) {
-	out, err := r.git(ctx, "worktree", "list", "--porcelain", "-z")
+	out, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "list", "--porcelain", "-z"}})
 	if err != nil {
 		return nil, err
 	}
@@ -112,8 +112,48 @@ func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason stri
 	if hold != nil {
 		c.extra = []*os.File{hold}
 	}
-	_, err := c.run(ctx)
+	_, err := r.runWorktree(ctx, c)
 	return err
+}
+
+// runWorktree runs a `git worktree` command. A `git worktree add` killed after it
+// created a worktree's commondir file and before it wrote it leaves that file empty,
+// and from then on every `git worktree` command of the repository fails ("failed to
+// read worktrees/<name>/commondir: Success", git 2.39; prune too). Such a file is
+// given the one line git writes there, and the command is run again: the half-made
+// worktree then lists as what it is (locked "initializing", HEAD at the null id),
+// which git-atlas classifies and preserves like any checkout a kill left half-made.
+func (r *Repository) runWorktree(ctx context.Context, c cmd) ([]byte, error) {
+	for try := 0; ; try++ {
+		out, err := c.run(ctx)
+		var ge *Error
+		if err == nil || try == 3 || !errors.As(err, &ge) || !strings.Contains(ge.Stderr, "/commondir") || !r.repairCommondirs() {
+			return out, err
+		}
+	}
+}
+
+// repairCommondirs writes git's "../.." into every empty commondir file of the
+// repository's linked worktrees (written whole: a temporary file renamed over it) and
+// reports whether it wrote any.
+func (r *Repository) repairCommondirs() bool {
+	admin := filepath.Join(r.CommonDir, "worktrees")
+	entries, err := os.ReadDir(admin)
+	if err != nil {
+		return false
+	}
+	repaired := false
+	for _, e := range entries {
+		p := filepath.Join(admin, e.Name(), "commondir")
+		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
+			continue
+		}
+		tmp := p + ".atlas-repair"
+		if os.WriteFile(tmp, []byte("../..\n"), 0o644) == nil && os.Rename(tmp, p) == nil {
+			repaired = true
+		}
+	}
+	return repaired
 }
 
 // RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), or only
@@ -123,7 +163,7 @@ func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason stri
 // --force` also deletes ignored files.
 func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
 	_, _ = r.git(ctx, "worktree", "unlock", path) // not locked is fine
-	if _, err := r.git(ctx, "worktree", "remove", "--force", "--force", path); err != nil {
+	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", path}}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
 			return nil // already gone, administrative files too
@@ -135,7 +175,7 @@ func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
 
 // PruneWorktrees drops administrative files of worktrees whose directories are gone.
 func (r *Repository) PruneWorktrees(ctx context.Context) error {
-	_, err := r.git(ctx, "worktree", "prune")
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "prune"}})
 	return err
 }
 
@@ -204,7 +244,7 @@ func (r *Repository) OwnsWorktree(path string) bool {
 // LockWorktree locks a registered worktree with reason (`git worktree lock`), so that
 // no prune or move touches it.
 func (r *Repository) LockWorktree(ctx context.Context, path, reason string) error {
-	_, err := r.git(ctx, "worktree", "lock", "--reason", reason, path)
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "lock", "--reason", reason, path}})
 	return err
 }
 

@@ -1,7 +1,9 @@
 package git
 
 import (
+	"context"
 	"os"
+	"path/filepath"
 	"testing"
 	"time"
 )
@@ -59,4 +61,49 @@ func TestClearStaleLock(t *testing.T) {
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Fatalf("lock still there: %v", err)
 	}
+}
+
+// A `git worktree add` killed between creating a worktree's commondir file and
+// writing it leaves it empty, which makes every later `git worktree` command of the
+// repository fail (git 2.39). The worktree commands repair it and go on: the
+// half-made worktree lists as such, and can be removed.
+func TestEmptyCommondirRepaired(t *testing.T) {
+	r, g := testRepo(t, kinds[0])
+	ctx := context.Background()
+	half := filepath.Join(t.TempDir(), "half")
+	if err := r.AddWorktree(ctx, half, g("", "rev-parse", "HEAD"), "test", nil); err != nil {
+		t.Fatal(err)
+	}
+	admin := filepath.Join(r.CommonDir, "worktrees", "half")
+	if err := os.WriteFile(filepath.Join(admin, "commondir"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := (cmd{dir: r.CommonDir, args: []string{"worktree", "list"}}).run(ctx); err == nil {
+		t.Skip("this git lists worktrees with an empty commondir: nothing to repair")
+	}
+	list, err := r.ListWorktrees(ctx)
+	if err != nil {
+		t.Fatalf("list with an empty commondir: %v", err)
+	}
+	if len(list) != 2 || !samePathT(list[1].Path, half) {
+		t.Fatalf("listed %+v, want the main worktree and %s", list, half)
+	}
+	if data, err := os.ReadFile(filepath.Join(admin, "commondir")); err != nil || string(data) != "../..\n" {
+		t.Fatalf("commondir now %q, %v", data, err)
+	}
+	if err := os.WriteFile(filepath.Join(admin, "commondir"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.RemoveWorktree(ctx, half); err != nil {
+		t.Fatalf("remove with an empty commondir: %v", err)
+	}
+	if _, err := os.Stat(admin); !os.IsNotExist(err) {
+		t.Fatalf("administrative files left: %v", err)
+	}
+}
+
+func samePathT(a, b string) bool {
+	ra, _ := filepath.EvalSymlinks(a)
+	rb, _ := filepath.EvalSymlinks(b)
+	return ra == rb
 }
