@@ -117,7 +117,8 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 	}
 	slow := func() (string, bool, error) { return "", false, m.Done() }
 	wt := repo.Worktree(rec.Path)
-	if _, _, err := wt.Head(ctx); err != nil {
+	head, _, err := wt.Head(ctx)
+	if err != nil {
 		return slow()
 	}
 	if odd, err := wt.Unusual(ctx); err != nil || odd != "" {
@@ -131,12 +132,9 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 	if err != nil {
 		return slow()
 	}
-	worth, err := worthSnapshot(ctx, store, run, node)
-	if err != nil {
-		m.Drop()
-		return "", false, err
-	}
-	if risk.Any() || worth {
+	// What worthSnapshot asks, from what Assess already read: a dirty worktree, or a
+	// HEAD away from the baseline (the branch is about to go back to it).
+	if risk.Any() || head != rec.Baseline {
 		base := rec.Baseline
 		if base == "" {
 			base = r.Header.Baseline
