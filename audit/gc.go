@@ -361,10 +361,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		for _, i := range byRun[run] {
 			ups = append(ups, git.RefUpdate{Name: refActs[i].Ref, Old: refActs[i].Old, New: store.Repo.NullID()})
 		}
-		err := store.Repo.UpdateRefs(ctx, "atlas gc", ups...)
-		for try := 0; try < 3 && errors.Is(err, git.ErrStaleLockRemoved); try++ {
-			err = store.Repo.UpdateRefs(ctx, "atlas gc", ups...) // a killed git's lock was in the way
-		}
+		err := deleteRefs(ctx, store.Repo, ups)
 		if err != nil {
 			errs = append(errs, fmt.Errorf("gc run %s: %w", run, err))
 			continue
@@ -420,5 +417,29 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 			_ = os.Remove(filepath.Join(root, run))
 		}
 		_ = os.Remove(repo.Layout().RecoveryDir(run))
+	}
+}
+
+// deleteRefs deletes one run's refs in one transaction. A lock in the way is waited
+// out: a live git's goes within milliseconds, and a killed git's becomes stale after
+// git.StaleLockAge, when UpdateRefs removes it; then the same transaction is tried
+// again. gc is never in a hurry, and giving up would leave the run half-collected
+// until the next gc.
+func deleteRefs(ctx context.Context, repo *git.Repository, ups []git.RefUpdate) error {
+	deadline := time.Now().Add(2 * git.StaleLockAge)
+	for try := 0; ; try++ {
+		err := repo.UpdateRefs(ctx, "atlas gc", ups...)
+		switch {
+		case errors.Is(err, git.ErrStaleLockRemoved) && try < 10:
+			continue // a killed git's lock was in the way, and is gone
+		case errors.Is(err, git.ErrRefLocked) && time.Now().Before(deadline):
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
+		}
+		return err
 	}
 }

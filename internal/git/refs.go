@@ -29,6 +29,11 @@ var ErrRefConflict = errors.New("ref changed concurrently")
 // again at once.
 var ErrStaleLockRemoved = errors.New("removed a stale lock")
 
+// ErrRefLocked (always with ErrRefConflict) means the transaction failed on a ref's
+// lock file that is not yet old enough to be a killed git's (StaleLockAge): another
+// git holds it now, or one was killed a moment ago. Trying again later succeeds.
+var ErrRefLocked = errors.New("a ref is locked")
+
 // UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
 // which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
 // GIT-NOTES) and flushes the refs before it reports success.
@@ -60,6 +65,9 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 		var ge *Error
 		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
 			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
+		}
+		if errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists") {
+			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrRefLocked, strings.TrimSpace(ge.Stderr))
 		}
 		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
 			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
