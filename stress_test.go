@@ -26,7 +26,8 @@ import (
 // atlasBinary returns the directory of the real binary, built once per test binary
 // (into a directory TestMain removes) without the race detector: the processes are
 // what is under test, and -race makes each one several times slower (measured: the
-// kill and stress tests here took 88 s with race-built children against 54 s).
+// kill and stress tests here took 88 s with race-built children against 54 s). It is
+// the git-atlas of every process this package starts but TestGolden's.
 func atlasBinary(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
