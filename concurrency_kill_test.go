@@ -18,6 +18,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // TestConcurrentKillSweep runs `resume`, `worktree add` and `gc --apply` at the same
@@ -27,13 +29,13 @@ import (
 // second such wave, then one plain resume and gc. After every round, every byte any
 // agent wrote is in a worktree directory (or one set aside whole) or in a recovery
 // snapshot, and no command failed with anything but a documented conflict or refusal.
-// 16 rounds by default, 200 with ATLAS_LONG_TESTS=1, spread over parallel lanes (one
-// repository each: recorded worktree paths are absolute, so a lane cannot be a copy).
+// 6 rounds by default (each round kills some of eight commands in two waves: every
+// command is killed in about every other round), 200 with ATLAS_LONG_TESTS=1, spread
+// over parallel lanes (one repository each: recorded worktree paths are absolute, so a
+// lane cannot be a copy).
 func TestConcurrentKillSweep(t *testing.T) {
-	rounds := 16
-	if os.Getenv("ATLAS_LONG_TESTS") != "" {
-		rounds = 200
-	}
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
+	rounds := testenv.Rounds(6, 200)
 	lanes := min(max(runtime.NumCPU(), 2), 8)
 	first := newAtlasRepo(t)
 	for lane := 0; lane < lanes; lane++ {
@@ -232,6 +234,7 @@ func checkKept(t *testing.T, a atlasCLI, root string, keep map[string]string, ro
 // message (SPEC §6 "Concurrent resumes"), never leaves a "being made" marker behind,
 // and every byte the agents wrote is in a recovery snapshot.
 func TestConcurrentResumes(t *testing.T) {
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
 	a := newAtlasRepo(t)
 	work := filepath.Dir(a.repo)
 	setupInterruptedGraph(t, a)

@@ -18,6 +18,7 @@ import (
 // previous one's new driver, the first agent-a), one per winner, and the last one's
 // new driver is the run's driver.
 func TestTakeOverRace(t *testing.T) {
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
 	dir, env := stressRepo(t)
 	atlas := func(args ...string) ([]byte, []byte, int) {
 		c := exec.Command("git", append([]string{"atlas"}, args...)...)

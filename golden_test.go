@@ -29,6 +29,8 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json fr
 // fixture (testdata/golden/commands.txtar: the same dirty repository as the transcripts,
 // author, committer and dates pinned). It is the safety net of refactors that move code
 // between packages: the JSON contract must come out the same for the same inputs.
+// Its git-atlas is the test binary, built with the race detector when the tests are:
+// the one pass of every command under it (TestScript's transcripts run the plain build).
 //
 // `golden NAME` compares the last command's stdout with testdata/golden/NAME.json;
 // `golden -stderr NAME` its stderr (the JSON error of a refusal). Only what cannot be
@@ -46,7 +48,8 @@ var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json fr
 //   - the host name recorded with a pid -> <host>;
 //   - a run's age in seconds ("age_seconds", wall clock minus its last write) -> 0.
 func TestGolden(t *testing.T) {
-	p := scriptParams(t, "testdata/golden")
+	t.Parallel() // its own work directory and environment, like every transcript
+	p := scriptParams(t, "testdata/golden", "")
 	setup := p.Setup
 	p.Setup = func(env *testscript.Env) error {
 		if err := setup(env); err != nil {

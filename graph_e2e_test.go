@@ -90,8 +90,8 @@ func (r *record) add(list *[]receipt, x receipt) {
 	r.mu.Unlock()
 }
 
-// TestGraphDrainWorkers: 16 worker processes drain a 200-job DAG through the CLI (8 and
-// 50 unless ATLAS_LONG_TESTS is set), with
+// TestGraphDrainWorkers: 16 worker processes drain a 200-job DAG through the CLI (6 and
+// 30 unless ATLAS_LONG_TESTS is set), with
 // random failed and timeout receipts, leases left to expire (by workers that die or
 // come back late) and reaped. Then, from the ledger: every job is DONE or FAILED; gas
 // spent equals the job_claimed events and the claims the workers were granted; no job
@@ -102,7 +102,7 @@ func TestGraphDrainWorkers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("16 worker processes draining 200 jobs: skipped with -short")
 	}
-	jobs, workers := testenv.Rounds(50, 200), testenv.Rounds(8, 16)
+	jobs, workers := testenv.Rounds(30, 200), testenv.Rounds(6, 16)
 	comps := jobs / 10
 	a := newAtlasRepo(t)
 	a.must(t, "start", "--id", "e2e", "--graph")

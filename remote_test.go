@@ -168,13 +168,14 @@ func remoteLog(t *testing.T, a atlasCLI, run string) []logEvent {
 }
 
 // TestRemoteFleet: a bare repository and 3 clones, 4 worker processes in each (12 in
-// all; 2 in each and an 18-job DAG unless ATLAS_LONG_TESTS is set), drain one 60-job DAG
+// all; 2 in each and a 12-job DAG unless ATLAS_LONG_TESTS is set), drain one 60-job DAG
 // with dependencies, every command through the remote (one clone passes --remote,
 // the others have atlas.remote set). From the remote's log: every job was claimed
 // once and DONE once, and no job was granted to two workers. A union built on a clone
 // from the remote holds every node's work; git fsck is clean in all four repositories.
 func TestRemoteFleet(t *testing.T) {
-	jobsN, perClone := testenv.Rounds(18, 60), testenv.Rounds(2, 4)
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
+	jobsN, perClone := testenv.Rounds(12, 60), testenv.Rounds(2, 4)
 	f := newRemoteFleet(t, 3)
 	args := [][]string{{"--remote", "origin"}, nil, nil}
 	for k := 1; k < 3; k++ {
@@ -294,11 +295,12 @@ func remoteChecks(t *testing.T, f remoteFleet, reader atlasCLI, run string, roun
 
 // TestRemoteKilledWriter: a worker is SIGKILLed at a random moment of its claim,
 // worktree add, commit and receipt through the remote (60 times with
-// ATLAS_LONG_TESTS, 12 otherwise), on two clones in turn. After every kill the remote
+// ATLAS_LONG_TESTS, 6 otherwise), on two clones in turn. After every kill the remote
 // holds no half-applied write (remoteChecks); afterwards workers that are left alone
 // drain the run: every job DONE once, the union on the remote holds every node's work.
 func TestRemoteKilledWriter(t *testing.T) {
-	rounds := testenv.Rounds(12, 60)
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
+	rounds := testenv.Rounds(6, 60)
 	f := newRemoteFleet(t, 3)
 	for _, c := range f.clones {
 		mustGit(t, c.repo, f.env, "", "config", "atlas.remote", "origin")

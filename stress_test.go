@@ -26,7 +26,8 @@ import (
 // atlasBinary returns the directory of the real binary, built once per test binary
 // (into a directory TestMain removes) without the race detector: the processes are
 // what is under test, and -race makes each one several times slower (measured: the
-// kill and stress tests here took 88 s with race-built children against 54 s).
+// kill and stress tests here took 88 s with race-built children against 54 s). It is
+// the git-atlas of every process this package starts but TestGolden's.
 func atlasBinary(t *testing.T) string {
 	t.Helper()
 	built.once.Do(func() {
@@ -100,7 +101,7 @@ func mustGit(t *testing.T, dir string, env []string, stdin string, args ...strin
 }
 
 // TestStressConcurrentEvents: 16 processes append 200 events each to one run at once
-// (8 × 25 unless ATLAS_LONG_TESTS is set),
+// (8 × 12 unless ATLAS_LONG_TESTS is set),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
 //
@@ -116,7 +117,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	procs, each := testenv.Rounds(8, 16), testenv.Rounds(25, 200)
+	procs, each := testenv.Rounds(8, 16), testenv.Rounds(12, 200)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "atlas", "start", "--id", "r", "--stages", "a")
 	head := mustGit(t, dir, env, "", "rev-parse", "HEAD")
@@ -339,7 +340,7 @@ func stressWriterMain() {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 220
-// random points (at least 40 unless ATLAS_LONG_TESTS is set, and on until five runs
+// random points (at least 20 unless ATLAS_LONG_TESTS is set, and on until five runs
 // exist, up to 220). After every kill each run is readable and list reads them all;
 // at the end no ref names a missing object and every chain is intact.
 //
@@ -353,7 +354,7 @@ func TestStressKilledWriter(t *testing.T) {
 		t.Skip("stress test")
 	}
 	const maxKills = 220
-	kills := testenv.Rounds(40, maxKills)
+	kills := testenv.Rounds(20, maxKills)
 	dir, env := stressRepo(t)
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
@@ -502,7 +503,8 @@ func TestStressCachesDeleted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	rounds, writers, each := testenv.Rounds(3, 12), testenv.Rounds(3, 6), testenv.Rounds(4, 15)
+	t.Parallel() // its own repository and processes; no package globals, no Setenv
+	rounds, writers, each := testenv.Rounds(2, 12), testenv.Rounds(3, 6), testenv.Rounds(4, 15)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "branch", "other")
 	mustGit(t, dir, env, "", "atlas", "hooks", "install")

@@ -92,10 +92,13 @@ func convertible(t testing.TB, wt string) {
 // together under each conversion; ATLAS_LONG_TESTS=1 adds every state alone (but the
 // heavy ones, which only add size; ~20 minutes on a loaded 2-core machine).
 func TestCorpusConversions(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	long := os.Getenv("ATLAS_LONG_TESTS") != ""
 	for _, c := range conversions {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel() // a fixture each
 			t.Run("all-together", func(t *testing.T) {
+				t.Parallel()
 				f := newFixtureWith(t, 0, func(dir string) {
 					if c.base != nil {
 						c.base(t, dir)
@@ -123,6 +126,7 @@ func TestCorpusConversions(t *testing.T) {
 					continue // size, not conversion: TestCorpus has them (~2.5 min a conversion without)
 				}
 				t.Run(m.name, func(t *testing.T) {
+					t.Parallel()
 					f := newFixtureWith(t, 0, func(dir string) {
 						if c.base != nil {
 							c.base(t, dir)
@@ -144,6 +148,7 @@ func TestCorpusConversions(t *testing.T) {
 // change is a new file still has every checked-out file in its smudged form on disk,
 // which is not the blob in the index; each must come back as it was on disk.
 func TestCheckedOutThroughFilter(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixtureWith(t, 0, func(dir string) {
 		upperFilter(t, dir)
 		write(t, filepath.Join(dir, ".gitattributes"), "*.txt filter=upper\n")
@@ -168,6 +173,7 @@ func TestCheckedOutThroughFilter(t *testing.T) {
 // during snapshot and restore (they may be slow, fail, or have side
 // effects); a filter whose command fails or is missing changes nothing.
 func TestSnapshotRunsNoUserProgram(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	calls := filepath.Join(t.TempDir(), "calls")
 	monitored := filepath.Join(t.TempDir(), "fsmonitor-calls")
 	hook := filepath.Join(t.TempDir(), "fsmonitor")

@@ -158,20 +158,24 @@ var corpus = []mutation{
 	}},
 }
 
-// manyFiles is the size of the corpus's big tree: 5000 files in the full sweeps, 1000
-// in the README's test command (the same code paths, a fifth of the git work).
-var manyFiles = testenv.Rounds(1000, 5000)
+// manyFiles is the size of the corpus's big tree: 5000 files in the full sweeps, 300
+// in the README's test command: the same code paths (the verifier hashes batches of
+// 64 files on every core; 300 files are five batches, several for each core of a
+// small machine), a sixth of the git work.
+var manyFiles = testenv.Rounds(300, 5000)
 
 // TestCorpus takes every dirty state through snapshot, remove and restore, each alone
 // and all together: the restored files are byte-, mode- and link-identical, the
 // restored worktree has the same HEAD and index (staged/unstaged split, conflict
 // stages), and the patch applies to the baseline and gives the snapshot's tree.
 func TestCorpus(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	for _, m := range corpus {
 		if m.heavy && testing.Short() {
 			continue
 		}
 		t.Run(m.name, func(t *testing.T) {
+			t.Parallel() // a fixture each
 			many := 0
 			if m.name == "many-files" {
 				many = manyFiles
@@ -183,6 +187,7 @@ func TestCorpus(t *testing.T) {
 		})
 	}
 	t.Run("all-together", func(t *testing.T) {
+		t.Parallel()
 		many := 0
 		if !testing.Short() {
 			many = manyFiles
@@ -199,6 +204,7 @@ func TestCorpus(t *testing.T) {
 		roundTrip(t, f, "n", wt, recovery.Options{})
 	})
 	t.Run("ignored-included", func(t *testing.T) {
+		t.Parallel()
 		f := newFixture(t, 0)
 		wt := f.worktree("n")
 		for _, m := range corpus {

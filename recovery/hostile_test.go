@@ -14,6 +14,7 @@ import (
 // with hostile config, give the same snapshot, the same patch bytes, and the same
 // restored and applied files.
 func TestHostileConfigChangesNothing(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	ctx := context.Background()
 	var results [2]*recovery.Result
 	var states [2]state

@@ -25,6 +25,7 @@ import (
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
 // never neither (SPEC invariant 2). Running the command again then finishes the job.
 func TestKillDuringRemove(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	if testing.Short() {
 		t.Skip("kills of git-atlas processes")
 	}

@@ -31,6 +31,7 @@ func recoveryRefs(t *testing.T, f *fixture) []string {
 
 // A clean worktree whose HEAD its branch keeps: nothing to lose, no snapshot.
 func TestRemoveCleanTakesNoSnapshot(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{})
@@ -57,6 +58,7 @@ func TestRemoveCleanTakesNoSnapshot(t *testing.T) {
 // A clean worktree on a detached HEAD with commits no ref reaches: removing it would
 // lose those commits, so it is snapshotted and the snapshot keeps them through gc.
 func TestRemoveUnreachableHead(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	corpus[0].apply(t, f, wt) // unreachable-commits
@@ -83,6 +85,7 @@ func TestRemoveUnreachableHead(t *testing.T) {
 
 // A worktree whose directory was deleted by hand: pruned and recorded, no snapshot.
 func TestRemoveMissing(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	remove(t, wt)
@@ -104,6 +107,7 @@ func TestRemoveMissing(t *testing.T) {
 // A ledger that names the main worktree (or a directory that is no worktree) never
 // gets it deleted.
 func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	plain := filepath.Join(t.TempDir(), "plain")
 	write(t, filepath.Join(plain, "keep.txt"), "keep\n")
@@ -139,6 +143,7 @@ func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
 // A nested repository's files are not in any tree: the worktree is snapshotted but
 // not removed.
 func TestRemoveRefusesNestedRepository(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	nested := filepath.Join(wt, "vendor", "lib")
@@ -161,6 +166,7 @@ func TestRemoveRefusesNestedRepository(t *testing.T) {
 
 // Unknown run, node and snapshot are not-found errors; bad names are usage errors.
 func TestRemoveErrors(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	ctx := context.Background()
 	if _, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "nope", recovery.Options{}); !errors.Is(err, fault.ErrNotFound) {
@@ -179,6 +185,7 @@ func TestRemoveErrors(t *testing.T) {
 
 // Options.Always snapshots even a worktree with nothing to lose.
 func TestRemoveAlways(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	f.worktree("n")
 	res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{Always: true})
@@ -193,6 +200,7 @@ func TestRemoveAlways(t *testing.T) {
 // recover branches at the stage's last attempt baseline, numbers replays, and still
 // makes the replay branch when the stage's worktree is gone (nothing to snapshot).
 func TestRecoverAtStageBaseline(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	ctx := context.Background()
 	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
@@ -239,6 +247,7 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 // for this check; the transcript resume_graph, which rewrites a file right after the
 // worktree is made, failed 4 times in 20 before they did, 0 in 20 after.)
 func TestSnapshotSeesRacyRewrite(t *testing.T) {
+	t.Parallel() // its own repository; no package globals, no Setenv
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	gitDir := strings.TrimSpace(run(t, wt, "rev-parse", "--absolute-git-dir"))
@@ -273,6 +282,8 @@ func TestSnapshotSeesRacyRewrite(t *testing.T) {
 // lock behind. Taking the same snapshot again pins the recorded commit, once the dead
 // writer's lock is old enough to be taken for one; removal then has its snapshot.
 func TestSnapshotRecordedWithoutRef(t *testing.T) {
+	// Not parallel: it sets git.StaleLockAge, which every snapshot reads (the parallel
+	// tests start once the sequential ones, this one included, have ended).
 	saved := git.StaleLockAge
 	git.StaleLockAge = 300 * time.Millisecond
 	defer func() { git.StaleLockAge = saved }()

@@ -10,6 +10,7 @@ import (
 
 // What each file on disk needs to match its tree entry, decided without reading it.
 func TestVerifierFileCheckOf(t *testing.T) {
+	t.Parallel() // pure: no repository, no package globals
 	const (
 		regular = fs.FileMode(0)
 		link    = fs.ModeSymlink
@@ -68,6 +69,7 @@ func TestVerifierFileCheckOf(t *testing.T) {
 }
 
 func TestVerifierCompare(t *testing.T) {
+	t.Parallel() // pure: no repository, no package globals
 	v := &verifier{}
 	if err := v.compare([]*fileCheck{{rel: "a", want: "x", got: "x"}}); err != nil {
 		t.Fatalf("matching hashes: %v", err)
