@@ -263,31 +263,6 @@ func dash(s string) string {
 	return s
 }
 
-// loadRuns reads run id, or every run when id is "" (a run that cannot be read is
-// warned about and left out: one corrupt run never stops the others).
-func loadRuns(env *Env, store *gitstate.Store, id string) ([]*gitstate.Run, error) {
-	if id != "" {
-		r, err := store.Load(env.Ctx, id)
-		if err != nil {
-			return nil, err
-		}
-		return []*gitstate.Run{r}, nil
-	}
-	entries, err := store.List(env.Ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
-	if err != nil {
-		return nil, err
-	}
-	var runs []*gitstate.Run
-	for _, e := range entries {
-		if e.Err != nil {
-			env.warn("%v", e.Err)
-			continue
-		}
-		runs = append(runs, e.Run)
-	}
-	return runs, nil
-}
-
 // loadAt reads run id as it is, or with at as it was right after event *at.
 func loadAt(env *Env, store *gitstate.Store, id string, at *int) (*gitstate.Run, error) {
 	if at != nil {

@@ -3,7 +3,7 @@ package cli
 import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
-	"github.com/git-atlas/git-atlas/share"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // remote is the remote ledger writes go through (SPEC §10.1): --remote, else git
@@ -18,7 +18,7 @@ func (e *Env) remote(r *git.Repository) (string, error) {
 	if name == "" {
 		return "", nil
 	}
-	return share.ResolveRemote(e.Ctx, r, name)
+	return ops.ResolveRemote(e.Ctx, r, name)
 }
 
 // remoteWarnings tells people what a remote sync did beside the command: local

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"io"
 
-	"github.com/git-atlas/git-atlas/share"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // PushCmd is `git atlas push`.
@@ -26,34 +26,44 @@ func (c *PullCmd) Run(env *Env) error { return syncLedger(env, c.Remote, false) 
 // syncLedger pushes or pulls the ledger and prints the report, also when the
 // transfer partly failed (a diverged run): the report says what did move.
 func syncLedger(env *Env, name string, push bool) error {
-	repo, err := env.Repo()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	if name == "" {
-		// The remote this clone coordinates through is the one to sync with.
-		if name, err = env.remote(repo); err != nil {
-			return err
-		}
-	}
-	remote, err := share.ResolveRemote(env.Ctx, repo, name)
-	if err != nil {
-		return err
-	}
-	transfer, moved := share.Pull, "updated"
+	req := ops.SyncRequest{Remote: name}
+	var res any
+	var rep syncReport
+	moved := "updated"
 	if push {
-		transfer, moved = share.Push, "pushed"
+		moved = "pushed"
+		r, perr := o.Push(env.Ctx, req)
+		if r != nil {
+			res, rep = r, syncReport{Remote: r.Remote, Pushed: r.Pushed, Created: r.Created, UpToDate: r.UpToDate, Behind: r.Behind, Diverged: r.Diverged, Skipped: r.Skipped}
+		}
+		err = perr
+	} else {
+		r, perr := o.Pull(env.Ctx, req)
+		if r != nil {
+			res, rep = r, syncReport{Remote: r.Remote, Created: r.Created, Updated: r.Updated, UpToDate: r.UpToDate, Ahead: r.Ahead, Diverged: r.Diverged, Skipped: r.Skipped}
+		}
+		err = perr
 	}
-	rep, err := transfer(env.Ctx, repo, remote)
-	if rep != nil {
-		if perr := env.out(reportJSON(rep, push), func(w io.Writer) { printReport(w, rep, moved, push) }); perr != nil && err == nil {
+	if res != nil {
+		if perr := env.out(res, func(w io.Writer) { printReport(w, rep, moved, push) }); perr != nil && err == nil {
 			err = perr
 		}
 	}
 	return err
 }
 
-func printReport(w io.Writer, rep *share.Report, moved string, push bool) {
+// syncReport is what push or pull did, for people.
+type syncReport struct {
+	Remote                                      string
+	Pushed, Created, Updated, Diverged, Skipped []ops.RefChange
+	UpToDate, Ahead, Behind                     []string
+}
+
+func printReport(w io.Writer, rep syncReport, moved string, push bool) {
 	created := map[string]bool{}
 	for _, c := range rep.Created {
 		created[c.Ref] = true
@@ -100,35 +110,4 @@ func printReport(w io.Writer, rep *share.Report, moved string, push bool) {
 		fmt.Fprintf(w, ", %d ahead", len(rep.Ahead))
 	}
 	fmt.Fprintln(w)
-}
-
-// reportJSON is push's or pull's JSON: every list present, [] when empty. Push's
-// "pushed" is every ref sent and "created" those of them new on the remote; pull's
-// "created" and "updated" are disjoint.
-func reportJSON(rep *share.Report, push bool) map[string]any {
-	changes := func(c []share.RefChange) []share.RefChange {
-		if c == nil {
-			return []share.RefChange{}
-		}
-		return c
-	}
-	refs := func(r []string) []string {
-		if r == nil {
-			return []string{}
-		}
-		return r
-	}
-	m := map[string]any{
-		"remote":        rep.Remote,
-		"up_to_date":    refs(rep.UpToDate),
-		"diverged":      changes(rep.Diverged),
-		"diverged_runs": refs(rep.DivergedRuns()),
-		"skipped":       changes(rep.Skipped),
-	}
-	if push {
-		m["pushed"], m["created"], m["behind"] = changes(rep.Pushed), changes(rep.Created), refs(rep.Behind)
-	} else {
-		m["created"], m["updated"], m["ahead"] = changes(rep.Created), changes(rep.Updated), refs(rep.Ahead)
-	}
-	return m
 }
