@@ -58,9 +58,6 @@ func (t *termProgress) Add(n int) {
 		return
 	}
 	t.bar.IncrBy(n)
-	// IncrBy only queues the increment on the bar's goroutine; Current waits for
-	// everything queued before it, so the frame drawn next shows this step.
-	_ = t.bar.Current()
 	if !t.bar.Completed() {
 		t.refresh <- struct{}{}
 	}
