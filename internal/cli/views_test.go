@@ -178,7 +178,9 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 		what string
 	}{{[]string{"audit"}, "checking worktrees"}, {[]string{"union", "g"}, "integrating nodes"}} {
 		out, shown, _ := onTerminalErr(t, repo, c.args...)
-		if !strings.Contains(shown, c.what) || !strings.Contains(shown, "(1/3)") {
+		// mpb draws a frame after the step that asked for it, not at it: a fast
+		// step can be drawn with the next one's count, so any step's count will do.
+		if !strings.Contains(shown, c.what) || !strings.Contains(shown, "/3)") {
 			t.Errorf("%v on a terminal: no progress on stderr:\n%q", c.args, shown)
 		}
 		if strings.Contains(out, c.what) {
