@@ -98,6 +98,13 @@ func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries
 		}
 	}
 
+	return treeOfFiles(ctx, repo, wt.Path, files, modes, out)
+}
+
+// treeOfFiles hashes files (under root) from their raw bytes, writes the blobs the
+// object store lacks, and writes the tree of them with modes, beside the entries
+// already in out (gitlinks, kept index entries).
+func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files []*fileCheck, modes []string, out []git.IndexEntry) (string, error) {
 	hashAll(files, repo.ObjectFormat == "sha256")
 	ids := make([]string, len(files))
 	for i, f := range files {
@@ -111,25 +118,24 @@ func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries
 		return "", err
 	}
 	if len(missing) > 0 {
-		if err := writeMissing(ctx, repo, wt.Path, files, toSet(missing)); err != nil {
+		if err := writeMissing(ctx, repo, root, files, toSet(missing)); err != nil {
 			return "", err
 		}
 	}
 	for i, f := range files {
 		out = append(out, git.IndexEntry{Mode: modes[i], ID: f.got, Path: f.rel})
 	}
-
 	ti, err := repo.NewTempIndex()
 	if err != nil {
 		return "", err
 	}
 	defer ti.Close()
 	if err := ti.SetEntries(ctx, out); err != nil {
-		return "", fmt.Errorf("stage the worktree's bytes into a temporary index: %w", err)
+		return "", fmt.Errorf("stage the files' bytes into a temporary index: %w", err)
 	}
 	tree, err := ti.WriteTree(ctx)
 	if err != nil {
-		return "", fmt.Errorf("write worktree tree: %w", err)
+		return "", fmt.Errorf("write the files' tree: %w", err)
 	}
 	return tree, nil
 }

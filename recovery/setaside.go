@@ -101,36 +101,8 @@ func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree st
 	if err != nil {
 		return nil, err
 	}
-	hashAll(files, repo.ObjectFormat == "sha256")
-	ids := make([]string, len(files))
-	for i, f := range files {
-		if f.err != nil {
-			return nil, fmt.Errorf("%w: hash %q: %v", ErrChanged, f.rel, f.err)
-		}
-		ids[i] = f.got
-	}
-	missing, err := repo.MissingObjects(ctx, unique(ids))
-	if err != nil {
+	if m.Tree, err = treeOfFiles(ctx, repo, t.Path, files, modes, out); err != nil {
 		return nil, err
-	}
-	if len(missing) > 0 {
-		if err := writeMissing(ctx, repo, t.Path, files, toSet(missing)); err != nil {
-			return nil, err
-		}
-	}
-	for i, f := range files {
-		out = append(out, git.IndexEntry{Mode: modes[i], ID: f.got, Path: f.rel})
-	}
-	ti, err := repo.NewTempIndex()
-	if err != nil {
-		return nil, err
-	}
-	defer ti.Close()
-	if err := ti.SetEntries(ctx, out); err != nil {
-		return nil, fmt.Errorf("stage the directory's bytes into a temporary index: %w", err)
-	}
-	if m.Tree, err = ti.WriteTree(ctx); err != nil {
-		return nil, fmt.Errorf("write the directory's tree: %w", err)
 	}
 	v := &verifier{repo: repo, root: t.Path}
 	if _, err := v.check(ctx, m.Tree); err != nil {
