@@ -427,11 +427,12 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 // until the next gc.
 func deleteRefs(ctx context.Context, repo *git.Repository, ups []git.RefUpdate) error {
 	deadline := time.Now().Add(2 * git.StaleLockAge)
-	for try := 0; ; try++ {
+	for removed := 0; ; {
 		err := repo.UpdateRefs(ctx, "atlas gc", ups...)
 		switch {
-		case errors.Is(err, git.ErrStaleLockRemoved) && try < 10:
-			continue // a killed git's lock was in the way, and is gone
+		case errors.Is(err, git.ErrStaleLockRemoved) && removed < 10:
+			removed++ // a killed git's lock was in the way, and is gone (after waiting, perhaps)
+			continue
 		case errors.Is(err, git.ErrRefLocked) && time.Now().Before(deadline):
 			select {
 			case <-ctx.Done():
