@@ -19,6 +19,7 @@
 package ops
 
 import (
+	"context"
 	"sync"
 	"time"
 
@@ -152,4 +153,29 @@ type Worker struct {
 // workerStore returns a store writing as w.
 func (o *Ops) workerStore(w Worker) *gitstate.Store {
 	return o.Store(gitstate.Writer{Holder: w.Holder, Role: gitstate.RoleWorker})
+}
+
+// loadRuns reads the run named run, or every run when run is "": a run that cannot
+// be read is left out and its error returned in unreadable (one corrupt run never
+// stops the others).
+func loadRuns(ctx context.Context, store *gitstate.Store, run string) (runs []*gitstate.Run, unreadable []error, err error) {
+	if run != "" {
+		r, err := store.Load(ctx, run)
+		if err != nil {
+			return nil, nil, err
+		}
+		return []*gitstate.Run{r}, nil, nil
+	}
+	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, e := range entries {
+		if e.Err != nil {
+			unreadable = append(unreadable, e.Err)
+			continue
+		}
+		runs = append(runs, e.Run)
+	}
+	return runs, unreadable, nil
 }

@@ -134,26 +134,11 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 	}
 	store := o.Reader()
 	res := &TrustListResult{Runs: []TrustRunCommands{}}
-	var runs []*gitstate.Run
-	if req.Run != "" {
-		r, err := store.Load(ctx, req.Run)
-		if err != nil {
-			return nil, err
-		}
-		runs = []*gitstate.Run{r}
-	} else {
-		entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if e.Err != nil {
-				res.Unreadable = append(res.Unreadable, e.Err)
-				continue
-			}
-			runs = append(runs, e.Run)
-		}
+	runs, unreadable, err := loadRuns(ctx, store, req.Run)
+	if err != nil {
+		return nil, err
 	}
+	res.Unreadable = unreadable
 	for _, r := range runs {
 		cmds, err := trust.Check(ctx, o.Repo, r)
 		if err != nil {

@@ -111,26 +111,11 @@ type WorktreeItem struct {
 func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*WorktreeListResult, error) {
 	store := o.Reader()
 	res := &WorktreeListResult{}
-	var runs []*gitstate.Run
-	if req.Run != "" {
-		r, err := store.Load(ctx, req.Run)
-		if err != nil {
-			return nil, err
-		}
-		runs = []*gitstate.Run{r}
-	} else {
-		entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
-		if err != nil {
-			return nil, err
-		}
-		for _, e := range entries {
-			if e.Err != nil {
-				res.Unreadable = append(res.Unreadable, e.Err)
-				continue
-			}
-			runs = append(runs, e.Run)
-		}
+	runs, unreadable, err := loadRuns(ctx, store, req.Run)
+	if err != nil {
+		return nil, err
 	}
+	res.Unreadable = unreadable
 	var recs []gitstate.WorktreeRec
 	var owners []string
 	for _, r := range runs {
