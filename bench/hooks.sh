@@ -16,7 +16,6 @@ FILES=${FILES:-2000}
 REPS=${REPS:-30}
 . "$(dirname "$0")/lib.sh"
 
-now() { date +%s%N; }
 
 repo="$work/repo"
 git init -q -b main "$repo"

@@ -15,8 +15,6 @@ N=${1:-5}
 . "$(dirname "$0")/lib.sh"
 export CI=true NO_COLOR=1
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 # --- 1. 20,000 files, 1,000 changed ---------------------------------------------------
 repo=$work/big

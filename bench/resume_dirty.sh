@@ -17,8 +17,6 @@ FILES=${FILES:-15000}
 . "$(dirname "$0")/lib.sh"
 export CI=true NO_COLOR=1
 
-now() { date +%s%N; }
-median() { sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
 
 repo=$work/big
 mkdir -p "$repo" && cd "$repo"
