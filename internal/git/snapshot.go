@@ -240,6 +240,13 @@ func (t *TempIndex) Flagged(ctx context.Context) (assumed, skipped []string, err
 	if err != nil {
 		return nil, nil, err
 	}
+	assumed, skipped = flagged(out)
+	return assumed, skipped, nil
+}
+
+// flagged reads `ls-files -v -z`: the paths whose entries carry the assume-unchanged
+// bit (a lower-case tag) and those marked skip-worktree (tag S or s).
+func flagged(out []byte) (assumed, skipped []string) {
 	for _, rec := range bytes.Split(out, []byte{0}) {
 		if len(rec) < 3 || rec[1] != ' ' {
 			continue
@@ -252,7 +259,7 @@ func (t *TempIndex) Flagged(ctx context.Context) (assumed, skipped []string, err
 			skipped = append(skipped, path)
 		}
 	}
-	return assumed, skipped, nil
+	return assumed, skipped
 }
 
 // ClearAssumeUnchanged drops the assume-unchanged bit of paths in the temporary index.
@@ -328,16 +335,18 @@ func (w *Worktree) HidesChanges(ctx context.Context) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		if len(rec) < 3 || rec[1] != ' ' {
-			continue
+	assumed, skipped := flagged(out)
+	sparse := make(map[string]bool, len(skipped))
+	for _, p := range skipped {
+		sparse[p] = true
+	}
+	for _, p := range assumed {
+		if !sparse[p] { // both marks: judged by skip-worktree's rule below
+			return true, nil
 		}
-		switch tag := rec[0]; {
-		case tag == 'S' || tag == 's':
-			if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(string(rec[2:])))); err == nil {
-				return true, nil
-			}
-		case tag >= 'a' && tag <= 'z':
+	}
+	for _, p := range skipped {
+		if _, err := os.Lstat(filepath.Join(w.Path, filepath.FromSlash(p))); err == nil {
 			return true, nil
 		}
 	}

@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"os"
@@ -318,10 +317,8 @@ func (w *Worktree) Unusual(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	for _, rec := range bytes.Split(out, []byte{0}) {
-		if len(rec) > 2 && rec[1] == ' ' && (rec[0] == 'S' || rec[0] >= 'a' && rec[0] <= 'z') {
-			return "index entries marked assume-unchanged or skip-worktree", nil
-		}
+	if assumed, skipped := flagged(out); len(assumed)+len(skipped) > 0 {
+		return "index entries marked assume-unchanged or skip-worktree", nil
 	}
 	return "", nil
 }
