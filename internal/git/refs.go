@@ -63,7 +63,7 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	_, err := r.gitInput(ctx, in.Bytes(), args...)
 	if err != nil {
 		var ge *Error
-		if errors.As(err, &ge) && clearStaleLock(ge.Stderr) {
+		if errors.As(err, &ge) && clearStaleLock(ge.Stderr, r.CommonDir) {
 			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
 		}
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists") {
@@ -84,9 +84,19 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 var StaleLockAge = 10 * time.Second
 
 // clearStaleLock removes the lock file named in update-ref's "Unable to create
-// '<lock>': File exists" when it belongs to refs/atlas/ or an atlas/ branch and is older
-// than StaleLockAge, and says whether it did (the caller retries).
-func clearStaleLock(stderr string) bool {
+// '<lock>': File exists" when it is older than StaleLockAge and belongs to refs/atlas/,
+// an atlas/ branch, or is the repository's packed-refs.lock (commonDir's), and says
+// whether it did (the caller retries).
+//
+// packed-refs.lock is every ref's, not only git-atlas's: a deletion of a packed ref
+// takes it, so a git-atlas command killed while deleting (gc, a kill -9 sweep found)
+// leaves it, and from then on every deletion of a packed ref in the repository fails,
+// the user's too, until someone removes it. A live git holds it for the time of one
+// rewrite of packed-refs, and gives up waiting for it itself after
+// core.packedRefsTimeout (1 s by default): one ten times older is a dead git's. Its
+// removal loses nothing: git writes the new packed-refs into the lock and renames it,
+// so a lock left behind is a rewrite that never happened, and packed-refs is intact.
+func clearStaleLock(stderr, commonDir string) bool {
 	const pre, post = "Unable to create '", "': File exists"
 	i := strings.Index(stderr, pre)
 	if i < 0 {
@@ -98,7 +108,7 @@ func clearStaleLock(stderr string) bool {
 		return false
 	}
 	lock := rest[:j]
-	if !strings.HasSuffix(lock, ".lock") || !(strings.Contains(lock, "/refs/atlas/") || strings.Contains(lock, "/refs/heads/atlas/")) {
+	if !strings.HasSuffix(lock, ".lock") || !(strings.Contains(lock, "/refs/atlas/") || strings.Contains(lock, "/refs/heads/atlas/") || isPackedRefsLock(lock, commonDir)) {
 		return false
 	}
 	st, err := os.Stat(lock)
@@ -106,6 +116,19 @@ func clearStaleLock(stderr string) bool {
 		return false
 	}
 	return os.Remove(lock) == nil
+}
+
+// isPackedRefsLock reports whether lock is commonDir's packed-refs.lock.
+func isPackedRefsLock(lock, commonDir string) bool {
+	if filepath.Base(lock) != "packed-refs.lock" || commonDir == "" {
+		return false
+	}
+	a, err := os.Stat(filepath.Dir(lock))
+	if err != nil {
+		return false
+	}
+	b, err := os.Stat(commonDir)
+	return err == nil && os.SameFile(a, b)
 }
 
 // isCASFailure recognises update-ref's refusals that mean "someone else moved it".

@@ -37,7 +37,7 @@ func TestClearStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := "fatal: cannot lock ref 'refs/atlas/runs/r': Unable to create '" + lock + "': File exists.\n"
-	if clearStaleLock(msg) {
+	if clearStaleLock(msg, dir) {
 		t.Fatal("a fresh lock was taken for stale")
 	}
 	old := time.Now().Add(-2 * StaleLockAge)
@@ -52,14 +52,36 @@ func TestClearStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Chtimes(other, old, old)
-	if clearStaleLock("Unable to create '" + other + "': File exists.") {
+	if clearStaleLock("Unable to create '"+other+"': File exists.", dir) {
 		t.Fatal("a lock outside git-atlas's namespaces was removed")
 	}
-	if !clearStaleLock(msg) {
+	if !clearStaleLock(msg, dir) {
 		t.Fatal("a stale lock was not removed")
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
 		t.Fatalf("lock still there: %v", err)
+	}
+
+	// The repository's packed-refs.lock (a killed deletion of a packed ref leaves it,
+	// and it blocks every later one): removed when stale, as the message names it
+	// (git writes "<common dir>/./packed-refs.lock"), and only the common dir's.
+	packed := dir + "/packed-refs.lock"
+	if err := os.WriteFile(packed, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pmsg := "fatal: prepare: Unable to create '" + dir + "/./packed-refs.lock': File exists.\n"
+	if clearStaleLock(pmsg, dir) {
+		t.Fatal("a fresh packed-refs.lock was taken for stale")
+	}
+	_ = os.Chtimes(packed, old, old)
+	if clearStaleLock(pmsg, dir+"/refs") {
+		t.Fatal("a packed-refs.lock outside the common dir was removed")
+	}
+	if !clearStaleLock(pmsg, dir) {
+		t.Fatal("a stale packed-refs.lock was not removed")
+	}
+	if _, err := os.Stat(packed); !os.IsNotExist(err) {
+		t.Fatalf("packed-refs.lock still there: %v", err)
 	}
 }
 
