@@ -324,8 +324,13 @@ func (w *world) step() {
 		}
 		d := before.State.Driver
 		own := d != nil && ((wr.Holder != "" && d.Holder == wr.Holder) || (wr.Session != "" && d.Session == wr.Session))
-		delegated := err == nil && before.Live(w.now) && !own && !wr.TakeOver
+		// A finished run has no driver to fence: ClaimDriver accepts any write and
+		// changes nothing (its lease may still run: a run failed by its stage keeps
+		// it until it ends).
+		delegated := err == nil && before.Live(w.now) && !gitstate.RunTerminal(before.State.Status) && !own && !wr.TakeOver
 		switch {
+		case err == nil && gitstate.RunTerminal(before.State.Status) && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
+			w.t.Errorf("a write by %+v changed a finished run's driver lease", wr)
 		case delegated && (wr.Token == "" || wr.Token != lastToken(before, wr.Stage)):
 			w.t.Errorf("a write by %+v on %+v's live run was accepted without the stage's current token", wr, d)
 		case delegated && (wr.To == gitstate.StageCompleted || wr.To == gitstate.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
