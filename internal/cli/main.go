@@ -26,6 +26,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -555,9 +556,9 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		return e
 	}
 	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
-	fmt.Fprintf(w, "git-atlas: %s\n", escapeText(err.Error(), errMax, true))
+	fmt.Fprintf(w, "git-atlas: %s\n", text.Escape(err.Error(), errMax, true))
 	if hint := fault.HintOf(err); hint != "" {
-		fmt.Fprintf(w, "hint: %s\n", escapeText(hint, errMax, true))
+		fmt.Fprintf(w, "hint: %s\n", text.Escape(hint, errMax, true))
 	}
 	return e
 }

@@ -9,11 +9,11 @@ import (
 	"strings"
 	"text/tabwriter"
 	"time"
-	"unicode/utf8"
 
 	"golang.org/x/term"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/text"
 )
 
 // printJSON writes v as one indented JSON document: what an Encoder with
@@ -131,88 +131,16 @@ func (t *table) row(cells ...string) {
 }
 
 // cellMax is the widest a table cell gets (paths fit; a pasted novel does not).
-const cellMax = 200
+const cellMax = text.CellMax
 
 // briefMax is the widest free text (an intent, a reason) gets in a one-line summary.
-const briefMax = 72
+const briefMax = text.BriefMax
 
-// ledgerText is how text that came from the ledger (an intent, a reason, a holder,
-// a stage name or event data of a pulled run) appears in human output: on one line,
-// at most max characters (0: no limit), cut with "…", and with every character a
-// terminal would act on escaped visibly (escapeRune). JSON output never goes through
-// it: it keeps the exact data.
-func ledgerText(s string, max int) string {
-	return escapeText(s, max, false)
-}
+// ledgerText is text.Ledger: how ledger text appears in human output.
+func ledgerText(s string, max int) string { return text.Ledger(s, max) }
 
-// terminalSafe escapes what ledgerText escapes but keeps newlines and tabs: for a
-// whole human output or an error message, whose lines are git-atlas's own.
-func terminalSafe(s string) string {
-	return escapeText(s, 0, true)
-}
-
-func escapeText(s string, max int, keepLines bool) string {
-	clean := true
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || (escapeRune(r) && !(keepLines && (r == '\n' || r == '\t'))) {
-			clean = false
-			break
-		}
-		i += size
-	}
-	if clean && (max <= 0 || utf8.RuneCountInString(s) <= max) {
-		return s
-	}
-	var b strings.Builder
-	n := 0
-	for i := 0; i < len(s); {
-		r, size := utf8.DecodeRuneInString(s[i:])
-		var piece string
-		switch {
-		case r == utf8.RuneError && size == 1:
-			piece = fmt.Sprintf(`\x%02x`, s[i])
-		case keepLines && (r == '\n' || r == '\t'):
-			piece = string(r)
-		case r == '\n':
-			piece = `\n`
-		case r == '\t':
-			piece = `\t`
-		case r == '\r':
-			piece = `\r`
-		case r < 0x80 && escapeRune(r):
-			piece = fmt.Sprintf(`\x%02x`, r)
-		case escapeRune(r):
-			piece = fmt.Sprintf(`\u%04x`, r)
-		default:
-			piece = s[i : i+size]
-		}
-		if max > 0 && n+utf8.RuneCountInString(piece) > max-1 && (i+size < len(s) || n+utf8.RuneCountInString(piece) > max) {
-			b.WriteString("…")
-			return b.String()
-		}
-		b.WriteString(piece)
-		n += utf8.RuneCountInString(piece)
-		i += size
-	}
-	return b.String()
-}
-
-// escapeRune reports the characters a terminal acts on instead of showing: C0
-// controls, DEL, C1 controls (CSI and OSC among them), the line and paragraph
-// separators, and the bidirectional controls that make text display other than
-// it reads.
-func escapeRune(r rune) bool {
-	switch {
-	case r < 0x20, r == 0x7f, r >= 0x80 && r <= 0x9f:
-		return true
-	case r == 0x061c, r == 0x200e, r == 0x200f, r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-		return true
-	case r == 0x2028, r == 0x2029:
-		return true
-	}
-	return false
-}
+// terminalSafe is text.Terminal: a whole human output or error message, escaped.
+func terminalSafe(s string) string { return text.Terminal(s) }
 
 func (t *table) flush() { _ = t.tw.Flush() }
 

@@ -9,9 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -43,64 +42,35 @@ func (c *ResumeCmd) Run(env *Env) error {
 		c.brief(env)
 		return nil
 	}
-	if c.RunID != "" {
-		if err := gitstate.ValidName("run", c.RunID); err != nil {
-			return err
-		}
-	}
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	// resume decides for itself whether a live run is the caller's (Options.Owns).
-	store.Writer = gitstate.Writer{Session: c.session(), TakeOver: c.TakeOver, Role: gitstate.RoleResume}
-	now := gitstate.Now()
-	session := c.session()
-	var cands []resume.Candidate
-	if c.RunID == "" || c.Detect { // a named run needs no scan of all the others
-		var bad []resume.Unreadable
-		opt := resume.DetectOptions{Depth: gitstate.ListFull, Session: session}
-		if c.Detect {
-			// --detect prints only what a summary holds (the summary cache, else the
-			// tips' summary lines, else the documents): no blob read for a run the
-			// cache already knows. Resuming selects from full reads.
-			opt.Depth = gitstate.ListSummaries
-		}
-		if cands, bad, err = resume.Detect(env.Ctx, store, now, opt); err != nil {
+	if c.Detect {
+		res, err := o.ResumeDetect(env.Ctx, ops.ResumeDetectRequest{Session: c.session()})
+		if err != nil {
 			return err
 		}
-		for _, b := range bad {
+		for _, b := range res.UnreadableRuns {
 			env.warn("%s", b.Error)
 		}
-		if c.Detect {
-			return c.printDetect(env, store, cands, bad, now)
-		}
+		return env.out(res, func(w io.Writer) { printDetect(w, res) })
 	}
-	var choose resume.Chooser
+	req := ops.ResumeRequest{
+		RunID: c.RunID, Session: c.session(), TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
+		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail, Warn: env.warn,
+	}
 	if !env.headless() {
-		choose = env.chooseRun(now)
-	}
-	r, err := resume.Select(env.Ctx, store, cands, c.RunID, session, now, choose)
-	if err != nil {
-		return err
-	}
-	repo, err := env.Repo()
-	if err != nil {
-		return err
+		req.Prompt = &ops.Prompt{Choose: env.chooseRun(time.Now()), Ask: env.ask}
 	}
 	if c.Plan {
-		p, err := resume.PlanFor(env.Ctx, repo, r, now, !c.NoVerify, session)
+		p, err := o.ResumePlan(env.Ctx, req)
 		if err != nil {
 			return err
 		}
 		return env.out(p, func(w io.Writer) { printPlan(w, p) })
 	}
-	opt := resume.Options{
-		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail,
-		Headless: env.headless(), Ask: env.ask, Warn: env.warn, Ops: resumeOps(env),
-		Session: session, TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
-	}
-	res, err := resume.Apply(env.Ctx, repo, store, r.Header.RunID, opt)
+	res, err := o.Resume(env.Ctx, req)
 	if res != nil && err != nil {
 		_ = env.out(res, func(w io.Writer) { printResult(w, res) })
 	}
@@ -118,116 +88,59 @@ func (c *ResumeCmd) session() string {
 	return os.Getenv("ATLAS_SESSION")
 }
 
-// pointer is the first line a compacted session needs (SPEC §6): the run it still
-// drives, where it stands and what to do next; "" when it drives none. It reads the
-// one run in full (the candidates are summaries).
-func pointer(env *Env, store *gitstate.Store, cands []resume.Candidate, now time.Time) (string, *resume.NextAction) {
-	for _, c := range cands {
-		if !c.Own {
-			continue
-		}
-		r, err := store.Load(env.Ctx, c.RunID)
-		if err != nil {
-			return "", nil
-		}
-		next := resume.NextForDriver(r, now)
-		id := ledgerText(r.Header.RunID, cellMax)
-		line := "git-atlas: you are driving run " + id
-		if r.Header.Intent != "" {
-			line += " (" + ledgerText(r.Header.Intent, briefMax) + ")"
-		}
-		if st := r.CurrentStage(); st != nil {
-			line += fmt.Sprintf(", stage %s (%s), attempt %d", ledgerText(st.Name, cellMax), ledgerText(st.Status, cellMax), len(st.Attempts))
-		}
-		line += "; next: " + next.Action
-		if next.Command != "" {
-			line += " `" + ledgerText(next.Command, 0) + "`"
-		} else if next.Reason != "" {
-			line += " (" + ledgerText(next.Reason, 0) + ")"
-		}
-		return line, &next
-	}
-	return "", nil
-}
-
 // printDetect prints the interrupted runs (--detect), after the pointer to the run the
 // session still drives.
-func (c *ResumeCmd) printDetect(env *Env, store *gitstate.Store, cands []resume.Candidate, bad []resume.Unreadable, now time.Time) error {
-	line, next := pointer(env, store, cands, now)
-	view := map[string]any{"resumable_runs": nonNilCands(cands), "unreadable_runs": nonNilBad(bad)}
-	if line != "" {
-		view["driving"] = map[string]any{"pointer": line, "next_action": next}
+func printDetect(w io.Writer, res *ops.ResumeDetectResult) {
+	if res.Driving != nil {
+		fmt.Fprintln(w, res.Driving.Pointer)
 	}
-	return env.out(view, func(w io.Writer) {
-		if line != "" {
-			fmt.Fprintln(w, line)
+	rest := notOwn(res.ResumableRuns) // the session's own live run is the pointer's
+	if len(rest) == 0 {
+		fmt.Fprintln(w, "no interrupted runs")
+		return
+	}
+	t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
+	for _, c := range rest {
+		stage := c.InterruptedStage
+		if stage != "" {
+			stage += " (" + c.StageStatus + ")"
 		}
-		var rest []resume.Candidate // the session's own live run is the pointer's
-		for _, c := range cands {
-			if !c.Own {
-				rest = append(rest, c)
-			}
-		}
-		if len(rest) == 0 {
-			fmt.Fprintln(w, "no interrupted runs")
-			return
-		}
-		t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
-		for _, c := range rest {
-			stage := c.InterruptedStage
-			if stage != "" {
-				stage += " (" + c.StageStatus + ")"
-			}
-			t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
-		}
-		t.flush()
-	})
+		t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, res.Now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
+	}
+	t.flush()
 }
 
-// brief prints at most a few lines and never fails: a session start must not break
-// because of git-atlas.
-func (c *ResumeCmd) brief(env *Env) {
-	store, err := env.Store()
-	if err != nil {
-		return
-	}
-	now := gitstate.Now()
-	session := c.session()
-	cands, _, err := resume.Detect(env.Ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: session})
-	if err != nil || len(cands) == 0 {
-		return
-	}
-	line, next := pointer(env, store, cands, now)
-	if session != "" { // the session's own runs first
-		var own, other []resume.Candidate
-		for _, c := range cands {
-			if c.Own || c.Session == session {
-				own = append(own, c)
-			} else {
-				other = append(other, c)
-			}
-		}
-		cands = append(own, other...)
-	}
-	if env.JSON {
-		view := map[string]any{"resumable_runs": cands}
-		if line != "" {
-			view["driving"] = map[string]any{"pointer": line, "next_action": next}
-		}
-		_ = printJSON(env.Stdout, view)
-		return
-	}
-	if line != "" {
-		fmt.Fprintln(env.Stdout, line)
-	}
-	const most = 3
+// notOwn is the candidates but the session's own live run.
+func notOwn(cands []resume.Candidate) []resume.Candidate {
 	var rest []resume.Candidate
 	for _, c := range cands {
 		if !c.Own {
 			rest = append(rest, c)
 		}
 	}
-	cands = rest
+	return rest
+}
+
+// brief prints at most a few lines and never fails: a session start must not break
+// because of git-atlas.
+func (c *ResumeCmd) brief(env *Env) {
+	o, err := env.Ops()
+	if err != nil {
+		return
+	}
+	res, err := o.ResumeBrief(env.Ctx, ops.ResumeDetectRequest{Session: c.session()})
+	if err != nil || len(res.ResumableRuns) == 0 {
+		return
+	}
+	if env.JSON {
+		_ = printJSON(env.Stdout, res)
+		return
+	}
+	if res.Driving != nil {
+		fmt.Fprintln(env.Stdout, res.Driving.Pointer)
+	}
+	const most = 3
+	cands := notOwn(res.ResumableRuns)
 	for i, c := range cands {
 		if i == most {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
@@ -244,22 +157,8 @@ func (c *ResumeCmd) brief(env *Env) {
 			what = fmt.Sprintf(" [%s]", ledgerText(c.Intent, briefMax))
 		}
 		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, now), id)
+			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, res.Now), id)
 	}
-}
-
-func nonNilCands(c []resume.Candidate) []resume.Candidate {
-	if c == nil {
-		return []resume.Candidate{}
-	}
-	return c
-}
-
-func nonNilBad(b []resume.Unreadable) []resume.Unreadable {
-	if b == nil {
-		return []resume.Unreadable{}
-	}
-	return b
 }
 
 // ask puts a question on the terminal (stderr) and reads the answer from stdin.
@@ -463,18 +362,4 @@ func printResult(w io.Writer, r *resume.Result) {
 	}
 	fmt.Fprintf(w, "status            %s\n", r.Status)
 	printNext(w, r.NextAction)
-}
-
-// resumeOps wires resume to the worktree and recovery operations.
-func resumeOps(env *Env) resume.Ops {
-	store, err := env.Store()
-	if err != nil {
-		return resume.Ops{}
-	}
-	// The user's checkout, even when resume runs inside a managed worktree.
-	checkout, err := recovery.UserCheckout(env.Ctx, store, store.Repo.TopLevel)
-	if err != nil {
-		checkout = ""
-	}
-	return resume.DefaultOps(store, checkout)
 }

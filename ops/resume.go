@@ -1,0 +1,273 @@
+package ops
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+// DefaultVerifyTimeout is how long resume lets a verify command run when a request
+// names no limit (the command line's --verify-timeout default).
+const DefaultVerifyTimeout = 10 * time.Minute
+
+// Driving is the run the caller's session still drives (SPEC §6): Pointer is the one
+// line a compacted session needs, NextAction what to do next. (Members in this order:
+// the JSON contract had them sorted.)
+type Driving struct {
+	NextAction *resume.NextAction `json:"next_action"`
+	Pointer    string             `json:"pointer"`
+}
+
+// ResumeDetectRequest is `resume --detect` and `resume --brief`.
+type ResumeDetectRequest struct {
+	// Session is the caller's agent session: the run it still drives comes first, as
+	// Driving, and (for the brief) its other runs before the rest.
+	Session string
+	// Now is the time the runs are judged at (zero: gitstate.Now()).
+	Now time.Time
+}
+
+// ResumeDetectResult is the interrupted runs, newest first after the session's own.
+type ResumeDetectResult struct {
+	Driving        *Driving            `json:"driving,omitempty"`
+	ResumableRuns  []resume.Candidate  `json:"resumable_runs"`
+	UnreadableRuns []resume.Unreadable `json:"unreadable_runs"`
+	// Now is the time the runs were judged at (for a front end's "5m ago").
+	Now time.Time `json:"-"`
+}
+
+// ResumeBriefResult is the session-start brief: ResumableRuns is empty when there is
+// nothing to say.
+type ResumeBriefResult struct {
+	Driving       *Driving           `json:"driving,omitempty"`
+	ResumableRuns []resume.Candidate `json:"resumable_runs"`
+	Now           time.Time          `json:"-"`
+}
+
+func nowOr(t time.Time) time.Time {
+	if t.IsZero() {
+		return gitstate.Now()
+	}
+	return t
+}
+
+// ResumeDetect lists the interrupted runs, changing nothing. It reads summaries (the
+// summary cache, else the tips' summary lines, else the documents), and in full only
+// the run the session drives, for its pointer. A run that cannot be read is reported
+// in UnreadableRuns and hides no other.
+func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*ResumeDetectResult, error) {
+	now := nowOr(req.Now)
+	store := o.Reader()
+	cands, bad, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
+	if err != nil {
+		return nil, err
+	}
+	return &ResumeDetectResult{
+		Driving:        pointer(ctx, store, cands, now),
+		ResumableRuns:  nonNil(cands),
+		UnreadableRuns: nonNil(bad),
+		Now:            now,
+	}, nil
+}
+
+// ResumeBrief is the few lines of an agent's session start: the interrupted runs,
+// the session's own first. It never fails for what the ledger holds: a ledger that
+// cannot be listed is nothing to say (the error is returned for a front end that
+// wants it; the result is then empty).
+func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*ResumeBriefResult, error) {
+	now := nowOr(req.Now)
+	res := &ResumeBriefResult{ResumableRuns: []resume.Candidate{}, Now: now}
+	store := o.Reader()
+	cands, _, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
+	if err != nil || len(cands) == 0 {
+		return res, err
+	}
+	res.Driving = pointer(ctx, store, cands, now)
+	if req.Session != "" { // the session's own runs first
+		var own, other []resume.Candidate
+		for _, c := range cands {
+			if c.Own || c.Session == req.Session {
+				own = append(own, c)
+			} else {
+				other = append(other, c)
+			}
+		}
+		cands = append(own, other...)
+	}
+	res.ResumableRuns = cands
+	return res, nil
+}
+
+// pointer is the first line a compacted session needs (SPEC §6): the run it still
+// drives, where it stands and what to do next; nil when it drives none. It reads the
+// one run in full (the candidates are summaries). Every value is ledger text, shown
+// on one line (text.Ledger).
+func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidate, now time.Time) *Driving {
+	for _, c := range cands {
+		if !c.Own {
+			continue
+		}
+		r, err := store.Load(ctx, c.RunID)
+		if err != nil {
+			return nil
+		}
+		next := resume.NextForDriver(r, now)
+		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
+		if r.Header.Intent != "" {
+			line += " (" + text.Ledger(r.Header.Intent, text.BriefMax) + ")"
+		}
+		if st := r.CurrentStage(); st != nil {
+			line += fmt.Sprintf(", stage %s (%s), attempt %d", text.Ledger(st.Name, text.CellMax), text.Ledger(st.Status, text.CellMax), len(st.Attempts))
+		}
+		line += "; next: " + next.Action
+		if next.Command != "" {
+			line += " `" + text.Ledger(next.Command, 0) + "`"
+		} else if next.Reason != "" {
+			line += " (" + text.Ledger(next.Reason, 0) + ")"
+		}
+		return &Driving{Pointer: line, NextAction: &next}
+	}
+	return nil
+}
+
+// ResumeRequest is `resume [RUN]` and `resume --plan [RUN]` (SPEC §6).
+type ResumeRequest struct {
+	// RunID is the run to resume; "" selects one (the session's own, else the only
+	// interrupted run, else Choose, else the newest).
+	RunID string
+	// Session is the caller's agent session (its live run is its own: resumed at once).
+	Session string
+	// TakeOver resumes a run another live driver holds; Holder drives the run from the
+	// resume on, for TTL (zero: gitstate.DefaultDriverTTL).
+	TakeOver bool
+	Holder   string
+	TTL      time.Duration
+	// NoVerify skips the interrupted stage's verify; VerifyTimeout limits it (zero:
+	// DefaultVerifyTimeout).
+	NoVerify      bool
+	VerifyTimeout time.Duration
+	// OnVerifyFail is what to do when verify fails: fail, redispatch, replay, stop, or
+	// "": ask through Prompt, else fail.
+	OnVerifyFail string
+	// Prompt is the person at a terminal, when there is one (nil: headless, nothing is
+	// ever asked).
+	Prompt *Prompt
+	// Warn is told what a person should know that does not stop the resume (a run that
+	// could not be read); nil says nothing.
+	Warn func(format string, args ...any)
+	// Now is the time the runs are judged at (zero: gitstate.Now()).
+	Now time.Time
+}
+
+// Prompt is how an operation asks the person at a terminal, mid-operation, what only
+// they can decide (which run; what to do after a failed verify). A front end without
+// a person passes none.
+type Prompt struct {
+	// Choose picks one of several interrupted runs.
+	Choose resume.Chooser
+	// Ask puts a question with its choices and returns the choice.
+	Ask func(question string, choices []string) (string, error)
+}
+
+var verifyFailChoices = map[string]bool{"": true, "fail": true, "redispatch": true, "replay": true, "stop": true}
+
+// check refuses what the ledger or resume could not act on.
+func (req *ResumeRequest) check() error {
+	if req.RunID != "" {
+		if err := gitstate.ValidName("run", req.RunID); err != nil {
+			return err
+		}
+	}
+	if req.TTL < 0 || req.VerifyTimeout < 0 {
+		return fault.Usage("the lease and verify time limits must be positive")
+	}
+	if !verifyFailChoices[req.OnVerifyFail] {
+		return fault.Usage("unknown verify-failure choice %q", req.OnVerifyFail).WithHint("one of: fail, redispatch, replay, stop")
+	}
+	return nil
+}
+
+// selectRun returns the store resume writes through and the run the request names or
+// selects.
+func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *gitstate.Run, error) {
+	if err := req.check(); err != nil {
+		return nil, nil, err
+	}
+	// resume decides for itself whether a live run is the caller's (Options.Owns).
+	store := o.Store(gitstate.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: gitstate.RoleResume})
+	var cands []resume.Candidate
+	if req.RunID == "" { // a named run needs no scan of all the others
+		var bad []resume.Unreadable
+		var err error
+		if cands, bad, err = resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListFull, Session: req.Session}); err != nil {
+			return nil, nil, err
+		}
+		if req.Warn != nil {
+			for _, b := range bad {
+				req.Warn("%s", b.Error)
+			}
+		}
+	}
+	var choose resume.Chooser
+	if req.Prompt != nil {
+		choose = req.Prompt.Choose
+	}
+	r, err := resume.Select(ctx, store, cands, req.RunID, req.Session, now, choose)
+	return store, r, err
+}
+
+// ResumePlan is what Resume would do to the run, changing nothing.
+func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
+	now := nowOr(req.Now)
+	_, r, err := o.selectRun(ctx, &req, now)
+	if err != nil {
+		return nil, err
+	}
+	return resume.PlanFor(ctx, o.Repo, r, now, !req.NoVerify, req.Session)
+}
+
+// Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty
+// worktree it resets, verifies first and reports what to do next. A result may come
+// with an error (the verify failed, the run was stopped): it says what was done.
+func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, error) {
+	store, r, err := o.selectRun(ctx, &req, nowOr(req.Now))
+	if err != nil {
+		return nil, err
+	}
+	timeout := req.VerifyTimeout
+	if timeout == 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	ttl := req.TTL
+	if ttl == 0 {
+		ttl = gitstate.DefaultDriverTTL
+	}
+	opt := resume.Options{
+		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
+		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store),
+		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl,
+	}
+	if req.Prompt != nil {
+		opt.Ask = req.Prompt.Ask
+	}
+	if opt.Warn == nil {
+		opt.Warn = func(string, ...any) {}
+	}
+	return resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+}
+
+// resumeOps wires resume to the worktree and recovery operations.
+func (o *Ops) resumeOps(ctx context.Context, store *gitstate.Store) resume.Ops {
+	// The user's checkout, even when resume runs inside a managed worktree.
+	checkout, err := recovery.UserCheckout(ctx, store, o.Repo.TopLevel)
+	if err != nil {
+		checkout = ""
+	}
+	return resume.DefaultOps(store, checkout)
+}
