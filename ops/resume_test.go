@@ -193,3 +193,42 @@ func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
 		t.Fatalf("lease ends in %v, want about %v", left, gitstate.DefaultDriverTTL)
 	}
 }
+
+// After a failed verify, headless (no Prompt) resume never asks: it fails as
+// OnVerifyFail "" says. With a person at a terminal, they are asked what to do.
+func TestResumeAsksAfterAFailedVerifyOnlyWithAPrompt(t *testing.T) {
+	for _, prompted := range []bool{false, true} {
+		f := newWTFixture(t, gitstate.KindSingle, "code")
+		if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code"}}, Verify: "false", VerifySafe: true, Driver: d1}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+			t.Fatal(err)
+		}
+		req := ResumeRequest{RunID: "v", Holder: "d2", TakeOver: true}
+		var asked string
+		if prompted {
+			req.Prompt = &Prompt{Ask: func(q string, choices []string) (string, error) {
+				asked = q
+				return "stop", nil
+			}}
+		}
+		res, err := f.ops.Resume(f.ctx, req)
+		if res == nil || res.Verify == nil || res.Verify.Passed {
+			t.Fatalf("prompted %v: %+v, %v; want a failed verify", prompted, res, err)
+		}
+		if prompted != (asked != "") {
+			t.Fatalf("prompted %v: asked %q", prompted, asked)
+		}
+		r, lerr := f.ops.Reader().Load(f.ctx, "v")
+		if lerr != nil {
+			t.Fatal(lerr)
+		}
+		if prompted && r.State.Status != gitstate.RunStopped {
+			t.Fatalf("answered stop: run is %s", r.State.Status)
+		}
+		if !prompted && err == nil {
+			t.Fatalf("headless: a failed verify did not fail the resume (run %s)", r.State.Status)
+		}
+	}
+}
