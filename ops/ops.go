@@ -1,13 +1,13 @@
 // Package ops holds one function per user operation (SPEC §4): start, transition,
 // event, finish, heartbeat, undo, job add/claim/renew/done/list, reap, worktree
 // add/list/remove, union, resume detect/plan/apply, recover, recovery
-// list/show/restore, audit, gc, push, pull.
+// list/show/restore, audit, gc, import, push, pull.
 //
 // Each takes a typed request and returns a typed result and an error whose kind is a
 // fault kind (exit codes are decided by internal/cli from it). Every front end calls
 // these and nothing below them for a user operation: the command line
-// (internal/cli is parse → call → print), the MCP server, import, remote coordination
-// and the benchmarks. Business rules (which transitions are allowed, what a claim
+// (internal/cli is parse → call → print), the MCP server, remote coordination and
+// the benchmarks. Business rules (which transitions are allowed, what a claim
 // records, what a finish clears) live here or in the domain packages below, never in
 // a front end.
 //

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // AuditCmd is `git atlas audit [--size]`.
@@ -17,26 +17,26 @@ type AuditCmd struct {
 
 // Run classifies every worktree and atlas ref; exit 10 when something needs attention.
 func (c *AuditCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	rep, err := audit.Audit(env.Ctx, store, audit.Options{Size: c.Size, Progress: env.progress()})
-	if rep == nil {
+	res, err := o.Audit(env.Ctx, ops.AuditRequest{Size: c.Size})
+	if res == nil {
 		return err
 	}
-	if err != nil {
-		env.warn("%v", err)
+	if res.Incomplete != nil {
+		env.warn("%v", res.Incomplete)
 	}
-	if perr := env.out(rep, func(w io.Writer) {
+	if perr := env.out(res, func(w io.Writer) {
 		t := newTable(w, "WORKTREE", "RUN", "NODE", "LABELS")
-		for _, x := range rep.Worktrees {
+		for _, x := range res.Worktrees {
 			t.row(x.Path, dash(x.RunID), dash(x.Node), strings.Join(x.Labels, ","))
 		}
 		t.flush()
 		fmt.Fprintln(w)
 		t = newTable(w, "REF", "LABELS", "SIZE")
-		for _, r := range rep.Refs {
+		for _, r := range res.Refs {
 			size := ""
 			if r.Size != nil {
 				size = fmt.Sprint(*r.Size)
@@ -47,10 +47,7 @@ func (c *AuditCmd) Run(env *Env) error {
 	}); perr != nil {
 		return perr
 	}
-	if rep.Attention || err != nil {
-		return fault.New(fault.ErrAttention, "audit found something that needs attention").WithHint("`git atlas gc` shows what it would clean up")
-	}
-	return nil
+	return err
 }
 
 // GcCmd is `git atlas gc [--before DUR] [--apply] [--recoveries]`.
@@ -62,31 +59,19 @@ type GcCmd struct {
 
 // Run prints the plan, or applies it.
 func (c *GcCmd) Run(env *Env) error {
-	if c.Before < 0 {
-		return fault.Usage("--before must not be negative")
-	}
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	opt := audit.GCOptions{Before: c.Before, Recoveries: c.Recoveries, Now: time.Now(), Progress: env.progress()}
-	var acts []audit.Action
-	if c.Apply {
-		acts, err = audit.Apply(env.Ctx, store, opt)
-	} else {
-		rep, aerr := audit.Audit(env.Ctx, store, audit.Options{Now: opt.Now, Progress: opt.Progress})
-		if rep == nil {
-			return aerr
-		}
-		acts, err = audit.Plan(env.Ctx, store.Repo, rep, opt)
-		if aerr != nil {
-			env.warn("%v", aerr)
-		}
+	res, err := o.GC(env.Ctx, ops.GCRequest{Before: c.Before, Apply: c.Apply, Recoveries: c.Recoveries})
+	if res == nil {
+		return err
 	}
-	if acts == nil {
-		acts = []audit.Action{}
+	if res.Incomplete != nil {
+		env.warn("%v", res.Incomplete)
 	}
-	if perr := env.out(map[string]any{"applied": c.Apply, "actions": acts}, func(w io.Writer) {
+	acts := res.Actions
+	if perr := env.out(res, func(w io.Writer) {
 		if len(acts) == 0 {
 			fmt.Fprintln(w, "nothing to clean up")
 			return
@@ -100,9 +85,9 @@ func (c *GcCmd) Run(env *Env) error {
 			switch {
 			case a.Kind == audit.KeepRun:
 				state = "keep"
-			case c.Apply && a.Skipped != "":
+			case res.Applied && a.Skipped != "":
 				state = "kept"
-			case c.Apply:
+			case res.Applied:
 				state = map[bool]string{true: "done", false: "FAILED"}[a.Done]
 			}
 			line := fmt.Sprintf("%-6s %-15s %s (%s)", state, a.Kind, what, a.Reason)
@@ -117,7 +102,7 @@ func (c *GcCmd) Run(env *Env) error {
 			}
 			fmt.Fprintln(w, line)
 		}
-		if !c.Apply {
+		if !res.Applied {
 			fmt.Fprintln(w, "(a plan: nothing was changed; run with --apply to do it)")
 		}
 	}); perr != nil {

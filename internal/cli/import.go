@@ -1,14 +1,10 @@
 package cli
 
 import (
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
-	"github.com/git-atlas/git-atlas/importer"
-	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // ImportCmd is `git atlas import kimi-atlas|agenteam [DIR]` (SPEC §13).
@@ -18,75 +14,23 @@ type ImportCmd struct {
 	DryRun bool   `name:"dry-run" help:"Print the plan; write nothing."`
 }
 
-type importView struct {
-	System   string             `json:"system"`
-	Dir      string             `json:"dir"`
-	DryRun   bool               `json:"dry_run,omitempty"`
-	Runs     []importer.Result  `json:"runs"`
-	Problems []importer.Problem `json:"problems"`
-}
-
 // Run imports the runs it finds; the source is only read.
 func (c *ImportCmd) Run(env *Env) error {
-	repo, err := env.Repo()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	if repo.TopLevel == "" {
-		return fault.Usage("import needs a worktree (the source directory lives in one)")
-	}
-	dir := c.Dir
-	if dir == "" {
-		dir = filepath.Join(repo.TopLevel, map[string]string{importer.KimiAtlas: ".atlas", importer.AgenTeam: ".agenteam"}[c.System])
-	} else {
-		dir = env.path(dir)
-	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
-		return fault.NotFound("no %s directory at %s", c.System, dir)
-	}
-	var plans []*importer.Plan
-	var probs []importer.Problem
-	switch c.System {
-	case importer.KimiAtlas:
-		plans, probs, err = importer.ScanKimi(dir)
-	default:
-		plans, probs, err = importer.ScanAgenTeam(dir)
-	}
-	if err != nil {
-		return fault.New(fault.ErrUsage, "%v", err)
-	}
-	for _, p := range plans {
-		if rel, err := filepath.Rel(repo.TopLevel, p.Path); err == nil {
-			p.Header.ImportedFrom.Path = filepath.ToSlash(rel)
-		}
-	}
-	store, err := env.Store()
-	if err != nil {
+	res, err := o.Import(env.Ctx, ops.ImportRequest{System: c.System, Dir: env.path(c.Dir), DryRun: c.DryRun})
+	if res == nil {
 		return err
 	}
-	res := importer.Apply(env.Ctx, store, plans, c.DryRun, env.progress())
-	v := importView{System: c.System, Dir: dir, DryRun: c.DryRun, Runs: res, Problems: probs}
-	if v.Runs == nil {
-		v.Runs = []importer.Result{}
+	if perr := env.out(res, func(w io.Writer) { printImport(w, res) }); perr != nil {
+		return perr
 	}
-	if v.Problems == nil {
-		v.Problems = []importer.Problem{}
-	}
-	if err := env.out(v, func(w io.Writer) { printImport(w, v) }); err != nil {
-		return err
-	}
-	for _, r := range res {
-		if r.Outcome != importer.Refused {
-			return nil
-		}
-	}
-	if len(res) == 0 && len(probs) == 0 {
-		return fault.NotFound("no %s runs in %s", c.System, dir)
-	}
-	return errors.New("nothing could be imported")
+	return err
 }
 
-func printImport(w io.Writer, v importView) {
+func printImport(w io.Writer, v *ops.ImportResult) {
 	for _, r := range v.Runs {
 		line := fmt.Sprintf("%s %s", r.Outcome, r.RunID)
 		if r.Mapped {

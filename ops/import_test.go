@@ -1,0 +1,129 @@
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/importer"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// kimiRun is a finished kimi-atlas run as its ctxstore.py writes one, its
+// state.json only.
+const kimiRun = `{"run_id": "%s", "created_ts": "2026-07-05T10:15:01Z", "updated_ts": "2026-07-05T10:30:00Z",
+ "current_state": "OUTPUT", "intent": "fix the typo", "success_criteria": ["typo gone"], "stages": {}, "scope_paths": []}`
+
+// kimiSource writes kimi-atlas runs named ids under dir.
+func (f *wtFixture) kimiSource(dir string, ids ...string) {
+	f.t.Helper()
+	for _, id := range ids {
+		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+			f.t.Fatal(err)
+		}
+		f.write(filepath.Join(dir, id), "state.json", fmt.Sprintf(kimiRun, id))
+	}
+}
+
+func TestImportUnknownSystemRefused(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f.kimiSource(filepath.Join(f.dir, ".atlas"), "20260705-101501")
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: "svn", Dir: filepath.Join(f.dir, ".atlas")})
+	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), `unknown system "svn"`) || res != nil {
+		t.Fatalf("import svn: %+v, %v, want a usage error naming the system", res, err)
+	}
+}
+
+// The source directory lives in a worktree: a bare repository has none.
+func TestImportNeedsAWorktree(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	bare := filepath.Join(t.TempDir(), "bare.git")
+	f.git(f.dir, "clone", "-q", "--bare", f.dir, bare)
+	repo, err := git.Open(f.ctx, bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := New(repo).Import(f.ctx, ImportRequest{System: importer.KimiAtlas}); !errors.Is(err, fault.ErrUsage) {
+		t.Fatalf("import in a bare repository: %v, want a usage error", err)
+	}
+}
+
+// Without a directory, import reads the system's own at the worktree root; a dry
+// run writes no ref, and the import then writes the run, its source path as the
+// repository sees it.
+func TestImportDryRunWritesNothing(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	const id = "20260705-101501"
+	f.kimiSource(filepath.Join(f.dir, ".atlas"), id)
+	refs := f.refs()
+	dry, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, DryRun: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if dry.Dir != filepath.Join(f.dir, ".atlas") || !dry.DryRun || len(dry.Runs) != 1 || dry.Runs[0].Outcome != importer.Planned || dry.Runs[0].RunID != id {
+		t.Fatalf("dry run: %+v", dry)
+	}
+	if again := f.refs(); again != refs {
+		t.Fatalf("a dry run moved refs:\n%s---\n%s", refs, again)
+	}
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Runs) != 1 || res.Runs[0].Outcome != importer.Imported {
+		t.Fatalf("import: %+v", res)
+	}
+	r, err := f.ops.Reader().Load(f.ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if src := r.Header.ImportedFrom; src == nil || src.System != importer.KimiAtlas || src.Path != ".atlas/"+id {
+		t.Fatalf("imported_from: %+v, want kimi-atlas at .atlas/%s", src, id)
+	}
+}
+
+// A directory with no run in it is not found, and the result, shown first, has empty
+// lists, not nulls.
+func TestImportOfEmptyDirectoryIsNotFound(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	dir := filepath.Join(f.dir, ".agenteam")
+	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.AgenTeam})
+	if !errors.Is(err, fault.ErrNotFound) || res == nil {
+		t.Fatalf("import of an empty directory: %+v, %v, want the result and a not-found error", res, err)
+	}
+	b, err := json.Marshal(res)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := `{"system":"agenteam","dir":"` + dir + `","runs":[],"problems":[]}`; string(b) != want {
+		t.Fatalf("result: %s, want %s", b, want)
+	}
+	if _, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas}); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("import with no .atlas/: %v, want not found", err)
+	}
+}
+
+// When every run found is refused, the result comes back with a failure; one run
+// imported beside a refused one is a success.
+func TestImportWithEveryRunRefusedFails(t *testing.T) {
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	dir := t.TempDir()
+	f.kimiSource(dir, "r1") // the fixture's run r1 was not imported: refused
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
+	if !errors.Is(err, errNothingImported) || res == nil || len(res.Runs) != 1 || res.Runs[0].Outcome != importer.Refused {
+		t.Fatalf("import: %+v, %v, want the refusal and a failure", res, err)
+	}
+	f.kimiSource(dir, "20260705-101501")
+	if res, err = f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir}); err != nil || len(res.Runs) != 2 {
+		t.Fatalf("import: %+v, %v, want one run refused, one imported, no error", res, err)
+	}
+}
