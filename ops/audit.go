@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
+	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -97,10 +98,10 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	return res, err
 }
 
-// orNow is t, or the time now when t is zero.
+// orNow is t, or the time now (gitstate.Now) when t is zero.
 func orNow(t time.Time) time.Time {
 	if t.IsZero() {
-		return time.Now()
+		return gitstate.Now()
 	}
 	return t
 }

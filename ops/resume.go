@@ -50,19 +50,12 @@ type ResumeBriefResult struct {
 	Now           time.Time          `json:"-"`
 }
 
-func nowOr(t time.Time) time.Time {
-	if t.IsZero() {
-		return gitstate.Now()
-	}
-	return t
-}
-
 // ResumeDetect lists the interrupted runs, changing nothing. It reads summaries (the
 // summary cache, else the tips' summary lines, else the documents), and in full only
 // the run the session drives, for its pointer. A run that cannot be read is reported
 // in UnreadableRuns and hides no other.
 func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*ResumeDetectResult, error) {
-	now := nowOr(req.Now)
+	now := orNow(req.Now)
 	store := o.Reader()
 	cands, bad, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
 	if err != nil {
@@ -81,7 +74,7 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 // cannot be listed is nothing to say (the error is returned for a front end that
 // wants it; the result is then empty).
 func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*ResumeBriefResult, error) {
-	now := nowOr(req.Now)
+	now := orNow(req.Now)
 	res := &ResumeBriefResult{ResumableRuns: []resume.Candidate{}, Now: now}
 	store := o.Reader()
 	cands, _, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
@@ -224,7 +217,7 @@ func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) 
 
 // ResumePlan is what Resume would do to the run, changing nothing.
 func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
-	now := nowOr(req.Now)
+	now := orNow(req.Now)
 	_, r, err := o.selectRun(ctx, &req, now)
 	if err != nil {
 		return nil, err
@@ -236,7 +229,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 // worktree it resets, verifies first and reports what to do next. A result may come
 // with an error (the verify failed, the run was stopped): it says what was done.
 func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, error) {
-	store, r, err := o.selectRun(ctx, &req, nowOr(req.Now))
+	store, r, err := o.selectRun(ctx, &req, orNow(req.Now))
 	if err != nil {
 		return nil, err
 	}
