@@ -10,6 +10,7 @@ import (
 	"github.com/alecthomas/kong"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // Shell completion (SPEC §14). The scripts are thin: they hand the words of the
@@ -238,17 +239,17 @@ func (c *completer) positionalValues(p *kong.Positional) []string {
 // runs are read from the summaries `list` reads (the cache, else commit messages): one
 // for-each-ref, usually no object read.
 func (c *completer) runs() []string {
-	store, err := c.env.Store()
+	o, err := c.env.Ops()
 	if err != nil {
 		return nil
 	}
-	entries, err := store.List(c.env.Ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
+	res, err := o.List(c.env.Ctx, ops.ListRequest{All: true})
 	if err != nil {
 		return nil
 	}
 	var out []string
-	for _, e := range entries {
-		out = append(out, e.ID)
+	for _, r := range res.Runs {
+		out = append(out, r.RunID)
 	}
 	return out
 }
@@ -258,15 +259,15 @@ func (c *completer) load() *gitstate.Run {
 	if c.run == "" {
 		return nil
 	}
-	store, err := c.env.Store()
+	o, err := c.env.Ops()
 	if err != nil {
 		return nil
 	}
-	r, err := store.Load(c.env.Ctx, c.run)
+	res, err := o.Show(c.env.Ctx, ops.ShowRequest{Run: c.run})
 	if err != nil {
 		return nil
 	}
-	return r
+	return res.Run
 }
 
 func (c *completer) stages() []string {

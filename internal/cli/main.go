@@ -99,7 +99,6 @@ type Env struct {
 	repo        *git.Repository
 	pre         *preopen
 	stdinReader *bufio.Reader
-	store       *gitstate.Store
 	ops         *ops.Ops
 	kong        *kong.Kong
 }
@@ -132,26 +131,6 @@ func (e *Env) path(p string) string {
 		return p
 	}
 	return filepath.Join(e.Dir, p)
-}
-
-// Store returns the run ledger of the repository.
-func (e *Env) Store() (*gitstate.Store, error) {
-	if e.store == nil {
-		r, err := e.Repo()
-		if err != nil {
-			return nil, err
-		}
-		st := gitstate.New(r)
-		remote, err := e.remote(r)
-		if err != nil {
-			return nil, err
-		}
-		if remote != "" {
-			st.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
-		}
-		e.store = st
-	}
-	return e.store, nil
 }
 
 // Ops returns the operations on the repository, with the remote of --remote or

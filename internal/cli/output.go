@@ -12,7 +12,6 @@ import (
 
 	"golang.org/x/term"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/text"
 )
 
@@ -189,12 +188,4 @@ func dash(s string) string {
 		return "-"
 	}
 	return s
-}
-
-// loadAt reads run id as it is, or with at as it was right after event *at.
-func loadAt(env *Env, store *gitstate.Store, id string, at *int) (*gitstate.Run, error) {
-	if at != nil {
-		return store.LoadAt(env.Ctx, id, *at)
-	}
-	return store.Load(env.Ctx, id)
 }

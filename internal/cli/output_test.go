@@ -1,6 +1,8 @@
 package cli
 
 import (
+	"github.com/git-atlas/git-atlas/ops"
+
 	"bytes"
 	"encoding/json"
 	"strings"
@@ -34,8 +36,8 @@ func checkPrintJSON(t *testing.T, v any) {
 
 func TestPrintJSONIsEncoderIndent(t *testing.T) {
 	for _, v := range []any{
-		map[string]any{"runs": []listItem{}},
-		map[string]any{"runs": []listItem{{runView: runView{RunID: "a", Kind: "single", Intent: "say \"hi\" \\ {[,:]} <b>&</b>\n\u2028 \U0001F389"}}, {Unreadable: true, Error: "x"}}},
+		map[string]any{"runs": []ops.ListItem{}},
+		map[string]any{"runs": []ops.ListItem{{RunView: ops.RunView{RunID: "a", Kind: "single", Intent: "say \"hi\" \\ {[,:]} <b>&</b>\n\u2028 \U0001F389"}}, {Unreadable: true, Error: "x"}}},
 		map[string]any{"a": map[string]any{}, "b": []any{[]any{}, map[string]any{"c": nil}, 1.5, true, "\\\\"}, "": ""},
 		[]int{}, "plain", 42, nil,
 	} {

@@ -28,11 +28,8 @@ func (e *Env) remoteWarnings() {
 	var kept []gitstate.Diverged
 	var notes []string
 	remote := ""
-	if e.store != nil && e.store.Remote != nil {
-		kept, notes, remote = e.store.Kept(), e.store.RemoteNotes(), e.store.Remote.Name
-	}
 	if e.ops != nil && e.ops.Remote != nil {
-		kept, notes, remote = append(kept, e.ops.Kept()...), append(notes, e.ops.RemoteNotes()...), e.ops.Remote.Name
+		kept, notes, remote = e.ops.Kept(), e.ops.RemoteNotes(), e.ops.Remote.Name
 	}
 	for _, d := range kept {
 		e.warn("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s (git atlas log %s --diverged %s)",

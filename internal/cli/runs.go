@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"sort"
 	"strings"
 	"time"
 
@@ -104,52 +103,33 @@ type ListCmd struct {
 	All bool `help:"Include finished runs (completed and failed)."`
 }
 
-type listItem struct {
-	runView
-	Unreadable bool   `json:"unreadable,omitempty"`
-	Error      string `json:"error,omitempty"`
-}
-
 // Run lists runs; an unreadable run is listed as such and never hides the others.
 func (c *ListCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	entries, err := store.List(env.Ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries}) // a row needs a summary, no more
+	res, err := o.List(env.Ctx, ops.ListRequest{All: c.All})
 	if err != nil {
 		return err
 	}
-	now := gitstate.Now()
-	items := []listItem{}
-	for _, e := range entries {
-		if e.Err != nil {
-			items = append(items, listItem{runView: runView{RunID: e.ID, Status: "unreadable"}, Unreadable: true, Error: e.Err.Error()})
-			continue
-		}
-		if !c.All && gitstate.RunTerminal(e.Run.State.Status) {
-			continue
-		}
-		items = append(items, listItem{runView: runJSON(e.Run, now)})
-	}
-	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
-	for _, it := range items {
+	for _, it := range res.Runs {
 		if it.Unreadable {
 			env.warn("%s", it.Error)
 		}
 	}
-	return env.out(map[string]any{"runs": items}, func(w io.Writer) {
-		if len(items) == 0 {
+	return env.out(res, func(w io.Writer) {
+		if len(res.Runs) == 0 {
 			fmt.Fprintln(w, "no runs")
 			return
 		}
 		t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "LIVE", "UPDATED", "BASELINE")
-		for _, it := range items {
+		for _, it := range res.Runs {
 			live := "-"
 			if it.Live {
 				live = it.Holder
 			}
-			t.row(it.RunID, dash(it.Kind), it.Status, dash(it.CurrentStage), live, dash(ageOrEmpty(it.UpdatedAt, now)), dash(short(it.Baseline)))
+			t.row(it.RunID, dash(it.Kind), it.Status, dash(it.CurrentStage), live, dash(ageOrEmpty(it.UpdatedAt, res.Now)), dash(short(it.Baseline)))
 		}
 		t.flush()
 	})
@@ -170,85 +150,22 @@ type ShowCmd struct {
 
 // Run shows header and state.
 func (c *ShowCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	r, err := loadAt(env, store, c.RunID, c.At)
+	res, err := o.Show(env.Ctx, ops.ShowRequest{Run: c.RunID, At: c.At})
 	if err != nil {
 		return err
 	}
-	now := gitstate.Now()
-	hdr, err := gitstate.MarshalHeader(&r.Header)
-	if err != nil {
-		return err
-	}
-	st, err := gitstate.MarshalState(&r.State)
-	if err != nil {
-		return err
-	}
-	verdict := gitstate.RunVerdict(&r.Header, &r.State)
-	view := struct {
-		runView
-		Stages  []stageView       `json:"stages"`
-		Header  json.RawMessage   `json:"header"`
-		State   json.RawMessage   `json:"state"`
-		Verdict *gitstate.Verdict `json:"verdict,omitempty"`
-	}{runJSON(r, now), stageViews(r, now), hdr, st, verdict}
-	return env.out(view, func(w io.Writer) {
+	r := res.Run
+	return env.out(res, func(w io.Writer) {
 		if c.At != nil {
 			fmt.Fprintf(w, "as of     event %d (%s)\n", r.State.Seq, r.Tip)
 		}
-		printRun(w, r, now)
-		printVerdict(w, verdict)
+		printRun(w, r, res.Now)
+		printVerdict(w, res.Verdict)
 	})
-}
-
-// stageView is a stage as show reports it: its status beside its definition's gate
-// ("none" when it has none), verify and budget.
-type stageView struct {
-	Name       string `json:"name"`
-	Status     string `json:"status"`
-	Gate       string `json:"gate"`
-	Attempts   int    `json:"attempts"`
-	BudgetLeft int    `json:"budget_left"`
-	Verify     string `json:"verify,omitempty"`
-	VerifySafe bool   `json:"verify_safe"`
-	// The open attempt's liveness (SPEC §5.2): its last heartbeat, and what is left
-	// of its stage's wall and idle budgets (Go durations; "0s" when spent).
-	WallBudget  string `json:"wall_budget,omitempty"`
-	IdleBudget  string `json:"idle_budget,omitempty"`
-	HeartbeatAt string `json:"heartbeat_at,omitempty"`
-	WallLeft    string `json:"wall_left,omitempty"`
-	IdleLeft    string `json:"idle_left,omitempty"`
-	ThreadID    string `json:"thread_id,omitempty"`
-	Lease       string `json:"lease,omitempty"`
-}
-
-func stageViews(r *gitstate.Run, now time.Time) []stageView {
-	out := []stageView{}
-	for i := range r.State.Stages {
-		def, st, ok := r.Stage(r.State.Stages[i].Name)
-		if !ok {
-			continue
-		}
-		v := stageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
-			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
-			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
-		if a := gitstate.OpenAttempt(st); a != nil {
-			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
-			v.WallLeft, v.IdleLeft = gitstate.TimeLeft(def, a, now)
-		}
-		out = append(out, v)
-	}
-	return out
-}
-
-func gateName(g string) string {
-	if g == "" {
-		return "none"
-	}
-	return g
 }
 
 func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
@@ -281,7 +198,7 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
 		t := newTable(w, "STAGE", "STATUS", "GATE", "ATTEMPTS", "BUDGET", "VERIFY")
-		views := stageViews(r, now)
+		views := ops.StageViews(r, now)
 		for _, v := range views {
 			verify := v.Verify
 			if verify != "" && v.VerifySafe {
@@ -340,54 +257,17 @@ type LogCmd struct {
 
 // Run prints the events.
 func (c *LogCmd) Run(env *Env) error {
-	if c.Last < 0 {
-		return fault.Usage("--last must not be negative")
-	}
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	if c.Stage != "" { // a filter naming no stage of the run is a mistake, as in `event`
-		r, err := store.Load(env.Ctx, c.RunID)
-		if err != nil {
-			return err
-		}
-		if _, _, ok := r.Stage(c.Stage); !ok {
-			return fault.NotFound("run %s has no stage %q", c.RunID, c.Stage)
-		}
-	}
-	var events []gitstate.Event
-	if c.Diverged > 0 {
-		events, err = store.LogDiverged(env.Ctx, c.RunID, c.Diverged)
-	} else {
-		events, err = store.Log(env.Ctx, c.RunID)
-	}
+	res, err := o.Log(env.Ctx, ops.LogRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Last: c.Last, Heartbeats: c.Heartbeats, Diverged: c.Diverged})
 	if err != nil {
 		return err
 	}
-	kept := []gitstate.Event{}
-	for _, e := range events {
-		if e.Type == gitstate.EventHeartbeat && !c.Heartbeats && c.Type != string(gitstate.EventHeartbeat) {
-			continue
-		}
-		if (c.Type == "" || e.Type == gitstate.EventType(c.Type)) && (c.Stage == "" || e.Stage == c.Stage) {
-			kept = append(kept, e)
-		}
-	}
-	if c.Last > 0 && len(kept) > c.Last {
-		kept = kept[len(kept)-c.Last:]
-	}
-	docs := make([]json.RawMessage, 0, len(kept))
-	for i := range kept {
-		d, err := gitstate.MarshalEvent(&kept[i])
-		if err != nil {
-			return err
-		}
-		docs = append(docs, d)
-	}
-	return env.out(map[string]any{"run_id": c.RunID, "events": docs}, func(w io.Writer) {
+	return env.out(res, func(w io.Writer) {
 		t := newTable(w, "SEQ", "TIME", "EPOCH", "TYPE", "STAGE/JOB", "DATA")
-		for _, e := range kept {
+		for _, e := range res.Kept {
 			subject := e.Stage
 			if e.Job != "" {
 				subject = e.Job

@@ -21,15 +21,14 @@ type GraphCmd struct {
 
 // Run draws the run: a graph run's DAG, or a single run's stages.
 func (c *GraphCmd) Run(env *Env) error {
-	store, err := env.Store()
+	o, err := env.Ops()
 	if err != nil {
 		return err
 	}
-	r, err := loadAt(env, store, c.RunID, c.At)
+	g, err := o.Graph(env.Ctx, ops.ShowRequest{Run: c.RunID, At: c.At})
 	if err != nil {
 		return err
 	}
-	g := views.Build(r)
 	if env.JSON || c.Format == "json" {
 		return printJSON(env.Stdout, g) // the exact data
 	}

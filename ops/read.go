@@ -1,0 +1,240 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"sort"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/views"
+)
+
+// The reads: list, show, log and graph. They change nothing and never fetch more
+// than the listing depth they need.
+
+// ListRequest is `list [--all]`.
+type ListRequest struct {
+	// All includes finished runs (completed and failed).
+	All bool
+	// Now is the time liveness is judged at (zero: gitstate.Now()).
+	Now time.Time
+}
+
+// ListItem is one run of `list`: its summary, or (Unreadable) the error that kept it
+// from being read.
+type ListItem struct {
+	RunView
+	Unreadable bool   `json:"unreadable,omitempty"`
+	Error      string `json:"error,omitempty"`
+}
+
+// ListResult is `list --json`: newest first by creation, unreadable runs among them.
+type ListResult struct {
+	Runs []ListItem `json:"runs"`
+	Now  time.Time  `json:"-"`
+}
+
+// List lists the runs from their summaries (the summary cache, else the tips' summary
+// lines): a row needs no more. An unreadable run is listed as such and never hides
+// the others.
+func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
+	entries, err := o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
+	if err != nil {
+		return nil, err
+	}
+	now := orNow(req.Now)
+	items := []ListItem{}
+	for _, e := range entries {
+		if e.Err != nil {
+			items = append(items, ListItem{RunView: RunView{RunID: e.ID, Status: "unreadable"}, Unreadable: true, Error: e.Err.Error()})
+			continue
+		}
+		if !req.All && gitstate.RunTerminal(e.Run.State.Status) {
+			continue
+		}
+		items = append(items, ListItem{RunView: RunViewOf(e.Run, now)})
+	}
+	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
+	return &ListResult{Runs: items, Now: now}, nil
+}
+
+// ShowRequest is `show RUN [--at SEQ]` (and `graph`'s run).
+type ShowRequest struct {
+	Run string
+	// At, when set, is the event the run is shown right after.
+	At *int
+	// Now is the time liveness and budgets are judged at (zero: gitstate.Now()).
+	Now time.Time
+}
+
+// StageView is a stage as show reports it: its status beside its definition's gate
+// ("none" when it has none), verify and budget.
+type StageView struct {
+	Name       string `json:"name"`
+	Status     string `json:"status"`
+	Gate       string `json:"gate"`
+	Attempts   int    `json:"attempts"`
+	BudgetLeft int    `json:"budget_left"`
+	Verify     string `json:"verify,omitempty"`
+	VerifySafe bool   `json:"verify_safe"`
+	// The open attempt's liveness (SPEC §5.2): its last heartbeat, and what is left
+	// of its stage's wall and idle budgets (Go durations; "0s" when spent).
+	WallBudget  string `json:"wall_budget,omitempty"`
+	IdleBudget  string `json:"idle_budget,omitempty"`
+	HeartbeatAt string `json:"heartbeat_at,omitempty"`
+	WallLeft    string `json:"wall_left,omitempty"`
+	IdleLeft    string `json:"idle_left,omitempty"`
+	ThreadID    string `json:"thread_id,omitempty"`
+	Lease       string `json:"lease,omitempty"`
+}
+
+// ShowResult is `show --json`: the run's summary, its stages, and its header and
+// state documents as the ledger holds them.
+type ShowResult struct {
+	RunView
+	Stages  []StageView       `json:"stages"`
+	Header  json.RawMessage   `json:"header"`
+	State   json.RawMessage   `json:"state"`
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	// Run is the run read (for a front end's own rendering); Now the time it was
+	// judged at.
+	Run *gitstate.Run `json:"-"`
+	Now time.Time     `json:"-"`
+}
+
+// load reads run id as it is, or with at as it was right after event *at.
+func (o *Ops) load(ctx context.Context, id string, at *int) (*gitstate.Run, error) {
+	if at != nil {
+		return o.Reader().LoadAt(ctx, id, *at)
+	}
+	return o.Reader().Load(ctx, id)
+}
+
+// Show reads one run, as it is or as it was.
+func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
+	r, err := o.load(ctx, req.Run, req.At)
+	if err != nil {
+		return nil, err
+	}
+	now := orNow(req.Now)
+	hdr, err := gitstate.MarshalHeader(&r.Header)
+	if err != nil {
+		return nil, err
+	}
+	st, err := gitstate.MarshalState(&r.State)
+	if err != nil {
+		return nil, err
+	}
+	return &ShowResult{RunView: RunViewOf(r, now), Stages: StageViews(r, now), Header: hdr, State: st,
+		Verdict: gitstate.RunVerdict(&r.Header, &r.State), Run: r, Now: now}, nil
+}
+
+// StageViews are the run's stages as show reports them, in the state's order.
+func StageViews(r *gitstate.Run, now time.Time) []StageView {
+	out := []StageView{}
+	for i := range r.State.Stages {
+		def, st, ok := r.Stage(r.State.Stages[i].Name)
+		if !ok {
+			continue
+		}
+		v := StageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
+			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
+			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
+		if a := gitstate.OpenAttempt(st); a != nil {
+			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
+			v.WallLeft, v.IdleLeft = gitstate.TimeLeft(def, a, now)
+		}
+		out = append(out, v)
+	}
+	return out
+}
+
+func gateName(g string) string {
+	if g == "" {
+		return "none"
+	}
+	return g
+}
+
+// LogRequest is `log RUN`.
+type LogRequest struct {
+	Run string
+	// Type and Stage keep only the events of that type, about that stage (a stage the
+	// run does not have is not found).
+	Type, Stage string
+	// Last keeps only the last N events (0: all; negative is refused).
+	Last int
+	// Heartbeats includes heartbeat events (left out unless asked, or Type names them).
+	Heartbeats bool
+	// Diverged reads the run's N-th kept diverged chain instead of its ledger.
+	Diverged int
+}
+
+// LogResult is `log --json`: the events, oldest first, each as the ledger holds it.
+// (Members in this order: the JSON contract had them sorted.)
+type LogResult struct {
+	Events []json.RawMessage `json:"events"`
+	RunID  string            `json:"run_id"`
+	// Kept are the same events, decoded (for a front end's table).
+	Kept []gitstate.Event `json:"-"`
+}
+
+// Log reads a run's events.
+func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
+	if req.Last < 0 {
+		return nil, fault.Usage("--last must not be negative")
+	}
+	store := o.Reader()
+	if req.Stage != "" { // a filter naming no stage of the run is a mistake, as in `event`
+		r, err := store.Load(ctx, req.Run)
+		if err != nil {
+			return nil, err
+		}
+		if _, _, ok := r.Stage(req.Stage); !ok {
+			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
+		}
+	}
+	var events []gitstate.Event
+	var err error
+	if req.Diverged > 0 {
+		events, err = store.LogDiverged(ctx, req.Run, req.Diverged)
+	} else {
+		events, err = store.Log(ctx, req.Run)
+	}
+	if err != nil {
+		return nil, err
+	}
+	kept := []gitstate.Event{}
+	for _, e := range events {
+		if e.Type == gitstate.EventHeartbeat && !req.Heartbeats && req.Type != string(gitstate.EventHeartbeat) {
+			continue
+		}
+		if (req.Type == "" || string(e.Type) == req.Type) && (req.Stage == "" || e.Stage == req.Stage) {
+			kept = append(kept, e)
+		}
+	}
+	if req.Last > 0 && len(kept) > req.Last {
+		kept = kept[len(kept)-req.Last:]
+	}
+	docs := make([]json.RawMessage, 0, len(kept))
+	for i := range kept {
+		d, err := gitstate.MarshalEvent(&kept[i])
+		if err != nil {
+			return nil, err
+		}
+		docs = append(docs, d)
+	}
+	return &LogResult{Events: docs, RunID: req.Run, Kept: kept}, nil
+}
+
+// Graph is a run's DAG (a graph run's jobs, or a single run's stages) as the views
+// draw it (SPEC §14), as it is or as it was.
+func (o *Ops) Graph(ctx context.Context, req ShowRequest) (*views.Graph, error) {
+	r, err := o.load(ctx, req.Run, req.At)
+	if err != nil {
+		return nil, err
+	}
+	return views.Build(r), nil
+}
