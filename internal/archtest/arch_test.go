@@ -409,3 +409,88 @@ func TestCommandsWriteThroughOps(t *testing.T) {
 		t.Fatal("no ledger Update found in the module: the scan is broken")
 	}
 }
+
+// cliMayCall are the functions of domain packages internal/cli may call: parsing of
+// its own flags and files, formatting, the clock. Everything else a command does is
+// an operation of ops. (agent and hooks install files outside the ledger, views draws,
+// mcpserver is the MCP front end: their functions are the commands' whole work.)
+var cliMayCall = map[string]bool{
+	"gitstate.Now": true, "gitstate.ParseStamp": true, "gitstate.OpenAttempt": true,
+	"gitstate.ParsePipeline": true, "gitstate.StagesFromList": true,
+	"gitstate.JoinEvents": true, "gitstate.ReservedEvents": true,
+	"resume.Outcome": true,
+}
+
+// cliCallsAny are the packages whose functions are the work of the commands that call
+// them, not ledger operations.
+var cliCallsAny = map[string]bool{"agent": true, "hooks": true, "views": true, "mcpserver": true, "ops": true}
+
+// TestCommandsCallOnlyOps: internal/cli is parse → call → print. Its non-test files
+// call no function of a domain package but ops (and the allow-lists above), and never
+// name a ledger store (gitstate.Store): a command that held one could read or write
+// the ledger around the operations. Types and constants of the domain packages may be
+// named: a command prints the results they make up.
+func TestCommandsCallOnlyOps(t *testing.T) {
+	cli := loadModule(t)[module+"/internal/cli"]
+	calls := 0
+	for name, f := range cli.files {
+		local := map[string]string{} // import name -> package (short path)
+		for _, im := range f.Imports {
+			path := strings.Trim(im.Path.Value, `"`)
+			if !strings.HasPrefix(path, module+"/") {
+				continue
+			}
+			s := short(path)
+			n := s[strings.LastIndex(s, "/")+1:]
+			if im.Name != nil {
+				n = im.Name.Name
+			}
+			local[n] = s
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			sel, ok := n.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			p, ok := local[id.Name]
+			if !ok {
+				return true
+			}
+			if p == "gitstate" && sel.Sel.Name == "Store" {
+				t.Errorf("%s: internal/cli names gitstate.Store: read and write the ledger through ops", fset.Position(sel.Pos()))
+			}
+			return true
+		})
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok {
+				return true
+			}
+			sel, ok := call.Fun.(*ast.SelectorExpr)
+			if !ok {
+				return true
+			}
+			id, ok := sel.X.(*ast.Ident)
+			if !ok {
+				return true
+			}
+			p, ok := local[id.Name]
+			if !ok || strings.HasPrefix(p, "internal/") {
+				return true // a method, a standard or outside package, or a leaf of internal/
+			}
+			calls++
+			fn := p + "." + sel.Sel.Name
+			if !cliCallsAny[p] && !cliMayCall[fn] {
+				t.Errorf("%s (%s): internal/cli calls %s: a command's work is an operation of ops (parse → call → print)", fset.Position(call.Pos()), name, fn)
+			}
+			return true
+		})
+	}
+	if calls == 0 {
+		t.Fatal("no call of a module package found in internal/cli: the scan is broken")
+	}
+}
