@@ -3,9 +3,10 @@ package gitstate
 import (
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // TestExpansionProperties drives random DAGs whose receipts expand the graph (random
@@ -23,7 +24,7 @@ func TestExpansionProperties(t *testing.T) {
 	if testing.Short() {
 		seeds = 60
 	}
-	if os.Getenv("ATLAS_LONG_TESTS") != "" {
+	if testenv.Long() {
 		seeds = 3000
 	}
 	for seed := 0; seed < seeds; seed++ {

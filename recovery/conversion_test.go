@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -93,7 +94,7 @@ func convertible(t testing.TB, wt string) {
 // heavy ones, which only add size; ~20 minutes on a loaded 2-core machine).
 func TestCorpusConversions(t *testing.T) {
 	t.Parallel() // its own repository; no package globals, no Setenv
-	long := os.Getenv("ATLAS_LONG_TESTS") != ""
+	long := testenv.Long()
 	for _, c := range conversions {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // a fixture each

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"os"
 	"reflect"
 	"slices"
 	"strings"
@@ -13,6 +12,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // world is a run held in memory and driven the way the ledger drives it: every
@@ -39,7 +39,7 @@ func TestNextActionIsAccepted(t *testing.T) {
 	defer func(f func(int) bool) { PIDAlive = f }(PIDAlive)
 	PIDAlive = func(pid int) bool { return alive[pid] }
 	seeds := 3000
-	if os.Getenv("ATLAS_LONG_TESTS") != "" {
+	if testenv.Long() {
 		seeds = 30000
 	}
 	for seed := 0; seed < seeds; seed++ {
