@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"time"
 
@@ -58,7 +57,7 @@ type agentScope struct {
 // root is the directory a scope writes under.
 func (env *Env) agentRoot(scope string) (string, error) {
 	if scope == agent.ScopeUser {
-		home := os.Getenv("HOME")
+		home := env.getenv("HOME")
 		if home == "" {
 			return "", fault.Usage("HOME is not set: --scope user needs a home directory")
 		}
@@ -126,7 +125,7 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return agentError(err)
 	}
-	notes := installNotes(c.Agent, c.Scope, root)
+	notes := installNotes(env, c.Agent, c.Scope, root)
 	if c.MCP { // computed before anything is written: a malformed file stops both
 		mcp, err := agent.InstallMCP(c.Agent, c.Scope, root)
 		if err != nil {
@@ -138,13 +137,13 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, notes)
 }
 
-func installNotes(name, scope, root string) []string {
+func installNotes(env *Env, name, scope, root string) []string {
 	var notes []string
 	switch name {
 	case "codex":
 		notes = append(notes, "Codex runs a hook only after you trust it: open /hooks in Codex and trust `git atlas agent hook codex` (rewriting the hook asks again)")
 		if scope == agent.ScopeProject {
-			if ok, _ := agent.CodexTrusted(os.Getenv("HOME"), root); !ok {
+			if ok, _ := agent.CodexTrusted(env.getenv("HOME"), root); !ok {
 				notes = append(notes, fmt.Sprintf("Codex loads .codex/hooks.json only in a trusted project: trust %s when Codex asks, or run `codex exec --trust` there once", root))
 			}
 		}
@@ -291,7 +290,7 @@ func (c *AgentStatusCmd) Run(env *Env) error {
 			if err != nil {
 				return agentError(err)
 			}
-			st.Notes = statusNotes(name, scope, root, st)
+			st.Notes = statusNotes(env, name, scope, root, st)
 			all = append(all, st)
 		}
 	}
@@ -322,7 +321,7 @@ func (c *AgentStatusCmd) Run(env *Env) error {
 	})
 }
 
-func statusNotes(name, scope, root string, st agent.Status) []string {
+func statusNotes(env *Env, name, scope, root string, st agent.Status) []string {
 	hooked := false
 	for _, f := range st.Files {
 		if f.What == "hook" && f.State != "absent" {
@@ -333,7 +332,7 @@ func statusNotes(name, scope, root string, st agent.Status) []string {
 	case name == "codex" && hooked:
 		notes := []string{"Codex runs the hook only once you trust it in /hooks (not visible from here)"}
 		if scope == agent.ScopeProject {
-			if ok, err := agent.CodexTrusted(os.Getenv("HOME"), root); err != nil {
+			if ok, err := agent.CodexTrusted(env.getenv("HOME"), root); err != nil {
 				notes = append(notes, "cannot read ~/.codex/config.toml to see whether the project is trusted: "+err.Error())
 			} else if !ok {
 				notes = append(notes, "the project is not trusted in ~/.codex/config.toml: Codex skips .codex/hooks.json until it is (`codex exec --trust`)")
@@ -384,7 +383,7 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: unknown agent %q (known: %s)\n", c.Agent, strings.Join(agent.Agents, ", "))
 		return nil
 	}
-	if isTerminal(env.Stdin) { // run by hand: no event will come
+	if env.isTerminal(env.Stdin) { // run by hand: no event will come
 		fmt.Fprintln(env.Stderr, "git-atlas: agent hook: reads the agent's event on stdin; nothing to report")
 		emit("")
 		return nil
@@ -406,7 +405,7 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 	// The hook reads this clone's ledger as it is: a session start never waits on the
 	// network (atlas.remote is for commands that write or that ask to fetch).
 	local := ""
-	sub := &Env{Ctx: ctx, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
+	sub := &Env{Ctx: ctx, sys: env.sys, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
 	if _, err := sub.Repo(); err != nil {
 		where := dir
 		if where == "" {

@@ -82,6 +82,7 @@ func parsePostCompact(t *testing.T, out string) string {
 // agent's shape carrying the brief of the session's interrupted run; garbage, no
 // repository and an unknown agent give the empty valid output and exit 0.
 func TestAgentHookOutput(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	// The session's run is the older one: only the session puts it first.
 	atlas(t, repo, "start", "--id", "mine", "--stages", "code,test", "--session", "sess-1", "--intent", "fix login")
@@ -185,6 +186,7 @@ func TestAgentHookOutput(t *testing.T) {
 // --scope project writes under the working tree's root (from a subdirectory too),
 // and uninstall gives every file back byte for byte.
 func TestAgentInstallProjectScope(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	sub := filepath.Join(repo, "src", "deep")
 	if err := os.MkdirAll(sub, 0o755); err != nil {
@@ -245,6 +247,7 @@ func TestAgentInstallProjectScope(t *testing.T) {
 // Every command in the protocol's examples works against this git-atlas: each fenced
 // `sh` block runs, line by line, in a fresh repository.
 func TestProtocolExamplesRun(t *testing.T) {
+	t.Parallel()
 	blocks := 0
 	sc := bufio.NewScanner(strings.NewReader(agent.Protocol))
 	var lines []string
@@ -339,6 +342,7 @@ func shellWords(s string) ([]string, error) {
 
 // Run by hand on a terminal, the hook does not wait for an event that never comes.
 func TestAgentHookOnATerminal(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	out, stderr, code := onTerminal(t, repo, nil, "agent", "hook", "claude")
 	if code != 0 || parseSessionStart(t, out) != "" || !strings.Contains(stderr, "reads the agent's event on stdin") {

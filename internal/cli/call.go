@@ -41,7 +41,7 @@ func Call(ctx context.Context, dir string, args []string) (out json.RawMessage, 
 	}
 	full = append(full, args...)
 	var stdout, stderr bytes.Buffer
-	code, e := execute(ctx, nil, full, strings.NewReader(""), &stdout, &stderr)
+	code, e := execute(ctx, nil, OSSystem(), full, strings.NewReader(""), &stdout, &stderr)
 	if b := bytes.TrimSpace(stdout.Bytes()); len(b) > 0 && json.Valid(b) {
 		out = json.RawMessage(b)
 	}

@@ -14,6 +14,7 @@ import (
 // is also the check that a command run through Call shares no mutable state with the
 // others.
 func TestCallConcurrent(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ctx := context.Background()
 	const jobs, workers = 16, 8
@@ -96,6 +97,7 @@ func TestCallConcurrent(t *testing.T) {
 // TestCallErrors: a failed command's error is the --json error object, with its code
 // and kind, and a document the command printed as well is returned too.
 func TestCallErrors(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	ctx := context.Background()
 	out, e := Call(ctx, repo, []string{"show", "--", "bad id"})

@@ -21,6 +21,7 @@ import (
 // must say, field by field, what the source said; the source tree is byte-identical
 // and a second import moves no ref.
 func TestImportMatchesSource(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	base := strings.TrimSpace(gitOut(t, repo, "rev-parse", "HEAD"))
 	src := t.TempDir()

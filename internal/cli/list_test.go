@@ -12,6 +12,7 @@ import (
 // TestListRowsFromSummaries: `list` reads runs as summaries; every row must be what a
 // full read of the same run gives.
 func TestListRowsFromSummaries(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "single", "--stages", "plan,code", "--intent", "do it", "--session", "s1")
 	atlas(t, repo, "transition", "single", "plan", "dispatched", "--holder", "agent", "--ttl", "1h")

@@ -101,6 +101,7 @@ type Env struct {
 	stdinReader *bufio.Reader
 	ops         *ops.Ops
 	kong        *kong.Kong
+	sys         System
 }
 
 // Repo opens the repository of -C (or the working directory) once.
@@ -180,7 +181,7 @@ type exitPanic int
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	ctx, caught, stop := interruptible()
 	defer stop()
-	code, _ := execute(ctx, caught, args, stdin, stdout, stderr)
+	code, _ := execute(ctx, caught, OSSystem(), args, stdin, stdout, stderr)
 	return code
 }
 
@@ -189,7 +190,7 @@ func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 // returns the exit code and, when the command failed, the error object it reported
 // (what --json prints on stderr). It touches no process-wide state (no working
 // directory, no environment, no signal handlers), so several may run at once: see Call.
-func execute(ctx context.Context, caught func() syscall.Signal, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, errObj map[string]any) {
+func execute(ctx context.Context, caught func() syscall.Signal, sys System, args []string, stdin io.Reader, stdout, stderr io.Writer) (code int, errObj map[string]any) {
 	jsonMode := hasFlag(args, "--json")
 	for i, a := range args {
 		if !utf8.ValidString(a) {
@@ -236,7 +237,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, args []string, s
 	if err != nil {
 		return ExitUsage, reportError(stderr, jsonMode, parseFailure(err, parser))
 	}
-	env := &Env{Ctx: ctx, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
+	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
 	env.remoteWarnings()
 	if caught != nil {

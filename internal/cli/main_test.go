@@ -13,6 +13,7 @@ import (
 
 // The repository opened before kong parses is used only for the directory -C names.
 func TestPreopenGuess(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		args []string
 		want string
@@ -46,6 +47,7 @@ func TestPreopenGuess(t *testing.T) {
 // The model of one command (newParser's fast path) is that command as the whole tree
 // has it: the same name, help, flags, arguments and subcommands, for every command.
 func TestLeafModelMatchesTree(t *testing.T) {
+	t.Parallel()
 	var out bytes.Buffer
 	full, _, err := newParser(nil, &out, &out, true)
 	if err != nil {
@@ -112,6 +114,7 @@ func describe(n *kong.Node) string {
 
 // Only commands that read a repository open it beside kong: --version forks nothing.
 func TestNeedsRepo(t *testing.T) {
+	t.Parallel()
 	for args, want := range map[string]bool{
 		"--version": false, "-h": false, "list -h": false, "help list": false, "": false,
 		"completion bash": false, "demo": false, "-C x list": true, "resume --brief": true,

@@ -5,12 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 	"text/tabwriter"
 	"time"
-
-	"golang.org/x/term"
 
 	"github.com/git-atlas/git-atlas/internal/text"
 )
@@ -171,16 +168,10 @@ func short(sha string) string {
 	return sha
 }
 
-// isTerminal reports whether f is an interactive terminal.
-func isTerminal(f any) bool {
-	file, ok := f.(*os.File)
-	return ok && term.IsTerminal(int(file.Fd()))
-}
-
 // headless is the policy of SPEC §6: no prompts under CI, without a terminal, or when
 // the caller asked for machine output or said yes in advance.
 func (e *Env) headless() bool {
-	return e.JSON || e.Yes || os.Getenv("CI") == "true" || !isTerminal(e.Stdin)
+	return e.JSON || e.Yes || e.getenv("CI") == "true" || !e.isTerminal(e.Stdin)
 }
 
 func dash(s string) string {

@@ -35,6 +35,7 @@ func checkPrintJSON(t *testing.T, v any) {
 }
 
 func TestPrintJSONIsEncoderIndent(t *testing.T) {
+	t.Parallel()
 	for _, v := range []any{
 		map[string]any{"runs": []ops.ListItem{}},
 		map[string]any{"runs": []ops.ListItem{{RunView: ops.RunView{RunID: "a", Kind: "single", Intent: "say \"hi\" \\ {[,:]} <b>&</b>\n\u2028 \U0001F389"}}, {Unreadable: true, Error: "x"}}},
@@ -62,6 +63,7 @@ func FuzzIndentJSON(f *testing.F) {
 // Documents read from the ledger were encoded by json.Marshal, which escapes <, > and
 // &; printed JSON shows them as themselves (and an escaped backslash stays escaped).
 func TestPrintJSONUnescapesHTML(t *testing.T) {
+	t.Parallel()
 	raw := json.RawMessage(`{"verify":"a \u003e b \u0026\u0026 c \u003C d","lit":"\\u003e","q":"\"\u003e"}`)
 	var got bytes.Buffer
 	if err := printJSON(&got, map[string]any{"header": raw}); err != nil {
@@ -78,6 +80,7 @@ func TestPrintJSONUnescapesHTML(t *testing.T) {
 }
 
 func TestLedgerText(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		in   string
 		max  int
@@ -110,6 +113,7 @@ func TestLedgerText(t *testing.T) {
 
 // Every table cell is one line of at most cellMax characters.
 func TestTableCellsAreOneLine(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	tb := newTable(&b, "A", "B")
 	tb.row("x\ny", strings.Repeat("z", 1000))

@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"os"
 	"sync"
 
 	"github.com/vbauerster/mpb/v8"
@@ -15,7 +14,7 @@ import (
 // terminal, so machine output and logs never hold one. NO_COLOR does not matter: the
 // bar has no colour.
 func (e *Env) progress() progress.Reporter {
-	if e.JSON || os.Getenv("CI") == "true" || !isTerminal(e.Stderr) {
+	if e.JSON || e.getenv("CI") == "true" || !e.isTerminal(e.Stderr) {
 		return nil
 	}
 	return &termProgress{e: e}

@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -47,7 +46,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return err
 	}
 	if c.Detect {
-		res, err := o.ResumeDetect(env.Ctx, ops.ResumeDetectRequest{Session: c.session()})
+		res, err := o.ResumeDetect(env.Ctx, ops.ResumeDetectRequest{Session: c.session(env)})
 		if err != nil {
 			return err
 		}
@@ -57,7 +56,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 		return env.out(res, func(w io.Writer) { printDetect(w, res) })
 	}
 	req := ops.ResumeRequest{
-		RunID: c.RunID, Session: c.session(), TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
+		RunID: c.RunID, Session: c.session(env), TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail, Warn: env.warn,
 	}
 	if !env.headless() {
@@ -81,11 +80,11 @@ func (c *ResumeCmd) Run(env *Env) error {
 }
 
 // session is --session, else $ATLAS_SESSION.
-func (c *ResumeCmd) session() string {
+func (c *ResumeCmd) session(env *Env) string {
 	if c.Session != "" {
 		return c.Session
 	}
-	return os.Getenv("ATLAS_SESSION")
+	return env.getenv("ATLAS_SESSION")
 }
 
 // printDetect prints the interrupted runs (--detect), after the pointer to the run the
@@ -128,7 +127,7 @@ func (c *ResumeCmd) brief(env *Env) {
 	if err != nil {
 		return
 	}
-	res, err := o.ResumeBrief(env.Ctx, ops.ResumeDetectRequest{Session: c.session()})
+	res, err := o.ResumeBrief(env.Ctx, ops.ResumeDetectRequest{Session: c.session(env)})
 	if err != nil || len(res.ResumableRuns) == 0 {
 		return
 	}

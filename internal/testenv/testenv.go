@@ -4,6 +4,7 @@ package testenv
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -70,4 +71,51 @@ func Command(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return link
+}
+
+// PinnedEnv is the git environment every suite's git processes run in: no system or
+// user config (HOME is home, an empty directory), fixed author and committer, and no
+// variable of the person running the tests that git-atlas reads (ATLAS_SESSION, CI,
+// NO_COLOR, atlas.remote through GIT_CONFIG_*).
+func PinnedEnv(home string) map[string]string {
+	return map[string]string{
+		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
+		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com",
+		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com",
+		"ATLAS_SESSION": "", "CI": "", "NO_COLOR": "", "GIT_CONFIG_COUNT": "", "GIT_CONFIG_PARAMETERS": "",
+		"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "",
+	}
+}
+
+// Pin sets PinnedEnv for the whole test binary, once, in TestMain (before m.Run), with
+// HOME in a new temporary directory it removes after: tests then need no t.Setenv of
+// their own for git, and may run in parallel. It returns m.Run's code.
+func Pin(m *testing.M) int {
+	home, err := os.MkdirTemp("", "atlas-home-")
+	if err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(home)
+	for k, v := range PinnedEnv(home) {
+		if v == "" {
+			os.Unsetenv(k)
+		} else {
+			os.Setenv(k, v)
+		}
+	}
+	return m.Run()
+}
+
+// Repo makes a repository with one empty commit on main, in t's temporary directory,
+// and returns its path. It runs the real git, in the environment the process has
+// (Pin's, in a suite that pins it).
+func Repo(t testing.TB) string {
+	t.Helper()
+	repo := filepath.Join(t.TempDir(), "repo")
+	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
+		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	return repo
 }

@@ -2,35 +2,41 @@ package cli
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/creack/pty"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
-// newRepo makes a repository with one commit and a pinned git environment.
-func newRepo(t *testing.T) string {
-	t.Helper()
-	dir := t.TempDir()
-	t.Setenv("HOME", dir)
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	t.Setenv("GIT_AUTHOR_NAME", "A")
-	t.Setenv("GIT_AUTHOR_EMAIL", "a@example.com")
-	t.Setenv("GIT_COMMITTER_NAME", "C")
-	t.Setenv("GIT_COMMITTER_EMAIL", "c@example.com")
-	t.Setenv("ATLAS_SESSION", "")
-	repo := filepath.Join(dir, "repo")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+// TestMain pins git's environment for the whole package (testenv.Pin): no test sets
+// an environment variable, so tests may run in parallel.
+func TestMain(m *testing.M) { os.Exit(testenv.Pin(m)) }
+
+// newRepo makes a repository with one commit.
+func newRepo(t *testing.T) string { return testenv.Repo(t) }
+
+// fakeSystem is a System whose environment is env (nothing else) and on which the
+// streams named are terminals, 250 columns wide.
+func fakeSystem(env map[string]string, terminals ...any) System {
+	return System{
+		Getenv: func(k string) string { return env[k] },
+		Terminal: func(s any) (bool, int) {
+			for _, t := range terminals {
+				if s == t {
+					return true, 250
+				}
+			}
+			return false, 0
+		},
 	}
-	return repo
 }
 
 // atlas runs git-atlas in-process, headless.
@@ -43,11 +49,23 @@ func atlas(t *testing.T, repo string, args ...string) string {
 	return out.String()
 }
 
-// onTerminal runs git-atlas with stdin on a pseudo-terminal, answering each prompt
-// that appears on stderr with the next answer. It returns stdout, stderr and the code.
+// onTerminal runs git-atlas with stdin on a terminal (System says so), answering
+// each prompt that appears on stderr with the next answer. It returns stdout, stderr
+// and the code.
 func onTerminal(t *testing.T, repo string, answers []string, args ...string) (string, string, int) {
 	t.Helper()
-	t.Setenv("CI", "")
+	in, typed := io.Pipe()
+	defer typed.Close()
+	var out bytes.Buffer
+	errw := &promptWriter{answers: answers, typed: typed}
+	code, _ := execute(context.Background(), nil, fakeSystem(nil, in), append([]string{"-C", repo}, args...), in, &out, errw)
+	return out.String(), errw.String(), code
+}
+
+// onPTY is onTerminal on a real pseudo-terminal, through the process's System: the
+// one test that the real terminal check (OSSystem) sees a terminal.
+func onPTY(t *testing.T, repo string, answers []string, args ...string) (string, string, int) {
+	t.Helper()
 	ptmx, tty, err := pty.Open()
 	if err != nil {
 		t.Skipf("no pseudo-terminal: %v", err)
@@ -55,7 +73,7 @@ func onTerminal(t *testing.T, repo string, answers []string, args ...string) (st
 	defer ptmx.Close()
 	defer tty.Close()
 	var out bytes.Buffer
-	errw := &promptWriter{answers: answers, ptmx: ptmx}
+	errw := &promptWriter{answers: answers, typed: ptmx}
 	code := Main(append([]string{"-C", repo}, args...), tty, &out, errw)
 	return out.String(), errw.String(), code
 }
@@ -66,7 +84,7 @@ type promptWriter struct {
 	mu      sync.Mutex
 	buf     bytes.Buffer
 	answers []string
-	ptmx    *os.File
+	typed   io.Writer // where answers are typed (stdin's other end)
 }
 
 func (p *promptWriter) Write(b []byte) (int, error) {
@@ -76,9 +94,8 @@ func (p *promptWriter) Write(b []byte) (int, error) {
 	if bytes.HasSuffix(b, []byte("] ")) && len(p.answers) > 0 {
 		ans := p.answers[0]
 		p.answers = p.answers[1:]
-		if _, err := p.ptmx.Write([]byte(ans + "\n")); err != nil {
-			return 0, err
-		}
+		// A pipe's write waits for the read, which comes after this prompt returns.
+		go func() { _, _ = p.typed.Write([]byte(ans + "\n")) }()
 	}
 	return len(b), nil
 }
@@ -90,13 +107,15 @@ func (p *promptWriter) String() string {
 }
 
 func TestResumeAsksOnATerminal(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "old", "--stages", "code")
 	atlas(t, repo, "start", "--id", "new", "--stages", "code")
 	atlas(t, repo, "event", "new", "note")
 
 	// Several candidates: the person picks; "new" is listed first (newest), pick 2.
-	_, stderr, code := onTerminal(t, repo, []string{"2"}, "resume")
+	// On a real terminal: OSSystem must see it.
+	_, stderr, code := onPTY(t, repo, []string{"2"}, "resume")
 	if code != 0 {
 		t.Fatalf("exit %d: %s", code, stderr)
 	}
@@ -117,6 +136,7 @@ func TestResumeAsksOnATerminal(t *testing.T) {
 }
 
 func TestResumeVerifyFailureChoiceOnATerminal(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--verify", "exit 1", "--verify-safe")
 	atlas(t, repo, "transition", "r", "code", "dispatched")
@@ -138,6 +158,7 @@ func TestResumeVerifyFailureChoiceOnATerminal(t *testing.T) {
 }
 
 func TestResumeDriftDeclinedOnATerminal(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	cfg := filepath.Join(repo, "..", "cfg")
 	if err := os.WriteFile(cfg, []byte("a"), 0o644); err != nil {
@@ -170,6 +191,7 @@ func mustJSON(t *testing.T, s string, v any) {
 // An untrusted verify (as a pulled run's is) runs on a terminal only when the person
 // says so: "no" skips it, "once" runs it without trusting it, "trust" records it.
 func TestResumeUntrustedVerifyOnATerminal(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t)
 	marker := filepath.Join(t.TempDir(), "ran")
 	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--verify", "echo x >> "+marker, "--verify-safe")

@@ -1,0 +1,58 @@
+package cli
+
+import (
+	"os"
+
+	"golang.org/x/term"
+)
+
+// System is what a command reads of the process around it: the environment, and
+// whether a stream is an interactive terminal and how wide it is. Main gives the
+// process's own (OSSystem); a test gives its own, so that a prompt or a progress bar
+// is tested without a pseudo-terminal and without setting the process's environment
+// (such tests can run in parallel). kong's `env:` flag defaults (--session from
+// $ATLAS_SESSION) still read the process's environment: kong has no hook for it.
+type System struct {
+	// Getenv returns an environment variable ("" when unset).
+	Getenv func(key string) string
+	// Terminal reports whether a stream (stdin, stdout or stderr) is an interactive
+	// terminal, and its width in columns (0 when unknown).
+	Terminal func(stream any) (ok bool, width int)
+}
+
+// OSSystem is the process's environment and terminals.
+func OSSystem() System {
+	return System{Getenv: os.Getenv, Terminal: osTerminal}
+}
+
+func osTerminal(stream any) (bool, int) {
+	f, ok := stream.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return false, 0
+	}
+	cols, _, err := term.GetSize(int(f.Fd()))
+	if err != nil {
+		cols = 0
+	}
+	return true, cols
+}
+
+// system is the command's System; an Env made without one has the process's.
+func (e *Env) system() System {
+	if e.sys.Getenv == nil || e.sys.Terminal == nil {
+		return OSSystem()
+	}
+	return e.sys
+}
+
+// isTerminal reports whether stream is an interactive terminal.
+func (e *Env) isTerminal(stream any) bool {
+	ok, _ := e.system().Terminal(stream)
+	return ok
+}
+
+// terminalWidth is stream's width in columns when it is a terminal (0 when unknown).
+func (e *Env) terminalWidth(stream any) (bool, int) { return e.system().Terminal(stream) }
+
+// getenv reads the command's environment.
+func (e *Env) getenv(key string) string { return e.system().Getenv(key) }
