@@ -422,11 +422,11 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 
 // deleteRefs deletes one run's refs in one transaction. A lock in the way is waited
 // out: a live git's goes within milliseconds, and a killed git's becomes stale after
-// git.StaleLockAge, when UpdateRefs removes it; then the same transaction is tried
+// the repository's lock age (git.Repository.LockAge), when UpdateRefs removes it; then the same transaction is tried
 // again. gc is never in a hurry, and giving up would leave the run half-collected
 // until the next gc.
 func deleteRefs(ctx context.Context, repo *git.Repository, ups []git.RefUpdate) error {
-	deadline := time.Now().Add(2 * git.StaleLockAge)
+	deadline := time.Now().Add(2 * repo.LockAge())
 	for removed := 0; ; {
 		err := repo.UpdateRefs(ctx, "atlas gc", ups...)
 		switch {

@@ -11,7 +11,6 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -282,14 +281,10 @@ func TestSnapshotSeesRacyRewrite(t *testing.T) {
 // lock behind. Taking the same snapshot again pins the recorded commit, once the dead
 // writer's lock is old enough to be taken for one; removal then has its snapshot.
 func TestSnapshotRecordedWithoutRef(t *testing.T) {
-	// Not parallel: it sets git.StaleLockAge, which every snapshot reads (the parallel
-	// tests start once the sequential ones, this one included, have ended).
-	saved := git.StaleLockAge
-	git.StaleLockAge = 300 * time.Millisecond
-	defer func() { git.StaleLockAge = saved }()
-
+	t.Parallel()
 	ctx := context.Background()
 	f := newFixture(t, 0)
+	f.store.Repo.StaleLockAge = 300 * time.Millisecond // this repository's alone
 	wt := f.worktree("n")
 	write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
 	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}

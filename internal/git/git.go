@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
 
 // ZeroID stands for "no object" in a RefUpdate: as Old, the ref must not exist; as New,
@@ -202,7 +203,19 @@ type Repository struct {
 	TopLevel string
 	// ObjectFormat is "sha1" or "sha256" (extensions.objectFormat).
 	ObjectFormat string
+	// StaleLockAge is how old a ref lock must be to be taken for a killed git's
+	// (0: DefaultStaleLockAge). A test sets it on its own repository, not for the
+	// whole process.
+	StaleLockAge time.Duration
 	objects      objectStore
+}
+
+// LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
+func (r *Repository) LockAge() time.Duration {
+	if r.StaleLockAge > 0 {
+		return r.StaleLockAge
+	}
+	return DefaultStaleLockAge
 }
 
 // NullID is the all-zero object id of the repository's object format.

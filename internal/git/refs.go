@@ -63,7 +63,7 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	_, err := r.gitInput(ctx, in.Bytes(), args...)
 	if err != nil {
 		var ge *Error
-		if errors.As(err, &ge) && clearStaleLock(ge.Stderr, r.CommonDir) {
+		if errors.As(err, &ge) && clearStaleLock(ge.Stderr, r.CommonDir, r.LockAge()) {
 			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
 		}
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists") {
@@ -77,14 +77,14 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	return nil
 }
 
-// StaleLockAge is how old a ref lock of git-atlas's own namespaces must be before it
-// is taken for the leftover of a killed git (a transaction holds its locks for
-// milliseconds). git never removes such a lock itself, and every later write of that
-// run would fail until someone did.
-var StaleLockAge = 10 * time.Second
+// DefaultStaleLockAge is how old a ref lock of git-atlas's own namespaces must be
+// before it is taken for the leftover of a killed git (a transaction holds its locks
+// for milliseconds). git never removes such a lock itself, and every later write of
+// that run would fail until someone did. Repository.StaleLockAge overrides it.
+const DefaultStaleLockAge = 10 * time.Second
 
 // clearStaleLock removes the lock file named in update-ref's "Unable to create
-// '<lock>': File exists" when it is older than StaleLockAge and belongs to refs/atlas/,
+// '<lock>': File exists" when it is older than age and belongs to refs/atlas/,
 // an atlas/ branch, or is the repository's packed-refs.lock (commonDir's), and says
 // whether it did (the caller retries).
 //
@@ -96,7 +96,7 @@ var StaleLockAge = 10 * time.Second
 // core.packedRefsTimeout (1 s by default): one ten times older is a dead git's. Its
 // removal loses nothing: git writes the new packed-refs into the lock and renames it,
 // so a lock left behind is a rewrite that never happened, and packed-refs is intact.
-func clearStaleLock(stderr, commonDir string) bool {
+func clearStaleLock(stderr, commonDir string, age time.Duration) bool {
 	const pre, post = "Unable to create '", "': File exists"
 	i := strings.Index(stderr, pre)
 	if i < 0 {
@@ -112,7 +112,7 @@ func clearStaleLock(stderr, commonDir string) bool {
 		return false
 	}
 	st, err := os.Stat(lock)
-	if err != nil || time.Since(st.ModTime()) < StaleLockAge {
+	if err != nil || time.Since(st.ModTime()) < age {
 		return false
 	}
 	return os.Remove(lock) == nil

@@ -37,10 +37,10 @@ func TestClearStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	msg := "fatal: cannot lock ref 'refs/atlas/runs/r': Unable to create '" + lock + "': File exists.\n"
-	if clearStaleLock(msg, dir) {
+	if clearStaleLock(msg, dir, DefaultStaleLockAge) {
 		t.Fatal("a fresh lock was taken for stale")
 	}
-	old := time.Now().Add(-2 * StaleLockAge)
+	old := time.Now().Add(-2 * DefaultStaleLockAge)
 	if err := os.Chtimes(lock, old, old); err != nil {
 		t.Fatal(err)
 	}
@@ -52,10 +52,10 @@ func TestClearStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	_ = os.Chtimes(other, old, old)
-	if clearStaleLock("Unable to create '"+other+"': File exists.", dir) {
+	if clearStaleLock("Unable to create '"+other+"': File exists.", dir, DefaultStaleLockAge) {
 		t.Fatal("a lock outside git-atlas's namespaces was removed")
 	}
-	if !clearStaleLock(msg, dir) {
+	if !clearStaleLock(msg, dir, DefaultStaleLockAge) {
 		t.Fatal("a stale lock was not removed")
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
@@ -70,14 +70,14 @@ func TestClearStaleLock(t *testing.T) {
 		t.Fatal(err)
 	}
 	pmsg := "fatal: prepare: Unable to create '" + dir + "/./packed-refs.lock': File exists.\n"
-	if clearStaleLock(pmsg, dir) {
+	if clearStaleLock(pmsg, dir, DefaultStaleLockAge) {
 		t.Fatal("a fresh packed-refs.lock was taken for stale")
 	}
 	_ = os.Chtimes(packed, old, old)
-	if clearStaleLock(pmsg, dir+"/refs") {
+	if clearStaleLock(pmsg, dir+"/refs", DefaultStaleLockAge) {
 		t.Fatal("a packed-refs.lock outside the common dir was removed")
 	}
-	if !clearStaleLock(pmsg, dir) {
+	if !clearStaleLock(pmsg, dir, DefaultStaleLockAge) {
 		t.Fatal("a stale packed-refs.lock was not removed")
 	}
 	if _, err := os.Stat(packed); !os.IsNotExist(err) {
