@@ -23,6 +23,10 @@ import (
 //	say <line>               what the hook prints on stderr (the interrupted runs)
 //	ask                      (instead of say) the hook must ask git-atlas
 //	end
+//	wt <ref> <path>          a managed worktree and the branch its HEAD must be on
+//	wt - <path>              ... or one marked untrusted already (nothing to record)
+//	wtend                    (only when there are wt lines: a checkout in the main
+//	                         worktree stops reading at end)
 //
 // It is derived data, written with git.Repository.WriteHint, whose stamp makes any
 // later change to the ledger refs or the config visible to the hook as a file newer
@@ -82,6 +86,35 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 		}
 	}
 	b.WriteString("end\n")
+	var wt bytes.Buffer
+	open := map[string]bool{}
+	for _, e := range entries {
+		if e.Run != nil && !gitstate.RunTerminal(e.Run.State.Status) {
+			open[e.ID] = true
+		}
+	}
+	managed, err := worktrees.ManagedIn(ctx, store, root, func(run string) bool { return open[run] })
+	if err != nil {
+		return nil, nil, err
+	}
+	for _, m := range managed {
+		ref := m.Branch
+		if ref == "" {
+			ref = "-"
+		}
+		for _, p := range uniq(m.Path, git.RealPath(m.Path)) {
+			// The script compares the rest of the line with its $PWD, as read(1)
+			// splits it: a path it would not read back whole is left out, and a
+			// checkout there asks git-atlas.
+			if oneLine(p) && strings.TrimSpace(p) == p {
+				fmt.Fprintf(&wt, "wt %s %s\n", ref, p)
+			}
+		}
+	}
+	if wt.Len() > 0 {
+		b.Write(wt.Bytes())
+		b.WriteString("wtend\n")
+	}
 	return b.Bytes(), cands, nil
 }
 

@@ -437,3 +437,96 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 		t.Fatalf("post-checkout past the idle budget found %+v, want run idle", res.Interrupted)
 	}
 }
+
+// A managed worktree the hint lists is answered alone while a checkout leaves its
+// HEAD on the node's branch (nothing to say there, not even about interrupted runs),
+// or when it is marked untrusted already; a checkout that moves HEAD off the branch,
+// a worktree recorded away from <root>/<run>/<node>, a finished run's worktree and a
+// cut-short list all ask git-atlas, which records what it must.
+func TestHintManagedWorktreeAnswered(t *testing.T) {
+	h := newHookRepo(t)
+	root := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees")
+	wt := filepath.Join(root, "r1", "a")
+	branch := "atlas/r1/node/a"
+	h.git("worktree", "add", "-q", "-b", branch, wt)
+	h.git("worktree", "lock", "--reason", "git-atlas run r1 node a", wt)
+	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	setRec := func(id string, rec *gitstate.WorktreeRec) {
+		t.Helper()
+		_, err := h.store.Update(context.Background(), id, func(r *gitstate.Run) (*gitstate.Change, error) {
+			r.State.Worktrees = nil
+			if rec != nil {
+				r.State.Worktrees = []gitstate.WorktreeRec{*rec}
+			}
+			return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	rec := gitstate.WorktreeRec{Node: "a", Path: wt, Branch: branch}
+	setRec("r1", &rec)
+	checkout := func(args ...string) (bool, string) {
+		t.Helper()
+		before, _ := os.ReadFile(h.log)
+		c := exec.Command("git", append([]string{"checkout", "-q"}, args...)...)
+		c.Dir = wt
+		out, err := c.CombinedOutput()
+		if err != nil {
+			t.Fatalf("git checkout %v: %v\n%s", args, err, out)
+		}
+		after, _ := os.ReadFile(h.log)
+		return len(after) > len(before), string(out)
+	}
+	if asked, out := checkout(branch); asked || out != "" {
+		t.Fatalf("on its branch: asked git-atlas = %v, printed %q; want neither", asked, out)
+	}
+	if out := h.mustAnswerAlone("the main worktree"); out != fmt.Sprintf(interruptedLine, "r1") {
+		t.Fatalf("the main worktree: printed %q", out)
+	}
+	if asked, _ := checkout("--detach"); !asked {
+		t.Fatal("HEAD left its branch: answered alone (the worktree_untrusted event is git-atlas's to write)")
+	}
+
+	rec.Untrusted = true
+	setRec("r1", &rec)
+	if asked, out := checkout("--detach"); asked || out != "" {
+		t.Fatalf("marked untrusted already: asked git-atlas = %v, printed %q; want neither", asked, out)
+	}
+
+	// Cut short in the list of worktrees: not to be trusted.
+	hint := h.store.Repo.HintPath()
+	good, err := os.ReadFile(hint)
+	if err != nil || !strings.HasSuffix(string(good), "wtend\n") {
+		t.Fatalf("hint %q, %v: want a list of worktrees", good, err)
+	}
+	fi, _ := os.Stat(hint)
+	h.write(hint, strings.TrimSuffix(string(good), "wtend\n"), 0o644)
+	if err := os.Chtimes(hint, fi.ModTime(), fi.ModTime()); err != nil {
+		t.Fatal(err)
+	}
+	if asked, _ := checkout("--detach"); !asked {
+		t.Fatal("a list of worktrees without wtend: answered alone")
+	}
+	h.refresh()
+
+	// A record of another node at that path (not where git-atlas puts its
+	// worktrees): Owner reads every run for it, the script does not decide.
+	setRec("r1", &gitstate.WorktreeRec{Node: "b", Path: wt, Branch: "atlas/r1/node/b"})
+	if asked, _ := checkout("--detach"); !asked {
+		t.Fatal("a worktree recorded away from <root>/<run>/<node>: answered alone")
+	}
+	setRec("r1", &rec)
+	if asked, _ := checkout("--detach"); asked {
+		t.Fatal("the record back in place: asked git-atlas")
+	}
+
+	// A finished run's worktree is not listed.
+	h.setStatus("r1", gitstate.RunCompleted)
+	if asked, _ := checkout("--detach"); !asked {
+		t.Fatal("a finished run's worktree: answered alone")
+	}
+	if data, _ := os.ReadFile(hint); strings.Contains(string(data), "\nwt ") {
+		t.Fatalf("hint %q lists a finished run's worktree", data)
+	}
+}

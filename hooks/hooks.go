@@ -32,9 +32,11 @@ const marker = "# git-atlas post-checkout hook"
 // Most checkouts need no git-atlas process at all: the hint (hint.go) answers when it
 // is newer than every file git.Repository.HintWatch names (the same list as here), no
 // live run's lease has ended since it was written, and the checkout is not in a
-// linked worktree under the managed worktrees' root (nor a locked one, nor one with
-// config from the environment); it uses shell built-ins only (and date, when a run is
-// live). Otherwise it calls git-atlas directly when it is on PATH (git puts its
+// linked worktree with config from the environment. In a managed worktree (a linked
+// one under the managed worktrees' root, or a locked one) it answers only for a
+// worktree the hint lists: nothing to say while HEAD is on the node's branch (or the
+// worktree is marked untrusted already); anything else is git-atlas's to record. It
+// uses shell built-ins only (and date, when a run is live). Otherwise it calls git-atlas directly when it is on PATH (git puts its
 // exec-path there for hooks), saving the fork of a ` + "`git`" + ` that would only start it.
 const Script = `#!/bin/sh
 ` + marker + ` (` + "`git atlas hooks uninstall`" + ` restores what was here).
@@ -54,12 +56,12 @@ atlas_hint() {
 		fi
 	fi
 	case $gd in /*) ;; *) gd=$PWD/$gd ;; esac
-	common=$gd linked=
+	common=$gd linked= managed=
 	if [ -f "$gd/commondir" ]; then
 		read -r c <"$gd/commondir" || return 1
 		case $c in /*) common=$c ;; *) common=$gd/$c ;; esac
 		linked=1
-		[ -e "$gd/locked" ] && return 1
+		[ -e "$gd/locked" ] && managed=1
 		case ${GIT_CONFIG_PARAMETERS:-}${GIT_CONFIG_COUNT:-}${GIT_CONFIG_GLOBAL:-}${GIT_CONFIG_SYSTEM:-} in ?*) return 1 ;; esac
 		cd -P . || return 1
 	fi
@@ -68,21 +70,30 @@ atlas_hint() {
 	for f in "$common/refs/atlas/runs" "$common/refs/atlas" "$common/packed-refs" "$common/config" "$HOME/.gitconfig" "${XDG_CONFIG_HOME:-$HOME/.config}/git/config"; do
 		[ "$f" -nt "$h" ] && return 1
 	done
-	expires= say= ok=
+	expires= say= ok= wt= wtok=
 	{
 		read -r line && [ "$line" = "git-atlas hint 1" ] || return 1
 		while read -r k v; do
 			case $k in
 			expires) expires=$v ;;
-			root) [ -z "$linked" ] || case $PWD/ in "$v"/*) return 1 ;; esac ;;
+			root) [ -z "$linked" ] || case $PWD/ in "$v"/*) managed=1 ;; esac ;;
 			say) say="$say$v
 " ;;
-			end) ok=1 ;;
+			end) ok=1; [ -n "$linked" ] || break ;;
+			wt) [ -n "$ok" ] || return 1; [ "${v#* }" = "$PWD" ] && wt=${v%% *} ;;
+			wtend) [ -n "$ok" ] || return 1; wtok=1; break ;;
 			*) return 1 ;;
 			esac
 		done
 	} <"$h"
 	[ -n "$ok" ] && [ -n "$expires" ] || return 1
+	if [ -n "$managed" ]; then
+		[ -n "$wt" ] && [ -n "$wtok" ] || return 1
+		[ "$wt" = - ] && return 0
+		read -r head <"$gd/HEAD" || return 1
+		[ "$head" = "ref: $wt" ]
+		return
+	fi
 	if [ "$expires" != 0 ]; then
 		now=$(date +%s) || return 1
 		[ "$now" -lt "$expires" ] 2>/dev/null || return 1

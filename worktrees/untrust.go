@@ -3,6 +3,9 @@ package worktrees
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -27,7 +30,7 @@ func Owner(ctx context.Context, store *gitstate.Store, path string) (string, *gi
 	if !within(path, root) {
 		return "", nil, nil
 	}
-	if rel, err := filepath.Rel(root, canon(path)); err == nil {
+	if rel, err := filepath.Rel(canon(root), canon(path)); err == nil {
 		if parts := strings.Split(rel, string(filepath.Separator)); len(parts) == 2 {
 			if r, err := store.Load(ctx, parts[0]); err == nil {
 				if rec := r.State.Worktree(parts[1]); rec != nil && samePath(rec.Path, path) {
@@ -51,6 +54,52 @@ func Owner(ctx context.Context, store *gitstate.Store, path string) (string, *gi
 		}
 	}
 	return "", nil, nil
+}
+
+// Managed is a managed worktree as the post-checkout hook judges a checkout in it:
+// Branch is the full ref its HEAD must stay on, or "" when its record is marked
+// untrusted already (a checkout there records nothing more).
+type Managed struct {
+	Path, Branch string
+}
+
+// ManagedIn lists the managed worktrees at their usual place, <root>/<run>/<node>,
+// of the runs open accepts, each with the record Owner attributes a checkout there to
+// (its first, one-run lookup, which no other run's record can change). Only the run
+// directories that exist under root are looked at, and only their runs read in full.
+// What MarkIfOffBranch does after a checkout in one of them is then a comparison of
+// its HEAD with Branch; a worktree recorded anywhere else is not listed.
+func ManagedIn(ctx context.Context, store *gitstate.Store, root string, open func(run string) bool) ([]Managed, error) {
+	dirs, err := os.ReadDir(root)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var out []Managed
+	for _, d := range dirs {
+		if !d.IsDir() || !open(d.Name()) {
+			continue
+		}
+		r, err := store.Load(ctx, d.Name())
+		if err != nil {
+			continue // Owner cannot read it either: not listed, the hook asks
+		}
+		for i := range r.State.Worktrees {
+			rec := &r.State.Worktrees[i]
+			if rec != r.State.Worktree(rec.Node) || rec.Path == "" || !samePath(rec.Path, filepath.Join(root, d.Name(), rec.Node)) {
+				continue
+			}
+			switch {
+			case rec.Untrusted:
+				out = append(out, Managed{Path: rec.Path})
+			case rec.Branch != "":
+				out = append(out, Managed{Path: rec.Path, Branch: branchRef(rec.Branch)})
+			}
+		}
+	}
+	return out, nil
 }
 
 // MarkIfOffBranch records that the managed worktree of rec is no longer trusted when
