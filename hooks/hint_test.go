@@ -511,11 +511,16 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	h.refresh()
 
 	// A record of another node at that path (not where git-atlas puts its
-	// worktrees): Owner reads every run for it, the script does not decide.
-	setRec("r1", &gitstate.WorktreeRec{Node: "b", Path: wt, Branch: "atlas/r1/node/b"})
-	if asked, _ := checkout("--detach"); !asked {
+	// worktrees): Owner's one-run lookup misses, and it takes the first record of
+	// that path in any run, here r0's, whose branch HEAD is not on. The script must
+	// not judge by r1's record.
+	h.run(h.store, "r0", gitstate.RunRunning, time.Time{})
+	setRec("r0", &gitstate.WorktreeRec{Node: "z", Path: wt, Branch: "atlas/r0/node/z"})
+	setRec("r1", &gitstate.WorktreeRec{Node: "b", Path: wt, Branch: branch})
+	if asked, _ := checkout(branch); !asked {
 		t.Fatal("a worktree recorded away from <root>/<run>/<node>: answered alone")
 	}
+	setRec("r0", nil)
 	setRec("r1", &rec)
 	if asked, _ := checkout("--detach"); asked {
 		t.Fatal("the record back in place: asked git-atlas")
