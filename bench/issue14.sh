@@ -14,7 +14,7 @@
 #            one cat-file --batch of every tip's state.json; peak RSS of each
 #   hook     git checkout (toggling branches) without the hook and with it: HOOK_RUNS
 #            runs all finished (the common case), then with every tenth interrupted, and
-#            in a managed worktree; FILES files
+#            in managed worktrees (one on its branch, one marked untrusted); FILES files
 #   remove   worktree remove of a dirty worktree (REMOVE_FILES files, REMOVE_CHANGED of
 #            them changed: snapshot, verify, remove) against a temporary index + add -A +
 #            write-tree, then git worktree remove --force of a plain worktree of the same
@@ -116,11 +116,12 @@ if want hook; then
   done)
   mkdir -p "$h/.git/hooks"
   on="git-atlas -C $h hooks install" off="git-atlas -C $h hooks uninstall"
-  hookrow() { # NAME DIR
-    local pre=(-pre "no hook=$off" -pre "hook=$on") cmds=("no hook=env PATH=$PATH git -C $2 checkout -q -" "hook=env PATH=$PATH git -C $2 checkout -q -")
+  hookrow() { # NAME DIR [WHAT TO CHECK OUT, default -]
+    local to=${3:--}
+    local pre=(-pre "no hook=$off" -pre "hook=$on") cmds=("no hook=env PATH=$PATH git -C $2 checkout -q $to" "hook=env PATH=$PATH git -C $2 checkout -q $to")
     if base; then
       pre+=(-pre "base=$tmp/base/git-atlas -C $h hooks install")
-      cmds+=("base=env PATH=$tmp/base:$PATH git -C $2 checkout -q -")
+      cmds+=("base=env PATH=$tmp/base:$PATH git -C $2 checkout -q $to")
     fi
     rounds "${pre[@]}" "${cmds[@]}"
   }
@@ -132,8 +133,11 @@ if want hook; then
   git -C "$h" atlas finish r10 --status completed >/dev/null
   git -C "$h" update-ref refs/atlas/runs/r10 refs/atlas/runs/r10~1
   wt=$(git -C "$h" atlas worktree add r10 a)
+  wtb=$(git -C "$h" atlas worktree add r10 b)
+  echo; echo "== git checkout of its own branch in a managed worktree (goal: <= +8 ms)"
+  hookrow managed-on-branch "$wtb" atlas/r10/node/b
   git -C "$wt" checkout -q --detach
-  echo; echo "== git checkout in a managed worktree (goal: <= +8 ms)"
+  echo; echo "== git checkout in a managed worktree marked untrusted (goal: <= +8 ms)"
   hookrow managed "$wt"
 fi
 
