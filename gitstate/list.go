@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -285,15 +286,30 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 
 // entriesOf is the listing a complete cache holds, sorted by id; false when a line does
 // not decode (then the refs are listed).
+// The lines are decoded in one chunk per core: at a thousand runs that was most of
+// `resume --brief`'s own time.
 func entriesOf(cache map[string]cachedSummary, order []string) ([]Entry, bool) {
-	entries := make([]Entry, 0, len(order))
-	for _, id := range order {
-		c := cache[id]
-		r := fromLine(id, c.tip, c.line)
-		if r == nil {
-			return nil, false
-		}
-		entries = append(entries, Entry{ID: id, Run: r})
+	entries := make([]Entry, len(order))
+	var bad atomic.Bool
+	chunks := min(runtime.GOMAXPROCS(0), (len(order)+255)/256)
+	var wg sync.WaitGroup
+	for c := range chunks {
+		wg.Go(func() {
+			for k := c * len(order) / chunks; k < (c+1)*len(order)/chunks && !bad.Load(); k++ {
+				id := order[k]
+				line := cache[id]
+				r := fromLine(id, line.tip, line.line)
+				if r == nil {
+					bad.Store(true)
+					return
+				}
+				entries[k] = Entry{ID: id, Run: r}
+			}
+		})
+	}
+	wg.Wait()
+	if bad.Load() {
+		return nil, false
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
 	return entries, true

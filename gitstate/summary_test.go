@@ -3,6 +3,7 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -467,5 +468,35 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 	_ = os.Chtimes(runs, fi.ModTime(), fi.ModTime())
 	if got := listRuns(t, s); len(got) != 1 {
 		t.Fatalf("%d runs: the refs were listed, not the dated cache", len(got))
+	}
+}
+
+// A complete cache's lines are decoded in chunks, one per core: the listing is the
+// same as decoding them one by one, in id order, and one bad line anywhere (here in
+// the last chunk) refuses the whole cache, as it did read serially.
+func TestEntriesOfChunks(t *testing.T) {
+	const n = 1000
+	cache := map[string]cachedSummary{}
+	var order []string
+	for i := range n {
+		id := fmt.Sprintf("r%04d", (i*7919)%n) // not in id order
+		line := strings.ReplaceAll(canonicalSeeds[0], `"run_id":"a"`, `"run_id":"`+id+`"`)
+		cache[id] = cachedSummary{tip: fmt.Sprintf("%040d", i), line: []byte(line)}
+		order = append(order, id)
+	}
+	entries, ok := entriesOf(cache, order)
+	if !ok || len(entries) != n {
+		t.Fatalf("entriesOf: %d entries, %v", len(entries), ok)
+	}
+	for i, e := range entries {
+		want := fromLine(e.ID, cache[e.ID].tip, cache[e.ID].line)
+		if e.ID != fmt.Sprintf("r%04d", i) || e.Run == nil || !reflect.DeepEqual(e.Run, want) {
+			t.Fatalf("entry %d: %s %+v, want %+v", i, e.ID, e.Run, want)
+		}
+	}
+	last := order[n-1]
+	cache[last] = cachedSummary{tip: cache[last].tip, line: []byte(`{"run":`)}
+	if entries, ok := entriesOf(cache, order); ok || entries != nil {
+		t.Fatalf("a bad last line: %d entries, %v; want the cache refused", len(entries), ok)
 	}
 }
