@@ -39,7 +39,11 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir -p "$tmp/bin" "$tmp/home" "$tmp/base"
-go build -C "$root" -o "$tmp/bin/git-atlas" ./cmd/git-atlas
+# As the README installs it (CGO_ENABLED=0: a static binary, no dynamic loader at
+# start-up); the startup row also times the default build, which links libc for
+# os/user (kong) and net (the MCP SDK).
+CGO_ENABLED=0 go build -C "$root" -o "$tmp/bin/git-atlas" ./cmd/git-atlas
+go build -C "$root" -o "$tmp/git-atlas-cgo" ./cmd/git-atlas
 go build -C "$root" -o "$tmp/bin/listfixture" ./bench/listfixture
 go build -C "$root" -o "$tmp/rounds" ./bench/rounds
 if [ -n "${BASE:-}" ]; then cp "$BASE" "$tmp/base/git-atlas"; fi
@@ -66,7 +70,7 @@ if want startup; then
   echo; echo "== git-atlas --version against a Go binary that prints one line (goal <= 2x)"
   B=(); base && B=(base="$tmp/base/git-atlas --version")
   rounds hello="$tmp/hello" git-atlas="$tmp/bin/git-atlas --version" \
-    "${B[@]}"
+    cgo="$tmp/git-atlas-cgo --version" "${B[@]}"
 fi
 
 r0=$tmp/runs0 rn=$tmp/runs$RUNS
