@@ -37,7 +37,7 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fast ledgerSummary
-	if !fast.parseCanonical(line) {
+	if !fast.parseCanonical(string(line)) {
 		t.Fatalf("the fast parser refused %s", line)
 	}
 	docs, err := decodeSummary("r", full.Tip, git.Blob{Data: mustMarshal(t, &full.Header)}, git.Blob{Data: mustMarshal(t, &full.State)})
