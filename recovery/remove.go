@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 )
 
 // Risk says what removing a worktree would lose.
@@ -29,7 +30,9 @@ type Risk struct {
 func (r Risk) Any() bool { return !r.Missing && (r.Dirty || r.Ignored || r.Unreachable) }
 
 // Assess finds what removing the worktree at path would lose. It reads only: status
-// without optional locks, ls-files, for-each-ref.
+// without optional locks, ls-files, for-each-ref. Its three questions (changes, ignored
+// files, an unreachable HEAD) are independent and asked at once; the first error in
+// that order is the one reported.
 func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error) {
 	var r Risk
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
@@ -38,45 +41,56 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 		return r, nil
 	}
 	wt := repo.Worktree(path)
-	dirty, err := wt.Dirty(ctx)
-	if err != nil {
-		return r, fmt.Errorf("assess %s: %w", path, err)
-	}
-	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-		if wt.PseudoRef(ctx, name) != "" {
-			dirty = true
+	errs := par.Each(3, 3, func(i int) error {
+		switch i {
+		case 0:
+			dirty, err := wt.Dirty(ctx)
+			if err != nil {
+				return err
+			}
+			for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+				if wt.PseudoRef(ctx, name) != "" {
+					dirty = true
+				}
+			}
+			if !dirty {
+				// status skips files marked assume-unchanged, and skip-worktree files
+				// that are on disk; their edits would be lost unseen.
+				if dirty, err = wt.HidesChanges(ctx); err != nil {
+					return err
+				}
+			}
+			r.Dirty = dirty
+		case 1:
+			var err error
+			r.Ignored, err = wt.HasIgnored(ctx)
+			return err
+		case 2:
+			head, err := wt.ResolveHead(ctx)
+			if err != nil || head == "" {
+				return err
+			}
+			refs, err := repo.RefsContaining(ctx, head, 1)
+			if err != nil {
+				return err
+			}
+			r.Unreachable = len(refs) == 0
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			return Risk{}, fmt.Errorf("assess %s: %w", path, err)
 		}
 	}
-	if !dirty {
-		// status skips files marked assume-unchanged, and skip-worktree files that are
-		// on disk; their edits would be lost unseen.
-		if dirty, err = wt.HidesChanges(ctx); err != nil {
-			return r, fmt.Errorf("assess %s: %w", path, err)
-		}
-	}
-	if dirty {
-		r.Dirty = true
+	if r.Dirty {
 		r.Reasons = append(r.Reasons, "dirty")
-	}
-	if r.Ignored, err = wt.HasIgnored(ctx); err != nil {
-		return r, fmt.Errorf("assess %s: %w", path, err)
 	}
 	if r.Ignored {
 		r.Reasons = append(r.Reasons, "ignored files")
 	}
-	head, err := wt.ResolveHead(ctx)
-	if err != nil {
-		return r, fmt.Errorf("assess %s: %w", path, err)
-	}
-	if head != "" {
-		refs, err := repo.RefsContaining(ctx, head, 1)
-		if err != nil {
-			return r, fmt.Errorf("assess %s: %w", path, err)
-		}
-		if len(refs) == 0 {
-			r.Unreachable = true
-			r.Reasons = append(r.Reasons, "HEAD reached by no ref")
-		}
+	if r.Unreachable {
+		r.Reasons = append(r.Reasons, "HEAD reached by no ref")
 	}
 	return r, nil
 }

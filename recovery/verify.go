@@ -84,11 +84,27 @@ type fileCheck struct {
 // directory matching each entry to the tree (fileCheckOf decides what each file
 // needs), find what the tree holds and the walk never saw, then hash the files and
 // compare.
+//
+// The object store's answer (git cat-file) and the files' hashes are independent:
+// both run at once, and a missing object is reported before any difference, as if
+// they had run in turn.
 func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
-	t, err := v.readBack(ctx, tree)
+	t, blobs, err := v.readTree(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
+	missing := make(chan error, 1)
+	go func() { missing <- v.haveBlobs(ctx, tree, blobs) }()
+	embedded, err := v.compareDir(ctx, t)
+	if merr := <-missing; merr != nil {
+		return nil, merr
+	}
+	return embedded, err
+}
+
+// compareDir walks the directory against the tree read back, then hashes the files
+// and compares.
+func (v *verifier) compareDir(ctx context.Context, t *treeIndex) ([]string, error) {
 	w, err := v.walk(t, v.rules(ctx))
 	if err != nil {
 		return nil, err
@@ -112,11 +128,11 @@ type treeIndex struct {
 	paths  []string // sorted
 }
 
-// readBack lists tree and makes sure every blob it names is in the object store.
-func (v *verifier) readBack(ctx context.Context, tree string) (*treeIndex, error) {
+// readTree lists tree, and the distinct blobs it names.
+func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []string, error) {
 	items, err := v.repo.LsTree(ctx, tree)
 	if err != nil {
-		return nil, fmt.Errorf("read back tree %s: %w", tree, err)
+		return nil, nil, fmt.Errorf("read back tree %s: %w", tree, err)
 	}
 	t := &treeIndex{items: items, byPath: make(map[string]git.TreeItem, len(items)), paths: make([]string, 0, len(items))}
 	var blobs []string
@@ -128,14 +144,19 @@ func (v *verifier) readBack(ctx context.Context, tree string) (*treeIndex, error
 		}
 	}
 	sort.Strings(t.paths)
-	missing, err := v.repo.MissingObjects(ctx, unique(blobs))
+	return t, unique(blobs), nil
+}
+
+// haveBlobs makes sure every one of blobs (named by tree) is in the object store.
+func (v *verifier) haveBlobs(ctx context.Context, tree string, blobs []string) error {
+	missing, err := v.repo.MissingObjects(ctx, blobs)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(missing) > 0 {
-		return nil, fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
+		return fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
 	}
-	return t, nil
+	return nil
 }
 
 // hasUnder reports whether the tree holds anything under dir.
