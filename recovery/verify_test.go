@@ -54,6 +54,30 @@ func TestVerifierCatchesEveryDifference(t *testing.T) {
 			t.Fatalf("want the restore's own error, got %v", err)
 		}
 	})
+	// A tree whose blob is not in the object store is no snapshot: reported as such
+	// (not as a changing worktree), even when a file changed as well.
+	t.Run("a blob missing from the object store", func(t *testing.T) {
+		v, tree := verifiedDir(t)
+		out, err := exec.Command("git", "-C", v.root, "rev-parse", tree+":b.txt").Output()
+		if err != nil {
+			t.Fatal(err)
+		}
+		id := strings.TrimSpace(string(out))
+		if err := os.Remove(filepath.Join(v.root, ".git", "objects", id[:2], id[2:])); err != nil {
+			t.Fatal(err)
+		}
+		for _, alsoChanged := range []bool{false, true} {
+			if alsoChanged {
+				if err := os.WriteFile(filepath.Join(v.root, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := v.check(context.Background(), tree)
+			if err == nil || errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "missing objects") {
+				t.Fatalf("a file changed too = %v: want the missing object reported, got %v", alsoChanged, err)
+			}
+		}
+	})
 	t.Run("ignored files are allowed", func(t *testing.T) {
 		v, tree := verifiedDir(t)
 		if err := os.WriteFile(filepath.Join(v.root, "x.log"), nil, 0o644); err != nil {
