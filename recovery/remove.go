@@ -50,10 +50,10 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 			if err != nil {
 				return err
 			}
-			for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-				if wt.PseudoRef(ctx, name) != "" {
-					dirty = true
-				}
+			if pending, err := wt.PseudoRefs(ctx, pendingRefs...); err != nil {
+				return err
+			} else if len(pending) > 0 {
+				dirty = true // a merge, cherry-pick or revert in progress
 			}
 			if !dirty {
 				// status skips files marked assume-unchanged, and skip-worktree files

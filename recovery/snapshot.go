@@ -350,6 +350,10 @@ var errFastPath = errors.New("stage the worktree into a temporary index")
 // Either way the read-back compares the tree with the bytes on disk, so a conversion
 // the fast way missed (an untracked .gitattributes) fails the check, and the retry
 // goes the raw way.
+// pendingRefs are the pseudo refs of an operation in progress that a snapshot keeps
+// (Manifest.Pending) and restore puts back.
+var pendingRefs = []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+
 func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool) (*captured, error) {
 	head, err := wt.ResolveHead(ctx)
 	if err != nil {
@@ -358,13 +362,12 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	_, branch, _ := wt.Head(ctx)
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: head, Branch: branch, Baseline: t.Baseline}
-	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-		if id := wt.PseudoRef(ctx, name); id != "" {
-			if m.Pending == nil {
-				m.Pending = map[string]string{}
-			}
-			m.Pending[name] = id
-		}
+	pending, err := wt.PseudoRefs(ctx, pendingRefs...)
+	if err != nil {
+		return nil, err
+	}
+	if len(pending) > 0 {
+		m.Pending = pending
 	}
 
 	// The worktree's index, copied once: every later step works on copies of it.

@@ -486,13 +486,31 @@ func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
 	return strings.TrimSpace(string(out)), nil
 }
 
-// PseudoRef reads a per-worktree pseudo ref such as MERGE_HEAD ("" when absent).
-func (w *Worktree) PseudoRef(ctx context.Context, name string) string {
-	out, err := w.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", name)
-	if err != nil {
-		return ""
+// PseudoRefs resolves several per-worktree pseudo refs (MERGE_HEAD, ...) with one git
+// process: each name's object id as PseudoRef gives it, absent names left out.
+func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]string, error) {
+	var in bytes.Buffer
+	for _, n := range names {
+		if n == "" || strings.ContainsAny(n, " \t\n") {
+			return nil, fmt.Errorf("pseudo ref %q: not a ref name", n)
+		}
+		in.WriteString(n + "\n")
 	}
-	return strings.TrimSpace(string(out))
+	out, err := w.git(ctx, nil, in.Bytes(), "cat-file", "--batch-check=%(objectname)")
+	if err != nil {
+		return nil, err
+	}
+	lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+	if len(lines) != len(names) {
+		return nil, fmt.Errorf("cat-file answered %d lines for %d pseudo refs", len(lines), len(names))
+	}
+	found := map[string]string{}
+	for i, line := range lines {
+		if isObjectID(line) { // else "<name> missing" (or ambiguous): absent
+			found[names[i]] = line
+		}
+	}
+	return found, nil
 }
 
 // SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.

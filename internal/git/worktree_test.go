@@ -129,3 +129,33 @@ func samePathT(a, b string) bool {
 	rb, _ := filepath.EvalSymlinks(b)
 	return ra == rb
 }
+
+// PseudoRefs reads each worktree's own pseudo refs, in one process: present names
+// with their object ids, absent ones left out, a linked worktree's apart from the main
+// worktree's; a name that is not one is refused before git runs.
+func TestPseudoRefs(t *testing.T) {
+	for _, kind := range kinds {
+		t.Run(kind.name, func(t *testing.T) {
+			r, g := testRepo(t, kind)
+			ctx := context.Background()
+			head := g("", "rev-parse", "HEAD")
+			linked := filepath.Join(t.TempDir(), "linked")
+			if err := r.AddWorktree(ctx, linked, head, "test", nil); err != nil {
+				t.Fatal(err)
+			}
+			g("", "update-ref", "--no-deref", "MERGE_HEAD", head)
+			names := []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+			got, err := r.Worktree(r.TopLevel).PseudoRefs(ctx, names...)
+			if err != nil || len(got) != 1 || got["MERGE_HEAD"] != head {
+				t.Fatalf("main worktree: %v, %v; want MERGE_HEAD %s alone", got, err, head)
+			}
+			got, err = r.Worktree(linked).PseudoRefs(ctx, names...)
+			if err != nil || len(got) != 0 {
+				t.Fatalf("linked worktree: %v, %v; want none (MERGE_HEAD is the main worktree's)", got, err)
+			}
+			if _, err := r.Worktree(linked).PseudoRefs(ctx, "MERGE_HEAD\nHEAD"); err == nil {
+				t.Fatal("a name with a newline: accepted")
+			}
+		})
+	}
+}
