@@ -57,6 +57,11 @@ var corpus = []mutation{
 		// A resolution in progress: the worktree file edited, the index still unmerged.
 		write(t, filepath.Join(wt, "conflict.txt"), "half resolved\n")
 	}},
+	// An operation in progress with nothing else changed (a cherry-pick --no-commit of
+	// a change already there): only its pseudo ref says so, and it is kept.
+	{name: "pending-ref", apply: func(t testing.TB, f *fixture, wt string) {
+		run(t, wt, "update-ref", "--no-deref", "CHERRY_PICK_HEAD", "HEAD")
+	}},
 	{name: "staged", apply: func(t testing.TB, f *fixture, wt string) {
 		write(t, filepath.Join(wt, "staged.txt"), "staged change\n")
 		write(t, filepath.Join(wt, "added.txt"), "new and staged\n")
@@ -316,6 +321,9 @@ func roundTripWith(t *testing.T, f *fixture, node, wt string, opt recovery.Optio
 	}
 	if after.Head != before.Head {
 		t.Errorf("HEAD: %q, want %q", after.Head, before.Head)
+	}
+	if after.Pending != before.Pending {
+		t.Errorf("operations in progress: %q, want %q", after.Pending, before.Pending)
 	}
 	if after.Index != before.Index {
 		t.Errorf("index differs:\nwant %q\ngot  %q", trunc(before.Index), trunc(after.Index))

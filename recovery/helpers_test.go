@@ -210,6 +210,7 @@ type state struct {
 	Head    string
 	Ignored map[string]bool
 	Status  string // staged, unstaged, untracked and unmerged paths, as git reports them
+	Pending string // MERGE_HEAD, CHERRY_PICK_HEAD, REVERT_HEAD: those present, with ids
 }
 
 func fileMap(t testing.TB, root string, withTimes bool) map[string]string {
@@ -265,6 +266,11 @@ func capture(t testing.TB, wt string) state {
 	t.Helper()
 	s := state{Files: fileMap(t, wt, false), Index: run(t, wt, "ls-files", "--stage", "-z"), Ignored: map[string]bool{}}
 	s.Head, _ = runErr(wt, nil, "rev-parse", "--verify", "-q", "HEAD")
+	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
+		if id, err := runErr(wt, nil, "rev-parse", "--verify", "-q", name); err == nil {
+			s.Pending += name + " " + id
+		}
+	}
 	s.Status = run(t, wt, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all")
 	for _, p := range strings.Split(run(t, wt, "ls-files", "-z", "--others", "--ignored", "--exclude-standard"), "\x00") {
 		if p != "" {
