@@ -451,43 +451,35 @@ func TestCommandsCallOnlyOps(t *testing.T) {
 			}
 			local[n] = s
 		}
+		// pkgSel is the package (as imported here) and name that e selects, if any.
+		pkgSel := func(e ast.Expr) (pkg, name string, ok bool) {
+			sel, isSel := e.(*ast.SelectorExpr)
+			if !isSel {
+				return "", "", false
+			}
+			id, isID := sel.X.(*ast.Ident)
+			if !isID {
+				return "", "", false
+			}
+			pkg, ok = local[id.Name]
+			return pkg, sel.Sel.Name, ok
+		}
 		ast.Inspect(f, func(n ast.Node) bool {
-			sel, ok := n.(*ast.SelectorExpr)
-			if !ok {
-				return true
+			if e, ok := n.(ast.Expr); ok {
+				if p, sym, ok := pkgSel(e); ok && p == "gitstate" && sym == "Store" {
+					t.Errorf("%s: internal/cli names gitstate.Store: read and write the ledger through ops", fset.Position(e.Pos()))
+				}
 			}
-			id, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			p, ok := local[id.Name]
-			if !ok {
-				return true
-			}
-			if p == "gitstate" && sel.Sel.Name == "Store" {
-				t.Errorf("%s: internal/cli names gitstate.Store: read and write the ledger through ops", fset.Position(sel.Pos()))
-			}
-			return true
-		})
-		ast.Inspect(f, func(n ast.Node) bool {
 			call, ok := n.(*ast.CallExpr)
 			if !ok {
 				return true
 			}
-			sel, ok := call.Fun.(*ast.SelectorExpr)
-			if !ok {
-				return true
-			}
-			id, ok := sel.X.(*ast.Ident)
-			if !ok {
-				return true
-			}
-			p, ok := local[id.Name]
+			p, sym, ok := pkgSel(call.Fun)
 			if !ok || strings.HasPrefix(p, "internal/") {
 				return true // a method, a standard or outside package, or a leaf of internal/
 			}
 			calls++
-			fn := p + "." + sel.Sel.Name
+			fn := p + "." + sym
 			if !cliCallsAny[p] && !cliMayCall[fn] {
 				t.Errorf("%s (%s): internal/cli calls %s: a command's work is an operation of ops (parse → call → print)", fset.Position(call.Pos()), name, fn)
 			}
