@@ -3,12 +3,13 @@
 // operation, each with an input schema inferred from a typed Go struct (tools.go) and
 // an output schema of the document the command prints with --json.
 //
-// Until the operations layer (package ops) exists, tools go through the command
-// line's in-process entry point, cli.Call, injected as Options.Call: each tool turns
-// its typed input into exactly the arguments of the command the CLI runs with --json,
-// so both front ends follow one set of rules and no business logic is copied here.
-// Nothing is executed in another process. When the operations exist, only Caller's
-// implementation (and the argument building in args.go) changes.
+// Tools go through the command line's in-process entry point, cli.Call, injected as
+// Options.Call: each tool turns its typed input into exactly the arguments of the
+// command the CLI runs with --json, which parses them into the request of the same
+// operation of package ops and prints its result. Both front ends thus share the
+// operations, the input rules (defaults, durations, sizes, refusals with their hints)
+// and the JSON documents; no business logic is copied here, and nothing is executed
+// in another process.
 //
 // A tool call never prompts (the headless policy, as with --json). A failed command is
 // a tool error (isError: true) whose first content is the CLI's JSON error,

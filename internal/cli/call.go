@@ -27,8 +27,10 @@ func (e *ErrorObject) Error() string { return e.Message }
 // printed on stdout (nil when it printed none; some failures print one too, such as
 // `job claim` with nothing left to claim); errObj is nil on success.
 //
-// It is the in-process entry point of front ends other than the command line (the
-// MCP server) until the operations layer exists: one set of rules for both. Call is
+// It is the in-process entry point of the MCP server: a tool call is parsed by the
+// same flags (defaults, durations, sizes, the bad-input errors with their hints) into
+// the same ops request the command line builds, and its result printed as the same
+// --json document, so neither the input rules nor the output shapes exist twice. Call is
 // safe to use from several goroutines at once: a command run this way changes no
 // process-wide state (it does not chdir, set environment variables or handle signals;
 // -C carries the directory), and each call builds its own parser, repository handle
