@@ -8,6 +8,7 @@ import (
 // TestClaimFinishedIsNotHalted: a graph whose jobs all ended says finished; one with
 // nothing to claim for another reason (no jobs yet) says halted.
 func TestClaimFinishedIsNotHalted(t *testing.T) {
+	t.Parallel()
 	h := &Header{RunID: "g", Kind: KindGraph}
 	s := &State{RunID: "g"}
 	if f := JobFrontier(h, s); f.Reason != ReasonHalted {

@@ -37,6 +37,7 @@ var futureFields = map[string][]string{
 }
 
 func TestDocumentsKeepUnknownFields(t *testing.T) {
+	t.Parallel()
 	for doc, v := range map[string]any{"run.json": &Header{}, "state.json": &State{}, "event.json": &Event{}} {
 		t.Run(doc, func(t *testing.T) {
 			src := map[string]string{"run.json": futureRun, "state.json": futureState, "event.json": futureEvent}[doc]
@@ -67,6 +68,7 @@ func TestDocumentsKeepUnknownFields(t *testing.T) {
 // A known field wins over a kept one, and a cleared field stays cleared: the kept
 // fields are only the ones this version does not know.
 func TestKnownFieldsAreNotResurrected(t *testing.T) {
+	t.Parallel()
 	var st State
 	if err := decodeDoc([]byte(futureState), &st); err != nil {
 		t.Fatal(err)
@@ -89,6 +91,7 @@ func TestKnownFieldsAreNotResurrected(t *testing.T) {
 }
 
 func TestDocumentsWithoutUnknownFieldsAreCanonical(t *testing.T) {
+	t.Parallel()
 	st := State{Schema: 1, RunID: "r", Status: RunRunning, Stages: []StageState{{Name: "a", Status: StagePending}}}
 	out, err := encodeDoc(&st)
 	if err != nil {
@@ -115,6 +118,7 @@ func TestDocumentsWithoutUnknownFieldsAreCanonical(t *testing.T) {
 // TestStoreKeepsUnknownFields goes through the store: a ledger written by a newer
 // git-atlas (same schema, more fields) gets an event appended by this one.
 func TestStoreKeepsUnknownFields(t *testing.T) {
+	t.Parallel()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			ctx := context.Background()

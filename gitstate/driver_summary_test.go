@@ -13,6 +13,7 @@ import (
 // session and when the open attempt dies of idleness, whichever way it is read: the
 // commit's summary line (fast parser or encoding/json) or the documents.
 func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
 	newRun(t, s, "r", StageDef{Name: "code", MaxRetries: 2, IdleBudget: "1m"})

@@ -14,6 +14,7 @@ import (
 // event type is its constant and its catalogue line: this test fails until both
 // exist. internal/archtest checks that no code writes an event type by a literal.
 func TestEventCatalogue(t *testing.T) {
+	t.Parallel()
 	f, err := parser.ParseFile(token.NewFileSet(), "events.go", nil, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -78,6 +79,7 @@ func TestEventCatalogue(t *testing.T) {
 // separate lists (cli's reservedEvents accepted worktree_untrusted and stage_resumed
 // by hand): every type resume owns is reserved, and so is every type git-atlas writes.
 func TestEventReservedAndOwned(t *testing.T) {
+	t.Parallel()
 	for _, ty := range []EventType{EventStageResumed, EventResumed, EventWorktreeUntrusted, EventUnionBuilt, EventImported, EventJobVerified} {
 		if !ty.Reserved() {
 			t.Errorf("%s is not reserved", ty)

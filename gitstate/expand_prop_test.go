@@ -20,6 +20,7 @@ import (
 // bounded by its gas and job cap: every claim spends gas, every receipt or verify
 // ends a claim, every add uses up the job cap.
 func TestExpansionProperties(t *testing.T) {
+	t.Parallel()
 	seeds := 300
 	if testing.Short() {
 		seeds = 60

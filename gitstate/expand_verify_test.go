@@ -11,6 +11,7 @@ import (
 // ran, no gas was spent on them), so the parent's retry can add them again; when the
 // parent fails for good, a job that needs a dropped child fails with it.
 func TestExpansionWaitsForTheParentsVerify(t *testing.T) {
+	t.Parallel()
 	newRun := func(attempts int) (*Header, *State) {
 		h := &Header{RunID: "r", Kind: KindGraph, MaxAttempts: attempts}
 		s := &State{RunID: "r", Status: RunRunning}

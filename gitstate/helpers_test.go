@@ -26,32 +26,18 @@ var repoKinds = []repoKind{
 	{name: "sha256", format: "sha256"},
 }
 
-// gitEnv pins git's identity and config for test repositories.
-func gitEnv(t testing.TB) {
-	home := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com",
-		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com",
-		"GIT_ATLAS_NO_GOGIT": "",
-	} {
-		t.Setenv(k, v)
-	}
-}
-
 // newRepo makes a repository with one commit and opens it the way kind says.
 func newRepo(t testing.TB, kind repoKind) *git.Repository {
 	t.Helper()
-	gitEnv(t)
-	dir := t.TempDir()
+	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	run(t, dir, "init", "-q", "-b", "main", "--object-format="+kind.format)
 	run(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
-	if kind.noGo {
-		t.Setenv("GIT_ATLAS_NO_GOGIT", "1")
-	}
 	repo, err := git.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if kind.noGo {
+		repo.UseGitForObjects()
 	}
 	if repo.UsesGoGit() != kind.goGit {
 		t.Fatalf("UsesGoGit = %v, want %v", repo.UsesGoGit(), kind.goGit)

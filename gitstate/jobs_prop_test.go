@@ -38,6 +38,7 @@ type model struct {
 // from any state, working on leads to a halt: no job ready and none running. 600 seeds
 // with ATLAS_LONG_TESTS set, 150 without.
 func TestJobMachineProperties(t *testing.T) {
+	t.Parallel()
 	seeds := testenv.Rounds(150, 600)
 	if testing.Short() {
 		seeds = 100

@@ -413,6 +413,7 @@ func wantReason(h *Header, s *State, reason string) error {
 }
 
 func TestAddJobs(t *testing.T) {
+	t.Parallel()
 	tests := []struct {
 		name    string
 		specs   []JobSpec
@@ -464,6 +465,7 @@ func TestAddJobs(t *testing.T) {
 }
 
 func TestGasLimit(t *testing.T) {
+	t.Parallel()
 	h, s := graph(t)
 	if got := GasLimit(h, s); got != 4*2+4 {
 		t.Fatalf("default gas %d, want 12", got)
@@ -480,6 +482,7 @@ func TestGasLimit(t *testing.T) {
 }
 
 func TestLeaseToken(t *testing.T) {
+	t.Parallel()
 	for _, tok := range []string{"a#0@0", "job.x-1_2#3@14", "a#0@0.1f2e3d4c", "job.x-1_2#3@14.0"} {
 		job, at, ep, nonce, err := ParseLeaseToken(tok)
 		if err != nil || LeaseToken(job, at, ep, nonce) != tok {
@@ -497,6 +500,7 @@ func TestLeaseToken(t *testing.T) {
 // Two clones that claim the same job from the same ledger before they sync hold two
 // different tokens; once one side's ledger is kept, only its holder's receipt counts.
 func TestLeaseTokensOfTwoClonesDiffer(t *testing.T) {
+	t.Parallel()
 	h := &Header{RunID: "g", Kind: KindGraph}
 	s := &State{RunID: "g", Status: RunRunning}
 	if err := AddJobs(s, []JobSpec{{ID: "x"}}); err != nil {
@@ -541,6 +545,7 @@ func cloneState(t *testing.T, s *State) *State {
 }
 
 func TestCheckOverlap(t *testing.T) {
+	t.Parallel()
 	files := []string{"README", "docs.txt", "src/a.go", "src/b.go", "src/sub/c.go", "web/x.js"}
 	scope := func(g ...string) []string {
 		c, err := CanonicalScope(g)

@@ -13,6 +13,7 @@ import (
 // entry with ErrCorrupt at every depth, never a failed listing. With NoFetch a store
 // with a Remote lists its local ledger as it is; without, it fetches first.
 func TestListDepthsAndNoFetch(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	_, stores := remoteClones(t, 2)
 	writer, reader := stores[0], stores[1]

@@ -13,6 +13,7 @@ import (
 // TestGateIsMandatory: a stage with a gate goes passed → gated only, one without a
 // gate passed → completed only; each refusal names the one valid target.
 func TestGateIsMandatory(t *testing.T) {
+	t.Parallel()
 	for _, gate := range []string{"", "human", "reviewer", "qa"} {
 		r := memRun(StageDef{Name: "s", MaxRetries: 1, Gate: gate})
 		for _, to := range []string{StageDispatched, StagePassed} {
@@ -43,6 +44,7 @@ func TestGateIsMandatory(t *testing.T) {
 // TestStagesDispatchInOrder: a stage is dispatched only when every earlier stage is
 // completed or skipped, whatever the earlier stage's status.
 func TestStagesDispatchInOrder(t *testing.T) {
+	t.Parallel()
 	// Every status the first stage can be in, reached legally.
 	paths := map[string][]string{
 		StagePending:    nil,
@@ -92,6 +94,7 @@ func TestStagesDispatchInOrder(t *testing.T) {
 // TestRefusalsNameTargetsNow: whatever a transition is refused for, the valid targets
 // it names are exactly the ones the ledger then accepts.
 func TestRefusalsNameTargetsNow(t *testing.T) {
+	t.Parallel()
 	defs := []StageDef{{Name: "a", MaxRetries: 0, Gate: "qa"}, {Name: "b", MaxRetries: 1}}
 	walks := [][][2]string{
 		{},
@@ -142,6 +145,7 @@ func cloneRun(r *Run) *Run {
 // receipts would be refused forever), ReapRunning ends those leases; a stopped run
 // may be finished.
 func TestFinishRules(t *testing.T) {
+	t.Parallel()
 	r := memRun()
 	r.Header.Kind = KindGraph
 	if err := AddJobs(&r.State, []JobSpec{{ID: "a"}, {ID: "b"}}); err != nil {

@@ -26,6 +26,7 @@ var specStageTable = map[string][]string{
 }
 
 func TestStageMachineMatchesSpec(t *testing.T) {
+	t.Parallel()
 	if len(StageStatuses) != len(specStageTable) {
 		t.Fatalf("StageStatuses has %d statuses, SPEC §5.2 has %d", len(StageStatuses), len(specStageTable))
 	}
@@ -65,6 +66,7 @@ func TestStageMachineMatchesSpec(t *testing.T) {
 }
 
 func TestStageMachineUnknownStatus(t *testing.T) {
+	t.Parallel()
 	for _, to := range []string{"done", "PASSED", "", "pending "} {
 		err := CheckStageTransition("s", StagePending, to)
 		if !errors.Is(err, fault.ErrUsage) {
@@ -74,6 +76,7 @@ func TestStageMachineUnknownStatus(t *testing.T) {
 }
 
 func TestRunMachine(t *testing.T) {
+	t.Parallel()
 	// SPEC §5.1, plus: a blocked run may also be finished (a person gives up on it);
 	// stopped goes back to running (through resume) or is finished completed or failed
 	// (through finish); completed and failed are final.
@@ -118,6 +121,7 @@ func memRun(defs ...StageDef) *Run {
 }
 
 func TestBudgets(t *testing.T) {
+	t.Parallel()
 	// Every path back to dispatched spends one attempt of the same budget: a
 	// re-dispatch, a retry after failure, a rework, a rejection at the gate.
 	loops := map[string][]string{
@@ -180,6 +184,7 @@ func TestBudgets(t *testing.T) {
 // TestBudgetSurvivesReload: budgets are counted from the ledger, so a new process
 // (a resume after a crash) cannot reset them.
 func TestBudgetSurvivesReload(t *testing.T) {
+	t.Parallel()
 	repo := newRepo(t, repoKinds[0])
 	newRun(t, New(repo), "r", StageDef{Name: "code", MaxRetries: 2})
 	for i := 0; i < 3; i++ {
@@ -210,6 +215,7 @@ func TestBudgetSurvivesReload(t *testing.T) {
 }
 
 func TestReworkTo(t *testing.T) {
+	t.Parallel()
 	r := memRun(StageDef{Name: "plan"}, StageDef{Name: "code", MaxRetries: 1}, StageDef{Name: "check", MaxRetries: 3, ReworkTo: "code"})
 	step := func(stage, to string) error { return ApplyStageTransition(r, stage, to, "why", "base", "t") }
 	must := func(stage string, to ...string) {
@@ -259,6 +265,7 @@ func TestReworkTo(t *testing.T) {
 }
 
 func TestTransitionsOnFinishedRunRefused(t *testing.T) {
+	t.Parallel()
 	for _, status := range []string{RunCompleted, RunFailed} {
 		r := memRun(StageDef{Name: "s", MaxRetries: 2})
 		r.State.Status = status

@@ -11,6 +11,7 @@ import (
 // TestReservedNames: names the worktree layout keeps for itself are refused for stages
 // and jobs, in any case; names that merely look alike are not.
 func TestReservedNames(t *testing.T) {
+	t.Parallel()
 	bad := []string{"union", "Union", "UNION", "replay-a-1", "replay-code-12", "Replay-x-y-3", "a.atlas-materializing", "b.ATLAS-Materializing"}
 	good := []string{"unions", "union-2", "replay", "replay-a", "replay-1", "replays-a-1", "atlas-materializing", "a.atlas-materialize"}
 	for _, n := range bad {
@@ -39,6 +40,7 @@ func TestReservedNames(t *testing.T) {
 // on a case-insensitive file system: refused among stages, among jobs, and between a
 // job and a stage (jobs and stages share the worktree namespace).
 func TestCaseTwins(t *testing.T) {
+	t.Parallel()
 	if err := CheckStages([]StageDef{{Name: "Build"}, {Name: "build"}}); !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "only in case") {
 		t.Errorf("stages Build, build: err = %v", err)
 	}

@@ -15,6 +15,7 @@ import (
 // ledger that is not this repository's is read as "not here", its place here derived
 // from the layout.
 func TestWorktreePathsArePerRepository(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	repoA := newRepo(t, repoKinds[0])
 	a := New(repoA)

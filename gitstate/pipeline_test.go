@@ -13,6 +13,7 @@ import (
 // names, no bare "EOF", no decoder prefixes; trailing data and a second YAML
 // document are refused, not ignored.
 func TestParsePipelineErrorsInWords(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ name, data, want string }{
 		{"empty.yaml", "", "pipeline empty.yaml is empty"},
 		{"blank.yaml", "  \n# only a comment\n", "pipeline blank.yaml is empty"},
@@ -62,6 +63,7 @@ func TestParsePipelineErrorsInWords(t *testing.T) {
 // Scope globs are never split on commas, so a comma outside braces is refused rather
 // than taken as one glob that matches a file named "a,b".
 func TestCanonicalScopeCommas(t *testing.T) {
+	t.Parallel()
 	for _, ok := range []string{"src/{a,b}/**", "docs/{x,{y,z}}.md", "a\\,b", "[,]x", "src"} {
 		if _, err := CanonicalScope([]string{ok}); err != nil {
 			t.Errorf("%q: %v", ok, err)

@@ -8,6 +8,7 @@ import (
 // A run needs resuming when it is stopped, or running or blocked with no live driver;
 // a finished run never does, whatever its lease says.
 func TestRunInterrupted(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
 	live := &Lease{Holder: "h", ExpiresAt: Stamp(now.Add(time.Minute))}
 	expired := &Lease{Holder: "h", ExpiresAt: Stamp(now.Add(-time.Minute))}

@@ -60,6 +60,7 @@ func eventTypes(t *testing.T, s *Store, id string) []string {
 // again on the new tip and pushes that: both writes are on the remote, in one chain,
 // and the local ref is the remote's tip.
 func TestRemoteUpdateRerunsOnLostLease(t *testing.T) {
+	t.Parallel()
 	bare, st := remoteClones(t, 2)
 	a, b := st[0], st[1]
 	newRun(t, a, "r")
@@ -92,6 +93,7 @@ func TestRemoteUpdateRerunsOnLostLease(t *testing.T) {
 // A write that cannot reach the remote is not done: an error, and neither the remote
 // nor the local ref moved.
 func TestRemoteUnreachableWritesNothing(t *testing.T) {
+	t.Parallel()
 	bare, st := remoteClones(t, 1)
 	a := st[0]
 	newRun(t, a, "r")
@@ -116,6 +118,7 @@ func TestRemoteUnreachableWritesNothing(t *testing.T) {
 // Two clones create the same run id: the second is refused with a conflict and
 // writes nothing, locally or on the remote.
 func TestRemoteCreateConflict(t *testing.T) {
+	t.Parallel()
 	bare, st := remoteClones(t, 2)
 	newRun(t, st[0], "r")
 	tip := run(t, bare, "rev-parse", RunRef("r"))
@@ -134,6 +137,7 @@ func TestRemoteCreateConflict(t *testing.T) {
 // refs/atlas/diverged/<run>/1 by the next sync, which gives the run the remote's
 // chain; the write is then made on the remote's tip.
 func TestRemoteKeepsDivergedChain(t *testing.T) {
+	t.Parallel()
 	_, st := remoteClones(t, 2)
 	a, b := st[0], st[1]
 	newRun(t, a, "r")
@@ -170,6 +174,7 @@ func TestRemoteKeepsDivergedChain(t *testing.T) {
 // ledger follows the remote's tip: never back to an older tip, and a local chain that
 // diverged is kept under DivergedRef first.
 func TestRemoteFollowAfterLostLocalCAS(t *testing.T) {
+	t.Parallel()
 	_, st := remoteClones(t, 1)
 	a := st[0]
 	ctx := context.Background()

@@ -9,6 +9,7 @@ import (
 // Listing at ListStates reads state.json alone and agrees with ListSummaries on every
 // state field detection uses; a run whose state.json is gone is unreadable in both.
 func TestListStateSummaries(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {

@@ -78,6 +78,16 @@ func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
 	return s.loadLocal(ctx, id)
 }
 
+// LoadLocal reads a run from this repository's ledger as it is, never from a remote
+// (even when the store writes through one): for derived data that describes the
+// local ledger, such as the post-checkout hint.
+func (s *Store) LoadLocal(ctx context.Context, id string) (*Run, error) {
+	if err := ValidName("run", id); err != nil {
+		return nil, err
+	}
+	return s.loadLocal(ctx, id)
+}
+
 // loadLocal reads a run from this repository's ledger tip, as it is.
 func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 	tip, err := s.Repo.ReadRef(ctx, RunRef(id))

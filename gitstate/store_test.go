@@ -15,6 +15,7 @@ import (
 )
 
 func TestStoreLifecycle(t *testing.T) {
+	t.Parallel()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -134,6 +135,7 @@ func assertOneHeaderBlob(t *testing.T, repo *git.Repository, tip string, n int) 
 }
 
 func TestListReportsCorruptRunsAndKeepsTheOthers(t *testing.T) {
+	t.Parallel()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			ctx := context.Background()
@@ -210,6 +212,7 @@ func writeLooseRef(t *testing.T, commonDir, ref, id string) {
 }
 
 func TestNewerSchemaIsReadOnly(t *testing.T) {
+	t.Parallel()
 	for _, doc := range []string{"run.json", "state.json"} {
 		t.Run(doc, func(t *testing.T) {
 			ctx := context.Background()
@@ -257,6 +260,7 @@ func TestNewerSchemaIsReadOnly(t *testing.T) {
 // TestConcurrentUpdates is the in-process version of the CLI stress test: every
 // writer's events land exactly once, in one chain, with consecutive seqs.
 func TestConcurrentUpdates(t *testing.T) {
+	t.Parallel()
 	for _, kind := range repoKinds[:2] {
 		t.Run(kind.name, func(t *testing.T) {
 			// Small: the 16 x 200 processes of stress_test.go are the big version.
@@ -321,6 +325,7 @@ func TestConcurrentUpdates(t *testing.T) {
 // past its context: a caller that gave up (Ctrl-C, a deadline) gets the context's
 // error at once instead of an hour's wait.
 func TestPauseHonoursContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
 	if err := pause(ctx, time.Hour); !errors.Is(err, context.Canceled) {

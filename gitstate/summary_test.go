@@ -71,6 +71,7 @@ func tipMessages(t *testing.T, s *Store) map[string]git.RefMessage {
 // reads is the run the documents hold: the same header and state fields as decoding
 // run.json and state.json, for every shape of run, in every kind of repository.
 func TestSummaryLinesMatchDocuments(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
@@ -120,6 +121,7 @@ func sameSummary(a, b *Run) bool {
 // A summary line describes its own commit's tree only: a commit made with plain git
 // that copies the previous message onto new documents is read from the documents.
 func TestSummaryLineBoundToTree(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
 	newRun(t, s, "a", StageDef{Name: "code"})
@@ -157,6 +159,7 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 // A ref whose object is missing is reported on its run alone, with or without a cache
 // (for-each-ref's own read of every message dies on it).
 func TestSummariesSurviveMissingObject(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	for _, kind := range repoKinds[:2] {
 		t.Run(kind.name, func(t *testing.T) {
@@ -218,6 +221,7 @@ func FuzzParseCanonical(f *testing.F) {
 }
 
 func TestParseCanonicalSeeds(t *testing.T) {
+	t.Parallel()
 	accepted := map[int]bool{0: true, 1: true, 2: true} // the others need json.Unmarshal
 	for i, s := range canonicalSeeds {
 		var sum ledgerSummary
@@ -256,6 +260,7 @@ func listRuns(t *testing.T, s *Store) map[string]*Run {
 // Listing keeps every run's summary in the cache, by tip, including runs read from
 // their documents; the next listing reads the cache and gives the same runs.
 func TestSummaryCacheServesListing(t *testing.T) {
+	t.Parallel()
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			s := New(newRepo(t, kind))
@@ -310,6 +315,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 // ref is gone leaves the cache at the next listing; a cache that cannot be written
 // costs nothing but speed.
 func TestSummaryCacheDamage(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
 	// No runs, no cache: `resume --brief` runs in repositories that never used git-atlas.
@@ -395,6 +401,7 @@ func BenchmarkSummaryLine(b *testing.B) {
 // listing by itself (no for-each-ref); any later change to a ledger ref (plain git
 // here) dates a ref file after it, and the refs are listed again.
 func TestCompleteCacheDatedByRefs(t *testing.T) {
+	t.Parallel()
 	s := New(newRepo(t, repoKinds[0]))
 	newRun(t, s, "a", StageDef{Name: "code"})
 	newRun(t, s, "b", StageDef{Name: "code"})
@@ -475,6 +482,7 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 // same as decoding them one by one, in id order, and one bad line anywhere (here in
 // the last chunk) refuses the whole cache, as it did read serially.
 func TestEntriesOfChunks(t *testing.T) {
+	t.Parallel()
 	const n = 1000
 	cache := map[string]cachedSummary{}
 	var order []string

@@ -14,6 +14,7 @@ import (
 // attempts and stage attempts are never refunded; worktrees stay as now; finished and
 // stopped runs, a removed worktree and a consumed snapshot are refused.
 func TestUndo(t *testing.T) {
+	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	h := Header{RunID: "g", Kind: KindGraph, Stages: []StageDef{{Name: "plan", MaxRetries: 2}}}
 	s := State{RunID: "g", Status: RunRunning, Stages: []StageState{{Name: "plan", Status: StageDispatched, Attempts: []Attempt{{N: 1}}}}}

@@ -14,6 +14,7 @@ import (
 // though a PENDING, RUNNING or FAILED job may carry it): the verdict and the criteria
 // behind it.
 func TestRunVerdict(t *testing.T) {
+	t.Parallel()
 	crit := []string{"c1", "c2", "c3"}
 	const (
 		met = iota
@@ -71,6 +72,7 @@ func sameList(a, b []string) bool {
 }
 
 func TestCheckCriteria(t *testing.T) {
+	t.Parallel()
 	h := &Header{RunID: "r", Criteria: []string{"tests pass", "docs"}}
 	if err := CheckCriteria(h, []JobSpec{{ID: "a", Criteria: []string{"docs", "tests pass"}}}); err != nil {
 		t.Fatal(err)

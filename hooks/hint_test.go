@@ -193,6 +193,16 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 func TestHintReadsTheLocalLedger(t *testing.T) {
 	h := newHookRepo(t)
 	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	// ... and a managed worktree of it, whose record the hint lists (read locally too).
+	wt := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees", "r1", "a")
+	h.git("worktree", "add", "-q", "-b", "atlas/r1/node/a", wt)
+	_, err := h.store.Update(context.Background(), "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
+		r.State.Worktrees = []gitstate.WorktreeRec{{Node: "a", Path: wt, Branch: "atlas/r1/node/a"}}
+		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
 	remote := gitstate.New(h.store.Repo)
 	remote.Remote = &gitstate.Remote{Name: filepath.Join(t.TempDir(), "no-such-remote")}
 	cands, err := RefreshHint(context.Background(), remote, true)
@@ -201,6 +211,9 @@ func TestHintReadsTheLocalLedger(t *testing.T) {
 	}
 	if out := h.mustAnswerAlone("a hint derived through a remote"); out != fmt.Sprintf(interruptedLine, "r1") {
 		t.Fatalf("printed %q", out)
+	}
+	if data, _ := os.ReadFile(h.store.Repo.HintPath()); !strings.Contains(string(data), "\nwt refs/heads/atlas/r1/node/a ") {
+		t.Fatalf("hint %q: the managed worktree is not listed", data)
 	}
 }
 

@@ -36,8 +36,9 @@ const marker = "# git-atlas post-checkout hook"
 // one under the managed worktrees' root, or a locked one) it answers only for a
 // worktree the hint lists: nothing to say while HEAD is on the node's branch (or the
 // worktree is marked untrusted already); anything else is git-atlas's to record. It
-// uses shell built-ins only (and date, when a run is live). Otherwise it calls git-atlas directly when it is on PATH (git puts its
-// exec-path there for hooks), saving the fork of a ` + "`git`" + ` that would only start it.
+// uses shell built-ins only (and date, when a run is live). Otherwise it calls
+// git-atlas directly when it is on PATH (git puts its exec-path there for hooks),
+// saving the fork of a ` + "`git`" + ` that would only start it.
 const Script = `#!/bin/sh
 ` + marker + ` (` + "`git atlas hooks uninstall`" + ` restores what was here).
 status=0

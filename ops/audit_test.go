@@ -46,6 +46,7 @@ func (f *wtFixture) breakIndex(path string) {
 // A running run with no worktree needs no attention: no error, and a result whose
 // lists are empty, not null.
 func TestAuditOfLiveRunNeedsNoAttention(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	res, err := f.ops.Audit(f.ctx, AuditRequest{})
 	if err != nil {
@@ -59,6 +60,7 @@ func TestAuditOfLiveRunNeedsNoAttention(t *testing.T) {
 // The worktree of a finished run is orphaned: the report comes back with an
 // attention error (exit 10).
 func TestAuditOfOrphanedWorktreeNeedsAttention(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	wt := f.finished()
 	res, err := f.ops.Audit(f.ctx, AuditRequest{})
@@ -84,6 +86,7 @@ func TestAuditOfOrphanedWorktreeNeedsAttention(t *testing.T) {
 // the failure in Incomplete for the front end to warn of. gc's plan warns of the
 // same failure and plans the rest.
 func TestAuditWithFailedCheckNeedsAttention(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	wt := f.add("a", "")
 	f.breakIndex(wt.Path)
@@ -104,6 +107,7 @@ func TestAuditWithFailedCheckNeedsAttention(t *testing.T) {
 }
 
 func TestGCNegativeBeforeRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	f.finished()
 	refs := f.refs()
@@ -121,6 +125,7 @@ func TestGCNegativeBeforeRefused(t *testing.T) {
 // With nothing to clean up, gc's actions are [], never null, and the document's keys
 // are in the order gc has always printed them.
 func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	for _, apply := range []bool{false, true} {
 		res, err := f.ops.GC(f.ctx, GCRequest{Apply: apply})
@@ -143,6 +148,7 @@ func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
 
 // A plan changes nothing; the same gc with Apply does each step it planned.
 func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	wt := f.finished()
 	refs := f.refs()
@@ -195,6 +201,7 @@ func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
 // Before counts back from the request's Now: a run finished just now is kept by
 // --before 1h, and dropped by the same gc two hours later.
 func TestGCBeforeCountsFromNow(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	f.finished()
 	drops := func(now time.Time) bool {

@@ -32,6 +32,7 @@ func (f *wtFixture) kimiSource(dir string, ids ...string) {
 }
 
 func TestImportUnknownSystemRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	f.kimiSource(filepath.Join(f.dir, ".atlas"), "20260705-101501")
 	res, err := f.ops.Import(f.ctx, ImportRequest{System: "svn", Dir: filepath.Join(f.dir, ".atlas")})
@@ -42,6 +43,7 @@ func TestImportUnknownSystemRefused(t *testing.T) {
 
 // The source directory lives in a worktree: a bare repository has none.
 func TestImportNeedsAWorktree(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	bare := filepath.Join(t.TempDir(), "bare.git")
 	f.git(f.dir, "clone", "-q", "--bare", f.dir, bare)
@@ -58,6 +60,7 @@ func TestImportNeedsAWorktree(t *testing.T) {
 // run writes no ref, and the import then writes the run, its source path as the
 // repository sees it.
 func TestImportDryRunWritesNothing(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	const id = "20260705-101501"
 	f.kimiSource(filepath.Join(f.dir, ".atlas"), id)
@@ -91,6 +94,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 // A directory with no run in it is not found, and the result, shown first, has empty
 // lists, not nulls.
 func TestImportOfEmptyDirectoryIsNotFound(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	dir := filepath.Join(f.dir, ".agenteam")
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
@@ -115,6 +119,7 @@ func TestImportOfEmptyDirectoryIsNotFound(t *testing.T) {
 // When every run found is refused, the result comes back with a failure; one run
 // imported beside a refused one is a success.
 func TestImportWithEveryRunRefusedFails(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	dir := t.TempDir()
 	f.kimiSource(dir, "r1") // the fixture's run r1 was not imported: refused

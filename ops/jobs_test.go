@@ -52,6 +52,7 @@ func (f *wtFixture) tip() string {
 
 // Jobs belong to graph runs: a single run refuses them.
 func TestJobAddToSingleRunRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "main")
 	_, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Driver: Driver{Holder: "d1"}})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "jobs belong to graph runs") {
@@ -62,6 +63,7 @@ func TestJobAddToSingleRunRefused(t *testing.T) {
 // job add records the job and its job_added event; its verify command was written
 // here, so it is trusted here.
 func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("b")
 	res, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Needs: []string{"b"}, Scope: []string{"src/**"}, Kind: "code", Verify: "make check",
@@ -88,6 +90,7 @@ func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
 // A stopped run is resumed before anyone claims from it: the claim is refused (exit
 // 5) and nothing is written.
 func TestJobClaimOnStoppedRunRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	f.update(func(r *gitstate.Run) { r.State.Status = gitstate.RunStopped })
@@ -107,6 +110,7 @@ func TestJobClaimOnStoppedRunRefused(t *testing.T) {
 // A claim makes the job RUNNING under the worker's lease, charges one gas, and
 // records all of it as job_claimed.
 func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a", "b")
 	driver := *f.load().State.Driver
@@ -144,6 +148,7 @@ func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
 // A claim that can never be granted (no job ready, none running) comes back with its
 // reason and a refusal: stop claiming.
 func TestJobClaimOnHaltedRunStops(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}})
 	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Reason == nil || *res.Reason != gitstate.ReasonHalted || res.Job != nil {
@@ -152,6 +157,7 @@ func TestJobClaimOnHaltedRunStops(t *testing.T) {
 }
 
 func TestJobClaimNeedsPositiveTTL(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	_, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1"}})
@@ -163,6 +169,7 @@ func TestJobClaimNeedsPositiveTTL(t *testing.T) {
 // Only the job's current token renews its lease: anyone else's is refused (exit 3)
 // and changes nothing.
 func TestJobRenewByNonHolderRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
@@ -194,6 +201,7 @@ func TestJobRenewByNonHolderRefused(t *testing.T) {
 // A receipt with the token of an earlier attempt is refused (exit 3) and changes
 // nothing: the job's current attempt is someone else's.
 func TestJobDoneWithStaleLeaseRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	first := f.claim("a", "w1")
@@ -224,6 +232,7 @@ func TestJobDoneWithStaleLeaseRefused(t *testing.T) {
 // Only a finished job expands; an ok receipt's children are checked and added in
 // its own write.
 func TestJobDoneChildren(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
@@ -252,6 +261,7 @@ func TestJobDoneChildren(t *testing.T) {
 
 // job list --ready lists only what a claim could take now.
 func TestJobListReady(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a", "b")
 	f.claim("a", "w1")
@@ -270,6 +280,7 @@ func TestJobListReady(t *testing.T) {
 
 // A reap ends only leases that ran out, recorded as job_reaped by whoever reaped.
 func TestReapTimesOutExpiredLeases(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a", "b")
 	lease := f.claim("a", "w1")
@@ -298,6 +309,7 @@ func TestReapTimesOutExpiredLeases(t *testing.T) {
 // Tries counts the compare-and-swap tries of the operations' writes (the claims
 // benchmark's tries/op).
 func TestTriesCountsLedgerWrites(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	o := New(f.ops.Repo)
@@ -312,6 +324,7 @@ func TestTriesCountsLedgerWrites(t *testing.T) {
 // A scope that matches a baseline file another job's scope matches is refused
 // (exit 5), unless the request accepts the overlap.
 func TestJobAddRefusesOverlappingScope(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Scope: []string{"README"}, Driver: d1}); err != nil {
 		t.Fatal(err)
@@ -329,6 +342,7 @@ func TestJobAddRefusesOverlappingScope(t *testing.T) {
 // comes back as the result (the job PENDING again, attempts + 1) with a verify
 // failure.
 func TestJobDoneVerifyFailureComesBackWithTheResult(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "false", Driver: d1}); err != nil {
 		t.Fatal(err)

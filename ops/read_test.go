@@ -12,6 +12,7 @@ import (
 // list leaves finished runs out unless All, lists an unreadable run as such (hiding
 // no other), newest first.
 func TestListFinishedUnreadableAndOrder(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.startSession("s", "")
 	f.startSession("done", "")
@@ -50,6 +51,7 @@ func TestListFinishedUnreadableAndOrder(t *testing.T) {
 
 // show --at is the run as it was right after that event.
 func TestShowAt(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.dispatch("code")
 	now, err := f.ops.Show(f.ctx, ShowRequest{Run: "r1"})
@@ -72,6 +74,7 @@ func TestShowAt(t *testing.T) {
 // log filters: heartbeats only when asked, by type and stage, the last N; a stage the
 // run lacks is not found, a negative N is refused.
 func TestLogFilters(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.dispatch("code")
 	if _, err := f.ops.Heartbeat(f.ctx, HeartbeatRequest{Run: "r1", Stage: "code", Driver: d1}); err != nil {

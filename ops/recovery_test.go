@@ -15,6 +15,7 @@ import (
 // stage's baseline, in a worktree of its own with the snapshot applied; the original
 // worktree is left as it was.
 func TestRecoverStageWorktreeIntoReplayWorktree(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	wt := f.add("build", "")
 	f.write(wt.Path, "half.txt", "half done\n")
@@ -37,6 +38,7 @@ func TestRecoverStageWorktreeIntoReplayWorktree(t *testing.T) {
 // A stage without a worktree ran in the user's checkout: recover snapshots it, read
 // only, and says which checkout it was.
 func TestRecoverStageOfTheCheckoutLeavesItAlone(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	f.write(f.dir, "README", "edited\n")
 	statusBefore := f.git(f.dir, "status", "--porcelain=v2", "--branch")
@@ -56,6 +58,7 @@ func TestRecoverStageOfTheCheckoutLeavesItAlone(t *testing.T) {
 }
 
 func TestRecoverUnknownStageIsNotFound(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	_, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "nope", Driver: Driver{Holder: "d1"}})
 	if !errors.Is(err, fault.ErrNotFound) {
@@ -68,6 +71,7 @@ func TestRecoverUnknownStageIsNotFound(t *testing.T) {
 
 // Restore refuses a directory that holds anything, and writes nothing there.
 func TestRecoveryRestoreIntoNonEmptyDirectoryIsRefused(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	wt := f.add("a", "")
 	f.write(wt.Path, "notes.txt", "work\n")

@@ -33,6 +33,7 @@ func (f *wtFixture) startSession(id, session string) {
 // The session that still drives a live run gets the pointer to it (and the run, as
 // its own, first); another caller sees neither: a live run is not interrupted.
 func TestResumeDetectPointsTheSessionAtItsRun(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.startSession("s", "sess")
 	res, err := f.ops.ResumeDetect(f.ctx, ResumeDetectRequest{Session: "sess"})
@@ -57,6 +58,7 @@ func TestResumeDetectPointsTheSessionAtItsRun(t *testing.T) {
 // A pointer's ledger text is shown on one line with control characters escaped: the
 // line goes to a terminal as it is.
 func TestResumePointerEscapesLedgerText(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Intent: "fix\n\x1b[31mred", Driver: Driver{Holder: "d1", Session: "sess"}}); err != nil {
 		t.Fatal(err)
@@ -73,6 +75,7 @@ func TestResumePointerEscapesLedgerText(t *testing.T) {
 // The brief lists the session's runs before the others, each group newest first;
 // without a session, newest first.
 func TestResumeBriefListsTheSessionsRunsFirst(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.startSession("s", "sess")
 	f.startSession("t", "other")
@@ -95,6 +98,7 @@ func TestResumeBriefListsTheSessionsRunsFirst(t *testing.T) {
 
 // Nothing to resume is an empty brief ([] in JSON), not an error.
 func TestResumeBriefOfNothing(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunCompleted, Driver: d1}); err != nil {
 		t.Fatal(err)
@@ -108,6 +112,7 @@ func TestResumeBriefOfNothing(t *testing.T) {
 // A request resume could not act on is refused as usage, before anything is read or
 // written.
 func TestResumeRequestRefusesBadInput(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	tip := f.tip()
 	for _, req := range []ResumeRequest{
@@ -132,6 +137,7 @@ func TestResumeRequestRefusesBadInput(t *testing.T) {
 // Headless (no Prompt) never asks: the newest interrupted run is taken. With a
 // person at a terminal, they choose among several.
 func TestResumeChoosesOnlyWithAPrompt(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	f.startSession("s", "")
 	later := time.Now().Add(time.Hour)
@@ -152,6 +158,7 @@ func TestResumeChoosesOnlyWithAPrompt(t *testing.T) {
 
 // A run that cannot be read is a warning and hides no other run.
 func TestResumeWarnsOfUnreadableRuns(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	blob := strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD:README"))
 	f.git(f.dir, "update-ref", "refs/atlas/runs/bad", blob)
@@ -173,6 +180,7 @@ func TestResumeWarnsOfUnreadableRuns(t *testing.T) {
 // Resume with a holder hands the run to it for the default lease when no TTL is
 // named, and opens a new epoch.
 func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1", Holder: "d2"})
 	if err != nil {
@@ -197,6 +205,7 @@ func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
 // After a failed verify, headless (no Prompt) resume never asks: it fails as
 // OnVerifyFail "" says. With a person at a terminal, they are asked what to do.
 func TestResumeAsksAfterAFailedVerifyOnlyWithAPrompt(t *testing.T) {
+	t.Parallel()
 	for _, prompted := range []bool{false, true} {
 		f := newWTFixture(t, gitstate.KindSingle, "code")
 		if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code"}}, Verify: "false", VerifySafe: true, Driver: d1}); err != nil {

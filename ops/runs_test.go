@@ -17,6 +17,7 @@ var d1 = Driver{Holder: "d1"}
 // A graph run started without --max-attempts has the default written into its
 // header, so that a later change of the default never changes it.
 func TestStartGraphRunUsesDefaultMaxAttempts(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	res, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Driver: d1})
 	if err != nil {
@@ -37,6 +38,7 @@ func TestStartGraphRunUsesDefaultMaxAttempts(t *testing.T) {
 // A single run without stages has one, main, with the run's verify; the verify was
 // written here, so it is trusted here.
 func TestStartSingleRunHasMainStageAndTrustsItsVerify(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Verify: "true", Driver: d1}); err != nil {
 		t.Fatal(err)
@@ -64,6 +66,7 @@ func TestStartSingleRunHasMainStageAndTrustsItsVerify(t *testing.T) {
 
 // Graph limits are for graph runs.
 func TestStartRefusesGraphLimitsOnSingleRun(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	_, err := f.ops.Start(f.ctx, StartRequest{ID: "s", MaxAttempts: 3, Driver: d1})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "are for graph runs") {
@@ -85,6 +88,7 @@ func (f *wtFixture) dispatch(stage string) *TransitionResult {
 // baseline is the checkout's HEAD (not the run's baseline), pinned in the same
 // write.
 func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	f.write(f.dir, "more.txt", "more\n")
 	f.git(f.dir, "add", "more.txt")
@@ -107,6 +111,7 @@ func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
 // With a worktree, the attempt starts from the tip of the worktree's branch (the
 // work done there so far), not from the checkout's HEAD.
 func TestTransitionDispatchInWorktreeTakesItsBranchTip(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	wt := f.add("build", "work.txt")
 	tip := strings.TrimSpace(f.git(wt.Path, "rev-parse", "HEAD"))
@@ -124,6 +129,7 @@ func TestTransitionDispatchInWorktreeTakesItsBranchTip(t *testing.T) {
 
 // --thread-id and --pid describe a new attempt.
 func TestTransitionThreadIDOnlyWithDispatch(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageSkipped, ThreadID: "t1", Driver: d1})
 	if !errors.Is(err, fault.ErrUsage) {
@@ -133,6 +139,7 @@ func TestTransitionThreadIDOnlyWithDispatch(t *testing.T) {
 
 // A single run whose last stage completes completes itself in the same write.
 func TestTransitionLastStageCompletesSingleRun(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	res, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageSkipped, Driver: d1})
 	if err != nil {
@@ -149,6 +156,7 @@ func TestTransitionLastStageCompletesSingleRun(t *testing.T) {
 // A type git-atlas writes itself is refused (exit 2), naming what writes it, and
 // nothing is appended.
 func TestEventRefusesReservedType(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	tip := f.tip()
 	_, err := f.ops.Event(f.ctx, EventRequest{Run: "r1", Type: string(gitstate.EventJobClaimed), Driver: d1})
@@ -173,6 +181,7 @@ func TestEventRefusesReservedType(t *testing.T) {
 // A graph run with a RUNNING job is not finished: its worker's receipt would be
 // refused forever. --force reaps the job first, in its own recorded event.
 func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
@@ -203,6 +212,7 @@ func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
 
 // A run with nothing running finishes as asked, with no reap and nothing reaped.
 func TestFinishStoppedRun(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build")
 	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunStopped, Reason: "lunch", Force: true, Driver: d1})
 	if err != nil {
@@ -216,6 +226,7 @@ func TestFinishStoppedRun(t *testing.T) {
 // A heartbeat renews a named driver's lease and beats for the stage's open
 // attempt; a finished run has nothing to drive.
 func TestHeartbeat(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "build", "ship")
 	if _, err := f.ops.Heartbeat(f.ctx, HeartbeatRequest{Run: "r1"}); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("heartbeat without a holder: %v, want a usage error", err)
@@ -241,6 +252,7 @@ func TestHeartbeat(t *testing.T) {
 
 // Undo needs a named driver and goes back to an event's state in one new event.
 func TestUndo(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	if _, err := f.ops.Undo(f.ctx, UndoRequest{Run: "r1", To: 1}); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("undo without a holder: %v, want a usage error", err)

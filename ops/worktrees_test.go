@@ -29,14 +29,7 @@ type wtFixture struct {
 // newWTFixture makes the repository and run r1 of kind, with stages (a single run's).
 func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "XDG_CONFIG_HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-	} {
-		t.Setenv(k, v)
-	}
+	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	f := &wtFixture{t: t, ctx: context.Background(), dir: filepath.Join(dir, "repo")}
 	f.git(dir, "init", "-q", "-b", "main", f.dir)
 	f.write(f.dir, "README", "hello\n")
@@ -115,6 +108,7 @@ func (f *wtFixture) load() *gitstate.Run {
 }
 
 func TestWorktreeAddThenFindsIt(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	res := f.add("a", "")
 	if !res.Created || res.RunID != "r1" || res.Node != "a" || res.Baseline != f.base || res.Head != f.base || res.Branch == "" {
@@ -140,6 +134,7 @@ func TestWorktreeAddThenFindsIt(t *testing.T) {
 // process is neither needed nor touched. Without the lease, the running job's
 // worktree is refused.
 func TestWorktreeAddWithLeaseWritesAsTheWorker(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	tok := gitstate.LeaseToken("a", 1, 0, "")
 	f.update(func(r *gitstate.Run) {
@@ -166,6 +161,7 @@ func TestWorktreeAddWithLeaseWritesAsTheWorker(t *testing.T) {
 // Removing a worktree with work in it snapshots it first; the snapshot is listed,
 // shown and restores byte for byte.
 func TestWorktreeRemoveOfDirtyWorktreeSnapshotsFirst(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	wt := f.add("a", "")
 	f.write(wt.Path, "notes.txt", "unsaved work\n")
@@ -207,6 +203,7 @@ func TestWorktreeRemoveOfDirtyWorktreeSnapshotsFirst(t *testing.T) {
 }
 
 func TestWorktreeRemoveOfCleanWorktreeTakesNoSnapshot(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle)
 	f.add("a", "")
 	res, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "d1"}})
@@ -221,6 +218,7 @@ func TestWorktreeRemoveOfCleanWorktreeTakesNoSnapshot(t *testing.T) {
 // The union of a graph run takes its done jobs in dependency order; built again
 // with nothing new, it changes nothing.
 func TestUnionOfGraphRun(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.add("a", "a.txt")
 	f.add("b", "b.txt")
@@ -258,6 +256,7 @@ func TestUnionOfGraphRun(t *testing.T) {
 
 // --verify on a run without a verify command is refused before anything is built.
 func TestUnionVerifyWithoutVerifyCommandBuildsNothing(t *testing.T) {
+	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
 	f.add("a", "a.txt")
 	f.update(func(r *gitstate.Run) {

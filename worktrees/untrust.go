@@ -66,7 +66,8 @@ type Managed struct {
 // ManagedIn lists the managed worktrees at their usual place, <root>/<run>/<node>,
 // of the runs open accepts, each with the record Owner attributes a checkout there to
 // (its first, one-run lookup, which no other run's record can change). Only the run
-// directories that exist under root are looked at, and only their runs read in full.
+// directories that exist under root are looked at, and only their runs read in full,
+// from the local ledger (the one the hook reads), even through a store with a remote.
 // What MarkIfOffBranch does after a checkout in one of them is then a comparison of
 // its HEAD with Branch; a worktree recorded anywhere else is not listed.
 func ManagedIn(ctx context.Context, store *gitstate.Store, root string, open func(run string) bool) ([]Managed, error) {
@@ -82,7 +83,7 @@ func ManagedIn(ctx context.Context, store *gitstate.Store, root string, open fun
 		if !d.IsDir() || !open(d.Name()) {
 			continue
 		}
-		r, err := store.Load(ctx, d.Name())
+		r, err := store.LoadLocal(ctx, d.Name()) // the hook's ledger: never a fetch
 		if err != nil {
 			continue // Owner cannot read it either: not listed, the hook asks
 		}

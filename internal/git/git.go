@@ -292,6 +292,11 @@ func (r *Repository) gitInput(ctx context.Context, stdin []byte, args ...string)
 // UsesGoGit reports whether reads and object writes go through go-git in-process.
 func (r *Repository) UsesGoGit() bool { _, ok := r.objects.(*goGitStore); return ok }
 
+// UseGitForObjects makes r read and write objects with git itself from now on, as
+// GIT_ATLAS_NO_GOGIT=1 does at Open: a test of the CLI path sets it on its own
+// repository instead of in the process's environment.
+func (r *Repository) UseGitForObjects() { r.objects = &cliStore{r: r} }
+
 // ResolveCommit resolves rev to a full commit id.
 func (r *Repository) ResolveCommit(ctx context.Context, rev string) (string, error) {
 	if strings.HasPrefix(rev, "-") {

@@ -83,7 +83,7 @@ func PinnedEnv(home string) map[string]string {
 		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com",
 		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com",
 		"ATLAS_SESSION": "", "CI": "", "NO_COLOR": "", "GIT_CONFIG_COUNT": "", "GIT_CONFIG_PARAMETERS": "",
-		"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "",
+		"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "", "GIT_ATLAS_NO_GOGIT": "",
 	}
 }
 
