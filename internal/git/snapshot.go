@@ -487,7 +487,8 @@ func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
 }
 
 // PseudoRefs resolves several per-worktree pseudo refs (MERGE_HEAD, ...) with one git
-// process: each name's object id as PseudoRef gives it, absent names left out.
+// process (cat-file resolves them as rev-parse --verify does): each present name with
+// its object id, absent names left out.
 func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]string, error) {
 	var in bytes.Buffer
 	for _, n := range names {
