@@ -214,6 +214,13 @@ func InitRepository(ctx context.Context, dir string, env []string) error {
 	return err
 }
 
+// CommitEmpty records a commit that changes nothing in the worktree at w (a new
+// repository's first, as the test kit and the benchmarks make one).
+func (w *Worktree) CommitEmpty(ctx context.Context, msg string, env []string) error {
+	_, err := w.git(ctx, env, nil, "commit", "-q", "--allow-empty", "-m", msg)
+	return err
+}
+
 // OwnsWorktree reports whether the directory at path is a linked worktree of this
 // repository: its .git file names a git dir under this common dir's worktrees/. It
 // reads one small file and runs no git.

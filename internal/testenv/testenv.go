@@ -3,11 +3,13 @@
 package testenv
 
 import (
+	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // A binary built with -race sleeps GORACE's atexit_sleep_ms (1 s by default) before it
@@ -107,15 +109,21 @@ func Pin(m *testing.M) int {
 }
 
 // Repo makes a repository with one empty commit on main, in t's temporary directory,
-// and returns its path. It runs the real git, in the environment the process has
-// (Pin's, in a suite that pins it).
+// and returns its path. It runs the real git through internal/git, in the environment
+// the process has (Pin's, in a suite that pins it).
 func Repo(t testing.TB) string {
 	t.Helper()
+	ctx := context.Background()
 	repo := filepath.Join(t.TempDir(), "repo")
-	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
-		if out, err := exec.Command("git", args...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+	if err := git.InitRepository(ctx, repo, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := git.Open(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Worktree(repo).CommitEmpty(ctx, "init", nil); err != nil {
+		t.Fatal(err)
 	}
 	return repo
 }
