@@ -25,8 +25,8 @@ import (
 //	end
 //	wt <ref> <path>          a managed worktree and the branch its HEAD must be on
 //	wt - <path>              ... or one marked untrusted already (nothing to record)
-//	wtend                    (only when there are wt lines: a checkout in the main
-//	                         worktree stops reading at end)
+//	wtend                    (only when there are wt lines: a checkout anywhere but
+//	                         in a managed worktree stops reading at end)
 //
 // It is derived data, written with git.Repository.WriteHint, whose stamp makes any
 // later change to the ledger refs or the config visible to the hook as a file newer

@@ -80,7 +80,7 @@ atlas_hint() {
 			root) [ -z "$linked" ] || case $PWD/ in "$v"/*) managed=1 ;; esac ;;
 			say) say="$say$v
 " ;;
-			end) ok=1; [ -n "$linked" ] || break ;;
+			end) ok=1; [ -n "$managed" ] || break ;;
 			wt) [ -n "$ok" ] || return 1; [ "${v#* }" = "$PWD" ] && wt=${v%% *} ;;
 			wtend) [ -n "$ok" ] || return 1; wtok=1; break ;;
 			*) return 1 ;;
