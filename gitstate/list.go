@@ -3,14 +3,15 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"runtime"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 )
 
 // Entry is one run in a listing: the run, or why it could not be read.
@@ -284,31 +285,30 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	return entries, nil
 }
 
+// errBadLine is a cache line that does not decode.
+var errBadLine = errors.New("a summary line does not decode")
+
 // entriesOf is the listing a complete cache holds, sorted by id; false when a line does
 // not decode (then the refs are listed).
+//
 // The lines are decoded in one chunk per core: at a thousand runs that was most of
 // `resume --brief`'s own time.
 func entriesOf(cache map[string]cachedSummary, order []string) ([]Entry, bool) {
 	entries := make([]Entry, len(order))
-	var bad atomic.Bool
 	chunks := min(runtime.GOMAXPROCS(0), (len(order)+255)/256)
-	var wg sync.WaitGroup
-	for c := range chunks {
-		wg.Go(func() {
-			for k := c * len(order) / chunks; k < (c+1)*len(order)/chunks && !bad.Load(); k++ {
-				id := order[k]
-				line := cache[id]
-				r := fromLine(id, line.tip, line.line)
-				if r == nil {
-					bad.Store(true)
-					return
-				}
-				entries[k] = Entry{ID: id, Run: r}
+	errs := par.Each(chunks, chunks, func(c int) error {
+		for k := c * len(order) / chunks; k < (c+1)*len(order)/chunks; k++ {
+			id := order[k]
+			line := cache[id]
+			r := fromLine(id, line.tip, line.line)
+			if r == nil {
+				return errBadLine
 			}
-		})
-	}
-	wg.Wait()
-	if bad.Load() {
+			entries[k] = Entry{ID: id, Run: r}
+		}
+		return nil
+	})
+	if par.Join(errs) != nil {
 		return nil, false
 	}
 	sort.SliceStable(entries, func(a, b int) bool { return entries[a].ID < entries[b].ID })
