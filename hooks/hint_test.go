@@ -500,6 +500,12 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	if asked, _ := checkout("--detach"); !asked {
 		t.Fatal("HEAD left its branch: answered alone (the worktree_untrusted event is git-atlas's to write)")
 	}
+	if asked, _ := checkout("-b", "elsewhere"); !asked {
+		t.Fatal("another branch checked out: answered alone")
+	}
+	if asked, _ := checkout(branch); asked {
+		t.Fatal("back on its branch (nothing recorded meanwhile): asked git-atlas")
+	}
 
 	rec.Untrusted = true
 	setRec("r1", &rec)

@@ -57,10 +57,12 @@ var corpus = []mutation{
 		// A resolution in progress: the worktree file edited, the index still unmerged.
 		write(t, filepath.Join(wt, "conflict.txt"), "half resolved\n")
 	}},
-	// An operation in progress with nothing else changed (a cherry-pick --no-commit of
-	// a change already there): only its pseudo ref says so, and it is kept.
+	// Operations in progress with nothing else changed (a cherry-pick or revert
+	// --no-commit of a change already there): only their pseudo refs say so, and they
+	// are kept. (MERGE_HEAD comes with "unmerged".)
 	{name: "pending-ref", apply: func(t testing.TB, f *fixture, wt string) {
 		run(t, wt, "update-ref", "--no-deref", "CHERRY_PICK_HEAD", "HEAD")
+		run(t, wt, "update-ref", "--no-deref", "REVERT_HEAD", "HEAD")
 	}},
 	{name: "staged", apply: func(t testing.TB, f *fixture, wt string) {
 		write(t, filepath.Join(wt, "staged.txt"), "staged change\n")
