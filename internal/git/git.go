@@ -231,9 +231,10 @@ func IsNullID(id string) bool {
 	return id != "" && strings.Trim(id, "0") == ""
 }
 
-// Open resolves the repository containing path, once, with absolute paths. It
-// honours GIT_DIR and GIT_WORK_TREE when the user gave them (userRepoEnv), relative to
-// path as git resolves them after -C; every other git call scrubs them.
+// Open resolves the repository containing path, once, with absolute paths: in
+// process when discover is sure of git's answer, else by asking git. It honours
+// GIT_DIR and GIT_WORK_TREE when the user gave them (userRepoEnv), relative to path as
+// git resolves them after -C; every other git call scrubs them.
 func Open(ctx context.Context, path string) (*Repository, error) {
 	if path == "" {
 		path = "."
@@ -245,6 +246,15 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w", abs, ErrNoDirectory)
 	}
+	if r, ok := discover(abs); ok {
+		r.objects = newObjectStore(r)
+		return r, nil
+	}
+	return openWithGit(ctx, abs)
+}
+
+// openWithGit is Open asking `git rev-parse`, for every case discover leaves to git.
+func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	user := userRepoEnv()
 	// --show-toplevel goes last: it is the one query that fails in a bare repository.
 	out, err := cmd{dir: abs, env: user, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
