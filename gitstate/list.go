@@ -212,7 +212,7 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	}
 	// fromMsg reads run k from its tip's summary line, as the messages stream in.
 	fromMsg := func(k int, m git.RefMessage) {
-		e, line := &entries[k], lineOf(m)
+		e, line := &entries[k], string(lineOf(m))
 		if e.Run = fromLine(e.ID, refs[k].ID, line); e.Run != nil {
 			fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
 		} else {
@@ -264,7 +264,7 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 	}
 	for i, k := range rest {
 		if lines != nil && lines[i] != nil {
-			fresh[entries[k].ID] = cachedSummary{tip: refs[k].ID, line: lines[i]}
+			fresh[entries[k].ID] = cachedSummary{tip: refs[k].ID, line: string(lines[i])}
 		}
 	}
 	// Rewrite the cache when it lacked something or held runs that are gone; a

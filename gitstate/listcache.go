@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"hash/crc32"
+	"strings"
 	"sync"
 	"time"
 
@@ -36,7 +37,7 @@ var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc
 
 type cachedSummary struct {
 	tip  string
-	line []byte
+	line string
 }
 
 const cacheName = "summaries"
@@ -49,28 +50,41 @@ func (s *Store) readCache() (cache map[string]cachedSummary, order []string, com
 	if err != nil {
 		return nil, nil, false, stamp
 	}
-	header, body, ok := bytes.Cut(data, []byte("\n"))
-	sum, found := bytes.CutPrefix(header, []byte(cacheMagic))
+	// Every id, tip and line below is a substring of data: no copies.
+	header, body, ok := strings.Cut(data, "\n")
+	sum, found := strings.CutPrefix(header, cacheMagic)
 	if !found {
-		sum, complete = bytes.CutPrefix(header, []byte(completeMagic))
+		sum, complete = strings.CutPrefix(header, completeMagic)
 		found = complete
 	}
-	if !ok || !found || string(sum) != fmt.Sprintf("%08x", crc32.Checksum(body, castagnoli())) {
+	if !ok || !found || sum != fmt.Sprintf("%08x", checksum(body)) {
 		return nil, nil, false, stamp
 	}
-	cache = map[string]cachedSummary{}
+	n := strings.Count(body, "\n") + 1
+	cache, order = make(map[string]cachedSummary, n), make([]string, 0, n)
 	for len(body) > 0 {
-		var line []byte
-		line, body, _ = bytes.Cut(body, []byte("\n"))
-		id, rest, ok1 := bytes.Cut(line, []byte(" "))
-		tip, doc, ok2 := bytes.Cut(rest, []byte(" "))
+		var line string
+		line, body, _ = strings.Cut(body, "\n")
+		id, rest, ok1 := strings.Cut(line, " ")
+		tip, doc, ok2 := strings.Cut(rest, " ")
 		if !ok1 || !ok2 {
 			return nil, nil, false, stamp
 		}
-		cache[string(id)] = cachedSummary{tip: string(tip), line: doc}
-		order = append(order, string(id))
+		cache[id] = cachedSummary{tip: tip, line: doc}
+		order = append(order, id)
 	}
 	return cache, order, complete, stamp
+}
+
+// checksum is the cache's crc32c of s, through a small buffer rather than a copy of s.
+func checksum(s string) uint32 {
+	var buf [8192]byte
+	var crc uint32
+	for len(s) > 0 {
+		n := copy(buf[:], s)
+		crc, s = crc32.Update(crc, castagnoli(), buf[:n]), s[n:]
+	}
+	return crc
 }
 
 // writeCache replaces the cache with lines, in order, best effort: a repository we
@@ -90,7 +104,7 @@ func (s *Store) writeCache(lines map[string]cachedSummary, order []string, compl
 	for _, id := range order {
 		if c, ok := lines[id]; ok {
 			file.WriteString(id + " " + c.tip + " ")
-			file.Write(c.line)
+			file.WriteString(c.line)
 			file.WriteByte('\n')
 		}
 	}

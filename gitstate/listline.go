@@ -179,22 +179,31 @@ func lineOf(m git.RefMessage) []byte {
 // fromLine reads the run at tip from a summary line, or returns nil when the line is
 // not one (another format, not valid JSON, another run's). nil sends the caller to
 // the documents, which explain any real damage.
-func fromLine(id, tip string, doc []byte) *Run {
-	if doc == nil {
+func fromLine(id, tip string, doc string) *Run {
+	if doc == "" {
 		return nil
 	}
-	var sum ledgerSummary
-	if !sum.parseCanonical(string(doc)) { // one copy: every field is a substring of it
-		sum = ledgerSummary{}
-		if err := json.Unmarshal(doc, &sum); err != nil {
+	var sum ledgerSummary // stays on the stack: the fields are substrings of doc
+	p := &sum
+	if !sum.parseCanonical(doc) {
+		if p = unmarshalSummary(doc); p == nil {
 			return nil
 		}
 	}
-	r := summaryRun(tip, &sum.Run, &sum.State)
+	r := summaryRun(tip, &p.Run, &p.State)
 	if sameRun(id, r) != nil {
 		return nil
 	}
 	return r
+}
+
+// unmarshalSummary decodes a line parseCanonical did not take, or returns nil.
+func unmarshalSummary(doc string) *ledgerSummary {
+	var sum ledgerSummary
+	if err := json.Unmarshal([]byte(doc), &sum); err != nil {
+		return nil
+	}
+	return &sum
 }
 
 // parseCanonical reads doc when it is exactly what json.Marshal writes for a
@@ -240,7 +249,7 @@ func (sum *ledgerSummary) parseCanonical(doc string) bool {
 	p.lit(`,"stages":`)
 	if !p.opt("null") {
 		p.lit("[")
-		st.Stages = []summaryStage{}
+		st.Stages = make([]summaryStage, 0, 4) // runs have a few stages: one allocation
 		for more := !p.opt("]"); more && p.ok; {
 			var s summaryStage
 			p.lit(`{"name":`)

@@ -112,7 +112,7 @@ func TestSummaryLinesMatchDocuments(t *testing.T) {
 }
 
 // fromMessage reads the run summarized in a ledger tip's message, or nil.
-func fromMessage(id string, m git.RefMessage) *Run { return fromLine(id, m.ID, lineOf(m)) }
+func fromMessage(id string, m git.RefMessage) *Run { return fromLine(id, m.ID, string(lineOf(m))) }
 
 func sameSummary(a, b *Run) bool {
 	return a.Tip == b.Tip && reflect.DeepEqual(a.Header, b.Header) && reflect.DeepEqual(a.State, b.State)
@@ -286,7 +286,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			// checksum shows (only the cache says "paused"), for the same tip only.
 			forged := map[string]cachedSummary{}
 			for id, c := range cache {
-				c.line = []byte(strings.Replace(string(c.line), `"status":"running"`, `"status":"paused"`, 1))
+				c.line = strings.Replace(c.line, `"status":"running"`, `"status":"paused"`, 1)
 				forged[id] = c
 			}
 			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"}, false, git.RefsMark{})
@@ -429,7 +429,7 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 	fi, _ := os.Stat(s.Repo.CachePath(cacheName))
 	forged := map[string]cachedSummary{}
 	for id, c := range cache {
-		c.line = []byte(strings.Replace(string(c.line), `"status":"running"`, `"status":"paused"`, 1))
+		c.line = strings.Replace(c.line, `"status":"running"`, `"status":"paused"`, 1)
 		forged[id] = c
 	}
 	mark := s.Repo.MarkRefs()
@@ -489,7 +489,7 @@ func TestEntriesOfChunks(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("r%04d", (i*7919)%n) // not in id order
 		line := strings.ReplaceAll(canonicalSeeds[0], `"run_id":"a"`, `"run_id":"`+id+`"`)
-		cache[id] = cachedSummary{tip: fmt.Sprintf("%040d", i), line: []byte(line)}
+		cache[id] = cachedSummary{tip: fmt.Sprintf("%040d", i), line: line}
 		order = append(order, id)
 	}
 	entries, ok := entriesOf(cache, order)
@@ -503,7 +503,7 @@ func TestEntriesOfChunks(t *testing.T) {
 		}
 	}
 	last := order[n-1]
-	cache[last] = cachedSummary{tip: cache[last].tip, line: []byte(`{"run":`)}
+	cache[last] = cachedSummary{tip: cache[last].tip, line: `{"run":`}
 	if entries, ok := entriesOf(cache, order); ok || entries != nil {
 		t.Fatalf("a bad last line: %d entries, %v; want the cache refused", len(entries), ok)
 	}

@@ -93,6 +93,9 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session strin
 		if !keepRun {
 			c.run = nil
 		}
+		if cands == nil {
+			cands = make([]Candidate, 0, len(entries)) // one allocation: pages it does not fill are never touched
+		}
 		cands = append(cands, c)
 	}
 	sortNewest(cands)

@@ -4,6 +4,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -123,30 +124,24 @@ func (m RefsMark) Unchanged(stamp time.Time) bool {
 	return true
 }
 
-// ReadCacheStamped is ReadCache with the file's modification time.
-func (r *Repository) ReadCacheStamped(name string) ([]byte, time.Time, error) {
+// ReadCacheStamped is ReadCache with the file's modification time, as a string: it
+// is read once, into the memory the string keeps (no copy), so that a reader's fields
+// can be substrings of it. A 1,000-run summary cache is 600 kB, and the copies a
+// listing made of it were a fifth of the memory `resume --brief` touched.
+func (r *Repository) ReadCacheStamped(name string) (string, time.Time, error) {
 	f, err := os.Open(r.CachePath(name))
 	if err != nil {
-		return nil, time.Time{}, err
+		return "", time.Time{}, err
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return nil, time.Time{}, err
+		return "", time.Time{}, err
 	}
-	// One read of the size it has (ReadAll's growing buffer was most of the reading).
-	data := make([]byte, fi.Size()+1)
-	n, err := io.ReadFull(f, data)
-	if err == io.ErrUnexpectedEOF || err == io.EOF {
-		err = nil
-	}
-	if err == nil && n == len(data) { // it grew meanwhile: read the rest
-		var rest []byte
-		rest, err = io.ReadAll(f)
-		data = append(data, rest...)
-		n = len(data)
-	}
-	return data[:n], fi.ModTime(), err
+	var b strings.Builder
+	b.Grow(int(fi.Size()) + 1) // one read of the size it has; a file that grew meanwhile is read whole too
+	_, err = io.Copy(&b, f)
+	return b.String(), fi.ModTime(), err
 }
 
 // WriteCacheStamped replaces the cache file name with data dated by mark (see above),
