@@ -149,6 +149,7 @@ func hasGroup(v map[string]any, event, matcher, command string) bool {
 }
 
 func TestClaudeSettingsMerge(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"absent": "",
 		"other keys, no hooks": `{
@@ -174,6 +175,7 @@ func TestClaudeSettingsMerge(t *testing.T) {
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			files := map[string]string{}
 			if name != "absent" {
 				files[".claude/settings.json"] = content
@@ -208,6 +210,7 @@ func TestClaudeSettingsMerge(t *testing.T) {
 }
 
 func TestCodexHooksMerge(t *testing.T) {
+	t.Parallel()
 	files := map[string]string{
 		".codex/hooks.json": `{"hooks": {"Stop": [{"hooks": [{"type": "command", "command": "stop.sh"}]}]}}`,
 		"AGENTS.md":         "# Project\n\nBuild with make.", // no final newline
@@ -234,6 +237,7 @@ func TestCodexHooksMerge(t *testing.T) {
 }
 
 func TestKimiConfigMerge(t *testing.T) {
+	t.Parallel()
 	cases := map[string]string{
 		"absent": "",
 		"empty":  "",
@@ -251,6 +255,7 @@ enabled = true`,
 	}
 	for name, content := range cases {
 		t.Run(name, func(t *testing.T) {
+			t.Parallel()
 			files := map[string]string{}
 			if name != "absent" {
 				files[".kimi-code/config.toml"] = content
@@ -279,6 +284,7 @@ enabled = true`,
 }
 
 func TestMalformedRefused(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		agent, scope, file, content string
 		line                        int
@@ -309,6 +315,7 @@ func TestMalformedRefused(t *testing.T) {
 // A TOML file that defines hooks as an inline array cannot take [[hooks]] tables:
 // install refuses rather than write an invalid file.
 func TestKimiInlineHooksRefused(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	p := filepath.Join(root, ".kimi-code/config.toml")
 	_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -321,6 +328,7 @@ func TestKimiInlineHooksRefused(t *testing.T) {
 // A SKILL.md that is not git-atlas's is never overwritten; one git-atlas wrote and a
 // person edited is left by uninstall.
 func TestSkillOwnership(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	p := filepath.Join(root, ".claude/skills/git-atlas/SKILL.md")
 	_ = os.MkdirAll(filepath.Dir(p), 0o755)
@@ -347,6 +355,7 @@ func TestSkillOwnership(t *testing.T) {
 }
 
 func TestProtocolLength(t *testing.T) {
+	t.Parallel()
 	if n := len(strings.Fields(Protocol)); n > 1500 {
 		t.Fatalf("the protocol has %d words; at most 1,500 fit an agent's context", n)
 	}
@@ -355,6 +364,7 @@ func TestProtocolLength(t *testing.T) {
 // A group that a person changed after install (a handler of theirs beside git-atlas's)
 // loses only git-atlas's handler on uninstall.
 func TestUninstallKeepsHandlersAddedToOurGroup(t *testing.T) {
+	t.Parallel()
 	root := t.TempDir()
 	ch, err := Install("claude", ScopeUser, root)
 	if err != nil {

@@ -29,6 +29,7 @@ func newStore(t *testing.T) *gitstate.Store {
 // TestApplyCompletesCutShort: an import killed between two events left a prefix of the
 // same history; importing again writes the rest, and once complete writes nothing.
 func TestApplyCompletesCutShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
@@ -82,6 +83,7 @@ func TestApplyCompletesCutShort(t *testing.T) {
 // adopted the source's worktree adopts it on the next import, snapshotting its dirty
 // work first; once adopted, importing again writes nothing.
 func TestApplyAdoptsAfterCutShort(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{

@@ -23,6 +23,7 @@ func write(t *testing.T, root string, files map[string]string) {
 }
 
 func TestMapName(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"20260701-120000", "20260701-120000"},
 		{"root.1#0", "root.1-0"},
@@ -50,6 +51,7 @@ func TestMapName(t *testing.T) {
 // TestKimiFields checks, field by field, that what the source says is what the plan's
 // header and final state say.
 func TestKimiFields(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"g/state.json": `{"run_id":"g","created_ts":"2026-07-01T12:00:00Z","updated_ts":"2026-07-01T12:05:00Z","current_state":"CODED","intent":"i","success_criteria":["c1","c2"],"stages":{},"refine_passes":0,"verify_cmd":"make","verify_safe":null,"scope_paths":["src/"],"baseline_sha":"abc"}`,
@@ -172,6 +174,7 @@ func TestKimiFields(t *testing.T) {
 }
 
 func TestAgenTeamFields(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	write(t, dir, map[string]string{
 		"state/r1.json":   `{"run_id":"r1","task":"t","stage_order":["a","b"],"started_at":"2026-07-02T09:00:00Z","last_update":"2026-07-02T09:30:00Z","config_hash":"h","status":"running","stages":{"a":{"status":"completed","gate":"auto","verify":null,"verify_safe":null,"max_retries":1,"rework_to":null,"baseline":"abc"},"b":{"status":"dispatched","gate":"qa","verify":"make","verify_safe":true,"max_retries":3,"rework_to":"a","baseline":"abc"}}}`,
@@ -220,6 +223,7 @@ func TestAgenTeamFields(t *testing.T) {
 // moves failed -> dispatched with no stage_dispatched event), and stage_completed
 // {"result": "failed"} (retries used up) leaves the stage failed, at every event.
 func TestAgenTeamRunnerEvents(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	ev := func(ts, typ, data string) string {
 		return `{"ts":"2026-07-03T10:` + ts + `Z","type":"` + typ + `","run_id":"r","stage":"code","data":` + data + `}` + "\n"

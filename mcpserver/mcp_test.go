@@ -20,7 +20,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/git-atlas/git-atlas/internal/cli"
-	_ "github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // childVar selects what this test binary is when a test starts it: "atlas" is
@@ -28,6 +28,9 @@ import (
 // scripted agent of TestMCPAgentSessionKilled.
 const childVar = "GIT_ATLAS_MCP_TEST_CHILD"
 
+// The tests run in the pinned git environment (testenv.Pin), set once, and in
+// parallel: each has its own repository, and its processes get their environment
+// from newRepo, never from a variable a test sets.
 func TestMain(m *testing.M) {
 	switch os.Getenv(childVar) {
 	case "atlas":
@@ -35,7 +38,7 @@ func TestMain(m *testing.M) {
 	case "agent":
 		os.Exit(agentMain())
 	}
-	os.Exit(m.Run())
+	os.Exit(testenv.Pin(m))
 }
 
 // allTools are the tools the server must offer (SPEC §12: one per operation).
@@ -197,6 +200,7 @@ func atlas(t *testing.T, dir string, env []string, stdin string, args ...string)
 // tool's output schema, a stale lease is a conflict tool error, and resume's plan is
 // read back.
 func TestMCPEndToEnd(t *testing.T) {
+	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
 	c, err := connect(ctx, repo, env)
@@ -310,6 +314,7 @@ func TestMCPEndToEnd(t *testing.T) {
 // TestMCPBadInput: an unknown field or an invalid run id is a usage tool error
 // (code 2), and nothing is written.
 func TestMCPBadInput(t *testing.T) {
+	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
 	c, err := connect(ctx, repo, env)
@@ -363,6 +368,7 @@ func atlasGit(t *testing.T, dir string, env []string, args ...string) []byte {
 // claim from one 40-job graph run until nothing is left: no job is granted twice
 // (the ledger's job_claimed events say who got what) and every job ends DONE.
 func TestMCPConcurrentClaims(t *testing.T) {
+	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
 	const jobs, clients, maxWaits = 40, 8, 2000
@@ -546,6 +552,7 @@ func agentMain() int {
 // (a compaction) tells it which run to resume; it resumes over MCP, finds the dirty
 // work in a recovery snapshot (restored byte for byte) and finishes the run.
 func TestMCPAgentSessionKilled(t *testing.T) {
+	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
 
@@ -656,6 +663,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 // command then says of the values, the command line must parse (no unknown flag, no
 // unexpected argument).
 func TestMCPEveryFieldIsAFlag(t *testing.T) {
+	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
 	c, err := connect(ctx, repo, env)

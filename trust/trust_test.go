@@ -13,9 +13,7 @@ import (
 
 func newRepo(t *testing.T) *git.Repository {
 	t.Helper()
-	t.Setenv("HOME", t.TempDir())
-	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
-	dir := t.TempDir()
+	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	c := exec.Command("git", "init", "-q", "-b", "main", dir)
 	if out, err := c.CombinedOutput(); err != nil {
 		t.Fatalf("git init: %v\n%s", err, out)
@@ -41,6 +39,7 @@ func run(verify string, stages map[string]string, jobs map[string]string) *gitst
 // A command is trusted only as recorded, for its run; a changed command, another
 // run's, or a revoked one is not; the record lives in local state only.
 func TestTrustRecord(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	repo := newRepo(t)
 	r := run("make check", map[string]string{"code": "go test ./..."}, map[string]string{"a": "true"})

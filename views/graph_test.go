@@ -102,12 +102,14 @@ func render(t *testing.T, r *gitstate.Run, format string) []byte {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		name string
 		run  *gitstate.Run
 	}{{"dag8", dag8()}, {"single", single()}} {
 		for _, f := range []string{"txt", "dot", "mmd"} {
 			t.Run(c.name+"."+f, func(t *testing.T) {
+				t.Parallel()
 				out := render(t, c.run, f)
 				golden(t, c.name+"."+f, out)
 				switch f {
@@ -124,6 +126,7 @@ func TestGolden(t *testing.T) {
 }
 
 func TestJSONShape(t *testing.T) {
+	t.Parallel()
 	var g map[string]any
 	if err := json.Unmarshal(render(t, dag8(), "json"), &g); err != nil {
 		t.Fatal(err)
@@ -142,6 +145,7 @@ func TestJSONShape(t *testing.T) {
 // needs still fit in 80 columns, and a coloured drawing says the same once the colour
 // is taken out.
 func TestTextFits30Nodes(t *testing.T) {
+	t.Parallel()
 	r := dag8()
 	r.State.Jobs = nil
 	for i := 0; i < 30; i++ {

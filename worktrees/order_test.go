@@ -24,6 +24,7 @@ func jobs(spec ...string) []gitstate.Job {
 }
 
 func TestOrder(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name string
 		jobs []gitstate.Job
@@ -40,6 +41,7 @@ func TestOrder(t *testing.T) {
 		{"a need named twice counts once", jobs("b:a,a", "a"), []string{"a", "b"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			got, err := Order(tc.jobs)
 			if err != nil {
 				t.Fatal(err)
@@ -52,6 +54,7 @@ func TestOrder(t *testing.T) {
 }
 
 func TestOrderRefusesCycles(t *testing.T) {
+	t.Parallel()
 	for _, js := range [][]gitstate.Job{jobs("a:b", "b:a", "c"), jobs("a:a"), jobs("a", "a")} {
 		_, err := Order(js)
 		if !errors.Is(err, fault.ErrRefused) {

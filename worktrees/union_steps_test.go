@@ -23,6 +23,7 @@ func testPlace(recorded bool, oldTip string, list ...git.WorktreeInfo) *unionPla
 }
 
 func TestUnionCheckBranch(t *testing.T) {
+	t.Parallel()
 	ref := branchRef(BranchFor("r1", Union))
 	elsewhere := git.WorktreeInfo{Path: "/nowhere/other", Head: "h1", Branch: ref}
 	for _, c := range []struct {
@@ -42,6 +43,7 @@ func TestUnionCheckBranch(t *testing.T) {
 		{name: "checked out elsewhere, but no move", oldTip: "h2", built: "h1", list: []git.WorktreeInfo{elsewhere}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			err := testPlace(true, c.oldTip, c.list...).checkBranch(c.built, c.force)
 			if (c.want == nil) != (err == nil) || (c.want != nil && !errors.Is(err, c.want)) {
 				t.Fatalf("checkBranch: %v, want %v", err, c.want)
@@ -51,6 +53,7 @@ func TestUnionCheckBranch(t *testing.T) {
 }
 
 func TestUnionWorktreeSteps(t *testing.T) {
+	t.Parallel()
 	path := "/nowhere/atlas/r1/union"
 	ours := git.WorktreeInfo{Path: path, Head: "h1", Branch: branchRef(BranchFor("r1", Union)), Locked: true, LockReason: lockReason("r1", Union)}
 	theirs := git.WorktreeInfo{Path: path, Head: "h1", Locked: true, LockReason: "mine"}
@@ -84,6 +87,7 @@ func TestUnionWorktreeSteps(t *testing.T) {
 			info: Info{Exists: true, Locked: true, Head: "h1"}, err: fault.ErrConflict},
 	} {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			p := testPlace(c.recorded, "h1", c.list...)
 			p.taken = c.taken
 			got, err := p.worktreeSteps(c.info)
@@ -98,6 +102,7 @@ func TestUnionWorktreeSteps(t *testing.T) {
 }
 
 func TestUnionNeedsRecord(t *testing.T) {
+	t.Parallel()
 	u := gitstate.UnionRec{Head: "h2", Integrated: []string{"a"}}
 	same := testPlace(true, "h2")
 	same.prev.Head = "h2"

@@ -34,14 +34,7 @@ type fixture struct {
 
 func newFixture(t *testing.T, kind string) *fixture {
 	t.Helper()
-	dir := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": filepath.Join(dir, "home"), "XDG_CONFIG_HOME": filepath.Join(dir, "home"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com", "GIT_AUTHOR_DATE": "2026-01-01T00:00:00Z",
-		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com", "GIT_COMMITTER_DATE": "2026-01-01T00:00:00Z",
-	} {
-		t.Setenv(k, v)
-	}
+	dir := t.TempDir() // git's environment is TestMain's
 	f := &fixture{t: t, ctx: context.Background(), dir: filepath.Join(dir, "repo")}
 	f.git(dir, "init", "-q", "-b", "main", f.dir)
 	f.write(f.dir, "README", "hello\n")
@@ -104,6 +97,7 @@ func (f *fixture) load() *gitstate.Run {
 }
 
 func TestUnionOfGraphRunTakesDoneJobsInDependencyOrder(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindGraph)
 	for _, n := range []string{"z", "a", "m", "p"} {
 		f.node(n, n+".txt")
@@ -167,6 +161,7 @@ func (f *fixture) tip(node string) string {
 }
 
 func TestUnionMovesAnExistingCleanWorktreeOntoItsBranch(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindSingle)
 	f.node("a", "a.txt")
 	first, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{})
@@ -191,6 +186,7 @@ func TestUnionMovesAnExistingCleanWorktreeOntoItsBranch(t *testing.T) {
 }
 
 func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindSingle)
 	good := f.node("good", "g.txt")
 	also := f.node("also", "")
@@ -227,6 +223,7 @@ func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 }
 
 func TestInspectLeavesTheIndexAlone(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindSingle)
 	rec := f.node("a", "")
 	// A file whose stat data no longer matches the index: a plain `git status`
@@ -256,6 +253,7 @@ func TestInspectLeavesTheIndexAlone(t *testing.T) {
 }
 
 func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindSingle)
 	rec := f.node("a", "a.txt")
 	tip := f.tip("a")
@@ -298,6 +296,7 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 }
 
 func TestConcurrentAddsMakeOneWorktree(t *testing.T) {
+	t.Parallel()
 	f := newFixture(t, gitstate.KindSingle)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)

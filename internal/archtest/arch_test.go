@@ -133,6 +133,7 @@ func harness(path string) bool { return strings.HasPrefix(path, "bench/") }
 // it, checked here as well); _test.go files may import os/exec (tests run git and the
 // binary themselves).
 func TestOnlyInternalGitRunsProcesses(t *testing.T) {
+	t.Parallel()
 	for _, p := range loadModule(t) {
 		if files, ok := p.imports(false)[module+"/internal/testenv"]; ok {
 			t.Errorf("%s imports the test kit internal/testenv (%s): only tests may", short(p.path), strings.Join(files, ", "))
@@ -186,6 +187,7 @@ func matches(pattern, path string) bool {
 // TestLayering fails when an arrow of ARCHITECTURE.md's layering is broken (non-test
 // files; tests may reach across, e.g. the root package's transcripts run cli.Main).
 func TestLayering(t *testing.T) {
+	t.Parallel()
 	pkgs := loadModule(t)
 	for _, p := range pkgs {
 		for imp, files := range p.imports(false) {
@@ -217,6 +219,7 @@ func TestLayering(t *testing.T) {
 // it is checked: the event operation (ops.Event, which refuses the reserved ones) and
 // import (a source's own event names), and there also a variable that holds one.
 func TestEventTypesFromCatalogue(t *testing.T) {
+	t.Parallel()
 	allowedConversions := map[string]bool{"ops/runs.go": true, "importer/agenteam.go": true}
 	var found int
 	for _, p := range loadModule(t) {
@@ -333,6 +336,7 @@ func exprString(e ast.Expr) string {
 // path. (gc once deleted the mutex directory internal/git/mutex.go owns by spelling
 // its path again.)
 func TestAtlasLayoutInOnePlace(t *testing.T) {
+	t.Parallel()
 	var joins int
 	for _, p := range loadModule(t) {
 		for name, f := range p.files {
@@ -372,6 +376,7 @@ func TestAtlasLayoutInOnePlace(t *testing.T) {
 // is imported there and nowhere else (it was used in three idioms: a semaphore and a
 // WaitGroup, a multierror.Group, sequential appends).
 func TestOneParallelismHelper(t *testing.T) {
+	t.Parallel()
 	for _, p := range loadModule(t) {
 		if short(p.path) == "internal/par" || harness(short(p.path)) {
 			continue
@@ -390,6 +395,7 @@ func TestOneParallelismHelper(t *testing.T) {
 // Without type information, a ledger Update is a method call named Update with
 // Store.Update's three arguments (ctx, run id, the function that changes the run).
 func TestCommandsWriteThroughOps(t *testing.T) {
+	t.Parallel()
 	var seen int
 	for _, p := range loadModule(t) {
 		for _, f := range p.files {
@@ -436,6 +442,7 @@ var cliCallsAny = map[string]bool{"agent": true, "hooks": true, "views": true, "
 // the ledger around the operations. Types and constants of the domain packages may be
 // named: a command prints the results they make up.
 func TestCommandsCallOnlyOps(t *testing.T) {
+	t.Parallel()
 	cli := loadModule(t)[module+"/internal/cli"]
 	calls := 0
 	for name, f := range cli.files {

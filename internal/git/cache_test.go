@@ -14,6 +14,7 @@ import (
 // WriteCache replaces the file whole and removes the temporary files of writers that
 // died before renaming theirs, never a live writer's.
 func TestWriteCache(t *testing.T) {
+	t.Parallel()
 	r := &Repository{CommonDir: t.TempDir()}
 	if _, err := r.ReadCache("c"); !os.IsNotExist(err) {
 		t.Fatalf("ReadCache of nothing: %v", err)
@@ -55,6 +56,7 @@ func TestWriteCache(t *testing.T) {
 // Listing a prefix with no refs reads the files alone; refs loose, packed, or behind
 // a packed-refs too large to search are all found.
 func TestNoRefsUnder(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"commit", "-q", "--allow-empty", "-m", "a"}} {

@@ -10,15 +10,18 @@ import (
 // are set instead); a user's command (UserEnv) loses the leaked ones and keeps the
 // user's settings.
 func TestEnvironments(t *testing.T) {
+	t.Parallel()
 	leakedNow := []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR", "GIT_OBJECT_DIRECTORY",
 		"GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_PREFIX", "GIT_QUARANTINE_PATH",
 		"GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS", "GIT_REFLOG_ACTION"}
 	userSettings := []string{"GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_PAGER", "PAGER", "GIT_TERMINAL_PROMPT",
 		"GIT_EDITOR", "GIT_SEQUENCE_EDITOR", "GIT_TRACE", "LC_ALL", "LANG", "GIT_OPTIONAL_LOCKS", "GIT_FLUSH"}
+	// The caller's environment is given, not set: the process's stays TestMain's.
+	var caller []string
 	for _, v := range append(append([]string{}, leakedNow...), userSettings...) {
-		t.Setenv(v, "from-the-caller")
+		caller = append(caller, v+"=from-the-caller")
 	}
-	t.Setenv("GIT_CONFIG_PARAMETERS", "'user.name'='kept'")
+	caller = append(caller, "GIT_CONFIG_PARAMETERS='user.name'='kept'")
 	get := func(env []string, name string) (string, bool) {
 		var val string
 		var ok bool
@@ -29,7 +32,7 @@ func TestEnvironments(t *testing.T) {
 		}
 		return val, ok
 	}
-	base, user := baseEnv(), UserEnv()
+	base, user := baseEnvOf(caller), userEnvOf(caller)
 	for _, v := range append(append([]string{}, leakedNow...), userSettings...) {
 		if got, _ := get(base, v); got == "from-the-caller" {
 			t.Errorf("git-atlas's git calls get the caller's %s", v)

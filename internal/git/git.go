@@ -75,19 +75,26 @@ var fixed = []string{
 // baseEnv is the fixed environment every git call runs with. The user's `git -c`
 // (GIT_CONFIG_PARAMETERS) is kept on purpose: it is how a user points git at a
 // different identity or safe.directory for one call.
-func baseEnv() []string {
-	env := environWithout(leaked, fixed)
+func baseEnv() []string { return baseEnvOf(os.Environ()) }
+
+// baseEnvOf is baseEnv made from environ (os.Environ's form) instead of the process's
+// environment: a test gives it a caller's environment without setting one.
+func baseEnvOf(environ []string) []string {
+	env := environWithout(environ, leaked, fixed)
 	return append(env, "LC_ALL=C", "GIT_PAGER=cat", "PAGER=cat", "GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true")
 }
 
 // UserEnv is the environment a user's command runs with (a verify, the demo's
 // worker): git-atlas's own, less the leaked variables, so that the command's own git
 // calls reach the repository of the directory it runs in and no other.
-func UserEnv() []string { return environWithout(leaked) }
+func UserEnv() []string { return userEnvOf(os.Environ()) }
 
-func environWithout(lists ...[]string) []string {
-	env := make([]string, 0, len(os.Environ())+5)
-	for _, kv := range os.Environ() {
+// userEnvOf is UserEnv made from environ, as baseEnvOf is baseEnv.
+func userEnvOf(environ []string) []string { return environWithout(environ, leaked) }
+
+func environWithout(environ []string, lists ...[]string) []string {
+	env := make([]string, 0, len(environ)+5)
+	for _, kv := range environ {
 		name, _, _ := strings.Cut(kv, "=")
 		if !inLists(name, lists) {
 			env = append(env, kv)

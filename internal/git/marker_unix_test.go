@@ -11,6 +11,9 @@ import (
 
 // TestMarkerOwnership: a held marker is "in progress" to everyone else, a dropped one
 // (its owner died) is taken over, a finished one is gone.
+// Serial: a flock lasts while any process has the file open, and a git another test
+// forks meanwhile has every open file of this process until it execs, so a dropped
+// marker could read as held.
 func TestMarkerOwnership(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "wt.atlas-materializing")
 	if ok, _, _ := ProbeMarker(path); ok {

@@ -7,6 +7,7 @@ import (
 )
 
 func TestParseMergeTree(t *testing.T) {
+	t.Parallel()
 	const id = "a19ece61a8348e562ae0dcd818e58974ceef1231"
 	for _, tc := range []struct {
 		name  string
@@ -28,6 +29,7 @@ func TestParseMergeTree(t *testing.T) {
 		{"no trailing NUL", id, nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
 			gotTree, paths, err := parseMergeTree([]byte(tc.out))
 			if err != nil {
 				t.Fatal(err)
@@ -43,6 +45,7 @@ func TestParseMergeTree(t *testing.T) {
 }
 
 func TestParseMergeTreeRejectsGarbage(t *testing.T) {
+	t.Parallel()
 	for _, out := range []string{
 		"",
 		"fatal: not something we can merge\n",

@@ -12,6 +12,8 @@ import (
 	"time"
 )
 
+// Serial: as TestMarkerOwnership, a git that another test forks could hold the
+// released lock's file until it execs, and the probe after release would fail.
 func TestMutex(t *testing.T) {
 	ctx := context.Background()
 	r, _ := testRepo(t, kinds[0])

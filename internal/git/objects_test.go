@@ -29,15 +29,7 @@ var kinds = []kind{
 
 func testRepo(t *testing.T, k kind) (*Repository, func(stdin string, args ...string) string) {
 	t.Helper()
-	home := t.TempDir()
-	for key, v := range map[string]string{
-		"HOME": home, "GIT_CONFIG_NOSYSTEM": "1", "XDG_CONFIG_HOME": filepath.Join(home, "x"),
-		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@x", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@x",
-		"GIT_ATLAS_NO_GOGIT": "",
-	} {
-		t.Setenv(key, v)
-	}
-	dir := t.TempDir()
+	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	g := func(stdin string, args ...string) string {
 		t.Helper()
 		c := exec.Command("git", args...)
@@ -53,12 +45,12 @@ func testRepo(t *testing.T, k kind) (*Repository, func(stdin string, args ...str
 	}
 	g("", "init", "-q", "-b", "main", "--object-format="+k.format)
 	g("", "commit", "-q", "--allow-empty", "-m", "first")
-	if k.noGo {
-		t.Setenv("GIT_ATLAS_NO_GOGIT", "1")
-	}
 	r, err := Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if k.noGo {
+		r.UseGitForObjects()
 	}
 	if r.UsesGoGit() != k.goGit {
 		t.Fatalf("UsesGoGit = %v, want %v", r.UsesGoGit(), k.goGit)
@@ -70,8 +62,10 @@ func testRepo(t *testing.T, k kind) (*Repository, func(stdin string, args ...str
 }
 
 func TestObjectsMatchGit(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r, g := testRepo(t, k)
 			idLen := map[string]int{"sha1": 40, "sha256": 64}[k.format]
@@ -148,8 +142,10 @@ func TestObjectsMatchGit(t *testing.T) {
 }
 
 func TestUpdateRefs(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r, g := testRepo(t, k)
 			head := g("", "rev-parse", "HEAD")
@@ -195,6 +191,7 @@ func TestUpdateRefs(t *testing.T) {
 }
 
 func TestNullID(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		r, _ := testRepo(t, k)
 		if want := map[string]int{"sha1": 40, "sha256": 64}[k.format]; len(r.NullID()) != want || !IsNullID(r.NullID()) {
@@ -211,6 +208,7 @@ func TestNullID(t *testing.T) {
 // One ref to a missing object must not hide the others (for-each-ref dies on it when
 // asked for the object's type).
 func TestListRefsWithMissingObject(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, g := testRepo(t, kinds[0])
 	head := g("", "rev-parse", "HEAD")
@@ -229,8 +227,10 @@ func TestListRefsWithMissingObject(t *testing.T) {
 }
 
 func TestRefFiles(t *testing.T) {
+	t.Parallel()
 	for _, k := range kinds {
 		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
 			ctx := context.Background()
 			r, g := testRepo(t, k)
 			collect := func() (names []string, got [][]Blob) {

@@ -9,6 +9,8 @@ import (
 
 // Conversions decides whether a snapshot may take git add's fast path: every source
 // of a conversion must be seen, and a plain repository must take the fast path.
+// Serial: its xdg-attributes case sets XDG_CONFIG_HOME (Conversions reads it from the
+// process); the other cases run in parallel once that one has restored it.
 func TestConversions(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
@@ -56,7 +58,9 @@ func TestConversions(t *testing.T) {
 			return nil
 		}, true},
 		{"xdg-attributes", func(t *testing.T, r *Repository, g func(string, ...string) string) []string {
-			p := filepath.Join(os.Getenv("XDG_CONFIG_HOME"), "git", "attributes")
+			xdg := t.TempDir() // not TestMain's, which every other test reads
+			t.Setenv("XDG_CONFIG_HOME", xdg)
+			p := filepath.Join(xdg, "git", "attributes")
 			if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 				t.Fatal(err)
 			}
@@ -67,6 +71,9 @@ func TestConversions(t *testing.T) {
 		}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			if tc.name != "xdg-attributes" {
+				t.Parallel()
+			}
 			r, g := testRepo(t, kind{name: "cli", format: "sha1", noGo: true})
 			tracked := tc.setup(t, r, g)
 			why, err := r.Worktree(r.TopLevel).Conversions(context.Background(), tracked)
@@ -82,6 +89,7 @@ func TestConversions(t *testing.T) {
 
 // Every internal git call runs with the user's fsmonitor and CRLF warnings off.
 func TestFixedConfig(t *testing.T) {
+	t.Parallel()
 	r, g := testRepo(t, kind{name: "cli", format: "sha1", noGo: true})
 	g("", "config", "core.fsmonitor", "/nonexistent/hook")
 	g("", "config", "core.safecrlf", "true")

@@ -10,6 +10,7 @@ import (
 // A leased, atomic push moves every ref or none: one stale lease (the remote is not at
 // the expected tip, or a must-not-exist ref exists) rejects the whole push.
 func TestPushAtomicLease(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	r, g := testRepo(t, kinds[0])
 	remote := filepath.Join(t.TempDir(), "remote.git")

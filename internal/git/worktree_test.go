@@ -9,6 +9,7 @@ import (
 )
 
 func TestParseWorktrees(t *testing.T) {
+	t.Parallel()
 	out := "worktree /r\x00HEAD abc\x00branch refs/heads/main\x00\x00" +
 		"worktree /r/.git/atlas/worktrees/x/n\x00HEAD def\x00detached\x00locked atlas run x node n\x00\x00" +
 		"worktree /gone\x00HEAD 123\x00branch refs/heads/b\x00prunable gitdir file points to non-existent location\x00\x00"
@@ -28,6 +29,7 @@ func TestParseWorktrees(t *testing.T) {
 }
 
 func TestClearStaleLock(t *testing.T) {
+	t.Parallel()
 	dir := t.TempDir()
 	lock := dir + "/refs/atlas/runs/r.lock"
 	if err := os.MkdirAll(dir+"/refs/atlas/runs", 0o755); err != nil {
@@ -90,6 +92,7 @@ func TestClearStaleLock(t *testing.T) {
 // repository fail (git 2.39). The worktree commands repair it and go on: the
 // half-made worktree lists as such, and can be removed.
 func TestEmptyCommondirRepaired(t *testing.T) {
+	t.Parallel()
 	r, g := testRepo(t, kinds[0])
 	ctx := context.Background()
 	half := filepath.Join(t.TempDir(), "half")
@@ -134,8 +137,10 @@ func samePathT(a, b string) bool {
 // with their object ids, absent ones left out, a linked worktree's apart from the main
 // worktree's; a name that is not one is refused before git runs.
 func TestPseudoRefs(t *testing.T) {
+	t.Parallel()
 	for _, kind := range kinds {
 		t.Run(kind.name, func(t *testing.T) {
+			t.Parallel()
 			r, g := testRepo(t, kind)
 			ctx := context.Background()
 			head := g("", "rev-parse", "HEAD")

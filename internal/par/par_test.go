@@ -10,6 +10,7 @@ import (
 // Each runs every index once, never more than limit at a time, and keeps each error
 // at its index; Join lists them in input order.
 func TestEach(t *testing.T) {
+	t.Parallel()
 	const n, limit = 50, 3
 	var running, most atomic.Int32
 	seen := make([]int, n)
