@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -78,7 +79,7 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base, Stages: defs}
+	h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base, Stages: defs}
 	st := State{RunID: id, Status: RunRunning, Stages: []StageState{}}
 	for _, d := range defs {
 		st.Stages = append(st.Stages, StageState{Name: d.Name, Status: StagePending})
@@ -94,7 +95,7 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 // transition applies one stage transition through the store, as the CLI does.
 func transition(s *Store, id, stage, to string) error {
 	_, err := s.Update(context.Background(), id, func(r *Run) (*Change, error) {
-		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(Now())); err != nil {
+		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(time.Now().UTC())); err != nil {
 			return nil, err
 		}
 		return &Change{Event: Event{Type: "stage_transition", Stage: stage}}, nil

@@ -393,9 +393,6 @@ func CaseTwin(name string, names []string) string {
 	return ""
 }
 
-// Now is the clock; tests may replace it.
-var Now = func() time.Time { return time.Now().UTC() }
-
 // Stamp formats t the way every ledger document does.
 func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 

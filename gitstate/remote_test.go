@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -123,7 +124,7 @@ func TestRemoteCreateConflict(t *testing.T) {
 	newRun(t, st[0], "r")
 	tip := run(t, bare, "rev-parse", RunRef("r"))
 	base, _ := st[1].Repo.ResolveCommit(context.Background(), "HEAD")
-	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base},
+	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base},
 		State{RunID: "r", Status: RunRunning, Stages: []StageState{}}, Event{Type: "run_started"})
 	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("second create: %v, want a conflict", err)

@@ -46,6 +46,9 @@ type Store struct {
 	// Remote, when set, makes every write a write through that git remote (SPEC
 	// §10.1, remote.go) and makes reads fetch the run first.
 	Remote *Remote
+	// Clock is the time the store's writes are dated by and its leases judged at (nil:
+	// the system clock, in UTC). A test gives its own; nothing else replaces it.
+	Clock func() time.Time
 
 	remote     remoteState
 	tries      atomic.Int64
@@ -58,6 +61,14 @@ type Store struct {
 
 // New returns a store over repo.
 func New(repo *git.Repository) *Store { return &Store{Repo: repo, MaxTries: 400} }
+
+// Now is the store's clock: Clock, or the system clock in UTC.
+func (s *Store) Now() time.Time {
+	if s.Clock != nil {
+		return s.Clock()
+	}
+	return time.Now().UTC()
+}
 
 // Change is what one ledger write does: the event, and refs to move in the same
 // transaction as the run's ref (pins, recovery refs, branches).
@@ -264,7 +275,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 
 // commit writes state.json, event.json and a ledger commit on parent.
 func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (string, error) {
-	now := Stamp(Now())
+	now := Stamp(s.Now())
 	r.State.Seq++
 	ev.Schema, ev.Seq, ev.Epoch = Schema, r.State.Seq, r.State.Epoch
 	if ev.Time == "" {
@@ -327,7 +338,7 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 		// of several racing take-overs of one driver, one wins and the others find a
 		// driver they never saw (exit 3).
 		if r, err := s.Load(ctx, id); err == nil {
-			w = w.SawDriver(r, Now())
+			w = w.SawDriver(r, s.Now())
 		}
 	}
 	// Queue behind other git-atlas writers of this run rather than race them (see
@@ -409,7 +420,7 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	stopped := r.State.Status == RunStopped
 	var took *TakeOver
 	if w.Role == RoleDriver {
-		if took, err = ClaimDriver(r, w, Now()); err != nil {
+		if took, err = ClaimDriver(r, w, s.Now()); err != nil {
 			return written{}, err
 		}
 	}

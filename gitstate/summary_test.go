@@ -26,7 +26,7 @@ func summaryRuns(t *testing.T, s *Store) {
 	}
 	create := func(id, intent, session string, stages []StageState) {
 		t.Helper()
-		h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(Now()), Baseline: base, Intent: intent, Session: session}
+		h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base, Intent: intent, Session: session}
 		for _, st := range stages {
 			h.Stages = append(h.Stages, StageDef{Name: st.Name})
 		}
@@ -42,7 +42,7 @@ func summaryRuns(t *testing.T, s *Store) {
 		t.Fatal(err)
 	}
 	if _, err := s.Update(ctx, "plain", func(r *Run) (*Change, error) {
-		r.State.Driver = &Lease{Holder: "agent \"7\"", Session: "s-7", ExpiresAt: Stamp(Now().Add(3600e9))}
+		r.State.Driver = &Lease{Holder: "agent \"7\"", Session: "s-7", ExpiresAt: Stamp(time.Now().UTC().Add(3600e9))}
 		r.State.Reason = "waiting on <review>"
 		return &Change{Event: Event{Type: "note"}}, nil
 	}); err != nil {

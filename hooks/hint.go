@@ -158,7 +158,7 @@ func RefreshHint(ctx context.Context, store *gitstate.Store, force bool) ([]resu
 	}
 	var cands []resume.Candidate
 	err := repo.WriteHint(func() ([]byte, error) {
-		data, c, err := hintContent(ctx, store, gitstate.Now())
+		data, c, err := hintContent(ctx, store, store.Now())
 		cands = c
 		return data, err
 	})

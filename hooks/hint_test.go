@@ -440,9 +440,8 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 	h.write(filepath.Join(h.bin, "date"), "#!/bin/sh\necho "+strconv.FormatInt(idle, 10)+"\n", 0o755)
 	h.mustAsk("the attempt went idle")
 	// And git-atlas, asked once the budget has run out, names the run.
-	defer func(now func() time.Time) { gitstate.Now = now }(gitstate.Now)
-	gitstate.Now = func() time.Time { return time.Unix(idle+1, 0).UTC() }
-	res, err := PostCheckout(context.Background(), func() (*git.Repository, error) { return h.store.Repo, nil }, []string{"x", "y", "1"})
+	past := Options{Clock: func() time.Time { return time.Unix(idle+1, 0).UTC() }}
+	res, err := PostCheckout(context.Background(), func() (*git.Repository, error) { return h.store.Repo, nil }, []string{"x", "y", "1"}, past)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -191,6 +192,16 @@ type Options struct {
 	// Global allows changing a hooks directory that core.hooksPath sets in the global
 	// or system config (shared by other repositories).
 	Global bool
+	// Clock is the time the hook's ledger reads and writes judge by (nil: the system
+	// clock, in UTC). A test gives its own.
+	Clock func() time.Time
+}
+
+// store is a ledger store over repo, by opts' clock.
+func (opts Options) store(repo *git.Repository) *gitstate.Store {
+	s := gitstate.New(repo)
+	s.Clock = opts.Clock
+	return s
 }
 
 // checkWritable refuses, before anything is written, a hooks directory git-atlas must
@@ -277,7 +288,7 @@ func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, e
 		return st, err
 	}
 	orig := st.Hook + OrigSuffix
-	defer startHint(ctx, repo)
+	defer startHint(ctx, opts.store(repo))
 	switch {
 	case st.State == Installed && st.Current:
 		return st, nil
@@ -306,8 +317,8 @@ func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, e
 
 // startHint makes the hint the installed hook reads (best effort: without one the
 // hook asks git-atlas, which makes it).
-func startHint(ctx context.Context, repo *git.Repository) {
-	_, _ = RefreshHint(ctx, gitstate.New(repo), true)
+func startHint(ctx context.Context, store *gitstate.Store) {
+	_, _ = RefreshHint(ctx, store, true)
 }
 
 // Uninstall removes git-atlas's hook and puts back the one it kept, as it was (the same

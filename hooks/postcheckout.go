@@ -26,8 +26,8 @@ type Checkout struct {
 // repository from the directory alone, without the GIT_DIR, GIT_INDEX_FILE, ... git
 // exported to the hook). args are git's: the previous HEAD, the new HEAD, and 1 for a
 // branch checkout or 0 for a file checkout; a file checkout moves no HEAD and is
-// ignored.
-func PostCheckout(ctx context.Context, open func() (*git.Repository, error), args []string) (Checkout, error) {
+// ignored. opts.Clock is the time it judges runs by.
+func PostCheckout(ctx context.Context, open func() (*git.Repository, error), args []string, opts Options) (Checkout, error) {
 	var res Checkout
 	if len(args) >= 3 && args[2] == "0" {
 		return res, nil
@@ -36,7 +36,7 @@ func PostCheckout(ctx context.Context, open func() (*git.Repository, error), arg
 	if err != nil {
 		return res, err
 	}
-	store := gitstate.New(repo)
+	store := opts.store(repo)
 	store.Writer.Role = gitstate.RoleObserver // it records what it saw; never a driver's write
 	run, rec, err := worktrees.Owner(ctx, store, repo.TopLevel)
 	if err != nil {
@@ -51,7 +51,7 @@ func PostCheckout(ctx context.Context, open func() (*git.Repository, error), arg
 	// leave a fresh hint for the next checkout.
 	res.Interrupted, err = RefreshHint(ctx, store, true)
 	if res.Interrupted == nil && err != nil {
-		res.Interrupted, _, err = resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListStates, NoFetch: true})
+		res.Interrupted, _, err = resume.Detect(ctx, store, store.Now(), resume.DetectOptions{Depth: gitstate.ListStates, NoFetch: true})
 	}
 	return res, err
 }

@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -32,7 +31,7 @@ type AuditResult struct {
 // result comes back together with an ErrAttention error: a front end shows the
 // report, then fails.
 func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error) {
-	rep, err := audit.Audit(ctx, o.Reader(), audit.Options{Size: req.Size, Now: orNow(req.Now), Progress: o.Progress})
+	rep, err := audit.Audit(ctx, o.Reader(), audit.Options{Size: req.Size, Now: o.orNow(req.Now), Progress: o.Progress})
 	if rep == nil {
 		return nil, err
 	}
@@ -78,7 +77,7 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Before < 0 {
 		return nil, fault.Usage("--before must not be negative")
 	}
-	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, Now: orNow(req.Now), Progress: o.Progress}
+	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, Now: o.orNow(req.Now), Progress: o.Progress}
 	res := &GCResult{Applied: req.Apply}
 	var err error
 	if req.Apply {
@@ -96,12 +95,4 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	}
 	res.Actions = nonNil(res.Actions)
 	return res, err
-}
-
-// orNow is t, or the time now (gitstate.Now) when t is zero.
-func orNow(t time.Time) time.Time {
-	if t.IsZero() {
-		return gitstate.Now()
-	}
-	return t
 }

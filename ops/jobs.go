@@ -199,7 +199,7 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`git atlas resume %s` first", req.Run)
 		}
 		var err error
-		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, gitstate.Now(), req.Worker.TTL); err != nil {
+		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL); err != nil {
 			return nil, err
 		}
 		if g.Job == nil {
@@ -277,7 +277,7 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		if err := gitstate.Renew(&r.State, req.Job, req.Lease, gitstate.Now(), req.Worker.TTL); err != nil {
+		if err := gitstate.Renew(&r.State, req.Job, req.Lease, o.now(), req.Worker.TTL); err != nil {
 			return nil, err
 		}
 		j = r.State.Job(req.Job)
@@ -503,7 +503,7 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		reaped = reapedJobs(gitstate.Reap(&r.Header, &r.State, gitstate.Now()))
+		reaped = reapedJobs(gitstate.Reap(&r.Header, &r.State, o.now()))
 		if len(reaped) == 0 {
 			return nil, nil
 		}

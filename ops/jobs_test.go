@@ -285,7 +285,7 @@ func TestReapTimesOutExpiredLeases(t *testing.T) {
 	f.jobs("a", "b")
 	lease := f.claim("a", "w1")
 	f.claim("b", "w2")
-	f.update(func(r *gitstate.Run) { r.State.Job("a").ExpiresAt = gitstate.Stamp(gitstate.Now().Add(-time.Minute)) })
+	f.update(func(r *gitstate.Run) { r.State.Job("a").ExpiresAt = gitstate.Stamp(time.Now().UTC().Add(-time.Minute)) })
 	res, err := f.ops.Reap(f.ctx, ReapRequest{Run: "r1", Holder: "reaper"})
 	if err != nil {
 		t.Fatal(err)

@@ -39,6 +39,9 @@ type Ops struct {
 	// Progress receives the progress of long operations (audit, gc, union,
 	// snapshots, import); nil reports nothing.
 	Progress progress.Reporter
+	// Clock is the time of the operations' ledger writes, and of a request whose Now
+	// is zero (nil: the system clock, in UTC). A test gives its own.
+	Clock func() time.Time
 
 	mu     sync.Mutex
 	stores []*gitstate.Store
@@ -53,10 +56,29 @@ func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
 	s := gitstate.New(o.Repo)
 	s.Remote = o.Remote
 	s.Writer = w
+	s.Clock = o.Clock
 	o.mu.Lock()
 	o.stores = append(o.stores, s)
 	o.mu.Unlock()
 	return s
+}
+
+// now is the operations' clock (Clock, or the system clock in UTC), the same as their
+// stores'.
+func (o *Ops) now() time.Time {
+	if o.Clock != nil {
+		return o.Clock()
+	}
+	return time.Now().UTC()
+}
+
+// orNow is t, or the time now by the operations' clock when t is zero (a request's
+// Now).
+func (o *Ops) orNow(t time.Time) time.Time {
+	if t.IsZero() {
+		return o.now()
+	}
+	return t
 }
 
 // Reader returns a store for reads only.

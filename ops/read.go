@@ -18,7 +18,7 @@ import (
 type ListRequest struct {
 	// All includes finished runs (completed and failed).
 	All bool
-	// Now is the time liveness is judged at (zero: gitstate.Now()).
+	// Now is the time liveness is judged at (zero: the operations' clock, Ops.Clock).
 	Now time.Time
 }
 
@@ -44,7 +44,7 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := orNow(req.Now)
+	now := o.orNow(req.Now)
 	items := []ListItem{}
 	for _, e := range entries {
 		if e.Err != nil {
@@ -65,7 +65,7 @@ type ShowRequest struct {
 	Run string
 	// At, when set, is the event the run is shown right after.
 	At *int
-	// Now is the time liveness and budgets are judged at (zero: gitstate.Now()).
+	// Now is the time liveness and budgets are judged at (zero: the operations' clock, Ops.Clock).
 	Now time.Time
 }
 
@@ -118,7 +118,7 @@ func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	now := orNow(req.Now)
+	now := o.orNow(req.Now)
 	hdr, err := gitstate.MarshalHeader(&r.Header)
 	if err != nil {
 		return nil, err

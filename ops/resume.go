@@ -29,7 +29,7 @@ type ResumeDetectRequest struct {
 	// Session is the caller's agent session: the run it still drives comes first, as
 	// Driving, and (for the brief) its other runs before the rest.
 	Session string
-	// Now is the time the runs are judged at (zero: gitstate.Now()).
+	// Now is the time the runs are judged at (zero: the operations' clock, Ops.Clock).
 	Now time.Time
 }
 
@@ -55,7 +55,7 @@ type ResumeBriefResult struct {
 // the run the session drives, for its pointer. A run that cannot be read is reported
 // in UnreadableRuns and hides no other.
 func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*ResumeDetectResult, error) {
-	now := orNow(req.Now)
+	now := o.orNow(req.Now)
 	store := o.Reader()
 	cands, bad, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
 	if err != nil {
@@ -74,7 +74,7 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 // cannot be listed is nothing to say (the error is returned for a front end that
 // wants it; the result is then empty).
 func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*ResumeBriefResult, error) {
-	now := orNow(req.Now)
+	now := o.orNow(req.Now)
 	res := &ResumeBriefResult{ResumableRuns: []resume.Candidate{}, Now: now}
 	store := o.Reader()
 	cands, _, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
@@ -154,7 +154,7 @@ type ResumeRequest struct {
 	// Warn is told what a person should know that does not stop the resume (a run that
 	// could not be read); nil says nothing.
 	Warn func(format string, args ...any)
-	// Now is the time the runs are judged at (zero: gitstate.Now()).
+	// Now is the time the runs are judged at (zero: the operations' clock, Ops.Clock).
 	Now time.Time
 }
 
@@ -217,7 +217,7 @@ func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) 
 
 // ResumePlan is what Resume would do to the run, changing nothing.
 func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
-	now := orNow(req.Now)
+	now := o.orNow(req.Now)
 	_, r, err := o.selectRun(ctx, &req, now)
 	if err != nil {
 		return nil, err
@@ -229,7 +229,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 // worktree it resets, verifies first and reports what to do next. A result may come
 // with an error (the verify failed, the run was stopped): it says what was done.
 func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, error) {
-	store, r, err := o.selectRun(ctx, &req, orNow(req.Now))
+	store, r, err := o.selectRun(ctx, &req, o.orNow(req.Now))
 	if err != nil {
 		return nil, err
 	}

@@ -110,7 +110,7 @@ type StartResult struct {
 // first state, the driver lease of Driver, and a run_started event. The commands it
 // carries are trusted here: this repository wrote them.
 func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
-	now := gitstate.Now()
+	now := o.now()
 	id := req.ID
 	if id == "" {
 		id = newRunID(now)
@@ -324,7 +324,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				base, inCheckout = checkoutHead, true
 			}
 		}
-		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(gitstate.Now())); err != nil {
+		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(o.now())); err != nil {
 			return nil, err
 		}
 		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
@@ -413,7 +413,7 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 			data["expires_at"] = d.ExpiresAt
 		}
 		if req.Stage != "" {
-			if err := gitstate.Heartbeat(r, req.Stage, req.Lease, gitstate.Now()); err != nil {
+			if err := gitstate.Heartbeat(r, req.Stage, req.Lease, o.now()); err != nil {
 				return nil, err
 			}
 			_, st, _ := r.Stage(req.Stage)
@@ -572,7 +572,7 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &FinishResult{RunView: RunViewOf(r, gitstate.Now()), Reaped: reaped}, nil
+	return &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}, nil
 }
 
 // UndoRequest is `undo RUN --to SEQ`.

@@ -211,7 +211,7 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	}
 	var vr *gitstate.VerifyResult
 	if req.Verify {
-		if vr, err = resume.NodeVerify(ctx, store.Repo, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
+		if vr, err = resume.NodeVerify(ctx, store, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
 			return nil, err
 		}
 		if err := worktrees.RecordUnionVerify(ctx, store, req.Run, built.Union.Head, vr); err != nil {

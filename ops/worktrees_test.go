@@ -138,9 +138,9 @@ func TestWorktreeAddWithLeaseWritesAsTheWorker(t *testing.T) {
 	f := newWTFixture(t, gitstate.KindGraph)
 	tok := gitstate.LeaseToken("a", 1, 0, "")
 	f.update(func(r *gitstate.Run) {
-		r.State.Driver = &gitstate.Lease{Holder: "boss", ExpiresAt: gitstate.Stamp(gitstate.Now().Add(time.Hour))}
+		r.State.Driver = &gitstate.Lease{Holder: "boss", ExpiresAt: gitstate.Stamp(time.Now().UTC().Add(time.Hour))}
 		r.State.Jobs = []gitstate.Job{{ID: "a", State: gitstate.JobRunning, Needs: []string{}, Attempts: 1, Lease: tok, Holder: "w1",
-			ExpiresAt: gitstate.Stamp(gitstate.Now().Add(time.Hour))}}
+			ExpiresAt: gitstate.Stamp(time.Now().UTC().Add(time.Hour))}}
 	})
 	_, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrConflict) {

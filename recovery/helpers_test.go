@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/cli"
@@ -168,7 +169,7 @@ func newFixtureWith(t testing.TB, many int, prep func(dir string)) *fixture {
 	}
 	store := gitstate.New(repo)
 	f := &fixture{t: t, dir: dir, repo: repo, store: store, run: "r1", base: base, many: many}
-	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(gitstate.Now()), Baseline: base,
+	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now().UTC()), Baseline: base,
 		Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2}}}
 	st := gitstate.State{RunID: f.run, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
 	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {

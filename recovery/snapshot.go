@@ -251,7 +251,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	}
 	progress.Add(opt.Progress, 1)
 	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
-		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(gitstate.Now())}
+		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(store.Now())}
 	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		for _, s := range r.State.Snapshots {
 			if s.ID == id {

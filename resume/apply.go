@@ -129,7 +129,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if opt.TakeOver && opt.Holder == "" {
 		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
 	}
-	now := gitstate.Now()
+	now := store.Now()
 	plan, err := MakePlan(ctx, repo, r, now, !opt.NoVerify)
 	if err != nil {
 		return nil, err
@@ -216,7 +216,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	if err != nil {
 		return nil, err
 	}
-	now := gitstate.Now()
+	now := store.Now()
 	final, err := MakePlan(ctx, repo, r, now, false)
 	if err != nil {
 		return nil, err
@@ -287,7 +287,7 @@ func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Re
 func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*gitstate.Run, error) {
 	willVerify := verifyPending(plan, opt)
 	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
-		now := gitstate.Now()
+		now := store.Now()
 		var taken *gitstate.Lease
 		if r.Driven(now) && !opt.Owns(r, now) {
 			if !opt.TakeOver {

@@ -8,7 +8,6 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -21,12 +20,13 @@ var ErrUntrusted = errors.New("not trusted here")
 // in dir, a managed worktree, bounded by timeout. Every job and union verify goes
 // through here: `job done`, resume's owed verifies and `union --verify`; it runs only
 // a command this repository wrote or a person trusted here (package trust), and
-// refuses any other with ErrUntrusted as the cause, having run nothing.
-func NodeVerify(ctx context.Context, repo *git.Repository, r *gitstate.Run, command, dir string, timeout time.Duration) (*gitstate.VerifyResult, error) {
+// refuses any other with ErrUntrusted as the cause, having run nothing. The store is
+// the run's: its repository holds the trust records, its clock dates the result.
+func NodeVerify(ctx context.Context, store *gitstate.Store, r *gitstate.Run, command, dir string, timeout time.Duration) (*gitstate.VerifyResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	set, err := trust.Load(ctx, repo, r.Header.RunID)
+	set, err := trust.Load(ctx, store.Repo, r.Header.RunID)
 	if err != nil {
 		return nil, err
 	}
@@ -36,7 +36,7 @@ func NodeVerify(ctx context.Context, repo *git.Repository, r *gitstate.Run, comm
 		e.Err = ErrUntrusted
 		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID)
 	}
-	return RunVerify(ctx, approved, dir, timeout), nil
+	return RunVerify(ctx, approved, dir, timeout, store.Now()), nil
 }
 
 // JobVerified is one owed job verify that was run and recorded.
@@ -68,11 +68,11 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 	lease := j.Lease
 	var vr *gitstate.VerifyResult
 	if wt := r.State.Worktree(id); wt != nil {
-		if vr, err = NodeVerify(ctx, store.Repo, r, j.Verify, wt.Path, timeout); err != nil {
+		if vr, err = NodeVerify(ctx, store, r, j.Verify, wt.Path, timeout); err != nil {
 			return nil, JobVerified{}, err // untrusted: the verify stays owed, nothing written
 		}
 	} else {
-		vr = &gitstate.VerifyResult{Command: j.Verify, ExitCode: 127, Tail: "the job's worktree was removed before its verify ran", At: gitstate.Stamp(gitstate.Now())}
+		vr = &gitstate.VerifyResult{Command: j.Verify, ExitCode: 127, Tail: "the job's worktree was removed before its verify ran", At: gitstate.Stamp(store.Now())}
 	}
 	var o gitstate.Outcome
 	r, err = store.Update(ctx, runID, func(run *gitstate.Run) (*gitstate.Change, error) {

@@ -82,7 +82,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	vr := RunVerify(ctx, *approved, dir, timeout)
+	vr := RunVerify(ctx, *approved, dir, timeout, store.Now())
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
@@ -224,7 +224,7 @@ func dispatchBase(run *gitstate.Run, stage string) string {
 // resume in progress.
 func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gitstate.VerifyResult, action string, apply func(*gitstate.Run, string) error) error {
 	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
-		at := gitstate.Stamp(gitstate.Now())
+		at := gitstate.Stamp(store.Now())
 		_, st, ok := run.Stage(stage)
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", id, stage)
@@ -269,8 +269,9 @@ func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
 // the timeout, and keeps the exit code and the output's tail. A timed-out command is
 // recorded as TimedOut, with exit code 124 as timeout(1) reports it. It runs only a
 // command cleared by package trust: a command carried by a run from elsewhere never
-// runs before a person trusts it here (SPEC §10).
-func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration) *gitstate.VerifyResult {
+// runs before a person trusts it here (SPEC §10). at is when it starts, by the
+// caller's clock (the result's At).
+func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
 	command := approved.Command()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -278,7 +279,7 @@ func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout
 	// At the deadline the whole group goes, not only sh; a descendant that left the
 	// group and keeps the output pipes open is waited for no longer than WaitDelay.
 	sh := git.Shell{Dir: dir, Script: command, Stdout: &out, Stderr: &out, WaitDelay: 5 * time.Second}
-	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(gitstate.Now())}
+	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(at)}
 	res := sh.Run(tctx)
 	if !res.Started {
 		vr.ExitCode, vr.Tail = 127, res.Err.Error()

@@ -12,7 +12,7 @@ import (
 // A verify that outlives its timeout is killed with its whole process group and
 // reported as timed out, never as just another exit code.
 func TestRunVerifyTimeout(t *testing.T) {
-	vr := RunVerify(context.Background(), trust.Once("echo started; sleep 30 & sleep 30"), t.TempDir(), 200*time.Millisecond)
+	vr := RunVerify(context.Background(), trust.Once("echo started; sleep 30 & sleep 30"), t.TempDir(), 200*time.Millisecond, time.Now())
 	if !vr.TimedOut || vr.Passed || vr.ExitCode != 124 {
 		t.Fatalf("got %+v, want timed out, exit 124", vr)
 	}
@@ -34,7 +34,7 @@ func TestRunVerifyExitCodes(t *testing.T) {
 		{"exit 3", 3, "failed (exit 3)"},
 		{"exit 124", 124, "failed (exit 124)"}, // a command's own 124 is not a timeout
 	} {
-		vr := RunVerify(context.Background(), trust.Once(tc.cmd), t.TempDir(), time.Minute)
+		vr := RunVerify(context.Background(), trust.Once(tc.cmd), t.TempDir(), time.Minute, time.Now())
 		if vr.ExitCode != tc.code || vr.TimedOut || vr.Passed != (tc.code == 0) {
 			t.Errorf("%s: got %+v", tc.cmd, vr)
 		}
@@ -55,7 +55,7 @@ func TestRunVerifyEnvironment(t *testing.T) {
 	t.Setenv("GIT_EDITOR", "my-editor")
 	script := `env | grep -E '^(GIT_DIR|GIT_WORK_TREE|GIT_INDEX_FILE|GIT_ALTERNATE_OBJECT_DIRECTORIES|GIT_NAMESPACE|GIT_QUARANTINE_PATH|GIT_LITERAL_PATHSPECS|GIT_REFLOG_ACTION)=' && exit 1
 test "$LANG" = xx_YY.UTF-8 && test "$GIT_EDITOR" = my-editor`
-	vr := RunVerify(context.Background(), trust.Once(script), t.TempDir(), time.Minute)
+	vr := RunVerify(context.Background(), trust.Once(script), t.TempDir(), time.Minute, time.Now())
 	if !vr.Passed {
 		t.Fatalf("the verify saw a leaked variable or lost a user's setting: %+v", vr)
 	}

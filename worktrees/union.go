@@ -433,7 +433,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if now != p.oldTip {
 			return nil, fault.Conflict("union branch %s moved while the union was built", rec.Branch).WithHint("run the command again")
 		}
-		res.Union.At = gitstate.Stamp(gitstate.Now())
+		res.Union.At = gitstate.Stamp(store.Now())
 		u := res.Union
 		r.State.Union = &u
 		if w := r.State.Worktree(Union); w != nil {

@@ -66,11 +66,11 @@ func probe(ctx context.Context, dir string, rounds int) error {
 			return err
 		}},
 		{"resume.Detect (ListFull, filter, sort)", func() error {
-			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListFull})
+			_, _, err := resume.Detect(ctx, store, store.Now(), resume.DetectOptions{Depth: gitstate.ListFull})
 			return err
 		}},
 		{"resume.Detect (ListSummaries, ...)", func() error {
-			_, _, err := resume.Detect(ctx, store, gitstate.Now(), resume.DetectOptions{Depth: gitstate.ListSummaries})
+			_, _, err := resume.Detect(ctx, store, store.Now(), resume.DetectOptions{Depth: gitstate.ListSummaries})
 			return err
 		}},
 	}

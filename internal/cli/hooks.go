@@ -83,7 +83,7 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 // the global or system config is shared by other repositories: without --global, a
 // terminal is asked; headless, hooks refuses (exit 2, nothing written).
 func hooksConsent(env *Env, repo *git.Repository, global bool, verb string) (hooks.Options, error) {
-	opts := hooks.Options{Global: global}
+	opts := hooks.Options{Global: global, Clock: env.now}
 	if global || env.headless() {
 		return opts, nil
 	}
@@ -146,7 +146,7 @@ func (c *HookCmd) Run(env *Env) error {
 	}
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
 	defer cancel()
-	res, err := hooks.PostCheckout(ctx, env.Repo, c.Args) // opened while kong parsed
+	res, err := hooks.PostCheckout(ctx, env.Repo, c.Args, hooks.Options{Clock: env.now}) // opened while kong parsed
 	if err != nil {
 		return nil
 	}

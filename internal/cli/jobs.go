@@ -271,7 +271,7 @@ func (c *JobListCmd) Run(env *Env) error {
 	for _, id := range res.Ready {
 		ready[id] = true
 	}
-	now := gitstate.Now()
+	now := env.now()
 	return env.out(res, func(w io.Writer) {
 		if len(res.Jobs) > 0 {
 			t := newTable(w, "JOB", "STATE", "ATTEMPTS", "NEEDS", "HOLDER", "LEASE", "EXPIRES")

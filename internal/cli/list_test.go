@@ -4,6 +4,7 @@ import (
 	"context"
 	"reflect"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -39,7 +40,7 @@ func TestListRowsFromSummaries(t *testing.T) {
 	if len(full) != 3 || len(sums) != len(full) {
 		t.Fatalf("List %d runs, ListSummaries %d", len(full), len(sums))
 	}
-	now := gitstate.Now()
+	now := time.Now().UTC()
 	for i := range full {
 		want, got := runJSON(full[i].Run, now), runJSON(sums[i].Run, now)
 		if !reflect.DeepEqual(got, want) {

@@ -151,6 +151,7 @@ func (e *Env) Ops() (*ops.Ops, error) {
 			o.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
 		}
 		o.Progress = e.progress()
+		o.Clock = e.now
 		e.ops = o
 	}
 	return e.ops, nil

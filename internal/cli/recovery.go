@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/recovery"
@@ -150,7 +149,7 @@ func (c *RecoveryListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	now := gitstate.Now()
+	now := env.now()
 	return env.out(res, func(w io.Writer) {
 		if len(res.Snapshots) == 0 {
 			fmt.Fprintln(w, "no snapshots")

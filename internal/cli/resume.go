@@ -60,14 +60,14 @@ func (c *ResumeCmd) Run(env *Env) error {
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail, Warn: env.warn,
 	}
 	if !env.headless() {
-		req.Prompt = &ops.Prompt{Choose: env.chooseRun(time.Now()), Ask: env.ask}
+		req.Prompt = &ops.Prompt{Choose: env.chooseRun(env.now()), Ask: env.ask}
 	}
 	if c.Plan {
 		p, err := o.ResumePlan(env.Ctx, req)
 		if err != nil {
 			return err
 		}
-		return env.out(p, func(w io.Writer) { printPlan(w, p) })
+		return env.out(p, func(w io.Writer) { printPlan(w, p, env.now()) })
 	}
 	res, err := o.Resume(env.Ctx, req)
 	if res != nil && err != nil {
@@ -200,7 +200,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 	}
 }
 
-func printPlan(w io.Writer, p *resume.Plan) {
+func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 	status := p.Status
 	if p.Reason != "" {
 		status += " (" + p.Reason + ")"
@@ -233,9 +233,9 @@ func printPlan(w io.Writer, p *resume.Plan) {
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
 		if a := s.Attempt; a != nil {
-			line := fmt.Sprintf("attempt    #%d by %s, started %s", a.N, dash(a.Holder), age(a.StartedAt, time.Now()))
+			line := fmt.Sprintf("attempt    #%d by %s, started %s", a.N, dash(a.Holder), age(a.StartedAt, now))
 			if a.HeartbeatAt != "" {
-				line += ", heartbeat " + age(a.HeartbeatAt, time.Now())
+				line += ", heartbeat " + age(a.HeartbeatAt, now)
 			}
 			if a.ThreadID != "" {
 				line += ", thread " + a.ThreadID

@@ -2,12 +2,13 @@ package cli
 
 import (
 	"os"
+	"time"
 
 	"golang.org/x/term"
 )
 
-// System is what a command reads of the process around it: the environment, and
-// whether a stream is an interactive terminal and how wide it is. Main gives the
+// System is what a command reads of the process around it: the environment, whether
+// a stream is an interactive terminal and how wide it is, and the clock. Main gives the
 // process's own (OSSystem); a test gives its own, so that a prompt or a progress bar
 // is tested without a pseudo-terminal and without setting the process's environment
 // (such tests can run in parallel). kong's `env:` flag defaults (--session from
@@ -18,12 +19,17 @@ type System struct {
 	// Terminal reports whether a stream (stdin, stdout or stderr) is an interactive
 	// terminal, and its width in columns (0 when unknown).
 	Terminal func(stream any) (ok bool, width int)
+	// Now is the clock: the time the operations write and judge by and a command
+	// shows ages from (nil: the system clock, in UTC).
+	Now func() time.Time
 }
 
 // OSSystem is the process's environment and terminals.
 func OSSystem() System {
-	return System{Getenv: os.Getenv, Terminal: osTerminal}
+	return System{Getenv: os.Getenv, Terminal: osTerminal, Now: utcNow}
 }
+
+func utcNow() time.Time { return time.Now().UTC() }
 
 func osTerminal(stream any) (bool, int) {
 	f, ok := stream.(*os.File)
@@ -53,6 +59,14 @@ func (e *Env) isTerminal(stream any) bool {
 
 // terminalWidth is stream's width in columns when it is a terminal (0 when unknown).
 func (e *Env) terminalWidth(stream any) (bool, int) { return e.system().Terminal(stream) }
+
+// now is the command's clock.
+func (e *Env) now() time.Time {
+	if n := e.system().Now; n != nil {
+		return n()
+	}
+	return utcNow()
+}
 
 // getenv reads the command's environment.
 func (e *Env) getenv(key string) string { return e.system().Getenv(key) }
