@@ -18,7 +18,7 @@ func TestClaimFinishedIsNotHalted(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, id := range []string{"a", "b"} {
-		g, err := Claim(h, s, "", "w", time.Now(), time.Hour)
+		g, err := Claim(h, s, "", "w", time.Now(), time.Hour, RandomNonce())
 		if err != nil || g.Job == nil || g.Job.ID != id {
 			t.Fatalf("claim: %+v, %v", g, err)
 		}
@@ -29,7 +29,7 @@ func TestClaimFinishedIsNotHalted(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	g, err := Claim(h, s, "", "w", time.Now(), time.Hour)
+	g, err := Claim(h, s, "", "w", time.Now(), time.Hour, RandomNonce())
 	if err != nil || g.Job != nil || g.Reason != ReasonFinished {
 		t.Fatalf("claim on a finished graph: %+v, %v; want reason finished", g, err)
 	}

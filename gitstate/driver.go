@@ -186,8 +186,8 @@ func DriverRefused(r *Run, w Writer) error {
 // stage from the same ledger would otherwise issue the same token, and once one
 // side's chain is kept the other side's subagent could report on an attempt it never
 // ran.
-func StageToken(stage string, attempt, epoch int) string {
-	return LeaseToken(stage, attempt, epoch, LeaseNonce())
+func StageToken(stage string, attempt, epoch int, nonce string) string {
+	return LeaseToken(stage, attempt, epoch, nonce)
 }
 
 // CheckStageToken refuses a stage report whose token is not the stage's current one

@@ -104,7 +104,7 @@ func expansionRun(seed uint64) (string, []string) {
 				return "settle: " + err.Error(), trace
 			}
 		case len(f.Ready) > 0 && (r < 6 || len(working) == 0):
-			g, err := Claim(h, s, "", "w", now, time.Minute)
+			g, err := Claim(h, s, "", "w", now, time.Minute, RandomNonce())
 			if err != nil || g.Job == nil {
 				return fmt.Sprintf("claim with %v ready: %v %+v", f.Ready, err, g), trace
 			}

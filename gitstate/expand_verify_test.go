@@ -24,7 +24,7 @@ func TestExpansionWaitsForTheParentsVerify(t *testing.T) {
 	kids := []JobSpec{{ID: "c1"}, {ID: "c2", Needs: []string{"c1"}}}
 	okWithChildren := func(h *Header, s *State) {
 		t.Helper()
-		g, err := Claim(h, s, "p", "w", t0, time.Minute)
+		g, err := Claim(h, s, "p", "w", t0, time.Minute, RandomNonce())
 		if err != nil || g.Job == nil {
 			t.Fatalf("claim p: %v %+v", err, g)
 		}
@@ -44,7 +44,7 @@ func TestExpansionWaitsForTheParentsVerify(t *testing.T) {
 	if r := Ready(h, s); len(r) != 0 {
 		t.Fatalf("ready while the parent's verify is owed: %v", r)
 	}
-	if _, err := Claim(h, s, "c1", "w", t0, time.Minute); err == nil {
+	if _, err := Claim(h, s, "c1", "w", t0, time.Minute, RandomNonce()); err == nil {
 		t.Fatal("c1 claimed before its parent was verified")
 	}
 	o, err := SettleVerify(h, s, "p", s.Job("p").Lease, &VerifyResult{Command: "check"})

@@ -95,7 +95,7 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 // transition applies one stage transition through the store, as the CLI does.
 func transition(s *Store, id, stage, to string) error {
 	_, err := s.Update(context.Background(), id, func(r *Run) (*Change, error) {
-		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(time.Now().UTC())); err != nil {
+		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(time.Now().UTC()), RandomNonce()); err != nil {
 			return nil, err
 		}
 		return &Change{Event: Event{Type: "stage_transition", Stage: stage}}, nil

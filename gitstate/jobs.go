@@ -147,9 +147,9 @@ func LeaseToken(job string, attempt, epoch int, nonce string) string {
 	return tok
 }
 
-// LeaseNonce makes the nonce of a new lease token: 8 hex digits from crypto/rand. It is
-// a variable, like Now, so that a test can fix it.
-var LeaseNonce = func() string {
+// RandomNonce is the nonce of a new lease or stage token a store issues unless its
+// Nonces says otherwise: 8 hex digits from crypto/rand.
+func RandomNonce() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
@@ -486,8 +486,9 @@ func Halted(h *Header, s *State) bool {
 // Claim takes the named job, or the first ready one: PENDING → RUNNING, one gas
 // charged (never refunded), attempts unchanged, a lease token for the job's attempt
 // count and the run's epoch, expiring at now + ttl. With nothing ready it grants
-// nothing and says why (no error): the caller decides what that means to it.
-func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Duration) (Grant, error) {
+// nothing and says why (no error): the caller decides what that means to it. nonce
+// is the new token's nonce (Store.Nonce).
+func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Duration, nonce string) (Grant, error) {
 	if ttl <= 0 {
 		return Grant{}, fault.Usage("lease ttl must be positive, got %s", ttl)
 	}
@@ -509,7 +510,7 @@ func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Dur
 		}
 		j = s.Job(f.Ready[0])
 	}
-	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch, LeaseNonce()), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
+	g := Grant{Lease: LeaseToken(j.ID, j.Attempts, s.Epoch, nonce), Attempt: j.Attempts, Epoch: s.Epoch, ExpiresAt: Stamp(now.Add(ttl))}
 	j.State, j.Lease, j.Holder, j.ExpiresAt = JobRunning, g.Lease, holder, g.ExpiresAt
 	fixGas(h, s)
 	s.GasSpent++

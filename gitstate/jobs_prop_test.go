@@ -201,7 +201,7 @@ func (m *model) claim(want string) {
 	spent := m.s.GasSpent
 	var g Grant
 	err := m.mutate(fmt.Sprintf("claim %q", want), func() (err error) {
-		g, err = Claim(m.h, m.s, want, "w", m.now, ttl)
+		g, err = Claim(m.h, m.s, want, "w", m.now, ttl, RandomNonce())
 		return err
 	})
 	if err != nil || g.Job == nil {

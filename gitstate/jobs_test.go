@@ -25,7 +25,7 @@ func graph(t *testing.T) (*Header, *State) {
 
 func claim(t *testing.T, h *Header, s *State, id string) string {
 	t.Helper()
-	g, err := Claim(h, s, id, "w", t0, time.Minute)
+	g, err := Claim(h, s, id, "w", t0, time.Minute, "5eed")
 	if err != nil || g.Job == nil {
 		t.Fatalf("claim %s: %+v, %v", id, g, err)
 	}
@@ -62,8 +62,7 @@ type jobWant struct {
 // TestJobMachine checks every row of SPEC §5.3, and that every refused action leaves
 // the state byte for byte as it was.
 func TestJobMachine(t *testing.T) {
-	defer func(f func() string) { LeaseNonce = f }(LeaseNonce)
-	LeaseNonce = func() string { return "5eed" }
+	t.Parallel()
 	tests := []struct {
 		name    string
 		setup   func(t *testing.T, h *Header, s *State)
@@ -76,7 +75,7 @@ func TestJobMachine(t *testing.T) {
 		{
 			name: "claim: PENDING -> RUNNING, one gas, attempts unchanged, token job#attempts@epoch.nonce",
 			act: func(h *Header, s *State) error {
-				g, err := Claim(h, s, "", "w1", t0, time.Minute)
+				g, err := Claim(h, s, "", "w1", t0, time.Minute, "5eed")
 				if err == nil && (g.Job.ID != "a" || g.Lease != "a#0@0.5eed" || g.ExpiresAt != Stamp(t0.Add(time.Minute)) || g.Job.Holder != "w1") {
 					return errors.New("bad grant " + js(g))
 				}
@@ -88,47 +87,47 @@ func TestJobMachine(t *testing.T) {
 		{
 			name:  "claim: the token carries attempts and epoch",
 			setup: func(t *testing.T, h *Header, s *State) { s.Epoch = 3; s.Job("d").Attempts = 1 },
-			act:   func(h *Header, s *State) error { _, err := Claim(h, s, "d", "", t0, time.Minute); return err },
+			act:   func(h *Header, s *State) error { _, err := Claim(h, s, "d", "", t0, time.Minute, "5eed"); return err },
 			jobs:  map[string]jobWant{"d": {JobRunning, 1, "d#1@3.5eed"}},
 			gas:   1, epoch: 3,
 		},
 		{
 			name:    "claim: a job whose needs are not DONE is refused",
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "b", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "b", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrRefused,
 		},
 		{
 			name:    "claim: a RUNNING job is refused",
 			setup:   func(t *testing.T, h *Header, s *State) { claim(t, h, s, "a") },
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrRefused,
 		},
 		{
 			name:    "claim: a DONE job is refused",
 			setup:   func(t *testing.T, h *Header, s *State) { done(t, h, s, "a", claim(t, h, s, "a"), ReceiptOK) },
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrRefused,
 		},
 		{
 			name:    "claim: a job past its attempt limit is refused",
 			setup:   func(t *testing.T, h *Header, s *State) { s.Job("d").Attempts = 2 },
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "d", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "d", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrRefused,
 		},
 		{
 			name:    "claim: unknown job",
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "zz", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "zz", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrNotFound,
 		},
 		{
 			name:    "claim: ttl must be positive",
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "", "", t0, 0); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "", "", t0, 0, "5eed"); return err },
 			wantErr: fault.ErrUsage,
 		},
 		{
 			name:    "claim: a named job with no gas left is refused",
 			setup:   func(t *testing.T, h *Header, s *State) { h.Gas = 1; s.GasSpent = 1 },
-			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute); return err },
+			act:     func(h *Header, s *State) error { _, err := Claim(h, s, "a", "", t0, time.Minute, "5eed"); return err },
 			wantErr: fault.ErrRefused,
 		},
 		{
@@ -308,7 +307,7 @@ func TestJobMachine(t *testing.T) {
 			name: "reap: an expired lease takes the timeout transition, a live one is kept",
 			setup: func(t *testing.T, h *Header, s *State) {
 				claim(t, h, s, "a")
-				if _, err := Claim(h, s, "d", "", t0, time.Hour); err != nil {
+				if _, err := Claim(h, s, "d", "", t0, time.Hour, "5eed"); err != nil {
 					t.Fatal(err)
 				}
 			},
@@ -401,7 +400,7 @@ func TestJobMachine(t *testing.T) {
 // did not change.
 func wantReason(h *Header, s *State, reason string) error {
 	before, _ := json.Marshal(s)
-	g, err := Claim(h, s, "", "", t0, time.Minute)
+	g, err := Claim(h, s, "", "", t0, time.Minute, RandomNonce())
 	if err != nil {
 		return err
 	}
@@ -508,11 +507,11 @@ func TestLeaseTokensOfTwoClonesDiffer(t *testing.T) {
 	}
 	mine, theirs := cloneState(t, s), cloneState(t, s)
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
-	gMine, err := Claim(h, mine, "", "me", now, time.Hour)
+	gMine, err := Claim(h, mine, "", "me", now, time.Hour, RandomNonce())
 	if err != nil {
 		t.Fatal(err)
 	}
-	gTheirs, err := Claim(h, theirs, "", "them", now, time.Hour)
+	gTheirs, err := Claim(h, theirs, "", "them", now, time.Hour, RandomNonce())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -115,8 +115,10 @@ func orNone(s []string) string {
 // only and one without a gate passed → completed only; a stage is dispatched only when
 // every earlier stage is completed or skipped; no dispatch past the stage's
 // max_retries budget (counted from the ledger's attempts, so it survives any resume).
-// Every refusal names the targets the stage may take now.
-func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error {
+// Every refusal names the targets the stage may take now. at is the transition's
+// time; nonce is the nonce of the stage token a dispatch issues (Store.Nonce; unused
+// by any other transition).
+func ApplyStageTransition(r *Run, stage, to, reason, baseline, at, nonce string) error {
 	def, st, ok := r.Stage(stage)
 	if !ok {
 		return fault.NotFound("run %s has no stage %q", r.Header.RunID, stage).WithHint("stages: %s", strings.Join(stageNames(r), ", "))
@@ -139,7 +141,7 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at string) error 
 	}
 	if to == StageDispatched {
 		n := len(st.Attempts) + 1
-		st.Attempts = append(st.Attempts, Attempt{N: n, StartedAt: at, Baseline: baseline, Lease: StageToken(stage, n, r.State.Epoch)})
+		st.Attempts = append(st.Attempts, Attempt{N: n, StartedAt: at, Baseline: baseline, Lease: StageToken(stage, n, r.State.Epoch, nonce)})
 	}
 	if to == StageRework {
 		st.Reworks++

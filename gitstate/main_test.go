@@ -7,7 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
-// Every test runs in the pinned git environment, set once, so that they can run in
-// parallel. TestJobMachine alone stays serial (it fixes LeaseNonce; the serial tests
-// finish before any parallel one resumes).
+// Every test runs in the pinned git environment, set once, so that all of them can run
+// in parallel: no test sets an environment variable or a package global (a fixed
+// clock or nonce is given to the store or function that uses it).
 func TestMain(m *testing.M) { os.Exit(testenv.Pin(m)) }

@@ -49,6 +49,9 @@ type Store struct {
 	// Clock is the time the store's writes are dated by and its leases judged at (nil:
 	// the system clock, in UTC). A test gives its own; nothing else replaces it.
 	Clock func() time.Time
+	// Nonces makes the nonce of each lease and stage token the store's writers issue
+	// (nil: RandomNonce). A test that compares tokens gives its own.
+	Nonces func() string
 
 	remote     remoteState
 	tries      atomic.Int64
@@ -68,6 +71,14 @@ func (s *Store) Now() time.Time {
 		return s.Clock()
 	}
 	return time.Now().UTC()
+}
+
+// Nonce is a nonce for a new lease or stage token: Nonces, or RandomNonce.
+func (s *Store) Nonce() string {
+	if s.Nonces != nil {
+		return s.Nonces()
+	}
+	return RandomNonce()
 }
 
 // Change is what one ledger write does: the event, and refs to move in the same

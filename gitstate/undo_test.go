@@ -21,7 +21,7 @@ func TestUndo(t *testing.T) {
 	if err := AddJobs(&s, []JobSpec{{ID: "a"}, {ID: "b"}}); err != nil {
 		t.Fatal(err)
 	}
-	g, err := Claim(&h, &s, "a", "w1", now, time.Minute)
+	g, err := Claim(&h, &s, "a", "w1", now, time.Minute, RandomNonce())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -33,11 +33,11 @@ func TestUndo(t *testing.T) {
 	if _, err := Done(&h, &s, "a", g.Lease, ReceiptTimeout, nil); err != nil {
 		t.Fatal(err)
 	}
-	g2, err := Claim(&h, &s, "a", "w1", now, time.Minute)
+	g2, err := Claim(&h, &s, "a", "w1", now, time.Minute, RandomNonce())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Claim(&h, &s, "b", "w2", now, time.Minute); err != nil {
+	if _, err := Claim(&h, &s, "b", "w2", now, time.Minute, RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	s.Stages[0].Attempts = append(s.Stages[0].Attempts, Attempt{N: 2})

@@ -199,7 +199,7 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`git atlas resume %s` first", req.Run)
 		}
 		var err error
-		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL); err != nil {
+		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL, store.Nonce()); err != nil {
 			return nil, err
 		}
 		if g.Job == nil {

@@ -324,7 +324,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				base, inCheckout = checkoutHead, true
 			}
 		}
-		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(o.now())); err != nil {
+		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
 			return nil, err
 		}
 		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}

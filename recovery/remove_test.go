@@ -204,7 +204,7 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 	ctx := context.Background()
 	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
 	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(time.Now().UTC())); err != nil {
+		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
 			return nil, err
 		}
 		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: "code"}}, nil

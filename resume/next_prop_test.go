@@ -27,6 +27,7 @@ type world struct {
 	// tokens are every stage token ever issued; alive the pids the fake host runs.
 	tokens []string
 	alive  map[int]bool
+	nonces int
 }
 
 // TestNextActionIsAccepted drives runs (single and graph, with gates, budgets and
@@ -202,7 +203,7 @@ func (w *world) staleReport() {
 		if err := gitstate.CheckStageToken(r, stage, tok); err != nil {
 			return err
 		}
-		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", w.stamp())
+		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", w.stamp(), w.nonce())
 	})
 	if !errors.Is(err, fault.ErrConflict) || !reflect.DeepEqual(before, w.r) {
 		w.t.Errorf("stale token %s: err %v, run changed %v", tok, err, !reflect.DeepEqual(before, w.r))
@@ -235,6 +236,12 @@ func lastToken(r *gitstate.Run, stage string) string {
 
 func (w *world) stamp() string { return gitstate.Stamp(w.now) }
 
+// nonce is the next token nonce: distinct, and the same for the same seed.
+func (w *world) nonce() string {
+	w.nonces++
+	return fmt.Sprintf("%08x", w.nonces)
+}
+
 func (w *world) pickStage() string {
 	if len(w.r.State.Stages) == 0 {
 		return "none"
@@ -250,7 +257,7 @@ func (w *world) step() {
 	case k < 45: // any stage transition, as `git atlas transition`
 		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
 		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
-			if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp()); err != nil {
+			if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp(), w.nonce()); err != nil {
 				return err
 			}
 			if to == gitstate.StageDispatched {
@@ -265,7 +272,7 @@ func (w *world) step() {
 			if r.Header.Kind != gitstate.KindGraph || gitstate.RunTerminal(r.State.Status) || r.State.Status == gitstate.RunStopped {
 				return fmt.Errorf("not claimable")
 			}
-			_, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute)
+			_, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
 			return err
 		})
 	case k < 75: // a receipt, as `git atlas job done`
@@ -382,21 +389,21 @@ func (w *world) verifyOutcome() {
 	err := w.try("verify "+stage+" "+choice, func(r *gitstate.Run) error {
 		def, _, _ := r.Stage(stage)
 		if choice == "pass" {
-			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", at); err != nil {
+			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", "", at, w.nonce()); err != nil {
 				return err
 			}
 			next := gitstate.StageCompleted
 			if def.Gate != "" {
 				next = gitstate.StageGated
 			}
-			return gitstate.ApplyStageTransition(r, stage, next, "", "", at)
+			return gitstate.ApplyStageTransition(r, stage, next, "", "", at, w.nonce())
 		}
-		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", "", at); err != nil {
+		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", "", at, w.nonce()); err != nil {
 			return err
 		}
 		switch choice {
 		case OnFailRedispatch:
-			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", "base", at)
+			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", "base", at, w.nonce())
 		case OnFailStop:
 			r.State.Status = gitstate.RunStopped
 		case OnFailFail:
@@ -446,7 +453,7 @@ func (w *world) execute(n NextAction, strict bool) {
 			// An attempt out of budget: the command that ends it must be accepted.
 			args := strings.Fields(n.Command)
 			if err := w.try("next: stop "+n.Command, func(r *gitstate.Run) error {
-				return gitstate.ApplyStageTransition(r, args[4], args[5], "", "", w.stamp())
+				return gitstate.ApplyStageTransition(r, args[4], args[5], "", "", w.stamp(), w.nonce())
 			}); err != nil {
 				fail("refused: %v", err)
 			}
@@ -458,7 +465,7 @@ func (w *world) execute(n NextAction, strict bool) {
 	case NextClaim:
 		var got string
 		err := w.try("next: claim", func(r *gitstate.Run) error {
-			g, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute)
+			g, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
 			if err == nil && g.Job == nil {
 				return fmt.Errorf("nothing granted: %s", g.Reason)
 			}
@@ -512,7 +519,7 @@ func (w *world) execute(n NextAction, strict bool) {
 				if err := gitstate.CheckStageToken(r, stage, lease); err != nil {
 					return err
 				}
-				if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp()); err != nil {
+				if err := gitstate.ApplyStageTransition(r, stage, to, "", "base", w.stamp(), w.nonce()); err != nil {
 					return err
 				}
 				if to == gitstate.StageDispatched {
@@ -549,7 +556,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 		State: gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}}
 	now := time.Now()
 	for _, to := range []string{gitstate.StageDispatched, gitstate.StageFailed, gitstate.StageDispatched} {
-		if err := gitstate.ApplyStageTransition(r, "code", to, "", "b", "t"); err != nil {
+		if err := gitstate.ApplyStageTransition(r, "code", to, "", "b", "t", gitstate.RandomNonce()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -557,7 +564,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed --lease "+lastToken(r, "code") {
 		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
 	}
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t"); err != nil {
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t", gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	n = Next(r, now)

@@ -86,14 +86,14 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
-			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at); err != nil {
+			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at, ""); err != nil {
 				return err
 			}
 			next := gitstate.StageCompleted
 			if st.HasGate {
 				next = gitstate.StageGated
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", "", at)
+			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", "", at, "")
 		})
 	}
 	choice := opt.OnVerifyFail
@@ -121,7 +121,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at)
+			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce())
 		})
 	case OnFailReplay:
 		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
@@ -208,7 +208,7 @@ func failStage(run *gitstate.Run, stage, at string) error {
 		return nil
 	}
 	if st.Status == gitstate.StageDispatched || st.Status == gitstate.StageVerifying {
-		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", "", at)
+		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", "", at, "")
 	}
 	return nil
 }

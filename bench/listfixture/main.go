@@ -141,7 +141,7 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 			next++
 			_, s, _ := r.Stage(step[0])
 			from := s.Status
-			if err := gitstate.ApplyStageTransition(r, step[0], step[1], "", head, gitstate.Stamp(at)); err != nil {
+			if err := gitstate.ApplyStageTransition(r, step[0], step[1], "", head, gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
 				return err
 			}
 			ev.Type, ev.Stage = gitstate.EventStageTransition, step[0]
