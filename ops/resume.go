@@ -110,7 +110,7 @@ func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidat
 		if err != nil {
 			return nil
 		}
-		next := resume.NextForDriver(r, now)
+		next := resume.NextForDriver(r, now, resume.Host{})
 		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
 		if r.Header.Intent != "" {
 			line += " (" + text.Ledger(r.Header.Intent, text.BriefMax) + ")"
@@ -222,7 +222,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 	if err != nil {
 		return nil, err
 	}
-	return resume.PlanFor(ctx, o.Repo, r, now, !req.NoVerify, req.Session)
+	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session})
 }
 
 // Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty

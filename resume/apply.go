@@ -66,6 +66,8 @@ type Options struct {
 	// replaced cannot write again.
 	Holder string
 	TTL    time.Duration
+	// Host is where an attempt's agent may still run (zero: this machine).
+	Host Host
 }
 
 // Owns reports whether the run's live driver is the caller's session.
@@ -130,7 +132,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
 	}
 	now := store.Now()
-	plan, err := MakePlan(ctx, repo, r, now, !opt.NoVerify)
+	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host)
 	if err != nil {
 		return nil, err
 	}
@@ -217,15 +219,15 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 		return nil, err
 	}
 	now := store.Now()
-	final, err := MakePlan(ctx, repo, r, now, false)
+	final, err := makePlan(ctx, repo, r, now, false, opt.Host)
 	if err != nil {
 		return nil, err
 	}
 	// What to do next from the run as the resume left it (a verify may have stopped
 	// it), not as a plan would reset it.
-	final.NextAction = Next(r, now)
+	final.NextAction = Next(r, now, opt.Host)
 	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && d.Session == opt.Session {
-		final.NextAction = NextForDriver(r, now) // the resumer drives: what to do, not "wait for yourself"
+		final.NextAction = NextForDriver(r, now, opt.Host) // the resumer drives: what to do, not "wait for yourself"
 	}
 	res.Plan = final
 	if root, err := worktrees.Root(ctx, repo); err == nil {

@@ -58,13 +58,13 @@ func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
 func TestNextContinuesThePersistedAttempt(t *testing.T) {
 	r := driverRun("", "")
 	a := dispatch(t, r, t0)
-	a.ThreadID, a.PID, a.Host = "th-42", os.Getpid(), Hostname()
-	n := Next(r, t0)
+	a.ThreadID, a.PID, a.Host = "th-42", os.Getpid(), Host{}.hostname()
+	n := Next(r, t0, Host{})
 	if n.Action != NextWait || n.PID != os.Getpid() || !strings.Contains(n.Reason, "never a second agent") {
 		t.Fatalf("with the attempt's agent alive: %+v, want wait", n)
 	}
 	a.PID = deadPID(t)
-	n = Next(r, t0)
+	n = Next(r, t0, Host{})
 	if n.Action != NextContinue || n.ThreadID != "th-42" || !strings.Contains(n.Reason, "th-42") || !strings.Contains(n.Command, "--lease "+a.Lease) {
 		t.Fatalf("with the agent dead: %+v, want continue naming thread th-42 and the token", n)
 	}
@@ -98,11 +98,11 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if !r.Live(later) || !r.Interrupted(later) {
 		t.Fatalf("after 2s without a heartbeat: live %v, interrupted %v; want a live lease and an interrupted run", r.Live(later), r.Interrupted(later))
 	}
-	if n := Next(r, later); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
+	if n := Next(r, later, Host{}); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
 		t.Fatalf("next after the attempt died: %+v, want a new dispatch saying why", n)
 	}
 	a.ThreadID = "th-7" // its conversation persists: continued, not replaced
-	if n := Next(r, later); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
+	if n := Next(r, later, Host{}); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
 		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
 	}
 	a.ThreadID = ""
@@ -127,7 +127,7 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "wall budget") {
 		t.Fatalf("past the wall budget: %v, want refused naming the wall budget", err)
 	}
-	if n := Next(r, late); n.Action != NextDispatch || !strings.Contains(n.Reason, "wall budget 1m") {
+	if n := Next(r, late, Host{}); n.Action != NextDispatch || !strings.Contains(n.Reason, "wall budget 1m") {
 		t.Fatalf("next past the wall budget: %+v, want a new attempt and why", n)
 	}
 }

@@ -39,18 +39,46 @@ type NextAction struct {
 	Lease    string `json:"lease,omitempty"`
 }
 
-// PIDAlive reports whether process pid lives on this host; tests may replace it.
-var PIDAlive = pidAlive
+// Host is the machine resume runs on, as an attempt's agent sees it: its name, as
+// attempts record it, and whether a process lives on it. The zero Host is the real
+// one; a test gives its own.
+type Host struct {
+	// Name is this host's name (nil: os.Hostname).
+	Name func() string
+	// PIDAlive reports whether process pid lives on this host (nil: signal 0 where
+	// there is one).
+	PIDAlive func(pid int) bool
+}
 
-// Hostname is this host's name, as attempts record it; tests may replace it.
-var Hostname = func() string { h, _ := os.Hostname(); return h }
+// hostname is the host's name.
+func (h Host) hostname() string {
+	if h.Name != nil {
+		return h.Name()
+	}
+	name, _ := os.Hostname()
+	return name
+}
+
+// alive reports whether process pid lives on the host.
+func (h Host) alive(pid int) bool {
+	if h.PIDAlive != nil {
+		return h.PIDAlive(pid)
+	}
+	return pidAlive(pid)
+}
+
+// runs reports whether attempt a's agent still runs on the host: it recorded its pid
+// here, and that process lives.
+func (h Host) runs(a gitstate.Attempt) bool {
+	return a.PID > 0 && a.Host == h.hostname() && h.alive(a.PID)
+}
 
 // NextForDriver is Next for the run's own driver (the pointer a compacted session
 // gets): what to do as the driver, not "wait for the driver".
-func NextForDriver(r *gitstate.Run, now time.Time) NextAction {
+func NextForDriver(r *gitstate.Run, now time.Time, host Host) NextAction {
 	c := *r
 	c.State.Driver = nil
-	return Next(&c, now)
+	return Next(&c, now, host)
 }
 
 // Next derives the orchestrator's next step from the run as it stands (SPEC §6.7).
@@ -58,8 +86,9 @@ func NextForDriver(r *gitstate.Run, now time.Time) NextAction {
 // budget and after every earlier stage finished, a gate only for a stage that has
 // one, integrate only while a DONE job is missing from the union, finish only with no
 // job running. A stage whose attempt is open (dispatched, verifying; also right after
-// a redispatch) is continued, never dispatched again: that would burn an attempt.
-func Next(r *gitstate.Run, now time.Time) NextAction {
+// a redispatch) is continued, never dispatched again: that would burn an attempt. An
+// attempt whose agent still runs on host is waited for.
+func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 	id := r.Header.RunID
 	if r.Driven(now) {
 		d := r.State.Driver
@@ -94,7 +123,7 @@ func Next(r *gitstate.Run, now time.Time) NextAction {
 	n := NextAction{Stage: st.Name, Worktrees: wts}
 	switch st.Status {
 	case gitstate.StageDispatched, gitstate.StageVerifying:
-		return openAttempt(r, def, st, wts, now)
+		return openAttempt(r, def, st, wts, now, host)
 	case gitstate.StagePassed:
 		if def.Gate != "" {
 			n.Action, n.Reason, n.Command = NextGate, "stage "+st.Name+" passed: it goes to its "+def.Gate+" gate", transition(gitstate.StageGated)
@@ -121,7 +150,7 @@ func Next(r *gitstate.Run, now time.Time) NextAction {
 // persisted agent conversation when it has one), wait while its agent lives here, or,
 // once it is dead of idleness or past its wall budget, a new attempt when the budget
 // allows one.
-func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time) NextAction {
+func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time, host Host) NextAction {
 	id := r.Header.RunID
 	a := st.Attempts[len(st.Attempts)-1]
 	n := NextAction{Stage: st.Name, Worktrees: wts, Attempt: a.N, Lease: a.Lease, ThreadID: a.ThreadID}
@@ -129,7 +158,7 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 	if a.Lease != "" {
 		report += " --lease " + a.Lease
 	}
-	if a.PID > 0 && a.Host == Hostname() && PIDAlive(a.PID) {
+	if host.runs(a) {
 		n.Action, n.PID = NextWait, a.PID
 		n.Reason = fmt.Sprintf("attempt %d of stage %s has its agent (pid %d) alive on this host: never a second agent on one attempt", a.N, st.Name, a.PID)
 		return n

@@ -27,6 +27,7 @@ type world struct {
 	// tokens are every stage token ever issued; alive the pids the fake host runs.
 	tokens []string
 	alive  map[int]bool
+	host   Host
 	nonces int
 }
 
@@ -36,17 +37,13 @@ type world struct {
 // leases, stops and resumes; after each step, whatever Next suggests must be accepted
 // by the ledger when executed (SPEC §6.7), and wait, stop and done must be true.
 func TestNextActionIsAccepted(t *testing.T) {
-	alive := map[int]bool{}
-	defer func(f func(int) bool) { PIDAlive = f }(PIDAlive)
-	PIDAlive = func(pid int) bool { return alive[pid] }
+	t.Parallel()
 	seeds := 3000
 	if testenv.Long() {
 		seeds = 30000
 	}
 	for seed := 0; seed < seeds; seed++ {
 		w := newWorld(t, uint64(seed))
-		clear(alive)
-		w.alive = alive
 		for step, ended := 0, 0; step < 80 && ended < 3 && !t.Failed(); step++ {
 			w.step()
 			w.checkNext()
@@ -63,6 +60,7 @@ func TestNextActionIsAccepted(t *testing.T) {
 func newWorld(t *testing.T, seed uint64) *world {
 	rng := rand.New(rand.NewPCG(seed, 10))
 	w := &world{t: t, rng: rng, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), alive: map[int]bool{}}
+	w.host = Host{Name: func() string { return "here" }, PIDAlive: func(pid int) bool { return w.alive[pid] }}
 	var defs []gitstate.StageDef
 	for i := 0; i < rng.IntN(4); i++ {
 		d := gitstate.StageDef{Name: fmt.Sprintf("s%d", i), MaxRetries: rng.IntN(3)}
@@ -166,7 +164,7 @@ func (w *world) dispatched(r *gitstate.Run, stage string) {
 		a.ThreadID = fmt.Sprintf("thread-%d", len(w.tokens))
 	}
 	if w.rng.IntN(2) == 0 {
-		a.PID, a.Host = 1000+len(w.tokens), Hostname()
+		a.PID, a.Host = 1000+len(w.tokens), w.host.hostname()
 		w.alive[a.PID] = w.rng.IntN(2) == 0
 	}
 }
@@ -253,7 +251,7 @@ func (w *world) step() {
 	rng := w.rng
 	switch k := rng.IntN(100); {
 	case k < 25: // do what Next says (drives runs toward their end)
-		w.execute(Next(w.r, w.now), false)
+		w.execute(Next(w.r, w.now, w.host), false)
 	case k < 45: // any stage transition, as `git atlas transition`
 		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
 		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
@@ -414,7 +412,7 @@ func (w *world) verifyOutcome() {
 	if err == nil && choice == OnFailRedispatch && !w.r.Live(w.now) {
 		// The redispatch already opened the new attempt: the next step is to run it.
 		_, st, _ := w.r.Stage(stage)
-		if n := Next(w.r, w.now); n.Action != NextContinue || n.Stage != stage || n.Attempt != len(st.Attempts) {
+		if n := Next(w.r, w.now, w.host); n.Action != NextContinue || n.Stage != stage || n.Attempt != len(st.Attempts) {
 			w.t.Errorf("after a redispatch of %s (attempt %d), next action = %+v, want continue with that attempt", stage, len(st.Attempts), n)
 		}
 	}
@@ -422,7 +420,7 @@ func (w *world) verifyOutcome() {
 
 // checkNext asks Next and executes its suggestion on a copy: the ledger must accept it.
 func (w *world) checkNext() {
-	n := Next(w.r, w.now)
+	n := Next(w.r, w.now, w.host)
 	saved := w.r
 	w.r = cloneRun(saved)
 	w.execute(n, true)
@@ -441,7 +439,7 @@ func (w *world) execute(n NextAction, strict bool) {
 	id := r.Header.RunID
 	switch n.Action {
 	case NextWait:
-		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !PIDAlive(n.PID)) {
+		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !w.host.alive(n.PID)) {
 			fail("wait, but no driver is live, no job runs and no agent lives")
 		}
 	case NextDone:
@@ -497,7 +495,7 @@ func (w *world) execute(n NextAction, strict bool) {
 		lease := ""
 		if len(args) == 8 && args[2] == "transition" && args[6] == "--lease" {
 			lease, args = args[7], args[:6]
-			if a := lastAttempt(r, n.Stage); n.Action == NextContinue && a != nil && a.PID != 0 && PIDAlive(a.PID) {
+			if a := lastAttempt(r, n.Stage); n.Action == NextContinue && a != nil && a.PID != 0 && w.host.alive(a.PID) {
 				fail("continue while the attempt's agent (pid %d) lives: a second agent on one attempt", a.PID)
 			}
 		}
@@ -560,14 +558,14 @@ func TestNextAfterRedispatch(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	n := Next(r, now)
+	n := Next(r, now, Host{})
 	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed --lease "+lastToken(r, "code") {
 		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
 	}
 	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t", gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
-	n = Next(r, now)
+	n = Next(r, now, Host{})
 	if n.Action != NextFinish || n.Command != "git atlas finish r --status failed" || !strings.Contains(n.Reason, "used its 2 attempt(s)") {
 		t.Fatalf("with the budget spent: %+v, want finish failed", n)
 	}

@@ -142,10 +142,11 @@ type WorktreePlan struct {
 	Busy bool `json:"-"`
 }
 
-// MakePlan reads everything resume needs and decides, without writing anything.
+// makePlan reads everything resume needs and decides, without writing anything.
 // verify says whether verify-first will run (not --no-verify): the interrupted stage's
-// worktree is then left as it is for verify to judge, instead of being reset.
-func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool) (*Plan, error) {
+// worktree is then left as it is for verify to judge, instead of being reset. host is
+// where an attempt's agent may still run.
+func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
@@ -223,9 +224,9 @@ func MakePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	}
 	p.Worktrees = wts
 	if p.Live {
-		p.NextAction = Next(r, now)
+		p.NextAction = Next(r, now, host)
 	} else {
-		p.NextAction = Next(planView(r), now)
+		p.NextAction = Next(planView(r), now, host)
 	}
 	return p, nil
 }
@@ -250,15 +251,16 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 	return c
 }
 
-// PlanFor is MakePlan for a caller's session: a live run that session drives is its
-// own (a compacted session), planned as resume would go on with it at once.
-func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, session string) (*Plan, error) {
-	p, err := MakePlan(ctx, repo, r, now, verify)
-	if err != nil || !p.Live || !r.OwnedBy(session, now) {
+// PlanFor is what Apply with opt would do to the run, changing nothing (of opt, it
+// reads NoVerify, Session and Host): a live run the caller's session drives is its own
+// (a compacted session), planned as resume would go on with it at once.
+func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
+	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host)
+	if err != nil || !p.Live || !r.OwnedBy(opt.Session, now) {
 		return p, err
 	}
 	p.Live, p.OwnSession = false, true
-	p.NextAction = Next(planView(r), now)
+	p.NextAction = Next(planView(r), now, opt.Host)
 	return p, nil
 }
 
