@@ -52,6 +52,12 @@ type Store struct {
 	// Nonces makes the nonce of each lease and stage token the store's writers issue
 	// (nil: RandomNonce). A test that compares tokens gives its own.
 	Nonces func() string
+	// AfterWrite, when set, runs after every ledger write that Create or Update made,
+	// once the run's writer lock is released: derived data that depends on every run
+	// (the post-checkout hint, hooks.KeepHint) is kept in step by it. Whoever opens a
+	// store for a front end sets it (ops, hooks), so every command's writes keep it,
+	// whatever command wrote. It must never fail the write.
+	AfterWrite func(ctx context.Context, s *Store)
 
 	remote     remoteState
 	tries      atomic.Int64
@@ -218,15 +224,9 @@ func (r *Run) Writable() error {
 	return nil
 }
 
-// AfterWrite, when set, runs after every ledger write that Create or Update made, once
-// the run's writer lock is released: derived data that depends on every run (the
-// post-checkout hint of package hooks) is kept in step by it, whatever command wrote.
-// It must never fail the write, and is set once, at program start.
-var AfterWrite func(ctx context.Context, s *Store)
-
 func (s *Store) afterWrite(ctx context.Context) {
-	if AfterWrite != nil {
-		AfterWrite(ctx, s)
+	if s.AfterWrite != nil {
+		s.AfterWrite(ctx, s)
 	}
 }
 

@@ -165,7 +165,7 @@ func RefreshHint(ctx context.Context, store *gitstate.Store, force bool) ([]resu
 	return cands, err
 }
 
-// Every ledger write keeps the hint (when there is one) in step, whoever wrote it.
-func init() {
-	gitstate.AfterWrite = func(ctx context.Context, s *gitstate.Store) { _, _ = RefreshHint(ctx, s, false) }
-}
+// KeepHint keeps the hint (when there is one) in step with a ledger write: it is the
+// gitstate.Store.AfterWrite of every store a front end opens (ops.Ops.Store, the
+// hook's own), whoever writes. A failure leaves no hint, never a failed write.
+func KeepHint(ctx context.Context, s *gitstate.Store) { _, _ = RefreshHint(ctx, s, false) }

@@ -197,10 +197,11 @@ type Options struct {
 	Clock func() time.Time
 }
 
-// store is a ledger store over repo, by opts' clock.
+// store is a ledger store over repo, by opts' clock, whose writes keep the hint.
 func (opts Options) store(repo *git.Repository) *gitstate.Store {
 	s := gitstate.New(repo)
 	s.Clock = opts.Clock
+	s.AfterWrite = KeepHint
 	return s
 }
 

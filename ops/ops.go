@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/hooks"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
@@ -51,12 +52,15 @@ type Ops struct {
 func New(repo *git.Repository) *Ops { return &Ops{Repo: repo} }
 
 // Store returns a ledger store over the repository (and its remote) that writes as
-// w. What its remote syncs did is reported by Kept and RemoteNotes.
+// w, by the operations' clock; every write through it refreshes the post-checkout
+// hint (hooks.KeepHint). What its remote syncs did is reported by Kept and
+// RemoteNotes.
 func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
 	s := gitstate.New(o.Repo)
 	s.Remote = o.Remote
 	s.Writer = w
 	s.Clock = o.Clock
+	s.AfterWrite = hooks.KeepHint // every front end's writes keep the hook's hint
 	o.mu.Lock()
 	o.stores = append(o.stores, s)
 	o.mu.Unlock()
