@@ -25,25 +25,18 @@ type hookRepo struct {
 	dir, bin string
 	log      string
 	store    *gitstate.Store
+	// env is the environment of the git commands the test runs: the pinned one
+	// (TestMain), with bin first on PATH. The test's own process keeps its PATH, so
+	// the tests run in parallel.
+	env []string
 }
 
 func newHookRepo(t *testing.T) *hookRepo {
 	t.Helper()
-	home := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
-	} {
-		t.Setenv(k, v)
-	}
-	for _, k := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG_GLOBAL"} {
-		t.Setenv(k, "")
-		os.Unsetenv(k)
-	}
 	h := &hookRepo{t: t, dir: t.TempDir(), bin: t.TempDir()}
+	h.env = append(os.Environ(), "PATH="+h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	h.log = filepath.Join(h.bin, "calls")
 	h.write(filepath.Join(h.bin, "git-atlas"), "#!/bin/sh\necho \"$*\" >>\""+h.log+"\"\n", 0o755)
-	t.Setenv("PATH", h.bin+string(os.PathListSeparator)+os.Getenv("PATH"))
 	h.git("init", "-q", "-b", "main")
 	h.write(filepath.Join(h.dir, "f.txt"), "f\n", 0o644)
 	h.git("add", "f.txt")
@@ -72,35 +65,39 @@ func (h *hookRepo) write(path, content string, mode os.FileMode) {
 
 func (h *hookRepo) git(args ...string) string {
 	h.t.Helper()
-	return gitAt(h.t, h.dir, args...)
+	return h.gitIn(h.dir, args...)
 }
 
-func gitAt(t *testing.T, dir string, args ...string) string {
-	t.Helper()
+// command is git with args in dir, in the test's environment (h.env) and extra.
+func (h *hookRepo) command(dir string, extra []string, args ...string) *exec.Cmd {
 	c := exec.Command("git", args...)
 	c.Dir = dir
-	out, err := c.CombinedOutput()
+	c.Env = append(append([]string(nil), h.env...), extra...)
+	return c
+}
+
+func (h *hookRepo) gitIn(dir string, args ...string) string {
+	h.t.Helper()
+	out, err := h.command(dir, nil, args...).CombinedOutput()
 	if err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
+		h.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	return strings.TrimSpace(string(out))
 }
 
 // checkout switches dir's branch (between main and other) and reports whether the
-// script started git-atlas, and what it printed.
-func (h *hookRepo) checkout(dir string) (asked bool, stderr string) {
+// script started git-atlas, and what it printed; env is added to git's environment.
+func (h *hookRepo) checkout(dir string, env ...string) (asked bool, stderr string) {
 	h.t.Helper()
 	before, _ := os.ReadFile(h.log)
 	args := []string{"checkout", "-q", "other"}
 	switch {
 	case dir != h.dir: // a linked worktree: the branches are the main worktree's
 		args = []string{"checkout", "-q", "--detach", "main"}
-	case gitAt(h.t, dir, "rev-parse", "--abbrev-ref", "HEAD") == "other":
+	case h.gitIn(dir, "rev-parse", "--abbrev-ref", "HEAD") == "other":
 		args[2] = "main"
 	}
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	out, err := c.CombinedOutput()
+	out, err := h.command(dir, env, args...).CombinedOutput()
 	if err != nil {
 		h.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
@@ -139,7 +136,7 @@ func (h *hookRepo) mustAsk(why string) {
 func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Time) {
 	h.t.Helper()
 	now := gitstate.Stamp(time.Now().UTC())
-	head := gitAt(h.t, store.Repo.TopLevel, "rev-parse", "HEAD")
+	head := h.gitIn(store.Repo.TopLevel, "rev-parse", "HEAD")
 	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: head, Stages: []gitstate.StageDef{{Name: "a"}}}
 	st := gitstate.State{RunID: id, Status: status, UpdatedAt: now, Stages: []gitstate.StageState{{Name: "a", Status: "dispatched"}}}
 	if !driver.IsZero() {
@@ -166,6 +163,7 @@ const interruptedLine = "git-atlas: run %s was interrupted; `git atlas resume --
 // The common case: a fresh hint and nothing to say; then a ledger write by git-atlas
 // keeps the hint fresh, and the script says what git-atlas would.
 func TestHintAnswersWithoutGitAtlas(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	if out := h.mustAnswerAlone("no runs"); out != "" {
 		t.Fatalf("no runs: printed %q", out)
@@ -179,9 +177,7 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 		t.Fatalf("an interrupted run: printed %q", out)
 	}
 	// A file checkout does nothing, as before.
-	c := exec.Command("git", "checkout", "-q", "HEAD", "--", "f.txt")
-	c.Dir = h.dir
-	if out, err := c.CombinedOutput(); err != nil || len(out) > 0 {
+	if out, err := h.command(h.dir, nil, "checkout", "-q", "HEAD", "--", "f.txt").CombinedOutput(); err != nil || len(out) > 0 {
 		t.Fatalf("file checkout: %v %q", err, out)
 	}
 }
@@ -191,6 +187,7 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 // refreshes the hint, with the writer's store), so an unreachable remote neither
 // fails it nor costs it a round trip.
 func TestHintReadsTheLocalLedger(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
 	// ... and a managed worktree of it, whose record the hint lists (read locally too).
@@ -219,6 +216,7 @@ func TestHintReadsTheLocalLedger(t *testing.T) {
 
 // Every way the hint can go stale sends the script to git-atlas.
 func TestStaleHintAsksGitAtlas(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	h.run(h.store, "fin", gitstate.RunRunning, time.Time{})
 	h.setStatus("fin", gitstate.RunCompleted)
@@ -252,7 +250,7 @@ func TestStaleHintAsksGitAtlas(t *testing.T) {
 
 	// A run fetched from another clone.
 	other := t.TempDir()
-	gitAt(t, other, "clone", "-q", h.dir, ".")
+	h.gitIn(other, "clone", "-q", h.dir, ".")
 	orepo, err := git.Open(context.Background(), other)
 	if err != nil {
 		t.Fatal(err)
@@ -317,6 +315,7 @@ func TestStaleHintAsksGitAtlas(t *testing.T) {
 // from the hint's `expires` second on, the script asks git-atlas. `date` is a
 // stand-in here (no test waits for a lease to end).
 func TestHintExpiresWithTheEarliestLease(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	soon := time.Now().Add(time.Hour).Truncate(time.Second).Add(300 * time.Millisecond)
 	h.run(h.store, "live", gitstate.RunRunning, soon.Add(time.Hour))
@@ -355,6 +354,7 @@ func TestHintExpiresWithTheEarliestLease(t *testing.T) {
 // locked, or in a checkout configured from the environment, asks it; the user's own
 // linked worktree elsewhere does not.
 func TestHintManagedWorktreesAsk(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	root := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees")
 	managed := filepath.Join(root, "r", "n")
@@ -373,16 +373,14 @@ func TestHintManagedWorktreesAsk(t *testing.T) {
 			t.Errorf("checkout in %s: asked git-atlas = %v, want %v", c.dir, asked, c.want)
 		}
 	}
-	t.Setenv("GIT_CONFIG_COUNT", "1")
-	t.Setenv("GIT_CONFIG_KEY_0", "atlas.worktreeRoot")
-	t.Setenv("GIT_CONFIG_VALUE_0", filepath.Dir(mine))
-	if asked, _ := h.checkout(mine); !asked {
+	if asked, _ := h.checkout(mine, "GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=atlas.worktreeRoot", "GIT_CONFIG_VALUE_0="+filepath.Dir(mine)); !asked {
 		t.Error("config from the environment (it can move the root): answered alone")
 	}
 }
 
 // A hint is never left when the ledger changed while it was derived.
 func TestWriteHintRace(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	repo := h.store.Repo
 	err := repo.WriteHint(func() ([]byte, error) {
@@ -411,10 +409,11 @@ func TestWriteHintRace(t *testing.T) {
 // runs out without a heartbeat, before its lease ends: the hint's `expires` is the
 // earlier of the two, so the script asks git-atlas from then on.
 func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	start := time.Now().UTC().Truncate(time.Second)
 	lease := start.Add(2 * time.Hour)
-	head := gitAt(t, h.store.Repo.TopLevel, "rev-parse", "HEAD")
+	head := h.gitIn(h.store.Repo.TopLevel, "rev-parse", "HEAD")
 	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: head,
 		Stages: []gitstate.StageDef{{Name: "a", IdleBudget: "30m"}}}
 	st := gitstate.State{RunID: "idle", Status: gitstate.RunRunning, UpdatedAt: gitstate.Stamp(start),
@@ -453,6 +452,7 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 // a worktree recorded away from <root>/<run>/<node>, a finished run's worktree and a
 // cut-short list all ask git-atlas, which records what it must.
 func TestHintManagedWorktreeAnswered(t *testing.T) {
+	t.Parallel()
 	h := newHookRepo(t)
 	root := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees")
 	wt := filepath.Join(root, "r1", "a")
@@ -478,9 +478,7 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	checkout := func(args ...string) (bool, string) {
 		t.Helper()
 		before, _ := os.ReadFile(h.log)
-		c := exec.Command("git", append([]string{"checkout", "-q"}, args...)...)
-		c.Dir = wt
-		out, err := c.CombinedOutput()
+		out, err := h.command(wt, nil, append([]string{"checkout", "-q"}, args...)...).CombinedOutput()
 		if err != nil {
 			t.Fatalf("git checkout %v: %v\n%s", args, err, out)
 		}

@@ -37,13 +37,6 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 // returns the store, the time the runs are dated from and the baseline commit.
 func detectLedger(t *testing.T) (*gitstate.Store, time.Time, string) {
 	t.Helper()
-	home := t.TempDir()
-	for k, v := range map[string]string{
-		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
-		"GIT_AUTHOR_NAME": "A", "GIT_AUTHOR_EMAIL": "a@example.com", "GIT_COMMITTER_NAME": "C", "GIT_COMMITTER_EMAIL": "c@example.com",
-	} {
-		t.Setenv(k, v)
-	}
 	dir := t.TempDir()
 	gitIn(t, dir, "", "init", "-q", "-b", "main")
 	gitIn(t, dir, "", "commit", "-q", "--allow-empty", "-m", "first")
@@ -108,6 +101,7 @@ func detectLedger(t *testing.T) (*gitstate.Store, time.Time, string) {
 // hold (jobs, worktrees, leases, fields from a newer git-atlas) and however a run's
 // driver, status and stages stand.
 func TestDetectBriefSameAsDetect(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, now, base := detectLedger(t)
 	full, fullBad, err := Detect(ctx, store, now, DetectOptions{Depth: gitstate.ListFull})
@@ -170,6 +164,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 // fields (not at ListStates); NoFetch reads the local ledger of a store whose remote
 // cannot be reached, where a listing that fetches fails.
 func TestDetectOptions(t *testing.T) {
+	t.Parallel()
 	ctx := context.Background()
 	store, now, _ := detectLedger(t)
 	ids := func(cands []Candidate) []string {

@@ -33,6 +33,7 @@ func dispatch(t *testing.T, r *gitstate.Run, at time.Time) *gitstate.Attempt {
 // A stage dispatched twice: the first attempt's token can no longer report (exit 3,
 // nothing changes); the second's can.
 func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
+	t.Parallel()
 	r := driverRun("", "")
 	tok1 := dispatch(t, r, t0).Lease
 	tok2 := dispatch(t, r, t0).Lease
@@ -56,6 +57,7 @@ func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
 // continue: an attempt with a thread whose pid is dead here is continued, naming the
 // thread; while the pid lives (this test's own process), the answer is wait.
 func TestNextContinuesThePersistedAttempt(t *testing.T) {
+	t.Parallel()
 	r := driverRun("", "")
 	a := dispatch(t, r, t0)
 	a.ThreadID, a.PID, a.Host = "th-42", os.Getpid(), Host{}.hostname()
@@ -86,6 +88,7 @@ func deadPID(t *testing.T) int {
 // An idle budget of 1s with no heartbeat: the attempt is dead and the run counts as
 // interrupted although its driver lease lives; a heartbeat brings it back.
 func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
+	t.Parallel()
 	r := driverRun("", "1s")
 	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour}, t0); err != nil {
 		t.Fatal(err)
@@ -117,6 +120,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 // Past its wall budget an attempt is refused heartbeats (exit 5) and next_action says
 // why.
 func TestWallBudgetRefusesHeartbeats(t *testing.T) {
+	t.Parallel()
 	r := driverRun("1m", "")
 	dispatch(t, r, t0)
 	if err := gitstate.Heartbeat(r, "code", "", t0.Add(30*time.Second)); err != nil {
@@ -135,6 +139,7 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 // The driver rule (SPEC §5.1): B's write on A's live run is refused and names A; B's
 // take-over replaces A; A's next write is refused; A's session takes it back at once.
 func TestClaimDriverIsExclusive(t *testing.T) {
+	t.Parallel()
 	r := driverRun("", "")
 	a := gitstate.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute}
 	b := gitstate.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute}

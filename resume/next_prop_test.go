@@ -550,6 +550,7 @@ func (w *world) execute(n NextAction, strict bool) {
 // attempt 2, never to dispatch a third; with the budget spent, it is finish, not a
 // dispatch the ledger refuses.
 func TestNextAfterRedispatch(t *testing.T) {
+	t.Parallel()
 	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 1}}},
 		State: gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}}
 	now := time.Now()

@@ -12,6 +12,7 @@ import (
 // A verify that outlives its timeout is killed with its whole process group and
 // reported as timed out, never as just another exit code.
 func TestRunVerifyTimeout(t *testing.T) {
+	t.Parallel()
 	vr := RunVerify(context.Background(), trust.Once("echo started; sleep 30 & sleep 30"), t.TempDir(), 200*time.Millisecond, time.Now())
 	if !vr.TimedOut || vr.Passed || vr.ExitCode != 124 {
 		t.Fatalf("got %+v, want timed out, exit 124", vr)
@@ -25,6 +26,7 @@ func TestRunVerifyTimeout(t *testing.T) {
 }
 
 func TestRunVerifyExitCodes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		cmd     string
 		code    int
@@ -48,6 +50,7 @@ func TestRunVerifyExitCodes(t *testing.T) {
 // would point the verify's own git calls at another repository, index or object store,
 // or limit its pathspecs), every one of the user's own settings (locale, pager, editor).
 func TestRunVerifyEnvironment(t *testing.T) {
+	// Serial: what it tests is the process environment a verify inherits, set here.
 	for _, v := range []string{"GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_ALTERNATE_OBJECT_DIRECTORIES", "GIT_NAMESPACE", "GIT_QUARANTINE_PATH", "GIT_LITERAL_PATHSPECS", "GIT_REFLOG_ACTION"} {
 		t.Setenv(v, "/leaked")
 	}

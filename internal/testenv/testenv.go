@@ -76,15 +76,15 @@ func Command(t testing.TB) string {
 }
 
 // PinnedEnv is the git environment every suite's git processes run in: no system or
-// user config (HOME is home, an empty directory), fixed author and committer, and no
-// variable of the person running the tests that git-atlas reads (ATLAS_SESSION, CI,
-// NO_COLOR, atlas.remote through GIT_CONFIG_*).
+// user config (HOME is home, an empty directory; no GIT_CONFIG_GLOBAL), fixed author
+// and committer, and no variable of the person running the tests that git-atlas reads
+// (ATLAS_SESSION, CI, NO_COLOR, atlas.remote through GIT_CONFIG_*).
 func PinnedEnv(home string) map[string]string {
 	return map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
 		"GIT_AUTHOR_NAME": "A U Thor", "GIT_AUTHOR_EMAIL": "author@example.com",
 		"GIT_COMMITTER_NAME": "C O Mitter", "GIT_COMMITTER_EMAIL": "committer@example.com",
-		"ATLAS_SESSION": "", "CI": "", "NO_COLOR": "", "GIT_CONFIG_COUNT": "", "GIT_CONFIG_PARAMETERS": "",
+		"ATLAS_SESSION": "", "CI": "", "NO_COLOR": "", "GIT_CONFIG_COUNT": "", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_GLOBAL": "",
 		"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "", "GIT_ATLAS_NO_GOGIT": "",
 	}
 }
