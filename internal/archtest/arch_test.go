@@ -3,6 +3,7 @@ package archtest
 import (
 	"fmt"
 	"go/ast"
+	"go/build"
 	"go/parser"
 	"go/token"
 	"io/fs"
@@ -497,4 +498,164 @@ func TestCommandsCallOnlyOps(t *testing.T) {
 	if calls == 0 {
 		t.Fatal("no call of a module package found in internal/cli: the scan is broken")
 	}
+}
+
+// TestNoReplaceableFunctions: no non-test file of git-atlas (the bench harness aside)
+// declares an exported package-level variable of function type, such as the clock
+// (gitstate.Now), the lease nonce, the host's pid check or the hook run after every
+// ledger write once were. A test that replaced one changed it for every test of its
+// binary, so none of them could run in parallel; such a thing is a field of the value
+// that uses it (gitstate.Store.Clock, resume.Host, cli.System), or a parameter.
+// Without type information, a variable is of function type when it is declared with
+// a func type (literal, or a type of its package whose underlying type is one) or
+// initialised with a function literal or a function (of its own package, another of
+// the module, or the standard library).
+func TestNoReplaceableFunctions(t *testing.T) {
+	t.Parallel()
+	pkgs := loadModule(t)
+	var vars int
+	for _, p := range pkgs {
+		if harness(short(p.path)) || short(p.path) == "internal/archtest" {
+			continue
+		}
+		funcTypes, funcs := topLevel(p.files)
+		for name, f := range p.files {
+			imports := importNames(f)
+			for _, d := range f.Decls {
+				gd, ok := d.(*ast.GenDecl)
+				if !ok || gd.Tok != token.VAR {
+					continue
+				}
+				for _, spec := range gd.Specs {
+					vs := spec.(*ast.ValueSpec)
+					for i, id := range vs.Names {
+						vars++
+						if !id.IsExported() {
+							continue
+						}
+						var value ast.Expr
+						if i < len(vs.Values) {
+							value = vs.Values[i]
+						}
+						if isFuncType(vs.Type, funcTypes) || isFunc(value, funcs, imports, pkgs) {
+							t.Errorf("%s (%s): exported variable %s.%s holds a function, which a test could replace for the whole binary: make it a field of the value that uses it, or a parameter", fset.Position(id.Pos()), name, short(p.path), id.Name)
+						}
+					}
+				}
+			}
+		}
+	}
+	if vars == 0 {
+		t.Fatal("no package-level variable found: the scan is broken")
+	}
+}
+
+// topLevel returns the names of a package's types whose underlying type is a func type,
+// and of its functions.
+func topLevel(files map[string]*ast.File) (funcTypes, funcs map[string]bool) {
+	funcTypes, funcs = map[string]bool{}, map[string]bool{}
+	for _, f := range files {
+		for _, d := range f.Decls {
+			switch d := d.(type) {
+			case *ast.FuncDecl:
+				if d.Recv == nil {
+					funcs[d.Name.Name] = true
+				}
+			case *ast.GenDecl:
+				for _, spec := range d.Specs {
+					if ts, ok := spec.(*ast.TypeSpec); ok {
+						if _, ok := ts.Type.(*ast.FuncType); ok {
+							funcTypes[ts.Name.Name] = true
+						}
+					}
+				}
+			}
+		}
+	}
+	return funcTypes, funcs
+}
+
+// importNames maps a file's import names to their paths.
+func importNames(f *ast.File) map[string]string {
+	out := map[string]string{}
+	for _, im := range f.Imports {
+		path, _ := strconv.Unquote(im.Path.Value)
+		name := path[strings.LastIndex(path, "/")+1:]
+		if im.Name != nil {
+			name = im.Name.Name
+		}
+		out[name] = path
+	}
+	return out
+}
+
+func isFuncType(e ast.Expr, funcTypes map[string]bool) bool {
+	switch e := e.(type) {
+	case *ast.FuncType:
+		return true
+	case *ast.Ident:
+		return funcTypes[e.Name]
+	case *ast.ParenExpr:
+		return isFuncType(e.X, funcTypes)
+	}
+	return false
+}
+
+// isFunc reports whether e is a function: a literal, a function of the package
+// (funcs), or pkg.F for a function F of an imported package of the module or the
+// standard library.
+func isFunc(e ast.Expr, funcs map[string]bool, imports map[string]string, pkgs map[string]*pkg) bool {
+	switch e := e.(type) {
+	case *ast.FuncLit:
+		return true
+	case *ast.Ident:
+		return funcs[e.Name]
+	case *ast.ParenExpr:
+		return isFunc(e.X, funcs, imports, pkgs)
+	case *ast.SelectorExpr:
+		x, ok := e.X.(*ast.Ident)
+		if !ok {
+			return false
+		}
+		path, ok := imports[x.Name]
+		if !ok {
+			return false
+		}
+		if p := pkgs[path]; p != nil {
+			_, fs := topLevel(p.files)
+			return fs[e.Sel.Name]
+		}
+		return stdFuncs(path)[e.Sel.Name]
+	}
+	return false
+}
+
+var (
+	stdMu    sync.Mutex
+	stdCache = map[string]map[string]bool{}
+)
+
+// stdFuncs are the functions of a standard package, read from its source (none when
+// it cannot be found: an outside module's package is not looked up).
+func stdFuncs(path string) map[string]bool {
+	stdMu.Lock()
+	defer stdMu.Unlock()
+	if fs, ok := stdCache[path]; ok {
+		return fs
+	}
+	files := map[string]*ast.File{}
+	if bp, err := build.Default.Import(path, "", build.FindOnly); err == nil && bp.Goroot {
+		names, _ := filepath.Glob(filepath.Join(bp.Dir, "*.go"))
+		for _, n := range names {
+			if strings.HasSuffix(n, "_test.go") {
+				continue
+			}
+			if f, err := parser.ParseFile(token.NewFileSet(), n, nil, parser.SkipObjectResolution); err == nil {
+				files[n] = f
+			}
+		}
+	}
+	_, fs := topLevel(files)
+	stdCache[path] = fs
+	return fs
 }
