@@ -47,7 +47,8 @@ type Store struct {
 	// §10.1, remote.go) and makes reads fetch the run first.
 	Remote *Remote
 	// Clock is the time the store's writes are dated by and its leases judged at (nil:
-	// the system clock, in UTC). A test gives its own; nothing else replaces it.
+	// the system clock, in UTC). Whoever opens the store sets it (ops: Ops.Clock); a
+	// test gives its own.
 	Clock func() time.Time
 	// Nonces makes the nonce of each lease and stage token the store's writers issue
 	// (nil: RandomNonce). A test that compares tokens gives its own.

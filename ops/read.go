@@ -18,7 +18,7 @@ import (
 type ListRequest struct {
 	// All includes finished runs (completed and failed).
 	All bool
-	// Now is the time liveness is judged at (zero: the operations' clock, Ops.Clock).
+	// Now is the time liveness is judged at (zero: Ops.Clock).
 	Now time.Time
 }
 
@@ -65,7 +65,7 @@ type ShowRequest struct {
 	Run string
 	// At, when set, is the event the run is shown right after.
 	At *int
-	// Now is the time liveness and budgets are judged at (zero: the operations' clock, Ops.Clock).
+	// Now is the time liveness and budgets are judged at (zero: Ops.Clock).
 	Now time.Time
 }
 

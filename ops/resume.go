@@ -29,7 +29,7 @@ type ResumeDetectRequest struct {
 	// Session is the caller's agent session: the run it still drives comes first, as
 	// Driving, and (for the brief) its other runs before the rest.
 	Session string
-	// Now is the time the runs are judged at (zero: the operations' clock, Ops.Clock).
+	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
 }
 
@@ -154,7 +154,7 @@ type ResumeRequest struct {
 	// Warn is told what a person should know that does not stop the resume (a run that
 	// could not be read); nil says nothing.
 	Warn func(format string, args ...any)
-	// Now is the time the runs are judged at (zero: the operations' clock, Ops.Clock).
+	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
 }
 

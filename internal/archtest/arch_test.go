@@ -424,8 +424,9 @@ func TestCommandsWriteThroughOps(t *testing.T) {
 
 // cliMayCall are the functions of domain packages internal/cli may call: parsing of
 // its own flags and files, formatting (the clock comes through System). Everything
-// else a command does is an operation of ops. (agent and hooks install files outside the ledger, views draws,
-// mcpserver is the MCP front end: their functions are the commands' whole work.)
+// else a command does is an operation of ops. (agent and hooks install files outside
+// the ledger, views draws, mcpserver is the MCP front end: their functions are the
+// commands' whole work.)
 var cliMayCall = map[string]bool{
 	"gitstate.ParseStamp": true, "gitstate.OpenAttempt": true,
 	"gitstate.ParsePipeline": true, "gitstate.StagesFromList": true,

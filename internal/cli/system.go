@@ -8,10 +8,10 @@ import (
 )
 
 // System is what a command reads of the process around it: the environment, whether
-// a stream is an interactive terminal and how wide it is, and the clock. Main gives the
-// process's own (OSSystem); a test gives its own, so that a prompt or a progress bar
-// is tested without a pseudo-terminal and without setting the process's environment
-// (such tests can run in parallel). kong's `env:` flag defaults (--session from
+// a stream is an interactive terminal and how wide it is, and the clock. Main gives
+// the process's own (OSSystem); a test gives its own, so that a prompt or a progress
+// bar is tested without a pseudo-terminal and without setting the process's
+// environment (such tests can run in parallel). kong's `env:` flag defaults (--session from
 // $ATLAS_SESSION) still read the process's environment: kong has no hook for it.
 type System struct {
 	// Getenv returns an environment variable ("" when unset).
