@@ -390,7 +390,13 @@ func TestStressKilledWriter(t *testing.T) {
 		if k%8 != 0 {
 			_, _ = bufio.NewReader(stdout).ReadString('\n')
 		}
-		time.Sleep(time.Duration(rng.IntN(120)) * time.Millisecond)
+		delay := time.Duration(rng.IntN(120)) * time.Millisecond
+		if k >= kills {
+			// Still fewer than five runs: on a loaded machine the writer needs longer
+			// to create one, so each further kill waits 20 ms more.
+			delay += time.Duration(k-kills+1) * 20 * time.Millisecond
+		}
+		time.Sleep(delay)
 		_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
 		err = w.Wait()
 		if ws, ok := w.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
