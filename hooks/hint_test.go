@@ -437,7 +437,7 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 	h.mustAsk("the attempt went idle")
 	// And git-atlas, asked once the budget has run out, names the run.
 	past := Options{Clock: func() time.Time { return time.Unix(idle+1, 0).UTC() }}
-	res, err := PostCheckout(context.Background(), func() (*git.Repository, error) { return h.store.Repo, nil }, []string{"x", "y", "1"}, past)
+	res, err := PostCheckout(context.Background(), h.store.Repo, []string{"x", "y", "1"}, past)
 	if err != nil {
 		t.Fatal(err)
 	}

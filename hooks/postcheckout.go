@@ -21,20 +21,16 @@ type Checkout struct {
 	Interrupted []resume.Candidate
 }
 
-// PostCheckout is the work of the post-checkout hook in the checkout that open opens
-// (git runs hooks from the top level of the working tree; git.Open finds the
+// PostCheckout is the work of the post-checkout hook in the checkout repo was opened
+// in (git runs hooks from the top level of the working tree; git.Open finds the
 // repository from the directory alone, without the GIT_DIR, GIT_INDEX_FILE, ... git
 // exported to the hook). args are git's: the previous HEAD, the new HEAD, and 1 for a
 // branch checkout or 0 for a file checkout; a file checkout moves no HEAD and is
-// ignored. opts.Clock is the time it judges runs by.
-func PostCheckout(ctx context.Context, open func() (*git.Repository, error), args []string, opts Options) (Checkout, error) {
+// ignored. It is an operation (ops.PostCheckout): it may record worktree_untrusted.
+func PostCheckout(ctx context.Context, repo *git.Repository, args []string, opts Options) (Checkout, error) {
 	var res Checkout
 	if len(args) >= 3 && args[2] == "0" {
 		return res, nil
-	}
-	repo, err := open()
-	if err != nil {
-		return res, err
 	}
 	store := opts.store(repo)
 	store.Writer.Role = gitstate.RoleObserver // it records what it saw; never a driver's write

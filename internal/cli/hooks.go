@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/hooks"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // HooksCmd is `git atlas hooks`.
@@ -146,7 +147,13 @@ func (c *HookCmd) Run(env *Env) error {
 	}
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
 	defer cancel()
-	res, err := hooks.PostCheckout(ctx, env.Repo, c.Args, hooks.Options{Clock: env.now}) // opened while kong parsed
+	local := "" // a checkout never reads through atlas.remote: no fork, no network
+	env.Remote = &local
+	o, err := env.Ops() // the repository was opened while kong parsed
+	if err != nil {
+		return nil
+	}
+	res, err := o.PostCheckout(ctx, ops.CheckoutRequest{Args: c.Args})
 	if err != nil {
 		return nil
 	}
