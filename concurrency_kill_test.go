@@ -35,7 +35,8 @@ import (
 // lane cannot be a copy).
 func TestConcurrentKillSweep(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	rounds := testenv.Rounds(6, 200)
+	const short = 6
+	rounds := testenv.Rounds(short, 200)
 	lanes := min(max(runtime.NumCPU(), 2), 8)
 	first := newAtlasRepo(t)
 	for lane := 0; lane < lanes; lane++ {
@@ -52,12 +53,14 @@ func TestConcurrentKillSweep(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			sweepLane(t, a, n)
+			sweepLane(t, a, n, (short+lanes-1)/lanes)
 		})
 	}
 }
 
-func sweepLane(t *testing.T, a atlasCLI, rounds int) {
+// sweepLane runs rounds rounds in a's repository, at least least of them whatever the
+// deadline (testenv.More).
+func sweepLane(t *testing.T, a atlasCLI, rounds, least int) {
 	work := filepath.Dir(a.repo)
 	setupInterruptedGraph(t, a)
 	leases := map[string]string{}
@@ -102,7 +105,7 @@ func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 	sweepStart := time.Now()
 	round := 0
 	defer func() { testenv.Ran(t, round, rounds) }()
-	for ; round < rounds && testenv.More(round, 1); round++ {
+	for ; round < rounds && testenv.More(round, least); round++ {
 		untarDir(t, work, "repo", template)
 		keep := map[string]string{}
 		for p, c := range base {

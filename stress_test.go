@@ -411,6 +411,7 @@ func TestStressKilledWriter(t *testing.T) {
 			}
 		}
 	}
+	testenv.Ran(t, k, kills)
 	t.Logf("%d kills, %d stale ref locks left by killed git processes", k, staleLocks)
 	out := mustGit(t, dir, env, "", "fsck", "--connectivity-only")
 	if strings.Contains(out, "missing") || strings.Contains(out, "broken") {
