@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -91,18 +92,20 @@ func TestLeafModelMatchesTree(t *testing.T) {
 	}
 }
 
-// describe prints a command node's name, help, visibility, flags, arguments and
-// subcommands, recursively.
+// describe prints what parsing reads of a command node, recursively: its name,
+// visibility, flags (short name, default, enum, placeholder), arguments and
+// subcommands. Help text is left out: a leaf model carries none (noHelp), since it
+// never prints any.
 func describe(n *kong.Node) string {
 	var b strings.Builder
 	var walk func(n *kong.Node, depth int)
 	walk = func(n *kong.Node, depth int) {
-		fmt.Fprintf(&b, "%*s%s hidden=%v help=%q\n", depth*2, "", n.Name, n.Hidden, n.Help)
+		fmt.Fprintf(&b, "%*s%s hidden=%v\n", depth*2, "", n.Name, n.Hidden)
 		for _, f := range n.Flags {
-			fmt.Fprintf(&b, "%*s  --%s -%c %q default=%q hidden=%v\n", depth*2, "", f.Name, f.Short, f.Help, f.Default, f.Hidden)
+			fmt.Fprintf(&b, "%*s  --%s -%c default=%q enum=%q placeholder=%q hidden=%v\n", depth*2, "", f.Name, f.Short, f.Default, f.Enum, f.PlaceHolder, f.Hidden)
 		}
 		for _, p := range n.Positional {
-			fmt.Fprintf(&b, "%*s  <%s> %q required=%v\n", depth*2, "", p.Name, p.Help, p.Required)
+			fmt.Fprintf(&b, "%*s  <%s> required=%v\n", depth*2, "", p.Name, p.Required)
 		}
 		for _, c := range n.Children {
 			walk(c, depth+1)
@@ -122,6 +125,16 @@ func TestNeedsRepo(t *testing.T) {
 	} {
 		if got := needsRepo(strings.Fields(args)); got != want {
 			t.Errorf("needsRepo(%q) = %v, want %v", args, got, want)
+		}
+	}
+}
+
+// BenchmarkLeafParser: building the model of one command (`resume`), as every command
+// line that names one does before it parses.
+func BenchmarkLeafParser(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, _, err := newParser([]string{"resume", "--brief"}, io.Discard, io.Discard, false); err != nil {
+			b.Fatal(err)
 		}
 	}
 }
