@@ -24,64 +24,68 @@ import (
 // a path or git dir owned by someone else (safe.directory is git's to judge),
 // core.worktree, core.bare, config includes, extensions other than objectFormat, a
 // format version it does not know, and anything it cannot read. TestDiscoverAgreesWithGit
-// compares the two in every layout either handles.
-func discover(abs string) (r *Repository, ok bool) {
+// compares the two in every layout either handles. goGit is goGitCanOpen's answer,
+// from the config discover has read already (no extensions at all).
+func discover(abs string) (r *Repository, goGit, ok bool) {
 	if len(userRepoEnv()) > 0 {
-		return nil, false
+		return nil, false, false
 	}
 	for _, name := range []string{"GIT_CEILING_DIRECTORIES", "GIT_DISCOVERY_ACROSS_FILESYSTEM", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
 		if os.Getenv(name) != "" {
-			return nil, false
+			return nil, false, false
 		}
 	}
 	// git works in the physical directory (it chdirs there, then asks getcwd), and
 	// prints physical paths.
 	dir, err := filepath.EvalSymlinks(abs)
 	if err != nil {
-		return nil, false
+		return nil, false, false
+	}
+	fi, err := os.Lstat(dir)
+	if err != nil {
+		return nil, false, false
 	}
 	for {
-		fi, err := os.Lstat(dir)
-		if err != nil || !ownedByMe(fi) {
-			return nil, false
+		if !ownedByMe(fi) {
+			return nil, false, false
 		}
 		dotgit := filepath.Join(dir, ".git")
 		switch gi, err := os.Lstat(dotgit); {
 		case err == nil:
 			return discovered(dir, dotgit, gi)
 		case !errors.Is(err, fs.ErrNotExist):
-			return nil, false
+			return nil, false, false
 		}
 		if _, err := os.Lstat(filepath.Join(dir, "HEAD")); !errors.Is(err, fs.ErrNotExist) {
-			return nil, false // a bare repository, or a directory inside a git dir
+			return nil, false, false // a bare repository, or a directory inside a git dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return nil, false // not a repository: git says so in its own words
+			return nil, false, false // not a repository: git says so in its own words
 		}
 		pi, err := os.Lstat(parent)
 		if err != nil || !sameDevice(fi, pi) {
-			return nil, false
+			return nil, false, false
 		}
-		dir = parent
+		dir, fi = parent, pi
 	}
 }
 
 // discovered finishes discover at the top level top, whose .git (dotgit, as Lstat saw
 // it) is a directory, a link to one, or a file naming the git dir.
-func discovered(top, dotgit string, fi fs.FileInfo) (*Repository, bool) {
+func discovered(top, dotgit string, fi fs.FileInfo) (*Repository, bool, bool) {
 	if !ownedByMe(fi) {
-		return nil, false
+		return nil, false, false
 	}
 	gitDir := dotgit
 	if fi.Mode().IsRegular() {
 		data, err := os.ReadFile(dotgit)
 		if err != nil {
-			return nil, false
+			return nil, false, false
 		}
 		path, found := strings.CutPrefix(strings.TrimRight(string(data), "\r\n"), "gitdir: ")
 		if !found || path == "" || strings.ContainsAny(path, "\n\r") {
-			return nil, false
+			return nil, false, false
 		}
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(top, path)
@@ -90,32 +94,32 @@ func discovered(top, dotgit string, fi fs.FileInfo) (*Repository, bool) {
 	}
 	gitDir, err := filepath.EvalSymlinks(gitDir)
 	if err != nil {
-		return nil, false
+		return nil, false, false
 	}
 	commonDir := gitDir
 	switch data, err := os.ReadFile(filepath.Join(gitDir, "commondir")); {
 	case err == nil:
 		path := strings.TrimRight(string(data), "\r\n")
 		if path == "" || strings.ContainsAny(path, "\n\r") {
-			return nil, false
+			return nil, false, false
 		}
 		if !filepath.IsAbs(path) {
 			path = filepath.Join(gitDir, path)
 		}
 		if commonDir, err = filepath.EvalSymlinks(path); err != nil {
-			return nil, false
+			return nil, false, false
 		}
 	case !errors.Is(err, fs.ErrNotExist):
-		return nil, false
+		return nil, false, false
 	}
 	if !isGitDir(gitDir, commonDir) {
-		return nil, false
+		return nil, false, false
 	}
-	format, ok := plainConfig(filepath.Join(commonDir, "config"))
+	format, extensions, ok := plainConfig(filepath.Join(commonDir, "config"))
 	if !ok {
-		return nil, false
+		return nil, false, false
 	}
-	return &Repository{GitDir: gitDir, CommonDir: commonDir, TopLevel: top, ObjectFormat: format}, true
+	return &Repository{GitDir: gitDir, CommonDir: commonDir, TopLevel: top, ObjectFormat: format}, !extensions, true
 }
 
 // isGitDir is git's test of a git dir: a HEAD that is a symbolic ref or an object id,
@@ -138,51 +142,51 @@ func isGitDir(gitDir, commonDir string) bool {
 	return (len(h) == 40 || len(h) == 64) && strings.Trim(h, "0123456789abcdef") == ""
 }
 
-// plainConfig reads the repository's config and returns its object format, with ok
-// false when anything in it could make git's discovery answer differ from discover's:
+// plainConfig reads the repository's config and returns its object format and
+// whether it names any extension, with ok false when anything in it could make git's discovery answer differ from discover's:
 // a worktree or include anywhere in the text (read as bytes, so no parser's
 // disagreement with git's can hide one), a core.bare that is not false, a format
 // version other than 0 or 1, an extension other than objectFormat.
-func plainConfig(path string) (format string, ok bool) {
+func plainConfig(path string) (format string, extensions, ok bool) {
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "", false
+		return "", false, false
 	}
 	lower := bytes.ToLower(data)
 	if bytes.Contains(lower, []byte("worktree")) || bytes.Contains(lower, []byte("include")) {
-		return "", false
+		return "", false, false
 	}
 	cfg := gitconfig.New()
 	if err := gitconfig.NewDecoder(bytes.NewReader(data)).Decode(cfg); err != nil {
-		return "", false
+		return "", false, false
 	}
 	core := cfg.Section("core")
 	for _, v := range core.OptionAll("bare") {
 		switch strings.ToLower(v) {
 		case "false", "no", "off", "0":
 		default:
-			return "", false
+			return "", false, false
 		}
 	}
 	format = "sha1"
 	switch v := core.Option("repositoryformatversion"); v {
 	case "", "0":
 		if len(cfg.Section("extensions").Options) > 0 {
-			return "", false
+			return "", false, false
 		}
 	case "1":
 		for _, o := range cfg.Section("extensions").Options {
 			f := strings.ToLower(o.Value)
 			if !strings.EqualFold(o.Key, "objectformat") || f != "sha1" && f != "sha256" {
-				return "", false
+				return "", false, false
 			}
 			format = f
 		}
 	default:
-		return "", false
+		return "", false, false
 	}
 	if len(cfg.Section("extensions").Subsections) > 0 {
-		return "", false
+		return "", false, false
 	}
-	return format, true
+	return format, len(cfg.Section("extensions").Options) > 0, true
 }

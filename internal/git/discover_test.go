@@ -115,9 +115,12 @@ func TestDiscoverAgreesWithGit(t *testing.T) {
 	}
 	for _, c := range cases {
 		abs := filepath.Join(base, c.path)
-		fast, ok := discover(abs)
+		fast, goGit, ok := discover(abs)
 		if ok != c.fast {
 			t.Errorf("%s: discover answered alone = %v, want %v", c.path, ok, c.fast)
+		}
+		if ok && goGit != goGitCanOpen(fast.CommonDir) {
+			t.Errorf("%s: discover says go-git can open it: %v, goGitCanOpen: %v", c.path, goGit, !goGit)
 		}
 		want, wantErr := openWithGit(ctx, abs)
 		if ok {
@@ -165,7 +168,7 @@ func TestDiscoverLeavesEnvToGit(t *testing.T) {
 	home := t.TempDir()
 	dir := filepath.Join(t.TempDir(), "r")
 	layoutGit(t, home, filepath.Dir(dir), "init", "-q", dir)
-	if _, ok := discover(dir); !ok {
+	if _, _, ok := discover(dir); !ok {
 		t.Fatal("discover did not answer alone in a plain repository")
 	}
 	for _, kv := range []string{
@@ -176,7 +179,7 @@ func TestDiscoverLeavesEnvToGit(t *testing.T) {
 		name, value, _ := strings.Cut(kv, "=")
 		t.Run(name, func(t *testing.T) {
 			t.Setenv(name, value)
-			if _, ok := discover(dir); ok {
+			if _, _, ok := discover(dir); ok {
 				t.Errorf("discover answered alone with %s set", name)
 			}
 		})

@@ -253,8 +253,8 @@ func Open(ctx context.Context, path string) (*Repository, error) {
 	if fi, err := os.Stat(abs); err != nil || !fi.IsDir() {
 		return nil, fmt.Errorf("%s: %w", abs, ErrNoDirectory)
 	}
-	if r, ok := discover(abs); ok {
-		r.objects = newObjectStore(r)
+	if r, goGit, ok := discover(abs); ok {
+		r.objects = newObjectStore(r, goGit)
 		return r, nil
 	}
 	return openWithGit(ctx, abs)
@@ -289,7 +289,7 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	if len(user) > 0 && r.TopLevel != "" {
 		checkouts.Store(r.TopLevel, []string{"GIT_DIR=" + r.GitDir, "GIT_WORK_TREE=" + r.TopLevel})
 	}
-	r.objects = newObjectStore(r)
+	r.objects = newObjectStore(r, goGitCanOpen(r.CommonDir))
 	return r, nil
 }
 

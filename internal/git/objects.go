@@ -95,10 +95,9 @@ const (
 )
 
 // newObjectStore picks go-git when the repository uses nothing go-git v5 mishandles
-// (GIT-NOTES: sha256, worktreeConfig, partialClone, preciousObjects, reftable), else
-// the CLI. The check reads the config file only: no fork.
-func newObjectStore(r *Repository) objectStore {
-	if os.Getenv("GIT_ATLAS_NO_GOGIT") == "" && goGitCanOpen(r.CommonDir) {
+// (goGit: goGitCanOpen's answer, or discover's from the config it read), else the CLI.
+func newObjectStore(r *Repository, goGit bool) objectStore {
+	if os.Getenv("GIT_ATLAS_NO_GOGIT") == "" && goGit {
 		fs := osfs.New(r.CommonDir)
 		st := filesystem.NewStorageWithOptions(fs, cache.NewObjectLRUDefault(), filesystem.Options{})
 		// As go-git's own Open: a repository is storage with a readable HEAD. (Its
@@ -111,6 +110,9 @@ func newObjectStore(r *Repository) objectStore {
 	return &cliStore{r: r}
 }
 
+// goGitCanOpen reports whether the repository's config names nothing go-git v5
+// mishandles (GIT-NOTES: sha256, worktreeConfig, partialClone, preciousObjects,
+// reftable): any extension sends it to the CLI. It reads the config file only: no fork.
 func goGitCanOpen(commonDir string) bool {
 	data, err := os.ReadFile(filepath.Join(commonDir, "config"))
 	if err != nil {
