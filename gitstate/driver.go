@@ -181,15 +181,6 @@ func DriverRefused(r *Run, w Writer) error {
 		WithField("driver", map[string]string{"holder": d.Holder, "session": d.Session, "expires_at": d.ExpiresAt})
 }
 
-// StageToken is the token a dispatch issues for an attempt: <stage>#<attempt>@<epoch>
-// and a nonce, as job lease tokens are (LeaseToken): two clones that dispatch the same
-// stage from the same ledger would otherwise issue the same token, and once one
-// side's chain is kept the other side's subagent could report on an attempt it never
-// ran.
-func StageToken(stage string, attempt, epoch int, nonce string) string {
-	return LeaseToken(stage, attempt, epoch, nonce)
-}
-
 // CheckStageToken refuses a stage report whose token is not the stage's current one
 // (exit 3: a subagent of attempt 1 cannot report after attempt 2 was dispatched); a
 // malformed token or one of another stage is a usage error. An empty token checks

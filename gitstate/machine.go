@@ -140,8 +140,12 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at, nonce string)
 			WithTargets(StageAllowed(r, stage))
 	}
 	if to == StageDispatched {
+		// The attempt's token is <stage>#<attempt>@<epoch> and a nonce, as a job's
+		// lease token is: two clones that dispatch the same stage from the same ledger
+		// would otherwise issue the same token, and once one side's chain is kept the
+		// other side's subagent could report on an attempt it never ran.
 		n := len(st.Attempts) + 1
-		st.Attempts = append(st.Attempts, Attempt{N: n, StartedAt: at, Baseline: baseline, Lease: StageToken(stage, n, r.State.Epoch, nonce)})
+		st.Attempts = append(st.Attempts, Attempt{N: n, StartedAt: at, Baseline: baseline, Lease: LeaseToken(stage, n, r.State.Epoch, nonce)})
 	}
 	if to == StageRework {
 		st.Reworks++

@@ -141,8 +141,8 @@ type Attempt struct {
 	// Baseline is the HEAD of the stage's worktree, or of the checkout the dispatch
 	// ran in, pinned at refs/atlas/pins/<run>/stage/<stage>/<n> (BaselinePin).
 	Baseline string `json:"baseline"`
-	// Lease is the attempt's stage token (StageToken): only the current attempt's
-	// token may report on the stage.
+	// Lease is the attempt's stage token (LeaseToken, issued at dispatch): only the
+	// current attempt's token may report on the stage.
 	Lease   string `json:"lease,omitempty"`
 	Holder  string `json:"holder,omitempty"`
 	Session string `json:"session,omitempty"`
