@@ -82,7 +82,7 @@ type Report struct {
 // Options tune Audit.
 type Options struct {
 	Size bool      // measure recovery snapshots
-	Now  time.Time // zero: time.Now()
+	Now  time.Time // zero: the store's clock
 	// Progress hears of the per-worktree and per-snapshot checks (nil: nobody).
 	Progress progress.Reporter
 }
@@ -137,7 +137,7 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, error) {
 	now := opt.Now
 	if now.IsZero() {
-		now = time.Now()
+		now = store.Now()
 	}
 	rep, entries, names, err := read(ctx, store)
 	if err != nil {

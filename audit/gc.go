@@ -262,7 +262,7 @@ func keptContaining(ctx context.Context, repo *git.Repository, sha string, delet
 // actions returned say which were done, and why any planned one was not.
 func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action, error) {
 	if opt.Now.IsZero() {
-		opt.Now = time.Now()
+		opt.Now = store.Now()
 	}
 	rep, err := Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress})
 	if err != nil && rep == nil {

@@ -393,6 +393,18 @@ func CaseTwin(name string, names []string) string {
 	return ""
 }
 
+// Clock is where the time comes from: whoever opens a store or runs operations sets
+// one, and a test gives its own. The nil Clock is the system clock, in UTC.
+type Clock func() time.Time
+
+// Now is the time by c.
+func (c Clock) Now() time.Time {
+	if c != nil {
+		return c()
+	}
+	return time.Now().UTC()
+}
+
 // Stamp formats t the way every ledger document does.
 func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 

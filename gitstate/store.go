@@ -49,7 +49,7 @@ type Store struct {
 	// Clock is the time the store's writes are dated by and its leases judged at (nil:
 	// the system clock, in UTC). Whoever opens the store sets it (ops: Ops.Clock); a
 	// test gives its own.
-	Clock func() time.Time
+	Clock Clock
 	// Nonces makes the nonce of each lease and stage token the store's writers issue
 	// (nil: RandomNonce). A test that compares tokens gives its own.
 	Nonces func() string
@@ -72,13 +72,8 @@ type Store struct {
 // New returns a store over repo.
 func New(repo *git.Repository) *Store { return &Store{Repo: repo, MaxTries: 400} }
 
-// Now is the store's clock: Clock, or the system clock in UTC.
-func (s *Store) Now() time.Time {
-	if s.Clock != nil {
-		return s.Clock()
-	}
-	return time.Now().UTC()
-}
+// Now is the time by the store's clock.
+func (s *Store) Now() time.Time { return s.Clock.Now() }
 
 // Nonce is a nonce for a new lease or stage token: Nonces, or RandomNonce.
 func (s *Store) Nonce() string {

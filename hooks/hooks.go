@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -194,7 +193,7 @@ type Options struct {
 	Global bool
 	// Clock is the time the hook's ledger reads and writes judge by (nil: the system
 	// clock, in UTC). A test gives its own.
-	Clock func() time.Time
+	Clock gitstate.Clock
 }
 
 // store is a ledger store over repo, by opts' clock, whose writes keep the hint.

@@ -12,7 +12,7 @@ import (
 type AuditRequest struct {
 	// Size measures each recovery snapshot's disk usage.
 	Size bool
-	// Now is when runs are judged live or interrupted (zero: time.Now()).
+	// Now is when runs are judged live or interrupted (zero: Ops.Clock).
 	Now time.Time
 }
 
@@ -53,7 +53,7 @@ type GCRequest struct {
 	Apply bool
 	// Recoveries also drops the recovery snapshots of dropped and vanished runs.
 	Recoveries bool
-	// Now is what Before counts back from (zero: time.Now()).
+	// Now is what Before counts back from (zero: Ops.Clock).
 	Now time.Time
 }
 

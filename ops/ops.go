@@ -42,7 +42,7 @@ type Ops struct {
 	Progress progress.Reporter
 	// Clock is the time of the operations' ledger writes, and of a request whose Now
 	// is zero (nil: the system clock, in UTC). A test gives its own.
-	Clock func() time.Time
+	Clock gitstate.Clock
 
 	mu     sync.Mutex
 	stores []*gitstate.Store
@@ -67,14 +67,8 @@ func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
 	return s
 }
 
-// now is the operations' clock (Clock, or the system clock in UTC), the same as their
-// stores'.
-func (o *Ops) now() time.Time {
-	if o.Clock != nil {
-		return o.Clock()
-	}
-	return time.Now().UTC()
-}
+// now is the time by the operations' clock, the same as their stores'.
+func (o *Ops) now() time.Time { return o.Clock.Now() }
 
 // orNow is t, or the time now by the operations' clock when t is zero (a request's
 // Now).
