@@ -453,18 +453,11 @@ func TestCommandsCallOnlyOps(t *testing.T) {
 	cli := loadModule(t)[module+"/internal/cli"]
 	calls := 0
 	for name, f := range cli.files {
-		local := map[string]string{} // import name -> package (short path)
-		for _, im := range f.Imports {
-			path := strings.Trim(im.Path.Value, `"`)
-			if !strings.HasPrefix(path, module+"/") {
-				continue
+		local := map[string]string{} // import name -> package of the module (short path)
+		for n, path := range importNames(f) {
+			if strings.HasPrefix(path, module+"/") {
+				local[n] = short(path)
 			}
-			s := short(path)
-			n := s[strings.LastIndex(s, "/")+1:]
-			if im.Name != nil {
-				n = im.Name.Name
-			}
-			local[n] = s
 		}
 		// pkgSel is the package (as imported here) and name that e selects, if any.
 		pkgSel := func(e ast.Expr) (pkg, name string, ok bool) {
@@ -519,6 +512,10 @@ func TestCommandsCallOnlyOps(t *testing.T) {
 func TestNoReplaceableFunctions(t *testing.T) {
 	t.Parallel()
 	pkgs := loadModule(t)
+	funcsOf := map[string]map[string]bool{} // package path -> its functions
+	for path, p := range pkgs {
+		_, funcsOf[path] = topLevel(p.files)
+	}
 	var vars int
 	for _, p := range pkgs {
 		if harness(short(p.path)) || short(p.path) == "internal/archtest" {
@@ -543,7 +540,7 @@ func TestNoReplaceableFunctions(t *testing.T) {
 						if i < len(vs.Values) {
 							value = vs.Values[i]
 						}
-						if isFuncType(vs.Type, funcTypes) || isFunc(value, funcs, imports, pkgs) {
+						if isFuncType(vs.Type, funcTypes) || isFunc(value, funcs, imports, funcsOf) {
 							t.Errorf("%s (%s): exported variable %s.%s holds a function, which a test could replace for the whole binary: make it a field of the value that uses it, or a parameter", fset.Position(id.Pos()), name, short(p.path), id.Name)
 						}
 					}
@@ -608,16 +605,16 @@ func isFuncType(e ast.Expr, funcTypes map[string]bool) bool {
 }
 
 // isFunc reports whether e is a function: a literal, a function of the package
-// (funcs), or pkg.F for a function F of an imported package of the module or the
-// standard library.
-func isFunc(e ast.Expr, funcs map[string]bool, imports map[string]string, pkgs map[string]*pkg) bool {
+// (funcs), or pkg.F for a function F of an imported package of the module (funcsOf)
+// or the standard library.
+func isFunc(e ast.Expr, funcs map[string]bool, imports map[string]string, funcsOf map[string]map[string]bool) bool {
 	switch e := e.(type) {
 	case *ast.FuncLit:
 		return true
 	case *ast.Ident:
 		return funcs[e.Name]
 	case *ast.ParenExpr:
-		return isFunc(e.X, funcs, imports, pkgs)
+		return isFunc(e.X, funcs, imports, funcsOf)
 	case *ast.SelectorExpr:
 		x, ok := e.X.(*ast.Ident)
 		if !ok {
@@ -627,8 +624,7 @@ func isFunc(e ast.Expr, funcs map[string]bool, imports map[string]string, pkgs m
 		if !ok {
 			return false
 		}
-		if p := pkgs[path]; p != nil {
-			_, fs := topLevel(p.files)
+		if fs, ok := funcsOf[path]; ok {
 			return fs[e.Sel.Name]
 		}
 		return stdFuncs(path)[e.Sel.Name]
