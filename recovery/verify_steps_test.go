@@ -3,6 +3,8 @@ package recovery
 import (
 	"errors"
 	"io/fs"
+	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -83,5 +85,24 @@ func TestVerifierCompare(t *testing.T) {
 	restored := &verifier{restored: true}
 	if err := restored.compare([]*fileCheck{{rel: "a", want: "x", got: "y"}}); err == nil || errors.Is(err, ErrChanged) {
 		t.Fatalf("a differing restored file: %v, want a failure that is not ErrChanged", err)
+	}
+}
+
+// walkOrder is filepath.WalkDir's order: a directory's contents right after it.
+func TestWalkOrder(t *testing.T) {
+	t.Parallel() // pure
+	want := []string{"a", "a/b", "a/b/c", "a/z", "a.txt", "a0", "b", "b/a"}
+	got := slices.Clone(want)
+	for i := range 50 {
+		rand.New(rand.NewPCG(uint64(i), 1)).Shuffle(len(got), func(i, j int) { got[i], got[j] = got[j], got[i] })
+		slices.SortFunc(got, walkOrder)
+		if !slices.Equal(got, want) {
+			t.Fatalf("sorted %q, want %q", got, want)
+		}
+	}
+	for _, p := range want {
+		if walkOrder(p, p) != 0 {
+			t.Fatalf("walkOrder(%q, %q) != 0", p, p)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 )
 
@@ -96,6 +97,30 @@ func TestFixedConfig(t *testing.T) {
 	for key, want := range map[string]string{"core.fsmonitor": "false", "core.safecrlf": "false", "core.hooksPath": "/dev/null"} {
 		if got := r.Config(context.Background(), key); got != want {
 			t.Errorf("%s = %q inside internal calls, want %q", key, got, want)
+		}
+	}
+}
+
+// ls-tree -z records: every field a substring, any byte but NUL in a path; a record
+// of another shape is refused.
+func TestParseLsTree(t *testing.T) {
+	t.Parallel()
+	out := "100644 blob 0123456789012345678901234567890123456789\ta b\tc\n.txt\x00" +
+		"160000 commit 1111111111111111111111111111111111111111\tsub\x00"
+	got, err := parseLsTree(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []TreeItem{
+		{Mode: "100644", Type: "blob", ID: "0123456789012345678901234567890123456789", Path: "a b\tc\n.txt"},
+		{Mode: "160000", Type: "commit", ID: "1111111111111111111111111111111111111111", Path: "sub"},
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("parseLsTree = %q, want %q", got, want)
+	}
+	for _, bad := range []string{"100644 blob\tx\x00", "100644 blob  x\tp\x00", "no tab\x00", " blob 01\tp\x00"} {
+		if _, err := parseLsTree(bad); err == nil {
+			t.Errorf("parseLsTree(%q): no error", bad)
 		}
 	}
 }

@@ -43,3 +43,53 @@ func Join(errs []error) error {
 	}
 	return all.ErrorOrNil()
 }
+
+// Walk calls fn for every item of roots and for every item that fn adds (with add,
+// from the goroutine it was given), at most limit at once (limit <= 0: GOMAXPROCS),
+// and returns when no item is waiting and none is running. It is for work that finds
+// more work as it goes: directories whose listing finds more directories. The order
+// items run in is not defined; fn keeps what it finds where the caller can order it.
+func Walk[T any](limit int, roots []T, fn func(item T, add func(T))) {
+	if limit <= 0 {
+		limit = runtime.GOMAXPROCS(0)
+	}
+	var mu sync.Mutex
+	more := sync.NewCond(&mu)
+	queue := append([]T(nil), roots...)
+	running := 0
+	add := func(item T) {
+		mu.Lock()
+		queue = append(queue, item)
+		mu.Unlock()
+		more.Signal()
+	}
+	var wg sync.WaitGroup
+	for range limit {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			mu.Lock()
+			defer mu.Unlock()
+			for {
+				for len(queue) == 0 && running > 0 {
+					more.Wait()
+				}
+				if len(queue) == 0 {
+					more.Broadcast() // nothing waiting, nothing running: every worker ends
+					return
+				}
+				item := queue[len(queue)-1]
+				queue = queue[:len(queue)-1]
+				running++
+				mu.Unlock()
+				fn(item, add)
+				mu.Lock()
+				running--
+				if running == 0 && len(queue) == 0 {
+					more.Broadcast()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+}
