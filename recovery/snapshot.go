@@ -381,6 +381,17 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		return nil, err
 	}
 	defer full.Close()
+	// Ignored files are never in the index, staged or not: the listing is the same
+	// whatever the steps below change in the copy, so it runs beside them.
+	type listing struct {
+		paths []string
+		err   error
+	}
+	ignoredList := make(chan listing, 1)
+	go func() {
+		paths, err := full.Ignored(ctx)
+		ignoredList <- listing{paths, err}
+	}()
 
 	// The staged state: the index's tree. write-tree refuses unmerged entries, so
 	// their stages are kept aside (in the meta tree) and the paths left out here.
@@ -449,12 +460,11 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		}
 		raw = why != ""
 	}
-	// Ignored files are never in the index, staged or not: the listing is the same
-	// before and after staging.
-	ignored, err := full.Ignored(ctx)
-	if err != nil {
-		return nil, err
+	l := <-ignoredList
+	if l.err != nil {
+		return nil, l.err
 	}
+	ignored := l.paths
 	var include []string
 	m.Ignored, include, err = sizeIgnored(t.Path, ignored, opt)
 	if err != nil {
@@ -481,20 +491,24 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		}
 	}
 
-	// Read the tree back and hold it against the disk.
+	// Read the tree back and hold it against the disk; read the index tree back and
+	// hold it against the index. The two checks are independent and run at once; the
+	// disk's is reported first.
 	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped)}
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
+	indexChecked := make(chan error, 1)
+	go func() { indexChecked <- checkIndexTree(ctx, wt.Repo, m.IndexTree, entries) }()
 	embedded, err := v.check(ctx, m.Tree)
+	if ierr := <-indexChecked; err == nil {
+		err = ierr
+	}
 	if err != nil {
 		return nil, err
 	}
 	for _, p := range embedded {
 		m.Embedded = append(m.Embedded, NameOf(p))
-	}
-	if err := checkIndexTree(ctx, wt.Repo, m.IndexTree, entries); err != nil {
-		return nil, err
 	}
 	c.manifest = m
 	return c, nil

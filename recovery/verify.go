@@ -127,7 +127,8 @@ func (v *verifier) compareDir(ctx context.Context, t *treeIndex) ([]string, erro
 type treeIndex struct {
 	items  []git.TreeItem
 	byPath map[string]int // index in items
-	paths  []string       // sorted
+	sorted sync.Once
+	paths  []string // sorted, made on first use (hasUnder)
 }
 
 // readTree lists tree, and the distinct blobs it names.
@@ -136,16 +137,14 @@ func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []str
 	if err != nil {
 		return nil, nil, fmt.Errorf("read back tree %s: %w", tree, err)
 	}
-	t := &treeIndex{items: items, byPath: make(map[string]int, len(items)), paths: make([]string, 0, len(items))}
+	t := &treeIndex{items: items, byPath: make(map[string]int, len(items))}
 	blobs := make([]string, 0, len(items))
 	for i, it := range items {
 		t.byPath[it.Path] = i
-		t.paths = append(t.paths, it.Path)
 		if it.Type == "blob" {
 			blobs = append(blobs, it.ID)
 		}
 	}
-	sort.Strings(t.paths)
 	return t, unique(blobs), nil
 }
 
@@ -163,6 +162,13 @@ func (v *verifier) haveBlobs(ctx context.Context, tree string, blobs []string) e
 
 // hasUnder reports whether the tree holds anything under dir.
 func (t *treeIndex) hasUnder(dir string) bool {
+	t.sorted.Do(func() {
+		t.paths = make([]string, len(t.items))
+		for i, it := range t.items {
+			t.paths[i] = it.Path
+		}
+		sort.Strings(t.paths)
+	})
 	i := sort.SearchStrings(t.paths, dir+"/")
 	return i < len(t.paths) && strings.HasPrefix(t.paths[i], dir+"/")
 }

@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 )
 
@@ -33,10 +34,12 @@ var tempIndexConfig = []string{"-c", "core.splitIndex=false", "-c", "splitIndex.
 // GIT_INDEX_FILE, so the worktree's own index is never read for writing, locked or
 // replaced.
 type TempIndex struct {
-	repo    *Repository
-	dir     string // where worktree-level commands run ("" = the common dir)
-	Path    string
-	filters []string // filtersOff, read once
+	repo      *Repository
+	dir       string // where worktree-level commands run ("" = the common dir)
+	Path      string
+	from      *TempIndex // the index this one is a Clone of: its filters are these
+	filtersAt sync.Once
+	filters   []string // filtersOff, read once (commands may run at once)
 }
 
 // GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
@@ -134,6 +137,7 @@ func (t *TempIndex) Clone() (*TempIndex, error) {
 	if err != nil {
 		return nil, err
 	}
+	c.from = t
 	if len(data) == 0 {
 		_ = os.Remove(c.Path) // an empty file is not an index; absent is
 	} else if statErr == nil {
@@ -159,11 +163,21 @@ func (t *TempIndex) git(ctx context.Context, env []string, stdin []byte, args ..
 	// No filter of the user runs on a temporary index: writing an index re-reads the
 	// content of racily clean entries (through clean filters), and nothing done with
 	// a temporary index needs git's conversions (snapshots keep the bytes on disk).
-	if t.filters == nil {
-		t.filters = append([]string{}, t.repo.filtersOff(ctx)...)
-	}
-	full := append(append(append([]string{}, tempIndexConfig...), t.filters...), args...)
+	full := append(append(append([]string{}, tempIndexConfig...), t.filterArgs(ctx)...), args...)
 	return cmd{dir: dir, args: full, env: append([]string{"GIT_INDEX_FILE=" + t.Path, noSystemAttributes}, env...), stdin: stdin}.run(ctx)
+}
+
+// filterArgs are the -c options that turn off every filter driver configured (read
+// once per index, and once for an index and its clones).
+func (t *TempIndex) filterArgs(ctx context.Context) []string {
+	t.filtersAt.Do(func() {
+		if t.from != nil {
+			t.filters = t.from.filterArgs(ctx)
+			return
+		}
+		t.filters = t.repo.filtersOff(ctx)
+	})
+	return t.filters
 }
 
 // AddAll stages everything in the worktree into the temporary index: modifications,
