@@ -6,7 +6,9 @@
 #   BASE=/path/to/old/git-atlas bash bench/issue14.sh    # the old build in the same rounds
 #
 # Parts (PART, comma-separated; default all):
-#   startup  git-atlas --version against a Go binary that prints one line
+#   startup  git-atlas --version against a Go binary that prints one line; beside them,
+#            a binary that links git-atlas's libraries and prints one line ("libraries":
+#            what start-up costs before any code of git-atlas runs)
 #   brief    resume --brief with 0 runs and with RUNS runs x EVENTS events (listfixture:
 #            every 5th finished, the others interrupted), against git rev-parse HEAD
 #   agent    agent hook claude (an event on stdin) against resume --brief, same repos
@@ -55,6 +57,22 @@ import "os"
 func main() { os.Stdout.WriteString("hello 1\n") }
 EOF
 (cd "$tmp" && GO111MODULE=off go build -o "$tmp/hello" hello.go)
+# The libraries alone: a binary that links every package git-atlas links from other
+# modules (blank imports; a module's internal packages come with their importers) and
+# prints one line. Their package initialisers and the pages of their code are what
+# start-up costs before any code of git-atlas runs. Built through an overlay, so
+# nothing is written into the tree.
+{
+  echo 'package main'
+  echo 'import ('
+  echo '	"os"'
+  go list -C "$root" -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' ./cmd/git-atlas |
+    grep -v '^github.com/git-atlas/git-atlas' | grep -v '/internal\(/\|$\)' | sed 's/.*/	_ "&"/'
+  echo ')'
+  echo 'func main() { os.Stdout.WriteString("hello 1\n") }'
+} >"$tmp/libsonly.go"
+printf '{"Replace":{"%s":"%s"}}\n' "$root/bench/internal/libsonly/main.go" "$tmp/libsonly.go" >"$tmp/overlay.json"
+CGO_ENABLED=0 go build -C "$root" -overlay="$tmp/overlay.json" -o "$tmp/libsonly" ./bench/internal/libsonly
 export PATH="$tmp/bin:$PATH"
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" GIT_CONFIG_NOSYSTEM=1 CI=true NO_COLOR=1
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@x
@@ -69,7 +87,7 @@ echo "binary: $(stat -c %s "$tmp/bin/git-atlas") bytes$(base && echo ", BASE $(s
 if want startup; then
   echo; echo "== git-atlas --version against a Go binary that prints one line (goal <= 2x)"
   B=(); base && B=(base="$tmp/base/git-atlas --version")
-  rounds hello="$tmp/hello" git-atlas="$tmp/bin/git-atlas --version" \
+  rounds hello="$tmp/hello" libraries="$tmp/libsonly" git-atlas="$tmp/bin/git-atlas --version" \
     cgo="$tmp/git-atlas-cgo --version" "${B[@]}"
 fi
 
