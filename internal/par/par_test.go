@@ -16,14 +16,7 @@ func TestEach(t *testing.T) {
 	var running, most atomic.Int32
 	seen := make([]int, n)
 	errs := Each(n, limit, func(i int) error {
-		now := running.Add(1)
-		defer running.Add(-1)
-		for {
-			m := most.Load()
-			if now <= m || most.CompareAndSwap(m, now) {
-				break
-			}
-		}
+		defer enter(&running, &most)()
 		seen[i]++
 		if i%10 == 3 {
 			return errors.New("fail " + string(rune('a'+i/10)))
@@ -64,14 +57,7 @@ func TestWalk(t *testing.T) {
 		seen := map[item]int{}
 		var mu sync.Mutex
 		Walk(limit, []item{{0, 0}, {0, 1}}, func(it item, add func(item)) {
-			now := running.Add(1)
-			defer running.Add(-1)
-			for {
-				m := most.Load()
-				if now <= m || most.CompareAndSwap(m, now) {
-					break
-				}
-			}
+			defer enter(&running, &most)()
 			ran.Add(1)
 			mu.Lock()
 			seen[it]++
@@ -95,4 +81,17 @@ func TestWalk(t *testing.T) {
 		}
 	}
 	Walk(3, nil, func(int, func(int)) { t.Error("ran with no items") })
+}
+
+// enter counts one more call running and keeps in most the most seen at once; the
+// function it returns counts the call out.
+func enter(running, most *atomic.Int32) func() {
+	now := running.Add(1)
+	for {
+		m := most.Load()
+		if now <= m || most.CompareAndSwap(m, now) {
+			break
+		}
+	}
+	return func() { running.Add(-1) }
 }
