@@ -460,8 +460,7 @@ func (hs *hasher) blobID(c *fileCheck) (string, error) {
 	if c.exec >= 0 && (st.Mode&0o100 != 0) != (c.exec == 1) {
 		return "", fmt.Errorf("mode %o on disk, exec=%d in the snapshot", st.Mode&0o777, c.exec)
 	}
-	h.Write(strconv.AppendInt(append(buf[:0], "blob "...), st.Size, 10))
-	h.Write([]byte{0})
+	h.Write(append(strconv.AppendInt(append(buf[:0], "blob "...), st.Size, 10), 0))
 	var total int64
 	for {
 		// Ask for one byte more than is left: a short read of a regular file is its end.
