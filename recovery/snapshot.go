@@ -38,6 +38,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 )
 
@@ -498,14 +499,18 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
-	indexChecked := make(chan error, 1)
-	go func() { indexChecked <- checkIndexTree(ctx, wt.Repo, m.IndexTree, entries) }()
-	embedded, err := v.check(ctx, m.Tree)
-	if ierr := <-indexChecked; err == nil {
-		err = ierr
-	}
-	if err != nil {
-		return nil, err
+	var embedded []string
+	checks := par.Each(2, 2, func(i int) (err error) {
+		if i == 0 {
+			embedded, err = v.check(ctx, m.Tree)
+			return err
+		}
+		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries)
+	})
+	for _, err := range checks {
+		if err != nil {
+			return nil, err
+		}
 	}
 	for _, p := range embedded {
 		m.Embedded = append(m.Embedded, NameOf(p))

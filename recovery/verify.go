@@ -208,8 +208,8 @@ type walkItem struct {
 	files    []*fileCheck
 }
 
-// hashBatch is how many files one walk item hashes: a directory's files beyond it are
-// hashed by the other workers too.
+// hashBatch is how many files one worker hashes in a go (a walk item, a batch of
+// hashAll): a directory's files beyond it are hashed by the other workers too.
 const hashBatch = 256
 
 // walk matches every entry of the directory to the tree and hashes the files that
@@ -226,8 +226,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 	}
 	var mu sync.Mutex // guards w.embedded, w.checks and fails
 	var fails []failure
-	limit := min(runtime.NumCPU(), 8)
-	par.Walk(limit, []walkItem{{abs: v.root}}, func(item walkItem, add func(walkItem)) {
+	par.Walk(hashWorkers(), []walkItem{{abs: v.root}}, func(item walkItem, add func(walkItem)) {
 		if item.files != nil {
 			hashFiles(item.files, v.repo.ObjectFormat == "sha256")
 			return
@@ -285,17 +284,14 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 		for _, d := range dirs {
 			add(d)
 		}
-		for len(checks) > hashBatch {
-			add(walkItem{files: checks[len(checks)-hashBatch:]})
-			mu.Lock()
-			w.checks = append(w.checks, checks[len(checks)-hashBatch:]...)
-			mu.Unlock()
-			checks = checks[:len(checks)-hashBatch]
-		}
 		mu.Lock()
 		w.checks = append(w.checks, checks...)
 		w.embedded = append(w.embedded, embedded...)
 		mu.Unlock()
+		for len(checks) > hashBatch { // the rest, a batch at a time, to the other workers
+			add(walkItem{files: checks[len(checks)-hashBatch:]})
+			checks = checks[:len(checks)-hashBatch]
+		}
 		hashFiles(checks, v.repo.ObjectFormat == "sha256")
 	})
 	if len(fails) > 0 {
@@ -390,24 +386,15 @@ func (v *verifier) compare(checks []*fileCheck) error {
 // every core, with raw system calls: at 20,000 files, the os.File machinery (poller
 // registration, extra stat and read calls) doubled the verification's cost.
 func hashAll(checks []*fileCheck, sha256Repo bool) {
-	work := make(chan []*fileCheck)
-	var wg sync.WaitGroup
-	n := min(runtime.NumCPU(), 8)
-	for i := 0; i < n; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for batch := range work {
-				hashFiles(batch, sha256Repo)
-			}
-		}()
-	}
-	for i := 0; i < len(checks); i += 64 {
-		work <- checks[i:min(i+64, len(checks))]
-	}
-	close(work)
-	wg.Wait()
+	batches := (len(checks) + hashBatch - 1) / hashBatch
+	par.Each(batches, hashWorkers(), func(i int) error {
+		hashFiles(checks[i*hashBatch:min((i+1)*hashBatch, len(checks))], sha256Repo)
+		return nil
+	})
 }
+
+// hashWorkers is how many goroutines hash at once: one a core, at most eight.
+func hashWorkers() int { return min(runtime.NumCPU(), 8) }
 
 // hasher is one worker's hash state and read buffer, kept for the next batch.
 type hasher struct {

@@ -3,6 +3,7 @@ package recovery
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -97,6 +98,34 @@ func TestVerifierCatchesEveryDifference(t *testing.T) {
 			}
 		}
 	})
+	// A directory of more files than one worker hashes in a go: its other batches are
+	// hashed by the other workers, and a change in any of them is seen.
+	t.Run("a directory of several batches", func(t *testing.T) {
+		const n = 3*hashBatch + 10
+		v, tree := verifiedDirWith(t, func(dir string) {
+			if err := os.Mkdir(filepath.Join(dir, "many"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			for i := range n {
+				if err := os.WriteFile(filepath.Join(dir, "many", fmt.Sprintf("f%04d", i)), []byte(fmt.Sprint(i)), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+		for _, i := range []int{0, hashBatch + 1, n - 1} {
+			p := filepath.Join(v.root, "many", fmt.Sprintf("f%04d", i))
+			if err := os.WriteFile(p, []byte("changed"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			_, err := v.check(context.Background(), tree)
+			if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), fmt.Sprintf("many/f%04d", i)) {
+				t.Fatalf("file %d changed: want it reported, got %v", i, err)
+			}
+			if err := os.WriteFile(p, []byte(fmt.Sprint(i)), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
+	})
 	t.Run("ignored files are allowed", func(t *testing.T) {
 		v, tree := verifiedDir(t)
 		if err := os.WriteFile(filepath.Join(v.root, "x.log"), nil, 0o644); err != nil {
@@ -113,6 +142,12 @@ func TestVerifierCatchesEveryDifference(t *testing.T) {
 // passes.
 func verifiedDir(t *testing.T) (*verifier, string) {
 	t.Helper()
+	return verifiedDirWith(t, func(string) {})
+}
+
+// verifiedDirWith is verifiedDir with more files, written by add into the directory.
+func verifiedDirWith(t *testing.T, add func(dir string)) (*verifier, string) {
+	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q"}} {
 		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
@@ -128,6 +163,7 @@ func verifiedDir(t *testing.T) (*verifier, string) {
 	if err := os.Symlink("a.txt", filepath.Join(dir, "l")); err != nil {
 		t.Fatal(err)
 	}
+	add(dir)
 	ctx := context.Background()
 	repo, err := git.Open(ctx, dir)
 	if err != nil {
