@@ -398,9 +398,8 @@ func hashWorkers() int { return min(runtime.NumCPU(), 8) }
 
 // hasher is one worker's hash state and read buffer, kept for the next batch.
 type hasher struct {
-	h        hash.Hash
-	buf      []byte
-	atimeErr bool // O_NOATIME was refused (files of another user): open without it
+	h   hash.Hash
+	buf []byte
 }
 
 var hashers = [2]sync.Pool{
@@ -432,7 +431,7 @@ func (hs *hasher) blobID(c *fileCheck) (string, error) {
 		fmt.Fprintf(h, "blob %d\x00%s", len(target), target)
 		return hex.EncodeToString(h.Sum(nil)), nil
 	}
-	fd, err := hs.open(c.abs)
+	fd, err := syscall.Open(c.abs, syscall.O_RDONLY|syscall.O_CLOEXEC|syscall.O_NOFOLLOW, 0)
 	if err != nil {
 		return "", &fs.PathError{Op: "open", Path: c.abs, Err: err}
 	}
@@ -472,22 +471,6 @@ func (hs *hasher) blobID(c *fileCheck) (string, error) {
 		return "", fmt.Errorf("size changed while reading (%d, then %d bytes)", st.Size, total)
 	}
 	return hex.EncodeToString(h.Sum(buf[:0])), nil
-}
-
-// open opens a file to hash without following a link and, where the system allows
-// (the file is this user's, or this is root), without updating its access time:
-// reading 20,000 files a worktree's checkout just wrote would otherwise dirty 20,000
-// inodes for the file system to write back, just before the files are deleted.
-func (hs *hasher) open(path string) (int, error) {
-	const flags = syscall.O_RDONLY | syscall.O_CLOEXEC | syscall.O_NOFOLLOW
-	if oNoAtime != 0 && !hs.atimeErr {
-		fd, err := syscall.Open(path, flags|oNoAtime, 0)
-		if err != syscall.EPERM {
-			return fd, err
-		}
-		hs.atimeErr = true
-	}
-	return syscall.Open(path, flags, 0)
 }
 
 func unique(ids []string) []string {
