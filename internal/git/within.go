@@ -4,7 +4,8 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
 // WorkingTreeOf returns the working tree (of any worktree of the repository: the
@@ -35,26 +36,10 @@ func (repo *Repository) WorkingTreeOf(ctx context.Context, dir string) (string, 
 }
 
 // within reports whether path is root or below it.
-func within(path, root string) bool {
-	rel, err := filepath.Rel(root, path)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
+func within(path, root string) bool { return confine.Within(path, root) }
 
 // RealPath resolves symbolic links in the longest part of p that exists.
-func RealPath(p string) string { return realPath(p) }
+func RealPath(p string) string { return confine.RealPath(p) }
 
 // realPath resolves symbolic links in the longest part of p that exists.
-func realPath(p string) string {
-	rest := ""
-	for cur := filepath.Clean(p); ; {
-		if r, err := filepath.EvalSymlinks(cur); err == nil {
-			return filepath.Join(r, rest)
-		}
-		parent := filepath.Dir(cur)
-		if parent == cur {
-			return filepath.Clean(p)
-		}
-		rest = filepath.Join(filepath.Base(cur), rest)
-		cur = parent
-	}
-}
+func realPath(p string) string { return confine.RealPath(p) }
