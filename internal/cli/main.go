@@ -30,9 +30,6 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// Version is set at build time with -ldflags "-X ...cli.Version=...".
-var Version = "0.1.0-dev"
-
 // Globals are the flags every command takes.
 type Globals struct {
 	JSON    bool             `help:"Machine output on stdout; errors as a JSON object on stderr." name:"json"`
@@ -278,7 +275,7 @@ func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, 
 		kong.Description("The durable ledger of AI-agent runs, kept in the repository under refs/atlas/."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitPanic(c)) }),
-		kong.Vars{"version": "git-atlas " + Version},
+		kong.Vars{"version": "git-atlas " + version()},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),

@@ -47,7 +47,7 @@ func (c *McpCmd) Run(env *Env) error {
 	return mcpserver.Serve(env.Ctx, mcpserver.Options{
 		Dir:     abs,
 		Call:    callForMCP,
-		Version: Version,
+		Version: version(),
 		In:      io.NopCloser(env.Stdin),
 		Out:     nopWriteCloser{env.Stdout},
 		Log:     env.Stderr,
