@@ -7,7 +7,8 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// Exit codes (SPEC §4.6). This table, and the README's copy of it, are the contract.
+// Exit codes (SPEC §4.6). This table is the contract; exitTable gives it to the
+// generated reference (docs/cli.md, the man page).
 const (
 	ExitOK           = 0  // success (also resume --brief/--detect with nothing to resume)
 	ExitFailure      = 1  // failure not listed below
@@ -20,6 +21,21 @@ const (
 	// 128 + the signal's number when SIGINT (130) or SIGTERM (143) interrupted the
 	// command (the shell's convention); the JSON error kind is "interrupted".
 )
+
+// exitTable is the exit codes with their meanings, for people, in order.
+func exitTable() []struct{ code, meaning string } {
+	return []struct{ code, meaning string }{
+		{"0", "success (also resume --brief or --detect with nothing to resume)"},
+		{"1", "a failure not listed below (a remote that cannot be reached or declined a push, a full disk)"},
+		{"2", "usage: a bad flag, argument or name"},
+		{"3", "conflict: a concurrent update won, or a lease or token is stale"},
+		{"4", "not found: a run, stage, job, node or snapshot"},
+		{"5", "refused by a state machine, a budget or a safety rule"},
+		{"6", "a verify failed"},
+		{"10", "audit found something that needs attention"},
+		{"130, 143", "interrupted by SIGINT or SIGTERM (128 + the signal's number)"},
+	}
+}
 
 // exitKind maps an error to its exit code and the JSON error kind.
 func exitKind(err error) (int, string) {
