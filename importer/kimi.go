@@ -333,15 +333,22 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	var steps []kimiStep
+	seen := map[string]string{} // stage -> when last recorded
+	refines := 0
 	for _, l := range log {
 		t, _ := stamp(l.TS)
 		if slices.Contains(kimiStages, l.Stage) {
 			steps = append(steps, kimiStep{stage: l.Stage, at: t})
+			seen[l.Stage] = t
+			if l.Stage == "REFINE" {
+				refines++
+			}
 		}
 		if !graph {
 			// Each state is where the kimi-atlas resume procedure would stand after the
-			// lines so far.
-			cur = kimiPosition(s0, steps, "", 0, false)
+			// lines so far (statuses only: the attempts go into the final state, so a
+			// long log costs one pass, not one per line).
+			cur = kimiStatuses(s0, seen, lastStage(steps), refines, false)
 		}
 		data := map[string]any{"source_stage": l.Stage}
 		if l.Verdict != nil {
@@ -455,13 +462,33 @@ func kimiNext(last string) string {
 // its stage and each REFINE a rework, so the budgets go on from where the run was.
 // last is the source's current_state ("": the last step); finished: the run ended.
 func kimiPosition(s0 gitstate.State, steps []kimiStep, last string, passes int, finished bool) gitstate.State {
-	st := clone(s0)
 	if !slices.Contains(kimiStages, last) {
-		last = ""
-		if n := len(steps); n > 0 {
-			last = steps[n-1].stage
-		}
+		last = lastStage(steps)
 	}
+	attempts := map[string][]gitstate.Attempt{}
+	seen := map[string]string{}
+	for _, s := range steps {
+		attempts[s.stage] = append(attempts[s.stage], gitstate.Attempt{N: len(attempts[s.stage]) + 1, StartedAt: s.at})
+		seen[s.stage] = s.at
+	}
+	st := kimiStatuses(s0, seen, last, max(len(attempts["REFINE"]), passes), finished)
+	for i := range st.Stages {
+		st.Stages[i].Attempts = attempts[st.Stages[i].Name]
+	}
+	return st
+}
+
+func lastStage(steps []kimiStep) string {
+	if n := len(steps); n > 0 {
+		return steps[n-1].stage
+	}
+	return ""
+}
+
+// kimiStatuses is kimiPosition's statuses: seen holds each stage recorded and when
+// it last was, passes the refine passes.
+func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes int, finished bool) gitstate.State {
+	st := clone(s0)
 	resumeAt := len(kimiStages)
 	if !finished {
 		if next := kimiNext(last); last == "" {
@@ -470,25 +497,18 @@ func kimiPosition(s0 gitstate.State, steps []kimiStep, last string, passes int, 
 			resumeAt = slices.Index(kimiStages, next)
 		}
 	}
-	refines := 0
 	for i := range st.Stages {
 		ss := &st.Stages[i]
-		ss.Attempts = nil
-		for _, s := range steps {
-			if s.stage == ss.Name {
-				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: s.at})
-				ss.UpdatedAt = s.at
-			}
-		}
+		at, recorded := seen[ss.Name]
+		ss.UpdatedAt = at
 		if ss.Name == "REFINE" {
-			refines = len(ss.Attempts)
-			ss.Reworks = max(refines, passes)
+			ss.Reworks = passes
 		}
 		idx := slices.Index(kimiStages, ss.Name)
 		switch {
 		case idx >= resumeAt:
 			ss.Status = gitstate.StagePending
-		case len(ss.Attempts) == 0:
+		case !recorded:
 			ss.Status, ss.Reason = gitstate.StageSkipped, "not recorded by kimi-atlas"
 		case ss.Name == "GROUNDED" && last == "GROUNDED" && !finished:
 			ss.Status, ss.Reason = gitstate.StageGated, "kimi-atlas's pre-CODE approval"
