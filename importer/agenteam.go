@@ -85,7 +85,7 @@ func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 		}
 		probs = append(probs, *prob)
 	}
-	plans, more := nameRuns(plans)
+	plans, more := NameRuns(plans, nil)
 	return plans, append(probs, more...), nil
 }
 

@@ -19,13 +19,13 @@ func TestAssignNamesOneToOne(t *testing.T) {
 	t.Parallel()
 	ok := func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }
 	ids := []string{"root.1#0", "root.1-0", "é1", "è1", "Foo", "foo", "union", "Union", "x.lock", "a/b", "a-b"}
-	first, err := assignNames("job", ids, ok, []string{"main"})
+	first, err := assignNames("job", ids, ok, []string{"main"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	rev := slices.Clone(ids)
 	slices.Reverse(rev)
-	second, err := assignNames("job", rev, ok, []string{"main"})
+	second, err := assignNames("job", rev, ok, []string{"main"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +51,7 @@ func TestAssignNamesOneToOne(t *testing.T) {
 		t.Errorf("main is not a source id: %q", got)
 	}
 	// A name already taken (a stage's) is not given out.
-	if n, _ := assignNames("job", []string{"MAIN"}, ok, []string{"main"}); n["MAIN"] == "MAIN" {
+	if n, _ := assignNames("job", []string{"MAIN"}, ok, []string{"main"}, nil); n["MAIN"] == "MAIN" {
 		t.Errorf("MAIN kept the name of stage main")
 	}
 }

@@ -93,8 +93,17 @@ func ScanKimi(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 		}
 		probs = append(probs, *prob)
 	}
-	plans, more := nameRuns(plans)
+	plans, more := NameRuns(plans, nil)
 	return plans, append(probs, more...), nil
+}
+
+func validRun(n string) bool { return gitstate.ValidName("run", n) == nil }
+
+// RunNames are the names a source run id may have been given by an earlier import:
+// the one it gets alone, and the one it gets beside an id that collides with it.
+func RunNames(sourceID string) []string {
+	n := candidate(sourceID, validRun)
+	return []string{n, withHash(n, sourceID)}
 }
 
 // kimiFiles are the files of one kimi-atlas run that import reads.
@@ -116,15 +125,16 @@ func readKimiFiles(ctx context.Context, rd string) (map[string][]byte, *Problem)
 	return files, nil
 }
 
-// nameRuns gives the plans' runs their ids, one to one (assignNames): two source
+// NameRuns gives the plans' runs their ids, one to one (assignNames): two source
 // runs whose ids map to one name, or to names that differ only in case, get names
-// of their own. A plan that cannot be named is a problem.
-func nameRuns(plans []*Plan) ([]*Plan, []Problem) {
+// of their own; prefer holds the names earlier imports gave (source id -> run id),
+// which are kept. A plan that cannot be named is a problem.
+func NameRuns(plans []*Plan, prefer map[string]string) ([]*Plan, []Problem) {
 	var ids []string
 	for _, p := range plans {
 		ids = append(ids, p.SourceID)
 	}
-	names, err := assignNames("run", ids, func(n string) bool { return gitstate.ValidName("run", n) == nil }, nil)
+	names, err := assignNames("run", ids, validRun, nil, prefer)
 	if err != nil {
 		var probs []Problem
 		for _, p := range plans {
@@ -535,7 +545,7 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 		listed[j.JobID] = true
 		ids = append(ids, j.JobID)
 	}
-	names, err := assignNames("job", ids, func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }, nil)
+	names, err := assignNames("job", ids, func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }, nil, nil)
 	if err != nil {
 		return badErr(dp, err)
 	}

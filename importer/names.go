@@ -21,8 +21,10 @@ import (
 // they come in: an unmapped id before a mapped one, then in byte order; the first
 // keeps the name, each later one gets a short hash of its own source id appended.
 // A collision that remains (never expected) is refused: no two ids ever share a
-// name.
-func assignNames(what string, ids []string, ok func(string) bool, taken []string) (map[string]string, error) {
+// name. prefer names ids an earlier import already named: each keeps that name
+// first (when it is still acceptable), so a source that gains a colliding id later
+// renames no run imported before.
+func assignNames(what string, ids []string, ok func(string) bool, taken []string, prefer map[string]string) (map[string]string, error) {
 	uniq := map[string]bool{}
 	var order []string
 	for _, id := range ids {
@@ -33,14 +35,7 @@ func assignNames(what string, ids []string, ok func(string) bool, taken []string
 	}
 	cand := map[string]string{}
 	for _, id := range order {
-		n := id
-		if !ok(id) {
-			n, _ = MapName(id)
-			if !ok(n) {
-				n = withHash(n, id)
-			}
-		}
-		cand[id] = n
+		cand[id] = candidate(id, ok)
 	}
 	sort.Slice(order, func(i, j int) bool {
 		pi, pj := cand[order[i]] == order[i], cand[order[j]] == order[j]
@@ -55,6 +50,17 @@ func assignNames(what string, ids []string, ok func(string) bool, taken []string
 	}
 	out := map[string]string{}
 	for _, id := range order {
+		if n, has := prefer[id]; has && uniq[id] && ok(n) {
+			if _, clash := used[strings.ToLower(n)]; !clash {
+				used[strings.ToLower(n)] = id
+				out[id] = n
+			}
+		}
+	}
+	for _, id := range order {
+		if _, done := out[id]; done {
+			continue
+		}
 		n := cand[id]
 		if _, clash := used[strings.ToLower(n)]; clash {
 			n = withHash(n, id)
@@ -69,6 +75,18 @@ func assignNames(what string, ids []string, ok func(string) bool, taken []string
 		out[id] = n
 	}
 	return out, nil
+}
+
+// candidate is the name assignNames gives id when nothing collides with it.
+func candidate(id string, ok func(string) bool) string {
+	if ok(id) {
+		return id
+	}
+	n, _ := MapName(id)
+	if !ok(n) {
+		n = withHash(n, id)
+	}
+	return n
 }
 
 // withHash appends a short hash of the source id to name, keeping it within 64

@@ -71,6 +71,25 @@ func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, err
 		}
 		return nil, fault.New(fault.ErrUsage, "%v", err)
 	}
+	// A run an earlier import named keeps its name, even when the source has since
+	// gained an id that collides with it (SPEC §13: a re-import changes nothing).
+	store := o.Store(Driver{}.Writer())
+	prefer := map[string]string{}
+	for _, p := range plans {
+		for _, n := range importer.RunNames(p.SourceID) {
+			r, err := store.Load(ctx, n)
+			if err != nil {
+				continue
+			}
+			if src := r.Header.ImportedFrom; src != nil && src.System == req.System {
+				if _, has := prefer[src.SourceID]; !has {
+					prefer[src.SourceID] = n
+				}
+			}
+		}
+	}
+	plans, more := importer.NameRuns(plans, prefer)
+	probs = append(probs, more...)
 	for _, p := range plans {
 		// Where the run came from, as the repository sees it (the same from every
 		// clone).
@@ -82,7 +101,7 @@ func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, err
 		}
 	}
 	// A driver of no name, as a driver's command run without --holder writes.
-	runs := importer.Apply(ctx, o.Store(Driver{}.Writer()), plans, req.DryRun, o.Progress)
+	runs := importer.Apply(ctx, store, plans, req.DryRun, o.Progress)
 	res := &ImportResult{System: req.System, Dir: dir, DryRun: req.DryRun, Runs: nonNil(runs), Problems: nonNil(probs)}
 	for _, r := range runs {
 		if r.Outcome != importer.Refused {

@@ -172,3 +172,38 @@ func TestImportRefusalKinds(t *testing.T) {
 		t.Errorf("a cancelled import moved refs")
 	}
 }
+
+// A source run keeps the name an earlier import gave it when the source later gains
+// a run whose id collides with it: é1 was imported as 1; è1, added since, would
+// come first alone, but gets a name of its own, and nothing is imported twice.
+func TestImportKeepsEarlierNames(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	dir := t.TempDir()
+	f.kimiSource(dir, "é1")
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
+	if err != nil || len(res.Runs) != 1 || res.Runs[0].RunID != "1" {
+		t.Fatalf("first import: %+v, %v", res, err)
+	}
+	f.kimiSource(dir, "è1")
+	outcomes := func() map[string]string {
+		t.Helper()
+		res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range res.Runs {
+			got[r.SourceID] = r.Outcome + " " + r.RunID
+		}
+		return got
+	}
+	got := outcomes()
+	if got["é1"] != "unchanged 1" || !strings.HasPrefix(got["è1"], "imported 1-") {
+		t.Fatalf("second import: %v, want é1 unchanged as 1 and è1 imported under a name of its own", got)
+	}
+	again := outcomes()
+	if again["é1"] != "unchanged 1" || again["è1"] != "unchanged "+strings.TrimPrefix(got["è1"], "imported ") {
+		t.Fatalf("third import: %v", again)
+	}
+}
