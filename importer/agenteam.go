@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // AgenTeam keeps one run as .agenteam/state/<run>.json (stages by name, stage_order,
@@ -68,7 +69,13 @@ func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+		if !strings.HasSuffix(e.Name(), ".json") {
+			continue
+		}
+		if e.IsDir() {
+			// A directory where a run's state file is expected: said, not passed over.
+			p := filepath.Join(sd, e.Name())
+			probs = append(probs, *badErr(p, fault.Refused("%s is a directory: %v", p, errNotRegular)))
 			continue
 		}
 		name := strings.TrimSuffix(e.Name(), ".json")

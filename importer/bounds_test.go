@@ -99,12 +99,15 @@ func TestAgenTeamFilesBounded(t *testing.T) {
 	if err := os.Symlink("/dev/zero", filepath.Join(dir, "state/z.json")); err != nil {
 		t.Fatal(err)
 	}
+	if err := os.Mkdir(filepath.Join(dir, "state/d.json"), 0o755); err != nil {
+		t.Fatal(err)
+	}
 	plans, probs, err := ScanAgenTeam(t.Context(), dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(plans) != 0 || len(probs) != 2 {
-		t.Fatalf("plans %d, problems %+v: want both runs refused", len(plans), probs)
+	if len(plans) != 0 || len(probs) != 3 {
+		t.Fatalf("plans %d, problems %+v: want all three runs refused", len(plans), probs)
 	}
 	for _, p := range probs {
 		if !strings.Contains(p.Reason, "import reads regular files only") || !errors.Is(p.Err, fault.ErrRefused) {
