@@ -58,6 +58,12 @@ type ImportedFrom struct {
 	BaselineMissing bool `json:"baseline_missing,omitempty"`
 	// ConfigHash is the source system's own config hash (not comparable with ours).
 	ConfigHash string `json:"config_hash,omitempty"`
+	// JobIDs maps each source job id that was renamed to its job id here (SPEC §13:
+	// one to one, printed and recorded).
+	JobIDs map[string]string `json:"job_ids,omitempty"`
+	// PipelineMode is AgenTeam's pipeline_mode (standalone, hotl, dispatch-only), as
+	// the source had it: who owns the run's resumption.
+	PipelineMode string `json:"pipeline_mode,omitempty"`
 }
 
 // StageDef is one stage's frozen definition.

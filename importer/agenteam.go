@@ -1,13 +1,17 @@
 package importer
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // AgenTeam keeps one run as .agenteam/state/<run>.json (stages by name, stage_order,
@@ -28,14 +32,17 @@ type ateamStage struct {
 }
 
 type ateamState struct {
-	RunID      string                `json:"run_id"`
-	Task       string                `json:"task"`
-	StageOrder []string              `json:"stage_order"`
-	StartedAt  string                `json:"started_at"`
-	LastUpdate string                `json:"last_update"`
-	ConfigHash string                `json:"config_hash"`
-	Status     string                `json:"status"`
-	Stages     map[string]ateamStage `json:"stages"`
+	RunID      string   `json:"run_id"`
+	Task       string   `json:"task"`
+	StageOrder []string `json:"stage_order"`
+	StartedAt  string   `json:"started_at"`
+	LastUpdate string   `json:"last_update"`
+	ConfigHash string   `json:"config_hash"`
+	// PipelineMode is who resumes the run: standalone (AgenTeam itself), hotl
+	// (HOTL's engine) or dispatch-only (no pipeline).
+	PipelineMode string                `json:"pipeline_mode"`
+	Status       string                `json:"status"`
+	Stages       map[string]ateamStage `json:"stages"`
 	// WorktreePath is the run's .ateam-worktrees/<slug>, relative to the directory
 	// holding .agenteam/ (worktree isolation only).
 	WorktreePath string `json:"worktree_path"`
@@ -49,7 +56,8 @@ type ateamEvent struct {
 }
 
 // ScanAgenTeam reads an AgenTeam tree (.agenteam/): every state/<run>.json is a run.
-func ScanAgenTeam(dir string) ([]*Plan, []Problem, error) {
+// Every file is read bounded (readSource); ctx cancelled (SIGTERM) ends the scan.
+func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 	sd := filepath.Join(dir, "state")
 	ents, err := os.ReadDir(sd)
 	if err != nil {
@@ -58,33 +66,60 @@ func ScanAgenTeam(dir string) ([]*Plan, []Problem, error) {
 	var plans []*Plan
 	var probs []Problem
 	for _, e := range ents {
-		if e.IsDir() || !strings.HasSuffix(e.Name(), ".json") {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		if !strings.HasSuffix(e.Name(), ".json") {
 			continue
 		}
-		p, prob := ateamRun(dir, strings.TrimSuffix(e.Name(), ".json"))
-		if prob != nil {
-			probs = append(probs, *prob)
+		if e.IsDir() {
+			// A directory where a run's state file is expected: said, not passed over.
+			p := filepath.Join(sd, e.Name())
+			probs = append(probs, *badErr(p, fault.Refused("%s is a directory: %v", p, errNotRegular)))
 			continue
 		}
-		plans = append(plans, p)
+		name := strings.TrimSuffix(e.Name(), ".json")
+		files, prob := readAteamFiles(ctx, dir, name)
+		if prob == nil {
+			var p *Plan
+			if p, prob = ateamRun(dir, name, files); prob == nil {
+				plans = append(plans, p)
+				continue
+			}
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		probs = append(probs, *prob)
 	}
-	return plans, probs, nil
+	plans, more := NameRuns(plans, nil)
+	return plans, append(probs, more...), nil
 }
 
-func ateamRun(dir, name string) (*Plan, *Problem) {
+// readAteamFiles reads a run's state file and events file (if any), bounded.
+func readAteamFiles(ctx context.Context, dir, name string) (map[string][]byte, *Problem) {
 	sp := filepath.Join(dir, "state", name+".json")
 	ep := filepath.Join(dir, "events", name+".jsonl")
 	files := map[string][]byte{}
-	b, err := os.ReadFile(sp)
+	b, err := readSource(ctx, sp)
 	if err != nil {
-		return nil, bad(sp, "cannot read: %v", err)
+		return nil, badErr(sp, err)
 	}
 	files["state.json"] = b
-	if b, err := os.ReadFile(ep); err == nil {
+	switch b, err := readSource(ctx, ep); {
+	case err == nil:
 		files["events.jsonl"] = b
-	} else if !os.IsNotExist(err) {
-		return nil, bad(ep, "cannot read: %v", err)
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, badErr(ep, err)
 	}
+	return files, nil
+}
+
+// ateamRun turns one run's files (as readAteamFiles read them) into a plan; the run
+// id is named later, with every other run's (nameRuns).
+func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
+	sp := filepath.Join(dir, "state", name+".json")
+	ep := filepath.Join(dir, "events", name+".jsonl")
 	var st ateamState
 	if err := strictJSON(files["state.json"], &st); err != nil {
 		return nil, bad(sp, "%v", err)
@@ -159,11 +194,11 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		defs = append(defs, d)
 	}
 	if err := gitstate.CheckStages(defs); err != nil {
-		return nil, bad(sp, "its stages cannot be kept: %v", err)
+		return nil, badErr(sp, fmt.Errorf("its stages cannot be kept: %w", err))
 	}
 	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
 		Baseline: baseline, Stages: defs,
-		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash}}
+		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash, PipelineMode: st.PipelineMode}}
 	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
@@ -171,6 +206,9 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
+	// retried are the stages a runner_retry re-dispatched: the stage_dispatched that
+	// may follow it records the same dispatch, not another attempt.
+	retried := map[string]bool{}
 	for _, e := range evs {
 		t, _ := stamp(e.TS)
 		if e.Type == "run_started" {
@@ -185,9 +223,16 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 		if i >= 0 {
 			ss := &cur.Stages[i]
 			ss.Attempts = append([]gitstate.Attempt(nil), ss.Attempts...)
+			again := retried[stage]
+			delete(retried, stage)
 			switch e.Type {
 			case "stage_dispatched":
 				ss.Status = gitstate.StageDispatched
+				if again {
+					// Attempts count once per dispatch (AgenTeam's retry budget):
+					// runner_retry, then stage_dispatched, is one dispatch.
+					break
+				}
 				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
 			case "stage_verified":
 				if e.Data["result"] == "pass" {
@@ -200,6 +245,11 @@ func ateamRun(dir, name string) (*Plan, *Problem) {
 				// dispatched again (a new attempt) with no stage_dispatched event.
 				ss.Status = gitstate.StageDispatched
 				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
+				retried[stage] = true
+			case "role_started", "role_finished":
+				// The roles of the dispatch the retry opened: the next stage_dispatched
+				// is still the same one.
+				retried[stage] = again
 			case "stage_gated":
 				ss.Status = gitstate.StageGated
 			case "stage_completed":

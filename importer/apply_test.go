@@ -38,7 +38,7 @@ func TestApplyCompletesCutShort(t *testing.T) {
 	})
 	store := newStore(t)
 	scan := func() *Plan {
-		plans, probs, err := ScanKimi(dir)
+		plans, probs, err := ScanKimi(t.Context(), dir)
 		if err != nil || len(probs) != 0 || len(plans) != 1 {
 			t.Fatalf("scan: %v %v %d", err, probs, len(plans))
 		}
@@ -97,7 +97,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 	}
 	write(t, dir, map[string]string{"r/worktree/work.txt": "unsaved work\n"})
 	scan := func() *Plan {
-		plans, probs, err := ScanKimi(dir)
+		plans, probs, err := ScanKimi(t.Context(), dir)
 		if err != nil || len(probs) != 0 || len(plans) != 1 {
 			t.Fatalf("scan: %v %v %d", err, probs, len(plans))
 		}

@@ -4,10 +4,13 @@
 package importer
 
 import (
+	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -18,6 +21,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // Systems.
@@ -48,11 +52,15 @@ type Plan struct {
 type Problem struct {
 	Path   string `json:"path"`
 	Reason string `json:"reason"`
+	// Err is the refusal, of a fault kind when a check of `job add` or `start`
+	// refused the source (nil for a file that could not be read or parsed).
+	Err error `json:"-"`
 }
 
 // Scan reads a kimi-atlas tree (.atlas/): each <run>/ with a state.json is a run;
 // task sub-runs under <run>/tasks/ belong to their parent and are not runs of their own.
-func ScanKimi(dir string) ([]*Plan, []Problem, error) {
+// Every file is read bounded (readSource); ctx cancelled (SIGTERM) ends the scan.
+func ScanKimi(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read %s: %w", dir, err)
@@ -60,21 +68,98 @@ func ScanKimi(dir string) ([]*Plan, []Problem, error) {
 	var plans []*Plan
 	var probs []Problem
 	for _, e := range ents {
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
 		if !e.IsDir() {
 			continue
 		}
 		rd := filepath.Join(dir, e.Name())
-		if _, err := os.Stat(filepath.Join(rd, "state.json")); err != nil {
+		// Lstat: a state.json that is a symbolic link or a FIFO is a run whose file is
+		// refused (reported), not a directory silently passed over.
+		if _, err := os.Lstat(filepath.Join(rd, "state.json")); err != nil {
 			continue
 		}
-		p, prob := kimiRun(rd, e.Name())
-		if prob != nil {
-			probs = append(probs, *prob)
-			continue
+		files, prob := readKimiFiles(ctx, rd)
+		if prob == nil {
+			var p *Plan
+			if p, prob = kimiRun(rd, e.Name(), files); prob == nil {
+				plans = append(plans, p)
+				continue
+			}
 		}
-		plans = append(plans, p)
+		if err := ctx.Err(); err != nil {
+			return nil, nil, err
+		}
+		probs = append(probs, *prob)
 	}
-	return plans, probs, nil
+	plans, more := NameRuns(plans, nil)
+	return plans, append(probs, more...), nil
+}
+
+func validRun(n string) bool { return gitstate.ValidName("run", n) == nil }
+
+// RunNames are the names a source run id may have been given by an earlier import:
+// the one it gets alone, and the one it gets beside an id that collides with it.
+func RunNames(sourceID string) []string {
+	n := candidate(sourceID, validRun)
+	return []string{n, withHash(n, sourceID)}
+}
+
+// kimiFiles are the files of one kimi-atlas run that import reads.
+var kimiFiles = []string{"state.json", "log.jsonl", "plan.dag.json", "intent.txt"}
+
+// readKimiFiles reads a run's files, bounded; a missing one is left out.
+func readKimiFiles(ctx context.Context, rd string) (map[string][]byte, *Problem) {
+	files := map[string][]byte{}
+	for _, f := range kimiFiles {
+		b, err := readSource(ctx, filepath.Join(rd, f))
+		switch {
+		case err == nil:
+			files[f] = b
+		case errors.Is(err, fs.ErrNotExist):
+		default:
+			return nil, badErr(filepath.Join(rd, f), err)
+		}
+	}
+	return files, nil
+}
+
+// NameRuns gives the plans' runs their ids, one to one (assignNames): two source
+// runs whose ids map to one name, or to names that differ only in case, get names
+// of their own; prefer holds the names earlier imports gave (source id -> run id),
+// which are kept. A plan that cannot be named is a problem.
+func NameRuns(plans []*Plan, prefer map[string]string) ([]*Plan, []Problem) {
+	var ids []string
+	for _, p := range plans {
+		ids = append(ids, p.SourceID)
+	}
+	names, err := assignNames("run", ids, validRun, nil, prefer)
+	if err != nil {
+		var probs []Problem
+		for _, p := range plans {
+			probs = append(probs, *badErr(p.Path, err))
+		}
+		return nil, probs
+	}
+	var out []*Plan
+	var probs []Problem
+	seen := map[string]string{}
+	for _, p := range plans {
+		if other, dup := seen[p.SourceID]; dup {
+			probs = append(probs, *badErr(p.Path, fault.Usage("run id %q is also the id of the run at %s", p.SourceID, other)))
+			continue
+		}
+		seen[p.SourceID] = p.Path
+		p.RunID = names[p.SourceID]
+		p.Mapped = p.RunID != p.SourceID
+		p.Header.RunID = p.RunID
+		for i := range p.States {
+			p.States[i].RunID = p.RunID
+		}
+		out = append(out, p)
+	}
+	return out, probs
 }
 
 type kimiState struct {
@@ -99,6 +184,8 @@ type kimiLog struct {
 	RunID string `json:"run_id"`
 	Stage string `json:"stage"`
 	TS    string `json:"ts"`
+	// Verdict is VERIFIED's and OUTPUT's telemetry (ctxstore.advance(..., verdict=)).
+	Verdict any `json:"verdict"`
 }
 
 // kimiDAG is plan.dag.json (kimi-atlas references/schemas.json "task-dag"): the
@@ -172,16 +259,14 @@ func stamp(s string) (string, bool) {
 	return "", false
 }
 
-func kimiRun(rd, name string) (*Plan, *Problem) {
-	files := map[string][]byte{}
-	for _, f := range []string{"state.json", "log.jsonl", "plan.dag.json", "intent.txt"} {
-		b, err := os.ReadFile(filepath.Join(rd, f))
-		if err == nil {
-			files[f] = b
-		} else if !os.IsNotExist(err) {
-			return nil, bad(filepath.Join(rd, f), "cannot read: %v", err)
-		}
-	}
+// badErr is a problem with its refusal kept (Problem.Err).
+func badErr(path string, err error) *Problem {
+	return &Problem{Path: path, Reason: err.Error(), Err: err}
+}
+
+// kimiRun turns one run's files (as readKimiFiles read them) into a plan; the run
+// id is named later, with every other run's (nameRuns).
+func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 	var st kimiState
 	sp := filepath.Join(rd, "state.json")
 	if err := strictJSON(files["state.json"], &st); err != nil {
@@ -234,18 +319,20 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	}
 	var dag kimiDAG
 	_, graph := files["plan.dag.json"]
+	dp := filepath.Join(rd, "plan.dag.json")
 	if graph {
-		dp := filepath.Join(rd, "plan.dag.json")
 		if err := strictJSON(files["plan.dag.json"], &dag); err != nil {
 			return nil, bad(dp, "%v", err)
+		}
+		if dag.Meta.DepthMax < 0 || dag.Meta.NodeMax < 0 || dag.Meta.Gas < 0 || (dag.Meta.GasRemaining != nil && *dag.Meta.GasRemaining < 0) {
+			// As `start` refuses --max-depth, --max-jobs and --gas below zero.
+			return nil, badErr(dp, fault.Usage("meta: depth_max, node_max, gas and gas_remaining must not be negative"))
 		}
 		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, kimiMaxAttempts, []gitstate.StageDef{}
 		// The halting caps carry over: a resumed run expands no further than it could there.
 		h.MaxDepth, h.MaxJobs = dag.Meta.DepthMax, dag.Meta.NodeMax
 	} else {
-		for _, s := range kimiStages {
-			h.Stages = append(h.Stages, gitstate.StageDef{Name: s, MaxRetries: gitstate.DefaultMaxRetries})
-		}
+		h.Stages = kimiStageDefs()
 	}
 	// The state right after start: every stage pending.
 	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
@@ -255,129 +342,30 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
 	p.States = append(p.States, s0)
 	cur := clone(s0)
+	var steps []kimiStep
+	seen := map[string]string{} // stage -> when last recorded
 	refines := 0
 	for _, l := range log {
 		t, _ := stamp(l.TS)
-		if l.Stage == "REFINE" {
-			refines++
+		if slices.Contains(kimiStages, l.Stage) {
+			steps = append(steps, kimiStep{stage: l.Stage, at: t})
+			seen[l.Stage] = t
+			if l.Stage == "REFINE" {
+				refines++
+			}
 		}
 		if !graph {
-			if i := stageIndex(cur.Stages, l.Stage); i >= 0 {
-				cur.Stages[i].Status = gitstate.StageCompleted
-				cur.Stages[i].UpdatedAt = t
-				if l.Stage == "REFINE" {
-					cur.Stages[i].Reworks = refines
-				}
-			}
+			// Each state is where the kimi-atlas resume procedure would stand after the
+			// lines so far (statuses only: the attempts go into the final state, so a
+			// long log costs one pass, not one per line).
+			cur = kimiStatuses(s0, seen, lastStage(steps), refines, false)
 		}
-		p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImportedStage, Time: t, Stage: validStage(l.Stage), Data: mustJSON(map[string]any{"source_stage": l.Stage})})
+		data := map[string]any{"source_stage": l.Stage}
+		if l.Verdict != nil {
+			data["verdict"] = l.Verdict
+		}
+		p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImportedStage, Time: t, Stage: validStage(l.Stage), Data: mustJSON(data)})
 		p.States = append(p.States, clone(cur))
-	}
-	// The final event: the state as the source left it, leases cleared as a resume would.
-	fin := clone(cur)
-	if !graph {
-		for name, sv := range st.Stages {
-			if i := stageIndex(fin.Stages, name); i >= 0 && sv.Status == "done" {
-				fin.Stages[i].Status = gitstate.StageCompleted
-			}
-		}
-		if i := stageIndex(fin.Stages, "REFINE"); i >= 0 && st.RefinePasses > fin.Stages[i].Reworks {
-			fin.Stages[i].Reworks = st.RefinePasses
-		}
-	} else {
-		spent := 0
-		seen := map[string]string{}
-		jobOfNode := map[string]string{}
-		for _, j := range dag.Jobs {
-			if j.NodeID != "" {
-				id, _ := MapName(j.JobID)
-				jobOfNode[j.NodeID] = id
-			}
-		}
-		for _, j := range dag.Jobs {
-			id, mapped := MapName(j.JobID)
-			if other, dup := seen[id]; dup {
-				return nil, bad(filepath.Join(rd, "plan.dag.json"), "jobs %q and %q would both be named %q here", other, j.JobID, id)
-			}
-			seen[id] = j.JobID
-			if mapped {
-				p.JobIDs[j.JobID] = id
-			}
-			var needs []string
-			for _, d := range j.Deps {
-				n, _ := MapName(d)
-				needs = append(needs, n)
-			}
-			if needs == nil {
-				needs = []string{}
-			}
-			state := j.State
-			switch state {
-			case gitstate.JobPending, gitstate.JobRunning, gitstate.JobDone, gitstate.JobFailed:
-			default:
-				return nil, bad(filepath.Join(rd, "plan.dag.json"), "job %q has state %q", j.JobID, j.State)
-			}
-			jb := gitstate.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
-			// What the job is to do lives on its node: scope, criteria, verify, and its
-			// place in the expansion tree.
-			if node, ok := dag.Nodes[j.NodeID]; ok {
-				if len(node.ScopePaths) > 0 {
-					scope, err := gitstate.CanonicalScope(node.ScopePaths)
-					if err != nil {
-						return nil, bad(filepath.Join(rd, "plan.dag.json"), "node %q scope_paths: %v", j.NodeID, err)
-					}
-					jb.Scope = scope
-				}
-				// A DECOMPOSE node hands its criteria down to its children (kimi-atlas
-				// refuses a split that drops one, plandag.criteria_conservation_defects):
-				// its own DONE meets none of them.
-				crit := node.Criteria
-				if node.Kind == "DECOMPOSE" && len(node.Children) > 0 {
-					crit = nil
-				}
-				for _, c := range crit {
-					if slices.Contains(h.Criteria, c) {
-						jb.Criteria = append(jb.Criteria, c)
-					} else {
-						p.Notes = append(p.Notes, fmt.Sprintf("node %s names criterion %q, which is not one of the run's: not kept on job %s", j.NodeID, c, id))
-					}
-				}
-				jb.Verify, jb.Depth = node.VerifyCmd, node.Depth
-				if node.Parent != "" {
-					jb.Parent = jobOfNode[node.Parent]
-				}
-				if kind := strings.ToLower(node.Kind); jb.Kind == "" && kind != "" {
-					jb.Kind = kind
-				}
-			}
-			if jb.Kind != "" && gitstate.ValidName("kind", jb.Kind) != nil {
-				jb.Kind, _ = MapName(jb.Kind)
-			}
-			if state == gitstate.JobDone {
-				jb.Unverified = "imported from kimi-atlas: not verified here"
-			}
-			if state == gitstate.JobRunning {
-				jb.Lease, jb.Holder = gitstate.LeaseToken(id, j.Attempts, 0, ""), "imported"
-			}
-			fin.Jobs = append(fin.Jobs, jb)
-			spent += kimiDispatches(state, j.Attempts)
-		}
-		p.Reset = gitstate.ResumeReset(&fin)
-		fin.GasSpent = spent
-		if dag.Meta.GasRemaining != nil {
-			h.Gas = spent + *dag.Meta.GasRemaining
-		}
-		if dag.Meta.Gas > 0 {
-			h.Gas = dag.Meta.Gas
-		}
-	}
-	if st.CurrentState == "OUTPUT" || st.CurrentState == "DONE" {
-		fin.Status = gitstate.RunCompleted
-		for i := range fin.Stages {
-			if fin.Stages[i].Status == gitstate.StagePending {
-				fin.Stages[i].Status = gitstate.StageSkipped
-			}
-		}
 	}
 	end := created
 	if u, ok := stamp(st.UpdatedTS); ok {
@@ -386,13 +374,278 @@ func kimiRun(rd, name string) (*Plan, *Problem) {
 	if n := len(p.Events); n > 0 && p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses})})
+	finished := st.CurrentState == "OUTPUT" || st.CurrentState == "DONE"
+	// The final event: the state as the source left it, leases cleared as a resume would.
+	fin := clone(cur)
+	if !graph {
+		// Stages state.json marks done that the log does not tell (a log cut short
+		// or missing) still count as recorded.
+		logged := map[string]bool{}
+		for _, s := range steps {
+			logged[s.stage] = true
+		}
+		for _, n := range kimiStages {
+			if sv, ok := st.Stages[n]; ok && sv.Status == "done" && !logged[n] {
+				at, ok := stamp(sv.TS)
+				if !ok {
+					at = end
+				}
+				steps = append(steps, kimiStep{stage: n, at: at})
+			}
+		}
+		fin = kimiPosition(s0, steps, st.CurrentState, st.RefinePasses, finished)
+	} else {
+		var prob *Problem
+		if prob = kimiGraph(p, &h, &fin, dag, dp); prob != nil {
+			return nil, prob
+		}
+	}
+	if finished {
+		fin.Status = gitstate.RunCompleted
+		for i := range fin.Stages {
+			if fin.Stages[i].Status == gitstate.StagePending {
+				fin.Stages[i].Status = gitstate.StageSkipped
+			}
+		}
+	}
+	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses, "job_ids": p.JobIDs})})
 	p.States = append(p.States, fin)
-	if fi, err := os.Stat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
+	if fi, err := os.Lstat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
 		p.Worktree = filepath.Join(rd, "worktree")
+	}
+	if len(p.JobIDs) > 0 {
+		h.ImportedFrom.JobIDs = p.JobIDs
 	}
 	p.Header = h
 	return p, nil
+}
+
+// kimiMaxPasses is kimi-atlas's cap of refine passes (verdict.MAX_PASSES).
+const kimiMaxPasses = 2
+
+// kimiStageDefs are a single run's stages, with kimi-atlas's gates and budgets: its
+// pre-CODE approval is a human gate after GROUNDED (CODED starts only once it is
+// passed), its OUTPUT a human gate; REFINE runs at most kimiMaxPasses times, and
+// CODED and VERIFIED once more than that (the first pass, then one per refine).
+func kimiStageDefs() []gitstate.StageDef {
+	var defs []gitstate.StageDef
+	for _, s := range kimiStages {
+		d := gitstate.StageDef{Name: s, MaxRetries: kimiMaxPasses}
+		switch s {
+		case "GROUNDED", "OUTPUT":
+			d.Gate = "human"
+		case "REFINE":
+			d.MaxRetries = kimiMaxPasses - 1
+		}
+		defs = append(defs, d)
+	}
+	return defs
+}
+
+// kimiStep is one stage kimi-atlas recorded (ctxstore.advance), in order.
+type kimiStep struct {
+	stage, at string
+}
+
+// kimiNext is the stage the kimi-atlas resume procedure re-enters after last was
+// recorded ("the stage after the last one recorded done"): the next in its order,
+// but CODED after REFINE (a refine pass re-dispatches the coder), and none after
+// OUTPUT. A conditional stage (CLARIFY, REFINE) that is next is a decision still to
+// take, so it is left pending, not skipped.
+func kimiNext(last string) string {
+	if last == "REFINE" {
+		return "CODED"
+	}
+	i := slices.Index(kimiStages, last)
+	if i < 0 || i+1 >= len(kimiStages) {
+		return ""
+	}
+	return kimiStages[i+1]
+}
+
+// kimiPosition is a single run's stages after steps, where the kimi-atlas resume
+// procedure stands (SPEC §13): before the stage it re-enters, each stage recorded is
+// completed and each never recorded was skipped (CLARIFY when the run never needed
+// it); from that stage on, everything is pending, so the re-verify after a refine
+// pass comes next and VERIFIED is not shown completed. GROUNDED as the last step
+// waits at its gate (the pre-CODE approval). Every recorded step is an attempt of
+// its stage and each REFINE a rework, so the budgets go on from where the run was.
+// last is the source's current_state ("": the last step); finished: the run ended.
+func kimiPosition(s0 gitstate.State, steps []kimiStep, last string, passes int, finished bool) gitstate.State {
+	if !slices.Contains(kimiStages, last) {
+		last = lastStage(steps)
+	}
+	attempts := map[string][]gitstate.Attempt{}
+	seen := map[string]string{}
+	for _, s := range steps {
+		attempts[s.stage] = append(attempts[s.stage], gitstate.Attempt{N: len(attempts[s.stage]) + 1, StartedAt: s.at})
+		seen[s.stage] = s.at
+	}
+	st := kimiStatuses(s0, seen, last, max(len(attempts["REFINE"]), passes), finished)
+	for i := range st.Stages {
+		st.Stages[i].Attempts = attempts[st.Stages[i].Name]
+	}
+	return st
+}
+
+func lastStage(steps []kimiStep) string {
+	if n := len(steps); n > 0 {
+		return steps[n-1].stage
+	}
+	return ""
+}
+
+// kimiStatuses is kimiPosition's statuses: seen holds each stage recorded and when
+// it last was, passes the refine passes.
+func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes int, finished bool) gitstate.State {
+	st := clone(s0)
+	resumeAt := len(kimiStages)
+	if !finished {
+		if next := kimiNext(last); last == "" {
+			resumeAt = 0
+		} else if next != "" {
+			resumeAt = slices.Index(kimiStages, next)
+		}
+	}
+	for i := range st.Stages {
+		ss := &st.Stages[i]
+		at, recorded := seen[ss.Name]
+		ss.UpdatedAt = at
+		if ss.Name == "REFINE" {
+			ss.Reworks = passes
+		}
+		idx := slices.Index(kimiStages, ss.Name)
+		switch {
+		case idx >= resumeAt:
+			ss.Status = gitstate.StagePending
+		case !recorded:
+			ss.Status, ss.Reason = gitstate.StageSkipped, "not recorded by kimi-atlas"
+		case ss.Name == "GROUNDED" && last == "GROUNDED" && !finished:
+			ss.Status, ss.Reason = gitstate.StageGated, "kimi-atlas's pre-CODE approval"
+		default:
+			ss.Status = gitstate.StageCompleted
+		}
+	}
+	return st
+}
+
+// kimiGraph puts a graph run's jobs into fin, as plan.dag.json has them, after every
+// check `job add` makes (SPEC §13): job ids named one to one (assignNames: reserved
+// names, names that differ only in case and ids git refuses get names of their
+// own, the mapping in p.JobIDs), a need on a job the plan does not have, a job
+// listed twice, a cycle, the job and depth caps. Any of these refuses the run.
+func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp string) *Problem {
+	spent := 0
+	var ids []string
+	listed := map[string]bool{}
+	for _, j := range dag.Jobs {
+		if listed[j.JobID] {
+			return badErr(dp, fault.Usage("job %q is listed twice", j.JobID))
+		}
+		listed[j.JobID] = true
+		ids = append(ids, j.JobID)
+	}
+	names, err := assignNames("job", ids, func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }, nil, nil)
+	if err != nil {
+		return badErr(dp, err)
+	}
+	jobOfNode := map[string]string{}
+	for _, j := range dag.Jobs {
+		if j.NodeID != "" {
+			jobOfNode[j.NodeID] = names[j.JobID]
+		}
+	}
+	var specs []gitstate.JobSpec
+	for _, j := range dag.Jobs {
+		id := names[j.JobID]
+		if id != j.JobID {
+			p.JobIDs[j.JobID] = id
+		}
+		needs := []string{}
+		for _, d := range j.Deps {
+			n, ok := names[d]
+			if !ok {
+				return badErr(dp, fault.NotFound("job %q needs %q, which the plan does not have", j.JobID, d))
+			}
+			needs = append(needs, n)
+		}
+		state := j.State
+		switch state {
+		case gitstate.JobPending, gitstate.JobRunning, gitstate.JobDone, gitstate.JobFailed:
+		default:
+			return bad(dp, "job %q has state %q", j.JobID, j.State)
+		}
+		if j.Attempts < 0 {
+			return bad(dp, "job %q has %d attempts", j.JobID, j.Attempts)
+		}
+		jb := gitstate.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
+		// What the job is to do lives on its node: scope, criteria, verify, and its
+		// place in the expansion tree.
+		if node, ok := dag.Nodes[j.NodeID]; ok {
+			if len(node.ScopePaths) > 0 {
+				scope, err := gitstate.CanonicalScope(node.ScopePaths)
+				if err != nil {
+					return bad(dp, "node %q scope_paths: %v", j.NodeID, err)
+				}
+				jb.Scope = scope
+			}
+			// A DECOMPOSE node hands its criteria down to its children (kimi-atlas
+			// refuses a split that drops one, plandag.criteria_conservation_defects):
+			// its own DONE meets none of them.
+			crit := node.Criteria
+			if node.Kind == "DECOMPOSE" && len(node.Children) > 0 {
+				crit = nil
+			}
+			for _, c := range crit {
+				if slices.Contains(h.Criteria, c) {
+					jb.Criteria = append(jb.Criteria, c)
+				} else {
+					p.Notes = append(p.Notes, fmt.Sprintf("node %s names criterion %q, which is not one of the run's: not kept on job %s", j.NodeID, c, id))
+				}
+			}
+			jb.Verify, jb.Depth = node.VerifyCmd, node.Depth
+			if node.Parent != "" {
+				jb.Parent = jobOfNode[node.Parent]
+			}
+			if kind := strings.ToLower(node.Kind); jb.Kind == "" && kind != "" {
+				jb.Kind = kind
+			}
+		}
+		if jb.Kind != "" && gitstate.ValidName("kind", jb.Kind) != nil {
+			jb.Kind, _ = MapName(jb.Kind)
+		}
+		if jb.Depth < 0 || jb.Depth > gitstate.MaxDepth(h) {
+			// As an expansion past --max-depth is refused.
+			return badErr(dp, fault.Refused("job %q is at depth %d, past the run's cap of %d (depth_max)", j.JobID, jb.Depth, gitstate.MaxDepth(h)))
+		}
+		if state == gitstate.JobDone {
+			jb.Unverified = "imported from kimi-atlas: not verified here"
+		}
+		if state == gitstate.JobRunning {
+			jb.Lease, jb.Holder = gitstate.LeaseToken(id, j.Attempts, 0, ""), "imported"
+		}
+		specs = append(specs, gitstate.JobSpec{ID: id, Needs: needs, Scope: jb.Scope, Verify: jb.Verify, Kind: jb.Kind, Criteria: jb.Criteria})
+		fin.Jobs = append(fin.Jobs, jb)
+		spent += kimiDispatches(state, j.Attempts)
+	}
+	// The graph as a whole, through the checks of `job add` itself: reserved names,
+	// case twins, needs, cycles (the names above pass the first two by construction).
+	scratch := gitstate.State{RunID: p.RunID}
+	if err := gitstate.CheckJobCap(h, &scratch, len(specs)); err != nil {
+		return badErr(dp, err)
+	}
+	if err := gitstate.AddJobs(&scratch, specs); err != nil {
+		return badErr(dp, err)
+	}
+	p.Reset = gitstate.ResumeReset(fin)
+	fin.GasSpent = spent
+	if dag.Meta.GasRemaining != nil {
+		h.Gas = spent + *dag.Meta.GasRemaining
+	}
+	if dag.Meta.Gas > 0 {
+		h.Gas = dag.Meta.Gas
+	}
+	return nil
 }
 
 func stageIndex(ss []gitstate.StageState, name string) int {

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -130,5 +131,79 @@ func TestImportWithEveryRunRefusedFails(t *testing.T) {
 	f.kimiSource(dir, "20260705-101501")
 	if res, err = f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir}); err != nil || len(res.Runs) != 2 {
 		t.Fatalf("import: %+v, %v, want one run refused, one imported, no error", res, err)
+	}
+}
+
+// An import that imported nothing because a check of job add (or a bound on source
+// files) refused every run exits as job add would; a mix of kinds, or a file that
+// could not be parsed, stays a plain failure. A cancelled import (SIGTERM) ends with
+// the cancellation and writes nothing.
+func TestImportRefusalKinds(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	graph := func(dir, id, jobs string) {
+		f.t.Helper()
+		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		f.write(filepath.Join(dir, id), "state.json", fmt.Sprintf(kimiRun, id))
+		f.write(filepath.Join(dir, id), "plan.dag.json", `{"meta":{},"nodes":{},"jobs":[`+jobs+`]}`)
+	}
+	cycle := t.TempDir()
+	graph(cycle, "c", `{"job_id":"a","deps":["b"],"state":"PENDING"},{"job_id":"b","deps":["a"],"state":"PENDING"}`)
+	if _, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: cycle}); !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "jobs form a cycle") {
+		t.Errorf("cycle: %v, want a usage error (exit 2) naming the cycle", err)
+	}
+	mixed := t.TempDir()
+	graph(mixed, "c", `{"job_id":"a","deps":["b"],"state":"PENDING"},{"job_id":"b","deps":["a"],"state":"PENDING"}`)
+	graph(mixed, "g", `{"job_id":"a","deps":["ghost"],"state":"PENDING"}`)
+	if _, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: mixed}); !errors.Is(err, errNothingImported) {
+		t.Errorf("mixed refusals: %v, want the plain failure", err)
+	}
+	refs := f.refs()
+	ctx, cancel := context.WithCancel(f.ctx)
+	cancel()
+	ok := t.TempDir()
+	f.kimiSource(ok, "20260705-101501")
+	if _, err := f.ops.Import(ctx, ImportRequest{System: importer.KimiAtlas, Dir: ok}); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v, want context.Canceled", err)
+	}
+	if again := f.refs(); again != refs {
+		t.Errorf("a cancelled import moved refs")
+	}
+}
+
+// A source run keeps the name an earlier import gave it when the source later gains
+// a run whose id collides with it: é1 was imported as 1; è1, added since, would
+// come first alone, but gets a name of its own, and nothing is imported twice.
+func TestImportKeepsEarlierNames(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "main")
+	dir := t.TempDir()
+	f.kimiSource(dir, "é1")
+	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
+	if err != nil || len(res.Runs) != 1 || res.Runs[0].RunID != "1" {
+		t.Fatalf("first import: %+v, %v", res, err)
+	}
+	f.kimiSource(dir, "è1")
+	outcomes := func() map[string]string {
+		t.Helper()
+		res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := map[string]string{}
+		for _, r := range res.Runs {
+			got[r.SourceID] = r.Outcome + " " + r.RunID
+		}
+		return got
+	}
+	got := outcomes()
+	if got["é1"] != "unchanged 1" || !strings.HasPrefix(got["è1"], "imported 1-") {
+		t.Fatalf("second import: %v, want é1 unchanged as 1 and è1 imported under a name of its own", got)
+	}
+	again := outcomes()
+	if again["é1"] != "unchanged 1" || again["è1"] != "unchanged "+strings.TrimPrefix(got["è1"], "imported ") {
+		t.Fatalf("third import: %v", again)
 	}
 }

@@ -3,6 +3,8 @@ package cli
 import (
 	"fmt"
 	"io"
+	"maps"
+	"slices"
 
 	"github.com/git-atlas/git-atlas/ops"
 )
@@ -41,8 +43,8 @@ func printImport(w io.Writer, v *ops.ImportResult) {
 			line += ": " + r.Reason
 		}
 		fmt.Fprintln(w, line)
-		for src, id := range r.JobIDs {
-			fmt.Fprintf(w, "  job %q -> %s\n", src, id)
+		for _, src := range slices.Sorted(maps.Keys(r.JobIDs)) {
+			fmt.Fprintf(w, "  job %q -> %s\n", src, r.JobIDs[src])
 		}
 		if len(r.Reset) > 0 {
 			fmt.Fprintf(w, "  reset to PENDING (lease cleared, no gas refund): %v\n", r.Reset)
