@@ -68,7 +68,7 @@ func Serve(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
-	return s.Run(ctx, &mcp.IOTransport{Reader: opt.In, Writer: opt.Out})
+	return s.Run(ctx, &lineTransport{in: opt.In, out: opt.Out})
 }
 
 // New builds the server with every tool.
