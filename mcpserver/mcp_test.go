@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,6 +40,7 @@ func TestMain(m *testing.M) {
 	case "agent":
 		os.Exit(agentMain())
 	}
+	userCacheDir, _ = os.UserCacheDir()
 	os.Exit(testenv.Pin(m))
 }
 
@@ -819,4 +821,113 @@ func TestMCPBadLines(t *testing.T) {
 	if err := json.Unmarshal(results["5"].Result, &listed); err != nil || len(listed.Tools) < len(allTools) {
 		t.Errorf("tools/list after the bad lines: %s", results["5"].Result)
 	}
+}
+
+// TestMCPToolShape checks every tool as tools/list serves it against the MCP
+// specification's Tool shape: a name, an inputSchema and an outputSchema that are
+// object schemas ("type": "object"), and every subschema at every depth (properties,
+// items, additionalProperties, anyOf, ...) a JSON object, never the boolean schemas
+// true/false that the official TypeScript SDK's tools/list validation refuses.
+func TestMCPToolShape(t *testing.T) {
+	t.Parallel()
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	if len(c.tools) < len(allTools) {
+		t.Fatalf("%d tools, want %d", len(c.tools), len(allTools))
+	}
+	for _, tool := range c.tools {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range toolShapeProblems(doc) {
+			t.Errorf("tool %s: %s", tool.Name, p)
+		}
+	}
+}
+
+// toolShapeProblems lists where a tool (as JSON) departs from MCP's Tool shape.
+func toolShapeProblems(tool map[string]any) []string {
+	var out []string
+	if name, _ := tool["name"].(string); name == "" {
+		out = append(out, "no name")
+	}
+	for _, key := range []string{"inputSchema", "outputSchema"} {
+		s, present := tool[key]
+		if !present && key == "outputSchema" {
+			continue
+		}
+		obj, ok := s.(map[string]any)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is %s, not an object", key, jsonOf(s)))
+			continue
+		}
+		if obj["type"] != "object" {
+			out = append(out, fmt.Sprintf(`%s has "type" %s, not "object"`, key, jsonOf(obj["type"])))
+		}
+		if p, ok := obj["properties"]; ok {
+			if _, ok := p.(map[string]any); !ok {
+				out = append(out, fmt.Sprintf("%s.properties is %s, not an object", key, jsonOf(p)))
+			}
+		}
+		out = append(out, subschemaProblems(key, obj)...)
+	}
+	return out
+}
+
+// subschemaProblems walks every JSON Schema keyword that holds schemas and lists
+// those that are not objects.
+func subschemaProblems(at string, s map[string]any) []string {
+	var out []string
+	check := func(where string, v any) {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is %s, not an object schema", where, jsonOf(v)))
+			return
+		}
+		out = append(out, subschemaProblems(where, obj)...)
+	}
+	for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"} {
+		if m, ok := s[k].(map[string]any); ok {
+			for _, name := range slices.Sorted(maps.Keys(m)) {
+				check(at+"."+k+"."+name, m[name])
+			}
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		if a, ok := s[k].([]any); ok {
+			for i, v := range a {
+				check(fmt.Sprintf("%s.%s[%d]", at, k, i), v)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalItems", "additionalProperties", "not", "if", "then", "else",
+		"contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"} {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		if a, isArray := v.([]any); isArray && k == "items" {
+			for i, e := range a {
+				check(fmt.Sprintf("%s.items[%d]", at, i), e)
+			}
+			continue
+		}
+		check(at+"."+k, v)
+	}
+	return out
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

@@ -4,10 +4,12 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"io"
 	"strings"
 	"testing"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
@@ -142,4 +144,61 @@ func FuzzCheckLine(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestObjectsOnly: however a schema with no keyword arises (an interface field that
+// jsonschema.For infers, anything() inside nullable or array, {"not": {}}), the
+// schema served marshals with no boolean subschema.
+func TestObjectsOnly(t *testing.T) {
+	t.Parallel()
+	type inner struct {
+		Any  any            `json:"any"`
+		List []any          `json:"list"`
+		Map  map[string]any `json:"map"`
+	}
+	inferred, err := jsonschema.For[struct {
+		X     any    `json:"x"`
+		Inner inner  `json:"inner"`
+		Ptr   *inner `json:"ptr,omitempty"`
+	}](nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, s := range map[string]*jsonschema.Schema{
+		"inferred":  inferred,
+		"hand-made": object(nil, props{"a": nullable(array(anything())), "b": {Not: &jsonschema.Schema{}}, "c": {AnyOf: []*jsonschema.Schema{{}, {Type: "null"}}}}),
+	} {
+		b, err := json.Marshal(objectsOnly(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		if where := boolIn(doc, "$"); where != "" {
+			t.Errorf("%s: a boolean schema at %s: %s", name, where, b)
+		}
+	}
+}
+
+// boolIn is the path of the first boolean value in a schema document ("" if none).
+func boolIn(v any, at string) string {
+	switch v := v.(type) {
+	case bool:
+		return at
+	case map[string]any:
+		for k, c := range v {
+			if w := boolIn(c, at+"."+k); w != "" {
+				return w
+			}
+		}
+	case []any:
+		for i, c := range v {
+			if w := boolIn(c, fmt.Sprintf("%s[%d]", at, i)); w != "" {
+				return w
+			}
+		}
+	}
+	return ""
 }
