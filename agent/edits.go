@@ -70,6 +70,10 @@ func (j *jsonHooks) parse(data []byte) (*jnode, error) {
 	if root.kind != '{' {
 		return nil, bad(root, "the file is not a JSON object")
 	}
+	// Every object on the path the edits take holds each key once.
+	if err := unique(data, root, "hooks", "the file's object"); err != nil {
+		return nil, err
+	}
 	h := root.member("hooks")
 	if h == nil {
 		return root, nil
@@ -78,12 +82,23 @@ func (j *jsonHooks) parse(data []byte) (*jnode, error) {
 		return nil, bad(h.val, `"hooks" is not an object`)
 	}
 	for _, ev := range j.events {
+		if err := unique(data, h.val, ev.name, `"hooks"`); err != nil {
+			return nil, err
+		}
 		m := h.val.member(ev.name)
 		if m == nil {
 			continue
 		}
 		if m.val.kind != '[' {
 			return nil, bad(m.val, fmt.Sprintf(`"hooks.%s" is not an array`, ev.name))
+		}
+		for _, g := range m.val.elems {
+			if g.kind != '{' {
+				continue
+			}
+			if err := unique(data, g, "hooks", fmt.Sprintf(`a group of "hooks.%s"`, ev.name)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return root, nil
@@ -316,6 +331,15 @@ func lineIndex(data []byte, line string) int {
 }
 
 func (b *block) check(data []byte) error {
+	// Two sections of git-atlas's: install would rewrite the first, uninstall leave
+	// the second, and the agent read both.
+	if first := lineIndex(data, b.begin); first >= 0 {
+		rest := first + len(b.begin)
+		if second := lineIndex(data[rest:], b.begin); second >= 0 {
+			return &SyntaxError{Line: lineAt(data, rest+second), Msg: fmt.Sprintf("git-atlas's section appears twice (lines %d and %d): remove one, then run the command again",
+				lineAt(data, first), lineAt(data, rest+second))}
+		}
+	}
 	if b.validate == nil {
 		return nil
 	}
