@@ -355,8 +355,8 @@ func (b *block) install(old []byte, exists bool) ([]byte, error) {
 	var data []byte
 	nl := newline(old)
 	switch s, e, ok := b.span(old); {
-	case ok:
-		data = splice(old, s, e, b.text(nl))
+	case ok: // rewritten with its own line ending
+		data = splice(old, s, e, b.text(b.newlineAt(old, s)))
 	case !exists:
 		data = []byte(b.text(nl))
 	default:
@@ -380,13 +380,23 @@ func (b *block) uninstall(old []byte) ([]byte, bool, error) {
 		rest := old[e:]
 		return rest, len(rest) == 0, nil
 	}
-	if old[s-1] == '\n' {
+	// Install put the block's own line ending before it: take exactly that out (a
+	// file that ends in a lone "\r" keeps it).
+	nl := b.newlineAt(old, s)
+	if bytes.HasSuffix(old[:s], []byte(nl)) {
+		s -= len(nl)
+	} else if old[s-1] == '\n' {
 		s--
-		if s > 0 && old[s-1] == '\r' && newline(old) == "\r\n" {
-			s--
-		}
 	}
 	return splice(old, s, e, ""), false, nil
+}
+
+// newlineAt is the line ending of the block that starts at s: its begin marker's.
+func (b *block) newlineAt(data []byte, s int) string {
+	if end := s + len(b.begin); end < len(data) && data[end] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 func (b *block) state(data []byte) (string, error) {
@@ -394,10 +404,14 @@ func (b *block) state(data []byte) (string, error) {
 		return "", err
 	}
 	s, e, ok := b.span(data)
+	var want string
+	if ok {
+		want = b.text(b.newlineAt(data, s))
+	}
 	switch {
 	case !ok:
 		return "absent", nil
-	case string(data[s:e]) == b.text(newline(data)) || strings.TrimRight(string(data[s:e]), "\r\n") == strings.TrimRight(b.text(newline(data)), "\r\n"):
+	case string(data[s:e]) == want || strings.TrimRight(string(data[s:e]), "\r\n") == strings.TrimRight(want, "\r\n"):
 		return "installed", nil
 	default:
 		return "outdated", nil
