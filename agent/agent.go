@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
 // Protocol is the text every installer writes: how an agent drives a run.
@@ -144,6 +146,9 @@ type Change struct {
 	New    []byte `json:"-"`
 	mode   fs.FileMode
 	root   string
+	// confined: Path was resolved inside root (the project scope) and must still be
+	// there, with no symbolic link at its place, when it is written.
+	confined bool
 }
 
 // Install computes what installing agent at scope under root (the working tree's
@@ -187,24 +192,52 @@ func compute(agent, scope, root string, uninstalling bool, do func(edit, []byte,
 			return nil, err
 		}
 		edits = append(edits, m)
-		changes, err := computeEdits(edits, root, do)
+		changes, err := computeEdits(edits, scope, root, do)
 		// An MCP file with no registration in it (the agent's own, or install ran
 		// without --mcp) is not part of what uninstall reports.
 		return slices.DeleteFunc(changes, func(c Change) bool { return c.What == "mcp" && c.Action == "unchanged" }), err
 	}
-	return computeEdits(edits, root, do)
+	return computeEdits(edits, scope, root, do)
 }
 
-func computeEdits(edits []edit, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
+// locate is where the file rel of scope lives under root, and the root that a
+// removal's emptied directories are removed up to. The project scope's files are
+// resolved (symbolic links included) and must lie inside the working tree, and the
+// file itself must not be a link that is left dangling: the tree is the repository's
+// content, which anyone with push access writes, so a link such as AGENTS.md ->
+// ../outside/notes.md or .claude -> ../outside is refused, never followed (docs:
+// "Shared data is hostile"). The user scope's files are the person's own: a link
+// there (dotfiles kept in a repository) is followed, and the link kept.
+func locate(scope, root, rel string) (path, base string, err error) {
+	if scope != ScopeProject {
+		return filepath.Join(root, filepath.FromSlash(rel)), root, nil
+	}
+	r, err := confine.New(root)
+	if err != nil {
+		return "", "", err
+	}
+	if path, err = r.Join(rel); err != nil {
+		return "", "", err
+	}
+	if err := confine.NoSymlink(path); err != nil {
+		return "", "", err
+	}
+	return path, r.Dir(), nil
+}
+
+func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
 	var out []Change
 	for _, e := range edits {
-		path := filepath.Join(root, filepath.FromSlash(e.file()))
+		path, base, err := locate(scope, root, e.file())
+		if err != nil {
+			return nil, &FileError{Path: filepath.Join(root, filepath.FromSlash(e.file())), Err: err}
+		}
 		old, exists, mode, err := read(path)
 		if err != nil {
 			return nil, &FileError{Path: path, Err: err}
 		}
 		data, remove, err := do(e, old, exists)
-		c := Change{Path: path, What: e.what(), Old: old, New: data, mode: mode, root: root}
+		c := Change{Path: path, What: e.what(), Old: old, New: data, mode: mode, root: base, confined: scope == ScopeProject}
 		var k *kept
 		if errors.As(err, &k) {
 			c.Action, c.Reason = "kept", k.why
@@ -262,6 +295,21 @@ func read(path string) ([]byte, bool, fs.FileMode, error) {
 // file's directories that are left empty go too, up to the scope's root.
 func Apply(changes []Change) error {
 	for _, c := range changes {
+		if c.confined && (c.Action == "create" || c.Action == "update" || c.Action == "remove") {
+			// A link may have appeared since the change was computed.
+			r, err := confine.New(c.root)
+			if err != nil {
+				return err
+			}
+			if p, err := r.Below(c.Path); err != nil {
+				return err
+			} else if p != c.Path {
+				return &FileError{Path: c.Path, Err: fmt.Errorf("it now resolves to %s; nothing more was written", p)}
+			}
+			if err := confine.NoSymlink(c.Path); err != nil {
+				return err
+			}
+		}
 		switch c.Action {
 		case "create", "update":
 			if err := write(c.Path, c.New, c.mode); err != nil {
@@ -331,7 +379,7 @@ type Status struct {
 type FileStatus struct {
 	Path  string `json:"path"`
 	What  string `json:"what"`
-	State string `json:"state"` // installed, outdated, edited, absent, foreign, malformed
+	State string `json:"state"` // installed, outdated, edited, absent, foreign, malformed, outside
 	Error string `json:"error,omitempty"`
 }
 
@@ -349,10 +397,15 @@ func Inspect(agent, scope, root string) (Status, error) {
 	}
 	edits = append(edits, m)
 	for _, e := range edits {
-		path := filepath.Join(root, filepath.FromSlash(e.file()))
+		path, _, lerr := locate(scope, root, e.file())
+		if lerr != nil {
+			path = filepath.Join(root, filepath.FromSlash(e.file()))
+		}
 		fs := FileStatus{Path: path, What: e.what(), State: "absent"}
 		data, exists, _, err := read(path)
 		switch {
+		case lerr != nil:
+			fs.State, fs.Error = "outside", lerr.Error()
 		case err != nil:
 			fs.State, fs.Error = "malformed", err.Error()
 		case exists:

@@ -70,6 +70,10 @@ func (j *jsonHooks) parse(data []byte) (*jnode, error) {
 	if root.kind != '{' {
 		return nil, bad(root, "the file is not a JSON object")
 	}
+	// Every object on the path the edits take holds each key once.
+	if err := unique(data, root, "hooks", "the file's object"); err != nil {
+		return nil, err
+	}
 	h := root.member("hooks")
 	if h == nil {
 		return root, nil
@@ -78,12 +82,23 @@ func (j *jsonHooks) parse(data []byte) (*jnode, error) {
 		return nil, bad(h.val, `"hooks" is not an object`)
 	}
 	for _, ev := range j.events {
+		if err := unique(data, h.val, ev.name, `"hooks"`); err != nil {
+			return nil, err
+		}
 		m := h.val.member(ev.name)
 		if m == nil {
 			continue
 		}
 		if m.val.kind != '[' {
 			return nil, bad(m.val, fmt.Sprintf(`"hooks.%s" is not an array`, ev.name))
+		}
+		for _, g := range m.val.elems {
+			if g.kind != '{' {
+				continue
+			}
+			if err := unique(data, g, "hooks", fmt.Sprintf(`a group of "hooks.%s"`, ev.name)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return root, nil
@@ -316,6 +331,15 @@ func lineIndex(data []byte, line string) int {
 }
 
 func (b *block) check(data []byte) error {
+	// Two sections of git-atlas's: install would rewrite the first, uninstall leave
+	// the second, and the agent read both.
+	if first := lineIndex(data, b.begin); first >= 0 {
+		rest := first + len(b.begin)
+		if second := lineIndex(data[rest:], b.begin); second >= 0 {
+			return &SyntaxError{Line: lineAt(data, rest+second), Msg: fmt.Sprintf("git-atlas's section appears twice (lines %d and %d): remove one, then run the command again",
+				lineAt(data, first), lineAt(data, rest+second))}
+		}
+	}
 	if b.validate == nil {
 		return nil
 	}
@@ -331,8 +355,8 @@ func (b *block) install(old []byte, exists bool) ([]byte, error) {
 	var data []byte
 	nl := newline(old)
 	switch s, e, ok := b.span(old); {
-	case ok:
-		data = splice(old, s, e, b.text(nl))
+	case ok: // rewritten with its own line ending
+		data = splice(old, s, e, b.text(b.newlineAt(old, s)))
 	case !exists:
 		data = []byte(b.text(nl))
 	default:
@@ -356,13 +380,23 @@ func (b *block) uninstall(old []byte) ([]byte, bool, error) {
 		rest := old[e:]
 		return rest, len(rest) == 0, nil
 	}
-	if old[s-1] == '\n' {
+	// Install put the block's own line ending before it: take exactly that out (a
+	// file that ends in a lone "\r" keeps it).
+	nl := b.newlineAt(old, s)
+	if bytes.HasSuffix(old[:s], []byte(nl)) {
+		s -= len(nl)
+	} else if old[s-1] == '\n' {
 		s--
-		if s > 0 && old[s-1] == '\r' && newline(old) == "\r\n" {
-			s--
-		}
 	}
 	return splice(old, s, e, ""), false, nil
+}
+
+// newlineAt is the line ending of the block that starts at s: its begin marker's.
+func (b *block) newlineAt(data []byte, s int) string {
+	if end := s + len(b.begin); end < len(data) && data[end] == '\r' {
+		return "\r\n"
+	}
+	return "\n"
 }
 
 func (b *block) state(data []byte) (string, error) {
@@ -370,10 +404,14 @@ func (b *block) state(data []byte) (string, error) {
 		return "", err
 	}
 	s, e, ok := b.span(data)
+	var want string
+	if ok {
+		want = b.text(b.newlineAt(data, s))
+	}
 	switch {
 	case !ok:
 		return "absent", nil
-	case string(data[s:e]) == b.text(newline(data)) || strings.TrimRight(string(data[s:e]), "\r\n") == strings.TrimRight(b.text(newline(data)), "\r\n"):
+	case string(data[s:e]) == want || strings.TrimRight(string(data[s:e]), "\r\n") == strings.TrimRight(want, "\r\n"):
 		return "installed", nil
 	default:
 		return "outdated", nil

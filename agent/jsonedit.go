@@ -48,15 +48,24 @@ func (n *jnode) member(key string) *jmember {
 	return nil
 }
 
+// bom is the UTF-8 byte order mark some editors put at the start of a file. A JSON
+// file that starts with one is read after it, and every edit leaves it where it is
+// (so uninstall gives the file back byte for byte).
+const bom = "\xef\xbb\xbf"
+
 // parseJSON parses data into nodes with spans. A syntax error is reported with its
 // line, as a *SyntaxError.
 func parseJSON(data []byte) (*jnode, error) {
 	var v any
-	if err := json.Unmarshal(data, &v); err != nil {
+	skip := 0
+	if bytes.HasPrefix(data, []byte(bom)) {
+		skip = len(bom)
+	}
+	if err := json.Unmarshal(data[skip:], &v); err != nil {
 		var se *json.SyntaxError
 		off := len(data)
 		if errors.As(err, &se) {
-			off = int(se.Offset)
+			off = skip + int(se.Offset)
 		}
 		msg := err.Error()
 		if se != nil {
@@ -68,6 +77,27 @@ func parseJSON(data []byte) (*jnode, error) {
 	p.ws()
 	n := p.value()
 	return n, nil
+}
+
+// unique refuses a key that appears more than once in the object n (where names the
+// object for the message): JSON readers keep the last member of a name, and the
+// editor would edit the first, so a hook it installs would never run.
+func unique(data []byte, n *jnode, key, where string) error {
+	var lines []string
+	first := 0
+	for _, m := range n.members {
+		if m.key == key {
+			if len(lines) == 0 {
+				first = lineAt(data, m.keyStart)
+			}
+			lines = append(lines, fmt.Sprint(lineAt(data, m.keyStart)))
+		}
+	}
+	if len(lines) < 2 {
+		return nil
+	}
+	return &SyntaxError{Line: first, Msg: fmt.Sprintf("the key %q appears %d times in %s (lines %s): JSON readers keep only the last, so git-atlas will not edit either; merge them into one",
+		key, len(lines), where, strings.Join(lines, ", "))}
 }
 
 // SyntaxError is a configuration file that cannot be parsed.

@@ -60,7 +60,7 @@ func InstallMCP(agent, scope, root string) ([]Change, error) {
 	if err != nil {
 		return nil, err
 	}
-	return computeEdits([]edit{e}, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+	return computeEdits([]edit{e}, scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
 		data, err := e.install(old, exists)
 		return data, false, err
 	})
@@ -88,8 +88,16 @@ func (j *jsonMember) parse(data []byte) (*jnode, error) {
 	if root.kind != '{' {
 		return nil, &SyntaxError{Line: lineAt(data, root.start), Msg: "the file is not a JSON object"}
 	}
+	// Every object on the path the edit takes holds each key once.
+	if err := unique(data, root, j.parent, "the file's object"); err != nil {
+		return nil, err
+	}
 	if p := root.member(j.parent); p != nil && p.val.kind != '{' {
 		return nil, &SyntaxError{Line: lineAt(data, p.val.start), Msg: fmt.Sprintf("%q is not an object", j.parent)}
+	} else if p != nil {
+		if err := unique(data, p.val, j.key, fmt.Sprintf("%q", j.parent)); err != nil {
+			return nil, err
+		}
 	}
 	return root, nil
 }

@@ -372,6 +372,9 @@ func (s *Store) updateRemote(ctx context.Context, id string, wr Writer, fn func(
 			return nil, err
 		}
 		err = s.Repo.PushAtomic(ctx, s.Remote.Name, push)
+		if errors.Is(err, git.ErrPushDeclined) {
+			return nil, Declined(s.Remote.Name, "the write to run "+id, err)
+		}
 		if errors.Is(err, git.ErrPushRejected) {
 			lastErr = err
 			if backoff, err = jitter(ctx, backoff, 256*time.Millisecond); err != nil {
@@ -410,6 +413,9 @@ func (s *Store) createRemote(ctx context.Context, id string, up []git.RefUpdate)
 		return err
 	}
 	err = s.Repo.PushAtomic(ctx, s.Remote.Name, push)
+	if errors.Is(err, git.ErrPushDeclined) {
+		return Declined(s.Remote.Name, "run "+id, err)
+	}
 	if errors.Is(err, git.ErrPushRejected) {
 		return fault.Conflict("run %q was created on %s meanwhile; nothing was written", id, s.Remote.Name).WithHint("pick another --id")
 	}
@@ -554,6 +560,34 @@ func randomHex() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// Declined is the error of a push the remote declined by its policy (a hook, a
+// protected ref; git.ErrPushDeclined): what it refused, with the remote's own
+// message. Not a conflict: trying again would be refused again (SPEC §10.1). Its kind
+// is none of fault's, so the command exits 1.
+func Declined(remote, what string, err error) error {
+	var d *git.PushDeclinedError
+	msg := fmt.Sprintf("%s declined %s; nothing was written", remote, what)
+	if errors.As(err, &d) {
+		said := d.Message
+		if said == "" {
+			said = "(no message)"
+		}
+		msg = fmt.Sprintf("%s declined %s: %s; nothing was written (%s)", remote, what, said, strings.Join(d.Refs, "; "))
+	}
+	return &fault.Error{Err: &declinedError{msg: msg, cause: err},
+		Hint: "the remote's policy (a hook, a protected ref) refuses it, and retrying does not change that: ask the remote's owner, or work without --remote"}
+}
+
+// declinedError is Declined's message over git's error (errors.Is finds
+// git.ErrPushDeclined).
+type declinedError struct {
+	msg   string
+	cause error
+}
+
+func (e *declinedError) Error() string { return e.msg }
+func (e *declinedError) Unwrap() error { return e.cause }
 
 // remoteError keeps git's words for an unreachable remote and says which remote.
 func remoteError(remote string, err error) error {

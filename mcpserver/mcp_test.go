@@ -6,6 +6,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +40,7 @@ func TestMain(m *testing.M) {
 	case "agent":
 		os.Exit(agentMain())
 	}
+	userCacheDir, _ = os.UserCacheDir()
 	os.Exit(testenv.Pin(m))
 }
 
@@ -726,4 +729,205 @@ func sample(name string, p *jsonschema.Schema) any {
 		return "1MiB"
 	}
 	return "x1"
+}
+
+// TestMCPBadLines: malformed lines on the wire (not JSON, a wrong "jsonrpc", a batch,
+// an object without method) are each answered with a JSON-RPC parse or
+// invalid-request error, and the server keeps serving the requests after them (the
+// SDK's own stdio transport ends the connection on the first: go-sdk#1209).
+func TestMCPBadLines(t *testing.T) {
+	t.Parallel()
+	repo, env := newRepo(t)
+	cmd := exec.Command(os.Args[0], "mcp")
+	cmd.Dir = repo
+	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Stderr = os.Stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	lines := []string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`this is not JSON`,
+		`{"jsonrpc":"1.0","id":2,"method":"tools/list"}`,
+		`[]`,
+		`{"jsonrpc":"2.0","id":3}`,
+		`[{"jsonrpc":"2.0","id":4,"method":"ping"}]`,
+		`{"jsonrpc":"2.0","id":{"x":1},"method":"ping"}`,
+		`{"jsonrpc":"2.0","id":5,"method":"tools/list"}`,
+		`{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"list","arguments":{}}}`,
+	}
+	go func() {
+		for _, l := range lines {
+			_, _ = io.WriteString(stdin, l+"\n")
+		}
+	}()
+	type answer struct {
+		ID     json.RawMessage `json:"id"`
+		Result json.RawMessage `json:"result"`
+		Error  *struct {
+			Code int `json:"code"`
+		} `json:"error"`
+	}
+	// The bad lines are answered in order, each before the next line is read; the
+	// good requests' answers may come in any order.
+	wantErrors := []struct {
+		id   string
+		code int
+	}{{"null", -32700}, {"2", -32600}, {"null", -32600}, {"3", -32600}, {"null", -32600}, {"null", -32600}}
+	var errs []answer
+	results := map[string]answer{}
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 16<<20)
+	for (len(errs) < len(wantErrors) || len(results) < 3) && sc.Scan() {
+		var a answer
+		if err := json.Unmarshal(sc.Bytes(), &a); err != nil {
+			t.Fatalf("the server wrote a line that is not JSON: %q", sc.Text())
+		}
+		if a.Error != nil {
+			errs = append(errs, a)
+		} else {
+			results[string(a.ID)] = a
+		}
+	}
+	stdin.Close()
+	if err := cmd.Wait(); err != nil {
+		t.Errorf("git-atlas mcp: %v", err)
+	}
+	if len(errs) != len(wantErrors) {
+		t.Fatalf("%d error answers, want %d: %+v", len(errs), len(wantErrors), errs)
+	}
+	for i, w := range wantErrors {
+		if string(errs[i].ID) != w.id || errs[i].Error.Code != w.code {
+			t.Errorf("answer %d: id %s code %d, want id %s code %d", i, errs[i].ID, errs[i].Error.Code, w.id, w.code)
+		}
+	}
+	for _, id := range []string{"1", "5", "6"} {
+		if results[id].Result == nil {
+			t.Errorf("request %s after the bad lines got no result (answers: %v)", id, results)
+		}
+	}
+	var listed struct {
+		Tools []struct{ Name string } `json:"tools"`
+	}
+	if err := json.Unmarshal(results["5"].Result, &listed); err != nil || len(listed.Tools) < len(allTools) {
+		t.Errorf("tools/list after the bad lines: %s", results["5"].Result)
+	}
+}
+
+// TestMCPToolShape checks every tool as tools/list serves it against the MCP
+// specification's Tool shape: a name, an inputSchema and an outputSchema that are
+// object schemas ("type": "object"), and every subschema at every depth (properties,
+// items, additionalProperties, anyOf, ...) a JSON object, never the boolean schemas
+// true/false that the official TypeScript SDK's tools/list validation refuses.
+func TestMCPToolShape(t *testing.T) {
+	t.Parallel()
+	repo, env := newRepo(t)
+	ctx := context.Background()
+	c, err := connect(ctx, repo, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	if len(c.tools) < len(allTools) {
+		t.Fatalf("%d tools, want %d", len(c.tools), len(allTools))
+	}
+	for _, tool := range c.tools {
+		b, err := json.Marshal(tool)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var doc map[string]any
+		if err := json.Unmarshal(b, &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, p := range toolShapeProblems(doc) {
+			t.Errorf("tool %s: %s", tool.Name, p)
+		}
+	}
+}
+
+// toolShapeProblems lists where a tool (as JSON) departs from MCP's Tool shape.
+func toolShapeProblems(tool map[string]any) []string {
+	var out []string
+	if name, _ := tool["name"].(string); name == "" {
+		out = append(out, "no name")
+	}
+	for _, key := range []string{"inputSchema", "outputSchema"} {
+		s, present := tool[key]
+		if !present && key == "outputSchema" {
+			continue
+		}
+		obj, ok := s.(map[string]any)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is %s, not an object", key, jsonOf(s)))
+			continue
+		}
+		if obj["type"] != "object" {
+			out = append(out, fmt.Sprintf(`%s has "type" %s, not "object"`, key, jsonOf(obj["type"])))
+		}
+		if p, ok := obj["properties"]; ok {
+			if _, ok := p.(map[string]any); !ok {
+				out = append(out, fmt.Sprintf("%s.properties is %s, not an object", key, jsonOf(p)))
+			}
+		}
+		out = append(out, subschemaProblems(key, obj)...)
+	}
+	return out
+}
+
+// subschemaProblems walks every JSON Schema keyword that holds schemas and lists
+// those that are not objects.
+func subschemaProblems(at string, s map[string]any) []string {
+	var out []string
+	check := func(where string, v any) {
+		obj, ok := v.(map[string]any)
+		if !ok {
+			out = append(out, fmt.Sprintf("%s is %s, not an object schema", where, jsonOf(v)))
+			return
+		}
+		out = append(out, subschemaProblems(where, obj)...)
+	}
+	for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"} {
+		if m, ok := s[k].(map[string]any); ok {
+			for _, name := range slices.Sorted(maps.Keys(m)) {
+				check(at+"."+k+"."+name, m[name])
+			}
+		}
+	}
+	for _, k := range []string{"anyOf", "oneOf", "allOf", "prefixItems"} {
+		if a, ok := s[k].([]any); ok {
+			for i, v := range a {
+				check(fmt.Sprintf("%s.%s[%d]", at, k, i), v)
+			}
+		}
+	}
+	for _, k := range []string{"items", "additionalItems", "additionalProperties", "not", "if", "then", "else",
+		"contains", "propertyNames", "unevaluatedItems", "unevaluatedProperties", "contentSchema"} {
+		v, ok := s[k]
+		if !ok {
+			continue
+		}
+		if a, isArray := v.([]any); isArray && k == "items" {
+			for i, e := range a {
+				check(fmt.Sprintf("%s.items[%d]", at, i), e)
+			}
+			continue
+		}
+		check(at+"."+k, v)
+	}
+	return out
+}
+
+func jsonOf(v any) string {
+	b, _ := json.Marshal(v)
+	return string(b)
 }

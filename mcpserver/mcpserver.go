@@ -28,6 +28,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -68,7 +69,7 @@ func Serve(ctx context.Context, opt Options) error {
 	if err != nil {
 		return err
 	}
-	return s.Run(ctx, &mcp.IOTransport{Reader: opt.In, Writer: opt.Out})
+	return s.Run(ctx, &lineTransport{in: opt.In, out: opt.Out})
 }
 
 // New builds the server with every tool.
@@ -90,6 +91,61 @@ func New(opt Options) (*mcp.Server, error) {
 		s.AddTool(&mcp.Tool{Name: t.name, Description: t.desc, InputSchema: t.inSchema, OutputSchema: t.out}, h)
 	}
 	return s, nil
+}
+
+// anyValue describes a schema that allows any JSON value.
+const anyValue = "any JSON value"
+
+// objectsOnly makes every schema in s (s included) one that marshals as a JSON
+// object: MCP's Tool shape takes object schemas only, at every depth, and the
+// official TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema
+// allows (SPEC §12). jsonschema-go marshals a schema with no keyword as true (so does
+// what jsonschema.For infers for an interface field, and anything() would without its
+// description) and {"not": {}} as false; a schema with no keyword gets a description,
+// which allows what it allowed. Children are mended before their parent, so {"not":
+// {}} is mended by its child.
+func objectsOnly(s *jsonschema.Schema) *jsonschema.Schema {
+	if s == nil {
+		return nil
+	}
+	for _, c := range subschemas(s) {
+		objectsOnly(c)
+	}
+	if b, err := json.Marshal(s); err == nil && string(b) == "true" {
+		s.Description = anyValue
+	}
+	return s
+}
+
+// subschemas are the schemas s holds directly: every field of type *Schema,
+// []*Schema or map[string]*Schema (properties, items, anyOf, not, $defs, ...).
+func subschemas(s *jsonschema.Schema) []*jsonschema.Schema {
+	var out []*jsonschema.Schema
+	v := reflect.ValueOf(s).Elem()
+	for i := 0; i < v.NumField(); i++ {
+		if !v.Type().Field(i).IsExported() {
+			continue
+		}
+		switch f := v.Field(i).Interface().(type) {
+		case *jsonschema.Schema:
+			if f != nil {
+				out = append(out, f)
+			}
+		case []*jsonschema.Schema:
+			for _, c := range f {
+				if c != nil {
+					out = append(out, c)
+				}
+			}
+		case map[string]*jsonschema.Schema:
+			for _, k := range slices.Sorted(maps.Keys(f)) {
+				if f[k] != nil {
+					out = append(out, f[k])
+				}
+			}
+		}
+	}
+	return out
 }
 
 // instructions is what an MCP client may show its model about the server as a whole.
@@ -124,7 +180,8 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 	if err != nil {
 		return nil, err
 	}
-	t.inSchema = in
+	t.inSchema = objectsOnly(in)
+	objectsOnly(t.out)
 	inResolved, err := in.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)

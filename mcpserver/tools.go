@@ -291,7 +291,7 @@ func object(required []string, p props) *jsonschema.Schema {
 func str() *jsonschema.Schema      { return &jsonschema.Schema{Type: "string"} }
 func integer() *jsonschema.Schema  { return &jsonschema.Schema{Type: "integer"} }
 func boolean() *jsonschema.Schema  { return &jsonschema.Schema{Type: "boolean"} }
-func anything() *jsonschema.Schema { return &jsonschema.Schema{} }
+func anything() *jsonschema.Schema { return &jsonschema.Schema{Description: anyValue} }
 func array(items *jsonschema.Schema) *jsonschema.Schema {
 	return &jsonschema.Schema{Type: "array", Items: items}
 }

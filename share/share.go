@@ -205,6 +205,9 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 	}
 	if err := repo.PushAtomic(ctx, remote, push); err != nil {
 		rep.Pushed, rep.Created = nil, nil
+		if errors.Is(err, git.ErrPushDeclined) {
+			return rep, gitstate.Declined(remote, "the push", err)
+		}
 		if errors.Is(err, git.ErrPushRejected) {
 			return rep, &fault.Error{Kind: fault.ErrConflict, Msg: "the remote changed while pushing; nothing was pushed", Err: err, Hint: "git atlas pull, then push again"}
 		}

@@ -74,7 +74,8 @@ func (env *Env) agentRoot(scope string) (string, error) {
 }
 
 // agentError maps the agent package's errors to kinds: a malformed file is a usage
-// error (exit 2) naming the file and line, a file that is not git-atlas's is refused.
+// error (exit 2) naming the file and line, a file that is not git-atlas's or that
+// resolves out of the working tree is refused (exit 5).
 func agentError(err error) error {
 	var fe *agent.FileError
 	var se *agent.SyntaxError
@@ -87,6 +88,8 @@ func agentError(err error) error {
 		return &fault.Error{Kind: fault.ErrRefused, Msg: fe.Error(), Hint: "move the file away, then run the command again; nothing was written"}
 	case errors.As(err, &ue):
 		return fault.Usage("%s", ue.Msg)
+	case errors.Is(err, fault.ErrRefused): // a project file that resolves out of the working tree
+		return &fault.Error{Kind: fault.ErrRefused, Msg: err.Error(), Hint: "git-atlas writes the project's agent files only inside its working tree; nothing was written"}
 	case errors.As(err, &fe):
 		return fmt.Errorf("%s", fe.Error())
 	}

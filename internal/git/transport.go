@@ -105,16 +105,83 @@ func (r *Repository) PushAtomic(ctx context.Context, remote string, refs []PushR
 		return nil
 	}
 	var rejected []string
+	declined := false
 	for _, line := range strings.Split(string(out), "\n") {
 		if f := strings.Split(line, "\t"); len(f) == 3 && f[0] == "!" {
 			_, dst, _ := strings.Cut(f[1], ":")
 			rejected = append(rejected, dst+" "+f[2])
+			declined = declined || byPolicy(f[2])
 		}
+	}
+	if declined {
+		d := &PushDeclinedError{Refs: rejected}
+		var ge *Error
+		if errors.As(err, &ge) {
+			d.Message = remoteMessage(ge.Stderr)
+		}
+		return d
 	}
 	if len(rejected) > 0 {
 		return fmt.Errorf("%w: %s", ErrPushRejected, strings.Join(rejected, "; "))
 	}
 	return fmt.Errorf("push %s: %w", remote, err)
+}
+
+// ErrPushDeclined means the remote refused a push by its own policy (a hook that
+// declined, a protected or hidden ref): not a lost lease, so trying again changes
+// nothing. Nothing was pushed.
+var ErrPushDeclined = errors.New("push declined by the remote")
+
+// PushDeclinedError is a push the remote declined: the refs with git's reasons, and
+// what the remote said (its "remote:" lines, a hook's message).
+type PushDeclinedError struct {
+	Refs    []string
+	Message string
+}
+
+func (e *PushDeclinedError) Error() string {
+	msg := "the remote declined the push (" + strings.Join(e.Refs, "; ") + ")"
+	if e.Message != "" {
+		msg += "; it said: " + e.Message
+	}
+	return msg
+}
+
+func (e *PushDeclinedError) Unwrap() error { return ErrPushDeclined }
+
+// byPolicy reports whether a rejected ref's status (push --porcelain's summary and
+// reason) is the remote's policy rather than a race: git rejects a stale lease or a
+// non-fast-forward itself ("[rejected]"), and a remote that finds a ref moved under
+// its lock fails the update or the atomic transaction; every other refusal by the
+// remote ("[remote rejected]": a hook declined, a ref is protected, hidden or may
+// not be deleted) is its policy.
+func byPolicy(status string) bool {
+	reason, ok := strings.CutPrefix(status, "[remote rejected]")
+	if !ok {
+		return false
+	}
+	reason = strings.TrimSpace(reason)
+	for _, race := range []string{"failed to update ref", "failed to lock", "cannot lock ref", "atomic transaction failed",
+		"atomic push failure", "incorrect old value", "but expected"} {
+		if strings.Contains(reason, race) {
+			return false
+		}
+	}
+	return true
+}
+
+// remoteMessage is what the remote printed during a push (its "remote:" lines, the
+// padding git adds to clear progress output trimmed), one line per line.
+func remoteMessage(stderr string) string {
+	var lines []string
+	for _, l := range strings.Split(stderr, "\n") {
+		if m, ok := strings.CutPrefix(strings.TrimRight(l, " \r"), "remote: "); ok {
+			if m = strings.TrimSpace(m); m != "" {
+				lines = append(lines, m)
+			}
+		}
+	}
+	return strings.Join(lines, "\n")
 }
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) commit b; false

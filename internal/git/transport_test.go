@@ -3,9 +3,88 @@ package git
 import (
 	"context"
 	"errors"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
+
+// A push the remote declines by policy (its pre-receive hook, an update hook)
+// is ErrPushDeclined with the remote's message, not ErrPushRejected (a lost lease,
+// which a writer retries); a stale lease stays ErrPushRejected with the hook in place.
+func TestPushAtomicDeclined(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	remote := filepath.Join(t.TempDir(), "remote.git")
+	g("", "init", "-q", "--bare", remote)
+	g("", "remote", "add", "origin", remote)
+	first := g("", "rev-parse", "HEAD")
+	if err := r.PushAtomic(ctx, "origin", []PushRef{{Name: "refs/atlas/runs/a", ID: first}}); err != nil {
+		t.Fatal(err)
+	}
+	g("", "commit", "-q", "--allow-empty", "-m", "second")
+	second := g("", "rev-parse", "HEAD")
+
+	// A stale lease is a race even where a hook would decline: git rejects it first.
+	hook := filepath.Join(remote, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'closed: ask the owner' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err := r.PushAtomic(ctx, "origin", []PushRef{{Name: "refs/atlas/runs/a", ID: second, Expect: second}})
+	if !errors.Is(err, ErrPushRejected) || errors.Is(err, ErrPushDeclined) {
+		t.Fatalf("stale lease: err = %v, want ErrPushRejected", err)
+	}
+	err = r.PushAtomic(ctx, "origin", []PushRef{{Name: "refs/atlas/runs/a", ID: second, Expect: first}, {Name: "refs/atlas/runs/b", ID: first}})
+	var d *PushDeclinedError
+	if !errors.As(err, &d) || errors.Is(err, ErrPushRejected) {
+		t.Fatalf("hook: err = %v, want a PushDeclinedError", err)
+	}
+	if d.Message != "closed: ask the owner" || len(d.Refs) != 2 || !strings.Contains(d.Refs[0], "pre-receive hook declined") {
+		t.Fatalf("declined: %+v", d)
+	}
+
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	// An update hook that declines one ref of two: the other fails with the atomic
+	// push, and the push is declined.
+	update := filepath.Join(remote, "hooks", "update")
+	if err := os.WriteFile(update, []byte("#!/bin/sh\n[ \"$1\" = refs/atlas/runs/b ] && { echo 'b is protected' >&2; exit 1; }\nexit 0\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = r.PushAtomic(ctx, "origin", []PushRef{{Name: "refs/atlas/runs/a", ID: second, Expect: first}, {Name: "refs/atlas/runs/b", ID: first}})
+	if !errors.As(err, &d) || !strings.HasPrefix(d.Message, "b is protected\n") {
+		t.Fatalf("update hook: err = %v, want a PushDeclinedError saying b is protected", err)
+	}
+	if got, _ := r.LsRemote(ctx, "origin", "refs/atlas/"); len(got) != 1 || got[0].ID != first {
+		t.Fatalf("after declined pushes the remote has %v, want only a at %s", got, first)
+	}
+}
+
+// byPolicy: git's own rejections and a remote's lock or transaction failures are
+// races; every other refusal of the remote is its policy.
+func TestPushByPolicy(t *testing.T) {
+	t.Parallel()
+	for status, want := range map[string]bool{
+		"[rejected] (stale info)":                            false,
+		"[rejected] (fetch first)":                           false,
+		"[rejected] (non-fast-forward)":                      false,
+		"[rejected] (atomic push failed)":                    false,
+		"[remote rejected] (failed to update ref)":           false,
+		"[remote rejected] (atomic transaction failed)":      false,
+		"[remote rejected] (atomic push failure)":            false,
+		"[remote rejected] (pre-receive hook declined)":      true,
+		"[remote rejected] (hook declined)":                  true,
+		"[remote rejected] (protected branch hook declined)": true,
+		"[remote rejected] (deletion prohibited)":            true,
+		"[remote rejected] (deny updating a hidden ref)":     true,
+	} {
+		if got := byPolicy(status); got != want {
+			t.Errorf("byPolicy(%q) = %v, want %v", status, got, want)
+		}
+	}
+}
 
 // A leased, atomic push moves every ref or none: one stale lease (the remote is not at
 // the expected tip, or a must-not-exist ref exists) rejects the whole push.
