@@ -187,18 +187,24 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if _, err := gitstate.ClaimDriver(r, store.Writer, now); err != nil {
 		return nil, err
 	}
-	data, _ := json.Marshal(map[string]any{"baseline": sha})
-	run, err := store.Create(ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: req.Driver.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	// This repository wrote the run's commands: they may run here (SPEC §10). Their
+	// trust is durable before the ledger commit that carries them (SPEC §11 invariant
+	// 12): no crash after the ref moved leaves the run's own verify untrusted. A crash
+	// in between leaves trusted only what was typed here, for a run that does not exist.
+	var own []string
+	for _, cm := range trust.Commands(r) {
+		own = append(own, cm.Command)
+	}
+	added, err := trust.Add(ctx, o.Repo, id, own...)
 	if err != nil {
 		return nil, err
 	}
-	// This repository wrote the run's commands: they may run here (SPEC §10). A crash
-	// before this line leaves them untrusted, which is safe: `git atlas trust` mends it.
-	var own []string
-	for _, cm := range trust.Commands(run) {
-		own = append(own, cm.Command)
-	}
-	if err := trust.Record(ctx, o.Repo, id, own...); err != nil {
+	data, _ := json.Marshal(map[string]any{"baseline": sha})
+	run, err := store.Create(ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: req.Driver.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	if err != nil {
+		// Nothing was written: another run of that id (another clone's, perhaps) gets
+		// no trust from this one.
+		_ = trust.Forget(ctx, o.Repo, id, added...)
 		return nil, err
 	}
 	return &StartResult{RunViewOf(run, now)}, nil

@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"context"
 	"errors"
 	"strings"
 	"testing"
@@ -113,5 +114,68 @@ func TestTrustDigest(t *testing.T) {
 	}
 	if trust.Digest("r2", a) == trust.Digest("r", a) {
 		t.Fatal("two runs' commands share a digest")
+	}
+}
+
+// start --verify and job add --verify write the trust of the run's own commands
+// before the ledger commit that carries them: at the moment each ref moved (the stop
+// point a kill there would leave) every command the run then carries is trusted. A
+// write that fails leaves nothing trusted.
+func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	type seen struct {
+		run       string
+		untrusted []string
+	}
+	var stops []seen
+	f.ops.ledgerMoved = func(ctx context.Context, s *gitstate.Store) {
+		for _, id := range []string{"r1", "s"} {
+			r, err := s.Load(ctx, id)
+			if err != nil {
+				continue
+			}
+			cmds, err := trust.Check(ctx, s.Repo, r)
+			if err != nil {
+				t.Error(err)
+			}
+			st := seen{run: id}
+			for _, c := range cmds {
+				if !c.Trusted {
+					st.untrusted = append(st.untrusted, c.Where+": "+c.Command)
+				}
+			}
+			stops = append(stops, st)
+		}
+	}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: gitstate.StagesFromList("code"), Verify: "make check", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	if len(stops) < 2 {
+		t.Fatalf("the stop point ran %d times", len(stops))
+	}
+	for _, st := range stops {
+		if len(st.untrusted) > 0 {
+			t.Errorf("when the ledger of run %s moved, its own commands were untrusted: %v", st.run, st.untrusted)
+		}
+	}
+
+	// Failed writes trust nothing: a start whose run exists, a job add refused.
+	f.ops.ledgerMoved = nil
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "r1", Verify: "echo other", Driver: d1}); err == nil {
+		t.Fatal("start of an existing run succeeded")
+	}
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "echo again", Driver: d1}); err == nil {
+		t.Fatal("job add of an existing job succeeded")
+	}
+	set, err := trust.Load(f.ctx, f.ops.Repo, "r1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if set.Trusts("echo other") || set.Trusts("echo again") || !set.Trusts("make test") {
+		t.Fatalf("after failed writes: echo other %v, echo again %v, make test %v", set.Trusts("echo other"), set.Trusts("echo again"), set.Trusts("make test"))
 	}
 }

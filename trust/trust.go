@@ -143,14 +143,44 @@ func Check(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]Comman
 }
 
 // Record trusts commands of run here: this repository wrote them (`start`, `job add
-// --verify`) or a person approved them (`trust`).
+// --verify`) or a person approved them (`trust`). The record is durable when it
+// returns (git.Repository.WriteLocal).
 func Record(ctx context.Context, repo *git.Repository, run string, commands ...string) error {
+	_, err := Add(ctx, repo, run, commands...)
+	return err
+}
+
+// Add is Record, returning the commands it newly trusted (those not trusted before):
+// a write that records the trust of its own commands before the ledger commit that
+// carries them (so no crash leaves them untrusted) gives them to Forget when that
+// commit fails.
+func Add(ctx context.Context, repo *git.Repository, run string, commands ...string) ([]string, error) {
+	if len(commands) == 0 {
+		return nil, nil
+	}
+	var added []string
+	err := update(ctx, repo, run, func(s Set) {
+		for _, c := range commands {
+			if h := hash(run, c); !s.hashes[h] {
+				s.hashes[h] = true
+				added = append(added, c)
+			}
+		}
+	})
+	if err != nil {
+		return nil, err
+	}
+	return added, nil
+}
+
+// Forget untrusts commands of run (what Add added for a ledger write that failed).
+func Forget(ctx context.Context, repo *git.Repository, run string, commands ...string) error {
 	if len(commands) == 0 {
 		return nil
 	}
 	return update(ctx, repo, run, func(s Set) {
 		for _, c := range commands {
-			s.hashes[hash(run, c)] = true
+			delete(s.hashes, hash(run, c))
 		}
 	})
 }
