@@ -114,9 +114,9 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 	}
 	// Written here, it may run here (SPEC §10): trusted durably before the ledger
 	// commit that carries it, so no crash after the ref moved leaves it untrusted.
-	var added []string
+	var added trust.Added
 	if req.Verify != "" {
-		if added, err = trust.Add(ctx, store.Repo, req.Run, req.Verify); err != nil {
+		if added, err = trust.Add(ctx, store.Repo, req.Run, "", req.Verify); err != nil {
 			return nil, err
 		}
 	}
@@ -143,7 +143,7 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: req.Job, Holder: req.Driver.Holder, Data: data}}, nil
 	})
 	if err != nil {
-		_ = trust.Forget(ctx, store.Repo, req.Run, added...) // the job was not added
+		_ = trust.Forget(ctx, store.Repo, added) // the job was not added
 		return nil, err
 	}
 	return &JobAddResult{Job: r.State.Job(req.Job), RunID: req.Run}, nil

@@ -191,11 +191,12 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	// trust is durable before the ledger commit that carries them (SPEC §11 invariant
 	// 12): no crash after the ref moved leaves the run's own verify untrusted. A crash
 	// in between leaves trusted only what was typed here, for a run that does not exist.
+	// The intent was typed here too: it may reach an agent's context here (SPEC §6).
 	var own []string
 	for _, cm := range trust.Commands(r) {
 		own = append(own, cm.Command)
 	}
-	added, err := trust.Add(ctx, o.Repo, id, own...)
+	added, err := trust.Add(ctx, o.Repo, id, req.Intent, own...)
 	if err != nil {
 		return nil, err
 	}
@@ -204,7 +205,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		// Nothing was written: another run of that id (another clone's, perhaps) gets
 		// no trust from this one.
-		_ = trust.Forget(ctx, o.Repo, id, added...)
+		_ = trust.Forget(ctx, o.Repo, added)
 		return nil, err
 	}
 	return &StartResult{RunViewOf(run, now)}, nil

@@ -17,9 +17,9 @@ type TrustCommand = trust.Command
 type TrustRequest struct {
 	Run string
 	// Confirm asks a person whether the run's commands (those listed, untrusted of
-	// them not yet trusted) may run here; the front end prompts. Nil: nobody can be
-	// asked, and Yes must say that the caller read them.
-	Confirm func(cmds []TrustCommand, untrusted int) (bool, error)
+	// them not yet trusted) may run here, and its intent reach agents here; the front
+	// end prompts. Nil: nobody can be asked, and Yes must say that the caller read them.
+	Confirm func(intent string, cmds []TrustCommand, untrusted int) (bool, error)
 	// Yes: trust without asking (--yes, after reading them), only the commands whose
 	// digest (`trust --list RUN`) is Digest: a command added or changed since they
 	// were read is never trusted by it.
@@ -31,14 +31,18 @@ type TrustRequest struct {
 // are in the order of the JSON keys (sorted).
 type TrustResult struct {
 	Commands []TrustCommand `json:"commands"`
-	// Digest is the digest of the commands now trusted (trust.Digest).
+	// Digest is the digest of the commands (and intent) now trusted (trust.Digest).
 	Digest string `json:"digest"`
+	// Intent is the run's intent, trusted here now with its commands: it may reach an
+	// agent's context here (SPEC §6).
+	Intent string `json:"intent,omitempty"`
 	RunID  string `json:"run_id"`
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
-// run here (SPEC §10). Untrusted commands are recorded only after a person confirmed
-// them, or with Yes: a command nobody read never becomes trusted.
+// run here (SPEC §10), and that its intent may reach an agent's context here (SPEC
+// §6). Untrusted commands are recorded only after a person confirmed them, or with
+// Yes and the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {
 	if err := trustRun(req.Run); err != nil {
 		return nil, err
@@ -51,7 +55,12 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	if err != nil {
 		return nil, err
 	}
-	digest := trust.Digest(req.Run, cmds)
+	set, err := trust.Load(ctx, o.Repo, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	intent := r.Header.Intent
+	digest := trust.Digest(req.Run, intent, cmds)
 	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(req.Digest)), "sha256:")
 	if req.Digest != "" && want != digest {
 		return nil, fault.Conflict("run %s's commands are not those of digest %s: nothing was trusted", req.Run, req.Digest).
@@ -63,10 +72,11 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			todo = append(todo, cm.Command)
 		}
 	}
-	if len(todo) > 0 {
+	newIntent := intent != "" && !set.TrustsIntent(intent)
+	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
-			ok, err := req.Confirm(cmds, len(todo))
+			ok, err := req.Confirm(intent, cmds, len(todo))
 			if err != nil {
 				return nil, err
 			}
@@ -78,14 +88,14 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 		case req.Digest == "":
 			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
-		if err := trust.Record(ctx, o.Repo, req.Run, todo...); err != nil {
+		if _, err := trust.Add(ctx, o.Repo, req.Run, intent, todo...); err != nil {
 			return nil, err
 		}
 	}
 	for i := range cmds {
 		cmds[i].Trusted = true
 	}
-	return &TrustResult{Commands: cmds, Digest: digest, RunID: req.Run}, nil
+	return &TrustResult{Commands: cmds, Digest: digest, Intent: intent, RunID: req.Run}, nil
 }
 
 // trustRun checks the run a trust operation names.
@@ -137,9 +147,12 @@ type TrustListResult struct {
 type TrustRunCommands struct {
 	RunID    string         `json:"run_id"`
 	Commands []TrustCommand `json:"commands"`
-	// Digest is the digest of exactly these commands (trust.Digest): what `trust RUN
-	// --yes --digest D` trusts.
+	// Digest is the digest of exactly these commands and the intent (trust.Digest):
+	// what `trust RUN --yes --digest D` trusts.
 	Digest string `json:"digest"`
+	// Intent is the run's intent (free text from the ledger: what trusting it lets
+	// reach agents here).
+	Intent string `json:"intent,omitempty"`
 }
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
@@ -162,7 +175,7 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 			return nil, err
 		}
 		if len(cmds) > 0 {
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds, trust.Digest(r.Header.RunID, cmds)})
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds, trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent})
 		}
 	}
 	return res, nil

@@ -81,7 +81,7 @@ func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 	}
 	f.untrustAll()
 	var shown []TrustCommand
-	_, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Confirm: func(cmds []TrustCommand, n int) (bool, error) {
+	_, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Confirm: func(_ string, cmds []TrustCommand, n int) (bool, error) {
 		shown = cmds
 		return false, nil
 	}})
@@ -99,7 +99,7 @@ func TestTrustDigest(t *testing.T) {
 	t.Parallel()
 	a := []trust.Command{{Where: "job a", Command: "x"}, {Where: "job b", Command: "y", Trusted: true}}
 	b := []trust.Command{{Where: "job b", Command: "y"}, {Where: "job a", Command: "x"}}
-	if trust.Digest("r", a) != trust.Digest("r", b) {
+	if trust.Digest("r", "", a) != trust.Digest("r", "", b) {
 		t.Fatal("the digest depends on the order or on trust")
 	}
 	for _, other := range [][]trust.Command{
@@ -108,12 +108,15 @@ func TestTrustDigest(t *testing.T) {
 		{{Where: "job a", Command: "x"}, {Where: "job c", Command: "y"}},
 		{{Where: "job a", Command: "x\njob b"}, {Where: "", Command: "y"}},
 	} {
-		if trust.Digest("r", other) == trust.Digest("r", a) {
+		if trust.Digest("r", "", other) == trust.Digest("r", "", a) {
 			t.Fatalf("%+v has the digest of %+v", other, a)
 		}
 	}
-	if trust.Digest("r2", a) == trust.Digest("r", a) {
+	if trust.Digest("r2", "", a) == trust.Digest("r", "", a) {
 		t.Fatal("two runs' commands share a digest")
+	}
+	if trust.Digest("r", "fix it", a) == trust.Digest("r", "", a) {
+		t.Fatal("the intent is not in the digest")
 	}
 }
 

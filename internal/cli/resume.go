@@ -146,7 +146,8 @@ func (c *ResumeCmd) brief(env *Env) {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
 			break
 		}
-		// One line per run, whatever the ledger holds: every value is ledger text.
+		// One line per run, whatever the ledger holds: every value is ledger text, and
+		// the intent is there only for a run started or trusted here (ops.ResumeBrief).
 		id := ledgerText(c.RunID, cellMax)
 		where := ""
 		if c.InterruptedStage != "" {
@@ -156,8 +157,12 @@ func (c *ResumeCmd) brief(env *Env) {
 		if c.Intent != "" {
 			what = fmt.Sprintf(" [%s]", ledgerText(c.Intent, briefMax))
 		}
-		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, res.Now), id)
+		kind := ""
+		if c.Kind != "" {
+			kind = ledgerText(c.Kind, cellMax) + " "
+		}
+		fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
+			kind, id, what, where, age(c.LastUpdate, res.Now), id)
 	}
 }
 

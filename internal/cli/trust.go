@@ -53,8 +53,8 @@ func (c *TrustCmd) Run(env *Env) error {
 	}
 	req := ops.TrustRequest{Run: c.RunID, Yes: env.Yes, Digest: c.Digest}
 	if !env.headless() {
-		req.Confirm = func(cmds []ops.TrustCommand, untrusted int) (bool, error) {
-			printCommands(env.Stderr, c.RunID, cmds)
+		req.Confirm = func(intent string, cmds []ops.TrustCommand, untrusted int) (bool, error) {
+			printCommands(env.Stderr, c.RunID, intent, cmds)
 			ans, err := env.ask(fmt.Sprintf("Trust %d command(s) of run %s to run in this repository?", untrusted, c.RunID), []string{"yes", "no"})
 			return ans == "yes", err
 		}
@@ -68,7 +68,7 @@ func (c *TrustCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s carries no commands\n", c.RunID)
 			return
 		}
-		printCommands(w, c.RunID, res.Commands)
+		printCommands(w, c.RunID, res.Intent, res.Commands)
 		fmt.Fprintf(w, "digest %s\n", res.Digest)
 	})
 }
@@ -91,7 +91,7 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 			if i > 0 {
 				fmt.Fprintln(w)
 			}
-			printCommands(w, rc.RunID, rc.Commands)
+			printCommands(w, rc.RunID, rc.Intent, rc.Commands)
 			fmt.Fprintf(w, "digest %s\n", rc.Digest)
 		}
 	})
@@ -100,8 +100,11 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 // printCommands prints a run's commands, each whole on a line of its own
 // (text.Command: quoted, escaped, long runs of spaces counted, never cut at a cell
 // width): they came from the ledger, and what a person trusts must be what they read.
-func printCommands(w io.Writer, run string, cmds []ops.TrustCommand) {
+func printCommands(w io.Writer, run, intent string, cmds []ops.TrustCommand) {
 	fmt.Fprintf(w, "run %s\n", ledgerText(run, 0))
+	if intent != "" {
+		fmt.Fprintf(w, "  intent %s\n", text.Command(intent))
+	}
 	for _, cm := range cmds {
 		fmt.Fprintf(w, "  %-3s  %s\n    %s\n", trustedWord(cm.Trusted), ledgerText(cm.Where, 0), text.Command(cm.Command))
 	}
