@@ -88,9 +88,10 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	forAgents(ctx, intents, cands)
 	res.Driving = pointer(ctx, store, intents, cands, now)
 	if req.Session != "" { // the session's own runs first
+		key, _ := store.SessionKey()
 		var own, other []resume.Candidate
 		for _, c := range cands {
-			if c.Own || c.Session == req.Session {
+			if c.Own || c.StartedBy(key, req.Session) {
 				own = append(own, c)
 			} else {
 				other = append(other, c)
@@ -243,11 +244,12 @@ func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) 
 // ResumePlan is what Resume would do to the run, changing nothing.
 func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
 	now := o.orNow(req.Now)
-	_, r, err := o.selectRun(ctx, &req, now)
+	store, r, err := o.selectRun(ctx, &req, now)
 	if err != nil {
 		return nil, err
 	}
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session})
+	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
+	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key})
 }
 
 // Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty
@@ -270,6 +272,11 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
 		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store),
 		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl,
+	}
+	if req.Session != "" {
+		if opt.Key, err = store.SessionKey(); err != nil {
+			return nil, err // a session is never written in the clear
+		}
 	}
 	if req.Prompt != nil {
 		opt.Ask = req.Prompt.Ask

@@ -99,13 +99,13 @@ func printDetect(w io.Writer, res *ops.ResumeDetectResult) {
 		fmt.Fprintln(w, "no interrupted runs")
 		return
 	}
-	t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
+	t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "INTENT")
 	for _, c := range rest {
 		stage := c.InterruptedStage
 		if stage != "" {
 			stage += " (" + c.StageStatus + ")"
 		}
-		t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, res.Now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
+		t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, res.Now), dash(ledgerText(c.Intent, briefMax)))
 	}
 	t.flush()
 }

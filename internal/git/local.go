@@ -132,3 +132,54 @@ func (r *Repository) ListLocal(dir string) ([]string, error) {
 	}
 	return names, nil
 }
+
+// LocalOnce returns the local state file name, making it first with what make
+// returns when there is none: written and fsynced under a temporary name, then
+// linked into place (never replacing one that appeared meanwhile: then that one is
+// read and returned), the directory fsynced. Every process of the repository gets the
+// same content, made once (a random key).
+func (r *Repository) LocalOnce(name string, make func() ([]byte, error)) ([]byte, error) {
+	path := r.LocalPath(name)
+	if data, err := os.ReadFile(path); err == nil || !errors.Is(err, fs.ErrNotExist) {
+		return data, err
+	}
+	data, err := make()
+	if err != nil {
+		return nil, err
+	}
+	dir := filepath.Dir(path)
+	made, err := mkdirDurable(dir)
+	if err != nil {
+		return nil, err
+	}
+	f, err := os.CreateTemp(dir, "."+filepath.Base(path)+"-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	err = f.Chmod(0o600)
+	if err == nil {
+		_, err = f.Write(data)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := os.Link(f.Name(), path); err != nil {
+		if errors.Is(err, fs.ErrExist) {
+			return os.ReadFile(path)
+		}
+		return nil, err
+	}
+	for _, d := range append([]string{dir}, made...) {
+		if err := syncDir(d); err != nil {
+			return nil, err
+		}
+	}
+	return data, nil
+}
