@@ -34,6 +34,7 @@ type Candidate struct {
 
 	run     *gitstate.Run // nil unless detected at gitstate.ListFull
 	session string        // the header's session as stored (hash, or a plain id)
+	at      time.Time     // the time it is judged newest by (its update, capped: seen.go)
 }
 
 // StartedBy reports whether session (presented, compared through key) started the
@@ -77,6 +78,16 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time, opt Detec
 	}
 	key, _ := store.SessionKey() // without one, only plain ids (an earlier release's) match
 	cands, bad := detect(entries, now, opt.Depth == gitstate.ListFull, key, opt.Session)
+	// Newest by this clone's clock: a time from elsewhere ahead of it counts from when
+	// this clone first saw it (seen.go).
+	if capped := arrivals(ctx, store.Repo, entries, now); len(capped) > 0 {
+		for i := range cands {
+			if at, ok := capped[cands[i].RunID]; ok {
+				cands[i].at = at
+			}
+		}
+		sortNewest(cands)
+	}
 	return cands, bad, nil
 }
 
@@ -126,6 +137,7 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 	}
 	if t, err := gitstate.ParseStamp(r.State.UpdatedAt); err == nil {
 		c.AgeSeconds = int64(now.Sub(t).Seconds())
+		c.at = t
 	}
 	return c
 }
@@ -135,7 +147,11 @@ func sortNewest(c []Candidate) {
 		if c[i].Own != c[j].Own {
 			return c[i].Own
 		}
-		if c[i].LastUpdate != c[j].LastUpdate {
+		if a, b := c[i].at, c[j].at; !a.IsZero() && !b.IsZero() {
+			if !a.Equal(b) {
+				return a.After(b)
+			}
+		} else if c[i].LastUpdate != c[j].LastUpdate {
 			return c[i].LastUpdate > c[j].LastUpdate
 		}
 		return c[i].RunID > c[j].RunID
