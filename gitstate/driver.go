@@ -50,6 +50,9 @@ type Writer struct {
 	// (nil: none): the take-over replaces that driver only (Store.Update sets it).
 	seen    *Lease
 	seenSet bool
+	// Key seals Session for the ledger and compares it with the stored one
+	// (session.go); a Store's writes use the store's (Store.Writing).
+	Key SessionKey
 }
 
 // SawDriver returns w set to take over only the driver lease of r as read at now
@@ -80,11 +83,18 @@ func liveLease(r *Run, now time.Time) *Lease {
 }
 
 // TakeOver is a driver lease replaced by --take-over: recorded as its own
-// driver_taken_over event, in the same ref update as the write that took it.
+// driver_taken_over event, in the same ref update as the write that took it. A
+// renewal by the driving session under another holder name is one too, recorded as
+// driver_renamed (Renamed): never silently (SPEC §5.1).
 type TakeOver struct {
 	Old Lease `json:"old"`
 	New Lease `json:"new"`
+
+	renamed bool
 }
+
+// Renamed: the lease was renewed by its session under a new holder name.
+func (t *TakeOver) Renamed() bool { return t.renamed }
 
 // Driven reports whether the run is being driven at now: its driver lease is live and
 // the current stage's open attempt (if any) is not dead of idleness. A run that is not
@@ -116,11 +126,11 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		ttl = DefaultDriverTTL
 	}
 	lease := func() *Lease {
-		return &Lease{Holder: w.Holder, Session: w.Session, ExpiresAt: Stamp(now.Add(ttl))}
+		return &Lease{Holder: w.Holder, Session: w.Key.Seal(w.Session), ExpiresAt: Stamp(now.Add(ttl))}
 	}
 	d := r.State.Driver
 	if cur := liveLease(r, now); w.TakeOver && w.seenSet && cur != nil && !sameLease(w.seen, cur) &&
-		cur.Holder != w.Holder && (w.Session == "" || cur.Session != w.Session) {
+		cur.Holder != w.Holder && !w.Key.Matches(cur.Session, w.Session) {
 		// Another writer took the run (or its driver renewed) after this command read
 		// it: a take-over replaces the driver it saw, never one it did not.
 		return nil, DriverRefused(r, w)
@@ -131,16 +141,26 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		}
 		return nil, nil
 	}
-	own := (w.Holder != "" && d.Holder == w.Holder) || (w.Session != "" && d.Session == w.Session)
+	bySession := w.Key.Matches(d.Session, w.Session)
+	own := (w.Holder != "" && d.Holder == w.Holder) || bySession
 	switch {
 	case own && w.Holder == "":
+		if d.Session != "" && !Sealed(d.Session) {
+			d.Session = w.Key.Reseal(d.Session) // an earlier release's plain id, hashed now
+		}
 		return nil, nil // the driving session, writing without a name: nothing to renew
 	case own:
 		l := lease()
 		if l.Session == "" && d.Holder == w.Holder {
-			l.Session = d.Session
+			l.Session = w.Key.Reseal(d.Session)
 		}
+		old := *d
+		old.Extra = nil
 		r.State.Driver = l
+		if d.Holder != w.Holder {
+			// The session's own lease, under a new name: recorded with both names.
+			return &TakeOver{Old: old, New: *l, renamed: true}, nil
+		}
 		return nil, nil
 	case w.TakeOver:
 		old := *d
@@ -164,13 +184,11 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 }
 
 // DriverRefused is the error of a write refused because another driver's lease is
-// live: exit 3, naming holder, session and expiry (also as the JSON error's `driver`).
+// live: exit 3, naming holder and expiry (also as the JSON error's `driver`), never
+// its session (SPEC §5.1: in a shared ledger it would be a credential).
 func DriverRefused(r *Run, w Writer) error {
 	d := r.State.Driver
 	who := d.Holder
-	if d.Session != "" {
-		who += " (session " + d.Session + ")"
-	}
 	var e *fault.Error
 	if w.Holder == "" {
 		e = fault.Conflict("run %s is driven by %s until %s: a write that names no --holder is refused while a driver is live; nothing was written", r.Header.RunID, who, d.ExpiresAt)
@@ -178,7 +196,7 @@ func DriverRefused(r *Run, w Writer) error {
 		e = fault.Conflict("run %s is driven by %s until %s, not by %s: nothing was written", r.Header.RunID, who, d.ExpiresAt, w.Holder)
 	}
 	return e.WithHint("only the run's driver writes to it: wait for its lease to expire, or pass --holder NAME --take-over to replace it (recorded as driver_taken_over)").
-		WithField("driver", map[string]string{"holder": d.Holder, "session": d.Session, "expires_at": d.ExpiresAt})
+		WithField("driver", map[string]string{"holder": d.Holder, "expires_at": d.ExpiresAt})
 }
 
 // CheckStageToken refuses a stage report whose token is not the stage's current one

@@ -26,7 +26,11 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := full.IdleDeadline()
-	if want.IsZero() || full.State.Driver.Session != "S" {
+	key, err := s.SessionKey()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want.IsZero() || full.State.Driver.Session != key.Seal("S") || !Sealed(full.State.Driver.Session) {
 		t.Fatalf("documents: idle deadline %v, driver %+v", want, full.State.Driver)
 	}
 	line, err := summaryLine(full)
@@ -50,7 +54,7 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 		"json":      summaryRun(full.Tip, &viaJSON.Run, &viaJSON.State),
 		"documents": docs,
 	} {
-		if !r.IdleDeadline().Equal(want) || r.State.Driver == nil || r.State.Driver.Session != "S" {
+		if !r.IdleDeadline().Equal(want) || r.State.Driver == nil || r.State.Driver.Session != key.Seal("S") {
 			t.Errorf("%s: idle deadline %v (want %v), driver %+v", name, r.IdleDeadline(), want, r.State.Driver)
 		}
 		if !r.Driven(want.Add(-time.Second)) || r.Driven(want) {

@@ -36,11 +36,14 @@ const (
 	// EventDriverTakenOver records a driver lease replaced by --take-over (data: the
 	// old and the new lease).
 	EventDriverTakenOver EventType = "driver_taken_over"
-	EventResumed         EventType = "resumed"
-	EventStageResumed    EventType = "stage_resumed"
-	EventImported        EventType = "imported"
-	EventImportedStage   EventType = "imported_stage"
-	EventImportedEvent   EventType = "imported_event"
+	// EventDriverRenamed records a driver lease renewed by its own session under a new
+	// holder name (data: the old and the new lease, both names).
+	EventDriverRenamed EventType = "driver_renamed"
+	EventResumed       EventType = "resumed"
+	EventStageResumed  EventType = "stage_resumed"
+	EventImported      EventType = "imported"
+	EventImportedStage EventType = "imported_stage"
+	EventImportedEvent EventType = "imported_event"
 
 	EventNote     EventType = "note"
 	EventProgress EventType = "progress"
@@ -100,6 +103,7 @@ var catalogue = []EventInfo{
 	{Type: EventUndone, By: ByCommand, Command: "undo"},
 	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat"},
 	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over"},
+	{Type: EventDriverRenamed, By: ByCommand, Command: "any run write by the driving session under a new --holder"},
 	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true},
 	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true},
 	{Type: EventImported, By: ByImport, Command: "import"},

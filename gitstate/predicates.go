@@ -17,6 +17,9 @@ func (r *Run) Interrupted(now time.Time) bool {
 
 // OwnedBy reports whether the run's live driver is session's (a session compacted or
 // restarted while it drove the run): that run is the session's own.
-func (r *Run) OwnedBy(session string, now time.Time) bool {
-	return session != "" && !RunTerminal(r.State.Status) && r.Driven(now) && r.State.Driver.Session == session
+//
+// The ledger keeps the session's keyed hash (k, session.go), or, written by an earlier
+// release, the plain id.
+func (r *Run) OwnedBy(k SessionKey, session string, now time.Time) bool {
+	return session != "" && !RunTerminal(r.State.Status) && r.Driven(now) && k.Matches(r.State.Driver.Session, session)
 }

@@ -62,6 +62,9 @@ type Store struct {
 
 	remote     remoteState
 	tries      atomic.Int64
+	keyOnce    sync.Once
+	key        SessionKey
+	keyErr     error
 	commonOnce sync.Once
 	commonDir  string
 	rootOnce   sync.Once
@@ -71,6 +74,28 @@ type Store struct {
 
 // New returns a store over repo.
 func New(repo *git.Repository) *Store { return &Store{Repo: repo, MaxTries: 400} }
+
+// SessionKey is the repository's key for session ids (session.go), read (or made)
+// once per store.
+func (s *Store) SessionKey() (SessionKey, error) {
+	s.keyOnce.Do(func() { s.key, s.keyErr = LoadSessionKey(s.Repo) })
+	return s.key, s.keyErr
+}
+
+// Writing is the store's Writer with the repository's session key: what its writes
+// apply the driver rule with (ClaimDriver). A writer that names a session needs the
+// key (a session is never written in the clear).
+func (s *Store) Writing() (Writer, error) {
+	w := s.Writer
+	if w.Key.key == nil {
+		k, err := s.SessionKey()
+		if err != nil && w.Session != "" {
+			return w, err
+		}
+		w.Key = k
+	}
+	return w, nil
+}
 
 // Now is the time by the store's clock.
 func (s *Store) Now() time.Time { return s.Clock.Now() }
@@ -339,7 +364,10 @@ func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change,
 	if err := ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
-	w := s.Writer
+	w, err := s.Writing()
+	if err != nil {
+		return nil, err
+	}
 	if w.Role == RoleDriver && w.TakeOver {
 		// A take-over replaces the driver this command saw, read before it queues:
 		// of several racing take-overs of one driver, one wins and the others find a
@@ -433,9 +461,13 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	var takeEv Event
 	if took != nil {
-		r.State.Resuming = nil
 		data, _ := json.Marshal(took)
-		takeEv = Event{Type: EventDriverTakenOver, Holder: w.Holder, Data: data}
+		if took.Renamed() {
+			takeEv = Event{Type: EventDriverRenamed, Holder: w.Holder, Data: data}
+		} else {
+			r.State.Resuming = nil
+			takeEv = Event{Type: EventDriverTakenOver, Holder: w.Holder, Data: data}
+		}
 		if parent, err = s.commit(ctx, r, old, &takeEv); err != nil {
 			return written{}, err
 		}

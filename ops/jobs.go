@@ -112,6 +112,14 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 			return nil, err
 		}
 	}
+	// Written here, it may run here (SPEC §10): trusted durably before the ledger
+	// commit that carries it, so no crash after the ref moved leaves it untrusted.
+	var added trust.Added
+	if req.Verify != "" {
+		if added, err = trust.Add(ctx, store.Repo, req.Run, "", req.Verify); err != nil {
+			return nil, err
+		}
+	}
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
@@ -135,12 +143,8 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: req.Job, Holder: req.Driver.Holder, Data: data}}, nil
 	})
 	if err != nil {
+		_ = trust.Forget(ctx, store.Repo, added) // the job was not added
 		return nil, err
-	}
-	if req.Verify != "" { // written here: it may run here (SPEC §10)
-		if err := trust.Record(ctx, store.Repo, req.Run, req.Verify); err != nil {
-			return nil, err
-		}
 	}
 	return &JobAddResult{Job: r.State.Job(req.Job), RunID: req.Run}, nil
 }

@@ -46,6 +46,10 @@ type Ops struct {
 
 	mu     sync.Mutex
 	stores []*gitstate.Store
+	// ledgerMoved, when set (a test's stop point), runs after every ledger write of
+	// the operations' stores, as soon as the ref moved: what it sees is what a kill
+	// right then would leave.
+	ledgerMoved func(ctx context.Context, s *gitstate.Store)
 }
 
 // New returns the operations on repo.
@@ -61,6 +65,9 @@ func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
 	s.Writer = w
 	s.Clock = o.Clock
 	s.AfterWrite = hooks.KeepHint // every front end's writes keep the hook's hint
+	if stop := o.ledgerMoved; stop != nil {
+		s.AfterWrite = func(ctx context.Context, s *gitstate.Store) { stop(ctx, s); hooks.KeepHint(ctx, s) }
+	}
 	o.mu.Lock()
 	o.stores = append(o.stores, s)
 	o.mu.Unlock()

@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // DefaultVerifyTimeout is how long resume lets a verify command run when a request
@@ -61,8 +62,10 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 	if err != nil {
 		return nil, err
 	}
+	intents := trust.NewIntents(o.Repo)
+	forAgents(ctx, intents, cands)
 	return &ResumeDetectResult{
-		Driving:        pointer(ctx, store, cands, now),
+		Driving:        pointer(ctx, store, intents, cands, now),
 		ResumableRuns:  nonNil(cands),
 		UnreadableRuns: nonNil(bad),
 		Now:            now,
@@ -81,11 +84,14 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	if err != nil || len(cands) == 0 {
 		return res, err
 	}
-	res.Driving = pointer(ctx, store, cands, now)
+	intents := trust.NewIntents(o.Repo)
+	forAgents(ctx, intents, cands)
+	res.Driving = pointer(ctx, store, intents, cands, now)
 	if req.Session != "" { // the session's own runs first
+		key, _ := store.SessionKey()
 		var own, other []resume.Candidate
 		for _, c := range cands {
-			if c.Own || c.Session == req.Session {
+			if c.Own || c.StartedBy(key, req.Session) {
 				own = append(own, c)
 			} else {
 				other = append(other, c)
@@ -97,11 +103,31 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	return res, nil
 }
 
+// forAgents keeps out of the candidates the free text of runs written elsewhere (SPEC
+// §6, §11 invariant 11): what detect and the brief give (an agent reads both, at
+// session start, through MCP) carries a run's intent only when this clone started
+// the run or a person trusted it here (trust.Intents), and of the other values only
+// names git-atlas would write (ids, kinds, stages, statuses, holders: a value that is
+// not a valid name is dropped).
+func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candidate) {
+	name := func(s string) string {
+		if s == "" || gitstate.ValidName("value", s) != nil {
+			return ""
+		}
+		return s
+	}
+	for i := range cands {
+		c := &cands[i]
+		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
+		c.Kind, c.InterruptedStage, c.StageStatus, c.Holder = name(c.Kind), name(c.InterruptedStage), name(c.StageStatus), name(c.Holder)
+	}
+}
+
 // pointer is the first line a compacted session needs (SPEC §6): the run it still
 // drives, where it stands and what to do next; nil when it drives none. It reads the
 // one run in full (the candidates are summaries). Every value is ledger text, shown
-// on one line (text.Ledger).
-func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidate, now time.Time) *Driving {
+// on one line (text.Ledger); the intent only when intents trusts it.
+func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents, cands []resume.Candidate, now time.Time) *Driving {
 	for _, c := range cands {
 		if !c.Own {
 			continue
@@ -112,8 +138,8 @@ func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidat
 		}
 		next := resume.NextForDriver(r, now, resume.Host{})
 		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
-		if r.Header.Intent != "" {
-			line += " (" + text.Ledger(r.Header.Intent, text.BriefMax) + ")"
+		if intent := intents.Shown(ctx, r.Header.RunID, r.Header.Intent); intent != "" {
+			line += " (" + text.Ledger(intent, text.BriefMax) + ")"
 		}
 		if st := r.CurrentStage(); st != nil {
 			line += fmt.Sprintf(", stage %s (%s), attempt %d", text.Ledger(st.Name, text.CellMax), text.Ledger(st.Status, text.CellMax), len(st.Attempts))
@@ -218,11 +244,12 @@ func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) 
 // ResumePlan is what Resume would do to the run, changing nothing.
 func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
 	now := o.orNow(req.Now)
-	_, r, err := o.selectRun(ctx, &req, now)
+	store, r, err := o.selectRun(ctx, &req, now)
 	if err != nil {
 		return nil, err
 	}
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session})
+	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
+	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key})
 }
 
 // Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty
@@ -245,6 +272,11 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
 		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store),
 		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl,
+	}
+	if req.Session != "" {
+		if opt.Key, err = store.SessionKey(); err != nil {
+			return nil, err // a session is never written in the clear
+		}
 	}
 	if req.Prompt != nil {
 		opt.Ask = req.Prompt.Ask

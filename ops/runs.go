@@ -184,21 +184,34 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, err := gitstate.ClaimDriver(r, store.Writer, now); err != nil {
+	w, err := store.Writing()
+	if err != nil {
+		return nil, err
+	}
+	// The session is kept as its keyed hash (SPEC §5.1), in the header as in the lease.
+	r.Header.Session = w.Key.Seal(req.Driver.Session)
+	if _, err := gitstate.ClaimDriver(r, w, now); err != nil {
+		return nil, err
+	}
+	// This repository wrote the run's commands: they may run here (SPEC §10). Their
+	// trust is durable before the ledger commit that carries them (SPEC §11 invariant
+	// 12): no crash after the ref moved leaves the run's own verify untrusted. A crash
+	// in between leaves trusted only what was typed here, for a run that does not exist.
+	// The intent was typed here too: it may reach an agent's context here (SPEC §6).
+	var own []string
+	for _, cm := range trust.Commands(r) {
+		own = append(own, cm.Command)
+	}
+	added, err := trust.Add(ctx, o.Repo, id, req.Intent, own...)
+	if err != nil {
 		return nil, err
 	}
 	data, _ := json.Marshal(map[string]any{"baseline": sha})
 	run, err := store.Create(ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: req.Driver.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
 	if err != nil {
-		return nil, err
-	}
-	// This repository wrote the run's commands: they may run here (SPEC §10). A crash
-	// before this line leaves them untrusted, which is safe: `git atlas trust` mends it.
-	var own []string
-	for _, cm := range trust.Commands(run) {
-		own = append(own, cm.Command)
-	}
-	if err := trust.Record(ctx, o.Repo, id, own...); err != nil {
+		// Nothing was written: another run of that id (another clone's, perhaps) gets
+		// no trust from this one.
+		_ = trust.Forget(ctx, o.Repo, added)
 		return nil, err
 	}
 	return &StartResult{RunViewOf(run, now)}, nil
@@ -292,6 +305,14 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	w := req.Driver.Writer()
 	w.Stage, w.Token, w.To = req.Stage, req.Lease, req.Status
 	store := o.Store(w)
+	sealed := ""
+	if req.Driver.Session != "" {
+		k, err := store.SessionKey()
+		if err != nil {
+			return nil, err
+		}
+		sealed = k.Seal(req.Driver.Session) // an attempt keeps the session's keyed hash too
+	}
 	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
 	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
 	checkoutHead := ""
@@ -330,7 +351,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
-			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, req.Driver.Session, req.ThreadID, req.PID, host, inCheckout
+			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, sealed, req.ThreadID, req.PID, host, inCheckout
 			pin := gitstate.PinRef(req.Run, gitstate.BaselinePinName(req.Stage, a.N))
 			old, err := store.Repo.ReadRef(ctx, pin)
 			if err != nil {

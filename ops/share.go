@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/share"
 )
 
@@ -89,6 +90,9 @@ func (o *Ops) Pull(ctx context.Context, req SyncRequest) (*PullResult, error) {
 	if rep == nil {
 		return nil, err
 	}
+	// The runs that arrived dated ahead of this clone's clock count from now when
+	// resume picks the newest (resume.NoteArrivals); a failure here changes no pull.
+	_ = resume.NoteArrivals(ctx, o.Reader(), o.now())
 	return &PullResult{Ahead: nonNil(rep.Ahead), Created: nonNil(rep.Created), Diverged: nonNil(rep.Diverged), DivergedRuns: nonNil(rep.DivergedRuns()),
 		Remote: rep.Remote, Skipped: nonNil(rep.Skipped), UpToDate: nonNil(rep.UpToDate), Updated: nonNil(rep.Updated)}, err
 }

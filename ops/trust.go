@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -16,23 +17,32 @@ type TrustCommand = trust.Command
 type TrustRequest struct {
 	Run string
 	// Confirm asks a person whether the run's commands (those listed, untrusted of
-	// them not yet trusted) may run here; the front end prompts. Nil: nobody can be
-	// asked, and Yes must say that the caller read them.
-	Confirm func(cmds []TrustCommand, untrusted int) (bool, error)
-	// Yes: trust without asking (--yes, after reading them).
-	Yes bool
+	// them not yet trusted) may run here, and its intent reach agents here; the front
+	// end prompts. Nil: nobody can be asked, and Yes must say that the caller read them.
+	Confirm func(intent string, cmds []TrustCommand, untrusted int) (bool, error)
+	// Yes: trust without asking (--yes, after reading them), only the commands whose
+	// digest (`trust --list RUN`) is Digest: a command added or changed since they
+	// were read is never trusted by it.
+	Yes    bool
+	Digest string
 }
 
 // TrustResult is `trust RUN --json`: the run's commands, all trusted now. Its fields
 // are in the order of the JSON keys (sorted).
 type TrustResult struct {
 	Commands []TrustCommand `json:"commands"`
-	RunID    string         `json:"run_id"`
+	// Digest is the digest of the commands (and intent) now trusted (trust.Digest).
+	Digest string `json:"digest"`
+	// Intent is the run's intent, trusted here now with its commands: it may reach an
+	// agent's context here (SPEC §6).
+	Intent string `json:"intent,omitempty"`
+	RunID  string `json:"run_id"`
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
-// run here (SPEC §10). Untrusted commands are recorded only after a person confirmed
-// them, or with Yes: a command nobody read never becomes trusted.
+// run here (SPEC §10), and that its intent may reach an agent's context here (SPEC
+// §6). Untrusted commands are recorded only after a person confirmed them, or with
+// Yes and the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {
 	if err := trustRun(req.Run); err != nil {
 		return nil, err
@@ -45,16 +55,28 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	if err != nil {
 		return nil, err
 	}
+	set, err := trust.Load(ctx, o.Repo, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	intent := r.Header.Intent
+	digest := trust.Digest(req.Run, intent, cmds)
+	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(req.Digest)), "sha256:")
+	if req.Digest != "" && want != digest {
+		return nil, fault.Conflict("run %s's commands are not those of digest %s: nothing was trusted", req.Run, req.Digest).
+			WithHint("they changed since they were read: read them again with `git atlas trust --list %s`", req.Run)
+	}
 	var todo []string
 	for _, cm := range cmds {
 		if !cm.Trusted {
 			todo = append(todo, cm.Command)
 		}
 	}
-	if len(todo) > 0 {
+	newIntent := intent != "" && !set.TrustsIntent(intent)
+	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
-			ok, err := req.Confirm(cmds, len(todo))
+			ok, err := req.Confirm(intent, cmds, len(todo))
 			if err != nil {
 				return nil, err
 			}
@@ -62,16 +84,18 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 				return nil, fault.Refused("nothing trusted: run %s's commands stay untrusted here", req.Run)
 			}
 		case !req.Yes:
-			return nil, fault.Usage("trusting run %s's commands needs a person: run it on a terminal, or pass --yes after reading them (`git atlas trust --list %s`)", req.Run, req.Run)
+			return nil, fault.Usage("trusting run %s's commands needs a person: run it on a terminal, or pass --yes --digest D after reading them (`git atlas trust --list %s` prints D)", req.Run, req.Run)
+		case req.Digest == "":
+			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
-		if err := trust.Record(ctx, o.Repo, req.Run, todo...); err != nil {
+		if _, err := trust.Add(ctx, o.Repo, req.Run, intent, todo...); err != nil {
 			return nil, err
 		}
 	}
 	for i := range cmds {
 		cmds[i].Trusted = true
 	}
-	return &TrustResult{Commands: cmds, RunID: req.Run}, nil
+	return &TrustResult{Commands: cmds, Digest: digest, Intent: intent, RunID: req.Run}, nil
 }
 
 // trustRun checks the run a trust operation names.
@@ -123,6 +147,12 @@ type TrustListResult struct {
 type TrustRunCommands struct {
 	RunID    string         `json:"run_id"`
 	Commands []TrustCommand `json:"commands"`
+	// Digest is the digest of exactly these commands and the intent (trust.Digest):
+	// what `trust RUN --yes --digest D` trusts.
+	Digest string `json:"digest"`
+	// Intent is the run's intent (free text from the ledger: what trusting it lets
+	// reach agents here).
+	Intent string `json:"intent,omitempty"`
 }
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
@@ -145,7 +175,7 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 			return nil, err
 		}
 		if len(cmds) > 0 {
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds})
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds, trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent})
 		}
 	}
 	return res, nil

@@ -61,6 +61,9 @@ type Options struct {
 	// session drives (recorded as driver_taken_over in the resumed event).
 	Session  string
 	TakeOver bool
+	// Key is the repository's session key: the ledger keeps a session's keyed hash
+	// (gitstate.SessionKey), and Session is compared with it.
+	Key gitstate.SessionKey
 	// Holder, when given, drives the run from the resume on: the reset takes its driver
 	// lease (until now + TTL) instead of leaving the run without one, so the driver it
 	// replaced cannot write again.
@@ -72,7 +75,7 @@ type Options struct {
 
 // Owns reports whether the run's live driver is the caller's session.
 func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
-	return o.Session != "" && r.Live(now) && r.State.Driver.Session == o.Session
+	return o.Session != "" && r.Live(now) && o.Key.Matches(r.State.Driver.Session, o.Session)
 }
 
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
@@ -226,7 +229,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 	// What to do next from the run as the resume left it (a verify may have stopped
 	// it), not as a plan would reset it.
 	final.NextAction = Next(r, now, opt.Host)
-	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && d.Session == opt.Session {
+	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && opt.Key.Same(d.Session, opt.Session) {
 		final.NextAction = NextForDriver(r, now, opt.Host) // the resumer drives: what to do, not "wait for yourself"
 	}
 	res.Plan = final
@@ -311,7 +314,7 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 			if ttl <= 0 {
 				ttl = gitstate.DefaultDriverTTL
 			}
-			r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Session, ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+			r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: gitstate.Stamp(now.Add(ttl))}
 		}
 		if r.State.Status == gitstate.RunStopped {
 			r.State.Status, r.State.Reason = gitstate.RunRunning, ""

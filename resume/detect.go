@@ -21,16 +21,26 @@ type Candidate struct {
 	StageStatus      string `json:"stage_status,omitempty"`
 	LastUpdate       string `json:"last_update"`
 	AgeSeconds       int64  `json:"age_seconds"`
-	Session          string `json:"session,omitempty"`
-	Intent           string `json:"intent,omitempty"`
-	Epoch            int    `json:"epoch"`
+	// Session is the keyed hash of the session that started the run (gitstate.Sealed;
+	// a plain id an earlier release stored is not shown: SPEC §5.1).
+	Session string `json:"session,omitempty"`
+	Intent  string `json:"intent,omitempty"`
+	Epoch   int    `json:"epoch"`
 	// Own: the run's live driver is the caller's session (a compacted session still
 	// driving it); listed first, and resume proceeds on it at once.
 	Own    bool   `json:"own,omitempty"`
 	Live   bool   `json:"live,omitempty"`
 	Holder string `json:"holder,omitempty"`
 
-	run *gitstate.Run // nil unless detected at gitstate.ListFull
+	run     *gitstate.Run // nil unless detected at gitstate.ListFull
+	session string        // the header's session as stored (hash, or a plain id)
+	at      time.Time     // the time it is judged newest by (its update, capped: seen.go)
+}
+
+// StartedBy reports whether session (presented, compared through key) started the
+// run.
+func (c *Candidate) StartedBy(key gitstate.SessionKey, session string) bool {
+	return key.Matches(c.session, session)
 }
 
 // Run is the candidate's run as read during detection; nil unless it was read at
@@ -66,17 +76,28 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time, opt Detec
 	if err != nil {
 		return nil, nil, err
 	}
-	cands, bad := detect(entries, now, opt.Depth == gitstate.ListFull, opt.Session)
+	key, _ := store.SessionKey() // without one, only plain ids (an earlier release's) match
+	cands, bad := detect(entries, now, opt.Depth == gitstate.ListFull, key, opt.Session)
+	// Newest by this clone's clock: a time from elsewhere ahead of it counts from when
+	// this clone first saw it (seen.go).
+	if capped := arrivals(ctx, store.Repo, entries, now); len(capped) > 0 {
+		for i := range cands {
+			if at, ok := capped[cands[i].RunID]; ok {
+				cands[i].at = at
+			}
+		}
+		sortNewest(cands)
+	}
 	return cands, bad, nil
 }
 
 // DetectIn is Detect over entries already listed, with no session and no run kept
 // (the post-checkout hint reads the listing for more than the candidates).
 func DetectIn(entries []gitstate.Entry, now time.Time) ([]Candidate, []Unreadable) {
-	return detect(entries, now, false, "")
+	return detect(entries, now, false, gitstate.SessionKey{}, "")
 }
 
-func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session string) ([]Candidate, []Unreadable) {
+func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key gitstate.SessionKey, session string) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable
 	for _, e := range entries {
@@ -84,7 +105,7 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session strin
 			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
 			continue
 		}
-		own := e.Run.OwnedBy(session, now)
+		own := e.Run.OwnedBy(key, session, now)
 		if !own && !e.Run.Interrupted(now) {
 			continue
 		}
@@ -104,7 +125,10 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, session strin
 
 func candidate(r *gitstate.Run, now time.Time) Candidate {
 	c := Candidate{RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, LastUpdate: r.State.UpdatedAt,
-		Session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r}
+		session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r}
+	if gitstate.Sealed(r.Header.Session) {
+		c.Session = r.Header.Session
+	}
 	if st := r.CurrentStage(); st != nil {
 		c.InterruptedStage, c.StageStatus = st.Name, st.Status
 	}
@@ -113,6 +137,7 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 	}
 	if t, err := gitstate.ParseStamp(r.State.UpdatedAt); err == nil {
 		c.AgeSeconds = int64(now.Sub(t).Seconds())
+		c.at = t
 	}
 	return c
 }
@@ -122,7 +147,11 @@ func sortNewest(c []Candidate) {
 		if c[i].Own != c[j].Own {
 			return c[i].Own
 		}
-		if c[i].LastUpdate != c[j].LastUpdate {
+		if a, b := c[i].at, c[j].at; !a.IsZero() && !b.IsZero() {
+			if !a.Equal(b) {
+				return a.After(b)
+			}
+		} else if c[i].LastUpdate != c[j].LastUpdate {
 			return c[i].LastUpdate > c[j].LastUpdate
 		}
 		return c[i].RunID > c[j].RunID
@@ -147,13 +176,14 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 		return nil, fault.NotFound("no interrupted run to resume").WithHint("`git atlas list` shows the runs")
 	}
 	if session != "" {
+		key, _ := store.SessionKey()
 		for i := range cands { // the session's own live run first (cands list it first)
 			if cands[i].Own {
 				return cands[i].load(ctx, store)
 			}
 		}
 		for i := range cands { // cands are newest first
-			if cands[i].Session == session {
+			if cands[i].StartedBy(key, session) {
 				return cands[i].load(ctx, store)
 			}
 		}

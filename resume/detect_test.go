@@ -202,8 +202,13 @@ func TestDetectOptions(t *testing.T) {
 			if hasRun := c.Run() != nil; hasRun != (depth == gitstate.ListFull) {
 				t.Errorf("%v: %s carries its run: %v", depth, c.RunID, hasRun)
 			}
-			if header := c.Kind != "" && c.Intent != "" && c.Session != ""; header != (depth != gitstate.ListStates) {
-				t.Errorf("%v: %s has kind %q, intent %q, session %q", depth, c.RunID, c.Kind, c.Intent, c.Session)
+			if header := c.Kind != "" && c.Intent != ""; header != (depth != gitstate.ListStates) {
+				t.Errorf("%v: %s has kind %q, intent %q", depth, c.RunID, c.Kind, c.Intent)
+			}
+			// The fixture's sessions are plain ids, as an earlier release wrote them:
+			// they still match (m-own is Own) but are never shown.
+			if c.Session != "" {
+				t.Errorf("%v: %s shows the plain session %q", depth, c.RunID, c.Session)
 			}
 		}
 	}

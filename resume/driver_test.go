@@ -2,6 +2,7 @@ package resume
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"strings"
 	"testing"
@@ -141,8 +142,9 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 func TestClaimDriverIsExclusive(t *testing.T) {
 	t.Parallel()
 	r := driverRun("", "")
-	a := gitstate.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute}
-	b := gitstate.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute}
+	key := gitstate.NewSessionKey([]byte("this clone's key"))
+	a := gitstate.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute, Key: key}
+	b := gitstate.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute, Key: key}
 	mustClaim := func(w gitstate.Writer) *gitstate.TakeOver {
 		t.Helper()
 		took, err := gitstate.ClaimDriver(r, w, t0)
@@ -166,9 +168,26 @@ func TestClaimDriverIsExclusive(t *testing.T) {
 	if _, err := gitstate.ClaimDriver(r, a, t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("A after B took over: %v, want a conflict", err)
 	}
-	// A restarted under B's session id (a compaction of B) renews at once.
-	mustClaim(gitstate.Writer{Holder: "agent-b-restarted", Session: "sb", TTL: time.Minute})
-	if d := r.State.Driver; d.Holder != "agent-b-restarted" || d.Session != "sb" {
+	// A restarted under B's session id (a compaction of B) renews at once, and the
+	// new holder name is recorded with the old (driver_renamed), never silently. The
+	// ledger keeps the session's keyed hash, never the id.
+	took := mustClaim(gitstate.Writer{Holder: "agent-b-restarted", Session: "sb", TTL: time.Minute, Key: key})
+	if d := r.State.Driver; d.Holder != "agent-b-restarted" || d.Session != key.Seal("sb") || !gitstate.Sealed(d.Session) {
 		t.Fatalf("the same session, restarted: driver %+v", d)
+	}
+	if took == nil || !took.Renamed() || took.Old.Holder != "agent-b" || took.New.Holder != "agent-b-restarted" {
+		t.Fatalf("the renewal under a new name: %+v, want both names", took)
+	}
+	// What the ledger shows (the hash) is no session: presented, it renews nothing.
+	_, err = gitstate.ClaimDriver(r, gitstate.Writer{Holder: "mallory", Session: r.State.Driver.Session, TTL: time.Minute, Key: key}, t0)
+	if !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("the stored hash presented as the session: %v, want a conflict", err)
+	}
+	// Another clone (another key) cannot use this clone's session either.
+	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "mallory", Session: "sb", TTL: time.Minute, Key: gitstate.NewSessionKey([]byte("elsewhere"))}, t0); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("the session under another key: %v, want a conflict", err)
+	}
+	if strings.Contains(fmt.Sprint(err, fault.FieldsOf(err)), "hmac") || strings.Contains(fmt.Sprint(fault.FieldsOf(err)), "session") {
+		t.Fatalf("a refusal names the session: %v %v", err, fault.FieldsOf(err))
 	}
 }

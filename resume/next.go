@@ -91,12 +91,8 @@ func NextForDriver(r *gitstate.Run, now time.Time, host Host) NextAction {
 func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 	id := r.Header.RunID
 	if r.Driven(now) {
-		d := r.State.Driver
-		who := d.Holder
-		if d.Session != "" {
-			who += " (session " + d.Session + ")"
-		}
-		return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt +
+		d := r.State.Driver // named by holder and expiry, never its session (SPEC §5.1)
+		return NextAction{Action: NextWait, Reason: "the run's driver " + d.Holder + " is live until " + d.ExpiresAt +
 			" (if that driver is gone for good, `git atlas resume " + r.Header.RunID + " --take-over` replaces it, recorded)"}
 	}
 	switch r.State.Status {

@@ -256,7 +256,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // (a compacted session), planned as resume would go on with it at once.
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
 	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host)
-	if err != nil || !p.Live || !r.OwnedBy(opt.Session, now) {
+	if err != nil || !p.Live || !r.OwnedBy(opt.Key, opt.Session, now) {
 		return p, err
 	}
 	p.Live, p.OwnSession = false, true

@@ -12,6 +12,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -172,7 +173,7 @@ func approve(ctx context.Context, repo *git.Repository, run string, st *StageInf
 	if opt.Headless || opt.Ask == nil {
 		return nil, nil
 	}
-	ans, err := opt.Ask(fmt.Sprintf("verify of stage %s runs %q, which came with run %s and was not written in this repository. Run it?", st.Name, st.VerifyCommand, run), []string{"no", "once", "trust"})
+	ans, err := opt.Ask(fmt.Sprintf("verify of stage %s runs %s, which came with run %s and was not written in this repository. Run it?", st.Name, text.Command(st.VerifyCommand), run), []string{"no", "once", "trust"})
 	if err != nil {
 		return nil, err
 	}

@@ -54,6 +54,27 @@ func Commands(r *gitstate.Run) []Command {
 	return cmds
 }
 
+// Digest is the sha256 of exactly the commands cmds of run and its intent, the way
+// `trust --list RUN` shows them and `trust RUN --yes --digest D` checks them: after a
+// version line, the run id and the intent, the commands in the canonical order (by
+// where, then by command), each value length-prefixed. Trust or no trust plays no
+// part.
+func Digest(run, intent string, cmds []Command) string {
+	sorted := slices.Clone(cmds)
+	slices.SortFunc(sorted, func(a, b Command) int {
+		if c := strings.Compare(a.Where, b.Where); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Command, b.Command)
+	})
+	h := sha256.New()
+	fmt.Fprintf(h, "git-atlas trust digest 1\n%d:%s\n%d:%s\n", len(run), run, len(intent), intent)
+	for _, c := range sorted {
+		fmt.Fprintf(h, "%d:%s\n%d:%s\n", len(c.Where), c.Where, len(c.Command), c.Command)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
 // hash is what the record keeps of a trusted command of run.
 func hash(run, command string) string {
 	h := sha256.Sum256([]byte("git-atlas trust 1\x00" + run + "\x00" + command))
@@ -123,16 +144,103 @@ func Check(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]Comman
 }
 
 // Record trusts commands of run here: this repository wrote them (`start`, `job add
-// --verify`) or a person approved them (`trust`).
+// --verify`) or a person approved them (`trust`). The record is durable when it
+// returns (git.Repository.WriteLocal).
 func Record(ctx context.Context, repo *git.Repository, run string, commands ...string) error {
-	if len(commands) == 0 {
-		return nil
+	_, err := Add(ctx, repo, run, "", commands...)
+	return err
+}
+
+// Added is what Add newly trusted (what was trusted before is not in it).
+type Added struct {
+	run    string
+	hashes []string
+}
+
+// Add is Record, and with a non-empty intent trusts the run's intent too (the run
+// was started here, or a person read it here): only a trusted intent reaches an
+// agent's context (SPEC §6, §11 invariant 11). A write that records the trust of its
+// own commands before the ledger commit that carries them (so that no crash leaves
+// them untrusted) gives what Add returns to Forget when that commit fails.
+func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	var want []string
+	for _, c := range commands {
+		want = append(want, hash(run, c))
 	}
-	return update(ctx, repo, run, func(s Set) {
-		for _, c := range commands {
-			s.hashes[hash(run, c)] = true
+	if intent != "" {
+		want = append(want, intentHash(run, intent))
+	}
+	added := Added{run: run}
+	if len(want) == 0 {
+		return added, nil
+	}
+	err := update(ctx, repo, run, func(s Set) {
+		for _, h := range want {
+			if !s.hashes[h] {
+				s.hashes[h] = true
+				added.hashes = append(added.hashes, h)
+			}
 		}
 	})
+	if err != nil {
+		return Added{run: run}, err
+	}
+	return added, nil
+}
+
+// Forget untrusts what Add added (for a ledger write that failed).
+func Forget(ctx context.Context, repo *git.Repository, a Added) error {
+	if len(a.hashes) == 0 {
+		return nil
+	}
+	return update(ctx, repo, a.run, func(s Set) {
+		for _, h := range a.hashes {
+			delete(s.hashes, h)
+		}
+	})
+}
+
+// intentHash is what the record keeps of a run's trusted intent (a hash domain of its
+// own: no command hashes the same).
+func intentHash(run, intent string) string {
+	h := sha256.Sum256([]byte("git-atlas trust intent 1\x00" + run + "\x00" + intent))
+	return hex.EncodeToString(h[:])
+}
+
+// TrustsIntent reports whether intent, as run carries it, was written or read here:
+// the run was started in this clone, or a person trusted it here with this intent.
+func (s Set) TrustsIntent(intent string) bool { return s.hashes[intentHash(s.run, intent)] }
+
+// Intents says which runs' intents may reach an agent here; it reads each run's
+// record once. The zero value trusts none.
+type Intents struct {
+	repo *git.Repository
+	sets map[string]Set
+}
+
+// NewIntents reads trust records of repo as they are asked for.
+func NewIntents(repo *git.Repository) *Intents {
+	return &Intents{repo: repo, sets: map[string]Set{}}
+}
+
+// Shown is intent when run's record trusts it, else "" (a record that cannot be read
+// trusts nothing).
+func (in *Intents) Shown(ctx context.Context, run, intent string) string {
+	if in == nil || in.repo == nil || intent == "" {
+		return ""
+	}
+	s, ok := in.sets[run]
+	if !ok {
+		var err error
+		if s, err = Load(ctx, in.repo, run); err != nil {
+			s = Set{}
+		}
+		in.sets[run] = s
+	}
+	if s.hashes == nil || !s.TrustsIntent(intent) {
+		return ""
+	}
+	return intent
 }
 
 // Revoke forgets every trusted command of run.

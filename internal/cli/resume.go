@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/resume"
 )
@@ -98,13 +99,13 @@ func printDetect(w io.Writer, res *ops.ResumeDetectResult) {
 		fmt.Fprintln(w, "no interrupted runs")
 		return
 	}
-	t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "SESSION", "INTENT")
+	t := newTable(w, "RUN", "KIND", "STATUS", "STAGE", "UPDATED", "INTENT")
 	for _, c := range rest {
 		stage := c.InterruptedStage
 		if stage != "" {
 			stage += " (" + c.StageStatus + ")"
 		}
-		t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, res.Now), dash(c.Session), dash(ledgerText(c.Intent, briefMax)))
+		t.row(c.RunID, c.Kind, c.Status, dash(stage), age(c.LastUpdate, res.Now), dash(ledgerText(c.Intent, briefMax)))
 	}
 	t.flush()
 }
@@ -145,7 +146,8 @@ func (c *ResumeCmd) brief(env *Env) {
 			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
 			break
 		}
-		// One line per run, whatever the ledger holds: every value is ledger text.
+		// One line per run, whatever the ledger holds: every value is ledger text, and
+		// the intent is there only for a run started or trusted here (ops.ResumeBrief).
 		id := ledgerText(c.RunID, cellMax)
 		where := ""
 		if c.InterruptedStage != "" {
@@ -155,8 +157,12 @@ func (c *ResumeCmd) brief(env *Env) {
 		if c.Intent != "" {
 			what = fmt.Sprintf(" [%s]", ledgerText(c.Intent, briefMax))
 		}
-		fmt.Fprintf(env.Stdout, "git-atlas: %s run %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			ledgerText(c.Kind, cellMax), id, what, where, age(c.LastUpdate, res.Now), id)
+		kind := ""
+		if c.Kind != "" {
+			kind = ledgerText(c.Kind, cellMax) + " "
+		}
+		fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
+			kind, id, what, where, age(c.LastUpdate, res.Now), id)
 	}
 }
 
@@ -275,7 +281,7 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 		if i == 0 {
 			label = "commands"
 		}
-		fmt.Fprintf(w, "%-10s %-9s %s %q\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], cm.Where, cm.Command)
+		fmt.Fprintf(w, "%-10s %-9s %s %s\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], ledgerText(cm.Where, 0), text.Command(cm.Command))
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)

@@ -192,9 +192,6 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	for _, c := range h.Criteria {
 		fmt.Fprintf(w, "criterion %s\n", ledgerText(c, cellMax))
 	}
-	if h.Session != "" {
-		fmt.Fprintf(w, "session   %s\n", ledgerText(h.Session, cellMax))
-	}
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
 		t := newTable(w, "STAGE", "STATUS", "GATE", "ATTEMPTS", "BUDGET", "VERIFY")
@@ -420,22 +417,13 @@ func (c *FinishCmd) Run(env *Env) error {
 	})
 }
 
-// driverName is a lease's holder and session for people.
-func driverName(d *gitstate.Lease) string {
-	if d.Session == "" {
-		return d.Holder
-	}
-	return d.Holder + " (session " + d.Session + ")"
-}
+// driverName is a lease's holder for people (never its session, SPEC §5.1).
+func driverName(d *gitstate.Lease) string { return d.Holder }
 
-// driverText is a driver lease for people: "holder (session S) until T".
+// driverText is a driver lease for people: "holder until T" (never its session).
 func driverText(d *gitstate.Lease) string {
 	if d == nil {
 		return "none"
 	}
-	s := d.Holder
-	if d.Session != "" {
-		s += " (session " + d.Session + ")"
-	}
-	return s + " until " + d.ExpiresAt
+	return d.Holder + " until " + d.ExpiresAt
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -12,7 +13,8 @@ import (
 type TrustCmd struct {
 	RunID  string `arg:"" optional:"" name:"run" help:"The run whose commands to trust here."`
 	Revoke bool   `help:"Forget the run's trusted commands: none of them runs here until trusted again." xor:"mode"`
-	List   bool   `help:"List the commands runs carry and whether each is trusted here (one run when RUN is given)." xor:"mode"`
+	List   bool   `help:"List the commands runs carry and whether each is trusted here (one run when RUN is given), with each run's digest." xor:"mode"`
+	Digest string `help:"With --yes: trust only if the run's commands are still those whose digest --list printed (else nothing is trusted, exit 3)." placeholder:"D"`
 }
 
 // Help is the command's long help.
@@ -25,7 +27,10 @@ resume --plan shows its commands as untrusted, and resume skips them and says so
 trust RUN shows the run's commands and records, in this repository only
 (<git-common-dir>/atlas/trust/RUN, never in the ledger, never pushed), that they may run.
 A command that changes later (a run pulled again with another command) is untrusted again.
-On a terminal it asks first; without one it needs --yes.`
+Commands are shown whole, Go-quoted, with long runs of spaces counted, never cut.
+On a terminal it shows them and asks first; without one it needs --yes and --digest D,
+the digest trust --list RUN printed for exactly the commands you read: when the run's
+commands changed since (a pull, a job added), nothing is trusted and it exits 3.`
 }
 
 // Run trusts, revokes or lists.
@@ -46,10 +51,10 @@ func (c *TrustCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s: no command of this run is trusted here any more\n", c.RunID)
 		})
 	}
-	req := ops.TrustRequest{Run: c.RunID, Yes: env.Yes}
+	req := ops.TrustRequest{Run: c.RunID, Yes: env.Yes, Digest: c.Digest}
 	if !env.headless() {
-		req.Confirm = func(cmds []ops.TrustCommand, untrusted int) (bool, error) {
-			printCommands(env.Stderr, cmds)
+		req.Confirm = func(intent string, cmds []ops.TrustCommand, untrusted int) (bool, error) {
+			printCommands(env.Stderr, c.RunID, intent, cmds)
 			ans, err := env.ask(fmt.Sprintf("Trust %d command(s) of run %s to run in this repository?", untrusted, c.RunID), []string{"yes", "no"})
 			return ans == "yes", err
 		}
@@ -63,7 +68,8 @@ func (c *TrustCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s carries no commands\n", c.RunID)
 			return
 		}
-		printCommands(w, res.Commands)
+		printCommands(w, c.RunID, res.Intent, res.Commands)
+		fmt.Fprintf(w, "digest %s\n", res.Digest)
 	})
 }
 
@@ -81,24 +87,27 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 			fmt.Fprintln(w, "no run carries commands")
 			return
 		}
-		t := newTable(w, "RUN", "TRUSTED", "WHERE", "COMMAND")
-		for _, rc := range res.Runs {
-			for _, cm := range rc.Commands {
-				t.row(rc.RunID, trustedWord(cm.Trusted), cm.Where, fmt.Sprintf("%q", cm.Command))
+		for i, rc := range res.Runs {
+			if i > 0 {
+				fmt.Fprintln(w)
 			}
+			printCommands(w, rc.RunID, rc.Intent, rc.Commands)
+			fmt.Fprintf(w, "digest %s\n", rc.Digest)
 		}
-		t.flush()
 	})
 }
 
-// printCommands prints a run's commands, one a line, quoted: they came from the ledger,
-// and a pulled run's text must not reach the terminal raw.
-func printCommands(w io.Writer, cmds []ops.TrustCommand) {
-	t := newTable(w, "TRUSTED", "WHERE", "COMMAND")
-	for _, cm := range cmds {
-		t.row(trustedWord(cm.Trusted), cm.Where, fmt.Sprintf("%q", cm.Command))
+// printCommands prints a run's commands, each whole on a line of its own
+// (text.Command: quoted, escaped, long runs of spaces counted, never cut at a cell
+// width): they came from the ledger, and what a person trusts must be what they read.
+func printCommands(w io.Writer, run, intent string, cmds []ops.TrustCommand) {
+	fmt.Fprintf(w, "run %s\n", ledgerText(run, 0))
+	if intent != "" {
+		fmt.Fprintf(w, "  intent %s\n", text.Command(intent))
 	}
-	t.flush()
+	for _, cm := range cmds {
+		fmt.Fprintf(w, "  %-3s  %s\n    %s\n", trustedWord(cm.Trusted), ledgerText(cm.Where, 0), text.Command(cm.Command))
+	}
 }
 
 func trustedWord(ok bool) string {

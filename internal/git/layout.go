@@ -10,6 +10,8 @@ import "path/filepath"
 //	recovery/<run>/<id>.patch a snapshot's patch (gc removes it with the snapshot's ref)
 //	cache/<name>             derived data, read again from refs and objects when lost
 //	trust/<run>              which of a run's commands a person trusted here (Local)
+//	session-key              the key of the session ids' keyed hashes in the ledger (Local)
+//	seen                     when this clone first saw run tips dated ahead of its clock (Local)
 //	mutex/<name>             advisory lock files (Mutex, TryMutex, RemoveMutex)
 //	verify/                  temporary copies of the user's checkout a verify runs in
 //	tmp/                     temporary index files
