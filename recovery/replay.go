@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -142,6 +143,17 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	} else if t.Path != "" && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	// What --apply writes is checked before the branch and worktree are made.
+	var applied *checkedSnap
+	if req.Apply && out.Snapshot != nil {
+		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
+		if err != nil {
+			return nil, err
+		}
+		if applied, err = checkSnap(ctx, repo, s); err != nil {
+			return nil, err
+		}
+	}
 
 	var wtPath string
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
@@ -189,30 +201,27 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		return out, fmt.Errorf("add replay worktree: %w", err)
 	}
 	wt := repo.Worktree(wtPath)
-	if req.Apply && out.Snapshot != nil {
-		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
-		if err != nil {
-			return out, err
-		}
-		if err := applyTo(ctx, wt, s); err != nil {
-			return out, fmt.Errorf("apply %s to %s: %w", s.Commit, wtPath, err)
+	if applied != nil {
+		if err := applyTo(ctx, wt, applied); err != nil {
+			return out, fmt.Errorf("apply %s to %s: %w", applied.Commit, wtPath, err)
 		}
 		out.Applied = true
 	}
 	return out, nil
 }
 
-// applyTo puts a snapshot into a fresh worktree git-atlas made: its files become the
-// snapshot's tree and its index the snapshot's index (with the conflict stages). A
-// direct tree checkout rather than `git apply`: no whitespace or context rules apply.
-func applyTo(ctx context.Context, wt *git.Worktree, s *Snap) error {
-	if err := wt.ResetTo(ctx, s.Tree); err != nil {
+// applyTo puts a checked snapshot into a fresh worktree git-atlas made: its files
+// become the snapshot's tree and its index the snapshot's index (with the conflict
+// stages). A direct tree checkout rather than `git apply`: no whitespace or context
+// rules apply.
+func applyTo(ctx context.Context, wt *git.Worktree, s *checkedSnap) error {
+	if err := wt.ResetTo(ctx, s.tree); err != nil {
 		return err
 	}
-	if err := wt.SetIndex(ctx, s.IndexTree, s.Unmerged); err != nil {
+	if err := wt.SetIndex(ctx, s.index, s.Unmerged); err != nil {
 		return err
 	}
-	if err := leaveSparse(wt.Path, s); err != nil {
+	if err := leaveSparse(wt.Path, s.Snap); err != nil {
 		return err
 	}
 	if err := wt.SkipWorktree(ctx, append(paths(s.Manifest.SkipWorktree), paths(s.Manifest.Sparse)...)); err != nil {
@@ -231,10 +240,22 @@ func paths(names []Name) []string {
 }
 
 // leaveSparse removes from dir the files of the snapshot's sparse entries (absent on
-// purpose when it was taken; the tree holds their index blob).
+// purpose when it was taken; the tree holds their index blob), each confined to dir
+// and removed itself, never through a link.
 func leaveSparse(dir string, s *Snap) error {
+	if len(s.Manifest.Sparse) == 0 {
+		return nil
+	}
+	root, err := confine.New(dir)
+	if err != nil {
+		return err
+	}
 	for _, n := range s.Manifest.Sparse {
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n.String()))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		p, err := root.Leaf(n.String())
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}

@@ -797,6 +797,9 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 	if s.Manifest.Tree != s.Tree || s.Manifest.IndexTree != s.IndexTree {
 		return nil, fmt.Errorf("snapshot %s: manifest disagrees with its commits", commit)
 	}
+	if err := checkManifest(commit, &s.Manifest); err != nil {
+		return nil, err
+	}
 	// ls-tree orders by path; the index orders each path's stages together.
 	sort.SliceStable(s.Unmerged, func(i, j int) bool {
 		if s.Unmerged[i].Path != s.Unmerged[j].Path {
