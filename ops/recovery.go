@@ -120,8 +120,11 @@ type RecoverRequest struct {
 	Worktree bool
 	// Apply puts the snapshot into the replay worktree (implies Worktree).
 	Apply bool
-	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch).
+	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch):
+	// an absolute path outside every working tree, never a symbolic link.
 	PatchOut string
+	// Force lets PatchOut replace an existing file.
+	Force    bool
 	Snapshot SnapshotOptions
 	Driver   Driver
 }
@@ -166,7 +169,7 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 	}
 	opt := o.snapshotOptions(req.Snapshot, "recover", req.PatchOut)
 	res, err := recovery.Recover(ctx, store, req.Run, recovery.RecoverRequest{Stage: req.Stage, Node: req.Node,
-		CheckoutPath: checkout, Worktree: req.Worktree, Apply: req.Apply, Options: opt})
+		CheckoutPath: checkout, Worktree: req.Worktree, Apply: req.Apply, Force: req.Force, Options: opt})
 	if err != nil {
 		return nil, err
 	}

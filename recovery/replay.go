@@ -29,6 +29,8 @@ type RecoverRequest struct {
 	Worktree bool
 	// Apply puts the snapshot into that worktree: files as they were, index as it was.
 	Apply bool
+	// Force lets Options.PatchOut replace an existing file.
+	Force bool
 	Options
 }
 
@@ -78,22 +80,11 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			WithHint("`git atlas worktree list %s` shows its worktrees; without --node, recover takes the stage's own worktree, or your checkout if the stage ran there", run)
 	}
 	if req.PatchOut != "" {
-		if info, err := os.Stat(req.PatchOut); err == nil && !info.Mode().IsRegular() {
-			return nil, fault.Usage("--patch-out %s is not a regular file", req.PatchOut)
-		}
-		// Never into a working tree: the user's checkout (or a worktree) is not
-		// changed, not even by a file it was asked to write, which could be a tracked
-		// or edited file.
-		abs, err := filepath.Abs(req.PatchOut)
+		p, err := patchOut(ctx, store.Repo, req.PatchOut, req.Force)
 		if err != nil {
 			return nil, err
 		}
-		if wt, err := store.Repo.WorkingTreeOf(ctx, filepath.Dir(abs)); err != nil {
-			return nil, err
-		} else if wt != "" {
-			return nil, fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", req.PatchOut, wt).
-				WithHint("write it outside (e.g. --patch-out ../%s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Base(abs))
-		}
+		req.PatchOut, req.ReplacePatch = p, req.Force
 	}
 	base := r.Header.Baseline
 	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
@@ -288,4 +279,51 @@ func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run,
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// patchOut checks where --patch-out asks the patch to go (its directory resolved,
+// symbolic links included) and returns it clean: an absolute path, not a directory, never a symbolic link
+// (the patch would be written wherever it points), never inside a working tree of
+// the repository (the user's checkout or any worktree: not even a new file goes
+// there, as it could be a tracked or edited one) nor its git directory, and not over
+// an existing file unless force.
+func patchOut(ctx context.Context, repo *git.Repository, path string, force bool) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fault.Usage("--patch-out %q is not an absolute path", path)
+	}
+	dir := confine.RealPath(filepath.Dir(path))
+	root, err := confine.New(dir)
+	if err != nil {
+		return "", err
+	}
+	p, err := root.Leaf(filepath.Base(path))
+	if err != nil {
+		return "", fault.Usage("--patch-out %s: %v", path, err)
+	}
+	if wt, err := repo.WorkingTreeOf(ctx, dir); err != nil {
+		return "", err
+	} else if wt != "" {
+		return "", fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", path, wt).
+			WithHint("write it outside (e.g. --patch-out %s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Join(filepath.Dir(wt), filepath.Base(p)))
+	}
+	for _, gd := range []string{repo.CommonDir, repo.GitDir} {
+		if gd != "" && confine.Within(p, confine.RealPath(gd)) {
+			return "", fault.Usage("--patch-out %s is inside the repository's git directory %s", path, gd).
+				WithHint("write it outside, or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/")
+		}
+	}
+	info, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return filepath.Clean(path), nil
+	case err != nil:
+		return "", fault.Usage("--patch-out %s: %v", path, err)
+	case info.Mode()&os.ModeSymlink != 0:
+		return "", fault.Usage("--patch-out %s is a symbolic link: the patch is never written through one", path)
+	case !info.Mode().IsRegular():
+		return "", fault.Usage("--patch-out %s is not a regular file", path)
+	case !force:
+		return "", fault.Usage("--patch-out %s exists", path).WithHint("choose a new file, or pass --force to replace it")
+	}
+	return filepath.Clean(path), nil
 }

@@ -86,7 +86,8 @@ type RecoverCmd struct {
 	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
 	Worktree bool   `help:"Make a managed worktree on the replay branch."`
 	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
-	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree, not through a symbolic link) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	Force    bool   `help:"Let --patch-out replace an existing file."`
 	SnapshotFlags
 	DriverFlags
 }
@@ -102,7 +103,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Recover(env.Ctx, ops.RecoverRequest{Run: c.RunID, Stage: c.Stage, Node: c.Node, Worktree: c.Worktree, Apply: c.Apply,
-		PatchOut: c.PatchOut, Snapshot: opt, Driver: c.DriverFlags.ops()})
+		PatchOut: c.PatchOut, Force: c.Force, Snapshot: opt, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}
