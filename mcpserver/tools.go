@@ -217,7 +217,7 @@ type WorktreeRemoveInput struct {
 type UnionInput struct {
 	Run           string   `json:"run" atlas:"arg" jsonschema:"the run id"`
 	Nodes         []string `json:"nodes,omitempty" jsonschema:"integrate these nodes, in this order (default: the done nodes in dependency order)"`
-	Force         bool     `json:"force,omitempty" jsonschema:"move the union branch even if someone committed on it"`
+	Force         bool     `json:"force,omitempty" jsonschema:"move the union branch even if someone committed on it (that commit is kept under a recovery ref, named in the result's kept)"`
 	Verify        bool     `json:"verify,omitempty" jsonschema:"run the run's verify command in the union worktree"`
 	VerifyTimeout string   `json:"verify_timeout,omitempty" jsonschema:"time limit of verify, a duration (default 10m)"`
 	DriverInput

@@ -765,7 +765,8 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, err
 	}
 	if len(info.Parents) < 2 {
-		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents))
+		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
+			WithHint("a commit kept as it was (`union --force` keeps one so) comes back with `git branch <name> %s`", commit)
 	}
 	index, err := repo.Commit(ctx, info.Parents[len(info.Parents)-2])
 	if err != nil {
