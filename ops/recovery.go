@@ -74,8 +74,12 @@ type WorktreeRemoveRequest struct {
 
 // WorktreeRemoveResult is what `worktree remove` did.
 type WorktreeRemoveResult struct {
-	Node string `json:"node"`
-	Path string `json:"path"`
+	// IgnoredDeleted are the ignored files (and wholly ignored directories) the
+	// removal deleted without keeping their bytes in the snapshot: by name, count and
+	// size (--include-ignored keeps them, up to --ignored-cap).
+	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted"`
+	Node           string                  `json:"node"`
+	Path           string                  `json:"path"`
 	// Reasons say what could have been lost (so a snapshot was taken).
 	Reasons []string `json:"reasons"`
 	Removed bool     `json:"removed"`
@@ -97,7 +101,7 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
 			return &WorktreeRemoveResult{Node: req.Node, Path: res.Path, Reasons: res.Risk.Reasons, RunID: req.Run,
-				Snapshot: resultView(req.Run, res.Snapshot)}, err
+				Snapshot: resultView(req.Run, res.Snapshot), IgnoredDeleted: []recovery.IgnoredEntry{}}, err
 		}
 		return nil, err
 	}
@@ -106,7 +110,7 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 		reasons = []string{}
 	}
 	return &WorktreeRemoveResult{Node: req.Node, Path: res.Path, Reasons: reasons, Removed: true, RunID: req.Run,
-		Snapshot: resultView(req.Run, res.Snapshot)}, nil
+		Snapshot: resultView(req.Run, res.Snapshot), IgnoredDeleted: nonNil(res.IgnoredDeleted)}, nil
 }
 
 // RecoverRequest is `recover RUN --stage S`.

@@ -76,7 +76,24 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "snapshot %s (%s)\n  ref   %s\n  patch %s\n", res.Snapshot.ID, strings.Join(res.Reasons, ", "), res.Snapshot.Ref, res.Snapshot.Patch)
 		}
 		fmt.Fprintf(w, "removed %s\n", res.Path)
+		printIgnoredDeleted(w, res.IgnoredDeleted)
 	})
+}
+
+// printIgnoredDeleted names the ignored files a removal deleted without keeping
+// their bytes (they stay out of snapshots, which are pushed).
+func printIgnoredDeleted(w io.Writer, list []recovery.IgnoredEntry) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "deleted ignored files, not in the snapshot (--include-ignored keeps them):\n")
+	for _, e := range list {
+		name := displayPath(e.String())
+		if e.Dir {
+			name += "/"
+		}
+		fmt.Fprintf(w, "  %s  %d file(s), %d bytes\n", name, e.Files, e.Size)
+	}
 }
 
 // RecoverCmd is `git atlas recover RUN --stage S`.
