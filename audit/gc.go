@@ -43,7 +43,7 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
-	Done     bool   `json:"done"`
+	Done           bool                    `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
 	Skipped string `json:"skipped,omitempty"`
 }
