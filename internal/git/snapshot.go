@@ -332,6 +332,29 @@ func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
 	return nulSplit(out), nil
 }
 
+// IgnoredIn lists the ignored files under dir, a directory git cannot read as a
+// checkout (a set-aside one): the repository's ignore rules (dir's own .gitignore
+// files, info/exclude, core.excludesFile) applied as if dir were a checkout whose
+// index is tracked (a tree: tracked files are never ignored), a wholly ignored
+// directory as one entry ending in "/". dir's own .git is not read.
+func (r *Repository) IgnoredIn(ctx context.Context, dir, tracked string) ([]string, error) {
+	t, err := r.NewTempIndex()
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if err := t.ReadTree(ctx, tracked); err != nil {
+		return nil, err
+	}
+	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir,
+		"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"},
+		env: []string{"GIT_INDEX_FILE=" + t.Path}}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return nulSplit(out), nil
+}
+
 // HasIgnored reports whether the worktree holds any ignored file. ls-files never
 // writes the index, so the worktree's own index is only read.
 func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
