@@ -40,7 +40,10 @@ type Action struct {
 	Patch string `json:"patch,omitempty"`
 	// Snapshot is the recovery snapshot taken before a removal (--apply only).
 	Snapshot string `json:"snapshot,omitempty"`
-	Done     bool   `json:"done"`
+	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
+	// the snapshot, by name, count and size (--apply only).
+	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
+	Done           bool                    `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
 	Skipped string `json:"skipped,omitempty"`
 }
@@ -309,6 +312,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			continue
 		}
 		a.Done = true
+		a.IgnoredDeleted = res.IgnoredDeleted
 		touched[a.RunID] = true
 	}
 	if len(refActs) == 0 {

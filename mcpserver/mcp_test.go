@@ -342,6 +342,11 @@ func TestMCPBadInput(t *testing.T) {
 		{"event", map[string]any{"run": "r", "type": "note", "data": "not an object", "holder": "me"}, `data`},
 		{"transition", map[string]any{"run": "r", "stage": "a", "status": "dispatched", "holder": "me", "ttl": "-5s"}, `ttl`},
 		{"show", map[string]any{"run": "-C/tmp"}, `invalid run name`},
+		// A relative place to write means nothing to a server (it once resolved to the
+		// repository, and a restore deleted it).
+		{"recovery_restore", map[string]any{"snapshot": "x", "to": "restored"}, `"restored" is a relative path`},
+		{"recovery_restore", map[string]any{"snapshot": "x", "to": "."}, `relative path`},
+		{"recover", map[string]any{"run": "r", "stage": "a", "patch_out": "p.patch", "holder": "me"}, `relative path`},
 	} {
 		_, te, err := c.call(ctx, tc.tool, tc.args)
 		if err != nil {

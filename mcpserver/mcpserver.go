@@ -272,6 +272,7 @@ type field struct {
 	index []int
 	arg   bool // a positional argument
 	path  bool // a file path: a relative one is relative to the repository
+	abs   bool // a file path that must be absolute (a place to write outside the repository)
 	file  bool // a JSON value the command reads from a file (--children FILE)
 }
 
@@ -288,7 +289,7 @@ func fieldsOf(t reflect.Type) []field {
 		}
 		tags := strings.Split(sf.Tag.Get("atlas"), ",")
 		out = append(out, field{name: name, index: sf.Index, arg: slices.Contains(tags, "arg"),
-			path: slices.Contains(tags, "path"), file: slices.Contains(tags, "file")})
+			path: slices.Contains(tags, "path"), abs: slices.Contains(tags, "abs"), file: slices.Contains(tags, "file")})
 	}
 	return out
 }
@@ -425,6 +426,11 @@ func buildArgs(words []string, v reflect.Value, fields []field, dir string) (arg
 		}
 		if f.path {
 			for i, p := range values {
+				if f.abs && !filepath.IsAbs(p) {
+					// The server has no working directory of the caller's, and the
+					// repository is the one place such a path may never go.
+					return nil, cleanup, &usageError{msg: fmt.Sprintf("%s %q is a relative path: give an absolute one, outside the repository's working trees", f.name, p)}
+				}
 				if !filepath.IsAbs(p) {
 					values[i] = filepath.Join(dir, p)
 				}

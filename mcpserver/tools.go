@@ -5,7 +5,7 @@ import "github.com/google/jsonschema-go/jsonschema"
 // The tools, one per user operation. Adding one is one line here and, when it takes
 // arguments, one input struct below: a field's JSON name is the CLI flag with - as _
 // (`atlas:"arg"` marks a positional argument, `atlas:"path"` a file path relative to
-// the repository), its jsonschema tag the description an agent reads, omitempty makes
+// the repository, `atlas:"path,abs"` one that must be absolute), its jsonschema tag the description an agent reads, omitempty makes
 // it optional, and `enum:"a,b"` lists its values. (A function, not a variable: every
 // git-atlas command links this package, and only `git atlas mcp` needs the table.)
 func tools() []spec {
@@ -217,7 +217,7 @@ type WorktreeRemoveInput struct {
 type UnionInput struct {
 	Run           string   `json:"run" atlas:"arg" jsonschema:"the run id"`
 	Nodes         []string `json:"nodes,omitempty" jsonschema:"integrate these nodes, in this order (default: the done nodes in dependency order)"`
-	Force         bool     `json:"force,omitempty" jsonschema:"move the union branch even if someone committed on it"`
+	Force         bool     `json:"force,omitempty" jsonschema:"move the union branch even if someone committed on it (that commit is kept under a recovery ref, named in the result's kept)"`
 	Verify        bool     `json:"verify,omitempty" jsonschema:"run the run's verify command in the union worktree"`
 	VerifyTimeout string   `json:"verify_timeout,omitempty" jsonschema:"time limit of verify, a duration (default 10m)"`
 	DriverInput
@@ -253,7 +253,8 @@ type RecoverInput struct {
 	Node     string `json:"node,omitempty" jsonschema:"the worktree's node (default: the stage's name)"`
 	Worktree bool   `json:"worktree,omitempty" jsonschema:"make a managed worktree on the replay branch"`
 	Apply    bool   `json:"apply,omitempty" jsonschema:"put the snapshot into the replay worktree (implies worktree)"`
-	PatchOut string `json:"patch_out,omitempty" atlas:"path" jsonschema:"write the patch here, relative to the repository"`
+	PatchOut string `json:"patch_out,omitempty" atlas:"path,abs" jsonschema:"write the patch to this absolute path, outside every working tree (not over an existing file unless force)"`
+	Force    bool   `json:"force,omitempty" jsonschema:"let patch_out replace an existing file"`
 	SnapshotInput
 	DriverInput
 }
@@ -271,7 +272,7 @@ type RecoveryShowInput struct {
 // RecoveryRestoreInput is recovery_restore's input.
 type RecoveryRestoreInput struct {
 	Snapshot string `json:"snapshot" atlas:"arg" jsonschema:"the snapshot: <id> or <run>/<id>"`
-	To       string `json:"to" atlas:"path" jsonschema:"a new (or empty) directory to restore into, relative to the repository"`
+	To       string `json:"to" atlas:"path,abs" jsonschema:"a new (or empty) directory to restore into: an absolute path, outside every working tree of the repository"`
 	Worktree bool   `json:"worktree,omitempty" jsonschema:"make it a git worktree detached at the snapshot's HEAD"`
 }
 

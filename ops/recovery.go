@@ -74,8 +74,12 @@ type WorktreeRemoveRequest struct {
 
 // WorktreeRemoveResult is what `worktree remove` did.
 type WorktreeRemoveResult struct {
-	Node string `json:"node"`
-	Path string `json:"path"`
+	// IgnoredDeleted are the ignored files (and wholly ignored directories) the
+	// removal deleted without keeping their bytes in the snapshot: by name, count and
+	// size (--include-ignored keeps them, up to --ignored-cap).
+	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted"`
+	Node           string                  `json:"node"`
+	Path           string                  `json:"path"`
 	// Reasons say what could have been lost (so a snapshot was taken).
 	Reasons []string `json:"reasons"`
 	Removed bool     `json:"removed"`
@@ -97,7 +101,7 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
 			return &WorktreeRemoveResult{Node: req.Node, Path: res.Path, Reasons: res.Risk.Reasons, RunID: req.Run,
-				Snapshot: resultView(req.Run, res.Snapshot)}, err
+				Snapshot: resultView(req.Run, res.Snapshot), IgnoredDeleted: []recovery.IgnoredEntry{}}, err
 		}
 		return nil, err
 	}
@@ -106,7 +110,7 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 		reasons = []string{}
 	}
 	return &WorktreeRemoveResult{Node: req.Node, Path: res.Path, Reasons: reasons, Removed: true, RunID: req.Run,
-		Snapshot: resultView(req.Run, res.Snapshot)}, nil
+		Snapshot: resultView(req.Run, res.Snapshot), IgnoredDeleted: nonNil(res.IgnoredDeleted)}, nil
 }
 
 // RecoverRequest is `recover RUN --stage S`.
@@ -120,8 +124,11 @@ type RecoverRequest struct {
 	Worktree bool
 	// Apply puts the snapshot into the replay worktree (implies Worktree).
 	Apply bool
-	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch).
+	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch):
+	// an absolute path outside every working tree, never a symbolic link.
 	PatchOut string
+	// Force lets PatchOut replace an existing file.
+	Force    bool
 	Snapshot SnapshotOptions
 	Driver   Driver
 }
@@ -166,7 +173,7 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 	}
 	opt := o.snapshotOptions(req.Snapshot, "recover", req.PatchOut)
 	res, err := recovery.Recover(ctx, store, req.Run, recovery.RecoverRequest{Stage: req.Stage, Node: req.Node,
-		CheckoutPath: checkout, Worktree: req.Worktree, Apply: req.Apply, Options: opt})
+		CheckoutPath: checkout, Worktree: req.Worktree, Apply: req.Apply, Force: req.Force, Options: opt})
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -87,5 +88,71 @@ func TestRecoveryRestoreIntoNonEmptyDirectoryIsRefused(t *testing.T) {
 	entries, _ := os.ReadDir(to)
 	if len(entries) != 1 {
 		t.Fatalf("restore wrote into %s: %v", to, entries)
+	}
+}
+
+// --patch-out never replaces a file without Force, never writes through a symbolic
+// link (even with Force), never goes inside a working tree of the repository (a
+// linked one of the user's, one reached through a link to the checkout) or its git
+// directory, and is an absolute path; each refusal writes nothing.
+func TestRecoverPatchOutIsConfined(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "build")
+	wt := f.add("build", "")
+	f.write(wt.Path, "half.txt", "half done\n")
+	out := t.TempDir()
+	existing := filepath.Join(out, "old.patch")
+	f.write(out, "old.patch", "keep me\n")
+	target := filepath.Join(out, "target.txt")
+	f.write(out, "target.txt", "not a patch\n")
+	link := filepath.Join(out, "link.patch")
+	if err := os.Symlink(target, link); err != nil {
+		t.Fatal(err)
+	}
+	mine := filepath.Join(t.TempDir(), "mine")
+	f.git(f.dir, "worktree", "add", "-q", "--detach", mine)
+	toCheckout := filepath.Join(t.TempDir(), "to-checkout")
+	if err := os.Symlink(f.dir, toCheckout); err != nil {
+		t.Fatal(err)
+	}
+	refs := f.refs()
+	for _, c := range []struct {
+		path  string
+		force bool
+	}{
+		{existing, false},
+		{link, false},
+		{link, true},
+		{"relative.patch", false},
+		{filepath.Join(mine, "x.patch"), false},
+		{filepath.Join(toCheckout, "x.patch"), true},
+		{filepath.Join(f.dir, ".git", "x.patch"), true},
+		{out, true},
+	} {
+		_, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "build", PatchOut: c.path, Force: c.force, Driver: Driver{Holder: "d1"}})
+		if !errors.Is(err, fault.ErrUsage) {
+			t.Fatalf("--patch-out %s (force %v): %v, want a usage error", c.path, c.force, err)
+		}
+	}
+	if after := f.refs(); after != refs {
+		t.Fatalf("a refused recover wrote refs:\n%s", after)
+	}
+	for p, want := range map[string]string{existing: "keep me\n", target: "not a patch\n"} {
+		if b, _ := os.ReadFile(p); string(b) != want {
+			t.Fatalf("%s: %q", p, b)
+		}
+	}
+	for _, p := range []string{filepath.Join(mine, "x.patch"), filepath.Join(f.dir, "x.patch"), filepath.Join(f.dir, ".git", "x.patch")} {
+		if _, err := os.Lstat(p); err == nil {
+			t.Fatalf("%s was written", p)
+		}
+	}
+	// With Force, an existing file is replaced by the patch.
+	res, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "build", PatchOut: existing, Force: true, Driver: Driver{Holder: "d1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b, _ := os.ReadFile(existing); res.Snapshot == nil || res.Snapshot.Patch != existing || !strings.Contains(string(b), "half.txt") {
+		t.Fatalf("--patch-out --force: %+v, %q", res.Snapshot, b)
 	}
 }

@@ -157,8 +157,8 @@ type UnionRequest struct {
 	// Nodes are integrated in this order (nil: the run's done nodes, in dependency
 	// order).
 	Nodes []string
-	// Force moves the union branch even if someone committed on it (its old tip stays
-	// in the branch's reflog).
+	// Force moves the union branch even if someone committed on it (its old tip is
+	// kept under a recovery ref first: UnionResult.Kept).
 	Force bool
 	// Verify runs the run's verify command in the union worktree and records the
 	// result.
@@ -185,6 +185,15 @@ type UnionResult struct {
 	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
 	// Verdict is a graph run's verdict on its criteria (none without criteria).
 	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	// Kept is the union branch's old tip that --force moved it away from (a commit
+	// git-atlas did not build), and the recovery ref that keeps it.
+	Kept *KeptView `json:"kept,omitempty"`
+}
+
+// KeptView is a commit kept under a recovery ref so that nothing is lost.
+type KeptView struct {
+	Ref    string `json:"ref"`
+	Commit string `json:"commit"`
 }
 
 // Union builds the run's union, and with Verify runs the run's verify there and
@@ -221,6 +230,9 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	res := &UnionResult{RunID: req.Run, Head: built.Union.Head, Baseline: built.Rec.Baseline, Branch: built.Rec.Branch, Path: built.Rec.Path,
 		Integrated: built.Union.Integrated, Conflicted: built.Union.Conflicted, Missing: built.Missing, Changed: built.Changed, At: built.Union.At,
 		Verify: vr}
+	if built.Kept != "" {
+		res.Kept = &KeptView{Ref: built.Kept, Commit: built.KeptCommit}
+	}
 	if res.Conflicted == nil {
 		res.Conflicted = map[string][]string{}
 	}

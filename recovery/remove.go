@@ -103,6 +103,37 @@ type Removed struct {
 	Path     string
 	Risk     Risk
 	Snapshot *Result // nil when there was nothing to lose
+	// IgnoredDeleted are the ignored files and wholly ignored directories the removal
+	// deleted without their bytes in the snapshot (without --include-ignored, or past
+	// its cap), by name, count and size: ignored files may hold secrets, so they stay
+	// out of snapshots, which are pushed, and are named instead (SPEC §7).
+	IgnoredDeleted []IgnoredEntry
+}
+
+// IgnoredLeftOut names the ignored files and directories snapshot id of run left out
+// of its tree (those a reset or removal after it deletes).
+func IgnoredLeftOut(ctx context.Context, store *gitstate.Store, run, id string) ([]IgnoredEntry, error) {
+	e, err := Find(ctx, store, run+"/"+id)
+	if err != nil {
+		return nil, err
+	}
+	s, err := Open(ctx, store.Repo, e.Commit)
+	if err != nil {
+		return nil, err
+	}
+	return deletedIgnored(s.Manifest), nil
+}
+
+// deletedIgnored are the entries of m.Ignored whose files are not all in the
+// snapshot's tree.
+func deletedIgnored(m Manifest) []IgnoredEntry {
+	out := []IgnoredEntry{}
+	for _, e := range m.Ignored {
+		if e.Included < e.Files || e.Files == 0 {
+			out = append(out, e)
+		}
+	}
+	return out
 }
 
 // PreserveAndRemove removes the managed worktree of node in run, first taking a
@@ -156,6 +187,10 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	if err := removeAtomically(ctx, repo, rec.Path); err != nil {
 		return out, err
 	}
+	out.IgnoredDeleted = []IgnoredEntry{}
+	if out.Snapshot != nil {
+		out.IgnoredDeleted = deletedIgnored(out.Snapshot.Manifest)
+	}
 	if opt.KeepRecord {
 		return out, nil
 	}
@@ -174,6 +209,9 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 		}
 		r.State.Worktrees = kept
 		d := map[string]any{"node": node, "path": rec.Path, "reasons": risk.Reasons}
+		if len(out.IgnoredDeleted) > 0 {
+			d["ignored_deleted"] = out.IgnoredDeleted
+		}
 		if out.Snapshot != nil {
 			d["snapshot"] = out.Snapshot.Rec.ID
 		}

@@ -3,6 +3,7 @@ package recovery_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -312,5 +313,49 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	}
 	if _, err := os.Stat(wt); !os.IsNotExist(err) {
 		t.Fatalf("worktree not removed (%v)", err)
+	}
+}
+
+// Ignored files may hold secrets and snapshots are pushed: a removal keeps them out
+// of the snapshot (unless IncludeIgnored) and names each one it deletes, with its
+// size; with IncludeIgnored they are in the tree and nothing is named. Everything
+// that is not ignored is in the snapshot either way.
+func TestRemoveNamesTheIgnoredFilesItDeletes(t *testing.T) {
+	t.Parallel()
+	for _, include := range []bool{false, true} {
+		f := newFixture(t, 0)
+		wt := f.worktree("n")
+		write(t, filepath.Join(wt, "secret.log"), "token=hunter2\n")
+		write(t, filepath.Join(wt, "build", "out.bin"), "12345")
+		write(t, filepath.Join(wt, "build", "more.bin"), "123")
+		write(t, filepath.Join(wt, "work.txt"), "not ignored\n")
+		res, err := recovery.PreserveAndRemove(context.Background(), f.store, f.run, "n", recovery.Options{IncludeIgnored: include})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Snapshot == nil {
+			t.Fatal("no snapshot of a worktree with work and ignored files")
+		}
+		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Snapshot.Rec.Commit)
+		if !strings.Contains(tree, "work.txt\n") {
+			t.Fatalf("the snapshot lacks work.txt:\n%s", tree)
+		}
+		if got := strings.Contains(tree, "secret.log\n") && strings.Contains(tree, "build/out.bin\n"); got != include {
+			t.Fatalf("include %v: ignored files in the snapshot: %v\n%s", include, got, tree)
+		}
+		var named []string
+		for _, e := range res.IgnoredDeleted {
+			named = append(named, fmt.Sprintf("%s dir=%v files=%d size=%d", e.String(), e.Dir, e.Files, e.Size))
+		}
+		want := "build dir=true files=2 size=8,secret.log dir=false files=1 size=14"
+		if include {
+			want = ""
+		}
+		if got := strings.Join(named, ","); got != want {
+			t.Fatalf("include %v: deleted ignored %q, want %q", include, got, want)
+		}
+		if !include && !strings.Contains(string(lastEvent(t, f).Data), `"ignored_deleted"`) {
+			t.Fatalf("the worktree_removed event does not name the ignored files: %s", lastEvent(t, f).Data)
+		}
 	}
 }

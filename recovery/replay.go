@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -28,6 +29,8 @@ type RecoverRequest struct {
 	Worktree bool
 	// Apply puts the snapshot into that worktree: files as they were, index as it was.
 	Apply bool
+	// Force lets Options.PatchOut replace an existing file.
+	Force bool
 	Options
 }
 
@@ -77,22 +80,11 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			WithHint("`git atlas worktree list %s` shows its worktrees; without --node, recover takes the stage's own worktree, or your checkout if the stage ran there", run)
 	}
 	if req.PatchOut != "" {
-		if info, err := os.Stat(req.PatchOut); err == nil && !info.Mode().IsRegular() {
-			return nil, fault.Usage("--patch-out %s is not a regular file", req.PatchOut)
-		}
-		// Never into a working tree: the user's checkout (or a worktree) is not
-		// changed, not even by a file it was asked to write, which could be a tracked
-		// or edited file.
-		abs, err := filepath.Abs(req.PatchOut)
+		p, err := patchOut(ctx, store.Repo, req.PatchOut, req.Force)
 		if err != nil {
 			return nil, err
 		}
-		if wt, err := store.Repo.WorkingTreeOf(ctx, filepath.Dir(abs)); err != nil {
-			return nil, err
-		} else if wt != "" {
-			return nil, fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", req.PatchOut, wt).
-				WithHint("write it outside (e.g. --patch-out ../%s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Base(abs))
-		}
+		req.PatchOut, req.ReplacePatch = p, req.Force
 	}
 	base := r.Header.Baseline
 	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
@@ -142,6 +134,17 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	} else if t.Path != "" && !errors.Is(err, os.ErrNotExist) {
 		return nil, err
 	}
+	// What --apply writes is checked before the branch and worktree are made.
+	var applied *checkedSnap
+	if req.Apply && out.Snapshot != nil {
+		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
+		if err != nil {
+			return nil, err
+		}
+		if applied, err = checkSnap(ctx, repo, s); err != nil {
+			return nil, err
+		}
+	}
 
 	var wtPath string
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
@@ -189,30 +192,27 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		return out, fmt.Errorf("add replay worktree: %w", err)
 	}
 	wt := repo.Worktree(wtPath)
-	if req.Apply && out.Snapshot != nil {
-		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
-		if err != nil {
-			return out, err
-		}
-		if err := applyTo(ctx, wt, s); err != nil {
-			return out, fmt.Errorf("apply %s to %s: %w", s.Commit, wtPath, err)
+	if applied != nil {
+		if err := applyTo(ctx, wt, applied); err != nil {
+			return out, fmt.Errorf("apply %s to %s: %w", applied.Commit, wtPath, err)
 		}
 		out.Applied = true
 	}
 	return out, nil
 }
 
-// applyTo puts a snapshot into a fresh worktree git-atlas made: its files become the
-// snapshot's tree and its index the snapshot's index (with the conflict stages). A
-// direct tree checkout rather than `git apply`: no whitespace or context rules apply.
-func applyTo(ctx context.Context, wt *git.Worktree, s *Snap) error {
-	if err := wt.ResetTo(ctx, s.Tree); err != nil {
+// applyTo puts a checked snapshot into a fresh worktree git-atlas made: its files
+// become the snapshot's tree and its index the snapshot's index (with the conflict
+// stages). A direct tree checkout rather than `git apply`: no whitespace or context
+// rules apply.
+func applyTo(ctx context.Context, wt *git.Worktree, s *checkedSnap) error {
+	if err := wt.ResetTo(ctx, s.tree); err != nil {
 		return err
 	}
-	if err := wt.SetIndex(ctx, s.IndexTree, s.Unmerged); err != nil {
+	if err := wt.SetIndex(ctx, s.index, s.Unmerged); err != nil {
 		return err
 	}
-	if err := leaveSparse(wt.Path, s); err != nil {
+	if err := leaveSparse(wt.Path, s.Snap); err != nil {
 		return err
 	}
 	if err := wt.SkipWorktree(ctx, append(paths(s.Manifest.SkipWorktree), paths(s.Manifest.Sparse)...)); err != nil {
@@ -231,10 +231,22 @@ func paths(names []Name) []string {
 }
 
 // leaveSparse removes from dir the files of the snapshot's sparse entries (absent on
-// purpose when it was taken; the tree holds their index blob).
+// purpose when it was taken; the tree holds their index blob), each confined to dir
+// and removed itself, never through a link.
 func leaveSparse(dir string, s *Snap) error {
+	if len(s.Manifest.Sparse) == 0 {
+		return nil
+	}
+	root, err := confine.New(dir)
+	if err != nil {
+		return err
+	}
 	for _, n := range s.Manifest.Sparse {
-		if err := os.Remove(filepath.Join(dir, filepath.FromSlash(n.String()))); err != nil && !errors.Is(err, os.ErrNotExist) {
+		p, err := root.Leaf(n.String())
+		if err != nil {
+			return err
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return err
 		}
 	}
@@ -267,4 +279,51 @@ func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run,
 func exists(p string) bool {
 	_, err := os.Lstat(p)
 	return err == nil
+}
+
+// patchOut checks where --patch-out asks the patch to go (its directory resolved,
+// symbolic links included) and returns it clean: an absolute path, not a directory, never a symbolic link
+// (the patch would be written wherever it points), never inside a working tree of
+// the repository (the user's checkout or any worktree: not even a new file goes
+// there, as it could be a tracked or edited one) nor its git directory, and not over
+// an existing file unless force.
+func patchOut(ctx context.Context, repo *git.Repository, path string, force bool) (string, error) {
+	if !filepath.IsAbs(path) {
+		return "", fault.Usage("--patch-out %q is not an absolute path", path)
+	}
+	dir := confine.RealPath(filepath.Dir(path))
+	root, err := confine.New(dir)
+	if err != nil {
+		return "", err
+	}
+	p, err := root.Leaf(filepath.Base(path))
+	if err != nil {
+		return "", fault.Usage("--patch-out %s: %v", path, err)
+	}
+	if wt, err := repo.WorkingTreeOf(ctx, dir); err != nil {
+		return "", err
+	} else if wt != "" {
+		return "", fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", path, wt).
+			WithHint("write it outside (e.g. --patch-out %s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Join(filepath.Dir(wt), filepath.Base(p)))
+	}
+	for _, gd := range []string{repo.CommonDir, repo.GitDir} {
+		if gd != "" && confine.Within(p, confine.RealPath(gd)) {
+			return "", fault.Usage("--patch-out %s is inside the repository's git directory %s", path, gd).
+				WithHint("write it outside, or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/")
+		}
+	}
+	info, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		return filepath.Clean(path), nil
+	case err != nil:
+		return "", fault.Usage("--patch-out %s: %v", path, err)
+	case info.Mode()&os.ModeSymlink != 0:
+		return "", fault.Usage("--patch-out %s is a symbolic link: the patch is never written through one", path)
+	case !info.Mode().IsRegular():
+		return "", fault.Usage("--patch-out %s is not a regular file", path)
+	case !force:
+		return "", fault.Usage("--patch-out %s exists", path).WithHint("choose a new file, or pass --force to replace it")
+	}
+	return filepath.Clean(path), nil
 }

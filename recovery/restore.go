@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -256,63 +258,139 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 // snapshot's HEAD) whose index is the snapshot's index, unmerged stages included, and
 // whose files are the snapshot's tree: the staged/unstaged split as it was. Either
 // way the result is checked file by file against the snapshot.
+//
+// A snapshot may have been pulled (docs: "Shared data is hostile"): every tree and
+// path of it is checked (checkSnap) before anything is written, and every file is
+// written inside to, never through a link. to is an absolute path, resolved
+// (symbolic links included), and never inside a working tree of the repository (the
+// user's checkout or any worktree) nor its git directory: the same rule as recover's
+// --patch-out. A failed --worktree restore leaves nothing it made behind.
 func Restore(ctx context.Context, repo *git.Repository, commit, to string, asWorktree bool) (*Snap, error) {
 	s, err := Open(ctx, repo, commit)
 	if err != nil {
 		return nil, err
 	}
-	abs, err := filepath.Abs(to)
+	cs, err := checkSnap(ctx, repo, s)
 	if err != nil {
 		return nil, err
 	}
-	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
-		return nil, fault.Usage("%s exists and is not empty", abs).WithHint("restore into a new directory")
-	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return nil, fault.Usage("restore into %s: %v", abs, err)
-	}
-	if asWorktree {
-		if err := restoreWorktree(ctx, repo, s, abs); err != nil {
-			return nil, err
-		}
-	} else if err := restoreFiles(ctx, repo, s, abs); err != nil {
+	abs, err := restoreTarget(ctx, repo, to)
+	if err != nil {
 		return nil, err
 	}
 	v := &verifier{repo: repo, root: abs, restored: true, skipped: toSet(paths(s.Manifest.Sparse))}
+	check := func() error {
+		if _, err := v.check(ctx, s.Tree); err != nil {
+			return fmt.Errorf("restored %s does not match snapshot %s: %w", abs, commit, err)
+		}
+		return nil
+	}
 	if asWorktree {
 		v.wt = repo.Worktree(abs)
+		err = restoreWorktree(ctx, repo, cs, abs, check)
+	} else if err = restoreFiles(ctx, repo, cs, abs); err == nil {
+		err = check()
 	}
-	if _, err := v.check(ctx, s.Tree); err != nil {
-		return nil, fmt.Errorf("restored %s does not match snapshot %s: %w", abs, commit, err)
+	if err != nil {
+		return nil, err
 	}
 	return s, nil
 }
 
-func restoreFiles(ctx context.Context, repo *git.Repository, s *Snap, dir string) error {
+// restoreTarget resolves to and checks it may receive a restore: absolute (a relative
+// path means nothing to a server with no meaningful working directory), outside every
+// working tree of the repository and its git directory, and absent or an empty
+// directory.
+func restoreTarget(ctx context.Context, repo *git.Repository, to string) (string, error) {
+	if !filepath.IsAbs(to) {
+		return "", fault.Usage("restore into %q: not an absolute path", to).WithHint("give the directory as an absolute path")
+	}
+	abs := confine.RealPath(to)
+	if wt, err := repo.WorkingTreeOf(ctx, abs); err != nil {
+		return "", err
+	} else if wt != "" {
+		return "", fault.Usage("restore into %s: it is inside the working tree %s, and git-atlas never writes into a working tree", to, wt).
+			WithHint("restore into a new directory outside it (e.g. %s)", filepath.Join(filepath.Dir(wt), filepath.Base(wt)+"-restored"))
+	}
+	for _, dir := range []string{repo.CommonDir, repo.GitDir} {
+		if dir != "" && confine.Within(abs, confine.RealPath(dir)) {
+			return "", fault.Usage("restore into %s: it is inside the repository's git directory %s", to, dir).WithHint("restore into a new directory outside it")
+		}
+	}
+	if info, err := os.Lstat(abs); err == nil && !info.IsDir() {
+		return "", fault.Usage("restore into %s: it exists and is not a directory", to).WithHint("restore into a new directory")
+	}
+	if entries, err := os.ReadDir(abs); err == nil && len(entries) > 0 {
+		return "", fault.Usage("%s exists and is not empty", abs).WithHint("restore into a new directory")
+	} else if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return "", fault.Usage("restore into %s: %v", abs, err)
+	}
+	return abs, nil
+}
+
+func restoreFiles(ctx context.Context, repo *git.Repository, s *checkedSnap, dir string) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	root, err := confine.New(dir)
+	if err != nil {
 		return err
 	}
 	// The blobs hold the bytes that were on disk: written verbatim, no smudge filter
 	// or end-of-line conversion (a checkout would apply them a second time).
-	if err := repo.WriteTreeFiles(ctx, s.Tree, dir); err != nil {
+	if err := repo.WriteTreeFiles(ctx, s.tree, root); err != nil {
 		return fmt.Errorf("restore files into %s: %w", dir, err)
 	}
-	return leaveSparse(dir, s)
+	return leaveSparse(dir, s.Snap)
 }
 
-func restoreWorktree(ctx context.Context, repo *git.Repository, s *Snap, dir string) error {
+// restoreWorktree makes dir a linked worktree holding the snapshot, then runs check.
+// When any step fails, what it made is undone: the worktree's registration, its
+// files, the directories made for it; an empty directory that stood at dir is put
+// back.
+func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, dir string, check func() error) (err error) {
 	if s.Manifest.Head == "" {
 		return fault.Refused("snapshot %s was taken on an unborn branch: restore it as files (without --worktree)", s.Commit)
 	}
-	if err := os.MkdirAll(filepath.Dir(dir), 0o755); err != nil {
+	made, err := mkdirs(filepath.Dir(dir))
+	if err != nil {
 		return err
 	}
-	if err := os.Remove(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
-		return err // an empty directory: worktree add wants to make it
+	existed := false
+	if err := os.Remove(dir); err == nil {
+		existed = true // an empty directory: worktree add wants to make it
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return err
 	}
+	added := false
+	defer func() {
+		if err == nil {
+			return
+		}
+		if added {
+			// git's registration first (it deletes the files too), then whatever is
+			// left; never anything but dir, which this restore made.
+			if rerr := repo.RemoveWorktree(ctx, dir); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("clean up the worktree %s: %w", dir, rerr))
+			}
+			if rerr := removeTree(dir); rerr != nil {
+				err = errors.Join(err, fmt.Errorf("clean up %s: %w", dir, rerr))
+			}
+		}
+		if existed {
+			_ = os.Mkdir(dir, 0o755)
+		}
+		for i := len(made) - 1; i >= 0; i-- {
+			_ = os.Remove(made[i]) // only if still empty
+		}
+	}()
 	// No checkout: applyTo writes every file of the snapshot itself, verbatim.
 	if err := repo.AddWorktreeNoCheckout(ctx, dir, s.Manifest.Head); err != nil {
+		_, serr := os.Lstat(dir)
+		added = serr == nil
 		return fmt.Errorf("add worktree %s: %w", dir, err)
 	}
+	added = true
 	wt := repo.Worktree(dir)
 	if err := applyTo(ctx, wt, s); err != nil {
 		return fmt.Errorf("restore into %s: %w", dir, err)
@@ -322,5 +400,26 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *Snap, dir str
 			return err
 		}
 	}
-	return nil
+	return check()
+}
+
+// mkdirs makes dir and its missing parents, and returns those it made, outermost
+// first.
+func mkdirs(dir string) ([]string, error) {
+	var missing []string
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(d); err == nil || filepath.Dir(d) == d {
+			break
+		}
+		missing = append(missing, d)
+	}
+	slices.Reverse(missing)
+	var made []string
+	for _, d := range missing {
+		if err := os.Mkdir(d, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+			return made, err
+		}
+		made = append(made, d)
+	}
+	return made, nil
 }

@@ -35,7 +35,7 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 	}
 	var c *captured
 	for try := 0; try < 3; try++ {
-		c, err = captureDir(ctx, repo, t, base.Tree)
+		c, err = captureDir(ctx, repo, t, base.Tree, opt)
 		if !errors.Is(err, ErrChanged) {
 			break
 		}
@@ -47,14 +47,37 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 }
 
 // captureDir builds the tree of the files under t.Path from their bytes and checks it
-// against the directory.
-func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string) (*captured, error) {
+// against the directory. Ignored files (by the repository's rules, the baseline's
+// files tracked) are listed, not kept, unless opt.IncludeIgnored, as in any snapshot:
+// they may hold secrets, and snapshots are pushed; the directory stays where it is.
+func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string, opt Options) (*captured, error) {
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: t.Baseline, Baseline: t.Baseline, IndexTree: baseTree}
+	ignored, err := repo.IgnoredIn(ctx, t.Path, baseTree)
+	if err != nil {
+		return nil, fmt.Errorf("list ignored files: %w", err)
+	}
+	if opt.IgnoredCap <= 0 {
+		opt.IgnoredCap = DefaultIgnoredCap
+	}
+	var include []string
+	if m.Ignored, include, err = sizeIgnored(t.Path, ignored, opt); err != nil {
+		return nil, err
+	}
+	if opt.IncludeIgnored {
+		m.IgnoredCap = opt.IgnoredCap
+	} else {
+		include = nil
+	}
+	skip := &verifier{}
+	for _, e := range m.Ignored {
+		skip.addIgnored(e.String(), e.Dir)
+	}
+	included := toSet(include)
 	var out []git.IndexEntry
 	var files []*fileCheck
 	var modes []string
-	err := filepath.WalkDir(t.Path, func(abs string, d fs.DirEntry, err error) error {
+	err = filepath.WalkDir(t.Path, func(abs string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
@@ -67,6 +90,12 @@ func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree st
 				return filepath.SkipDir
 			}
 			return nil
+		}
+		if d.IsDir() && skip.ignoredDirs[rel] && !opt.IncludeIgnored {
+			return filepath.SkipDir // listed in the manifest, not kept
+		}
+		if !d.IsDir() && skip.ignored(rel) && !included[rel] {
+			return nil // listed in the manifest, not kept
 		}
 		switch {
 		case d.IsDir():
@@ -105,6 +134,9 @@ func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree st
 		return nil, err
 	}
 	v := &verifier{repo: repo, root: t.Path}
+	for _, e := range m.Ignored {
+		v.addIgnored(e.String(), e.Dir)
+	}
 	if _, err := v.check(ctx, m.Tree); err != nil {
 		return nil, err
 	}

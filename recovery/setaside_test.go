@@ -79,3 +79,40 @@ func TestSnapshotSetAside(t *testing.T) {
 		t.Fatalf("the same directory again: %+v, %v; want the same snapshot, reused", again, err)
 	}
 }
+
+// A set-aside directory's ignored files (the repository's rules: the fixture ignores
+// build/ and *.log) stay out of its snapshot, which may be pushed, and are listed in
+// its manifest; with IncludeIgnored they are kept. The directory keeps them either way.
+func TestSnapshotSetAsideLeavesIgnoredOut(t *testing.T) {
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	dir := filepath.Join(t.TempDir(), "code.atlas-broken-0001")
+	write(t, filepath.Join(dir, ".git"), "gitdir: /nowhere\n")
+	write(t, filepath.Join(dir, ".gitignore"), "build/\n*.log\n")
+	write(t, filepath.Join(dir, "work.txt"), "work\n")
+	write(t, filepath.Join(dir, "secret.log"), "token=hunter2\n")
+	write(t, filepath.Join(dir, "build", "out.bin"), "12345")
+	for _, include := range []bool{false, true} {
+		res, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: f.base}, recovery.Options{IncludeIgnored: include})
+		if err != nil {
+			t.Fatal(err)
+		}
+		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Rec.Commit)
+		if !strings.Contains(tree, "work.txt\n") {
+			t.Fatalf("the snapshot lacks work.txt:\n%s", tree)
+		}
+		if got := strings.Contains(tree, "secret.log\n") || strings.Contains(tree, "build/out.bin\n"); got != include {
+			t.Fatalf("include %v: ignored files in the snapshot: %v\n%s", include, got, tree)
+		}
+		var names []string
+		for _, e := range res.Manifest.Ignored {
+			names = append(names, e.String())
+		}
+		if got := strings.Join(names, ","); got != "build,secret.log" {
+			t.Fatalf("include %v: ignored listed %q", include, got)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "secret.log")); err != nil {
+		t.Fatalf("the directory lost its ignored file: %v", err)
+	}
+}

@@ -70,6 +70,9 @@ type Options struct {
 	// PatchOut is where the patch goes; "" means
 	// <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch.
 	PatchOut string
+	// ReplacePatch lets the patch replace a file at PatchOut (otherwise one that
+	// appears there, even while the patch is written, is never overwritten).
+	ReplacePatch bool
 	// Progress hears of a snapshot's steps: capture, commit and read back, patch,
 	// record (nil: nobody).
 	Progress progress.Reporter
@@ -247,7 +250,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	if patch == "" {
 		patch = repo.Layout().Patch(t.Run, id)
 	}
-	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == ""); err != nil {
+	if err := writePatch(ctx, repo, patch, t.Baseline, m.Tree, opt.PatchOut == "", opt.PatchOut == "" || opt.ReplacePatch); err != nil {
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
 	}
 	progress.Add(opt.Progress, 1)
@@ -693,8 +696,9 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 // checked-out file's conversion as a change (e.g. LF to CRLF); `git apply --index`
 // on the baseline still gives exactly the snapshot's tree. With keep, an
 // existing file is kept: at the default path, named by the snapshot id, its content is
-// a function of base and tree (a --patch-out file is always rewritten).
-func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep bool) error {
+// a function of base and tree (a --patch-out file is rewritten only with replace:
+// otherwise the file is linked into place, which fails if anything is there).
+func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep, replace bool) error {
 	if info, err := os.Stat(path); keep && err == nil && info.Mode().IsRegular() {
 		return nil
 	}
@@ -725,7 +729,14 @@ func writePatch(ctx context.Context, repo *git.Repository, path, base, tree stri
 	if err := f.Close(); err != nil {
 		return err
 	}
-	if err := os.Rename(f.Name(), path); err != nil {
+	if !replace {
+		if err := os.Link(f.Name(), path); err != nil {
+			if errors.Is(err, os.ErrExist) {
+				return fault.Usage("%s exists: the patch does not replace it", path).WithHint("choose a new file, or pass --force to replace it")
+			}
+			return err
+		}
+	} else if err := os.Rename(f.Name(), path); err != nil {
 		return err
 	}
 	if d, err := os.Open(dir); err == nil {
@@ -754,7 +765,8 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, err
 	}
 	if len(info.Parents) < 2 {
-		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents))
+		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
+			WithHint("a commit kept as it was (`union --force` keeps one so) comes back with `git branch <name> %s`", commit)
 	}
 	index, err := repo.Commit(ctx, info.Parents[len(info.Parents)-2])
 	if err != nil {
@@ -796,6 +808,9 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 	}
 	if s.Manifest.Tree != s.Tree || s.Manifest.IndexTree != s.IndexTree {
 		return nil, fmt.Errorf("snapshot %s: manifest disagrees with its commits", commit)
+	}
+	if err := checkManifest(commit, &s.Manifest); err != nil {
+		return nil, err
 	}
 	// ls-tree orders by path; the index orders each path's stages together.
 	sort.SliceStable(s.Unmerged, func(i, j int) bool {

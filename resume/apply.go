@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -32,6 +33,16 @@ type Ops struct {
 	// there; it returns the copy's path and how to remove it, or "" when there is no
 	// user's checkout (a bare repository).
 	CopyCheckout func(ctx context.Context, run string) (string, func(context.Context) error, error)
+	// IgnoredOf, when set, names the ignored files a snapshot left out (those a reset
+	// after it deletes: ignored files stay out of snapshots, which are pushed).
+	IgnoredOf func(ctx context.Context, run, snap string) ([]recovery.IgnoredEntry, error)
+}
+
+// IgnoredDeleted is an ignored file (or wholly ignored directory) of a node's
+// worktree that a resume's reset deleted without keeping its bytes.
+type IgnoredDeleted struct {
+	Node string `json:"node"`
+	recovery.IgnoredEntry
 }
 
 // Verify-failure choices (SPEC §6.6).
@@ -81,11 +92,14 @@ func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
 type Result struct {
 	*Plan
-	Resumed            bool                   `json:"resumed"`
-	ResetJobs          []string               `json:"reset_jobs"`
-	Snapshots          []string               `json:"snapshots"`
-	RecreatedWorktrees []string               `json:"recreated_worktrees"`
-	Verify             *gitstate.VerifyResult `json:"verify"`
+	Resumed            bool     `json:"resumed"`
+	ResetJobs          []string `json:"reset_jobs"`
+	Snapshots          []string `json:"snapshots"`
+	RecreatedWorktrees []string `json:"recreated_worktrees"`
+	// IgnoredDeleted are the ignored files the resets deleted, by node, name, count and
+	// size (their snapshots leave them out).
+	IgnoredDeleted []IgnoredDeleted       `json:"ignored_deleted"`
+	Verify         *gitstate.VerifyResult `json:"verify"`
 	// VerifyTimeout is the time limit the verify ran under (a Go duration).
 	VerifyTimeout   string `json:"verify_timeout,omitempty"`
 	VerifySkipped   string `json:"verify_skipped,omitempty"`
@@ -139,7 +153,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if err != nil {
 		return nil, err
 	}
-	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, JobVerifies: []JobVerified{}}
+	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, IgnoredDeleted: []IgnoredDeleted{}, JobVerifies: []JobVerified{}}
 	if plan.Live && !opt.Owns(r, now) && !opt.TakeOver {
 		return res, nil // never reset a run another live driver is working on
 	}
@@ -270,7 +284,7 @@ func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Re
 				res.Snapshots = append(res.Snapshots, snap)
 			}
 			res.RecreatedWorktrees = append(res.RecreatedWorktrees, node)
-			return nil
+			return noteIgnored(ctx, id, node, snap, opt, res)
 		}
 	}
 	snap, err := opt.Ops.Preserve(ctx, id, node, reason)
@@ -280,10 +294,29 @@ func resetOne(ctx context.Context, id, node, reason string, opt Options, res *Re
 	if snap != "" {
 		res.Snapshots = append(res.Snapshots, snap)
 	}
+	if err := noteIgnored(ctx, id, node, snap, opt, res); err != nil {
+		return err
+	}
 	if _, err := opt.Ops.Recreate(ctx, id, node); err != nil {
 		return fmt.Errorf("recreate worktree %s: %w", node, err)
 	}
 	res.RecreatedWorktrees = append(res.RecreatedWorktrees, node)
+	return nil
+}
+
+// noteIgnored adds to res the ignored files of node's worktree that snap left out:
+// the reset that followed it deleted them.
+func noteIgnored(ctx context.Context, id, node, snap string, opt Options, res *Result) error {
+	if snap == "" || opt.Ops.IgnoredOf == nil {
+		return nil
+	}
+	list, err := opt.Ops.IgnoredOf(ctx, id, snap)
+	if err != nil {
+		return fmt.Errorf("worktree %s: read snapshot %s: %w", node, snap, err)
+	}
+	for _, e := range list {
+		res.IgnoredDeleted = append(res.IgnoredDeleted, IgnoredDeleted{Node: node, IgnoredEntry: e})
+	}
 	return nil
 }
 

@@ -35,6 +35,9 @@ func DefaultOps(store *gitstate.Store, checkout string) Ops {
 			}
 			return cp.Path, cp.Remove, nil
 		},
+		IgnoredOf: func(ctx context.Context, run, snap string) ([]recovery.IgnoredEntry, error) {
+			return recovery.IgnoredLeftOut(ctx, store, run, snap)
+		},
 		Replay: func(ctx context.Context, run, stage string) (string, error) {
 			rec, err := recovery.Recover(ctx, store, run, recovery.RecoverRequest{Stage: stage, CheckoutPath: checkout, Options: recovery.Options{Reason: "resume: verify failed"}})
 			if err != nil {

@@ -23,7 +23,8 @@ type UnionOptions struct {
 	// worktrees, stages first in pipeline order.
 	Nodes []string
 	// Force moves the union branch even when its tip is not a union git-atlas built
-	// (someone committed on it); the old tip stays in the branch's reflog.
+	// (someone committed on it); that tip is kept first under a recovery ref
+	// (UnionResult.Kept), in the transaction that moves the branch.
 	Force bool
 	// Progress hears of each node merged (nil: nobody).
 	Progress progress.Reporter
@@ -38,6 +39,9 @@ type UnionResult struct {
 	Missing []string
 	// Changed: a new union was recorded; false when it was already up to date.
 	Changed bool
+	// Kept is the ref that keeps the union branch's old tip (KeptCommit), a commit
+	// git-atlas did not build, when Force moved the branch away from it ("" otherwise).
+	Kept, KeptCommit string
 }
 
 // union commits are made by git-atlas itself, dated from their parents, so that the
@@ -306,6 +310,9 @@ type unionPlace struct {
 	list []git.WorktreeInfo
 	// ref is the union branch's full name, oldTip its tip now ("": no branch).
 	ref, oldTip string
+	// keep: oldTip is a commit git-atlas did not build, moved away from with force;
+	// it is kept under KeptRef before the branch moves.
+	keep bool
 	// taken: something is at rec.Path (a worktree or not).
 	taken bool
 }
@@ -345,9 +352,12 @@ func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, hea
 // checked out in another worktree.
 func (p *unionPlace) checkBranch(built string, force bool) error {
 	head := p.rec.Head
-	if p.oldTip != "" && p.oldTip != head && p.oldTip != built && !force {
-		return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
-			WithHint("keep that work on another branch (`git branch <name> %s`), then run again with --force", p.oldTip)
+	if p.oldTip != "" && p.oldTip != head && p.oldTip != built {
+		if !force {
+			return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
+				WithHint("keep that work on another branch (`git branch <name> %s`), or run again with --force: the commit is then kept under %s", p.oldTip, KeptRef(p.run, p.oldTip))
+		}
+		p.keep = true
 	}
 	if p.oldTip != head {
 		if other := checkedOutElsewhere(p.list, p.ref, p.rec.Path); other != "" {
@@ -442,6 +452,25 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 			r.State.Worktrees = append(r.State.Worktrees, rec)
 		}
 		var refs []git.RefUpdate
+		var kept map[string]string
+		if p.keep {
+			// The commit someone made on the union branch is kept before the branch
+			// leaves it, in the same transaction: nothing is lost, not even to gc.
+			k := KeptRef(p.run, p.oldTip)
+			cur, err := repo.ReadRef(ctx, k)
+			if err != nil {
+				return nil, err
+			}
+			switch cur {
+			case p.oldTip: // kept by an earlier run of this command
+			case "":
+				refs = append(refs, git.RefUpdate{Name: k, New: p.oldTip, Old: git.ZeroID})
+			default:
+				return nil, fault.Conflict("%s holds %s, not the union branch's tip %s", k, cur, p.oldTip).WithHint("keep %s yourself (`git branch <name> %s`)", p.oldTip, p.oldTip)
+			}
+			res.Kept, res.KeptCommit = k, p.oldTip
+			kept = map[string]string{"ref": k, "commit": p.oldTip}
+		}
 		if p.oldTip != head {
 			old := p.oldTip
 			if old == "" {
@@ -453,10 +482,20 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if conflicted == nil {
 			conflicted = map[string][]string{}
 		}
-		data, _ := json.Marshal(map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path})
+		d := map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path}
+		if kept != nil {
+			d["kept"] = kept
+		}
+		data, _ := json.Marshal(d)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
 	})
 	return err
+}
+
+// KeptRef is the recovery ref that keeps commit, a tip of run's union branch that
+// git-atlas did not build, when `union --force` moves the branch away from it.
+func KeptRef(run, commit string) string {
+	return gitstate.RecoveryPrefix + run + "/union-kept-" + commit[:min(12, len(commit))]
 }
 
 // finish does the steps that come after the record: a missing worktree is made

@@ -334,3 +334,60 @@ func TestConcurrentAddsMakeOneWorktree(t *testing.T) {
 		t.Errorf("after the race, Add is a no-op: %+v, %v", res, err)
 	}
 }
+
+// union --force never drops a person's commit on the union branch: before the
+// branch moves away from a tip git-atlas did not build, that tip is kept under a
+// recovery ref, in the same transaction, and the result and the event name it.
+func TestUnionForceKeepsTheCommitItMovesAwayFrom(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, gitstate.KindSingle)
+	f.node("a", "a.txt")
+	first, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.write(first.Rec.Path, "mine.txt", "a person's work\n")
+	f.git(first.Rec.Path, "add", "mine.txt")
+	f.git(first.Rec.Path, "commit", "-q", "-m", "mine")
+	mine := strings.TrimSpace(f.git(f.dir, "rev-parse", "refs/heads/atlas/r1/union"))
+	f.node("b", "b.txt")
+	if _, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), mine) {
+		t.Fatalf("union over a person's commit: %v, want a refusal naming it", err)
+	}
+	forced, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{Force: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ref := KeptRef("r1", mine)
+	if forced.Kept != ref || forced.KeptCommit != mine {
+		t.Fatalf("union --force kept %q %q, want %s at %s", forced.Kept, forced.KeptCommit, ref, mine)
+	}
+	// Built over git-atlas's own union: nothing to keep.
+	if again, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{Force: true}); err != nil || again.Kept != "" {
+		t.Fatalf("a rebuild over git-atlas's own union: %+v, %v", again, err)
+	}
+	if got := strings.TrimSpace(f.git(f.dir, "rev-parse", ref)); got != mine {
+		t.Fatalf("%s = %s, want the person's commit %s", ref, got, mine)
+	}
+	if got := strings.TrimSpace(f.git(f.dir, "rev-parse", "refs/heads/atlas/r1/union")); got == mine {
+		t.Fatal("the union branch did not move")
+	}
+	var found bool
+	for _, e := range f.events() {
+		if e.Type == gitstate.EventUnionBuilt && strings.Contains(string(e.Data), `"kept":{"commit":"`+mine+`","ref":"`+ref+`"}`) {
+			found = true
+		}
+	}
+	if !found {
+		t.Fatal("no union_built event names the kept commit")
+	}
+}
+
+func (f *fixture) events() []gitstate.Event {
+	f.t.Helper()
+	log, err := f.store.Log(f.ctx, "r1")
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return log
+}

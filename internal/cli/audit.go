@@ -101,6 +101,7 @@ func (c *GcCmd) Run(env *Env) error {
 				line += ": " + a.Skipped
 			}
 			fmt.Fprintln(w, line)
+			printIgnoredDeleted(w, a.IgnoredDeleted)
 		}
 		if !res.Applied {
 			fmt.Fprintln(w, "(a plan: nothing was changed; run with --apply to do it)")

@@ -76,7 +76,24 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "snapshot %s (%s)\n  ref   %s\n  patch %s\n", res.Snapshot.ID, strings.Join(res.Reasons, ", "), res.Snapshot.Ref, res.Snapshot.Patch)
 		}
 		fmt.Fprintf(w, "removed %s\n", res.Path)
+		printIgnoredDeleted(w, res.IgnoredDeleted)
 	})
+}
+
+// printIgnoredDeleted names the ignored files a removal deleted without keeping
+// their bytes (they stay out of snapshots, which are pushed).
+func printIgnoredDeleted(w io.Writer, list []recovery.IgnoredEntry) {
+	if len(list) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "deleted ignored files, not in the snapshot (--include-ignored keeps them):\n")
+	for _, e := range list {
+		name := displayPath(e.String())
+		if e.Dir {
+			name += "/"
+		}
+		fmt.Fprintf(w, "  %s  %d file(s), %d bytes\n", name, e.Files, e.Size)
+	}
 }
 
 // RecoverCmd is `git atlas recover RUN --stage S`.
@@ -86,7 +103,8 @@ type RecoverCmd struct {
 	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
 	Worktree bool   `help:"Make a managed worktree on the replay branch."`
 	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
-	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree, not through a symbolic link) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
+	Force    bool   `help:"Let --patch-out replace an existing file."`
 	SnapshotFlags
 	DriverFlags
 }
@@ -102,7 +120,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Recover(env.Ctx, ops.RecoverRequest{Run: c.RunID, Stage: c.Stage, Node: c.Node, Worktree: c.Worktree, Apply: c.Apply,
-		PatchOut: c.PatchOut, Snapshot: opt, Driver: c.DriverFlags.ops()})
+		PatchOut: c.PatchOut, Force: c.Force, Snapshot: opt, Driver: c.DriverFlags.ops()})
 	if err != nil {
 		return err
 	}

@@ -343,6 +343,13 @@ func printResult(w io.Writer, r *resume.Result) {
 	if len(r.RecreatedWorktrees) > 0 {
 		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
 	}
+	for _, e := range r.IgnoredDeleted {
+		name := displayPath(e.String())
+		if e.Dir {
+			name += "/"
+		}
+		fmt.Fprintf(w, "deleted ignored   %s: %s, %d file(s), %d bytes (not in the snapshot)\n", e.Node, name, e.Files, e.Size)
+	}
 	for _, p := range r.SetAside {
 		fmt.Fprintf(w, "set aside         %s (a checkout git could not read, kept whole: look inside, then delete it)\n", p)
 	}

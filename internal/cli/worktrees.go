@@ -111,7 +111,7 @@ func worktreeState(it ops.WorktreeItem) string {
 type UnionCmd struct {
 	RunID string   `arg:"" name:"run" help:"The run."`
 	Nodes []string `help:"Integrate these nodes, in this order (repeatable, or comma-separated; default: the run's done nodes, in dependency order)." placeholder:"a,b"`
-	Force bool     `help:"Move the union branch even if someone committed on it (its old tip stays in the branch's reflog)."`
+	Force bool     `help:"Move the union branch even if someone committed on it (its old tip is kept under refs/atlas/recovery/<run>/union-kept-<commit>)."`
 	// Verify runs the run's --verify in the union worktree and records the result.
 	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
 	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of --verify." placeholder:"DUR"`
@@ -133,6 +133,9 @@ func (c *UnionCmd) Run(env *Env) error {
 		state := "built"
 		if !v.Changed {
 			state = "up to date"
+		}
+		if v.Kept != nil {
+			fmt.Fprintf(w, "kept %s, the commit the union branch held, under %s\n", short(v.Kept.Commit), v.Kept.Ref)
 		}
 		fmt.Fprintf(w, "union of run %s %s at %s on %s\n", c.RunID, state, short(v.Head), v.Branch)
 		fmt.Fprintf(w, "  integrated  %s\n", dash(strings.Join(v.Integrated, ", ")))

@@ -85,6 +85,30 @@ func (r Root) Join(rel string) (string, error) {
 	return r.Below(filepath.Join(r.dir, filepath.FromSlash(rel)))
 }
 
+// Leaf is Join for a path whose last component is to be written, replaced or
+// removed itself: every component is checked with EntryName, the directories above
+// it must resolve to exactly themselves under the root (no symbolic link among them, so
+// nothing is written through a link planted earlier), and the last component is not
+// resolved (a link there is the thing acted on, never followed).
+func (r Root) Leaf(rel string) (string, error) {
+	if r.dir == "" {
+		return "", refuse("no root to confine %q to", rel)
+	}
+	if rel == "" || strings.HasPrefix(rel, "/") {
+		return "", refuse("%q is not a relative path", rel)
+	}
+	for _, c := range strings.Split(rel, "/") {
+		if err := EntryName(c); err != nil {
+			return "", err
+		}
+	}
+	p := filepath.Join(r.dir, filepath.FromSlash(rel))
+	if parent := filepath.Dir(p); RealPath(parent) != parent {
+		return "", refuse("%s goes through a symbolic link (%s resolves to %s)", p, parent, RealPath(parent))
+	}
+	return p, nil
+}
+
 // Name checks one path component that comes from data: not empty, not "." or "..",
 // no slash, backslash or NUL, and not ".git" in any case (a component git itself
 // refuses to check out).
@@ -96,6 +120,20 @@ func Name(name string) error {
 		return refuse("the name %q holds a slash, backslash or NUL", name)
 	case strings.EqualFold(name, ".git"):
 		return refuse("the name %q is git's own", name)
+	}
+	return nil
+}
+
+// EntryName is Name for one entry of a git tree (a snapshot's file, directory or
+// link): the same rules, except that a backslash is an ordinary character where it
+// is not a path separator (git keeps such files on Linux and macOS, and refuses them
+// only on Windows).
+func EntryName(name string) error {
+	if os.PathSeparator == '\\' || strings.EqualFold(name, ".git") || name == "" || name == "." || name == ".." {
+		return Name(name)
+	}
+	if strings.ContainsAny(name, "/\x00") {
+		return refuse("the name %q holds a slash or NUL", name)
 	}
 	return nil
 }

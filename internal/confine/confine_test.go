@@ -82,3 +82,51 @@ func TestNoSymlink(t *testing.T) {
 		t.Errorf("NoSymlink(missing) = %v", err)
 	}
 }
+
+// EntryName is Name for a git tree's entry: a backslash is an ordinary character
+// where it is not a separator, everything else Name refuses is refused.
+func TestEntryName(t *testing.T) {
+	for _, bad := range []string{"", ".", "..", ".git", ".GIT", "a/b", "a\x00b"} {
+		if err := EntryName(bad); !errors.Is(err, ErrOutside) {
+			t.Errorf("EntryName(%q) = %v, want a refusal", bad, err)
+		}
+	}
+	for _, good := range []string{"a.txt", ".gitignore", "..a", "git", `quote"and*[x]`} {
+		if err := EntryName(good); err != nil {
+			t.Errorf("EntryName(%q) = %v", good, err)
+		}
+	}
+	if err := EntryName(`back\slash`); (err == nil) != (os.PathSeparator != '\\') {
+		t.Errorf(`EntryName("back\slash") = %v`, err)
+	}
+}
+
+// Leaf refuses a path whose directories go through a symbolic link, and does not
+// resolve its last component (a link there is what is acted on).
+func TestLeaf(t *testing.T) {
+	dir := t.TempDir()
+	outside := t.TempDir()
+	if err := os.Mkdir(filepath.Join(dir, "d"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(outside, filepath.Join(dir, "out")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("d", filepath.Join(dir, "in")); err != nil {
+		t.Fatal(err)
+	}
+	r, err := New(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, bad := range []string{"out/x", "in/x", "../x", "d/../../x", "/abs", "", "d/.git/config"} {
+		if p, err := r.Leaf(bad); !errors.Is(err, ErrOutside) {
+			t.Errorf("Leaf(%q) = %q, %v; want a refusal", bad, p, err)
+		}
+	}
+	for rel, want := range map[string]string{"x": "x", "d/x": "d/x", "out": "out", "new/deeper/x": "new/deeper/x"} {
+		if p, err := r.Leaf(rel); err != nil || p != filepath.Join(r.Dir(), want) {
+			t.Errorf("Leaf(%q) = %q, %v", rel, p, err)
+		}
+	}
+}

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
 // This file holds the plumbing of recovery snapshots (GIT-NOTES "snapshot + patch"):
@@ -330,6 +332,29 @@ func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
 	return nulSplit(out), nil
 }
 
+// IgnoredIn lists the ignored files under dir, a directory git cannot read as a
+// checkout (a set-aside one): the repository's ignore rules (dir's own .gitignore
+// files, info/exclude, core.excludesFile) applied as if dir were a checkout whose
+// index is tracked (a tree: tracked files are never ignored), a wholly ignored
+// directory as one entry ending in "/". dir's own .git is not read.
+func (r *Repository) IgnoredIn(ctx context.Context, dir, tracked string) ([]string, error) {
+	t, err := r.NewTempIndex()
+	if err != nil {
+		return nil, err
+	}
+	defer t.Close()
+	if err := t.ReadTree(ctx, tracked); err != nil {
+		return nil, err
+	}
+	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir,
+		"ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory"},
+		env: []string{"GIT_INDEX_FILE=" + t.Path}}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return nulSplit(out), nil
+}
+
 // HasIgnored reports whether the worktree holds any ignored file. ls-files never
 // writes the index, so the worktree's own index is only read.
 func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
@@ -548,19 +573,26 @@ func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
 // the index tracked are removed; untracked files are left alone), then writes the
 // blobs' bytes verbatim over the files: a snapshot's blobs are the bytes that were on
 // disk, and checkout would smudge them again. No filter of the user runs. Only for
-// worktrees git-atlas made for this purpose: it rewrites their index and files.
-func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
-	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree)
+// worktrees git-atlas made for this purpose: it rewrites their index and files. The
+// tree is a checked one (CheckTree): no entry of it can leave the worktree.
+func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
+	root, err := confine.New(w.Path)
+	if err != nil {
+		return err
+	}
+	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree.ID)
 	if _, err := w.git(ctx, nil, nil, args...); err != nil {
 		return err
 	}
-	return w.Repo.WriteTreeFiles(ctx, tree, w.Path)
+	return w.Repo.WriteTreeFiles(ctx, tree, root)
 }
 
 // SetIndex replaces the worktree's index by tree plus extra entries (unmerged
 // stages), leaving the files alone, then refreshes the stat data so status is fast.
-func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", tree); err != nil {
+// The tree is a checked one (CheckTree); the extra entries' paths are the caller's
+// to check.
+func (w *Worktree) SetIndex(ctx context.Context, tree *CheckedTree, extra []IndexEntry) error {
+	if _, err := w.git(ctx, nil, nil, "read-tree", tree.ID); err != nil {
 		return err
 	}
 	if len(extra) > 0 {

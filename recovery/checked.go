@@ -1,0 +1,131 @@
+package recovery
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// A snapshot is data: one pulled from a shared remote was written by whoever could
+// push there (docs: "Shared data is hostile"). Nothing of it reaches the disk or git
+// before it is checked here, entry by entry: checkManifest (in Open) for what the
+// manifest names, checkSnap for the trees a restore or a replay writes.
+
+// checkedSnap is a snapshot whose trees and paths were all checked: the only form of
+// a snapshot restoreFiles, restoreWorktree and applyTo take.
+type checkedSnap struct {
+	*Snap
+	tree  *git.CheckedTree // the files
+	index *git.CheckedTree // the index, without its unmerged paths
+}
+
+// checkSnap reads back and checks every tree a restore of s writes (its files, its
+// index and its meta tree, whose conflicts/ entries become index entries). A bad
+// entry is a refusal (exit 5) that names it; nothing has been written.
+func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap, error) {
+	cs := &checkedSnap{Snap: s}
+	for _, t := range []struct {
+		what string
+		id   string
+		dst  **git.CheckedTree
+	}{{"files", s.Tree, &cs.tree}, {"index", s.IndexTree, &cs.index}, {"manifest", s.MetaTree, nil}} {
+		if t.id == "" && t.dst == nil {
+			continue // a capture not yet committed (CopyCheckout) has no meta tree
+		}
+		ct, cerr := repo.CheckTree(ctx, t.id)
+		if errors.Is(cerr, git.ErrBadTree) {
+			return nil, refuseSnap(s.Commit, t.what, cerr)
+		} else if cerr != nil {
+			return nil, fmt.Errorf("snapshot %s: read its %s: %w", s.Commit, t.what, cerr)
+		}
+		if t.dst != nil {
+			*t.dst = ct
+		}
+	}
+	for _, e := range s.Unmerged {
+		if err := checkRel(e.Path); err != nil {
+			return nil, refuseSnap(s.Commit, "conflict", err)
+		}
+	}
+	return cs, nil
+}
+
+// checkManifest checks what a manifest names before anyone acts on it: the pending
+// operation's refs are MERGE_HEAD, CHERRY_PICK_HEAD or REVERT_HEAD at an object id
+// (a hand-written "refs/heads/main" would move a branch), HEAD is an object id, and
+// every path a restore touches (sparse files it removes, index entries it marks) is
+// a relative path of names confine.Name accepts.
+func checkManifest(commit string, m *Manifest) error {
+	for name, id := range m.Pending {
+		if !slices.Contains(pendingRefs, name) {
+			return refuseSnap(commit, "manifest", fmt.Errorf("it names the pseudo ref %q, not one of %s", name, strings.Join(pendingRefs, ", ")))
+		}
+		if !objectID(id) {
+			return refuseSnap(commit, "manifest", fmt.Errorf("%s is %q, not an object id", name, id))
+		}
+	}
+	if m.Head != "" && !objectID(m.Head) {
+		return refuseSnap(commit, "manifest", fmt.Errorf("its HEAD is %q, not an object id", m.Head))
+	}
+	for _, list := range [][]Name{m.Unmerged, m.AssumeUnchanged, m.SkipWorktree, m.Sparse, m.Embedded} {
+		for _, n := range list {
+			if err := checkRel(n.String()); err != nil {
+				return refuseSnap(commit, "manifest", err)
+			}
+		}
+	}
+	for _, e := range m.Ignored {
+		if err := checkRel(e.String()); err != nil {
+			return refuseSnap(commit, "manifest", err)
+		}
+	}
+	return nil
+}
+
+// checkRel checks a slash-separated path a snapshot names: relative, each component
+// a name confine.Name accepts.
+func checkRel(p string) error {
+	if p == "" || strings.HasPrefix(p, "/") {
+		return fmt.Errorf("the path %q is not relative", p)
+	}
+	for _, c := range strings.Split(p, "/") {
+		if err := confine.EntryName(c); err != nil {
+			return fmt.Errorf("the path %q: %w", p, err)
+		}
+	}
+	return nil
+}
+
+// objectID reports whether s is a full hex object id (sha1 or sha256).
+func objectID(s string) bool {
+	if len(s) != 40 && len(s) != 64 {
+		return false
+	}
+	for _, c := range s {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrBadSnapshot is the cause of every refusal of a snapshot's content.
+var ErrBadSnapshot = errors.New("a snapshot holds what no restore may write")
+
+// refuseSnap is the refusal of a snapshot's content (err says what is wrong, part
+// where: files, index, manifest, conflict).
+func refuseSnap(commit, part string, err error) error {
+	msg := err.Error()
+	var fe *fault.Error
+	if errors.As(err, &fe) {
+		msg = fe.Msg
+	}
+	return &fault.Error{Kind: fault.ErrRefused, Err: ErrBadSnapshot,
+		Msg: fmt.Sprintf("snapshot %s is refused: %s (its %s); nothing was written", commit, msg, part)}
+}
