@@ -123,13 +123,14 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			ctx := context.Background()
 			repo := newRepo(t, kind)
-			base, _ := repo.ResolveCommit(ctx, "HEAD")
+			baseID, _ := repo.ResolveCommit(ctx, git.HeadRev())
+			base := baseID.String()
 			blob := func(s string) string {
 				id, err := repo.WriteBlob(ctx, []byte(s+"\n"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				return id
+				return id.String()
 			}
 			runBlob := blob(strings.Replace(futureRun, "BASE", base, 1))
 			tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: runBlob}, {Name: "state.json", Blob: blob(futureState)}, {Name: "event.json", Blob: blob(futureEvent)}})
@@ -140,7 +141,7 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := repo.UpdateRefs(ctx, "", git.RefUpdate{Name: RunRef("r"), New: c, Old: git.ZeroID}); err != nil {
+			if err := repo.UpdateRefs(ctx, "", git.RefUpdate{Name: RunRef("r"), New: c.String(), Old: git.ZeroID}); err != nil {
 				t.Fatal(err)
 			}
 			s := New(repo)
@@ -152,7 +153,7 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			blobs, err := repo.BlobsAt(ctx, []string{r.Tip + ":run.json", r.Tip + ":state.json", c + ":event.json"})
+			blobs, err := repo.BlobsAt(ctx, []git.BlobSpec{at(t, r.Tip, "run.json"), at(t, r.Tip, "state.json"), {Commit: c, Path: "event.json"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -322,11 +322,13 @@ func (s *Store) readDocuments(ctx context.Context, entries []Entry, refs []git.R
 	if len(which) == 0 {
 		return nil, nil
 	}
-	specs := make([]string, 0, len(which)*len(paths))
+	specs := make([]git.BlobSpec, 0, len(which)*len(paths))
 	for _, k := range which {
-		for _, p := range paths {
-			specs = append(specs, refs[k].ID+":"+p)
+		more, err := blobSpecs(refs[k].ID, paths...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", refs[k].Name, err)
 		}
+		specs = append(specs, more...)
 	}
 	blobs, err := s.Repo.BlobsAt(ctx, specs)
 	if err != nil {

@@ -20,7 +20,8 @@ import (
 func summaryRuns(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	base, err := s.Repo.ResolveCommit(ctx, "HEAD")
+	baseID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
+	base := baseID.String()
 	if err != nil {
 		t.Fatal(err)
 	}

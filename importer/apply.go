@@ -101,7 +101,12 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 	}
 	var pins []git.RefUpdate
 	if b := p.Header.Baseline; b != "" {
-		if t, err := repo.ObjectType(ctx, b); err == nil && t == "commit" {
+		id, err := git.ParseOID(b)
+		if err != nil {
+			res.Outcome, res.Reason = Refused, "baseline: "+err.Error()
+			return res
+		}
+		if t, err := repo.ObjectType(ctx, id); err == nil && t == "commit" {
 			pins = append(pins, baseline.Pin(p.RunID, "baseline", b))
 		} else {
 			res.BaselineMissing = true

@@ -206,10 +206,14 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 // snapshot's tree and its index the snapshot's index (with the conflict stages). A
 // direct tree checkout rather than `git apply`: no whitespace or context rules apply.
 func applyTo(ctx context.Context, wt *git.Worktree, s *Snap) error {
-	if err := wt.ResetTo(ctx, s.Tree); err != nil {
+	trees, err := oids(s.Tree, s.IndexTree)
+	if err != nil {
 		return err
 	}
-	if err := wt.SetIndex(ctx, s.IndexTree, s.Unmerged); err != nil {
+	if err := wt.ResetTo(ctx, trees[0]); err != nil {
+		return err
+	}
+	if err := wt.SetIndex(ctx, trees[1], s.Unmerged); err != nil {
 		return err
 	}
 	if err := leaveSparse(wt.Path, s); err != nil {

@@ -29,7 +29,11 @@ const SourceSetAside = "set-aside"
 func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
 	repo := store.Repo
 	t.Source = SourceSetAside
-	base, err := repo.Commit(ctx, t.Baseline)
+	baseID, err := git.ParseOID(t.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: baseline: %w", t.Path, err)
+	}
+	base, err := repo.Commit(ctx, baseID)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: baseline %s: %w", t.Path, t.Baseline, err)
 	}

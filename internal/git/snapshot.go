@@ -199,17 +199,17 @@ func (t *TempIndex) AddForce(ctx context.Context, paths []string) error {
 }
 
 // WriteTree writes the temporary index as a tree.
-func (t *TempIndex) WriteTree(ctx context.Context) (string, error) {
+func (t *TempIndex) WriteTree(ctx context.Context) (OID, error) {
 	out, err := t.git(ctx, nil, nil, "write-tree")
 	if err != nil {
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }
 
 // ReadTree replaces the temporary index's content with tree.
-func (t *TempIndex) ReadTree(ctx context.Context, tree string) error {
-	_, err := t.git(ctx, nil, nil, "read-tree", tree)
+func (t *TempIndex) ReadTree(ctx context.Context, tree OID) error {
+	_, err := t.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.hex)
 	return err
 }
 
@@ -376,8 +376,8 @@ type TreeItem struct {
 }
 
 // LsTree lists every file of tree, recursively, reading it back from the object store.
-func (r *Repository) LsTree(ctx context.Context, tree string) ([]TreeItem, error) {
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
+func (r *Repository) LsTree(ctx context.Context, tree OID) ([]TreeItem, error) {
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.hex)
 	if err != nil {
 		return nil, err
 	}
@@ -411,8 +411,8 @@ type NameStatus struct {
 }
 
 // DiffNames lists the paths that differ between tree-ishes a and b.
-func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, error) {
-	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", a, b)
+func (r *Repository) DiffNames(ctx context.Context, a, b OID) ([]NameStatus, error) {
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", "--end-of-options", a.hex, b.hex, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -425,23 +425,26 @@ func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, 
 }
 
 // EmptyTree is the id of the empty tree in the repository's hash algorithm.
-func (r *Repository) EmptyTree(ctx context.Context) (string, error) {
+func (r *Repository) EmptyTree(ctx context.Context) (OID, error) {
 	out, err := r.gitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")
 	if err != nil {
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }
 
 // MissingObjects returns the ids among ids that are not in the object store, asking
 // one `cat-file --batch-check` for all of them.
-func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string, error) {
+func (r *Repository) MissingObjects(ctx context.Context, ids []OID) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var in bytes.Buffer
 	for _, id := range ids {
-		in.WriteString(id)
+		if id.IsZero() {
+			return nil, errors.New("missing objects: an empty object id")
+		}
+		in.WriteString(id.hex)
 		in.WriteByte('\n')
 	}
 	// --buffer: one write of the whole answer, not a flush per object (20,000 ids took
@@ -459,9 +462,9 @@ func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string
 	return missing, nil
 }
 
-// RefsContaining returns up to limit refs (under refs/) whose history contains sha.
-func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) ([]string, error) {
-	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains", sha)
+// RefsContaining returns up to limit refs (under refs/) whose history contains commit.
+func (r *Repository) RefsContaining(ctx context.Context, commit OID, limit int) ([]string, error) {
+	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains="+commit.hex)
 	if err != nil {
 		return nil, err
 	}
@@ -477,8 +480,11 @@ var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankE
 
 // WritePatch streams the binary patch from tree-ish base to tree into w, without
 // holding it in memory (a 50 MB binary makes a 70 MB patch).
-func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree string) error {
-	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), base, tree)...)
+func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree OID) error {
+	if base.IsZero() || tree.IsZero() {
+		return errors.New("write patch: an empty object id")
+	}
+	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), "--end-of-options", base.hex, tree.hex, "--")...)
 	var stderr bytes.Buffer
 	bw := bufio.NewWriterSize(w, 256<<10)
 	x.Stdout, x.Stderr = bw, &stderr
@@ -539,8 +545,8 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 }
 
 // SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.
-func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", name, id)
+func (w *Worktree) SetPseudoRef(ctx context.Context, name string, id OID) error {
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "--end-of-options", name, id.hex)
 	return err
 }
 
@@ -549,8 +555,8 @@ func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
 // blobs' bytes verbatim over the files: a snapshot's blobs are the bytes that were on
 // disk, and checkout would smudge them again. No filter of the user runs. Only for
 // worktrees git-atlas made for this purpose: it rewrites their index and files.
-func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
-	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree)
+func (w *Worktree) ResetTo(ctx context.Context, tree OID) error {
+	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", "--end-of-options", tree.hex)
 	if _, err := w.git(ctx, nil, nil, args...); err != nil {
 		return err
 	}
@@ -559,8 +565,8 @@ func (w *Worktree) ResetTo(ctx context.Context, tree string) error {
 
 // SetIndex replaces the worktree's index by tree plus extra entries (unmerged
 // stages), leaving the files alone, then refreshes the stat data so status is fast.
-func (w *Worktree) SetIndex(ctx context.Context, tree string, extra []IndexEntry) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", tree); err != nil {
+func (w *Worktree) SetIndex(ctx context.Context, tree OID, extra []IndexEntry) error {
+	if _, err := w.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.hex); err != nil {
 		return err
 	}
 	if len(extra) > 0 {
