@@ -210,54 +210,28 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 		refs, entries = append(refs, ref), append(entries, Entry{ID: strings.TrimPrefix(ref.Name, RunsPrefix)})
 		return len(refs) - 1
 	}
-	// fromMsg reads run k from its tip's summary line, as the messages stream in.
-	fromMsg := func(k int, m git.RefMessage) {
-		e, line := &entries[k], string(lineOf(m))
-		if e.Run = fromLine(e.ID, refs[k].ID, line); e.Run != nil {
-			fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
-		} else {
-			rest = append(rest, k)
-		}
+	listed, err := s.Repo.ListRefs(ctx, prefix)
+	if err != nil {
+		return nil, err
 	}
-
-	listed := false
-	if cache == nil {
-		// Nothing cached (a first listing, a lost cache): every tip's message at once,
-		// from the one process that reads them fastest. It fails on a ref at a missing
-		// object, and then everything starts over below, where that ref is read alone.
-		reset(0)
-		err := s.Repo.RefMessages(ctx, prefix, func(m git.RefMessage) {
-			k := add(m.Ref)
-			miss = append(miss, k)
-			fromMsg(k, m)
-		})
-		listed = err == nil
-	}
-	if !listed {
-		all, err := s.Repo.ListRefs(ctx, prefix)
-		if err != nil {
-			return nil, err
-		}
-		reset(len(all))
-		for _, ref := range all {
-			k := add(ref)
-			e := &entries[k]
-			if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
-				if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
-					fresh[e.ID] = c
-					continue
-				}
+	reset(len(listed))
+	for _, ref := range listed {
+		k := add(ref)
+		e := &entries[k]
+		if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
+			if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
+				fresh[e.ID] = c
+				continue
 			}
-			miss = append(miss, k)
 		}
-		tips := make([]git.Ref, len(miss))
-		for i, k := range miss {
-			tips[i] = refs[k]
-		}
-		if err := s.Repo.CommitMessages(ctx, tips, func(i int, m git.RefMessage) { fromMsg(miss[i], m) }); err != nil {
-			return nil, err
-		}
+		miss = append(miss, k)
 	}
+	// A tip the cache does not hold is read from its documents, never from the
+	// summary line of its message: that line is the word of whoever pushed the
+	// commit, and only the documents show whether the run holds a value no write
+	// makes (CheckDocuments: a job named ../../x is in no line). The cache holds
+	// lines made here from checked documents.
+	rest = miss
 	lines, err := s.readDocuments(ctx, entries, refs, rest, paths, decode)
 	if err != nil {
 		return nil, err

@@ -202,10 +202,15 @@ func readable(id, tip string, header, state git.Blob) error {
 	return nil
 }
 
-// sameRun fails when the documents name another run than their ref.
+// sameRun fails when the documents name another run than their ref, or hold a value
+// no write makes (CheckDocuments). Every read of a run's documents or summary line
+// passes through it.
 func sameRun(id string, r *Run) error {
 	if r.Header.RunID != id || r.State.RunID != id {
 		return unreadable(id, "documents name run %q/%q", r.Header.RunID, r.State.RunID)
+	}
+	if err := CheckDocuments(&r.Header, &r.State); err != nil {
+		return unreadable(id, "%v", err)
 	}
 	return nil
 }
@@ -541,6 +546,9 @@ func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
 		var ev Event
 		if err := decodeDoc(b.Data, &ev); err != nil {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, err)
+		}
+		if err := checkEvent(&ev); err != nil {
+			return nil, unreadable(id, "event %d: %v", i+1, err)
 		}
 		events = append(events, ev)
 	}
