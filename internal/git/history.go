@@ -70,7 +70,7 @@ type RefCommit struct {
 // RefCommits reads the committer time and parents of the commits refs point to, in
 // one git call; a ref that does not exist, or names no commit, is left out.
 func (r *Repository) RefCommits(ctx context.Context, refs []string) ([]RefCommit, error) {
-	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)"}, refs...)...)
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)", "--end-of-options"}, refs...)...)
 	if err != nil {
 		return nil, err
 	}
