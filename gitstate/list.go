@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -37,22 +36,18 @@ const (
 	// updated_at, driver lease and its stages' names and statuses. That is what
 	// Interrupted, Live and CurrentStage read.
 	//
-	// Where it reads them, cheapest first: the summary cache (listcache.go), for every
-	// run whose tip it holds, after one `git for-each-ref` that needs no object; the
-	// summary lines of the other tips' messages (LedgerMessage), from one `git
-	// cat-file --batch` (from for-each-ref itself when there is no cache at all); the
-	// documents of tips without a usable line (written by plain git, by an older
-	// git-atlas, or with a summary too long to keep), decoding only the summary
-	// fields. A broken ref (a missing object, no documents) is reported on its run
-	// alone. The same runs are unreadable as with ListFull, except one whose skipped
-	// fields hold values of the wrong JSON type (a hand-edited document): ListFull
-	// reports it, this does not. A summary is never written back: Writable refuses it.
+	// Where it reads them: the summary cache (listcache.go), for every run whose tip
+	// it holds, after one `git for-each-ref` that needs no object; the documents of
+	// the other tips, read whole and checked (CheckDocuments) as ListFull reads them,
+	// never the summary line of a tip's message (whoever pushed the commit wrote it).
+	// A broken ref (a missing object, no documents) is reported on its run alone. The
+	// same runs are unreadable as with ListFull. A summary is never written back:
+	// Writable refuses it.
 	ListSummaries
 
 	// ListStates is ListSummaries for callers that need no header field (Kind, Intent
-	// and Session are left empty): a tip that is neither cached nor summarized in its
-	// message costs one blob read, not two. Detection (status, driver lease, stages)
-	// needs nothing more; the post-checkout hook uses it.
+	// and Session are left empty). Detection (status, driver lease, stages) needs
+	// nothing more; the post-checkout hook uses it.
 	ListStates
 )
 
@@ -169,12 +164,13 @@ func (p *pool) wait() {
 	p.wg.Wait()
 }
 
-// listStates lists at ListStates: from state.json alone where a summary has to be
-// read from the documents, with only the run's id left of the header.
+// listStates lists at ListStates: ListSummaries with only the run's id left of the
+// header. Both documents are read where a summary has to be read from them: a run is
+// checked whole (CheckDocuments), and an open attempt's idle deadline needs the stage
+// definitions of run.json.
 func (s *Store) listStates(ctx context.Context) ([]Entry, error) {
-	entries, err := s.listSummaries(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
-		header, _ := json.Marshal(map[string]string{"run_id": id})
-		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
+	entries, err := s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+		return decodeSummary(id, tip, b[0], b[1])
 	})
 	for _, e := range entries {
 		if e.Run != nil {
