@@ -252,7 +252,11 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) error
 	if err != nil {
 		return err
 	}
-	blobs, err := repo.BlobsAt(ctx, []string{old + ":state.json", old + ":run.json"})
+	oldID, err := git.ParseOID(old)
+	if err != nil {
+		return err
+	}
+	blobs, err := repo.BlobsAt(ctx, []git.BlobSpec{{Commit: oldID, Path: "state.json"}, {Commit: oldID, Path: "run.json"}})
 	if err != nil {
 		return err
 	}
@@ -274,17 +278,17 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) error
 		if err != nil {
 			return err
 		}
-		ids = append(ids, id)
+		ids = append(ids, id.String())
 	}
 	tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: blobs[1].ID}, {Name: "state.json", Blob: ids[0]}, {Name: "event.json", Blob: ids[1]}})
 	if err != nil {
 		return err
 	}
-	commit, err := repo.WriteCommit(ctx, tree, []string{old}, "external\n")
+	commit, err := repo.WriteCommit(ctx, tree, []git.OID{oldID}, "external\n")
 	if err != nil {
 		return err
 	}
-	if _, err := gitCmd(dir, env, "", "update-ref", "refs/atlas/runs/r", commit, old); err != nil {
+	if _, err := gitCmd(dir, env, "", "update-ref", "refs/atlas/runs/r", commit.String(), old); err != nil {
 		return fmt.Errorf("cas lost: %w", err)
 	}
 	return nil
@@ -301,7 +305,8 @@ func stressWriterMain() {
 		os.Exit(1)
 	}
 	s := gitstate.New(repo)
-	base, err := repo.ResolveCommit(ctx, "HEAD")
+	baseID, err := repo.ResolveCommit(ctx, git.HeadRev())
+	base := baseID.String()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)

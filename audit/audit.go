@@ -366,7 +366,11 @@ func statusCheck(ctx context.Context, repo *git.Repository, w *Worktree) func() 
 // sizeCheck measures a recovery snapshot's tree.
 func sizeCheck(ctx context.Context, repo *git.Repository, r *Ref) func() error {
 	return func() error {
-		n, err := repo.DiskUsage(ctx, r.ID+"^{tree}")
+		id, err := git.ParseOID(r.ID)
+		if err != nil {
+			return fmt.Errorf("size of %s: %w", r.Ref, err)
+		}
+		n, err := repo.TreeDiskUsage(ctx, id)
 		if err != nil {
 			return fmt.Errorf("size of %s: %w", r.Ref, err)
 		}

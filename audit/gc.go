@@ -241,7 +241,11 @@ func branchActions(ctx context.Context, repo *git.Repository, branches []Ref, de
 
 // keptContaining names a ref, not among deleting, whose history contains sha.
 func keptContaining(ctx context.Context, repo *git.Repository, sha string, deleting map[string]bool) (string, error) {
-	names, err := repo.RefsContainingUnder(ctx, sha, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
+	id, err := git.ParseOID(sha)
+	if err != nil {
+		return "", err
+	}
+	names, err := repo.RefsContainingUnder(ctx, id, "refs/heads", "refs/atlas/recovery", "refs/atlas/pins", "refs/tags")
 	if err != nil {
 		return "", err
 	}

@@ -16,16 +16,24 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// Resolve turns a revision into a commit id, or a not-found error naming it.
+// Resolve turns a revision into a commit id, or a not-found error naming it: a full
+// object id (a recorded baseline) as that id, anything else as a person's argument
+// (`--baseline main~2`).
 func Resolve(ctx context.Context, repo *git.Repository, rev string) (string, error) {
-	sha, err := repo.ResolveCommit(ctx, rev)
+	var r git.Rev
+	if id, err := git.ParseOID(rev); err == nil {
+		r = id.Rev()
+	} else if r, err = git.ArgRev(rev); err != nil {
+		return "", fault.Usage("baseline: %v", err).WithHint("pass --baseline with a commit, branch or tag")
+	}
+	sha, err := repo.ResolveCommit(ctx, r)
 	if err != nil {
 		if errors.Is(err, git.ErrNotFoundObject) {
 			return "", fault.NotFound("baseline %q is not a commit in this repository", rev).WithHint("pass --baseline with a commit, branch or tag")
 		}
 		return "", err
 	}
-	return sha, nil
+	return sha.String(), nil
 }
 
 // Pin returns the ref update that pins sha under name for run, create-only so a pin
@@ -36,10 +44,11 @@ func Pin(run, name, sha string) git.RefUpdate {
 
 // Present reports whether the baseline commit is still in the object store.
 func Present(ctx context.Context, repo *git.Repository, sha string) bool {
-	if sha == "" {
+	id, err := git.ParseOID(sha)
+	if err != nil {
 		return false
 	}
-	_, err := repo.Commit(ctx, sha)
+	_, err = repo.Commit(ctx, id)
 	return err == nil
 }
 

@@ -18,14 +18,14 @@ const (
 		`"stages":[{"name":"code","max_retries":2,"future_stage_def":{"x":[1,2]}}],"future_header":"h"}`
 	futureState = `{"schema":1,"run_id":"r","status":"running","seq":1,"epoch":0,"updated_at":"2026-01-01T00:00:00Z",` +
 		`"stages":[{"name":"code","status":"pending","future_stage":true,` +
-		`"attempts":[{"n":1,"started_at":"t","baseline":"b","future_attempt":1}],` +
+		`"attempts":[{"n":1,"started_at":"t","baseline":"1111111111111111111111111111111111111111","future_attempt":1}],` +
 		`"verify":{"command":"c","exit_code":0,"passed":true,"at":"t","future_verify":"v"}}],` +
 		`"jobs":[{"id":"j","state":"PENDING","needs":[],"attempts":0,"future_job":{"deep":{"er":null}}}],` +
 		`"driver":{"holder":"h","expires_at":"2000-01-01T00:00:00Z","future_lease":1},` +
-		`"worktrees":[{"node":"n","path":"p","branch":"b","baseline":"x","head":"y","future_wt":2}],` +
-		`"snapshots":[{"id":"s","ref":"r","commit":"c","created_at":"t","future_snap":3}],` +
-		`"union":{"head":"h","integrated":[],"at":"t","future_union":4},` +
-		`"replays":[{"stage":"code","branch":"b","baseline":"x","future_replay":5}],` +
+		`"worktrees":[{"node":"n","path":"p","branch":"b","baseline":"1111111111111111111111111111111111111111","head":"1111111111111111111111111111111111111111","future_wt":2}],` +
+		`"snapshots":[{"id":"s","ref":"refs/atlas/recovery/r/s","commit":"1111111111111111111111111111111111111111","created_at":"t","future_snap":3}],` +
+		`"union":{"head":"1111111111111111111111111111111111111111","integrated":[],"at":"t","future_union":4},` +
+		`"replays":[{"stage":"code","branch":"b","baseline":"1111111111111111111111111111111111111111","future_replay":5}],` +
 		`"future_state":{"a":"b"}}`
 	futureEvent = `{"schema":1,"seq":1,"type":"run_started","time":"2026-01-01T00:00:00Z","epoch":0,"future_event":[true]}`
 )
@@ -123,13 +123,14 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			ctx := context.Background()
 			repo := newRepo(t, kind)
-			base, _ := repo.ResolveCommit(ctx, "HEAD")
+			baseID, _ := repo.ResolveCommit(ctx, git.HeadRev())
+			base := baseID.String()
 			blob := func(s string) string {
 				id, err := repo.WriteBlob(ctx, []byte(s+"\n"))
 				if err != nil {
 					t.Fatal(err)
 				}
-				return id
+				return id.String()
 			}
 			runBlob := blob(strings.Replace(futureRun, "BASE", base, 1))
 			tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: runBlob}, {Name: "state.json", Blob: blob(futureState)}, {Name: "event.json", Blob: blob(futureEvent)}})
@@ -140,7 +141,7 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := repo.UpdateRefs(ctx, "", git.RefUpdate{Name: RunRef("r"), New: c, Old: git.ZeroID}); err != nil {
+			if err := repo.UpdateRefs(ctx, "", git.RefUpdate{Name: RunRef("r"), New: c.String(), Old: git.ZeroID}); err != nil {
 				t.Fatal(err)
 			}
 			s := New(repo)
@@ -152,7 +153,7 @@ func TestStoreKeepsUnknownFields(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			blobs, err := repo.BlobsAt(ctx, []string{r.Tip + ":run.json", r.Tip + ":state.json", c + ":event.json"})
+			blobs, err := repo.BlobsAt(ctx, []git.BlobSpec{at(t, r.Tip, "run.json"), at(t, r.Tip, "state.json"), {Commit: c, Path: "event.json"}})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -75,7 +75,8 @@ func runIn(t testing.TB, dir, stdin string, args ...string) string {
 func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 	t.Helper()
 	ctx := context.Background()
-	base, err := s.Repo.ResolveCommit(ctx, "HEAD")
+	baseID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
+	base := baseID.String()
 	if err != nil {
 		t.Fatal(err)
 	}

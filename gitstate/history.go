@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // LoadAt reads a run as it was right after event seq (SPEC §14): the ledger commit
@@ -23,7 +24,11 @@ func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*Run, error) {
 	if seq == last {
 		return r, nil
 	}
-	commits, err := s.Repo.FirstParents(ctx, r.Tip)
+	tip, err := git.ParseOID(r.Tip)
+	if err != nil {
+		return nil, unreadable(id, "its tip: %v", err)
+	}
+	commits, err := s.Repo.FirstParents(ctx, tip)
 	if err != nil {
 		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}

@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"runtime"
@@ -37,22 +36,18 @@ const (
 	// updated_at, driver lease and its stages' names and statuses. That is what
 	// Interrupted, Live and CurrentStage read.
 	//
-	// Where it reads them, cheapest first: the summary cache (listcache.go), for every
-	// run whose tip it holds, after one `git for-each-ref` that needs no object; the
-	// summary lines of the other tips' messages (LedgerMessage), from one `git
-	// cat-file --batch` (from for-each-ref itself when there is no cache at all); the
-	// documents of tips without a usable line (written by plain git, by an older
-	// git-atlas, or with a summary too long to keep), decoding only the summary
-	// fields. A broken ref (a missing object, no documents) is reported on its run
-	// alone. The same runs are unreadable as with ListFull, except one whose skipped
-	// fields hold values of the wrong JSON type (a hand-edited document): ListFull
-	// reports it, this does not. A summary is never written back: Writable refuses it.
+	// Where it reads them: the summary cache (listcache.go), for every run whose tip
+	// it holds, after one `git for-each-ref` that needs no object; the documents of
+	// the other tips, read whole and checked (CheckDocuments) as ListFull reads them,
+	// never the summary line of a tip's message (whoever pushed the commit wrote it).
+	// A broken ref (a missing object, no documents) is reported on its run alone. The
+	// same runs are unreadable as with ListFull. A summary is never written back:
+	// Writable refuses it.
 	ListSummaries
 
 	// ListStates is ListSummaries for callers that need no header field (Kind, Intent
-	// and Session are left empty): a tip that is neither cached nor summarized in its
-	// message costs one blob read, not two. Detection (status, driver lease, stages)
-	// needs nothing more; the post-checkout hook uses it.
+	// and Session are left empty). Detection (status, driver lease, stages) needs
+	// nothing more; the post-checkout hook uses it.
 	ListStates
 )
 
@@ -169,12 +164,13 @@ func (p *pool) wait() {
 	p.wg.Wait()
 }
 
-// listStates lists at ListStates: from state.json alone where a summary has to be
-// read from the documents, with only the run's id left of the header.
+// listStates lists at ListStates: ListSummaries with only the run's id left of the
+// header. Both documents are read where a summary has to be read from them: a run is
+// checked whole (CheckDocuments), and an open attempt's idle deadline needs the stage
+// definitions of run.json.
 func (s *Store) listStates(ctx context.Context) ([]Entry, error) {
-	entries, err := s.listSummaries(ctx, []string{"state.json"}, func(id, tip string, b []git.Blob) (*Run, error) {
-		header, _ := json.Marshal(map[string]string{"run_id": id})
-		return decodeSummary(id, tip, git.Blob{Data: header}, b[0])
+	entries, err := s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+		return decodeSummary(id, tip, b[0], b[1])
 	})
 	for _, e := range entries {
 		if e.Run != nil {
@@ -210,54 +206,28 @@ func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(i
 		refs, entries = append(refs, ref), append(entries, Entry{ID: strings.TrimPrefix(ref.Name, RunsPrefix)})
 		return len(refs) - 1
 	}
-	// fromMsg reads run k from its tip's summary line, as the messages stream in.
-	fromMsg := func(k int, m git.RefMessage) {
-		e, line := &entries[k], string(lineOf(m))
-		if e.Run = fromLine(e.ID, refs[k].ID, line); e.Run != nil {
-			fresh[e.ID] = cachedSummary{tip: refs[k].ID, line: line}
-		} else {
-			rest = append(rest, k)
-		}
+	listed, err := s.Repo.ListRefs(ctx, prefix)
+	if err != nil {
+		return nil, err
 	}
-
-	listed := false
-	if cache == nil {
-		// Nothing cached (a first listing, a lost cache): every tip's message at once,
-		// from the one process that reads them fastest. It fails on a ref at a missing
-		// object, and then everything starts over below, where that ref is read alone.
-		reset(0)
-		err := s.Repo.RefMessages(ctx, prefix, func(m git.RefMessage) {
-			k := add(m.Ref)
-			miss = append(miss, k)
-			fromMsg(k, m)
-		})
-		listed = err == nil
-	}
-	if !listed {
-		all, err := s.Repo.ListRefs(ctx, prefix)
-		if err != nil {
-			return nil, err
-		}
-		reset(len(all))
-		for _, ref := range all {
-			k := add(ref)
-			e := &entries[k]
-			if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
-				if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
-					fresh[e.ID] = c
-					continue
-				}
+	reset(len(listed))
+	for _, ref := range listed {
+		k := add(ref)
+		e := &entries[k]
+		if c, ok := cache[e.ID]; ok && c.tip == ref.ID {
+			if e.Run = fromLine(e.ID, ref.ID, c.line); e.Run != nil {
+				fresh[e.ID] = c
+				continue
 			}
-			miss = append(miss, k)
 		}
-		tips := make([]git.Ref, len(miss))
-		for i, k := range miss {
-			tips[i] = refs[k]
-		}
-		if err := s.Repo.CommitMessages(ctx, tips, func(i int, m git.RefMessage) { fromMsg(miss[i], m) }); err != nil {
-			return nil, err
-		}
+		miss = append(miss, k)
 	}
+	// A tip the cache does not hold is read from its documents, never from the
+	// summary line of its message: that line is the word of whoever pushed the
+	// commit, and only the documents show whether the run holds a value no write
+	// makes (CheckDocuments: a job named ../../x is in no line). The cache holds
+	// lines made here from checked documents.
+	rest = miss
 	lines, err := s.readDocuments(ctx, entries, refs, rest, paths, decode)
 	if err != nil {
 		return nil, err
@@ -322,11 +292,13 @@ func (s *Store) readDocuments(ctx context.Context, entries []Entry, refs []git.R
 	if len(which) == 0 {
 		return nil, nil
 	}
-	specs := make([]string, 0, len(which)*len(paths))
+	specs := make([]git.BlobSpec, 0, len(which)*len(paths))
 	for _, k := range which {
-		for _, p := range paths {
-			specs = append(specs, refs[k].ID+":"+p)
+		more, err := blobSpecs(refs[k].ID, paths...)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", refs[k].Name, err)
 		}
+		specs = append(specs, more...)
 	}
 	blobs, err := s.Repo.BlobsAt(ctx, specs)
 	if err != nil {

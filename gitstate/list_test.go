@@ -5,6 +5,8 @@ import (
 	"errors"
 	"reflect"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // Every depth lists the same runs, with the same ids, tips and errors, and the fields
@@ -19,7 +21,8 @@ func TestListDepthsAndNoFetch(t *testing.T) {
 	writer, reader := stores[0], stores[1]
 	summaryRuns(t, writer) // four runs, written through the remote
 	// A run ref at a commit with no ledger documents, in the writer's repository only.
-	head, err := writer.Repo.ResolveCommit(ctx, "HEAD")
+	headID, err := writer.Repo.ResolveCommit(ctx, git.HeadRev())
+	head := headID.String()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -14,7 +14,7 @@ import (
 // The summary cache, <git-common-dir>/atlas/cache/summaries, keeps the summary line
 // of every run's tip, keyed by the tip's commit id:
 //
-//	git-atlas summaries 1 <crc32c of the rest, hex>
+//	git-atlas summaries 2 <crc32c of the rest, hex>
 //	<run> <tip> <summary JSON>
 //	...
 //
@@ -24,14 +24,16 @@ import (
 // temporary file, renamed into place) after reading any run it did not hold; a
 // file that fails its checksum (a torn write, a disk error) is ignored as a whole.
 // It is derived data, like git's commit-graph: deleting it costs one slower listing.
+// Its lines are made from documents CheckDocuments passed; version 1 files, whose
+// lines could come from commit messages unchecked, are not read.
 
-const cacheMagic = "git-atlas summaries 1 "
+const cacheMagic = "git-atlas summaries 2 "
 
 // completeMagic heads a cache that holds a line for every run the refs had when it was
 // written, dated by those refs (git.Repository.WriteCacheStamped): while no ref file is
 // newer, it is the whole listing, and no for-each-ref is needed. (Older versions do not
 // know this header and treat the file as no cache.)
-const completeMagic = "git-atlas summaries 1+ "
+const completeMagic = "git-atlas summaries 2+ "
 
 var castagnoli = sync.OnceValue(func() *crc32.Table { return crc32.MakeTable(crc32.Castagnoli) })
 

@@ -366,6 +366,11 @@ func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
 	if err := readable(id, tip, header, state); err != nil {
 		return nil, err
 	}
+	// Every value is checked, not only the summary's: a run is unreadable at every
+	// depth or at none (CheckDocuments, through decodeRun's sameRun).
+	if _, err := decodeRun(id, tip, header, state); err != nil {
+		return nil, err
+	}
 	var h summaryHeader
 	var st summaryState
 	if err := json.Unmarshal(header.Data, &h); err != nil {

@@ -34,7 +34,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	}
 	// The stored document names the path from the common dir.
 	tip, _ := repoA.ReadRef(ctx, RunRef("r"))
-	blobs, err := repoA.BlobsAt(ctx, []string{tip + ":state.json"})
+	blobs, err := repoA.BlobsAt(ctx, []git.BlobSpec{at(t, tip, "state.json")})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,7 +108,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	}
 	old := strings.NewReplacer(`"rel_path":"atlas/worktrees/r/n1",`, "", `,"worktree_rel_path":"atlas/worktrees/r/replay-code-1"`, "")
 	tip, _ = repoA.ReadRef(ctx, RunRef("r"))
-	blobs, _ = repoA.BlobsAt(ctx, []string{tip + ":state.json"})
+	blobs, _ = repoA.BlobsAt(ctx, []git.BlobSpec{at(t, tip, "state.json")})
 	stripped := old.Replace(string(blobs[0].Data))
 	if strings.Contains(stripped, "rel_path") {
 		t.Fatalf("fixture still has a relative path: %s", stripped)
@@ -152,13 +152,13 @@ func writeLedgerState(t *testing.T, repo *git.Repository, id, parent, state stri
 	}
 	hdr := run(t, repo.TopLevel, "rev-parse", parent+":run.json")
 	ev := run(t, repo.TopLevel, "rev-parse", parent+":event.json")
-	tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: hdr}, {Name: "state.json", Blob: blob}, {Name: "event.json", Blob: ev}})
+	tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: hdr}, {Name: "state.json", Blob: blob.String()}, {Name: "event.json", Blob: ev}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, err := repo.WriteCommit(ctx, tree, []string{parent}, "older git-atlas")
+	c, err := repo.WriteCommit(ctx, tree, []git.OID{mustOID(t, parent)}, "older git-atlas")
 	if err != nil {
 		t.Fatal(err)
 	}
-	run(t, repo.TopLevel, "update-ref", RunRef(id), c)
+	run(t, repo.TopLevel, "update-ref", RunRef(id), c.String())
 }

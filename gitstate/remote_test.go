@@ -123,7 +123,8 @@ func TestRemoteCreateConflict(t *testing.T) {
 	bare, st := remoteClones(t, 2)
 	newRun(t, st[0], "r")
 	tip := run(t, bare, "rev-parse", RunRef("r"))
-	base, _ := st[1].Repo.ResolveCommit(context.Background(), "HEAD")
+	baseID, _ := st[1].Repo.ResolveCommit(context.Background(), git.HeadRev())
+	base := baseID.String()
 	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base},
 		State{RunID: "r", Status: RunRunning, Stages: []StageState{}}, Event{Type: "run_started"})
 	if !errors.Is(err, fault.ErrConflict) {

@@ -4,6 +4,8 @@ import (
 	"context"
 	"reflect"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // Listing at ListStates reads state.json alone and agrees with ListSummaries on every
@@ -20,7 +22,8 @@ func TestListStateSummaries(t *testing.T) {
 				t.Fatal(err)
 			}
 			// A run ref that points at a commit with no ledger documents.
-			head, err := s.Repo.ResolveCommit(ctx, "HEAD")
+			headID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
+			head := headID.String()
 			if err != nil {
 				t.Fatal(err)
 			}

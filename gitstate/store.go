@@ -150,7 +150,11 @@ func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 }
 
 func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
-	blobs, err := s.Repo.BlobsAt(ctx, []string{tip + ":run.json", tip + ":state.json"})
+	specs, err := blobSpecs(tip, "run.json", "state.json")
+	if err != nil {
+		return nil, unreadable(id, "its tip: %v", err)
+	}
+	blobs, err := s.Repo.BlobsAt(ctx, specs)
 	if err != nil {
 		return nil, err
 	}
@@ -168,7 +172,11 @@ func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
 // (a missing object, a blob): "no such path run.json" would send the user looking in
 // the wrong place. It runs only on the error path.
 func (s *Store) diagnose(ctx context.Context, id, tip string, err error) error {
-	typ, terr := s.Repo.ObjectType(ctx, tip)
+	oid, perr := git.ParseOID(tip)
+	if perr != nil {
+		return unreadable(id, "its tip: %v", perr)
+	}
+	typ, terr := s.Repo.ObjectType(ctx, oid)
 	switch {
 	case errors.Is(terr, git.ErrNotFoundObject):
 		return unreadable(id, "its ref points at %s, which is missing from the object store", tip)
@@ -219,10 +227,15 @@ func readable(id, tip string, header, state git.Blob) error {
 	return nil
 }
 
-// sameRun fails when the documents name another run than their ref.
+// sameRun fails when the documents name another run than their ref, or hold a value
+// no write makes (CheckDocuments). Every read of a run's documents or summary line
+// passes through it.
 func sameRun(id string, r *Run) error {
 	if r.Header.RunID != id || r.State.RunID != id {
 		return unreadable(id, "documents name run %q/%q", r.Header.RunID, r.State.RunID)
+	}
+	if err := CheckDocuments(&r.Header, &r.State); err != nil {
+		return unreadable(id, "%v", err)
 	}
 	return nil
 }
@@ -280,7 +293,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	if err != nil {
 		return nil, fmt.Errorf("write run.json: %w", err)
 	}
-	r := &Run{Header: h, State: st, headerBlob: hblob}
+	r := &Run{Header: h, State: st, headerBlob: hblob.String()}
 	r.State.Seq = 0
 	tip, err := s.commit(ctx, r, "", &ev)
 	if err != nil {
@@ -332,19 +345,24 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	if err != nil {
 		return "", fmt.Errorf("write event.json: %w", err)
 	}
-	tree, err := s.Repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: r.headerBlob}, {Name: "state.json", Blob: sblob}, {Name: "event.json", Blob: eblob}})
+	tree, err := s.Repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: r.headerBlob}, {Name: "state.json", Blob: sblob.String()}, {Name: "event.json", Blob: eblob.String()}})
 	if err != nil {
 		return "", fmt.Errorf("write ledger tree: %w", err)
 	}
-	var parents []string
+	var parents []git.OID
 	if parent != "" {
-		parents = []string{parent}
+		p, err := git.ParseOID(parent)
+		if err != nil {
+			return "", fmt.Errorf("ledger parent: %w", err)
+		}
+		parents = []git.OID{p}
 	}
-	msg, err := LedgerMessage(r, ev, tree)
+	msg, err := LedgerMessage(r, ev, tree.String())
 	if err != nil {
 		return "", err
 	}
-	return s.Repo.WriteCommit(ctx, tree, parents, msg)
+	c, err := s.Repo.WriteCommit(ctx, tree, parents, msg)
+	return c.String(), err
 }
 
 // Update applies fn to the run's newest state and appends one event, with
@@ -534,13 +552,19 @@ func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, err
 }
 
 func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
-	commits, err := s.Repo.FirstParents(ctx, tip)
+	from, err := git.ParseOID(tip)
+	if err != nil {
+		return nil, unreadable(id, "its tip: %v", err)
+	}
+	commits, err := s.Repo.FirstParents(ctx, from)
 	if err != nil {
 		return nil, fmt.Errorf("walk ledger of %s: %w", id, err)
 	}
-	specs := make([]string, len(commits))
+	specs := make([]git.BlobSpec, len(commits))
 	for i, c := range commits {
-		specs[len(commits)-1-i] = c + ":event.json"
+		if specs[len(commits)-1-i], err = oneSpec(c, "event.json"); err != nil {
+			return nil, unreadable(id, "its chain: %v", err)
+		}
 	}
 	blobs, err := s.Repo.BlobsAt(ctx, specs)
 	if err != nil {
@@ -554,6 +578,9 @@ func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
 		var ev Event
 		if err := decodeDoc(b.Data, &ev); err != nil {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, err)
+		}
+		if err := checkEvent(&ev); err != nil {
+			return nil, unreadable(id, "event %d: %v", i+1, err)
 		}
 		events = append(events, ev)
 	}

@@ -105,10 +105,10 @@ func TestStoreLifecycle(t *testing.T) {
 func assertOneHeaderBlob(t *testing.T, repo *git.Repository, tip string, n int) {
 	t.Helper()
 	ctx := context.Background()
-	var specs []string
+	var specs []git.BlobSpec
 	for c := tip; c != ""; {
-		specs = append(specs, c+":run.json")
-		info, err := repo.Commit(ctx, c)
+		specs = append(specs, at(t, c, "run.json"))
+		info, err := repo.Commit(ctx, mustOID(t, c))
 		if err != nil {
 			t.Fatal(err)
 		}

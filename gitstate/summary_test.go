@@ -20,7 +20,8 @@ import (
 func summaryRuns(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	base, err := s.Repo.ResolveCommit(ctx, "HEAD")
+	baseID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
+	base := baseID.String()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -489,6 +490,7 @@ func TestEntriesOfChunks(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("r%04d", (i*7919)%n) // not in id order
 		line := strings.ReplaceAll(canonicalSeeds[0], `"run_id":"a"`, `"run_id":"`+id+`"`)
+		line = strings.Replace(line, `"baseline":"abc"`, `"baseline":"`+strings.Repeat("a", 40)+`"`, 1) // a line holds a full id
 		cache[id] = cachedSummary{tip: fmt.Sprintf("%040d", i), line: line}
 		order = append(order, id)
 	}

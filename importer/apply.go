@@ -99,9 +99,18 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 		res.Outcome, res.Reason = Refused, err.Error()
 		return res
 	}
+	dropBadBaselines(p)
+	res.BaselineMissing = p.Header.ImportedFrom.BaselineMissing
+	for i := range p.States {
+		if err := gitstate.CheckDocuments(&p.Header, &p.States[i]); err != nil {
+			res.Outcome, res.Reason = Refused, err.Error()
+			return res
+		}
+	}
 	var pins []git.RefUpdate
 	if b := p.Header.Baseline; b != "" {
-		if t, err := repo.ObjectType(ctx, b); err == nil && t == "commit" {
+		id, _ := git.ParseOID(b) // dropBadBaselines kept only full ids
+		if t, err := repo.ObjectType(ctx, id); err == nil && t == "commit" {
 			pins = append(pins, baseline.Pin(p.RunID, "baseline", b))
 		} else {
 			res.BaselineMissing = true
@@ -210,4 +219,28 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeAdopted, Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
 	})
 	return err
+}
+
+// dropBadBaselines blanks every baseline of the plan that is not a full object id (a
+// source may hold an abbreviated one, or anything): the ledger holds object ids only
+// (gitstate.CheckDocuments), and a source's text never reaches git as a revision.
+// The run's own is then recorded missing, with a note.
+func dropBadBaselines(p *Plan) {
+	if b := p.Header.Baseline; b != "" {
+		if _, err := git.ParseOID(b); err != nil {
+			p.Header.Baseline = ""
+			p.Header.ImportedFrom.BaselineMissing = true
+			p.Notes = append(p.Notes, fmt.Sprintf("baseline %q is not a full object id: imported without it", b))
+		}
+	}
+	for i := range p.States {
+		for j := range p.States[i].Stages {
+			for k := range p.States[i].Stages[j].Attempts {
+				a := &p.States[i].Stages[j].Attempts[k]
+				if _, err := git.ParseOID(a.Baseline); a.Baseline != "" && err != nil {
+					a.Baseline = ""
+				}
+			}
+		}
+	}
 }

@@ -108,7 +108,11 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		if files, err = store.Repo.TreeFiles(ctx, r.Header.Baseline); err != nil {
+		base, err := r.Header.BaselineOID()
+		if err != nil {
+			return nil, err
+		}
+		if files, err = store.Repo.TreeFiles(ctx, base); err != nil {
 			return nil, err
 		}
 	}

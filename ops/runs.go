@@ -317,7 +317,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
 	checkoutHead := ""
 	if req.Status == gitstate.StageDispatched {
-		checkoutHead, _ = store.Repo.ResolveCommit(ctx, "HEAD")
+		if head, err := store.Repo.ResolveCommit(ctx, git.HeadRev()); err == nil {
+			checkoutHead = head.String()
+		}
 	}
 	host := ""
 	if req.PID != 0 {

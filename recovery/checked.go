@@ -38,7 +38,11 @@ func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap
 		if t.id == "" && t.dst == nil {
 			continue // a capture not yet committed (CopyCheckout) has no meta tree
 		}
-		ct, cerr := repo.CheckTree(ctx, t.id)
+		id, perr := git.ParseOID(t.id)
+		if perr != nil {
+			return nil, refuseSnap(s.Commit, t.what, perr)
+		}
+		ct, cerr := repo.CheckTree(ctx, id)
 		if errors.Is(cerr, git.ErrBadTree) {
 			return nil, refuseSnap(s.Commit, t.what, cerr)
 		} else if cerr != nil {
@@ -66,12 +70,17 @@ func checkManifest(commit string, m *Manifest) error {
 		if !slices.Contains(pendingRefs, name) {
 			return refuseSnap(commit, "manifest", fmt.Errorf("it names the pseudo ref %q, not one of %s", name, strings.Join(pendingRefs, ", ")))
 		}
-		if !objectID(id) {
-			return refuseSnap(commit, "manifest", fmt.Errorf("%s is %q, not an object id", name, id))
+		if _, err := git.ParseOID(id); err != nil {
+			return refuseSnap(commit, "manifest", fmt.Errorf("%s: %w", name, err))
 		}
 	}
-	if m.Head != "" && !objectID(m.Head) {
-		return refuseSnap(commit, "manifest", fmt.Errorf("its HEAD is %q, not an object id", m.Head))
+	ids := map[string]string{"HEAD": m.Head, "tree": m.Tree, "index tree": m.IndexTree, "baseline": m.Baseline}
+	for _, what := range []string{"HEAD", "tree", "index tree", "baseline"} {
+		if id := ids[what]; id != "" {
+			if _, err := git.ParseOID(id); err != nil {
+				return refuseSnap(commit, "manifest", fmt.Errorf("its %s: %w", what, err))
+			}
+		}
 	}
 	for _, list := range [][]Name{m.Unmerged, m.AssumeUnchanged, m.SkipWorktree, m.Sparse, m.Embedded} {
 		for _, n := range list {
@@ -102,18 +111,6 @@ func checkRel(p string) error {
 	return nil
 }
 
-// objectID reports whether s is a full hex object id (sha1 or sha256).
-func objectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
 
 // ErrBadSnapshot is the cause of every refusal of a snapshot's content.
 var ErrBadSnapshot = errors.New("a snapshot holds what no restore may write")

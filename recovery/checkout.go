@@ -145,7 +145,12 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 		return nil, err
 	}
 	cp := &CheckoutCopy{Path: dir, repo: repo}
-	if err := repo.AddWorktree(ctx, dir, m.Head, "git-atlas verify copy of "+path, nil); err != nil {
+	head, err := git.ParseOID(m.Head)
+	if err != nil {
+		_ = cp.Remove(ctx)
+		return nil, fmt.Errorf("verify copy of %s: %w", path, err)
+	}
+	if err := repo.AddWorktree(ctx, dir, head, "git-atlas verify copy of "+path, nil); err != nil {
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("add worktree %s: %w", dir, err)
 	}

@@ -187,7 +187,7 @@ func (f *fixture) worktree(node string) string {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		f.t.Fatal(err)
 	}
-	if err := f.repo.AddWorktree(ctx, path, f.base, "git-atlas run "+f.run+" node "+node, nil); err != nil {
+	if err := f.repo.AddWorktree(ctx, path, mustOID(f.t, f.base), "git-atlas run "+f.run+" node "+node, nil); err != nil {
 		f.t.Fatal(err)
 	}
 	branch := "atlas/" + f.run + "/node/" + node
@@ -324,4 +324,14 @@ func diffMaps(want, got map[string]string) string {
 		out = append(out[:20], fmt.Sprintf("  ... and %d more", len(out)-20))
 	}
 	return strings.Join(out, "\n")
+}
+
+// mustOID parses an id a test read from git.
+func mustOID(t testing.TB, s string) git.OID {
+	t.Helper()
+	id, err := git.ParseOID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
 }

@@ -113,7 +113,11 @@ func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files [
 		}
 		ids[i] = f.got
 	}
-	missing, err := repo.MissingObjects(ctx, unique(ids))
+	want, err := oids(unique(ids)...)
+	if err != nil {
+		return "", err
+	}
+	missing, err := repo.MissingObjects(ctx, want)
 	if err != nil {
 		return "", err
 	}
@@ -137,7 +141,7 @@ func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files [
 	if err != nil {
 		return "", fmt.Errorf("write the files' tree: %w", err)
 	}
-	return tree, nil
+	return tree.String(), nil
 }
 
 // writeMissing writes the blobs of the files the object store lacks, each once, as
@@ -161,7 +165,7 @@ func writeMissing(ctx context.Context, repo *git.Repository, root string, files 
 			if err != nil {
 				return err
 			}
-			if id != f.got {
+			if id.String() != f.got {
 				return fmt.Errorf("%w: symlink %q changed while it was read", ErrChanged, f.rel)
 			}
 			continue

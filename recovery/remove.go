@@ -72,7 +72,11 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 			if err != nil || head == "" {
 				return err
 			}
-			refs, err := repo.RefsContaining(ctx, head, 1)
+			at, err := git.ParseOID(head)
+			if err != nil {
+				return err
+			}
+			refs, err := repo.RefsContaining(ctx, at, 1)
 			if err != nil {
 				return err
 			}

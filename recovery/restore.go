@@ -129,7 +129,7 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 		}
 		infos[c.Ref] = info{when: c.When, meta: c.Parents[len(c.Parents)-1]}
 	}
-	var specs []string
+	var specs []git.BlobSpec
 	var at []int
 	for i := range list {
 		e := &list[i]
@@ -141,7 +141,11 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 		if p := repo.Layout().Patch(e.RunID, e.ID); isFile(p) {
 			e.Patch = p
 		}
-		specs, at = append(specs, in.meta+":manifest.json"), append(at, i)
+		meta, err := git.ParseOID(in.meta)
+		if err != nil {
+			continue
+		}
+		specs, at = append(specs, git.BlobSpec{Commit: meta, Path: "manifest.json"}), append(at, i)
 	}
 	if len(specs) == 0 {
 		return
@@ -232,20 +236,31 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 		return nil, err
 	}
 	d := &Details{Entry: *e, Snap: s}
-	head := s.Manifest.Head
-	if head == "" {
-		if head, err = repo.EmptyTree(ctx); err != nil {
-			return nil, err
-		}
-	}
-	if d.Staged, err = repo.DiffNames(ctx, head, s.IndexTree); err != nil {
+	trees, err := oids(s.IndexTree, s.Tree)
+	if err != nil {
 		return nil, err
 	}
-	if d.Unstaged, err = repo.DiffNames(ctx, s.IndexTree, s.Tree); err != nil {
+	var head git.OID
+	if s.Manifest.Head == "" {
+		head, err = repo.EmptyTree(ctx)
+	} else {
+		head, err = git.ParseOID(s.Manifest.Head)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if d.Staged, err = repo.DiffNames(ctx, head, trees[0]); err != nil {
+		return nil, err
+	}
+	if d.Unstaged, err = repo.DiffNames(ctx, trees[0], trees[1]); err != nil {
 		return nil, err
 	}
 	if s.Manifest.Baseline != "" {
-		if d.Baseline, err = repo.DiffNames(ctx, s.Manifest.Baseline, s.Tree); err != nil {
+		base, err := git.ParseOID(s.Manifest.Baseline)
+		if err != nil {
+			return nil, err
+		}
+		if d.Baseline, err = repo.DiffNames(ctx, base, trees[1]); err != nil {
 			return nil, err
 		}
 	}
@@ -385,7 +400,11 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		}
 	}()
 	// No checkout: applyTo writes every file of the snapshot itself, verbatim.
-	if err := repo.AddWorktreeNoCheckout(ctx, dir, s.Manifest.Head); err != nil {
+	head, err := git.ParseOID(s.Manifest.Head)
+	if err != nil {
+		return err
+	}
+	if err := repo.AddWorktreeNoCheckout(ctx, dir, head); err != nil {
 		_, serr := os.Lstat(dir)
 		added = serr == nil
 		return fmt.Errorf("add worktree %s: %w", dir, err)
@@ -396,7 +415,11 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		return fmt.Errorf("restore into %s: %w", dir, err)
 	}
 	for _, name := range sortedKeys(s.Manifest.Pending) {
-		if err := wt.SetPseudoRef(ctx, name, s.Manifest.Pending[name]); err != nil {
+		id, err := git.ParseOID(s.Manifest.Pending[name])
+		if err != nil {
+			return err
+		}
+		if err := wt.SetPseudoRef(ctx, name, id); err != nil {
 			return err
 		}
 	}

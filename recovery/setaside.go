@@ -29,7 +29,11 @@ const SourceSetAside = "set-aside"
 func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
 	repo := store.Repo
 	t.Source = SourceSetAside
-	base, err := repo.Commit(ctx, t.Baseline)
+	baseID, err := git.ParseOID(t.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: baseline: %w", t.Path, err)
+	}
+	base, err := repo.Commit(ctx, baseID)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: baseline %s: %w", t.Path, t.Baseline, err)
 	}
@@ -53,7 +57,11 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string, opt Options) (*captured, error) {
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: t.Baseline, Baseline: t.Baseline, IndexTree: baseTree}
-	ignored, err := repo.IgnoredIn(ctx, t.Path, baseTree)
+	tracked, err := git.ParseOID(baseTree)
+	if err != nil {
+		return nil, err
+	}
+	ignored, err := repo.IgnoredIn(ctx, t.Path, tracked)
 	if err != nil {
 		return nil, fmt.Errorf("list ignored files: %w", err)
 	}

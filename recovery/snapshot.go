@@ -304,7 +304,7 @@ func repin(ctx context.Context, repo *git.Repository, rec gitstate.SnapshotRec) 
 		if err != nil || cur != "" {
 			return err // pinned (by this writer, or anyone: the ref is the pin either way)
 		}
-		if !repo.HasObject(ctx, rec.Commit) {
+		if at, err := git.ParseOID(rec.Commit); err != nil || !repo.HasObject(ctx, at) {
 			return fmt.Errorf("snapshot %s is recorded at %s, which is missing, and %s is gone", rec.ID, rec.Commit, rec.Ref)
 		}
 		err = repo.UpdateRefs(ctx, "atlas: pin snapshot "+rec.ID, git.RefUpdate{Name: rec.Ref, New: rec.Commit, Old: git.ZeroID})
@@ -418,9 +418,11 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err := idx.ForceRemove(ctx, conflicted); err != nil {
 		return nil, err
 	}
-	if m.IndexTree, err = idx.WriteTree(ctx); err != nil {
+	indexTree, err := idx.WriteTree(ctx)
+	if err != nil {
 		return nil, fmt.Errorf("write index tree: %w", err)
 	}
+	m.IndexTree = indexTree.String()
 
 	// The whole worktree: add -A on the copy. Entries marked assume-unchanged would
 	// hide their files' changes from add, so the copy forgets that mark.
@@ -490,9 +492,11 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		if err := full.AddForce(ctx, include); err != nil {
 			return nil, fmt.Errorf("add ignored files: %w", err)
 		}
-		if m.Tree, err = full.WriteTree(ctx); err != nil {
+		tree, err := full.WriteTree(ctx)
+		if err != nil {
 			return nil, fmt.Errorf("write worktree tree: %w", err)
 		}
+		m.Tree = tree.String()
 	}
 
 	// Read the tree back and hold it against the disk; read the index tree back and
@@ -578,7 +582,11 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 // every one present with its mode and blob. An intent-to-add entry (an empty blob that
 // write-tree leaves out) is the one allowed absence.
 func checkIndexTree(ctx context.Context, repo *git.Repository, tree string, entries []git.IndexEntry) error {
-	items, err := repo.LsTree(ctx, tree)
+	id, err := git.ParseOID(tree)
+	if err != nil {
+		return fmt.Errorf("read back index tree: %w", err)
+	}
+	items, err := repo.LsTree(ctx, id)
 	if err != nil {
 		return fmt.Errorf("read back index tree: %w", err)
 	}
@@ -624,40 +632,53 @@ func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, u
 		return "", err
 	}
 	defer ti.Close()
-	entries := []git.IndexEntry{{Mode: "100644", ID: blob, Path: "manifest.json"}}
+	entries := []git.IndexEntry{{Mode: "100644", ID: blob.String(), Path: "manifest.json"}}
 	for _, e := range unmerged {
 		entries = append(entries, git.IndexEntry{Mode: e.Mode, ID: e.ID, Path: fmt.Sprintf("conflicts/%d/%s", e.Stage, e.Path)})
 	}
 	if err := ti.SetEntries(ctx, entries); err != nil {
 		return "", err
 	}
-	return ti.WriteTree(ctx)
+	tree, err := ti.WriteTree(ctx)
+	return tree.String(), err
 }
 
 // writeCommits writes the index commit, the meta commit and the snapshot commit.
 func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree string) (string, error) {
-	var head []string
+	var heads []string
 	if m.Head != "" {
-		head = []string{m.Head}
+		heads = []string{m.Head}
 	}
-	index, err := repo.WriteCommit(ctx, m.IndexTree, head, "atlas snapshot "+id+": index\n")
+	head, err := oids(heads...)
+	if err != nil {
+		return "", err
+	}
+	trees, err := oids(m.IndexTree, metaTree, m.Tree)
+	if err != nil {
+		return "", err
+	}
+	index, err := repo.WriteCommit(ctx, trees[0], head, "atlas snapshot "+id+": index\n")
 	if err != nil {
 		return "", fmt.Errorf("write index commit: %w", err)
 	}
-	var pending []string
+	var pendingIDs []string
 	for _, k := range sortedKeys(m.Pending) {
-		pending = append(pending, m.Pending[k])
+		pendingIDs = append(pendingIDs, m.Pending[k])
 	}
-	meta, err := repo.WriteCommit(ctx, metaTree, pending, "atlas snapshot "+id+": manifest\n")
+	pending, err := oids(pendingIDs...)
+	if err != nil {
+		return "", err
+	}
+	meta, err := repo.WriteCommit(ctx, trees[1], pending, "atlas snapshot "+id+": manifest\n")
 	if err != nil {
 		return "", fmt.Errorf("write meta commit: %w", err)
 	}
 	msg := fmt.Sprintf("atlas snapshot %s\n\nrun %s, %s %s, baseline %s\n", id, m.Run, m.Source, path, m.Baseline)
-	commit, err := repo.WriteCommit(ctx, m.Tree, append(head, index, meta), msg)
+	commit, err := repo.WriteCommit(ctx, trees[2], append(head, index, meta), msg)
 	if err != nil {
 		return "", fmt.Errorf("write snapshot commit: %w", err)
 	}
-	return commit, nil
+	return commit.String(), nil
 }
 
 func sortedKeys(m map[string]string) []string {
@@ -702,12 +723,19 @@ func writePatch(ctx context.Context, repo *git.Repository, path, base, tree stri
 	if info, err := os.Stat(path); keep && err == nil && info.Mode().IsRegular() {
 		return nil
 	}
+	var from git.OID
+	var err error
 	if base == "" {
-		empty, err := repo.EmptyTree(ctx)
-		if err != nil {
-			return err
-		}
-		base = empty
+		from, err = repo.EmptyTree(ctx)
+	} else {
+		from, err = git.ParseOID(base)
+	}
+	if err != nil {
+		return fmt.Errorf("patch baseline: %w", err)
+	}
+	to, err := git.ParseOID(tree)
+	if err != nil {
+		return fmt.Errorf("patch tree: %w", err)
 	}
 	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -718,7 +746,7 @@ func writePatch(ctx context.Context, repo *git.Repository, path, base, tree stri
 		return err
 	}
 	defer os.Remove(f.Name())
-	if err := repo.WritePatch(ctx, f, base, tree); err != nil {
+	if err := repo.WritePatch(ctx, f, from, to); err != nil {
 		f.Close()
 		return err
 	}
@@ -760,7 +788,11 @@ type Snap struct {
 // Open reads a snapshot commit: its parents name the index and meta commits, and the
 // meta tree holds the manifest and the conflict stages.
 func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, error) {
-	info, err := repo.Commit(ctx, commit)
+	at, err := git.ParseOID(commit)
+	if err != nil {
+		return nil, fault.Refused("snapshot: %v", err)
+	}
+	info, err := repo.Commit(ctx, at)
 	if err != nil {
 		return nil, err
 	}
@@ -768,16 +800,24 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
 			WithHint("a commit kept as it was (`union --force` keeps one so) comes back with `git branch <name> %s`", commit)
 	}
-	index, err := repo.Commit(ctx, info.Parents[len(info.Parents)-2])
+	parents, err := oids(info.Parents[len(info.Parents)-2:]...)
 	if err != nil {
 		return nil, err
 	}
-	meta, err := repo.Commit(ctx, info.Parents[len(info.Parents)-1])
+	index, err := repo.Commit(ctx, parents[0])
+	if err != nil {
+		return nil, err
+	}
+	meta, err := repo.Commit(ctx, parents[1])
 	if err != nil {
 		return nil, err
 	}
 	s := &Snap{Commit: commit, Tree: info.Tree, IndexTree: index.Tree, MetaTree: meta.Tree}
-	items, err := repo.LsTree(ctx, meta.Tree)
+	metaTree, err := git.ParseOID(meta.Tree)
+	if err != nil {
+		return nil, err
+	}
+	items, err := repo.LsTree(ctx, metaTree)
 	if err != nil {
 		return nil, err
 	}
@@ -796,7 +836,7 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 	if mblob == "" {
 		return nil, fault.Refused("%s is not a git-atlas snapshot (no manifest)", commit)
 	}
-	blobs, err := repo.BlobsAt(ctx, []string{meta.ID + ":manifest.json"})
+	blobs, err := repo.BlobsAt(ctx, []git.BlobSpec{{Commit: parents[1], Path: "manifest.json"}})
 	if err != nil {
 		return nil, err
 	}

@@ -133,7 +133,11 @@ type treeIndex struct {
 
 // readTree lists tree, and the distinct blobs it names.
 func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []string, error) {
-	items, err := v.repo.LsTree(ctx, tree)
+	id, err := git.ParseOID(tree)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read back tree: %w", err)
+	}
+	items, err := v.repo.LsTree(ctx, id)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read back tree %s: %w", tree, err)
 	}
@@ -150,7 +154,11 @@ func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []str
 
 // haveBlobs makes sure every one of blobs (named by tree) is in the object store.
 func (v *verifier) haveBlobs(ctx context.Context, tree string, blobs []string) error {
-	missing, err := v.repo.MissingObjects(ctx, blobs)
+	want, err := oids(blobs...)
+	if err != nil {
+		return err
+	}
+	missing, err := v.repo.MissingObjects(ctx, want)
 	if err != nil {
 		return err
 	}

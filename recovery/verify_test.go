@@ -178,10 +178,11 @@ func verifiedDirWith(t *testing.T, add func(dir string)) (*verifier, string) {
 	if err := idx.AddAll(ctx); err != nil {
 		t.Fatal(err)
 	}
-	tree, err := idx.WriteTree(ctx)
+	treeID, err := idx.WriteTree(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
+	tree := treeID.String()
 	v := &verifier{repo: repo, wt: wt, root: dir}
 	if _, err := v.check(ctx, tree); err != nil {
 		t.Fatalf("unchanged directory fails: %v", err)

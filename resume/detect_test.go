@@ -57,8 +57,8 @@ func detectLedger(t *testing.T) (*gitstate.Store, time.Time, string) {
 	}
 	jobs := `"jobs":[{"id":"j1","state":"RUNNING","needs":[],"attempts":1,"lease":"j1#1@2","holder":"w","expires_at":"2000-01-01T00:00:00Z"},` +
 		`{"id":"j2","state":"PENDING","needs":["j1"],"attempts":0}],"gas_spent":1,` +
-		`"worktrees":[{"node":"j1","path":"/nowhere","branch":"b","baseline":"x","head":"y"}]`
-	future := `"future_state":{"a":[1,{"b":null}]},"union":{"head":"h","integrated":[],"at":"t","future_union":4}`
+		`"worktrees":[{"node":"j1","path":"/nowhere","branch":"b","baseline":"` + base + `","head":"` + base + `"}]`
+	future := `"future_state":{"a":[1,{"b":null}]},"union":{"head":"` + base + `","integrated":[],"at":"t","future_union":4}`
 	runs := map[string][2]string{
 		"a-interrupted": {header("a-interrupted", "single", ""), state("a-interrupted", "running", -time.Minute, stages("completed", "dispatched"))},
 		"b-live": {header("b-live", "single", ""), state("b-live", "running", -2*time.Minute,

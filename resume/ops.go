@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -67,7 +68,7 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 		return "", err
 	}
 	if tip != "" && tip != rec.Baseline && node != worktrees.Union {
-		refs, err := repo.RefsContaining(ctx, tip, 2)
+		refs, err := refsContaining(ctx, repo, tip, 2)
 		if err != nil {
 			return "", err
 		}
@@ -155,7 +156,7 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 	}
 	keep := false
 	if tip != rec.Baseline && node != worktrees.Union {
-		refs, err := repo.RefsContaining(ctx, tip, 2)
+		refs, err := refsContaining(ctx, repo, tip, 2)
 		if err != nil {
 			_ = m.Done()
 			return "", false, err
@@ -271,4 +272,13 @@ func worthSnapshot(ctx context.Context, store *gitstate.Store, run, node string)
 		return true, nil // unreadable: keep whatever there is
 	}
 	return info.Exists && (info.Dirty || info.Head != rec.Baseline), nil
+}
+
+// refsContaining is Repository.RefsContaining on a branch tip read as text.
+func refsContaining(ctx context.Context, repo *git.Repository, tip string, limit int) ([]string, error) {
+	id, err := git.ParseOID(tip)
+	if err != nil {
+		return nil, err
+	}
+	return repo.RefsContaining(ctx, id, limit)
 }

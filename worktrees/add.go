@@ -212,7 +212,15 @@ func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitsta
 	if err != nil || pin == "" || pin != rec.Baseline {
 		return false, err
 	}
-	return repo.IsAncestor(ctx, pin, tip)
+	from, err := git.ParseOID(pin)
+	if err != nil {
+		return false, err
+	}
+	to, err := git.ParseOID(tip)
+	if err != nil {
+		return false, err
+	}
+	return repo.IsAncestor(ctx, from, to)
 }
 
 // foreignBranch is the conflict of a branch with the node's name that git-atlas did

@@ -108,7 +108,15 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 
 // countAhead counts the commits reachable from head and not from base.
 func countAhead(ctx context.Context, repo *git.Repository, base, head string) (int, error) {
-	n, err := repo.CountCommits(ctx, head, base)
+	from, err := git.ParseOID(base)
+	if err != nil {
+		return 0, fmt.Errorf("baseline: %w", err)
+	}
+	to, err := git.ParseOID(head)
+	if err != nil {
+		return 0, fmt.Errorf("head: %w", err)
+	}
+	n, err := repo.CountCommits(ctx, to, from)
 	if err != nil {
 		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", base, err)
 	}

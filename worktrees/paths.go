@@ -152,7 +152,12 @@ func materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 		_ = m.Done()
 		return errMadeConcurrently(rec)
 	}
-	if err := repo.AddWorktree(ctx, rec.Path, commit, lockReason(run, rec.Node), m.File()); err != nil {
+	at, err := git.ParseOID(commit)
+	if err != nil {
+		_ = m.Done()
+		return fmt.Errorf("worktree %s of node %s: %w", rec.Path, rec.Node, err)
+	}
+	if err := repo.AddWorktree(ctx, rec.Path, at, lockReason(run, rec.Node), m.File()); err != nil {
 		if !exists(rec.Path) {
 			_ = m.Done() // git made nothing (it cleans up after itself)
 		} else {

@@ -206,18 +206,27 @@ func Order(jobs []gitstate.Job) ([]string, error) {
 // already in the union counts as integrated with no new commit.
 func integrate(ctx context.Context, repo *git.Repository, run, base string, parts []part, prog progress.Reporter) (string, []string, map[string][]string, error) {
 	integrated, conflicted := []string{}, map[string][]string{}
-	shas := []string{base}
-	for _, p := range parts {
-		shas = append(shas, p.tip)
+	start, err := git.ParseOID(base)
+	if err != nil {
+		return "", nil, nil, fmt.Errorf("union baseline: %w", err)
 	}
-	dates, err := repo.CommitDates(ctx, shas)
+	ids := []git.OID{start}
+	for _, p := range parts {
+		tip, err := git.ParseOID(p.tip)
+		if err != nil {
+			return "", nil, nil, fmt.Errorf("node %s: %w", p.node, err)
+		}
+		ids = append(ids, tip)
+	}
+	dates, err := repo.CommitDates(ctx, ids)
 	if err != nil {
 		return "", nil, nil, err
 	}
-	cur, curDate := base, dates[base]
-	for _, p := range parts {
+	cur, curDate := start, dates[base]
+	for i, p := range parts {
 		progress.Add(prog, 1)
-		in, err := repo.Contains(ctx, cur, p.tip)
+		tip := ids[i+1]
+		in, err := repo.Contains(ctx, cur, tip)
 		if err != nil {
 			return "", nil, nil, err
 		}
@@ -225,7 +234,7 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 			integrated = append(integrated, p.node)
 			continue
 		}
-		tree, paths, err := repo.MergeTree(ctx, cur, p.tip)
+		tree, paths, err := repo.MergeTree(ctx, cur, tip)
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("integrate node %s: %w", p.node, err)
 		}
@@ -235,7 +244,7 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 		}
 		date := max(curDate, dates[p.tip])
 		msg := fmt.Sprintf("git-atlas union of run %s: integrate node %s", run, p.node)
-		commit, err := commitTree(ctx, repo, tree, []string{cur, p.tip}, date, msg)
+		commit, err := commitTree(ctx, repo, tree, []git.OID{cur, tip}, date, msg)
 		if err != nil {
 			return "", nil, nil, fmt.Errorf("integrate node %s: %w", p.node, err)
 		}
@@ -245,12 +254,12 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 	if len(conflicted) == 0 {
 		conflicted = nil
 	}
-	return cur, integrated, conflicted, nil
+	return cur.String(), integrated, conflicted, nil
 }
 
 // commitTree writes a commit with git-atlas's identity at date, unsigned whatever
 // commit.gpgSign says, so that it is the same commit every time.
-func commitTree(ctx context.Context, repo *git.Repository, tree string, parents []string, date int64, msg string) (string, error) {
+func commitTree(ctx context.Context, repo *git.Repository, tree git.OID, parents []git.OID, date int64, msg string) (git.OID, error) {
 	return repo.CommitTreeAs(ctx, tree, parents, msg, git.Signature{Name: unionName, Email: unionEmail, When: date})
 }
 
@@ -517,7 +526,11 @@ func (p *unionPlace) finish(ctx context.Context, repo *git.Repository, s unionSt
 // moveDetached moves a clean managed worktree to commit: a two-way read-tree (which
 // refuses to overwrite local changes), then HEAD detached at commit.
 func moveDetached(ctx context.Context, repo *git.Repository, path, commit string) error {
-	if err := repo.Worktree(path).MoveDetached(ctx, commit, "git-atlas: union"); err != nil {
+	id, err := git.ParseOID(commit)
+	if err != nil {
+		return fmt.Errorf("update the union worktree %s: %w", path, err)
+	}
+	if err := repo.Worktree(path).MoveDetached(ctx, id, "git-atlas: union"); err != nil {
 		return fmt.Errorf("update the union worktree %s: %w", path, err)
 	}
 	return nil

@@ -240,7 +240,11 @@ func split(ctx context.Context, bin, dir string, samples int) error {
 		return err
 	}
 	stateJSON, _ := gitstate.MarshalState(&r.State)
-	info, err := repo.Commit(ctx, r.Tip)
+	tip, err := git.ParseOID(r.Tip)
+	if err != nil {
+		return err
+	}
+	info, err := repo.Commit(ctx, tip)
 	if err != nil {
 		return err
 	}
@@ -273,11 +277,11 @@ func split(ctx context.Context, bin, dir string, samples int) error {
 			if err != nil {
 				return err
 			}
-			tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "state.json", Blob: b1}, {Name: "event.json", Blob: b2}})
+			tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "state.json", Blob: b1.String()}, {Name: "event.json", Blob: b2.String()}})
 			if err != nil {
 				return err
 			}
-			_, err = repo.WriteCommit(ctx, tree, []string{r.Tip}, "bench\n")
+			_, err = repo.WriteCommit(ctx, tree, []git.OID{tip}, "bench\n")
 			return err
 		}},
 		{"  write+rename 4 small files, no fsync", func(i int) error { return writeFiles(repo.CommonDir, i, false) }},

@@ -661,3 +661,146 @@ func stdFuncs(path string) map[string]bool {
 	stdCache[path] = fs
 	return fs
 }
+
+// idWords are the words of a parameter name that say it holds a revision or an object
+// id. A name is split into its words at case changes, digits and underscores
+// ("baseTree": base, tree; "commitID": commit, id) and compared word by word, so
+// "head" is found in "newHead" but not in "header" or "ahead".
+var idWords = map[string]bool{
+	"rev": true, "revs": true, "revision": true, "revisions": true,
+	"oid": true, "oids": true, "id": true, "ids": true, "sha": true, "shas": true,
+	"commit": true, "commits": true, "tree": true, "trees": true, "blob": true, "blobs": true,
+	"tip": true, "tips": true, "base": true, "baseline": true, "baselines": true,
+	"head": true, "heads": true, "parent": true, "parents": true, "ours": true, "theirs": true,
+}
+
+// nameWords splits an identifier into its lowercase words.
+func nameWords(name string) []string {
+	var words []string
+	var cur []rune
+	flush := func() {
+		if len(cur) > 0 {
+			words = append(words, strings.ToLower(string(cur)))
+			cur = nil
+		}
+	}
+	rs := []rune(name)
+	for i, r := range rs {
+		switch {
+		case r == '_' || r >= '0' && r <= '9':
+			flush()
+			continue
+		case r >= 'A' && r <= 'Z':
+			// A new word starts at an upper-case letter after a lower-case one, or at
+			// the last upper-case letter of a run followed by a lower-case one (IDList).
+			if i > 0 && (rs[i-1] >= 'a' && rs[i-1] <= 'z' || i+1 < len(rs) && rs[i+1] >= 'a' && rs[i+1] <= 'z') {
+				flush()
+			}
+		}
+		cur = append(cur, r)
+	}
+	flush()
+	return words
+}
+
+// isStringy reports whether a parameter's type is string, []string or ...string.
+func isStringy(e ast.Expr) bool {
+	switch x := e.(type) {
+	case *ast.Ident:
+		return x.Name == "string"
+	case *ast.ArrayType:
+		return x.Len == nil && isStringy(x.Elt)
+	case *ast.Ellipsis:
+		return isStringy(x.Elt)
+	}
+	return false
+}
+
+// TestGitTakesTypedIDs: every exported function and method of internal/git that takes
+// a revision or an object id takes it as git.OID (a full hex id, made only by
+// ParseOID or from git's output) or git.Rev (an OID, a checked ref name, or a
+// person's argument), never as a plain string (issue 29: a baseline of
+// `--output=../README` from a pulled ledger reached git as an option). A parameter of
+// type string, []string or ...string whose name holds one of idWords fails; so do
+// OID and Rev if they stop being structs whose only field is unexported (a value
+// could then be made from any string).
+func TestGitTakesTypedIDs(t *testing.T) {
+	t.Parallel()
+	p := loadModule(t)[module+"/internal/git"]
+	typed := 0
+	structs := map[string]bool{}
+	for name, f := range p.files {
+		for _, d := range f.Decls {
+			if gd, ok := d.(*ast.GenDecl); ok && gd.Tok == token.TYPE {
+				for _, spec := range gd.Specs {
+					ts := spec.(*ast.TypeSpec)
+					if ts.Name.Name != "OID" && ts.Name.Name != "Rev" {
+						continue
+					}
+					st, ok := ts.Type.(*ast.StructType)
+					if !ok || len(st.Fields.List) != 1 || len(st.Fields.List[0].Names) != 1 || st.Fields.List[0].Names[0].IsExported() {
+						t.Errorf("%s: git.%s must be a struct with one unexported field, so that only internal/git's parsers make one", fset.Position(ts.Pos()), ts.Name.Name)
+					}
+					structs[ts.Name.Name] = true
+				}
+			}
+			fd, ok := d.(*ast.FuncDecl)
+			if !ok || !fd.Name.IsExported() {
+				continue
+			}
+			if fd.Recv != nil && !ast.IsExported(receiverType(fd.Recv.List[0].Type)) {
+				continue
+			}
+			for _, field := range fd.Type.Params.List {
+				if id, ok := field.Type.(*ast.Ident); ok && (id.Name == "OID" || id.Name == "Rev") {
+					typed++
+				}
+				if arr, ok := field.Type.(*ast.ArrayType); ok {
+					if id, ok := arr.Elt.(*ast.Ident); ok && id.Name == "OID" {
+						typed++
+					}
+				}
+				if !isStringy(field.Type) {
+					continue
+				}
+				for _, n := range field.Names {
+					for _, w := range nameWords(n.Name) {
+						if idWords[w] {
+							t.Errorf("%s (%s): %s takes %s as %s: a revision or object id is a git.OID or git.Rev, never a string", fset.Position(n.Pos()), name, fd.Name.Name, n.Name, exprString(field.Type))
+							break
+						}
+					}
+				}
+			}
+		}
+	}
+	if !structs["OID"] || !structs["Rev"] {
+		t.Errorf("internal/git declares no OID or no Rev type")
+	}
+	if typed < 10 {
+		t.Fatalf("only %d parameters of internal/git's exported functions are OIDs or Revs: the scan is broken", typed)
+	}
+}
+
+// receiverType is the name of a method's receiver type (T or *T).
+func receiverType(e ast.Expr) string {
+	if s, ok := e.(*ast.StarExpr); ok {
+		e = s.X
+	}
+	if id, ok := e.(*ast.Ident); ok {
+		return id.Name
+	}
+	return ""
+}
+
+func TestNameWords(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{
+		"baseTree": "base tree", "commitID": "commit id", "IDList": "id list", "header": "header",
+		"ahead": "ahead", "new_head": "new head", "sha1": "sha", "a": "a", "lockReason": "lock reason",
+	} {
+		if got := strings.Join(nameWords(in), " "); got != want {
+			t.Errorf("nameWords(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

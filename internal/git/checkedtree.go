@@ -83,7 +83,7 @@ func badTree(name, what string) error {
 // (ParseTree): the only form of a tree that WriteTreeFiles, ResetTo and SetIndex
 // accept, so nothing read from data reaches a working tree unchecked.
 type CheckedTree struct {
-	ID string
+	ID OID
 	// Items are its blobs and gitlinks, paths joined with "/", in tree order.
 	Items []TreeItem
 	// Dirs are its directories (trees), parents first.
@@ -93,15 +93,16 @@ type CheckedTree struct {
 // CheckTree reads tree and every tree below it (one `cat-file --batch` per level)
 // and checks each entry with ParseTree. A refusal (fault.ErrRefused, ErrBadTree)
 // names the entry and its place.
-func (r *Repository) CheckTree(ctx context.Context, tree string) (*CheckedTree, error) {
-	if !isObjectID(tree) {
-		return nil, fmt.Errorf("check tree %q: not an object id", tree)
+func (r *Repository) CheckTree(ctx context.Context, id OID) (*CheckedTree, error) {
+	if id.IsZero() {
+		return nil, fmt.Errorf("check tree: no object id")
 	}
+	tree := id.hex
 	idLen := 20
 	if r.ObjectFormat == "sha256" {
 		idLen = 32
 	}
-	ct := &CheckedTree{ID: tree}
+	ct := &CheckedTree{ID: id}
 	type level struct{ id, path string }
 	cur := []level{{tree, ""}}
 	for depth := 0; len(cur) > 0; depth++ {

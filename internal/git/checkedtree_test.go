@@ -136,7 +136,7 @@ func TestCheckTree(t *testing.T) {
 			}
 			g("", "add", "-A")
 			tree := g("", "write-tree")
-			ct, err := r.CheckTree(ctx, tree)
+			ct, err := r.CheckTree(ctx, mustOID(t, tree))
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -160,11 +160,11 @@ func TestCheckTree(t *testing.T) {
 				return g(string(encodeRaw(entries, idLen)), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
 			}
 			bad := lit(TreeEntryRaw{"40000", "d", lit(TreeEntryRaw{"40000", "e", lit(TreeEntryRaw{"100644", "..", blob})})})
-			if _, err := r.CheckTree(ctx, bad); !errors.Is(err, ErrBadTree) || !strings.Contains(err.Error(), `in "d/e"`) {
+			if _, err := r.CheckTree(ctx, mustOID(t, bad)); !errors.Is(err, ErrBadTree) || !strings.Contains(err.Error(), `in "d/e"`) {
 				t.Fatalf("CheckTree of a tree with d/e/..: %v", err)
 			}
-			if _, err := r.CheckTree(ctx, "--output=x"); err == nil {
-				t.Fatal("CheckTree took an option for a tree")
+			if _, err := ParseOID("--output=x"); err == nil {
+				t.Fatal("an option parsed as a tree id")
 			}
 		})
 	}

@@ -233,9 +233,10 @@ func (r *Repository) NullID() string {
 	return ZeroID
 }
 
-// IsNullID reports whether id is the all-zero id of any object format.
-func IsNullID(id string) bool {
-	return id != "" && strings.Trim(id, "0") == ""
+// IsNullID reports whether value (a RefUpdate's Old or New) is the all-zero id of any
+// object format.
+func IsNullID(value string) bool {
+	return value != "" && strings.Trim(value, "0") == ""
 }
 
 // Open resolves the repository containing path, once, with absolute paths: in
@@ -315,36 +316,42 @@ func (r *Repository) UsesGoGit() bool { _, ok := r.objects.(*goGitStore); return
 func (r *Repository) UseGitForObjects() { r.objects = &cliStore{r: r} }
 
 // ResolveCommit resolves rev to a full commit id.
-func (r *Repository) ResolveCommit(ctx context.Context, rev string) (string, error) {
-	if strings.HasPrefix(rev, "-") {
-		return "", fmt.Errorf("resolve %q: not a revision", rev)
+func (r *Repository) ResolveCommit(ctx context.Context, rev Rev) (OID, error) {
+	if rev.IsZero() {
+		return OID{}, fmt.Errorf("resolve: no revision: %w", ErrNotFoundObject)
 	}
 	dir := r.CommonDir
 	if r.TopLevel != "" {
 		dir = r.TopLevel // HEAD is per worktree: resolve it where we were opened
 	}
-	out, err := cmd{dir: dir, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev + "^{commit}"}}.run(ctx)
+	out, err := cmd{dir: dir, args: []string{"rev-parse", "--verify", "--quiet", "--end-of-options", rev.s + "^{commit}"}}.run(ctx)
 	if err != nil {
-		return "", fmt.Errorf("resolve %q: %w", rev, ErrNotFoundObject)
+		return OID{}, fmt.Errorf("resolve %q: %w", rev.s, ErrNotFoundObject)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }
 
 // ErrNotFoundObject means a revision or object does not exist.
 var ErrNotFoundObject = errors.New("no such commit or object")
 
 // HasObject reports whether id exists in the object store.
-func (r *Repository) HasObject(ctx context.Context, id string) bool {
-	_, err := r.git(ctx, "cat-file", "-e", id)
+func (r *Repository) HasObject(ctx context.Context, id OID) bool {
+	if id.IsZero() {
+		return false
+	}
+	_, err := r.git(ctx, "cat-file", "-e", "--end-of-options", id.hex)
 	return err == nil
 }
 
 // ObjectType returns the type of object id (commit, tree, blob, tag), or
 // ErrNotFoundObject.
-func (r *Repository) ObjectType(ctx context.Context, id string) (string, error) {
-	out, err := r.git(ctx, "cat-file", "-t", id)
+func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
+	if id.IsZero() {
+		return "", fmt.Errorf("object: none: %w", ErrNotFoundObject)
+	}
+	out, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
 	if err != nil {
-		return "", fmt.Errorf("object %s: %w", id, ErrNotFoundObject)
+		return "", fmt.Errorf("object %s: %w", id.hex, ErrNotFoundObject)
 	}
 	return strings.TrimSpace(string(out)), nil
 }

@@ -8,8 +8,8 @@ import (
 )
 
 // CommitDates reads the committer times (Unix seconds) of commits, in one git call.
-func (r *Repository) CommitDates(ctx context.Context, shas []string) (map[string]int64, error) {
-	out, err := r.git(ctx, append([]string{"rev-list", "--no-walk=unsorted", "--format=%ct"}, shas...)...)
+func (r *Repository) CommitDates(ctx context.Context, commits []OID) (map[string]int64, error) {
+	out, err := r.git(ctx, append([]string{"rev-list", "--no-walk=unsorted", "--format=%ct", "--end-of-options"}, oidStrings(commits)...)...)
 	if err != nil {
 		return nil, fmt.Errorf("read commit dates: %w", err)
 	}
@@ -33,27 +33,27 @@ func (r *Repository) CommitDates(ctx context.Context, shas []string) (map[string
 }
 
 // CountCommits counts the commits reachable from head and not from exclude.
-func (r *Repository) CountCommits(ctx context.Context, head, exclude string) (int, error) {
-	out, err := r.git(ctx, "rev-list", "--count", head, "^"+exclude, "--")
+func (r *Repository) CountCommits(ctx context.Context, head, exclude OID) (int, error) {
+	out, err := r.git(ctx, "rev-list", "--count", "--end-of-options", head.hex, "^"+exclude.hex, "--")
 	if err != nil {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
 }
 
-// DiskUsage is the bytes on disk of every object reachable from rev
+// TreeDiskUsage is the bytes on disk of every object reachable from commit's tree
 // (`git rev-list --objects --disk-usage`).
-func (r *Repository) DiskUsage(ctx context.Context, rev string) (int64, error) {
-	out, err := r.git(ctx, "rev-list", "--objects", "--disk-usage", rev, "--")
+func (r *Repository) TreeDiskUsage(ctx context.Context, commit OID) (int64, error) {
+	out, err := r.git(ctx, "rev-list", "--objects", "--disk-usage", "--end-of-options", commit.hex+"^{tree}", "--")
 	if err != nil {
 		return 0, err
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
 }
 
-// RefsContainingUnder lists the refs under prefixes whose history contains sha.
-func (r *Repository) RefsContainingUnder(ctx context.Context, sha string, prefixes ...string) ([]string, error) {
-	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains", sha}, prefixes...)...)
+// RefsContainingUnder lists the refs under prefixes whose history contains commit.
+func (r *Repository) RefsContainingUnder(ctx context.Context, commit OID, prefixes ...string) ([]string, error) {
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains=" + commit.hex, "--end-of-options"}, prefixes...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -70,7 +70,7 @@ type RefCommit struct {
 // RefCommits reads the committer time and parents of the commits refs point to, in
 // one git call; a ref that does not exist, or names no commit, is left out.
 func (r *Repository) RefCommits(ctx context.Context, refs []string) ([]RefCommit, error) {
-	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)"}, refs...)...)
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)%00%(committerdate:unix)%00%(parent)", "--end-of-options"}, refs...)...)
 	if err != nil {
 		return nil, err
 	}

@@ -29,8 +29,10 @@ func (l Layout) Worktrees() string { return filepath.Join(l.Root, "worktrees") }
 // RecoveryDir holds the patches of run's snapshots.
 func (l Layout) RecoveryDir(run string) string { return filepath.Join(l.Root, "recovery", run) }
 
-// Patch is where snapshot id of run keeps its patch (unless --patch-out said elsewhere).
-func (l Layout) Patch(run, id string) string { return filepath.Join(l.RecoveryDir(run), id+".patch") }
+// Patch is where snapshot of run keeps its patch (unless --patch-out said elsewhere).
+func (l Layout) Patch(run, snapshot string) string {
+	return filepath.Join(l.RecoveryDir(run), snapshot+".patch")
+}
 
 // Cache is the cache file name.
 func (l Layout) Cache(name string) string { return filepath.Join(l.Root, "cache", name) }

@@ -12,16 +12,16 @@ import (
 // MergeTree merges theirs into ours without any worktree or index (`git merge-tree
 // --write-tree`). A clean merge gives its tree and nil paths; a conflict gives the
 // conflicted paths (never nil).
-func (r *Repository) MergeTree(ctx context.Context, ours, theirs string) (string, []string, error) {
-	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", ours, theirs)
+func (r *Repository) MergeTree(ctx context.Context, ours, theirs OID) (OID, []string, error) {
+	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", "--end-of-options", ours.hex, theirs.hex)
 	var ge *Error
 	conflict := errors.As(err, &ge) && ge.ExitCode == 1
 	if err != nil && !conflict {
-		return "", nil, err
+		return OID{}, nil, err
 	}
 	tree, paths, perr := parseMergeTree(out)
 	if perr != nil {
-		return "", nil, perr
+		return OID{}, nil, perr
 	}
 	if conflict && paths == nil {
 		paths = []string{} // a conflict git reports with no path of its own
@@ -29,7 +29,7 @@ func (r *Repository) MergeTree(ctx context.Context, ours, theirs string) (string
 	if !conflict {
 		paths = nil
 	}
-	return tree, paths, nil
+	return OID{hex: tree}, paths, nil
 }
 
 // parseMergeTree reads the -z output of `git merge-tree --write-tree`: the tree id
@@ -90,7 +90,7 @@ type Signature struct {
 // CommitTreeAs writes a commit of tree with parents, authored and committed by sig,
 // unsigned whatever commit.gpgSign says: the same inputs give the same commit every
 // time.
-func (r *Repository) CommitTreeAs(ctx context.Context, tree string, parents []string, msg string, sig Signature) (string, error) {
+func (r *Repository) CommitTreeAs(ctx context.Context, tree OID, parents []OID, msg string, sig Signature) (OID, error) {
 	stamp := strconv.FormatInt(sig.When, 10) + " +0000"
 	env := []string{
 		"GIT_AUTHOR_NAME=" + sig.Name, "GIT_AUTHOR_EMAIL=" + sig.Email, "GIT_AUTHOR_DATE=" + stamp,
@@ -98,11 +98,11 @@ func (r *Repository) CommitTreeAs(ctx context.Context, tree string, parents []st
 	}
 	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg}
 	for _, p := range parents {
-		args = append(args, "-p", p)
+		args = append(args, "-p", p.hex)
 	}
-	out, err := r.gitEnv(ctx, env, nil, append(args, tree)...)
+	out, err := r.gitEnv(ctx, env, nil, append(args, "--end-of-options", tree.hex)...)
 	if err != nil {
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }

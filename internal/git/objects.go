@@ -59,34 +59,69 @@ type objectStore interface {
 }
 
 // Commit reads a commit's tree and parents.
-func (r *Repository) Commit(ctx context.Context, id string) (CommitInfo, error) {
-	return r.objects.commit(ctx, id)
+func (r *Repository) Commit(ctx context.Context, id OID) (CommitInfo, error) {
+	if id.IsZero() {
+		return CommitInfo{}, fmt.Errorf("read commit: none: %w", ErrNotFoundObject)
+	}
+	return r.objects.commit(ctx, id.hex)
 }
 
 // FirstParents lists tip and its first-parent ancestors, newest first: a ledger chain.
-func (r *Repository) FirstParents(ctx context.Context, tip string) ([]string, error) {
-	return r.objects.firstParents(ctx, tip)
+func (r *Repository) FirstParents(ctx context.Context, tip OID) ([]string, error) {
+	if tip.IsZero() {
+		return nil, fmt.Errorf("walk: no commit: %w", ErrNotFoundObject)
+	}
+	return r.objects.firstParents(ctx, tip.hex)
 }
 
-// BlobsAt reads many "<commit>:<path>" blobs at once, in order.
-func (r *Repository) BlobsAt(ctx context.Context, specs []string) ([]Blob, error) {
-	return r.objects.blobsAt(ctx, specs)
+// BlobSpec names the blob at Path in Commit's tree (`<commit>:<path>`).
+type BlobSpec struct {
+	Commit OID
+	Path   string
+}
+
+// BlobsAt reads many blobs at once, in order. A spec with no commit, or a path
+// `cat-file --batch` cannot take (empty, or with a line break), is refused.
+func (r *Repository) BlobsAt(ctx context.Context, specs []BlobSpec) ([]Blob, error) {
+	list := make([]string, len(specs))
+	for i, s := range specs {
+		if s.Commit.IsZero() || s.Path == "" || strings.ContainsAny(s.Path, "\n\r") {
+			return nil, fmt.Errorf("read blob %s:%q: not a commit and a path", s.Commit.hex, clip(s.Path))
+		}
+		list[i] = s.Commit.hex + ":" + s.Path
+	}
+	return r.objects.blobsAt(ctx, list)
 }
 
 // WriteBlob writes a blob durably.
-func (r *Repository) WriteBlob(ctx context.Context, data []byte) (string, error) {
-	return r.objects.writeBlob(ctx, data)
+func (r *Repository) WriteBlob(ctx context.Context, data []byte) (OID, error) {
+	id, err := r.objects.writeBlob(ctx, data)
+	if err != nil {
+		return OID{}, err
+	}
+	return gitOID(id)
 }
 
 // WriteTree writes a flat tree of regular files durably.
-func (r *Repository) WriteTree(ctx context.Context, entries []TreeEntry) (string, error) {
-	return r.objects.writeTree(ctx, entries)
+func (r *Repository) WriteTree(ctx context.Context, entries []TreeEntry) (OID, error) {
+	id, err := r.objects.writeTree(ctx, entries)
+	if err != nil {
+		return OID{}, err
+	}
+	return gitOID(id)
 }
 
 // WriteCommit writes a commit durably, authored by git-atlas itself so that a machine
 // without user.email can still keep a ledger.
-func (r *Repository) WriteCommit(ctx context.Context, tree string, parents []string, msg string) (string, error) {
-	return r.objects.writeCommit(ctx, tree, parents, msg)
+func (r *Repository) WriteCommit(ctx context.Context, tree OID, parents []OID, msg string) (OID, error) {
+	if tree.IsZero() {
+		return OID{}, errors.New("write commit: no tree")
+	}
+	id, err := r.objects.writeCommit(ctx, tree.hex, oidStrings(parents), msg)
+	if err != nil {
+		return OID{}, err
+	}
+	return gitOID(id)
 }
 
 const (
@@ -296,14 +331,14 @@ func (c *cliStore) readRef(ctx context.Context, name string) (string, error) {
 }
 
 func (c *cliStore) commit(ctx context.Context, id string) (CommitInfo, error) {
-	out, err := c.r.git(ctx, "cat-file", "-t", id)
+	out, err := c.r.git(ctx, "cat-file", "-t", "--end-of-options", id)
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, ErrNotFoundObject)
 	}
 	if t := strings.TrimSpace(string(out)); t != "commit" {
 		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, t)
 	}
-	out, err = c.r.git(ctx, "cat-file", "commit", id)
+	out, err = c.r.git(ctx, "cat-file", "commit", "--end-of-options", id)
 	if err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, err)
 	}
@@ -327,7 +362,7 @@ func (c *cliStore) firstParents(ctx context.Context, tip string) ([]string, erro
 	if strings.HasPrefix(tip, "-") {
 		return nil, fmt.Errorf("walk %q: not an object id", tip)
 	}
-	out, err := c.r.git(ctx, "rev-list", "--first-parent", tip)
+	out, err := c.r.git(ctx, "rev-list", "--first-parent", "--end-of-options", tip)
 	if err != nil {
 		return nil, fmt.Errorf("walk %s: %w", tip, err)
 	}

@@ -105,9 +105,11 @@ func (r *Repository) WriteRawBlobs(ctx context.Context, dir string, paths []stri
 			if err != nil {
 				return nil, err
 			}
-			if ids[i], err = r.WriteBlob(ctx, data); err != nil {
+			id, err := r.WriteBlob(ctx, data)
+			if err != nil {
 				return nil, err
 			}
+			ids[i] = id.hex
 			continue
 		}
 		in.WriteString(p)
@@ -183,10 +185,10 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 	return args
 }
 
-// AddWorktreeNoCheckout adds a detached linked worktree at sha without checking any
+// AddWorktreeNoCheckout adds a detached linked worktree at commit without checking any
 // file out (and so without running the user's smudge filters): for a restore that
 // writes the files itself (ResetTo).
-func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path, sha string) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--", path, sha}})
+func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path string, commit OID) error {
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.hex}})
 	return err
 }

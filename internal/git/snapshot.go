@@ -201,17 +201,17 @@ func (t *TempIndex) AddForce(ctx context.Context, paths []string) error {
 }
 
 // WriteTree writes the temporary index as a tree.
-func (t *TempIndex) WriteTree(ctx context.Context) (string, error) {
+func (t *TempIndex) WriteTree(ctx context.Context) (OID, error) {
 	out, err := t.git(ctx, nil, nil, "write-tree")
 	if err != nil {
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }
 
 // ReadTree replaces the temporary index's content with tree.
-func (t *TempIndex) ReadTree(ctx context.Context, tree string) error {
-	_, err := t.git(ctx, nil, nil, "read-tree", tree)
+func (t *TempIndex) ReadTree(ctx context.Context, tree OID) error {
+	_, err := t.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.hex)
 	return err
 }
 
@@ -337,7 +337,7 @@ func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
 // files, info/exclude, core.excludesFile) applied as if dir were a checkout whose
 // index is tracked (a tree: tracked files are never ignored), a wholly ignored
 // directory as one entry ending in "/". dir's own .git is not read.
-func (r *Repository) IgnoredIn(ctx context.Context, dir, tracked string) ([]string, error) {
+func (r *Repository) IgnoredIn(ctx context.Context, dir string, tracked OID) ([]string, error) {
 	t, err := r.NewTempIndex()
 	if err != nil {
 		return nil, err
@@ -401,8 +401,8 @@ type TreeItem struct {
 }
 
 // LsTree lists every file of tree, recursively, reading it back from the object store.
-func (r *Repository) LsTree(ctx context.Context, tree string) ([]TreeItem, error) {
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", tree)
+func (r *Repository) LsTree(ctx context.Context, tree OID) ([]TreeItem, error) {
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.hex)
 	if err != nil {
 		return nil, err
 	}
@@ -436,8 +436,8 @@ type NameStatus struct {
 }
 
 // DiffNames lists the paths that differ between tree-ishes a and b.
-func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, error) {
-	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", a, b)
+func (r *Repository) DiffNames(ctx context.Context, a, b OID) ([]NameStatus, error) {
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", "--end-of-options", a.hex, b.hex, "--")
 	if err != nil {
 		return nil, err
 	}
@@ -450,23 +450,26 @@ func (r *Repository) DiffNames(ctx context.Context, a, b string) ([]NameStatus, 
 }
 
 // EmptyTree is the id of the empty tree in the repository's hash algorithm.
-func (r *Repository) EmptyTree(ctx context.Context) (string, error) {
+func (r *Repository) EmptyTree(ctx context.Context) (OID, error) {
 	out, err := r.gitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")
 	if err != nil {
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	return gitOID(string(out))
 }
 
 // MissingObjects returns the ids among ids that are not in the object store, asking
 // one `cat-file --batch-check` for all of them.
-func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string, error) {
+func (r *Repository) MissingObjects(ctx context.Context, ids []OID) ([]string, error) {
 	if len(ids) == 0 {
 		return nil, nil
 	}
 	var in bytes.Buffer
 	for _, id := range ids {
-		in.WriteString(id)
+		if id.IsZero() {
+			return nil, errors.New("missing objects: an empty object id")
+		}
+		in.WriteString(id.hex)
 		in.WriteByte('\n')
 	}
 	// --buffer: one write of the whole answer, not a flush per object (20,000 ids took
@@ -484,9 +487,9 @@ func (r *Repository) MissingObjects(ctx context.Context, ids []string) ([]string
 	return missing, nil
 }
 
-// RefsContaining returns up to limit refs (under refs/) whose history contains sha.
-func (r *Repository) RefsContaining(ctx context.Context, sha string, limit int) ([]string, error) {
-	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains", sha)
+// RefsContaining returns up to limit refs (under refs/) whose history contains commit.
+func (r *Repository) RefsContaining(ctx context.Context, commit OID, limit int) ([]string, error) {
+	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains="+commit.hex)
 	if err != nil {
 		return nil, err
 	}
@@ -502,8 +505,11 @@ var patchArgs = []string{"-c", "core.quotePath=true", "-c", "diff.suppressBlankE
 
 // WritePatch streams the binary patch from tree-ish base to tree into w, without
 // holding it in memory (a 50 MB binary makes a 70 MB patch).
-func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree string) error {
-	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), base, tree)...)
+func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree OID) error {
+	if base.IsZero() || tree.IsZero() {
+		return errors.New("write patch: an empty object id")
+	}
+	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), "--end-of-options", base.hex, tree.hex, "--")...)
 	var stderr bytes.Buffer
 	bw := bufio.NewWriterSize(w, 256<<10)
 	x.Stdout, x.Stderr = bw, &stderr
@@ -564,8 +570,8 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 }
 
 // SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.
-func (w *Worktree) SetPseudoRef(ctx context.Context, name, id string) error {
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", name, id)
+func (w *Worktree) SetPseudoRef(ctx context.Context, name string, id OID) error {
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "--end-of-options", name, id.hex)
 	return err
 }
 
@@ -580,7 +586,7 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 	if err != nil {
 		return err
 	}
-	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", tree.ID)
+	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", "--end-of-options", tree.ID.hex)
 	if _, err := w.git(ctx, nil, nil, args...); err != nil {
 		return err
 	}
@@ -592,7 +598,7 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 // The tree is a checked one (CheckTree); the extra entries' paths are the caller's
 // to check.
 func (w *Worktree) SetIndex(ctx context.Context, tree *CheckedTree, extra []IndexEntry) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", tree.ID); err != nil {
+	if _, err := w.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.ID.hex); err != nil {
 		return err
 	}
 	if len(extra) > 0 {

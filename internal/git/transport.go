@@ -186,7 +186,7 @@ func remoteMessage(stderr string) string {
 
 // IsAncestor reports whether commit a is an ancestor of (or equal to) commit b; false
 // when either object is missing.
-func (r *Repository) IsAncestor(ctx context.Context, a, b string) (bool, error) {
+func (r *Repository) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 	if !r.HasObject(ctx, a) || !r.HasObject(ctx, b) {
 		return false, nil
 	}
@@ -195,8 +195,8 @@ func (r *Repository) IsAncestor(ctx context.Context, a, b string) (bool, error) 
 
 // Contains reports whether commit a is in the history of commit b (or is b), as
 // `merge-base --is-ancestor a b` says; both must exist (else an error).
-func (r *Repository) Contains(ctx context.Context, b, a string) (bool, error) {
-	_, err := r.git(ctx, "merge-base", "--is-ancestor", a, b)
+func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
+	_, err := r.git(ctx, "merge-base", "--is-ancestor", "--end-of-options", a.hex, b.hex)
 	if err == nil {
 		return true, nil
 	}

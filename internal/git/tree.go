@@ -8,11 +8,8 @@ import (
 
 // TreeFiles lists every file path of a commit's tree, recursively, with
 // `git ls-tree -r -z --name-only` (NUL-separated, so any file name survives).
-func (r *Repository) TreeFiles(ctx context.Context, commit string) ([]string, error) {
-	if strings.HasPrefix(commit, "-") {
-		return nil, fmt.Errorf("list files of %q: not a revision", commit)
-	}
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", commit)
+func (r *Repository) TreeFiles(ctx context.Context, commit OID) ([]string, error) {
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", commit.hex)
 	if err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", commit, err)
 	}

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -97,17 +98,17 @@ func parseWorktrees(out string) []WorktreeInfo {
 	return list
 }
 
-// AddWorktree creates a linked worktree at path, detached at sha and locked with
+// AddWorktree creates a linked worktree at path, detached at commit and locked with
 // reason in one step (GIT-NOTES: create detached, make branches separately). The
 // user's post-checkout hook does not run: every internal call disables hooks. A
 // non-nil hold (a Marker's file) is inherited by git, so the marker stays held for as
 // long as git runs, even if this process is killed first.
-func (r *Repository) AddWorktree(ctx context.Context, path, sha, lockReason string, hold *os.File) error {
+func (r *Repository) AddWorktree(ctx context.Context, path string, commit OID, lockReason string, hold *os.File) error {
 	args := []string{"worktree", "add", "--quiet", "--detach"}
 	if lockReason != "" {
 		args = append(args, "--lock", "--reason", lockReason)
 	}
-	c := cmd{dir: r.CommonDir, args: append(args, "--", path, sha)}
+	c := cmd{dir: r.CommonDir, args: append(args, "--end-of-options", path, commit.hex)}
 	if hold != nil {
 		c.extra = []*os.File{hold}
 	}
@@ -161,8 +162,8 @@ func (r *Repository) repairCommondirs() bool {
 // must have snapshotted anything that could be lost (SPEC §7): `git worktree remove
 // --force` also deletes ignored files.
 func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
-	_, _ = r.git(ctx, "worktree", "unlock", path) // not locked is fine
-	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", path}}); err != nil {
+	_, _ = r.git(ctx, "worktree", "unlock", "--end-of-options", path) // not locked is fine
+	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", "--end-of-options", path}}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
 			return nil // already gone, administrative files too
@@ -250,24 +251,27 @@ func (r *Repository) OwnsWorktree(path string) bool {
 // LockWorktree locks a registered worktree with reason (`git worktree lock`), so that
 // no prune or move touches it.
 func (r *Repository) LockWorktree(ctx context.Context, path, reason string) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "lock", "--reason", reason, path}})
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "lock", "--reason", reason, "--end-of-options", path}})
 	return err
 }
 
 // MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
 // to overwrite local changes), then HEAD detached at commit, with msg in its reflog.
-func (w *Worktree) MoveDetached(ctx context.Context, commit, msg string) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", "-m", "-u", "HEAD", commit); err != nil {
+func (w *Worktree) MoveDetached(ctx context.Context, commit OID, msg string) error {
+	if _, err := w.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.hex); err != nil {
 		return err
 	}
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "HEAD", commit)
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.hex)
 	return err
 }
 
 // AttachBranch points the worktree's HEAD at the branch ref (a full refs/heads/ name)
 // without touching its index or files, with msg in its reflog.
 func (w *Worktree) AttachBranch(ctx context.Context, ref, msg string) error {
-	_, err := w.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "HEAD", ref)
+	if err := CheckRefFormat(ref); err != nil || !strings.HasPrefix(ref, "refs/heads/") {
+		return fmt.Errorf("attach %q: not a branch ref", clip(ref))
+	}
+	_, err := w.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref)
 	return err
 }
 

@@ -96,7 +96,7 @@ func TestEmptyCommondirRepaired(t *testing.T) {
 	r, g := testRepo(t, kinds[0])
 	ctx := context.Background()
 	half := filepath.Join(t.TempDir(), "half")
-	if err := r.AddWorktree(ctx, half, g("", "rev-parse", "HEAD"), "test", nil); err != nil {
+	if err := r.AddWorktree(ctx, half, OID{g("", "rev-parse", "HEAD")}, "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	admin := filepath.Join(r.CommonDir, "worktrees", "half")
@@ -145,7 +145,7 @@ func TestPseudoRefs(t *testing.T) {
 			ctx := context.Background()
 			head := g("", "rev-parse", "HEAD")
 			linked := filepath.Join(t.TempDir(), "linked")
-			if err := r.AddWorktree(ctx, linked, head, "test", nil); err != nil {
+			if err := r.AddWorktree(ctx, linked, OID{head}, "test", nil); err != nil {
 				t.Fatal(err)
 			}
 			g("", "update-ref", "--no-deref", "MERGE_HEAD", head)

@@ -70,10 +70,11 @@ func GraphRun(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	base, err := repo.ResolveCommit(ctx, "HEAD")
+	head, err := repo.ResolveCommit(ctx, git.HeadRev())
 	if err != nil {
 		return nil, err
 	}
+	base := head.String()
 	store := gitstate.New(repo)
 	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(store.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
 	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}

@@ -1,0 +1,22 @@
+package gitstate
+
+import (
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// mustOID parses an id a test read from git.
+func mustOID(t testing.TB, s string) git.OID {
+	t.Helper()
+	id, err := git.ParseOID(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return id
+}
+
+// at is the blob at path in commit.
+func at(t testing.TB, commit, path string) git.BlobSpec {
+	return git.BlobSpec{Commit: mustOID(t, commit), Path: path}
+}

@@ -1,0 +1,58 @@
+package gitstate
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// isAncestor is Repository.IsAncestor on two ids held as text (a ref's value, a
+// remote's answer): one that is not a full object id is an error, never a revision.
+func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
+	x, err := git.ParseOID(a)
+	if err != nil {
+		return false, err
+	}
+	y, err := git.ParseOID(b)
+	if err != nil {
+		return false, err
+	}
+	return repo.IsAncestor(ctx, x, y)
+}
+
+// hasObject is Repository.HasObject on an id held as text; text that is not an
+// object id names no object.
+func hasObject(ctx context.Context, repo *git.Repository, id string) bool {
+	x, err := git.ParseOID(id)
+	return err == nil && repo.HasObject(ctx, x)
+}
+
+// blobSpecs are the documents paths of the commit tip.
+func blobSpecs(tip string, paths ...string) ([]git.BlobSpec, error) {
+	id, err := git.ParseOID(tip)
+	if err != nil {
+		return nil, err
+	}
+	specs := make([]git.BlobSpec, len(paths))
+	for i, p := range paths {
+		specs[i] = git.BlobSpec{Commit: id, Path: p}
+	}
+	return specs, nil
+}
+
+// oneSpec is the blob at path in commit.
+func oneSpec(commit, path string) (git.BlobSpec, error) {
+	id, err := git.ParseOID(commit)
+	return git.BlobSpec{Commit: id, Path: path}, err
+}
+
+// BaselineOID is the run's baseline as an object id (validated when the run was read:
+// a run whose baseline is not one is unreadable).
+func (h *Header) BaselineOID() (git.OID, error) {
+	id, err := git.ParseOID(h.Baseline)
+	if err != nil {
+		return git.OID{}, fmt.Errorf("run %s: baseline: %w", h.RunID, err)
+	}
+	return id, nil
+}

@@ -1,0 +1,117 @@
+package gitstate
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// hostile are runs whose documents hold values no write of git-atlas makes (issue
+// 29): each is written through the store's Create, which checks nothing but the run
+// id, as a pulled, hand-edited or older ledger could hold them.
+var hostile = []struct {
+	name, reason string
+	edit         func(h *Header, st *State)
+}{
+	{"option baseline", `baseline: "--output=../README" is not an object id`, func(h *Header, st *State) { h.Baseline = "--output=../README" }},
+	{"short baseline", `baseline: "abc1234" is not an object id`, func(h *Header, st *State) { h.Baseline = "abc1234" }},
+	{"ref baseline", `baseline: "main" is not an object id`, func(h *Header, st *State) { h.Baseline = "main" }},
+	{"attempt baseline", `attempts[0].baseline: "HEAD~1"`, func(h *Header, st *State) {
+		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: "HEAD~1"}}
+	}},
+	{"job name", `jobs[0].id: invalid job name "../../x"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "../../x", State: JobPending, Needs: []string{}}} }},
+	{"job needs", `job a needs: invalid job name "../b"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "a", State: JobPending, Needs: []string{"../b"}}} }},
+	{"stage name", `stages[0].name: invalid stage name "a/b"`, func(h *Header, st *State) { h.Stages[0].Name, st.Stages[0].Name = "a/b", "a/b" }},
+	{"worktree node", `worktrees[0].node: invalid node name ".."`, func(h *Header, st *State) {
+		st.Worktrees = []WorktreeRec{{Node: "..", Path: "/x", Branch: "atlas/r/node/x"}}
+	}},
+	{"worktree head", `worktree n head: "-p" is not an object id`, func(h *Header, st *State) {
+		st.Worktrees = []WorktreeRec{{Node: "n", Path: "/x", Branch: "atlas/r/node/n", Baseline: h.Baseline, Head: "-p"}}
+	}},
+	{"worktree branch", `worktree n branch "a..b"`, func(h *Header, st *State) {
+		st.Worktrees = []WorktreeRec{{Node: "n", Path: "/x", Branch: "a..b", Baseline: h.Baseline, Head: h.Baseline}}
+	}},
+	{"snapshot ref", `snapshots[0].ref "refs/heads/main"`, func(h *Header, st *State) {
+		st.Snapshots = []SnapshotRec{{ID: "n-1", Ref: "refs/heads/main", Commit: h.Baseline}}
+	}},
+	{"snapshot id", `snapshots[0].id "../n"`, func(h *Header, st *State) {
+		st.Snapshots = []SnapshotRec{{ID: "../n", Ref: RecoveryPrefix + "bad/../n", Commit: h.Baseline}}
+	}},
+	{"union head", `union head: "--all" is not an object id`, func(h *Header, st *State) { st.Union = &UnionRec{Head: "--all", Integrated: []string{}} }},
+}
+
+// A run whose documents hold a value no write makes is unreadable, with the value
+// named: Load refuses it, every listing depth lists it as ErrCorrupt beside the
+// healthy run, which reads as before.
+func TestReadRefusesInvalidValues(t *testing.T) {
+	t.Parallel()
+	for _, tc := range hostile {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := New(newRepo(t, repoKinds[0]))
+			good := newRun(t, s, "good", StageDef{Name: "code", MaxRetries: 1})
+			h := good.Header
+			h.RunID, h.Stages = "bad", []StageDef{{Name: "code", MaxRetries: 1}}
+			st := State{RunID: "bad", Status: RunRunning, Stages: []StageState{{Name: "code", Status: StagePending}}}
+			tc.edit(&h, &st)
+			if _, err := s.Create(ctx, h, st, Event{Type: "run_started"}); err != nil {
+				t.Fatal(err)
+			}
+			_, err := s.Load(ctx, "bad")
+			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "run bad is unreadable") || !strings.Contains(err.Error(), tc.reason) {
+				t.Fatalf("Load = %v, want ErrCorrupt naming %s", err, tc.reason)
+			}
+			if _, err := s.Load(ctx, "good"); err != nil {
+				t.Fatalf("the healthy run: %v", err)
+			}
+			for _, d := range []ListDepth{ListFull, ListSummaries, ListStates, ListSummaries} { // the second summary listing reads the cache
+				entries, err := s.List(ctx, ListOptions{Depth: d, NoFetch: true})
+				if err != nil {
+					t.Fatalf("%v: %v", d, err)
+				}
+				if len(entries) != 2 || entries[0].ID != "bad" || entries[1].ID != "good" {
+					t.Fatalf("%v: %d entries", d, len(entries))
+				}
+				if d == ListStates && strings.HasPrefix(tc.reason, "baseline") {
+					continue // a listing of states alone reads no header
+				}
+				if e := entries[0]; e.Run != nil || !errors.Is(e.Err, ErrCorrupt) || !strings.Contains(e.Err.Error(), tc.reason) {
+					t.Errorf("%v: bad run listed as %+v, %v", d, e.Run, e.Err)
+				}
+				if e := entries[1]; e.Err != nil || e.Run == nil {
+					t.Errorf("%v: healthy run listed as %v", d, e.Err)
+				}
+			}
+		})
+	}
+}
+
+// An event naming a job or stage no write would name makes the run's log unreadable.
+func TestLogRefusesInvalidEventNames(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := New(newRepo(t, repoKinds[0]))
+	newRun(t, s, "r")
+	if _, err := s.Update(ctx, "r", func(r *Run) (*Change, error) {
+		return &Change{Event: Event{Type: "note", Job: "../../x"}}, nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Log(ctx, "r"); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), `event 2: event.json job: invalid job name "../../x"`) {
+		t.Fatalf("Log = %v", err)
+	}
+}
+
+// plainName is ValidName's verdict.
+func FuzzPlainName(f *testing.F) {
+	for _, s := range []string{"a", "a.b", "A_1-x", "..", "a..b", "x.lock", ".a", "-a", "_a", "a.", strings.Repeat("a", 64), strings.Repeat("a", 65), "é", "a/b", ""} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if plainName(name) != (ValidName("job", name) == nil) {
+			t.Fatalf("plainName(%q) = %v, ValidName says %v", name, plainName(name), ValidName("job", name))
+		}
+	})
+}
