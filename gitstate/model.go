@@ -247,7 +247,10 @@ type UnionRec struct {
 	Head       string              `json:"head"`
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
-	At         string              `json:"at"`
+	// Missing are the nodes the build found no branch for: nothing to integrate,
+	// reported once (SPEC §6.7: next_action never loops on them).
+	Missing []string `json:"missing,omitempty"`
+	At      string   `json:"at"`
 	// Verify is the run's verify as `union --verify` last ran it on this union.
 	Verify *VerifyResult `json:"verify,omitempty"`
 	Extra  Extra         `json:"-"`

@@ -62,7 +62,7 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 		return nil, err
 	}
 	return &ResumeDetectResult{
-		Driving:        pointer(ctx, store, cands, now),
+		Driving:        pointer(ctx, store, cands, now, req.Session),
 		ResumableRuns:  nonNil(cands),
 		UnreadableRuns: nonNil(bad),
 		Now:            now,
@@ -81,7 +81,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	if err != nil || len(cands) == 0 {
 		return res, err
 	}
-	res.Driving = pointer(ctx, store, cands, now)
+	res.Driving = pointer(ctx, store, cands, now, req.Session)
 	if req.Session != "" { // the session's own runs first
 		var own, other []resume.Candidate
 		for _, c := range cands {
@@ -101,7 +101,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 // drives, where it stands and what to do next; nil when it drives none. It reads the
 // one run in full (the candidates are summaries). Every value is ledger text, shown
 // on one line (text.Ledger).
-func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidate, now time.Time) *Driving {
+func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidate, now time.Time, session string) *Driving {
 	for _, c := range cands {
 		if !c.Own {
 			continue
@@ -110,7 +110,13 @@ func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidat
 		if err != nil {
 			return nil
 		}
-		next := resume.NextForDriver(r, now, resume.Host{})
+		// The session drives the run (c.Own): the commands carry its driver's holder,
+		// so they run as printed for it (SPEC §11.13).
+		asker := resume.Asker{Session: session}
+		if r.State.Driver != nil {
+			asker.Holder = r.State.Driver.Holder
+		}
+		next := resume.NextFor(r, now, resume.Host{}, asker)
 		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
 		if r.Header.Intent != "" {
 			line += " (" + text.Ledger(r.Header.Intent, text.BriefMax) + ")"
@@ -121,6 +127,8 @@ func pointer(ctx context.Context, store *gitstate.Store, cands []resume.Candidat
 		line += "; next: " + next.Action
 		if next.Command != "" {
 			line += " `" + text.Ledger(next.Command, 0) + "`"
+		} else if next.Template != "" {
+			line += " `" + text.Ledger(next.Template, 0) + "`"
 		} else if next.Reason != "" {
 			line += " (" + text.Ledger(next.Reason, 0) + ")"
 		}
@@ -222,7 +230,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 	if err != nil {
 		return nil, err
 	}
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session})
+	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Holder: req.Holder})
 }
 
 // Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty

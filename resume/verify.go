@@ -121,7 +121,14 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce())
+			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce()); err != nil {
+				return err
+			}
+			// The new attempt is the resumer's (SPEC §5.2: its own session goes on with it).
+			_, s, _ := run.Stage(st.Name)
+			a := &s.Attempts[len(s.Attempts)-1]
+			a.Holder, a.Session = opt.Holder, opt.Session
+			return nil
 		})
 	case OnFailReplay:
 		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
