@@ -98,7 +98,7 @@ var catalogue = []EventInfo{
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union"},
 	{Type: EventUnionVerified, By: ByCommand, Command: "union --verify"},
 	{Type: EventUndone, By: ByCommand, Command: "undo"},
-	{Type: EventHeartbeat, By: ByCommand | ByResume, Command: "heartbeat"}, // also resume --holder on a run already reset
+	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat"},
 	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over"},
 	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true},
 	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true},

@@ -17,6 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -310,6 +311,15 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		}
 		if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 			return nil, err
+		}
+		if cur := r.CurrentStage(); req.Status == gitstate.StageDispatched && !req.Driver.TakeOver && cur != nil && cur.Name == req.Stage {
+			// SPEC §5.2: a re-dispatch never puts a second agent on an attempt whose agent
+			// is live and not the caller's, unless --take-over.
+			asker := resume.Asker{Holder: req.Driver.Holder, Session: req.Driver.Session}
+			if a := resume.OthersLiveAttempt(r, o.now(), resume.Host{}, asker); a != nil {
+				return nil, fault.Conflict("attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
+					WithHint("wait for it to report; if its agent is gone for good, pass --holder NAME --take-over to dispatch anyway (recorded)")
+			}
 		}
 		from = st.Status
 		base, inCheckout := r.Header.Baseline, false

@@ -251,8 +251,8 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 }
 
 // takeDriver makes opt.Holder the run's driver when an earlier resume already reset
-// the run (SPEC §6: `resume RUN --holder X` leaves X driving): written as a heartbeat
-// of X, unless X already drives it. Another live driver is a conflict (Apply answered
+// the run (SPEC §6: `resume RUN --holder X` leaves X driving), unless X already
+// drives it. Another live driver is a conflict (Apply answered
 // wait before it got here; this is one that came meanwhile).
 func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Options) error {
 	if opt.Holder == "" {
@@ -271,8 +271,11 @@ func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Optio
 			ttl = gitstate.DefaultDriverTTL
 		}
 		r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Session, ExpiresAt: gitstate.Stamp(now.Add(ttl))}
-		data, _ := json.Marshal(map[string]any{"driver": r.State.Driver, "reason": "resume --holder"})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventHeartbeat, Holder: opt.Holder, Data: data}}, nil
+		// A resumed event of its own, at the same epoch: it keeps the earlier reset's
+		// mark, so resuming again is still nothing new.
+		data, _ := json.Marshal(map[string]any{"from_epoch": r.State.Epoch, "epoch": r.State.Epoch, "reset_jobs": []string{},
+			"snapshots": []string{}, "recreated_worktrees": []string{}, "driver": r.State.Driver})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Holder: opt.Holder, Data: data}}, nil
 	})
 	return err
 }

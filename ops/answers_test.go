@@ -1,0 +1,179 @@
+package ops
+
+import (
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+// liveAttemptRun starts run v (stage code, a safe verify that fails, idle budget 1h)
+// driven by a in session A with a one-minute lease, and dispatches code as A with
+// pid (0: none). The ops' clock is then moved two minutes on: the driver lease has
+// run out, the attempt's idle budget has not.
+func (f *wtFixture) liveAttemptRun(pid int) {
+	f.t.Helper()
+	a := Driver{Holder: "a", Session: "A", TTL: time.Minute}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code", IdleBudget: "1h", MaxRetries: 3}}, Verify: "false", VerifySafe: true, Driver: a}); err != nil {
+		f.t.Fatal(err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, PID: pid, Driver: a}); err != nil {
+		f.t.Fatal(err)
+	}
+	later := time.Now().Add(2 * time.Minute)
+	f.ops.Clock = func() time.Time { return later }
+}
+
+func (f *wtFixture) tipOf(run string) string {
+	f.t.Helper()
+	r, err := f.ops.Reader().Load(f.ctx, run)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r.Tip
+}
+
+// Issue 31.2: an attempt of another session that is live (its pid alive here, or a
+// heartbeat inside its idle budget) is never acted on by resume without --take-over:
+// the answer is wait, with no error, and nothing is written (no reset, no verify, no
+// redispatch). Its own session proceeds at once; --take-over too.
+func TestResumeWaitsForAnotherSessionsLiveAttempt(t *testing.T) {
+	t.Parallel()
+	for _, pid := range []int{0, os.Getpid()} {
+		f := newWTFixture(t, gitstate.KindSingle, "code")
+		f.liveAttemptRun(pid)
+		before := f.tipOf("v")
+		plan, err := f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "v", Holder: "b", Session: "B"})
+		if err != nil || plan.NextAction.Action != resume.NextWait {
+			t.Fatalf("pid %d: plan for B: %+v, %v; want wait", pid, plan, err)
+		}
+		res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "b", Session: "B", OnVerifyFail: "redispatch"})
+		if err != nil || res.Resumed || res.NextAction.Action != resume.NextWait || res.Verify != nil {
+			t.Fatalf("pid %d: resume by B: %+v, %v; want wait, nothing done", pid, res, err)
+		}
+		if f.tipOf("v") != before {
+			t.Fatalf("pid %d: resume by B wrote to the run", pid)
+		}
+		// The attempt's own session, come back under another holder name: at once.
+		res, err = f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "a2", Session: "A", OnVerifyFail: "redispatch"})
+		if err != nil || !res.Resumed || res.Verify == nil || res.VerifyChoice != "redispatch" {
+			t.Fatalf("pid %d: resume by A: %+v, %v; want resumed, verified, redispatched", pid, res, err)
+		}
+	}
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f.liveAttemptRun(os.Getpid())
+	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "b", Session: "B", TakeOver: true, OnVerifyFail: "redispatch"})
+	if err != nil || !res.Resumed || res.Verify == nil {
+		t.Fatalf("resume --take-over by B: %+v, %v; want resumed", res, err)
+	}
+}
+
+// Issue 31.2: a manual re-dispatch of a stage whose attempt is another session's and
+// live is refused (exit 3, nothing written) unless --take-over; the attempt's own
+// session re-dispatches.
+func TestRedispatchOfAnotherSessionsLiveAttemptRefused(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f.liveAttemptRun(0)
+	before := f.tipOf("v")
+	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}})
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "is live") {
+		t.Fatalf("re-dispatch by B: %v, want a conflict naming the live attempt", err)
+	}
+	if f.tipOf("v") != before {
+		t.Fatal("the refused re-dispatch wrote to the run")
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B", TakeOver: true}}); err != nil {
+		t.Fatalf("re-dispatch by B with --take-over: %v", err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}}); err != nil {
+		t.Fatalf("re-dispatch of B's own attempt: %v", err)
+	}
+}
+
+// Issue 31.3: `resume RUN --holder X` makes X the driver also when an earlier resume
+// already reset the run (it used to say "nothing happened" and leave no driver); with
+// another live driver it answers wait, exit 0, nothing written, naming that driver.
+func TestResumeHolderDrivesARunAlreadyReset(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	if _, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1"}); err != nil {
+		t.Fatal(err)
+	}
+	if d := f.load().State.Driver; d != nil {
+		t.Fatalf("an unnamed resume left driver %+v", d)
+	}
+	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1", Holder: "x", Session: "X"})
+	if err != nil || !res.Resumed {
+		t.Fatalf("resume --holder x: %+v, %v", res, err)
+	}
+	if d := f.load().State.Driver; d == nil || d.Holder != "x" {
+		t.Fatalf("after resume --holder x the driver is %+v, want x", d)
+	}
+	if res.NextAction.Action != resume.NextDispatch || res.NextAction.Command != "git atlas transition r1 code dispatched --holder x" {
+		t.Fatalf("x's next action: %+v", res.NextAction)
+	}
+	before := f.tip()
+	res, err = f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1", Holder: "y", Session: "Y"})
+	if err != nil || res.Resumed || res.NextAction.Action != resume.NextWait || !strings.Contains(res.NextAction.Reason, "driver x") {
+		t.Fatalf("resume --holder y while x drives: %+v, %v; want wait naming x", res, err)
+	}
+	if f.tip() != before {
+		t.Fatal("resume --holder y wrote to the run x drives")
+	}
+	// x again: its own run, nothing new to do, and nothing written twice.
+	if res, err = f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1", Holder: "x", Session: "X"}); err != nil || !res.Resumed || f.tip() != before {
+		t.Fatalf("resume --holder x again: %+v, %v, tip moved %v", res, err, f.tip() != before)
+	}
+}
+
+// Issue 31.2: worktree remove with no --holder on a run whose driver is live is
+// refused before it removes anything (it used to remove, then fail its record).
+func TestWorktreeRemoveChecksTheDriverFirst(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	wt := f.add("code", "")
+	_, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "code"})
+	if !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("remove with no holder while d1 drives: %v, want a conflict", err)
+	}
+	if _, serr := os.Stat(wt.Path); serr != nil {
+		t.Fatalf("the refused remove removed the worktree: %v", serr)
+	}
+	if _, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "code", Driver: Driver{Holder: "d1"}}); err != nil {
+		t.Fatalf("remove by the driver: %v", err)
+	}
+}
+
+// Issue 31.4: a DONE job that never had a worktree has no branch: next_action does not
+// answer integrate for it (union has nothing of it), before or after a union.
+func TestNextDoesNotLoopOnAJobWithNoBranch(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	f.jobs("a")
+	lease := f.claim("a", "w1")
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "r1", Holder: "d1"})
+	if err != nil || plan.NextAction.Action != resume.NextFinish || !strings.Contains(plan.NextAction.Reason, "no branch") {
+		t.Fatalf("plan: %+v, %v; want finish, saying a has no branch", plan.NextAction, err)
+	}
+	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: Driver{Holder: "d1"}})
+	if err != nil || len(u.Missing) != 1 {
+		t.Fatalf("union: %+v, %v; want a missing", u, err)
+	}
+	if r := f.load(); r.State.Union == nil || len(r.State.Union.Missing) != 1 {
+		t.Fatalf("the union record: %+v, want a recorded missing", r.State.Union)
+	}
+	plan, err = f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "r1", Holder: "d1"})
+	if err != nil || plan.NextAction.Action != resume.NextFinish {
+		t.Fatalf("plan after the union: %+v, %v; want finish", plan.NextAction, err)
+	}
+}
+
