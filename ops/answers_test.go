@@ -176,4 +176,3 @@ func TestNextDoesNotLoopOnAJobWithNoBranch(t *testing.T) {
 		t.Fatalf("plan after the union: %+v, %v; want finish", plan.NextAction, err)
 	}
 }
-
