@@ -1,6 +1,7 @@
 package ops
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -174,5 +175,112 @@ func TestNextDoesNotLoopOnAJobWithNoBranch(t *testing.T) {
 	plan, err = f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "r1", Holder: "d1"})
 	if err != nil || plan.NextAction.Action != resume.NextFinish {
 		t.Fatalf("plan after the union: %+v, %v; want finish", plan.NextAction, err)
+	}
+}
+
+// Issue 31.7: passing or rejecting a human gate is a person's step. Headless with no
+// --approved-by it is refused (exit 5), and through MCP or an agent hook always; a
+// person at a terminal, or --approved-by NAME, passes it, recorded in the event.
+func TestHumanGateIsAPersonsStep(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Stages: []gitstate.StageDef{{Name: "check", Gate: "human", MaxRetries: 2}}, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	to := func(status string, p Person) error {
+		_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "g", Stage: "check", Status: status, Driver: d, Person: p})
+		return err
+	}
+	for _, s := range []string{gitstate.StageDispatched, gitstate.StagePassed, gitstate.StageGated} {
+		if err := to(s, Person{}); err != nil { // not a person's step
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	before := f.tipOf("g")
+	for _, p := range []Person{{}, {Via: ViaMCP, ApprovedBy: "alice"}, {Via: ViaMCP, Terminal: true}, {Via: ViaHook, ApprovedBy: "alice"}} {
+		for _, s := range []string{gitstate.StageCompleted, gitstate.StageRejected} {
+			if err := to(s, p); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "person") {
+				t.Fatalf("%s as %+v: %v, want refused for a person's step", s, p, err)
+			}
+		}
+	}
+	if f.tipOf("g") != before {
+		t.Fatal("a refused gate step wrote to the run")
+	}
+	if err := to(gitstate.StageRejected, Person{Terminal: true}); err != nil {
+		t.Fatalf("rejected by a person at a terminal: %v", err)
+	}
+	for _, s := range []string{gitstate.StageDispatched, gitstate.StagePassed, gitstate.StageGated} {
+		if err := to(s, Person{}); err != nil {
+			t.Fatalf("%s: %v", s, err)
+		}
+	}
+	if err := to(gitstate.StageCompleted, Person{ApprovedBy: "alice"}); err != nil {
+		t.Fatalf("completed --approved-by alice: %v", err)
+	}
+	log, err := f.ops.Reader().Log(f.ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var approvals []string
+	for _, ev := range log {
+		var data struct {
+			ApprovedBy string `json:"approved_by"`
+		}
+		if len(ev.Data) > 0 && json.Unmarshal(ev.Data, &data) == nil && data.ApprovedBy != "" {
+			approvals = append(approvals, data.ApprovedBy)
+		}
+	}
+	if strings.Join(approvals, ",") != "terminal,alice" {
+		t.Fatalf("recorded approvals: %v, want terminal, alice", approvals)
+	}
+}
+
+// Issue 31.7: finish --status completed refuses a graph run whose verdict is
+// unresolved (exit 5, naming the criteria), nothing written; --accept-unresolved is a
+// person's step, recorded; the final report carries the verdict.
+func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Criteria: []string{"tests pass", "docs updated"}, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "g", Job: "a", Criteria: []string{"tests pass"}, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "g", Job: "a", Worker: Worker{Holder: "w", TTL: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: *claim.Lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	before := f.tipOf("g")
+	finish := func(accept bool, p Person) (*FinishResult, error) {
+		return f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: gitstate.RunCompleted, AcceptUnresolved: accept, Person: p, Driver: d})
+	}
+	if _, err := finish(false, Person{Terminal: true}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), `"docs updated"`) {
+		t.Fatalf("finish completed, unresolved: %v; want refused naming the criterion", err)
+	}
+	for _, p := range []Person{{}, {Via: ViaMCP, ApprovedBy: "bob"}} {
+		if _, err := finish(true, p); !errors.Is(err, fault.ErrRefused) {
+			t.Fatalf("--accept-unresolved as %+v: %v; want refused", p, err)
+		}
+	}
+	if f.tipOf("g") != before {
+		t.Fatal("a refused finish wrote to the run")
+	}
+	res, err := finish(true, Person{ApprovedBy: "bob"})
+	if err != nil || res.Status != gitstate.RunCompleted || res.Verdict == nil || res.Verdict.Verdict != gitstate.VerdictUnresolved {
+		t.Fatalf("--accept-unresolved --approved-by bob: %+v, %v", res, err)
+	}
+	log, err := f.ops.Reader().Log(f.ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if data := string(log[len(log)-1].Data); !strings.Contains(data, `"accepted_unresolved":["docs updated"]`) || !strings.Contains(data, `"approved_by":"bob"`) {
+		t.Fatalf("the finish event: %s", data)
 	}
 }

@@ -244,6 +244,9 @@ type TransitionRequest struct {
 	ThreadID string
 	PID      int
 	Driver   Driver
+	// Person is who stands behind the request: passing or rejecting a human gate is
+	// a person's step (StepHumanGate).
+	Person Person
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -305,9 +308,17 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	}
 	var from string
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		_, st, ok := r.Stage(req.Stage)
+		def, st, ok := r.Stage(req.Stage)
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
+		}
+		approvedBy := ""
+		if st.Status == gitstate.StageGated && def.Gate == "human" && (req.Status == gitstate.StageCompleted || req.Status == gitstate.StageRejected) {
+			by, err := req.Person.approve(StepHumanGate) // SPEC §5.2: a person's step
+			if err != nil {
+				return nil, err
+			}
+			approvedBy = by
 		}
 		if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 			return nil, err
@@ -338,6 +349,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			return nil, err
 		}
 		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
+		if approvedBy != "" {
+			data["approved_by"] = approvedBy
+		}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
 			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, req.Driver.Session, req.ThreadID, req.PID, host, inCheckout
@@ -535,12 +549,19 @@ type FinishRequest struct {
 	// own recorded event.
 	Force  bool
 	Driver Driver
+	// AcceptUnresolved finishes a graph run completed although its verdict is
+	// unresolved: a person's step (StepAcceptUnresolved), recorded.
+	AcceptUnresolved bool
+	Person           Person
 }
 
 // FinishResult is the finished run and the jobs Force reaped.
 type FinishResult struct {
 	RunView
 	Reaped []ReapedJob `json:"reaped"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria): the
+	// final report says unverified or unresolved where it is.
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 }
 
 // Finish ends a run as the run machine allows. A graph run with RUNNING jobs is not
@@ -558,6 +579,9 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if err := gitstate.CheckRunTransition(r.State.Status, req.Status); err != nil {
 				return nil, err
 			}
+			if err := req.checkVerdict(r, map[string]any{}); err != nil {
+				return nil, err // before any job is reaped
+			}
 			reaped = reapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
 			if len(reaped) == 0 {
 				return nil, nil
@@ -571,18 +595,22 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	}
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		from := r.State.Status
+		ev := map[string]any{"from": from, "status": req.Status, "reason": req.Reason}
+		if err := req.checkVerdict(r, ev); err != nil {
+			return nil, err
+		}
 		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
 			return nil, nil // a single run that completed itself: finish agrees, writes nothing
 		} else if err != nil {
 			return nil, err
 		}
-		data, _ := json.Marshal(map[string]any{"from": from, "status": req.Status, "reason": req.Reason})
+		data, _ := json.Marshal(ev)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}, nil
+	return &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped, Verdict: gitstate.RunVerdict(&r.Header, &r.State)}, nil
 }
 
 // UndoRequest is `undo RUN --to SEQ`.
@@ -633,4 +661,33 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 		return nil, err
 	}
 	return &UndoResult{RunID: req.Run, UndoResult: res, Seq: r.State.Seq, Status: r.State.Status, Tip: r.Tip}, nil
+}
+
+// checkVerdict refuses to finish a graph run completed while its verdict is
+// unresolved (SPEC §5.3: a criterion no DONE job meets), unless a person accepts it
+// (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
+func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error {
+	v := gitstate.RunVerdict(&r.Header, &r.State)
+	if req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+		return nil
+	}
+	if !req.AcceptUnresolved {
+		return fault.Refused("run %s's verdict is unresolved: no DONE job meets %s; nothing was written", req.Run, quoted(v.Unresolved)).
+			WithHint("finish it failed, or a person accepts it: `git atlas finish %s --status completed --accept-unresolved` on a terminal or with --approved-by NAME", req.Run)
+	}
+	by, err := req.Person.approve(StepAcceptUnresolved)
+	if err != nil {
+		return err
+	}
+	ev["accepted_unresolved"], ev["approved_by"] = v.Unresolved, by
+	return nil
+}
+
+// quoted is a list of criteria for a message, each in quotes.
+func quoted(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
 }

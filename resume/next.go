@@ -263,6 +263,13 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 	case gitstate.StageGated:
 		n.Action, n.Reason = NextGate, "stage "+st.Name+" waits at its "+def.Gate+" gate: completed approves it, rejected sends it back"
 		transition(gitstate.StageCompleted)
+		if def.Gate == "human" {
+			// A person's step (SPEC §5.2): never a command an agent runs as printed; the
+			// person's name goes where <person> is.
+			n.Reason += "; a human gate is passed by a person only, on a terminal or with --approved-by NAME"
+			line := n.Command + n.Template
+			n.Command, n.Template = "", line+" --approved-by <person>"
+		}
 	default: // pending, failed, rework, rejected: the next step is a new attempt
 		if left := gitstate.BudgetLeft(def, st); left == 0 {
 			n := NextAction{Action: NextFinish, Stage: st.Name, Worktrees: wts,

@@ -449,6 +449,9 @@ func (w *world) checkCommand(n NextAction, asker Asker) {
 	}
 	if line == "" {
 		line = strings.ReplaceAll(n.Template, "<holder>", "d3")
+		if asker.Holder != "" && !strings.Contains(n.Template, "<person>") && !strings.Contains(n.Template, "<job>") {
+			w.t.Errorf("next action %+v on %s: a template for the named asker %q", n, w.describe(), asker.Holder)
+		}
 	}
 	args := strings.Fields(line)
 	holder, token := "", ""
@@ -484,8 +487,8 @@ func command(n NextAction) []string {
 	var out []string
 	args := strings.Fields(line)
 	for i := 0; i < len(args); i++ {
-		if args[i] == "--holder" || args[i] == "--take-over" {
-			if args[i] == "--holder" {
+		if args[i] == "--holder" || args[i] == "--take-over" || args[i] == "--approved-by" {
+			if args[i] != "--take-over" {
 				i++
 			}
 			continue

@@ -280,13 +280,14 @@ func (c *LogCmd) Run(env *Env) error {
 
 // TransitionCmd is `git atlas transition RUN STAGE STATUS`.
 type TransitionCmd struct {
-	RunID    string `arg:"" name:"run" help:"The run."`
-	Stage    string `arg:"" help:"The stage."`
-	Status   string `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
-	Reason   string `help:"Why." placeholder:"TEXT"`
-	Lease    string `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
-	ThreadID string `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
-	PID      int    `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
+	RunID      string `arg:"" name:"run" help:"The run."`
+	Stage      string `arg:"" help:"The stage."`
+	Status     string `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
+	Reason     string `help:"Why." placeholder:"TEXT"`
+	Lease      string `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
+	ThreadID   string `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
+	PID        int    `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
+	ApprovedBy string `name:"approved-by" help:"Passing or rejecting a human gate is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
 	DriverFlags
 }
 
@@ -309,7 +310,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
-		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops()})
+		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy)})
 	if err != nil {
 		return err
 	}
@@ -387,10 +388,12 @@ func (c *EventCmd) Run(env *Env) error {
 
 // FinishCmd is `git atlas finish RUN --status S`.
 type FinishCmd struct {
-	RunID  string `arg:"" name:"run" help:"The run."`
-	Status string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
-	Reason string `help:"Why." placeholder:"TEXT"`
-	Force  bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	RunID            string `arg:"" name:"run" help:"The run."`
+	Status           string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
+	Reason           string `help:"Why." placeholder:"TEXT"`
+	Force            bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	AcceptUnresolved bool   `name:"accept-unresolved" help:"Finish a graph run completed although its verdict is unresolved: a person's step (a terminal, or --approved-by), recorded."`
+	ApprovedBy       string `name:"approved-by" help:"Without a terminal, the person approving --accept-unresolved (recorded in the event)." placeholder:"NAME"`
 	DriverFlags
 }
 
@@ -408,7 +411,8 @@ func (c *FinishCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops()})
+	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops(),
+		AcceptUnresolved: c.AcceptUnresolved, Person: env.person(c.ApprovedBy)})
 	if err != nil {
 		return err
 	}
