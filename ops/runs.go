@@ -610,7 +610,11 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	if err != nil {
 		return nil, err
 	}
-	return &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped, Verdict: gitstate.RunVerdict(&r.Header, &r.State)}, nil
+	res := &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}
+	if r.Header.Kind == gitstate.KindGraph {
+		res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	}
+	return res, nil
 }
 
 // UndoRequest is `undo RUN --to SEQ`.
@@ -668,7 +672,7 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 // (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
 func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error {
 	v := gitstate.RunVerdict(&r.Header, &r.State)
-	if req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+	if r.Header.Kind != gitstate.KindGraph || req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
 		return nil
 	}
 	if !req.AcceptUnresolved {

@@ -473,7 +473,7 @@ func finishAction(r *gitstate.Run, who string) NextAction {
 			why = append(why, "jobs that can no longer run (no gas or attempts left): "+strings.Join(stuck, ", "))
 		}
 		n.Reason, status = strings.Join(why, "; "), gitstate.RunFailed
-	} else if v := gitstate.RunVerdict(&r.Header, &r.State); v != nil && v.Verdict != gitstate.VerdictResolved {
+	} else if v := gitstate.RunVerdict(&r.Header, &r.State); r.Header.Kind == gitstate.KindGraph && v != nil && v.Verdict != gitstate.VerdictResolved {
 		// SPEC §5.3: finish completed refuses an unresolved verdict (a person may
 		// accept it); an unverified one is said, not hidden.
 		n.Verdict = v.Verdict
