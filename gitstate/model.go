@@ -124,14 +124,18 @@ const (
 
 // StageState is a stage's live status and its attempts.
 type StageState struct {
-	Name      string        `json:"name"`
-	Status    string        `json:"status"`
-	Attempts  []Attempt     `json:"attempts,omitempty"`
-	Reworks   int           `json:"reworks,omitempty"`
-	Reason    string        `json:"reason,omitempty"`
-	Verify    *VerifyResult `json:"verify,omitempty"`
-	UpdatedAt string        `json:"updated_at,omitempty"`
-	Extra     Extra         `json:"-"`
+	Name     string        `json:"name"`
+	Status   string        `json:"status"`
+	Attempts []Attempt     `json:"attempts,omitempty"`
+	Reworks  int           `json:"reworks,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+	Verify   *VerifyResult `json:"verify,omitempty"`
+	// Verified says, once the stage passed, whether git-atlas ran its verify (SPEC
+	// §5.2); when false, Unverified says why (no_verify, not_safe, untrusted).
+	Verified   *bool  `json:"verified,omitempty"`
+	Unverified string `json:"unverified,omitempty"`
+	UpdatedAt  string `json:"updated_at,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // Attempt is one dispatch of a stage (SPEC §5.2).

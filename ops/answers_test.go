@@ -284,3 +284,61 @@ func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
 		t.Fatalf("the finish event: %s", data)
 	}
 }
+
+// Issue 31.6: "passed" is git-atlas's word. A passed report of a stage with a safe,
+// trusted verify runs it first (here in a copy of the checkout: the stage has no
+// worktree): failing, the stage is failed with the output's tail, exit 6; passing,
+// it is passed and verified. A stage with no verify, or one not safe, passes
+// unverified, saying why; so does one whose verify is not trusted here.
+func TestPassedRunsTheVerify(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	pass := func(run string) (*TransitionResult, error) {
+		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: gitstate.StageDispatched, Driver: d}); err != nil {
+			t.Fatal(err)
+		}
+		return f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: gitstate.StagePassed, Driver: d})
+	}
+	start := func(run, verify string, safe bool) {
+		if _, err := f.ops.Start(f.ctx, StartRequest{ID: run, Stages: []gitstate.StageDef{{Name: "s", MaxRetries: 2}}, Verify: verify, VerifySafe: safe, Driver: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start("bad", "echo broken-build; exit 3", true)
+	res, err := pass("bad")
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Stage.Status != gitstate.StageFailed || res.Stage.Verify == nil || !strings.Contains(res.Stage.Verify.Tail, "broken-build") {
+		t.Fatalf("passed with a failing verify: %+v, %v; want failed, exit 6, the tail", res, err)
+	}
+	if r, _ := f.ops.Reader().Load(f.ctx, "bad"); r.State.Stages[0].Status != gitstate.StageFailed || r.State.Stages[0].Verify == nil || r.State.Stages[0].Verify.ExitCode != 3 {
+		t.Fatalf("the ledger: %+v", r.State.Stages[0])
+	}
+	start("good", "test -f README", true)
+	if res, err := pass("good"); err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Verified == nil || !*res.Stage.Verified {
+		t.Fatalf("passed with a passing verify: %+v, %v; want passed, verified", res, err)
+	}
+	for run, want := range map[string]string{"none": "no_verify", "unsafe": "not_safe"} {
+		verify := ""
+		if run == "unsafe" {
+			verify = "false"
+		}
+		start(run, verify, false)
+		res, err := pass(run)
+		if err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Verified == nil || *res.Stage.Verified || res.Stage.Unverified != want {
+			t.Fatalf("%s: %+v, %v; want passed unverified (%s)", run, res, err, want)
+		}
+		if r, _ := f.ops.Reader().Load(f.ctx, run); r.State.Stages[0].Unverified != want {
+			t.Fatalf("%s: the ledger says %+v", run, r.State.Stages[0])
+		}
+	}
+	// A run written by another (here: straight into the store, so nothing trusts its
+	// verify here): passed unverified, untrusted, and the command is not run.
+	h := gitstate.Header{RunID: "from-elsewhere", Kind: gitstate.KindSingle, Baseline: f.base, Stages: []gitstate.StageDef{{Name: "s", Verify: "false", VerifySafe: true, MaxRetries: 1}}}
+	st := gitstate.State{RunID: "from-elsewhere", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "s", Status: gitstate.StagePending}}}
+	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
+		t.Fatal(err)
+	}
+	if res, err := pass("from-elsewhere"); err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Unverified != "untrusted" {
+		t.Fatalf("untrusted: %+v, %v; want passed unverified (untrusted)", res, err)
+	}
+}

@@ -247,6 +247,8 @@ type TransitionRequest struct {
 	// Person is who stands behind the request: passing or rejecting a human gate is
 	// a person's step (StepHumanGate).
 	Person Person
+	// VerifyTimeout bounds the verify a passed report runs (zero: DefaultVerifyTimeout).
+	VerifyTimeout time.Duration
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -272,6 +274,10 @@ type TransitionStage struct {
 	Lease    *string `json:"lease,omitempty"`
 	Name     string  `json:"name"`
 	Status   string  `json:"status"`
+	// Unverified, Verified and Verify: a passed report's verify (SPEC §5.2).
+	Unverified string                 `json:"unverified,omitempty"`
+	Verified   *bool                  `json:"verified,omitempty"`
+	Verify     *gitstate.VerifyResult `json:"verify,omitempty"`
 }
 
 // Transition applies one stage transition checked against the stage machine. A
@@ -306,7 +312,16 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if req.PID != 0 {
 		host, _ = os.Hostname()
 	}
+	var vr *gitstate.VerifyResult
+	unverified := ""
+	if req.Status == gitstate.StagePassed {
+		var err error
+		if vr, unverified, err = o.verifyPass(ctx, store, req); err != nil {
+			return nil, err
+		}
+	}
 	var from string
+	verifyFailed := false
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		def, st, ok := r.Stage(req.Stage)
 		if !ok {
@@ -345,10 +360,29 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				base, inCheckout = checkoutHead, true
 			}
 		}
-		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
+		to, reason := req.Status, req.Reason
+		verifyFailed = false
+		if vr != nil && !vr.Passed && (from == gitstate.StageDispatched || from == gitstate.StageVerifying) {
+			// SPEC §5.2: a passed report whose verify fails records failed, with the tail.
+			to, reason, verifyFailed = gitstate.StageFailed, "verify failed: "+resume.Outcome(vr, req.verifyTimeout()), true
+		}
+		if err := gitstate.ApplyStageTransition(r, req.Stage, to, reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
 			return nil, err
 		}
-		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
+		data := map[string]any{"from": from, "to": to, "reason": reason}
+		if req.Status == gitstate.StagePassed {
+			if vr != nil {
+				st.Verify, data["verify"] = vr, vr
+			}
+			if !verifyFailed {
+				verified := vr != nil
+				st.Verified, st.Unverified = &verified, unverified
+				data["verified"] = verified
+				if unverified != "" {
+					data["unverified"] = unverified
+				}
+			}
+		}
 		if approvedBy != "" {
 			data["approved_by"] = approvedBy
 		}
@@ -381,6 +415,15 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	_, st, _ := r.Stage(req.Stage)
 	res := &TransitionResult{RunID: req.Run, RunStatus: r.State.Status, RunReason: r.State.Reason,
 		Stage: TransitionStage{Attempts: len(st.Attempts), From: from, Name: st.Name, Status: st.Status}}
+	if req.Status == gitstate.StagePassed {
+		res.Stage.Verify = vr
+		if !verifyFailed {
+			res.Stage.Verified, res.Stage.Unverified = st.Verified, st.Unverified
+		}
+	}
+	if verifyFailed {
+		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + req.Stage + " " + resume.Outcome(vr, req.verifyTimeout()) + ": the stage is failed, not passed"}
+	}
 	if req.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		res.Attempt, res.Lease = &a.N, &a.Lease
@@ -694,4 +737,32 @@ func quoted(l []string) string {
 		q[i] = fmt.Sprintf("%q", s)
 	}
 	return strings.Join(q, ", ")
+}
+
+func (req *TransitionRequest) verifyTimeout() time.Duration {
+	if req.VerifyTimeout > 0 {
+		return req.VerifyTimeout
+	}
+	return DefaultVerifyTimeout
+}
+
+// verifyPass runs the verify of a stage reported passed (SPEC §5.2), once the report
+// would be accepted (its token, the driver rule, an attempt under way), and outside
+// the write: it may take minutes. nil with why when it is not run.
+func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req TransitionRequest) (*gitstate.VerifyResult, string, error) {
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		return nil, "", err
+	}
+	_, st, ok := r.Stage(req.Stage)
+	if !ok || gitstate.OpenAttempt(st) == nil {
+		return nil, "", nil // the write refuses it, with the valid targets
+	}
+	if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+		return nil, "", err
+	}
+	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
+		return nil, "", err
+	}
+	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store), o.now())
 }
