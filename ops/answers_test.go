@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -340,5 +341,53 @@ func TestPassedRunsTheVerify(t *testing.T) {
 	}
 	if res, err := pass("from-elsewhere"); err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Unverified != "untrusted" {
 		t.Fatalf("untrusted: %+v, %v; want passed unverified (untrusted)", res, err)
+	}
+}
+
+// Issue 31.5: a job's scope is a contract. An ok receipt whose node changed paths
+// outside the scope (committed, or left uncommitted) is refused (exit 5) with the
+// paths, nothing written, the lease kept; once the worker takes them out, the same
+// receipt is accepted.
+func TestJobDoneRefusesChangesOutsideScope(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "api", Scope: []string{"api/**"}, Driver: Driver{Holder: "d1"}}); err != nil {
+		t.Fatal(err)
+	}
+	lease := f.claim("api", "w1")
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(wt.Path, "api"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(wt.Path, "ui"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write(wt.Path, "api/a.go", "package api\n")
+	f.write(wt.Path, "ui/u.go", "package ui\n")
+	f.git(wt.Path, "add", "-A")
+	f.git(wt.Path, "commit", "-q", "-m", "api and ui")
+	f.write(wt.Path, "notes.txt", "left behind\n") // uncommitted, untracked
+	done := func() error {
+		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+		return err
+	}
+	before := f.tip()
+	err = done()
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "ui/u.go") || !strings.Contains(err.Error(), "notes.txt") || strings.Contains(err.Error(), "api/a.go") {
+		t.Fatalf("receipt with changes outside api/**: %v; want refused naming ui/u.go and notes.txt only", err)
+	}
+	if f.tip() != before || f.load().State.Job("api").Lease != lease {
+		t.Fatal("the refused receipt wrote, or the lease was not kept")
+	}
+	f.git(wt.Path, "rm", "-q", "ui/u.go")
+	f.git(wt.Path, "commit", "-q", "-m", "only api")
+	if err := os.Remove(filepath.Join(wt.Path, "notes.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := done(); err != nil {
+		t.Fatalf("receipt within scope: %v", err)
 	}
 }
