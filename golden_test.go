@@ -2,6 +2,7 @@ package gitatlas_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
@@ -92,7 +93,8 @@ func cmdGolden(ts *testscript.TestScript, neg bool, args []string) {
 	}
 	st := ts.Value(goldenKey{}).(*goldenState)
 	st.learnClockCommits(ts)
-	got := normaliseGolden(ts.ReadFile(src), ts.Getenv("WORK"), st.names)
+	out := ts.ReadFile(src)
+	got := normaliseGolden(out, ts.Getenv("WORK"), st.names)
 	file := filepath.Join("testdata", "golden", args[0]+".json")
 	if *updateGolden {
 		ts.Check(os.WriteFile(file, []byte(got), 0o644))
@@ -102,11 +104,71 @@ func cmdGolden(ts *testscript.TestScript, neg bool, args []string) {
 	if err != nil {
 		ts.Fatalf("golden %s: %v (run go test . -run TestGolden -update)", args[0], err)
 	}
+	if src == "stdout" {
+		runNextCommands(ts, out, args[0])
+	}
 	if got != string(want) {
 		ts.Fatalf("golden %s: the %s differs from %s (go test . -run TestGolden -update rewrites it; read the diff):\n%s",
 			args[0], src, file, lineDiff(string(want), got))
 	}
 }
+
+// runNextCommands runs every command a next action of doc prints (next_action.command,
+// and the pointer's driving.next_action.command), exactly as printed, through sh -c,
+// and fails unless git-atlas accepts it (SPEC §11.13: a printed command runs as
+// printed for the one who asked). A template is run with a name put in for <holder>.
+// Each runs on a copy of the repository as it is now (cp -a, the ledger and the
+// managed worktrees with it), so the transcript's later goldens are not changed by it.
+func runNextCommands(ts *testscript.TestScript, doc, name string) {
+	var v struct {
+		NextAction *nextCommand `json:"next_action"`
+		Driving    *struct {
+			NextAction *nextCommand `json:"next_action"`
+		} `json:"driving"`
+	}
+	if json.Unmarshal([]byte(doc), &v) != nil {
+		return
+	}
+	var lines []string
+	for _, n := range []*nextCommand{v.NextAction, driving(v.Driving)} {
+		switch {
+		case n == nil:
+		case n.Command != "":
+			lines = append(lines, n.Command)
+		case n.Template != "" && strings.Count(n.Template, "<") == 1:
+			lines = append(lines, strings.ReplaceAll(n.Template, "<holder>", "golden-asker"))
+		}
+	}
+	for i, line := range lines {
+		if !strings.HasPrefix(line, "git atlas ") {
+			ts.Fatalf("golden %s: next action command %q is not a git-atlas command", name, line)
+		}
+		copyDir := filepath.Join(ts.Getenv("WORK"), fmt.Sprintf("next-%s-%d", name, i))
+		repo := ts.MkAbs(".")
+		script := "cp -a " + shQuote(repo) + " " + shQuote(copyDir) + " && cd " + shQuote(copyDir) + " && " + line
+		if err := ts.Exec("sh", "-c", script); err != nil {
+			ts.Fatalf("golden %s: next action command %q, run as printed, was refused: %v\n%s", name, line, err, ts.ReadFile("stderr"))
+		}
+		_ = os.RemoveAll(copyDir)
+	}
+}
+
+// nextCommand is the part of a next action runNextCommands runs.
+type nextCommand struct {
+	Command  string `json:"command"`
+	Template string `json:"template"`
+}
+
+func driving(d *struct {
+	NextAction *nextCommand `json:"next_action"`
+}) *nextCommand {
+	if d == nil {
+		return nil
+	}
+	return d.NextAction
+}
+
+func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // learnClockCommits names every commit dated by the clock that a ref reaches now (names
 // learnt earlier are kept: gc may have deleted the ref since).

@@ -130,14 +130,18 @@ const (
 
 // StageState is a stage's live status and its attempts.
 type StageState struct {
-	Name      string        `json:"name"`
-	Status    string        `json:"status"`
-	Attempts  []Attempt     `json:"attempts,omitempty"`
-	Reworks   int           `json:"reworks,omitempty"`
-	Reason    string        `json:"reason,omitempty"`
-	Verify    *VerifyResult `json:"verify,omitempty"`
-	UpdatedAt string        `json:"updated_at,omitempty"`
-	Extra     Extra         `json:"-"`
+	Name     string        `json:"name"`
+	Status   string        `json:"status"`
+	Attempts []Attempt     `json:"attempts,omitempty"`
+	Reworks  int           `json:"reworks,omitempty"`
+	Reason   string        `json:"reason,omitempty"`
+	Verify   *VerifyResult `json:"verify,omitempty"`
+	// Verified says, once the stage passed, whether git-atlas ran its verify (SPEC
+	// §5.2); when false, Unverified says why (no_verify, not_safe, untrusted).
+	Verified   *bool  `json:"verified,omitempty"`
+	Unverified string `json:"unverified,omitempty"`
+	UpdatedAt  string `json:"updated_at,omitempty"`
+	Extra      Extra  `json:"-"`
 }
 
 // Attempt is one dispatch of a stage (SPEC §5.2).
@@ -253,7 +257,10 @@ type UnionRec struct {
 	Head       string              `json:"head"`
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
-	At         string              `json:"at"`
+	// Missing are the nodes the build found no branch for: nothing to integrate,
+	// reported once (SPEC §6.7: next_action never loops on them).
+	Missing []string `json:"missing,omitempty"`
+	At      string   `json:"at"`
 	// Verify is the run's verify as `union --verify` last ran it on this union.
 	Verify *VerifyResult `json:"verify,omitempty"`
 	Extra  Extra         `json:"-"`

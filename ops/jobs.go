@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // graphRun refuses job operations on single runs, and writes on finished runs.
@@ -367,6 +368,11 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		children = append(children, ch)
 	}
 	store := o.workerStore(req.Worker)
+	if req.Status == gitstate.ReceiptOK {
+		if err := checkScope(ctx, store, req); err != nil {
+			return nil, err
+		}
+	}
 	var oc gitstate.Outcome
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
@@ -521,4 +527,34 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 		return nil, err
 	}
 	return &ReapResult{Reaped: reaped, RunID: req.Run}, nil
+}
+
+// checkScope refuses an ok receipt whose node changed paths outside the job's scope
+// (SPEC §5.3: a scope is a contract), committed or not, against the node's baseline:
+// exit 5 with the paths, nothing written, the lease kept so the worker can fix it. A
+// receipt the write will refuse anyway (another lease) is left to it.
+func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) error {
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		return err
+	}
+	j := r.State.Job(req.Job)
+	if j == nil || j.Lease != req.Lease || len(j.Scope) == 0 {
+		return nil
+	}
+	rec := r.State.Worktree(req.Job)
+	if rec == nil {
+		return nil
+	}
+	base := rec.Baseline
+	if base == "" {
+		base = r.Header.Baseline
+	}
+	outside, err := worktrees.OutsideScope(ctx, store.Repo, rec, base, j.Scope)
+	if err != nil || len(outside) == 0 {
+		return err
+	}
+	return fault.Refused("job %s changed %d path(s) outside its scope (%s): %s; nothing was written, the lease is kept",
+		req.Job, len(outside), strings.Join(j.Scope, ", "), strings.Join(outside, ", ")).
+		WithHint("take those changes out of the node's worktree and report again").WithField("paths", outside)
 }

@@ -88,6 +88,10 @@ type StageView struct {
 	IdleLeft    string `json:"idle_left,omitempty"`
 	ThreadID    string `json:"thread_id,omitempty"`
 	Lease       string `json:"lease,omitempty"`
+	// Verified: once passed, whether git-atlas ran its verify; Unverified why not
+	// (no_verify, not_safe, untrusted; SPEC §5.2).
+	Verified   *bool  `json:"verified,omitempty"`
+	Unverified string `json:"unverified,omitempty"`
 }
 
 // ShowResult is `show --json`: the run's summary, its stages, and its header and
@@ -141,7 +145,7 @@ func StageViews(r *gitstate.Run, now time.Time) []StageView {
 		}
 		v := StageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
 			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
-			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget}
+			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget, Verified: st.Verified, Unverified: st.Unverified}
 		if a := gitstate.OpenAttempt(st); a != nil {
 			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
 			v.WallLeft, v.IdleLeft = gitstate.TimeLeft(def, a, now)

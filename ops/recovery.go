@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
 )
@@ -97,6 +98,9 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 	if err != nil {
 		return nil, err
 	}
+	if err := precheck(ctx, store, req.Run); err != nil {
+		return nil, err
+	}
 	res, err := recovery.PreserveAndRemove(ctx, store, req.Run, req.Node, o.snapshotOptions(req.Snapshot, "worktree remove", ""))
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
@@ -111,6 +115,26 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 	}
 	return &WorktreeRemoveResult{Node: req.Node, Path: res.Path, Reasons: reasons, Removed: true, RunID: req.Run,
 		Snapshot: resultView(req.Run, res.Snapshot), IgnoredDeleted: nonNil(res.IgnoredDeleted)}, nil
+}
+
+// precheck applies, before a destructive step, the rules the step's ledger write
+// will apply (SPEC §5.1: the driver rule; a stopped run takes no write but resume's
+// and finish's): nothing is removed for a record the ledger then refuses. The write
+// checks them again, on every compare-and-swap try.
+func precheck(ctx context.Context, store *gitstate.Store, run string) error {
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return err
+	}
+	if err := r.Writable(); err != nil {
+		return err
+	}
+	if r.State.Status == gitstate.RunStopped {
+		return fault.Refused("run %s is stopped: only resume and finish change it; nothing was done", run).
+			WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", run, run)
+	}
+	_, err = gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now())
+	return err
 }
 
 // RecoverRequest is `recover RUN --stage S`.

@@ -65,7 +65,7 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 	intents := trust.NewIntents(o.Repo)
 	forAgents(ctx, intents, cands)
 	return &ResumeDetectResult{
-		Driving:        pointer(ctx, store, intents, cands, now),
+		Driving:        pointer(ctx, store, intents, cands, now, req.Session),
 		ResumableRuns:  nonNil(cands),
 		UnreadableRuns: nonNil(bad),
 		Now:            now,
@@ -86,7 +86,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	}
 	intents := trust.NewIntents(o.Repo)
 	forAgents(ctx, intents, cands)
-	res.Driving = pointer(ctx, store, intents, cands, now)
+	res.Driving = pointer(ctx, store, intents, cands, now, req.Session)
 	if req.Session != "" { // the session's own runs first
 		key, _ := store.SessionKey()
 		var own, other []resume.Candidate
@@ -127,7 +127,7 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 // drives, where it stands and what to do next; nil when it drives none. It reads the
 // one run in full (the candidates are summaries). Every value is ledger text, shown
 // on one line (text.Ledger); the intent only when intents trusts it.
-func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents, cands []resume.Candidate, now time.Time) *Driving {
+func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents, cands []resume.Candidate, now time.Time, session string) *Driving {
 	for _, c := range cands {
 		if !c.Own {
 			continue
@@ -136,7 +136,14 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 		if err != nil {
 			return nil
 		}
-		next := resume.NextForDriver(r, now, resume.Host{})
+		// The session drives the run (c.Own): the commands carry its driver's holder,
+		// so they run as printed for it (SPEC §11.13).
+		key, _ := store.SessionKey()
+		asker := resume.Asker{Session: session, Key: key}
+		if r.State.Driver != nil {
+			asker.Holder = r.State.Driver.Holder
+		}
+		next := resume.NextFor(r, now, resume.Host{}, asker)
 		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
 		if intent := intents.Shown(ctx, r.Header.RunID, r.Header.Intent); intent != "" {
 			line += " (" + text.Ledger(intent, text.BriefMax) + ")"
@@ -147,6 +154,8 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 		line += "; next: " + next.Action
 		if next.Command != "" {
 			line += " `" + text.Ledger(next.Command, 0) + "`"
+		} else if next.Template != "" {
+			line += " `" + text.Ledger(next.Template, 0) + "`"
 		} else if next.Reason != "" {
 			line += " (" + text.Ledger(next.Reason, 0) + ")"
 		}
@@ -249,7 +258,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 		return nil, err
 	}
 	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key})
+	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
 }
 
 // Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty

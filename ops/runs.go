@@ -17,6 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -256,6 +257,11 @@ type TransitionRequest struct {
 	ThreadID string
 	PID      int
 	Driver   Driver
+	// Person is who stands behind the request: passing or rejecting a human gate is
+	// a person's step (StepHumanGate).
+	Person Person
+	// VerifyTimeout bounds the verify a passed report runs (zero: DefaultVerifyTimeout).
+	VerifyTimeout time.Duration
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -281,6 +287,10 @@ type TransitionStage struct {
 	Lease    *string `json:"lease,omitempty"`
 	Name     string  `json:"name"`
 	Status   string  `json:"status"`
+	// Unverified, Verified and Verify: a passed report's verify (SPEC §5.2).
+	Unverified string                 `json:"unverified,omitempty"`
+	Verified   *bool                  `json:"verified,omitempty"`
+	Verify     *gitstate.VerifyResult `json:"verify,omitempty"`
 }
 
 // Transition applies one stage transition checked against the stage machine. A
@@ -325,14 +335,41 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if req.PID != 0 {
 		host, _ = os.Hostname()
 	}
+	var vr *gitstate.VerifyResult
+	unverified := ""
+	if req.Status == gitstate.StagePassed {
+		var err error
+		if vr, unverified, err = o.verifyPass(ctx, store, req); err != nil {
+			return nil, err
+		}
+	}
 	var from string
+	verifyFailed := false
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		_, st, ok := r.Stage(req.Stage)
+		def, st, ok := r.Stage(req.Stage)
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 		}
+		approvedBy := ""
+		if st.Status == gitstate.StageGated && def.Gate == "human" && (req.Status == gitstate.StageCompleted || req.Status == gitstate.StageRejected) {
+			by, err := req.Person.approve(StepHumanGate) // SPEC §5.2: a person's step
+			if err != nil {
+				return nil, err
+			}
+			approvedBy = by
+		}
 		if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 			return nil, err
+		}
+		if cur := r.CurrentStage(); req.Status == gitstate.StageDispatched && !req.Driver.TakeOver && cur != nil && cur.Name == req.Stage {
+			// SPEC §5.2: a re-dispatch never puts a second agent on an attempt whose agent
+			// is live and not the caller's, unless --take-over.
+			key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
+			asker := resume.Asker{Holder: req.Driver.Holder, Session: req.Driver.Session, Key: key}
+			if a := resume.OthersLiveAttempt(r, o.now(), resume.Host{}, asker); a != nil {
+				return nil, fault.Conflict("attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
+					WithHint("wait for it to report; if its agent is gone for good, pass --holder NAME --take-over to dispatch anyway (recorded)")
+			}
 		}
 		from = st.Status
 		base, inCheckout := r.Header.Baseline, false
@@ -347,10 +384,32 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				base, inCheckout = checkoutHead, true
 			}
 		}
-		if err := gitstate.ApplyStageTransition(r, req.Stage, req.Status, req.Reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
+		to, reason := req.Status, req.Reason
+		verifyFailed = false
+		if vr != nil && !vr.Passed && (from == gitstate.StageDispatched || from == gitstate.StageVerifying) {
+			// SPEC §5.2: a passed report whose verify fails records failed, with the tail.
+			to, reason, verifyFailed = gitstate.StageFailed, "verify failed: "+resume.Outcome(vr, req.verifyTimeout()), true
+		}
+		if err := gitstate.ApplyStageTransition(r, req.Stage, to, reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
 			return nil, err
 		}
-		data := map[string]any{"from": from, "to": req.Status, "reason": req.Reason}
+		data := map[string]any{"from": from, "to": to, "reason": reason}
+		if req.Status == gitstate.StagePassed {
+			if vr != nil {
+				st.Verify, data["verify"] = vr, vr
+			}
+			if !verifyFailed {
+				verified := vr != nil
+				st.Verified, st.Unverified = &verified, unverified
+				data["verified"] = verified
+				if unverified != "" {
+					data["unverified"] = unverified
+				}
+			}
+		}
+		if approvedBy != "" {
+			data["approved_by"] = approvedBy
+		}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
 			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, sealed, req.ThreadID, req.PID, host, inCheckout
@@ -380,6 +439,15 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	_, st, _ := r.Stage(req.Stage)
 	res := &TransitionResult{RunID: req.Run, RunStatus: r.State.Status, RunReason: r.State.Reason,
 		Stage: TransitionStage{Attempts: len(st.Attempts), From: from, Name: st.Name, Status: st.Status}}
+	if req.Status == gitstate.StagePassed {
+		res.Stage.Verify = vr
+		if !verifyFailed {
+			res.Stage.Verified, res.Stage.Unverified = st.Verified, st.Unverified
+		}
+	}
+	if verifyFailed {
+		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + req.Stage + " " + resume.Outcome(vr, req.verifyTimeout()) + ": the stage is failed, not passed"}
+	}
 	if req.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		res.Attempt, res.Lease = &a.N, &a.Lease
@@ -548,12 +616,19 @@ type FinishRequest struct {
 	// own recorded event.
 	Force  bool
 	Driver Driver
+	// AcceptUnresolved finishes a graph run completed although its verdict is
+	// unresolved: a person's step (StepAcceptUnresolved), recorded.
+	AcceptUnresolved bool
+	Person           Person
 }
 
 // FinishResult is the finished run and the jobs Force reaped.
 type FinishResult struct {
 	RunView
 	Reaped []ReapedJob `json:"reaped"`
+	// Verdict is a graph run's verdict on its criteria (none without criteria): the
+	// final report says unverified or unresolved where it is.
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 }
 
 // Finish ends a run as the run machine allows. A graph run with RUNNING jobs is not
@@ -571,6 +646,9 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if err := gitstate.CheckRunTransition(r.State.Status, req.Status); err != nil {
 				return nil, err
 			}
+			if err := req.checkVerdict(r, map[string]any{}); err != nil {
+				return nil, err // before any job is reaped
+			}
 			reaped = reapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
 			if len(reaped) == 0 {
 				return nil, nil
@@ -584,18 +662,26 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	}
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		from := r.State.Status
+		ev := map[string]any{"from": from, "status": req.Status, "reason": req.Reason}
+		if err := req.checkVerdict(r, ev); err != nil {
+			return nil, err
+		}
 		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
 			return nil, nil // a single run that completed itself: finish agrees, writes nothing
 		} else if err != nil {
 			return nil, err
 		}
-		data, _ := json.Marshal(map[string]any{"from": from, "status": req.Status, "reason": req.Reason})
+		data, _ := json.Marshal(ev)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	return &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}, nil
+	res := &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}
+	if r.Header.Kind == gitstate.KindGraph {
+		res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	}
+	return res, nil
 }
 
 // UndoRequest is `undo RUN --to SEQ`.
@@ -646,4 +732,61 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 		return nil, err
 	}
 	return &UndoResult{RunID: req.Run, UndoResult: res, Seq: r.State.Seq, Status: r.State.Status, Tip: r.Tip}, nil
+}
+
+// checkVerdict refuses to finish a graph run completed while its verdict is
+// unresolved (SPEC §5.3: a criterion no DONE job meets), unless a person accepts it
+// (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
+func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error {
+	v := gitstate.RunVerdict(&r.Header, &r.State)
+	if r.Header.Kind != gitstate.KindGraph || req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+		return nil
+	}
+	if !req.AcceptUnresolved {
+		return fault.Refused("run %s's verdict is unresolved: no DONE job meets %s; nothing was written", req.Run, quoted(v.Unresolved)).
+			WithHint("finish it failed, or a person accepts it: `git atlas finish %s --status completed --accept-unresolved` on a terminal or with --approved-by NAME", req.Run)
+	}
+	by, err := req.Person.approve(StepAcceptUnresolved)
+	if err != nil {
+		return err
+	}
+	ev["accepted_unresolved"], ev["approved_by"] = v.Unresolved, by
+	return nil
+}
+
+// quoted is a list of criteria for a message, each in quotes.
+func quoted(l []string) string {
+	q := make([]string, len(l))
+	for i, s := range l {
+		q[i] = fmt.Sprintf("%q", s)
+	}
+	return strings.Join(q, ", ")
+}
+
+func (req *TransitionRequest) verifyTimeout() time.Duration {
+	if req.VerifyTimeout > 0 {
+		return req.VerifyTimeout
+	}
+	return DefaultVerifyTimeout
+}
+
+// verifyPass runs the verify of a stage reported passed (SPEC §5.2), once the report
+// would be accepted (its token, the driver rule, an attempt under way), and outside
+// the write: it may take minutes. nil with why when it is not run.
+func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req TransitionRequest) (*gitstate.VerifyResult, string, error) {
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		return nil, "", err
+	}
+	_, st, ok := r.Stage(req.Stage)
+	if !ok || gitstate.OpenAttempt(st) == nil {
+		return nil, "", nil // the write refuses it, with the valid targets
+	}
+	if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+		return nil, "", err
+	}
+	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
+		return nil, "", err
+	}
+	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store), o.now())
 }

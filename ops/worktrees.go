@@ -204,6 +204,9 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	if err != nil {
 		return nil, err
 	}
+	if err := precheck(ctx, store, req.Run); err != nil {
+		return nil, err // before the union worktree is moved or made
+	}
 	var r *gitstate.Run
 	if req.Verify {
 		// Refuse before building: a run without a verify command has nothing to run.

@@ -84,10 +84,14 @@ type Options struct {
 	Host Host
 }
 
-// Owns reports whether the run's live driver is the caller's session.
+// Owns reports whether the run's live driver is the caller: its session, or its
+// holder (as every run write judges it, gitstate.ClaimDriver).
 func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
-	return o.Session != "" && r.Live(now) && o.Key.Matches(r.State.Driver.Session, o.Session)
+	return o.asker().Drives(r, now)
 }
+
+// asker is who the resume's next action is for.
+func (o Options) asker() Asker { return Asker{Holder: o.Holder, Session: o.Session, Key: o.Key} }
 
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
 type Result struct {
@@ -149,13 +153,23 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
 	}
 	now := store.Now()
-	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host)
+	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
 	if err != nil {
 		return nil, err
 	}
 	res := &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, IgnoredDeleted: []IgnoredDeleted{}, JobVerifies: []JobVerified{}}
 	if plan.Live && !opt.Owns(r, now) && !opt.TakeOver {
 		return res, nil // never reset a run another live driver is working on
+	}
+	if a := OthersLiveAttempt(r, now, opt.Host, opt.asker()); a != nil && !opt.TakeOver {
+		// SPEC §5.2: an attempt whose agent is live (its pid alive here, or a
+		// heartbeat inside its idle budget) is never acted on without --take-over:
+		// no verify, no reset, no re-dispatch. Nothing is written.
+		if plan.NextAction.Action != NextWait {
+			plan.NextAction = NextAction{Action: NextWait, Stage: r.CurrentStage().Name, Attempt: a.N, PID: a.PID,
+				Reason: fmt.Sprintf("attempt %d of stage %s is live and is not yours: never a second agent on one attempt (--take-over replaces it, recorded)", a.N, r.CurrentStage().Name)}
+		}
+		return res, nil
 	}
 	if plan.Live {
 		// The caller's own run (its session), or --take-over: resumed at once.
@@ -213,6 +227,9 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	res.Resumed = true
 	if continuing && mark.Phase == gitstate.ResumeDone {
 		res.VerifySkipped = "already resumed: nothing happened since"
+		if err := takeDriver(ctx, store, id, opt); err != nil {
+			return nil, err
+		}
 		if err := settleOwed(ctx, store, id, opt, res); err != nil {
 			return nil, err
 		}
@@ -236,21 +253,48 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 		return nil, err
 	}
 	now := store.Now()
-	final, err := makePlan(ctx, repo, r, now, false, opt.Host)
+	final, err := makePlan(ctx, repo, r, now, false, opt.Host, opt.asker())
 	if err != nil {
 		return nil, err
 	}
 	// What to do next from the run as the resume left it (a verify may have stopped
-	// it), not as a plan would reset it.
-	final.NextAction = Next(r, now, opt.Host)
-	if d := r.State.Driver; opt.Holder != "" && r.Live(now) && d.Holder == opt.Holder && opt.Key.Same(d.Session, opt.Session) {
-		final.NextAction = NextForDriver(r, now, opt.Host) // the resumer drives: what to do, not "wait for yourself"
-	}
+	// it), not as a plan would reset it; for the resumer, who drives it now.
+	final.NextAction = NextFor(r, now, opt.Host, opt.asker())
 	res.Plan = final
 	if root, err := worktrees.Root(ctx, repo); err == nil {
 		res.SetAside = worktrees.SetAside(root, id)
 	}
 	return res, verr
+}
+
+// takeDriver makes opt.Holder the run's driver when an earlier resume already reset
+// the run (SPEC §6: `resume RUN --holder X` leaves X driving), unless X already
+// drives it. Another live driver is a conflict (Apply answered
+// wait before it got here; this is one that came meanwhile).
+func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Options) error {
+	if opt.Holder == "" {
+		return nil
+	}
+	_, err := store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		now := store.Now()
+		if d := r.State.Driver; r.Live(now) && d.Holder == opt.Holder && (opt.Session == "" || opt.Key.Matches(d.Session, opt.Session)) {
+			return nil, nil // X drives it already
+		}
+		if r.Live(now) && !opt.Owns(r, now) && !opt.TakeOver {
+			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+		}
+		ttl := opt.TTL
+		if ttl <= 0 {
+			ttl = gitstate.DefaultDriverTTL
+		}
+		r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+		// A resumed event of its own, at the same epoch: it keeps the earlier reset's
+		// mark, so resuming again is still nothing new.
+		data, _ := json.Marshal(map[string]any{"from_epoch": r.State.Epoch, "epoch": r.State.Epoch, "reset_jobs": []string{},
+			"snapshots": []string{}, "recreated_worktrees": []string{}, "driver": r.State.Driver})
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Holder: opt.Holder, Data: data}}, nil
+	})
+	return err
 }
 
 // resetWorktrees preserves and recreates every untrusted worktree. Each removal comes
@@ -341,7 +385,10 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		from := r.State.Epoch
 		resetJobs := gitstate.ResumeReset(&r.State)
 		r.State.Epoch++ // in the same event: every old lease token is now stale
-		r.State.Driver = nil
+		own := opt.Owns(r, now)
+		if !own || opt.Holder != "" {
+			r.State.Driver = nil // a resume by the driving session itself, unnamed, keeps its lease
+		}
 		if opt.Holder != "" {
 			ttl := opt.TTL
 			if ttl <= 0 {

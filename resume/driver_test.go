@@ -91,7 +91,8 @@ func deadPID(t *testing.T) int {
 func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	t.Parallel()
 	r := driverRun("", "1s")
-	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour}, t0); err != nil {
+	key := gitstate.NewSessionKey([]byte("this clone's key"))
+	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour, Key: key}, t0); err != nil {
 		t.Fatal(err)
 	}
 	a := dispatch(t, r, t0)
@@ -102,11 +103,20 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	if !r.Live(later) || !r.Interrupted(later) {
 		t.Fatalf("after 2s without a heartbeat: live %v, interrupted %v; want a live lease and an interrupted run", r.Live(later), r.Interrupted(later))
 	}
-	if n := Next(r, later, Host{}); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") {
+	// For anyone but its driver, the run is the driver's to give up: take_over, with
+	// the command for the asker (a template when the asker named nobody).
+	if n := Next(r, later, Host{}); n.Action != NextTakeOver || n.Command != "" || n.Template != "git atlas resume r --take-over --holder <holder>" {
+		t.Fatalf("next for someone else after the attempt died: %+v, want take_over", n)
+	}
+	if n := NextFor(r, later, Host{}, Asker{Holder: "e"}); n.Action != NextTakeOver || n.Command != "git atlas resume r --take-over --holder e" {
+		t.Fatalf("next for e after the attempt died: %+v, want take_over with e's command", n)
+	}
+	d := Asker{Session: "s", Key: key} // the driver's own session, come back
+	if n := NextFor(r, later, Host{}, d); n.Action != NextDispatch || !strings.Contains(n.Reason, "idle budget") || n.Command != "git atlas transition r code dispatched --holder d" {
 		t.Fatalf("next after the attempt died: %+v, want a new dispatch saying why", n)
 	}
 	a.ThreadID = "th-7" // its conversation persists: continued, not replaced
-	if n := Next(r, later, Host{}); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
+	if n := NextFor(r, later, Host{}, d); n.Action != NextContinue || n.ThreadID != "th-7" || !strings.Contains(n.Reason, "idle budget") {
 		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
 	}
 	a.ThreadID = ""

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/text"
 )
 
 // Next actions for the orchestrator (SPEC §6.7).
@@ -18,7 +19,8 @@ const (
 	NextClaim     = "claim"     // a worker claims a ready job
 	NextIntegrate = "integrate" // build the union of the done jobs
 	NextFinish    = "finish"    // nothing is left to do: finish the run
-	NextWait      = "wait"      // someone else is working: the run's live driver, or running jobs
+	NextWait      = "wait"      // someone else is working: the run's live driver, a live attempt, or running jobs
+	NextTakeOver  = "take_over" // the run's driver lease lives but its attempt is dead: replace that driver, recorded
 	NextStop      = "stop"      // the orchestrator stops; a person decides
 	NextDone      = "done"      // the run is finished
 )
@@ -31,7 +33,15 @@ type NextAction struct {
 	Jobs      []string          `json:"jobs,omitempty"`
 	Worktrees map[string]string `json:"worktrees,omitempty"`
 	Reason    string            `json:"reason,omitempty"`
-	Command   string            `json:"command,omitempty"`
+	// Command runs as printed for the one who asked (SPEC §11.13): it carries the
+	// asker's --holder (or the attempt's stage token), every argument quoted for sh.
+	// When the asker named no holder and does not drive the run, it is left out and
+	// Template is the command with <holder> where the asker's name goes.
+	Command  string `json:"command,omitempty"`
+	Template string `json:"template,omitempty"`
+	// Verdict is a graph run's verdict when finish is suggested and it is not
+	// resolved (unverified: some criterion is met by unverified jobs only).
+	Verdict string `json:"verdict,omitempty"`
 	// ThreadID names the persisted attempt to continue (continue), or whose agent
 	// still lives (wait); Lease is the open attempt's stage token, for its reports.
 	ThreadID string `json:"thread_id,omitempty"`
@@ -73,71 +83,203 @@ func (h Host) runs(a gitstate.Attempt) bool {
 	return a.PID > 0 && a.Host == h.hostname() && h.alive(a.PID)
 }
 
-// NextForDriver is Next for the run's own driver (the pointer a compacted session
-// gets): what to do as the driver, not "wait for the driver".
-func NextForDriver(r *gitstate.Run, now time.Time, host Host) NextAction {
-	c := *r
-	c.State.Driver = nil
-	return Next(&c, now, host)
+// Asker is who asks for the next action: the --holder and --session of the command
+// that asked. The commands a next action prints are for the asker (SPEC §11.13).
+type Asker struct {
+	Holder  string
+	Session string
+	// Key reads the ledger's keyed hashes of sessions (gitstate.SessionKey): a
+	// session matches the stored one only through it.
+	Key gitstate.SessionKey
 }
 
-// Next derives the orchestrator's next step from the run as it stands (SPEC §6.7).
-// It is never a step the ledger would refuse: a dispatch only within the stage's
-// budget and after every earlier stage finished, a gate only for a stage that has
-// one, integrate only while a DONE job is missing from the union, finish only with no
-// job running. A stage whose attempt is open (dispatched, verifying; also right after
-// a redispatch) is continued, never dispatched again: that would burn an attempt. An
-// attempt whose agent still runs on host is waited for.
-func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
-	id := r.Header.RunID
-	if r.Driven(now) {
-		d := r.State.Driver // named by holder and expiry, never its session (SPEC §5.1)
-		return NextAction{Action: NextWait, Reason: "the run's driver " + d.Holder + " is live until " + d.ExpiresAt +
-			" (if that driver is gone for good, `git atlas resume " + r.Header.RunID + " --take-over` replaces it, recorded)"}
+// Drives reports whether the asker holds the run's live driver lease: its holder, or
+// its session (a compacted session coming back).
+func (a Asker) Drives(r *gitstate.Run, now time.Time) bool {
+	if !r.Live(now) {
+		return false
 	}
+	d := r.State.Driver
+	return (a.Holder != "" && d.Holder == a.Holder) || a.Key.Matches(d.Session, a.Session)
+}
+
+// name is the --holder the asker's commands carry: its own, else (a session that
+// drives the run) the driver's; "" when unknown.
+func (a Asker) name(r *gitstate.Run, now time.Time) string {
+	if a.Holder != "" {
+		return a.Holder
+	}
+	if a.Drives(r, now) {
+		return r.State.Driver.Holder
+	}
+	return ""
+}
+
+// ownAttempt reports whether attempt a is the asker's own: its session (the driver
+// coming back after a compaction, same pid or not), or its holder when the attempt
+// recorded no session.
+func (a Asker) ownAttempt(at gitstate.Attempt) bool {
+	if at.Session != "" {
+		return a.Key.Matches(at.Session, a.Session)
+	}
+	return a.Holder != "" && at.Holder == a.Holder
+}
+
+// othersAttempt reports whether attempt a is known to be someone else's: it records
+// a session or holder that is not the asker's.
+func (a Asker) othersAttempt(at gitstate.Attempt) bool {
+	return (at.Session != "" || at.Holder != "") && !a.ownAttempt(at)
+}
+
+// LiveAttempt is the current stage's open attempt when its agent is live (SPEC §5.2):
+// its pid alive on this host, or its last heartbeat (else its start) inside the
+// stage's idle budget; nil otherwise.
+func LiveAttempt(r *gitstate.Run, now time.Time, host Host) *gitstate.Attempt {
+	cur := r.CurrentStage()
+	if cur == nil {
+		return nil
+	}
+	_, st, _ := r.Stage(cur.Name)
+	a := gitstate.OpenAttempt(st)
+	if a == nil {
+		return nil
+	}
+	if host.runs(*a) {
+		return a
+	}
+	if t := r.IdleDeadline(); !t.IsZero() && now.Before(t) {
+		return a
+	}
+	return nil
+}
+
+// OthersLiveAttempt is LiveAttempt when the attempt is not the asker's: its pid lives
+// here and it is not the asker's own, or its heartbeat is inside its idle budget and
+// it records another session or holder. Such an attempt is never acted on without
+// --take-over (SPEC §5.2).
+func OthersLiveAttempt(r *gitstate.Run, now time.Time, host Host, asker Asker) *gitstate.Attempt {
+	a := LiveAttempt(r, now, host)
+	switch {
+	case a == nil:
+		return nil
+	case host.runs(*a) && !asker.ownAttempt(*a), asker.othersAttempt(*a):
+		return a
+	}
+	return nil
+}
+
+// command sets n's command for the asker named who: args and --holder who, quoted
+// for sh; with no name, the template with <holder> instead.
+func (n *NextAction) command(who string, args ...string) {
+	if who == "" {
+		n.Command, n.Template = "", text.Command(args...)+" --holder <holder>"
+		return
+	}
+	n.Command, n.Template = text.Command(append(args, holderFlag(who)...)...), ""
+}
+
+// holderFlag is --holder NAME, as one --holder=NAME when the name looks like a flag.
+func holderFlag(who string) []string {
+	if strings.HasPrefix(who, "-") {
+		return []string{"--holder=" + who}
+	}
+	return []string{"--holder", who}
+}
+
+// Next is NextFor an asker who named nobody (no holder, no session).
+func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
+	return NextFor(r, now, host, Asker{})
+}
+
+// NextFor derives the asker's next step from the run as it stands (SPEC §6.7).
+// For anyone but the run's live driver it is wait (or take_over, with its command,
+// when the driver's attempt is dead); for the driver, or anyone on a run with no live
+// driver, the step itself, its command carrying the asker's holder. It is never a
+// step the ledger would refuse: a dispatch only within the stage's budget and after
+// every earlier stage finished, a gate only for a stage that has one, integrate only
+// while a DONE job with a branch is missing from the union, finish only with no job
+// running. A stage whose attempt is open (dispatched, verifying; also right after a
+// redispatch) is continued, never dispatched again: that would burn an attempt. An
+// attempt whose agent is live and not the asker's is waited for.
+func NextFor(r *gitstate.Run, now time.Time, host Host, asker Asker) NextAction {
+	id := r.Header.RunID
+	if !gitstate.RunTerminal(r.State.Status) && r.Live(now) && !asker.Drives(r, now) {
+		d := r.State.Driver // named by holder and expiry, never its session (SPEC §5.1)
+		who := d.Holder
+		if r.Driven(now) {
+			var takeOver NextAction
+			takeOver.command(asker.Holder, "git", "atlas", "resume", id, "--take-over")
+			return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt +
+				" (if that driver is gone for good, `" + takeOver.Command + takeOver.Template + "` replaces it, recorded)"}
+		}
+		n := NextAction{Action: NextTakeOver, Reason: "the run's driver " + who + " holds its lease until " + d.ExpiresAt +
+			" but its attempt is dead (no heartbeat for its idle budget): resume it with --take-over to replace that driver, recorded"}
+		n.command(asker.Holder, "git", "atlas", "resume", id, "--take-over")
+		return n
+	}
+	c := *r
+	c.State.Driver = nil
+	return next(&c, now, host, asker, asker.name(r, now))
+}
+
+// next is NextFor once the asker may act on the run: who is the --holder its
+// commands carry ("" for a template).
+func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) NextAction {
+	id := r.Header.RunID
 	switch r.State.Status {
 	case gitstate.RunCompleted, gitstate.RunFailed:
 		return NextAction{Action: NextDone, Reason: "run " + r.State.Status + reasonSuffix(r.State.Reason)}
 	case gitstate.RunStopped:
-		return NextAction{Action: NextStop, Reason: "run stopped" + reasonSuffix(r.State.Reason) + ": a person decides whether it goes on",
-			Command: "git atlas resume " + id}
+		n := NextAction{Action: NextStop, Reason: "run stopped" + reasonSuffix(r.State.Reason) + ": a person decides whether it goes on"}
+		n.command(who, "git", "atlas", "resume", id)
+		return n
 	}
 	wts := worktreeMap(r)
 	cur := r.CurrentStage()
 	// An open stage attempt comes first (it is what a resume's verify judged, or
 	// just redispatched); then the graph's jobs; then the stages.
 	if r.Header.Kind == gitstate.KindGraph && (cur == nil || !inFlight(cur.Status)) {
-		if n, ok := nextJobs(r, wts); ok {
+		if n, ok := nextJobs(r, wts, who); ok {
 			return n
 		}
 	}
 	if cur == nil {
-		return finishAction(r)
+		return finishAction(r, who)
 	}
 	def, st, _ := r.Stage(cur.Name)
-	transition := func(to string) string { return "git atlas transition " + id + " " + st.Name + " " + to }
 	n := NextAction{Stage: st.Name, Worktrees: wts}
+	transition := func(to string) { n.command(who, "git", "atlas", "transition", id, st.Name, to) }
 	switch st.Status {
 	case gitstate.StageDispatched, gitstate.StageVerifying:
-		return openAttempt(r, def, st, wts, now, host)
+		return openAttempt(r, def, st, wts, now, host, asker, who)
 	case gitstate.StagePassed:
 		if def.Gate != "" {
-			n.Action, n.Reason, n.Command = NextGate, "stage "+st.Name+" passed: it goes to its "+def.Gate+" gate", transition(gitstate.StageGated)
+			n.Action, n.Reason = NextGate, "stage "+st.Name+" passed: it goes to its "+def.Gate+" gate"
+			transition(gitstate.StageGated)
 		} else {
-			n.Action, n.Reason, n.Command = NextContinue, "stage "+st.Name+" passed and has no gate: mark it completed", transition(gitstate.StageCompleted)
+			n.Action, n.Reason = NextContinue, "stage "+st.Name+" passed and has no gate: mark it completed"
+			transition(gitstate.StageCompleted)
 		}
 	case gitstate.StageGated:
 		n.Action, n.Reason = NextGate, "stage "+st.Name+" waits at its "+def.Gate+" gate: completed approves it, rejected sends it back"
-		n.Command = transition(gitstate.StageCompleted)
+		transition(gitstate.StageCompleted)
+		if def.Gate == "human" {
+			// A person's step (SPEC §5.2): never a command an agent runs as printed; the
+			// person's name goes where <person> is.
+			n.Reason += "; a human gate is passed by a person only, on a terminal or with --approved-by NAME"
+			line := n.Command + n.Template
+			n.Command, n.Template = "", line+" --approved-by <person>"
+		}
 	default: // pending, failed, rework, rejected: the next step is a new attempt
 		if left := gitstate.BudgetLeft(def, st); left == 0 {
-			return NextAction{Action: NextFinish, Stage: st.Name, Worktrees: wts,
-				Reason:  fmt.Sprintf("stage %s is %s and has used its %d attempt(s) (max_retries %d): no dispatch is left", st.Name, st.Status, len(st.Attempts), def.MaxRetries),
-				Command: "git atlas finish " + id + " --status failed"}
+			n := NextAction{Action: NextFinish, Stage: st.Name, Worktrees: wts,
+				Reason: fmt.Sprintf("stage %s is %s and has used its %d attempt(s) (max_retries %d): no dispatch is left", st.Name, st.Status, len(st.Attempts), def.MaxRetries)}
+			n.command(who, "git", "atlas", "finish", id, "--status", "failed")
+			return n
 		}
 		n.Action, n.Attempt = NextDispatch, len(st.Attempts)+1
 		n.Reason = fmt.Sprintf("stage %s is %s: attempt %d of %d", st.Name, st.Status, n.Attempt, def.MaxRetries+1)
-		n.Command = transition(gitstate.StageDispatched)
+		transition(gitstate.StageDispatched)
 	}
 	return n
 }
@@ -146,17 +288,18 @@ func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 // persisted agent conversation when it has one), wait while its agent lives here, or,
 // once it is dead of idleness or past its wall budget, a new attempt when the budget
 // allows one.
-func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time, host Host) NextAction {
+func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time, host Host, asker Asker, who string) NextAction {
 	id := r.Header.RunID
 	a := st.Attempts[len(st.Attempts)-1]
 	n := NextAction{Stage: st.Name, Worktrees: wts, Attempt: a.N, Lease: a.Lease, ThreadID: a.ThreadID}
-	report := "git atlas transition " + id + " " + st.Name + " " + gitstate.StagePassed
-	if a.Lease != "" {
-		report += " --lease " + a.Lease
-	}
-	if host.runs(a) {
+	if host.runs(a) && !asker.ownAttempt(a) {
 		n.Action, n.PID = NextWait, a.PID
 		n.Reason = fmt.Sprintf("attempt %d of stage %s has its agent (pid %d) alive on this host: never a second agent on one attempt", a.N, st.Name, a.PID)
+		return n
+	}
+	if live := OthersLiveAttempt(r, now, host, asker); live != nil {
+		n.Action = NextWait
+		n.Reason = fmt.Sprintf("attempt %d of stage %s is live (a heartbeat inside its idle budget %s) and is not yours: never a second agent on one attempt", a.N, st.Name, def.IdleBudget)
 		return n
 	}
 	over := gitstate.WallExceeded(def, st, now)
@@ -174,12 +317,12 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 		if contains(gitstate.StageAllowed(r, st.Name), gitstate.StageDispatched) {
 			n.Action, n.Attempt = NextDispatch, a.N+1
 			n.Reason = over + ": dispatch a new attempt"
-			n.Command = "git atlas transition " + id + " " + st.Name + " " + gitstate.StageDispatched
+			n.command(who, "git", "atlas", "transition", id, st.Name, gitstate.StageDispatched)
 			return n
 		}
 		n.Action, n.Attempt = NextStop, a.N
 		n.Reason = over + ", and no attempt is left (max_retries " + fmt.Sprint(def.MaxRetries) + "): a person decides"
-		n.Command = "git atlas transition " + id + " " + st.Name + " " + gitstate.StageFailed
+		n.command(who, "git", "atlas", "transition", id, st.Name, gitstate.StageFailed)
 		return n
 	}
 	n.Action = NextContinue
@@ -191,7 +334,17 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 	} else {
 		n.Reason = fmt.Sprintf("attempt %d of stage %s is open: run (or continue) its work, then report passed or failed", a.N, st.Name)
 	}
-	n.Command = report
+	// The report carries the attempt's stage token: with it, the command runs as
+	// printed for whoever does the attempt's work, named or not.
+	report := []string{"git", "atlas", "transition", id, st.Name, gitstate.StagePassed}
+	if a.Lease != "" {
+		report = append(report, "--lease", a.Lease)
+		if who == "" {
+			n.Command = text.Command(report...)
+			return n
+		}
+	}
+	n.command(who, report...)
 	return n
 }
 
@@ -207,21 +360,31 @@ func contains(list []string, s string) bool {
 // nextJobs is the graph's part of Next: claim, wait for running jobs, add the first
 // jobs, integrate, or stop on a union with conflicts. ok is false when the jobs leave
 // the decision to the stages.
-func nextJobs(r *gitstate.Run, wts map[string]string) (NextAction, bool) {
+func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, bool) {
 	id := r.Header.RunID
 	f := gitstate.JobFrontier(&r.Header, &r.State)
 	switch {
 	case len(f.Ready) > 0:
-		return NextAction{Action: NextClaim, Jobs: f.Ready, Worktrees: wts, Command: "git atlas job claim " + id + " --holder <worker>"}, true
+		n := NextAction{Action: NextClaim, Jobs: f.Ready, Worktrees: wts, Reason: "jobs are ready: a worker claims one (its --holder is the worker's name)"}
+		n.command(who, "git", "atlas", "job", "claim", id)
+		return n, true
 	case len(f.Running) > 0:
 		return NextAction{Action: NextWait, Jobs: f.Running, Worktrees: wts, Reason: "jobs are running: wait for their receipts"}, true
 	case len(r.State.Jobs) == 0 && len(r.State.Stages) == 0:
-		return NextAction{Action: NextContinue, Reason: "the graph has no jobs yet: add them",
-			Command: "git atlas job add " + id + " <job>"}, true
+		// A job needs a name only the orchestrator can give: a template, never a
+		// command with a placeholder in it.
+		n := NextAction{Action: NextContinue, Reason: "the graph has no jobs yet: add them"}
+		flag := "--holder <holder>"
+		if who != "" {
+			flag = text.Command(holderFlag(who)...)
+		}
+		n.Template = text.Command("git", "atlas", "job", "add", id) + " <job> " + flag
+		return n, true
 	}
 	if missing := notInUnion(r); len(missing) > 0 {
-		return NextAction{Action: NextIntegrate, Jobs: missing, Worktrees: wts, Reason: "DONE jobs the union does not hold yet",
-			Command: "git atlas union " + id}, true
+		n := NextAction{Action: NextIntegrate, Jobs: missing, Worktrees: wts, Reason: "DONE jobs the union does not hold yet"}
+		n.command(who, "git", "atlas", "union", id)
+		return n, true
 	}
 	if u := r.State.Union; u != nil && len(u.Conflicted) > 0 {
 		var nodes []string
@@ -235,8 +398,11 @@ func nextJobs(r *gitstate.Run, wts map[string]string) (NextAction, bool) {
 	return NextAction{}, false
 }
 
-// notInUnion lists the DONE jobs that the last union neither integrated nor found in
-// conflict: integrating again changes nothing for the others.
+// notInUnion lists the DONE jobs union can integrate that the last union neither
+// integrated nor found in conflict: integrating again changes nothing for the
+// others. A job with no branch (it never had a worktree, or the last union found its
+// branch gone) has nothing to integrate: it is reported once (noBranch), not looped
+// on.
 func notInUnion(r *gitstate.Run) []string {
 	held := map[string]bool{}
 	if u := r.State.Union; u != nil {
@@ -246,10 +412,31 @@ func notInUnion(r *gitstate.Run) []string {
 		for n := range u.Conflicted {
 			held[n] = true
 		}
+		for _, n := range u.Missing {
+			held[n] = true
+		}
 	}
 	var out []string
 	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobDone && !held[j.ID] {
+		if j.State == gitstate.JobDone && !held[j.ID] && r.State.Worktree(j.ID) != nil {
+			out = append(out, j.ID)
+		}
+	}
+	return out
+}
+
+// noBranch lists the DONE jobs with nothing for union to integrate: no worktree (so
+// no branch) was ever recorded for them, or the last union found no branch.
+func noBranch(r *gitstate.Run) []string {
+	var out []string
+	missing := map[string]bool{}
+	if u := r.State.Union; u != nil {
+		for _, n := range u.Missing {
+			missing[n] = true
+		}
+	}
+	for _, j := range r.State.Jobs {
+		if j.State == gitstate.JobDone && (r.State.Worktree(j.ID) == nil || missing[j.ID]) {
 			out = append(out, j.ID)
 		}
 	}
@@ -258,7 +445,7 @@ func notInUnion(r *gitstate.Run) []string {
 
 // finishAction: every stage is completed or skipped and no job is left to run. The
 // run is finished failed when a job failed or can no longer run, else completed.
-func finishAction(r *gitstate.Run) NextAction {
+func finishAction(r *gitstate.Run, who string) NextAction {
 	id := r.Header.RunID
 	var failed, stuck []string
 	for _, j := range r.State.Jobs {
@@ -269,9 +456,13 @@ func finishAction(r *gitstate.Run) NextAction {
 			stuck = append(stuck, j.ID)
 		}
 	}
-	n := NextAction{Action: NextFinish, Reason: "every stage is finished", Command: "git atlas finish " + id + " --status completed"}
+	n := NextAction{Action: NextFinish, Reason: "every stage is finished"}
+	status := gitstate.RunCompleted
 	if len(r.State.Stages) == 0 {
 		n.Reason = "every job ended"
+	}
+	if nb := noBranch(r); len(nb) > 0 && r.Header.Kind == gitstate.KindGraph {
+		n.Reason += "; DONE jobs with no branch, so nothing to integrate: " + strings.Join(nb, ", ")
 	}
 	if len(failed)+len(stuck) > 0 {
 		var why []string
@@ -281,8 +472,21 @@ func finishAction(r *gitstate.Run) NextAction {
 		if len(stuck) > 0 {
 			why = append(why, "jobs that can no longer run (no gas or attempts left): "+strings.Join(stuck, ", "))
 		}
-		n.Reason, n.Command = strings.Join(why, "; "), "git atlas finish "+id+" --status failed"
+		n.Reason, status = strings.Join(why, "; "), gitstate.RunFailed
+	} else if v := gitstate.RunVerdict(&r.Header, &r.State); r.Header.Kind == gitstate.KindGraph && v != nil && v.Verdict != gitstate.VerdictResolved {
+		// SPEC §5.3: finish completed refuses an unresolved verdict (a person may
+		// accept it); an unverified one is said, not hidden.
+		n.Verdict = v.Verdict
+		if v.Verdict == gitstate.VerdictUnresolved {
+			n.Action = NextStop
+			n.Reason = "the run's verdict is unresolved (criteria no DONE job meets: " + strings.Join(v.Unresolved, "; ") +
+				"): a person decides between finishing it failed and accepting it (finish --status completed --accept-unresolved)"
+			n.command(who, "git", "atlas", "finish", id, "--status", gitstate.RunFailed)
+			return n
+		}
+		n.Reason += "; verdict unverified (criteria met by unverified jobs only: " + strings.Join(v.Unverified, "; ") + ")"
 	}
+	n.command(who, "git", "atlas", "finish", id, "--status", status)
 	return n
 }
 

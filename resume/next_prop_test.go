@@ -285,6 +285,10 @@ func (w *world) step() {
 				return fmt.Errorf("finished")
 			}
 			_, err := gitstate.Done(&r.Header, &r.State, id, r.State.Job(id).Lease, status, nil)
+			if err == nil && status == gitstate.ReceiptOK && rng.IntN(4) > 0 && r.State.Worktree(id) == nil {
+				// Most jobs worked in a worktree (a branch union can integrate); some never had one.
+				r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: id})
+			}
 			return err
 		})
 	case k < 79: // the clock, then a reap
@@ -299,6 +303,8 @@ func (w *world) step() {
 			for _, j := range r.State.Jobs {
 				switch {
 				case j.State != gitstate.JobDone || rng.IntN(4) == 0:
+				case r.State.Worktree(j.ID) == nil: // no branch: union reports it missing
+					u.Missing = append(u.Missing, j.ID)
 				case rng.IntN(6) == 0:
 					if u.Conflicted == nil {
 						u.Conflicted = map[string][]string{}
@@ -418,13 +424,78 @@ func (w *world) verifyOutcome() {
 	}
 }
 
-// checkNext asks Next and executes its suggestion on a copy: the ledger must accept it.
+// checkNext asks NextFor, as one of the holders or as someone unnamed, and executes
+// its suggestion on a copy: its command (the template, for the unnamed, with a name
+// put in) must name the asker and pass the driver rule, and the ledger must accept it.
 func (w *world) checkNext() {
-	n := Next(w.r, w.now, w.host)
+	asker := Asker{Holder: []string{"", "d1", "d2"}[w.rng.IntN(3)]}
+	n := NextFor(w.r, w.now, w.host, asker)
 	saved := w.r
 	w.r = cloneRun(saved)
+	w.checkCommand(n, asker)
 	w.execute(n, true)
 	w.r = saved
+}
+
+// checkCommand checks that n's command is the asker's and that the driver rule lets
+// its holder write: a command for a named asker, a template for an unnamed one.
+func (w *world) checkCommand(n NextAction, asker Asker) {
+	line := n.Command
+	if line == "" && n.Template == "" {
+		return
+	}
+	if asker.Holder == "" && n.Command != "" && !strings.Contains(n.Command, " --lease ") {
+		w.t.Errorf("next action %+v on %s: a command for an asker with no name", n, w.describe())
+	}
+	if line == "" {
+		line = strings.ReplaceAll(n.Template, "<holder>", "d3")
+		if asker.Holder != "" && !strings.Contains(n.Template, "<person>") && !strings.Contains(n.Template, "<job>") {
+			w.t.Errorf("next action %+v on %s: a template for the named asker %q", n, w.describe(), asker.Holder)
+		}
+	}
+	args := strings.Fields(line)
+	holder, token := "", ""
+	for i := 0; i+1 < len(args); i++ {
+		switch args[i] {
+		case "--holder":
+			holder = args[i+1]
+		case "--lease":
+			token = args[i+1]
+		}
+	}
+	if asker.Holder != "" && holder != asker.Holder {
+		w.t.Errorf("next action %+v on %s: the command names holder %q, not the asker %q", n, w.describe(), holder, asker.Holder)
+	}
+	if len(args) < 3 || args[2] == "job" || args[2] == "resume" {
+		return // a worker's claim holds a job lease; resume judges the driver itself
+	}
+	wr := gitstate.Writer{Holder: holder, Token: token, Stage: n.Stage}
+	if args[2] == "transition" && len(args) > 5 {
+		wr.To = args[5]
+	}
+	if _, err := gitstate.ClaimDriver(cloneRun(w.r), wr, w.now); err != nil {
+		w.t.Errorf("next action %+v on %s: its command %q is refused by the driver rule: %v", n, w.describe(), line, err)
+	}
+}
+
+// command is n's command with its --holder left out (checkCommand judged it).
+func command(n NextAction) []string {
+	line := n.Command
+	if line == "" {
+		line = n.Template
+	}
+	var out []string
+	args := strings.Fields(line)
+	for i := 0; i < len(args); i++ {
+		if args[i] == "--holder" || args[i] == "--take-over" || args[i] == "--approved-by" {
+			if args[i] != "--take-over" {
+				i++
+			}
+			continue
+		}
+		out = append(out, args[i])
+	}
+	return out
 }
 
 // execute carries out a next action as its command would; with strict, anything the
@@ -439,17 +510,20 @@ func (w *world) execute(n NextAction, strict bool) {
 	id := r.Header.RunID
 	switch n.Action {
 	case NextWait:
-		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !w.host.alive(n.PID)) {
+		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !w.host.alive(n.PID)) && LiveAttempt(r, w.now, w.host) == nil {
 			fail("wait, but no driver is live, no job runs and no agent lives")
+		}
+	case NextTakeOver:
+		if !r.Live(w.now) || r.Driven(w.now) {
+			fail("take_over, but the run's driver lease is not live with a dead attempt")
 		}
 	case NextDone:
 		if !gitstate.RunTerminal(r.State.Status) {
 			fail("done, but the run is %s", r.State.Status)
 		}
 	case NextStop:
-		if n.Stage != "" && n.Command != "" {
+		if args := command(n); n.Stage != "" && len(args) > 0 {
 			// An attempt out of budget: the command that ends it must be accepted.
-			args := strings.Fields(n.Command)
 			if err := w.try("next: stop "+n.Command, func(r *gitstate.Run) error {
 				return gitstate.ApplyStageTransition(r, args[4], args[5], "", "", w.stamp(), w.nonce())
 			}); err != nil {
@@ -457,7 +531,9 @@ func (w *world) execute(n NextAction, strict bool) {
 			}
 			break
 		}
-		if r.State.Status != gitstate.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
+		if v := gitstate.RunVerdict(&r.Header, &r.State); n.Verdict == gitstate.VerdictUnresolved && (v == nil || v.Verdict != n.Verdict) {
+			fail("stop for an unresolved verdict, but the verdict is %+v", v)
+		} else if n.Verdict == "" && r.State.Status != gitstate.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
 			fail("stop, but the run is %s and its union has no conflict", r.State.Status)
 		}
 	case NextClaim:
@@ -480,10 +556,19 @@ func (w *world) execute(n NextAction, strict bool) {
 		if len(missing) == 0 || !slices.Equal(missing, n.Jobs) {
 			fail("integrate, but the DONE jobs missing from the union are %v", missing)
 		}
+		for _, j := range n.Jobs {
+			if r.State.Worktree(j) == nil {
+				fail("integrate job %s, which has no branch: union has nothing of it to integrate", j)
+			}
+		}
 		_ = w.try("next: union", func(r *gitstate.Run) error {
 			u := &gitstate.UnionRec{Integrated: []string{}}
 			for _, j := range r.State.Jobs {
-				if j.State == gitstate.JobDone {
+				switch {
+				case j.State != gitstate.JobDone:
+				case r.State.Worktree(j.ID) == nil:
+					u.Missing = append(u.Missing, j.ID)
+				default:
 					u.Integrated = append(u.Integrated, j.ID)
 				}
 			}
@@ -491,7 +576,7 @@ func (w *world) execute(n NextAction, strict bool) {
 			return nil
 		})
 	case NextDispatch, NextContinue, NextGate, NextFinish:
-		args := strings.Fields(n.Command)
+		args := command(n)
 		lease := ""
 		if len(args) == 8 && args[2] == "transition" && args[6] == "--lease" {
 			lease, args = args[7], args[:6]
@@ -506,7 +591,7 @@ func (w *world) execute(n NextAction, strict bool) {
 				fail("command names stage %s, the action %s", stage, n.Stage)
 			}
 			if n.Action == NextDispatch && to != gitstate.StageDispatched {
-				fail("dispatch with command %q", n.Command)
+				fail("dispatch with command %q", args)
 			}
 			if n.Action == NextGate {
 				if def, _, _ := r.Stage(stage); def == nil || def.Gate == "" {
@@ -531,14 +616,14 @@ func (w *world) execute(n NextAction, strict bool) {
 			if err := w.try("next: finish "+args[5], func(r *gitstate.Run) error { return gitstate.Finish(r, args[5], "") }); err != nil {
 				fail("refused: %v", err)
 			}
-		case len(args) == 6 && args[2] == "job" && args[3] == "add" && args[4] == id && n.Action == NextContinue:
+		case len(args) == 6 && args[2] == "job" && args[3] == "add" && args[4] == id && args[5] == "<job>" && n.Command == "" && n.Action == NextContinue:
 			if err := w.try("next: job add", func(r *gitstate.Run) error {
 				return gitstate.AddJobs(&r.State, []gitstate.JobSpec{{ID: fmt.Sprintf("n%d", len(r.State.Jobs))}})
 			}); err != nil {
 				fail("refused: %v", err)
 			}
 		default:
-			fail("a command the test cannot run: %q", n.Command)
+			fail("a command the test cannot run: %q", args)
 		}
 	default:
 		fail("unknown action")
@@ -566,8 +651,8 @@ func TestNextAfterRedispatch(t *testing.T) {
 	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", "b", "t", gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
-	n = Next(r, now, Host{})
-	if n.Action != NextFinish || n.Command != "git atlas finish r --status failed" || !strings.Contains(n.Reason, "used its 2 attempt(s)") {
+	n = NextFor(r, now, Host{}, Asker{Holder: "d"})
+	if n.Action != NextFinish || n.Command != "git atlas finish r --status failed --holder d" || !strings.Contains(n.Reason, "used its 2 attempt(s)") {
 		t.Fatalf("with the budget spent: %+v, want finish failed", n)
 	}
 }

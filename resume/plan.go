@@ -7,6 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -146,7 +147,7 @@ type WorktreePlan struct {
 // verify says whether verify-first will run (not --no-verify): the interrupted stage's
 // worktree is then left as it is for verify to judge, instead of being reset. host is
 // where an attempt's agent may still run.
-func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host) (*Plan, error) {
+func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
@@ -207,7 +208,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		}
 		p.InterruptedStage = info
 		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !gitstate.StageTerminal(st.Status) {
-			p.Checkout = checkoutPlan(ctx, repo, r, st)
+			p.Checkout = checkoutPlan(ctx, repo, r, st, asker.name(r, now))
 		}
 	}
 	if r.Header.Kind == gitstate.KindGraph {
@@ -224,16 +225,16 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	}
 	p.Worktrees = wts
 	if p.Live {
-		p.NextAction = Next(r, now, host)
+		p.NextAction = NextFor(r, now, host, asker)
 	} else {
-		p.NextAction = Next(planView(r), now, host)
+		p.NextAction = NextFor(planView(r), now, host, asker)
 	}
 	return p, nil
 }
 
 // checkoutPlan reads the user's checkout a stage ran in, read-only (status with
 // --no-optional-locks: not even the index is refreshed). nil when there is none here.
-func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st *gitstate.StageState) *CheckoutPlan {
+func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st *gitstate.StageState, who string) *CheckoutPlan {
 	path, err := recovery.UserCheckout(ctx, gitstate.New(repo), repo.TopLevel)
 	if err != nil || path == "" {
 		return nil
@@ -246,21 +247,30 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 	head, _, _ := wt.Head(ctx)
 	c := &CheckoutPlan{Path: path, Dirty: dirty, Head: head, Baseline: stageBaseline(r, st)}
 	if dirty || head != c.Baseline {
-		c.Replay = "git atlas recover " + r.Header.RunID + " --stage " + st.Name + " --worktree --apply"
+		args := []string{"git", "atlas", "recover", r.Header.RunID, "--stage", st.Name, "--worktree", "--apply"}
+		if who != "" { // recover is a run write: it carries the asker's holder (SPEC §11.13)
+			args = append(args, holderFlag(who)...)
+		}
+		c.Replay = text.Command(args...)
 	}
 	return c
 }
 
 // PlanFor is what Apply with opt would do to the run, changing nothing (of opt, it
-// reads NoVerify, Session and Host): a live run the caller's session drives is its own
-// (a compacted session), planned as resume would go on with it at once.
+// reads NoVerify, Holder, Session and Host): a live run the caller drives (its
+// session, a compacted one, or its holder) is its own, planned as resume would go on
+// with it at once. The next action's commands are the caller's (SPEC §11.13).
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
-	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host)
-	if err != nil || !p.Live || !r.OwnedBy(opt.Key, opt.Session, now) {
+	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
+	if err != nil || !p.Live || !opt.Owns(r, now) {
 		return p, err
 	}
 	p.Live, p.OwnSession = false, true
-	p.NextAction = Next(planView(r), now, opt.Host)
+	asker := opt.asker()
+	if asker.Holder == "" {
+		asker.Holder = r.State.Driver.Holder // resume keeps the driving session's lease
+	}
+	p.NextAction = NextFor(planView(r), now, opt.Host, asker)
 	return p, nil
 }
 

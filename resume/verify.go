@@ -90,6 +90,10 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at, ""); err != nil {
 				return err
 			}
+			if _, s, ok := run.Stage(st.Name); ok {
+				verified := true
+				s.Verified, s.Unverified = &verified, ""
+			}
 			next := gitstate.StageCompleted
 			if st.HasGate {
 				next = gitstate.StageGated
@@ -122,7 +126,14 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce())
+			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce()); err != nil {
+				return err
+			}
+			// The new attempt is the resumer's (SPEC §5.2: its own session goes on with it).
+			_, s, _ := run.Stage(st.Name)
+			a := &s.Attempts[len(s.Attempts)-1]
+			a.Holder, a.Session = opt.Holder, opt.Session
+			return nil
 		})
 	case OnFailReplay:
 		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
@@ -173,7 +184,7 @@ func approve(ctx context.Context, repo *git.Repository, run string, st *StageInf
 	if opt.Headless || opt.Ask == nil {
 		return nil, nil
 	}
-	ans, err := opt.Ask(fmt.Sprintf("verify of stage %s runs %s, which came with run %s and was not written in this repository. Run it?", st.Name, text.Command(st.VerifyCommand), run), []string{"no", "once", "trust"})
+	ans, err := opt.Ask(fmt.Sprintf("verify of stage %s runs %s, which came with run %s and was not written in this repository. Run it?", st.Name, text.ShowCommand(st.VerifyCommand), run), []string{"no", "once", "trust"})
 	if err != nil {
 		return nil, err
 	}
@@ -332,4 +343,62 @@ func doneMark(m *gitstate.ResumeMark) *gitstate.ResumeMark {
 	c := *m
 	c.Phase = gitstate.ResumeDone
 	return &c
+}
+
+// Why a stage passed unverified (StageState.Unverified, SPEC §5.2).
+const (
+	UnverifiedNoVerify  = "no_verify" // the stage has no verify command
+	UnverifiedNotSafe   = "not_safe"  // its verify is not marked verify_safe: never run unattended
+	UnverifiedUntrusted = "untrusted" // its verify came from elsewhere and is not trusted here
+)
+
+// VerifyForPass runs the verify of a stage reported passed (SPEC §5.2: "passed" is
+// git-atlas's word, not the agent's), where resume would: the stage's worktree, else a
+// temporary copy of the user's checkout (ops.CopyCheckout), with timeout. It returns
+// the result, or nil and why the stage passes unverified (UnverifiedNoVerify,
+// UnverifiedNotSafe, UnverifiedUntrusted). A stage whose worktree is missing has no
+// work to verify: refused (exit 4).
+func VerifyForPass(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string, timeout time.Duration, ops Ops, now time.Time) (*gitstate.VerifyResult, string, error) {
+	def, _, ok := r.Stage(stage)
+	switch {
+	case !ok:
+		return nil, "", fault.NotFound("run %s has no stage %q", r.Header.RunID, stage)
+	case def.Verify == "":
+		return nil, UnverifiedNoVerify, nil
+	case !def.VerifySafe:
+		return nil, UnverifiedNotSafe, nil
+	}
+	set, err := trust.Load(ctx, repo, r.Header.RunID)
+	if err != nil {
+		return nil, "", err
+	}
+	approved, ok := set.Approve(def.Verify)
+	if !ok {
+		return nil, UnverifiedUntrusted, nil
+	}
+	var dir string
+	switch verifyIn(r, stage) {
+	case VerifyInWorktree:
+		dir = r.State.Worktree(stage).Path
+	case VerifyInNone:
+		return nil, "", fault.NotFound("stage %s's worktree is missing: its work is not there to verify; nothing was written", stage).
+			WithHint("recreate it (`git atlas resume %s`), or report the stage failed", r.Header.RunID)
+	default:
+		if ops.CopyCheckout == nil {
+			return nil, "", errors.New("verify of a stage without a worktree needs a checkout copy, which is not wired")
+		}
+		path, remove, err := ops.CopyCheckout(ctx, r.Header.RunID)
+		if err != nil {
+			return nil, "", fmt.Errorf("copy your checkout for the verify of stage %s: %w", stage, err)
+		}
+		if path == "" {
+			return nil, "", fault.Refused("stage %s has no worktree and the repository is bare: cannot verify", stage)
+		}
+		defer func() { _ = remove(context.WithoutCancel(ctx)) }()
+		dir = path
+	}
+	if timeout <= 0 {
+		timeout = DefaultVerifyTimeout
+	}
+	return RunVerify(ctx, approved, dir, timeout, now), "", nil
 }

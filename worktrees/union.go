@@ -95,6 +95,9 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 		return nil, err
 	}
 	res.Union = gitstate.UnionRec{Head: head, Integrated: integrated, Conflicted: conflicted}
+	if len(res.Missing) > 0 {
+		res.Union.Missing = res.Missing
+	}
 	if err := placeUnion(ctx, store, r, res, opts.Force); err != nil {
 		return nil, err
 	}
@@ -540,7 +543,7 @@ func sameUnion(a, b gitstate.UnionRec) bool {
 	if len(a.Conflicted) == 0 && len(b.Conflicted) == 0 {
 		a.Conflicted, b.Conflicted = nil, nil
 	}
-	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted)
+	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted) && slices.Equal(a.Missing, b.Missing)
 }
 
 // sameRec compares the fields of two worktree records that git-atlas itself writes.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/agent"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // AgentCmd is `git atlas agent` (SPEC §12).
@@ -408,7 +409,9 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 	// The hook reads this clone's ledger as it is: a session start never waits on the
 	// network (atlas.remote is for commands that write or that ask to fetch).
 	local := ""
-	sub := &Env{Ctx: ctx, sys: env.sys, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
+	sys := env.sys
+	sys.Via = ops.ViaHook // nothing a hook runs takes a person's step
+	sub := &Env{Ctx: ctx, sys: sys, Stdin: strings.NewReader(""), Stdout: &buf, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
 	if _, err := sub.Repo(); err != nil {
 		where := dir
 		if where == "" {

@@ -36,6 +36,11 @@ func (e *ErrorObject) Error() string { return e.Message }
 // -C carries the directory), and each call builds its own parser, repository handle
 // and ledger store. ctx cancels the command as SIGINT cancels the CLI's.
 func Call(ctx context.Context, dir string, args []string) (out json.RawMessage, errObj *ErrorObject) {
+	return call(ctx, OSSystem(), dir, args)
+}
+
+// call is Call with the System the command reads (its Via: the front end).
+func call(ctx context.Context, sys System, dir string, args []string) (out json.RawMessage, errObj *ErrorObject) {
 	full := make([]string, 0, len(args)+3)
 	full = append(full, "--json")
 	if dir != "" {
@@ -43,7 +48,7 @@ func Call(ctx context.Context, dir string, args []string) (out json.RawMessage, 
 	}
 	full = append(full, args...)
 	var stdout, stderr bytes.Buffer
-	code, e := execute(ctx, nil, OSSystem(), full, strings.NewReader(""), &stdout, &stderr)
+	code, e := execute(ctx, nil, sys, full, strings.NewReader(""), &stdout, &stderr)
 	if b := bytes.TrimSpace(stdout.Bytes()); len(b) > 0 && json.Valid(b) {
 		out = json.RawMessage(b)
 	}

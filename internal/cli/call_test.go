@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -121,5 +123,38 @@ func TestCallErrors(t *testing.T) {
 	}
 	if _, e := Call(ctx, t.TempDir(), []string{"list"}); e == nil || e.Kind != "usage" {
 		t.Fatalf("list outside a repository: %+v", e)
+	}
+}
+
+// A person's step (ops.PersonOnlySteps) through MCP is refused, exit 5, even with
+// --approved-by: the MCP server's calls come with Via MCP (issue 31.7). The same
+// command line, headless, is accepted with --approved-by.
+func TestMCPRefusesAPersonsStep(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	ctx := context.Background()
+	pipeline := filepath.Join(t.TempDir(), "p.json")
+	if err := os.WriteFile(pipeline, []byte(`{"stages": [{"name": "check", "gate": "human"}]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	atlas(t, repo, "start", "--id", "h", "--pipeline", pipeline, "--holder", "d")
+	for _, to := range []string{"dispatched", "passed", "gated"} {
+		atlas(t, repo, "transition", "h", "check", to, "--holder", "d")
+	}
+	_, f := callForMCP(ctx, repo, []string{"transition", "h", "check", "completed", "--holder", "d", "--approved-by", "alice"})
+	if f == nil || f.Code != ExitRefused || !strings.Contains(string(f.Object), "through MCP") {
+		t.Fatalf("a human gate through MCP: %+v, want refused (exit 5) through MCP", f)
+	}
+	if _, e := Call(ctx, repo, []string{"transition", "h", "check", "rejected", "--holder", "d"}); e == nil || e.Code != ExitRefused {
+		t.Fatalf("the same on the command line, headless, naming nobody: %+v, want refused", e)
+	}
+	if _, e := Call(ctx, repo, []string{"transition", "h", "check", "rejected", "--holder", "d", "--approved-by", "alice"}); e != nil {
+		t.Fatalf("the same on the command line with --approved-by: %+v", e)
+	}
+	for _, to := range []string{"dispatched", "passed", "gated"} {
+		atlas(t, repo, "transition", "h", "check", to, "--holder", "d")
+	}
+	if _, errs, code := onTerminal(t, repo, nil, "transition", "h", "check", "completed", "--holder", "d"); code != 0 {
+		t.Fatalf("a person at a terminal: exit %d\n%s", code, errs)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/git-atlas/git-atlas/mcpserver"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // McpCmd is `git atlas mcp`: the Model Context Protocol server on stdio (SPEC §12).
@@ -56,7 +57,9 @@ func (c *McpCmd) Run(env *Env) error {
 
 // callForMCP is mcpserver's Caller: Call, its error as mcpserver's Failure.
 func callForMCP(ctx context.Context, dir string, args []string) (json.RawMessage, *mcpserver.Failure) {
-	out, e := Call(ctx, dir, args)
+	sys := OSSystem()
+	sys.Via = ops.ViaMCP // a person's step is refused through MCP (ops.PersonOnlySteps)
+	out, e := call(ctx, sys, dir, args)
 	if e == nil {
 		return out, nil
 	}

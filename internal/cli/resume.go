@@ -281,7 +281,7 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 		if i == 0 {
 			label = "commands"
 		}
-		fmt.Fprintf(w, "%-10s %-9s %s %s\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], ledgerText(cm.Where, 0), text.Command(cm.Command))
+		fmt.Fprintf(w, "%-10s %-9s %s %s\n", label, map[bool]string{true: "trusted", false: "UNTRUSTED"}[cm.Trusted], ledgerText(cm.Where, 0), text.ShowCommand(cm.Command))
 	}
 	if f := p.Frontier; f != nil {
 		fmt.Fprintf(w, "jobs       reset: %s; ready: %s; gas left %d\n", dash(ledgerText(strings.Join(f.ResetJobs, ","), 0)), dash(ledgerText(strings.Join(f.ReadyJobs, ","), 0)), f.GasRemaining)

@@ -201,6 +201,9 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 			if verify != "" && v.VerifySafe {
 				verify += " (safe)"
 			}
+			if v.Unverified != "" { // passed on the agent's word: say so (SPEC §5.2)
+				verify = dash(verify) + " [unverified: " + v.Unverified + "]"
+			}
 			t.row(v.Name, v.Status, v.Gate, fmt.Sprint(v.Attempts), fmt.Sprint(v.BudgetLeft), dash(verify))
 		}
 		t.flush()
@@ -277,13 +280,15 @@ func (c *LogCmd) Run(env *Env) error {
 
 // TransitionCmd is `git atlas transition RUN STAGE STATUS`.
 type TransitionCmd struct {
-	RunID    string `arg:"" name:"run" help:"The run."`
-	Stage    string `arg:"" help:"The stage."`
-	Status   string `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
-	Reason   string `help:"Why." placeholder:"TEXT"`
-	Lease    string `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
-	ThreadID string `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
-	PID      int    `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
+	RunID         string        `arg:"" name:"run" help:"The run."`
+	Stage         string        `arg:"" help:"The stage."`
+	Status        string        `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
+	Reason        string        `help:"Why." placeholder:"TEXT"`
+	Lease         string        `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
+	ThreadID      string        `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
+	PID           int           `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
+	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
+	VerifyTimeout time.Duration `default:"10m" positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long."`
 	DriverFlags
 }
 
@@ -306,19 +311,31 @@ func (c *TransitionCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
-		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops()})
+		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout})
+	if res != nil && err != nil { // a passed report whose verify failed: the stage is failed
+		_ = env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })
+	}
 	if err != nil {
 		return err
 	}
-	return env.out(res, func(w io.Writer) {
-		fmt.Fprintf(w, "%s: %s -> %s\n", c.Stage, res.Stage.From, res.Stage.Status)
-		if res.Lease != nil && *res.Lease != "" {
-			fmt.Fprintf(w, "lease %s\n", *res.Lease)
-		}
-		if res.RunStatus == gitstate.RunCompleted && res.RunReason == gitstate.ReasonAllStagesCompleted {
-			fmt.Fprintf(w, "run %s completed: every stage is completed or skipped\n", c.RunID)
-		}
-	})
+	return env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })
+}
+
+// printTransition is a transition for people.
+func printTransition(w io.Writer, stage string, res *ops.TransitionResult) {
+	fmt.Fprintf(w, "%s: %s -> %s\n", stage, res.Stage.From, res.Stage.Status)
+	switch {
+	case res.Stage.Verify != nil:
+		fmt.Fprintf(w, "verify %s: exit %d\n", ledgerText(res.Stage.Verify.Command, cellMax), res.Stage.Verify.ExitCode)
+	case res.Stage.Unverified != "":
+		fmt.Fprintf(w, "passed unverified (%s)\n", res.Stage.Unverified)
+	}
+	if res.Lease != nil && *res.Lease != "" {
+		fmt.Fprintf(w, "lease %s\n", *res.Lease)
+	}
+	if res.RunStatus == gitstate.RunCompleted && res.RunReason == gitstate.ReasonAllStagesCompleted {
+		fmt.Fprintf(w, "run %s completed: every stage is completed or skipped\n", res.RunID)
+	}
 }
 
 // HeartbeatCmd is `git atlas heartbeat RUN --holder H [--stage S]`.
@@ -384,10 +401,12 @@ func (c *EventCmd) Run(env *Env) error {
 
 // FinishCmd is `git atlas finish RUN --status S`.
 type FinishCmd struct {
-	RunID  string `arg:"" name:"run" help:"The run."`
-	Status string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
-	Reason string `help:"Why." placeholder:"TEXT"`
-	Force  bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	RunID            string `arg:"" name:"run" help:"The run."`
+	Status           string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
+	Reason           string `help:"Why." placeholder:"TEXT"`
+	Force            bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	AcceptUnresolved bool   `name:"accept-unresolved" help:"Finish a graph run completed although its verdict is unresolved: a person's step (a terminal, or --approved-by), recorded."`
+	ApprovedBy       string `name:"approved-by" help:"Without a terminal, the person approving --accept-unresolved (recorded in the event)." placeholder:"NAME"`
 	DriverFlags
 }
 
@@ -405,7 +424,8 @@ func (c *FinishCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops()})
+	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops(),
+		AcceptUnresolved: c.AcceptUnresolved, Person: env.person(c.ApprovedBy)})
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"time"
 
+	"github.com/git-atlas/git-atlas/ops"
+
 	"golang.org/x/term"
 )
 
@@ -22,6 +24,9 @@ type System struct {
 	// Now is the clock: the time the operations write and judge by and a command
 	// shows ages from (nil: the system clock, in UTC).
 	Now func() time.Time
+	// Via is the front end the command came through (ops.ViaCommandLine, ViaMCP,
+	// ViaHook): a person's step is refused through MCP and from an agent hook.
+	Via string
 }
 
 // OSSystem is the process's environment and terminals.
@@ -46,9 +51,17 @@ func osTerminal(stream any) (bool, int) {
 // system is the command's System; an Env made without one has the process's.
 func (e *Env) system() System {
 	if e.sys.Getenv == nil || e.sys.Terminal == nil {
-		return OSSystem()
+		s := OSSystem()
+		s.Via = e.sys.Via
+		return s
 	}
 	return e.sys
+}
+
+// person is who stands behind the command, for a person's step (ops.Person): the
+// front end, a person at a terminal (stdin one, and not CI), and --approved-by.
+func (e *Env) person(approvedBy string) ops.Person {
+	return ops.Person{Via: e.system().Via, Terminal: e.isTerminal(e.Stdin) && e.getenv("CI") != "true", ApprovedBy: approvedBy}
 }
 
 // isTerminal reports whether stream is an interactive terminal.

@@ -103,10 +103,10 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 func printCommands(w io.Writer, run, intent string, cmds []ops.TrustCommand) {
 	fmt.Fprintf(w, "run %s\n", ledgerText(run, 0))
 	if intent != "" {
-		fmt.Fprintf(w, "  intent %s\n", text.Command(intent))
+		fmt.Fprintf(w, "  intent %s\n", text.ShowCommand(intent))
 	}
 	for _, cm := range cmds {
-		fmt.Fprintf(w, "  %-3s  %s\n    %s\n", trustedWord(cm.Trusted), ledgerText(cm.Where, 0), text.Command(cm.Command))
+		fmt.Fprintf(w, "  %-3s  %s\n    %s\n", trustedWord(cm.Trusted), ledgerText(cm.Where, 0), text.ShowCommand(cm.Command))
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 )
 
@@ -332,4 +333,34 @@ func (w *Worktree) Unusual(ctx context.Context) (string, error) {
 		return "index entries marked assume-unchanged or skip-worktree", nil
 	}
 	return "", nil
+}
+
+// ChangedPaths lists the paths of the worktree that differ from base: committed since
+// (diff-tree base HEAD), staged or not (diff HEAD), and untracked files that are not
+// ignored. Read-only: --no-optional-locks, as Status. A path is listed once, sorted.
+func (w *Worktree) ChangedPaths(ctx context.Context, base string) ([]string, error) {
+	seen := map[string]bool{}
+	committed, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-relative", base, "HEAD", "--")
+	if err != nil {
+		return nil, err
+	}
+	worktree, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff", "-z", "--name-only", "--no-renames", "--no-relative", "HEAD", "--")
+	if err != nil {
+		return nil, err
+	}
+	untracked, err := w.git(ctx, nil, nil, "--no-optional-locks", "ls-files", "-z", "--others", "--exclude-standard", "--full-name")
+	if err != nil {
+		return nil, err
+	}
+	var out []string
+	for _, b := range [][]byte{committed, worktree, untracked} {
+		for _, p := range nulSplit(b) {
+			if p != "" && !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	sort.Strings(out)
+	return out, nil
 }

@@ -6,11 +6,11 @@ import (
 	"strings"
 )
 
-// Command is a command as a person reads it before trusting it: Go-quoted (control
+// ShowCommand is a command as a person reads it before trusting it: Go-quoted (control
 // characters, invisible and bidirectional characters escaped), whole, never cut, and
 // every run of more than two spaces written outside the quotes as its length (`"make
 // test" <200 spaces> "&& curl …"`), so nothing hides past the edge of a terminal.
-func Command(command string) string {
+func ShowCommand(command string) string {
 	var b strings.Builder
 	rest := command
 	for {

