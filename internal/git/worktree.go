@@ -155,29 +155,6 @@ func (r *Repository) repairCommondirs() bool {
 	return repaired
 }
 
-// RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), or only
-// its administrative files when its directory is gone. It never prunes globally: that
-// would also drop the user's own worktrees whose disk is merely unmounted. The caller
-// must have snapshotted anything that could be lost (SPEC §7): `git worktree remove
-// --force` also deletes ignored files.
-func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
-	_, _ = r.git(ctx, "worktree", "unlock", path) // not locked is fine
-	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", path}}); err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
-			return nil // already gone, administrative files too
-		}
-		return err
-	}
-	return nil
-}
-
-// PruneWorktrees drops administrative files of worktrees whose directories are gone.
-func (r *Repository) PruneWorktrees(ctx context.Context) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "prune"}})
-	return err
-}
-
 // Head returns the worktree's HEAD commit and branch ("" when detached).
 func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
 	out, err := w.git(ctx, nil, nil, "rev-parse", "HEAD")
@@ -247,30 +224,6 @@ func (r *Repository) OwnsWorktree(path string) bool {
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// LockWorktree locks a registered worktree with reason (`git worktree lock`), so that
-// no prune or move touches it.
-func (r *Repository) LockWorktree(ctx context.Context, path, reason string) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "lock", "--reason", reason, path}})
-	return err
-}
-
-// MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
-// to overwrite local changes), then HEAD detached at commit, with msg in its reflog.
-func (w *Worktree) MoveDetached(ctx context.Context, commit, msg string) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", "-m", "-u", "HEAD", commit); err != nil {
-		return err
-	}
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "HEAD", commit)
-	return err
-}
-
-// AttachBranch points the worktree's HEAD at the branch ref (a full refs/heads/ name)
-// without touching its index or files, with msg in its reflog.
-func (w *Worktree) AttachBranch(ctx context.Context, ref, msg string) error {
-	_, err := w.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "HEAD", ref)
-	return err
-}
-
 // CommitAll stages everything in the worktree and commits it with msg, as env's
 // identity (GIT_AUTHOR_NAME=..., GIT_COMMITTER_EMAIL=...): what an agent does in its
 // own worktree (the demo's agents).
@@ -279,20 +232,6 @@ func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) erro
 		return err
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
-	return err
-}
-
-// ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
-// checkout of HEAD would be: `reset --hard`, then `clean -ffdx` (untracked and ignored
-// files and directories, nested repositories included). Only files that differ are
-// written, so it is far cheaper than removing the worktree and checking it out again.
-// It destroys every change: only for a worktree whose every byte was snapshotted
-// first.
-func (w *Worktree) ResetClean(ctx context.Context) error {
-	if _, err := w.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD"); err != nil {
-		return err
-	}
-	_, err := w.git(ctx, nil, nil, "clean", "-ffdxq")
 	return err
 }
 
