@@ -155,8 +155,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		if gateErr != nil {
 			return gateErr
 		}
-		_, err := gate.Own(run, rec)
-		return err
+		return gate.Foreign(run, rec)
 	}
 	dirtyChecks := rep.classifyWorktrees(owners(entries), own, root, rootErr, now)
 	sizeChecks := rep.classifyRefs(names, opt.Size, now)

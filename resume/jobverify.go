@@ -116,6 +116,12 @@ func settleOwed(ctx context.Context, store *gitstate.Store, id string, opt Optio
 			res.UntrustedJobVerifies = append(res.UntrustedJobVerifies, job)
 			continue
 		}
+		if worktrees.Foreign(err) { // never run in a worktree git-atlas does not manage
+			if opt.Warn != nil {
+				opt.Warn("%v: the verify of job %s is left owed", err, job)
+			}
+			continue
+		}
 		if err != nil {
 			return err
 		}

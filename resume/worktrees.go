@@ -28,7 +28,7 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
 		var foreign error
 		if rec.Adopted == "" {
-			_, foreign = gate.Own(r.Header.RunID, rec)
+			foreign = gate.Foreign(r.Header.RunID, rec)
 		}
 		switch {
 		case rec.Adopted != "":

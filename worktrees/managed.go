@@ -3,6 +3,8 @@ package worktrees
 import (
 	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -79,6 +81,29 @@ func (g *Gate) Own(run string, rec gitstate.WorktreeRec) (*git.Managed, error) {
 		return nil, describe(run, rec, err)
 	}
 	return m, nil
+}
+
+// Foreign says why a record is foreign, or nil: what a resume plan and an audit
+// leave alone and report. It is Own, except that a directory under the managed root
+// with no .git at all is not foreign: a checkout killed before git wrote it, or whose
+// .git file was deleted, which is git-atlas's to set aside whole (SetAsideUnreadable:
+// renamed, never deleted). A .git that disagrees with git's registration is foreign.
+func (g *Gate) Foreign(run string, rec gitstate.WorktreeRec) error {
+	_, err := g.Own(run, rec)
+	if err == nil || !Foreign(err) {
+		return err
+	}
+	if ownRecord(run, rec) != nil {
+		return err
+	}
+	p, perr := g.repo.Placed(rec.Path, g.roots)
+	if perr != nil {
+		return err
+	}
+	if _, serr := os.Lstat(filepath.Join(p, ".git")); errors.Is(serr, os.ErrNotExist) {
+		return nil // no .git: unreadable, set aside whole
+	}
+	return err
 }
 
 // ownRecord checks what Own checks of the record alone: not adopted, its branch in
