@@ -56,6 +56,12 @@ type Worktree struct {
 	Node   string   `json:"node"`
 	Branch string   `json:"branch,omitempty"`
 	Labels []string `json:"labels"`
+	// Reason says why a worktree a ledger record names is foreign: not one git-atlas
+	// manages (worktrees.Own), so nothing changes it.
+	Reason string `json:"reason,omitempty"`
+	// claimed: a ledger record names this foreign worktree (not adopted at import):
+	// a pulled or edited record pointing at a worktree of the user's.
+	claimed bool
 }
 
 // Ref is one ref under refs/atlas/ or refs/heads/atlas/, classified.
@@ -144,7 +150,14 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 		return nil, err
 	}
 	root, rootErr := worktrees.Root(ctx, store.Repo)
-	dirtyChecks := rep.classifyWorktrees(owners(entries), root, rootErr, now)
+	gate, gateErr := worktrees.NewGate(ctx, store.Repo)
+	own := func(run string, rec gitstate.WorktreeRec) error {
+		if gateErr != nil {
+			return gateErr
+		}
+		return gate.Foreign(run, rec)
+	}
+	dirtyChecks := rep.classifyWorktrees(owners(entries), own, root, rootErr, now)
 	sizeChecks := rep.classifyRefs(names, opt.Size, now)
 	var checks []func() error
 	for _, k := range dirtyChecks {
@@ -196,8 +209,12 @@ func read(ctx context.Context, store *gitstate.Store) (*Report, []gitstate.Entry
 	return rep, entries, names, nil
 }
 
-// owner is the run and node a worktree belongs to.
-type owner struct{ run, node string }
+// owner is the run and node a worktree belongs to, and the record naming it (nil for
+// a worktree no record names).
+type owner struct {
+	run, node string
+	rec       *gitstate.WorktreeRec
+}
 
 // owners maps each path a ledger record names to its run and node (the last run
 // listed wins a path two runs name).
@@ -207,8 +224,8 @@ func owners(entries []gitstate.Entry) map[string]owner {
 		if e.Run == nil {
 			continue
 		}
-		for _, w := range e.Run.State.Worktrees {
-			owners[filepath.Clean(w.Path)] = owner{e.ID, w.Node}
+		for i, w := range e.Run.State.Worktrees {
+			owners[filepath.Clean(w.Path)] = owner{e.ID, w.Node, &e.Run.State.Worktrees[i]}
 		}
 	}
 	return owners
@@ -216,7 +233,7 @@ func owners(entries []gitstate.Entry) map[string]owner {
 
 // classifyWorktrees labels every worktree git lists from the lists alone and returns
 // the indexes of those whose status must still be checked (present and git-atlas's).
-func (rep *Report) classifyWorktrees(owners map[string]owner, root string, rootErr error, now time.Time) []int {
+func (rep *Report) classifyWorktrees(owners map[string]owner, own func(string, gitstate.WorktreeRec) error, root string, rootErr error, now time.Time) []int {
 	var dirtyChecks []int
 	for i, t := range rep.trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
@@ -237,6 +254,16 @@ func (rep *Report) classifyWorktrees(owners map[string]owner, root string, rootE
 			rep.Worktrees = append(rep.Worktrees, w)
 			continue
 		}
+		if o.rec != nil {
+			// A ledger names it: git-atlas's only when it manages it (worktrees.Own);
+			// otherwise foreign, never status-checked or collected.
+			if err := own(o.run, *o.rec); err != nil {
+				w.RunID, w.Node, w.Reason, w.claimed = o.run, o.node, err.Error(), o.rec.Adopted == ""
+				w.Labels = append([]string{Foreign}, w.Labels...)
+				rep.Worktrees = append(rep.Worktrees, w)
+				continue
+			}
+		}
 		w.RunID, w.Node = o.run, o.node
 		e, ok := rep.runs[o.run]
 		state := runState(e, ok, now)
@@ -256,12 +283,12 @@ func (rep *Report) classifyWorktrees(owners map[string]owner, root string, rootE
 // when its lock says so, or when it lives under the managed root on an atlas/ branch.
 func unrecordedOwner(t git.WorktreeInfo, root string, rootErr error) (owner, bool) {
 	if run, node, ok := parseLockReason(t.LockReason); ok {
-		return owner{run, node}, true
+		return owner{run: run, node: node}, true
 	}
 	if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && strings.HasPrefix(t.Branch, "refs/heads/atlas/") {
 		rel, _ := filepath.Rel(root, t.Path)
 		run, node, _ := strings.Cut(filepath.ToSlash(rel), "/")
-		return owner{run, node}, true
+		return owner{run: run, node: node}, true
 	}
 	return owner{}, false
 }
@@ -393,7 +420,7 @@ func (rep *Report) addSetAside(root string) {
 // of attention, or a missing worktree of git-atlas's.
 func (rep *Report) needsAttention() bool {
 	for i := range rep.Worktrees {
-		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) {
+		if needsAttention(rep.Worktrees[i].Labels) || (Has(rep.Worktrees[i].Labels, Missing) && !Has(rep.Worktrees[i].Labels, Foreign)) || rep.Worktrees[i].claimed {
 			return true
 		}
 	}

@@ -25,6 +25,9 @@ const (
 	DropRun        = "drop-run"        // an old finished run's ledger ref and mutex file
 	DeleteRef      = "delete-ref"      // a pin (or, with --recoveries, a recovery ref) of a dropped or gone run
 	KeepRun        = "keep-run"        // a stopped run: interrupted, not finished, so gc leaves it whole (listed, never done)
+	// KeepWorktree: a worktree a ledger record names that git-atlas does not manage
+	// (worktrees.Own): foreign, left as it is (listed, never done).
+	KeepWorktree = "keep-worktree"
 )
 
 // Action is one step of a gc plan.
@@ -90,6 +93,10 @@ func planKept(rep *Report) []Action {
 func planWorktrees(rep *Report) []Action {
 	var acts []Action
 	for _, w := range rep.Worktrees {
+		if w.claimed {
+			acts = append(acts, Action{Kind: KeepWorktree, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: "foreign: " + w.Reason})
+			continue
+		}
 		if Has(w.Labels, Foreign) || !Has(w.Labels, Orphaned) {
 			continue
 		}
@@ -294,7 +301,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		switch a.Kind {
 		case RemoveWorktree:
 			acts = append(acts, a)
-		case KeepRun:
+		case KeepRun, KeepWorktree:
 			kept = append(kept, a)
 		default:
 			refActs = append(refActs, a)

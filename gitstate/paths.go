@@ -15,10 +15,14 @@ import (
 // a managed worktree's path relative to the git common dir (rel_path) when it lies
 // there, and its absolute path (path) for older readers and for people. Reading, a
 // path is always made this repository's: the absolute path when it is this
-// repository's (under its common dir, or a worktree registered to it), else rel_path
-// joined to this common dir when something is there, else the absolute path when it
-// is under this repository's worktree root; otherwise the worktree is another clone's
-// and not here, and its place here comes from the layout, <root>/<run>/<node>.
+// repository's (under its common dir, or a worktree git-atlas made here for that node,
+// as its lock says), else rel_path joined to this common dir when something is there
+// (never a rel_path that climbs out of it), else the absolute path when it is under
+// this repository's worktree root; otherwise the worktree is another clone's and not
+// here, and its place here comes from the layout, <root>/<run>/<node>. A worktree
+// merely registered to this repository is not this repository's managed one: a
+// pulled record naming the user's own worktree must not make it git-atlas's
+// (worktrees.Own is the gate every change to a worktree goes through).
 
 // WorktreeRootConfig is the git config key that moves the managed worktrees' root.
 const WorktreeRootConfig = "atlas.worktreeRoot"
@@ -43,6 +47,12 @@ func WorktreeRoot(ctx context.Context, repo *git.Repository) (string, error) {
 	}
 	return CanonPath(root), nil
 }
+
+// LockReason is the reason git-atlas locks the managed worktree of run's node with
+// (`git worktree lock`): a person reading `git worktree list` knows who owns it, and
+// this repository's own registration (local, never in a ledger) says that git-atlas
+// made it.
+func LockReason(run, node string) string { return fmt.Sprintf("git-atlas run %s node %s", run, node) }
 
 // CanonPath resolves symlinks in the longest existing prefix of p, so that a path we
 // computed compares equal to the one git recorded for the same directory.
@@ -83,18 +93,37 @@ func (s *Store) root(ctx context.Context) (string, error) {
 
 // localPath is where a recorded worktree is in this repository. abs is the writer's
 // absolute path, rel its path from the writer's common dir ("" when it had none).
-func (s *Store) localPath(ctx context.Context, run, rel, abs string) string {
+// node is the record's node ("" for a replay's path): a worktree git-atlas made for
+// it here under a root the configuration has moved away from since is found by its
+// lock. adopted: import recorded a worktree another system made, kept where it is
+// when it is a worktree of this repository (nothing ever changes it). Any other path
+// is not believed because it names a worktree of this repository: a ledger is shared
+// data, and a record of a pulled run naming one of the user's own worktrees is
+// another clone's path, whose place here comes from the layout. Whatever this
+// returns, nothing changes a worktree that worktrees.Own refuses.
+func (s *Store) localPath(ctx context.Context, run, node, rel, abs string, adopted bool) string {
 	if abs != "" && filepath.IsAbs(abs) {
 		// Recorded paths are canonical already: the common case costs no system call.
 		if p := filepath.Clean(abs); under(p, s.common()) {
 			return p // this repository's
 		}
-		if p := CanonPath(abs); under(p, s.common()) || s.Repo.OwnsWorktree(p) {
+		p := CanonPath(abs)
+		if under(p, s.common()) {
 			return p // this repository's
+		}
+		if node != "" {
+			if _, err := s.Repo.Managed(p, nil, LockReason(run, node)); err == nil {
+				return p // made here for this node, locked so (local state)
+			}
+		}
+		if adopted && s.Repo.OwnsWorktree(p) {
+			return p
 		}
 	}
 	if rel != "" && !filepath.IsAbs(rel) {
-		if p := filepath.Join(s.common(), filepath.FromSlash(rel)); exists(p) {
+		// A relative path is the common dir's: one that climbs out of it (../../x) is
+		// no path git-atlas wrote.
+		if p := filepath.Join(s.common(), filepath.FromSlash(rel)); under(p, s.common()) && exists(p) {
 			return p
 		}
 	}
@@ -151,12 +180,12 @@ func (s *Store) localize(ctx context.Context, r *Run) {
 	id := r.State.RunID
 	for i := range r.State.Worktrees {
 		w := &r.State.Worktrees[i]
-		w.Path, w.RelPath = s.localPath(ctx, id, w.RelPath, w.Path), ""
+		w.Path, w.RelPath = s.localPath(ctx, id, w.Node, w.RelPath, w.Path, w.Adopted != ""), ""
 	}
 	for i := range r.State.Replays {
 		p := &r.State.Replays[i]
 		if p.Worktree != "" || p.WorktreeRel != "" {
-			p.Worktree, p.WorktreeRel = s.localPath(ctx, id, p.WorktreeRel, p.Worktree), ""
+			p.Worktree, p.WorktreeRel = s.localPath(ctx, id, "", p.WorktreeRel, p.Worktree, false), ""
 		}
 	}
 }

@@ -162,3 +162,46 @@ func writeLedgerState(t *testing.T, repo *git.Repository, id, parent, state stri
 	}
 	run(t, repo.TopLevel, "update-ref", RunRef(id), c.String())
 }
+
+// A record is not believed because the worktree it names is registered to this
+// repository (issue 29): a pulled run whose rel_path climbs out of the common dir
+// (../../feat) or whose absolute path is the user's own linked worktree is read at its
+// place here by the layout, never at the user's worktree. A worktree git-atlas made
+// here for that very node under a root the configuration has moved away from since
+// is found by its lock (local state); an adopted worktree where import found it.
+func TestWorktreePathOfTheUsersWorktreeNotBelieved(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t, repoKinds[1])
+	s := New(repo)
+	top := CanonPath(repo.TopLevel)
+	feat := filepath.Join(filepath.Dir(top), "feat")
+	run(t, top, "worktree", "add", "-q", "-b", "feat", feat)
+	root, err := WorktreeRoot(ctx, repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ rel, abs string }{
+		{"../../feat", "/elsewhere/.git/atlas/worktrees/r/n"},
+		{"../../feat", ""},
+		{"atlas/worktrees/../../../feat", ""},
+		{"", feat},
+	} {
+		if got := s.localPath(ctx, "r", "n", c.rel, c.abs, false); got == feat || !under(got, root) {
+			t.Errorf("rel %q abs %q read at %s; want a place under %s", c.rel, c.abs, got, root)
+		}
+	}
+	if got := s.localPath(ctx, "r", "n", "", feat, true); got != feat {
+		t.Errorf("an adopted worktree read at %s, want %s", got, feat)
+	}
+
+	// Made for node n of run r under a root since moved away from: locked so.
+	moved := filepath.Join(filepath.Dir(top), "old-root", "r", "n")
+	run(t, top, "worktree", "add", "-q", "--detach", "--lock", "--reason", LockReason("r", "n"), moved)
+	if got := s.localPath(ctx, "r", "n", "", moved, false); got != moved {
+		t.Errorf("a worktree locked for its node read at %s, want %s", got, moved)
+	}
+	if got := s.localPath(ctx, "r", "m", "", moved, false); got == moved {
+		t.Errorf("a worktree locked for another node believed for node m")
+	}
+}

@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -166,13 +167,25 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 	return cp, nil
 }
 
-// Remove deletes the copy and git's record of it.
+// Remove deletes the copy and git's record of it: the directory, which must lie
+// under the verify directory (internal/confine), then git's registration of it.
 func (c *CheckoutCopy) Remove(ctx context.Context) error {
-	err := c.repo.RemoveWorktree(ctx, c.Path)
-	if rerr := os.RemoveAll(c.Path); err == nil {
-		err = rerr
+	root, err := confine.New(verifyDir(c.repo))
+	if err != nil {
+		return err
 	}
-	return err
+	dir, err := root.Below(c.Path)
+	if err != nil {
+		return err
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return err
+	}
+	m, err := c.repo.Managed(dir, []confine.Root{root}, "")
+	if err != nil {
+		return err
+	}
+	return m.Remove(ctx)
 }
 
 // removeDeadCopies removes the copies whose process is gone (killed mid-verify):

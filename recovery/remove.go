@@ -10,13 +10,13 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
-	"strings"
 	"sync"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Risk says what removing a worktree would lose.
@@ -163,10 +163,14 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `git atlas recovery list %s` lists its snapshots", run)
 	}
 	repo := store.Repo
-	if err := checkManaged(ctx, repo, rec.Path); err != nil {
+	// Only a worktree git-atlas manages is snapshotted and removed: a record that
+	// names the user's checkout, one of the user's worktrees or anything outside the
+	// managed root is refused with nothing touched (worktrees.Own).
+	m, err := worktrees.Own(ctx, repo, run, *rec)
+	if err != nil {
 		return nil, err
 	}
-	risk, err := Assess(ctx, repo, rec.Path)
+	risk, err := Assess(ctx, repo, m.Path)
 	if err != nil {
 		return nil, err
 	}
@@ -179,7 +183,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 		if base == "" {
 			base = r.Header.Baseline
 		}
-		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: SourceWorktree}, opt)
+		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: m.Path, Baseline: base, Source: SourceWorktree}, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -188,7 +192,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 				rec.Path, out.Snapshot.Manifest.Embedded[0].String()).WithHint("move it out of the worktree, then run the removal again")
 		}
 	}
-	if err := removeAtomically(ctx, repo, rec.Path); err != nil {
+	if err := removeAtomically(ctx, m); err != nil {
 		return out, err
 	}
 	out.IgnoredDeleted = []IgnoredEntry{}
@@ -236,7 +240,8 @@ const trashPrefix = ".atlas-removing-"
 // directory is either whole where it was, or whole in the trash beside it (where the
 // next removal of the node finds and deletes it). `git worktree remove` deletes file by
 // file, and a worktree that lost its .git file half-way cannot be inspected any more.
-func removeAtomically(ctx context.Context, repo *git.Repository, path string) error {
+func removeAtomically(ctx context.Context, m *git.Managed) error {
+	path := m.Path
 	var b [6]byte
 	_, _ = rand.Read(b[:])
 	trash := filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-"+hex.EncodeToString(b[:]))
@@ -244,7 +249,7 @@ func removeAtomically(ctx context.Context, repo *git.Repository, path string) er
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
 	// The directory is gone from git's view: unlock and prune its administrative files.
-	if err := repo.RemoveWorktree(ctx, path); err != nil {
+	if err := m.Remove(ctx); err != nil {
 		return fmt.Errorf("remove worktree %s: %w", path, err)
 	}
 	leftovers, _ := filepath.Glob(filepath.Join(filepath.Dir(path), trashPrefix+filepath.Base(path)+"-*"))
@@ -292,30 +297,4 @@ func removeTree(dir string) error {
 	visit(dir)
 	wg.Wait()
 	return os.RemoveAll(dir)
-}
-
-// checkManaged refuses to force-remove anything but a linked worktree: a ledger that
-// names the main worktree (or a plain directory) must never get it deleted.
-func checkManaged(ctx context.Context, repo *git.Repository, path string) error {
-	list, err := repo.ListWorktrees(ctx)
-	if err != nil {
-		return err
-	}
-	clean := filepath.Clean(path)
-	for i, w := range list {
-		if filepath.Clean(w.Path) != clean {
-			continue
-		}
-		if i == 0 {
-			return fault.Refused("%s is the main worktree: git-atlas never removes it", path)
-		}
-		return nil
-	}
-	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
-		return nil // gone already: only git's administrative files are left to prune
-	}
-	if strings.TrimSpace(path) == "" {
-		return fault.Refused("the ledger names no path for this worktree")
-	}
-	return fault.Refused("%s is not a worktree of this repository: nothing was removed", path)
 }

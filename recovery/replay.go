@@ -95,7 +95,13 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 
 	t := Target{Run: run, Stage: req.Stage, Baseline: base}
 	if wt := r.State.Worktree(node); wt != nil {
-		t.Node, t.Path, t.Source = node, wt.Path, SourceWorktree
+		// Snapshotted (and the snapshot pushed with the run) only when git-atlas
+		// manages it: a record naming a worktree of the user's is refused.
+		m, err := worktrees.Own(ctx, store.Repo, run, *wt)
+		if err != nil {
+			return nil, err
+		}
+		t.Node, t.Path, t.Source = node, m.Path, SourceWorktree
 	} else if req.Node == "" {
 		if req.CheckoutPath == "" {
 			return nil, fault.NotFound("run %s has no worktree for stage %q, and there is no checkout of yours to snapshot here (a bare repository, or a worktree git-atlas manages)", run, req.Stage).

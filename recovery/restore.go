@@ -385,7 +385,7 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		if added {
 			// git's registration first (it deletes the files too), then whatever is
 			// left; never anything but dir, which this restore made.
-			if rerr := repo.RemoveWorktree(ctx, dir); rerr != nil {
+			if rerr := repo.RemoveAdded(ctx, dir); rerr != nil {
 				err = errors.Join(err, fmt.Errorf("clean up the worktree %s: %w", dir, rerr))
 			}
 			if rerr := removeTree(dir); rerr != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // ErrUntrusted is the cause of the refusal NodeVerify returns for a command that came
@@ -68,7 +69,12 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 	lease := j.Lease
 	var vr *gitstate.VerifyResult
 	if wt := r.State.Worktree(id); wt != nil {
-		if vr, err = NodeVerify(ctx, store, r, j.Verify, wt.Path, timeout); err != nil {
+		// A verify runs only in a worktree git-atlas manages.
+		m, err := worktrees.Own(ctx, store.Repo, runID, *wt)
+		if err != nil {
+			return nil, JobVerified{}, err
+		}
+		if vr, err = NodeVerify(ctx, store, r, j.Verify, m.Path, timeout); err != nil {
 			return nil, JobVerified{}, err // untrusted: the verify stays owed, nothing written
 		}
 	} else {
@@ -108,6 +114,12 @@ func settleOwed(ctx context.Context, store *gitstate.Store, id string, opt Optio
 		_, v, err := SettleJobVerify(ctx, store, id, job, opt.VerifyTimeout)
 		if errors.Is(err, ErrUntrusted) {
 			res.UntrustedJobVerifies = append(res.UntrustedJobVerifies, job)
+			continue
+		}
+		if worktrees.Foreign(err) { // never run in a worktree git-atlas does not manage
+			if opt.Warn != nil {
+				opt.Warn("%v: the verify of job %s is left owed", err, job)
+			}
 			continue
 		}
 		if err != nil {

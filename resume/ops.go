@@ -105,8 +105,11 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 		return "", false, err
 	}
 	rec := r.State.Worktree(node)
-	if rec == nil || rec.Adopted != "" || !exists(rec.Path) || !repo.OwnsWorktree(rec.Path) {
+	if rec == nil || rec.Adopted != "" || !exists(rec.Path) {
 		return "", false, nil
+	}
+	if _, err := worktrees.Own(ctx, repo, run, *rec); err != nil {
+		return "", false, nil // not git-atlas's: the slow way, which refuses it
 	}
 	if inProgress, halfMade, _ := worktrees.Making(rec.Path); inProgress || halfMade {
 		return "", false, nil
@@ -187,6 +190,11 @@ func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reas
 	if rec == nil {
 		return PreserveWorktree(ctx, store, run, node, reason, false)
 	}
+	// A marker is claimed (a file made beside the worktree) only under the managed
+	// root.
+	if _, err := worktrees.Placed(ctx, store.Repo, run, *rec); err != nil {
+		return "", err
+	}
 	inProgress, halfMade, _ := worktrees.Making(rec.Path)
 	if !inProgress && !halfMade {
 		return PreserveWorktree(ctx, store, run, node, reason, false)
@@ -223,7 +231,7 @@ func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 	}
 	asideSnap := ""
 	if rec := r.State.Worktree(node); rec != nil {
-		aside, err := worktrees.SetAsideUnreadable(ctx, store.Repo, rec.Path)
+		aside, err := worktrees.SetAsideUnreadable(ctx, store.Repo, run, *rec)
 		if err != nil {
 			return "", err
 		}

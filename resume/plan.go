@@ -139,6 +139,11 @@ type WorktreePlan struct {
 	Head   string `json:"head"`
 	Action string `json:"action"`
 	Reason string `json:"reason,omitempty"`
+	// Foreign: the record names a worktree git-atlas does not manage (outside its
+	// managed root, adopted at import, on a branch not the run's, or whose .git file
+	// and git's registration disagree): the reset leaves it exactly as it is
+	// (worktrees.Own).
+	Foreign bool `json:"foreign,omitempty"`
 	// Busy: another process is making this checkout now.
 	Busy bool `json:"-"`
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // tailBytes is how much of a verify command's output the ledger keeps.
@@ -56,7 +57,15 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	var dir string
 	switch verifyIn(r, st.Name) {
 	case VerifyInWorktree:
-		dir = r.State.Worktree(st.Name).Path
+		wt, err := worktrees.Own(ctx, repo, r.Header.RunID, *r.State.Worktree(st.Name))
+		if err != nil {
+			if !worktrees.Foreign(err) {
+				return err
+			}
+			res.VerifySkipped = "stage " + st.Name + "'s worktree is not one git-atlas manages: not verified there (" + err.Error() + ")"
+			return clearMark(ctx, store, r.Header.RunID)
+		}
+		dir = wt.Path
 	case VerifyInNone:
 		res.VerifySkipped = "stage " + st.Name + "'s worktree is missing: its work is not there to verify"
 		return clearMark(ctx, store, r.Header.RunID)

@@ -20,13 +20,25 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 	plans := make([]WorktreePlan, len(r.State.Worktrees))
 	var check []gitstate.WorktreeRec
 	var at []int
+	gate, err := worktrees.NewGate(ctx, repo)
+	if err != nil {
+		return nil, err
+	}
 	for i, rec := range r.State.Worktrees {
 		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
+		var foreign error
+		if rec.Adopted == "" {
+			foreign = gate.Foreign(r.Header.RunID, rec)
+		}
 		switch {
 		case rec.Adopted != "":
 			// The source system's worktree (often inside its own run directory): not
 			// git-atlas's to remove, so a reset leaves it as it is.
 			wp.Reason, wp.Exists = "adopted from "+rec.Adopted+" at import: git-atlas did not make it and leaves it as it is", exists(rec.Path)
+		case foreign != nil:
+			// Not git-atlas's (a pulled or edited record naming the user's worktree,
+			// say): never inspected, reset, removed or verified in.
+			wp.Foreign, wp.Reason = true, "foreign: "+foreign.Error()
 		case finishedNode(r, rec.Node):
 			wp.Reason, wp.Exists = "node finished", exists(rec.Path)
 		case owesVerify(r, rec.Node):

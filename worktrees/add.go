@@ -302,17 +302,27 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 		return nil, err
 	}
 	if info.Exists {
+		// Handed to a worker as the node's worktree: only one git-atlas manages.
+		m, err := Own(ctx, repo, run, rec)
+		if err != nil {
+			return nil, err
+		}
 		if !info.OnBranch(rec) {
 			return nil, fault.Conflict("worktree %s of node %s is not on its branch %s (HEAD %s)", rec.Path, rec.Node, rec.Branch, headDesc(info)).
 				WithHint("`git atlas resume %s` preserves its work and recreates it", run)
 		}
 		if !info.Locked {
-			if err := lock(ctx, repo, run, rec.Node, rec.Path); err != nil {
+			if err := lock(ctx, m, run, rec.Node); err != nil {
 				return nil, err
 			}
 		}
 		rec.Head = info.Head
 		return &Added{Rec: rec}, nil
+	}
+	// Made again where the ledger says, on the branch it names: only under the
+	// managed root, on a branch of the run's.
+	if _, err := Placed(ctx, repo, run, rec); err != nil {
+		return nil, err
 	}
 	tip, err := checkFree(ctx, repo, list, rec)
 	if err != nil {
@@ -325,7 +335,7 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 	if err := record(ctx, store, run, rec, tip, false); err != nil {
 		return nil, err
 	}
-	if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+	if err := forgetMissing(ctx, repo, run, rec, list); err != nil {
 		return nil, err
 	}
 	if err := materialize(ctx, repo, run, rec, rec.Head); err != nil {
@@ -461,6 +471,9 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 		// `worktree add`) made it again meanwhile.
 		return rec, errMadeConcurrently(rec)
 	}
+	if _, err := Placed(ctx, repo, run, rec); err != nil {
+		return rec, err // nothing is made, and no branch moved, for a record that is not ours
+	}
 	tip, err := checkFree(ctx, repo, list, rec)
 	if err != nil {
 		return rec, err
@@ -481,7 +494,7 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 	if err != nil {
 		return rec, err
 	}
-	if err := forgetMissing(ctx, repo, list, rec.Path); err != nil {
+	if err := forgetMissing(ctx, repo, run, rec, list); err != nil {
 		return rec, err
 	}
 	return rec, materialize(ctx, repo, run, rec, rec.Head)
@@ -509,6 +522,14 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 		return rec, false, fault.NotFound("run %s has no worktree for node %s", run, node)
 	}
 	rec = *p
+	// Nothing is reset, and no branch moved, but a worktree git-atlas manages.
+	wt, err := Own(ctx, repo, run, rec)
+	if err != nil {
+		return rec, false, err
+	}
+	if wt.Missing() {
+		return rec, false, fault.NotFound("worktree %s of node %s is gone: nothing to reset in place", rec.Path, node)
+	}
 	reset := node != Union && !keep
 	rec.Head = seen
 	if reset {
@@ -517,10 +538,9 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 	if err := record(ctx, store, run, rec, seen, reset); err != nil {
 		return rec, false, err
 	}
-	if err := attach(ctx, repo, rec); err != nil {
+	if err := attach(ctx, wt, rec); err != nil {
 		return rec, true, err
 	}
-	wt := repo.Worktree(rec.Path)
 	if err := wt.ResetClean(ctx); err != nil {
 		return rec, true, fmt.Errorf("reset worktree %s: %w", rec.Path, err)
 	}
@@ -532,7 +552,7 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 		return rec, true, err
 	}
 	if w := findWorktree(list, rec.Path); w != nil && !w.Locked {
-		if err := lock(ctx, repo, run, rec.Node, rec.Path); err != nil {
+		if err := lock(ctx, wt, run, rec.Node); err != nil {
 			return rec, true, err
 		}
 	}

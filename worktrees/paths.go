@@ -49,9 +49,7 @@ func pinName(node string) string { return "node/" + node }
 
 // lockReason names the run and node, so that a person reading `git worktree list`
 // knows who owns the worktree and an interrupted union can recognise its own.
-func lockReason(run, node string) string {
-	return fmt.Sprintf("git-atlas run %s node %s", run, node)
-}
+func lockReason(run, node string) string { return gitstate.LockReason(run, node) }
 
 // canon resolves symlinks in the longest existing prefix of p, so that a path we
 // computed compares equal to the one git recorded for the same directory.
@@ -111,12 +109,16 @@ func exists(p string) bool {
 // forgetMissing drops git's registration of a worktree whose directory is gone,
 // that one only: a global `git worktree prune` would also drop the user's own
 // worktrees on an unmounted disk, which they may have locked for that reason or not.
-func forgetMissing(ctx context.Context, repo *git.Repository, list []git.WorktreeInfo, path string) error {
-	w := findWorktree(list, path)
-	if w == nil || exists(path) {
+func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, list []git.WorktreeInfo) error {
+	w := findWorktree(list, rec.Path)
+	if w == nil || exists(rec.Path) {
 		return nil
 	}
-	if err := repo.RemoveWorktree(ctx, w.Path); err != nil {
+	m, err := Own(ctx, repo, run, rec)
+	if err != nil {
+		return err
+	}
+	if err := m.Remove(ctx); err != nil {
 		return fmt.Errorf("forget missing worktree %s: %w", w.Path, err)
 	}
 	return nil
@@ -134,6 +136,10 @@ func Materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 }
 
 func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+	// A checkout, and its marker beside it, is made only under the managed root.
+	if _, err := Placed(ctx, repo, run, rec); err != nil {
+		return err
+	}
 	// The marker beside the directory says "git-atlas is making this checkout". It is
 	// owned (an flock that dies with this process and the git it starts): a held one is
 	// a checkout in progress, which nobody else touches; one left by a killed process
@@ -165,7 +171,11 @@ func materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 		}
 		return fmt.Errorf("create worktree %s: %w", rec.Path, err)
 	}
-	if err := attach(ctx, repo, rec); err != nil {
+	wt, err := Own(ctx, repo, run, rec)
+	if err == nil {
+		err = attach(ctx, wt, rec)
+	}
+	if err != nil {
 		m.Drop()
 		return err
 	}
@@ -237,8 +247,13 @@ func SetAside(root, run string) []string {
 // hand) aside, whole,
 // next to where it was, and drops git's registration of it, so that nothing in it is
 // ever deleted; an empty directory holds nothing and is just removed. It returns the
-// new path, or "" when the directory was readable or absent.
-func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) (string, error) {
+// new path, or "" when the directory was readable or absent. Only a directory under
+// the managed root (Placed) is touched: any other is refused.
+func SetAsideUnreadable(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) (string, error) {
+	path, err := Placed(ctx, repo, run, rec)
+	if err != nil {
+		return "", err
+	}
 	st, err := os.Lstat(path)
 	if err != nil || !st.IsDir() {
 		return "", nil
@@ -251,11 +266,19 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 			return "", nil
 		}
 	}
+	forget := func() error {
+		rec.Path = path
+		m, err := Own(ctx, repo, run, rec) // the directory is gone: its registration, if any
+		if err != nil {
+			return err
+		}
+		return m.Remove(ctx)
+	}
 	if entries, err := os.ReadDir(path); err == nil && len(entries) == 0 {
 		if err := os.Remove(path); err != nil {
 			return "", err
 		}
-		return "", repo.RemoveWorktree(ctx, path)
+		return "", forget()
 	}
 	var b [4]byte
 	_, _ = rand.Read(b[:])
@@ -263,21 +286,21 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, path string) 
 	if err := os.Rename(path, aside); err != nil {
 		return "", fmt.Errorf("set aside unreadable worktree %s: %w", path, err)
 	}
-	return aside, repo.RemoveWorktree(ctx, path)
+	return aside, forget()
 }
 
-// attach points the worktree's HEAD at its branch.
-func attach(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) error {
-	if err := repo.Worktree(rec.Path).AttachBranch(ctx, branchRef(rec.Branch), "git-atlas: attach "+rec.Branch); err != nil {
+// attach points the managed worktree's HEAD at rec's branch.
+func attach(ctx context.Context, m *git.Managed, rec gitstate.WorktreeRec) error {
+	if err := m.AttachBranch(ctx, branchRef(rec.Branch), "git-atlas: attach "+rec.Branch); err != nil {
 		return fmt.Errorf("check out %s in %s: %w", rec.Branch, rec.Path, err)
 	}
 	return nil
 }
 
-// lock locks a registered worktree that someone unlocked.
-func lock(ctx context.Context, repo *git.Repository, run, node, path string) error {
-	if err := repo.LockWorktree(ctx, path, lockReason(run, node)); err != nil {
-		return fmt.Errorf("lock worktree %s: %w", path, err)
+// lock locks a managed worktree that someone unlocked.
+func lock(ctx context.Context, m *git.Managed, run, node string) error {
+	if err := m.Lock(ctx, lockReason(run, node)); err != nil {
+		return fmt.Errorf("lock worktree %s: %w", m.Path, err)
 	}
 	return nil
 }

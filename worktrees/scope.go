@@ -17,7 +17,11 @@ func OutsideScope(ctx context.Context, repo *git.Repository, rec *gitstate.Workt
 	if len(scope) == 0 || rec == nil || !repo.OwnsWorktree(rec.Path) {
 		return nil, nil
 	}
-	changed, err := repo.Worktree(rec.Path).ChangedPaths(ctx, base)
+	id, err := git.ParseOID(base)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := repo.Worktree(rec.Path).ChangedPaths(ctx, id)
 	if err != nil {
 		return nil, err
 	}

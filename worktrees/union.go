@@ -296,6 +296,13 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	if err != nil {
 		return err
 	}
+	if info.Exists {
+		// The recorded union worktree is moved, locked, put on its branch or handed
+		// out as the union: only one git-atlas manages.
+		if p.m, err = Own(ctx, repo, p.run, p.rec); err != nil {
+			return err
+		}
+	}
 	if err := p.prepare(ctx, repo, steps); err != nil {
 		return err
 	}
@@ -327,6 +334,9 @@ type unionPlace struct {
 	keep bool
 	// taken: something is at rec.Path (a worktree or not).
 	taken bool
+	// m is the worktree at rec.Path, checked (Own), when it is moved, locked or
+	// reattached.
+	m *git.Managed
 }
 
 // locateUnion reads where run's union at head goes: the recorded union worktree's
@@ -424,12 +434,12 @@ func (p *unionPlace) worktreeSteps(info Info) (unionSteps, error) {
 // prepare does the steps that come before the record: the move, then the lock.
 func (p *unionPlace) prepare(ctx context.Context, repo *git.Repository, s unionSteps) error {
 	if s.move {
-		if err := moveDetached(ctx, repo, p.rec.Path, p.rec.Head); err != nil {
+		if err := moveDetached(ctx, p.m, p.rec.Head); err != nil {
 			return err
 		}
 	}
 	if s.lock {
-		return lock(ctx, repo, p.run, Union, p.rec.Path)
+		return lock(ctx, p.m, p.run, Union)
 	}
 	return nil
 }
@@ -516,25 +526,25 @@ func KeptRef(run, commit string) string {
 func (p *unionPlace) finish(ctx context.Context, repo *git.Repository, s unionSteps) error {
 	switch {
 	case s.create:
-		if err := forgetMissing(ctx, repo, p.list, p.rec.Path); err != nil {
+		if err := forgetMissing(ctx, repo, p.run, p.rec, p.list); err != nil {
 			return err
 		}
 		return materialize(ctx, repo, p.run, p.rec, p.rec.Head)
 	case s.reattach:
-		return attach(ctx, repo, p.rec)
+		return attach(ctx, p.m, p.rec)
 	}
 	return nil
 }
 
 // moveDetached moves a clean managed worktree to commit: a two-way read-tree (which
 // refuses to overwrite local changes), then HEAD detached at commit.
-func moveDetached(ctx context.Context, repo *git.Repository, path, commit string) error {
+func moveDetached(ctx context.Context, m *git.Managed, commit string) error {
 	id, err := git.ParseOID(commit)
 	if err != nil {
-		return fmt.Errorf("update the union worktree %s: %w", path, err)
+		return fmt.Errorf("update the union worktree %s: %w", m.Path, err)
 	}
-	if err := repo.Worktree(path).MoveDetached(ctx, id, "git-atlas: union"); err != nil {
-		return fmt.Errorf("update the union worktree %s: %w", path, err)
+	if err := m.MoveDetached(ctx, id, "git-atlas: union"); err != nil {
+		return fmt.Errorf("update the union worktree %s: %w", m.Path, err)
 	}
 	return nil
 }

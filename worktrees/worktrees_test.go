@@ -263,7 +263,11 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	if _, err := Recreate(f.ctx, f.store, "r1", "a", tip); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("recreate over an existing worktree: %v", err)
 	}
-	if err := f.repo.RemoveWorktree(f.ctx, rec.Path); err != nil {
+	m, err := Own(f.ctx, f.repo, "r1", rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove(f.ctx); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := Recreate(f.ctx, f.store, "r1", "a", f.base); !errors.Is(err, fault.ErrConflict) {

@@ -34,6 +34,11 @@ func (c *AuditCmd) Run(env *Env) error {
 			t.row(x.Path, dash(x.RunID), dash(x.Node), strings.Join(x.Labels, ","))
 		}
 		t.flush()
+		for _, x := range res.Worktrees {
+			if x.Reason != "" {
+				fmt.Fprintf(w, "foreign: %s\n", x.Reason)
+			}
+		}
 		fmt.Fprintln(w)
 		t = newTable(w, "REF", "LABELS", "SIZE")
 		for _, r := range res.Refs {
@@ -78,12 +83,12 @@ func (c *GcCmd) Run(env *Env) error {
 		}
 		for _, a := range acts {
 			what := a.Ref
-			if a.Kind == audit.RemoveWorktree {
+			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree {
 				what = a.Path
 			}
 			state := "would"
 			switch {
-			case a.Kind == audit.KeepRun:
+			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree:
 				state = "keep"
 			case res.Applied && a.Skipped != "":
 				state = "kept"

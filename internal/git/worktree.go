@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -157,29 +156,6 @@ func (r *Repository) repairCommondirs() bool {
 	return repaired
 }
 
-// RemoveWorktree unlocks and force-removes a linked worktree (dirty or not), or only
-// its administrative files when its directory is gone. It never prunes globally: that
-// would also drop the user's own worktrees whose disk is merely unmounted. The caller
-// must have snapshotted anything that could be lost (SPEC §7): `git worktree remove
-// --force` also deletes ignored files.
-func (r *Repository) RemoveWorktree(ctx context.Context, path string) error {
-	_, _ = r.git(ctx, "worktree", "unlock", "--end-of-options", path) // not locked is fine
-	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", "--end-of-options", path}}); err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {
-			return nil // already gone, administrative files too
-		}
-		return err
-	}
-	return nil
-}
-
-// PruneWorktrees drops administrative files of worktrees whose directories are gone.
-func (r *Repository) PruneWorktrees(ctx context.Context) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "prune"}})
-	return err
-}
-
 // Head returns the worktree's HEAD commit and branch ("" when detached).
 func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
 	out, err := w.git(ctx, nil, nil, "rev-parse", "HEAD")
@@ -249,33 +225,6 @@ func (r *Repository) OwnsWorktree(path string) bool {
 	return err == nil && rel != "." && rel != ".." && !strings.HasPrefix(rel, "../")
 }
 
-// LockWorktree locks a registered worktree with reason (`git worktree lock`), so that
-// no prune or move touches it.
-func (r *Repository) LockWorktree(ctx context.Context, path, reason string) error {
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "lock", "--reason", reason, "--end-of-options", path}})
-	return err
-}
-
-// MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
-// to overwrite local changes), then HEAD detached at commit, with msg in its reflog.
-func (w *Worktree) MoveDetached(ctx context.Context, commit OID, msg string) error {
-	if _, err := w.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.hex); err != nil {
-		return err
-	}
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.hex)
-	return err
-}
-
-// AttachBranch points the worktree's HEAD at the branch ref (a full refs/heads/ name)
-// without touching its index or files, with msg in its reflog.
-func (w *Worktree) AttachBranch(ctx context.Context, ref, msg string) error {
-	if err := CheckRefFormat(ref); err != nil || !strings.HasPrefix(ref, "refs/heads/") {
-		return fmt.Errorf("attach %q: not a branch ref", clip(ref))
-	}
-	_, err := w.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref)
-	return err
-}
-
 // CommitAll stages everything in the worktree and commits it with msg, as env's
 // identity (GIT_AUTHOR_NAME=..., GIT_COMMITTER_EMAIL=...): what an agent does in its
 // own worktree (the demo's agents).
@@ -284,20 +233,6 @@ func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) erro
 		return err
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
-	return err
-}
-
-// ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
-// checkout of HEAD would be: `reset --hard`, then `clean -ffdx` (untracked and ignored
-// files and directories, nested repositories included). Only files that differ are
-// written, so it is far cheaper than removing the worktree and checking it out again.
-// It destroys every change: only for a worktree whose every byte was snapshotted
-// first.
-func (w *Worktree) ResetClean(ctx context.Context) error {
-	if _, err := w.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD"); err != nil {
-		return err
-	}
-	_, err := w.git(ctx, nil, nil, "clean", "-ffdxq")
 	return err
 }
 
@@ -338,9 +273,9 @@ func (w *Worktree) Unusual(ctx context.Context) (string, error) {
 // ChangedPaths lists the paths of the worktree that differ from base: committed since
 // (diff-tree base HEAD), staged or not (diff HEAD), and untracked files that are not
 // ignored. Read-only: --no-optional-locks, as Status. A path is listed once, sorted.
-func (w *Worktree) ChangedPaths(ctx context.Context, base string) ([]string, error) {
+func (w *Worktree) ChangedPaths(ctx context.Context, base OID) ([]string, error) {
 	seen := map[string]bool{}
-	committed, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-relative", base, "HEAD", "--")
+	committed, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-relative", "--end-of-options", base.hex, "HEAD", "--")
 	if err != nil {
 		return nil, err
 	}

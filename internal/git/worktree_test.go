@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
 func TestParseWorktrees(t *testing.T) {
@@ -95,7 +97,8 @@ func TestEmptyCommondirRepaired(t *testing.T) {
 	t.Parallel()
 	r, g := testRepo(t, kinds[0])
 	ctx := context.Background()
-	half := filepath.Join(t.TempDir(), "half")
+	dir := t.TempDir()
+	half := filepath.Join(dir, "half")
 	if err := r.AddWorktree(ctx, half, OID{g("", "rev-parse", "HEAD")}, "test", nil); err != nil {
 		t.Fatal(err)
 	}
@@ -119,7 +122,12 @@ func TestEmptyCommondirRepaired(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(admin, "commondir"), nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.RemoveWorktree(ctx, half); err != nil {
+	root, _ := confine.New(dir)
+	m, err := r.Managed(half, []confine.Root{root}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.Remove(ctx); err != nil {
 		t.Fatalf("remove with an empty commondir: %v", err)
 	}
 	if _, err := os.Stat(admin); !os.IsNotExist(err) {
