@@ -7,16 +7,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MergeTree merges theirs into ours without any worktree or index (`git merge-tree
 // --write-tree`). A clean merge gives its tree and nil paths; a conflict gives the
 // conflicted paths (never nil).
 func (r *Repository) MergeTree(ctx context.Context, ours, theirs string) (string, []string, error) {
+	start := time.Now()
 	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", ours, theirs)
 	var ge *Error
 	conflict := errors.As(err, &ge) && ge.ExitCode == 1
 	if err != nil && !conflict {
+		return "", nil, r.objectsWritten(start, err)
+	}
+	if err := r.syncObjectDirs(start); err != nil {
 		return "", nil, err
 	}
 	tree, paths, perr := parseMergeTree(out)
@@ -100,9 +105,5 @@ func (r *Repository) CommitTreeAs(ctx context.Context, tree string, parents []st
 	for _, p := range parents {
 		args = append(args, "-p", p)
 	}
-	out, err := r.gitEnv(ctx, env, nil, append(args, tree)...)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return r.writeObject(func() ([]byte, error) { return r.gitEnv(ctx, env, nil, append(args, tree)...) })
 }

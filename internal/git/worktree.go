@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // Worktree is a working tree git-atlas may run worktree-level git in (status, add,
@@ -275,11 +276,12 @@ func (w *Worktree) AttachBranch(ctx context.Context, ref, msg string) error {
 // identity (GIT_AUTHOR_NAME=..., GIT_COMMITTER_EMAIL=...): what an agent does in its
 // own worktree (the demo's agents).
 func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) error {
+	start := time.Now()
 	if _, err := w.git(ctx, env, nil, "add", "-A"); err != nil {
-		return err
+		return w.Repo.objectsWritten(start, err)
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
-	return err
+	return w.Repo.objectsWritten(start, err)
 }
 
 // ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
