@@ -122,6 +122,13 @@ func (r *Repository) syncRefDirs(start time.Time, names []string) error {
 	return nil
 }
 
+// SyncRefs flushes the directories that hold the named refs, and every one above
+// them up to the common dir (packed-refs'): the barrier before a destructive step that
+// relies on refs another process may have written without flushing them.
+func (r *Repository) SyncRefs(names ...string) error {
+	return r.syncRefDirs(time.Time{}, names)
+}
+
 // DefaultStaleLockAge is how old a ref lock of git-atlas's own namespaces must be
 // before it is taken for the leftover of a killed git (a transaction holds its locks
 // for milliseconds). git never removes such a lock itself, and every later write of
