@@ -269,8 +269,8 @@ func isTmpObject(name string) bool {
 // disk it was about to do anyway, and nothing it had named is touched.
 func (r *Repository) removeTmpObjects(start time.Time) {
 	since := start.Add(-objectDirSlack)
-	for _, l := range r.Leftovers(0) {
-		if l.Kind == LeftoverTmpObject && !l.ModTime.Before(since) {
+	for _, l := range r.tmpObjects(0) {
+		if !l.ModTime.Before(since) {
 			_ = os.Remove(l.Path)
 		}
 	}
@@ -279,6 +279,7 @@ func (r *Repository) removeTmpObjects(start time.Time) {
 // Leftover kinds.
 const (
 	LeftoverTmpObject = "tmp-object" // a temporary object or pack file of a failed write
+	LeftoverTmpIndex  = "tmp-index"  // a snapshot's temporary index a killed process left
 )
 
 // Leftover is a file a failed or killed write left in the object store.
@@ -289,9 +290,37 @@ type Leftover struct {
 	ModTime time.Time
 }
 
-// Leftovers lists the temporary object files in the object store (objects/xx/,
-// objects/pack/, objects/) older than age.
+// Leftovers lists the temporary files failed or killed writes left, older than age:
+// temporary object files in the object store (objects/xx/, objects/pack/, objects/)
+// and snapshots' temporary indexes (atlas/tmp/, each linked worktree's git dir).
 func (r *Repository) Leftovers(age time.Duration) []Leftover {
+	out := r.tmpObjects(age)
+	dirs := []string{r.Layout().Tmp()}
+	if ents, err := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); err == nil {
+		for _, e := range ents {
+			dirs = append(dirs, filepath.Join(r.CommonDir, "worktrees", e.Name()))
+		}
+	}
+	now := time.Now()
+	for _, d := range dirs {
+		ents, err := os.ReadDir(d)
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			if e.IsDir() || !strings.HasPrefix(e.Name(), tempIndexPrefix) {
+				continue
+			}
+			if fi, err := e.Info(); err == nil && now.Sub(fi.ModTime()) >= age {
+				out = append(out, Leftover{Kind: LeftoverTmpIndex, Path: filepath.Join(d, e.Name()), Size: fi.Size(), ModTime: fi.ModTime()})
+			}
+		}
+	}
+	return out
+}
+
+// tmpObjects lists the temporary object files older than age.
+func (r *Repository) tmpObjects(age time.Duration) []Leftover {
 	objects := filepath.Join(r.CommonDir, "objects")
 	dirs := []string{objects, filepath.Join(objects, "pack")}
 	if ents, err := os.ReadDir(objects); err == nil {
