@@ -407,8 +407,8 @@ func (s *fsim) checkRefsSoFar(what string) {
 	}
 }
 
-// destroy records a destructive step in a worktree: before the first, everything
-// written so far must be durable, and the crash states just before it are kept.
+// destroy records a destructive step in a worktree: before each, everything written
+// so far must be durable; the crash states just before the first are kept.
 func (s *fsim) destroy(rel, what string) {
 	if !s.inWorktree(rel) {
 		return
@@ -416,9 +416,11 @@ func (s *fsim) destroy(rel, what string) {
 	if _, _, n := s.lookup(rel); n == nil {
 		return
 	}
-	if len(s.destroyed) == 0 {
+	if len(s.violations) == 0 {
 		s.checkDurableSoFar(what + " " + rel)
 		s.checkRefsSoFar(what + " " + rel)
+	}
+	if len(s.destroyed) == 0 {
 		s.snapshot()
 	}
 	s.destroyed[rel] = true
