@@ -43,6 +43,8 @@ type crashPath struct {
 	long  bool
 	setup func(t *testing.T, a atlasCLI)
 	args  []string
+	// argsOf, when set, makes the command line from what setup left (a lease).
+	argsOf func(t *testing.T, a atlasCLI) []string
 }
 
 func crashPaths() []crashPath {
@@ -107,6 +109,12 @@ func crashPaths() []crashPath {
 			writeFile(t, filepath.Join(a.repo, ".git", "hooks", "post-checkout"), "#!/bin/sh\necho the user's hook\n")
 		}, args: []string{"hooks", "install"}},
 		{name: "agent-install", long: true, args: []string{"agent", "install", "claude"}},
+		{name: "job-done", long: true, setup: graph, argsOf: func(t *testing.T, a atlasCLI) []string {
+			return []string{"job", "done", "g", "a", "--lease", claim(t, a, "1h"), "--status", "ok"}
+		}},
+		{name: "trust", long: true, setup: func(t *testing.T, a atlasCLI) {
+			a.must(t, "start", "--id", "s", "--stages", "code")
+		}, args: []string{"trust", "s", "--yes"}},
 	}
 }
 
@@ -148,6 +156,9 @@ func runCrashPath(t *testing.T, p crashPath) {
 	a := crashFixture(t)
 	if p.setup != nil {
 		p.setup(t, a)
+	}
+	if p.argsOf != nil {
+		p.args = p.argsOf(t, a)
 	}
 	root := filepath.Dir(a.repo)
 	pre := loadTree(t, root)
