@@ -230,14 +230,41 @@ func (r *Repository) syncObjectDirs(start time.Time) error {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && !fi.ModTime().Before(since) {
-			if err := SyncDir(filepath.Join(objects, e.Name())); err != nil {
+			if err := r.flushDir(filepath.Join(objects, e.Name()), fi.ModTime()); err != nil {
 				return err
 			}
 		}
 	}
 	if fi, err := os.Stat(objects); err == nil && !fi.ModTime().Before(since) {
-		return SyncDir(objects)
+		return r.flushDir(objects, fi.ModTime())
 	}
+	return nil
+}
+
+// dirFlush is when a directory was flushed and the modification time it had then.
+type dirFlush struct{ at, mtime time.Time }
+
+// fileTimeTick bounds the granularity of file times (the kernel's coarse clock ticks
+// every 1-10 ms).
+const fileTimeTick = 50 * time.Millisecond
+
+// flushDir flushes dir (modified at mtime) unless this repository flushed it already
+// at that same modification time, which was then more than a tick old: file times
+// tick coarsely, and a change in the same tick as the flush would keep the time.
+func (r *Repository) flushDir(dir string, mtime time.Time) error {
+	if r.flushed == nil {
+		return SyncDir(dir)
+	}
+	if v, ok := r.flushed.Load(dir); ok {
+		if f := v.(dirFlush); f.mtime.Equal(mtime) && f.at.Sub(mtime) > fileTimeTick {
+			return nil
+		}
+	}
+	at := time.Now()
+	if err := SyncDir(dir); err != nil {
+		return err
+	}
+	r.flushed.Store(dir, dirFlush{at: at, mtime: mtime})
 	return nil
 }
 

@@ -225,6 +225,10 @@ type Repository struct {
 	// whole process.
 	StaleLockAge time.Duration
 	objects      objectStore
+	// flushed remembers, by object directory, the modification time it had when
+	// syncObjectDirs flushed it (dirFlush), so a command's later git processes do not
+	// flush it again unchanged.
+	flushed *sync.Map
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
@@ -292,7 +296,7 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	if len(lines) < 4 {
 		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
 	}
-	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3]}
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map)}
 	if len(lines) >= 5 && lines[2] != "true" {
 		r.TopLevel = lines[4]
 	}
