@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/confine"
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // Protocol is the text every installer writes: how an agent drives a run.
@@ -316,7 +317,7 @@ func Apply(changes []Change) error {
 				return err
 			}
 		case "remove":
-			if err := os.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			if err := git.Remove(c.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 				return err
 			}
 			for dir := filepath.Dir(c.Path); dir != c.root && strings.HasPrefix(dir, c.root+string(filepath.Separator)); dir = filepath.Dir(dir) {
@@ -334,30 +335,9 @@ func write(path string, data []byte, mode fs.FileMode) error {
 	if t, err := filepath.EvalSymlinks(path); err == nil {
 		target = t
 	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-		return err
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(target), ".git-atlas-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), target)
+	// Durable (flushed, renamed into place, its directory flushed): an agent's
+	// config that install reported written survives a power cut.
+	return git.WriteFile(target, data, mode)
 }
 
 // Status is what is installed for one agent at one scope.

@@ -15,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -79,6 +80,10 @@ type Report struct {
 	Worktrees []Worktree `json:"worktrees"`
 	Refs      []Ref      `json:"refs"`
 	Attention bool       `json:"attention"`
+	// Leftovers are the temporary files and directories failed or killed writes
+	// left (SPEC §15); gc removes those older than LeftoverGrace. They lose nothing
+	// and need no person: not a matter of attention.
+	Leftovers []Leftover `json:"leftovers,omitempty"`
 
 	runs  map[string]gitstate.Entry
 	refs  map[string]string // name -> id
@@ -177,6 +182,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	if rootErr == nil {
 		rep.addSetAside(root)
 	}
+	rep.addLeftovers(store.Repo, root, rootErr == nil, now)
 	rep.Attention = rep.needsAttention()
 	return rep, errs
 }
@@ -414,6 +420,62 @@ func (rep *Report) addSetAside(root string) {
 		node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
 		rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
 	}
+}
+
+// Leftover is a temporary file or directory a failed or killed write left.
+type Leftover struct {
+	// Kind: tmp-object (git's or git-atlas's temporary object or pack file),
+	// tmp-index (a snapshot's temporary index), trash (a worktree directory a
+	// killed removal had moved aside, its snapshot already recorded).
+	Kind string    `json:"kind"`
+	Path string    `json:"path"`
+	Size int64     `json:"size"`
+	Age  string    `json:"age"`
+	at   time.Time // its modification time
+}
+
+// LeftoverTrash is the kind of a worktree directory a killed removal left aside.
+const LeftoverTrash = "trash"
+
+// LeftoverGrace is how old a leftover must be before gc removes it: a concurrent git
+// may still be writing a temporary object file (git's own prune waits two weeks for
+// objects; an hour is plenty for a temporary file), a concurrent removal still
+// deleting its trash.
+const LeftoverGrace = time.Hour
+
+// addLeftovers lists the temporary files in the object store and git-atlas's
+// directories, and the trash directories beside the managed worktrees.
+func (rep *Report) addLeftovers(repo *git.Repository, root string, haveRoot bool, now time.Time) {
+	for _, l := range repo.Leftovers(0) {
+		rep.Leftovers = append(rep.Leftovers, Leftover{Kind: l.Kind, Path: l.Path, Size: l.Size, at: l.ModTime})
+	}
+	if haveRoot {
+		dirs, _ := filepath.Glob(filepath.Join(root, "*", recovery.TrashPrefix+"*"))
+		for _, d := range dirs {
+			fi, err := os.Lstat(d)
+			if err != nil || !fi.IsDir() {
+				continue
+			}
+			rep.Leftovers = append(rep.Leftovers, Leftover{Kind: LeftoverTrash, Path: d, Size: diskSize(d), at: fi.ModTime()})
+		}
+	}
+	for i := range rep.Leftovers {
+		rep.Leftovers[i].Age = now.Sub(rep.Leftovers[i].at).Truncate(time.Second).String()
+	}
+}
+
+// diskSize is the bytes of the regular files under dir.
+func diskSize(dir string) int64 {
+	var n int64
+	_ = filepath.WalkDir(dir, func(_ string, d fs.DirEntry, err error) error {
+		if err == nil && d.Type().IsRegular() {
+			if fi, err := d.Info(); err == nil {
+				n += fi.Size()
+			}
+		}
+		return nil
+	})
+	return n
 }
 
 // needsAttention says whether any worktree or ref needs a person (or gc): a label

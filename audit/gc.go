@@ -27,7 +27,8 @@ const (
 	KeepRun        = "keep-run"        // a stopped run: interrupted, not finished, so gc leaves it whole (listed, never done)
 	// KeepWorktree: a worktree a ledger record names that git-atlas does not manage
 	// (worktrees.Own): foreign, left as it is (listed, never done).
-	KeepWorktree = "keep-worktree"
+	KeepWorktree   = "keep-worktree"
+	RemoveLeftover = "remove-leftover" // a temporary file or trash directory older than LeftoverGrace (SPEC §15)
 )
 
 // Action is one step of a gc plan.
@@ -46,7 +47,9 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
-	Done           bool                    `json:"done"`
+	// Size is the bytes a remove-leftover step frees.
+	Size int64 `json:"size,omitempty"`
+	Done bool  `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
 	Skipped string `json:"skipped,omitempty"`
 }
@@ -68,7 +71,44 @@ type GCOptions struct {
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
 	acts := planWorktrees(rep)
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
-	return append(append(acts, refActs...), planKept(rep)...), err
+	return append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...), err
+}
+
+// planLeftovers removes the leftovers older than LeftoverGrace.
+func planLeftovers(rep *Report, opt GCOptions) []Action {
+	var acts []Action
+	for _, l := range rep.Leftovers {
+		if opt.Now.Sub(l.at) >= LeftoverGrace {
+			acts = append(acts, Action{Kind: RemoveLeftover, Path: l.Path, Size: l.Size, Reason: l.Kind + ", " + l.Age + " old"})
+		}
+	}
+	return acts
+}
+
+// removeLeftover removes a planned leftover if it is still older than the grace
+// period (a file of the same name may have been made since the plan).
+func removeLeftover(a *Action, now time.Time) error {
+	fi, err := os.Lstat(a.Path)
+	switch {
+	case errors.Is(err, os.ErrNotExist):
+		a.Skipped = "already gone"
+		return nil
+	case err != nil:
+		return err
+	case now.Sub(fi.ModTime()) < LeftoverGrace:
+		a.Skipped = "it changed since the plan"
+		return nil
+	}
+	if fi.IsDir() {
+		err = os.RemoveAll(a.Path)
+	} else {
+		err = git.Remove(a.Path)
+	}
+	if err != nil {
+		return fmt.Errorf("remove leftover %s: %w", a.Path, err)
+	}
+	a.Done = true
+	return nil
 }
 
 // planKept lists the stopped runs. A stopped run was interrupted on purpose, not
@@ -296,15 +336,22 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
-	var acts, refActs, kept []Action
+	var acts, refActs, kept, leftovers []Action
 	for _, a := range plan {
 		switch a.Kind {
 		case RemoveWorktree:
 			acts = append(acts, a)
 		case KeepRun, KeepWorktree:
 			kept = append(kept, a)
+		case RemoveLeftover:
+			leftovers = append(leftovers, a)
 		default:
 			refActs = append(refActs, a)
+		}
+	}
+	for i := range leftovers {
+		if err := removeLeftover(&leftovers[i], opt.Now); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	taken := map[string]bool{} // refs of the snapshots this pass took or reused
@@ -328,14 +375,14 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	if len(refActs) == 0 {
 		removeEmptyRunDirs(ctx, store.Repo, touched)
-		return append(acts, kept...), par.Join(errs)
+		return append(append(acts, kept...), leftovers...), par.Join(errs)
 	}
 	progress.Done(opt.Progress)
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
 			errs = append(errs, err)
 			if rep == nil {
-				return append(append(acts, refActs...), kept...), par.Join(errs)
+				return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
 			}
 		}
 	}
@@ -397,7 +444,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		}
 	}
 	removeEmptyRunDirs(ctx, store.Repo, touched)
-	return append(append(acts, refActs...), kept...), par.Join(errs)
+	return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
 }
 
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that

@@ -37,6 +37,9 @@ FILES=${FILES:-2000}
 REMOVE_FILES=${REMOVE_FILES:-20000}
 REMOVE_CHANGED=${REMOVE_CHANGED:-1000}
 REMOVE_ROUNDS=${REMOVE_ROUNDS:-5}
+# The floors' git flushes what git-atlas's does (SPEC §15): objects and refs, one
+# fsync per file.
+durable="-c core.fsync=objects,derived-metadata,reference -c core.fsyncMethod=fsync"
 root=$(cd "$(dirname "$0")/.." && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
@@ -203,8 +206,8 @@ set -e
 cd "$tmp/plain"
 gd=\$(git rev-parse --absolute-git-dir)
 cp "\$gd/index" "\$gd/atlas-bench-index"
-GIT_INDEX_FILE="\$gd/atlas-bench-index" git add -A
-GIT_INDEX_FILE="\$gd/atlas-bench-index" git write-tree >/dev/null
+GIT_INDEX_FILE="\$gd/atlas-bench-index" git $durable add -A
+GIT_INDEX_FILE="\$gd/atlas-bench-index" git $durable write-tree >/dev/null
 rm -f "\$gd/atlas-bench-index"
 cd /
 git -C "$r" worktree remove --force "$tmp/plain"

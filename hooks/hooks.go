@@ -298,12 +298,14 @@ func Install(ctx context.Context, repo *git.Repository, opts Options) (Status, e
 				WithHint("move one of them away, then install again")
 		}
 		// Rename first: a crash before our script is written leaves no hook and the
-		// user's one kept as .atlas-orig, which the next install chains.
-		if err := os.Rename(st.Hook, orig); err != nil {
+		// user's one kept as .atlas-orig, which the next install chains. The rename
+		// is flushed (hooks/ synced) before the new hook is written: a power cut
+		// cannot leave the new hook durable and the user's one under neither name.
+		if err := git.Rename(st.Hook, orig); err != nil {
 			return st, fmt.Errorf("keep %s: %w", st.Hook, err)
 		}
 	case st.State == NotInstalled:
-		if err := os.MkdirAll(loc.dir, 0o755); err != nil {
+		if err := git.MkdirAll(loc.dir, 0o755); err != nil {
 			return st, fmt.Errorf("create hooks directory: %w", err)
 		}
 	}
@@ -350,10 +352,10 @@ func Uninstall(ctx context.Context, repo *git.Repository, opts Options) (Status,
 		// An install that died between its two steps: put the user's hook back.
 	}
 	if _, err := os.Lstat(orig); err == nil {
-		if err := os.Rename(orig, st.Hook); err != nil {
+		if err := git.Rename(orig, st.Hook); err != nil {
 			return st, fmt.Errorf("restore %s: %w", st.Hook, err)
 		}
-	} else if err := os.Remove(st.Hook); err != nil {
+	} else if err := git.Remove(st.Hook); err != nil {
 		return st, fmt.Errorf("remove %s: %w", st.Hook, err)
 	}
 	st, err = inspect(loc)
@@ -361,30 +363,8 @@ func Uninstall(ctx context.Context, repo *git.Repository, opts Options) (Status,
 	return st, err
 }
 
-// writeAtomic writes data to path through a temporary file renamed into place.
+// writeAtomic writes data to path durably (git.WriteFile: flushed, renamed into
+// place, hooks/ flushed).
 func writeAtomic(path string, data []byte, mode os.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".atlas-tmp-*")
-	if err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	defer os.Remove(tmp.Name())
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Chmod(mode); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Sync(); err != nil {
-		tmp.Close()
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := tmp.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return nil
+	return git.WriteFile(path, data, mode)
 }

@@ -21,6 +21,9 @@ type AuditResult struct {
 	Worktrees []audit.Worktree `json:"worktrees"`
 	Refs      []audit.Ref      `json:"refs"`
 	Attention bool             `json:"attention"`
+	// Leftovers are temporary files and trash directories failed or killed writes
+	// left, with their size (gc removes those older than an hour).
+	Leftovers []audit.Leftover `json:"leftovers,omitempty"`
 	// Incomplete gathers the checks that failed (a worktree's status, a snapshot's
 	// size): the report holds everything else, and a front end warns of it.
 	Incomplete error `json:"-"`
@@ -35,7 +38,7 @@ func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error)
 	if rep == nil {
 		return nil, err
 	}
-	res := &AuditResult{Worktrees: rep.Worktrees, Refs: rep.Refs, Attention: rep.Attention, Incomplete: err}
+	res := &AuditResult{Worktrees: rep.Worktrees, Refs: rep.Refs, Attention: rep.Attention, Leftovers: rep.Leftovers, Incomplete: err}
 	if rep.Attention || err != nil {
 		// A check that failed may hide what needs attention: the report cannot say
 		// all is well.

@@ -174,6 +174,9 @@ func writeMissing(ctx context.Context, repo *git.Repository, root string, files 
 		want = append(want, f.got)
 	}
 	ids, err := repo.WriteRawBlobs(ctx, root, paths)
+	if errors.Is(err, git.ErrNoSpace) {
+		return err // a full disk, not a race: never retried (SPEC §15)
+	}
 	if err != nil {
 		return fmt.Errorf("%w: write the worktree's files as blobs: %v", ErrChanged, err)
 	}

@@ -235,6 +235,10 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 // trashPrefix names a worktree directory on its way out.
 const trashPrefix = ".atlas-removing-"
 
+// TrashPrefix starts the name of a worktree directory on its way out (beside where it
+// was): one a killed removal left is listed by audit and removed by gc.
+const TrashPrefix = trashPrefix
+
 // removeAtomically takes the worktree directory out of its place with one rename
 // before deleting anything, so that a kill never leaves a half-deleted worktree: the
 // directory is either whole where it was, or whole in the trash beside it (where the

@@ -188,8 +188,8 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	raw := false
 	for try := 0; try < 3; try++ {
 		c, err = capture(ctx, wt, t, opt, raw)
-		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) {
-			break
+		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
+			break // a full disk is not a race: reported, never retried (SPEC §15)
 		}
 		raw = true
 	}
@@ -282,6 +282,12 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		if err := repin(ctx, repo, rec); err != nil {
 			return nil, fmt.Errorf("record snapshot %s: %w", id, err)
 		}
+	}
+	// Durable before destructive (SPEC §15): callers delete or reset the worktree as
+	// soon as this returns. A transaction of this call flushed its refs itself; a
+	// snapshot recorded by an earlier, killed process may have refs no one flushed.
+	if err := repo.SyncRefs(gitstate.RunRef(t.Run), rec.Ref); err != nil {
+		return nil, fmt.Errorf("record snapshot %s: %w", id, err)
 	}
 	if rec.Patch != patch {
 		// Recorded earlier with another --patch-out: both files hold the same patch.
@@ -737,39 +743,22 @@ func writePatch(ctx context.Context, repo *git.Repository, path, base, tree stri
 	if err != nil {
 		return fmt.Errorf("patch tree: %w", err)
 	}
-	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return err
-	}
-	f, err := os.CreateTemp(dir, ".patch-*")
+	f, err := git.CreateFile(path, 0o600)
 	if err != nil {
 		return err
 	}
-	defer os.Remove(f.Name())
 	if err := repo.WritePatch(ctx, f, from, to); err != nil {
-		f.Close()
+		f.Abort()
 		return err
 	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
+	if replace {
+		return f.Commit()
 	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if !replace {
-		if err := os.Link(f.Name(), path); err != nil {
-			if errors.Is(err, os.ErrExist) {
-				return fault.Usage("%s exists: the patch does not replace it", path).WithHint("choose a new file, or pass --force to replace it")
-			}
-			return err
+	if err := f.CommitNew(); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return fault.Usage("%s exists: the patch does not replace it", path).WithHint("choose a new file, or pass --force to replace it")
 		}
-	} else if err := os.Rename(f.Name(), path); err != nil {
 		return err
-	}
-	if d, err := os.Open(dir); err == nil {
-		_ = d.Sync()
-		d.Close()
 	}
 	return nil
 }

@@ -49,6 +49,14 @@ func (c *AuditCmd) Run(env *Env) error {
 			t.row(r.Ref, strings.Join(r.Labels, ","), size)
 		}
 		t.flush()
+		if len(res.Leftovers) > 0 {
+			fmt.Fprintln(w)
+			t = newTable(w, "LEFTOVER", "KIND", "SIZE", "AGE")
+			for _, l := range res.Leftovers {
+				t.row(l.Path, l.Kind, fmt.Sprint(l.Size), l.Age)
+			}
+			t.flush()
+		}
 	}); perr != nil {
 		return perr
 	}
@@ -83,7 +91,7 @@ func (c *GcCmd) Run(env *Env) error {
 		}
 		for _, a := range acts {
 			what := a.Ref
-			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree {
+			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover {
 				what = a.Path
 			}
 			state := "would"

@@ -149,10 +149,20 @@ func checkoutEnv(dir string) []string {
 // globalArgs disable the user's hooks and fsmonitor for every internal call (a hook
 // may be slow, failing or have side effects; fsmonitor data could also hide a
 // change), keep git's "LF will be replaced by CRLF" warnings (core.safecrlf, which
-// changes no content) out of our output, and make git flush the objects and refs it
-// writes (git 2.39 flushes neither by default).
+// changes no content) out of our output, and make git flush what it writes (git 2.39
+// flushes none of it by default; SPEC §15): objects loose and packed, pack indexes
+// (a pack without its index cannot be read), refs, and the index of the worktrees
+// git-atlas makes: one flush per checkout, so that a power cut never leaves a managed
+// worktree git cannot read (a torn index makes every status fail). A temporary
+// index, thrown away after use, is not flushed (tempIndexConfig). One fsync per file
+// (fsyncMethod=fsync), not batch: batch's links into objects/xx are never flushed on
+// Linux (GIT-NOTES "Durability"). git flushes no directory: objectsWritten and
+// syncRefDirs do.
 var globalArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.safecrlf=false",
-	"-c", "core.fsync=loose-object,reference", "-c", "core.fsyncMethod=fsync"}
+	"-c", "core.fsync=" + fsyncComponents + ",index", "-c", "core.fsyncMethod=fsync"}
+
+// fsyncComponents is what every git process git-atlas runs flushes (core.fsync).
+const fsyncComponents = "objects,derived-metadata,reference"
 
 // cmd is one git invocation.
 type cmd struct {
@@ -215,6 +225,10 @@ type Repository struct {
 	// whole process.
 	StaleLockAge time.Duration
 	objects      objectStore
+	// flushed remembers, by object directory, the modification time it had when
+	// syncObjectDirs flushed it (dirFlush), so a command's later git processes do not
+	// flush it again unchanged.
+	flushed *sync.Map
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
@@ -283,7 +297,7 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	if len(lines) < 4 {
 		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
 	}
-	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3]}
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map)}
 	if len(lines) >= 5 && lines[2] != "true" {
 		r.TopLevel = lines[4]
 	}
@@ -334,12 +348,18 @@ func (r *Repository) ResolveCommit(ctx context.Context, rev Rev) (OID, error) {
 // ErrNotFoundObject means a revision or object does not exist.
 var ErrNotFoundObject = errors.New("no such commit or object")
 
-// HasObject reports whether id exists in the object store.
+// HasObject reports whether id exists in the object store and reads: a loose object
+// that is empty or torn (a power cut's leftover, which `cat-file -e` calls present) is
+// missing, and is removed so that the next write of it makes it whole (git's writers
+// keep an existing file).
 func (r *Repository) HasObject(ctx context.Context, id OID) bool {
 	if id.IsZero() {
 		return false
 	}
-	_, err := r.git(ctx, "cat-file", "-e", "--end-of-options", id.hex)
+	_, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
+	if err != nil {
+		r.repairLoose(id.hex)
+	}
 	return err == nil
 }
 

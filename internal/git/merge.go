@@ -7,16 +7,21 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // MergeTree merges theirs into ours without any worktree or index (`git merge-tree
 // --write-tree`). A clean merge gives its tree and nil paths; a conflict gives the
 // conflicted paths (never nil).
 func (r *Repository) MergeTree(ctx context.Context, ours, theirs OID) (OID, []string, error) {
+	start := time.Now()
 	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", "--end-of-options", ours.hex, theirs.hex)
 	var ge *Error
 	conflict := errors.As(err, &ge) && ge.ExitCode == 1
 	if err != nil && !conflict {
+		return OID{}, nil, r.objectsWritten(start, err)
+	}
+	if err := r.syncObjectDirs(start); err != nil {
 		return OID{}, nil, err
 	}
 	tree, paths, perr := parseMergeTree(out)
@@ -100,9 +105,11 @@ func (r *Repository) CommitTreeAs(ctx context.Context, tree OID, parents []OID, 
 	for _, p := range parents {
 		args = append(args, "-p", p.hex)
 	}
-	out, err := r.gitEnv(ctx, env, nil, append(args, "--end-of-options", tree.hex)...)
+	id, err := r.writeObject(func() ([]byte, error) {
+		return r.gitEnv(ctx, env, nil, append(args, "--end-of-options", tree.hex)...)
+	})
 	if err != nil {
 		return OID{}, err
 	}
-	return gitOID(string(out))
+	return gitOID(id)
 }

@@ -216,35 +216,6 @@ func (g *goGitStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error
 	return g.cli.blobsAt(ctx, specs)
 }
 
-func (g *goGitStore) put(obj plumbing.EncodedObject) (string, error) {
-	h, err := g.st.SetEncodedObject(obj)
-	if err != nil {
-		return "", err
-	}
-	id := h.String()
-	// go-git renames the object into place but does not flush it; flush the file and
-	// its directory so a crash cannot leave a ref naming a missing object.
-	if err := syncPath(filepath.Join(g.dir, "objects", id[:2], id[2:])); err != nil {
-		return "", err
-	}
-	if err := syncPath(filepath.Join(g.dir, "objects", id[:2])); err != nil {
-		return "", err
-	}
-	return id, nil
-}
-
-func syncPath(p string) error {
-	f, err := os.Open(p)
-	if err != nil {
-		return fmt.Errorf("flush %s: %w", p, err)
-	}
-	defer f.Close()
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("flush %s: %w", p, err)
-	}
-	return nil
-}
-
 func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
 	return g.write(plumbing.BlobObject, data)
 }
@@ -261,23 +232,10 @@ func (g *goGitStore) writeCommit(_ context.Context, tree string, parents []strin
 	return g.write(plumbing.CommitObject, encodeCommit(tree, parents, msg, time.Now()))
 }
 
-// write stores one object of type t durably.
+// write stores one object of type t durably, by git-atlas's own loose writer
+// (loose.go): go-git names an object before flushing it and keeps a torn one.
 func (g *goGitStore) write(t plumbing.ObjectType, data []byte) (string, error) {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	obj := g.st.NewEncodedObject()
-	obj.SetType(t)
-	w, err := obj.Writer()
-	if err != nil {
-		return "", err
-	}
-	if _, err := w.Write(data); err != nil {
-		return "", err
-	}
-	if err := w.Close(); err != nil {
-		return "", err
-	}
-	return g.put(obj)
+	return looseWriter{objects: filepath.Join(g.dir, "objects")}.write(t.String(), data)
 }
 
 // encodeTree is the body of a flat tree of regular files, as `git mktree` writes it:
@@ -424,11 +382,24 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 }
 
 func (c *cliStore) writeBlob(ctx context.Context, data []byte) (string, error) {
-	out, err := c.r.gitInput(ctx, data, "hash-object", "-w", "--stdin")
-	if err != nil {
-		return "", err
+	return c.r.writeObject(func() ([]byte, error) { return c.r.gitInput(ctx, data, "hash-object", "-w", "--stdin") })
+}
+
+// writeObject runs a git process that writes one object and prints its id, durably
+// (objectsWritten); a torn loose object of that id, which git only freshens, is
+// removed and the object written again.
+func (r *Repository) writeObject(run func() ([]byte, error)) (string, error) {
+	for try := 0; ; try++ {
+		start := time.Now()
+		out, err := run()
+		if err := r.objectsWritten(start, err); err != nil {
+			return "", err
+		}
+		id := strings.TrimSpace(string(out))
+		if try == 1 || !r.repairLoose(id) {
+			return id, nil
+		}
 	}
-	return strings.TrimSpace(string(out)), nil
 }
 
 func (c *cliStore) writeTree(ctx context.Context, entries []TreeEntry) (string, error) {
@@ -436,11 +407,7 @@ func (c *cliStore) writeTree(ctx context.Context, entries []TreeEntry) (string, 
 	for _, e := range sortedEntries(entries) {
 		fmt.Fprintf(&in, "100644 blob %s\t%s\x00", e.Blob, e.Name)
 	}
-	out, err := c.r.gitInput(ctx, in.Bytes(), "mktree", "-z")
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return c.r.writeObject(func() ([]byte, error) { return c.r.gitInput(ctx, in.Bytes(), "mktree", "-z") })
 }
 
 func (c *cliStore) writeCommit(ctx context.Context, tree string, parents []string, msg string) (string, error) {
@@ -452,9 +419,5 @@ func (c *cliStore) writeCommit(ctx context.Context, tree string, parents []strin
 		"GIT_AUTHOR_NAME=" + ledgerName, "GIT_AUTHOR_EMAIL=" + ledgerEmail,
 		"GIT_COMMITTER_NAME=" + ledgerName, "GIT_COMMITTER_EMAIL=" + ledgerEmail,
 	}}
-	out, err := x.run(ctx)
-	if err != nil {
-		return "", err
-	}
-	return strings.TrimSpace(string(out)), nil
+	return c.r.writeObject(func() ([]byte, error) { return x.run(ctx) })
 }

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 )
 
 // This file holds what snapshots need to keep the bytes on disk rather than git's
@@ -119,9 +120,10 @@ func (r *Repository) WriteRawBlobs(ctx context.Context, dir string, paths []stri
 	if len(batch) == 0 {
 		return ids, nil
 	}
-	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir, "-c", "core.fsyncMethod=batch",
+	start := time.Now()
+	out, err := cmd{dir: dir, args: []string{"--git-dir=" + r.CommonDir, "--work-tree=" + dir,
 		"hash-object", "-w", "--no-filters", "--stdin-paths"}, stdin: in.Bytes()}.run(ctx)
-	if err != nil {
+	if err := r.objectsWritten(start, err); err != nil {
 		return nil, err
 	}
 	got := strings.Fields(string(out))

@@ -36,7 +36,9 @@ var ErrRefLocked = errors.New("a ref is locked")
 
 // UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
 // which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
-// GIT-NOTES) and flushes the refs before it reports success.
+// GIT-NOTES) and flushes the refs before it reports success: git flushes each ref's
+// file before renaming it into place, and syncRefDirs then the directories that hold
+// the new names (SPEC §15: a transaction is durable when it returns).
 func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
@@ -60,8 +62,19 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if msg != "" {
 		args = append(args, "-m", msg)
 	}
+	start := time.Now()
 	_, err := r.gitInput(ctx, in.Bytes(), args...)
+	if err == nil {
+		names := make([]string, len(updates))
+		for i, u := range updates {
+			names[i] = u.Name
+		}
+		return r.syncRefDirs(start, names)
+	}
 	if err != nil {
+		if IsNoSpace(err) {
+			return noSpace(err)
+		}
 		var ge *Error
 		if errors.As(err, &ge) && clearStaleLock(ge.Stderr, r.CommonDir, r.LockAge()) {
 			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
@@ -75,6 +88,45 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 		return err
 	}
 	return nil
+}
+
+// syncRefDirs flushes, after a ref transaction that began at start, the directory of
+// every ref it moved, created or deleted, and each directory above it up to the
+// common dir (which holds packed-refs) that changed since start: git renames a ref's
+// lock file over it, may make its directories, and rewrites packed-refs for a
+// deletion, and flushes none of those directories.
+func (r *Repository) syncRefDirs(start time.Time, names []string) error {
+	since := start.Add(-objectDirSlack)
+	done := map[string]bool{}
+	for _, name := range names {
+		dir := filepath.Join(r.CommonDir, filepath.FromSlash(name))
+		own := true
+		for len(dir) > len(r.CommonDir) {
+			dir = filepath.Dir(dir)
+			if done[dir] {
+				break
+			}
+			done[dir] = true
+			fi, err := os.Stat(dir)
+			if err != nil {
+				continue // removed with the ref's deletion: its parent holds that
+			}
+			if own || !fi.ModTime().Before(since) {
+				if err := SyncDir(dir); err != nil {
+					return err
+				}
+			}
+			own = false
+		}
+	}
+	return nil
+}
+
+// SyncRefs flushes the directories that hold the named refs, and every one above
+// them up to the common dir (packed-refs'): the barrier before a destructive step that
+// relies on refs another process may have written without flushing them.
+func (r *Repository) SyncRefs(names ...string) error {
+	return r.syncRefDirs(time.Time{}, names)
 }
 
 // DefaultStaleLockAge is how old a ref lock of git-atlas's own namespaces must be

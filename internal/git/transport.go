@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 )
 
 // remoteGit runs a transport command (ls-remote, fetch, push) from where git itself
@@ -67,10 +68,11 @@ func (r *Repository) LsRemote(ctx context.Context, remote string, prefixes ...st
 func (r *Repository) Fetch(ctx context.Context, remote string, refspecs ...string) error {
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--refmap=", "--", remote}
 	args = append(args, refspecs...)
+	start := time.Now()
 	if _, err := r.remoteGit(ctx, args...); err != nil {
-		return fmt.Errorf("fetch %s: %w", remote, err)
+		return fmt.Errorf("fetch %s: %w", remote, r.objectsWritten(start, err))
 	}
-	return nil
+	return r.syncObjectDirs(start)
 }
 
 // PushRef is one ref of an atomic, leased push: the remote ref Name is set to the

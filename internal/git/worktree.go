@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 )
 
 // Worktree is a working tree git-atlas may run worktree-level git in (status, add,
@@ -229,11 +230,12 @@ func (r *Repository) OwnsWorktree(path string) bool {
 // identity (GIT_AUTHOR_NAME=..., GIT_COMMITTER_EMAIL=...): what an agent does in its
 // own worktree (the demo's agents).
 func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) error {
+	start := time.Now()
 	if _, err := w.git(ctx, env, nil, "add", "-A"); err != nil {
-		return err
+		return w.Repo.objectsWritten(start, err)
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
-	return err
+	return w.Repo.objectsWritten(start, err)
 }
 
 // Clean reports whether the worktree is exactly its HEAD: nothing staged, changed,

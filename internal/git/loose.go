@@ -1,0 +1,156 @@
+package git
+
+import (
+	"bytes"
+	"compress/zlib"
+	"crypto/sha1"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"time"
+)
+
+// Loose objects git-atlas writes itself follow the durable-write discipline
+// (durable.go): a temporary file in objects/xx, written, flushed, linked to its
+// name, then objects/xx flushed (and objects/ when xx was made). go-git's writer names
+// the object before its bytes are flushed and takes an existing name for a whole
+// object, so it is not used for writing (GIT-NOTES "Durability").
+
+// looseWriter writes loose objects into a repository's object store.
+type looseWriter struct {
+	objects string // <common dir>/objects
+	sha256  bool
+}
+
+func (l looseWriter) newHash() hash.Hash {
+	if l.sha256 {
+		return sha256.New()
+	}
+	return sha1.New()
+}
+
+// id is the object id of an object of type typ holding data.
+func (l looseWriter) id(typ string, data []byte) string {
+	h := l.newHash()
+	fmt.Fprintf(h, "%s %d\x00", typ, len(data))
+	h.Write(data)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+func (l looseWriter) path(id string) string {
+	return filepath.Join(l.objects, id[:2], id[2:])
+}
+
+// write stores the object durably and returns its id. An existing loose object of
+// that id that does not read back whole (empty or torn by a crash: git's own writers
+// only freshen an existing file) is removed and written again.
+func (l looseWriter) write(typ string, data []byte) (string, error) {
+	id := l.id(typ, data)
+	p := l.path(id)
+	if _, err := os.Lstat(p); err == nil {
+		if l.readsBack(p, id) {
+			// Freshen it, as git does, so a prune of old unreachable objects does not
+			// take it before the ref that will name it moves.
+			now := time.Now()
+			_ = os.Chtimes(p, now, now)
+			return id, nil
+		}
+		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return "", fmt.Errorf("remove torn object %s: %w", id, err)
+		}
+	}
+	dir := filepath.Dir(p)
+	if err := MkdirAll(dir, 0o755); err != nil {
+		return "", noSpace(err)
+	}
+	if err := l.writeNew(dir, p, typ, data); err != nil {
+		return "", noSpace(fmt.Errorf("write object %s: %w", id, err))
+	}
+	return id, nil
+}
+
+func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
+	f, err := os.CreateTemp(dir, TmpObjectPrefix)
+	if err != nil {
+		return err
+	}
+	tmp := f.Name()
+	defer os.Remove(tmp) // after the link, the name stays and this goes
+	zw := zlib.NewWriter(f)
+	_, err = fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
+	if err == nil {
+		_, err = zw.Write(data)
+	}
+	if err == nil {
+		err = zw.Close()
+	}
+	if err == nil {
+		err = f.Chmod(0o444)
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return err
+	}
+	// link, not rename: a concurrent writer's object of the same id is the same
+	// bytes, and it was flushed before it was named too.
+	if err := os.Link(tmp, p); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	return SyncDir(dir)
+}
+
+// readsBack reports whether the loose object at p inflates whole to an object with
+// id: a well-formed header, exactly the length it announces, and the right hash.
+func (l looseWriter) readsBack(p, id string) bool {
+	f, err := os.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(f)
+	if err != nil {
+		return false
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return false
+	}
+	nul := bytes.IndexByte(raw, 0)
+	if nul < 0 {
+		return false
+	}
+	_, size, ok := bytes.Cut(raw[:nul], []byte{' '})
+	n, err := strconv.Atoi(string(size))
+	if !ok || err != nil || n != len(raw)-nul-1 {
+		return false
+	}
+	h := l.newHash()
+	h.Write(raw)
+	return hex.EncodeToString(h.Sum(nil)) == id
+}
+
+// repairLoose makes sure the loose object id, when there is one, reads back whole: a
+// torn one (git's writers keep an existing file and only freshen it) is removed, and
+// the caller writes the object again. It reports whether it removed one.
+func (r *Repository) repairLoose(id string) bool {
+	l := looseWriter{objects: filepath.Join(r.CommonDir, "objects"), sha256: r.ObjectFormat == "sha256"}
+	if len(id) < 4 {
+		return false
+	}
+	p := l.path(id)
+	if _, err := os.Lstat(p); err != nil || l.readsBack(p, id) {
+		return false
+	}
+	return os.Remove(p) == nil
+}
