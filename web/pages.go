@@ -120,7 +120,7 @@ func at(r *http.Request) (*int, error) {
 }
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
-	res, err := s.ops.List(r.Context(), ops.ListRequest{All: r.URL.Query().Get("all") != "false"})
+	res, err := s.op().List(r.Context(), ops.ListRequest{All: r.URL.Query().Get("all") != "false"})
 	writeJSON(w, res, err)
 }
 
@@ -130,14 +130,14 @@ func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, nil, err)
 		return
 	}
-	res, err := s.ops.Show(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
+	res, err := s.op().Show(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
 	writeJSON(w, res, err)
 }
 
 func (s *Server) apiLog(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	last, _ := strconv.Atoi(q.Get("last"))
-	res, err := s.ops.Log(r.Context(), ops.LogRequest{Run: r.PathValue("id"), Type: q.Get("type"), Stage: q.Get("stage"),
+	res, err := s.op().Log(r.Context(), ops.LogRequest{Run: r.PathValue("id"), Type: q.Get("type"), Stage: q.Get("stage"),
 		Last: last, Heartbeats: q.Get("heartbeats") == "true"})
 	writeJSON(w, res, err)
 }
@@ -148,12 +148,12 @@ func (s *Server) apiGraph(w http.ResponseWriter, r *http.Request) {
 		writeJSON(w, nil, err)
 		return
 	}
-	res, err := s.ops.Graph(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
+	res, err := s.op().Graph(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
 	writeJSON(w, res, err)
 }
 
 func (s *Server) apiPlan(w http.ResponseWriter, r *http.Request) {
-	res, err := s.ops.ResumePlan(r.Context(), ops.ResumeRequest{RunID: r.PathValue("id")})
+	res, err := s.op().ResumePlan(r.Context(), ops.ResumeRequest{RunID: r.PathValue("id")})
 	writeJSON(w, res, err)
 }
 
@@ -192,7 +192,7 @@ var filterStatuses = []string{"interrupted", "running", "blocked", "stopped", "c
 // runsPage is every run (SPEC §16), interrupted first, then newest first; ?status=
 // keeps one status ("interrupted": those a resume would pick up).
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
-	res, err := s.ops.List(r.Context(), ops.ListRequest{All: true})
+	res, err := s.op().List(r.Context(), ops.ListRequest{All: true})
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -259,7 +259,7 @@ func (s *Server) patch(run, id string) ([]diffLine, bool, error) {
 	if err := confine.Name(id); err != nil {
 		return nil, false, err
 	}
-	l := s.ops.Repo.Layout()
+	l := s.op().Repo.Layout()
 	root, err := confine.New(l.RecoveryDir(run))
 	if err != nil {
 		return nil, false, err
@@ -320,18 +320,18 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, err)
 		return
 	}
-	show, err := s.ops.Show(ctx, ops.ShowRequest{Run: id, At: n})
+	show, err := s.op().Show(ctx, ops.ShowRequest{Run: id, At: n})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
-	g, err := s.ops.Graph(ctx, ops.ShowRequest{Run: id, At: n})
+	g, err := s.op().Graph(ctx, ops.ShowRequest{Run: id, At: n})
 	if err != nil {
 		s.fail(w, err)
 		return
 	}
 	typ := r.URL.Query().Get("type")
-	all, err := s.ops.Log(ctx, ops.LogRequest{Run: id, Heartbeats: true})
+	all, err := s.op().Log(ctx, ops.LogRequest{Run: id, Heartbeats: true})
 	if err != nil {
 		s.fail(w, err)
 		return
@@ -345,7 +345,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 	sort.Strings(types)
 	kept := all.Kept
 	if typ != "" {
-		lg, err := s.ops.Log(ctx, ops.LogRequest{Run: id, Type: typ, Heartbeats: true})
+		lg, err := s.op().Log(ctx, ops.LogRequest{Run: id, Type: typ, Heartbeats: true})
 		if err != nil {
 			s.fail(w, err)
 			return
@@ -383,12 +383,12 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 // current fills what only the run as it is has: its plan, worktrees and snapshots.
 // Each failing part says so in its place and hides nothing else.
 func (s *Server) current(ctx context.Context, id string, data *runData) {
-	if p, err := s.ops.ResumePlan(ctx, ops.ResumeRequest{RunID: id}); err != nil {
+	if p, err := s.op().ResumePlan(ctx, ops.ResumeRequest{RunID: id}); err != nil {
 		data.PlanError = err.Error()
 	} else {
 		data.Plan = p
 	}
-	if wl, err := s.ops.WorktreeList(ctx, ops.WorktreeListRequest{Run: id}); wl != nil {
+	if wl, err := s.op().WorktreeList(ctx, ops.WorktreeListRequest{Run: id}); wl != nil {
 		data.Worktrees = wl.Worktrees
 		if err != nil {
 			data.WorktreeError = err.Error()
@@ -396,14 +396,14 @@ func (s *Server) current(ctx context.Context, id string, data *runData) {
 	} else if err != nil {
 		data.WorktreeError = err.Error()
 	}
-	rl, err := s.ops.RecoveryList(ctx, ops.RecoveryListRequest{Run: id})
+	rl, err := s.op().RecoveryList(ctx, ops.RecoveryListRequest{Run: id})
 	if err != nil {
 		data.SnapshotError = err.Error()
 		return
 	}
 	for _, sn := range rl.Snapshots {
 		v := snapshotView{SnapshotView: sn}
-		if sh, err := s.ops.RecoveryShow(ctx, ops.RecoveryShowRequest{Snapshot: sn.RunID + "/" + sn.ID}); err != nil {
+		if sh, err := s.op().RecoveryShow(ctx, ops.RecoveryShowRequest{Snapshot: sn.RunID + "/" + sn.ID}); err != nil {
 			v.Error = err.Error()
 		} else {
 			v.Show = sh

@@ -178,6 +178,12 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mux.ServeHTTP(w, r)
 }
 
+// op is the operations for one request: a fresh Ops over the same repository (an
+// Ops keeps every store it made, and the server lives for hours).
+func (s *Server) op() *ops.Ops {
+	return &ops.Ops{Repo: s.ops.Repo, Remote: s.ops.Remote, Clock: s.ops.Clock}
+}
+
 func (s *Server) tokenIs(v string) bool {
 	return subtle.ConstantTimeCompare([]byte(v), []byte(s.token)) == 1
 }
