@@ -18,7 +18,7 @@ import (
 const (
 	nodeW, nodeH = 170, 54
 	colGap       = 60
-	rowGap       = 16
+	rowGap       = 30
 	pad          = 12
 )
 
@@ -60,11 +60,8 @@ func drawDAG(g *views.Graph, r *gitstate.Run) template.HTML {
 		}
 	}
 	width := pad*2 + (maxLevel+1)*nodeW + maxLevel*colGap
-	var b strings.Builder
 	esc := template.HTMLEscapeString
-	fmt.Fprintf(&b, `<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">`, width, height, width, height)
-	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead"/></marker></defs>`)
-	// Groups: each parent's children, framed together.
+	// Groups: each parent's children, framed together (drawn first, under the jobs).
 	groups := map[string][]*placed{}
 	for _, p := range order {
 		if p.Parent != "" {
@@ -76,15 +73,21 @@ func drawDAG(g *views.Graph, r *gitstate.Run) template.HTML {
 		parents = append(parents, k)
 	}
 	sort.Strings(parents)
+	var frames strings.Builder
 	for _, k := range parents {
 		x0, y0, x1, y1 := 1<<30, 1<<30, 0, 0
 		for _, p := range groups[k] {
 			x0, y0 = min(x0, p.X), min(y0, p.Y)
 			x1, y1 = max(x1, p.X+nodeW), max(y1, p.Y+nodeH)
 		}
-		fmt.Fprintf(&b, `<g class="group"><rect x="%d" y="%d" width="%d" height="%d" rx="8"/><text x="%d" y="%d">children of %s</text></g>`,
-			x0-6, y0-6, x1-x0+12, y1-y0+12, x0-4, y1+4, esc(k))
+		fmt.Fprintf(&frames, `<g class="group"><rect x="%d" y="%d" width="%d" height="%d" rx="8"/><text x="%d" y="%d">children of %s</text></g>`,
+			x0-6, y0-6, x1-x0+12, y1-y0+24, x0, y1+14, esc(k))
+		height = max(height, y1+24)
 	}
+	var b strings.Builder
+	fmt.Fprintf(&b, `<svg class="dag" xmlns="http://www.w3.org/2000/svg" role="img" width="%d" height="%d" viewBox="0 0 %d %d">`, width, height, width, height)
+	b.WriteString(`<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" class="arrowhead"/></marker></defs>`)
+	b.WriteString(frames.String())
 	for _, e := range g.Edges {
 		a, z := pos[e.From], pos[e.To]
 		if a == nil || z == nil {
