@@ -11,7 +11,7 @@ import (
 )
 
 // watcher notices changes of the refs under refs/atlas/ cheaply (SPEC §16): it stats
-// the loose ref directories under refs/atlas, packed-refs and reftable's table list
+// a few loose ref directories under refs/atlas, packed-refs and reftable's table list
 // once per period, never reading a run. A ref update renames a lock file into its
 // directory, which changes the directory's modification time; a new subdirectory is
 // found when its parent's time changes. It polls only while a page listens.
@@ -30,8 +30,12 @@ func newWatcher(common string, poll time.Duration) *watcher {
 	return &watcher{common: common, poll: poll, subs: map[chan uint64]bool{}}
 }
 
-// snapshot is every watched path's modification time: the directories under
-// refs/atlas (found by walking directories only), packed-refs and reftable's list.
+// snapshot is every watched path's modification time: refs/atlas and its direct
+// subdirectories (every ledger write moves its run's ref under refs/atlas/runs, so
+// one directory's time says a run changed; snapshot, pin and diverged refs are
+// written with a ledger write), everything under refs/atlas/runs, packed-refs and
+// reftable's list. The deep per-run directories of pins are not looked at: their
+// number grows with the runs.
 func (w *watcher) snapshot(prev map[string]time.Time) map[string]time.Time {
 	out := map[string]time.Time{}
 	stat := func(p string) (os.FileInfo, bool) {
@@ -45,18 +49,22 @@ func (w *watcher) snapshot(prev map[string]time.Time) map[string]time.Time {
 	}
 	stat(filepath.Join(w.common, "packed-refs"))
 	stat(filepath.Join(w.common, "reftable", "tables.list"))
+	children := map[string][]string{} // the directories seen before, by parent
+	for p := range prev {
+		d := filepath.Dir(p)
+		children[d] = append(children[d], p)
+	}
+	root := filepath.Join(w.common, filepath.FromSlash("refs/atlas")) // the loose refs, not git.Layout's atlas/
+	runs := filepath.Join(root, "runs")
 	var walk func(dir string)
 	walk = func(dir string) {
 		fi, ok := stat(dir)
-		if !ok || !fi.IsDir() {
-			return
+		if !ok || !fi.IsDir() || (dir != root && filepath.Dir(dir) == root && dir != runs) {
+			return // refs/atlas's other subdirectories: their own time only
 		}
 		if t, known := prev[dir]; known && t.Equal(fi.ModTime()) {
-			// Unchanged: its subdirectories are those seen before.
-			for p := range prev {
-				if filepath.Dir(p) == dir && p != dir {
-					walk(p)
-				}
+			for _, c := range children[dir] { // unchanged: the subdirectories seen before
+				walk(c)
 			}
 			return
 		}
@@ -70,7 +78,7 @@ func (w *watcher) snapshot(prev map[string]time.Time) map[string]time.Time {
 			}
 		}
 	}
-	walk(filepath.Join(w.common, filepath.FromSlash("refs/atlas"))) // the loose refs, not git.Layout's atlas/
+	walk(root)
 	return out
 }
 
