@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
@@ -65,6 +66,18 @@ func TestCommandServesUntilInterrupted(t *testing.T) {
 		}
 		if err := cmd.Wait(); err != nil {
 			t.Errorf("after %v: %v (want exit 0); stderr: %s", sig, err, stderr.String())
+		}
+	}
+}
+
+// TestCommandRefusesABadPort: --port outside 0..65535 is a usage error (exit 2).
+func TestCommandRefusesABadPort(t *testing.T) {
+	t.Parallel()
+	repo := testenv.Repo(t)
+	for _, p := range []string{"-1", "65536"} {
+		var out, errb strings.Builder
+		if code := cli.Main([]string{"-C", repo, "web", "--port=" + p}, strings.NewReader(""), &out, &errb); code != 2 || !strings.Contains(errb.String(), "--port") {
+			t.Errorf("--port %s: exit %d, %q", p, code, errb.String())
 		}
 	}
 }
