@@ -28,6 +28,8 @@ type ListItem struct {
 	RunView
 	Unreadable bool   `json:"unreadable,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Run is the summary read (for a front end's own columns: interrupted or not).
+	Run *gitstate.Run `json:"-"`
 }
 
 // ListResult is `list --json`: newest first by creation, unreadable runs among them.
@@ -54,7 +56,7 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		if !req.All && gitstate.RunTerminal(e.Run.State.Status) {
 			continue
 		}
-		items = append(items, ListItem{RunView: RunViewOf(e.Run, now)})
+		items = append(items, ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run})
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
 	return &ListResult{Runs: items, Now: now}, nil

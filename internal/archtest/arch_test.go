@@ -164,12 +164,12 @@ var forbiddenArrows = []struct{ from, to, why string }{
 	{"gitstate", "audit", "the ledger knows no audit"},
 	{"internal/fault", "domain", "fault is the leaf every package may import"},
 	{"audit", "resume", "audit classifies runs with the model's own predicates (gitstate.Run.Interrupted)"},
-	{"below-ops", "ops", "the operations layer is called by front ends (internal/cli, mcpserver, bench), never by the domain packages it calls"},
+	{"below-ops", "ops", "the operations layer is called by front ends (internal/cli, mcpserver, web, bench), never by the domain packages it calls"},
 }
 
 // frontEnds are the packages of the domain pattern that may call the operations layer.
 // (importer is below it: ops.Import calls it.)
-var frontEnds = map[string]bool{"ops": true, "mcpserver": true}
+var frontEnds = map[string]bool{"ops": true, "mcpserver": true, "web": true}
 
 // leaves internal/git may import: the error kinds, the progress interface and confinement.
 var gitMayImport = map[string]bool{"internal/fault": true, "internal/progress": true, "internal/confine": true}
@@ -436,7 +436,7 @@ var cliMayCall = map[string]bool{
 
 // cliCallsAny are the packages whose functions are the work of the commands that call
 // them, not ledger operations.
-var cliCallsAny = map[string]bool{"agent": true, "hooks": true, "views": true, "mcpserver": true, "ops": true}
+var cliCallsAny = map[string]bool{"agent": true, "hooks": true, "views": true, "mcpserver": true, "web": true, "ops": true}
 
 // cliMayNotCall are the functions of those packages that are ledger operations
 // (hooks.PostCheckout records worktree_untrusted): the command line reaches them

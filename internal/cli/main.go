@@ -71,6 +71,7 @@ type CLI struct {
 	Agent      AgentCmd      `cmd:"" help:"Coding agents: install or remove the session-start hook and the protocol text; the hook itself."`
 	Mcp        McpCmd        `cmd:"" name:"mcp" help:"The MCP server on stdio: one tool per operation, for MCP clients (coding agents)."`
 	Graph      GraphCmd      `cmd:"" help:"Draw a run: a graph run's DAG with each job's state, or a single run's stages."`
+	Web        WebCmd        `cmd:"" help:"Serve a read-only dashboard of the runs on 127.0.0.1 (pages, live updates, the --json documents under /api/)."`
 	Undo       UndoCmd       `cmd:"" help:"Go back to the state after an event, as one new event: epoch raised, nothing refunded."`
 	Import     ImportCmd     `cmd:"" help:"Import runs from kimi-atlas or AgenTeam (read-only on the source)."`
 	Demo       DemoCmd       `cmd:"" help:"Play an interrupted graph run and its resume in a throwaway repository."`
@@ -99,6 +100,8 @@ type Env struct {
 	ops         *ops.Ops
 	kong        *kong.Kong
 	sys         System
+	// signalEnds: an interrupt is how the command ends (web), not a failure.
+	signalEnds bool
 }
 
 // Repo opens the repository of -C (or the working directory) once.
@@ -238,7 +241,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
 	env.remoteWarnings()
-	if caught != nil {
+	if caught != nil && !env.signalEnds {
 		if sig := caught(); sig != 0 {
 			// Whatever the command was doing when it was interrupted, the shell's convention
 			// (128 + the signal's number) says so; the error is usually the cancellation.
