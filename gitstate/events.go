@@ -45,6 +45,10 @@ const (
 	EventImportedStage EventType = "imported_stage"
 	EventImportedEvent EventType = "imported_event"
 
+	// EventRunTakenOver records `resume --take-over` of a run another engine owns or
+	// that is dispatch-only (data: from, the owner; by, the new holder).
+	EventRunTakenOver EventType = "run_taken_over"
+
 	EventNote     EventType = "note"
 	EventProgress EventType = "progress"
 )
@@ -109,6 +113,7 @@ var catalogue = []EventInfo{
 	{Type: EventImported, By: ByImport, Command: "import"},
 	{Type: EventImportedStage, By: ByImport, Command: "import"},
 	{Type: EventImportedEvent, By: ByImport, Command: "import"},
+	{Type: EventRunTakenOver, By: ByResume, Command: "resume --take-over"},
 	{Type: EventNote, By: ByUser},
 	{Type: EventProgress, By: ByUser},
 }

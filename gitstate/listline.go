@@ -23,6 +23,11 @@ type summaryHeader struct {
 	Session   string `json:"session,omitempty"`
 	Baseline  string `json:"baseline"`
 	CreatedAt string `json:"created_at"`
+	// The run's pipeline mode (mode.go): detection reports who resumes it.
+	PipelineMode   string `json:"pipeline_mode,omitempty"`
+	ManagedBy      string `json:"managed_by,omitempty"`
+	ResumeWith     string `json:"resume_with,omitempty"`
+	ResumeWithText bool   `json:"resume_with_text,omitempty"`
 }
 
 type summaryState struct {
@@ -37,6 +42,7 @@ type summaryState struct {
 	Driver    *summaryLease  `json:"driver,omitempty"`
 	// IdleUntil is Run.IdleDeadline: when the open attempt dies of idleness.
 	IdleUntil string `json:"idle_until,omitempty"`
+	TakenOver string `json:"taken_over,omitempty"`
 }
 
 type summaryStage struct {
@@ -137,8 +143,9 @@ func (sum *ledgerSummary) encode() ([]byte, error) {
 func summaryOf(r *Run) *ledgerSummary {
 	h, st := &r.Header, &r.State
 	sum := &ledgerSummary{
-		Run:   summaryHeader{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
-		State: summaryState{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt},
+		Run: summaryHeader{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt,
+			PipelineMode: h.PipelineMode, ManagedBy: h.ManagedBy, ResumeWith: h.ResumeWith, ResumeWithText: h.ResumeWithText},
+		State: summaryState{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt, TakenOver: st.TakenOver},
 	}
 	if st.Stages != nil {
 		sum.State.Stages = make([]summaryStage, len(st.Stages))
@@ -231,6 +238,18 @@ func (sum *ledgerSummary) parseCanonical(doc string) bool {
 	h.Baseline = p.str()
 	p.lit(`,"created_at":`)
 	h.CreatedAt = p.str()
+	if p.opt(`,"pipeline_mode":`) {
+		h.PipelineMode = p.str()
+	}
+	if p.opt(`,"managed_by":`) {
+		h.ManagedBy = p.str()
+	}
+	if p.opt(`,"resume_with":`) {
+		h.ResumeWith = p.str()
+	}
+	if p.opt(`,"resume_with_text":true`) {
+		h.ResumeWithText = true
+	}
 	p.lit(`},"state":{"schema":`)
 	st.Schema = p.num()
 	p.lit(`,"run_id":`)
@@ -274,6 +293,9 @@ func (sum *ledgerSummary) parseCanonical(doc string) bool {
 	}
 	if p.opt(`,"idle_until":`) {
 		st.IdleUntil = p.str()
+	}
+	if p.opt(`,"taken_over":`) {
+		st.TakenOver = p.str()
 	}
 	p.lit("}}")
 	return p.ok && p.i == len(p.b)
@@ -398,8 +420,9 @@ func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
 
 func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
 	r := &Run{Tip: tip, summary: true,
-		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt},
-		State:  State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt}}
+		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt,
+			PipelineMode: h.PipelineMode, ManagedBy: h.ManagedBy, ResumeWith: h.ResumeWith, ResumeWithText: h.ResumeWithText},
+		State: State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt, TakenOver: st.TakenOver}}
 	if st.Stages != nil {
 		r.State.Stages = make([]StageState, len(st.Stages))
 		for i, s := range st.Stages {

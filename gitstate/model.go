@@ -45,7 +45,13 @@ type Header struct {
 	// ImportedFrom marks a run brought over by `git atlas import` (SPEC §13): its
 	// commands came from elsewhere and are not trusted to run here.
 	ImportedFrom *ImportedFrom `json:"imported_from,omitempty"`
-	Extra        Extra         `json:"-"`
+	// PipelineMode, ManagedBy, ResumeWith and ResumeWithText say who resumes the run
+	// (mode.go; SPEC §6): empty is standalone, as every older ledger reads.
+	PipelineMode   string `json:"pipeline_mode,omitempty"`
+	ManagedBy      string `json:"managed_by,omitempty"`
+	ResumeWith     string `json:"resume_with,omitempty"`
+	ResumeWithText bool   `json:"resume_with_text,omitempty"`
+	Extra          Extra  `json:"-"`
 }
 
 // ImportedFrom says where an imported run came from.
@@ -109,7 +115,10 @@ type State struct {
 	// Resuming marks a resume in progress: a resume killed half-way and run again
 	// continues it instead of raising the epoch a second time (SPEC §6: idempotent).
 	Resuming *ResumeMark `json:"resuming,omitempty"`
-	Extra    Extra       `json:"-"`
+	// TakenOver names who took a run its header hands off (HandsOff) over with
+	// `resume --take-over` (event run_taken_over): from then on git-atlas resumes it.
+	TakenOver string `json:"taken_over,omitempty"`
+	Extra     Extra  `json:"-"`
 }
 
 // ResumeMark is the last resume, kept until anything else happens to the run: while it

@@ -270,6 +270,9 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	if err := ValidName("run", h.RunID); err != nil {
 		return nil, err
 	}
+	if err := h.CheckMode(); err != nil {
+		return nil, err
+	}
 	// Run ids that differ only in case share a ledger ref file and a worktree
 	// directory on a case-insensitive file system: one such run is a duplicate there,
 	// so it is one everywhere (a run may be pulled to such a system).

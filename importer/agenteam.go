@@ -7,10 +7,12 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -40,7 +42,10 @@ type ateamState struct {
 	ConfigHash string   `json:"config_hash"`
 	// PipelineMode is who resumes the run: standalone (AgenTeam itself), hotl
 	// (HOTL's engine) or dispatch-only (no pipeline).
-	PipelineMode string                `json:"pipeline_mode"`
+	PipelineMode string `json:"pipeline_mode"`
+	// WorkflowFile is the HOTL workflow a hotl run resumes from, when the state names
+	// one (its resume command is `/hotl:resume <workflow-file>`).
+	WorkflowFile string                `json:"workflow_file"`
 	Status       string                `json:"status"`
 	Stages       map[string]ateamStage `json:"stages"`
 	// WorktreePath is the run's .ateam-worktrees/<slug>, relative to the directory
@@ -199,6 +204,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
 		Baseline: baseline, Stages: defs,
 		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash, PipelineMode: st.PipelineMode}}
+	h.PipelineMode, h.ManagedBy, h.ResumeWith, h.ResumeWithText = ateamMode(st.PipelineMode, st.WorkflowFile)
 	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
@@ -329,4 +335,47 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	}
 	p.Header = h
 	return p, nil
+}
+
+// The resume command of a HOTL-managed AgenTeam run, as AgenTeam's resume procedure
+// gives it: the workflow file filled in when the state names a usable one, else the
+// pattern itself, kept as text.
+const (
+	hotlOwner        = "hotl"
+	hotlResume       = "/hotl:resume "
+	hotlWorkflowHole = "<workflow-file>"
+)
+
+var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
+
+// ateamMode maps AgenTeam's pipeline_mode to the header's (SPEC §13): hotl is
+// managed by HOTL, resumed with `/hotl:resume <workflow-file>`; dispatch-only stays
+// dispatch-only; anything else is standalone. text: the resume command is a pattern
+// to fill in, never a runnable command.
+func ateamMode(mode, workflow string) (pipelineMode, owner, resumeWith string, text bool) {
+	switch mode {
+	case "hotl":
+		if usableWorkflowFile(workflow) {
+			return gitstate.ModeManaged, hotlOwner, hotlResume + workflow, false
+		}
+		return gitstate.ModeManaged, hotlOwner, hotlResume + hotlWorkflowHole, true
+	case gitstate.ModeDispatchOnly:
+		return gitstate.ModeDispatchOnly, "", "", false
+	}
+	return "", "", "", false
+}
+
+// usableWorkflowFile reports whether a workflow file named by the source may stand in
+// a command shown to an agent: a relative path inside the project, each component a
+// plain file name (confine.Name), of characters no shell reads specially.
+func usableWorkflowFile(p string) bool {
+	if !workflowFileRE.MatchString(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
+		return false
+	}
+	for _, c := range strings.Split(p, "/") {
+		if confine.Name(c) != nil {
+			return false
+		}
+	}
+	return true
 }

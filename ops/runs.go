@@ -40,6 +40,13 @@ type RunView struct {
 	CreatedAt string          `json:"created_at"`
 	UpdatedAt string          `json:"updated_at"`
 	Tip       string          `json:"tip"`
+	// PipelineMode is who resumes the run (standalone, managed, dispatch-only);
+	// ManagedBy its owner and ResumeWith the owner's resume command, as the run
+	// carries it (text: a command only where trust says so, SPEC §10).
+	PipelineMode string `json:"pipeline_mode"`
+	ManagedBy    string `json:"managed_by,omitempty"`
+	ResumeWith   string `json:"resume_with,omitempty"`
+	TakenOver    string `json:"taken_over,omitempty"`
 }
 
 // RunViewOf is r as seen at now (its driver is live or not then).
@@ -49,6 +56,7 @@ func RunViewOf(r *gitstate.Run, now time.Time) RunView {
 		Baseline: r.Header.Baseline, Session: r.Header.Session, Intent: r.Header.Intent,
 		Epoch: r.State.Epoch, Events: r.State.Seq, Live: r.Live(now), CreatedAt: r.Header.CreatedAt,
 		UpdatedAt: r.State.UpdatedAt, Tip: r.Tip,
+		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, TakenOver: r.State.TakenOver,
 	}
 	if s := r.CurrentStage(); s != nil {
 		v.CurrentStage = s.Name
@@ -100,6 +108,12 @@ type StartRequest struct {
 	// ConfigFiles are files whose hash is frozen, for drift checks; each must exist.
 	ConfigFiles []string
 	Driver      Driver
+	// ManagedBy names the engine that owns the run's resumption (pipeline mode
+	// managed), ResumeWith its resume command; DispatchOnly marks a run with no
+	// pipeline to resume. resume hands such a run back (SPEC §6).
+	ManagedBy    string
+	ResumeWith   string
+	DispatchOnly bool
 }
 
 // StartResult is the run `start` made.
@@ -170,6 +184,19 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 		Verify: req.Verify, VerifySafe: req.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
 		Session: req.Driver.Session, ConfigFiles: configs, ConfigHash: hash, Gas: req.Gas, MaxAttempts: req.MaxAttempts,
 		MaxJobs: req.MaxJobs, MaxDepth: req.MaxDepth,
+	}
+	switch {
+	case req.DispatchOnly && (req.ManagedBy != "" || req.ResumeWith != ""):
+		return nil, fault.Usage("--dispatch-only is a run with no pipeline to resume: it takes no --managed-by or --resume-with")
+	case req.DispatchOnly:
+		h.PipelineMode = gitstate.ModeDispatchOnly
+	case req.ManagedBy != "":
+		h.PipelineMode, h.ManagedBy, h.ResumeWith = gitstate.ModeManaged, req.ManagedBy, req.ResumeWith
+	case req.ResumeWith != "":
+		return nil, fault.Usage("--resume-with needs --managed-by: it is the owner's resume command")
+	}
+	if err := h.CheckMode(); err != nil {
+		return nil, err
 	}
 	if req.Graph && h.MaxAttempts == 0 {
 		// Written into the header, so that a later change of the default never changes

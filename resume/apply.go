@@ -149,8 +149,22 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if gitstate.RunTerminal(r.State.Status) {
 		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
 	}
+	if r.HandsOff() && !opt.TakeOver {
+		// Another engine's run, or dispatch-only: nothing is written, reset or run;
+		// the plan says who owns it and how to resume it there (SPEC §6).
+		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker())
+		if err != nil {
+			return nil, err
+		}
+		return &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, IgnoredDeleted: []IgnoredDeleted{}, JobVerifies: []JobVerified{}}, nil
+	}
 	if opt.TakeOver && opt.Holder == "" {
 		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
+	}
+	if r.HandsOff() {
+		if r, err = takeOverOwner(ctx, store, id, opt.Holder); err != nil {
+			return nil, err
+		}
 	}
 	now := store.Now()
 	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())

@@ -31,6 +31,13 @@ type Candidate struct {
 	Own    bool   `json:"own,omitempty"`
 	Live   bool   `json:"live,omitempty"`
 	Holder string `json:"holder,omitempty"`
+	// PipelineMode, ManagedBy and ResumeWith say who resumes the run; Handoff: resume
+	// hands it back to its owner (gitstate.Run.HandsOff), and headless selection
+	// passes it over.
+	PipelineMode string `json:"pipeline_mode"`
+	ManagedBy    string `json:"managed_by,omitempty"`
+	ResumeWith   string `json:"resume_with,omitempty"`
+	Handoff      bool   `json:"handoff,omitempty"`
 
 	run     *gitstate.Run // nil unless detected at gitstate.ListFull
 	session string        // the header's session as stored (hash, or a plain id)
@@ -125,7 +132,8 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key gitstate.
 
 func candidate(r *gitstate.Run, now time.Time) Candidate {
 	c := Candidate{RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, LastUpdate: r.State.UpdatedAt,
-		session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r}
+		session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r,
+		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, Handoff: r.HandsOff()}
 	if gitstate.Sealed(r.Header.Session) {
 		c.Session = r.Header.Session
 	}
@@ -175,6 +183,7 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 	if len(cands) == 0 {
 		return nil, fault.NotFound("no interrupted run to resume").WithHint("`git atlas list` shows the runs")
 	}
+	cands = ownFirst(cands)
 	if session != "" {
 		key, _ := store.SessionKey()
 		for i := range cands { // the session's own live run first (cands list it first)
@@ -199,6 +208,23 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 		return nil, fault.Usage("no run chosen")
 	}
 	return cands[i].load(ctx, store)
+}
+
+// ownFirst leaves out the runs resume would hand back to their owner (another
+// engine's, dispatch-only): "the newest interrupted run" is one git-atlas resumes
+// itself. When every candidate is such a run, all are kept, so that a resume that
+// names none still says who owns it instead of finding nothing.
+func ownFirst(cands []Candidate) []Candidate {
+	var own []Candidate
+	for _, c := range cands {
+		if !c.Handoff {
+			own = append(own, c)
+		}
+	}
+	if len(own) == 0 {
+		return cands
+	}
+	return own
 }
 
 // load returns the candidate's run, reading it when detection did not keep it.

@@ -47,6 +47,8 @@ type NextAction struct {
 	ThreadID string `json:"thread_id,omitempty"`
 	PID      int    `json:"pid,omitempty"`
 	Lease    string `json:"lease,omitempty"`
+	// Owner is the engine that owns the run's resumption (handoff, handoff.go).
+	Owner string `json:"owner,omitempty"`
 }
 
 // Host is the machine resume runs on, as an attempt's agent sees it: its name, as

@@ -45,6 +45,12 @@ type Plan struct {
 	// attempt's own baseline that the plan offers (the checkout is never touched).
 	Checkout   *CheckoutPlan `json:"checkout,omitempty"`
 	NextAction NextAction    `json:"next_action"`
+	// PipelineMode, ManagedBy and ResumeWith say who resumes the run (the header's);
+	// TakenOver who took it over here from its owner (`resume --take-over`).
+	PipelineMode string `json:"pipeline_mode"`
+	ManagedBy    string `json:"managed_by,omitempty"`
+	ResumeWith   string `json:"resume_with,omitempty"`
+	TakenOver    string `json:"taken_over,omitempty"`
 }
 
 // CheckoutPlan is the user's checkout a stage ran in, as a resume plan sees it.
@@ -157,6 +163,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
 		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
+		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, TakenOver: r.State.TakenOver,
 	}
 	if p.Live {
 		p.Holder = r.State.Driver.Holder
@@ -234,6 +241,9 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	} else {
 		p.NextAction = NextFor(planView(r), now, host, asker)
 	}
+	if r.HandsOff() {
+		p.NextAction = Handoff(r, trusted)
+	}
 	return p, nil
 }
 
@@ -267,7 +277,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // with it at once. The next action's commands are the caller's (SPEC §11.13).
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
 	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
-	if err != nil || !p.Live || !opt.Owns(r, now) {
+	if err != nil || !p.Live || !opt.Owns(r, now) || r.HandsOff() {
 		return p, err
 	}
 	p.Live, p.OwnSession = false, true

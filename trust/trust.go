@@ -24,12 +24,15 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
+// WhereResumeWith is where a managed run's resume command is used (Command.Where).
+const WhereResumeWith = "resume_with"
+
 // dir is the local state directory of the trust records.
 const dir = "trust"
 
 // Command is one command a run carries, where it is used, and whether it is trusted.
 type Command struct {
-	Where   string `json:"where"` // "run", "stage NAME" or "job ID"
+	Where   string `json:"where"` // "run", "stage NAME", "job ID" or "resume_with"
 	Command string `json:"command"`
 	Trusted bool   `json:"trusted"`
 }
@@ -50,6 +53,12 @@ func Commands(r *gitstate.Run) []Command {
 		if j.Verify != "" {
 			cmds = append(cmds, Command{Where: "job " + j.ID, Command: j.Verify})
 		}
+	}
+	// The owner's resume command of a managed run is shown to an agent as a command
+	// only when trusted here; one imported as a pattern to fill in is text, never a
+	// command (SPEC §6).
+	if r.Header.ResumeWith != "" && !r.Header.ResumeWithText {
+		cmds = append(cmds, Command{Where: WhereResumeWith, Command: r.Header.ResumeWith})
 	}
 	return cmds
 }

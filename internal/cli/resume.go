@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
@@ -21,7 +22,7 @@ type ResumeCmd struct {
 	Plan          bool          `help:"Print the resume plan; change nothing." xor:"mode"`
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
 	Session       string        `help:"Your agent session (default $ATLAS_SESSION): the run it still drives is its own, resumed at once; else its runs are preferred." placeholder:"ID"`
-	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event); needs --holder."`
+	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event), or one another engine owns or that is dispatch-only (recorded as run_taken_over); needs --holder."`
 	Holder        string        `help:"Drive the run from the resume on: the reset takes its driver lease for you (until now + --ttl)." placeholder:"NAME"`
 	TTL           time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease --holder takes lasts."`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
@@ -161,6 +162,17 @@ func (c *ResumeCmd) brief(env *Env) {
 		if c.Kind != "" {
 			kind = ledgerText(c.Kind, cellMax) + " "
 		}
+		if c.Handoff {
+			// Another engine's run (or dispatch-only): name its owner, never
+			// `git atlas resume` (SPEC §6).
+			owner := "it has no pipeline to resume (dispatch-only): re-assign its tasks"
+			if c.ManagedBy != "" {
+				owner = "it is managed by " + ledgerText(c.ManagedBy, cellMax) + ": resume it there"
+			}
+			fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; %s\n",
+				kind, id, what, where, age(c.LastUpdate, res.Now), owner)
+			continue
+		}
 		fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
 			kind, id, what, where, age(c.LastUpdate, res.Now), id)
 	}
@@ -214,6 +226,9 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 	fmt.Fprintf(w, "run        %s (%s), %s, epoch %d\n", p.RunID, p.Kind, ledgerText(status, cellMax), p.Epoch)
 	if p.Live {
 		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
+	}
+	if p.PipelineMode != gitstate.ModeStandalone {
+		fmt.Fprintf(w, "mode       %s\n", ledgerText(modeLine(p.PipelineMode, p.ManagedBy, p.ResumeWith, p.TakenOver), 0))
 	}
 	if p.OwnSession {
 		fmt.Fprintf(w, "yours      your session drives this run: resume goes on with it at once\n")
@@ -328,6 +343,11 @@ func printNext(w io.Writer, n resume.NextAction) {
 }
 
 func printResult(w io.Writer, r *resume.Result) {
+	if !r.Resumed && r.NextAction.Action == resume.NextHandoff {
+		fmt.Fprintf(w, "run %s is not git-atlas's to resume: nothing was changed\n", ledgerText(r.RunID, cellMax))
+		printNext(w, r.NextAction)
+		return
+	}
 	if r.Live && !r.Resumed {
 		fmt.Fprintf(w, "run %s is live (driver %s): nothing was reset\n", ledgerText(r.RunID, cellMax), ledgerText(driverText(r.Driver), cellMax))
 		printNext(w, r.NextAction)

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -41,21 +42,24 @@ func (f WorkerFlags) ops() ops.Worker { return ops.Worker{Holder: f.Holder, TTL:
 
 // StartCmd is `git atlas start`.
 type StartCmd struct {
-	ID          string   `name:"id" help:"Run id (default: time-sortable and unique)." placeholder:"ID"`
-	Intent      string   `help:"What the run is for; frozen." placeholder:"TEXT"`
-	Criterion   []string `sep:"none" help:"A success criterion (repeatable); frozen." placeholder:"TEXT"`
-	Verify      string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
-	VerifySafe  bool     `help:"The verify command is safe to run unattended (resume runs it)."`
-	Scope       []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
-	Baseline    string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
-	Stages      string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
-	Pipeline    string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
-	Graph       bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas         int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
-	MaxAttempts int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
-	MaxJobs     int      `name:"max-jobs" positive:"" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
-	MaxDepth    int      `name:"max-depth" positive:"" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
-	Config      []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
+	ID           string   `name:"id" help:"Run id (default: time-sortable and unique)." placeholder:"ID"`
+	Intent       string   `help:"What the run is for; frozen." placeholder:"TEXT"`
+	Criterion    []string `sep:"none" help:"A success criterion (repeatable); frozen." placeholder:"TEXT"`
+	Verify       string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
+	VerifySafe   bool     `help:"The verify command is safe to run unattended (resume runs it)."`
+	Scope        []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
+	Baseline     string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
+	Stages       string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
+	Pipeline     string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
+	Graph        bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
+	Gas          int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
+	MaxAttempts  int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
+	MaxJobs      int      `name:"max-jobs" positive:"" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
+	MaxDepth     int      `name:"max-depth" positive:"" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
+	Config       []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
+	ManagedBy    string   `name:"managed-by" help:"Another engine owns this run's resumption: resume hands it back to NAME (pipeline mode managed)." placeholder:"NAME"`
+	ResumeWith   string   `name:"resume-with" help:"With --managed-by: the owner's resume command, shown as a command only where it is trusted." placeholder:"CMD"`
+	DispatchOnly bool     `name:"dispatch-only" help:"The run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)."`
 	DriverFlags
 }
 
@@ -86,7 +90,8 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	res, err := o.Start(env.Ctx, ops.StartRequest{ID: c.ID, Intent: c.Intent, Criteria: c.Criterion, Verify: c.Verify, VerifySafe: c.VerifySafe,
 		Scope: c.Scope, Baseline: c.Baseline, Stages: defs, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
-		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.DriverFlags.ops()})
+		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.DriverFlags.ops(),
+		ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith, DispatchOnly: c.DispatchOnly})
 	if err != nil {
 		return err
 	}
@@ -129,7 +134,7 @@ func (c *ListCmd) Run(env *Env) error {
 			if it.Live {
 				live = it.Holder
 			}
-			t.row(it.RunID, dash(it.Kind), it.Status, dash(it.CurrentStage), live, dash(ageOrEmpty(it.UpdatedAt, res.Now)), dash(short(it.Baseline)))
+			t.row(it.RunID, dash(it.Kind), it.Status+modeNote(it.PipelineMode, it.ManagedBy, it.TakenOver), dash(it.CurrentStage), live, dash(ageOrEmpty(it.UpdatedAt, res.Now)), dash(short(it.Baseline)))
 		}
 		t.flush()
 	})
@@ -191,6 +196,9 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	}
 	for _, c := range h.Criteria {
 		fmt.Fprintf(w, "criterion %s\n", ledgerText(c, cellMax))
+	}
+	if h.Mode() != gitstate.ModeStandalone {
+		fmt.Fprintf(w, "mode      %s\n", ledgerText(modeLine(h.Mode(), h.ManagedBy, h.ResumeWith, s.TakenOver), 0))
 	}
 	if len(s.Stages) > 0 {
 		fmt.Fprintln(w)
@@ -446,4 +454,32 @@ func driverText(d *gitstate.Lease) string {
 		return "none"
 	}
 	return d.Holder + " until " + d.ExpiresAt
+}
+
+// modeNote marks a list row of a run git-atlas does not resume itself: " (managed by
+// NAME)", " (dispatch-only)"; nothing for a standalone run or one taken over here.
+func modeNote(mode, owner, takenOver string) string {
+	switch {
+	case takenOver != "" || mode == gitstate.ModeStandalone || mode == "":
+		return ""
+	case mode == gitstate.ModeManaged:
+		return " (managed by " + ledgerText(owner, cellMax) + ")"
+	}
+	return " (" + ledgerText(mode, cellMax) + ")"
+}
+
+// modeLine says who resumes a run that is not standalone; its resume command is
+// quoted, as text (a command only where trust says so: `resume --plan`).
+func modeLine(mode, owner, resumeWith, takenOver string) string {
+	line := mode
+	if owner != "" {
+		line += ", managed by " + owner
+	}
+	if resumeWith != "" {
+		line += ", resumed there with " + strconv.Quote(resumeWith)
+	}
+	if takenOver != "" {
+		line += "; taken over here by " + takenOver
+	}
+	return line
 }

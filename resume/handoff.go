@@ -1,0 +1,62 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// NextHandoff: the run is another engine's to resume, or has no pipeline to resume
+// (dispatch-only); git-atlas changed nothing (SPEC §6).
+const NextHandoff = "handoff"
+
+// Handoff is the next action of a run resume hands back (gitstate.Run.HandsOff): who
+// owns it and how to resume it there. The owner's resume command is the action's
+// Command only when it is trusted here (SPEC §10); otherwise it is quoted, as text,
+// in the reason, and never offered as a command.
+func Handoff(r *gitstate.Run, trusted trust.Set) NextAction {
+	id := r.Header.RunID
+	takeOver := " (`git atlas resume " + id + " --take-over --holder NAME` resumes it here instead, recorded)"
+	if r.Header.Mode() == gitstate.ModeDispatchOnly {
+		return NextAction{Action: NextHandoff, Reason: "run " + id + " is dispatch-only: it has no pipeline to resume; re-assign its tasks" + takeOver}
+	}
+	n := NextAction{Action: NextHandoff, Owner: r.Header.ManagedBy}
+	reason := "run " + id + " is managed by " + r.Header.ManagedBy + ": resume it there"
+	switch rw := r.Header.ResumeWith; {
+	case rw == "":
+	case !r.Header.ResumeWithText && trusted.Trusts(rw):
+		n.Command = rw
+	case r.Header.ResumeWithText:
+		reason += ", as " + strconv.Quote(rw) + " (a pattern to fill in, not a command)"
+	default:
+		reason += ", as " + strconv.Quote(rw) + " (not trusted here, so given as text: `git atlas trust " + id + "` trusts it)"
+	}
+	n.Reason = reason + takeOver
+	return n
+}
+
+// takeOverOwner records `resume --take-over` of a run resume would hand back: the
+// run_taken_over event names the owner it was taken from and the holder who took it;
+// the header stays as written, and State.TakenOver makes git-atlas resume it from
+// then on.
+func takeOverOwner(ctx context.Context, store *gitstate.Store, id, holder string) (*gitstate.Run, error) {
+	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if !r.HandsOff() {
+			return nil, nil
+		}
+		from := r.Header.ManagedBy
+		if from == "" {
+			from = r.Header.Mode()
+		}
+		r.State.TakenOver = holder
+		data, err := json.Marshal(map[string]string{"from": from, "by": holder, "pipeline_mode": r.Header.Mode()})
+		if err != nil {
+			return nil, fmt.Errorf("take over run %s: %w", id, err)
+		}
+		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunTakenOver, Holder: holder, Data: data}}, nil
+	})
+}
