@@ -236,7 +236,7 @@ func checkKept(t *testing.T, a atlasCLI, root string, keep map[string]string, ro
 
 // TestConcurrentResumes starts four resumes of one interrupted run at once, a few
 // times: each exits 0 (the winner, or one that came after it) or 3 with a plain
-// message (SPEC §6 "Concurrent resumes"), never leaves a "being made" marker behind,
+// message (docs/contract.md §6 "Concurrent resumes"), never leaves a "being made" marker behind,
 // and every byte the agents wrote is in a recovery snapshot.
 func TestConcurrentResumes(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv

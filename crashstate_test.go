@@ -17,7 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
-// The crash-state test (SPEC §15, issue 30): a write path's system calls are recorded
+// The crash-state test (docs/contract.md §11.12, issue 30): a write path's system calls are recorded
 // with strace, replayed on a model of the file system that knows what each fsync made
 // durable, and
 //   - the order rules are checked on every run: no object named before its bytes are

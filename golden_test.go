@@ -23,7 +23,7 @@ import (
 //	go test . -run TestGolden -update
 //
 // then read the diff (git diff testdata/golden): every changed line is a change of the
-// JSON contract (SPEC §4.7), which must only ever add fields.
+// JSON contract (docs/contract.md §4.7), which must only ever add fields.
 var updateGolden = flag.Bool("update", false, "rewrite testdata/golden/*.json from the commands' output")
 
 // TestGolden pins the --json output of every command, byte for byte, on one fixed
@@ -115,7 +115,7 @@ func cmdGolden(ts *testscript.TestScript, neg bool, args []string) {
 
 // runNextCommands runs every command a next action of doc prints (next_action.command,
 // and the pointer's driving.next_action.command), exactly as printed, through sh -c,
-// and fails unless git-atlas accepts it (SPEC §11.13: a printed command runs as
+// and fails unless git-atlas accepts it (docs/contract.md §11.13: a printed command runs as
 // printed for the one who asked). A template is run with a name put in for <holder>.
 // Each runs on a copy of the repository as it is now (cp -a, the ledger and the
 // managed worktrees with it), so the transcript's later goldens are not changed by it.

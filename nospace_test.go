@@ -49,7 +49,7 @@ func tmpObjects(t *testing.T, gitDir string) []string {
 
 // A worktree removal that runs out of space while snapshotting says so (exit 1, "no
 // space left on device"), is not retried as a race nor called a changed worktree,
-// leaves the worktree as it was and no temporary object file behind (SPEC §15).
+// leaves the worktree as it was and no temporary object file behind (docs/contract.md §11.12).
 func TestFullDiskIsReported(t *testing.T) {
 	disk := smallDisk(t, "6m")
 	a := newAtlasRepo(t)

@@ -1,7 +1,7 @@
 // Package agent plugs git-atlas into coding agents (Claude Code, Codex, Kimi Code):
 // it writes and removes each agent's session-start hook and the protocol text where
 // that agent reads instructions, merging into existing configuration byte for byte,
-// and it shapes the hook's output the way each agent reads it (SPEC §12).
+// and it shapes the hook's output the way each agent reads it (docs/contract.md §12).
 package agent
 
 import (

@@ -1,4 +1,4 @@
-// Package audit classifies every worktree and every atlas/ branch and ref against the run ledger, and plans and applies the garbage collection of what finished runs left behind (SPEC §8).
+// Package audit classifies every worktree and every atlas/ branch and ref against the run ledger, and plans and applies the garbage collection of what finished runs left behind (docs/contract.md §8).
 package audit
 
 import (
@@ -19,7 +19,7 @@ import (
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
-// Labels of worktrees and refs (SPEC §8).
+// Labels of worktrees and refs (docs/contract.md §8).
 const (
 	Active      = "active"      // its run is live
 	Interrupted = "interrupted" // its run needs resuming
@@ -81,7 +81,7 @@ type Report struct {
 	Refs      []Ref      `json:"refs"`
 	Attention bool       `json:"attention"`
 	// Leftovers are the temporary files and directories failed or killed writes
-	// left (SPEC §15); gc removes those older than LeftoverGrace. They lose nothing
+	// left (docs/contract.md §11.12); gc removes those older than LeftoverGrace. They lose nothing
 	// and need no person: not a matter of attention.
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 

@@ -28,7 +28,7 @@ const (
 	// KeepWorktree: a worktree a ledger record names that git-atlas does not manage
 	// (worktrees.Own): foreign, left as it is (listed, never done).
 	KeepWorktree   = "keep-worktree"
-	RemoveLeftover = "remove-leftover" // a temporary file or trash directory older than LeftoverGrace (SPEC §15)
+	RemoveLeftover = "remove-leftover" // a temporary file or trash directory older than LeftoverGrace (docs/contract.md §11.12)
 )
 
 // Action is one step of a gc plan.
@@ -112,7 +112,7 @@ func removeLeftover(a *Action, now time.Time) error {
 }
 
 // planKept lists the stopped runs. A stopped run was interrupted on purpose, not
-// finished (SPEC §5.1: `resume` takes it up again), so gc removes none of its
+// finished (docs/contract.md §5.1: `resume` takes it up again), so gc removes none of its
 // worktrees, branches or refs; it says so, because a person may expect otherwise.
 func planKept(rep *Report) []Action {
 	var ids []string

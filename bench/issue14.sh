@@ -37,7 +37,7 @@ FILES=${FILES:-2000}
 REMOVE_FILES=${REMOVE_FILES:-20000}
 REMOVE_CHANGED=${REMOVE_CHANGED:-1000}
 REMOVE_ROUNDS=${REMOVE_ROUNDS:-5}
-# The floors' git flushes what git-atlas's does (SPEC §15): objects and refs, one
+# The floors' git flushes what git-atlas's does (docs/contract.md §11.12): objects and refs, one
 # fsync per file.
 durable="-c core.fsync=objects,derived-metadata,reference -c core.fsyncMethod=fsync"
 root=$(cd "$(dirname "$0")/.." && pwd)

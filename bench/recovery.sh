@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Recovery snapshot benchmarks (bench/README.md, "## Recovery").
+# Recovery snapshot benchmarks (bench/results/2026-12-05.md, "## Recovery").
 #
 #  1. Snapshot time: `git atlas recover` of a 20,000-file checkout with 1,000 changed
 #     files (snapshot through a temporary index, read-back check of every file, pinned

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # `git atlas resume --brief` and `resume --plan` against git's own floors
-# (bench/README.md, "## Resume").
+# (bench/results/2026-12-05.md, "## Resume").
 #
 #   bash bench/resume.sh                         # both parts, default sizes
 #   PART=brief RUNS=300 ROUNDS=21 bash bench/resume.sh

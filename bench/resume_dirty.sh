@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # resume of three dirty worktrees in a 15,000-file repository (issue 10, item 16;
-# bench/README.md, "## Resume of dirty worktrees").
+# bench/results/2026-12-05.md, "## Resume of dirty worktrees").
 #
 # A graph run with three jobs, each claimed and given its worktree, each worktree then
 # dirtied (100 edited files, 20 untracked), the leases run out: `git atlas resume g`

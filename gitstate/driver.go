@@ -10,7 +10,7 @@ import (
 // DefaultDriverTTL is how long a driver lease lasts when --ttl names nothing.
 const DefaultDriverTTL = 10 * time.Minute
 
-// Writer roles: who a process's ledger writes come from (SPEC §5.1).
+// Writer roles: who a process's ledger writes come from (docs/contract.md §5.1).
 const (
 	// RoleDriver: run writes (start, transition, event, finish, heartbeat, job add,
 	// union, recover, undo, worktree add/remove of a stage or without a job lease).
@@ -85,7 +85,7 @@ func liveLease(r *Run, now time.Time) *Lease {
 // TakeOver is a driver lease replaced by --take-over: recorded as its own
 // driver_taken_over event, in the same ref update as the write that took it. A
 // renewal by the driving session under another holder name is one too, recorded as
-// driver_renamed (Renamed): never silently (SPEC §5.1).
+// driver_renamed (Renamed): never silently (docs/contract.md §5.1).
 type TakeOver struct {
 	Old Lease `json:"old"`
 	New Lease `json:"new"`
@@ -103,7 +103,7 @@ func (r *Run) Driven(now time.Time) bool {
 	return r.Live(now) && !r.AttemptIdle(now)
 }
 
-// ClaimDriver applies the driver rule of SPEC §5.1 to a run write by w at now, on the
+// ClaimDriver applies the driver rule of docs/contract.md §5.1 to a run write by w at now, on the
 // state the write starts from (Store.Update calls it on every compare-and-swap try):
 //   - no live driver: a named holder becomes the driver until now + TTL;
 //   - a live driver that is w's holder, or whose session is w's: renewed;
@@ -185,7 +185,7 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 
 // DriverRefused is the error of a write refused because another driver's lease is
 // live: exit 3, naming holder and expiry (also as the JSON error's `driver`), never
-// its session (SPEC §5.1: in a shared ledger it would be a credential).
+// its session (docs/contract.md §5.1: in a shared ledger it would be a credential).
 func DriverRefused(r *Run, w Writer) error {
 	d := r.State.Driver
 	who := d.Holder
@@ -324,7 +324,7 @@ func WallExceeded(def *StageDef, st *StageState, now time.Time) string {
 	return fmt.Sprintf("attempt %d of stage %s started %s ago, past its wall budget %s", a.N, st.Name, now.Sub(t).Round(time.Second), wall)
 }
 
-// Heartbeat records a sign of life of the stage's open attempt at now (SPEC §5.1):
+// Heartbeat records a sign of life of the stage's open attempt at now (docs/contract.md §5.1):
 // its token, when given, must be the current one (exit 3); an attempt past its wall
 // budget is refused (exit 5), as is a stage with no open attempt.
 func Heartbeat(r *Run, stage, token string, now time.Time) error {

@@ -2,7 +2,7 @@ package gitstate
 
 import "github.com/git-atlas/git-atlas/internal/fault"
 
-// Expansion (SPEC §5.3, the seeds' DECOMPOSE): a job's ok receipt may add children,
+// Expansion (docs/contract.md §5.3, the seeds' DECOMPOSE): a job's ok receipt may add children,
 // in the same ledger write, under the run's caps on jobs and depth, so that a runaway
 // agent cannot grow a run without bound. Gas stays as fixed at the first claim.
 

@@ -8,7 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// LoadAt reads a run as it was right after event seq (SPEC §14): the ledger commit
+// LoadAt reads a run as it was right after event seq (docs/contract.md §14): the ledger commit
 // that event made, read like a tip. Events are numbered from 1; a seq outside the
 // run's history is not found.
 func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*Run, error) {

@@ -14,20 +14,20 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// This file is the job machine of graph runs (SPEC §5.3): pure functions over a
+// This file is the job machine of graph runs (docs/contract.md §5.3): pure functions over a
 // Header and a State, no I/O. Callers run them inside Store.Update, which hands them
 // a fresh state on every compare-and-swap try; that retry loop, not a lock, is what
 // keeps concurrent claims correct. Every function either fully applies its change or
 // returns an error with the state untouched.
 
-// Receipt statuses a worker reports (SPEC §4.2).
+// Receipt statuses a worker reports (docs/contract.md §4.2).
 const (
 	ReceiptOK      = "ok"
 	ReceiptTimeout = "timeout"
 	ReceiptFailed  = "failed"
 )
 
-// Reasons a claim grants nothing (SPEC §4.7).
+// Reasons a claim grants nothing (docs/contract.md §4.7).
 const (
 	// ReasonWaiting: nothing is ready now, but running jobs may change that.
 	ReasonWaiting = "waiting"
@@ -763,7 +763,7 @@ func dropUnstarted(s *State, parent string) []string {
 	return dropped
 }
 
-// ResumeReset is the job half of a resume (SPEC §6.5): every RUNNING job goes back to
+// ResumeReset is the job half of a resume (docs/contract.md §6.5): every RUNNING job goes back to
 // PENDING with its lease cleared; attempts and gas are unchanged. A job whose receipt
 // arrived with its verify owed is left for the resume to verify (OwedVerifies). It returns the
 // reset jobs. The caller must raise s.Epoch in the same ledger event, so that every

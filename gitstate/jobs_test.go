@@ -59,7 +59,7 @@ type jobWant struct {
 	lease    string
 }
 
-// TestJobMachine checks every row of SPEC §5.3, and that every refused action leaves
+// TestJobMachine checks every row of docs/contract.md §5.3, and that every refused action leaves
 // the state byte for byte as it was.
 func TestJobMachine(t *testing.T) {
 	t.Parallel()

@@ -2,7 +2,7 @@ package gitstate
 
 import "github.com/git-atlas/git-atlas/internal/fault"
 
-// Job verify (SPEC §5.3): an ok receipt of a job with a verify command does not make
+// Job verify (docs/contract.md §5.3): an ok receipt of a job with a verify command does not make
 // it DONE at once. The receipt's write marks the verify owed (the job stays RUNNING,
 // its dependants wait); a second write records the verify's result. A verify that
 // never finished (the process died) is found by OwedVerifies and run again by resume.

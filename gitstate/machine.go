@@ -9,7 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// Run statuses (SPEC §5.1).
+// Run statuses (docs/contract.md §5.1).
 const (
 	RunRunning   = "running"
 	RunBlocked   = "blocked"
@@ -18,7 +18,7 @@ const (
 	RunStopped   = "stopped"
 )
 
-// Stage statuses (SPEC §5.2).
+// Stage statuses (docs/contract.md §5.2).
 const (
 	StagePending    = "pending"
 	StageDispatched = "dispatched"
@@ -32,7 +32,7 @@ const (
 	StageSkipped    = "skipped"
 )
 
-// Job states (SPEC §5.3).
+// Job states (docs/contract.md §5.3).
 const (
 	JobPending = "PENDING"
 	JobRunning = "RUNNING"
@@ -110,7 +110,7 @@ func orNone(s []string) string {
 }
 
 // ApplyStageTransition moves stage to status in r, opening a new attempt on every
-// dispatch. Beyond the table of SPEC §5.2 (CheckStageTransition) it refuses what the
+// dispatch. Beyond the table of docs/contract.md §5.2 (CheckStageTransition) it refuses what the
 // run's definitions forbid (StageAllowed): a stage with a gate goes passed → gated
 // only and one without a gate passed → completed only; a stage is dispatched only when
 // every earlier stage is completed or skipped; no dispatch past the stage's
@@ -174,7 +174,7 @@ func ApplyStageTransition(r *Run, stage, to, reason, baseline, at, nonce string)
 const ReasonAllStagesCompleted = "all-stages-completed"
 
 // autoComplete ends a single run whose every stage is completed or skipped (none can
-// then be failed or rejected) in the write that finished its last stage (SPEC §5.1):
+// then be failed or rejected) in the write that finished its last stage (docs/contract.md §5.1):
 // no run stays "running" with nothing left to do.
 func autoComplete(r *Run) {
 	if r.Header.Kind != KindSingle || len(r.State.Stages) == 0 || RunTerminal(r.State.Status) {
@@ -221,7 +221,7 @@ func openBefore(r *Run, stage string) []string {
 	return open
 }
 
-// StageAllowed lists the statuses stage may move to now: the table of SPEC §5.2 less
+// StageAllowed lists the statuses stage may move to now: the table of docs/contract.md §5.2 less
 // what the run refuses (a finished run, the gate rule, the stage order, the budget).
 // It is what a refused transition names as its valid targets, and what next_action
 // may suggest.

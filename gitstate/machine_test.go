@@ -10,7 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// specStageTable is SPEC §5.2, copied by hand so that a change to the machine has to
+// specStageTable is docs/contract.md §5.2, copied by hand so that a change to the machine has to
 // change the spec's table too.
 var specStageTable = map[string][]string{
 	"pending":    {"dispatched", "skipped"},
@@ -28,7 +28,7 @@ var specStageTable = map[string][]string{
 func TestStageMachineMatchesSpec(t *testing.T) {
 	t.Parallel()
 	if len(StageStatuses) != len(specStageTable) {
-		t.Fatalf("StageStatuses has %d statuses, SPEC §5.2 has %d", len(StageStatuses), len(specStageTable))
+		t.Fatalf("StageStatuses has %d statuses, docs/contract.md §5.2 has %d", len(StageStatuses), len(specStageTable))
 	}
 	for _, from := range StageStatuses {
 		allowed := map[string]bool{}
@@ -77,7 +77,7 @@ func TestStageMachineUnknownStatus(t *testing.T) {
 
 func TestRunMachine(t *testing.T) {
 	t.Parallel()
-	// SPEC §5.1, plus: a blocked run may also be finished (a person gives up on it);
+	// docs/contract.md §5.1, plus: a blocked run may also be finished (a person gives up on it);
 	// stopped goes back to running (through resume) or is finished completed or failed
 	// (through finish); completed and failed are final.
 	table := map[string][]string{

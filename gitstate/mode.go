@@ -2,7 +2,7 @@ package gitstate
 
 import "github.com/git-atlas/git-atlas/internal/fault"
 
-// Pipeline modes (Header.PipelineMode): who resumes a run (SPEC §6).
+// Pipeline modes (Header.PipelineMode): who resumes a run (docs/contract.md §6).
 const (
 	// ModeStandalone: git-atlas resumes the run (also a header that names no mode).
 	ModeStandalone = "standalone"

@@ -34,7 +34,7 @@ type Header struct {
 	Session     string     `json:"session,omitempty"`
 	ConfigFiles []string   `json:"config_files,omitempty"`
 	ConfigHash  string     `json:"config_hash,omitempty"`
-	// Gas is the graph run's fixed gas budget; 0 means the default (SPEC §5.3).
+	// Gas is the graph run's fixed gas budget; 0 means the default (docs/contract.md §5.3).
 	Gas int `json:"gas,omitempty"`
 	// MaxAttempts is the per-job attempt limit of a graph run (default 2).
 	MaxAttempts int `json:"max_attempts,omitempty"`
@@ -42,11 +42,11 @@ type Header struct {
 	// defaults (DefaultMaxJobs, DefaultMaxDepth).
 	MaxJobs  int `json:"max_jobs,omitempty"`
 	MaxDepth int `json:"max_depth,omitempty"`
-	// ImportedFrom marks a run brought over by `git atlas import` (SPEC §13): its
+	// ImportedFrom marks a run brought over by `git atlas import` (docs/contract.md §13): its
 	// commands came from elsewhere and are not trusted to run here.
 	ImportedFrom *ImportedFrom `json:"imported_from,omitempty"`
 	// PipelineMode, ManagedBy, ResumeWith and ResumeWithText say who resumes the run
-	// (mode.go; SPEC §6): empty is standalone, as every older ledger reads.
+	// (mode.go; docs/contract.md §6): empty is standalone, as every older ledger reads.
 	PipelineMode   string `json:"pipeline_mode,omitempty"`
 	ManagedBy      string `json:"managed_by,omitempty"`
 	ResumeWith     string `json:"resume_with,omitempty"`
@@ -64,7 +64,7 @@ type ImportedFrom struct {
 	BaselineMissing bool `json:"baseline_missing,omitempty"`
 	// ConfigHash is the source system's own config hash (not comparable with ours).
 	ConfigHash string `json:"config_hash,omitempty"`
-	// JobIDs maps each source job id that was renamed to its job id here (SPEC §13:
+	// JobIDs maps each source job id that was renamed to its job id here (docs/contract.md §13:
 	// one to one, printed and recorded).
 	JobIDs map[string]string `json:"job_ids,omitempty"`
 	// PipelineMode is AgenTeam's pipeline_mode (standalone, hotl, dispatch-only), as
@@ -81,7 +81,7 @@ type StageDef struct {
 	MaxRetries int      `json:"max_retries"`
 	ReworkTo   string   `json:"rework_to,omitempty"`
 	Scope      []string `json:"scope,omitempty"`
-	// WallBudget and IdleBudget are Go durations (SPEC §5.2): an attempt older than its
+	// WallBudget and IdleBudget are Go durations (docs/contract.md §5.2): an attempt older than its
 	// wall budget is refused heartbeats; one with no heartbeat for its idle budget is
 	// dead (its run counts as interrupted even while the driver lease lives).
 	WallBudget string `json:"wall_budget,omitempty"`
@@ -105,7 +105,7 @@ type State struct {
 	Jobs      []Job        `json:"jobs,omitempty"`
 	GasSpent  int          `json:"gas_spent,omitempty"`
 	// GasFixed is the gas limit fixed at the run's first claim when the header names
-	// none (SPEC §5.3): later job adds and expansions never raise it. 0: not yet fixed.
+	// none (docs/contract.md §5.3): later job adds and expansions never raise it. 0: not yet fixed.
 	GasFixed  int           `json:"gas_fixed,omitempty"`
 	Driver    *Lease        `json:"driver,omitempty"`
 	Worktrees []WorktreeRec `json:"worktrees,omitempty"`
@@ -113,7 +113,7 @@ type State struct {
 	Union     *UnionRec     `json:"union,omitempty"`
 	Replays   []ReplayRec   `json:"replays,omitempty"`
 	// Resuming marks a resume in progress: a resume killed half-way and run again
-	// continues it instead of raising the epoch a second time (SPEC §6: idempotent).
+	// continues it instead of raising the epoch a second time (docs/contract.md §6: idempotent).
 	Resuming *ResumeMark `json:"resuming,omitempty"`
 	// TakenOver names who took a run its header hands off (HandsOff) over with
 	// `resume --take-over` (event run_taken_over): from then on git-atlas resumes it.
@@ -145,7 +145,7 @@ type StageState struct {
 	Reworks  int           `json:"reworks,omitempty"`
 	Reason   string        `json:"reason,omitempty"`
 	Verify   *VerifyResult `json:"verify,omitempty"`
-	// Verified says, once the stage passed, whether git-atlas ran its verify (SPEC
+	// Verified says, once the stage passed, whether git-atlas ran its verify (docs/contract.md
 	// §5.2); when false, Unverified says why (no_verify, not_safe, untrusted).
 	Verified   *bool  `json:"verified,omitempty"`
 	Unverified string `json:"unverified,omitempty"`
@@ -153,7 +153,7 @@ type StageState struct {
 	Extra      Extra  `json:"-"`
 }
 
-// Attempt is one dispatch of a stage (SPEC §5.2).
+// Attempt is one dispatch of a stage (docs/contract.md §5.2).
 type Attempt struct {
 	N         int    `json:"n"`
 	StartedAt string `json:"started_at"`
@@ -210,7 +210,7 @@ type Job struct {
 	// "dependency <job> failed".
 	Reason string `json:"reason,omitempty"`
 	// VerifyOwed: an ok receipt arrived and the job's verify has not finished; the job
-	// stays RUNNING (its dependants wait) until the result is recorded (SPEC §5.3).
+	// stays RUNNING (its dependants wait) until the result is recorded (docs/contract.md §5.3).
 	VerifyOwed bool `json:"verify_owed,omitempty"`
 	// VerifyResult is the job verify's last outcome.
 	VerifyResult *VerifyResult `json:"verify_result,omitempty"`
@@ -220,7 +220,7 @@ type Job struct {
 	Extra      Extra  `json:"-"`
 }
 
-// Lease is the run's driver lease (SPEC §5.1).
+// Lease is the run's driver lease (docs/contract.md §5.1).
 type Lease struct {
 	Holder    string `json:"holder"`
 	Session   string `json:"session,omitempty"`
@@ -267,7 +267,7 @@ type UnionRec struct {
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	// Missing are the nodes the build found no branch for: nothing to integrate,
-	// reported once (SPEC §6.7: next_action never loops on them).
+	// reported once (docs/contract.md §6.7: next_action never loops on them).
 	Missing []string `json:"missing,omitempty"`
 	At      string   `json:"at"`
 	// Verify is the run's verify as `union --verify` last ran it on this union.
@@ -351,7 +351,7 @@ func (s *State) Worktree(node string) *WorktreeRec {
 
 var nameRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`) })
 
-// ValidName checks a run, stage, node or job name (SPEC §3): the pattern, and what
+// ValidName checks a run, stage, node or job name (docs/contract.md §3): the pattern, and what
 // git refuses in a ref component (".lock" endings, "..").
 func ValidName(what, name string) error {
 	if !nameRE().MatchString(name) || len(name) > 64 {
@@ -372,7 +372,7 @@ func ValidName(what, name string) error {
 }
 
 // ReservedNames describes, for people, the stage and job names the layout keeps for
-// itself (SPEC §3): every stage and job can get a worktree at
+// itself (docs/contract.md §3): every stage and job can get a worktree at
 // <root>/<run>/<name> on branch atlas/<run>/node/<name>, beside the union worktree
 // (<root>/<run>/union, branch atlas/<run>/union), the replay worktrees of recover
 // (<root>/<run>/replay-<stage>-<n>), the marker of a checkout in progress

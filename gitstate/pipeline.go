@@ -233,7 +233,7 @@ func CheckStages(defs []StageDef) error {
 }
 
 // CanonicalScope validates scope globs and turns a bare path into "path and everything
-// under it", which is what git's pathspec means by it (GIT-NOTES: doublestar would
+// under it", which is what git's pathspec means by it (docs/git-notes.md: doublestar would
 // match it exactly).
 func CanonicalScope(globs []string) ([]string, error) {
 	out := make([]string, 0, len(globs))

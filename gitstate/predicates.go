@@ -2,7 +2,7 @@ package gitstate
 
 import "time"
 
-// Interrupted reports whether the run needs resuming (SPEC §5.1): running or blocked
+// Interrupted reports whether the run needs resuming (docs/contract.md §5.1): running or blocked
 // with no live driver (a lease that ran out, or an open attempt past its idle budget:
 // see Driven), or stopped. Finished runs never are.
 func (r *Run) Interrupted(now time.Time) bool {

@@ -17,7 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// Remote is the git remote a store writes through (SPEC §10.1). A write is made on
+// Remote is the git remote a store writes through (docs/contract.md §10.1). A write is made on
 // the remote's tip of the run and pushed atomically, leased on that tip, together
 // with the other refs of the same step and the run's refs the remote lacks (pins,
 // recovery refs, node branches that fast-forward it); only then do the local refs
@@ -563,7 +563,7 @@ func randomHex() string {
 
 // Declined is the error of a push the remote declined by its policy (a hook, a
 // protected ref; git.ErrPushDeclined): what it refused, with the remote's own
-// message. Not a conflict: trying again would be refused again (SPEC §10.1). Its kind
+// message. Not a conflict: trying again would be refused again (docs/contract.md §10.1). Its kind
 // is none of fault's, so the command exits 1.
 func Declined(remote, what string, err error) error {
 	var d *git.PushDeclinedError

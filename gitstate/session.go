@@ -11,7 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// A session id is not a credential in a shared ledger (SPEC §5.1): whoever reads the
+// A session id is not a credential in a shared ledger (docs/contract.md §5.1): whoever reads the
 // ledger (every clone, everyone with access to a shared remote) could present it and
 // renew, or take back, the lease of the session that drives a run. The ledger keeps a
 // keyed hash of it instead: HMAC-SHA256 with a random key in this repository's local

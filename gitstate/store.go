@@ -15,7 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// Ref prefixes of the ledger (SPEC §3).
+// Ref prefixes of the ledger (docs/contract.md §3).
 const (
 	RunsPrefix     = "refs/atlas/runs/"
 	PinsPrefix     = "refs/atlas/pins/"
@@ -39,11 +39,11 @@ type Store struct {
 	Repo *git.Repository
 	// MaxTries bounds the compare-and-swap retries of one write.
 	MaxTries int
-	// Writer is who this process writes as (SPEC §5.1): every write of the RoleDriver
+	// Writer is who this process writes as (docs/contract.md §5.1): every write of the RoleDriver
 	// is checked against the run's driver lease and takes or renews it (ClaimDriver),
 	// on each compare-and-swap try.
 	Writer Writer
-	// Remote, when set, makes every write a write through that git remote (SPEC
+	// Remote, when set, makes every write a write through that git remote (docs/contract.md
 	// §10.1, remote.go) and makes reads fetch the run first.
 	Remote *Remote
 	// Clock is the time the store's writes are dated by and its leases judged at (nil:
@@ -444,7 +444,7 @@ func jitter(ctx context.Context, backoff, ceiling time.Duration) (time.Duration,
 	return min(2*backoff, ceiling), nil
 }
 
-// stoppedWrites are the events a stopped run still takes (SPEC §5.1): finish, and the
+// stoppedWrites are the events a stopped run still takes (docs/contract.md §5.1): finish, and the
 // reaping finish --force does before it; resume writes as RoleResume.
 var stoppedWrites = map[EventType]bool{EventRunFinished: true, EventJobReaped: true, EventWorktreeUntrusted: true}
 

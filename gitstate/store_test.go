@@ -101,7 +101,7 @@ func TestStoreLifecycle(t *testing.T) {
 }
 
 // assertOneHeaderBlob walks the chain from tip: n commits, single parents, and one
-// run.json blob in all of them (SPEC §11.5).
+// run.json blob in all of them (docs/contract.md §11.5).
 func assertOneHeaderBlob(t *testing.T, repo *git.Repository, tip string, n int) {
 	t.Helper()
 	ctx := context.Background()

@@ -294,7 +294,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			if got := listRuns(t, s)["plain"].State.Status; got != "paused" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
-			s.Writer = Writer{Session: "s-7"} // the driving session (SPEC §5.1)
+			s.Writer = Writer{Session: "s-7"} // the driving session (docs/contract.md §5.1)
 			if err := transition(s, "plain", "code", StagePassed); err != nil {
 				t.Fatal(err)
 			}

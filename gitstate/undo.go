@@ -18,7 +18,7 @@ type UndoResult struct {
 }
 
 // Undo sets r (the run's newest state) back to past, the state right after event
-// past.State.Seq, as one new event (SPEC §14): the chain is never rewritten. What is
+// past.State.Seq, as one new event (docs/contract.md §14): the chain is never rewritten. What is
 // restored is what the ledger alone decides: run and stage statuses, the jobs and
 // their states. What undo cannot take back stays as it is now, so that the ledger
 // never says something untrue:

@@ -8,7 +8,7 @@ import (
 )
 
 // CheckDocuments fails when a run's documents hold a value no write of git-atlas
-// makes: a run, stage, job or node name ValidName refuses (SPEC §3), an object id
+// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), an object id
 // (a baseline, a head, a snapshot commit) that is not a full hex id, a branch or
 // recovery ref git would refuse, a snapshot id that is not a file name. Every read
 // applies it (sameRun), so a run pulled from elsewhere, hand-edited, or written by an

@@ -7,7 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// A graph run's verdict (SPEC §5.3, the seeds' AGGREGATE step): how its success
+// A graph run's verdict (docs/contract.md §5.3, the seeds' AGGREGATE step): how its success
 // criteria (start --criterion) stand, judged from the jobs that carry them.
 const (
 	VerdictResolved   = "resolved"   // every criterion met by a DONE, verified job

@@ -127,7 +127,7 @@ type Hint struct {
 	// Roots are the managed worktrees' root, as configured and resolved.
 	Roots []string
 	// Say are the lines the hook prints: only text git-atlas composes from run ids
-	// (never a run's free text: SPEC §11 invariant 11).
+	// (never a run's free text: docs/contract.md §11 invariant 11).
 	Say []string
 	// Ask: the hook must ask git-atlas rather than say anything.
 	Ask bool

@@ -1,4 +1,4 @@
-// Package hooks installs, removes and describes git-atlas's post-checkout hook (SPEC §9)
+// Package hooks installs, removes and describes git-atlas's post-checkout hook (docs/contract.md §9)
 // in the hooks directory git uses, keeping a hook already there running first and
 // restoring it byte for byte on uninstall.
 package hooks

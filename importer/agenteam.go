@@ -184,7 +184,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 		// verify_safe is the run's own definition and carries over (null: not safe). It
 		// does not make the command run here: an imported command runs only once a
-		// person trusts it (SPEC §10, package trust), so until then resume skips it and
+		// person trusts it (docs/contract.md §10, package trust), so until then resume skips it and
 		// says so; after, resume verifies first as AgenTeam would.
 		if s.VerifySafe != nil && *s.VerifySafe {
 			d.VerifySafe = true
@@ -348,7 +348,7 @@ const (
 
 var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
 
-// ateamMode maps AgenTeam's pipeline_mode to the header's (SPEC §13): hotl is
+// ateamMode maps AgenTeam's pipeline_mode to the header's (docs/contract.md §13): hotl is
 // managed by HOTL, resumed with `/hotl:resume <workflow-file>`; dispatch-only stays
 // dispatch-only; anything else is standalone. text: the resume command is a pattern
 // to fill in, never a runnable command.

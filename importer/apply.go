@@ -185,7 +185,7 @@ func resolved(p string) string {
 }
 
 // adopt records the source's worktree as the run's node worktree, snapshotting it
-// first when it holds changes (SPEC §7).
+// first when it holds changes (docs/contract.md §7).
 func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) error {
 	repo := store.Repo
 	var info git.WorktreeInfo

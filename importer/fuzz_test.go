@@ -8,7 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 )
 
-// The source decoders take hostile bytes (SPEC §13). Whatever the files hold, they
+// The source decoders take hostile bytes (docs/contract.md §13). Whatever the files hold, they
 // never panic, and a plan they return is one the ledger accepts: its run id and job
 // ids pass the checks of start and job add, no two jobs differ only in case, every
 // need names a job of the run, every stage status is one of the machine's, and there

@@ -1,4 +1,4 @@
-// Package importer brings runs over from the reference systems (SPEC §13): it reads
+// Package importer brings runs over from the reference systems (docs/contract.md §13): it reads
 // their files (never writes them) and turns each source run into a plan of ledger
 // writes; Apply makes them through gitstate's store.
 package importer
@@ -464,7 +464,7 @@ func kimiNext(last string) string {
 }
 
 // kimiPosition is a single run's stages after steps, where the kimi-atlas resume
-// procedure stands (SPEC §13): before the stage it re-enters, each stage recorded is
+// procedure stands (docs/contract.md §13): before the stage it re-enters, each stage recorded is
 // completed and each never recorded was skipped (CLARIFY when the run never needed
 // it); from that stage on, everything is pending, so the re-verify after a refine
 // pass comes next and VERIFIED is not shown completed. GROUNDED as the last step
@@ -530,7 +530,7 @@ func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes
 }
 
 // kimiGraph puts a graph run's jobs into fin, as plan.dag.json has them, after every
-// check `job add` makes (SPEC §13): job ids named one to one (assignNames: reserved
+// check `job add` makes (docs/contract.md §13): job ids named one to one (assignNames: reserved
 // names, names that differ only in case and ids git refuses get names of their
 // own, the mapping in p.JobIDs), a need on a job the plan does not have, a job
 // listed twice, a cycle, the job and depth caps. Any of these refuses the run.

@@ -9,7 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// assignNames gives each source id a name git-atlas accepts, one to one (SPEC §13:
+// assignNames gives each source id a name git-atlas accepts, one to one (docs/contract.md §13:
 // an id git refuses is mapped, and the mapping printed). ok says whether a name is
 // acceptable as it is (valid, not reserved); taken are names already in use in the
 // same namespace (a run's stage names, for its jobs), compared without case.

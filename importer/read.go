@@ -13,7 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// MaxSourceFile is the size cap of one source file (SPEC §13: import sources are
+// MaxSourceFile is the size cap of one source file (docs/contract.md §13: import sources are
 // hostile input). kimi-atlas and AgenTeam write a few kilobytes per run; a long
 // run's event log stays far below this.
 const MaxSourceFile = 64 << 20
@@ -30,7 +30,7 @@ const readChunk = 1 << 20
 // or out of the tree), a FIFO, a device, a directory.
 var errNotRegular = errors.New("import reads regular files only")
 
-// readSource reads one source file, bounded (SPEC §13): a regular file only, opened
+// readSource reads one source file, bounded (docs/contract.md §13): a regular file only, opened
 // without following a symbolic link and without blocking (a FIFO is refused, never
 // waited on), at most MaxSourceFile bytes, within readTimeout, and given up as soon
 // as ctx is cancelled (SIGTERM). A missing file is fs.ErrNotExist.

@@ -44,7 +44,7 @@ func TestMain(m *testing.M) {
 	os.Exit(testenv.Pin(m))
 }
 
-// allTools are the tools the server must offer (SPEC §12: one per operation).
+// allTools are the tools the server must offer (docs/contract.md §12: one per operation).
 var allTools = []string{"audit", "event", "finish", "job_add", "job_claim", "job_done", "job_list", "job_renew",
 	"list", "log", "reap", "recover", "recovery_list", "recovery_restore", "recovery_show", "resume",
 	"resume_detect", "resume_plan", "show", "start", "transition", "union", "worktree_add", "worktree_list",
@@ -522,7 +522,7 @@ func agentMain() int {
 		return 1
 	}
 	// The default ten-minute driver lease: the run is still live when the agent dies,
-	// and the next session, with the same session id, takes it back at once (SPEC §5.1).
+	// and the next session, with the same session id, takes it back at once (docs/contract.md §5.1).
 	driver := map[string]any{"holder": "agent-1", "session": agentSession}
 	steps := []struct {
 		tool string
@@ -606,7 +606,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 	if err := json.Unmarshal(raw, &hook); err != nil || hook.Out.Event != "SessionStart" {
 		t.Fatalf("hook output %q is not Claude Code's SessionStart output (%v)", raw, err)
 	}
-	// Its first line is the pointer a compacted session needs (SPEC §6): the run it
+	// Its first line is the pointer a compacted session needs (docs/contract.md §6): the run it
 	// is still driving, the stage and attempt, and what to do next.
 	if !strings.HasPrefix(hook.Out.Context, "git-atlas: you are driving run "+agentRun+" ") || !strings.Contains(hook.Out.Context, "stage build (dispatched), attempt 1; next: ") || !strings.Contains(hook.Out.Context, agentSession) {
 		t.Fatalf("the hook does not point the session at its run %s: %q", agentRun, hook.Out.Context)

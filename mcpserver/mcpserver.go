@@ -99,7 +99,7 @@ const anyValue = "any JSON value"
 // objectsOnly makes every schema in s (s included) one that marshals as a JSON
 // object: MCP's Tool shape takes object schemas only, at every depth, and the
 // official TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema
-// allows (SPEC §12). jsonschema-go marshals a schema with no keyword as true (so does
+// allows (docs/contract.md §12). jsonschema-go marshals a schema with no keyword as true (so does
 // what jsonschema.For infers for an interface field, and anything() would without its
 // description) and {"not": {}} as false; a schema with no keyword gets a description,
 // which allows what it allowed. Children are mended before their parent, so {"not":

@@ -41,7 +41,7 @@ func tools() []spec {
 
 func w(words ...string) []string { return words }
 
-// DriverInput are the driver-lease arguments of run writes (SPEC §5.1).
+// DriverInput are the driver-lease arguments of run writes (docs/contract.md §5.1).
 type DriverInput struct {
 	Holder   string `json:"holder,omitempty" jsonschema:"who is driving the run (takes or renews the run's driver lease); always pass it"`
 	Session  string `json:"session,omitempty" jsonschema:"your agent session id: a restarted or compacted session with the same id takes its run back at once"`
@@ -281,7 +281,7 @@ type AuditInput struct {
 	Size bool `json:"size,omitempty" jsonschema:"measure each recovery snapshot's disk usage"`
 }
 
-// Output schemas: the members SPEC §4.7 names, typed; further members are allowed
+// Output schemas: the members docs/contract.md §4.7 names, typed; further members are allowed
 // (the JSON contract adds fields, never renames them).
 
 type props = map[string]*jsonschema.Schema
@@ -346,7 +346,7 @@ func snapshotRow() *jsonschema.Schema {
 		"stage": str(), "ref": str(), "patch": str(), "created_at": str()})
 }
 
-// planSchema is resume --plan's document (SPEC §6.3), and with applied resume's
+// planSchema is resume --plan's document (docs/contract.md §6.3), and with applied resume's
 // (what was done as well).
 func planSchema(applied bool) *jsonschema.Schema {
 	p := props{"run_id": str(), "kind": str(), "status": str(), "live": boolean(),

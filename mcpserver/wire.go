@@ -20,7 +20,7 @@ import (
 // and every later request goes unanswered. lineTransport reads the newline-delimited
 // JSON-RPC 2.0 of the stdio transport itself: each line is checked (checkLine) before
 // the SDK sees it, a bad one is answered with a JSON-RPC parse error (-32700) or
-// invalid request (-32600) and the server reads on (SPEC §12).
+// invalid request (-32600) and the server reads on (docs/contract.md §12).
 
 // maxLine bounds one line of input (the SDK's own bound).
 const maxLine = mcp.DefaultMaxLineLength

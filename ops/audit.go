@@ -16,7 +16,7 @@ type AuditRequest struct {
 	Now time.Time
 }
 
-// AuditResult is `audit --json`: every worktree and atlas ref, classified (SPEC §8).
+// AuditResult is `audit --json`: every worktree and atlas ref, classified (docs/contract.md §8).
 type AuditResult struct {
 	Worktrees []audit.Worktree `json:"worktrees"`
 	Refs      []audit.Ref      `json:"refs"`

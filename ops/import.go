@@ -13,7 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// ImportRequest is `import kimi-atlas|agenteam [DIR]` (SPEC §13).
+// ImportRequest is `import kimi-atlas|agenteam [DIR]` (docs/contract.md §13).
 type ImportRequest struct {
 	// System is the system the runs come from: importer.KimiAtlas or
 	// importer.AgenTeam.
@@ -72,7 +72,7 @@ func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, err
 		return nil, fault.New(fault.ErrUsage, "%v", err)
 	}
 	// A run an earlier import named keeps its name, even when the source has since
-	// gained an id that collides with it (SPEC §13: a re-import changes nothing).
+	// gained an id that collides with it (docs/contract.md §13: a re-import changes nothing).
 	store := o.Store(Driver{}.Writer())
 	prefer := map[string]string{}
 	for _, p := range plans {
@@ -155,7 +155,7 @@ var ateamConfigs = []string{".agenteam/config.yaml", ".agenteam.team/config.yaml
 
 // importConfigFiles freezes the hash of AgenTeam's configuration files as they are at
 // import, as `start --config` does, so resume reports their drift from here on
-// (SPEC §6); AgenTeam's own hash (of its merged configuration) is kept in
+// (docs/contract.md §6); AgenTeam's own hash (of its merged configuration) is kept in
 // imported_from. A project outside the worktree, or a file that is not a regular
 // file, leaves drift unknown, said in a note.
 func importConfigFiles(top, dir string, p *importer.Plan) {

@@ -117,7 +117,7 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 			return nil, err
 		}
 	}
-	// Written here, it may run here (SPEC §10): trusted durably before the ledger
+	// Written here, it may run here (docs/contract.md §10): trusted durably before the ledger
 	// commit that carries it, so no crash after the ref moved leaves it untrusted.
 	var added trust.Added
 	if req.Verify != "" {
@@ -162,7 +162,7 @@ type JobClaimRequest struct {
 	Worker Worker
 }
 
-// JobClaimResult is a claim (SPEC §4.7); the pointers are null when nothing was
+// JobClaimResult is a claim (docs/contract.md §4.7); the pointers are null when nothing was
 // granted, and Reason then says why.
 type JobClaimResult struct {
 	RunID        string        `json:"run_id"`
@@ -530,7 +530,7 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 }
 
 // checkScope refuses an ok receipt whose node changed paths outside the job's scope
-// (SPEC §5.3: a scope is a contract), committed or not, against the node's baseline:
+// (docs/contract.md §5.3: a scope is a contract), committed or not, against the node's baseline:
 // exit 5 with the paths, nothing written, the lease kept so the worker can fix it. A
 // receipt the write will refuse anyway (another lease) is left to it.
 func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) error {

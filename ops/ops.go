@@ -1,4 +1,4 @@
-// Package ops holds one function per user operation (SPEC §4): start, transition,
+// Package ops holds one function per user operation (docs/contract.md §4): start, transition,
 // event, finish, heartbeat, undo, job add/claim/renew/done/list, reap, worktree
 // add/list/remove, union, resume detect/plan/apply, recover, recovery
 // list/show/restore, audit, gc, import, push, pull.
@@ -11,7 +11,7 @@
 // records, what a finish clears) live here or in the domain packages below, never in
 // a front end.
 //
-// A result is the operation's JSON document (SPEC §4.7): its fields, in order, are
+// A result is the operation's JSON document (docs/contract.md §4.7): its fields, in order, are
 // what `--json` prints, so a front end prints it as it is.
 //
 // An operation never prints and never prompts: what a person must confirm is asked
@@ -34,7 +34,7 @@ import (
 // called from several goroutines at once (each builds its own ledger store).
 type Ops struct {
 	Repo *git.Repository
-	// Remote, when set, makes every ledger write go through that git remote (SPEC
+	// Remote, when set, makes every ledger write go through that git remote (docs/contract.md
 	// §10.1) and reads fetch the run first.
 	Remote *gitstate.Remote
 	// Progress receives the progress of long operations (audit, gc, union,
@@ -125,7 +125,7 @@ func (o *Ops) Tries() int64 {
 	return n
 }
 
-// Driver is who writes as a run's driver (SPEC §5.1): --holder, --session,
+// Driver is who writes as a run's driver (docs/contract.md §5.1): --holder, --session,
 // --take-over and --ttl of the driver's commands.
 type Driver struct {
 	Holder   string
@@ -170,7 +170,7 @@ func (o *Ops) driverStore(d Driver) (*gitstate.Store, error) {
 }
 
 // Worker is a worker holding job leases (--holder, --ttl of the job commands): its
-// writes never touch the run's driver lease (SPEC §5.1).
+// writes never touch the run's driver lease (docs/contract.md §5.1).
 type Worker struct {
 	Holder string
 	// TTL is how long a job lease lasts.

@@ -2,7 +2,7 @@ package ops
 
 import "github.com/git-atlas/git-atlas/internal/fault"
 
-// The steps only a person takes (SPEC §5.2, §5.3): one list, here. Each is refused
+// The steps only a person takes (docs/contract.md §5.2, §5.3): one list, here. Each is refused
 // through MCP and from an agent hook (exit 5: a person must do it); on the command
 // line it needs a terminal, or --approved-by NAME, which is recorded in its event, so
 // an agent that passes it is on the record.

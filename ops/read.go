@@ -81,7 +81,7 @@ type StageView struct {
 	BudgetLeft int    `json:"budget_left"`
 	Verify     string `json:"verify,omitempty"`
 	VerifySafe bool   `json:"verify_safe"`
-	// The open attempt's liveness (SPEC §5.2): its last heartbeat, and what is left
+	// The open attempt's liveness (docs/contract.md §5.2): its last heartbeat, and what is left
 	// of its stage's wall and idle budgets (Go durations; "0s" when spent).
 	WallBudget  string `json:"wall_budget,omitempty"`
 	IdleBudget  string `json:"idle_budget,omitempty"`
@@ -91,7 +91,7 @@ type StageView struct {
 	ThreadID    string `json:"thread_id,omitempty"`
 	Lease       string `json:"lease,omitempty"`
 	// Verified: once passed, whether git-atlas ran its verify; Unverified why not
-	// (no_verify, not_safe, untrusted; SPEC §5.2).
+	// (no_verify, not_safe, untrusted; docs/contract.md §5.2).
 	Verified   *bool  `json:"verified,omitempty"`
 	Unverified string `json:"unverified,omitempty"`
 }
@@ -236,7 +236,7 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 }
 
 // Graph is a run's DAG (a graph run's jobs, or a single run's stages) as the views
-// draw it (SPEC §14), as it is or as it was.
+// draw it (docs/contract.md §14), as it is or as it was.
 func (o *Ops) Graph(ctx context.Context, req ShowRequest) (*views.Graph, error) {
 	r, err := o.load(ctx, req.Run, req.At)
 	if err != nil {

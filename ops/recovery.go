@@ -24,7 +24,7 @@ func (o *Ops) snapshotOptions(s SnapshotOptions, reason, patchOut string) recove
 	return recovery.Options{Reason: reason, IncludeIgnored: s.IncludeIgnored, IgnoredCap: s.IgnoredCap, PatchOut: patchOut, Progress: o.Progress}
 }
 
-// SnapshotView is a recovery snapshot in JSON (SPEC §4.7 names id, run_id, node,
+// SnapshotView is a recovery snapshot in JSON (docs/contract.md §4.7 names id, run_id, node,
 // stage, ref, patch, created_at).
 type SnapshotView struct {
 	ID        string `json:"id"`
@@ -118,7 +118,7 @@ func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*W
 }
 
 // precheck applies, before a destructive step, the rules the step's ledger write
-// will apply (SPEC §5.1: the driver rule; a stopped run takes no write but resume's
+// will apply (docs/contract.md §5.1: the driver rule; a stopped run takes no write but resume's
 // and finish's): nothing is removed for a record the ledger then refuses. The write
 // checks them again, on every compare-and-swap try.
 func precheck(ctx context.Context, store *gitstate.Store, run string) error {
@@ -182,7 +182,7 @@ type ReplayView struct {
 	Worktree *string `json:"worktree"`
 }
 
-// Recover is "preserve and replay" (SPEC §7): it snapshots the stage's worktree (or
+// Recover is "preserve and replay" (docs/contract.md §7): it snapshots the stage's worktree (or
 // the user's checkout, without touching it), makes a replay branch at the stage's
 // baseline, optionally a worktree on it with the snapshot applied, and records it.
 func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, error) {

@@ -17,7 +17,7 @@ import (
 // names no limit (the command line's --verify-timeout default).
 const DefaultVerifyTimeout = 10 * time.Minute
 
-// Driving is the run the caller's session still drives (SPEC §6): Pointer is the one
+// Driving is the run the caller's session still drives (docs/contract.md §6): Pointer is the one
 // line a compacted session needs, NextAction what to do next. (Members in this order:
 // the JSON contract had them sorted.)
 type Driving struct {
@@ -103,7 +103,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	return res, nil
 }
 
-// forAgents keeps out of the candidates the free text of runs written elsewhere (SPEC
+// forAgents keeps out of the candidates the free text of runs written elsewhere (docs/contract.md
 // §6, §11 invariant 11): what detect and the brief give (an agent reads both, at
 // session start, through MCP) carries a run's intent only when this clone started
 // the run or a person trusted it here (trust.Intents), and of the other values only
@@ -123,7 +123,7 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 	}
 }
 
-// pointer is the first line a compacted session needs (SPEC §6): the run it still
+// pointer is the first line a compacted session needs (docs/contract.md §6): the run it still
 // drives, where it stands and what to do next; nil when it drives none. It reads the
 // one run in full (the candidates are summaries). Every value is ledger text, shown
 // on one line (text.Ledger); the intent only when intents trusts it.
@@ -137,7 +137,7 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 			return nil
 		}
 		// The session drives the run (c.Own): the commands carry its driver's holder,
-		// so they run as printed for it (SPEC §11.13).
+		// so they run as printed for it (docs/contract.md §11.13).
 		key, _ := store.SessionKey()
 		asker := resume.Asker{Session: session, Key: key}
 		if r.State.Driver != nil {
@@ -164,7 +164,7 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 	return nil
 }
 
-// ResumeRequest is `resume [RUN]` and `resume --plan [RUN]` (SPEC §6).
+// ResumeRequest is `resume [RUN]` and `resume --plan [RUN]` (docs/contract.md §6).
 type ResumeRequest struct {
 	// RunID is the run to resume; "" selects one (the session's own, else the only
 	// interrupted run, else Choose, else the newest).
@@ -261,7 +261,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
 }
 
-// Resume resumes the run (SPEC §6): fences the stale driver, snapshots every dirty
+// Resume resumes the run (docs/contract.md §6): fences the stale driver, snapshots every dirty
 // worktree it resets, verifies first and reports what to do next. A result may come
 // with an error (the verify failed, the run was stopped): it says what was done.
 func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, error) {

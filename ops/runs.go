@@ -21,7 +21,7 @@ import (
 	"github.com/git-atlas/git-atlas/trust"
 )
 
-// RunView is the JSON of a run in start, finish, list and show (SPEC §4.7).
+// RunView is the JSON of a run in start, finish, list and show (docs/contract.md §4.7).
 type RunView struct {
 	RunID        string `json:"run_id"`
 	Kind         string `json:"kind"`
@@ -42,7 +42,7 @@ type RunView struct {
 	Tip       string          `json:"tip"`
 	// PipelineMode is who resumes the run (standalone, managed, dispatch-only);
 	// ManagedBy its owner and ResumeWith the owner's resume command, as the run
-	// carries it (text: a command only where trust says so, SPEC §10).
+	// carries it (text: a command only where trust says so, docs/contract.md §10).
 	PipelineMode string `json:"pipeline_mode"`
 	ManagedBy    string `json:"managed_by,omitempty"`
 	ResumeWith   string `json:"resume_with,omitempty"`
@@ -110,7 +110,7 @@ type StartRequest struct {
 	Driver      Driver
 	// ManagedBy names the engine that owns the run's resumption (pipeline mode
 	// managed), ResumeWith its resume command; DispatchOnly marks a run with no
-	// pipeline to resume. resume hands such a run back (SPEC §6).
+	// pipeline to resume. resume hands such a run back (docs/contract.md §6).
 	ManagedBy    string
 	ResumeWith   string
 	DispatchOnly bool
@@ -216,16 +216,16 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	// The session is kept as its keyed hash (SPEC §5.1), in the header as in the lease.
+	// The session is kept as its keyed hash (docs/contract.md §5.1), in the header as in the lease.
 	r.Header.Session = w.Key.Seal(req.Driver.Session)
 	if _, err := gitstate.ClaimDriver(r, w, now); err != nil {
 		return nil, err
 	}
-	// This repository wrote the run's commands: they may run here (SPEC §10). Their
-	// trust is durable before the ledger commit that carries them (SPEC §11 invariant
+	// This repository wrote the run's commands: they may run here (docs/contract.md §10). Their
+	// trust is durable before the ledger commit that carries them (docs/contract.md §11 invariant
 	// 12): no crash after the ref moved leaves the run's own verify untrusted. A crash
 	// in between leaves trusted only what was typed here, for a run that does not exist.
-	// The intent was typed here too: it may reach an agent's context here (SPEC §6).
+	// The intent was typed here too: it may reach an agent's context here (docs/contract.md §6).
 	var own []string
 	for _, cm := range trust.Commands(r) {
 		own = append(own, cm.Command)
@@ -314,7 +314,7 @@ type TransitionStage struct {
 	Lease    *string `json:"lease,omitempty"`
 	Name     string  `json:"name"`
 	Status   string  `json:"status"`
-	// Unverified, Verified and Verify: a passed report's verify (SPEC §5.2).
+	// Unverified, Verified and Verify: a passed report's verify (docs/contract.md §5.2).
 	Unverified string                 `json:"unverified,omitempty"`
 	Verified   *bool                  `json:"verified,omitempty"`
 	Verify     *gitstate.VerifyResult `json:"verify,omitempty"`
@@ -379,7 +379,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		}
 		approvedBy := ""
 		if st.Status == gitstate.StageGated && def.Gate == "human" && (req.Status == gitstate.StageCompleted || req.Status == gitstate.StageRejected) {
-			by, err := req.Person.approve(StepHumanGate) // SPEC §5.2: a person's step
+			by, err := req.Person.approve(StepHumanGate) // docs/contract.md §5.2: a person's step
 			if err != nil {
 				return nil, err
 			}
@@ -389,7 +389,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			return nil, err
 		}
 		if cur := r.CurrentStage(); req.Status == gitstate.StageDispatched && !req.Driver.TakeOver && cur != nil && cur.Name == req.Stage {
-			// SPEC §5.2: a re-dispatch never puts a second agent on an attempt whose agent
+			// docs/contract.md §5.2: a re-dispatch never puts a second agent on an attempt whose agent
 			// is live and not the caller's, unless --take-over.
 			key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
 			asker := resume.Asker{Holder: req.Driver.Holder, Session: req.Driver.Session, Key: key}
@@ -414,7 +414,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		to, reason := req.Status, req.Reason
 		verifyFailed = false
 		if vr != nil && !vr.Passed && (from == gitstate.StageDispatched || from == gitstate.StageVerifying) {
-			// SPEC §5.2: a passed report whose verify fails records failed, with the tail.
+			// docs/contract.md §5.2: a passed report whose verify fails records failed, with the tail.
 			to, reason, verifyFailed = gitstate.StageFailed, "verify failed: "+resume.Outcome(vr, req.verifyTimeout()), true
 		}
 		if err := gitstate.ApplyStageTransition(r, req.Stage, to, reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
@@ -762,7 +762,7 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 }
 
 // checkVerdict refuses to finish a graph run completed while its verdict is
-// unresolved (SPEC §5.3: a criterion no DONE job meets), unless a person accepts it
+// unresolved (docs/contract.md §5.3: a criterion no DONE job meets), unless a person accepts it
 // (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
 func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error {
 	v := gitstate.RunVerdict(&r.Header, &r.State)
@@ -797,7 +797,7 @@ func (req *TransitionRequest) verifyTimeout() time.Duration {
 	return DefaultVerifyTimeout
 }
 
-// verifyPass runs the verify of a stage reported passed (SPEC §5.2), once the report
+// verifyPass runs the verify of a stage reported passed (docs/contract.md §5.2), once the report
 // would be accepted (its token, the driver rule, an attempt under way), and outside
 // the write: it may take minutes. nil with why when it is not run.
 func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req TransitionRequest) (*gitstate.VerifyResult, string, error) {

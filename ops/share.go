@@ -11,7 +11,7 @@ import (
 // RefChange is one ref that push or pull moved (or created), or would have.
 type RefChange = share.RefChange
 
-// ResolveRemote returns the remote a name means (SPEC §10): a configured remote, or a
+// ResolveRemote returns the remote a name means (docs/contract.md §10): a configured remote, or a
 // URL or path git can reach; "" means origin, else the only remote. A front end
 // resolves --remote and atlas.remote with it before it makes its Ops.
 func ResolveRemote(ctx context.Context, repo *git.Repository, name string) (string, error) {

@@ -34,13 +34,13 @@ type TrustResult struct {
 	// Digest is the digest of the commands (and intent) now trusted (trust.Digest).
 	Digest string `json:"digest"`
 	// Intent is the run's intent, trusted here now with its commands: it may reach an
-	// agent's context here (SPEC §6).
+	// agent's context here (docs/contract.md §6).
 	Intent string `json:"intent,omitempty"`
 	RunID  string `json:"run_id"`
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
-// run here (SPEC §10), and that its intent may reach an agent's context here (SPEC
+// run here (docs/contract.md §10), and that its intent may reach an agent's context here (docs/contract.md
 // §6). Untrusted commands are recorded only after a person confirmed them, or with
 // Yes and the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {

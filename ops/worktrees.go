@@ -25,7 +25,7 @@ type WorktreeAddRequest struct {
 	Driver Driver
 }
 
-// WorktreeAddResult is a managed worktree as `worktree add` made or found it (SPEC
+// WorktreeAddResult is a managed worktree as `worktree add` made or found it (docs/contract.md
 // §4.7).
 type WorktreeAddResult struct {
 	RunID     string `json:"run_id"`
@@ -82,7 +82,7 @@ type WorktreeListResult struct {
 	Unreadable []error `json:"-"`
 }
 
-// WorktreeItem is one managed worktree as `worktree list` checked it (SPEC §4.7).
+// WorktreeItem is one managed worktree as `worktree list` checked it (docs/contract.md §4.7).
 type WorktreeItem struct {
 	RunID    string `json:"run_id"`
 	Node     string `json:"node"`

@@ -111,7 +111,6 @@ func checkRel(p string) error {
 	return nil
 }
 
-
 // ErrBadSnapshot is the cause of every refusal of a snapshot's content.
 var ErrBadSnapshot = errors.New("a snapshot holds what no restore may write")
 

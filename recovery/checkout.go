@@ -128,7 +128,7 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 	for try := 0; try < 3; try++ {
 		c, err = capture(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{}, raw)
 		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
-			break // a full disk is not a race: reported, never retried (SPEC §15)
+			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
 		}
 		raw = true
 	}

@@ -23,7 +23,7 @@ import (
 // would) at random moments, over and over (110 times with ATLAS_LONG_TESTS set, 6
 // without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
-// never neither (SPEC invariant 2). Running the command again then finishes the job.
+// never neither (docs/contract.md §11, invariant 2). Running the command again then finishes the job.
 func TestKillDuringRemove(t *testing.T) {
 	t.Parallel() // its own repository; no package globals, no Setenv
 	if testing.Short() {

@@ -175,7 +175,7 @@ func writeMissing(ctx context.Context, repo *git.Repository, root string, files 
 	}
 	ids, err := repo.WriteRawBlobs(ctx, root, paths)
 	if errors.Is(err, git.ErrNoSpace) {
-		return err // a full disk, not a race: never retried (SPEC §15)
+		return err // a full disk, not a race: never retried (docs/contract.md §11.12)
 	}
 	if err != nil {
 		return fmt.Errorf("%w: write the worktree's files as blobs: %v", ErrChanged, err)

@@ -110,7 +110,7 @@ type Removed struct {
 	// IgnoredDeleted are the ignored files and wholly ignored directories the removal
 	// deleted without their bytes in the snapshot (without --include-ignored, or past
 	// its cap), by name, count and size: ignored files may hold secrets, so they stay
-	// out of snapshots, which are pushed, and are named instead (SPEC §7).
+	// out of snapshots, which are pushed, and are named instead (docs/contract.md §7).
 	IgnoredDeleted []IgnoredEntry
 }
 
@@ -141,7 +141,7 @@ func deletedIgnored(m Manifest) []IgnoredEntry {
 }
 
 // PreserveAndRemove removes the managed worktree of node in run, first taking a
-// verified snapshot whenever anything could be lost (SPEC §7, invariant 2). It is
+// verified snapshot whenever anything could be lost (docs/contract.md §7, invariant 2). It is
 // crash-safe: the snapshot is pinned and recorded before anything is deleted, so if
 // the process dies at any point, either the worktree is still there unchanged or a
 // verified snapshot of it exists; running it again finishes the job (an unchanged

@@ -45,7 +45,7 @@ type Recovered struct {
 	Applied  bool
 }
 
-// Recover is "preserve and replay" (SPEC §7): snapshot the stage's worktree (or the
+// Recover is "preserve and replay" (docs/contract.md §7): snapshot the stage's worktree (or the
 // user's checkout, without touching it), create the branch atlas/<run>/replay/<stage>/<n>
 // at the stage's baseline, optionally a managed worktree on it with the snapshot
 // applied, and record a stage_recovered event. The original worktree is left as it is.

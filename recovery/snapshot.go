@@ -1,6 +1,6 @@
 // Package recovery preserves worktrees before anything removes them: snapshots taken
 // through a temporary index (never the worktree's own), binary patches, replay
-// branches, and byte-exact restores (SPEC §7).
+// branches, and byte-exact restores (docs/contract.md §7).
 //
 // A snapshot is one commit pinned under refs/atlas/recovery/<run>/<id>:
 //
@@ -189,7 +189,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	for try := 0; try < 3; try++ {
 		c, err = capture(ctx, wt, t, opt, raw)
 		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
-			break // a full disk is not a race: reported, never retried (SPEC §15)
+			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
 		}
 		raw = true
 	}
@@ -283,7 +283,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 			return nil, fmt.Errorf("record snapshot %s: %w", id, err)
 		}
 	}
-	// Durable before destructive (SPEC §15): callers delete or reset the worktree as
+	// Durable before destructive (docs/contract.md §11.12): callers delete or reset the worktree as
 	// soon as this returns. A transaction of this call flushed its refs itself; a
 	// snapshot recorded by an earlier, killed process may have refs no one flushed.
 	if err := repo.SyncRefs(gitstate.RunRef(t.Run), rec.Ref); err != nil {
@@ -344,6 +344,10 @@ type captured struct {
 // the capture is taken again the raw way.
 var errFastPath = errors.New("stage the worktree into a temporary index")
 
+// pendingRefs are the pseudo refs of an operation in progress that a snapshot keeps
+// (Manifest.Pending) and restore puts back.
+var pendingRefs = []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
+
 // capture takes one pass over the worktree. The tree must hold every file's bytes as
 // they are on disk, whatever git would convert on the way into the index (autocrlf,
 // text/eol, clean filters, ident, working-tree-encoding). Two ways get there:
@@ -360,10 +364,6 @@ var errFastPath = errors.New("stage the worktree into a temporary index")
 // Either way the read-back compares the tree with the bytes on disk, so a conversion
 // the fast way missed (an untracked .gitattributes) fails the check, and the retry
 // goes the raw way.
-// pendingRefs are the pseudo refs of an operation in progress that a snapshot keeps
-// (Manifest.Pending) and restore puts back.
-var pendingRefs = []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
-
 func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool) (*captured, error) {
 	head, err := wt.ResolveHead(ctx)
 	if err != nil {

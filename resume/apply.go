@@ -45,7 +45,7 @@ type IgnoredDeleted struct {
 	recovery.IgnoredEntry
 }
 
-// Verify-failure choices (SPEC §6.6).
+// Verify-failure choices (docs/contract.md §6.6).
 const (
 	OnFailFail       = "fail"
 	OnFailRedispatch = "redispatch"
@@ -113,7 +113,7 @@ type Result struct {
 	// JobVerifies are the owed job verifies this resume ran and recorded.
 	JobVerifies []JobVerified `json:"job_verifies"`
 	// UntrustedJobVerifies are the owed job verifies left owed, not run, because their
-	// command is not trusted here (SPEC §10): `git atlas trust RUN`, then resume.
+	// command is not trusted here (docs/contract.md §10): `git atlas trust RUN`, then resume.
 	UntrustedJobVerifies []string `json:"untrusted_job_verifies,omitempty"`
 	// SetAside are directories of this run's checkouts that git could not read (a
 	// checkout killed before git wrote its HEAD, then written into), renamed aside
@@ -122,12 +122,12 @@ type Result struct {
 	SetAside []string `json:"set_aside,omitempty"`
 }
 
-// Apply resumes run id (SPEC §6 steps 4-7). It is idempotent and crash-safe: each step
+// Apply resumes run id (docs/contract.md §6 steps 4-7). It is idempotent and crash-safe: each step
 // is its own ledger write, worktrees are snapshotted before they are removed, and a
 // resume killed after its reset continues that reset instead of raising the epoch
 // again (State.Resuming).
 func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id string, opt Options) (*Result, error) {
-	// One resume of a run at a time (SPEC §6, "Concurrent resumes"): the others stop
+	// One resume of a run at a time (docs/contract.md §6, "Concurrent resumes"): the others stop
 	// here, before they read or change anything. The lock dies with its holder, so a
 	// killed resume never blocks the next one.
 	release, ok, err := repo.TryMutex("resume/" + id)
@@ -151,7 +151,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	}
 	if r.HandsOff() && !opt.TakeOver {
 		// Another engine's run, or dispatch-only: nothing is written, reset or run;
-		// the plan says who owns it and how to resume it there (SPEC §6).
+		// the plan says who owns it and how to resume it there (docs/contract.md §6).
 		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker())
 		if err != nil {
 			return nil, err
@@ -176,7 +176,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return res, nil // never reset a run another live driver is working on
 	}
 	if a := OthersLiveAttempt(r, now, opt.Host, opt.asker()); a != nil && !opt.TakeOver {
-		// SPEC §5.2: an attempt whose agent is live (its pid alive here, or a
+		// docs/contract.md §5.2: an attempt whose agent is live (its pid alive here, or a
 		// heartbeat inside its idle budget) is never acted on without --take-over:
 		// no verify, no reset, no re-dispatch. Nothing is written.
 		if plan.NextAction.Action != NextWait {
@@ -282,7 +282,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 }
 
 // takeDriver makes opt.Holder the run's driver when an earlier resume already reset
-// the run (SPEC §6: `resume RUN --holder X` leaves X driving), unless X already
+// the run (docs/contract.md §6: `resume RUN --holder X` leaves X driving), unless X already
 // drives it. Another live driver is a conflict (Apply answered
 // wait before it got here; this is one that came meanwhile).
 func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Options) error {

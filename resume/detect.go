@@ -1,6 +1,6 @@
 // Package resume brings an interrupted run back to a trustworthy state: it detects
 // and selects the run, plans, resets the orphaned work, verifies first and reports
-// what the orchestrator must do next (SPEC §6).
+// what the orchestrator must do next (docs/contract.md §6).
 package resume
 
 import (
@@ -22,7 +22,7 @@ type Candidate struct {
 	LastUpdate       string `json:"last_update"`
 	AgeSeconds       int64  `json:"age_seconds"`
 	// Session is the keyed hash of the session that started the run (gitstate.Sealed;
-	// a plain id an earlier release stored is not shown: SPEC §5.1).
+	// a plain id an earlier release stored is not shown: docs/contract.md §5.1).
 	Session string `json:"session,omitempty"`
 	Intent  string `json:"intent,omitempty"`
 	Epoch   int    `json:"epoch"`
@@ -170,7 +170,7 @@ func sortNewest(c []Candidate) {
 // means headless, where the newest is taken.
 type Chooser func(cands []Candidate) (int, error)
 
-// Select picks the run to resume (SPEC §6.2): the named run; else the newest of the
+// Select picks the run to resume (docs/contract.md §6.2): the named run; else the newest of the
 // session's own runs; else the only candidate; else ask, or headless the newest.
 func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named, session string, now time.Time, choose Chooser) (*gitstate.Run, error) {
 	if named != "" {

@@ -147,7 +147,7 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 	}
 }
 
-// The driver rule (SPEC §5.1): B's write on A's live run is refused and names A; B's
+// The driver rule (docs/contract.md §5.1): B's write on A's live run is refused and names A; B's
 // take-over replaces A; A's next write is refused; A's session takes it back at once.
 func TestClaimDriverIsExclusive(t *testing.T) {
 	t.Parallel()

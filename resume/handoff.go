@@ -11,12 +11,12 @@ import (
 )
 
 // NextHandoff: the run is another engine's to resume, or has no pipeline to resume
-// (dispatch-only); git-atlas changed nothing (SPEC §6).
+// (dispatch-only); git-atlas changed nothing (docs/contract.md §6).
 const NextHandoff = "handoff"
 
 // Handoff is the next action of a run resume hands back (gitstate.Run.HandsOff): who
 // owns it and how to resume it there. The owner's resume command is the action's
-// Command only when it is trusted here (SPEC §10); otherwise it is quoted, as text,
+// Command only when it is trusted here (docs/contract.md §10); otherwise it is quoted, as text,
 // in the reason, and never offered as a command.
 func Handoff(r *gitstate.Run, trusted trust.Set) NextAction {
 	id := r.Header.RunID

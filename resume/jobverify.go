@@ -14,7 +14,7 @@ import (
 
 // ErrUntrusted is the cause of the refusal NodeVerify returns for a command that came
 // with the run from elsewhere (a pull, a shared remote, an import) and that nobody
-// trusted here (SPEC §10): it is never run, and nothing is recorded.
+// trusted here (docs/contract.md §10): it is never run, and nothing is recorded.
 var ErrUntrusted = errors.New("not trusted here")
 
 // NodeVerify runs a graph run's verify command (a job's, or the run's on the union)

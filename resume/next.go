@@ -11,7 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/text"
 )
 
-// Next actions for the orchestrator (SPEC §6.7).
+// Next actions for the orchestrator (docs/contract.md §6.7).
 const (
 	NextDispatch  = "dispatch"  // open a new attempt of the stage
 	NextContinue  = "continue"  // carry on with the stage's open attempt (or the step that finishes it)
@@ -33,7 +33,7 @@ type NextAction struct {
 	Jobs      []string          `json:"jobs,omitempty"`
 	Worktrees map[string]string `json:"worktrees,omitempty"`
 	Reason    string            `json:"reason,omitempty"`
-	// Command runs as printed for the one who asked (SPEC §11.13): it carries the
+	// Command runs as printed for the one who asked (docs/contract.md §11.13): it carries the
 	// asker's --holder (or the attempt's stage token), every argument quoted for sh.
 	// When the asker named no holder and does not drive the run, it is left out and
 	// Template is the command with <holder> where the asker's name goes.
@@ -86,7 +86,7 @@ func (h Host) runs(a gitstate.Attempt) bool {
 }
 
 // Asker is who asks for the next action: the --holder and --session of the command
-// that asked. The commands a next action prints are for the asker (SPEC §11.13).
+// that asked. The commands a next action prints are for the asker (docs/contract.md §11.13).
 type Asker struct {
 	Holder  string
 	Session string
@@ -133,7 +133,7 @@ func (a Asker) othersAttempt(at gitstate.Attempt) bool {
 	return (at.Session != "" || at.Holder != "") && !a.ownAttempt(at)
 }
 
-// LiveAttempt is the current stage's open attempt when its agent is live (SPEC §5.2):
+// LiveAttempt is the current stage's open attempt when its agent is live (docs/contract.md §5.2):
 // its pid alive on this host, or its last heartbeat (else its start) inside the
 // stage's idle budget; nil otherwise.
 func LiveAttempt(r *gitstate.Run, now time.Time, host Host) *gitstate.Attempt {
@@ -158,7 +158,7 @@ func LiveAttempt(r *gitstate.Run, now time.Time, host Host) *gitstate.Attempt {
 // OthersLiveAttempt is LiveAttempt when the attempt is not the asker's: its pid lives
 // here and it is not the asker's own, or its heartbeat is inside its idle budget and
 // it records another session or holder. Such an attempt is never acted on without
-// --take-over (SPEC §5.2).
+// --take-over (docs/contract.md §5.2).
 func OthersLiveAttempt(r *gitstate.Run, now time.Time, host Host, asker Asker) *gitstate.Attempt {
 	a := LiveAttempt(r, now, host)
 	switch {
@@ -193,7 +193,7 @@ func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 	return NextFor(r, now, host, Asker{})
 }
 
-// NextFor derives the asker's next step from the run as it stands (SPEC §6.7).
+// NextFor derives the asker's next step from the run as it stands (docs/contract.md §6.7).
 // For anyone but the run's live driver it is wait (or take_over, with its command,
 // when the driver's attempt is dead); for the driver, or anyone on a run with no live
 // driver, the step itself, its command carrying the asker's holder. It is never a
@@ -206,7 +206,7 @@ func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 func NextFor(r *gitstate.Run, now time.Time, host Host, asker Asker) NextAction {
 	id := r.Header.RunID
 	if !gitstate.RunTerminal(r.State.Status) && r.Live(now) && !asker.Drives(r, now) {
-		d := r.State.Driver // named by holder and expiry, never its session (SPEC §5.1)
+		d := r.State.Driver // named by holder and expiry, never its session (docs/contract.md §5.1)
 		who := d.Holder
 		if r.Driven(now) {
 			var takeOver NextAction
@@ -266,7 +266,7 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 		n.Action, n.Reason = NextGate, "stage "+st.Name+" waits at its "+def.Gate+" gate: completed approves it, rejected sends it back"
 		transition(gitstate.StageCompleted)
 		if def.Gate == "human" {
-			// A person's step (SPEC §5.2): never a command an agent runs as printed; the
+			// A person's step (docs/contract.md §5.2): never a command an agent runs as printed; the
 			// person's name goes where <person> is.
 			n.Reason += "; a human gate is passed by a person only, on a terminal or with --approved-by NAME"
 			line := n.Command + n.Template
@@ -476,7 +476,7 @@ func finishAction(r *gitstate.Run, who string) NextAction {
 		}
 		n.Reason, status = strings.Join(why, "; "), gitstate.RunFailed
 	} else if v := gitstate.RunVerdict(&r.Header, &r.State); r.Header.Kind == gitstate.KindGraph && v != nil && v.Verdict != gitstate.VerdictResolved {
-		// SPEC §5.3: finish completed refuses an unresolved verdict (a person may
+		// docs/contract.md §5.3: finish completed refuses an unresolved verdict (a person may
 		// accept it); an unverified one is said, not hidden.
 		n.Verdict = v.Verdict
 		if v.Verdict == gitstate.VerdictUnresolved {
@@ -510,7 +510,7 @@ func reasonSuffix(s string) string {
 	return ": " + s
 }
 
-// planView is the run as a resume would leave it before its verify step (SPEC §6.5):
+// planView is the run as a resume would leave it before its verify step (docs/contract.md §6.5):
 // RUNNING jobs back to PENDING, a stopped run running, no driver. A plan's next action
 // is derived from it.
 func planView(r *gitstate.Run) *gitstate.Run {

@@ -35,7 +35,7 @@ type world struct {
 // rework targets) through random sequences of dispatches and other transitions,
 // verify outcomes as resume applies them, claims, receipts, reaps, unions, driver
 // leases, stops and resumes; after each step, whatever Next suggests must be accepted
-// by the ledger when executed (SPEC §6.7), and wait, stop and done must be true.
+// by the ledger when executed (docs/contract.md §6.7), and wait, stop and done must be true.
 func TestNextActionIsAccepted(t *testing.T) {
 	t.Parallel()
 	seeds := 3000
@@ -357,7 +357,7 @@ func (w *world) step() {
 		w.heartbeat()
 	case k < 93: // a late report from an older attempt: refused, nothing changes
 		w.staleReport()
-	case k < 95: // a resume's reset (SPEC §6.5), as reset writes it
+	case k < 95: // a resume's reset (docs/contract.md §6.5), as reset writes it
 		_ = w.try("resume", func(r *gitstate.Run) error {
 			if gitstate.RunTerminal(r.State.Status) {
 				return fmt.Errorf("finished")

@@ -12,7 +12,7 @@ import (
 	"github.com/git-atlas/git-atlas/trust"
 )
 
-// Plan is what `resume --plan` prints (SPEC §6.3); it changes nothing.
+// Plan is what `resume --plan` prints (docs/contract.md §6.3); it changes nothing.
 type Plan struct {
 	RunID  string `json:"run_id"`
 	Kind   string `json:"kind"`
@@ -38,7 +38,7 @@ type Plan struct {
 	Verdict   *gitstate.Verdict `json:"verdict,omitempty"`
 	Worktrees []WorktreePlan    `json:"worktrees"`
 	// Commands are the commands the run carries and whether each is trusted here
-	// (SPEC §10): an untrusted one is never run.
+	// (docs/contract.md §10): an untrusted one is never run.
 	Commands []trust.Command `json:"commands"`
 	// Checkout is the user's checkout when the interrupted stage ran there (it has no
 	// worktree): whether it is dirty now, and the replay of the stage's work from its
@@ -96,7 +96,7 @@ type StageInfo struct {
 	// Attempt is the stage's latest attempt as the ledger holds it (holder, session,
 	// thread_id, pid, host, heartbeat_at, lease, baseline).
 	Attempt *gitstate.Attempt `json:"attempt,omitempty"`
-	// WallBudget and IdleBudget are the stage's (SPEC §5.2); WallLeft and IdleLeft what
+	// WallBudget and IdleBudget are the stage's (docs/contract.md §5.2); WallLeft and IdleLeft what
 	// is left of them for the open attempt ("0s" when spent); WallExceeded why it is
 	// refused heartbeats.
 	WallBudget   string `json:"wall_budget,omitempty"`
@@ -263,7 +263,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 	c := &CheckoutPlan{Path: path, Dirty: dirty, Head: head, Baseline: stageBaseline(r, st)}
 	if dirty || head != c.Baseline {
 		args := []string{"git", "atlas", "recover", r.Header.RunID, "--stage", st.Name, "--worktree", "--apply"}
-		if who != "" { // recover is a run write: it carries the asker's holder (SPEC §11.13)
+		if who != "" { // recover is a run write: it carries the asker's holder (docs/contract.md §11.13)
 			args = append(args, holderFlag(who)...)
 		}
 		c.Replay = text.Command(args...)
@@ -274,7 +274,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // PlanFor is what Apply with opt would do to the run, changing nothing (of opt, it
 // reads NoVerify, Holder, Session and Host): a live run the caller drives (its
 // session, a compacted one, or its holder) is its own, planned as resume would go on
-// with it at once. The next action's commands are the caller's (SPEC §11.13).
+// with it at once. The next action's commands are the caller's (docs/contract.md §11.13).
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
 	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
 	if err != nil || !p.Live || !opt.Owns(r, now) || r.HandsOff() {

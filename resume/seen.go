@@ -19,7 +19,7 @@ import (
 // clone's clock: a tip dated in the future when this clone first sees it (a pull, a
 // listing) counts from that moment, recorded in local state (seenFile: "<run> <tip>
 // <unix nanoseconds>" a line, only for such tips, dropped once their run moves on),
-// never from the time it claims (SPEC §6.2, §11 invariant 11).
+// never from the time it claims (docs/contract.md §6.2, §11 invariant 11).
 const seenFile = "seen"
 
 type seenKey struct{ run, tip string }

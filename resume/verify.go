@@ -23,7 +23,7 @@ const tailBytes = 4096
 // DefaultVerifyTimeout bounds a verify command when --verify-timeout is not given.
 const DefaultVerifyTimeout = 10 * time.Minute
 
-// verifyFirst runs the interrupted stage's safe verify command and acts on it (SPEC
+// verifyFirst runs the interrupted stage's safe verify command and acts on it (docs/contract.md
 // §6.6). With nothing to verify, it records why in the result and leaves the stage.
 func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Store, r *gitstate.Run, opt Options, res *Result) error {
 	st := res.Plan.InterruptedStage
@@ -138,7 +138,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce()); err != nil {
 				return err
 			}
-			// The new attempt is the resumer's (SPEC §5.2: its own session goes on with it).
+			// The new attempt is the resumer's (docs/contract.md §5.2: its own session goes on with it).
 			_, s, _ := run.Stage(st.Name)
 			a := &s.Attempts[len(s.Attempts)-1]
 			a.Holder, a.Session = opt.Holder, opt.Session
@@ -290,7 +290,7 @@ func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
 // the timeout, and keeps the exit code and the output's tail. A timed-out command is
 // recorded as TimedOut, with exit code 124 as timeout(1) reports it. It runs only a
 // command cleared by package trust: a command carried by a run from elsewhere never
-// runs before a person trusts it here (SPEC §10). at is when it starts, by the
+// runs before a person trusts it here (docs/contract.md §10). at is when it starts, by the
 // caller's clock (the result's At).
 func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
 	command := approved.Command()
@@ -354,14 +354,14 @@ func doneMark(m *gitstate.ResumeMark) *gitstate.ResumeMark {
 	return &c
 }
 
-// Why a stage passed unverified (StageState.Unverified, SPEC §5.2).
+// Why a stage passed unverified (StageState.Unverified, docs/contract.md §5.2).
 const (
 	UnverifiedNoVerify  = "no_verify" // the stage has no verify command
 	UnverifiedNotSafe   = "not_safe"  // its verify is not marked verify_safe: never run unattended
 	UnverifiedUntrusted = "untrusted" // its verify came from elsewhere and is not trusted here
 )
 
-// VerifyForPass runs the verify of a stage reported passed (SPEC §5.2: "passed" is
+// VerifyForPass runs the verify of a stage reported passed (docs/contract.md §5.2: "passed" is
 // git-atlas's word, not the agent's), where resume would: the stage's worktree, else a
 // temporary copy of the user's checkout (ops.CopyCheckout), with timeout. It returns
 // the result, or nil and why the stage passes unverified (UnverifiedNoVerify,

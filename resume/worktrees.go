@@ -15,7 +15,7 @@ import (
 //
 // The worktree of the stage that verify-first will judge (keepStage) is kept too: its
 // work is what the verify command checks; a failed verify that re-dispatches resets it
-// then (SPEC §6.6).
+// then (docs/contract.md §6.6).
 func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string) ([]WorktreePlan, error) {
 	plans := make([]WorktreePlan, len(r.State.Worktrees))
 	var check []gitstate.WorktreeRec

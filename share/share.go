@@ -1,6 +1,6 @@
 // Package share carries the ledger between machines through a git remote: push sends
 // refs/atlas/* and the atlas/ branches atomically and leased per ref, pull fetches them
-// into a staging namespace and fast-forwards local refs by compare-and-swap (SPEC §10).
+// into a staging namespace and fast-forwards local refs by compare-and-swap (docs/contract.md §10).
 package share
 
 import (

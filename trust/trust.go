@@ -1,5 +1,5 @@
 // Package trust decides which commands carried by a run this repository may run
-// (SPEC §10, invariant 10): those it wrote itself, and those a person approved here.
+// (docs/contract.md §10, invariant 10): those it wrote itself, and those a person approved here.
 // A run's verify commands travel with its ledger (push, pull, a shared remote, import),
 // so running them on resume would run whatever another machine's author wrote, as
 // soon as an agent resumes at session start; git never runs hooks that arrive with a
@@ -56,7 +56,7 @@ func Commands(r *gitstate.Run) []Command {
 	}
 	// The owner's resume command of a managed run is shown to an agent as a command
 	// only when trusted here; one imported as a pattern to fill in is text, never a
-	// command (SPEC §6).
+	// command (docs/contract.md §6).
 	if r.Header.ResumeWith != "" && !r.Header.ResumeWithText {
 		cmds = append(cmds, Command{Where: WhereResumeWith, Command: r.Header.ResumeWith})
 	}
@@ -168,7 +168,7 @@ type Added struct {
 
 // Add is Record, and with a non-empty intent trusts the run's intent too (the run
 // was started here, or a person read it here): only a trusted intent reaches an
-// agent's context (SPEC §6, §11 invariant 11). A write that records the trust of its
+// agent's context (docs/contract.md §6, §11 invariant 11). A write that records the trust of its
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {

@@ -1,4 +1,4 @@
-// Package views draws a run at a glance (SPEC §14): a graph run's DAG of jobs, or a
+// Package views draws a run at a glance (docs/contract.md §14): a graph run's DAG of jobs, or a
 // single run's stages in order, as text for people, Graphviz dot, Mermaid or JSON.
 // It reads a gitstate.Run and writes to the io.Writer it is given; it never decides
 // where output goes (internal/cli does).

@@ -189,7 +189,7 @@ type runRow struct {
 // statuses a filter offers, with "interrupted".
 var filterStatuses = []string{"interrupted", "running", "blocked", "stopped", "completed", "failed"}
 
-// runsPage is every run (SPEC §16), interrupted first, then newest first; ?status=
+// runsPage is every run (docs/contract.md §16), interrupted first, then newest first; ?status=
 // keeps one status ("interrupted": those a resume would pick up).
 func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 	res, err := s.op().List(r.Context(), ops.ListRequest{All: true})
@@ -309,7 +309,7 @@ type eventRow struct {
 	Data    string
 }
 
-// runPage is one run (SPEC §16): its summary, stages or DAG, driver, attempts,
+// runPage is one run (docs/contract.md §16): its summary, stages or DAG, driver, attempts,
 // budgets, next_action, worktrees, snapshots and events; ?at=SEQ shows the state
 // right after that event, ?type= keeps the events of one type.
 func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {

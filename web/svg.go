@@ -10,7 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/views"
 )
 
-// The DAG as inline SVG, drawn by git-atlas itself (SPEC §16): a layered layout, one
+// The DAG as inline SVG, drawn by git-atlas itself (docs/contract.md §16): a layered layout, one
 // column per dependency depth (views.Node.Level), jobs coloured by state (CSS
 // classes, no inline style: the CSP allows none), an edge for each need, and the
 // children an expansion added placed next to their parent and framed with it.

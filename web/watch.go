@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// watcher notices changes of the refs under refs/atlas/ cheaply (SPEC §16): it stats
+// watcher notices changes of the refs under refs/atlas/ cheaply (docs/contract.md §16): it stats
 // a few loose ref directories under refs/atlas, packed-refs and reftable's table list
 // once per period, never reading a run. A ref update renames a lock file into its
 // directory, which changes the directory's modification time; a new subdirectory is

@@ -1,10 +1,10 @@
 // Package web is `git atlas web`: a read-only dashboard of the repository's runs,
-// served on loopback (SPEC §16). It is a front end beside internal/cli and mcpserver:
+// served on loopback (docs/contract.md §16). It is a front end beside internal/cli and mcpserver:
 // every document it shows comes from an operation of package ops (list, show, log,
 // graph, the resume plan, worktree list, recovery list and show), and the API under
 // /api/ marshals the same result types the commands print with --json.
 //
-// Safe by default (SPEC §16): it listens on 127.0.0.1 only, every request needs the
+// Safe by default (docs/contract.md §16): it listens on 127.0.0.1 only, every request needs the
 // random token (?token=, which sets an HttpOnly SameSite=Strict cookie) unless the
 // server was started without one, a Host that is not a loopback name is refused (DNS
 // rebinding), only GET and HEAD are answered, every response carries a strict
@@ -137,7 +137,7 @@ func loopbackHost(host string) bool {
 const csp = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; " +
 	"base-uri 'none'; form-action 'self'; frame-ancestors 'none'"
 
-// ServeHTTP applies the rules every request meets (SPEC §16), then routes it.
+// ServeHTTP applies the rules every request meets (docs/contract.md §16), then routes it.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	h := w.Header()
 	h.Set("Content-Security-Policy", csp)

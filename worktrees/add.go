@@ -180,7 +180,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		rec.Head, reattached = base, false
 		if tip != "" {
 			// The branch of a node whose worktree was removed: its commits are the
-			// node's work, so the new worktree continues on it (SPEC §4.3).
+			// node's work, so the new worktree continues on it (docs/contract.md §4.3).
 			own, err := ownBranch(ctx, repo, run, rec, tip)
 			if err != nil {
 				return nil, err

@@ -33,7 +33,7 @@ func Root(ctx context.Context, repo *git.Repository) (string, error) {
 }
 
 // BranchFor is the short name of the branch a node's worktree has checked out:
-// atlas/<run>/node/<node>, or atlas/<run>/union for the union (SPEC §3).
+// atlas/<run>/node/<node>, or atlas/<run>/union for the union (docs/contract.md §3).
 func BranchFor(run, node string) string {
 	if node == Union {
 		return "atlas/" + run + "/union"
@@ -85,7 +85,7 @@ func checkedOutElsewhere(list []git.WorktreeInfo, ref, path string) string {
 	return ""
 }
 
-// checkRoot refuses a root inside one of the user's working trees (SPEC §3: managed
+// checkRoot refuses a root inside one of the user's working trees (docs/contract.md §3: managed
 // worktrees live outside them), except inside its .git directory.
 func checkRoot(root string, list []git.WorktreeInfo) error {
 	for _, w := range list {
@@ -126,7 +126,7 @@ func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec gi
 
 // materialize creates the worktree of rec at commit: detached and locked first (so
 // that no branch, not even one checked out in the user's main worktree, can block
-// it, GIT-NOTES), then its HEAD is pointed at the node's branch, which the caller has
+// it, docs/git-notes.md), then its HEAD is pointed at the node's branch, which the caller has
 // already set to commit. The user's hooks never run (every internal call disables
 // them).
 // Materialize is how every managed worktree is checked out, by this package and by

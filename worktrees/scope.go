@@ -11,7 +11,7 @@ import (
 
 // OutsideScope lists the paths a node's worktree changed against base (committed,
 // staged, unstaged, untracked and not ignored) that none of the scope globs
-// (doublestar) matches: SPEC §5.3, a job's scope is a contract. No scope, or a node
+// (doublestar) matches: docs/contract.md §5.3, a job's scope is a contract. No scope, or a node
 // with no worktree here, changes nothing outside: nil.
 func OutsideScope(ctx context.Context, repo *git.Repository, rec *gitstate.WorktreeRec, base string, scope []string) ([]string, error) {
 	if len(scope) == 0 || rec == nil || !repo.OwnsWorktree(rec.Path) {

@@ -1,4 +1,4 @@
-// Command remote measures claims through a git remote (SPEC §10.1): claims per second
+// Command remote measures claims through a git remote (docs/contract.md §10.1): claims per second
 // on one graph run with 1, 4 and 12 worker processes writing through a local bare
 // repository (spread over 3 clones, as machines would be), against the same workers
 // writing locally only, with the ratio; then where one claim's time goes: how many

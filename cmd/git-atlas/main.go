@@ -11,8 +11,8 @@ import (
 func main() {
 	if os.Getenv("GOGC") == "" {
 		// A command lives for milliseconds and holds little: collecting when the heap
-		// has grown 4x (not 2x) skips the collections that cost `list` over 1,000 runs
-		// about 5 ms of its ~35 (bench/README.md). GOGC, when set, still decides.
+		// has grown 4x (not 2x) skips collections that were a measurable share of `list`
+		// over 1,000 runs (bench/results/2026-12-05.md). GOGC, when set, still decides.
 		debug.SetGCPercent(400)
 	}
 	os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))

@@ -14,7 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// AgentCmd is `git atlas agent` (SPEC §12).
+// AgentCmd is `git atlas agent` (docs/contract.md §12).
 type AgentCmd struct {
 	Install   AgentInstallCmd   `cmd:"" help:"Write an agent's session-start hook and the protocol text where it reads instructions, merged into its configuration."`
 	Uninstall AgentUninstallCmd `cmd:"" help:"Remove exactly what install added: edited files byte for byte as before, created files removed."`

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// ErrorObject is a command's error as --json prints it on stderr (SPEC §4.7): the exit
+// ErrorObject is a command's error as --json prints it on stderr (docs/contract.md §4.7): the exit
 // code, its kind, the message and the hint. Raw is the whole object as printed, with
 // any further members (valid_targets, and whatever later commands add).
 type ErrorObject struct {

@@ -13,7 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// Shell completion (SPEC §14). The scripts are thin: they hand the words of the
+// Shell completion (docs/contract.md §14). The scripts are thin: they hand the words of the
 // command line to the hidden `git atlas __complete`, which walks kong's own model of
 // the command tree (so a new command or flag completes with no edit here) and reads
 // live values from the ledger. No library is used: kongplete (posener/complete) keys

@@ -7,7 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
-// Exit codes (SPEC §4.6). This table is the contract; exitTable gives it to the
+// Exit codes (docs/contract.md §4.6). This table is the contract; exitTable gives it to the
 // generated reference (docs/cli.md, the man page).
 const (
 	ExitOK           = 0  // success (also resume --brief/--detect with nothing to resume)

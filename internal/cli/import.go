@@ -9,7 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// ImportCmd is `git atlas import kimi-atlas|agenteam [DIR]` (SPEC §13).
+// ImportCmd is `git atlas import kimi-atlas|agenteam [DIR]` (docs/contract.md §13).
 type ImportCmd struct {
 	System string `arg:"" enum:"kimi-atlas,agenteam" help:"The system the runs come from: kimi-atlas or agenteam."`
 	Dir    string `arg:"" optional:"" help:"Its state directory (default: .atlas/ or .agenteam/ at the worktree root)."`

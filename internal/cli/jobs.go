@@ -15,7 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/resume"
 )
 
-// JobCmd is `git atlas job`: the DAG of a graph run (SPEC §4.2, §5.3).
+// JobCmd is `git atlas job`: the DAG of a graph run (docs/contract.md §4.2, §5.3).
 type JobCmd struct {
 	Add   JobAddCmd   `cmd:"" help:"Add a job to a graph run."`
 	Claim JobClaimCmd `cmd:"" help:"Claim the next ready job (or --job J) and print its lease token."`
@@ -74,7 +74,7 @@ func (c *JobClaimCmd) Help() string {
 	return `Takes the named job, or the first ready job in the order jobs were added: PENDING -> RUNNING,
 one gas charged (never refunded), a lease token <job>#<attempt>@<epoch>.<nonce> valid until now + --ttl (the random nonce
 makes two clones' claims of one job differ). --holder names the worker: a job lease
-never touches the run's driver lease (SPEC §5.1).
+never touches the run's driver lease (docs/contract.md §5.1).
 
 With nothing to grant, "job" and "lease" are null and "reason" says why:
   waiting        jobs are running and may make others ready: poll again     exit 0

@@ -36,7 +36,7 @@ type Globals struct {
 	Dir     string           `short:"C" help:"Run as if git-atlas was started in <path>." placeholder:"PATH" type:"path" empty:"ok"`
 	Yes     bool             `help:"Assume yes: never prompt (headless policy)."`
 	Version kong.VersionFlag `help:"Print the version and exit."`
-	// Remote makes every ledger write go through a git remote (SPEC §10.1); nil: the
+	// Remote makes every ledger write go through a git remote (docs/contract.md §10.1); nil: the
 	// flag was not given (atlas.remote decides), "": local only.
 	Remote  *string `help:"Write through this git remote: each ledger write is made on the remote's tip and pushed (atomic, leased) before it is reported done; reads fetch the run first. Default: git config atlas.remote; --remote= writes locally only." placeholder:"REMOTE" empty:"ok"`
 	NoFetch bool    `name:"no-fetch" help:"With --remote or atlas.remote: reads use this repository's ledger as it is (writes still fetch)."`
@@ -50,7 +50,7 @@ type CLI struct {
 	List       ListCmd       `cmd:"" help:"List runs (default: not finished)."`
 	Show       ShowCmd       `cmd:"" help:"Show a run's header and state."`
 	Log        LogCmd        `cmd:"" help:"Show a run's events, oldest first."`
-	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (SPEC §5.2)."`
+	Transition TransitionCmd `cmd:"" help:"Move a stage to a new status (docs/contract.md §5.2)."`
 	Event      EventCmd      `cmd:"" help:"Append an event to a run."`
 	Finish     FinishCmd     `cmd:"" help:"Finish a run: completed, stopped or failed."`
 	Heartbeat  HeartbeatCmd  `cmd:"" help:"Renew the driver lease and a stage attempt's heartbeat, in one write."`
@@ -562,7 +562,7 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 	return e
 }
 
-// errorObject is the JSON error of SPEC §4.7: {"code","kind","message","hint"}, and
+// errorObject is the JSON error of docs/contract.md §4.7: {"code","kind","message","hint"}, and
 // valid_targets or driver when the error names them.
 func errorObject(err error, code int, kind string) map[string]any {
 	e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": fault.HintOf(err)}

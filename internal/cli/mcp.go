@@ -10,7 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// McpCmd is `git atlas mcp`: the Model Context Protocol server on stdio (SPEC §12).
+// McpCmd is `git atlas mcp`: the Model Context Protocol server on stdio (docs/contract.md §12).
 type McpCmd struct {
 	Repo string `type:"path" help:"The repository the tools work on (default: -C or the working directory)." placeholder:"PATH"`
 }

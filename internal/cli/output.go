@@ -168,7 +168,7 @@ func short(sha string) string {
 	return sha
 }
 
-// headless is the policy of SPEC §6: no prompts under CI, without a terminal, or when
+// headless is the policy of docs/contract.md §6: no prompts under CI, without a terminal, or when
 // the caller asked for machine output or said yes in advance.
 func (e *Env) headless() bool {
 	return e.JSON || e.Yes || e.getenv("CI") == "true" || !e.isTerminal(e.Stdin)

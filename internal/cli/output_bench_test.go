@@ -29,7 +29,7 @@ func listDocument(b *testing.B, n int) []byte {
 }
 
 // BenchmarkIndent: the indenting pass of printJSON (indentJSON) against
-// encoding/json's json.Indent on `list --json` of 1,000 runs (bench/README.md). json.Indent
+// encoding/json's json.Indent on `list --json` of 1,000 runs (bench/results/2026-12-05.md). json.Indent
 // alone would also not unescape the \u003c, \u003e, \u0026 of ledger documents, which
 // printJSON prints as themselves (TestPrintJSONUnescapesHTML).
 func BenchmarkIndent(b *testing.B) {

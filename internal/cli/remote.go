@@ -6,7 +6,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// remote is the remote ledger writes go through (SPEC §10.1): --remote, else git
+// remote is the remote ledger writes go through (docs/contract.md §10.1): --remote, else git
 // config atlas.remote, else none ("": local only, also for an explicit --remote=).
 func (e *Env) remote(r *git.Repository) (string, error) {
 	name := ""

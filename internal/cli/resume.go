@@ -15,7 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/resume"
 )
 
-// ResumeCmd is `git atlas resume` (SPEC §6).
+// ResumeCmd is `git atlas resume` (docs/contract.md §6).
 type ResumeCmd struct {
 	RunID         string        `arg:"" optional:"" name:"run" help:"The run to resume (default: select one)."`
 	Detect        bool          `help:"List interrupted runs; change nothing." xor:"mode"`
@@ -164,7 +164,7 @@ func (c *ResumeCmd) brief(env *Env) {
 		}
 		if c.Handoff {
 			// Another engine's run (or dispatch-only): name its owner, never
-			// `git atlas resume` (SPEC §6).
+			// `git atlas resume` (docs/contract.md §6).
 			owner := "it has no pipeline to resume (dispatch-only): re-assign its tasks"
 			if c.ManagedBy != "" {
 				owner = "it is managed by " + ledgerText(c.ManagedBy, cellMax) + ": resume it there"

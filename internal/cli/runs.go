@@ -14,7 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// DriverFlags name who makes a run write (SPEC §5.1): --holder takes a free driver
+// DriverFlags name who makes a run write (docs/contract.md §5.1): --holder takes a free driver
 // lease or renews its own (same holder, or same --session), another live driver's
 // run is refused (exit 3) unless --take-over. The rule itself is gitstate.ClaimDriver,
 // applied by the store on every compare-and-swap try; these are only its flags.
@@ -31,7 +31,7 @@ func (d DriverFlags) ops() ops.Driver {
 }
 
 // WorkerFlags name a worker holding job leases: its writes never touch the run's
-// driver lease (SPEC §5.1).
+// driver lease (docs/contract.md §5.1).
 type WorkerFlags struct {
 	Holder string        `help:"The worker holding the job's lease (recorded; never the run's driver)." placeholder:"NAME"`
 	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the job lease lasts."`
@@ -98,7 +98,7 @@ func (c *StartCmd) Run(env *Env) error {
 	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.RunID) })
 }
 
-// runView is the JSON of a run in start, list and show (SPEC §4.7).
+// runView is the JSON of a run in start, list and show (docs/contract.md §4.7).
 type runView = ops.RunView
 
 func runJSON(r *gitstate.Run, now time.Time) runView { return ops.RunViewOf(r, now) }
@@ -209,7 +209,7 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 			if verify != "" && v.VerifySafe {
 				verify += " (safe)"
 			}
-			if v.Unverified != "" { // passed on the agent's word: say so (SPEC §5.2)
+			if v.Unverified != "" { // passed on the agent's word: say so (docs/contract.md §5.2)
 				verify = dash(verify) + " [unverified: " + v.Unverified + "]"
 			}
 			t.row(v.Name, v.Status, v.Gate, fmt.Sprint(v.Attempts), fmt.Sprint(v.BudgetLeft), dash(verify))
@@ -302,7 +302,7 @@ type TransitionCmd struct {
 
 // Help is the command's long help.
 func (c *TransitionCmd) Help() string {
-	return `Checked against the stage machine (SPEC §5.2); a refused move names the valid targets
+	return `Checked against the stage machine (docs/contract.md §5.2); a refused move names the valid targets
 (exit 5, "valid_targets" in the JSON error). Every dispatch opens a new attempt, pins its
 baseline (the stage worktree's HEAD, else the HEAD of the checkout this runs in) at
 refs/atlas/pins/<run>/stage/<stage>/<n>, and prints its stage token
@@ -445,7 +445,7 @@ func (c *FinishCmd) Run(env *Env) error {
 	})
 }
 
-// driverName is a lease's holder for people (never its session, SPEC §5.1).
+// driverName is a lease's holder for people (never its session, docs/contract.md §5.1).
 func driverName(d *gitstate.Lease) string { return d.Holder }
 
 // driverText is a driver lease for people: "holder until T" (never its session).

@@ -8,7 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/ops"
 )
 
-// TrustCmd is `git atlas trust RUN` (SPEC §10): a person approves the commands a run
+// TrustCmd is `git atlas trust RUN` (docs/contract.md §10): a person approves the commands a run
 // carries, here; --revoke and --list.
 type TrustCmd struct {
 	RunID  string `arg:"" optional:"" name:"run" help:"The run whose commands to trust here."`

@@ -9,7 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/views"
 )
 
-// GraphCmd is `git atlas graph RUN` (SPEC §14).
+// GraphCmd is `git atlas graph RUN` (docs/contract.md §14).
 type GraphCmd struct {
 	RunID  string `arg:"" name:"run" help:"The run."`
 	Format string `default:"text" enum:"text,dot,mermaid,json" help:"text (for people), dot (Graphviz), mermaid or json."`
@@ -92,7 +92,7 @@ func textTerminal(env *Env) (int, bool) {
 	return width, env.getenv("NO_COLOR") == "" && env.getenv("TERM") != "dumb"
 }
 
-// UndoCmd is `git atlas undo RUN --to SEQ --holder H` (SPEC §14).
+// UndoCmd is `git atlas undo RUN --to SEQ --holder H` (docs/contract.md §14).
 type UndoCmd struct {
 	RunID string `arg:"" name:"run" help:"The run."`
 	To    int    `required:"" help:"The event whose state to go back to (see git atlas log)." placeholder:"SEQ"`

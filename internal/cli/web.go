@@ -8,7 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/web"
 )
 
-// WebCmd is `git atlas web`: the read-only dashboard (SPEC §16).
+// WebCmd is `git atlas web`: the read-only dashboard (docs/contract.md §16).
 type WebCmd struct {
 	Port    int  `help:"Listen on this port of 127.0.0.1 (default: a free one)." placeholder:"N"`
 	Open    bool `help:"Open the dashboard in the web browser (git web--browse)."`

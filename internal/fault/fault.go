@@ -1,5 +1,5 @@
 // Package fault holds the error kinds that decide git-atlas's exit codes; domain
-// packages wrap them, internal/cli maps them (SPEC §4.6).
+// packages wrap them, internal/cli maps them (docs/contract.md §4.6).
 package fault
 
 import (
@@ -28,11 +28,11 @@ type Error struct {
 	Msg  string
 	Hint string
 	Err  error // the cause, if any
-	// Targets are the statuses a refused transition could take instead (SPEC §4.7:
+	// Targets are the statuses a refused transition could take instead (docs/contract.md §4.7:
 	// `valid_targets`); nil when the error is not about a transition.
 	Targets []string
 	// Fields are more members of the JSON error object (e.g. `driver` on a write
-	// refused because another session drives the run, SPEC §4.7).
+	// refused because another session drives the run, docs/contract.md §4.7).
 	Fields map[string]any
 }
 

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-// This file is git-atlas's one durable-write discipline (SPEC §15: done means durable).
+// This file is git-atlas's one durable-write discipline (docs/contract.md §11.12: done means durable).
 // A file is written to a temporary name in its target directory, flushed, and only
 // then given its name (rename or link), after which the directory is flushed, and so
 // is each directory made for it up to the first that existed: neither POSIX nor Linux
@@ -178,7 +178,7 @@ func Remove(path string) error {
 }
 
 // ErrNoSpace means the disk (or a quota) is full: it is reported as such, never
-// retried as a race (SPEC §15).
+// retried as a race (docs/contract.md §11.12).
 var ErrNoSpace = errors.New("no space left on device")
 
 // IsNoSpace reports whether err is, or comes from, an out-of-space failure: ENOSPC or

@@ -53,7 +53,7 @@ var ErrNoDirectory = errors.New("no such directory")
 // leaked are variables a hook, an alias or a filter inherits from the git that
 // started it (and so may leak into our environment, and from us into every process we
 // start); each points git at another repository, index or object store, or changes
-// which paths or refs it acts on (GIT-NOTES "Environment leaks"). They are removed
+// which paths or refs it acts on (docs/git-notes.md §2). They are removed
 // from every process git-atlas starts: its own git calls and a user's command alike
 // (UserEnv).
 var leaked = []string{
@@ -150,13 +150,13 @@ func checkoutEnv(dir string) []string {
 // may be slow, failing or have side effects; fsmonitor data could also hide a
 // change), keep git's "LF will be replaced by CRLF" warnings (core.safecrlf, which
 // changes no content) out of our output, and make git flush what it writes (git 2.39
-// flushes none of it by default; SPEC §15): objects loose and packed, pack indexes
+// flushes none of it by default; docs/contract.md §11.12): objects loose and packed, pack indexes
 // (a pack without its index cannot be read), refs, and the index of the worktrees
 // git-atlas makes: one flush per checkout, so that a power cut never leaves a managed
 // worktree git cannot read (a torn index makes every status fail). A temporary
 // index, thrown away after use, is not flushed (tempIndexConfig). One fsync per file
 // (fsyncMethod=fsync), not batch: batch's links into objects/xx are never flushed on
-// Linux (GIT-NOTES "Durability"). git flushes no directory: objectsWritten and
+// Linux (docs/git-notes.md §4). git flushes no directory: objectsWritten and
 // syncRefDirs do.
 var globalArgs = []string{"-c", "core.hooksPath=/dev/null", "-c", "core.fsmonitor=false", "-c", "core.safecrlf=false",
 	"-c", "core.fsync=" + fsyncComponents + ",index", "-c", "core.fsyncMethod=fsync"}

@@ -10,7 +10,7 @@ import (
 
 // LocalPath is where the local state file name lives: <git-common-dir>/atlas/<name>.
 // Local state belongs to this repository alone: it is not under refs/, so push, pull
-// and every clone leave it where it is (the trust records of SPEC §10 live there).
+// and every clone leave it where it is (the trust records of docs/contract.md §10 live there).
 func (r *Repository) LocalPath(name string) string {
 	return r.Layout().Local(name)
 }
@@ -24,7 +24,7 @@ func (r *Repository) ReadLocal(name string) ([]byte, error) {
 	return data, err
 }
 
-// WriteLocal replaces the local state file name with data, durably (SPEC §11
+// WriteLocal replaces the local state file name with data, durably (docs/contract.md §11
 // invariant 12): a temporary file in the same directory, written and fsynced, renamed
 // into place, then the directory fsynced (and every directory it had to make, up to
 // the first that existed), so a reader sees the old content or the new, and once it

@@ -20,7 +20,7 @@ import (
 // (durable.go): a temporary file in objects/xx, written, flushed, linked to its
 // name, then objects/xx flushed (and objects/ when xx was made). go-git's writer names
 // the object before its bytes are flushed and takes an existing name for a whole
-// object, so it is not used for writing (GIT-NOTES "Durability").
+// object, so it is not used for writing (docs/git-notes.md §4).
 
 // looseWriter writes loose objects into a repository's object store.
 type looseWriter struct {

@@ -210,7 +210,7 @@ func foreign(path, why string) error {
 // Remove unlocks and force-removes the worktree (dirty or not), or only git's
 // registration when its directory is gone. It never prunes globally: that would also
 // drop the user's own worktrees whose disk is merely unmounted. The caller must have
-// snapshotted anything that could be lost (SPEC §7): `git worktree remove --force`
+// snapshotted anything that could be lost (docs/contract.md §7): `git worktree remove --force`
 // also deletes ignored files.
 func (m *Managed) Remove(ctx context.Context) error {
 	r, path := m.Repo, m.Path

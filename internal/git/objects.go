@@ -46,7 +46,7 @@ type CommitInfo struct {
 }
 
 // objectStore reads refs and objects and writes objects. Two implementations: go-git
-// in-process (30 µs per ref read against a 2 ms fork, GIT-NOTES) and the git CLI for
+// in-process (30 µs per ref read against a 2 ms fork, docs/git-notes.md) and the git CLI for
 // repositories go-git cannot open correctly.
 type objectStore interface {
 	readRef(ctx context.Context, name string) (string, error)
@@ -146,7 +146,7 @@ func newObjectStore(r *Repository, goGit bool) objectStore {
 }
 
 // goGitCanOpen reports whether the repository's config names nothing go-git v5
-// mishandles (GIT-NOTES: sha256, worktreeConfig, partialClone, preciousObjects,
+// mishandles (docs/git-notes.md: sha256, worktreeConfig, partialClone, preciousObjects,
 // reftable): any extension sends it to the CLI. It reads the config file only: no fork.
 func goGitCanOpen(commonDir string) bool {
 	data, err := os.ReadFile(filepath.Join(commonDir, "config"))
@@ -202,8 +202,8 @@ func (g *goGitStore) readRef(_ context.Context, name string) (string, error) {
 
 // Object reads go through git (cat-file, rev-list) even here: go-git parses a whole
 // pack index in Go before its first read, which in a repository with a 200,000-object
-// pack cost more than the forks it saves (bench/README.md: show 49 ms against 24 ms
-// through git). Refs are plain files, and go-git reads them without a fork.
+// pack cost more than the forks it saves (bench/results/2026-12-05.md, the show row,
+// measured against git). Refs are plain files, and go-git reads them without a fork.
 func (g *goGitStore) commit(ctx context.Context, id string) (CommitInfo, error) {
 	return g.cli.commit(ctx, id)
 }

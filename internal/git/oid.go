@@ -8,7 +8,7 @@ import (
 // OID is a full object id: 40 (sha1) or 64 (sha256) lowercase hex digits. It is made
 // only by ParseOID and from git's own output, so a value from a ledger, a snapshot or
 // an import source reaches git as an object id and never as an option or a revision
-// expression (SPEC §10: shared data is untrusted). The zero OID is "no object".
+// expression (docs/contract.md §10: shared data is untrusted). The zero OID is "no object".
 type OID struct{ hex string }
 
 // ParseOID parses s as a full object id, refusing anything else: an abbreviated id, a

@@ -17,7 +17,7 @@ import (
 // one `git for-each-ref` feeding one `git cat-file --batch`, both started at once and
 // read as they stream. This is the CLI on purpose, even where go-git could open the
 // repository: over 1,000 runs it took 0.2x the time of go-git's reads, which decode
-// every delta chain in Go (bench/README.md).
+// every delta chain in Go (bench/results/2026-12-05.md).
 //
 // A ref whose commit or file is missing gets a Blob with ErrNotFoundObject; only a
 // failing git fails the call. Each Blob's Data is its own slice: fn may keep it.

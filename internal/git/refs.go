@@ -36,9 +36,9 @@ var ErrRefLocked = errors.New("a ref is locked")
 
 // UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
 // which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
-// GIT-NOTES) and flushes the refs before it reports success: git flushes each ref's
+// docs/git-notes.md) and flushes the refs before it reports success: git flushes each ref's
 // file before renaming it into place, and syncRefDirs then the directories that hold
-// the new names (SPEC §15: a transaction is durable when it returns).
+// the new names (docs/contract.md §11.12: a transaction is durable when it returns).
 func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil

@@ -18,7 +18,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
-// This file holds the plumbing of recovery snapshots (GIT-NOTES "snapshot + patch"):
+// This file holds the plumbing of recovery snapshots (docs/git-notes.md §1):
 // a private copy of a worktree's index, `git add -A` and `git write-tree` on it,
 // tree listings, binary patches, and restoring trees into directories and worktrees.
 
@@ -186,7 +186,7 @@ func (t *TempIndex) filterArgs(ctx context.Context) []string {
 // deletions, modes, symlinks and untracked files (ignored files stay out). Each blob
 // is flushed before it is named and its directory after (objectsWritten): not
 // core.fsyncMethod=batch, whose links into objects/xx nothing flushes on Linux
-// (GIT-NOTES "Durability").
+// (docs/git-notes.md §4).
 func (t *TempIndex) AddAll(ctx context.Context) error {
 	start := time.Now()
 	_, err := t.git(ctx, nil, nil, "add", "--all", "--", ":/")

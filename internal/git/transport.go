@@ -63,7 +63,7 @@ func (r *Repository) LsRemote(ctx context.Context, remote string, prefixes ...st
 }
 
 // Fetch fetches the remote with explicit refspecs only (custom refs need them,
-// GIT-NOTES §10): no tags, no FETCH_HEAD, no submodules, no opportunistic update of
+// docs/git-notes.md §5): no tags, no FETCH_HEAD, no submodules, no opportunistic update of
 // remote-tracking branches (--refmap=), no auto-gc. It changes no working tree.
 func (r *Repository) Fetch(ctx context.Context, remote string, refspecs ...string) error {
 	args := []string{"fetch", "--quiet", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules", "--no-auto-gc", "--refmap=", "--", remote}

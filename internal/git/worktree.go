@@ -46,7 +46,7 @@ type WorktreeInfo struct {
 	PrunableReason string
 }
 
-// ListWorktrees parses `git worktree list --porcelain -z` (GIT-NOTES: never the
+// ListWorktrees parses `git worktree list --porcelain -z` (docs/git-notes.md: never the
 // human output).
 func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) {
 	out, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "list", "--porcelain", "-z"}})
@@ -100,7 +100,7 @@ func parseWorktrees(out string) []WorktreeInfo {
 }
 
 // AddWorktree creates a linked worktree at path, detached at commit and locked with
-// reason in one step (GIT-NOTES: create detached, make branches separately). The
+// reason in one step (docs/git-notes.md: create detached, make branches separately). The
 // user's post-checkout hook does not run: every internal call disables hooks. A
 // non-nil hold (a Marker's file) is inherited by git, so the marker stays held for as
 // long as git runs, even if this process is killed first.
@@ -172,7 +172,7 @@ func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
 
 // Status returns the raw `git status --porcelain=v2 -z` of the worktree, with every
 // untracked file listed. --no-optional-locks keeps git from rewriting the index for a
-// stat refresh (GIT-NOTES: plain status does).
+// stat refresh (docs/git-notes.md: plain status does).
 func (w *Worktree) Status(ctx context.Context) ([]byte, error) {
 	return w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
 }

@@ -3,7 +3,7 @@ package text
 import "strings"
 
 // Command is a git-atlas command line for someone to run, every argument quoted for
-// POSIX sh where it needs it (SPEC §11.13: a printed command runs as printed): an
+// POSIX sh where it needs it (docs/contract.md §11.13: a printed command runs as printed): an
 // argument of letters, digits and @%+=:,./_- (and # past its first byte) goes as it
 // is, any other in single quotes (a quote inside it closed, escaped, reopened).
 func Command(args ...string) string {
