@@ -221,7 +221,11 @@ func TestImportAgenTeamPipelineMode(t *testing.T) {
 		}
 	}
 	for _, id := range []string{"h", "hw"} {
-		if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: id, Yes: true}); err != nil {
+		list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: id})
+		if err != nil || len(list.Runs) != 1 {
+			t.Fatalf("trust --list %s: %+v %v", id, list, err)
+		}
+		if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: id, Yes: true, Digest: list.Runs[0].Digest}); err != nil {
 			t.Fatal(err)
 		}
 	}
