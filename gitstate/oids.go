@@ -7,9 +7,9 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// isAncestor is Repository.IsAncestor on two ids held as text (a ref's value, a
+// IsAncestorID is Repository.IsAncestor on two ids held as text (a ref's value, a
 // remote's answer): one that is not a full object id is an error, never a revision.
-func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
+func IsAncestorID(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
 	x, err := git.ParseOID(a)
 	if err != nil {
 		return false, err
@@ -21,9 +21,9 @@ func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, e
 	return repo.IsAncestor(ctx, x, y)
 }
 
-// hasObject is Repository.HasObject on an id held as text; text that is not an
+// HasObjectID is Repository.HasObject on an id held as text; text that is not an
 // object id names no object.
-func hasObject(ctx context.Context, repo *git.Repository, id string) bool {
+func HasObjectID(ctx context.Context, repo *git.Repository, id string) bool {
 	x, err := git.ParseOID(id)
 	return err == nil && repo.HasObject(ctx, x)
 }

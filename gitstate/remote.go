@@ -215,7 +215,7 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	var specs []string
 	staging := IncomingPrefix + randomHex() + "/"
 	for _, name := range slices.Sorted(maps.Keys(theirs)) {
-		if rv := theirs[name]; local[name] != rv && !hasObject(ctx, s.Repo, rv) {
+		if rv := theirs[name]; local[name] != rv && !HasObjectID(ctx, s.Repo, rv) {
 			specs = append(specs, "+"+name+":"+staging+name)
 		}
 	}
@@ -242,13 +242,13 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 		case lv == "":
 			ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: git.ZeroID})
 		case strings.HasPrefix(name, RunsPrefix):
-			if ff, err := isAncestor(ctx, s.Repo, lv, rv); err != nil {
+			if ff, err := IsAncestorID(ctx, s.Repo, lv, rv); err != nil {
 				return nil, err
 			} else if ff {
 				ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: lv})
 				continue
 			}
-			if ahead, err := isAncestor(ctx, s.Repo, rv, lv); err != nil {
+			if ahead, err := IsAncestorID(ctx, s.Repo, rv, lv); err != nil {
 				return nil, err
 			} else if ahead {
 				continue // events written here only: the next write pushes them
@@ -267,7 +267,7 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 			if checkedOut[name] {
 				continue // its worktree's HEAD: never moved under it
 			}
-			if ff, err := isAncestor(ctx, s.Repo, lv, rv); err != nil {
+			if ff, err := IsAncestorID(ctx, s.Repo, lv, rv); err != nil {
 				return nil, err
 			} else if ff {
 				ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: lv})
@@ -360,7 +360,7 @@ func (s *Store) updateRemote(ctx context.Context, id string, wr Writer, fn func(
 		// The local tip may have moved since the sync (a local-only writer); then look
 		// again rather than push a chain that drops the remote's events.
 		if rt := theirs[RunRef(id)]; rt != "" && rt != w.old {
-			if ok, err := isAncestor(ctx, s.Repo, rt, w.old); err != nil {
+			if ok, err := IsAncestorID(ctx, s.Repo, rt, w.old); err != nil {
 				return nil, err
 			} else if !ok {
 				lastErr = fmt.Errorf("the local ledger moved off %s's chain during the write", s.Remote.Name)
@@ -463,7 +463,7 @@ func (s *Store) pushPlan(ctx context.Context, id string, theirs map[string]strin
 		case rv == "":
 			push = append(push, git.PushRef{Name: name, ID: lv})
 		case strings.HasPrefix(name, BranchesPrefix):
-			if ff, err := isAncestor(ctx, s.Repo, rv, lv); err != nil {
+			if ff, err := IsAncestorID(ctx, s.Repo, rv, lv); err != nil {
 				return nil, err
 			} else if ff {
 				push = append(push, git.PushRef{Name: name, ID: lv, Expect: rv})
@@ -531,8 +531,8 @@ func (s *Store) follow(ctx context.Context, id, tip string, theirs map[string]st
 		var kept *Diverged
 		if cur == "" {
 			up[0].Old = git.ZeroID
-		} else if behind, _ := isAncestor(ctx, s.Repo, cur, tip); !behind {
-			if ahead, _ := isAncestor(ctx, s.Repo, tip, cur); ahead {
+		} else if behind, _ := IsAncestorID(ctx, s.Repo, cur, tip); !behind {
+			if ahead, _ := IsAncestorID(ctx, s.Repo, tip, cur); ahead {
 				return // a newer tip of the remote's is here already
 			}
 			local, err := s.localRefs(ctx, runScope(id))

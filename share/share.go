@@ -149,7 +149,7 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 	// diverged.
 	var lacking []string
 	for ref, rt := range theirs {
-		if ours, ok := local[ref]; ok && rt != ours && fastForwardOnly(ref) && !hasObject(ctx, repo, rt) {
+		if ours, ok := local[ref]; ok && rt != ours && fastForwardOnly(ref) && !gitstate.HasObjectID(ctx, repo, rt) {
 			lacking = append(lacking, ref)
 		}
 	}
@@ -179,12 +179,12 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 			rep.Skipped = append(rep.Skipped, c)
 			continue
 		default:
-			ff, err := isAncestor(ctx, repo, rt, ours)
+			ff, err := gitstate.IsAncestorID(ctx, repo, rt, ours)
 			if err != nil {
 				return nil, err
 			}
 			if !ff {
-				behind, err := isAncestor(ctx, repo, ours, rt)
+				behind, err := gitstate.IsAncestorID(ctx, repo, ours, rt)
 				if err != nil {
 					return nil, err
 				}
@@ -282,12 +282,12 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 			rep.Skipped = append(rep.Skipped, c)
 			continue
 		} else {
-			ff, err := isAncestor(ctx, repo, ours, rt)
+			ff, err := gitstate.IsAncestorID(ctx, repo, ours, rt)
 			if err != nil {
 				return nil, err
 			}
 			if !ff {
-				ahead, err := isAncestor(ctx, repo, rt, ours)
+				ahead, err := gitstate.IsAncestorID(ctx, repo, rt, ours)
 				if err != nil {
 					return nil, err
 				}
@@ -366,25 +366,4 @@ func dropStaging(ctx context.Context, repo *git.Repository, staging string) erro
 // remoteError keeps git's words for an unreachable remote and says which remote.
 func remoteError(remote string, err error) error {
 	return fmt.Errorf("cannot reach remote %q (check its URL with git remote -v): %w", remote, err)
-}
-
-// isAncestor is Repository.IsAncestor on two ref values held as text (a local ref's,
-// or the remote's answer): a value that is not a full object id is an error.
-func isAncestor(ctx context.Context, repo *git.Repository, a, b string) (bool, error) {
-	x, err := git.ParseOID(a)
-	if err != nil {
-		return false, err
-	}
-	y, err := git.ParseOID(b)
-	if err != nil {
-		return false, err
-	}
-	return repo.IsAncestor(ctx, x, y)
-}
-
-// hasObject is Repository.HasObject on a ref value held as text; one that is not an
-// object id names no object.
-func hasObject(ctx context.Context, repo *git.Repository, id string) bool {
-	x, err := git.ParseOID(id)
-	return err == nil && repo.HasObject(ctx, x)
 }
