@@ -12,7 +12,7 @@ import (
 // foreignCitation is a reference to a document that lives outside the repository:
 // the product contract and the git notes as they were first handed to the project.
 // The repository carries its own (docs/contract.md, docs/git-notes.md).
-var foreignCitation = regexp.MustCompile(`SPEC ?§|SPEC\.md|\bSPEC (?:invariant|section)|\(SPEC$|GIT-NOTES`)
+var foreignCitation = regexp.MustCompile(`SPEC ?§|SPEC\.md|\bSPEC (?:invariant|section)|\(SPEC$|GIT[-]NOTES`)
 
 // docCitation is a reference to a file under docs/, with an optional section. It is
 // looked for in prose only (proseOf): a test's data may name any docs/ of its own.
