@@ -30,13 +30,13 @@ import (
 // agent wrote is in a worktree directory (or one set aside whole) or in a recovery
 // snapshot, and no command failed with anything but a documented conflict or refusal.
 // 6 rounds by default (each round kills some of eight commands in two waves: every
-// command is killed in about every other round), 200 with ATLAS_LONG_TESTS=1, spread
+// command is killed in about every other round), 24 with ATLAS_LONG_TESTS=1, spread
 // over parallel lanes (one repository each: recorded worktree paths are absolute, so a
 // lane cannot be a copy).
 func TestConcurrentKillSweep(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
 	const short = 6
-	rounds := testenv.Rounds(short, 200)
+	rounds := testenv.Rounds(short, 24)
 	lanes := min(max(runtime.NumCPU(), 2), 8)
 	first := newAtlasRepo(t)
 	for lane := 0; lane < lanes; lane++ {

@@ -38,7 +38,7 @@ import (
 // whole command (at most maxStates, plus the end state), so that the twelve paths fit
 // CI's full part.
 
-const maxStates = 40
+const maxStates = 16
 
 type crashPath struct {
 	name  string

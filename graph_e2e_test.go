@@ -90,7 +90,7 @@ func (r *record) add(list *[]receipt, x receipt) {
 	r.mu.Unlock()
 }
 
-// TestGraphDrainWorkers: 16 worker processes drain a 200-job DAG through the CLI (6 and
+// TestGraphDrainWorkers: 8 worker processes drain a 60-job DAG through the CLI (6 and
 // 30 unless ATLAS_LONG_TESTS is set), with
 // random failed and timeout receipts, leases left to expire (by workers that die or
 // come back late) and reaped. Then, from the ledger: every job is DONE or FAILED; gas
@@ -100,9 +100,9 @@ func (r *record) add(list *[]receipt, x receipt) {
 func TestGraphDrainWorkers(t *testing.T) {
 	t.Parallel() // its own repository and processes: runs beside the transcripts
 	if testing.Short() {
-		t.Skip("16 worker processes draining 200 jobs: skipped with -short")
+		t.Skip("worker processes draining a DAG: skipped with -short")
 	}
-	jobs, workers := testenv.Rounds(30, 200), testenv.Rounds(6, 16)
+	jobs, workers := testenv.Rounds(30, 60), testenv.Rounds(6, 8)
 	comps := jobs / 10
 	a := newAtlasRepo(t)
 	a.must(t, "start", "--id", "e2e", "--graph")

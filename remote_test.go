@@ -167,15 +167,15 @@ func remoteLog(t *testing.T, a atlasCLI, run string) []logEvent {
 	return log.Events
 }
 
-// TestRemoteFleet: a bare repository and 3 clones, 4 worker processes in each (12 in
-// all; 2 in each and a 12-job DAG unless ATLAS_LONG_TESTS is set), drain one 60-job DAG
+// TestRemoteFleet: a bare repository and 3 clones, 3 worker processes in each (9 in
+// all; 2 in each and a 12-job DAG unless ATLAS_LONG_TESTS is set), drain one 30-job DAG
 // with dependencies, every command through the remote (one clone passes --remote,
 // the others have atlas.remote set). From the remote's log: every job was claimed
 // once and DONE once, and no job was granted to two workers. A union built on a clone
 // from the remote holds every node's work; git fsck is clean in all four repositories.
 func TestRemoteFleet(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	jobsN, perClone := testenv.Rounds(12, 60), testenv.Rounds(2, 4)
+	jobsN, perClone := testenv.Rounds(12, 30), testenv.Rounds(2, 3)
 	f := newRemoteFleet(t, 3)
 	args := [][]string{{"--remote", "origin"}, nil, nil}
 	for k := 1; k < 3; k++ {
@@ -294,13 +294,13 @@ func remoteChecks(t *testing.T, f remoteFleet, reader atlasCLI, run string, roun
 }
 
 // TestRemoteKilledWriter: a worker is SIGKILLed at a random moment of its claim,
-// worktree add, commit and receipt through the remote (60 times with
+// worktree add, commit and receipt through the remote (20 times with
 // ATLAS_LONG_TESTS, 6 otherwise), on two clones in turn. After every kill the remote
 // holds no half-applied write (remoteChecks); afterwards workers that are left alone
 // drain the run: every job DONE once, the union on the remote holds every node's work.
 func TestRemoteKilledWriter(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	rounds := testenv.Rounds(6, 60)
+	rounds := testenv.Rounds(6, 20)
 	f := newRemoteFleet(t, 3)
 	for _, c := range f.clones {
 		mustGit(t, c.repo, f.env, "", "config", "atlas.remote", "origin")

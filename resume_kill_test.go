@@ -17,13 +17,13 @@ import (
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
-// TestResumeKilledAnywhere kills `git atlas resume` at random moments (SIGKILL, 110
+// TestResumeKilledAnywhere kills `git atlas resume` at random moments (SIGKILL, 20
 // times with ATLAS_LONG_TESTS set; 6 without), runs it again to the end, and checks that every time the run
 // ends in the same state as an uninterrupted resume (timestamps aside), that no dirty
 // work was lost, and that no dirty state was snapshotted twice.
 func TestResumeKilledAnywhere(t *testing.T) {
 	t.Parallel() // its own repository and processes: runs beside the transcripts
-	kills := testenv.Rounds(6, 110)
+	kills := testenv.Rounds(6, 20)
 	a := newAtlasRepo(t)
 	work := filepath.Dir(a.repo)
 	setupInterruptedGraph(t, a)

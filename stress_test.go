@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -100,7 +101,7 @@ func mustGit(t *testing.T, dir string, env []string, stdin string, args ...strin
 	return strings.TrimSpace(string(out))
 }
 
-// TestStressConcurrentEvents: 16 processes append 200 events each to one run at once
+// TestStressConcurrentEvents: 12 processes append 40 events each to one run at once
 // (8 × 12 unless ATLAS_LONG_TESTS is set),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
@@ -117,7 +118,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	procs, each := testenv.Rounds(8, 16), testenv.Rounds(12, 200)
+	procs, each := testenv.Rounds(8, 12), testenv.Rounds(12, 40)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "atlas", "start", "--id", "r", "--stages", "a")
 	head := mustGit(t, dir, env, "", "rev-parse", "HEAD")
@@ -332,6 +333,7 @@ func stressWriterMain() {
 				os.Exit(1)
 			}
 			ids = append(ids, id)
+			fmt.Println("created")
 			continue
 		}
 		data, _ := json.Marshal(map[string]int{"n": n})
@@ -341,13 +343,35 @@ func stressWriterMain() {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
 		}
+		fmt.Println("appended")
 	}
 }
 
-// TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 220
-// random points (at least 20 unless ATLAS_LONG_TESTS is set, and on until five runs
-// exist, up to 220). After every kill each run is readable and list reads them all;
-// at the end no ref names a missing object and every chain is intact.
+// waitLines returns after n lines came from r, at its end, or after at most limit (a
+// writer stuck behind a stale lock prints nothing; the kill must come anyway).
+func waitLines(r io.Reader, n int, limit time.Duration) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		lines := bufio.NewReader(r)
+		for ; n > 0; n-- {
+			if _, err := lines.ReadString('\n'); err != nil {
+				return
+			}
+		}
+	}()
+	select {
+	case <-done:
+	case <-time.After(limit):
+	}
+}
+
+// TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 60
+// random points (20 unless ATLAS_LONG_TESTS is set, and on until five runs exist, up
+// to 60). A kill lands after a random number of the writer's completed writes (0 to
+// 3) and a random delay, so the writer makes progress however slowly this machine
+// writes. After every kill each run is readable and list reads them all; at the end
+// no ref names a missing object and every chain is intact.
 //
 // A git killed inside update-ref can leave its <ref>.lock behind, exactly as after
 // any crashed git; git-atlas then refuses to write that run (git's "File exists"
@@ -358,7 +382,7 @@ func TestStressKilledWriter(t *testing.T) {
 	if testing.Short() {
 		t.Skip("stress test")
 	}
-	const maxKills = 220
+	const maxKills = 60
 	kills := testenv.Rounds(20, maxKills)
 	dir, env := stressRepo(t)
 	seed := uint64(time.Now().UnixNano())
@@ -389,19 +413,14 @@ func TestStressKilledWriter(t *testing.T) {
 			t.Fatal(err)
 		}
 		// One kill in eight lands during start-up; the others are timed from the
-		// writer's "ready", so a slow start (the race detector, a loaded machine)
-		// never eats the whole delay. Not a synchronisation: the delay only picks
-		// where the kill lands.
+		// writer's "ready" and then from its completed writes (it prints a line after
+		// each), so neither a slow start (the race detector, a loaded machine) nor
+		// slow fsyncs eat the whole delay. Not a synchronisation: the lines and the
+		// delay only pick where the kill lands.
 		if k%8 != 0 {
-			_, _ = bufio.NewReader(stdout).ReadString('\n')
+			waitLines(stdout, 1+rng.IntN(4), 5*time.Second)
 		}
-		delay := time.Duration(rng.IntN(120)) * time.Millisecond
-		if k >= kills {
-			// Still fewer than five runs: on a loaded machine the writer needs longer
-			// to create one, so each further kill waits 20 ms more.
-			delay += time.Duration(k-kills+1) * 20 * time.Millisecond
-		}
-		time.Sleep(delay)
+		time.Sleep(time.Duration(rng.IntN(120)) * time.Millisecond)
 		_ = syscall.Kill(-w.Process.Pid, syscall.SIGKILL)
 		err = w.Wait()
 		if ws, ok := w.ProcessState.Sys().(syscall.WaitStatus); !ok || !ws.Signaled() {
@@ -516,7 +535,7 @@ func TestStressCachesDeleted(t *testing.T) {
 		t.Skip("stress test")
 	}
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	rounds, writers, each := testenv.Rounds(2, 12), testenv.Rounds(3, 6), testenv.Rounds(4, 15)
+	rounds, writers, each := testenv.Rounds(2, 4), testenv.Rounds(3, 4), testenv.Rounds(4, 8)
 	dir, env := stressRepo(t)
 	mustGit(t, dir, env, "", "branch", "other")
 	mustGit(t, dir, env, "", "atlas", "hooks", "install")

@@ -91,11 +91,12 @@ func convertible(t testing.TB, wt string) {
 // under each conversion git can apply: the restored files are the bytes that were on
 // disk, untouched (checked-out, smudged) files included. By default every state
 // together under each conversion; ATLAS_LONG_TESTS=1 adds every state alone (but the
-// heavy ones, which only add size; ~20 minutes on a loaded 2-core machine).
+// heavy ones, which only add size), each under one conversion in turn, so that every
+// state meets every conversion together and each conversion meets states alone.
 func TestCorpusConversions(t *testing.T) {
 	t.Parallel() // its own repository; no package globals, no Setenv
 	long := testenv.Long()
-	for _, c := range conversions {
+	for ci, c := range conversions {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel() // a fixture each
 			t.Run("all-together", func(t *testing.T) {
@@ -122,9 +123,12 @@ func TestCorpusConversions(t *testing.T) {
 			if !long {
 				return
 			}
-			for _, m := range corpus {
+			for mi, m := range corpus {
 				if m.heavy {
-					continue // size, not conversion: TestCorpus has them (~2.5 min a conversion without)
+					continue // size, not conversion: TestCorpus has them
+				}
+				if mi%len(conversions) != ci {
+					continue // this state alone meets another conversion
 				}
 				t.Run(m.name, func(t *testing.T) {
 					t.Parallel()

@@ -151,7 +151,7 @@ var corpus = []mutation{
 		write(t, filepath.Join(wt, "debug.log"), "log\n")
 	}},
 	{name: "big-binary", heavy: true, apply: func(t testing.TB, f *fixture, wt string) {
-		if err := os.WriteFile(filepath.Join(wt, "big.bin"), randomBytes(4, testenv.Rounds(8<<20, 50<<20)), 0o644); err != nil {
+		if err := os.WriteFile(filepath.Join(wt, "big.bin"), randomBytes(4, testenv.Rounds(8<<20, 24<<20)), 0o644); err != nil {
 			t.Fatal(err)
 		}
 	}},
@@ -165,11 +165,11 @@ var corpus = []mutation{
 	}},
 }
 
-// manyFiles is the size of the corpus's big tree: 5000 files in the full sweeps, 300
+// manyFiles is the size of the corpus's big tree: 2000 files in the full sweeps, 300
 // in the README's test command: the same code paths (the verifier hashes batches of
 // 64 files on every core; 300 files are five batches, several for each core of a
 // small machine), a sixth of the git work.
-var manyFiles = testenv.Rounds(300, 5000)
+var manyFiles = testenv.Rounds(300, 2000)
 
 // TestCorpus takes every dirty state through snapshot, remove and restore, each alone
 // and all together: the restored files are byte-, mode- and link-identical, the

@@ -20,7 +20,7 @@ import (
 
 // TestKillDuringRemove SIGKILLs `git atlas worktree remove` (git-atlas, here the test
 // binary itself, and every git it started: the whole process group, as a reboot
-// would) at random moments, over and over (110 times with ATLAS_LONG_TESTS set, 6
+// would) at random moments, over and over (30 times with ATLAS_LONG_TESTS set, 6
 // without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
 // never neither (docs/contract.md §11, invariant 2). Running the command again then finishes the job.
@@ -59,7 +59,7 @@ func TestKillDuringRemove(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(42, uint64(time.Now().UnixNano())))
 	outcomes := map[string]int{}
-	kills := testenv.Rounds(6, 110)
+	kills := testenv.Rounds(6, 30)
 	i := 1
 	for ; i <= kills && testenv.More(i-1, 6); i++ {
 		node := fmt.Sprintf("k%d", i)
