@@ -42,8 +42,7 @@ func TestResumeKilledAnywhere(t *testing.T) {
 
 	rng := rand.New(rand.NewPCG(1, uint64(kills)))
 	i := 0
-	defer func() { testenv.Ran(t, i, kills) }()
-	for ; i < kills && testenv.More(i, 6); i++ {
+	for ; i < kills; i++ {
 		untarDir(t, work, "repo", template)
 		delay := time.Duration(rng.Int64N(int64(full) + 1))
 		cmd := exec.Command(a.bin, "-C", a.repo, "--json", "resume", "k")

@@ -396,7 +396,7 @@ func TestStressKilledWriter(t *testing.T) {
 	staleLocks := 0
 	created := 0
 	k := 0
-	for ; (k < kills && testenv.More(k, 20)) || (created < 5 && k < maxKills); k++ {
+	for ; k < kills || (created < 5 && k < maxKills); k++ {
 		w := exec.Command(self, dir)
 		w.Env = append(env, "GIT_ATLAS_TEST_WRITER=1")
 		if k%2 == 1 {
@@ -435,7 +435,6 @@ func TestStressKilledWriter(t *testing.T) {
 			}
 		}
 	}
-	testenv.Ran(t, k, kills)
 	t.Logf("%d kills, %d stale ref locks left by killed git processes", k, staleLocks)
 	out := mustGit(t, dir, env, "", "fsck", "--connectivity-only")
 	if strings.Contains(out, "missing") || strings.Contains(out, "broken") {

@@ -61,7 +61,7 @@ func TestKillDuringRemove(t *testing.T) {
 	outcomes := map[string]int{}
 	kills := testenv.Rounds(6, 30)
 	i := 1
-	for ; i <= kills && testenv.More(i-1, 6); i++ {
+	for ; i <= kills; i++ {
 		node := fmt.Sprintf("k%d", i)
 		wt := f.worktree(node)
 		dirty(wt, i)
@@ -136,7 +136,6 @@ func TestKillDuringRemove(t *testing.T) {
 		lines = append(lines, fmt.Sprintf("%4d  %s", v, k))
 	}
 	sort.Strings(lines)
-	testenv.Ran(t, i-1, kills)
 	t.Logf("%d kills:\n%s", i-1, strings.Join(lines, "\n"))
 	if r, err := f.store.Load(ctx, f.run); err != nil || len(r.State.Worktrees) != 0 {
 		t.Fatalf("ledger still lists worktrees: %v %v", err, r)

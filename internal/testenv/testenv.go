@@ -6,10 +6,8 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -36,32 +34,6 @@ const LongVar = "ATLAS_LONG_TESTS"
 func Long() bool {
 	v := os.Getenv(LongVar)
 	return v != "" && v != "0"
-}
-
-// DeadlineVar holds the Unix time by which the full sweeps must be over: .ci/run sets
-// it, since CI stops at 20 minutes, and a machine slower than the one the rounds were
-// sized on would run past that. A sweep of kills then stops taking new rounds (past
-// its short count, which always runs) and logs how many it ran.
-const DeadlineVar = "ATLAS_LONG_DEADLINE"
-
-// More reports whether a sweep that has run done rounds may run another: always while
-// done is below short (the count `go test ./...` runs), and after that until the
-// deadline, when one is set.
-func More(done, short int) bool { return done < short || !pastDeadline() }
-
-// pastDeadline reports whether DeadlineVar names a time that has come (a value that is
-// not a Unix time sets none).
-func pastDeadline() bool {
-	at, err := strconv.ParseInt(os.Getenv(DeadlineVar), 10, 64)
-	return err == nil && time.Now().Unix() >= at
-}
-
-// Ran logs a sweep that the deadline cut short: it ran done of its planned rounds.
-func Ran(t testing.TB, done, planned int) {
-	t.Helper()
-	if done < planned && pastDeadline() {
-		t.Logf("ran %d of %d rounds: the deadline in %s came first", done, planned, DeadlineVar)
-	}
 }
 
 // Rounds is long when the full sweeps were asked for, else short.
