@@ -289,6 +289,9 @@ type TransitionRequest struct {
 	Person Person
 	// VerifyTimeout bounds the verify a passed report runs (zero: DefaultVerifyTimeout).
 	VerifyTimeout time.Duration
+	// AllowOutsideScope accepts a passed report whose work changed paths outside the
+	// stage's scope: a person's step (StepOutsideScope), recorded.
+	AllowOutsideScope bool
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -364,8 +367,13 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	}
 	var vr *gitstate.VerifyResult
 	unverified := ""
+	var outside []string
+	outsideBy := ""
 	if req.Status == gitstate.StagePassed {
 		var err error
+		if outside, outsideBy, err = o.stageScope(ctx, store, req); err != nil {
+			return nil, err // before a verify that may take minutes
+		}
 		if vr, unverified, err = o.verifyPass(ctx, store, req); err != nil {
 			return nil, err
 		}
@@ -436,6 +444,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		}
 		if approvedBy != "" {
 			data["approved_by"] = approvedBy
+		}
+		if len(outside) > 0 {
+			data["allowed_outside_scope"], data["approved_by"] = outside, outsideBy
 		}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]

@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -105,5 +106,81 @@ func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 	}
 	if err := json.Unmarshal(ev.Data, &data); err != nil || ev.Type != gitstate.EventUnionBuilt || !reflect.DeepEqual(data.Allowed, want) || data.ApprovedBy != "pat" {
 		t.Fatalf("the union's event: %s %s, want the allowance and who approved it", ev.Type, ev.Data)
+	}
+}
+
+// docs/contract.md §5.3: `transition … passed` of a stage whose work changed paths
+// outside the stage's scope is refused (exit 5, the paths named, nothing written),
+// in its worktree and, for a stage without one, in the checkout it ran in; only a
+// person's --allow-outside-scope accepts it, recorded with who approved it.
+func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle)
+	d1 := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Driver: d1, Stages: []gitstate.StageDef{
+		{Name: "code", Scope: []string{"src/**"}}, {Name: "docs", Scope: []string{"docs/**"}}}}); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tip := func() string { return f.tipOf("s") }
+	passed := func(stage string, allow bool, p Person) error {
+		_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: stage, Status: gitstate.StagePassed, Driver: d1, AllowOutsideScope: allow, Person: p})
+		return err
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.commit(wt.Path, "src/a.go", "ui/b.go")
+	f.write(wt.Path, "notes.txt", "uncommitted\n")
+	before := tip()
+	err = passed("code", false, Person{})
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Kind != fault.ErrRefused || !strings.Contains(err.Error(), "notes.txt, ui/b.go") || strings.Contains(err.Error(), "src/a.go") || !strings.Contains(fe.Hint, "--allow-outside-scope") {
+		t.Fatalf("passed with ui/b.go and notes.txt outside src/**: %v; want refused naming them and the flag", err)
+	}
+	if err := passed("code", true, Person{}); !errors.Is(err, fault.ErrRefused) {
+		t.Fatalf("--allow-outside-scope headless, naming nobody: %v, want refused", err)
+	}
+	if err := passed("code", true, Person{Via: ViaMCP, ApprovedBy: "pat"}); !errors.Is(err, fault.ErrRefused) {
+		t.Fatalf("--allow-outside-scope over MCP: %v, want refused", err)
+	}
+	if tip() != before {
+		t.Fatal("a refused report wrote")
+	}
+	if err := passed("code", true, Person{ApprovedBy: "pat"}); err != nil {
+		t.Fatalf("accepted by pat: %v", err)
+	}
+	log, err := f.ops.Reader().Log(f.ctx, "s")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var data struct {
+		Allowed    []string `json:"allowed_outside_scope"`
+		ApprovedBy string   `json:"approved_by"`
+	}
+	if err := json.Unmarshal(log[len(log)-1].Data, &data); err != nil || !reflect.DeepEqual(data.Allowed, []string{"notes.txt", "ui/b.go"}) || data.ApprovedBy != "pat" {
+		t.Fatalf("the passed event: %s, want the paths accepted and who approved them", log[len(log)-1].Data)
+	}
+
+	// A stage without a worktree: its work is the checkout's, committed or not.
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageCompleted, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "docs", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.commit(f.dir, "docs/guide.md")
+	f.write(f.dir, "stray.txt", "untracked\n")
+	if err := passed("docs", false, Person{}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "stray.txt") || strings.Contains(err.Error(), "guide.md") {
+		t.Fatalf("passed with stray.txt in the checkout: %v; want refused naming it", err)
+	}
+	if err := os.Remove(filepath.Join(f.dir, "stray.txt")); err != nil {
+		t.Fatal(err)
+	}
+	if err := passed("docs", false, Person{}); err != nil {
+		t.Fatalf("passed within scope: %v", err)
 	}
 }
