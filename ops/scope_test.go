@@ -8,26 +8,35 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
-// doneJob adds job with scope, claims it as w1, gives it a worktree, commits files
-// there and reports it done; it returns the worktree's path.
-func (f *wtFixture) doneJob(job string, scope []string, files ...string) string {
+// doneJob adds the job req names (to r1 unless req.Run), claims it as w1, gives it a
+// worktree, commits files there and reports it done; it returns the worktree's path.
+func (f *wtFixture) doneJob(req JobAddRequest, files ...string) string {
 	f.t.Helper()
-	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: job, Scope: scope, Driver: Driver{Holder: "d1"}}); err != nil {
+	if req.Run == "" {
+		req.Run = "r1"
+	}
+	req.Driver = Driver{Holder: "d1"}
+	if _, err := f.ops.JobAdd(f.ctx, req); err != nil {
 		f.t.Fatal(err)
 	}
-	lease := f.claim(job, "w1")
-	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: job, Lease: lease, Driver: Driver{Holder: "w1"}})
+	claim, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: req.Run, Job: req.Job, Worker: Worker{Holder: "w1", TTL: time.Hour}})
+	if err != nil || claim.Lease == nil {
+		f.t.Fatalf("claim of %s: %+v, %v", req.Job, claim, err)
+	}
+	lease := *claim.Lease
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: req.Run, Node: req.Job, Lease: lease, Driver: Driver{Holder: "w1"}})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 	f.commit(wt.Path, files...)
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: job, Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: req.Run, Job: req.Job, Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
 		f.t.Fatal(err)
 	}
 	return wt.Path
@@ -53,9 +62,9 @@ func (f *wtFixture) commit(dir string, files ...string) {
 func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
-	api := f.doneJob("api", []string{"api/**"}, "api/a.go")
+	api := f.doneJob(JobAddRequest{Job: "api", Scope: []string{"api/**"}}, "api/a.go")
 	f.commit(api, "ui/sneaked.go") // after the receipt: union is the last gate
-	f.doneJob("ui", []string{"ui/**"}, "ui/u.go")
+	f.doneJob(JobAddRequest{Job: "ui", Scope: []string{"ui/**"}}, "ui/u.go")
 	d1 := Driver{Holder: "d1"}
 
 	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1})
@@ -182,5 +191,43 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	}
 	if err := passed("docs", false, Person{}); err != nil {
 		t.Fatalf("passed within scope: %v", err)
+	}
+}
+
+// docs/contract.md §5.3: finish records the verdict it finished with and the jobs its
+// union left out for their scope, in run_finished and in its result: an unverified
+// verdict is said, not hidden.
+func TestFinishRecordsVerdictAndScope(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	d1 := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Criteria: []string{"works"}, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	wt := f.doneJob(JobAddRequest{Run: "g", Job: "a", Scope: []string{"a/**"}, Criteria: []string{"works"}}, "a/x.go")
+	f.commit(wt, "b/y.go")
+	if _, err := f.ops.Union(f.ctx, UnionRequest{Run: "g", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: gitstate.RunCompleted, Driver: d1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string][]string{"a": {"b/y.go"}}
+	if res.Verdict == nil || res.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(res.OutsideScope, want) {
+		t.Fatalf("finish: verdict %+v, outside %v", res.Verdict, res.OutsideScope)
+	}
+	log, err := f.ops.Reader().Log(f.ctx, "g")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ev := log[len(log)-1]
+	var data struct {
+		Verdict *gitstate.Verdict   `json:"verdict"`
+		Outside map[string][]string `json:"outside_scope"`
+	}
+	if err := json.Unmarshal(ev.Data, &data); err != nil || ev.Type != gitstate.EventRunFinished || data.Verdict == nil ||
+		data.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(data.Verdict.Unverified, []string{"works"}) || !reflect.DeepEqual(data.Outside, want) {
+		t.Fatalf("run_finished: %s %s, want the verdict and the job left out", ev.Type, ev.Data)
 	}
 }

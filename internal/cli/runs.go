@@ -445,6 +445,8 @@ func (c *FinishCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s: lease %s reaped -> %s\n", o.ID, o.Lease, o.To)
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
+		printVerdict(w, res.Verdict) // docs/contract.md §5.3: unverified is said, not hidden
+		printOutsideScope(w, "left out of the union, outside scope", res.OutsideScope)
 	})
 }
 

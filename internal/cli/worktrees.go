@@ -148,12 +148,8 @@ func (c *UnionCmd) Run(env *Env) error {
 		if len(v.Missing) > 0 {
 			fmt.Fprintf(w, "  no branch   %s\n", strings.Join(v.Missing, ", "))
 		}
-		for _, n := range slices.Sorted(maps.Keys(v.OutsideScope)) {
-			fmt.Fprintf(w, "  outside scope, left out  %s: %s\n", n, ledgerText(strings.Join(v.OutsideScope[n], ", "), 0))
-		}
-		for _, n := range slices.Sorted(maps.Keys(v.AllowedOutsideScope)) {
-			fmt.Fprintf(w, "  outside scope, allowed   %s: %s\n", n, ledgerText(strings.Join(v.AllowedOutsideScope[n], ", "), 0))
-		}
+		printOutsideScope(w, "outside scope, left out", v.OutsideScope)
+		printOutsideScope(w, "outside scope, allowed ", v.AllowedOutsideScope)
 		fmt.Fprintf(w, "worktree %s\n", v.Path)
 		if v.Verify != nil {
 			fmt.Fprintf(w, "verify %s: %s\n", v.Verify.Command, resume.Outcome(v.Verify, c.VerifyTimeout))
