@@ -231,3 +231,36 @@ func TestFinishRecordsVerdictAndScope(t *testing.T) {
 		t.Fatalf("run_finished: %s %s, want the verdict and the job left out", ev.Type, ev.Data)
 	}
 }
+
+// docs/contract.md §5.3: resume's verify-first does not pass a stage whose work
+// changed paths outside its scope: it says so and leaves the stage in flight, for the
+// driver's passed report (refused with the paths) or a person.
+func TestResumeDoesNotPassWorkOutsideScope(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle)
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code", Scope: []string{"src/**"}}}, Verify: "true", VerifySafe: true, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "v", Node: "code", Driver: d1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.commit(wt.Path, "src/a.go", "ui/b.go")
+	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "d2", TakeOver: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Verify != nil || !strings.Contains(res.VerifySkipped, "outside its scope: ui/b.go;") {
+		t.Fatalf("resume: verify %+v, skipped %q; want it held for ui/b.go", res.Verify, res.VerifySkipped)
+	}
+	r, err := f.ops.Reader().Load(f.ctx, "v")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, _ := r.Stage("code"); st.Status != gitstate.StageDispatched {
+		t.Fatalf("stage code is %s, want it left dispatched", st.Status)
+	}
+}
