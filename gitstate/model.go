@@ -269,7 +269,12 @@ type UnionRec struct {
 	// Missing are the nodes the build found no branch for: nothing to integrate,
 	// reported once (docs/contract.md §6.7: next_action never loops on them).
 	Missing []string `json:"missing,omitempty"`
-	At      string   `json:"at"`
+	// OutsideScope are the DONE jobs the build left out because their branch changed
+	// paths outside their scope, with those paths; AllowedOutsideScope the ones a
+	// person let in all the same (union --allow-outside-scope), docs/contract.md §5.3.
+	OutsideScope        map[string][]string `json:"outside_scope,omitempty"`
+	AllowedOutsideScope map[string][]string `json:"allowed_outside_scope,omitempty"`
+	At                  string              `json:"at"`
 	// Verify is the run's verify as `union --verify` last ran it on this union.
 	Verify *VerifyResult `json:"verify,omitempty"`
 	Extra  Extra         `json:"-"`

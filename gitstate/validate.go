@@ -68,6 +68,12 @@ func CheckDocuments(h *Header, st *State) error {
 			for n := range u.Conflicted {
 				c.name("node", "union conflicted", n)
 			}
+			for n := range u.OutsideScope {
+				c.name("job", "union outside_scope", n)
+			}
+			for n := range u.AllowedOutsideScope {
+				c.name("job", "union allowed_outside_scope", n)
+			}
 		}
 		for i, r := range st.Replays {
 			where := fmt.Sprintf("replays[%d]", i)

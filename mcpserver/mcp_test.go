@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/mcpserver"
 )
 
 // childVar selects what this test binary is when a test starts it: "atlas" is
@@ -347,6 +349,9 @@ func TestMCPBadInput(t *testing.T) {
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "restored"}, `"restored" is a relative path`},
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "."}, `relative path`},
 		{"recover", map[string]any{"run": "r", "stage": "a", "patch_out": "p.patch", "holder": "me"}, `relative path`},
+		// start's run-owner arguments are checked as the command line's flags are.
+		{"start", map[string]any{"id": "h", "dispatch_only": true, "managed_by": "hotl"}, `takes no --managed-by`},
+		{"start", map[string]any{"id": "h", "resume_with": "/hotl:resume"}, `--resume-with needs --managed-by`},
 	} {
 		_, te, err := c.call(ctx, tc.tool, tc.args)
 		if err != nil {
@@ -358,6 +363,50 @@ func TestMCPBadInput(t *testing.T) {
 	}
 	if after := refs(); after != before {
 		t.Fatalf("a refused call wrote:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	// docs/contract.md §5.4: a run another engine owns can be started over MCP too.
+	if m := c.must(t, ctx, "start", map[string]any{"id": "m", "stages": "a", "managed_by": "hotl", "resume_with": "/hotl:resume", "holder": "me"}); m["pipeline_mode"] != "managed" || m["managed_by"] != "hotl" || m["resume_with"] != "/hotl:resume" {
+		t.Errorf("start managed_by: %v", m)
+	}
+	if d := c.must(t, ctx, "start", map[string]any{"id": "d", "stages": "a", "dispatch_only": true, "holder": "me"}); d["pipeline_mode"] != "dispatch-only" {
+		t.Errorf("start dispatch_only: %v", d)
+	}
+}
+
+// TestMCPStartHasEveryFlag: the start tool takes every flag the command line's start
+// takes (a flag added to one and not the other left MCP clients short of it).
+func TestMCPStartHasEveryFlag(t *testing.T) {
+	t.Parallel()
+	var ref bytes.Buffer
+	if err := cli.WriteMarkdownReference(&ref); err != nil {
+		t.Fatal(err)
+	}
+	_, section, ok := strings.Cut(ref.String(), "\n## git atlas start\n")
+	if !ok {
+		t.Fatal("the reference has no start section")
+	}
+	section, _, _ = strings.Cut(section, "\n## ")
+	fields := map[string]bool{}
+	for _, sf := range reflect.VisibleFields(reflect.TypeFor[mcpserver.StartInput]()) {
+		if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); name != "" {
+			fields[name] = true
+		}
+	}
+	n := 0
+	for _, line := range strings.Split(section, "\n") {
+		flag, ok := strings.CutPrefix(line, "- `--")
+		if !ok {
+			continue
+		}
+		n++
+		flag, _, _ = strings.Cut(flag, "`")
+		flag, _, _ = strings.Cut(flag, "=")
+		if name := strings.ReplaceAll(flag, "-", "_"); !fields[name] {
+			t.Errorf("start --%s has no field %q in the MCP start tool", flag, name)
+		}
+	}
+	if n == 0 {
+		t.Fatal("no flags found in the start section of the reference")
 	}
 }
 

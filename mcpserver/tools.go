@@ -79,6 +79,10 @@ type StartInput struct {
 	MaxDepth    int      `json:"max_depth,omitempty" jsonschema:"graph runs: longest chain of job_done children expansions (default 8)"`
 	Session     string   `json:"session,omitempty" jsonschema:"the agent session that owns the run (resume prefers it); always pass it"`
 	Config      []string `json:"config,omitempty" atlas:"path" jsonschema:"config files whose hashes are frozen for drift checks, relative to the repository"`
+	// docs/contract.md §5.4: a run another engine owns, as start's flags make it.
+	ManagedBy    string `json:"managed_by,omitempty" jsonschema:"another engine owns this run's resumption: resume hands it back to this name (pipeline mode managed)"`
+	ResumeWith   string `json:"resume_with,omitempty" jsonschema:"with managed_by: the owner's resume command, shown as a command only where it is trusted"`
+	DispatchOnly bool   `json:"dispatch_only,omitempty" jsonschema:"the run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)"`
 	DriverInput
 }
 

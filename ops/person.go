@@ -9,10 +9,11 @@ import "github.com/git-atlas/git-atlas/internal/fault"
 const (
 	StepHumanGate        = "passing or rejecting a human gate"
 	StepAcceptUnresolved = "finishing a run whose verdict is unresolved (--accept-unresolved)"
+	StepOutsideScope     = "accepting changes outside a scope (--allow-outside-scope)"
 )
 
 // PersonOnlySteps lists the steps only a person takes.
-var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved}
+var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepOutsideScope}
 
 // Front ends a request comes through (Person.Via).
 const (

@@ -289,6 +289,9 @@ type TransitionRequest struct {
 	Person Person
 	// VerifyTimeout bounds the verify a passed report runs (zero: DefaultVerifyTimeout).
 	VerifyTimeout time.Duration
+	// AllowOutsideScope accepts a passed report whose work changed paths outside the
+	// stage's scope: a person's step (StepOutsideScope), recorded.
+	AllowOutsideScope bool
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -364,8 +367,13 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	}
 	var vr *gitstate.VerifyResult
 	unverified := ""
+	var outside []string
+	outsideBy := ""
 	if req.Status == gitstate.StagePassed {
 		var err error
+		if outside, outsideBy, err = o.stageScope(ctx, store, req); err != nil {
+			return nil, err // before a verify that may take minutes
+		}
 		if vr, unverified, err = o.verifyPass(ctx, store, req); err != nil {
 			return nil, err
 		}
@@ -436,6 +444,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		}
 		if approvedBy != "" {
 			data["approved_by"] = approvedBy
+		}
+		if len(outside) > 0 {
+			data["allowed_outside_scope"], data["approved_by"] = outside, outsideBy
 		}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
@@ -656,6 +667,9 @@ type FinishResult struct {
 	// Verdict is a graph run's verdict on its criteria (none without criteria): the
 	// final report says unverified or unresolved where it is.
 	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	// OutsideScope are the jobs the last union left out for changes outside their
+	// scope, with the paths (docs/contract.md §5.3): the final report says so.
+	OutsideScope map[string][]string `json:"outside_scope,omitempty"`
 }
 
 // Finish ends a run as the run machine allows. A graph run with RUNNING jobs is not
@@ -693,6 +707,14 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 		if err := req.checkVerdict(r, ev); err != nil {
 			return nil, err
 		}
+		// docs/contract.md §5.3: the run_finished event keeps the verdict it finished with,
+		// and the jobs its union left out for their scope.
+		if v := gitstate.RunVerdict(&r.Header, &r.State); v != nil && r.Header.Kind == gitstate.KindGraph {
+			ev["verdict"] = v
+		}
+		if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
+			ev["outside_scope"] = u.OutsideScope
+		}
 		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
 			return nil, nil // a single run that completed itself: finish agrees, writes nothing
 		} else if err != nil {
@@ -707,6 +729,9 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	res := &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}
 	if r.Header.Kind == gitstate.KindGraph {
 		res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	}
+	if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
+		res.OutsideScope = u.OutsideScope
 	}
 	return res, nil
 }

@@ -166,6 +166,10 @@ type UnionRequest struct {
 	// VerifyTimeout bounds that verify (0: resume.DefaultVerifyTimeout).
 	VerifyTimeout time.Duration
 	Driver        Driver
+	// AllowOutsideScope are jobs integrated although their branch changed paths
+	// outside their scope: a person's step (StepOutsideScope), recorded.
+	AllowOutsideScope []string
+	Person            Person
 }
 
 // UnionResult is the union as `union` built it: what integrated and what conflicted,
@@ -181,6 +185,11 @@ type UnionResult struct {
 	Missing    []string            `json:"missing"`
 	Changed    bool                `json:"changed"`
 	At         string              `json:"at"`
+	// OutsideScope are the jobs left out because their branch changed paths outside
+	// their scope, with those paths; AllowedOutsideScope those integrated all the
+	// same by --allow-outside-scope (docs/contract.md §5.3).
+	OutsideScope        map[string][]string `json:"outside_scope"`
+	AllowedOutsideScope map[string][]string `json:"allowed_outside_scope,omitempty"`
 	// Verify is the run's verify on this union, when the request asked for it.
 	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
 	// Verdict is a graph run's verdict on its criteria (none without criteria).
@@ -217,7 +226,14 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 			return nil, fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", req.Run)
 		}
 	}
-	built, err := worktrees.BuildUnion(ctx, store, req.Run, worktrees.UnionOptions{Nodes: req.Nodes, Force: req.Force, Progress: o.Progress})
+	approvedBy := ""
+	if len(req.AllowOutsideScope) > 0 {
+		if approvedBy, err = req.Person.approve(StepOutsideScope); err != nil {
+			return nil, err // docs/contract.md §5.3: a person's step
+		}
+	}
+	built, err := worktrees.BuildUnion(ctx, store, req.Run, worktrees.UnionOptions{Nodes: req.Nodes, Force: req.Force, Progress: o.Progress,
+		AllowOutsideScope: req.AllowOutsideScope, ApprovedBy: approvedBy})
 	if err != nil {
 		return nil, err
 	}
@@ -238,6 +254,10 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	}
 	if res.Conflicted == nil {
 		res.Conflicted = map[string][]string{}
+	}
+	res.OutsideScope, res.AllowedOutsideScope = built.Union.OutsideScope, built.Union.AllowedOutsideScope
+	if res.OutsideScope == nil {
+		res.OutsideScope = map[string][]string{}
 	}
 	if r, err = store.Load(ctx, req.Run); err != nil {
 		return nil, err

@@ -397,6 +397,17 @@ func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, b
 		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
 			Reason: "the union conflicts on " + strings.Join(nodes, ", ") + ": a person resolves them"}, true
 	}
+	if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
+		// docs/contract.md §5.3: a job that changed paths outside its scope is left out of
+		// the union until it is redone or a person lets it in.
+		var nodes []string
+		for n := range u.OutsideScope {
+			nodes = append(nodes, n)
+		}
+		sort.Strings(nodes)
+		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
+			Reason: "the union left out " + strings.Join(nodes, ", ") + ", changed outside its scope: a person lets it in (union --allow-outside-scope JOB) or has it redone"}, true
+	}
 	return NextAction{}, false
 }
 
@@ -415,6 +426,9 @@ func notInUnion(r *gitstate.Run) []string {
 			held[n] = true
 		}
 		for _, n := range u.Missing {
+			held[n] = true
+		}
+		for n := range u.OutsideScope {
 			held[n] = true
 		}
 	}

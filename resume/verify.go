@@ -88,6 +88,13 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		}()
 		dir = path
 	}
+	if hold, err := scopeHold(ctx, repo, r, st.Name, dir); err != nil || hold != "" {
+		if err != nil {
+			return err
+		}
+		res.VerifySkipped = hold
+		return clearMark(ctx, store, r.Header.RunID)
+	}
 	timeout := opt.VerifyTimeout
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout

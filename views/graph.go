@@ -42,6 +42,10 @@ type Node struct {
 	Reason     string   `json:"reason,omitempty"`
 	Integrated bool     `json:"integrated,omitempty"`
 	Conflicted []string `json:"conflicted,omitempty"`
+	// OutsideScope are the paths outside its scope that kept the job out of the last
+	// union; AllowedOutsideScope those a person let in (docs/contract.md §5.3).
+	OutsideScope        []string `json:"outside_scope,omitempty"`
+	AllowedOutsideScope []string `json:"allowed_outside_scope,omitempty"`
 }
 
 // Edge is a dependency: To needs From.
@@ -55,6 +59,10 @@ type Union struct {
 	Head       string   `json:"head"`
 	Integrated []string `json:"integrated"`
 	Conflicted []string `json:"conflicted"`
+	// OutsideScope are the jobs left out for changes outside their scope,
+	// AllowedOutsideScope those let in all the same (docs/contract.md §5.3).
+	OutsideScope        []string `json:"outside_scope,omitempty"`
+	AllowedOutsideScope []string `json:"allowed_outside_scope,omitempty"`
 }
 
 // Stage is one stage of the pipeline, in order.
@@ -106,12 +114,16 @@ func Build(r *gitstate.Run) *Graph {
 			conflicted[id] = paths
 		}
 		sort.Strings(u.Conflicted)
+		u.OutsideScope, u.AllowedOutsideScope = sortedKeys(s.Union.OutsideScope), sortedKeys(s.Union.AllowedOutsideScope)
 		g.Union = u
 	}
 	levels := levelsOf(s.Jobs)
 	for _, j := range s.Jobs {
 		n := Node{ID: j.ID, State: j.State, Ready: ready[j.ID], Level: levels[j.ID], Attempts: j.Attempts,
 			Needs: append([]string{}, j.Needs...), Reason: j.Reason, Integrated: integrated[j.ID], Conflicted: conflicted[j.ID]}
+		if s.Union != nil {
+			n.OutsideScope, n.AllowedOutsideScope = s.Union.OutsideScope[j.ID], s.Union.AllowedOutsideScope[j.ID]
+		}
 		if j.State == gitstate.JobRunning {
 			n.Holder, n.Lease, n.ExpiresAt = j.Holder, j.Lease, j.ExpiresAt
 		}
@@ -160,4 +172,14 @@ func levelsOf(jobs []gitstate.Job) map[string]int {
 		depth(j.ID, 0)
 	}
 	return level
+}
+
+// sortedKeys are m's keys in order (nil for none).
+func sortedKeys(m map[string][]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
 }

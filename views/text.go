@@ -115,6 +115,12 @@ func (p *printer) jobs(g *Graph) {
 		if len(u.Conflicted) > 0 {
 			s += fmt.Sprintf(", %d conflicted: %s", len(u.Conflicted), strings.Join(u.Conflicted, ", "))
 		}
+		if len(u.OutsideScope) > 0 {
+			s += fmt.Sprintf(", %d left out, outside scope: %s", len(u.OutsideScope), strings.Join(u.OutsideScope, ", "))
+		}
+		if len(u.AllowedOutsideScope) > 0 {
+			s += fmt.Sprintf(", %d allowed outside scope: %s", len(u.AllowedOutsideScope), strings.Join(u.AllowedOutsideScope, ", "))
+		}
 		p.line("")
 		p.line(s)
 	}

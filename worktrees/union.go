@@ -28,6 +28,11 @@ type UnionOptions struct {
 	Force bool
 	// Progress hears of each node merged (nil: nobody).
 	Progress progress.Reporter
+	// AllowOutsideScope are jobs integrated although their branch changed paths
+	// outside their scope (docs/contract.md §5.3), a person's step approved by
+	// ApprovedBy, which the build's event records.
+	AllowOutsideScope []string
+	ApprovedBy        string
 }
 
 // UnionResult is what BuildUnion built.
@@ -71,6 +76,9 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 	if err != nil {
 		return nil, err
 	}
+	if err := checkAllowed(r, opts.AllowOutsideScope); err != nil {
+		return nil, err
+	}
 	res := &UnionResult{Missing: []string{}}
 	var parts []part
 	for _, n := range nodes {
@@ -88,17 +96,22 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 		}
 		parts = append(parts, part{node: n, tip: tip})
 	}
+	var scoped gitstate.UnionRec
+	if parts, err = scopeParts(ctx, repo, r, parts, opts.AllowOutsideScope, &scoped); err != nil {
+		return nil, err
+	}
 	progress.Start(opts.Progress, "integrating nodes", len(parts))
 	head, integrated, conflicted, err := integrate(ctx, repo, run, r.Header.Baseline, parts, opts.Progress)
 	progress.Done(opts.Progress)
 	if err != nil {
 		return nil, err
 	}
-	res.Union = gitstate.UnionRec{Head: head, Integrated: integrated, Conflicted: conflicted}
+	res.Union = gitstate.UnionRec{Head: head, Integrated: integrated, Conflicted: conflicted,
+		OutsideScope: scoped.OutsideScope, AllowedOutsideScope: scoped.AllowedOutsideScope}
 	if len(res.Missing) > 0 {
 		res.Union.Missing = res.Missing
 	}
-	if err := placeUnion(ctx, store, r, res, opts.Force); err != nil {
+	if err := placeUnion(ctx, store, r, res, opts.Force, opts.ApprovedBy); err != nil {
 		return nil, err
 	}
 	return res, nil
@@ -275,7 +288,7 @@ func commitTree(ctx context.Context, repo *git.Repository, tree git.OID, parents
 // It reads what stands where the union goes (locateUnion), decides what to do to
 // the branch and the worktree or refuses (checkBranch, worktreeSteps: no change
 // made yet), then does it in that order (prepare, recordUnion, finish).
-func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res *UnionResult, force bool) error {
+func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res *UnionResult, force bool, approvedBy string) error {
 	repo, head := store.Repo, res.Union.Head
 	p, err := locateUnion(ctx, repo, r, head)
 	if err != nil {
@@ -309,7 +322,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	res.Rec = p.rec
 	if p.needsRecord(r.State.Union, res.Union) {
 		res.Changed = true
-		if err := recordUnion(ctx, store, p, res); err != nil {
+		if err := recordUnion(ctx, store, p, res, approvedBy); err != nil {
 			return err
 		}
 	} else {
@@ -452,7 +465,7 @@ func (p *unionPlace) needsRecord(recorded *gitstate.UnionRec, u gitstate.UnionRe
 
 // recordUnion records the build (`union_built`) and moves the union branch in the
 // same transaction, as long as the branch is still where p read it.
-func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res *UnionResult) error {
+func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res *UnionResult, approvedBy string) error {
 	repo, rec, head := store.Repo, p.rec, p.rec.Head
 	_, err := store.Update(ctx, p.run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
@@ -508,6 +521,12 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if kept != nil {
 			d["kept"] = kept
 		}
+		if len(u.OutsideScope) > 0 {
+			d["outside_scope"] = u.OutsideScope
+		}
+		if len(u.AllowedOutsideScope) > 0 {
+			d["allowed_outside_scope"], d["approved_by"] = u.AllowedOutsideScope, approvedBy
+		}
 		data, _ := json.Marshal(d)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
 	})
@@ -553,7 +572,14 @@ func sameUnion(a, b gitstate.UnionRec) bool {
 	if len(a.Conflicted) == 0 && len(b.Conflicted) == 0 {
 		a.Conflicted, b.Conflicted = nil, nil
 	}
-	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted) && slices.Equal(a.Missing, b.Missing)
+	if len(a.OutsideScope) == 0 && len(b.OutsideScope) == 0 {
+		a.OutsideScope, b.OutsideScope = nil, nil
+	}
+	if len(a.AllowedOutsideScope) == 0 && len(b.AllowedOutsideScope) == 0 {
+		a.AllowedOutsideScope, b.AllowedOutsideScope = nil, nil
+	}
+	return a.Head == b.Head && slices.Equal(a.Integrated, b.Integrated) && reflect.DeepEqual(a.Conflicted, b.Conflicted) && slices.Equal(a.Missing, b.Missing) &&
+		reflect.DeepEqual(a.OutsideScope, b.OutsideScope) && reflect.DeepEqual(a.AllowedOutsideScope, b.AllowedOutsideScope)
 }
 
 // sameRec compares the fields of two worktree records that git-atlas itself writes.

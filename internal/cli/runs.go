@@ -295,8 +295,10 @@ type TransitionCmd struct {
 	Lease         string        `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
 	ThreadID      string        `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
 	PID           int           `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
-	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
+	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate, or --allow-outside-scope, is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
 	VerifyTimeout time.Duration `default:"10m" positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long."`
+	// docs/contract.md §5.3: accepting a stage's changes outside its scope is a person's step.
+	AllowOutsideScope bool `name:"allow-outside-scope" help:"With passed: accept the stage although its work changed paths outside its scope: a person's step (a terminal, or --approved-by), recorded."`
 	DriverFlags
 }
 
@@ -319,7 +321,8 @@ func (c *TransitionCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
-		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout})
+		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
+		AllowOutsideScope: c.AllowOutsideScope})
 	if res != nil && err != nil { // a passed report whose verify failed: the stage is failed
 		_ = env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })
 	}
@@ -442,6 +445,8 @@ func (c *FinishCmd) Run(env *Env) error {
 			fmt.Fprintf(w, "%s: lease %s reaped -> %s\n", o.ID, o.Lease, o.To)
 		}
 		fmt.Fprintf(w, "%s %s\n", c.RunID, c.Status)
+		printVerdict(w, res.Verdict) // docs/contract.md §5.3: unverified is said, not hidden
+		printOutsideScope(w, "left out of the union, outside scope", res.OutsideScope)
 	})
 }
 

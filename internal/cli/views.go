@@ -60,6 +60,7 @@ func safeGraph(g *views.Graph) *views.Graph {
 	for i, n := range g.Nodes {
 		n.ID, n.State, n.Holder, n.Lease, n.ExpiresAt, n.Reason = t(n.ID), t(n.State), t(n.Holder), t(n.Lease), t(n.ExpiresAt), t(n.Reason)
 		n.Needs, n.Conflicted = list(n.Needs), list(n.Conflicted)
+		n.OutsideScope, n.AllowedOutsideScope = list(n.OutsideScope), list(n.AllowedOutsideScope)
 		c.Nodes[i] = n
 	}
 	c.Edges = make([]views.Edge, len(g.Edges))
@@ -67,7 +68,8 @@ func safeGraph(g *views.Graph) *views.Graph {
 		c.Edges[i] = views.Edge{From: t(e.From), To: t(e.To)}
 	}
 	if g.Union != nil {
-		c.Union = &views.Union{Head: t(g.Union.Head), Integrated: list(g.Union.Integrated), Conflicted: list(g.Union.Conflicted)}
+		c.Union = &views.Union{Head: t(g.Union.Head), Integrated: list(g.Union.Integrated), Conflicted: list(g.Union.Conflicted),
+			OutsideScope: list(g.Union.OutsideScope), AllowedOutsideScope: list(g.Union.AllowedOutsideScope)}
 	}
 	c.Stages = make([]views.Stage, len(g.Stages))
 	for i, st := range g.Stages {

@@ -115,6 +115,9 @@ type UnionCmd struct {
 	// Verify runs the run's --verify in the union worktree and records the result.
 	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
 	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of --verify." placeholder:"DUR"`
+	// docs/contract.md §5.3: integrating changes outside a job's scope is a person's step.
+	AllowOutsideScope []string `name:"allow-outside-scope" help:"Integrate this job although its branch changed paths outside its scope: a person's step (a terminal, or --approved-by), recorded (repeatable)." placeholder:"JOB"`
+	ApprovedBy        string   `name:"approved-by" help:"Without a terminal, the person approving --allow-outside-scope (recorded in the event)." placeholder:"NAME"`
 	DriverFlags
 }
 
@@ -125,7 +128,7 @@ func (c *UnionCmd) Run(env *Env) error {
 		return err
 	}
 	v, unionErr := o.Union(env.Ctx, ops.UnionRequest{Run: c.RunID, Nodes: c.Nodes, Force: c.Force, Verify: c.Verify,
-		VerifyTimeout: c.VerifyTimeout, Driver: c.DriverFlags.ops()})
+		VerifyTimeout: c.VerifyTimeout, Driver: c.DriverFlags.ops(), AllowOutsideScope: c.AllowOutsideScope, Person: env.person(c.ApprovedBy)})
 	if v == nil {
 		return unionErr
 	}
@@ -145,6 +148,8 @@ func (c *UnionCmd) Run(env *Env) error {
 		if len(v.Missing) > 0 {
 			fmt.Fprintf(w, "  no branch   %s\n", strings.Join(v.Missing, ", "))
 		}
+		printOutsideScope(w, "outside scope, left out", v.OutsideScope)
+		printOutsideScope(w, "outside scope, allowed ", v.AllowedOutsideScope)
 		fmt.Fprintf(w, "worktree %s\n", v.Path)
 		if v.Verify != nil {
 			fmt.Fprintf(w, "verify %s: %s\n", v.Verify.Command, resume.Outcome(v.Verify, c.VerifyTimeout))

@@ -1,0 +1,144 @@
+package worktrees
+
+import (
+	"context"
+	"slices"
+
+	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// PathsOutside lists the paths that none of the scope globs (doublestar) matches, in
+// their order. No scope: nothing is outside.
+func PathsOutside(paths, scope []string) []string {
+	if len(scope) == 0 {
+		return nil
+	}
+	var out []string
+	for _, p := range paths {
+		if !slices.ContainsFunc(scope, func(g string) bool { ok, _ := doublestar.Match(g, p); return ok }) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// CommitOutsideScope lists the paths commit tip changed against base, read from
+// the two trees alone (no worktree), that lie outside scope: what union would
+// integrate of a node, docs/contract.md §5.3.
+func CommitOutsideScope(ctx context.Context, repo *git.Repository, base, tip string, scope []string) ([]string, error) {
+	if len(scope) == 0 {
+		return nil, nil
+	}
+	a, err := git.ParseOID(base)
+	if err != nil {
+		return nil, err
+	}
+	b, err := git.ParseOID(tip)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := repo.DiffNames(ctx, a, b)
+	if err != nil {
+		return nil, err
+	}
+	paths := make([]string, len(changed))
+	for i, c := range changed {
+		paths[i] = c.Path
+	}
+	return PathsOutside(paths, scope), nil
+}
+
+// checkAllowed refuses an --allow-outside-scope that names no job of run r.
+func checkAllowed(r *gitstate.Run, allow []string) error {
+	for _, n := range allow {
+		if err := gitstate.ValidName("job", n); err != nil {
+			return err
+		}
+		if r.Header.Kind != gitstate.KindGraph {
+			return fault.Usage("--allow-outside-scope names jobs: run %s is not a graph run", r.Header.RunID)
+		}
+		if r.State.Job(n) == nil {
+			return fault.NotFound("run %s has no job %q (--allow-outside-scope)", r.Header.RunID, n)
+		}
+	}
+	return nil
+}
+
+// scopeParts checks each part of a graph run's union against its job's scope
+// (docs/contract.md §5.3: a scope is a contract): a job whose branch changed paths
+// outside it is left out and reported in u.OutsideScope, unless allow names it, when
+// it is integrated and reported in u.AllowedOutsideScope. It returns the parts to
+// integrate.
+func scopeParts(ctx context.Context, repo *git.Repository, r *gitstate.Run, parts []part, allow []string, u *gitstate.UnionRec) ([]part, error) {
+	if r.Header.Kind != gitstate.KindGraph {
+		return parts, nil
+	}
+	var keep []part
+	for _, p := range parts {
+		j := r.State.Job(p.node)
+		if j == nil || len(j.Scope) == 0 {
+			keep = append(keep, p)
+			continue
+		}
+		base := r.Header.Baseline
+		if rec := r.State.Worktree(p.node); rec != nil && rec.Baseline != "" {
+			base = rec.Baseline
+		}
+		outside, err := CommitOutsideScope(ctx, repo, base, p.tip, j.Scope)
+		if err != nil {
+			return nil, err
+		}
+		switch {
+		case len(outside) == 0:
+			keep = append(keep, p)
+		case slices.Contains(allow, p.node):
+			if u.AllowedOutsideScope == nil {
+				u.AllowedOutsideScope = map[string][]string{}
+			}
+			u.AllowedOutsideScope[p.node] = outside
+			keep = append(keep, p)
+		default:
+			if u.OutsideScope == nil {
+				u.OutsideScope = map[string][]string{}
+			}
+			u.OutsideScope[p.node] = outside
+		}
+	}
+	return keep, nil
+}
+
+// StageOutsideScope lists the paths stage's work changed against its open attempt's
+// baseline that lie outside the stage's scope (docs/contract.md §5.3, a scope is a
+// contract): in the stage's worktree, committed or not (OutsideScope); for a stage
+// with no worktree, in checkout, the user's checkout it ran in, committed or not
+// (read only). No scope, no open attempt, or no checkout: nil.
+func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage, checkout string) ([]string, error) {
+	def, st, ok := r.Stage(stage)
+	a := gitstate.OpenAttempt(st)
+	if !ok || a == nil || len(def.Scope) == 0 {
+		return nil, nil
+	}
+	base := a.Baseline
+	if base == "" {
+		base = r.Header.Baseline
+	}
+	if rec := r.State.Worktree(stage); rec != nil {
+		return OutsideScope(ctx, repo, rec, base, def.Scope)
+	}
+	if checkout == "" {
+		return nil, nil
+	}
+	id, err := git.ParseOID(base)
+	if err != nil {
+		return nil, err
+	}
+	changed, err := repo.Worktree(checkout).ChangedPaths(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	return PathsOutside(changed, def.Scope), nil
+}
