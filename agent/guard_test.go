@@ -3,6 +3,7 @@ package agent
 import (
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -29,15 +30,37 @@ func TestParseToolCall(t *testing.T) {
 		{`{"session_id":"s","cwd":"/r","hook_event_name":"PostToolUse","tool_name":"Edit","tool_input":{"file_path":"/r/a"}}`, false, ""},
 		{`{"session_id":"s","tool_name":"Edit","tool_input":"x"}`, false, ""},
 	} {
-		call, ok, err := ParseToolCall([]byte(tc.in))
-		if ok != tc.ok || (ok && call.Path != filepath.FromSlash(tc.path)) {
+		call, ok, err := ParseToolCall("claude", []byte(tc.in))
+		if ok != tc.ok || (ok && (len(call.Paths) != 1 || call.Paths[0] != filepath.FromSlash(tc.path))) {
 			t.Errorf("%s: %+v %v %v, want ok %v path %s", tc.in, call, ok, err, tc.ok, tc.path)
 		}
 	}
 	for _, bad := range []string{"", "[]", "Edit", `{"tool_name":`} {
-		if _, _, err := ParseToolCall([]byte(bad)); err == nil && bad != "[]" {
+		if _, _, err := ParseToolCall("claude", []byte(bad)); err == nil && bad != "[]" {
 			t.Errorf("%q: no error", bad)
 		}
+	}
+}
+
+// Codex's apply_patch: every file its patch adds, updates, deletes or moves to,
+// relative to the session's cwd; Claude Code's tool names mean nothing for Codex.
+func TestParseCodexPatch(t *testing.T) {
+	t.Parallel()
+	patch := "*** Begin Patch\n*** Add File: new.go\n+package x\n*** Update File: src/a.go\n*** Move to: src/b.go\n@@\n-a\n+b\n*** Delete File: /abs/c.go\r\n*** End Patch\n"
+	in := `{"session_id":"019a-th","cwd":"/r","hook_event_name":"PreToolUse","tool_name":"apply_patch","tool_input":{"command":` + strconv.Quote(patch) + `}}`
+	call, ok, err := ParseToolCall("codex", []byte(in))
+	want := []string{"/r/new.go", "/r/src/a.go", "/r/src/b.go", "/abs/c.go"}
+	if err != nil || !ok || strings.Join(call.Paths, ",") != strings.Join(want, ",") {
+		t.Fatalf("%+v %v %v, want %v", call, ok, err, want)
+	}
+	if _, ok, _ := ParseToolCall("claude", []byte(in)); ok {
+		t.Fatal("apply_patch judged for claude")
+	}
+	if _, ok, _ := ParseToolCall("codex", []byte(`{"session_id":"s","cwd":"/r","tool_name":"Edit","tool_input":{"file_path":"/r/a"}}`)); ok {
+		t.Fatal("Edit judged for codex")
+	}
+	if got := PatchPaths(strings.Repeat("*** Add File: x\n", maxPatchPaths+5)); len(got) != maxPatchPaths {
+		t.Fatalf("%d paths from a long patch", len(got))
 	}
 }
 

@@ -10,17 +10,18 @@ import (
 )
 
 // GuardRequest is a file-writing tool call the agent guard judges (`git atlas agent
-// guard`, docs/contract.md §15): the agent's session and the absolute path written.
+// guard`, docs/contract.md §15): the agent's session and the absolute paths written.
 type GuardRequest struct {
 	Session string
-	Path    string
+	Paths   []string
 }
 
-// GuardResult says whether the call is denied: the path lies in the user's checkout
+// GuardResult says whether the call is denied: Path lies in the user's checkout
 // (Checkout) while the session drives run RunID, whose work goes on in WorkIn; and
 // InWorktree, the same file in the first of those worktrees.
 type GuardResult struct {
 	Deny       bool     `json:"deny"`
+	Path       string   `json:"path,omitempty"`
 	RunID      string   `json:"run_id,omitempty"`
 	Checkout   string   `json:"checkout,omitempty"`
 	WorkIn     []string `json:"work_in,omitempty"`
@@ -34,7 +35,7 @@ type GuardResult struct {
 // drives: it runs on every tool call.
 func (o *Ops) Guard(ctx context.Context, req GuardRequest) (*GuardResult, error) {
 	res := &GuardResult{}
-	if req.Session == "" || !filepath.IsAbs(req.Path) {
+	if req.Session == "" || len(req.Paths) == 0 {
 		return res, nil
 	}
 	store := o.Reader()
@@ -56,16 +57,22 @@ func (o *Ops) Guard(ctx context.Context, req GuardRequest) (*GuardResult, error)
 		if len(places) == 0 {
 			continue
 		}
-		checkout, err := worktrees.UsersCheckout(ctx, o.Repo, req.Path)
-		if err != nil || checkout == "" {
-			return res, err
-		}
-		res.Deny, res.RunID, res.Checkout = true, r.Header.RunID, checkout
-		for _, w := range places {
-			res.WorkIn = append(res.WorkIn, w.Path)
-		}
-		if rel, err := filepath.Rel(checkout, confine.RealPath(req.Path)); err == nil && filepath.IsLocal(rel) {
-			res.InWorktree = filepath.Join(places[0].Path, rel)
+		for _, path := range req.Paths {
+			checkout, err := worktrees.UsersCheckout(ctx, o.Repo, path)
+			if err != nil {
+				return res, err
+			}
+			if checkout == "" {
+				continue
+			}
+			res.Deny, res.Path, res.RunID, res.Checkout = true, path, r.Header.RunID, checkout
+			for _, w := range places {
+				res.WorkIn = append(res.WorkIn, w.Path)
+			}
+			if rel, err := filepath.Rel(checkout, confine.RealPath(path)); err == nil && filepath.IsLocal(rel) {
+				res.InWorktree = filepath.Join(places[0].Path, rel)
+			}
+			return res, nil
 		}
 		return res, nil
 	}

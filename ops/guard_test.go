@@ -20,7 +20,7 @@ func TestGuardDeniesTheCheckoutOnly(t *testing.T) {
 	f.git(f.dir, "worktree", "add", "-q", "-b", "mine", user)
 	guard := func(session, path string) *GuardResult {
 		t.Helper()
-		res, err := f.ops.Guard(f.ctx, GuardRequest{Session: session, Path: path})
+		res, err := f.ops.Guard(f.ctx, GuardRequest{Session: session, Paths: []string{path}})
 		if err != nil {
 			t.Fatal(err)
 		}

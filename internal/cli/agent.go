@@ -52,12 +52,12 @@ reads MCP servers; uninstall removes it with the rest:
   codex   .codex/config.toml (--scope user: ~/.codex/config.toml), [mcp_servers.git-atlas]
   kimi    .kimi-code/mcp.json (--scope user: ~/.kimi-code/mcp.json), "mcpServers"
 
-With --guard (claude only), install also adds a PreToolUse hook running git atlas
-agent guard claude: while the session drives a run whose current stage or running job
-has a worktree, Edit, Write, MultiEdit and NotebookEdit into your checkout are denied,
-naming the worktree to use. Shell commands are not guarded. Codex and Kimi Code are
-refused: Codex's hook sees a file edit only as apply_patch text, and Kimi Code's
-documents no file-writing tools to match.`
+With --guard (claude and codex), install also adds a PreToolUse hook running git atlas
+agent guard AGENT: while the session drives a run whose current stage or running job
+has a worktree, a file edit into your checkout (Claude Code: Edit, Write, MultiEdit,
+NotebookEdit; Codex: apply_patch) is denied, naming the worktree to use. Shell
+commands are not guarded. Kimi Code is refused: its hook documentation names no
+file-writing tools to match.`
 }
 
 // agentScope is the flags install, uninstall and status share.
@@ -113,7 +113,7 @@ type AgentInstallCmd struct {
 	Agent string `arg:"" enum:"claude,codex,kimi" help:"claude, codex or kimi."`
 	agentScope
 	MCP   bool `name:"mcp" help:"Also register the MCP server (git atlas mcp) in the agent's MCP configuration."`
-	Guard bool `name:"guard" help:"Also add the guard (claude only): a PreToolUse hook that denies Edit, Write, MultiEdit and NotebookEdit into your checkout while the session drives a run whose stage or job has a worktree. Shell commands are not guarded."`
+	Guard bool `name:"guard" help:"Also add the guard (claude, codex): a PreToolUse hook that denies a file edit into your checkout while the session drives a run whose stage or job has a worktree. Shell commands are not guarded."`
 }
 
 type agentChangeView struct {
@@ -147,7 +147,10 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	}
 	notes := installNotes(env, c.Agent, c.Scope, root)
 	if c.Guard {
-		notes = append(notes, "the guard judges Edit, Write, MultiEdit and NotebookEdit only: shell commands are not guarded")
+		notes = append(notes, "the guard judges file-editing tools only (Claude Code: Edit, Write, MultiEdit, NotebookEdit; Codex: apply_patch): shell commands are not guarded")
+		if c.Agent == "codex" {
+			notes = append(notes, "trust `git atlas agent guard codex` in /hooks too: Codex skips an untrusted hook silently")
+		}
 	}
 	if c.MCP { // computed before anything is written: a malformed file stops both
 		mcp, err := agent.InstallMCP(c.Agent, c.Scope, root)
@@ -452,16 +455,17 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 
 // AgentGuardCmd is `git atlas agent guard AGENT`, what the installed guard runs.
 type AgentGuardCmd struct {
-	Agent string `arg:"" help:"claude: the agent whose PreToolUse event comes on stdin."`
+	Agent string `arg:"" help:"claude or codex: the agent whose PreToolUse event comes on stdin."`
 }
 
 // Help is the command's long help.
 func (c *AgentGuardCmd) Help() string {
-	return `Reads Claude Code's PreToolUse event (JSON on stdin: session_id, cwd, tool_name,
-tool_input). For Edit, Write, MultiEdit and NotebookEdit whose path lies in your checkout
+	return `Reads the agent's PreToolUse event (JSON on stdin: session_id, cwd, tool_name,
+tool_input). For Claude Code's Edit, Write, MultiEdit and NotebookEdit, and Codex's
+apply_patch (the files its patch adds, updates, deletes or moves to), whose path lies in your checkout
 (the main worktree, or a linked worktree git-atlas did not make) while that session
-drives a run whose current stage or running job has a worktree, it prints Claude Code's
-deny decision {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+drives a run whose current stage or running job has a worktree, it prints the
+deny decision both agents read {"hookSpecificOutput": {"hookEventName": "PreToolUse",
 "permissionDecision": "deny", "permissionDecisionReason": ...}} naming the run's
 worktree to use instead. Anything else (another tool, another path, no such run, input
 that is not JSON, no repository) prints nothing. It always exits 0. Shell commands are
@@ -485,7 +489,7 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 		return nil
 	}
 	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
-	call, ok, perr := agent.ParseToolCall(data)
+	call, ok, perr := agent.ParseToolCall(c.Agent, data)
 	if rerr != nil || perr != nil {
 		fmt.Fprintln(env.Stderr, "git-atlas: agent guard: the input is not a JSON event; nothing to judge")
 		return nil
@@ -503,14 +507,14 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 	// existing directory is in: a Write may create directories.
 	dir := call.Cwd
 	if dir == "" {
-		dir = existingParent(call.Path)
+		dir = existingParent(call.Paths[0])
 	}
 	sub := &Env{Ctx: ctx, sys: sys, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
 	o, err := sub.Ops()
 	if err != nil {
 		return nil // not in a repository: nothing of git-atlas's to guard
 	}
-	res, err := o.Guard(ctx, ops.GuardRequest{Session: call.SessionID, Path: call.Path})
+	res, err := o.Guard(ctx, ops.GuardRequest{Session: call.SessionID, Paths: call.Paths})
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v; allowed\n", err)
 		return nil
@@ -519,7 +523,7 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 		return nil
 	}
 	why := fmt.Sprintf("git-atlas: this session drives run %s, whose work goes on in %s; %s is in your checkout %s, which git-atlas never lets a run change.",
-		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), text.Ledger(call.Path, 0), text.Ledger(res.Checkout, 0))
+		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), text.Ledger(res.Path, 0), text.Ledger(res.Checkout, 0))
 	if res.InWorktree != "" {
 		why += fmt.Sprintf(" Make this change in the run's worktree instead: %s", text.Ledger(res.InWorktree, 0))
 	}

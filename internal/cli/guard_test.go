@@ -126,16 +126,52 @@ func TestAgentInstallGuard(t *testing.T) {
 		t.Fatalf("settings.json after uninstall:\n%s", data)
 	}
 
-	for _, name := range []string{"codex", "kimi"} {
-		var out, errb bytes.Buffer
-		code := Main([]string{"-C", repo, "agent", "install", name, "--guard"}, strings.NewReader(""), &out, &errb)
-		if code != 2 || !strings.Contains(errb.String(), "--guard is for claude only") {
-			t.Errorf("install %s --guard: exit %d\n%s", name, code, errb.String())
-		}
+	var stdout, errb bytes.Buffer
+	code := Main([]string{"-C", repo, "agent", "install", "kimi", "--guard"}, strings.NewReader(""), &stdout, &errb)
+	if code != 2 || !strings.Contains(errb.String(), "--guard is for claude and codex only") {
+		t.Errorf("install kimi --guard: exit %d\n%s", code, errb.String())
 	}
-	for _, p := range []string{".codex", ".kimi-code", "AGENTS.md"} {
-		if _, err := os.Stat(filepath.Join(repo, p)); !os.IsNotExist(err) {
-			t.Errorf("a refused install wrote %s", p)
-		}
+	if _, err := os.Stat(filepath.Join(repo, ".kimi-code")); !os.IsNotExist(err) {
+		t.Errorf("a refused install wrote .kimi-code")
+	}
+
+	atlas(t, repo, "agent", "install", "codex", "--guard")
+	hooks, _ := os.ReadFile(filepath.Join(repo, ".codex", "hooks.json"))
+	if err := json.Unmarshal(hooks, &got); err != nil {
+		t.Fatal(err)
+	}
+	if pre := got.Hooks["PreToolUse"]; len(pre) != 1 || pre[0].Matcher != "^apply_patch$" || len(pre[0].Hooks) != 1 || pre[0].Hooks[0].Command != "git atlas agent guard codex" {
+		t.Fatalf(".codex/hooks.json after install codex --guard:\n%s", hooks)
+	}
+	atlas(t, repo, "agent", "uninstall", "codex")
+	if _, err := os.Stat(filepath.Join(repo, ".codex")); !os.IsNotExist(err) {
+		t.Errorf(".codex left after uninstall: %v", err)
+	}
+}
+
+// Codex's guard: an apply_patch whose patch touches the main checkout is denied with
+// the decision Codex reads; one confined to the run's worktree gets no output.
+func TestAgentGuardCodexPatch(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	atlas(t, repo, "start", "--id", "fix", "--stages", "code", "--holder", "codex", "--session", "019a-th")
+	atlas(t, repo, "transition", "fix", "code", "dispatched", "--holder", "codex")
+	var wt struct{ Path string }
+	if err := json.Unmarshal([]byte(atlas(t, repo, "worktree", "add", "fix", "code", "--holder", "codex", "--json")), &wt); err != nil {
+		t.Fatal(err)
+	}
+	payload := func(cwd, patch string) string {
+		b, _ := json.Marshal(map[string]any{"session_id": "019a-th", "turn_id": "t-1", "cwd": cwd, "hook_event_name": "PreToolUse",
+			"model": "gpt-5-codex", "permission_mode": "default", "tool_name": "apply_patch", "tool_use_id": "call-1",
+			"tool_input": map[string]any{"command": patch}})
+		return string(b)
+	}
+	patch := "*** Begin Patch\n*** Update File: README\n@@\n-a\n+b\n*** End Patch\n"
+	out, _ := guardRun(t, "codex", payload(repo, patch))
+	if !strings.Contains(out, `"permissionDecision":"deny"`) || !strings.Contains(out, filepath.Join(wt.Path, "README")) {
+		t.Fatalf("a patch of the checkout: %q, want denied naming the worktree", out)
+	}
+	if out, _ := guardRun(t, "codex", payload(wt.Path, patch)); out != "" {
+		t.Fatalf("a patch in the worktree: %q, want no output", out)
 	}
 }
