@@ -162,6 +162,27 @@ func Install(agent, scope, root string) ([]Change, error) {
 	})
 }
 
+// InstallGuard is Install with the guard (install --guard, docs/contract.md §15): a
+// PreToolUse hook running `git atlas agent guard AGENT` beside the session-start hook.
+// An agent whose hooks cannot guard file edits is refused (GuardSupported).
+func InstallGuard(agent, scope, root string) ([]Change, error) {
+	g, err := guardEdit(agent)
+	if err != nil {
+		return nil, err
+	}
+	if scope != ScopeProject && scope != ScopeUser {
+		return nil, &UsageError{Msg: fmt.Sprintf("unknown scope %q (project or user)", scope)}
+	}
+	edits, err := plan(agent, scope)
+	if err != nil {
+		return nil, err
+	}
+	return computeEdits(append(edits, g), scope, root, func(e edit, old []byte, exists bool) ([]byte, bool, error) {
+		data, err := e.install(old, exists)
+		return data, false, err
+	})
+}
+
 // Uninstall computes what removing agent's files at scope under root changes: each
 // file back to what it was before install, a file install created removed. The MCP
 // server registration (install --mcp) goes too, when it is there.
@@ -193,6 +214,9 @@ func compute(agent, scope, root string, uninstalling bool, do func(edit, []byte,
 			return nil, err
 		}
 		edits = append(edits, m)
+		if g, err := guardEdit(agent); err == nil { // the guard goes with the rest
+			edits = append(edits, g)
+		}
 		changes, err := computeEdits(edits, scope, root, do)
 		// An MCP file with no registration in it (the agent's own, or install ran
 		// without --mcp) is not part of what uninstall reports.
@@ -228,6 +252,14 @@ func locate(scope, root, rel string) (path, base string, err error) {
 
 func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) ([]byte, bool, error)) ([]Change, error) {
 	var out []Change
+	// Two edits of one file (the session-start hook and the guard) make one change:
+	// the second starts from the first's result.
+	type pending struct {
+		at     int // its change in out, -1 when none yet
+		cur    []byte
+		exists bool // cur is there (on disk, or from the edit before)
+	}
+	seen := map[string]*pending{}
 	for _, e := range edits {
 		path, base, err := locate(scope, root, e.file())
 		if err != nil {
@@ -237,8 +269,16 @@ func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) 
 		if err != nil {
 			return nil, &FileError{Path: path, Err: err}
 		}
-		data, remove, err := do(e, old, exists)
+		p := seen[path]
+		if p == nil {
+			p = &pending{at: -1, cur: old, exists: exists}
+			seen[path] = p
+		}
+		data, remove, err := do(e, p.cur, p.exists)
 		c := Change{Path: path, What: e.what(), Old: old, New: data, mode: mode, root: base, confined: scope == ScopeProject}
+		if p.at >= 0 {
+			c.What = out[p.at].What
+		}
 		var k *kept
 		if errors.As(err, &k) {
 			c.Action, c.Reason = "kept", k.why
@@ -249,7 +289,7 @@ func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) 
 			return nil, &FileError{Path: path, Err: err}
 		}
 		switch {
-		case !exists && data == nil:
+		case !p.exists && data == nil:
 			continue // nothing there, nothing to remove
 		case remove:
 			c.Action, c.New = "remove", nil
@@ -260,6 +300,12 @@ func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) 
 		default:
 			c.Action = "update"
 		}
+		p.cur, p.exists = c.New, c.Action != "remove"
+		if p.at >= 0 {
+			out[p.at] = c
+			continue
+		}
+		p.at = len(out)
 		out = append(out, c)
 	}
 	return out, nil
@@ -350,6 +396,8 @@ type Status struct {
 	Installed bool `json:"installed"`
 	// MCP: the MCP server is registered as install --mcp writes it.
 	MCP bool `json:"mcp"`
+	// Guard: the guard's hook is there as install --guard writes it (claude only).
+	Guard bool `json:"guard,omitempty"`
 	// Note says what else the agent needs (Codex: hooks are trusted by the user;
 	// Kimi: hooks only at user scope).
 	Notes []string `json:"notes,omitempty"`
@@ -376,6 +424,9 @@ func Inspect(agent, scope, root string) (Status, error) {
 		return Status{}, err
 	}
 	edits = append(edits, m)
+	if g, err := guardEdit(agent); err == nil {
+		edits = append(edits, g)
+	}
 	for _, e := range edits {
 		path, _, lerr := locate(scope, root, e.file())
 		if lerr != nil {
@@ -395,10 +446,16 @@ func Inspect(agent, scope, root string) (Status, error) {
 			}
 			fs.State = s
 		}
-		if e.what() == "mcp" {
-			st.MCP = fs.State == "installed"
+		if e.what() == "mcp" || e.what() == "guard" { // optional parts
+			if e.what() == "mcp" {
+				st.MCP = fs.State == "installed"
+			} else {
+				st.Guard = fs.State == "installed"
+			}
 			if fs.State == "absent" {
-				st.Files = append(st.Files, fs)
+				if e.what() == "mcp" { // the guard is listed only when there
+					st.Files = append(st.Files, fs)
+				}
 				continue
 			}
 		}

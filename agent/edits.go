@@ -32,6 +32,7 @@ type jsonHooks struct {
 	events  []hookEvent
 	command string
 	timeout int
+	kind    string // what() when not "hook" (the guard's)
 }
 
 type hookEvent struct {
@@ -51,7 +52,12 @@ type group struct {
 }
 
 func (j *jsonHooks) file() string { return j.path }
-func (j *jsonHooks) what() string { return "hook" }
+func (j *jsonHooks) what() string {
+	if j.kind != "" {
+		return j.kind
+	}
+	return "hook"
+}
 
 func (j *jsonHooks) group(ev hookEvent) group {
 	return group{Matcher: ev.matcher, Hooks: []handler{{Type: "command", Command: j.command, Timeout: j.timeout}}}

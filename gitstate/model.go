@@ -167,8 +167,10 @@ type Attempt struct {
 	Session string `json:"session,omitempty"`
 	// ThreadID is the agent runtime's conversation id (e.g. for `codex exec resume`);
 	// PID the agent's process, on Host.
-	ThreadID    string `json:"thread_id,omitempty"`
-	PID         int    `json:"pid,omitempty"`
+	ThreadID string `json:"thread_id,omitempty"`
+	PID      int    `json:"pid,omitempty"`
+	// Agent is the agent whose conversation ThreadID is (AgentNames), when named.
+	Agent       string `json:"agent,omitempty"`
 	Host        string `json:"host,omitempty"`
 	HeartbeatAt string `json:"heartbeat_at,omitempty"`
 	// InCheckout: the stage had no managed worktree when it was dispatched, so it ran
@@ -199,13 +201,17 @@ type Job struct {
 	Criteria []string `json:"criteria,omitempty"`
 	// Parent is the job whose receipt added this one (expansion); Depth is how many
 	// expansions deep it is (0: added by `job add`).
-	Parent    string          `json:"parent,omitempty"`
-	Depth     int             `json:"depth,omitempty"`
-	Attempts  int             `json:"attempts"`
-	Lease     string          `json:"lease,omitempty"`
-	Holder    string          `json:"holder,omitempty"`
-	ExpiresAt string          `json:"expires_at,omitempty"`
-	Result    json.RawMessage `json:"result,omitempty"`
+	Parent    string `json:"parent,omitempty"`
+	Depth     int    `json:"depth,omitempty"`
+	Attempts  int    `json:"attempts"`
+	Lease     string `json:"lease,omitempty"`
+	Holder    string `json:"holder,omitempty"`
+	ExpiresAt string `json:"expires_at,omitempty"`
+	// Agent and ThreadID name the agent and its own session or thread id that the
+	// current claim was made for, when given (docs/contract.md §15).
+	Agent    string          `json:"agent,omitempty"`
+	ThreadID string          `json:"thread_id,omitempty"`
+	Result   json.RawMessage `json:"result,omitempty"`
 	// Reason says why a job ended FAILED: "receipt", "attempts", "verify", or
 	// "dependency <job> failed".
 	Reason string `json:"reason,omitempty"`

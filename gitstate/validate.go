@@ -31,6 +31,7 @@ func CheckDocuments(h *Header, st *State) error {
 			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
 			for j, a := range s.Attempts {
 				c.oid(fmt.Sprintf("stage %s attempts[%d].baseline", s.Name, j), a.Baseline)
+				c.agent(fmt.Sprintf("stage %s attempts[%d]", s.Name, j), a.Agent, a.ThreadID)
 			}
 		}
 		for i, j := range st.Jobs {
@@ -39,6 +40,7 @@ func CheckDocuments(h *Header, st *State) error {
 				c.name("job", fmt.Sprintf("job %s needs", j.ID), n)
 			}
 			c.optName("job", fmt.Sprintf("job %s parent", j.ID), j.Parent)
+			c.agent("job "+j.ID, j.Agent, j.ThreadID)
 		}
 		for i, w := range st.Worktrees {
 			c.name("node", fmt.Sprintf("worktrees[%d].node", i), w.Node)
@@ -121,6 +123,20 @@ func (c *checker) name(what, where, name string) {
 func (c *checker) optName(what, where, name string) {
 	if name != "" {
 		c.name(what, where, name)
+	}
+}
+
+// agent checks an attempt's or a job's agent and thread id, when there.
+func (c *checker) agent(where, agent, thread string) {
+	if c.err == nil && agent != "" {
+		if err := ValidAgent(agent); err != nil {
+			c.err = fmt.Errorf("%s agent: %v", where, err)
+		}
+	}
+	if c.err == nil && thread != "" {
+		if err := ValidThreadID(thread); err != nil {
+			c.err = fmt.Errorf("%s thread_id: %v", where, err)
+		}
 	}
 }
 

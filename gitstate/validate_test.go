@@ -38,6 +38,15 @@ var hostile = []struct {
 	{"snapshot id", `snapshots[0].id "../n"`, func(h *Header, st *State) {
 		st.Snapshots = []SnapshotRec{{ID: "../n", Ref: RecoveryPrefix + "bad/../n", Commit: h.Baseline}}
 	}},
+	{"attempt thread id", `stage code attempts[0] thread_id: invalid thread id "x; rm -rf ~"`, func(h *Header, st *State) {
+		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: h.Baseline, ThreadID: "x; rm -rf ~", Agent: "claude"}}
+	}},
+	{"attempt agent", `stage code attempts[0] agent: invalid agent "sh"`, func(h *Header, st *State) {
+		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: h.Baseline, ThreadID: "t1", Agent: "sh"}}
+	}},
+	{"job thread id", `job a thread_id: invalid thread id "-rf"`, func(h *Header, st *State) {
+		st.Jobs = []Job{{ID: "a", State: JobPending, Needs: []string{}, ThreadID: "-rf", Agent: "codex"}}
+	}},
 	{"union head", `union head: "--all" is not an object id`, func(h *Header, st *State) { st.Union = &UnionRec{Head: "--all", Integrated: []string{}} }},
 }
 

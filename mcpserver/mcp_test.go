@@ -256,9 +256,12 @@ func TestMCPEndToEnd(t *testing.T) {
 	}
 	c.must(t, ctx, "job_renew", map[string]any{"run": "g", "job": "a", "lease": stale})
 	c.must(t, ctx, "job_done", map[string]any{"run": "g", "job": "a", "lease": stale, "status": "timeout"})
-	again := c.must(t, ctx, "job_claim", map[string]any{"run": "g", "job": "a"})
+	again := c.must(t, ctx, "job_claim", map[string]any{"run": "g", "job": "a", "agent": "codex", "thread_id": "th-9"})
 	if again["lease"] == stale {
 		t.Fatalf("the second claim got the first lease again: %v", again)
+	}
+	if j, _ := again["job"].(map[string]any); j["agent"] != "codex" || j["thread_id"] != "th-9" {
+		t.Fatalf("a claim naming its agent: %v", again["job"])
 	}
 	_, te, err := c.call(ctx, "job_done", map[string]any{"run": "g", "job": "a", "lease": stale, "status": "ok"})
 	if err != nil {

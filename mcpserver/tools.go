@@ -113,6 +113,7 @@ type TransitionInput struct {
 	Reason   string `json:"reason,omitempty" jsonschema:"why"`
 	Lease    string `json:"lease,omitempty" jsonschema:"the stage token the dispatch returned: a stale one is refused (conflict) and changes nothing"`
 	ThreadID string `json:"thread_id,omitempty" jsonschema:"with dispatched: the agent runtime's conversation id, so resume can continue it"`
+	Agent    string `json:"agent,omitempty" enum:"claude,codex,kimi" jsonschema:"with dispatched: the agent whose conversation thread_id is, so next_action gives its own command to continue it"`
 	PID      int    `json:"pid,omitempty" jsonschema:"with dispatched: the pid of the agent working the attempt (resume waits while it lives)"`
 	DriverInput
 }
@@ -158,8 +159,10 @@ type JobAddInput struct {
 
 // JobClaimInput is job_claim's input.
 type JobClaimInput struct {
-	Run string `json:"run" atlas:"arg" jsonschema:"the graph run id"`
-	Job string `json:"job,omitempty" jsonschema:"claim this job rather than the next ready one"`
+	Run      string `json:"run" atlas:"arg" jsonschema:"the graph run id"`
+	Job      string `json:"job,omitempty" jsonschema:"claim this job rather than the next ready one"`
+	Agent    string `json:"agent,omitempty" enum:"claude,codex,kimi" jsonschema:"the agent working the job, recorded on it"`
+	ThreadID string `json:"thread_id,omitempty" jsonschema:"the agent's own session or thread id for the job, recorded on it"`
 	WorkerInput
 }
 

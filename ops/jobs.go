@@ -160,6 +160,10 @@ type JobClaimRequest struct {
 	// Job is the job to claim ("": the first ready one, in the order jobs were added).
 	Job    string
 	Worker Worker
+	// Agent and ThreadID name the agent working the job and its own session or
+	// thread id, recorded on the job (docs/contract.md §15).
+	Agent    string
+	ThreadID string
 }
 
 // JobClaimResult is a claim (docs/contract.md §4.7); the pointers are null when nothing was
@@ -184,6 +188,9 @@ type JobClaimResult struct {
 // a refusal. A stopped run refuses every claim.
 func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResult, error) {
 	if err := positiveTTL(req.Worker.TTL); err != nil {
+		return nil, err
+	}
+	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
 		return nil, err
 	}
 	if req.Job != "" {
@@ -215,8 +222,16 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 			running = gitstate.Running(&r.State)
 			return nil, nil // nothing granted: nothing to write
 		}
-		data := eventData(map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
-			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)})
+		g.Job.Agent, g.Job.ThreadID = req.Agent, req.ThreadID
+		fields := map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
+			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)}
+		if req.Agent != "" {
+			fields["agent"] = req.Agent
+		}
+		if req.ThreadID != "" {
+			fields["thread_id"] = req.ThreadID
+		}
+		data := eventData(fields)
 		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID, Holder: req.Worker.Holder, Data: data}}, nil
 	})
 	if err != nil {

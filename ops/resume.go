@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -150,6 +151,14 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 		}
 		if st := r.CurrentStage(); st != nil {
 			line += fmt.Sprintf(", stage %s (%s), attempt %d", text.Ledger(st.Name, text.CellMax), text.Ledger(st.Status, text.CellMax), len(st.Attempts))
+		}
+		if places := workPlaces(r); len(places) > 0 {
+			// Where to work: never the user's checkout (docs/contract.md §15).
+			var paths []string
+			for _, w := range places {
+				paths = append(paths, text.Ledger(w.Path, 0))
+			}
+			line += "; work in " + strings.Join(paths, ", ")
 		}
 		line += "; next: " + next.Action
 		if next.Command != "" {

@@ -283,7 +283,10 @@ type TransitionRequest struct {
 	// conversation id, and the agent's process id on this host.
 	ThreadID string
 	PID      int
-	Driver   Driver
+	// Agent names the agent whose conversation ThreadID is (claude, codex, kimi), so
+	// next_action can give that agent's own command to continue it (docs/contract.md §15).
+	Agent  string
+	Driver Driver
 	// Person is who stands behind the request: passing or rejecting a human gate is
 	// a person's step (StepHumanGate).
 	Person Person
@@ -333,8 +336,11 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if err := gitstate.ValidName("stage", req.Stage); err != nil {
 		return nil, err
 	}
-	if (req.ThreadID != "" || req.PID != 0) && req.Status != gitstate.StageDispatched {
-		return nil, fault.Usage("--thread-id and --pid describe a new attempt: they go with dispatched")
+	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != gitstate.StageDispatched {
+		return nil, fault.Usage("--thread-id, --agent and --pid describe a new attempt: they go with dispatched")
+	}
+	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
+		return nil, err
 	}
 	if req.PID < 0 {
 		return nil, fault.Usage("--pid must be a process id")
@@ -451,6 +457,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
 			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, sealed, req.ThreadID, req.PID, host, inCheckout
+			a.Agent = req.Agent
 			pin := gitstate.PinRef(req.Run, gitstate.BaselinePinName(req.Stage, a.N))
 			old, err := store.Repo.ReadRef(ctx, pin)
 			if err != nil {
@@ -460,6 +467,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			data["attempt"], data["lease"], data["baseline"] = a.N, a.Lease, a.Baseline
 			if req.ThreadID != "" {
 				data["thread_id"] = req.ThreadID
+			}
+			if req.Agent != "" {
+				data["agent"] = req.Agent
 			}
 			if req.PID != 0 {
 				data["pid"], data["host"] = req.PID, host

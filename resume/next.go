@@ -47,6 +47,11 @@ type NextAction struct {
 	ThreadID string `json:"thread_id,omitempty"`
 	PID      int    `json:"pid,omitempty"`
 	Lease    string `json:"lease,omitempty"`
+	// Agent is the agent of the attempt to continue (continue), when its dispatch
+	// named one; AgentCommand is that agent's own command to continue the
+	// conversation ThreadID from the stage's worktree, quoted for sh (AgentContinue).
+	Agent        string `json:"agent,omitempty"`
+	AgentCommand string `json:"agent_command,omitempty"`
 	// Owner is the engine that owns the run's resumption (handoff, handoff.go).
 	Owner string `json:"owner,omitempty"`
 }
@@ -332,7 +337,12 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 		if idle != "" {
 			n.Reason = idle + "; "
 		}
-		n.Reason += fmt.Sprintf("continue the persisted attempt %d of stage %s: its agent conversation is thread %s (e.g. `codex exec resume %s`); then report passed or failed with its stage token", a.N, st.Name, a.ThreadID, a.ThreadID)
+		n.Agent, n.AgentCommand = a.Agent, AgentContinue(a.Agent, a.ThreadID, wts[st.Name])
+		if n.AgentCommand != "" {
+			n.Reason += fmt.Sprintf("continue the persisted attempt %d of stage %s: its %s conversation is %s (`%s`); then report passed or failed with its stage token", a.N, st.Name, a.Agent, a.ThreadID, n.AgentCommand)
+		} else {
+			n.Reason += fmt.Sprintf("continue the persisted attempt %d of stage %s: its agent conversation is thread %s (e.g. `codex exec resume %s`); then report passed or failed with its stage token", a.N, st.Name, a.ThreadID, a.ThreadID)
+		}
 	} else {
 		n.Reason = fmt.Sprintf("attempt %d of stage %s is open: run (or continue) its work, then report passed or failed", a.N, st.Name)
 	}

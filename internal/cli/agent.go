@@ -6,11 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/agent"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -20,6 +23,7 @@ type AgentCmd struct {
 	Uninstall AgentUninstallCmd `cmd:"" help:"Remove exactly what install added: edited files byte for byte as before, created files removed."`
 	Status    AgentStatusCmd    `cmd:"" help:"Say, per agent and scope, what is installed."`
 	Hook      AgentHookCmd      `cmd:"" help:"What the installed hook runs: reads the agent's event on stdin, prints resume --brief in that agent's shape; always exits 0."`
+	Guard     AgentGuardCmd     `cmd:"" help:"What the installed guard runs (install --guard): denies a file edit into your checkout while the session drives a run with a worktree; always exits 0."`
 	Protocol  AgentProtocolCmd  `cmd:"" help:"Print the protocol text the installers write: how an agent drives a run."`
 }
 
@@ -46,7 +50,14 @@ reads MCP servers; uninstall removes it with the rest:
 
   claude  .mcp.json (--scope user: ~/.claude.json), "mcpServers"
   codex   .codex/config.toml (--scope user: ~/.codex/config.toml), [mcp_servers.git-atlas]
-  kimi    .kimi-code/mcp.json (--scope user: ~/.kimi-code/mcp.json), "mcpServers"`
+  kimi    .kimi-code/mcp.json (--scope user: ~/.kimi-code/mcp.json), "mcpServers"
+
+With --guard (claude and codex), install also adds a PreToolUse hook running git atlas
+agent guard AGENT: while the session drives a run whose current stage or running job
+has a worktree, a file edit into your checkout (Claude Code: Edit, Write, MultiEdit,
+NotebookEdit; Codex: apply_patch) is denied, naming the worktree to use. Shell
+commands are not guarded. Kimi Code is refused: its hook documentation names no
+file-writing tools to match.`
 }
 
 // agentScope is the flags install, uninstall and status share.
@@ -101,7 +112,8 @@ func agentError(err error) error {
 type AgentInstallCmd struct {
 	Agent string `arg:"" enum:"claude,codex,kimi" help:"claude, codex or kimi."`
 	agentScope
-	MCP bool `name:"mcp" help:"Also register the MCP server (git atlas mcp) in the agent's MCP configuration."`
+	MCP   bool `name:"mcp" help:"Also register the MCP server (git atlas mcp) in the agent's MCP configuration."`
+	Guard bool `name:"guard" help:"Also add the guard (claude, codex): a PreToolUse hook that denies a file edit into your checkout while the session drives a run whose stage or job has a worktree. Shell commands are not guarded."`
 }
 
 type agentChangeView struct {
@@ -125,11 +137,21 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	changes, err := agent.Install(c.Agent, c.Scope, root)
+	install := agent.Install
+	if c.Guard {
+		install = agent.InstallGuard
+	}
+	changes, err := install(c.Agent, c.Scope, root)
 	if err != nil {
 		return agentError(err)
 	}
 	notes := installNotes(env, c.Agent, c.Scope, root)
+	if c.Guard {
+		notes = append(notes, "the guard judges file-editing tools only (Claude Code: Edit, Write, MultiEdit, NotebookEdit; Codex: apply_patch): shell commands are not guarded")
+		if c.Agent == "codex" {
+			notes = append(notes, "trust `git atlas agent guard codex` in /hooks too: Codex skips an untrusted hook silently")
+		}
+	}
 	if c.MCP { // computed before anything is written: a malformed file stops both
 		mcp, err := agent.InstallMCP(c.Agent, c.Scope, root)
 		if err != nil {
@@ -429,6 +451,96 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 	}
 	emit(buf.String())
 	return nil
+}
+
+// AgentGuardCmd is `git atlas agent guard AGENT`, what the installed guard runs.
+type AgentGuardCmd struct {
+	Agent string `arg:"" help:"claude or codex: the agent whose PreToolUse event comes on stdin."`
+}
+
+// Help is the command's long help.
+func (c *AgentGuardCmd) Help() string {
+	return `Reads the agent's PreToolUse event (JSON on stdin: session_id, cwd, tool_name,
+tool_input). For Claude Code's Edit, Write, MultiEdit and NotebookEdit, and Codex's
+apply_patch (the files its patch adds, updates, deletes or moves to), whose path lies in your checkout
+(the main worktree, or a linked worktree git-atlas did not make) while that session
+drives a run whose current stage or running job has a worktree, it prints the
+deny decision both agents read {"hookSpecificOutput": {"hookEventName": "PreToolUse",
+"permissionDecision": "deny", "permissionDecisionReason": ...}} naming the run's
+worktree to use instead. Anything else (another tool, another path, no such run, input
+that is not JSON, no repository) prints nothing. It always exits 0. Shell commands are
+not guarded.`
+}
+
+// Run judges one tool call; it always succeeds, and prints only a denial.
+func (c *AgentGuardCmd) Run(env *Env) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			fmt.Fprintf(env.Stderr, "git-atlas: agent guard: internal error: %v\n", p)
+			err = nil
+		}
+	}()
+	if err := agent.GuardSupported(c.Agent); err != nil {
+		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v\n", err)
+		return nil
+	}
+	if env.isTerminal(env.Stdin) { // run by hand: no event will come
+		fmt.Fprintln(env.Stderr, "git-atlas: agent guard: reads the agent's PreToolUse event on stdin; nothing to judge")
+		return nil
+	}
+	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
+	call, ok, perr := agent.ParseToolCall(c.Agent, data)
+	if rerr != nil || perr != nil {
+		fmt.Fprintln(env.Stderr, "git-atlas: agent guard: the input is not a JSON event; nothing to judge")
+		return nil
+	}
+	if !ok {
+		return nil // not a file write the guard judges
+	}
+	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
+	defer cancel()
+	// This clone's ledger as it is: a tool call never waits on the network.
+	local := ""
+	sys := env.sys
+	sys.Via = ops.ViaHook
+	// The repository is the session's (its cwd), else the one the path's nearest
+	// existing directory is in: a Write may create directories.
+	dir := call.Cwd
+	if dir == "" {
+		dir = existingParent(call.Paths[0])
+	}
+	sub := &Env{Ctx: ctx, sys: sys, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
+	o, err := sub.Ops()
+	if err != nil {
+		return nil // not in a repository: nothing of git-atlas's to guard
+	}
+	res, err := o.Guard(ctx, ops.GuardRequest{Session: call.SessionID, Paths: call.Paths})
+	if err != nil {
+		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v; allowed\n", err)
+		return nil
+	}
+	if !res.Deny {
+		return nil
+	}
+	why := fmt.Sprintf("git-atlas: this session drives run %s, whose work goes on in %s; %s is in your checkout %s, which git-atlas never lets a run change.",
+		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), text.Ledger(res.Path, 0), text.Ledger(res.Checkout, 0))
+	if res.InWorktree != "" {
+		why += fmt.Sprintf(" Make this change in the run's worktree instead: %s", text.Ledger(res.InWorktree, 0))
+	}
+	_, _ = env.Stdout.Write(agent.GuardDeny(why))
+	return nil
+}
+
+// existingParent is the nearest directory above path that exists.
+func existingParent(path string) string {
+	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+		if st, err := os.Stat(dir); err == nil && st.IsDir() {
+			return dir
+		}
+		if filepath.Dir(dir) == dir {
+			return dir
+		}
+	}
 }
 
 // AgentProtocolCmd is `git atlas agent protocol`.

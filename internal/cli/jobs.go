@@ -64,8 +64,10 @@ func (c *JobAddCmd) Run(env *Env) error {
 
 // JobClaimCmd is `git atlas job claim RUN`.
 type JobClaimCmd struct {
-	RunID string `arg:"" name:"run" help:"The graph run."`
-	Job   string `name:"job" help:"Claim this job rather than the next ready one." placeholder:"J"`
+	RunID    string `arg:"" name:"run" help:"The graph run."`
+	Job      string `name:"job" help:"Claim this job rather than the next ready one." placeholder:"J"`
+	Agent    string `name:"agent" enum:",claude,codex,kimi" default:"" help:"The agent working the job (claude, codex or kimi), recorded on it." placeholder:"AGENT"`
+	ThreadID string `name:"thread-id" help:"The agent's own session or thread id for the job (a plain token), recorded on it." placeholder:"ID"`
 	WorkerFlags
 }
 
@@ -94,7 +96,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops()})
+	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops(), Agent: c.Agent, ThreadID: c.ThreadID})
 	if res == nil {
 		return err
 	}

@@ -294,6 +294,7 @@ type TransitionCmd struct {
 	Reason        string        `help:"Why." placeholder:"TEXT"`
 	Lease         string        `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
 	ThreadID      string        `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
+	Agent         string        `name:"agent" enum:",claude,codex,kimi" default:"" help:"With dispatched: the agent of the attempt (claude, codex or kimi), so next_action can give its own command to continue the conversation of --thread-id." placeholder:"AGENT"`
 	PID           int           `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
 	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate, or --allow-outside-scope, is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
 	VerifyTimeout time.Duration `default:"10m" positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long."`
@@ -321,7 +322,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
-		ThreadID: c.ThreadID, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
+		ThreadID: c.ThreadID, Agent: c.Agent, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
 		AllowOutsideScope: c.AllowOutsideScope})
 	if res != nil && err != nil { // a passed report whose verify failed: the stage is failed
 		_ = env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })

@@ -1,0 +1,53 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+// The guard denies a write into the user's checkout (the main worktree, or a linked
+// worktree git-atlas did not make) while the session drives a run whose stage has a
+// worktree, naming that worktree and the same file in it; it allows a write in the
+// run's worktree, outside the repository, from another session, and once the run's
+// stage has no worktree.
+func TestGuardDeniesTheCheckoutOnly(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "build")
+	user := filepath.Join(filepath.Dir(f.dir), "mine")
+	f.git(f.dir, "worktree", "add", "-q", "-b", "mine", user)
+	guard := func(session, path string) *GuardResult {
+		t.Helper()
+		res, err := f.ops.Guard(f.ctx, GuardRequest{Session: session, Paths: []string{path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res
+	}
+	main := filepath.Join(f.dir, "src", "new.go")
+	if res := guard("sess", main); res.Deny {
+		t.Fatalf("denied before the session drives anything: %+v", res)
+	}
+	wt := f.sessionRunWithWorktree()
+	res := guard("sess", main)
+	if !res.Deny || res.RunID != "r1" || len(res.WorkIn) != 1 || res.WorkIn[0] != wt || res.InWorktree != filepath.Join(wt, "src", "new.go") {
+		t.Fatalf("an edit in the main checkout: %+v, want denied naming %s", res, wt)
+	}
+	if res := guard("sess", filepath.Join(user, "a.go")); !res.Deny {
+		t.Fatalf("an edit in the user's own linked worktree: %+v, want denied", res)
+	}
+	for _, p := range []string{filepath.Join(wt, "src", "new.go"), filepath.Join(os.TempDir(), "elsewhere.txt")} {
+		if res := guard("sess", p); res.Deny {
+			t.Errorf("%s: denied: %+v", p, res)
+		}
+	}
+	if res := guard("other", main); res.Deny {
+		t.Fatalf("another session's edit denied: %+v", res)
+	}
+	f.update(func(r *gitstate.Run) { r.State.Worktrees = nil })
+	if res := guard("sess", main); res.Deny {
+		t.Fatalf("denied with no worktree to work in: %+v", res)
+	}
+}

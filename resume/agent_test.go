@@ -1,0 +1,54 @@
+package resume
+
+import (
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+)
+
+// The agent's own command to continue a conversation: Claude Code's and Codex's,
+// from the worktree, every argument quoted for sh; none for an agent without one or
+// for a value no write accepts.
+func TestAgentContinue(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ agent, thread, dir, want string }{
+		{"claude", "0f9c2a1e-5b7d", "/r/.git/atlas/worktrees/fix/code", "cd /r/.git/atlas/worktrees/fix/code && claude --resume 0f9c2a1e-5b7d"},
+		{"codex", "th-1", "/work trees/it's", `cd '/work trees/it'\''s' && codex resume th-1`},
+		{"claude", "s1", "", "claude --resume s1"},
+		{"kimi", "s1", "/r", ""},
+		{"", "s1", "/r", ""},
+		{"claude", "s1; rm -rf ~", "/r", ""},
+		{"claude", "-p", "/r", ""},
+	} {
+		if got := AgentContinue(tc.agent, tc.thread, tc.dir); got != tc.want {
+			t.Errorf("AgentContinue(%q, %q, %q) = %q, want %q", tc.agent, tc.thread, tc.dir, got, tc.want)
+		}
+	}
+	// What sh reads back from a quoted directory is the directory.
+	cmd := AgentContinue("codex", "th-1", "/tmp/a b/it's $HOME")
+	out, err := exec.Command("sh", "-c", "printf %s "+strings.TrimSuffix(strings.TrimPrefix(cmd, "cd "), " && codex resume th-1")).Output()
+	if err != nil || string(out) != "/tmp/a b/it's $HOME" {
+		t.Fatalf("sh read %q (%v) from %s", out, err, cmd)
+	}
+}
+
+// continue of an attempt whose dispatch named its agent gives that agent's command
+// to continue the conversation from the stage's worktree.
+func TestNextContinueGivesTheAgentsCommand(t *testing.T) {
+	t.Parallel()
+	r := driverRun("", "")
+	a := dispatch(t, r, t0)
+	a.ThreadID, a.Agent, a.PID = "th-42", "claude", deadPID(t)
+	r.State.Worktrees = []gitstate.WorktreeRec{{Node: "code", Path: "/repo/.git/atlas/worktrees/r/code"}}
+	n := Next(r, t0, Host{})
+	want := "cd /repo/.git/atlas/worktrees/r/code && claude --resume th-42"
+	if n.Action != NextContinue || n.Agent != "claude" || n.AgentCommand != want || !strings.Contains(n.Reason, want) {
+		t.Fatalf("continue: %+v, want agent_command %q", n, want)
+	}
+	a.Agent = ""
+	if n := Next(r, t0, Host{}); n.Action != NextContinue || n.AgentCommand != "" || n.Agent != "" {
+		t.Fatalf("continue without an agent: %+v", n)
+	}
+}
