@@ -9,10 +9,15 @@ import "github.com/git-atlas/git-atlas/internal/fault"
 const (
 	StepHumanGate        = "passing or rejecting a human gate"
 	StepAcceptUnresolved = "finishing a run whose verdict is unresolved (--accept-unresolved)"
+	// StepLand is a person's step unless the repository's config atlas.agentsMayLand
+	// is true (docs/contract.md §15).
+	StepLand = "landing a run's union onto a branch (git atlas land)"
+	// StepLandUnresolved is a person's step always.
+	StepLandUnresolved = "landing a run whose verdict is not resolved (--accept-unresolved)"
 )
 
 // PersonOnlySteps lists the steps only a person takes.
-var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved}
+var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepLand, StepLandUnresolved}
 
 // Front ends a request comes through (Person.Via).
 const (

@@ -58,6 +58,7 @@ type CLI struct {
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
 	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
+	Land       LandCmd       `cmd:"" help:"Move a branch to a graph run's verified union: fast-forward, or --merge; a person's step."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
 	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
