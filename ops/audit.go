@@ -99,3 +99,15 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	res.Actions = nonNil(res.Actions)
 	return res, err
 }
+
+// DuRequest is `du [RUN]`.
+type DuRequest struct {
+	// Run is the run to measure ("": every run).
+	Run string
+}
+
+// Du measures the disk usage of runs' managed worktrees and recovery snapshots
+// (audit.Du); it changes nothing.
+func (o *Ops) Du(ctx context.Context, req DuRequest) (*audit.DuReport, error) {
+	return audit.Du(ctx, o.Reader(), req.Run)
+}
