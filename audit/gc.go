@@ -47,7 +47,8 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
-	// Size is the bytes a remove-leftover step frees.
+	// Size is the bytes a remove-leftover step frees, or the bytes of the objects
+	// only a snapshot deleted for --max-size holds.
 	Size int64 `json:"size,omitempty"`
 	Done bool  `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
@@ -60,15 +61,24 @@ type GCOptions struct {
 	Before time.Duration
 	// Recoveries also drops the recovery snapshots of dropped and gone runs.
 	Recoveries bool
-	Now        time.Time
+	// KeepLast, when not negative, keeps the newest KeepLast finished runs: only
+	// those beyond them drop (and only those older than Before, when Before is set).
+	KeepLast int
+	// MaxSize, with Recoveries, when positive: the snapshots of finished runs go too,
+	// oldest first, until the bytes only snapshots hold fit in MaxSize.
+	MaxSize int64
+	Now     time.Time
 	// Progress hears of the worktree removals (nil: nobody).
 	Progress progress.Reporter
+	// newest are the finished runs KeepLast keeps (nil: no KeepLast).
+	newest map[string]bool
 }
 
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
+	opt.newest = newest(rep, opt.KeepLast)
 	acts := planWorktrees(rep)
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
 	return append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...), err
@@ -161,9 +171,44 @@ func planWorktrees(rep *Report) []Action {
 	return acts
 }
 
-// droppable reports whether run is finished and older than opt.Before.
+// newest names the keep newest finished runs (by their last update; nil when keep
+// is negative: no such limit).
+func newest(rep *Report, keep int) map[string]bool {
+	if keep < 0 {
+		return nil
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	var done []run
+	for id, e := range rep.runs {
+		if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+			continue
+		}
+		t, _ := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+		done = append(done, run{id, t})
+	}
+	sort.Slice(done, func(i, j int) bool {
+		if !done[i].at.Equal(done[j].at) {
+			return done[i].at.After(done[j].at)
+		}
+		return done[i].id > done[j].id
+	})
+	kept := map[string]bool{}
+	for i := 0; i < keep && i < len(done); i++ {
+		kept[done[i].id] = true
+	}
+	return kept
+}
+
+// droppable reports whether run is finished, older than opt.Before and not among the
+// newest opt.KeepLast.
 func droppable(e gitstate.Entry, opt GCOptions) bool {
 	if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+		return false
+	}
+	if opt.newest != nil && opt.newest[e.ID] {
 		return false
 	}
 	t, err := gitstate.ParseStamp(e.Run.State.UpdatedAt)
@@ -187,6 +232,13 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 	checkedOut, keepsRun := staying(rep, removing)
 	drop := dropping(rep, opt, old, keepsRun)
 	acts, deleting, branches := refActions(repo, rep, opt, drop, checkedOut)
+	if opt.Recoveries && opt.MaxSize > 0 {
+		more, err := sizeActions(ctx, repo, rep, opt.MaxSize, deleting)
+		if err != nil {
+			return acts, err
+		}
+		acts = append(acts, more...)
+	}
 	if len(branches) == 0 {
 		return acts, nil
 	}
@@ -263,6 +315,78 @@ func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedO
 	return acts, deleting, branches
 }
 
+// sizeActions plans, for --recoveries --max-size, the deletion of the snapshots of
+// finished runs, oldest first, until the bytes of the objects only the snapshots
+// that stay hold fit in max (docs/contract.md §15). A deleted snapshot frees at least the
+// objects no other ref reaches; objects it shares with another snapshot that stays
+// are counted as kept, so the plan never stops short of the budget.
+func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int64, deleting map[string]bool) ([]Action, error) {
+	var all, names []string
+	var tips []git.OID
+	var cands []int // indexes into tips of the snapshots of finished runs
+	for _, r := range rep.Refs {
+		if !Has(r.Labels, Recovery) {
+			continue
+		}
+		all = append(all, r.Ref)
+		id, err := git.ParseOID(r.ID)
+		if err != nil || deleting[r.Ref] {
+			continue
+		}
+		if e, ok := rep.runs[r.RunID]; ok && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status) {
+			cands = append(cands, len(tips))
+		}
+		tips, names = append(tips, id), append(names, r.Ref)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	each, together, err := repo.UniqueBytes(ctx, tips, all, make([]int, len(tips)))
+	if err != nil {
+		return nil, fmt.Errorf("measure snapshots: %w", err)
+	}
+	dated, err := repo.RefCommits(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	// Oldest by the ledger's record of each snapshot (its clock's time), else by the
+	// snapshot commit's date.
+	when := map[string]time.Time{}
+	for _, d := range dated {
+		when[d.Ref] = time.Unix(d.When, 0)
+	}
+	for _, e := range rep.runs {
+		if e.Run == nil {
+			continue
+		}
+		for _, sn := range e.Run.State.Snapshots {
+			if t, err := gitstate.ParseStamp(sn.CreatedAt); err == nil {
+				when[sn.Ref] = t
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := names[cands[i]], names[cands[j]]
+		if !when[a].Equal(when[b]) {
+			return when[a].Before(when[b])
+		}
+		return a < b
+	})
+	total := together[0]
+	var acts []Action
+	for _, k := range cands {
+		if total <= max {
+			break
+		}
+		total -= each[k]
+		run, _, _ := strings.Cut(strings.TrimPrefix(names[k], gitstate.RecoveryPrefix), "/")
+		acts = append(acts, Action{Kind: DeleteRef, RunID: run, Ref: names[k], Old: tips[k].String(), Patch: patchPath(repo, names[k]),
+			Size: each[k], Reason: fmt.Sprintf("recovery snapshot of a finished run, oldest first, over --max-size %d", max)})
+		deleting[names[k]] = true
+	}
+	return acts, nil
+}
+
 // branchActions plans the deletion of each stale branch whose commits a ref that
 // stays keeps (a candidate keeps no other candidate alive); one whose commits are
 // nowhere else is kept.
@@ -326,6 +450,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
+	opt.newest = newest(rep, opt.KeepLast)
 	old := map[string]bool{}
 	for id, e := range rep.runs {
 		if droppable(e, opt) {
