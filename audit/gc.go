@@ -29,6 +29,13 @@ const (
 	// (worktrees.Own): foreign, left as it is (listed, never done).
 	KeepWorktree   = "keep-worktree"
 	RemoveLeftover = "remove-leftover" // a temporary file or trash directory older than LeftoverGrace (docs/contract.md §11.12)
+	// RemoveStray: a stray (docs/contract.md §15) under the managed root: git's record of a
+	// worktree that is gone, or a directory git no longer knows (snapshotted first
+	// when it holds anything).
+	RemoveStray = "remove-stray"
+	// KeepStray: a stray directory gc cannot remove without losing something
+	// (listed, never done): one of a live or vanished run that holds files.
+	KeepStray = "keep-stray"
 )
 
 // Action is one step of a gc plan.
@@ -81,7 +88,120 @@ func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions)
 	opt.newest = newest(rep, opt.KeepLast)
 	acts := planWorktrees(rep)
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
-	return append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...), err
+	acts = append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...)
+	return append(acts, planStrays(rep)...), err
+}
+
+// planStrays removes the strays: git's records of managed worktrees that are gone
+// (nothing is left to lose), and directories git no longer knows, empty, or of a
+// finished run (snapshotted into that run first). A directory with files of a live
+// run or of none is listed as kept. (A stray branch goes with the stale branches,
+// planRefs: deleted once another ref holds its commits, else kept.)
+func planStrays(rep *Report) []Action {
+	var acts []Action
+	for _, w := range rep.Worktrees {
+		if !Has(w.Labels, Stray) {
+			continue
+		}
+		if Has(w.Labels, Missing) {
+			acts = append(acts, Action{Kind: RemoveStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: "git's record of a managed worktree whose directory is gone"})
+			continue
+		}
+		if why := strayKept(rep, w); why != "" {
+			acts = append(acts, Action{Kind: KeepStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: why})
+			continue
+		}
+		reason := "a directory git no longer knows, empty"
+		if !emptyDir(w.Path) {
+			reason = "a directory git no longer knows: snapshot first"
+		}
+		acts = append(acts, Action{Kind: RemoveStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: reason})
+	}
+	return acts
+}
+
+// strayKept says why a stray directory with files stays ("" when gc may snapshot and
+// remove it): only a finished run can record its snapshot, under a node name the
+// ledger accepts.
+func strayKept(rep *Report, w Worktree) string {
+	if emptyDir(w.Path) {
+		return ""
+	}
+	e, ok := rep.runs[w.RunID]
+	switch {
+	case !ok || e.Run == nil:
+		return "holds files, and its run no longer exists to record a snapshot: look, then remove it by hand"
+	case !gitstate.RunTerminal(e.Run.State.Status):
+		return "holds files, and its run is not finished"
+	case gitstate.ValidName("node", w.Node) != nil:
+		return "holds files under a name no snapshot can take: look, then remove it by hand"
+	}
+	return ""
+}
+
+// emptyDir reports whether dir holds nothing.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// removeStray does a planned remove-stray step when its re-check still finds the
+// stray: a record of a gone worktree goes through git.Managed (so only one of
+// git-atlas's); a directory is snapshotted into its finished run when it holds
+// anything, and removed.
+func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Action) error {
+	var now *Worktree
+	for i := range rep.Worktrees {
+		if w := &rep.Worktrees[i]; w.Path == a.Path && Has(w.Labels, Stray) {
+			now = w
+		}
+	}
+	if now == nil {
+		a.Skipped = "no longer a stray"
+		return nil
+	}
+	if Has(now.Labels, Missing) {
+		roots, err := worktrees.Roots(ctx, store.Repo)
+		if err != nil {
+			return err
+		}
+		m, err := store.Repo.Managed(a.Path, roots, "git-atlas run "+a.RunID+" node "+a.Node)
+		if err != nil {
+			return fmt.Errorf("remove stray record %s: %w", a.Path, err)
+		}
+		if !m.Missing() {
+			a.Skipped = "its directory is back"
+			return nil
+		}
+		if err := m.Remove(ctx); err != nil {
+			return fmt.Errorf("remove stray record %s: %w", a.Path, err)
+		}
+		a.Done = true
+		return nil
+	}
+	if why := strayKept(rep, *now); why != "" {
+		a.Skipped = why
+		return nil
+	}
+	if !emptyDir(a.Path) {
+		e := rep.runs[a.RunID]
+		res, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path, Baseline: e.Run.Header.Baseline}, recovery.Options{Reason: "gc: stray directory"})
+		if err != nil {
+			return fmt.Errorf("snapshot stray directory %s: %w", a.Path, err)
+		}
+		a.Snapshot = res.Rec.ID
+		a.IgnoredDeleted = res.Manifest.Ignored
+	}
+	if err := os.RemoveAll(a.Path); err != nil {
+		return fmt.Errorf("remove stray directory %s: %w", a.Path, err)
+	}
+	a.Done = true
+	return nil
 }
 
 // planLeftovers removes the leftovers older than LeftoverGrace.
@@ -461,11 +581,14 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
-	var acts, refActs, kept, leftovers []Action
+	touched := map[string]bool{}
+	var acts, refActs, kept, leftovers, strays []Action
 	for _, a := range plan {
 		switch a.Kind {
 		case RemoveWorktree:
 			acts = append(acts, a)
+		case RemoveStray, KeepStray:
+			strays = append(strays, a)
 		case KeepRun, KeepWorktree:
 			kept = append(kept, a)
 		case RemoveLeftover:
@@ -479,8 +602,18 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			errs = append(errs, err)
 		}
 	}
+	for i := range strays {
+		if strays[i].Kind != RemoveStray {
+			continue
+		}
+		if err := removeStray(ctx, store, rep, &strays[i]); err != nil {
+			errs = append(errs, err)
+		}
+		if strays[i].Done {
+			touched[strays[i].RunID] = true
+		}
+	}
 	taken := map[string]bool{} // refs of the snapshots this pass took or reused
-	touched := map[string]bool{}
 	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
@@ -500,14 +633,14 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	if len(refActs) == 0 {
 		removeEmptyRunDirs(ctx, store.Repo, touched)
-		return append(append(acts, kept...), leftovers...), par.Join(errs)
+		return append(append(append(acts, kept...), leftovers...), strays...), par.Join(errs)
 	}
 	progress.Done(opt.Progress)
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
 			errs = append(errs, err)
 			if rep == nil {
-				return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
+				return append(append(append(append(acts, refActs...), kept...), leftovers...), strays...), par.Join(errs)
 			}
 		}
 	}
@@ -569,7 +702,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		}
 	}
 	removeEmptyRunDirs(ctx, store.Repo, touched)
-	return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
+	return append(append(append(append(acts, refActs...), kept...), leftovers...), strays...), par.Join(errs)
 }
 
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that

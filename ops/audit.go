@@ -170,7 +170,8 @@ func unreachable(ctx context.Context, repo *git.Repository, acts []audit.Action,
 	var tips []git.OID
 	var refs []string
 	for _, a := range acts {
-		if a.Ref == "" || a.Old == "" || a.Kind == audit.KeepRun || (apply && !a.Done) {
+		deletes := a.Kind == audit.DropRun || a.Kind == audit.DeleteRef || a.Kind == audit.DeleteBranch
+		if !deletes || a.Old == "" || (apply && !a.Done) {
 			continue
 		}
 		id, err := git.ParseOID(a.Old)

@@ -106,12 +106,12 @@ func (c *GcCmd) Run(env *Env) error {
 		}
 		for _, a := range acts {
 			what := a.Ref
-			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover {
+			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover || a.Path != "" {
 				what = a.Path
 			}
 			state := "would"
 			switch {
-			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree:
+			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree || a.Kind == audit.KeepStray:
 				state = "keep"
 			case res.Applied && a.Skipped != "":
 				state = "kept"
