@@ -48,6 +48,11 @@ const (
 	// before git wrote its HEAD, then written into): kept whole, never removed, and
 	// listed until a person has looked (worktrees.SetAside).
 	SetAside = "set-aside"
+	// Stray: left under the managed root by no run (docs/contract.md §15): a directory there
+	// git no longer knows, git's record of a managed worktree whose directory is gone,
+	// an atlas/ branch of a run that no longer exists. gc removes it (a snapshot first
+	// when it holds anything); anything outside the managed root stays foreign.
+	Stray = "stray"
 )
 
 // Worktree is one worktree of `git worktree list`, classified.
@@ -109,7 +114,7 @@ func Has(labels []string, l string) bool {
 }
 
 // attention labels: something a person (or gc) should look at.
-var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken, SetAside}
+var attention = []string{Orphaned, StaleBranch, Unpinned, Unreadable, HalfMade, Broken, SetAside, Stray}
 
 func needsAttention(labels []string) bool {
 	for _, l := range attention {
@@ -181,6 +186,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	progress.Done(opt.Progress)
 	if rootErr == nil {
 		rep.addSetAside(root)
+		rep.addStrayDirs(root)
 	}
 	rep.addLeftovers(store.Repo, root, rootErr == nil, now)
 	rep.Attention = rep.needsAttention()
@@ -277,6 +283,11 @@ func (rep *Report) classifyWorktrees(owners map[string]owner, own func(string, g
 			state = Orphaned
 		}
 		w.Labels = append([]string{state}, w.Labels...)
+		if missing && state == Orphaned && (!ok || o.rec == nil) && rootErr == nil && underRoot(t.Path, root) {
+			// git's record of a managed worktree that is gone, which no ledger
+			// record of a run names (a recorded one is gc's remove-worktree)
+			w.Labels = append(w.Labels, Stray)
+		}
 		rep.Worktrees = append(rep.Worktrees, w)
 		if !missing {
 			dirtyChecks = append(dirtyChecks, len(rep.Worktrees)-1)
@@ -334,6 +345,9 @@ func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int 
 			e, ok := rep.runs[r.RunID]
 			if s := runState(e, ok, now); s == "" || s == Finished {
 				r.Labels = append(r.Labels, StaleBranch)
+			}
+			if !ok {
+				r.Labels = append(r.Labels, Stray) // its run no longer exists
 			}
 		default:
 			r.Labels = append(r.Labels, "other")
@@ -419,6 +433,46 @@ func (rep *Report) addSetAside(root string) {
 		run, name, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		node, _, _ := strings.Cut(name, worktrees.SetAsideMark)
 		rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run, Node: node, Labels: []string{SetAside}})
+	}
+}
+
+// underRoot reports whether path lies under the managed root.
+func underRoot(path, root string) bool {
+	return strings.HasPrefix(filepath.Clean(path), root+string(filepath.Separator))
+}
+
+// addStrayDirs lists the directories <root>/<run>/<name> git no longer knows as a
+// worktree: not one git lists, not set aside, not a removal's trash, and with no
+// checkout being made there (its marker).
+func (rep *Report) addStrayDirs(root string) {
+	known := map[string]bool{}
+	for _, t := range rep.trees {
+		known[filepath.Clean(t.Path)] = true
+		if real, err := filepath.EvalSymlinks(t.Path); err == nil {
+			known[real] = true
+		}
+	}
+	runs, _ := os.ReadDir(root)
+	for _, run := range runs {
+		if !run.IsDir() {
+			continue
+		}
+		names, _ := os.ReadDir(filepath.Join(root, run.Name()))
+		for _, n := range names {
+			p := filepath.Join(root, run.Name(), n.Name())
+			switch {
+			case !n.IsDir() || known[p], strings.Contains(n.Name(), worktrees.SetAsideMark), strings.HasPrefix(n.Name(), recovery.TrashPrefix),
+				strings.HasSuffix(n.Name(), worktrees.MaterializingSuffix):
+				continue
+			}
+			if real, err := filepath.EvalSymlinks(p); err == nil && known[real] {
+				continue
+			}
+			if inProgress, halfMade, _ := worktrees.Making(p); inProgress || halfMade {
+				continue // being made, or left half-made: resume's or worktree add's
+			}
+			rep.Worktrees = append(rep.Worktrees, Worktree{Path: p, RunID: run.Name(), Node: n.Name(), Labels: []string{Stray}})
+		}
 	}
 }
 

@@ -29,6 +29,13 @@ const (
 	// (worktrees.Own): foreign, left as it is (listed, never done).
 	KeepWorktree   = "keep-worktree"
 	RemoveLeftover = "remove-leftover" // a temporary file or trash directory older than LeftoverGrace (docs/contract.md §11.12)
+	// RemoveStray: a stray (docs/contract.md §15) under the managed root: git's record of a
+	// worktree that is gone, or a directory git no longer knows (snapshotted first
+	// when it holds anything).
+	RemoveStray = "remove-stray"
+	// KeepStray: a stray directory gc cannot remove without losing something
+	// (listed, never done): one of a live or vanished run that holds files.
+	KeepStray = "keep-stray"
 )
 
 // Action is one step of a gc plan.
@@ -47,7 +54,8 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
-	// Size is the bytes a remove-leftover step frees.
+	// Size is the bytes a remove-leftover step frees, or the bytes of the objects
+	// only a snapshot deleted for --max-size holds.
 	Size int64 `json:"size,omitempty"`
 	Done bool  `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
@@ -60,18 +68,140 @@ type GCOptions struct {
 	Before time.Duration
 	// Recoveries also drops the recovery snapshots of dropped and gone runs.
 	Recoveries bool
-	Now        time.Time
+	// KeepLast, when not negative, keeps the newest KeepLast finished runs: only
+	// those beyond them drop (and only those older than Before, when Before is set).
+	KeepLast int
+	// MaxSize, with Recoveries, when positive: the snapshots of finished runs go too,
+	// oldest first, until the bytes only snapshots hold fit in MaxSize.
+	MaxSize int64
+	Now     time.Time
 	// Progress hears of the worktree removals (nil: nobody).
 	Progress progress.Reporter
+	// newest are the finished runs KeepLast keeps (nil: no KeepLast).
+	newest map[string]bool
 }
 
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
+	opt.newest = newest(rep, opt.KeepLast)
 	acts := planWorktrees(rep)
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
-	return append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...), err
+	acts = append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...)
+	return append(acts, planStrays(rep)...), err
+}
+
+// planStrays removes the strays: git's records of managed worktrees that are gone
+// (nothing is left to lose), and directories git no longer knows, empty, or of a
+// finished run (snapshotted into that run first). A directory with files of a live
+// run or of none is listed as kept. (A stray branch goes with the stale branches,
+// planRefs: deleted once another ref holds its commits, else kept.)
+func planStrays(rep *Report) []Action {
+	var acts []Action
+	for _, w := range rep.Worktrees {
+		if !Has(w.Labels, Stray) {
+			continue
+		}
+		if Has(w.Labels, Missing) {
+			acts = append(acts, Action{Kind: RemoveStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: "git's record of a managed worktree whose directory is gone"})
+			continue
+		}
+		if why := strayKept(rep, w); why != "" {
+			acts = append(acts, Action{Kind: KeepStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: why})
+			continue
+		}
+		reason := "a directory git no longer knows, empty"
+		if !emptyDir(w.Path) {
+			reason = "a directory git no longer knows: snapshot first"
+		}
+		acts = append(acts, Action{Kind: RemoveStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: reason})
+	}
+	return acts
+}
+
+// strayKept says why a stray directory with files stays ("" when gc may snapshot and
+// remove it): only a finished run can record its snapshot, under a node name the
+// ledger accepts.
+func strayKept(rep *Report, w Worktree) string {
+	if emptyDir(w.Path) {
+		return ""
+	}
+	e, ok := rep.runs[w.RunID]
+	switch {
+	case !ok || e.Run == nil:
+		return "holds files, and its run no longer exists to record a snapshot: look, then remove it by hand"
+	case !gitstate.RunTerminal(e.Run.State.Status):
+		return "holds files, and its run is not finished"
+	case gitstate.ValidName("node", w.Node) != nil:
+		return "holds files under a name no snapshot can take: look, then remove it by hand"
+	}
+	return ""
+}
+
+// emptyDir reports whether dir holds nothing.
+func emptyDir(dir string) bool {
+	f, err := os.Open(dir)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	names, _ := f.Readdirnames(1)
+	return len(names) == 0
+}
+
+// removeStray does a planned remove-stray step when its re-check still finds the
+// stray: a record of a gone worktree goes through git.Managed (so only one of
+// git-atlas's); a directory is snapshotted into its finished run when it holds
+// anything, and removed.
+func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Action) error {
+	var now *Worktree
+	for i := range rep.Worktrees {
+		if w := &rep.Worktrees[i]; w.Path == a.Path && Has(w.Labels, Stray) {
+			now = w
+		}
+	}
+	if now == nil {
+		a.Skipped = "no longer a stray"
+		return nil
+	}
+	if Has(now.Labels, Missing) {
+		roots, err := worktrees.Roots(ctx, store.Repo)
+		if err != nil {
+			return err
+		}
+		m, err := store.Repo.Managed(a.Path, roots, "git-atlas run "+a.RunID+" node "+a.Node)
+		if err != nil {
+			return fmt.Errorf("remove stray record %s: %w", a.Path, err)
+		}
+		if !m.Missing() {
+			a.Skipped = "its directory is back"
+			return nil
+		}
+		if err := m.Remove(ctx); err != nil {
+			return fmt.Errorf("remove stray record %s: %w", a.Path, err)
+		}
+		a.Done = true
+		return nil
+	}
+	if why := strayKept(rep, *now); why != "" {
+		a.Skipped = why
+		return nil
+	}
+	if !emptyDir(a.Path) {
+		e := rep.runs[a.RunID]
+		res, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path, Baseline: e.Run.Header.Baseline}, recovery.Options{Reason: "gc: stray directory"})
+		if err != nil {
+			return fmt.Errorf("snapshot stray directory %s: %w", a.Path, err)
+		}
+		a.Snapshot = res.Rec.ID
+		a.IgnoredDeleted = res.Manifest.Ignored
+	}
+	if err := os.RemoveAll(a.Path); err != nil {
+		return fmt.Errorf("remove stray directory %s: %w", a.Path, err)
+	}
+	a.Done = true
+	return nil
 }
 
 // planLeftovers removes the leftovers older than LeftoverGrace.
@@ -161,9 +291,44 @@ func planWorktrees(rep *Report) []Action {
 	return acts
 }
 
-// droppable reports whether run is finished and older than opt.Before.
+// newest names the keep newest finished runs (by their last update; nil when keep
+// is negative: no such limit).
+func newest(rep *Report, keep int) map[string]bool {
+	if keep < 0 {
+		return nil
+	}
+	type run struct {
+		id string
+		at time.Time
+	}
+	var done []run
+	for id, e := range rep.runs {
+		if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+			continue
+		}
+		t, _ := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+		done = append(done, run{id, t})
+	}
+	sort.Slice(done, func(i, j int) bool {
+		if !done[i].at.Equal(done[j].at) {
+			return done[i].at.After(done[j].at)
+		}
+		return done[i].id > done[j].id
+	})
+	kept := map[string]bool{}
+	for i := 0; i < keep && i < len(done); i++ {
+		kept[done[i].id] = true
+	}
+	return kept
+}
+
+// droppable reports whether run is finished, older than opt.Before and not among the
+// newest opt.KeepLast.
 func droppable(e gitstate.Entry, opt GCOptions) bool {
 	if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+		return false
+	}
+	if opt.newest != nil && opt.newest[e.ID] {
 		return false
 	}
 	t, err := gitstate.ParseStamp(e.Run.State.UpdatedAt)
@@ -187,6 +352,13 @@ func planRefs(ctx context.Context, repo *git.Repository, rep *Report, opt GCOpti
 	checkedOut, keepsRun := staying(rep, removing)
 	drop := dropping(rep, opt, old, keepsRun)
 	acts, deleting, branches := refActions(repo, rep, opt, drop, checkedOut)
+	if opt.Recoveries && opt.MaxSize > 0 {
+		more, err := sizeActions(ctx, repo, rep, opt.MaxSize, deleting)
+		if err != nil {
+			return acts, err
+		}
+		acts = append(acts, more...)
+	}
 	if len(branches) == 0 {
 		return acts, nil
 	}
@@ -263,6 +435,78 @@ func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedO
 	return acts, deleting, branches
 }
 
+// sizeActions plans, for --recoveries --max-size, the deletion of the snapshots of
+// finished runs, oldest first, until the bytes of the objects only the snapshots
+// that stay hold fit in max (docs/contract.md §15). A deleted snapshot frees at least the
+// objects no other ref reaches; objects it shares with another snapshot that stays
+// are counted as kept, so the plan never stops short of the budget.
+func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int64, deleting map[string]bool) ([]Action, error) {
+	var all, names []string
+	var tips []git.OID
+	var cands []int // indexes into tips of the snapshots of finished runs
+	for _, r := range rep.Refs {
+		if !Has(r.Labels, Recovery) {
+			continue
+		}
+		all = append(all, r.Ref)
+		id, err := git.ParseOID(r.ID)
+		if err != nil || deleting[r.Ref] {
+			continue
+		}
+		if e, ok := rep.runs[r.RunID]; ok && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status) {
+			cands = append(cands, len(tips))
+		}
+		tips, names = append(tips, id), append(names, r.Ref)
+	}
+	if len(cands) == 0 {
+		return nil, nil
+	}
+	each, together, err := repo.UniqueBytes(ctx, tips, all, make([]int, len(tips)))
+	if err != nil {
+		return nil, fmt.Errorf("measure snapshots: %w", err)
+	}
+	dated, err := repo.RefCommits(ctx, names)
+	if err != nil {
+		return nil, err
+	}
+	// Oldest by the ledger's record of each snapshot (its clock's time), else by the
+	// snapshot commit's date.
+	when := map[string]time.Time{}
+	for _, d := range dated {
+		when[d.Ref] = time.Unix(d.When, 0)
+	}
+	for _, e := range rep.runs {
+		if e.Run == nil {
+			continue
+		}
+		for _, sn := range e.Run.State.Snapshots {
+			if t, err := gitstate.ParseStamp(sn.CreatedAt); err == nil {
+				when[sn.Ref] = t
+			}
+		}
+	}
+	sort.SliceStable(cands, func(i, j int) bool {
+		a, b := names[cands[i]], names[cands[j]]
+		if !when[a].Equal(when[b]) {
+			return when[a].Before(when[b])
+		}
+		return a < b
+	})
+	total := together[0]
+	var acts []Action
+	for _, k := range cands {
+		if total <= max {
+			break
+		}
+		total -= each[k]
+		run, _, _ := strings.Cut(strings.TrimPrefix(names[k], gitstate.RecoveryPrefix), "/")
+		acts = append(acts, Action{Kind: DeleteRef, RunID: run, Ref: names[k], Old: tips[k].String(), Patch: patchPath(repo, names[k]),
+			Size: each[k], Reason: fmt.Sprintf("recovery snapshot of a finished run, oldest first, over --max-size %d", max)})
+		deleting[names[k]] = true
+	}
+	return acts, nil
+}
+
 // branchActions plans the deletion of each stale branch whose commits a ref that
 // stays keeps (a candidate keeps no other candidate alive); one whose commits are
 // nowhere else is kept.
@@ -326,6 +570,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
+	opt.newest = newest(rep, opt.KeepLast)
 	old := map[string]bool{}
 	for id, e := range rep.runs {
 		if droppable(e, opt) {
@@ -336,11 +581,14 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
-	var acts, refActs, kept, leftovers []Action
+	touched := map[string]bool{}
+	var acts, refActs, kept, leftovers, strays []Action
 	for _, a := range plan {
 		switch a.Kind {
 		case RemoveWorktree:
 			acts = append(acts, a)
+		case RemoveStray, KeepStray:
+			strays = append(strays, a)
 		case KeepRun, KeepWorktree:
 			kept = append(kept, a)
 		case RemoveLeftover:
@@ -354,8 +602,18 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			errs = append(errs, err)
 		}
 	}
+	for i := range strays {
+		if strays[i].Kind != RemoveStray {
+			continue
+		}
+		if err := removeStray(ctx, store, rep, &strays[i]); err != nil {
+			errs = append(errs, err)
+		}
+		if strays[i].Done {
+			touched[strays[i].RunID] = true
+		}
+	}
 	taken := map[string]bool{} // refs of the snapshots this pass took or reused
-	touched := map[string]bool{}
 	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
@@ -375,14 +633,14 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	}
 	if len(refActs) == 0 {
 		removeEmptyRunDirs(ctx, store.Repo, touched)
-		return append(append(acts, kept...), leftovers...), par.Join(errs)
+		return append(append(append(acts, kept...), leftovers...), strays...), par.Join(errs)
 	}
 	progress.Done(opt.Progress)
 	if len(acts) > 0 {
 		if rep, err = Audit(ctx, store, Options{Now: opt.Now, Progress: opt.Progress}); err != nil {
 			errs = append(errs, err)
 			if rep == nil {
-				return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
+				return append(append(append(append(acts, refActs...), kept...), leftovers...), strays...), par.Join(errs)
 			}
 		}
 	}
@@ -444,7 +702,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 		}
 	}
 	removeEmptyRunDirs(ctx, store.Repo, touched)
-	return append(append(append(acts, refActs...), kept...), leftovers...), par.Join(errs)
+	return append(append(append(append(acts, refActs...), kept...), leftovers...), strays...), par.Join(errs)
 }
 
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that

@@ -49,6 +49,10 @@ const (
 	// that is dispatch-only (data: from, the owner; by, the new holder).
 	EventRunTakenOver EventType = "run_taken_over"
 
+	// EventLanded records `land`: a branch moved to the run's union (data: branch,
+	// old and new tip, whether by merge, who approved it).
+	EventLanded EventType = "landed"
+
 	EventNote     EventType = "note"
 	EventProgress EventType = "progress"
 )
@@ -114,6 +118,7 @@ var catalogue = []EventInfo{
 	{Type: EventImportedStage, By: ByImport, Command: "import"},
 	{Type: EventImportedEvent, By: ByImport, Command: "import"},
 	{Type: EventRunTakenOver, By: ByResume, Command: "resume --take-over"},
+	{Type: EventLanded, By: ByCommand, Command: "land"},
 	{Type: EventNote, By: ByUser},
 	{Type: EventProgress, By: ByUser},
 }

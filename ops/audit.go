@@ -2,10 +2,15 @@ package ops
 
 import (
 	"context"
+	"errors"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
 )
 
 // AuditRequest is `audit [--size]`.
@@ -56,6 +61,15 @@ type GCRequest struct {
 	Apply bool
 	// Recoveries also drops the recovery snapshots of dropped and vanished runs.
 	Recoveries bool
+	// BeforeIsDefault says Before is the command's default, not given: KeepLast
+	// (given, or from config) replaces it.
+	BeforeIsDefault bool
+	// KeepLast keeps the newest N finished runs (nil: config atlas.gc.keepLast, else
+	// no such limit). Negative is refused.
+	KeepLast *int
+	// MaxSize, with Recoveries: snapshots of finished runs go, oldest first, until the
+	// bytes only snapshots hold fit (0: config atlas.gc.maxSize, else no budget).
+	MaxSize int64
 	// Now is what Before counts back from (zero: Ops.Clock).
 	Now time.Time
 }
@@ -67,6 +81,10 @@ type GCResult struct {
 	// was done); never null.
 	Actions []audit.Action `json:"actions"`
 	Applied bool           `json:"applied"`
+	// UnreachableBytes are the bytes of the objects the plan's ref deletions leave
+	// reachable from no ref (with Apply: those the deletions done left). gc never
+	// prunes: git's own gc frees them, once its reflogs and grace period let it.
+	UnreachableBytes int64 `json:"unreachable_bytes"`
 	// Incomplete gathers the checks of the plan's audit that failed (without Apply):
 	// the plan leaves out what they would have found, and a front end warns of it.
 	Incomplete error `json:"-"`
@@ -80,9 +98,11 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Before < 0 {
 		return nil, fault.Usage("--before must not be negative")
 	}
-	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, Now: o.orNow(req.Now), Progress: o.Progress}
+	opt, err := o.gcOptions(ctx, req)
+	if err != nil {
+		return nil, err
+	}
 	res := &GCResult{Applied: req.Apply}
-	var err error
 	if req.Apply {
 		// A driver of no name: gc removes only finished runs' worktrees, which have no
 		// driver to claim (gitstate.ClaimDriver).
@@ -97,5 +117,103 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		res.Actions, err = audit.Plan(ctx, store.Repo, rep, opt)
 	}
 	res.Actions = nonNil(res.Actions)
-	return res, err
+	n, uerr := unreachable(ctx, o.Repo, res.Actions, req.Apply)
+	res.UnreachableBytes = n
+	return res, errors.Join(err, uerr)
+}
+
+// Config keys of gc's defaults (docs/contract.md §15).
+const (
+	GCKeepLastKey = "atlas.gc.keepLast"
+	GCMaxSizeKey  = "atlas.gc.maxSize"
+)
+
+// gcOptions are req's options, with KeepLast and MaxSize from config when the
+// request names none; a KeepLast replaces Before's default.
+func (o *Ops) gcOptions(ctx context.Context, req GCRequest) (audit.GCOptions, error) {
+	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, KeepLast: -1, MaxSize: req.MaxSize, Now: o.orNow(req.Now), Progress: o.Progress}
+	switch {
+	case req.KeepLast != nil:
+		opt.KeepLast = *req.KeepLast
+	case o.Repo.Config(ctx, GCKeepLastKey) != "":
+		v := o.Repo.Config(ctx, GCKeepLastKey)
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 0 {
+			return opt, fault.Usage("git config %s is %q: it must be a whole number, 0 or more", GCKeepLastKey, v)
+		}
+		opt.KeepLast = n
+	}
+	if opt.KeepLast < 0 && req.KeepLast != nil {
+		return opt, fault.Usage("--keep-last must not be negative")
+	}
+	if opt.KeepLast >= 0 && req.BeforeIsDefault {
+		opt.Before = 0
+	}
+	if req.MaxSize < 0 {
+		return opt, fault.Usage("--max-size must be positive")
+	}
+	if opt.MaxSize == 0 {
+		if v := o.Repo.Config(ctx, GCMaxSizeKey); v != "" {
+			n, err := ParseSize(v)
+			if err != nil {
+				return opt, fault.Usage("git config %s: %v", GCMaxSizeKey, err)
+			}
+			opt.MaxSize = n
+		}
+	}
+	return opt, nil
+}
+
+// unreachable is the bytes of the objects the ref deletions among acts leave (done,
+// with apply) reachable from no ref.
+func unreachable(ctx context.Context, repo *git.Repository, acts []audit.Action, apply bool) (int64, error) {
+	var tips []git.OID
+	var refs []string
+	for _, a := range acts {
+		deletes := a.Kind == audit.DropRun || a.Kind == audit.DeleteRef || a.Kind == audit.DeleteBranch
+		if !deletes || a.Old == "" || (apply && !a.Done) {
+			continue
+		}
+		id, err := git.ParseOID(a.Old)
+		if err != nil {
+			continue
+		}
+		tips = append(tips, id)
+		if !apply {
+			refs = append(refs, a.Ref) // still there: not counted as keeping anything
+		}
+	}
+	return repo.UnreachableBytes(ctx, tips, refs)
+}
+
+// ParseSize reads a size: 123, 10K, 10KiB, 5M, 5MB, 2G (powers of 1024).
+func ParseSize(s string) (int64, error) {
+	t := strings.TrimSpace(strings.ToUpper(s))
+	mult := int64(1)
+	for _, u := range []struct {
+		suffix string
+		mult   int64
+	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
+		if strings.HasSuffix(t, u.suffix) {
+			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n <= 0 || n > math.MaxInt64/mult {
+		return 0, fault.Usage("invalid size %q: use a positive number of bytes, optionally with K, M or G", s)
+	}
+	return n * mult, nil
+}
+
+// DuRequest is `du [RUN]`.
+type DuRequest struct {
+	// Run is the run to measure ("": every run).
+	Run string
+}
+
+// Du measures the disk usage of runs' managed worktrees and recovery snapshots
+// (audit.Du); it changes nothing.
+func (o *Ops) Du(ctx context.Context, req DuRequest) (*audit.DuReport, error) {
+	return audit.Du(ctx, o.Reader(), req.Run)
 }

@@ -136,9 +136,9 @@ func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := `{"actions":[],"applied":false}`
+		want := `{"actions":[],"applied":false,"unreachable_bytes":0}`
 		if apply {
-			want = `{"actions":[],"applied":true}`
+			want = `{"actions":[],"applied":true,"unreachable_bytes":0}`
 		}
 		if string(b) != want {
 			t.Fatalf("gc (apply %v): %s, want %s", apply, b, want)

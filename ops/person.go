@@ -10,10 +10,15 @@ const (
 	StepHumanGate        = "passing or rejecting a human gate"
 	StepAcceptUnresolved = "finishing a run whose verdict is unresolved (--accept-unresolved)"
 	StepOutsideScope     = "accepting changes outside a scope (--allow-outside-scope)"
+	// StepLand is a person's step unless the repository's config atlas.agentsMayLand
+	// is true (docs/contract.md §15).
+	StepLand = "landing a run's union onto a branch (git atlas land)"
+	// StepLandUnresolved is a person's step always.
+	StepLandUnresolved = "landing a run whose verdict is not resolved (--accept-unresolved)"
 )
 
 // PersonOnlySteps lists the steps only a person takes.
-var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepOutsideScope}
+var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepOutsideScope, StepLand, StepLandUnresolved}
 
 // Front ends a request comes through (Person.Via).
 const (

@@ -184,6 +184,9 @@ func materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 
 const materializingSuffix = ".atlas-materializing"
 
+// MaterializingSuffix ends the name of a checkout's marker beside it.
+const MaterializingSuffix = materializingSuffix
+
 // errMadeConcurrently is the conflict of a worktree another process made first.
 func errMadeConcurrently(rec gitstate.WorktreeRec) error {
 	return madeConcurrently{fault.Conflict("worktree %s of node %s was made concurrently by another process", rec.Path, rec.Node).

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -63,11 +64,13 @@ func (c *AuditCmd) Run(env *Env) error {
 	return err
 }
 
-// GcCmd is `git atlas gc [--before DUR] [--apply] [--recoveries]`.
+// GcCmd is `git atlas gc [--before DUR] [--keep-last N] [--apply] [--recoveries [--max-size SIZE]]`.
 type GcCmd struct {
-	Before     time.Duration `help:"Drop finished runs last updated longer ago than this (0s: every finished run)." default:"720h"`
-	Apply      bool          `help:"Do it; without --apply gc only prints its plan."`
-	Recoveries bool          `help:"Also drop the recovery snapshots of dropped and vanished runs."`
+	Before     *time.Duration `help:"Drop finished runs last updated longer ago than this (0s: every finished run; default 720h unless --keep-last or atlas.gc.keepLast is set)." placeholder:"DUR"`
+	KeepLast   *int           `name:"keep-last" help:"Keep the newest N finished runs; drop those beyond them (default: git config atlas.gc.keepLast)." placeholder:"N"`
+	Apply      bool           `help:"Do it; without --apply gc only prints its plan."`
+	Recoveries bool           `help:"Also drop the recovery snapshots of dropped and vanished runs."`
+	MaxSize    string         `name:"max-size" help:"With --recoveries: also drop finished runs' snapshots, oldest first, until the bytes only snapshots hold fit in SIZE (500M, 2G: powers of 1024; default: git config atlas.gc.maxSize)." placeholder:"SIZE"`
 }
 
 // Run prints the plan, or applies it.
@@ -76,7 +79,19 @@ func (c *GcCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.GC(env.Ctx, ops.GCRequest{Before: c.Before, Apply: c.Apply, Recoveries: c.Recoveries})
+	req := ops.GCRequest{Before: 720 * time.Hour, BeforeIsDefault: c.Before == nil, KeepLast: c.KeepLast, Apply: c.Apply, Recoveries: c.Recoveries}
+	if c.Before != nil {
+		req.Before = *c.Before
+	}
+	if c.MaxSize != "" {
+		if !c.Recoveries {
+			return fault.Usage("--max-size needs --recoveries: it is a budget for recovery snapshots")
+		}
+		if req.MaxSize, err = ops.ParseSize(c.MaxSize); err != nil {
+			return err
+		}
+	}
+	res, err := o.GC(env.Ctx, req)
 	if res == nil {
 		return err
 	}
@@ -91,12 +106,12 @@ func (c *GcCmd) Run(env *Env) error {
 		}
 		for _, a := range acts {
 			what := a.Ref
-			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover {
+			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover || a.Path != "" {
 				what = a.Path
 			}
 			state := "would"
 			switch {
-			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree:
+			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree || a.Kind == audit.KeepStray:
 				state = "keep"
 			case res.Applied && a.Skipped != "":
 				state = "kept"
@@ -116,7 +131,10 @@ func (c *GcCmd) Run(env *Env) error {
 			fmt.Fprintln(w, line)
 			printIgnoredDeleted(w, a.IgnoredDeleted)
 		}
-		if !res.Applied {
+		if res.Applied {
+			fmt.Fprintf(w, "%d bytes of objects became unreachable; git's own gc prunes them\n", res.UnreachableBytes)
+		} else {
+			fmt.Fprintf(w, "%d bytes of objects would become unreachable (git's own gc prunes them)\n", res.UnreachableBytes)
 			fmt.Fprintln(w, "(a plan: nothing was changed; run with --apply to do it)")
 		}
 	}); perr != nil {

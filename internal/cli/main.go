@@ -58,10 +58,12 @@ type CLI struct {
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
 	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
+	Land       LandCmd       `cmd:"" help:"Move a branch to a graph run's verified union: fast-forward, or --merge; a person's step."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
 	Recovery   RecoveryGroup `cmd:"" help:"Recovery snapshots: list, show, restore."`
 	Audit      AuditCmd      `cmd:"" help:"Classify every worktree and atlas branch and ref; exit 10 when something needs attention."`
+	Du         DuCmd         `cmd:"" help:"Disk usage per run: managed worktrees (and their unshared bytes) and recovery snapshots (objects no other ref holds)."`
 	Gc         GcCmd         `cmd:"" name:"gc" help:"Clean up what finished runs left: a plan by default, done with --apply."`
 	Trust      TrustCmd      `cmd:"" help:"Trust the commands a run carries (its verify commands) to run here; --revoke, --list."`
 	Push       PushCmd       `cmd:"" help:"Push the ledger (refs/atlas/*, atlas/ branches) to a remote: atomic, leased, fast-forward only."`

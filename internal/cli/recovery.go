@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/recovery"
 )
@@ -27,24 +26,7 @@ func (f SnapshotFlags) options() (ops.SnapshotOptions, error) {
 }
 
 // parseSize reads 123, 10K, 10KiB, 5M, 5MB, 1G (binary multiples).
-func parseSize(s string) (int64, error) {
-	t := strings.TrimSpace(strings.ToUpper(s))
-	mult := int64(1)
-	for _, u := range []struct {
-		suffix string
-		mult   int64
-	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
-			break
-		}
-	}
-	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
-	if err != nil || n <= 0 {
-		return 0, fault.Usage("invalid size %q: use a positive number of bytes, optionally with K, M or G", s)
-	}
-	return n * mult, nil
-}
+func parseSize(s string) (int64, error) { return ops.ParseSize(s) }
 
 // WorktreeRemoveCmd is `git atlas worktree remove RUN NODE`.
 type WorktreeRemoveCmd struct {

@@ -1,0 +1,289 @@
+package ops
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/text"
+)
+
+// LandRequest is `land RUN --onto BRANCH [--merge] [--accept-unresolved]`.
+type LandRequest struct {
+	Run  string
+	Onto string
+	// Merge lands a union that is not a fast-forward of BRANCH as a merge commit
+	// (made without any checkout).
+	Merge bool
+	// AcceptUnresolved lands although the run's verdict is not resolved: a person's
+	// step (StepLandUnresolved), recorded.
+	AcceptUnresolved bool
+	Person           Person
+}
+
+// LandResult is `land --json`.
+type LandResult struct {
+	RunID  string `json:"run_id"`
+	Branch string `json:"branch"`
+	// Old and New are the branch's tips before and after; equal when the branch
+	// already held the union (nothing written).
+	Old   string `json:"old"`
+	New   string `json:"new"`
+	Union string `json:"union"`
+	// How: fast-forward, merge, or up-to-date (nothing written).
+	How                string   `json:"how"`
+	ApprovedBy         string   `json:"approved_by,omitempty"`
+	AcceptedUnresolved []string `json:"accepted_unresolved,omitempty"`
+}
+
+// Ways a landing moves its branch (LandResult.How).
+const (
+	LandFastForward = "fast-forward"
+	LandMerge       = "merge"
+	LandUpToDate    = "up-to-date"
+)
+
+// AgentsMayLandKey is the config key that lets agents land without a person.
+const AgentsMayLandKey = "atlas.agentsMayLand"
+
+// Land moves BRANCH to a graph run's union (docs/contract.md §15): by compare-and-swap when
+// that is a fast-forward, or with Merge to a merge commit made by merge-tree, only
+// when the union holds every DONE job, its verify passed and the verdict is resolved
+// (or a person accepts it). The branch's move and the landed event are one ref
+// transaction; no checkout is touched, and a branch checked out anywhere is refused
+// with the command to run there.
+//
+// In steps: check the branch and the run, check the branch is not checked out, have
+// it approved, make the new tip, write.
+func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
+	branch := strings.TrimPrefix(req.Onto, "refs/heads/")
+	if err := git.CheckRefFormat("refs/heads/" + branch); err != nil || branch == "" {
+		return nil, fault.Usage("--onto %q is not a branch name", req.Onto)
+	}
+	if strings.HasPrefix(branch, "atlas/") {
+		return nil, fault.Usage("--onto %s: atlas/ branches are git-atlas's own; land onto one of yours", branch)
+	}
+	ref := "refs/heads/" + branch
+	oldHex, err := o.Repo.ReadRef(ctx, ref)
+	if err != nil {
+		return nil, err
+	}
+	if oldHex == "" {
+		return nil, fault.NotFound("branch %s does not exist; nothing was written", branch).WithHint("land onto an existing branch (create it with `git branch %s`)", branch)
+	}
+	store := o.Reader()
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	union, unresolved, err := landable(r)
+	if err != nil {
+		return nil, err
+	}
+	if unresolved != nil && !req.AcceptUnresolved {
+		return nil, fault.Refused("run %s's verdict is %s (%s); nothing was written", req.Run, unresolved.Verdict, missingCriteria(unresolved)).
+			WithHint("a person may land it anyway: `git atlas land %s --onto %s --accept-unresolved` on a terminal or with --approved-by NAME", req.Run, branch)
+	}
+	old, err := git.ParseOID(oldHex)
+	if err != nil {
+		return nil, err
+	}
+	uid, err := git.ParseOID(union)
+	if err != nil {
+		return nil, err
+	}
+	res := &LandResult{RunID: req.Run, Branch: branch, Old: oldHex, New: oldHex, Union: union, How: LandUpToDate}
+	if done, err := o.Repo.IsAncestor(ctx, uid, old); err != nil {
+		return nil, err
+	} else if done {
+		return res, nil // the branch holds the union already: nothing to write
+	}
+	ff, err := o.Repo.IsAncestor(ctx, old, uid)
+	if err != nil {
+		return nil, err
+	}
+	if !ff && !req.Merge {
+		return nil, fault.Refused("landing run %s on %s is not a fast-forward: %s has commits the union lacks; nothing was written", req.Run, branch, branch).
+			WithHint("`git atlas land %s --onto %s --merge` lands it as a merge commit", req.Run, branch)
+	}
+	if err := notCheckedOut(ctx, o.Repo, ref, union, ff); err != nil {
+		return nil, err
+	}
+	ev := map[string]any{"branch": branch, "old": oldHex, "union": union}
+	if unresolved != nil {
+		by, err := req.Person.approve(StepLandUnresolved)
+		if err != nil {
+			return nil, err
+		}
+		res.AcceptedUnresolved = append(append([]string{}, unresolved.Unresolved...), unresolved.Unverified...)
+		res.ApprovedBy = by
+		ev["accepted_unresolved"] = res.AcceptedUnresolved
+	}
+	if !agentsMayLand(ctx, o.Repo) {
+		by, err := req.Person.approve(StepLand)
+		if err != nil {
+			return nil, err
+		}
+		res.ApprovedBy = by
+	}
+	if res.ApprovedBy != "" {
+		ev["approved_by"] = res.ApprovedBy
+	}
+	tip, how := uid, LandFastForward
+	if !ff {
+		tree, conflicts, err := o.Repo.MergeTree(ctx, old, uid)
+		if err != nil {
+			return nil, err
+		}
+		if conflicts != nil {
+			return nil, fault.Refused("merging run %s's union into %s conflicts in %s; nothing was written", req.Run, branch, strings.Join(conflicts, ", ")).
+				WithHint("rebuild the union on %s's tip, or merge it by hand", branch)
+		}
+		msg := fmt.Sprintf("Merge run %s's union into %s\n\ngit atlas land %s --onto %s --merge\n", req.Run, branch, req.Run, branch)
+		if tip, err = o.Repo.CommitTreeAs(ctx, tree, []git.OID{old, uid}, msg, git.Signature{Name: "git-atlas", Email: "git-atlas@localhost", When: o.now().Unix()}); err != nil {
+			return nil, err
+		}
+		how = LandMerge
+	}
+	res.New, res.How = tip.String(), how
+	ev["new"], ev["how"] = res.New, how
+	if err := o.recordLanding(ctx, req.Run, union, git.RefUpdate{Name: ref, Old: oldHex, New: res.New}, ev); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// landable checks that r's union may land: a graph run whose union holds every DONE
+// job and whose verify, when it has one, passed on that union. It returns the
+// union's commit, and the verdict when the run has criteria and it is not resolved.
+func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
+	id := r.Header.RunID
+	if r.Header.Kind != gitstate.KindGraph {
+		return "", nil, fault.Usage("run %s is a single run: land takes a graph run's union", id)
+	}
+	u := r.State.Union
+	if u == nil {
+		return "", nil, fault.Refused("run %s has no union; nothing was written", id).WithHint("`git atlas union %s --verify` builds and verifies it", id)
+	}
+	var missing []string
+	for _, j := range r.State.Jobs {
+		if j.State == gitstate.JobDone && !slices.Contains(u.Integrated, j.ID) {
+			missing = append(missing, j.ID)
+		}
+	}
+	if len(missing) > 0 {
+		return "", nil, fault.Refused("run %s's union lacks DONE job(s) %s; nothing was written", id, strings.Join(missing, ", ")).
+			WithHint("`git atlas union %s --verify` rebuilds it", id)
+	}
+	if r.Header.Verify != "" && (u.Verify == nil || !u.Verify.Passed) {
+		why := "was never verified"
+		if u.Verify != nil {
+			why = "failed its verify"
+		}
+		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`git atlas union %s --verify` verifies it", id)
+	}
+	v := gitstate.RunVerdict(&r.Header, &r.State)
+	if v != nil && v.Verdict == gitstate.VerdictResolved {
+		v = nil
+	}
+	return u.Head, v, nil
+}
+
+// missingCriteria says which criteria keep a verdict from resolved.
+func missingCriteria(v *gitstate.Verdict) string {
+	var parts []string
+	if len(v.Unresolved) > 0 {
+		parts = append(parts, "no DONE job meets "+quoted(v.Unresolved))
+	}
+	if len(v.Unverified) > 0 {
+		parts = append(parts, "only unverified jobs meet "+quoted(v.Unverified))
+	}
+	return strings.Join(parts, "; ")
+}
+
+// notCheckedOut refuses a branch checked out in any worktree (the user's checkout
+// among them): moving it would change what that checkout's index and files are
+// measured against. The refusal gives the command a person runs there.
+func notCheckedOut(ctx context.Context, repo *git.Repository, ref, union string, ff bool) error {
+	trees, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range trees {
+		if t.Branch != ref {
+			continue
+		}
+		cmd := text.Command("git", "-C", t.Path, "merge", "--ff-only", union)
+		if !ff {
+			cmd = text.Command("git", "-C", t.Path, "merge", union)
+		}
+		return fault.Refused("branch %s is checked out in %s: land never touches a checkout; nothing was written", strings.TrimPrefix(ref, "refs/heads/"), t.Path).
+			WithHint("a person runs there: %s", cmd)
+	}
+	return nil
+}
+
+// agentsMayLand reports whether the repository's config lets agents land.
+func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
+	switch strings.ToLower(repo.Config(ctx, AgentsMayLandKey)) {
+	case "true", "yes", "on", "1":
+		return true
+	}
+	return false
+}
+
+// recordLanding moves the branch and records the landed event. In a local ledger
+// both are one ref transaction (the branch's old tip its compare-and-swap); through a
+// remote, the branch (never pushed) moves first, then the event is written.
+func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUpdate, ev map[string]any) error {
+	store := o.Store(gitstate.Writer{Role: gitstate.RoleObserver})
+	data, _ := json.Marshal(ev)
+	change := func(r *gitstate.Run) error {
+		if r.State.Union == nil || r.State.Union.Head != union {
+			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `git atlas land` again")
+		}
+		return nil
+	}
+	if store.Remote != nil {
+		if r, err := store.Load(ctx, run); err != nil {
+			return err
+		} else if err := change(r); err != nil {
+			return err
+		}
+		if err := o.Repo.UpdateRefs(ctx, "atlas: land "+run, up); errors.Is(err, git.ErrRefConflict) {
+			return landConflict(up)
+		} else if err != nil {
+			return err
+		}
+	}
+	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := change(r); err != nil {
+			return nil, err
+		}
+		ch := &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventLanded, Data: data}}
+		if store.Remote == nil {
+			cur, err := o.Repo.ReadRef(ctx, up.Name)
+			if err != nil {
+				return nil, err
+			}
+			if cur != up.Old {
+				return nil, landConflict(up)
+			}
+			ch.Refs = []git.RefUpdate{up}
+		}
+		return ch, nil
+	})
+	return err
+}
+
+// landConflict is a branch that moved while landing.
+func landConflict(up git.RefUpdate) error {
+	return fault.Conflict("%s moved while landing (it was %s); nothing was written", strings.TrimPrefix(up.Name, "refs/heads/"), up.Old).
+		WithHint("run `git atlas land` again")
+}

@@ -1,0 +1,206 @@
+package ops
+
+import (
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/baseline"
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
+
+// landFixture is graph run r1 (with criteria, when given: job a meets them
+// unverified) with DONE jobs a and b, each with a committed file,
+// their union built, and branch release at the baseline (checked out nowhere).
+func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
+	f := newWTFixture(t, gitstate.KindGraph)
+	if criteria != nil {
+		f.git(f.dir, "update-ref", "-d", "refs/atlas/runs/r1")
+		f.git(f.dir, "update-ref", "-d", "refs/atlas/pins/r1/baseline")
+		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: f.base, Stages: []gitstate.StageDef{}, Criteria: criteria}
+		st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+		if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	f.add("a", "a.txt")
+	f.add("b", "b.txt")
+	f.update(func(r *gitstate.Run) {
+		r.State.Jobs = []gitstate.Job{{ID: "a", State: gitstate.JobDone, Needs: []string{}, Criteria: criteria}, {ID: "b", State: gitstate.JobDone, Needs: []string{}}}
+	})
+	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.dir, "branch", "release")
+	return f, u
+}
+
+func (f *wtFixture) rev(name string) string {
+	f.t.Helper()
+	return strings.TrimSpace(f.git(f.dir, "rev-parse", name))
+}
+
+// Landing is a person's step: headless without --approved-by, and through MCP even
+// with it, it is refused and nothing moves; approved, the branch fast-forwards to
+// the union in the same write as the landed event; again, nothing is written.
+func TestLandIsAPersonsStepAndRecorded(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	refs := f.refs()
+	for _, p := range []Person{{}, {Via: ViaMCP, ApprovedBy: "alice"}} {
+		_, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: p})
+		if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), StepLand) {
+			t.Fatalf("land as %+v: %v, want refused as a person's step", p, err)
+		}
+	}
+	if f.refs() != refs {
+		t.Fatal("a refused land moved a ref")
+	}
+	res, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: Person{ApprovedBy: "alice"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.How != LandFastForward || res.Old != f.base || res.New != u.Head || f.rev("release") != u.Head || f.rev("main") != f.base {
+		t.Fatalf("land: %+v; release %s main %s, want release at the union %s", res, f.rev("release"), f.rev("main"), u.Head)
+	}
+	ev := f.last()
+	var data map[string]any
+	_ = json.Unmarshal(ev.Data, &data)
+	if ev.Type != gitstate.EventLanded || data["branch"] != "release" || data["old"] != f.base || data["new"] != u.Head || data["approved_by"] != "alice" {
+		t.Fatalf("event: %s %s", ev.Type, ev.Data)
+	}
+	tip := f.tip()
+	again, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: Person{ApprovedBy: "alice"}})
+	if err != nil || again.How != LandUpToDate || f.tip() != tip {
+		t.Fatalf("land again: %+v %v, want up to date and nothing written", again, err)
+	}
+}
+
+// With atlas.agentsMayLand, an agent lands without a person.
+func TestLandByAgentsWhenConfigAllows(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	f.git(f.dir, "config", AgentsMayLandKey, "true")
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release"}); err != nil || f.rev("release") != u.Head {
+		t.Fatalf("land with agentsMayLand: %v, release %s", err, f.rev("release"))
+	}
+}
+
+// A branch checked out in a worktree (here the user's checkout) is refused with the
+// command to run there; a union lacking a DONE job is refused naming it.
+func TestLandRefusesCheckedOutBranchAndIncompleteUnion(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	approved := Person{ApprovedBy: "alice"}
+	_, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "main", Person: approved})
+	var fe *fault.Error
+	if !errors.As(err, &fe) || fe.Kind != fault.ErrRefused || !strings.Contains(fe.Hint, "merge --ff-only "+u.Head) || !strings.Contains(fe.Hint, f.dir) {
+		t.Fatalf("land onto the checked-out main: %v (hint %v)", err, fe)
+	}
+	if f.rev("main") != f.base {
+		t.Fatal("main moved")
+	}
+	f.update(func(r *gitstate.Run) {
+		r.State.Jobs = append(r.State.Jobs, gitstate.Job{ID: "c", State: gitstate.JobDone, Needs: []string{}})
+	})
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "lacks DONE job(s) c") {
+		t.Fatalf("land of a union without c: %v", err)
+	}
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "nope", Person: approved}); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("land onto a missing branch: %v, want not found", err)
+	}
+}
+
+// A branch that moved on lands only with Merge, as a merge commit of its tip and the
+// union made without a checkout; a conflict is refused naming the path, nothing
+// written.
+func TestLandMerge(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	approved := Person{ApprovedBy: "alice"}
+	wt := f.dir + "-release"
+	f.git(f.dir, "worktree", "add", "-q", wt, "release")
+	f.write(wt, "r.txt", "release\n")
+	f.git(wt, "add", "r.txt")
+	f.git(wt, "commit", "-q", "-m", "release work")
+	f.git(wt, "checkout", "-q", "--detach")
+	moved := f.rev("release")
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "not a fast-forward") {
+		t.Fatalf("land without --merge: %v", err)
+	}
+	res, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Merge: true, Person: approved})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.How != LandMerge || f.rev("release") != res.New || f.rev("release^1") != moved || f.rev("release^2") != u.Head {
+		t.Fatalf("land --merge: %+v", res)
+	}
+
+	f.git(wt, "checkout", "-q", "-b", "clash", f.base)
+	f.write(wt, "a.txt", "theirs\n")
+	f.git(wt, "add", "a.txt")
+	f.git(wt, "commit", "-q", "-m", "clash")
+	f.git(wt, "checkout", "-q", "--detach")
+	clash := f.rev("clash")
+	_, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "clash", Merge: true, Person: approved})
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "conflicts in a.txt") || f.rev("clash") != clash {
+		t.Fatalf("land --merge with a conflict: %v", err)
+	}
+}
+
+// The union must have passed the run's verify; with criteria the verdict must be
+// resolved, and accepting it otherwise is a person's step even where agents may
+// land.
+func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
+	t.Parallel()
+	run := func(verify string, vr *gitstate.VerifyResult, criteria []string, met bool) *gitstate.Run {
+		r := &gitstate.Run{Header: gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Verify: verify, Criteria: criteria}}
+		j := gitstate.Job{ID: "a", State: gitstate.JobDone, Verify: "true"}
+		if met {
+			j.Criteria = criteria
+			j.VerifyResult = &gitstate.VerifyResult{Passed: true}
+		}
+		r.State.Jobs = []gitstate.Job{j}
+		r.State.Union = &gitstate.UnionRec{Head: "h", Integrated: []string{"a"}, Verify: vr}
+		return r
+	}
+	if _, _, err := landable(run("make test", nil, nil, true)); err == nil || !strings.Contains(err.Error(), "never verified") {
+		t.Fatalf("unverified union: %v", err)
+	}
+	if _, _, err := landable(run("make test", &gitstate.VerifyResult{Passed: false}, nil, true)); err == nil || !strings.Contains(err.Error(), "failed its verify") {
+		t.Fatalf("failed union: %v", err)
+	}
+	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != "h" {
+		t.Fatalf("verified and resolved: %s %+v %v", h, v, err)
+	}
+	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+		t.Fatalf("unresolved: %+v %v", v, err)
+	}
+}
+
+// An unverified verdict keeps a run from landing, even where agents may land;
+// --accept-unresolved is a person's step, and the event records what was accepted.
+func TestLandAcceptUnresolvedIsAPersonsStep(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t, "tests pass")
+	f.git(f.dir, "config", AgentsMayLandKey, "true")
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release"}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), `only unverified jobs meet "tests pass"`) {
+		t.Fatalf("land of an unverified run: %v", err)
+	}
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", AcceptUnresolved: true}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), StepLandUnresolved) {
+		t.Fatalf("headless --accept-unresolved: %v", err)
+	}
+	if f.rev("release") != f.base {
+		t.Fatal("a refused land moved release")
+	}
+	res, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", AcceptUnresolved: true, Person: Person{Terminal: true}})
+	if err != nil || f.rev("release") != u.Head || res.ApprovedBy != "terminal" {
+		t.Fatalf("land --accept-unresolved at a terminal: %+v %v", res, err)
+	}
+	if ev := f.last(); !strings.Contains(string(ev.Data), `"accepted_unresolved":["tests pass"]`) {
+		t.Fatalf("event: %s", ev.Data)
+	}
+}
