@@ -547,6 +547,9 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 	if clean, err := wt.Clean(ctx); err != nil || !clean {
 		return rec, true, fmt.Errorf("reset worktree %s: it is not clean afterwards (%v)", rec.Path, err)
 	}
+	if err := bootstrap(ctx, repo, run, rec); err != nil { // as new: its copies again
+		return rec, true, err
+	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return rec, true, err
