@@ -57,6 +57,7 @@ type CLI struct {
 	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
+	Path       PathCmd       `cmd:"" help:"Print the path of a run's worktree to work in (exit 4 when there is none)."`
 	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`
 	Recover    RecoverCmd    `cmd:"" help:"Preserve and replay a stage: snapshot its worktree, branch at its baseline."`
