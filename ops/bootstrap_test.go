@@ -162,3 +162,27 @@ func (f *wtFixture) lastOf(run string) gitstate.Event {
 	}
 	return log[len(log)-1]
 }
+
+// Issue 36.1: a worktree resume makes anew gets the run's setup too.
+func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: "touch set-up", Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(res.Path); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "s", Holder: "d1"})
+	if err != nil || !slices.Contains(rr.RecreatedWorktrees, "code") {
+		t.Fatalf("resume: %+v, %v", rr, err)
+	}
+	if _, err := os.Lstat(filepath.Join(res.Path, "set-up")); err != nil {
+		t.Errorf("the recreated worktree had no setup: %v", err)
+	}
+}
