@@ -186,3 +186,17 @@ func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
 		t.Errorf("the recreated worktree had no setup: %v", err)
 	}
 }
+
+// Issue 36.2: a verify gets the node's variables, as setup does.
+func TestVerifyGetsTheNodesVariables(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "u", Graph: true, Verify: `test "$ATLAS_RUN/$ATLAS_NODE" = u/union && test "$ATLAS_WORKTREE" = "$PWD"`, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Union(f.ctx, UnionRequest{Run: "u", Verify: true, Driver: d})
+	if err != nil || res.Verify == nil || !res.Verify.Passed {
+		t.Fatalf("union verify with the node's variables: %+v, %v", res, err)
+	}
+}

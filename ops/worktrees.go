@@ -338,6 +338,10 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	}
 	var vr *gitstate.VerifyResult
 	if req.Verify {
+		// Read again: the verify's environment names the union worktree as recorded now.
+		if r, err = store.Load(ctx, req.Run); err != nil {
+			return nil, err
+		}
 		if vr, err = resume.NodeVerify(ctx, store, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
 			return nil, err
 		}
