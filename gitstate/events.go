@@ -27,6 +27,7 @@ const (
 	EventWorktreeRemoved   EventType = "worktree_removed"
 	EventWorktreeUntrusted EventType = "worktree_untrusted"
 	EventWorktreeAdopted   EventType = "worktree_adopted"
+	EventWorktreeSetup     EventType = "worktree_setup"
 	EventSnapshot          EventType = "snapshot"
 	EventStageRecovered    EventType = "stage_recovered"
 	EventUnionBuilt        EventType = "union_built"
@@ -104,6 +105,7 @@ var catalogue = []EventInfo{
 	{Type: EventWorktreeRemoved, By: ByCommand | ByResume, Command: "worktree remove", ResumeOwned: true},
 	{Type: EventWorktreeUntrusted, By: ByHook, Command: "hooks install"},
 	{Type: EventWorktreeAdopted, By: ByImport, Command: "import"},
+	{Type: EventWorktreeSetup, By: ByCommand, Command: "worktree setup"},
 	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true},
 	{Type: EventStageRecovered, By: ByCommand, Command: "recover"},
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union"},

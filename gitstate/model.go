@@ -51,7 +51,13 @@ type Header struct {
 	ManagedBy      string `json:"managed_by,omitempty"`
 	ResumeWith     string `json:"resume_with,omitempty"`
 	ResumeWithText bool   `json:"resume_with_text,omitempty"`
-	Extra          Extra  `json:"-"`
+	// Setup is the command run in each new worktree of the run, SetupTimeout its time
+	// limit (a Go duration; "" the default), Ports the size of each node's block of
+	// ports (docs/contract.md §15).
+	Setup        string `json:"setup,omitempty"`
+	SetupTimeout string `json:"setup_timeout,omitempty"`
+	Ports        int    `json:"ports,omitempty"`
+	Extra        Extra  `json:"-"`
 }
 
 // ImportedFrom says where an imported run came from.
@@ -250,8 +256,33 @@ type WorktreeRec struct {
 	// agenteam): git-atlas did not make it, so it never removes or recreates it
 	// (resume keeps it, worktree remove and gc refuse); it may snapshot it.
 	Adopted string `json:"adopted,omitempty"`
-	Extra   Extra  `json:"-"`
+	// Ports is the node's block of ports (docs/contract.md §15), held while the record
+	// is.
+	Ports []int `json:"ports,omitempty"`
+	// Setup is the outcome of the run's setup command in this worktree, as last run.
+	Setup *SetupRec `json:"setup,omitempty"`
+	Extra Extra     `json:"-"`
 }
+
+// Setup outcomes (docs/contract.md §15).
+const (
+	SetupOK        = "ok"
+	SetupFailed    = "failed"
+	SetupTimedOut  = "timed-out"
+	SetupUntrusted = "skipped-untrusted"
+)
+
+// SetupRec is one run of the setup command in a worktree.
+type SetupRec struct {
+	Command  string `json:"command"`
+	Outcome  string `json:"outcome"`
+	ExitCode int    `json:"exit_code"`
+	Tail     string `json:"tail,omitempty"`
+	At       string `json:"at"`
+}
+
+// Ready reports whether the worktree's setup, if any, succeeded.
+func (w *WorktreeRec) Ready() bool { return w.Setup == nil || w.Setup.Outcome == SetupOK }
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.
 type SnapshotRec struct {

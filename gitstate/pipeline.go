@@ -22,6 +22,8 @@ var Gates = []string{"none", "human", "reviewer", "qa"}
 
 type pipelineFile struct {
 	Stages []pipelineStage `json:"stages" yaml:"stages"`
+	// Setup is the command run in each new worktree (docs/contract.md §15).
+	Setup string `json:"setup" yaml:"setup"`
 }
 
 type pipelineStage struct {
@@ -40,25 +42,43 @@ type pipelineStage struct {
 // typo cannot silently drop a setting, and so is anything after the one document.
 // Errors say what was expected where, in words and with the line: never a Go type.
 func ParsePipeline(name string, data []byte) ([]StageDef, error) {
+	p, err := ParsePipelineFile(name, data)
+	return p.Stages, err
+}
+
+// Pipeline is a pipeline file: its stages and its top-level settings.
+type Pipeline struct {
+	Stages []StageDef
+	// Setup is the command run in each new worktree of the run (docs/contract.md §15).
+	Setup string
+}
+
+// ParsePipelineFile is ParsePipeline with the file's top-level settings.
+func ParsePipelineFile(name string, data []byte) (Pipeline, error) {
+	defs, setup, err := parsePipeline(name, data)
+	return Pipeline{Stages: defs, Setup: setup}, err
+}
+
+func parsePipeline(name string, data []byte) ([]StageDef, string, error) {
 	var pf pipelineFile
 	trimmed := bytes.TrimSpace(data)
 	if len(trimmed) > 0 && trimmed[0] == '{' {
 		dec := json.NewDecoder(bytes.NewReader(data))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&pf); err != nil {
-			return nil, jsonPipelineError(name, data, err)
+			return nil, "", jsonPipelineError(name, data, err)
 		}
 		if _, err := dec.Token(); err != io.EOF {
-			return nil, fault.Usage("pipeline %s, line %d: unexpected data after the JSON object", name, lineAt(data, dec.InputOffset()))
+			return nil, "", fault.Usage("pipeline %s, line %d: unexpected data after the JSON object", name, lineAt(data, dec.InputOffset()))
 		}
 	} else {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&pf); err != nil {
 			if err == io.EOF {
-				return nil, fault.Usage("pipeline %s is empty", name).WithHint("a pipeline is a list of stages: `stages: [{name: plan}, {name: code}]`")
+				return nil, "", fault.Usage("pipeline %s is empty", name).WithHint("a pipeline is a list of stages: `stages: [{name: plan}, {name: code}]`")
 			}
-			return nil, yamlPipelineError(name, err)
+			return nil, "", yamlPipelineError(name, err)
 		}
 		var next yaml.Node
 		if err := dec.Decode(&next); err != io.EOF {
@@ -67,13 +87,13 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 				line = next.Line
 			}
 			if line > 0 {
-				return nil, fault.Usage("pipeline %s holds more than one YAML document (the second starts at line %d)", name, line)
+				return nil, "", fault.Usage("pipeline %s holds more than one YAML document (the second starts at line %d)", name, line)
 			}
-			return nil, fault.Usage("pipeline %s holds more than one YAML document", name)
+			return nil, "", fault.Usage("pipeline %s holds more than one YAML document", name)
 		}
 	}
 	if len(pf.Stages) == 0 {
-		return nil, fault.Usage("pipeline %s: no stages", name)
+		return nil, "", fault.Usage("pipeline %s: no stages", name)
 	}
 	defs := make([]StageDef, 0, len(pf.Stages))
 	for _, s := range pf.Stages {
@@ -84,7 +104,7 @@ func ParsePipeline(name string, data []byte) ([]StageDef, error) {
 		}
 		defs = append(defs, d)
 	}
-	return defs, nil
+	return defs, pf.Setup, nil
 }
 
 // pipelineWords says in words what a pipeline value of each Go type is.

@@ -76,3 +76,13 @@ func TestCanonicalScopeCommas(t *testing.T) {
 		}
 	}
 }
+
+// Issue 36.1: a pipeline's top-level setup is read with its stages.
+func TestPipelineSetup(t *testing.T) {
+	for _, data := range []string{"setup: make deps\nstages: [{name: code}]\n", `{"setup": "make deps", "stages": [{"name": "code"}]}`} {
+		p, err := ParsePipelineFile("p", []byte(data))
+		if err != nil || p.Setup != "make deps" || len(p.Stages) != 1 {
+			t.Errorf("%q: %+v, %v", data, p, err)
+		}
+	}
+}

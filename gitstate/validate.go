@@ -48,6 +48,14 @@ func CheckDocuments(h *Header, st *State) error {
 			c.branch(fmt.Sprintf("worktree %s branch", w.Node), w.Branch)
 			c.oid(fmt.Sprintf("worktree %s baseline", w.Node), w.Baseline)
 			c.oid(fmt.Sprintf("worktree %s head", w.Node), w.Head)
+			for _, p := range w.Ports {
+				if p < 1 || p > 65535 {
+					c.fail(fmt.Sprintf("worktree %s ports", w.Node), fmt.Sprint(p), "a port is 1-65535")
+				}
+			}
+			if s := w.Setup; s != nil && s.Outcome != SetupOK && s.Outcome != SetupFailed && s.Outcome != SetupTimedOut && s.Outcome != SetupUntrusted {
+				c.fail(fmt.Sprintf("worktree %s setup outcome", w.Node), s.Outcome, "an outcome is ok, failed, timed-out or skipped-untrusted")
+			}
 		}
 		for i, s := range st.Snapshots {
 			where := fmt.Sprintf("snapshots[%d]", i)

@@ -7,6 +7,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/resume"
 )
 
 // SnapshotOptions tune the snapshots an operation takes.
@@ -205,6 +206,14 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 		Replay: ReplayView{Baseline: res.Replay.Baseline, Branch: res.Replay.Branch, Node: nullable(res.Node), Worktree: nullable(res.Replay.Worktree)}}
 	if res.Source == recovery.SourceCheckout {
 		v.Checkout = checkout
+	}
+	if res.Replay.Worktree != "" && res.Node != "" {
+		// A new replay worktree: the run's setup runs in it (docs/contract.md §15).
+		s, err := resume.Setup(ctx, store, req.Run, res.Node)
+		if err != nil {
+			return v, err
+		}
+		return v, setupError(req.Run, res.Node, s)
 	}
 	return v, nil
 }

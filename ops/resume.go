@@ -302,7 +302,22 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 	if opt.Warn == nil {
 		opt.Warn = func(string, ...any) {}
 	}
-	return resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	res, err := resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	if err != nil || res == nil {
+		return res, err
+	}
+	// The worktrees resume made anew get the run's setup, as any new worktree
+	// (docs/contract.md §15); one that fails leaves its worktree not_ready, said here.
+	for _, node := range res.RecreatedWorktrees {
+		s, err := resume.Setup(ctx, store, r.Header.RunID, node)
+		if err == nil {
+			err = setupError(r.Header.RunID, node, s)
+		}
+		if err != nil {
+			opt.Warn("%v", err)
+		}
+	}
+	return res, nil
 }
 
 // resumeOps wires resume to the worktree and recovery operations.

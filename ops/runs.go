@@ -114,7 +114,15 @@ type StartRequest struct {
 	ManagedBy    string
 	ResumeWith   string
 	DispatchOnly bool
+	// Setup runs in each new worktree of the run, within SetupTimeout (0: the
+	// default); Ports gives each node a block of that many ports (docs/contract.md §15).
+	Setup        string
+	SetupTimeout time.Duration
+	Ports        int
 }
+
+// MaxPorts is the largest block of ports a node may be given.
+const MaxPorts = 100
 
 // StartResult is the run `start` made.
 type StartResult struct {
@@ -143,6 +151,12 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	}
 	if (req.Gas > 0 || req.MaxAttempts > 0 || req.MaxJobs > 0 || req.MaxDepth > 0) && !req.Graph {
 		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
+	}
+	if req.Ports < 0 || req.Ports > MaxPorts {
+		return nil, fault.Usage("--ports must be from 0 to %d", MaxPorts)
+	}
+	if req.SetupTimeout < 0 || req.SetupTimeout > 0 && req.Setup == "" {
+		return nil, fault.Usage("--setup-timeout is a positive duration, for a run with --setup")
 	}
 	defs := slices.Clone(req.Stages) // the defaults below are filled in a copy
 	if req.Stages == nil && !req.Graph {
@@ -183,7 +197,10 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: req.Intent, Criteria: req.Criteria,
 		Verify: req.Verify, VerifySafe: req.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
 		Session: req.Driver.Session, ConfigFiles: configs, ConfigHash: hash, Gas: req.Gas, MaxAttempts: req.MaxAttempts,
-		MaxJobs: req.MaxJobs, MaxDepth: req.MaxDepth,
+		MaxJobs: req.MaxJobs, MaxDepth: req.MaxDepth, Setup: req.Setup, Ports: req.Ports,
+	}
+	if req.SetupTimeout > 0 {
+		h.SetupTimeout = req.SetupTimeout.String()
 	}
 	switch {
 	case req.DispatchOnly && (req.ManagedBy != "" || req.ResumeWith != ""):

@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"sort"
+	"strconv"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -40,6 +41,10 @@ type WorktreeAddResult struct {
 	// Reattached: the node's worktree had been removed; the new one is on its kept
 	// branch, at its tip.
 	Reattached bool `json:"reattached"`
+	// Ports is the node's block of ports (start --ports), [] without.
+	Ports []int `json:"ports"`
+	// Setup is the run's setup command as it ran in the new worktree (docs/contract.md §15).
+	Setup *gitstate.SetupRec `json:"setup,omitempty"`
 }
 
 // WorktreeAdd gives a node its managed worktree, or finds it, or makes it again when
@@ -64,8 +69,89 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 		return nil, err
 	}
 	rec := res.Rec
-	return &WorktreeAddResult{RunID: req.Run, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached}, nil
+	out := &WorktreeAddResult{RunID: req.Run, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
+		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached,
+		Ports: portsOf(rec), Setup: rec.Setup}
+	if res.Created || res.Recreated || res.Reattached {
+		// A new directory: the run's setup runs in it (docs/contract.md §15).
+		if out.Setup, err = resume.Setup(ctx, store, req.Run, rec.Node); err != nil {
+			return out, err
+		}
+	}
+	return out, setupError(req.Run, rec.Node, out.Setup)
+}
+
+func portsOf(rec gitstate.WorktreeRec) []int {
+	if rec.Ports == nil {
+		return []int{}
+	}
+	return rec.Ports
+}
+
+// setupError is the error of a setup that did not succeed: the worktree is not ready,
+// and the command to retry is named.
+func setupError(run, node string, s *gitstate.SetupRec) error {
+	if s == nil || s.Outcome == gitstate.SetupOK {
+		return nil
+	}
+	retry := "git atlas worktree setup " + run + " " + node
+	if s.Outcome == gitstate.SetupUntrusted {
+		return fault.Refused("the setup %q came with run %s from elsewhere and was not run: worktree of node %s is not ready", s.Command, run, node).
+			WithHint("read it, then `git atlas trust %s` and `%s`", run, retry)
+	}
+	return (&fault.Error{Kind: fault.ErrVerifyFailed, Msg: "setup of worktree of node " + node + " of run " + run + " " + s.Outcome +
+		" (exit " + strconv.Itoa(s.ExitCode) + "): it is not ready"}).WithHint("`%s` runs it again", retry)
+}
+
+// WorktreeSetupRequest is `worktree setup RUN NODE`.
+type WorktreeSetupRequest struct {
+	Run, Node string
+	// Lease is the caller's lease token on the node's job: with it the write is the
+	// worker's.
+	Lease  string
+	Driver Driver
+}
+
+// WorktreeSetupResult is the setup as it ran.
+type WorktreeSetupResult struct {
+	RunID string             `json:"run_id"`
+	Node  string             `json:"node"`
+	Path  string             `json:"path"`
+	Ports []int              `json:"ports"`
+	Setup *gitstate.SetupRec `json:"setup"`
+}
+
+// WorktreeSetup runs the run's setup command again in the node's worktree and records
+// its outcome; a setup that does not succeed comes back with its error.
+func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*WorktreeSetupResult, error) {
+	var store *gitstate.Store
+	if req.Lease != "" && !req.Driver.TakeOver {
+		store = o.workerStore(Worker{Holder: req.Driver.Holder})
+	} else {
+		var err error
+		if store, err = o.driverStore(req.Driver); err != nil {
+			return nil, err
+		}
+	}
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		return nil, err
+	}
+	if r.Header.Setup == "" {
+		return nil, fault.Usage("run %s has no setup command: `worktree setup` runs the one given to `start --setup`", req.Run)
+	}
+	if j := r.State.Job(req.Node); j != nil && req.Lease != "" {
+		if err := gitstate.CheckLease(&r.State, req.Node, req.Lease); err != nil {
+			return nil, err
+		}
+	}
+	s, err := resume.Setup(ctx, store, req.Run, req.Node)
+	if err != nil {
+		return nil, err
+	}
+	rec := r.State.Worktree(req.Node)
+	res := &WorktreeSetupResult{RunID: req.Run, Node: req.Node, Path: rec.Path, Ports: portsOf(*rec), Setup: s}
+	return res, setupError(req.Run, req.Node, s)
 }
 
 // WorktreeListRequest is `worktree list [RUN]`.
@@ -103,6 +189,24 @@ type WorktreeItem struct {
 	// the process that began it died (the next resume or add snapshots it first).
 	Making string `json:"making,omitempty"`
 	Error  string `json:"error,omitempty"`
+	// State is "not_ready" after the run's setup did not succeed in it, else "ready"
+	// (docs/contract.md §15).
+	State string             `json:"state"`
+	Ports []int              `json:"ports"`
+	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+}
+
+// Worktree states (WorktreeItem.State).
+const (
+	WorktreeReady    = "ready"
+	WorktreeNotReady = "not_ready"
+)
+
+func worktreeStateOf(rec gitstate.WorktreeRec) string {
+	if rec.Ready() {
+		return WorktreeReady
+	}
+	return WorktreeNotReady
 }
 
 // WorktreeList lists the managed worktrees, checking them in parallel. A worktree
@@ -132,7 +236,8 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 		in := infos[i]
 		it := WorktreeItem{RunID: owners[i], Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
 			Head: in.Head, Baseline: rec.Baseline, Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
-			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted}
+			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted,
+			State: worktreeStateOf(rec), Ports: portsOf(rec), Setup: rec.Setup}
 		if it.Head == "" {
 			it.Head = rec.Head // missing: what the ledger last recorded
 		}
@@ -237,8 +342,22 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	if err != nil {
 		return nil, err
 	}
+	if built.Created {
+		// A new union worktree: the run's setup runs in it first (docs/contract.md §15).
+		s, err := resume.Setup(ctx, store, req.Run, worktrees.Union)
+		if err == nil {
+			err = setupError(req.Run, worktrees.Union, s)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
 	var vr *gitstate.VerifyResult
 	if req.Verify {
+		// Read again: the verify's environment names the union worktree as recorded now.
+		if r, err = store.Load(ctx, req.Run); err != nil {
+			return nil, err
+		}
 		if vr, err = resume.NodeVerify(ctx, store, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
 			return nil, err
 		}

@@ -40,6 +40,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Snapshot sources.
@@ -76,6 +77,9 @@ type Options struct {
 	// Progress hears of a snapshot's steps: capture, commit and read back, patch,
 	// record (nil: nobody).
 	Progress progress.Reporter
+	// copied are the files a managed worktree was given from the user's checkout
+	// (.worktreeinclude): never in a snapshot, whatever IncludeIgnored says.
+	copied map[string]bool
 }
 
 // Target is the worktree to snapshot and what to record about it.
@@ -179,6 +183,14 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	}
 	repo := store.Repo
 	wt := repo.Worktree(t.Path)
+	if t.Source == SourceWorktree && t.Node != "" {
+		// The user's files, perhaps secrets, and snapshots are pushed (docs/contract.md §15).
+		copied, err := worktrees.Included(repo, t.Run, t.Node)
+		if err != nil {
+			return nil, err
+		}
+		opt.copied = toSet(copied)
+	}
 	progress.Start(opt.Progress, "snapshot "+t.Path, 4)
 	defer progress.Done(opt.Progress)
 	var c *captured
@@ -573,7 +585,7 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 		e.Files = len(files)
 		for i, f := range files {
 			e.Size += sizes[i]
-			if opt.IncludeIgnored && total+sizes[i] <= opt.IgnoredCap {
+			if opt.IncludeIgnored && !opt.copied[f] && total+sizes[i] <= opt.IgnoredCap {
 				total += sizes[i]
 				include = append(include, f)
 				e.Included++

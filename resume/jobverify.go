@@ -37,7 +37,7 @@ func NodeVerify(ctx context.Context, store *gitstate.Store, r *gitstate.Run, com
 		e.Err = ErrUntrusted
 		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID)
 	}
-	return RunVerify(ctx, approved, dir, timeout, store.Now()), nil
+	return runCommand(ctx, approved, dir, NodeEnv(r, dir), timeout, store.Now()), nil
 }
 
 // JobVerified is one owed job verify that was run and recorded.

@@ -23,6 +23,7 @@ const (
 	NextTakeOver  = "take_over" // the run's driver lease lives but its attempt is dead: replace that driver, recorded
 	NextStop      = "stop"      // the orchestrator stops; a person decides
 	NextDone      = "done"      // the run is finished
+	NextSetup     = "setup"     // a worktree to work in is not ready: its setup did not succeed
 )
 
 // NextAction tells the orchestrator exactly what to do next.
@@ -239,6 +240,9 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 	case gitstate.RunStopped:
 		n := NextAction{Action: NextStop, Reason: "run stopped" + reasonSuffix(r.State.Reason) + ": a person decides whether it goes on"}
 		n.command(who, "git", "atlas", "resume", id)
+		return n
+	}
+	if n, ok := notReady(r, who); ok {
 		return n
 	}
 	wts := worktreeMap(r)
@@ -546,4 +550,35 @@ func planView(r *gitstate.Run) *gitstate.Run {
 	}
 	c.State.Driver = nil
 	return &c
+}
+
+// notReady is the setup step owed by a worktree someone is to work in (the current
+// stage's, a job's that is not settled, the union's) whose setup did not succeed
+// (docs/contract.md §15): the worktree is not ready, and nothing falls back to the
+// user's checkout.
+func notReady(r *gitstate.Run, who string) (NextAction, bool) {
+	cur := r.CurrentStage()
+	for _, w := range r.State.Worktrees {
+		if w.Ready() {
+			continue
+		}
+		j := r.State.Job(w.Node)
+		switch {
+		case cur != nil && w.Node == cur.Name, w.Node == "union",
+			j != nil && j.State != gitstate.JobDone && j.State != gitstate.JobFailed:
+		default:
+			continue
+		}
+		n := NextAction{Action: NextSetup, Stage: w.Stage,
+			Reason: fmt.Sprintf("the worktree of %s is not ready: its setup %s (exit %d); run it again once its cause is fixed", w.Node, w.Setup.Outcome, w.Setup.ExitCode)}
+		if j != nil {
+			n.Jobs = []string{w.Node}
+		}
+		if w.Setup.Outcome == gitstate.SetupUntrusted {
+			n.Reason = "the worktree of " + w.Node + " is not ready: its setup came with the run from elsewhere and was not run; a person trusts it (`git atlas trust " + r.Header.RunID + "`), then runs it"
+		}
+		n.command(who, "git", "atlas", "worktree", "setup", r.Header.RunID, w.Node)
+		return n, true
+	}
+	return NextAction{}, false
 }

@@ -152,6 +152,8 @@ type WorktreePlan struct {
 	Foreign bool `json:"foreign,omitempty"`
 	// Busy: another process is making this checkout now.
 	Busy bool `json:"-"`
+	// Setup is the run's setup as it last ran in this worktree (docs/contract.md §15).
+	Setup *gitstate.SetupRec `json:"setup,omitempty"`
 }
 
 // makePlan reads everything resume needs and decides, without writing anything.

@@ -99,7 +99,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	vr := RunVerify(ctx, *approved, dir, timeout, store.Now())
+	vr := runCommand(ctx, *approved, dir, NodeEnv(r, dir), timeout, store.Now())
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
@@ -300,13 +300,18 @@ func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
 // runs before a person trusts it here (docs/contract.md §10). at is when it starts, by the
 // caller's clock (the result's At).
 func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
+	return runCommand(ctx, approved, dir, nil, timeout, at)
+}
+
+// runCommand is RunVerify with env added to the command's environment.
+func runCommand(ctx context.Context, approved trust.Approved, dir string, env []string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
 	command := approved.Command()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var out tailBuffer
 	// At the deadline the whole group goes, not only sh; a descendant that left the
 	// group and keeps the output pipes open is waited for no longer than WaitDelay.
-	sh := git.Shell{Dir: dir, Script: command, Stdout: &out, Stderr: &out, WaitDelay: 5 * time.Second}
+	sh := git.Shell{Dir: dir, Script: command, Env: env, Stdout: &out, Stderr: &out, WaitDelay: 5 * time.Second}
 	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(at)}
 	res := sh.Run(tctx)
 	if !res.Started {
@@ -416,5 +421,5 @@ func VerifyForPass(ctx context.Context, repo *git.Repository, r *gitstate.Run, s
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	return RunVerify(ctx, approved, dir, timeout, now), "", nil
+	return runCommand(ctx, approved, dir, NodeEnv(r, dir), timeout, now), "", nil
 }

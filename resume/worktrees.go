@@ -25,7 +25,7 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 		return nil, err
 	}
 	for i, rec := range r.State.Worktrees {
-		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep}
+		wp := WorktreePlan{Node: rec.Node, Path: rec.Path, Action: ActionKeep, Setup: rec.Setup}
 		var foreign error
 		if rec.Adopted == "" {
 			foreign = gate.Foreign(r.Header.RunID, rec)

@@ -27,6 +27,9 @@ import (
 // WhereResumeWith is where a managed run's resume command is used (Command.Where).
 const WhereResumeWith = "resume_with"
 
+// WhereSetup is where the run's setup command is listed.
+const WhereSetup = "setup"
+
 // dir is the local state directory of the trust records.
 const dir = "trust"
 
@@ -57,6 +60,10 @@ func Commands(r *gitstate.Run) []Command {
 	// The owner's resume command of a managed run is shown to an agent as a command
 	// only when trusted here; one imported as a pattern to fill in is text, never a
 	// command (docs/contract.md §6).
+	if r.Header.Setup != "" {
+		// Run in each new worktree (docs/contract.md §15): trusted like verify.
+		cmds = append(cmds, Command{Where: WhereSetup, Command: r.Header.Setup})
+	}
 	if r.Header.ResumeWith != "" && !r.Header.ResumeWithText {
 		cmds = append(cmds, Command{Where: WhereResumeWith, Command: r.Header.ResumeWith})
 	}

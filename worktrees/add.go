@@ -155,6 +155,25 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		return nil, fault.Conflict("path %s is taken by something git-atlas did not record for node %s of run %s", rec.Path, node, run).
 			WithHint("move it away, or set %s to another directory", RootConfig)
 	}
+	release := func() {}
+	if n := r.Header.Ports; n > 0 {
+		// A block of ports for the node, unique among the repository's live nodes: under
+		// the repository's lock from the look at the others to the record (docs/contract.md §15).
+		release = lockPorts(ctx, repo)
+		lo, hi, err := PortRange(ctx, repo)
+		if err != nil {
+			release()
+			return nil, err
+		}
+		held, err := heldPorts(ctx, store, run, node)
+		if err == nil {
+			rec.Ports, err = pickPorts(run, node, n, lo, hi, held)
+		}
+		if err != nil {
+			release()
+			return nil, err
+		}
+	}
 	reattached := false
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
@@ -195,6 +214,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		r.State.Worktrees = append(r.State.Worktrees, rec)
 		return &gitstate.Change{Event: addedEvent(rec, false, ""), Refs: refs}, nil
 	})
+	release()
 	if err != nil {
 		return nil, err
 	}
@@ -261,6 +281,9 @@ func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 
 func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom string) gitstate.Event {
 	d := map[string]any{"node": rec.Node, "path": rec.Path, "branch": rec.Branch, "baseline": rec.Baseline, "head": rec.Head, "recreated": recreated}
+	if len(rec.Ports) > 0 {
+		d["ports"] = rec.Ports
+	}
 	if resetFrom != "" {
 		d["reset_from"] = resetFrom
 	}
@@ -546,6 +569,9 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 	}
 	if clean, err := wt.Clean(ctx); err != nil || !clean {
 		return rec, true, fmt.Errorf("reset worktree %s: it is not clean afterwards (%v)", rec.Path, err)
+	}
+	if err := bootstrap(ctx, repo, run, rec); err != nil { // as new: its copies again
+		return rec, true, err
 	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {

@@ -175,6 +175,9 @@ func materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 	if err == nil {
 		err = attach(ctx, wt, rec)
 	}
+	if err == nil {
+		err = bootstrap(ctx, repo, run, rec)
+	}
 	if err != nil {
 		m.Drop()
 		return err

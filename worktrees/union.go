@@ -47,6 +47,8 @@ type UnionResult struct {
 	// Kept is the ref that keeps the union branch's old tip (KeptCommit), a commit
 	// git-atlas did not build, when Force moved the branch away from it ("" otherwise).
 	Kept, KeptCommit string
+	// Created: the union worktree was made by this build (its setup is owed).
+	Created bool
 }
 
 // union commits are made by git-atlas itself, dated from their parents, so that the
@@ -319,7 +321,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	if err := p.prepare(ctx, repo, steps); err != nil {
 		return err
 	}
-	res.Rec = p.rec
+	res.Rec, res.Created = p.rec, steps.create
 	if p.needsRecord(r.State.Union, res.Union) {
 		res.Changed = true
 		if err := recordUnion(ctx, store, p, res, approvedBy); err != nil {

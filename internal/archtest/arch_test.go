@@ -429,7 +429,7 @@ func TestCommandsWriteThroughOps(t *testing.T) {
 // commands' whole work.)
 var cliMayCall = map[string]bool{
 	"gitstate.ParseStamp": true, "gitstate.OpenAttempt": true,
-	"gitstate.ParsePipeline": true, "gitstate.StagesFromList": true,
+	"gitstate.ParsePipeline": true, "gitstate.ParsePipelineFile": true, "gitstate.StagesFromList": true,
 	"gitstate.JoinEvents": true, "gitstate.ReservedEvents": true,
 	"resume.Outcome": true,
 }

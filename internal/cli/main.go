@@ -57,6 +57,7 @@ type CLI struct {
 	Job        JobCmd        `cmd:"" help:"Graph runs: add, claim, renew, finish and list jobs."`
 	Reap       ReapCmd       `cmd:"" help:"Graph runs: expired job leases take the timeout transition."`
 	Worktree   WorktreeCmd   `cmd:"" help:"Managed worktrees: add, list, remove."`
+	Path       PathCmd       `cmd:"" help:"Print the path of a run's worktree to work in (exit 4 when there is none)."`
 	Union      UnionCmd      `cmd:"" help:"(Re)build a run's union of its nodes' branches, in its own worktree."`
 	Land       LandCmd       `cmd:"" help:"Move a branch to a graph run's verified union: fast-forward, or --merge; a person's step."`
 	Resume     ResumeCmd     `cmd:"" help:"Resume an interrupted run: detect, plan, reset, verify first, report."`

@@ -318,7 +318,11 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 	if len(p.Worktrees) > 0 {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {
-			t.row(wt.Node, wt.Action, dash(wt.Reason), wt.Path)
+			why := wt.Reason
+			if wt.Setup != nil && wt.Setup.Outcome != gitstate.SetupOK {
+				why = strings.TrimPrefix(why+"; not ready: setup "+wt.Setup.Outcome, "; ")
+			}
+			t.row(wt.Node, wt.Action, dash(why), wt.Path)
 		}
 		t.flush()
 	}

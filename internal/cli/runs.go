@@ -60,6 +60,10 @@ type StartCmd struct {
 	ManagedBy    string   `name:"managed-by" help:"Another engine owns this run's resumption: resume hands it back to NAME (pipeline mode managed)." placeholder:"NAME"`
 	ResumeWith   string   `name:"resume-with" help:"With --managed-by: the owner's resume command, shown as a command only where it is trusted." placeholder:"CMD"`
 	DispatchOnly bool     `name:"dispatch-only" help:"The run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)."`
+	Setup        string   `help:"A command run in each new worktree of the run (with ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, ATLAS_PORT, ATLAS_PORTS); overrides the pipeline's setup." placeholder:"CMD"`
+	// SetupTimeout is 0 when not given: the run then records none (the default applies).
+	SetupTimeout time.Duration `name:"setup-timeout" help:"Time limit of --setup (default 10m)." placeholder:"DUR"`
+	Ports        int           `help:"Give every node a block of N ports from atlas.portRange (default 20000-29999), unique among live nodes." placeholder:"N"`
 	DriverFlags
 }
 
@@ -74,8 +78,13 @@ func (c *StartCmd) Run(env *Env) error {
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}
-		if defs, err = gitstate.ParsePipeline(c.Pipeline, data); err != nil {
+		p, err := gitstate.ParsePipelineFile(c.Pipeline, data)
+		if err != nil {
 			return err
+		}
+		defs = p.Stages
+		if c.Setup == "" {
+			c.Setup = p.Setup
 		}
 	case c.Stages != "":
 		defs = gitstate.StagesFromList(c.Stages)
@@ -91,7 +100,8 @@ func (c *StartCmd) Run(env *Env) error {
 	res, err := o.Start(env.Ctx, ops.StartRequest{ID: c.ID, Intent: c.Intent, Criteria: c.Criterion, Verify: c.Verify, VerifySafe: c.VerifySafe,
 		Scope: c.Scope, Baseline: c.Baseline, Stages: defs, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
 		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.DriverFlags.ops(),
-		ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith, DispatchOnly: c.DispatchOnly})
+		ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith, DispatchOnly: c.DispatchOnly,
+		Setup: c.Setup, SetupTimeout: c.SetupTimeout, Ports: c.Ports})
 	if err != nil {
 		return err
 	}
@@ -239,6 +249,27 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 				line += fmt.Sprintf(", pid %d on %s", a.PID, dash(a.Host))
 			}
 			fmt.Fprintln(w, ledgerText(line, 0))
+		}
+	}
+	if h.Setup != "" || h.Ports > 0 {
+		fmt.Fprintln(w)
+	}
+	if h.Setup != "" {
+		fmt.Fprintf(w, "setup     %s\n", ledgerText(h.Setup, cellMax))
+	}
+	for _, wt := range s.Worktrees {
+		line := ""
+		if wt.Setup != nil {
+			line = fmt.Sprintf(" setup %s (exit %d)", wt.Setup.Outcome, wt.Setup.ExitCode)
+			if !wt.Ready() {
+				line += ", not ready: `git atlas worktree setup " + h.RunID + " " + wt.Node + "` runs it again"
+			}
+		}
+		if len(wt.Ports) > 0 {
+			line += fmt.Sprintf(" ports %d-%d", wt.Ports[0], wt.Ports[len(wt.Ports)-1])
+		}
+		if line != "" {
+			fmt.Fprintln(w, ledgerText("worktree  "+wt.Node+line, 0))
 		}
 	}
 	if len(s.Jobs) > 0 {

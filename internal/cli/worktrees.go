@@ -17,6 +17,7 @@ type WorktreeCmd struct {
 	Add    WorktreeAddCmd    `cmd:"" help:"Give a node its managed worktree (locked, on its own branch); prints the path."`
 	List   WorktreeListCmd   `cmd:"" help:"List managed worktrees: branch, HEAD, commits ahead, clean, dirty or missing."`
 	Remove WorktreeRemoveCmd `cmd:"" help:"Remove a managed worktree, snapshotting it first when anything could be lost."`
+	Setup  WorktreeSetupCmd  `cmd:"" help:"Run the run's setup command again in a node's worktree (after it failed)."`
 }
 
 // WorktreeAddCmd is `git atlas worktree add RUN NODE`.
@@ -36,7 +37,19 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 	}
 	res, err := o.WorktreeAdd(env.Ctx, ops.WorktreeAddRequest{Run: c.RunID, Node: c.Node, Baseline: c.Baseline, Lease: c.Lease,
 		Driver: c.DriverFlags.ops()})
+	if res == nil {
+		return err
+	}
 	if err != nil {
+		// Made, but its setup did not succeed: not a place to work yet. JSON says what
+		// happened; the text prints the setup's output, not the path.
+		if env.JSON {
+			if outErr := env.out(res, nil); outErr != nil {
+				return outErr
+			}
+		} else if s := res.Setup; s != nil && s.Tail != "" {
+			fmt.Fprintln(env.Stderr, terminalSafe(s.Tail))
+		}
 		return err
 	}
 	if res.Recreated && !env.JSON {
@@ -103,6 +116,9 @@ func worktreeState(it ops.WorktreeItem) string {
 	}
 	if it.Making != "" {
 		s = append(s, strings.ReplaceAll(it.Making, "_", "-"))
+	}
+	if it.State == ops.WorktreeNotReady {
+		s = append(s, "not-ready")
 	}
 	return strings.Join(s, ",")
 }

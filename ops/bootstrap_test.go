@@ -1,0 +1,202 @@
+package ops
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/git-atlas/git-atlas/baseline"
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/resume"
+)
+
+// Issue 36.1: a run's setup runs in each new worktree with the node's variables, its
+// outcome is recorded (worktree_setup) and shown; a failed one leaves the worktree
+// not_ready, next_action names the retry, and `worktree setup` runs it again.
+func TestSetupRunsInEachNewWorktree(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	setup := `printf '%s|%s|%s|%s|%s' "$ATLAS_RUN" "$ATLAS_NODE" "$ATLAS_WORKTREE" "$ATLAS_PORT" "$ATLAS_PORTS" > env.out; test -e go-ahead`
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: setup, Ports: 2, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupFailed {
+		t.Fatalf("a failing setup: %+v, %v; want outcome failed and exit 6", res, err)
+	}
+	if len(res.Ports) != 2 || res.Ports[1] != res.Ports[0]+1 {
+		t.Fatalf("ports %v: want a block of 2", res.Ports)
+	}
+	got, _ := os.ReadFile(filepath.Join(res.Path, "env.out"))
+	want := "s|code|" + res.Path + "|" + itoa(res.Ports[0]) + "|" + itoa(res.Ports[0]) + " " + itoa(res.Ports[1])
+	if string(got) != want {
+		t.Errorf("setup environment %q, want %q", got, want)
+	}
+	list, err := f.ops.WorktreeList(f.ctx, WorktreeListRequest{Run: "s"})
+	if err != nil || len(list.Worktrees) != 1 || list.Worktrees[0].State != WorktreeNotReady {
+		t.Fatalf("list after a failed setup: %+v, %v", list, err)
+	}
+	r := f.load2("s")
+	if n := resume.NextFor(r, time.Now(), resume.Host{}, resume.Asker{Holder: "d1"}); n.Action != resume.NextSetup || n.Command != "git atlas worktree setup s code --holder d1" {
+		t.Errorf("next action of a not-ready worktree: %+v", n)
+	}
+	if ev := f.lastOf("s"); ev.Type != gitstate.EventWorktreeSetup || !strings.Contains(string(ev.Data), `"outcome":"failed"`) {
+		t.Errorf("last event %+v, want worktree_setup failed", ev)
+	}
+	f.write(res.Path, "go-ahead", "")
+	again, err := f.ops.WorktreeSetup(f.ctx, WorktreeSetupRequest{Run: "s", Node: "code", Driver: d})
+	if err != nil || again.Setup.Outcome != gitstate.SetupOK {
+		t.Fatalf("worktree setup: %+v, %v", again, err)
+	}
+	if p, err := f.ops.Path(f.ctx, PathRequest{Run: "s"}); err != nil || p.Path != res.Path || p.State != WorktreeReady || !slices.Equal(p.Ports, res.Ports) {
+		t.Fatalf("path of the ready worktree: %+v, %v", p, err)
+	}
+	if n := resume.NextFor(f.load2("s"), time.Now(), resume.Host{}, resume.Asker{Holder: "d1"}); n.Action == resume.NextSetup {
+		t.Errorf("next action after a good setup: %+v", n)
+	}
+}
+
+// Issue 36.1: a setup is a command the run carries: one that came with a pulled run
+// never runs untrusted (skipped-untrusted, recorded, refused).
+func TestSetupOfAPulledRunNeverRunsUntrusted(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: f.base, Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
+	st := gitstate.State{RunID: "p", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
+	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("p", "baseline", f.base)); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "p", Node: "code", Driver: Driver{Holder: "d1"}})
+	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupUntrusted {
+		t.Fatalf("untrusted setup: %+v, %v", res, err)
+	}
+	if _, err := os.Lstat(filepath.Join(res.Path, "ran")); err == nil {
+		t.Fatal("an untrusted setup ran")
+	}
+}
+
+// Issue 36.2: blocks are deterministic from run and node, unique among the live nodes
+// of the repository, and released with the worktree.
+func TestPortsAreUniqueAndReleased(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f.git(f.dir, "config", "atlas.portRange", "30000-30005") // three blocks of 2
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "q", Stages: gitstate.StagesFromList("a,b,c,e"), Ports: 2, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[int]string{}
+	var first []int
+	for _, node := range []string{"a", "b", "c"} {
+		res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "q", Node: node, Driver: d})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if node == "a" {
+			first = res.Ports
+		}
+		for _, p := range res.Ports {
+			if other, ok := seen[p]; ok || p < 30000 || p > 30005 {
+				t.Fatalf("port %d of %s: also %s's, or out of the range", p, node, other)
+			}
+			seen[p] = node
+		}
+	}
+	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "q", Node: "e", Driver: d}); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("a fourth block from a range of three: %v, want a conflict", err)
+	}
+	if _, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "q", Node: "a", Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	again, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "q", Node: "a", Driver: d})
+	if err != nil {
+		t.Fatalf("after a's worktree went: %v", err)
+	}
+	if !slices.Equal(again.Ports, first) {
+		t.Errorf("a's block again: %v, want %v (deterministic while free)", again.Ports, first)
+	}
+}
+
+// Issue 36.3: path finds the worktree to work in; none is exit 4, a graph run needs
+// a node (exit 2).
+func TestPathExitCodes(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	if _, err := f.ops.Path(f.ctx, PathRequest{Run: "r1"}); !errors.Is(err, fault.ErrNotFound) {
+		t.Fatalf("no worktree yet: %v, want not found", err)
+	}
+	res := f.add("code", "")
+	p, err := f.ops.Path(f.ctx, PathRequest{Run: "r1"})
+	if err != nil || p.Path != res.Path || p.Node != "code" || p.Ports == nil {
+		t.Fatalf("the current stage's path: %+v, %v", p, err)
+	}
+	g := newWTFixture(t, gitstate.KindGraph)
+	if _, err := g.ops.Path(g.ctx, PathRequest{Run: "r1"}); !errors.Is(err, fault.ErrUsage) {
+		t.Fatalf("a graph run without a node: %v, want a usage error", err)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+func (f *wtFixture) load2(run string) *gitstate.Run {
+	f.t.Helper()
+	r, err := f.ops.Reader().Load(f.ctx, run)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return r
+}
+
+func (f *wtFixture) lastOf(run string) gitstate.Event {
+	f.t.Helper()
+	log, err := f.ops.Reader().Log(f.ctx, run)
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return log[len(log)-1]
+}
+
+// Issue 36.1: a worktree resume makes anew gets the run's setup too.
+func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: "touch set-up", Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(res.Path); err != nil {
+		t.Fatal(err)
+	}
+	rr, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "s", Holder: "d1"})
+	if err != nil || !slices.Contains(rr.RecreatedWorktrees, "code") {
+		t.Fatalf("resume: %+v, %v", rr, err)
+	}
+	if _, err := os.Lstat(filepath.Join(res.Path, "set-up")); err != nil {
+		t.Errorf("the recreated worktree had no setup: %v", err)
+	}
+}
+
+// Issue 36.2: a verify gets the node's variables, as setup does.
+func TestVerifyGetsTheNodesVariables(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "u", Graph: true, Verify: `test "$ATLAS_RUN/$ATLAS_NODE" = u/union && test "$ATLAS_WORKTREE" = "$PWD"`, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Union(f.ctx, UnionRequest{Run: "u", Verify: true, Driver: d})
+	if err != nil || res.Verify == nil || !res.Verify.Passed {
+		t.Fatalf("union verify with the node's variables: %+v, %v", res, err)
+	}
+}

@@ -1,0 +1,57 @@
+package recovery_test
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// TestWorktreeIncludeCopiesAreNeverSnapshotted: a new managed worktree gets copies of
+// the ignored files .worktreeinclude names (and nothing tracked, nothing merely
+// untracked), and a snapshot with --include-ignored takes every ignored file but
+// exactly those copies (docs/contract.md §15).
+func TestWorktreeIncludeCopiesAreNeverSnapshotted(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	write(t, filepath.Join(f.dir, ".worktreeinclude"), "secret.log\nbuild/\nplain.txt\nstaged.txt\n")
+	write(t, filepath.Join(f.dir, "secret.log"), "TOKEN=1\n")
+	write(t, filepath.Join(f.dir, "build", "cfg.log"), "cfg\n")
+	write(t, filepath.Join(f.dir, "other.log"), "not named\n")
+	write(t, filepath.Join(f.dir, "plain.txt"), "untracked, not ignored\n")
+	added, err := worktrees.Add(ctx, f.store, f.run, "code", worktrees.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := added.Rec.Path
+	for name, want := range map[string]string{"secret.log": "TOKEN=1\n", "build/cfg.log": "cfg\n", "staged.txt": "staged\n"} {
+		if got, err := os.ReadFile(filepath.Join(wt, name)); err != nil || string(got) != want {
+			t.Errorf("%s in the new worktree: %q, %v; want %q", name, got, err, want)
+		}
+	}
+	for _, name := range []string{"other.log", "plain.txt"} {
+		if _, err := os.Lstat(filepath.Join(wt, name)); err == nil {
+			t.Errorf("%s was copied: only ignored files that .worktreeinclude names are", name)
+		}
+	}
+	write(t, filepath.Join(wt, "mine.log"), "the agent's own ignored file\n")
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: f.base,
+		Source: recovery.SourceWorktree}, recovery.Options{IncludeIgnored: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Manifest.Tree)
+	if !strings.Contains(tree, "mine.log\n") {
+		t.Errorf("the snapshot lost an ignored file the worktree made itself:\n%s", tree)
+	}
+	for _, name := range []string{"secret.log", "build/cfg.log"} {
+		if strings.Contains(tree, name) {
+			t.Errorf("the snapshot holds %s, a copy of the user's file:\n%s", name, tree)
+		}
+	}
+}

@@ -1,0 +1,114 @@
+package resume
+
+import (
+	"context"
+	"encoding/json"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// DefaultSetupTimeout bounds a run's setup command when its start gave no
+// --setup-timeout.
+const DefaultSetupTimeout = 10 * time.Minute
+
+// NodeEnv is the environment a command run in the worktree at dir gets
+// (docs/contract.md §15): ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, and ATLAS_PORT (the
+// first) and ATLAS_PORTS (space-separated) when the node has ports. A directory that
+// is no worktree of r gets ATLAS_RUN alone.
+func NodeEnv(r *gitstate.Run, dir string) []string {
+	env := []string{"ATLAS_RUN=" + r.Header.RunID}
+	for _, w := range r.State.Worktrees {
+		if w.Path != dir {
+			continue
+		}
+		env = append(env, "ATLAS_NODE="+w.Node, "ATLAS_WORKTREE="+w.Path)
+		if len(w.Ports) > 0 {
+			ports := make([]string, len(w.Ports))
+			for i, p := range w.Ports {
+				ports[i] = strconv.Itoa(p)
+			}
+			env = append(env, "ATLAS_PORT="+ports[0], "ATLAS_PORTS="+strings.Join(ports, " "))
+		}
+		break
+	}
+	return env
+}
+
+// SetupTimeout is the run's setup time limit.
+func SetupTimeout(h *gitstate.Header) time.Duration {
+	if d, err := time.ParseDuration(h.SetupTimeout); err == nil && d > 0 {
+		return d
+	}
+	return DefaultSetupTimeout
+}
+
+// Setup runs the run's setup command in the managed worktree of node and records
+// its outcome on the worktree (`worktree_setup`, docs/contract.md §15): ok, failed,
+// timed-out, or skipped-untrusted for a command that came with the run from
+// elsewhere and was not trusted here (then nothing runs). A run without a setup
+// command records nothing and returns nil. It runs only in a worktree git-atlas
+// manages: nothing ever falls back to the user's checkout.
+func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*gitstate.SetupRec, error) {
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return nil, err
+	}
+	command := r.Header.Setup
+	if command == "" {
+		return nil, nil
+	}
+	rec := r.State.Worktree(node)
+	if rec == nil {
+		return nil, fault.NotFound("run %s has no worktree for node %s", run, node).
+			WithHint("make it with `git atlas worktree add %s %s`", run, node)
+	}
+	m, err := worktrees.Own(ctx, store.Repo, run, *rec)
+	if err != nil {
+		return nil, err
+	}
+	if m.Missing() {
+		return nil, fault.NotFound("worktree %s of node %s is gone: setup runs only in it", rec.Path, node).
+			WithHint("make it again with `git atlas worktree add %s %s`", run, node)
+	}
+	set, err := trust.Load(ctx, store.Repo, run)
+	if err != nil {
+		return nil, err
+	}
+	out := &gitstate.SetupRec{Command: command, Outcome: gitstate.SetupUntrusted, ExitCode: -1, At: gitstate.Stamp(store.Now())}
+	if approved, ok := set.Approve(command); ok {
+		vr := runCommand(ctx, approved, m.Path, NodeEnv(r, m.Path), SetupTimeout(&r.Header), store.Now())
+		out.ExitCode, out.Tail, out.At = vr.ExitCode, vr.Tail, vr.At
+		switch {
+		case vr.TimedOut:
+			out.Outcome = gitstate.SetupTimedOut
+		case vr.Passed:
+			out.Outcome = gitstate.SetupOK
+		default:
+			out.Outcome = gitstate.SetupFailed
+		}
+	}
+	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		w := r.State.Worktree(node)
+		if w == nil || w.Path != rec.Path {
+			return nil, fault.Conflict("the worktree of node %s of run %s was removed or changed while its setup ran", node, run).
+				WithHint("run `git atlas worktree setup %s %s` again", run, node)
+		}
+		w.Setup = out
+		data, _ := json.Marshal(map[string]any{"node": node, "command": out.Command, "outcome": out.Outcome, "exit_code": out.ExitCode, "tail": out.Tail})
+		ev := gitstate.Event{Type: gitstate.EventWorktreeSetup, Stage: w.Stage, Data: data}
+		if w.Stage == "" && r.State.Job(node) != nil {
+			ev.Job = node
+		}
+		return &gitstate.Change{Event: ev}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

@@ -1,0 +1,127 @@
+package worktrees
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// includedRecord is the local record (never pushed) of the files copied into the
+// worktree of run's node from the checkout's .worktreeinclude.
+func includedRecord(run, node string) string { return "included/" + run + "/" + node }
+
+// Included lists the files copied into the worktree of run's node from the user's
+// checkout (docs/contract.md §15): the user's files, perhaps secrets, which a snapshot
+// leaves out. nil when none were.
+func Included(repo *git.Repository, run, node string) ([]string, error) {
+	if gitstate.ValidName("run", run) != nil || gitstate.ValidName("node", node) != nil {
+		return nil, nil
+	}
+	data, err := repo.ReadLocal(includedRecord(run, node))
+	if err != nil || len(data) == 0 {
+		return nil, err
+	}
+	return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"), nil
+}
+
+// bootstrap copies into the new worktree of rec the ignored files of the user's
+// checkout that its .worktreeinclude names (docs/contract.md §15), and records which,
+// so that no snapshot takes them. Each is a copy, reflinked where the file system
+// can, never a hard link; only regular files, never through a link, never over a
+// file the worktree has. Without a main checkout (a bare repository) nothing is
+// copied.
+func bootstrap(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) error {
+	list, err := repo.ListWorktrees(ctx)
+	if err != nil {
+		return err
+	}
+	var copied []string
+	if len(list) > 0 && !list[0].Bare && list[0].Path != "" {
+		copied, err = copyIncluded(ctx, repo, list[0].Path, rec.Path)
+	}
+	// What was copied is recorded even when a later copy failed.
+	name := includedRecord(run, rec.Node)
+	if len(copied) == 0 {
+		return errors.Join(err, repo.RemoveLocal(name))
+	}
+	return errors.Join(err, repo.WriteLocal(name, []byte(strings.Join(copied, "\x00")+"\x00")))
+}
+
+// copyIncluded copies the included files of the checkout at from into the worktree
+// at to and returns the ones it copied.
+func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([]string, error) {
+	paths, err := repo.WorktreeIncluded(ctx, from)
+	if err != nil || len(paths) == 0 {
+		return nil, err
+	}
+	src, err := confine.New(from)
+	if err != nil {
+		return nil, err
+	}
+	dst, err := confine.New(to)
+	if err != nil {
+		return nil, err
+	}
+	var copied []string
+	for _, p := range paths {
+		ok, err := copyOne(src, dst, p)
+		if err != nil {
+			return copied, fmt.Errorf("copy %s from %s (%s): %w", p, from, git.WorktreeIncludeFile, err)
+		}
+		if ok {
+			copied = append(copied, p)
+		}
+	}
+	return copied, nil
+}
+
+func copyOne(src, dst confine.Root, rel string) (bool, error) {
+	from, err := src.Leaf(rel)
+	if err != nil {
+		return false, nil // through a link in the checkout: not copied
+	}
+	fi, err := os.Lstat(from)
+	if err != nil || !fi.Mode().IsRegular() {
+		return false, nil
+	}
+	to, err := dst.Leaf(rel)
+	if err != nil {
+		return false, nil
+	}
+	if _, err := os.Lstat(to); err == nil {
+		return false, nil // the worktree has its own
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+		return false, err
+	}
+	if to, err = dst.Leaf(rel); err != nil { // no link was planted meanwhile
+		return false, nil
+	}
+	in, err := os.Open(from)
+	if err != nil {
+		return false, err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if errors.Is(err, os.ErrExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if !reflink(out, in) {
+		if _, err = io.Copy(out, in); err != nil {
+			out.Close()
+			return false, err
+		}
+	}
+	return true, out.Close()
+}
