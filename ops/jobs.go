@@ -435,6 +435,8 @@ type JobListRequest struct {
 	Run string
 	// Ready lists only the jobs a claim could take now.
 	Ready bool
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobListResult is a graph run's jobs, the ready ones, and its gas. Its fields are in
@@ -472,6 +474,9 @@ func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, 
 		if !req.Ready || ready[j.ID] {
 			res.Jobs = append(res.Jobs, j)
 		}
+	}
+	if req.ForAgent {
+		o.agentText().jobs(ctx, r, res.Jobs)
 	}
 	return res, nil
 }

@@ -118,6 +118,9 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 	}
 	for i := range cands {
 		c := &cands[i]
+		if !intents.Trusts(ctx, c.RunID, c.Intent) { // the one decision (agenttext.go)
+			c.ManagedBy, c.ResumeWith = "", ""
+		}
 		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
 		c.Kind, c.InterruptedStage, c.StageStatus, c.Holder = name(c.Kind), name(c.InterruptedStage), name(c.StageStatus), name(c.Holder)
 	}

@@ -47,6 +47,9 @@ type RunView struct {
 	ManagedBy    string `json:"managed_by,omitempty"`
 	ResumeWith   string `json:"resume_with,omitempty"`
 	TakenOver    string `json:"taken_over,omitempty"`
+	// TextWithheld: the run's free text was left out, for an agent, because the run
+	// was neither started nor trusted here (agenttext.go).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 // RunViewOf is r as seen at now (its driver is live or not then).
@@ -230,7 +233,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	for _, cm := range trust.Commands(r) {
 		own = append(own, cm.Command)
 	}
-	added, err := trust.Add(ctx, o.Repo, id, req.Intent, own...)
+	added, err := trust.AddRun(ctx, o.Repo, id, req.Intent, own...)
 	if err != nil {
 		return nil, err
 	}

@@ -172,11 +172,23 @@ type Added struct {
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	return add(ctx, repo, run, intent, intent != "", commands)
+}
+
+// AddRun is Add for a run started in this clone, or one a person read and trusted
+// here: it trusts the run's free text as it stands, whatever its intent (empty too),
+// so that Intents.Trusts holds for it and its notes, reasons and criteria may reach an
+// agent here (docs/contract.md §6).
+func AddRun(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	return add(ctx, repo, run, intent, true, commands)
+}
+
+func add(ctx context.Context, repo *git.Repository, run, intent string, text bool, commands []string) (Added, error) {
 	var want []string
 	for _, c := range commands {
 		want = append(want, hash(run, c))
 	}
-	if intent != "" {
+	if text {
 		want = append(want, intentHash(run, intent))
 	}
 	added := Added{run: run}
@@ -235,8 +247,19 @@ func NewIntents(repo *git.Repository) *Intents {
 // Shown is intent when run's record trusts it, else "" (a record that cannot be read
 // trusts nothing).
 func (in *Intents) Shown(ctx context.Context, run, intent string) string {
-	if in == nil || in.repo == nil || intent == "" {
+	if intent == "" || !in.Trusts(ctx, run, intent) {
 		return ""
+	}
+	return intent
+}
+
+// Trusts is the one decision of whether run's free text (its intent, criteria,
+// reasons, notes, event data) may reach an agent's context here: the run was started
+// in this clone, or a person trusted it here, with intent as it carries it now
+// (docs/contract.md §6). A record that cannot be read trusts nothing.
+func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
+	if in == nil || in.repo == nil {
+		return false
 	}
 	s, ok := in.sets[run]
 	if !ok {
@@ -246,10 +269,7 @@ func (in *Intents) Shown(ctx context.Context, run, intent string) string {
 		}
 		in.sets[run] = s
 	}
-	if s.hashes == nil || !s.TrustsIntent(intent) {
-		return ""
-	}
-	return intent
+	return s.hashes != nil && s.TrustsIntent(intent)
 }
 
 // Revoke forgets every trusted command of run.

@@ -263,7 +263,7 @@ func (c *JobListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobList(env.Ctx, ops.JobListRequest{Run: c.RunID, Ready: c.Ready})
+	res, err := o.JobList(env.Ctx, ops.JobListRequest{Run: c.RunID, Ready: c.Ready, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}
