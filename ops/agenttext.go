@@ -2,8 +2,11 @@ package ops
 
 import (
 	"context"
+	"strconv"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -85,6 +88,49 @@ func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []gitstate.Jo
 	}
 	for i := range jobs {
 		jobs[i] = composedJob(jobs[i])
+	}
+}
+
+// withheldText stands in a composed sentence for a value a run carries that an
+// agent may not read.
+const withheldText = "(text withheld: the run was not started or trusted here)"
+
+// plan withholds the free text of a resume plan (or a resume's result) of r when this
+// clone does not trust r: the stop reason, the owner and its resume command, the
+// untrusted commands, the criteria, and those values wherever next_action's reason
+// quotes them.
+func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+	if p == nil || r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	var values []string
+	for _, v := range []string{r.State.Reason, p.Reason, r.Header.ManagedBy, r.Header.ResumeWith} {
+		if v != "" {
+			values = append(values, strconv.Quote(v), v)
+		}
+	}
+	p.Reason, p.ManagedBy, p.ResumeWith = "", "", ""
+	for i := range p.Commands {
+		if !p.Commands[i].Trusted {
+			p.Commands[i].Command = ""
+		}
+	}
+	if st := p.InterruptedStage; st != nil {
+		if !st.VerifyTrusted {
+			st.VerifyCommand = ""
+		}
+		if at := st.Attempt; at != nil {
+			st.Attempt = &gitstate.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
+				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout}
+		}
+	}
+	if p.Verdict != nil {
+		p.Verdict = &gitstate.Verdict{Verdict: p.Verdict.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
+	}
+	n := &p.NextAction
+	n.Owner = ""
+	for _, v := range values {
+		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
 	}
 }
 

@@ -194,6 +194,8 @@ type ResumeRequest struct {
 	Warn func(format string, args ...any)
 	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // Prompt is how an operation asks the person at a terminal, mid-operation, what only
@@ -261,7 +263,11 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 		return nil, err
 	}
 	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
+	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
+	if err == nil && req.ForAgent {
+		o.agentText().plan(ctx, r, p)
+	}
+	return p, err
 }
 
 // Resume resumes the run (docs/contract.md §6): fences the stale driver, snapshots every dirty
@@ -296,7 +302,11 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 	if opt.Warn == nil {
 		opt.Warn = func(string, ...any) {}
 	}
-	return resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	res, err := resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	if res != nil && req.ForAgent {
+		o.agentText().plan(ctx, r, res.Plan)
+	}
+	return res, err
 }
 
 // resumeOps wires resume to the worktree and recovery operations.

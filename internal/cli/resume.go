@@ -60,6 +60,7 @@ func (c *ResumeCmd) Run(env *Env) error {
 	req := ops.ResumeRequest{
 		RunID: c.RunID, Session: c.session(env), TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail, Warn: env.warn,
+		ForAgent: env.forAgent(),
 	}
 	if !env.headless() {
 		req.Prompt = &ops.Prompt{Choose: env.chooseRun(env.now()), Ask: env.ask}
