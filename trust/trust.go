@@ -135,6 +135,20 @@ func (s Set) Approve(command string) (Approved, bool) {
 	return Approved{command}, true
 }
 
+// Gate is the one check every path makes before it runs a command run carries (a
+// stage's verify on resume or on passed, a job's verify on its receipt or owed, the
+// run's verify on the union): the command cleared to run when run's record trusts
+// it here, else ok false, and then it is never run (docs/contract.md §10). A record
+// that cannot be read is an error: nothing runs.
+func Gate(ctx context.Context, repo *git.Repository, run, command string) (a Approved, ok bool, err error) {
+	s, err := Load(ctx, repo, run)
+	if err != nil {
+		return Approved{}, false, err
+	}
+	a, ok = s.Approve(command)
+	return a, ok, nil
+}
+
 // Once clears command for one run because a person at the terminal said so; nothing
 // is recorded.
 func Once(command string) Approved { return Approved{command} }
