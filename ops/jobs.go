@@ -555,7 +555,7 @@ func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) 
 	if base == "" {
 		base = r.Header.Baseline
 	}
-	outside, err := worktrees.OutsideScope(ctx, store.Repo, rec, base, j.Scope)
+	outside, err := worktrees.OutsideScope(ctx, store.Repo, req.Run, rec, base, j.Scope)
 	if err != nil || len(outside) == 0 {
 		return err
 	}
