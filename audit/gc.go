@@ -47,6 +47,10 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
+	// IgnoredToDelete are the ignored files the removal would delete without their
+	// bytes in its snapshot (all of them without --include-ignored), by name, count
+	// and size (the plan only: --apply reports IgnoredDeleted).
+	IgnoredToDelete []recovery.IgnoredEntry `json:"ignored_to_delete,omitempty"`
 	// Size is the bytes a remove-leftover step frees.
 	Size int64 `json:"size,omitempty"`
 	Done bool  `json:"done"`
@@ -63,6 +67,9 @@ type GCOptions struct {
 	Now        time.Time
 	// Progress hears of the worktree removals (nil: nobody).
 	Progress progress.Reporter
+	// Ignored is --include-ignored with its cap, for the snapshots taken before a
+	// removal (of the options, only IncludeIgnored and IgnoredCap are read).
+	Ignored recovery.Options
 }
 
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
@@ -70,6 +77,19 @@ type GCOptions struct {
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
 	acts := planWorktrees(rep)
+	for i := range acts {
+		if a := &acts[i]; a.Kind == RemoveWorktree {
+			// A removal deletes the ignored files its snapshot leaves out: the plan
+			// names them first.
+			list, err := recovery.IgnoredToDelete(ctx, repo, a.Path, opt.Ignored)
+			if err != nil {
+				return nil, err
+			}
+			if len(list) > 0 {
+				a.IgnoredToDelete = list
+			}
+		}
+	}
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
 	return append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...), err
 }
@@ -359,7 +379,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
-		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
+		a.IgnoredToDelete = nil // what was deleted is IgnoredDeleted
+		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node,
+			recovery.Options{Reason: "gc", IncludeIgnored: opt.Ignored.IncludeIgnored, IgnoredCap: opt.Ignored.IgnoredCap})
 		progress.Add(opt.Progress, 1)
 		if res != nil && res.Snapshot != nil {
 			a.Snapshot = res.Snapshot.Rec.ID

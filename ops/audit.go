@@ -58,6 +58,9 @@ type GCRequest struct {
 	Recoveries bool
 	// Now is what Before counts back from (zero: Ops.Clock).
 	Now time.Time
+	// Snapshot is --include-ignored with its cap, for the snapshots taken before a
+	// removal; the plan names the ignored files a removal would delete.
+	Snapshot SnapshotOptions
 }
 
 // GCResult is `gc --json`. Its fields are in the order of the JSON keys (sorted: gc
@@ -80,7 +83,8 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Before < 0 {
 		return nil, fault.Usage("--before must not be negative")
 	}
-	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, Now: o.orNow(req.Now), Progress: o.Progress}
+	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, Now: o.orNow(req.Now), Progress: o.Progress,
+		Ignored: o.snapshotOptions(req.Snapshot, "", "")}
 	res := &GCResult{Applied: req.Apply}
 	var err error
 	if req.Apply {

@@ -196,6 +196,9 @@ type ResumeRequest struct {
 	Now time.Time
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
+	// Snapshot is --include-ignored with its cap, for the snapshots resets take; the
+	// plan names the ignored files a reset would delete.
+	Snapshot SnapshotOptions
 }
 
 // Prompt is how an operation asks the person at a terminal, mid-operation, what only
@@ -263,7 +266,8 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 		return nil, err
 	}
 	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
-	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
+	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder,
+		Ignored: o.snapshotOptions(req.Snapshot, "", "")})
 	if err == nil && req.ForAgent {
 		o.agentText().plan(ctx, r, p)
 	}
@@ -288,8 +292,8 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 	}
 	opt := resume.Options{
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
-		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store),
-		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl,
+		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store, req.Snapshot),
+		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl, Ignored: o.snapshotOptions(req.Snapshot, "", ""),
 	}
 	if req.Session != "" {
 		if opt.Key, err = store.SessionKey(); err != nil {
@@ -310,11 +314,11 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 }
 
 // resumeOps wires resume to the worktree and recovery operations.
-func (o *Ops) resumeOps(ctx context.Context, store *gitstate.Store) resume.Ops {
+func (o *Ops) resumeOps(ctx context.Context, store *gitstate.Store, snap SnapshotOptions) resume.Ops {
 	// The user's checkout, even when resume runs inside a managed worktree.
 	checkout, err := recovery.UserCheckout(ctx, store, o.Repo.TopLevel)
 	if err != nil {
 		checkout = ""
 	}
-	return resume.DefaultOps(store, checkout)
+	return resume.DefaultOps(store, checkout, o.snapshotOptions(snap, "", ""))
 }

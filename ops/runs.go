@@ -818,5 +818,5 @@ func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req Transit
 	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
 		return nil, "", err
 	}
-	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store), o.now())
+	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store, SnapshotOptions{}), o.now())
 }

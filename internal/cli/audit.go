@@ -68,6 +68,7 @@ type GcCmd struct {
 	Before     time.Duration `help:"Drop finished runs last updated longer ago than this (0s: every finished run)." default:"720h"`
 	Apply      bool          `help:"Do it; without --apply gc only prints its plan."`
 	Recoveries bool          `help:"Also drop the recovery snapshots of dropped and vanished runs."`
+	SnapshotFlags
 }
 
 // Run prints the plan, or applies it.
@@ -76,7 +77,11 @@ func (c *GcCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.GC(env.Ctx, ops.GCRequest{Before: c.Before, Apply: c.Apply, Recoveries: c.Recoveries})
+	snap, err := c.options()
+	if err != nil {
+		return err
+	}
+	res, err := o.GC(env.Ctx, ops.GCRequest{Before: c.Before, Apply: c.Apply, Recoveries: c.Recoveries, Snapshot: snap})
 	if res == nil {
 		return err
 	}
@@ -115,6 +120,7 @@ func (c *GcCmd) Run(env *Env) error {
 			}
 			fmt.Fprintln(w, line)
 			printIgnoredDeleted(w, a.IgnoredDeleted)
+			printIgnoredToDelete(w, "", a.IgnoredToDelete)
 		}
 		if !res.Applied {
 			fmt.Fprintln(w, "(a plan: nothing was changed; run with --apply to do it)")
