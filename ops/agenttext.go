@@ -51,9 +51,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	for i := range res.Stages {
 		res.Stages[i].Verify = ""
 	}
-	if res.Verdict != nil {
-		res.Verdict = &gitstate.Verdict{Verdict: res.Verdict.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
-	}
+	res.Verdict = withheldVerdict(res.Verdict)
 	h, s := composedHeader(&r.Header), composedState(&r.State)
 	var err error
 	if res.Header, err = gitstate.MarshalHeader(&h); err != nil {
@@ -81,14 +79,25 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 	return nil
 }
 
-// jobs withholds the free text of a graph run's jobs.
-func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []gitstate.Job) {
+// jobs withholds the free text of a graph run's jobs (copies the caller owns).
+func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) {
 	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
 		return
 	}
-	for i := range jobs {
-		jobs[i] = composedJob(jobs[i])
+	for _, j := range jobs {
+		if j != nil {
+			*j = composedJob(*j)
+		}
 	}
+}
+
+// pointers are pointers to the elements of jobs.
+func pointers(jobs []gitstate.Job) []*gitstate.Job {
+	out := make([]*gitstate.Job, len(jobs))
+	for i := range jobs {
+		out[i] = &jobs[i]
+	}
+	return out
 }
 
 // withheldText stands in a composed sentence for a value a run carries that an
@@ -124,14 +133,20 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout}
 		}
 	}
-	if p.Verdict != nil {
-		p.Verdict = &gitstate.Verdict{Verdict: p.Verdict.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
-	}
+	p.Verdict = withheldVerdict(p.Verdict)
 	n := &p.NextAction
 	n.Owner = ""
 	for _, v := range values {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
 	}
+}
+
+// withheldVerdict is v without the criteria it quotes (nil stays nil).
+func withheldVerdict(v *gitstate.Verdict) *gitstate.Verdict {
+	if v == nil {
+		return nil
+	}
+	return &gitstate.Verdict{Verdict: v.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
 }
 
 // composedHeader is h with only the members git-atlas composes (a member added later

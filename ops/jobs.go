@@ -160,6 +160,8 @@ type JobClaimRequest struct {
 	// Job is the job to claim ("": the first ready one, in the order jobs were added).
 	Job    string
 	Worker Worker
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobClaimResult is a claim (docs/contract.md §4.7); the pointers are null when nothing was
@@ -228,6 +230,11 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 		return res, claimStop(r, g.Reason)
 	}
 	res.Job, res.Lease, res.Attempt, res.ExpiresAt = g.Job, &g.Lease, &g.Attempt, &g.ExpiresAt
+	if req.ForAgent {
+		j := *g.Job
+		res.Job = &j
+		o.agentText().jobs(ctx, r, []*gitstate.Job{res.Job})
+	}
 	return res, nil
 }
 
@@ -315,6 +322,8 @@ type JobDoneRequest struct {
 	// VerifyTimeout bounds the job's verify on an ok receipt.
 	VerifyTimeout time.Duration
 	Worker        Worker
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobDoneResult is what a receipt did. Its fields are in the order of the JSON keys
@@ -423,6 +432,16 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 			res.Children = append(res.Children, *j)
 		}
 	}
+	if req.ForAgent && res.Job != nil {
+		j := *res.Job
+		res.Job = &j
+		at := o.agentText()
+		at.jobs(ctx, r, []*gitstate.Job{res.Job})
+		at.jobs(ctx, r, pointers(res.Children))
+		if res.Verify != nil && !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+			res.Verify = composedVerify(res.Verify)
+		}
+	}
 	if vr != nil && !vr.Passed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)",
 			req.Job, resume.Outcome(vr, req.VerifyTimeout), oc.To, oc.Attempts)}
@@ -476,7 +495,7 @@ func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, 
 		}
 	}
 	if req.ForAgent {
-		o.agentText().jobs(ctx, r, res.Jobs)
+		o.agentText().jobs(ctx, r, pointers(res.Jobs))
 	}
 	return res, nil
 }

@@ -711,6 +711,12 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	if r.Header.Kind == gitstate.KindGraph {
 		res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
 	}
+	if req.Person.Via != ViaCommandLine { // an agent's context (agenttext.go)
+		if at := o.agentText(); !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+			at.view(ctx, &res.RunView, r.Header.Intent)
+			res.Verdict = withheldVerdict(res.Verdict)
+		}
+	}
 	return res, nil
 }
 

@@ -94,7 +94,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops()})
+	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
@@ -230,7 +230,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobDone(env.Ctx, ops.JobDoneRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Status: c.Status, Data: json.RawMessage(c.Data),
-		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.WorkerFlags.ops()})
+		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.WorkerFlags.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
