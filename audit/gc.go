@@ -54,6 +54,10 @@ type Action struct {
 	// IgnoredDeleted are the ignored files the removal deleted without their bytes in
 	// the snapshot, by name, count and size (--apply only).
 	IgnoredDeleted []recovery.IgnoredEntry `json:"ignored_deleted,omitempty"`
+	// IgnoredToDelete are the ignored files the removal would delete without their
+	// bytes in its snapshot (all of them without --include-ignored), by name, count
+	// and size (the plan only: --apply reports IgnoredDeleted).
+	IgnoredToDelete []recovery.IgnoredEntry `json:"ignored_to_delete,omitempty"`
 	// Size is the bytes a remove-leftover step frees, or the bytes of the objects
 	// only a snapshot deleted for --max-size holds.
 	Size int64 `json:"size,omitempty"`
@@ -79,6 +83,9 @@ type GCOptions struct {
 	Progress progress.Reporter
 	// newest are the finished runs KeepLast keeps (nil: no KeepLast).
 	newest map[string]bool
+	// Ignored is --include-ignored with its cap, for the snapshots taken before a
+	// removal (of the options, only IncludeIgnored and IgnoredCap are read).
+	Ignored recovery.Options
 }
 
 // Plan says what gc would do, from a report; it changes nothing. Worktrees come first,
@@ -87,6 +94,19 @@ type GCOptions struct {
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
 	opt.newest = newest(rep, opt.KeepLast)
 	acts := planWorktrees(rep)
+	for i := range acts {
+		if a := &acts[i]; a.Kind == RemoveWorktree {
+			// A removal deletes the ignored files its snapshot leaves out: the plan
+			// names them first.
+			list, err := recovery.IgnoredToDelete(ctx, repo, a.Path, opt.Ignored)
+			if err != nil {
+				return nil, err
+			}
+			if len(list) > 0 {
+				a.IgnoredToDelete = list
+			}
+		}
+	}
 	refActs, err := planRefs(ctx, repo, rep, opt, acts, nil)
 	acts = append(append(append(acts, refActs...), planKept(rep)...), planLeftovers(rep, opt)...)
 	return append(acts, planStrays(rep)...), err
@@ -617,7 +637,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	progress.Start(opt.Progress, "removing worktrees", len(acts))
 	for i := range acts {
 		a := &acts[i]
-		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node, recovery.Options{Reason: "gc"})
+		a.IgnoredToDelete = nil // what was deleted is IgnoredDeleted
+		res, err := recovery.PreserveAndRemove(ctx, store, a.RunID, a.Node,
+			recovery.Options{Reason: "gc", IncludeIgnored: opt.Ignored.IncludeIgnored, IgnoredCap: opt.Ignored.IgnoredCap})
 		progress.Add(opt.Progress, 1)
 		if res != nil && res.Snapshot != nil {
 			a.Snapshot = res.Snapshot.Rec.ID

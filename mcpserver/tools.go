@@ -239,6 +239,7 @@ type ResumeDetectInput struct {
 type ResumePlanInput struct {
 	Run     string `json:"run,omitempty" atlas:"arg" jsonschema:"the run (default: this session's, else the newest interrupted)"`
 	Session string `json:"session,omitempty" jsonschema:"prefer this session's run"`
+	SnapshotInput
 }
 
 // ResumeInput is resume's input.
@@ -251,6 +252,7 @@ type ResumeInput struct {
 	TakeOver      bool   `json:"take_over,omitempty" jsonschema:"resume a run another live driver holds, taking its driver lease (needs holder)"`
 	Holder        string `json:"holder,omitempty" jsonschema:"with take_over: the new driver"`
 	TTL           string `json:"ttl,omitempty" jsonschema:"with take_over: how long the new driver lease lasts (default 10m)"`
+	SnapshotInput
 }
 
 // RecoverInput is recover's input.

@@ -72,6 +72,9 @@ type GCRequest struct {
 	MaxSize int64
 	// Now is what Before counts back from (zero: Ops.Clock).
 	Now time.Time
+	// Snapshot is --include-ignored with its cap, for the snapshots taken before a
+	// removal; the plan names the ignored files a removal would delete.
+	Snapshot SnapshotOptions
 }
 
 // GCResult is `gc --json`. Its fields are in the order of the JSON keys (sorted: gc
@@ -102,6 +105,7 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if err != nil {
 		return nil, err
 	}
+	opt.Ignored = o.snapshotOptions(req.Snapshot, "", "")
 	res := &GCResult{Applied: req.Apply}
 	if req.Apply {
 		// A driver of no name: gc removes only finished runs' worktrees, which have no

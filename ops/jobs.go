@@ -164,6 +164,8 @@ type JobClaimRequest struct {
 	// thread id, recorded on the job (docs/contract.md §15).
 	Agent    string
 	ThreadID string
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobClaimResult is a claim (docs/contract.md §4.7); the pointers are null when nothing was
@@ -243,6 +245,11 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 		return res, claimStop(r, g.Reason)
 	}
 	res.Job, res.Lease, res.Attempt, res.ExpiresAt = g.Job, &g.Lease, &g.Attempt, &g.ExpiresAt
+	if req.ForAgent {
+		j := *g.Job
+		res.Job = &j
+		o.agentText().jobs(ctx, r, []*gitstate.Job{res.Job})
+	}
 	return res, nil
 }
 
@@ -330,6 +337,8 @@ type JobDoneRequest struct {
 	// VerifyTimeout bounds the job's verify on an ok receipt.
 	VerifyTimeout time.Duration
 	Worker        Worker
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobDoneResult is what a receipt did. Its fields are in the order of the JSON keys
@@ -438,6 +447,16 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 			res.Children = append(res.Children, *j)
 		}
 	}
+	if req.ForAgent && res.Job != nil {
+		j := *res.Job
+		res.Job = &j
+		at := o.agentText()
+		at.jobs(ctx, r, []*gitstate.Job{res.Job})
+		at.jobs(ctx, r, pointers(res.Children))
+		if res.Verify != nil && !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+			res.Verify = composedVerify(res.Verify)
+		}
+	}
 	if vr != nil && !vr.Passed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)",
 			req.Job, resume.Outcome(vr, req.VerifyTimeout), oc.To, oc.Attempts)}
@@ -450,6 +469,8 @@ type JobListRequest struct {
 	Run string
 	// Ready lists only the jobs a claim could take now.
 	Ready bool
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobListResult is a graph run's jobs, the ready ones, and its gas. Its fields are in
@@ -487,6 +508,9 @@ func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, 
 		if !req.Ready || ready[j.ID] {
 			res.Jobs = append(res.Jobs, j)
 		}
+	}
+	if req.ForAgent {
+		o.agentText().jobs(ctx, r, pointers(res.Jobs))
 	}
 	return res, nil
 }
@@ -565,7 +589,7 @@ func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) 
 	if base == "" {
 		base = r.Header.Baseline
 	}
-	outside, err := worktrees.OutsideScope(ctx, store.Repo, rec, base, j.Scope)
+	outside, err := worktrees.OutsideScope(ctx, store.Repo, req.Run, rec, base, j.Scope)
 	if err != nil || len(outside) == 0 {
 		return err
 	}

@@ -20,6 +20,8 @@ type ListRequest struct {
 	All bool
 	// Now is the time liveness is judged at (zero: Ops.Clock).
 	Now time.Time
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // ListItem is one run of `list`: its summary, or (Unreadable) the error that kept it
@@ -47,6 +49,7 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		return nil, err
 	}
 	now := o.orNow(req.Now)
+	at := o.agentText()
 	items := []ListItem{}
 	for _, e := range entries {
 		if e.Err != nil {
@@ -56,7 +59,11 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		if !req.All && gitstate.RunTerminal(e.Run.State.Status) {
 			continue
 		}
-		items = append(items, ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run})
+		item := ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run}
+		if req.ForAgent {
+			at.view(ctx, &item.RunView, e.Run.Header.Intent)
+		}
+		items = append(items, item)
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
 	return &ListResult{Runs: items, Now: now}, nil
@@ -69,6 +76,8 @@ type ShowRequest struct {
 	At *int
 	// Now is the time liveness and budgets are judged at (zero: Ops.Clock).
 	Now time.Time
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // StageView is a stage as show reports it: its status beside its definition's gate
@@ -133,8 +142,14 @@ func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &ShowResult{RunView: RunViewOf(r, now), Stages: StageViews(r, now), Header: hdr, State: st,
-		Verdict: gitstate.RunVerdict(&r.Header, &r.State), Run: r, Now: now}, nil
+	res := &ShowResult{RunView: RunViewOf(r, now), Stages: StageViews(r, now), Header: hdr, State: st,
+		Verdict: gitstate.RunVerdict(&r.Header, &r.State), Run: r, Now: now}
+	if req.ForAgent {
+		if err := o.agentText().show(ctx, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // StageViews are the run's stages as show reports them, in the state's order.
@@ -176,6 +191,8 @@ type LogRequest struct {
 	Heartbeats bool
 	// Diverged reads the run's N-th kept diverged chain instead of its ledger.
 	Diverged int
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // LogResult is `log --json`: the events, oldest first, each as the ledger holds it.
@@ -193,12 +210,14 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 		return nil, fault.Usage("--last must not be negative")
 	}
 	store := o.Reader()
-	if req.Stage != "" { // a filter naming no stage of the run is a mistake, as in `event`
+	var run *gitstate.Run
+	if req.Stage != "" || req.ForAgent { // a filter naming no stage of the run is a mistake, as in `event`
 		r, err := store.Load(ctx, req.Run)
 		if err != nil {
 			return nil, err
 		}
-		if _, _, ok := r.Stage(req.Stage); !ok {
+		run = r
+		if _, _, ok := r.Stage(req.Stage); req.Stage != "" && !ok {
 			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 		}
 	}
@@ -232,7 +251,13 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 		}
 		docs = append(docs, d)
 	}
-	return &LogResult{Events: docs, RunID: req.Run, Kept: kept}, nil
+	res := &LogResult{Events: docs, RunID: req.Run, Kept: kept}
+	if req.ForAgent {
+		if err := o.agentText().log(ctx, run, res); err != nil {
+			return nil, err
+		}
+	}
+	return res, nil
 }
 
 // Graph is a run's DAG (a graph run's jobs, or a single run's stages) as the views

@@ -119,6 +119,9 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 	}
 	for i := range cands {
 		c := &cands[i]
+		if !intents.Trusts(ctx, c.RunID, c.Intent) { // the one decision (agenttext.go)
+			c.ManagedBy, c.ResumeWith = "", ""
+		}
 		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
 		c.Kind, c.InterruptedStage, c.StageStatus, c.Holder = name(c.Kind), name(c.InterruptedStage), name(c.StageStatus), name(c.Holder)
 	}
@@ -200,6 +203,11 @@ type ResumeRequest struct {
 	Warn func(format string, args ...any)
 	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
+	// Snapshot is --include-ignored with its cap, for the snapshots resets take; the
+	// plan names the ignored files a reset would delete.
+	Snapshot SnapshotOptions
 }
 
 // Prompt is how an operation asks the person at a terminal, mid-operation, what only
@@ -267,7 +275,12 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 		return nil, err
 	}
 	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
-	return resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder})
+	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder,
+		Ignored: o.snapshotOptions(req.Snapshot, "", "")})
+	if err == nil && req.ForAgent {
+		o.agentText().plan(ctx, r, p)
+	}
+	return p, err
 }
 
 // Resume resumes the run (docs/contract.md §6): fences the stale driver, snapshots every dirty
@@ -288,8 +301,8 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 	}
 	opt := resume.Options{
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
-		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store),
-		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl,
+		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store, req.Snapshot),
+		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl, Ignored: o.snapshotOptions(req.Snapshot, "", ""),
 	}
 	if req.Session != "" {
 		if opt.Key, err = store.SessionKey(); err != nil {
@@ -303,6 +316,9 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 		opt.Warn = func(string, ...any) {}
 	}
 	res, err := resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	if res != nil && req.ForAgent {
+		o.agentText().plan(ctx, r, res.Plan)
+	}
 	if err != nil || res == nil {
 		return res, err
 	}
@@ -321,11 +337,11 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 }
 
 // resumeOps wires resume to the worktree and recovery operations.
-func (o *Ops) resumeOps(ctx context.Context, store *gitstate.Store) resume.Ops {
+func (o *Ops) resumeOps(ctx context.Context, store *gitstate.Store, snap SnapshotOptions) resume.Ops {
 	// The user's checkout, even when resume runs inside a managed worktree.
 	checkout, err := recovery.UserCheckout(ctx, store, o.Repo.TopLevel)
 	if err != nil {
 		checkout = ""
 	}
-	return resume.DefaultOps(store, checkout)
+	return resume.DefaultOps(store, checkout, o.snapshotOptions(snap, "", ""))
 }

@@ -47,6 +47,9 @@ type RunView struct {
 	ManagedBy    string `json:"managed_by,omitempty"`
 	ResumeWith   string `json:"resume_with,omitempty"`
 	TakenOver    string `json:"taken_over,omitempty"`
+	// TextWithheld: the run's free text was left out, for an agent, because the run
+	// was neither started nor trusted here (agenttext.go).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 // RunViewOf is r as seen at now (its driver is live or not then).
@@ -247,7 +250,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	for _, cm := range trust.Commands(r) {
 		own = append(own, cm.Command)
 	}
-	added, err := trust.Add(ctx, o.Repo, id, req.Intent, own...)
+	added, err := trust.AddRun(ctx, o.Repo, id, req.Intent, own...)
 	if err != nil {
 		return nil, err
 	}
@@ -760,6 +763,12 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
 		res.OutsideScope = u.OutsideScope
 	}
+	if req.Person.Via != ViaCommandLine { // an agent's context (agenttext.go)
+		if at := o.agentText(); !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+			at.view(ctx, &res.RunView, r.Header.Intent)
+			res.Verdict = withheldVerdict(res.Verdict)
+		}
+	}
 	return res, nil
 }
 
@@ -867,5 +876,5 @@ func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req Transit
 	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
 		return nil, "", err
 	}
-	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store), o.now())
+	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store, SnapshotOptions{}), o.now())
 }

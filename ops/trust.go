@@ -88,9 +88,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 		case req.Digest == "":
 			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
-		if _, err := trust.Add(ctx, o.Repo, req.Run, intent, todo...); err != nil {
-			return nil, err
-		}
+	}
+	if _, err := trust.AddRun(ctx, o.Repo, req.Run, intent, todo...); err != nil {
+		return nil, err
 	}
 	for i := range cmds {
 		cmds[i].Trusted = true

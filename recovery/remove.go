@@ -128,6 +128,29 @@ func IgnoredLeftOut(ctx context.Context, store *gitstate.Store, run, id string) 
 	return deletedIgnored(s.Manifest), nil
 }
 
+// IgnoredToDelete names the ignored files and wholly ignored directories of the
+// worktree at path that a snapshot taken with opt would leave out (all of them
+// without opt.IncludeIgnored; past opt.IgnoredCap with it), by name, count and size:
+// those a reset or removal after it deletes. It reads only; a missing directory has
+// none. Resume's and gc's plans list them (docs/contract.md §7).
+func IgnoredToDelete(ctx context.Context, repo *git.Repository, path string, opt Options) ([]IgnoredEntry, error) {
+	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
+		return []IgnoredEntry{}, nil
+	}
+	if opt.IgnoredCap == 0 {
+		opt.IgnoredCap = DefaultIgnoredCap
+	}
+	paths, err := repo.Worktree(path).ListIgnored(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list the ignored files of %s: %w", path, err)
+	}
+	list, _, err := sizeIgnored(path, paths, opt)
+	if err != nil {
+		return nil, err
+	}
+	return deletedIgnored(Manifest{Ignored: list}), nil
+}
+
 // deletedIgnored are the entries of m.Ignored whose files are not all in the
 // snapshot's tree.
 func deletedIgnored(m Manifest) []IgnoredEntry {

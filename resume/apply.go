@@ -82,6 +82,10 @@ type Options struct {
 	TTL    time.Duration
 	// Host is where an attempt's agent may still run (zero: this machine).
 	Host Host
+	// Ignored is --include-ignored with its cap, for the snapshots the resets take:
+	// ignored files stay out of them unless IncludeIgnored (of the options, only it
+	// and IgnoredCap are read). The plan lists those a reset would delete.
+	Ignored recovery.Options
 }
 
 // Owns reports whether the run's live driver is the caller: its session, or its
@@ -152,7 +156,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if r.HandsOff() && !opt.TakeOver {
 		// Another engine's run, or dispatch-only: nothing is written, reset or run;
 		// the plan says who owns it and how to resume it there (docs/contract.md §6).
-		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker())
+		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker(), opt.Ignored)
 		if err != nil {
 			return nil, err
 		}
@@ -167,7 +171,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		}
 	}
 	now := store.Now()
-	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
+	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), opt.Ignored)
 	if err != nil {
 		return nil, err
 	}
@@ -267,7 +271,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 		return nil, err
 	}
 	now := store.Now()
-	final, err := makePlan(ctx, repo, r, now, false, opt.Host, opt.asker())
+	final, err := makePlan(ctx, repo, r, now, false, opt.Host, opt.asker(), opt.Ignored)
 	if err != nil {
 		return nil, err
 	}

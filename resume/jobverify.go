@@ -27,11 +27,10 @@ func NodeVerify(ctx context.Context, store *gitstate.Store, r *gitstate.Run, com
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
-	set, err := trust.Load(ctx, store.Repo, r.Header.RunID)
+	approved, ok, err := trust.Gate(ctx, store.Repo, r.Header.RunID, command)
 	if err != nil {
 		return nil, err
 	}
-	approved, ok := set.Approve(command)
 	if !ok {
 		e := fault.New(fault.ErrRefused, "the verify %q came with run %s from elsewhere and was not run", command, r.Header.RunID)
 		e.Err = ErrUntrusted

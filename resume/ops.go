@@ -14,17 +14,18 @@ import (
 // DefaultOps are the real worktree and recovery operations: snapshot-then-remove from
 // recovery, recreate from worktrees, preserve-and-replay from recovery. checkout is the
 // user's checkout, which a stage without a worktree ran in (snapshotted read-only,
-// and copied into a temporary worktree for its verify).
-func DefaultOps(store *gitstate.Store, checkout string) Ops {
+// and copied into a temporary worktree for its verify). ignored is --include-ignored
+// with its cap (Options.Ignored), for the snapshots taken before a reset.
+func DefaultOps(store *gitstate.Store, checkout string, ignored recovery.Options) Ops {
 	return Ops{
 		Preserve: func(ctx context.Context, run, node, reason string) (string, error) {
-			return preserveClaimed(ctx, store, run, node, reason)
+			return preserveClaimed(ctx, store, run, node, reason, ignored)
 		},
 		Recreate: func(ctx context.Context, run, node string) (string, error) {
 			return recreate(ctx, store, run, node)
 		},
 		ResetInPlace: func(ctx context.Context, run, node, reason string) (string, bool, error) {
-			return resetInPlace(ctx, store, run, node, reason)
+			return resetInPlace(ctx, store, run, node, reason, ignored)
 		},
 		CopyCheckout: func(ctx context.Context, run string) (string, func(context.Context) error, error) {
 			if checkout == "" {
@@ -98,7 +99,7 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 // this repository's linked worktree, adopted, in the middle of a merge or rebase,
 // sparse, with marked index entries, holding a nested repository, or whose branch is
 // gone.
-func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason string) (snap string, ok bool, err error) {
+func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason string, ignored recovery.Options) (snap string, ok bool, err error) {
 	repo := store.Repo
 	r, err := store.Load(ctx, run)
 	if err != nil {
@@ -147,7 +148,7 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 			base = r.Header.Baseline
 		}
 		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: recovery.SourceWorktree},
-			recovery.Options{Reason: reason})
+			withIgnored(recovery.Options{Reason: reason}, ignored))
 		if err != nil {
 			_ = m.Done() // nothing was changed
 			return "", false, err
@@ -181,14 +182,14 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 // is a conflict (nothing is touched); one a killed process left half-made is claimed
 // for the time it takes to preserve it, and is always snapshotted (an agent may have
 // been given its path), like every other worktree.
-func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reason string) (string, error) {
+func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reason string, ignored recovery.Options) (string, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return "", err
 	}
 	rec := r.State.Worktree(node)
 	if rec == nil {
-		return PreserveWorktree(ctx, store, run, node, reason, false)
+		return preserveWorktree(ctx, store, run, node, reason, false, ignored)
 	}
 	// A marker is claimed (a file made beside the worktree) only under the managed
 	// root.
@@ -197,7 +198,7 @@ func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reas
 	}
 	inProgress, halfMade, _ := worktrees.Making(rec.Path)
 	if !inProgress && !halfMade {
-		return PreserveWorktree(ctx, store, run, node, reason, false)
+		return preserveWorktree(ctx, store, run, node, reason, false, ignored)
 	}
 	m, tookOver, err := worktrees.ClaimMaking(run, *rec)
 	if err != nil {
@@ -206,7 +207,7 @@ func preserveClaimed(ctx context.Context, store *gitstate.Store, run, node, reas
 	if tookOver && !strings.Contains(reason, halfMadeReason) {
 		reason += " (" + halfMadeReason + ")"
 	}
-	snap, err := PreserveWorktree(ctx, store, run, node, reason, tookOver)
+	snap, err := preserveWorktree(ctx, store, run, node, reason, tookOver, ignored)
 	if err != nil {
 		m.Drop()
 		return "", err
@@ -225,6 +226,18 @@ const halfMadeReason = "checkout never finished"
 // and its files are snapshotted as they are (recovery.SnapshotSetAside). It returns
 // the snapshot id, or "". `worktree add` uses it for a half-made checkout.
 func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, reason string, always bool) (string, error) {
+	return preserveWorktree(ctx, store, run, node, reason, always, recovery.Options{})
+}
+
+// withIgnored is opt with ignored's --include-ignored and cap.
+func withIgnored(opt, ignored recovery.Options) recovery.Options {
+	opt.IncludeIgnored, opt.IgnoredCap = ignored.IncludeIgnored, ignored.IgnoredCap
+	return opt
+}
+
+// preserveWorktree is PreserveWorktree, its snapshots taking ignored files as ignored
+// says (--include-ignored).
+func preserveWorktree(ctx context.Context, store *gitstate.Store, run, node, reason string, always bool, ignored recovery.Options) (string, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return "", err
@@ -241,7 +254,7 @@ func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 				base = r.Header.Baseline
 			}
 			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base},
-				recovery.Options{Reason: reason + " (set aside whole: git could not read it)"})
+				withIgnored(recovery.Options{Reason: reason + " (set aside whole: git could not read it)"}, ignored))
 			if err != nil {
 				return "", fmt.Errorf("the worktree of node %s could not be read by git and was set aside whole at %s (nothing in it was removed), but its snapshot failed: %w", node, aside, err)
 			}
@@ -252,7 +265,7 @@ func PreserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 	if err != nil {
 		return "", err
 	}
-	removed, err := recovery.PreserveAndRemove(ctx, store, run, node, recovery.Options{Reason: reason, KeepRecord: true, Always: always || worth})
+	removed, err := recovery.PreserveAndRemove(ctx, store, run, node, withIgnored(recovery.Options{Reason: reason, KeepRecord: true, Always: always || worth}, ignored))
 	if err != nil {
 		return "", err
 	}

@@ -150,6 +150,10 @@ type WorktreePlan struct {
 	// and git's registration disagree): the reset leaves it exactly as it is
 	// (worktrees.Own).
 	Foreign bool `json:"foreign,omitempty"`
+	// IgnoredToDelete are the ignored files and wholly ignored directories the reset
+	// would delete without their bytes in its snapshot (all of them without
+	// --include-ignored), by name, count and size (recovery.IgnoredToDelete).
+	IgnoredToDelete []recovery.IgnoredEntry `json:"ignored_to_delete,omitempty"`
 	// Busy: another process is making this checkout now.
 	Busy bool `json:"-"`
 	// Setup is the run's setup as it last ran in this worktree (docs/contract.md §15).
@@ -160,7 +164,7 @@ type WorktreePlan struct {
 // verify says whether verify-first will run (not --no-verify): the interrupted stage's
 // worktree is then left as it is for verify to judge, instead of being reset. host is
 // where an attempt's agent may still run.
-func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker) (*Plan, error) {
+func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker, ignored recovery.Options) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
@@ -233,7 +237,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	if st := p.InterruptedStage; verify && st != nil && inFlight(st.Status) && st.HasVerify && st.VerifySafe {
 		keep = st.Name
 	}
-	wts, err := planWorktrees(ctx, repo, r, keep)
+	wts, err := planWorktrees(ctx, repo, r, keep, ignored)
 	if err != nil {
 		return nil, err
 	}
@@ -278,7 +282,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // session, a compacted one, or its holder) is its own, planned as resume would go on
 // with it at once. The next action's commands are the caller's (docs/contract.md §11.13).
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
-	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker())
+	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), opt.Ignored)
 	if err != nil || !p.Live || !opt.Owns(r, now) || r.HandsOff() {
 		return p, err
 	}

@@ -190,11 +190,11 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 // wrote it, or a person ran `git atlas trust`), or, on a terminal, approved by the
 // person now. Headless (also with --yes) an untrusted command is never run: nil.
 func approve(ctx context.Context, repo *git.Repository, run string, st *StageInfo, opt Options) (*trust.Approved, error) {
-	set, err := trust.Load(ctx, repo, run)
+	a, ok, err := trust.Gate(ctx, repo, run, st.VerifyCommand)
 	if err != nil {
 		return nil, err
 	}
-	if a, ok := set.Approve(st.VerifyCommand); ok {
+	if ok {
 		return &a, nil
 	}
 	if opt.Headless || opt.Ask == nil {
@@ -389,11 +389,10 @@ func VerifyForPass(ctx context.Context, repo *git.Repository, r *gitstate.Run, s
 	case !def.VerifySafe:
 		return nil, UnverifiedNotSafe, nil
 	}
-	set, err := trust.Load(ctx, repo, r.Header.RunID)
+	approved, ok, err := trust.Gate(ctx, repo, r.Header.RunID, def.Verify)
 	if err != nil {
 		return nil, "", err
 	}
-	approved, ok := set.Approve(def.Verify)
 	if !ok {
 		return nil, UnverifiedUntrusted, nil
 	}

@@ -142,6 +142,20 @@ func (s Set) Approve(command string) (Approved, bool) {
 	return Approved{command}, true
 }
 
+// Gate is the one check every path makes before it runs a command run carries (a
+// stage's verify on resume or on passed, a job's verify on its receipt or owed, the
+// run's verify on the union): the command cleared to run when run's record trusts
+// it here, else ok false, and then it is never run (docs/contract.md §10). A record
+// that cannot be read is an error: nothing runs.
+func Gate(ctx context.Context, repo *git.Repository, run, command string) (a Approved, ok bool, err error) {
+	s, err := Load(ctx, repo, run)
+	if err != nil {
+		return Approved{}, false, err
+	}
+	a, ok = s.Approve(command)
+	return a, ok, nil
+}
+
 // Once clears command for one run because a person at the terminal said so; nothing
 // is recorded.
 func Once(command string) Approved { return Approved{command} }
@@ -179,11 +193,23 @@ type Added struct {
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	return add(ctx, repo, run, intent, intent != "", commands)
+}
+
+// AddRun is Add for a run started in this clone, or one a person read and trusted
+// here: it trusts the run's free text as it stands, whatever its intent (empty too),
+// so that Intents.Trusts holds for it and its notes, reasons and criteria may reach an
+// agent here (docs/contract.md §6).
+func AddRun(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	return add(ctx, repo, run, intent, true, commands)
+}
+
+func add(ctx context.Context, repo *git.Repository, run, intent string, text bool, commands []string) (Added, error) {
 	var want []string
 	for _, c := range commands {
 		want = append(want, hash(run, c))
 	}
-	if intent != "" {
+	if text {
 		want = append(want, intentHash(run, intent))
 	}
 	added := Added{run: run}
@@ -242,8 +268,19 @@ func NewIntents(repo *git.Repository) *Intents {
 // Shown is intent when run's record trusts it, else "" (a record that cannot be read
 // trusts nothing).
 func (in *Intents) Shown(ctx context.Context, run, intent string) string {
-	if in == nil || in.repo == nil || intent == "" {
+	if intent == "" || !in.Trusts(ctx, run, intent) {
 		return ""
+	}
+	return intent
+}
+
+// Trusts is the one decision of whether run's free text (its intent, criteria,
+// reasons, notes, event data) may reach an agent's context here: the run was started
+// in this clone, or a person trusted it here, with intent as it carries it now
+// (docs/contract.md §6). A record that cannot be read trusts nothing.
+func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
+	if in == nil || in.repo == nil {
+		return false
 	}
 	s, ok := in.sets[run]
 	if !ok {
@@ -253,10 +290,7 @@ func (in *Intents) Shown(ctx context.Context, run, intent string) string {
 		}
 		in.sets[run] = s
 	}
-	if s.hashes == nil || !s.TrustsIntent(intent) {
-		return ""
-	}
-	return intent
+	return s.hashes != nil && s.TrustsIntent(intent)
 }
 
 // Revoke forgets every trusted command of run.

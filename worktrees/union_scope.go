@@ -127,7 +127,7 @@ func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Ru
 		base = r.Header.Baseline
 	}
 	if rec := r.State.Worktree(stage); rec != nil {
-		return OutsideScope(ctx, repo, rec, base, def.Scope)
+		return OutsideScope(ctx, repo, r.Header.RunID, rec, base, def.Scope)
 	}
 	if checkout == "" {
 		return nil, nil

@@ -71,6 +71,7 @@ type GcCmd struct {
 	Apply      bool           `help:"Do it; without --apply gc only prints its plan."`
 	Recoveries bool           `help:"Also drop the recovery snapshots of dropped and vanished runs."`
 	MaxSize    string         `name:"max-size" help:"With --recoveries: also drop finished runs' snapshots, oldest first, until the bytes only snapshots hold fit in SIZE (500M, 2G: powers of 1024; default: git config atlas.gc.maxSize)." placeholder:"SIZE"`
+	SnapshotFlags
 }
 
 // Run prints the plan, or applies it.
@@ -79,7 +80,11 @@ func (c *GcCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	req := ops.GCRequest{Before: 720 * time.Hour, BeforeIsDefault: c.Before == nil, KeepLast: c.KeepLast, Apply: c.Apply, Recoveries: c.Recoveries}
+	snap, err := c.options()
+	if err != nil {
+		return err
+	}
+	req := ops.GCRequest{Before: 720 * time.Hour, BeforeIsDefault: c.Before == nil, KeepLast: c.KeepLast, Apply: c.Apply, Recoveries: c.Recoveries, Snapshot: snap}
 	if c.Before != nil {
 		req.Before = *c.Before
 	}
@@ -130,6 +135,7 @@ func (c *GcCmd) Run(env *Env) error {
 			}
 			fmt.Fprintln(w, line)
 			printIgnoredDeleted(w, a.IgnoredDeleted)
+			printIgnoredToDelete(w, "", a.IgnoredToDelete)
 		}
 		if res.Applied {
 			fmt.Fprintf(w, "%d bytes of objects became unreachable; git's own gc prunes them\n", res.UnreachableBytes)

@@ -96,7 +96,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops(), Agent: c.Agent, ThreadID: c.ThreadID})
+	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops(), Agent: c.Agent, ThreadID: c.ThreadID, ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobDone(env.Ctx, ops.JobDoneRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Status: c.Status, Data: json.RawMessage(c.Data),
-		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.WorkerFlags.ops()})
+		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.WorkerFlags.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
@@ -265,7 +265,7 @@ func (c *JobListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobList(env.Ctx, ops.JobListRequest{Run: c.RunID, Ready: c.Ready})
+	res, err := o.JobList(env.Ctx, ops.JobListRequest{Run: c.RunID, Ready: c.Ready, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}

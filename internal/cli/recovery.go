@@ -78,6 +78,26 @@ func printIgnoredDeleted(w io.Writer, list []recovery.IgnoredEntry) {
 	}
 }
 
+// printIgnoredToDelete names, in a plan, the ignored files a reset or removal would
+// delete without keeping their bytes (of node, when given).
+func printIgnoredToDelete(w io.Writer, node string, list []recovery.IgnoredEntry) {
+	if len(list) == 0 {
+		return
+	}
+	of := ""
+	if node != "" {
+		of = " of " + ledgerText(node, cellMax)
+	}
+	fmt.Fprintf(w, "would delete ignored files%s, not in the snapshot (--include-ignored keeps them, up to --ignored-cap):\n", of)
+	for _, e := range list {
+		name := displayPath(e.String())
+		if e.Dir {
+			name += "/"
+		}
+		fmt.Fprintf(w, "  %s  %d file(s), %d bytes\n", name, e.Files, e.Size)
+	}
+}
+
 // RecoverCmd is `git atlas recover RUN --stage S`.
 type RecoverCmd struct {
 	RunID    string `arg:"" name:"run" help:"The run."`

@@ -28,6 +28,7 @@ type ResumeCmd struct {
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
 	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
 	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
+	SnapshotFlags
 }
 
 // Run resumes.
@@ -57,9 +58,14 @@ func (c *ResumeCmd) Run(env *Env) error {
 		}
 		return env.out(res, func(w io.Writer) { printDetect(w, res) })
 	}
+	snap, err := c.options()
+	if err != nil {
+		return err
+	}
 	req := ops.ResumeRequest{
 		RunID: c.RunID, Session: c.session(env), TakeOver: c.TakeOver, Holder: c.Holder, TTL: c.TTL,
 		NoVerify: c.NoVerify, VerifyTimeout: c.VerifyTimeout, OnVerifyFail: c.OnVerifyFail, Warn: env.warn,
+		ForAgent: env.forAgent(), Snapshot: snap,
 	}
 	if !env.headless() {
 		req.Prompt = &ops.Prompt{Choose: env.chooseRun(env.now()), Ask: env.ask}
@@ -325,6 +331,9 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 			t.row(wt.Node, wt.Action, dash(why), wt.Path)
 		}
 		t.flush()
+		for _, wt := range p.Worktrees {
+			printIgnoredToDelete(w, wt.Node, wt.IgnoredToDelete)
+		}
 	}
 	printNext(w, p.NextAction)
 }

@@ -124,7 +124,7 @@ func (c *ListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.List(env.Ctx, ops.ListRequest{All: c.All})
+	res, err := o.List(env.Ctx, ops.ListRequest{All: c.All, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}
@@ -169,7 +169,7 @@ func (c *ShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Show(env.Ctx, ops.ShowRequest{Run: c.RunID, At: c.At})
+	res, err := o.Show(env.Ctx, ops.ShowRequest{Run: c.RunID, At: c.At, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}
@@ -300,7 +300,7 @@ func (c *LogCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Log(env.Ctx, ops.LogRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Last: c.Last, Heartbeats: c.Heartbeats, Diverged: c.Diverged})
+	res, err := o.Log(env.Ctx, ops.LogRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Last: c.Last, Heartbeats: c.Heartbeats, Diverged: c.Diverged, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}

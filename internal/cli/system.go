@@ -64,6 +64,10 @@ func (e *Env) person(approvedBy string) ops.Person {
 	return ops.Person{Via: e.system().Via, Terminal: e.isTerminal(e.Stdin) && e.getenv("CI") != "true", ApprovedBy: approvedBy}
 }
 
+// forAgent reports whether the command's output goes to an agent's context (MCP, an
+// agent's hook): a run's free text then reaches it only where ops trusts it.
+func (e *Env) forAgent() bool { return e.system().Via != ops.ViaCommandLine }
+
 // isTerminal reports whether stream is an interactive terminal.
 func (e *Env) isTerminal(stream any) bool {
 	ok, _ := e.system().Terminal(stream)

@@ -369,6 +369,17 @@ func (w *Worktree) HasIgnored(ctx context.Context) (bool, error) {
 	return len(out) > 0, nil
 }
 
+// ListIgnored lists the ignored files of the worktree (standard excludes), a wholly
+// ignored directory as one entry ending in "/", reading only (no optional locks):
+// what a plan names before a reset or removal deletes them.
+func (w *Worktree) ListIgnored(ctx context.Context) ([]string, error) {
+	out, err := w.git(ctx, nil, nil, "--no-optional-locks", "ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory")
+	if err != nil {
+		return nil, err
+	}
+	return nulSplit(out), nil
+}
+
 // HidesChanges reports whether any index entry hides its file's changes from status:
 // one marked assume-unchanged, or one marked skip-worktree whose file is on disk (the
 // "keep my local edit of this tracked file" idiom; a sparse checkout's skip-worktree

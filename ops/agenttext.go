@@ -1,0 +1,214 @@
+package ops
+
+import (
+	"context"
+	"strconv"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/resume"
+	"github.com/git-atlas/git-atlas/trust"
+)
+
+// Agent-facing text (docs/contract.md §6, §11 invariant 11): what reaches an agent's
+// context (the MCP tools, the session-start hook, resume --detect and --brief)
+// carries the free text of a run (its intent, criteria, reasons, notes, event data,
+// the commands it carries, members this release does not know) only when the run was
+// started in this clone or a person trusted it here. One decision says so for every
+// path, agentText.trusts (trust.Intents.Trusts); a run it does not trust reaches an
+// agent as what git-atlas composes: ids, kinds, statuses, stages, jobs, epochs, times
+// and object ids, with text_withheld set. A person on the command line still reads
+// everything (escaped on a terminal).
+
+// agentText is the decision, reading each run's trust record once.
+type agentText struct{ intents *trust.Intents }
+
+func (o *Ops) agentText() agentText { return agentText{trust.NewIntents(o.Repo)} }
+
+// trusts reports whether run's free text may reach an agent here.
+func (a agentText) trusts(ctx context.Context, run, intent string) bool {
+	return a.intents.Trusts(ctx, run, intent)
+}
+
+// view withholds the free text of v, a run this clone does not trust.
+func (a agentText) view(ctx context.Context, v *RunView, intent string) {
+	if v.RunID == "" || a.trusts(ctx, v.RunID, intent) {
+		return
+	}
+	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith = "", "", "", ""
+	v.TextWithheld = true
+}
+
+// show withholds the free text of a shown run this clone does not trust: its view,
+// its stages' verify commands, its verdict's criteria, and its header and state
+// documents, rebuilt from the members git-atlas composes.
+func (a agentText) show(ctx context.Context, res *ShowResult) error {
+	r := res.Run
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return nil
+	}
+	a.view(ctx, &res.RunView, r.Header.Intent)
+	for i := range res.Stages {
+		res.Stages[i].Verify = ""
+	}
+	res.Verdict = withheldVerdict(res.Verdict)
+	h, s := composedHeader(&r.Header), composedState(&r.State)
+	var err error
+	if res.Header, err = gitstate.MarshalHeader(&h); err != nil {
+		return err
+	}
+	res.State, err = gitstate.MarshalState(&s)
+	return err
+}
+
+// log withholds the data of a logged run's events when this clone does not trust
+// the run: what remains is each event's seq, type, time, epoch, stage, job and holder.
+func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) error {
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return nil
+	}
+	for i := range res.Kept {
+		e := &res.Kept[i]
+		e.Data, e.Extra = nil, nil
+		d, err := gitstate.MarshalEvent(e)
+		if err != nil {
+			return err
+		}
+		res.Events[i] = d
+	}
+	return nil
+}
+
+// jobs withholds the free text of a graph run's jobs (copies the caller owns).
+func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) {
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	for _, j := range jobs {
+		if j != nil {
+			*j = composedJob(*j)
+		}
+	}
+}
+
+// pointers are pointers to the elements of jobs.
+func pointers(jobs []gitstate.Job) []*gitstate.Job {
+	out := make([]*gitstate.Job, len(jobs))
+	for i := range jobs {
+		out[i] = &jobs[i]
+	}
+	return out
+}
+
+// withheldText stands in a composed sentence for a value a run carries that an
+// agent may not read.
+const withheldText = "(text withheld: the run was not started or trusted here)"
+
+// plan withholds the free text of a resume plan (or a resume's result) of r when this
+// clone does not trust r: the stop reason, the owner and its resume command, the
+// untrusted commands, the criteria, and those values wherever next_action's reason
+// quotes them.
+func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+	if p == nil || r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	var values []string
+	for _, v := range []string{r.State.Reason, p.Reason, r.Header.ManagedBy, r.Header.ResumeWith} {
+		if v != "" {
+			values = append(values, strconv.Quote(v), v)
+		}
+	}
+	p.Reason, p.ManagedBy, p.ResumeWith = "", "", ""
+	for i := range p.Commands {
+		if !p.Commands[i].Trusted {
+			p.Commands[i].Command = ""
+		}
+	}
+	if st := p.InterruptedStage; st != nil {
+		if !st.VerifyTrusted {
+			st.VerifyCommand = ""
+		}
+		if at := st.Attempt; at != nil {
+			st.Attempt = &gitstate.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
+				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout}
+		}
+	}
+	p.Verdict = withheldVerdict(p.Verdict)
+	n := &p.NextAction
+	n.Owner = ""
+	for _, v := range values {
+		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+	}
+}
+
+// withheldVerdict is v without the criteria it quotes (nil stays nil).
+func withheldVerdict(v *gitstate.Verdict) *gitstate.Verdict {
+	if v == nil {
+		return nil
+	}
+	return &gitstate.Verdict{Verdict: v.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
+}
+
+// composedHeader is h with only the members git-atlas composes (a member added later
+// is withheld until it is listed here).
+func composedHeader(h *gitstate.Header) gitstate.Header {
+	out := gitstate.Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, CreatedAt: h.CreatedAt, VerifySafe: h.VerifySafe,
+		Baseline: h.Baseline, Session: h.Session, ConfigHash: h.ConfigHash, Gas: h.Gas, MaxAttempts: h.MaxAttempts,
+		MaxJobs: h.MaxJobs, MaxDepth: h.MaxDepth, PipelineMode: h.PipelineMode, Stages: []gitstate.StageDef{}}
+	for _, d := range h.Stages {
+		out.Stages = append(out.Stages, gitstate.StageDef{Name: d.Name, VerifySafe: d.VerifySafe, Gate: d.Gate, MaxRetries: d.MaxRetries,
+			ReworkTo: d.ReworkTo, WallBudget: d.WallBudget, IdleBudget: d.IdleBudget})
+	}
+	return out
+}
+
+// composedState is s with only the members git-atlas composes.
+func composedState(s *gitstate.State) gitstate.State {
+	out := gitstate.State{Schema: s.Schema, RunID: s.RunID, Status: s.Status, Seq: s.Seq, Epoch: s.Epoch, UpdatedAt: s.UpdatedAt,
+		GasSpent: s.GasSpent, GasFixed: s.GasFixed, Stages: []gitstate.StageState{}}
+	if s.Driver != nil {
+		out.Driver = &gitstate.Lease{Holder: s.Driver.Holder, Session: s.Driver.Session, ExpiresAt: s.Driver.ExpiresAt}
+	}
+	for _, st := range s.Stages {
+		c := gitstate.StageState{Name: st.Name, Status: st.Status, Reworks: st.Reworks, Verified: st.Verified,
+			Unverified: st.Unverified, UpdatedAt: st.UpdatedAt, Verify: composedVerify(st.Verify)}
+		for _, at := range st.Attempts {
+			c.Attempts = append(c.Attempts, gitstate.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
+				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout})
+		}
+		out.Stages = append(out.Stages, c)
+	}
+	for _, j := range s.Jobs {
+		out.Jobs = append(out.Jobs, composedJob(j))
+	}
+	for _, w := range s.Worktrees {
+		out.Worktrees = append(out.Worktrees, gitstate.WorktreeRec{Node: w.Node, Stage: w.Stage, Branch: w.Branch,
+			Baseline: w.Baseline, Head: w.Head, Untrusted: w.Untrusted})
+	}
+	for _, sn := range s.Snapshots {
+		out.Snapshots = append(out.Snapshots, gitstate.SnapshotRec{ID: sn.ID, Node: sn.Node, Stage: sn.Stage, Ref: sn.Ref,
+			Commit: sn.Commit, CreatedAt: sn.CreatedAt})
+	}
+	if u := s.Union; u != nil {
+		out.Union = &gitstate.UnionRec{Head: u.Head, Integrated: u.Integrated, Conflicted: u.Conflicted, Missing: u.Missing,
+			At: u.At, Verify: composedVerify(u.Verify)}
+	}
+	for _, rp := range s.Replays {
+		out.Replays = append(out.Replays, gitstate.ReplayRec{Stage: rp.Stage, Branch: rp.Branch, Baseline: rp.Baseline, Snapshot: rp.Snapshot})
+	}
+	return out
+}
+
+// composedJob is j with only the members git-atlas composes.
+func composedJob(j gitstate.Job) gitstate.Job {
+	return gitstate.Job{ID: j.ID, State: j.State, Needs: j.Needs, Parent: j.Parent, Depth: j.Depth, Attempts: j.Attempts,
+		Lease: j.Lease, Holder: j.Holder, ExpiresAt: j.ExpiresAt, VerifyOwed: j.VerifyOwed, VerifyResult: composedVerify(j.VerifyResult)}
+}
+
+// composedVerify is a verify's outcome without its command and output.
+func composedVerify(v *gitstate.VerifyResult) *gitstate.VerifyResult {
+	if v == nil {
+		return nil
+	}
+	return &gitstate.VerifyResult{ExitCode: v.ExitCode, Passed: v.Passed, TimedOut: v.TimedOut, At: v.At}
+}

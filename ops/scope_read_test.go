@@ -1,0 +1,59 @@
+package ops
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/worktrees"
+)
+
+// A job's scope is judged on its own managed worktree only (docs/contract.md §5.3):
+// files changed in the user's checkout, or in a linked worktree of theirs, never
+// enter the result; a record rewritten to name the user's worktree is refused as
+// foreign, and nothing of that worktree is read.
+func TestScopeReadsOnlyTheNodesWorktree(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "api", Scope: []string{"api/**"}, Driver: Driver{Holder: "d1"}}); err != nil {
+		t.Fatal(err)
+	}
+	lease := f.claim("api", "w1")
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(wt.Path, "api"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	f.write(wt.Path, "api/a.go", "package api\n")
+	f.git(wt.Path, "add", "-A")
+	f.git(wt.Path, "commit", "-q", "-m", "api")
+
+	// The user's own changes, outside the job's scope: in the main checkout and in a
+	// linked worktree of theirs.
+	feat := filepath.Join(filepath.Dir(f.dir), "feat")
+	f.git(f.dir, "worktree", "add", "-q", "-b", "feat", feat)
+	for _, dir := range []string{f.dir, feat} {
+		f.write(dir, "README", "the user's edit\n")
+		f.write(dir, "users-file.txt", "not the job's\n")
+	}
+	done := func() error {
+		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+		return err
+	}
+	own := wt.Path
+	// A hostile record: the user's linked worktree, marked adopted (a reader keeps an
+	// adopted record's path when it names a worktree of this repository).
+	f.update(func(r *gitstate.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = feat, "kimi-atlas" })
+	err = done()
+	if err == nil || !worktrees.Foreign(err) || strings.Contains(err.Error(), "users-file.txt") || strings.Contains(err.Error(), "README") {
+		t.Fatalf("a record naming the user's worktree: %v; want refused as foreign, naming none of the user's files", err)
+	}
+	f.update(func(r *gitstate.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = own, "" })
+	if err := done(); err != nil {
+		t.Fatalf("the job changed only api/: %v (the user's files entered its scope check)", err)
+	}
+}
