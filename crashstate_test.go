@@ -371,8 +371,21 @@ func isObject(rel string) bool {
 		d == "pack" && (strings.HasSuffix(rel, ".pack") || strings.HasSuffix(rel, ".idx")))
 }
 
+// isRef: a ref of the common dir, packed-refs, or what a linked worktree's own git dir
+// (.git/worktrees/<id>/) holds of the kind: its HEAD, its index and its own refs.
 func isRef(rel string) bool {
-	return (strings.Contains(rel, "/.git/refs/") || strings.HasSuffix(rel, "/.git/packed-refs")) && !strings.HasSuffix(rel, ".lock")
+	if strings.HasSuffix(rel, ".lock") {
+		return false
+	}
+	if strings.Contains(rel, "/.git/refs/") || strings.HasSuffix(rel, "/.git/packed-refs") {
+		return true
+	}
+	_, own, ok := strings.Cut(rel, "/.git/worktrees/")
+	if !ok {
+		return false
+	}
+	_, f, ok := strings.Cut(own, "/")
+	return ok && (f == "HEAD" || f == "index" || strings.HasPrefix(f, "refs/"))
 }
 
 func (s *fsim) inWorktree(rel string) bool {
