@@ -29,22 +29,20 @@ import (
 //     (only what was synced; that plus every deletion; a prefix of all operations,
 //     every system call up to that point applied whole and none after; at the end,
 //     everything with the unsynced new files empty), materialised in place from the
-//     pre-command tree, and the invariants checked: refs under refs/atlas/ resolve to readable objects, each
-//     ledger is at its old tip, its new tip or one in between, every worktree that
-//     existed is byte-identical or held whole by a recovery snapshot, `audit` and
-//     `resume --plan` end with a documented exit code, and the state after a command
-//     that reported success holds every ref it set (done means durable).
+//     pre-command tree, and the invariants checked: refs under refs/atlas/ resolve
+//     to readable objects, each ledger is at its old tip, its new tip or one in
+//     between, every worktree that existed is byte-identical or held whole by a
+//     recovery snapshot, `audit` and `resume --plan` end with a documented exit code,
+//     and the state after a command that reported success holds every ref it set
+//     (done means durable). The short run also checks a few prefix states
+//     (prefixStates).
 //
 // The short run covers remove, resume (in-place reset) and start at the two extreme
-// states and a few prefixes (prefixStates); ATLAS_LONG_TESTS covers every path at
-// boundaries spread evenly over the whole command (at most maxStates, plus the end
-// state, and maxPrefixes more prefixes), so that the twelve paths fit CI's full part.
+// states; ATLAS_LONG_TESTS covers every path at boundaries spread evenly over the
+// whole command (at most maxStates, plus the end state), so that the twelve paths fit
+// CI's full part.
 
 const maxStates = 40
-
-// maxPrefixes is how many prefix states the long run adds to the short run's, spread
-// evenly over the fsync boundaries and destructive steps.
-const maxPrefixes = 4
 
 type crashPath struct {
 	name  string
@@ -671,6 +669,10 @@ func (s *fsim) prefix() map[string]entry {
 	rec("", s.top)
 	return tree
 }
+
+// maxPrefixes is how many prefix states the long run adds to the short run's (at most
+// five per path), spread evenly over the fsync boundaries and destructive steps.
+const maxPrefixes = 3
 
 // prefixStates are the crash states that keep a prefix of all operations: right after
 // an fsync, and right after a destructive step (what must be there to restore the
