@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,13 +26,16 @@ import (
 //     durable; every moved ref's directory flushed before the command exits; nothing
 //     destroyed in a worktree before the refs and objects written so far are durable;
 //   - crash states are built at fsync boundaries and before each destructive step
-//     (only what was synced; that plus every deletion; at the end, everything with the
-//     unsynced new files empty), materialised in place from the pre-command tree, and
-//     the invariants checked: refs under refs/atlas/ resolve to readable objects, each
-//     ledger is at its old tip, its new tip or one in between, every worktree that
-//     existed is byte-identical or held whole by a recovery snapshot, `audit` and
-//     `resume --plan` end with a documented exit code, and the state after a command
-//     that reported success holds every ref it set (done means durable).
+//     (only what was synced; that plus every deletion; a prefix of all operations,
+//     every system call up to that point applied whole and none after; at the end,
+//     everything with the unsynced new files empty), materialised in place from the
+//     pre-command tree, and the invariants checked: refs under refs/atlas/ resolve
+//     to readable objects, each ledger is at its old tip, its new tip or one in
+//     between, every worktree that existed is byte-identical or held whole by a
+//     recovery snapshot, `audit` and `resume --plan` end with a documented exit code,
+//     and the state after a command that reported success holds every ref it set
+//     (done means durable). The short run also checks a few prefix states
+//     (prefixStates).
 //
 // The short run covers remove, resume (in-place reset) and start at the two extreme
 // states; ATLAS_LONG_TESTS covers every path at boundaries spread evenly over the
@@ -188,7 +192,8 @@ func runCrashPath(t *testing.T, p crashPath) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, op := range ops {
+	for i, op := range ops {
+		sim.step = i
 		sim.apply(op)
 	}
 	sim.finish()
@@ -214,10 +219,11 @@ func runCrashPath(t *testing.T, p crashPath) {
 		}
 		states = append(picked, states[len(states)-1])
 	}
-	t.Logf("%d system calls, %d fsync boundaries, %d states checked", len(ops), sim.fsyncs, len(states))
+	states = append(states, prefixStates(root, pre, worktrees, ops, sim)...)
+	t.Logf("%d system calls, %d fsync boundaries, %d destructive steps, %d states checked", len(ops), sim.fsyncs, len(sim.destroyAt), len(states))
 	for i, st := range states {
 		materialize(t, root, st.tree)
-		full := i%8 == 0 || i == len(states)-1 || !testenv.Long()
+		full := st.full || i%8 == 0 || i == len(states)-1 || !testenv.Long()
 		if problems := checkState(t, a, st, preRefs, postRefs, chains, sim.written, pre, worktrees, full); len(problems) > 0 {
 			t.Errorf("crash state %s (after %d fsyncs): %s", st.kind, st.at, strings.Join(problems, "; "))
 		}
@@ -249,10 +255,11 @@ type entry struct {
 }
 
 type crashState struct {
-	kind string // synced, deleted, end
+	kind string // synced, deleted, end, prefix
 	at   int
 	tree map[string]entry
 	last bool // the state after the whole command
+	full bool // audit and resume --plan are run on it in the long run too
 }
 
 type fsim struct {
@@ -266,6 +273,9 @@ type fsim struct {
 	refs       []string        // ref paths moved so far
 	written    map[string]bool // "<ref> <id>" for every value a ref was given
 	destroyed  map[string]bool
+	step       int   // the index of the system call being applied
+	fsyncAt    []int // prefix lengths (calls applied) right after each fsync
+	destroyAt  []int // prefix lengths right after each destructive step
 }
 
 func loadTree(t *testing.T, root string) map[string]entry {
@@ -371,8 +381,21 @@ func isObject(rel string) bool {
 		d == "pack" && (strings.HasSuffix(rel, ".pack") || strings.HasSuffix(rel, ".idx")))
 }
 
+// isRef: a ref of the common dir, packed-refs, or what a linked worktree's own git dir
+// (.git/worktrees/<id>/) holds of the kind: its HEAD, its index and its own refs.
 func isRef(rel string) bool {
-	return (strings.Contains(rel, "/.git/refs/") || strings.HasSuffix(rel, "/.git/packed-refs")) && !strings.HasSuffix(rel, ".lock")
+	if strings.HasSuffix(rel, ".lock") {
+		return false
+	}
+	if strings.Contains(rel, "/.git/refs/") || strings.HasSuffix(rel, "/.git/packed-refs") {
+		return true
+	}
+	_, own, ok := strings.Cut(rel, "/.git/worktrees/")
+	if !ok {
+		return false
+	}
+	_, f, ok := strings.Cut(own, "/")
+	return ok && (f == "HEAD" || f == "index" || strings.HasPrefix(f, "refs/"))
 }
 
 func (s *fsim) inWorktree(rel string) bool {
@@ -438,6 +461,9 @@ func (s *fsim) destroy(rel, what string) {
 		s.snapshot()
 	}
 	s.destroyed[rel] = true
+	if n := len(s.destroyAt); n == 0 || s.destroyAt[n-1] != s.step+1 {
+		s.destroyAt = append(s.destroyAt, s.step+1)
+	}
 }
 
 func (s *fsim) snapshot() {
@@ -599,6 +625,7 @@ func (s *fsim) apply(o op) {
 			n.synced, n.hasSynced = append([]byte(nil), n.data...), true
 		}
 		s.fsyncs++
+		s.fsyncAt = append(s.fsyncAt, s.step+1)
 		s.snapshot()
 	case "syncfs", "sync":
 		var rec func(d *node)
@@ -615,8 +642,82 @@ func (s *fsim) apply(o op) {
 		}
 		rec(s.top)
 		s.fsyncs++
+		s.fsyncAt = append(s.fsyncAt, s.step+1)
 		s.snapshot()
 	}
+}
+
+// prefix is the state after a crash that kept every operation so far and none after:
+// the current names, each file with all the bytes written to it.
+func (s *fsim) prefix() map[string]entry {
+	tree := map[string]entry{}
+	var rec func(prefix string, d *node)
+	rec = func(prefix string, d *node) {
+		for name, c := range d.entries {
+			p := filepath.Join(prefix, name)
+			switch {
+			case c.dir:
+				tree[p] = entry{dir: true, mode: c.mode}
+				rec(p, c)
+			case c.link != "":
+				tree[p] = entry{link: c.link}
+			default:
+				tree[p] = entry{data: c.data, mode: c.mode}
+			}
+		}
+	}
+	rec("", s.top)
+	return tree
+}
+
+// maxPrefixes is how many prefix states the long run adds to the short run's (at most
+// five per path), spread evenly over the fsync boundaries and destructive steps.
+const maxPrefixes = 3
+
+// prefixStates are the crash states that keep a prefix of all operations: right after
+// an fsync, and right after a destructive step (what must be there to restore the
+// worktree from then on: a kill at that moment leaves the same). The short run takes
+// the prefixes that end with the first, middle and last destructive step and those at
+// a third and two thirds of the fsync boundaries; the long run adds maxPrefixes spread
+// evenly over all of those points. The model is replayed to build them.
+func prefixStates(root string, pre map[string]entry, worktrees []string, ops []op, sim *fsim) []crashState {
+	want := map[int]bool{}
+	pick := func(at []int, fracs ...float64) {
+		for _, f := range fracs {
+			if len(at) > 0 {
+				want[at[min(int(f*float64(len(at))), len(at)-1)]] = true
+			}
+		}
+	}
+	pick(sim.destroyAt, 0, 0.5, 1)
+	pick(sim.fsyncAt, 1.0/3, 2.0/3)
+	short := maps.Clone(want)
+	if testenv.Long() {
+		all := append(append([]int(nil), sim.destroyAt...), sim.fsyncAt...)
+		sort.Ints(all)
+		for i := 0; i < maxPrefixes; i++ {
+			pick(all, (float64(i)+0.5)/maxPrefixes)
+		}
+	}
+	ks := make([]int, 0, len(want))
+	for k := range want {
+		ks = append(ks, k)
+	}
+	sort.Ints(ks)
+	var out []crashState
+	replay := newFsim(root, pre, worktrees)
+	next := 0
+	for i := 0; i <= len(ops) && next < len(ks); i++ {
+		for next < len(ks) && ks[next] == i {
+			out = append(out, crashState{kind: fmt.Sprintf("prefix of %d of %d calls", i, len(ops)), at: replay.fsyncs, tree: replay.prefix(), full: short[i]})
+			next++
+		}
+		if i < len(ops) {
+			replay.step = i
+			replay.apply(ops[i])
+		}
+	}
+	return out
 }
 
 // finish checks that every ref moved is durable at exit, and adds the end states.

@@ -30,8 +30,40 @@ type ListItem struct {
 	RunView
 	Unreadable bool   `json:"unreadable,omitempty"`
 	Error      string `json:"error,omitempty"`
+	// Jobs counts a graph run's jobs by state, and Verdict is its verdict on its
+	// criteria (none without criteria): where a graph run stands, as CurrentStage says
+	// it of a single run.
+	Jobs    *JobCounts        `json:"jobs,omitempty"`
+	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 	// Run is the summary read (for a front end's own columns: interrupted or not).
 	Run *gitstate.Run `json:"-"`
+}
+
+// JobCounts are a graph run's jobs, in all and by state.
+type JobCounts struct {
+	Total   int `json:"total"`
+	Pending int `json:"pending"`
+	Running int `json:"running"`
+	Done    int `json:"done"`
+	Failed  int `json:"failed"`
+}
+
+// jobCounts counts r's jobs by state.
+func jobCounts(r *gitstate.Run) *JobCounts {
+	c := &JobCounts{Total: len(r.State.Jobs)}
+	for _, j := range r.State.Jobs {
+		switch j.State {
+		case gitstate.JobPending:
+			c.Pending++
+		case gitstate.JobRunning:
+			c.Running++
+		case gitstate.JobDone:
+			c.Done++
+		case gitstate.JobFailed:
+			c.Failed++
+		}
+	}
+	return c
 }
 
 // ListResult is `list --json`: newest first by creation, unreadable runs among them.
@@ -65,8 +97,40 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		}
 		items = append(items, item)
 	}
+	if err := o.graphRows(ctx, items); err != nil {
+		return nil, err
+	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
 	return &ListResult{Runs: items, Now: now}, nil
+}
+
+// graphRows fills in the jobs and verdict of the graph runs among items, which their
+// summaries do not hold: their documents are read at the tips listed, all at once. A
+// run that cannot be read so is listed as unreadable.
+func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
+	var ids, tips []string
+	var which []int
+	for i, it := range items {
+		if it.Run != nil && it.Kind == gitstate.KindGraph {
+			which, ids, tips = append(which, i), append(ids, it.RunID), append(tips, it.Tip)
+		}
+	}
+	if len(which) == 0 {
+		return nil
+	}
+	runs, errs, err := o.Reader().LoadTips(ctx, ids, tips)
+	if err != nil {
+		return err
+	}
+	for k, i := range which {
+		if errs[k] != nil {
+			items[i] = ListItem{RunView: RunView{RunID: ids[k], Status: "unreadable"}, Unreadable: true, Error: errs[k].Error()}
+			continue
+		}
+		items[i].Jobs = jobCounts(runs[k])
+		items[i].Verdict = gitstate.RunVerdict(&runs[k].Header, &runs[k].State)
+	}
+	return nil
 }
 
 // ShowRequest is `show RUN [--at SEQ]` (and `graph`'s run).

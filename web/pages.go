@@ -182,8 +182,9 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 type runRow struct {
 	ops.ListItem
 	Interrupted bool
-	LastEvent   string // the age of its last event
-	LeaseLeft   string // the driver lease's time left
+	LastEvent   string          // the age of its last event
+	Lease       *gitstate.Lease // the driver lease, live or (an interrupted run's) expired
+	LeaseLeft   string          // the driver lease's time left, or how long ago it expired
 }
 
 // statuses a filter offers, with "interrupted".
@@ -204,9 +205,13 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		row := runRow{ListItem: it, LastEvent: age(it.UpdatedAt, res.Now)}
 		if it.Run != nil {
 			row.Interrupted = it.Run.Interrupted(res.Now)
+			row.Lease = it.Run.State.Driver
 		}
 		if it.Driver != nil {
-			row.LeaseLeft = left(it.Driver.ExpiresAt, res.Now)
+			row.Lease = it.Driver
+		}
+		if row.Lease != nil {
+			row.LeaseLeft = left(row.Lease.ExpiresAt, res.Now)
 		}
 		counts[it.Status]++
 		if row.Interrupted {

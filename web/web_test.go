@@ -60,8 +60,8 @@ func fixture(t testing.TB) string {
 		t.Fatal(err)
 	}
 
-	atlas(t, repo, "start", "--id", "dag", "--graph", "--intent", "a graph", "--holder", "drv", "--ttl", "1h")
-	atlas(t, repo, "job", "add", "dag", "a", "--holder", "drv")
+	atlas(t, repo, "start", "--id", "dag", "--graph", "--intent", "a graph", "--holder", "drv", "--ttl", "1h", "--criterion", "it works")
+	atlas(t, repo, "job", "add", "dag", "a", "--holder", "drv", "--criterion", "it works")
 	atlas(t, repo, "job", "add", "dag", "b", "--needs", "a", "--holder", "drv")
 	var claim struct {
 		Lease string `json:"lease"`
@@ -245,19 +245,96 @@ func TestAPIDocumentsAreTheCommands(t *testing.T) {
 	}
 }
 
-// TestRunsPage: interrupted runs first, then newest first; ?status= filters.
+// TestRunsPage: interrupted runs first, then newest first; each row shows the run's
+// kind, status, current stage (a single run) or job counts by state (a graph run),
+// verdict, driver and lease expiry, live or interrupted, and the last event's age;
+// ?status= filters. /api/runs carries a graph run's job counts and verdict.
 func TestRunsPage(t *testing.T) {
 	t.Parallel()
 	repo := fixture(t)
+	// A graph run whose driver's lease ran out: interrupted, the newest run.
+	atlas(t, repo, "start", "--id", "lost", "--graph", "--holder", "gone", "--ttl", "1ms")
+	atlas(t, repo, "job", "add", "lost", "x")
 	s := server(t, repo, "")
 	b := body(t, get(s, "GET", "/", "127.0.0.1", nil))
 	order := []string{}
+	rows := map[string]string{}
 	for _, part := range strings.Split(b, `data-run="`)[1:] {
-		order = append(order, part[:strings.IndexByte(part, '"')])
+		id := part[:strings.IndexByte(part, '"')]
+		order = append(order, id)
+		rows[id] = part[:strings.Index(part, "</tr>")]
 	}
-	// Interrupted first (evil has no live driver; old-stopped was stopped), each part
-	// newest first.
-	if want := []string{"evil", "old-stopped", "dag"}; !reflect.DeepEqual(order, want) {
+	cell := func(run, col string) string {
+		row := rows[run]
+		i := strings.Index(row, `<td class="`+col+`">`)
+		if i < 0 {
+			t.Errorf("run %s: no %s column", run, col)
+			return ""
+		}
+		c := row[i+len(`<td class="`+col+`">`):]
+		return c[:strings.Index(c, "</td>")]
+	}
+	for _, c := range []struct{ run, col, want string }{
+		{"dag", "kind", "graph"},
+		{"dag", "status", ">running<"},
+		{"dag", "stage", `4 jobs · <span class="state-DONE">1 done</span> · <span class="state-RUNNING">1 running</span> · <span class="state-PENDING">2 pending</span>`},
+		{"dag", "verdict", `<span class="badge verdict-unverified">unverified</span>`},
+		{"dag", "driver", "drv"},
+		{"dag", "lease", " left"},
+		{"dag", "live", `<span class="badge live">live</span>`},
+		{"dag", "last-event", " ago"},
+		{"evil", "kind", "single"},
+		{"evil", "status", ">running<"},
+		{"evil", "stage", "plan"},
+		{"evil", "verdict", "–"},
+		{"evil", "live", `<span class="badge interrupted">interrupted</span>`},
+		{"evil", "last-event", " ago"},
+		{"old-stopped", "status", ">stopped<"},
+		{"old-stopped", "stage", "a"},
+		{"lost", "kind", "graph"},
+		{"lost", "stage", `1 jobs · <span class="state-PENDING">1 pending</span>`},
+		{"lost", "verdict", "–"},
+		{"lost", "driver", "gone"},
+		{"lost", "lease", "expired "},
+		{"lost", "live", `<span class="badge interrupted">interrupted</span>`},
+	} {
+		if got := cell(c.run, c.col); !strings.Contains(got, c.want) {
+			t.Errorf("run %s, column %s: %q, want %q in it", c.run, c.col, got, c.want)
+		}
+	}
+	var api struct {
+		Runs []struct {
+			RunID string         `json:"run_id"`
+			Jobs  map[string]int `json:"jobs"`
+			Verd  *struct {
+				Verdict    string   `json:"verdict"`
+				Unverified []string `json:"unverified"`
+			} `json:"verdict"`
+		} `json:"runs"`
+	}
+	if err := json.Unmarshal([]byte(body(t, get(s, "GET", "/api/runs", "127.0.0.1", nil))), &api); err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range api.Runs {
+		switch r.RunID {
+		case "dag":
+			want := map[string]int{"total": 4, "pending": 2, "running": 1, "done": 1, "failed": 0}
+			if !reflect.DeepEqual(r.Jobs, want) || r.Verd == nil || r.Verd.Verdict != "unverified" || !reflect.DeepEqual(r.Verd.Unverified, []string{"it works"}) {
+				t.Errorf("/api/runs: dag has jobs %v, verdict %+v", r.Jobs, r.Verd)
+			}
+		case "lost":
+			if r.Jobs["pending"] != 1 || r.Verd != nil {
+				t.Errorf("/api/runs: lost has jobs %v, verdict %+v", r.Jobs, r.Verd)
+			}
+		default:
+			if r.Jobs != nil || r.Verd != nil {
+				t.Errorf("/api/runs: single run %s has jobs %v, verdict %+v", r.RunID, r.Jobs, r.Verd)
+			}
+		}
+	}
+	// Interrupted first (lost's lease expired, evil has no driver, old-stopped was
+	// stopped), each part newest first.
+	if want := []string{"lost", "evil", "old-stopped", "dag"}; !reflect.DeepEqual(order, want) {
 		t.Errorf("runs in order %v, want %v", order, want)
 	}
 	if !strings.Contains(b, `class="badge interrupted"`) {

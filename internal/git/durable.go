@@ -389,3 +389,52 @@ func (r *Repository) tmpObjects(age time.Duration) []Leftover {
 	}
 	return out
 }
+
+// adminWritten finishes a git process (started at start, ended with err) that wrote
+// into a worktree's own git dir, admin (<common dir>/worktrees/<id> for a linked
+// worktree): HEAD, index, ORIG_HEAD, a pseudo ref such as MERGE_HEAD, logs/HEAD,
+// locked, or the whole registration `git worktree add` makes. git flushes each such
+// file before renaming it into place (core.fsync: reference, index; globalArgs) and
+// flushes no directory, as for the refs of the common dir (syncRefDirs): so admin is
+// flushed here, every directory below it that changed since start (logs/ when a
+// reflog was made), and every one above it up to the common dir that changed
+// (worktrees/ when the registration is new, the common dir when worktrees/ is), before
+// the command can report success (docs/contract.md §11.12). On failure nothing is
+// flushed.
+func (r *Repository) adminWritten(start time.Time, admin string, err error) error {
+	if err != nil {
+		return noSpace(err)
+	}
+	since := start.Add(-objectDirSlack)
+	changed := func(dir string) bool {
+		fi, err := os.Stat(dir)
+		return err == nil && !fi.ModTime().Before(since)
+	}
+	var below []string
+	_ = filepath.WalkDir(admin, func(p string, d os.DirEntry, err error) error {
+		if err == nil && d.IsDir() && p != admin && changed(p) {
+			below = append(below, p)
+		}
+		return nil
+	})
+	for _, d := range below {
+		if err := SyncDir(d); err != nil {
+			return err
+		}
+	}
+	if err := SyncDir(admin); err != nil {
+		return err
+	}
+	common := filepath.Clean(r.CommonDir)
+	for d := filepath.Dir(admin); strings.HasPrefix(d, common) && len(d) >= len(common); d = filepath.Dir(d) {
+		if changed(d) {
+			if err := SyncDir(d); err != nil {
+				return err
+			}
+		}
+		if d == common {
+			break
+		}
+	}
+	return nil
+}

@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -228,28 +229,33 @@ func (m *Managed) Remove(ctx context.Context) error {
 // Lock locks the worktree with reason (`git worktree lock`), so that no prune or
 // move touches it.
 func (m *Managed) Lock(ctx context.Context, reason string) error {
+	start := time.Now()
 	_, err := m.Repo.runWorktree(ctx, cmd{dir: m.Repo.CommonDir, args: []string{"worktree", "lock", "--reason", reason, "--end-of-options", m.Path}})
-	return err
+	return m.gitDirWritten(start, err)
 }
 
 // MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
-// to overwrite local changes), then HEAD detached at commit, with msg in its reflog.
+// to overwrite local changes), then HEAD detached at commit, with msg in its reflog;
+// the index and HEAD are durable when it returns (gitDirWritten).
 func (m *Managed) MoveDetached(ctx context.Context, commit OID, msg string) error {
+	start := time.Now()
 	if _, err := m.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.hex); err != nil {
 		return err
 	}
 	_, err := m.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.hex)
-	return err
+	return m.gitDirWritten(start, err)
 }
 
 // AttachBranch points the worktree's HEAD at the branch ref (a full refs/heads/ name)
-// without touching its index or files, with msg in its reflog.
+// without touching its index or files, with msg in its reflog; HEAD is durable when it
+// returns.
 func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 	if err := CheckRefFormat(ref); err != nil || !strings.HasPrefix(ref, "refs/heads/") {
 		return fmt.Errorf("attach %q: not a branch ref", clip(ref))
 	}
+	start := time.Now()
 	_, err := m.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref)
-	return err
+	return m.gitDirWritten(start, err)
 }
 
 // ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
@@ -257,12 +263,15 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 // files and directories, nested repositories included). Only files that differ are
 // written, so it is far cheaper than removing the worktree and checking it out again.
 // It destroys every change: only for a worktree whose every byte was snapshotted
-// first.
+// first. The index (and ORIG_HEAD) reset writes are durable before clean removes
+// anything.
 func (m *Managed) ResetClean(ctx context.Context) error {
-	if _, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD"); err != nil {
+	start := time.Now()
+	_, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD")
+	if err := m.gitDirWritten(start, err); err != nil {
 		return err
 	}
-	_, err := m.git(ctx, nil, nil, "clean", "-ffdxq")
+	_, err = m.git(ctx, nil, nil, "clean", "-ffdxq")
 	return err
 }
 

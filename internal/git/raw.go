@@ -191,6 +191,7 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 // file out (and so without running the user's smudge filters): for a restore that
 // writes the files itself (ResetTo).
 func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path string, commit OID) error {
+	start := time.Now()
 	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.hex}})
-	return err
+	return r.worktreeAdded(start, path, err)
 }

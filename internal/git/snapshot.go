@@ -588,10 +588,11 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 	return found, nil
 }
 
-// SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD.
+// SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD, durably.
 func (w *Worktree) SetPseudoRef(ctx context.Context, name string, id OID) error {
+	start := time.Now()
 	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "--end-of-options", name, id.hex)
-	return err
+	return w.gitDirWritten(start, err)
 }
 
 // ResetTo makes the worktree's index and files exactly tree (files not in tree that
@@ -606,7 +607,9 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 		return err
 	}
 	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", "--end-of-options", tree.ID.hex)
-	if _, err := w.git(ctx, nil, nil, args...); err != nil {
+	start := time.Now()
+	_, err = w.git(ctx, nil, nil, args...)
+	if err := w.gitDirWritten(start, err); err != nil {
 		return err
 	}
 	return w.Repo.WriteTreeFiles(ctx, tree, root)
@@ -617,6 +620,7 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 // The tree is a checked one (CheckTree); the extra entries' paths are the caller's
 // to check.
 func (w *Worktree) SetIndex(ctx context.Context, tree *CheckedTree, extra []IndexEntry) error {
+	start := time.Now()
 	if _, err := w.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.ID.hex); err != nil {
 		return err
 	}
@@ -635,7 +639,7 @@ func (w *Worktree) SetIndex(ctx context.Context, tree *CheckedTree, extra []Inde
 			return err
 		}
 	}
-	return nil
+	return w.gitDirWritten(start, nil)
 }
 
 // SkipWorktree sets the skip-worktree bit of paths in the worktree's index.
@@ -643,8 +647,9 @@ func (w *Worktree) SkipWorktree(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
+	start := time.Now()
 	_, err := w.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--skip-worktree", "--stdin")
-	return err
+	return w.gitDirWritten(start, err)
 }
 
 // AssumeUnchanged sets the assume-unchanged bit of paths in the worktree's index.
@@ -652,8 +657,9 @@ func (w *Worktree) AssumeUnchanged(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {
 		return nil
 	}
+	start := time.Now()
 	_, err := w.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--assume-unchanged", "--stdin")
-	return err
+	return w.gitDirWritten(start, err)
 }
 
 func nulJoin(paths []string) []byte {

@@ -3,6 +3,7 @@ package git
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -113,8 +114,25 @@ func (r *Repository) AddWorktree(ctx context.Context, path string, commit OID, l
 	if hold != nil {
 		c.extra = []*os.File{hold}
 	}
+	start := time.Now()
 	_, err := r.runWorktree(ctx, c)
-	return err
+	return r.worktreeAdded(start, path, err)
+}
+
+// worktreeAdded finishes a `git worktree add` of path (started at start, ended with
+// err): the registration it made is flushed (adminWritten), and so are the worktree's
+// directory (its .git file's name) and the directory that holds it.
+func (r *Repository) worktreeAdded(start time.Time, path string, err error) error {
+	if err != nil {
+		return err
+	}
+	if err := r.Worktree(path).gitDirWritten(start, nil); err != nil {
+		return err
+	}
+	if err := SyncDir(path); err != nil {
+		return err
+	}
+	return SyncDir(filepath.Dir(path))
 }
 
 // runWorktree runs a `git worktree` command. A `git worktree add` killed after it
@@ -135,8 +153,8 @@ func (r *Repository) runWorktree(ctx context.Context, c cmd) ([]byte, error) {
 }
 
 // repairCommondirs writes git's "../.." into every empty commondir file of the
-// repository's linked worktrees (written whole: a temporary file renamed over it) and
-// reports whether it wrote any.
+// repository's linked worktrees (written whole and durably: WriteFile) and reports
+// whether it wrote any.
 func (r *Repository) repairCommondirs() bool {
 	admin := filepath.Join(r.CommonDir, "worktrees")
 	entries, err := os.ReadDir(admin)
@@ -149,8 +167,7 @@ func (r *Repository) repairCommondirs() bool {
 		if st, err := os.Lstat(p); err != nil || !st.Mode().IsRegular() || st.Size() != 0 {
 			continue
 		}
-		tmp := p + ".atlas-repair"
-		if os.WriteFile(tmp, []byte("../..\n"), 0o644) == nil && os.Rename(tmp, p) == nil {
+		if WriteFile(p, []byte("../..\n"), 0o644) == nil {
 			repaired = true
 		}
 	}
@@ -235,7 +252,31 @@ func (w *Worktree) CommitAll(ctx context.Context, msg string, env []string) erro
 		return w.Repo.objectsWritten(start, err)
 	}
 	_, err := w.git(ctx, env, nil, "commit", "-q", "-m", msg)
-	return w.Repo.objectsWritten(start, err)
+	if err := w.Repo.objectsWritten(start, err); err != nil {
+		return err
+	}
+	return w.headWritten(start)
+}
+
+// headWritten flushes, after a commit in the worktree (started at start), the names
+// git gave: the worktree's own git dir (its reflog of HEAD) and the branch ref HEAD
+// names, if any (syncRefDirs).
+func (w *Worktree) headWritten(start time.Time) error {
+	if err := w.gitDirWritten(start, nil); err != nil {
+		return err
+	}
+	admin, err := w.admin()
+	if err != nil {
+		return err
+	}
+	head, err := os.ReadFile(filepath.Join(admin, "HEAD"))
+	if err != nil {
+		return err
+	}
+	if ref, ok := strings.CutPrefix(strings.TrimSpace(string(head)), "ref: "); ok && strings.HasPrefix(ref, "refs/") {
+		return w.Repo.syncRefDirs(start, []string{ref})
+	}
+	return nil
 }
 
 // Clean reports whether the worktree is exactly its HEAD: nothing staged, changed,
@@ -300,4 +341,42 @@ func (w *Worktree) ChangedPaths(ctx context.Context, base OID) ([]string, error)
 	}
 	sort.Strings(out)
 	return out, nil
+}
+
+// admin is the worktree's own git dir, read from its .git file without running git:
+// <common dir>/worktrees/<id> for a linked worktree, <path>/.git for a main one.
+func (w *Worktree) admin() (string, error) {
+	dotgit := filepath.Join(w.Path, ".git")
+	st, err := os.Lstat(dotgit)
+	if err != nil {
+		return "", err
+	}
+	if st.IsDir() {
+		return dotgit, nil
+	}
+	data, err := os.ReadFile(dotgit)
+	if err != nil {
+		return "", err
+	}
+	dir, ok := strings.CutPrefix(strings.TrimSpace(string(data)), "gitdir:")
+	if !ok {
+		return "", fmt.Errorf("%s names no git dir", dotgit)
+	}
+	if dir = strings.TrimSpace(dir); !filepath.IsAbs(dir) {
+		dir = filepath.Join(w.Path, dir)
+	}
+	return filepath.Clean(dir), nil
+}
+
+// gitDirWritten finishes a git process (started at start, ended with err) that wrote
+// into the worktree's own git dir: that directory is flushed (adminWritten).
+func (w *Worktree) gitDirWritten(start time.Time, err error) error {
+	if err != nil {
+		return err
+	}
+	admin, err := w.admin()
+	if err != nil {
+		return fmt.Errorf("flush the git dir of %s: %w", w.Path, err)
+	}
+	return w.Repo.adminWritten(start, admin, nil)
 }
