@@ -39,6 +39,9 @@ func (c cleaningUp) Run() int {
 	if built.dir != "" {
 		os.RemoveAll(built.dir)
 	}
+	if fixtureTemplate.dir != "" {
+		os.RemoveAll(fixtureTemplate.dir)
+	}
 	return code
 }
 
@@ -123,8 +126,9 @@ func gitEnv(home string) []string {
 	}
 }
 
-// makeFixture creates the user's repository: two commits, then a dirty checkout.
-func makeFixture(repo string, vars []string) error {
+// buildFixture creates the user's repository: two commits, then a dirty checkout
+// (makeFixture copies the one it built).
+func buildFixture(repo string, vars []string) error {
 	if err := os.MkdirAll(filepath.Join(repo, "src"), 0o755); err != nil {
 		return err
 	}

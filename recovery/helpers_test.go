@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -44,6 +45,10 @@ func runTests(m *testing.M) int {
 		os.Setenv(k, v)
 	}
 	defer os.RemoveAll(home)
+	if templatesDir, err = os.MkdirTemp("", "atlas-recovery-fixtures-"); err != nil {
+		panic(err)
+	}
+	defer os.RemoveAll(templatesDir)
 	return m.Run()
 }
 
@@ -121,6 +126,59 @@ func newFixture(t testing.TB, many int) *fixture {
 func newFixtureWith(t testing.TB, many int, prep func(dir string)) *fixture {
 	t.Helper()
 	dir := filepath.Join(t.TempDir(), "repo")
+	if prep == nil {
+		return copyFixture(t, dir, many)
+	}
+	return buildFixture(t, dir, many, prep)
+}
+
+// fixtureTemplates holds, per count of files under many/, the fixture newFixture built
+// once for the test binary (runTests removes templatesDir after the tests).
+var (
+	templatesDir string
+	templatesMu  sync.Mutex
+	templates    = map[int]*fixtureTemplate{}
+)
+
+type fixtureTemplate struct {
+	once sync.Once
+	dir  string
+	base string
+	ok   bool
+}
+
+// copyFixture is buildFixture(t, dir, many, nil) without its two dozen git processes
+// for each test: a copy of the one built first, its index refreshed (the copy's files
+// have other inodes and change times than the index recorded). The copy has the same
+// commits, branches, run and ledger, files, modes and mtimes, and a clean stat cache.
+func copyFixture(t testing.TB, dir string, many int) *fixture {
+	t.Helper()
+	templatesMu.Lock()
+	tpl := templates[many]
+	if tpl == nil {
+		tpl = &fixtureTemplate{}
+		templates[many] = tpl
+	}
+	templatesMu.Unlock()
+	tpl.once.Do(func() {
+		tpl.dir = filepath.Join(templatesDir, fmt.Sprintf("many%d", many), "repo")
+		tpl.base = buildFixture(t, tpl.dir, many, nil).base
+		tpl.ok = true
+	})
+	if !tpl.ok {
+		t.Fatalf("the fixture template with %d files failed to build (see the first test that built it)", many)
+	}
+	if err := testenv.CopyTree(dir, tpl.dir); err != nil {
+		t.Fatal(err)
+	}
+	run(t, dir, "update-index", "-q", "--refresh")
+	return openFixture(t, dir, many, tpl.base)
+}
+
+// buildFixture makes the fixture's repository at dir with git, prep run in it before
+// the baseline is committed, and creates the run.
+func buildFixture(t testing.TB, dir string, many int, prep func(dir string)) *fixture {
+	t.Helper()
 	run(t, "", "init", "-q", "-b", "main", dir)
 	if prep != nil {
 		prep(dir)
@@ -163,19 +221,24 @@ func newFixtureWith(t testing.TB, many int, prep func(dir string)) *fixture {
 	run(t, dir, "checkout", "-q", "main")
 
 	ctx := context.Background()
-	repo, err := git.Open(ctx, dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	store := gitstate.New(repo)
-	f := &fixture{t: t, dir: dir, repo: repo, store: store, run: "r1", base: base, many: many}
+	f := openFixture(t, dir, many, base)
 	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now().UTC()), Baseline: base,
 		Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2}}}
 	st := gitstate.State{RunID: f.run, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
-	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
+	if _, err := f.store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
 		t.Fatal(err)
 	}
 	return f
+}
+
+// openFixture opens the fixture repository at dir, whose baseline commit is base.
+func openFixture(t testing.TB, dir string, many int, base string) *fixture {
+	t.Helper()
+	repo, err := git.Open(context.Background(), dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &fixture{t: t, dir: dir, repo: repo, store: gitstate.New(repo), run: "r1", base: base, many: many}
 }
 
 // worktree makes a managed worktree for node: locked, on its node branch at the

@@ -4,10 +4,13 @@ package testenv
 
 import (
 	"context"
+	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -126,4 +129,72 @@ func Repo(t testing.TB) string {
 		t.Fatal(err)
 	}
 	return repo
+}
+
+// CopyTree copies the directory src to dst, which must not exist: directories, regular
+// files and symbolic links, with their permission bits and modification times (a
+// fixture's checkout, whose mtimes a test may fingerprint). It starts no process: a
+// suite builds a fixture once with git and copies it for each test, where making it
+// again would cost a dozen git processes.
+func CopyTree(dst, src string) error {
+	type dirTime struct {
+		path string
+		perm fs.FileMode
+		mod  time.Time
+	}
+	var dirs []dirTime // set last, deepest first: writing into a directory changes its mtime
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		switch mode := info.Mode(); {
+		case mode.IsDir():
+			if err := os.Mkdir(to, mode.Perm()|0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirTime{to, mode.Perm(), info.ModTime()})
+			return nil
+		case mode&fs.ModeSymlink != 0:
+			target, err := os.Readlink(p)
+			if err != nil {
+				return err
+			}
+			return os.Symlink(target, to)
+		case mode.IsRegular():
+			data, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, data, mode.Perm()); err != nil {
+				return err
+			}
+			if err := os.Chmod(to, mode.Perm()); err != nil { // WriteFile's mode is masked by umask
+				return err
+			}
+			return os.Chtimes(to, info.ModTime(), info.ModTime())
+		default:
+			return fmt.Errorf("copy %s: cannot copy a file of mode %v", p, mode)
+		}
+	})
+	if err != nil {
+		return err
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chmod(dirs[i].path, dirs[i].perm); err != nil {
+			return err
+		}
+		if err := os.Chtimes(dirs[i].path, dirs[i].mod, dirs[i].mod); err != nil {
+			return err
+		}
+	}
+	return nil
 }

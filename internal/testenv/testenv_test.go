@@ -1,0 +1,96 @@
+package testenv
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestCopyTree: the copy has every directory, file and link of the source, with the
+// same contents, link targets, permission bits and modification times.
+func TestCopyTree(t *testing.T) {
+	src := filepath.Join(t.TempDir(), "src")
+	old := time.Date(2020, 1, 2, 3, 4, 5, 6000, time.UTC)
+	for _, d := range []string{"a/b", "empty"} {
+		if err := os.MkdirAll(filepath.Join(src, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, perm := range map[string]os.FileMode{"a/b/run.sh": 0o755, "a/data.txt": 0o644, "top": 0o600} {
+		if err := os.WriteFile(filepath.Join(src, name), []byte("content of "+name), perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chmod(filepath.Join(src, name), perm); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(filepath.Join(src, name), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("b/run.sh", filepath.Join(src, "a", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"a/b", "a", "empty"} {
+		if err := os.Chtimes(filepath.Join(src, d), old, old); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dst := filepath.Join(t.TempDir(), "dst")
+	if err := CopyTree(dst, src); err != nil {
+		t.Fatal(err)
+	}
+	want, got := treeOf(t, src), treeOf(t, dst)
+	if len(want) != 8 {
+		t.Fatalf("the source tree has %d entries, want 8: %v", len(want), want)
+	}
+	for p, w := range want {
+		if got[p] != w {
+			t.Errorf("%s: copied as %q, want %q", p, got[p], w)
+		}
+	}
+	for p := range got {
+		if _, ok := want[p]; !ok {
+			t.Errorf("%s: in the copy only", p)
+		}
+	}
+	if err := CopyTree(dst, src); err == nil {
+		t.Error("CopyTree onto an existing directory succeeded")
+	}
+}
+
+// treeOf describes every entry under root: mode, mtime (not of the root, nor of links),
+// and content or link target.
+func treeOf(t *testing.T, root string) map[string]string {
+	t.Helper()
+	m := map[string]string{}
+	err := filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, _ := filepath.Rel(root, p)
+		info, err := os.Lstat(p)
+		if err != nil {
+			return err
+		}
+		v := info.Mode().String()
+		switch {
+		case info.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			v += " -> " + target
+		case info.Mode().IsRegular():
+			data, _ := os.ReadFile(p)
+			v += fmt.Sprintf(" %d %q", info.ModTime().UnixNano(), data)
+		case rel != ".":
+			v += fmt.Sprintf(" %d", info.ModTime().UnixNano())
+		}
+		m[rel] = v
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
