@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -173,11 +174,19 @@ type cmd struct {
 	extra []*os.File // open files the child inherits (a marker's lock)
 }
 
+// started counts the git processes command has made since the process began.
+var started atomic.Int64
+
+// Started is how many git processes git-atlas has started so far: a test takes it
+// before and after a command to hold the command to its budget of processes.
+func Started() int64 { return started.Load() }
+
 // command is the one place a git process is made: git's global settings
 // (globalArgs), the fixed environment, in a checkout that Open reached only through
 // GIT_DIR/GIT_WORK_TREE those two (checkoutEnv), then env; in dir. Callers connect its
 // input and output and run it.
 func command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	started.Add(1)
 	full := append(append(make([]string, 0, len(globalArgs)+len(args)), globalArgs...), args...)
 	x := exec.CommandContext(ctx, "git", full...)
 	x.Dir = dir
