@@ -238,6 +238,8 @@ type Repository struct {
 	// syncObjectDirs flushed it (dirFlush), so a command's later git processes do not
 	// flush it again unchanged.
 	flushed *sync.Map
+	// configs is the configuration read so far (config.go).
+	configs *configCache
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
@@ -306,7 +308,7 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	if len(lines) < 4 {
 		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
 	}
-	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map)}
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map), configs: new(configCache)}
 	if len(lines) >= 5 && lines[2] != "true" {
 		r.TopLevel = lines[4]
 	}
@@ -342,6 +344,11 @@ func (r *Repository) UseGitForObjects() { r.objects = &cliStore{r: r} }
 func (r *Repository) ResolveCommit(ctx context.Context, rev Rev) (OID, error) {
 	if rev.IsZero() {
 		return OID{}, fmt.Errorf("resolve: no revision: %w", ErrNotFoundObject)
+	}
+	if rev.s == "HEAD" {
+		if id, ok := r.headCommit(ctx); ok {
+			return gitOID(id)
+		}
 	}
 	dir := r.CommonDir
 	if r.TopLevel != "" {
@@ -387,9 +394,5 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
-	out, err := r.git(ctx, "config", "--get", key)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return r.configString(ctx, r.CommonDir, key)
 }

@@ -46,6 +46,9 @@ type TempIndex struct {
 
 // GitDir returns the worktree's own git dir (absolute): where its HEAD and index live.
 func (w *Worktree) GitDir(ctx context.Context) (string, error) {
+	if gitDir, ok := w.localGitDir(); ok {
+		return gitDir, nil
+	}
 	out, err := w.git(ctx, nil, nil, "rev-parse", "--path-format=absolute", "--git-dir")
 	if err != nil {
 		return "", err
@@ -529,15 +532,16 @@ func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree OID
 
 // ConfigBool reads a boolean config value as git would, with def when unset.
 func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
-	out, err := w.git(ctx, nil, nil, "config", "--type=bool", "--get", key)
-	if err != nil {
-		return def
-	}
-	return strings.TrimSpace(string(out)) == "true"
+	return w.Repo.configBool(ctx, w.Path, key, def)
 }
 
 // ResolveHead returns the worktree's HEAD commit, or "" when HEAD is unborn.
 func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
+	if gitDir, ok := w.localGitDir(); ok {
+		if id, _, ok := w.Repo.headIn(ctx, gitDir); ok && w.Repo.looseCommit(id) {
+			return id, nil
+		}
+	}
 	out, err := w.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ge *Error
