@@ -45,6 +45,19 @@ func (r *Repository) ReloadConfig() {
 	r.configs.mu.Unlock()
 }
 
+// configOf is the configuration as git run in worktree w reads it: the repository's
+// own when nothing can make them differ (a worktree of this repository as discover
+// finds it, go-git's kind of repository, so no worktree-scope config, and no includeIf,
+// whose conditions depend on the git dir and branch), else git asked in w.
+func (w *Worktree) configOf(ctx context.Context) *configList {
+	if _, ok := w.localGitDir(); ok {
+		if l := w.Repo.configIn(ctx, w.Repo.CommonDir); l.err == nil && !l.hasPrefix("includeif.") {
+			return l
+		}
+	}
+	return w.Repo.configIn(ctx, w.Path)
+}
+
 // configIn is the configuration as git run in dir reads it, asked once per dir.
 func (r *Repository) configIn(ctx context.Context, dir string) *configList {
 	if r.configs == nil {
@@ -143,10 +156,9 @@ func (l *configList) keysWithPrefix(prefix string) []string {
 	return keys
 }
 
-// configString is key's value as `git config --get` prints it ("" when unset or
+// str is key's value as `git config --get` prints it ("" when unset or
 // unreadable).
-func (r *Repository) configString(ctx context.Context, dir, key string) string {
-	l := r.configIn(ctx, dir)
+func (l *configList) str(key string) string {
 	if l.err != nil {
 		return ""
 	}
@@ -154,10 +166,9 @@ func (r *Repository) configString(ctx context.Context, dir, key string) string {
 	return strings.TrimSpace(e.value)
 }
 
-// configBool is key's value as `git config --type=bool --get` reads it, def when it is
-// unset or not a boolean git accepts.
-func (r *Repository) configBool(ctx context.Context, dir, key string, def bool) bool {
-	l := r.configIn(ctx, dir)
+// boolean is key's value as `git config --type=bool --get` run in dir reads it, def
+// when it is unset or not a boolean git accepts.
+func (l *configList) boolean(ctx context.Context, dir, key string, def bool) bool {
 	if l.err != nil {
 		return def
 	}

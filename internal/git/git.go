@@ -394,5 +394,5 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
-	return r.configString(ctx, r.CommonDir, key)
+	return r.configIn(ctx, r.CommonDir).str(key)
 }

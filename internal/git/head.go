@@ -2,6 +2,8 @@ package git
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -84,4 +86,29 @@ func (w *Worktree) localGitDir() (string, bool) {
 		return "", false
 	}
 	return d.GitDir, true
+}
+
+// pseudoRefsAbsent reports, in process, that no name resolves as cat-file would
+// resolve it (the worktree's $GIT_DIR/<name>, then refs/<name>, refs/tags/<name>,
+// refs/heads/<name>, refs/remotes/<name>[/HEAD]): the common case, no merge or
+// cherry-pick under way. false means git must answer, not that one is present.
+func (w *Worktree) pseudoRefsAbsent(names []string) bool {
+	gitDir, ok := w.localGitDir()
+	if !ok {
+		return false
+	}
+	var prefixes []string
+	for _, n := range names {
+		if !plainRefName(n) || strings.Contains(n, "/") {
+			return false
+		}
+		if _, err := os.Lstat(filepath.Join(gitDir, n)); !errors.Is(err, fs.ErrNotExist) {
+			return false
+		}
+		for _, dir := range []string{"refs/", "refs/tags/", "refs/heads/", "refs/remotes/"} {
+			prefixes = append(prefixes, dir+n)
+		}
+	}
+	refs, ok := w.Repo.listRefsLocal(prefixes)
+	return ok && len(refs) == 0
 }

@@ -162,6 +162,39 @@ func (l looseWriter) readLoose(id string) (typ string, data []byte, ok bool) {
 	return l.read(l.path(id), id)
 }
 
+// headerReads reports whether id is a loose object whose header inflates and parses
+// ("<type> <size>" NUL): what `cat-file --batch-check=%(objecttype)` reads of a loose
+// object to call it present. false: not loose, or torn; git then decides.
+func (l looseWriter) headerReads(id string) bool {
+	if !isHexID(id) {
+		return false
+	}
+	f, err := os.Open(l.path(id))
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(f)
+	if err != nil {
+		return false
+	}
+	var head [64]byte
+	n, _ := io.ReadFull(zr, head[:])
+	nul := bytes.IndexByte(head[:n], 0)
+	if nul < 0 {
+		return false
+	}
+	typ, size, ok := bytes.Cut(head[:nul], []byte{' '})
+	if _, err := strconv.ParseUint(string(size), 10, 63); !ok || err != nil {
+		return false
+	}
+	switch string(typ) {
+	case "blob", "tree", "commit", "tag":
+		return true
+	}
+	return false
+}
+
 func isHexID(id string) bool {
 	if len(id) != 40 && len(id) != 64 {
 		return false

@@ -32,7 +32,7 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 	if v := strings.ToLower(w.config(ctx, "core.autocrlf")); v != "" && v != "false" && v != "no" && v != "off" && v != "0" {
 		return "core.autocrlf=" + v, nil
 	}
-	cfg := w.Repo.configIn(ctx, w.Path)
+	cfg := w.configOf(ctx)
 	if cfg.err != nil {
 		return "", cfg.err
 	}
@@ -66,7 +66,7 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 }
 
 func (w *Worktree) config(ctx context.Context, key string) string {
-	return w.Repo.configString(ctx, w.Path, key)
+	return w.configOf(ctx).str(key)
 }
 
 // noSystemAttributes keeps the system-wide gitattributes out of snapshot calls, so
