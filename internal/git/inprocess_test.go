@@ -43,6 +43,9 @@ func TestConfigReadOnceAgreesWithGit(t *testing.T) {
 	if want := g("", "config", "--type=path", "--get", "atlas.worktreeRoot"); err != nil || !set || p != want {
 		t.Errorf("ConfigPath = %q %v %v, git says %q", p, set, err, want)
 	}
+	if n := Started() - before; n != 0 {
+		t.Errorf("a second read started %d processes, want 0", n)
+	}
 	// git-atlas's own git calls carry -c core.hooksPath=/dev/null (scope "command"),
 	// the list as the per-key call did.
 	all, err := r.ConfigPathAll(ctx, "core.hooksPath")
