@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"sync"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/confine"
@@ -346,7 +347,9 @@ const (
 	hotlWorkflowHole = "<workflow-file>"
 )
 
-var workflowFileRE = regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`)
+// workflowFileRE is compiled on first use: its {1,200} unrolls into a program that
+// cost a third of every command's package initialisers, import or not.
+var workflowFileRE = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`^[A-Za-z0-9._/-]{1,200}$`) })
 
 // ateamMode maps AgenTeam's pipeline_mode to the header's (docs/contract.md §13): hotl is
 // managed by HOTL, resumed with `/hotl:resume <workflow-file>`; dispatch-only stays
@@ -369,7 +372,7 @@ func ateamMode(mode, workflow string) (pipelineMode, owner, resumeWith string, t
 // a command shown to an agent: a relative path inside the project, each component a
 // plain file name (confine.Name), of characters no shell reads specially.
 func usableWorkflowFile(p string) bool {
-	if !workflowFileRE.MatchString(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
+	if !workflowFileRE().MatchString(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
 		return false
 	}
 	for _, c := range strings.Split(p, "/") {

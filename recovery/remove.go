@@ -76,11 +76,11 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 			if err != nil {
 				return err
 			}
-			refs, err := repo.RefsContaining(ctx, at, 1)
+			reachable, err := repo.Reachable(ctx, at)
 			if err != nil {
 				return err
 			}
-			r.Unreachable = len(refs) == 0
+			r.Unreachable = !reachable
 		}
 		return nil
 	})

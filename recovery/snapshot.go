@@ -417,7 +417,8 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 
 	// The staged state: the index's tree. write-tree refuses unmerged entries, so
 	// their stages are kept aside (in the meta tree) and the paths left out here.
-	entries, err := idx.Entries(ctx)
+	// The flags come from the same listing: full is a copy of idx, unchanged so far.
+	entries, assumed, skipped, err := idx.EntriesFlagged(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -444,10 +445,6 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 
 	// The whole worktree: add -A on the copy. Entries marked assume-unchanged would
 	// hide their files' changes from add, so the copy forgets that mark.
-	assumed, skipped, err := full.Flagged(ctx)
-	if err != nil {
-		return nil, err
-	}
 	if err := full.ClearAssumeUnchanged(ctx, assumed); err != nil {
 		return nil, err
 	}

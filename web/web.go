@@ -179,8 +179,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 }
 
 // op is the operations for one request: a fresh Ops over the same repository (an
-// Ops keeps every store it made, and the server lives for hours).
+// Ops keeps every store it made, and the server lives for hours), which reads the
+// configuration afresh.
 func (s *Server) op() *ops.Ops {
+	s.ops.Repo.ReloadConfig()
 	return &ops.Ops{Repo: s.ops.Repo, Remote: s.ops.Remote, Clock: s.ops.Clock}
 }
 

@@ -120,7 +120,7 @@ func discovered(top, dotgit string, fi fs.FileInfo) (*Repository, bool, bool) {
 	if !ok {
 		return nil, false, false
 	}
-	return &Repository{GitDir: gitDir, CommonDir: commonDir, TopLevel: top, ObjectFormat: format, flushed: new(sync.Map)}, !extensions, true
+	return &Repository{GitDir: gitDir, CommonDir: commonDir, TopLevel: top, ObjectFormat: format, flushed: new(sync.Map), configs: new(configCache)}, !extensions, true
 }
 
 // isGitDir is git's test of a git dir: a HEAD that is a symbolic ref or an object id,

@@ -16,6 +16,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -173,11 +174,19 @@ type cmd struct {
 	extra []*os.File // open files the child inherits (a marker's lock)
 }
 
+// started counts the git processes command has made since the process began.
+var started atomic.Int64
+
+// Started is how many git processes git-atlas has started so far: a test takes it
+// before and after a command to hold the command to its budget of processes.
+func Started() int64 { return started.Load() }
+
 // command is the one place a git process is made: git's global settings
 // (globalArgs), the fixed environment, in a checkout that Open reached only through
 // GIT_DIR/GIT_WORK_TREE those two (checkoutEnv), then env; in dir. Callers connect its
 // input and output and run it.
 func command(ctx context.Context, dir string, env []string, args ...string) *exec.Cmd {
+	started.Add(1)
 	full := append(append(make([]string, 0, len(globalArgs)+len(args)), globalArgs...), args...)
 	x := exec.CommandContext(ctx, "git", full...)
 	x.Dir = dir
@@ -229,6 +238,8 @@ type Repository struct {
 	// syncObjectDirs flushed it (dirFlush), so a command's later git processes do not
 	// flush it again unchanged.
 	flushed *sync.Map
+	// configs is the configuration read so far (config.go).
+	configs *configCache
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
@@ -297,7 +308,7 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	if len(lines) < 4 {
 		return nil, fmt.Errorf("open %s: unexpected rev-parse output %q", abs, out)
 	}
-	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map)}
+	r := &Repository{GitDir: lines[0], CommonDir: lines[1], ObjectFormat: lines[3], flushed: new(sync.Map), configs: new(configCache)}
 	if len(lines) >= 5 && lines[2] != "true" {
 		r.TopLevel = lines[4]
 	}
@@ -333,6 +344,11 @@ func (r *Repository) UseGitForObjects() { r.objects = &cliStore{r: r} }
 func (r *Repository) ResolveCommit(ctx context.Context, rev Rev) (OID, error) {
 	if rev.IsZero() {
 		return OID{}, fmt.Errorf("resolve: no revision: %w", ErrNotFoundObject)
+	}
+	if rev.s == "HEAD" {
+		if id, ok := r.headCommit(ctx); ok {
+			return gitOID(id)
+		}
 	}
 	dir := r.CommonDir
 	if r.TopLevel != "" {
@@ -378,9 +394,5 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
-	out, err := r.git(ctx, "config", "--get", key)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return r.configIn(ctx, r.CommonDir).str(key)
 }

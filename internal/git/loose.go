@@ -113,7 +113,63 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 // readsBack reports whether the loose object at p inflates whole to an object with
 // id: a well-formed header, exactly the length it announces, and the right hash.
 func (l looseWriter) readsBack(p, id string) bool {
+	_, _, ok := l.read(p, id)
+	return ok
+}
+
+// read inflates the loose object at p and returns its type and content when it is
+// whole: a well-formed header, exactly the length it announces, and the hash id. ok
+// is false for anything else (no such file, torn, another object's bytes).
+func (l looseWriter) read(p, id string) (typ string, data []byte, ok bool) {
 	f, err := os.Open(p)
+	if err != nil {
+		return "", nil, false
+	}
+	defer f.Close()
+	zr, err := zlib.NewReader(f)
+	if err != nil {
+		return "", nil, false
+	}
+	raw, err := io.ReadAll(zr)
+	if err != nil {
+		return "", nil, false
+	}
+	nul := bytes.IndexByte(raw, 0)
+	if nul < 0 {
+		return "", nil, false
+	}
+	t, size, ok := bytes.Cut(raw[:nul], []byte{' '})
+	n, err := strconv.Atoi(string(size))
+	if !ok || err != nil || n != len(raw)-nul-1 {
+		return "", nil, false
+	}
+	h := l.newHash()
+	h.Write(raw)
+	if hex.EncodeToString(h.Sum(nil)) != id {
+		return "", nil, false
+	}
+	return string(t), raw[nul+1:], true
+}
+
+// readLoose reads object id in process when it is a whole loose object (the ledger's
+// own objects are, until a gc packs them): no process, and no pack index parsed, which
+// is what made go-git's object reads slow (docs/git-notes.md §1). ok is false when git
+// must be asked: packed, in an alternate, torn, or not a well-formed id.
+func (l looseWriter) readLoose(id string) (typ string, data []byte, ok bool) {
+	if !isHexID(id) {
+		return "", nil, false
+	}
+	return l.read(l.path(id), id)
+}
+
+// headerReads reports whether id is a loose object whose header inflates and parses
+// ("<type> <size>" NUL): what `cat-file --batch-check=%(objecttype)` reads of a loose
+// object to call it present. false: not loose, or torn; git then decides.
+func (l looseWriter) headerReads(id string) bool {
+	if !isHexID(id) {
+		return false
+	}
+	f, err := os.Open(l.path(id))
 	if err != nil {
 		return false
 	}
@@ -122,22 +178,33 @@ func (l looseWriter) readsBack(p, id string) bool {
 	if err != nil {
 		return false
 	}
-	raw, err := io.ReadAll(zr)
-	if err != nil {
-		return false
-	}
-	nul := bytes.IndexByte(raw, 0)
+	var head [64]byte
+	n, _ := io.ReadFull(zr, head[:])
+	nul := bytes.IndexByte(head[:n], 0)
 	if nul < 0 {
 		return false
 	}
-	_, size, ok := bytes.Cut(raw[:nul], []byte{' '})
-	n, err := strconv.Atoi(string(size))
-	if !ok || err != nil || n != len(raw)-nul-1 {
+	typ, size, ok := bytes.Cut(head[:nul], []byte{' '})
+	if _, err := strconv.ParseUint(string(size), 10, 63); !ok || err != nil {
 		return false
 	}
-	h := l.newHash()
-	h.Write(raw)
-	return hex.EncodeToString(h.Sum(nil)) == id
+	switch string(typ) {
+	case "blob", "tree", "commit", "tag":
+		return true
+	}
+	return false
+}
+
+func isHexID(id string) bool {
+	if len(id) != 40 && len(id) != 64 {
+		return false
+	}
+	for _, c := range id {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // repairLoose makes sure the loose object id, when there is one, reads back whole: a

@@ -208,14 +208,13 @@ func foreign(path, why string) error {
 	return &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("%s: %s", path, why), Err: ErrForeign}
 }
 
-// Remove unlocks and force-removes the worktree (dirty or not), or only git's
-// registration when its directory is gone. It never prunes globally: that would also
+// Remove force-removes the worktree (dirty or not), locked or not (--force twice), or
+// only git's registration when its directory is gone. It never prunes globally: that would also
 // drop the user's own worktrees whose disk is merely unmounted. The caller must have
 // snapshotted anything that could be lost (docs/contract.md §7): `git worktree remove --force`
 // also deletes ignored files.
 func (m *Managed) Remove(ctx context.Context) error {
 	r, path := m.Repo, m.Path
-	_, _ = r.git(ctx, "worktree", "unlock", "--end-of-options", path) // not locked is fine
 	if _, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "remove", "--force", "--force", "--end-of-options", path}}); err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && strings.Contains(ge.Stderr, "is not a working tree") {

@@ -200,20 +200,197 @@ func (g *goGitStore) readRef(_ context.Context, name string) (string, error) {
 	return ref.Hash().String(), nil
 }
 
-// Object reads go through git (cat-file, rev-list) even here: go-git parses a whole
-// pack index in Go before its first read, which in a repository with a 200,000-object
-// pack cost more than the forks it saves (bench/results/2026-12-05.md, the show row,
-// measured against git). Refs are plain files, and go-git reads them without a fork.
+// Objects are read in process only where they are loose (readLoose: one file, no pack
+// index); anything else goes to git (cat-file, rev-list): go-git parses a whole pack
+// index in Go before its first read, which in a repository with a 200,000-object pack
+// cost more than the forks it saves (docs/git-notes.md §1). Refs are plain files, and
+// go-git reads them without a fork.
+func (g *goGitStore) loose() looseWriter {
+	return looseWriter{objects: filepath.Join(g.dir, "objects")}
+}
+
 func (g *goGitStore) commit(ctx context.Context, id string) (CommitInfo, error) {
-	return g.cli.commit(ctx, id)
+	typ, data, ok := g.loose().readLoose(id)
+	if !ok {
+		return g.cli.commit(ctx, id)
+	}
+	if typ != "commit" {
+		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, typ)
+	}
+	return parseCommit(id, data), nil
 }
 
+// firstParents walks loose commits in process and hands the rest of the chain, from
+// the first commit that is not loose, to rev-list.
 func (g *goGitStore) firstParents(ctx context.Context, tip string) ([]string, error) {
-	return g.cli.firstParents(ctx, tip)
+	var chain []string
+	for id := tip; id != ""; {
+		typ, data, ok := g.loose().readLoose(id)
+		if !ok || typ != "commit" {
+			rest, err := g.cli.firstParents(ctx, id)
+			if err != nil {
+				return nil, err
+			}
+			return append(chain, rest...), nil
+		}
+		chain = append(chain, id)
+		info := parseCommit(id, data)
+		id = ""
+		if len(info.Parents) > 0 {
+			id = info.Parents[0]
+		}
+	}
+	return chain, nil
 }
 
+// blobsAt answers each "<commit>:<path>" from loose objects where it can, and asks one
+// cat-file --batch for the others.
 func (g *goGitStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error) {
-	return g.cli.blobsAt(ctx, specs)
+	out := make([]Blob, len(specs))
+	var rest []string
+	var at []int
+	for i, spec := range specs {
+		if b, ok := g.looseBlob(spec); ok {
+			out[i] = b
+			continue
+		}
+		rest = append(rest, spec)
+		at = append(at, i)
+	}
+	if len(rest) == 0 {
+		return out, nil
+	}
+	blobs, err := g.cli.blobsAt(ctx, rest)
+	if err != nil {
+		return nil, err
+	}
+	for k, i := range at {
+		out[i] = blobs[k]
+	}
+	return out, nil
+}
+
+// looseBlob answers "<commit>:<path>" when the commit and every tree on the path are
+// loose, the path is plain (no empty, "." or ".." part: git reads those relative to
+// a working directory) and names a blob, or certainly names nothing. ok is false
+// where git must answer.
+func (g *goGitStore) looseBlob(spec string) (Blob, bool) {
+	commit, path, ok := strings.Cut(spec, ":")
+	if !ok {
+		return Blob{}, false
+	}
+	parts := strings.Split(path, "/")
+	for _, p := range parts {
+		if p == "" || p == "." || p == ".." {
+			return Blob{}, false
+		}
+	}
+	l := g.loose()
+	typ, data, ok := l.readLoose(commit)
+	if !ok || typ != "commit" {
+		return Blob{}, false
+	}
+	id := parseCommit(commit, data).Tree
+	for i, p := range parts {
+		if typ, data, ok = l.readLoose(id); !ok || typ != "tree" {
+			return Blob{}, false
+		}
+		mode, entry, found, ok := treeEntry(data, p)
+		if !ok {
+			return Blob{}, false
+		}
+		if !found {
+			return Blob{Err: fmt.Errorf("%s: %w", spec, ErrNotFoundObject)}, true
+		}
+		id = entry
+		if i < len(parts)-1 && mode != "40000" {
+			return Blob{}, false // a file on the way: git's answer
+		}
+	}
+	if typ, data, ok = l.readLoose(id); !ok || typ != "blob" {
+		return Blob{}, false
+	}
+	return Blob{ID: id, Data: data}, true
+}
+
+// lsTreeLoose is `ls-tree -r --full-tree` of a tree (or a commit's tree) whose trees
+// are all loose, as write-tree leaves a snapshot's: the same records in the same order
+// (tree order, depth first). ok is false when git must answer: an object not loose, a
+// mode git would canonicalise, a tree that does not parse.
+func (g *goGitStore) lsTreeLoose(id string) ([]TreeItem, bool) {
+	l := g.loose()
+	typ, data, ok := l.readLoose(id)
+	if ok && typ == "commit" {
+		typ, data, ok = l.readLoose(parseCommit(id, data).Tree)
+	}
+	if !ok || typ != "tree" {
+		return nil, false
+	}
+	var list []TreeItem
+	var walk func(prefix string, tree []byte) bool
+	walk = func(prefix string, tree []byte) bool {
+		for len(tree) > 0 {
+			sp := bytes.IndexByte(tree, ' ')
+			nul := bytes.IndexByte(tree, 0)
+			if sp < 0 || nul < sp || len(tree) < nul+1+sha1.Size {
+				return false
+			}
+			mode, name := string(tree[:sp]), string(tree[sp+1:nul])
+			id := hex.EncodeToString(tree[nul+1 : nul+1+sha1.Size])
+			tree = tree[nul+1+sha1.Size:]
+			switch mode {
+			case "100644", "100755", "120000":
+				list = append(list, TreeItem{Mode: mode, Type: "blob", ID: id, Path: prefix + name})
+			case "160000":
+				list = append(list, TreeItem{Mode: mode, Type: "commit", ID: id, Path: prefix + name})
+			case "40000":
+				typ, sub, ok := l.readLoose(id)
+				if !ok || typ != "tree" || !walk(prefix+name+"/", sub) {
+					return false
+				}
+			default:
+				return false
+			}
+		}
+		return true
+	}
+	if !walk("", data) {
+		return nil, false
+	}
+	return list, true
+}
+
+// treeEntry finds name in a tree's content ("<mode> <name>\0<raw id>" per entry):
+// its mode and hex id. ok is false when the tree does not parse.
+func treeEntry(tree []byte, name string) (mode, id string, found, ok bool) {
+	for len(tree) > 0 {
+		sp := bytes.IndexByte(tree, ' ')
+		nul := bytes.IndexByte(tree, 0)
+		if sp < 0 || nul < sp || len(tree) < nul+1+sha1.Size {
+			return "", "", false, false
+		}
+		if string(tree[sp+1:nul]) == name {
+			return string(tree[:sp]), hex.EncodeToString(tree[nul+1 : nul+1+sha1.Size]), true, true
+		}
+		tree = tree[nul+1+sha1.Size:]
+	}
+	return "", "", false, true
+}
+
+// parseCommit reads a commit's tree and parents from its content.
+func parseCommit(id string, data []byte) CommitInfo {
+	info := CommitInfo{ID: id}
+	for _, line := range strings.Split(string(data), "\n") {
+		if line == "" {
+			break
+		}
+		if v, ok := strings.CutPrefix(line, "tree "); ok {
+			info.Tree = v
+		} else if v, ok := strings.CutPrefix(line, "parent "); ok {
+			info.Parents = append(info.Parents, v)
+		}
+	}
+	return info
 }
 
 func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
@@ -289,29 +466,20 @@ func (c *cliStore) readRef(ctx context.Context, name string) (string, error) {
 }
 
 func (c *cliStore) commit(ctx context.Context, id string) (CommitInfo, error) {
-	out, err := c.r.git(ctx, "cat-file", "-t", "--end-of-options", id)
-	if err != nil {
-		return CommitInfo{}, fmt.Errorf("read %s: %w", id, ErrNotFoundObject)
+	if strings.HasPrefix(id, "-") || strings.ContainsAny(id, " \t\n") {
+		return CommitInfo{}, fmt.Errorf("read %q: not an object id", id)
 	}
-	if t := strings.TrimSpace(string(out)); t != "commit" {
-		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, t)
-	}
-	out, err = c.r.git(ctx, "cat-file", "commit", "--end-of-options", id)
-	if err != nil {
+	var o batchObject
+	if err := catFile(ctx, c.r, []string{id}, func(_ int, b batchObject) { o = b }); err != nil {
 		return CommitInfo{}, fmt.Errorf("read %s: %w", id, err)
 	}
-	info := CommitInfo{ID: id}
-	for _, line := range strings.Split(string(out), "\n") {
-		if line == "" {
-			break
-		}
-		if v, ok := strings.CutPrefix(line, "tree "); ok {
-			info.Tree = v
-		} else if v, ok := strings.CutPrefix(line, "parent "); ok {
-			info.Parents = append(info.Parents, v)
-		}
+	if o.missing {
+		return CommitInfo{}, fmt.Errorf("read %s: %w", id, ErrNotFoundObject)
 	}
-	return info, nil
+	if o.typ != "commit" {
+		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, o.typ)
+	}
+	return parseCommit(id, o.data), nil
 }
 
 // firstParents is one rev-list, not two cat-files per commit: a 3,000-event log

@@ -3,7 +3,6 @@ package git
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -33,14 +32,11 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 	if v := strings.ToLower(w.config(ctx, "core.autocrlf")); v != "" && v != "false" && v != "no" && v != "off" && v != "0" {
 		return "core.autocrlf=" + v, nil
 	}
-	out, err := w.git(ctx, nil, nil, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
-	if err != nil {
-		var ge *Error
-		if !errors.As(err, &ge) || ge.ExitCode != 1 { // 1: no such key
-			return "", err
-		}
+	cfg := w.configOf(ctx)
+	if cfg.err != nil {
+		return "", cfg.err
 	}
-	if len(out) > 0 {
+	if cfg.hasPrefix("filter.") {
 		return "filter drivers are configured", nil
 	}
 	for _, p := range tracked {
@@ -70,11 +66,7 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 }
 
 func (w *Worktree) config(ctx context.Context, key string) string {
-	out, err := w.git(ctx, nil, nil, "config", "--get", key)
-	if err != nil {
-		return ""
-	}
-	return strings.TrimSpace(string(out))
+	return w.configOf(ctx).str(key)
 }
 
 // noSystemAttributes keeps the system-wide gitattributes out of snapshot calls, so
@@ -167,12 +159,12 @@ func (r *Repository) NestedHead(ctx context.Context, dir string) string {
 // hash them themselves (WriteTreeFiles, the snapshot's raw capture).
 func (r *Repository) filtersOff(ctx context.Context) []string {
 	var args []string
-	out, err := r.git(ctx, "config", "-z", "--name-only", "--get-regexp", `^filter\.`)
-	if err != nil {
+	cfg := r.configIn(ctx, r.CommonDir)
+	if cfg.err != nil {
 		return args
 	}
 	seen := map[string]bool{}
-	for _, key := range nulSplit(out) {
+	for _, key := range cfg.keysWithPrefix("filter.") {
 		i := strings.LastIndexByte(key, '.')
 		if i <= len("filter.") {
 			continue

@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 	"strings"
 	"time"
 )
@@ -213,6 +214,9 @@ func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, e
 	if empty {
 		return nil, nil
 	}
+	if refs, ok := r.listRefsLocal(prefixes); ok {
+		return refs, nil
+	}
 	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(objectname) %(refname)", "--"}, prefixes...)...)
 	if err != nil {
 		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
@@ -265,4 +269,136 @@ func (r *Repository) noRefsUnder(prefix string) bool {
 	}
 	// Under the prefix, or the prefix itself as a whole ref name (a packed ref).
 	return !bytes.Contains(data, []byte(" "+prefix+"/")) && !bytes.Contains(data, []byte(" "+prefix+"\n"))
+}
+
+// listRefsLocal is ListRefs read from the ref files in process, where that is certain
+// to be what for-each-ref prints: a repository whose refs go-git reads (files backend,
+// no extension), prefixes that are plain ref names outside the per-worktree
+// namespaces, every loose ref under them a plain file holding an object id under a
+// name git accepts, and a packed-refs of at most a mebibyte. ok is false for anything
+// else, and git is asked. Loose refs are read before packed-refs: `git pack-refs`
+// writes packed-refs before it deletes the loose files, so a ref being packed is seen
+// in one or the other.
+func (r *Repository) listRefsLocal(prefixes []string) ([]Ref, bool) {
+	if _, goGit := r.objects.(*goGitStore); !goGit || len(prefixes) == 0 {
+		return nil, false
+	}
+	if _, err := os.Lstat(filepath.Join(r.CommonDir, "reftable")); !errors.Is(err, fs.ErrNotExist) {
+		return nil, false
+	}
+	var clean []string
+	for _, p := range prefixes {
+		p = strings.TrimSuffix(p, "/")
+		if !strings.HasPrefix(p, "refs/") || !plainRefName(p) {
+			return nil, false
+		}
+		for _, own := range []string{"refs/bisect", "refs/worktree", "refs/rewritten"} {
+			if p == own || strings.HasPrefix(p, own+"/") || strings.HasPrefix(own, p+"/") {
+				return nil, false
+			}
+		}
+		clean = append(clean, p)
+	}
+	found := map[string]string{}
+	for _, p := range clean {
+		if !readLooseRefs(r.CommonDir, p, found) {
+			return nil, false
+		}
+	}
+	f, err := os.Open(filepath.Join(r.CommonDir, "packed-refs"))
+	switch {
+	case err == nil:
+		defer f.Close()
+		const most = 1 << 20
+		data, err := io.ReadAll(io.LimitReader(f, most+1))
+		if err != nil || len(data) > most {
+			return nil, false
+		}
+		for _, line := range strings.Split(string(data), "\n") {
+			if line == "" || line[0] == '#' || line[0] == '^' {
+				continue
+			}
+			id, name, ok := strings.Cut(line, " ")
+			if !ok || !isHexID(id) {
+				return nil, false
+			}
+			if _, loose := found[name]; loose || !underAny(name, clean) {
+				continue
+			}
+			if !plainRefName(name) {
+				return nil, false
+			}
+			found[name] = id
+		}
+	case !errors.Is(err, fs.ErrNotExist):
+		return nil, false
+	}
+	var refs []Ref
+	for name, id := range found {
+		refs = append(refs, Ref{Name: name, ID: id})
+	}
+	sort.Slice(refs, func(i, j int) bool { return refs[i].Name < refs[j].Name })
+	return refs, true
+}
+
+func underAny(name string, prefixes []string) bool {
+	for _, p := range prefixes {
+		if name == p || strings.HasPrefix(name, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// readLooseRefs adds the loose refs at name (a ref file, or a directory of them) to
+// found; false when one is not certain (see listRefsLocal).
+func readLooseRefs(commonDir, name string, found map[string]string) bool {
+	p := filepath.Join(commonDir, filepath.FromSlash(name))
+	fi, err := os.Lstat(p)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return true
+	case err != nil:
+		return false
+	case fi.IsDir():
+		entries, err := os.ReadDir(p)
+		if err != nil {
+			return false
+		}
+		for _, e := range entries {
+			if !readLooseRefs(commonDir, name+"/"+e.Name(), found) {
+				return false
+			}
+		}
+		return true
+	case !fi.Mode().IsRegular() || !plainRefName(name):
+		return false
+	}
+	data, err := os.ReadFile(p)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true // deleted, or packed: packed-refs is read next
+	}
+	id := strings.TrimSuffix(string(data), "\n")
+	if err != nil || !isHexID(id) {
+		return false
+	}
+	found[name] = id
+	return true
+}
+
+// plainRefName reports whether name is a ref name git certainly accepts and lists:
+// components of letters, digits and "-_.@+", none empty, starting with a dot or
+// ending in ".lock", no "..", "@{".
+func plainRefName(name string) bool {
+	for _, c := range strings.Split(name, "/") {
+		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") || strings.HasSuffix(c, ".") || strings.Contains(c, "..") || strings.Contains(c, "@{") || c == "@" {
+			return false
+		}
+		for _, ch := range c {
+			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.ContainsRune("-_.@+", ch)) {
+				return false
+			}
+		}
+	}
+	return true
 }

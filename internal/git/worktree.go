@@ -176,6 +176,11 @@ func (r *Repository) repairCommondirs() bool {
 
 // Head returns the worktree's HEAD commit and branch ("" when detached).
 func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
+	if gitDir, ok := w.localGitDir(); ok {
+		if sha, branch, ok := w.Repo.headIn(ctx, gitDir); ok {
+			return sha, branch, nil
+		}
+	}
 	out, err := w.git(ctx, nil, nil, "rev-parse", "HEAD")
 	if err != nil {
 		return "", "", err
