@@ -660,7 +660,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 	}
 	// Its first line is the pointer a compacted session needs (docs/contract.md §6): the run it
 	// is still driving, the stage and attempt, and what to do next.
-	if !strings.HasPrefix(hook.Out.Context, "git-atlas: you are driving run "+agentRun+" ") || !strings.Contains(hook.Out.Context, "stage build (dispatched), attempt 1; next: ") || !strings.Contains(hook.Out.Context, agentSession) {
+	if !strings.HasPrefix(hook.Out.Context, "git-atlas: you are driving run "+agentRun+" ") || !strings.Contains(hook.Out.Context, "stage build (dispatched), attempt 1; work in ") || !strings.Contains(hook.Out.Context, "; next: ") || !strings.Contains(hook.Out.Context, agentSession) {
 		t.Fatalf("the hook does not point the session at its run %s: %q", agentRun, hook.Out.Context)
 	}
 

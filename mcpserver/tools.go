@@ -83,6 +83,10 @@ type StartInput struct {
 	ManagedBy    string `json:"managed_by,omitempty" jsonschema:"another engine owns this run's resumption: resume hands it back to this name (pipeline mode managed)"`
 	ResumeWith   string `json:"resume_with,omitempty" jsonschema:"with managed_by: the owner's resume command, shown as a command only where it is trusted"`
 	DispatchOnly bool   `json:"dispatch_only,omitempty" jsonschema:"the run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)"`
+	// docs/contract.md §15: worktree life.
+	Setup        string `json:"setup,omitempty" jsonschema:"a command run in each new worktree of the run (with ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, ATLAS_PORT, ATLAS_PORTS), trusted like verify"`
+	SetupTimeout string `json:"setup_timeout,omitempty" jsonschema:"time limit of setup, e.g. 10m (the default)"`
+	Ports        int    `json:"ports,omitempty" jsonschema:"give every node a block of this many ports from atlas.portRange, unique among live nodes"`
 	DriverInput
 }
 

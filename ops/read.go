@@ -129,6 +129,9 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 		}
 		items[i].Jobs = jobCounts(runs[k])
 		items[i].Verdict = gitstate.RunVerdict(&runs[k].Header, &runs[k].State)
+		if items[i].TextWithheld { // the criteria are the run's free text (agenttext.go)
+			items[i].Verdict = withheldVerdict(items[i].Verdict)
+		}
 	}
 	return nil
 }

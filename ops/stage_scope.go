@@ -6,14 +6,13 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // stageScope checks a stage reported passed against its scope (docs/contract.md §5.3:
 // a scope is a contract), once the report would be accepted (its token, the driver
-// rule, an attempt under way): paths its work changed outside the scope, committed
-// or not, refuse it (exit 5, the paths named, nothing written) unless a person
+// rule, an attempt under way): paths its worktree changed outside the scope,
+// committed or not, refuse it (exit 5, the paths named, nothing written) unless a person
 // accepts them (--allow-outside-scope, StepOutsideScope). It returns the paths
 // accepted and who approved them, for the event.
 func (o *Ops) stageScope(ctx context.Context, store *gitstate.Store, req TransitionRequest) ([]string, string, error) {
@@ -31,13 +30,7 @@ func (o *Ops) stageScope(ctx context.Context, store *gitstate.Store, req Transit
 	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
 		return nil, "", err
 	}
-	// A stage without a worktree ran in the user's checkout, even when this runs
-	// inside a managed worktree.
-	checkout, err := recovery.UserCheckout(ctx, store, o.Repo.TopLevel)
-	if err != nil {
-		checkout = ""
-	}
-	outside, err := worktrees.StageOutsideScope(ctx, o.Repo, r, req.Stage, checkout)
+	outside, err := worktrees.StageOutsideScope(ctx, o.Repo, r, req.Stage)
 	if err != nil || len(outside) == 0 {
 		return nil, "", err
 	}

@@ -61,6 +61,11 @@ func (f *wtFixture) git(dir string, args ...string) string {
 	if err != nil {
 		f.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
+	if len(args) > 0 && args[0] == "config" {
+		// A command reads configuration once (internal/git config.go); the next
+		// operation here stands for the next command, which reads it anew.
+		f.ops.Repo.ReloadConfig()
+	}
 	return string(out)
 }
 

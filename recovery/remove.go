@@ -32,9 +32,9 @@ type Risk struct {
 func (r Risk) Any() bool { return !r.Missing && (r.Dirty || r.Ignored || r.Unreachable) }
 
 // Assess finds what removing the worktree at path would lose. It reads only: status
-// without optional locks, ls-files, for-each-ref. Its three questions (changes, ignored
-// files, an unreachable HEAD) are independent and asked at once; the first error in
-// that order is the one reported.
+// without optional locks, ls-files, for-each-ref. Changes and an unreachable HEAD are
+// asked at once (the first error in that order is the one reported); ignored files
+// only when neither makes a snapshot needed already (Ignored is then left false).
 func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error) {
 	var r Risk
 	if _, err := os.Lstat(path); errors.Is(err, os.ErrNotExist) {
@@ -43,7 +43,7 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 		return r, nil
 	}
 	wt := repo.Worktree(path)
-	errs := par.Each(3, 3, func(i int) error {
+	errs := par.Each(2, 2, func(i int) error {
 		switch i {
 		case 0:
 			dirty, err := wt.Dirty(ctx)
@@ -64,10 +64,6 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 			}
 			r.Dirty = dirty
 		case 1:
-			var err error
-			r.Ignored, err = wt.HasIgnored(ctx)
-			return err
-		case 2:
 			head, err := wt.ResolveHead(ctx)
 			if err != nil || head == "" {
 				return err
@@ -86,6 +82,14 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 	})
 	for _, err := range errs {
 		if err != nil {
+			return Risk{}, fmt.Errorf("assess %s: %w", path, err)
+		}
+	}
+	if !r.Dirty && !r.Unreachable {
+		// Ignored files alone make a snapshot worth taking; beside other work the
+		// snapshot is taken anyway and lists them itself, so git is not asked twice.
+		var err error
+		if r.Ignored, err = wt.HasIgnored(ctx); err != nil {
 			return Risk{}, fmt.Errorf("assess %s: %w", path, err)
 		}
 	}

@@ -156,7 +156,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if r.HandsOff() && !opt.TakeOver {
 		// Another engine's run, or dispatch-only: nothing is written, reset or run;
 		// the plan says who owns it and how to resume it there (docs/contract.md §6).
-		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker(), opt.Ignored)
+		plan, err := makePlan(ctx, repo, r, store.Now(), false, opt.Host, opt.asker(), nil)
 		if err != nil {
 			return nil, err
 		}
@@ -171,7 +171,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		}
 	}
 	now := store.Now()
-	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), opt.Ignored)
+	plan, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), nil)
 	if err != nil {
 		return nil, err
 	}
@@ -271,7 +271,7 @@ func finish(ctx context.Context, repo *git.Repository, store *gitstate.Store, id
 		return nil, err
 	}
 	now := store.Now()
-	final, err := makePlan(ctx, repo, r, now, false, opt.Host, opt.asker(), opt.Ignored)
+	final, err := makePlan(ctx, repo, r, now, false, opt.Host, opt.asker(), nil)
 	if err != nil {
 		return nil, err
 	}

@@ -164,7 +164,9 @@ type WorktreePlan struct {
 // verify says whether verify-first will run (not --no-verify): the interrupted stage's
 // worktree is then left as it is for verify to judge, instead of being reset. host is
 // where an attempt's agent may still run.
-func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker, ignored recovery.Options) (*Plan, error) {
+// ignored, when not nil, has the plan name the ignored files each reset would delete
+// (PlanFor); Apply passes nil.
+func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker, ignored *recovery.Options) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
@@ -282,7 +284,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // session, a compacted one, or its holder) is its own, planned as resume would go on
 // with it at once. The next action's commands are the caller's (docs/contract.md §11.13).
 func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
-	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), opt.Ignored)
+	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), &opt.Ignored)
 	if err != nil || !p.Live || !opt.Owns(r, now) || r.HandsOff() {
 		return p, err
 	}

@@ -13,14 +13,10 @@ import (
 // scopeHold says why verify-first does not pass a stage whose work changed paths
 // outside its scope (docs/contract.md §5.3: a scope is a contract): resume accepts no
 // such work; the driver's `transition … passed` names the paths, and only a person
-// accepts them. dir is where the verify would run (for a stage without a worktree,
-// the copy of the checkout it ran in). "" when nothing is outside.
-func scopeHold(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage, dir string) (string, error) {
-	checkout := ""
-	if r.State.Worktree(stage) == nil {
-		checkout = dir
-	}
-	outside, err := worktrees.StageOutsideScope(ctx, repo, r, stage, checkout)
+// accepts them. "" when nothing is outside (a stage without a worktree is not judged:
+// worktrees.StageOutsideScope).
+func scopeHold(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string) (string, error) {
+	outside, err := worktrees.StageOutsideScope(ctx, repo, r, stage)
 	if err != nil || len(outside) == 0 {
 		return "", err
 	}

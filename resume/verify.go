@@ -88,7 +88,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		}()
 		dir = path
 	}
-	if hold, err := scopeHold(ctx, repo, r, st.Name, dir); err != nil || hold != "" {
+	if hold, err := scopeHold(ctx, repo, r, st.Name); err != nil || hold != "" {
 		if err != nil {
 			return err
 		}

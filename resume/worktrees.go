@@ -17,7 +17,7 @@ import (
 // The worktree of the stage that verify-first will judge (keepStage) is kept too: its
 // work is what the verify command checks; a failed verify that re-dispatches resets it
 // then (docs/contract.md §6.6).
-func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string, ignored recovery.Options) ([]WorktreePlan, error) {
+func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string, ignored *recovery.Options) ([]WorktreePlan, error) {
 	plans := make([]WorktreePlan, len(r.State.Worktrees))
 	var check []gitstate.WorktreeRec
 	var at []int
@@ -82,10 +82,12 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 		case rec.Untrusted:
 			wp.Action, wp.Reason = ActionSnapshot, "marked untrusted"
 		}
-		if wp.Action == ActionSnapshot && wp.Exists && errs[k] == nil {
+		if ignored != nil && wp.Action == ActionSnapshot && wp.Exists && errs[k] == nil {
 			// A reset deletes the ignored files its snapshot leaves out: the plan names
 			// them first (an unreadable checkout is set aside whole: nothing deleted).
-			if wp.IgnoredToDelete, err = recovery.IgnoredToDelete(ctx, repo, rec.Path, ignored); err != nil {
+			// Apply's own plans list none: its snapshots report what they deleted
+			// (ignored_deleted), without a second walk of the same files.
+			if wp.IgnoredToDelete, err = recovery.IgnoredToDelete(ctx, repo, rec.Path, *ignored); err != nil {
 				return nil, err
 			}
 		}

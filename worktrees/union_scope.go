@@ -111,34 +111,22 @@ func scopeParts(ctx context.Context, repo *git.Repository, r *gitstate.Run, part
 	return keep, nil
 }
 
-// StageOutsideScope lists the paths stage's work changed against its open attempt's
-// baseline that lie outside the stage's scope (docs/contract.md §5.3, a scope is a
-// contract): in the stage's worktree, committed or not (OutsideScope); for a stage
-// with no worktree, in checkout, the user's checkout it ran in, committed or not
-// (read only). No scope, no open attempt, or no checkout: nil.
-func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage, checkout string) ([]string, error) {
+// StageOutsideScope lists the paths stage's worktree changed against its open
+// attempt's baseline, committed or not, that lie outside the stage's scope
+// (docs/contract.md §5.3, a scope is a node's contract; OutsideScope). A stage with no
+// worktree ran in the user's checkout, whose changes cannot be told from the user's
+// own: it is not judged, and nothing of the checkout is read. No scope, no open
+// attempt, or no worktree: nil.
+func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string) ([]string, error) {
 	def, st, ok := r.Stage(stage)
 	a := gitstate.OpenAttempt(st)
-	if !ok || a == nil || len(def.Scope) == 0 {
+	rec := r.State.Worktree(stage)
+	if !ok || a == nil || len(def.Scope) == 0 || rec == nil {
 		return nil, nil
 	}
 	base := a.Baseline
 	if base == "" {
 		base = r.Header.Baseline
 	}
-	if rec := r.State.Worktree(stage); rec != nil {
-		return OutsideScope(ctx, repo, r.Header.RunID, rec, base, def.Scope)
-	}
-	if checkout == "" {
-		return nil, nil
-	}
-	id, err := git.ParseOID(base)
-	if err != nil {
-		return nil, err
-	}
-	changed, err := repo.Worktree(checkout).ChangedPaths(ctx, id)
-	if err != nil {
-		return nil, err
-	}
-	return PathsOutside(changed, def.Scope), nil
+	return OutsideScope(ctx, repo, r.Header.RunID, rec, base, def.Scope)
 }
