@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -39,7 +40,7 @@ func TestConcurrentKillSweep(t *testing.T) {
 	rounds := testenv.Rounds(short, 24)
 	lanes := min(max(runtime.NumCPU(), 2), 8)
 	first := newAtlasRepo(t)
-	for lane := 0; lane < lanes; lane++ {
+	for lane := range lanes {
 		n := rounds / lanes
 		if lane < rounds%lanes {
 			n++
@@ -106,9 +107,7 @@ func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 	for ; round < rounds; round++ {
 		untarDir(t, work, "repo", template)
 		keep := map[string]string{}
-		for p, c := range base {
-			keep[p] = c
-		}
+		maps.Copy(keep, base)
 		var odd []string
 		wave := func(w int) {
 			cmds := [][]string{{"resume", "k"}, {"resume", "k"}, {"gc", "--before", "0s", "--apply"}}
@@ -124,9 +123,7 @@ func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 			for _, args := range cmds {
 				kill := rng.IntN(2) == 0
 				delay := time.Duration(rng.Int64N(int64(span) + 1))
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
+				wg.Go(func() {
 					cmd := exec.Command(a.bin, append([]string{"-C", a.repo, "--json"}, args...)...)
 					cmd.Env = a.env
 					cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
@@ -154,7 +151,7 @@ func sweepLane(t *testing.T, a atlasCLI, rounds int) {
 						odd = append(odd, fmt.Sprintf("wave %d: git atlas %s: exit %d: %s", w, strings.Join(args, " "), code, strings.TrimSpace(stderr.String())))
 						mu.Unlock()
 					}
-				}()
+				})
 			}
 			wg.Wait()
 		}
@@ -212,7 +209,7 @@ func checkKept(t *testing.T, a atlasCLI, root string, keep map[string]string, ro
 	refs := strings.Fields(gitIn(t, a, a.repo, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/"))
 	inSnap := map[string]bool{}
 	for _, ref := range refs {
-		for _, line := range strings.Split(gitIn(t, a, a.repo, "ls-tree", "-r", "-z", ref), "\x00") {
+		for line := range strings.SplitSeq(gitIn(t, a, a.repo, "ls-tree", "-r", "-z", ref), "\x00") {
 			meta, path, ok := strings.Cut(line, "\t")
 			if f := strings.Fields(meta); ok && len(f) == 3 && f[1] == "blob" {
 				inSnap[path+"\x00"+f[2]] = true
@@ -243,7 +240,7 @@ func TestConcurrentResumes(t *testing.T) {
 	setupInterruptedGraph(t, a)
 	template := filepath.Join(t.TempDir(), "template.tar")
 	tarDir(t, work, "repo", template)
-	for try := 0; try < 3; try++ {
+	for try := range 3 {
 		untarDir(t, work, "repo", template)
 		type result struct {
 			code   int
@@ -252,12 +249,10 @@ func TestConcurrentResumes(t *testing.T) {
 		results := make([]result, 4)
 		var wg sync.WaitGroup
 		for i := range results {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+			wg.Go(func() {
 				_, code, stderr := a.run("resume", "k")
 				results[i] = result{code, stderr}
-			}()
+			})
 		}
 		wg.Wait()
 		winners := 0

@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,7 +65,7 @@ func crashPaths() []crashPath {
 		}
 		writeFile(t, filepath.Join(rec.Path, "README"), "edited by the agent\n")
 		writeFile(t, filepath.Join(rec.Path, "new", "work.txt"), "untracked work\n")
-		for i := 0; i < 5; i++ {
+		for i := range 5 {
 			writeFile(t, filepath.Join(rec.Path, "gen", fmt.Sprintf("f%02d.txt", i)), fmt.Sprintf("generated %d\n", i))
 		}
 	}
@@ -142,7 +143,7 @@ func TestCrashStates(t *testing.T) {
 // crashFixture is newAtlasRepo with about 100 tracked files.
 func crashFixture(t *testing.T) atlasCLI {
 	a := newAtlasRepo(t)
-	for i := 0; i < 96; i++ {
+	for i := range 96 {
 		writeFile(t, filepath.Join(a.repo, "src", fmt.Sprintf("d%d", i%8), fmt.Sprintf("file%02d.go", i)), fmt.Sprintf("package d // %d\n", i))
 	}
 	git := func(args ...string) {
@@ -205,16 +206,16 @@ func runCrashPath(t *testing.T, p crashPath) {
 		// The two extreme states: the last synced-only state and the end state with
 		// every unsynced new file empty.
 		var ends []crashState
-		for i := len(states) - 1; i >= 0; i-- {
-			if states[i].kind == "synced" {
-				ends = append(ends, states[i])
+		for _, state := range slices.Backward(states) {
+			if state.kind == "synced" {
+				ends = append(ends, state)
 				break
 			}
 		}
 		states = append(ends, states[len(states)-1])
 	} else if len(states) > maxStates {
 		var picked []crashState
-		for i := 0; i < maxStates; i++ {
+		for i := range maxStates {
 			picked = append(picked, states[i*len(states)/maxStates])
 		}
 		states = append(picked, states[len(states)-1])
@@ -337,7 +338,7 @@ func (s *fsim) walk(rel string, _ bool) *node {
 	if rel == "." || rel == "" {
 		return n
 	}
-	for _, part := range strings.Split(rel, string(filepath.Separator)) {
+	for part := range strings.SplitSeq(rel, string(filepath.Separator)) {
 		n = n.entries[part]
 		if n == nil || !n.dir {
 			return nil
@@ -576,7 +577,7 @@ func (s *fsim) apply(o op) {
 			return
 		}
 		if isObject(to) {
-			if !n.dir && !(n.hasSynced && bytes.Equal(n.synced, n.data)) {
+			if !n.dir && (!n.hasSynced || !bytes.Equal(n.synced, n.data)) {
 				s.violations = append(s.violations, fmt.Sprintf("object %s named before its bytes were flushed", to))
 			}
 			s.objects = append(s.objects, to)
@@ -618,9 +619,7 @@ func (s *fsim) apply(o op) {
 		}
 		if n.dir {
 			n.durable = make(map[string]*node, len(n.entries))
-			for k, v := range n.entries {
-				n.durable[k] = v
-			}
+			maps.Copy(n.durable, n.entries)
 		} else {
 			n.synced, n.hasSynced = append([]byte(nil), n.data...), true
 		}
@@ -695,7 +694,7 @@ func prefixStates(root string, pre map[string]entry, worktrees []string, ops []o
 	if testenv.Long() {
 		all := append(append([]int(nil), sim.destroyAt...), sim.fsyncAt...)
 		sort.Ints(all)
-		for i := 0; i < maxPrefixes; i++ {
+		for i := range maxPrefixes {
 			pick(all, (float64(i)+0.5)/maxPrefixes)
 		}
 	}
@@ -825,7 +824,7 @@ func parseTrace(path string) ([]op, error) {
 				continue
 			}
 			for i := range o.paths {
-				if !(i == 0 && strings.HasPrefix(o.call, "symlink")) {
+				if i != 0 || !strings.HasPrefix(o.call, "symlink") {
 					o.paths[i] = abs(o.paths[i])
 				}
 			}
@@ -1008,7 +1007,7 @@ func atlasRefs(t *testing.T, a atlasCLI) map[string]string {
 		t.Fatal(err)
 	}
 	refs := map[string]string{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 		if n, id, ok := strings.Cut(l, " "); ok {
 			refs[n] = id
 		}
@@ -1022,7 +1021,7 @@ func firstParentsOf(t *testing.T, a atlasCLI, tip string) map[string]bool {
 		t.Fatal(err)
 	}
 	set := map[string]bool{}
-	for _, id := range strings.Fields(out) {
+	for id := range strings.FieldsSeq(out) {
 		set[id] = true
 	}
 	return set
@@ -1037,7 +1036,7 @@ func checkState(t *testing.T, a atlasCLI, st crashState, preRefs, postRefs map[s
 	}
 	refs := map[string]string{}
 	var tips []string
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSpace(out), "\n") {
 		if n, id, ok := strings.Cut(l, " "); ok {
 			refs[n] = id
 			tips = append(tips, id)
@@ -1049,7 +1048,7 @@ func checkState(t *testing.T, a atlasCLI, st crashState, preRefs, postRefs map[s
 			problems = append(problems, "a ref under refs/atlas/ names a missing object: "+strings.TrimSpace(e))
 		} else {
 			var ids strings.Builder
-			for _, l := range strings.Split(strings.TrimSpace(list), "\n") {
+			for l := range strings.SplitSeq(strings.TrimSpace(list), "\n") {
 				ids.WriteString(strings.Fields(l + " x")[0] + "\n")
 			}
 			if o, e, err := crashGit(a, ids.String(), "cat-file", "--batch"); err != nil || strings.Contains(o, " missing\n") {

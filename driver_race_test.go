@@ -27,8 +27,7 @@ func TestTakeOverRace(t *testing.T) {
 		c.Stdout, c.Stderr = &out, &errb
 		err := c.Run()
 		code := 0
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 			code = ee.ExitCode()
 		} else if err != nil {
 			t.Fatal(err)
@@ -43,11 +42,9 @@ func TestTakeOverRace(t *testing.T) {
 	stderrs := make([][]byte, n)
 	var wg sync.WaitGroup
 	for i := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			_, stderrs[i], codes[i] = atlas("heartbeat", "r", "--holder", fmt.Sprintf("h%d", i), "--session", fmt.Sprintf("s%d", i), "--take-over", "--ttl", "1h", "--json")
-		}()
+		})
 	}
 	wg.Wait()
 	winners := map[string]bool{}

@@ -45,7 +45,7 @@ func makeFixture(repo string, vars []string) error {
 	c.Dir = repo
 	c.Env = append(os.Environ(), vars...)
 	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("git update-index --refresh: %v\n%s", err, out)
+		return fmt.Errorf("git update-index --refresh: %w\n%s", err, out)
 	}
 	return nil
 }

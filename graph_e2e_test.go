@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -109,7 +110,7 @@ func TestGraphDrainWorkers(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 3))
 	// jobs/10 components of 10 jobs (job i is in component i % comps); each job needs
 	// one or two earlier jobs of its component, so a failure fails part of one component.
-	for i := 0; i < jobs; i++ {
+	for i := range jobs {
 		args := []string{"job", "add", "e2e", fmt.Sprintf("j%03d", i)}
 		if earlier := i / comps; earlier > 0 {
 			for k := 0; k < 1+rng.IntN(2); k++ {
@@ -125,7 +126,7 @@ func TestGraphDrainWorkers(t *testing.T) {
 	rec := &record{}
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -263,12 +264,7 @@ func TestGraphDrainWorkers(t *testing.T) {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 func parseTime(t *testing.T, s string) time.Time {
@@ -302,7 +298,7 @@ func worker(a atlasCLI, w int, rec *record) error {
 		var c claimOut
 		if code == 0 || code == 5 {
 			if err := json.Unmarshal(out, &c); err != nil {
-				return fmt.Errorf("claim output %q: %v", out, err)
+				return fmt.Errorf("claim output %q: %w", out, err)
 			}
 		}
 		switch {

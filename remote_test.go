@@ -45,7 +45,7 @@ func newRemoteFleet(t *testing.T, clones int) remoteFleet {
 		}
 	}
 	f := remoteFleet{bare: bare, env: env}
-	for k := 0; k < clones; k++ {
+	for k := range clones {
 		dir := filepath.Join(work, fmt.Sprintf("clone%d", k))
 		mustGit(t, work, env, "", "clone", "-q", bare, dir)
 		f.clones = append(f.clones, atlasCLI{bin: atlas, repo: dir, env: env})
@@ -87,7 +87,7 @@ func fleetWorker(a atlasCLI, args []string, run, holder string, seed uint64, gra
 		var c claimOut
 		if code == 0 || code == 5 {
 			if err := json.Unmarshal(out, &c); err != nil {
-				return fmt.Errorf("claim output %q: %v", out, err)
+				return fmt.Errorf("claim output %q: %w", out, err)
 			}
 		}
 		switch {
@@ -109,7 +109,7 @@ func fleetWorker(a atlasCLI, args []string, run, holder string, seed uint64, gra
 		}
 		var wt struct{ Path string }
 		if err := json.Unmarshal(out, &wt); err != nil || wt.Path == "" {
-			return fmt.Errorf("worktree add output %q: %v", out, err)
+			return fmt.Errorf("worktree add output %q: %w", out, err)
 		}
 		if err := os.WriteFile(filepath.Join(wt.Path, job+".txt"), []byte("work of "+job+"\n"), 0o644); err != nil {
 			return err
@@ -131,7 +131,7 @@ func fleetWorker(a atlasCLI, args []string, run, holder string, seed uint64, gra
 func fleetJobs(t *testing.T, a atlasCLI, args []string, run string, n int) []string {
 	t.Helper()
 	var jobs []string
-	for k := 0; k < n; k++ {
+	for k := range n {
 		job := fmt.Sprintf("j%02d", k)
 		cmd := append(slices.Clone(args), "job", "add", run, job)
 		var needs []string
@@ -189,12 +189,10 @@ func TestRemoteFleet(t *testing.T) {
 	errs := make(chan error, 3*perClone)
 	var wg sync.WaitGroup
 	for c := range f.clones {
-		for w := 0; w < perClone; w++ {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
+		for w := range perClone {
+			wg.Go(func() {
 				errs <- fleetWorker(f.clones[c], args[c], run, fmt.Sprintf("c%dw%d", c, w), uint64(10*c+w), grants)
-			}()
+			})
 		}
 	}
 	wg.Wait()
@@ -276,7 +274,7 @@ func remoteChecks(t *testing.T, f remoteFleet, reader atlasCLI, run string, roun
 		t.Fatal(err)
 	}
 	refs := map[string]string{}
-	for _, line := range strings.Split(mustGit(t, f.bare, f.env, "", "for-each-ref", "--format=%(refname) %(objectname)"), "\n") {
+	for line := range strings.SplitSeq(mustGit(t, f.bare, f.env, "", "for-each-ref", "--format=%(refname) %(objectname)"), "\n") {
 		name, id, _ := strings.Cut(line, " ")
 		refs[name] = id
 	}
@@ -321,7 +319,7 @@ func TestRemoteKilledWriter(t *testing.T) {
 		a := f.clones[round%2]
 		deadline := time.Now().Add(time.Duration(rng.IntN(600)) * time.Millisecond)
 		err := remoteWorker(killingRunner(a, deadline), a.env, run, fmt.Sprintf("victim%d", round), "1s")
-		if err == errKilled {
+		if errors.Is(err, errKilled) {
 			killed++
 		} else if err != nil {
 			t.Fatal(err)
@@ -333,12 +331,10 @@ func TestRemoteKilledWriter(t *testing.T) {
 	// The rerun: workers left alone converge (a dead worker's lease expires; they reap).
 	var wg sync.WaitGroup
 	errs := make(chan error, 2)
-	for c := 0; c < 2; c++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+	for c := range 2 {
+		wg.Go(func() {
 			errs <- remoteWorker(f.clones[c].run, f.clones[c].env, run, fmt.Sprintf("rerun%d", c), "1s")
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -387,7 +383,7 @@ func remoteWorker(run1 func(args ...string) ([]byte, int, string), env []string,
 	}, env}
 	defer func() {
 		if p := recover(); p != nil {
-			if p != errKilled {
+			if e, ok := p.(error); !ok || !errors.Is(e, errKilled) {
 				panic(p)
 			}
 			err = errKilled
@@ -398,7 +394,7 @@ func remoteWorker(run1 func(args ...string) ([]byte, int, string), env []string,
 		var c claimOut
 		if code == 0 || code == 5 {
 			if err := json.Unmarshal(out, &c); err != nil {
-				return fmt.Errorf("claim output %q: %v", out, err)
+				return fmt.Errorf("claim output %q: %w", out, err)
 			}
 		}
 		switch {
@@ -425,7 +421,7 @@ func remoteWorker(run1 func(args ...string) ([]byte, int, string), env []string,
 		}
 		var wt struct{ Path string }
 		if err := json.Unmarshal(out, &wt); err != nil || wt.Path == "" {
-			return fmt.Errorf("worktree add output %q: %v", out, err)
+			return fmt.Errorf("worktree add output %q: %w", out, err)
 		}
 		file := filepath.Join(wt.Path, job+".txt")
 		if _, err := os.Stat(file); err != nil {

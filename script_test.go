@@ -37,10 +37,10 @@ type cleaningUp struct{ m *testing.M }
 func (c cleaningUp) Run() int {
 	code := c.m.Run()
 	if built.dir != "" {
-		os.RemoveAll(built.dir)
+		_ = os.RemoveAll(built.dir)
 	}
 	if fixtureTemplate.dir != "" {
-		os.RemoveAll(fixtureTemplate.dir)
+		_ = os.RemoveAll(fixtureTemplate.dir)
 	}
 	return code
 }
@@ -137,7 +137,7 @@ func buildFixture(repo string, vars []string) error {
 		c.Dir = repo
 		c.Env = append(os.Environ(), vars...)
 		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %v\n%s", args, err, out)
+			return fmt.Errorf("git %v: %w\n%s", args, err, out)
 		}
 		return nil
 	}
@@ -217,12 +217,12 @@ func (c *checkouts) take() (map[string]string, error) {
 	cmd.Env = append(os.Environ(), c.vars...)
 	out, err := cmd.Output()
 	if err != nil {
-		return nil, fmt.Errorf("git worktree list: %v", err)
+		return nil, fmt.Errorf("git worktree list: %w", err)
 	}
 	fp := map[string]string{}
-	for _, rec := range strings.Split(string(out), "\x00\x00") {
+	for rec := range strings.SplitSeq(string(out), "\x00\x00") {
 		var path string
-		for _, f := range strings.Split(rec, "\x00") {
+		for f := range strings.SplitSeq(rec, "\x00") {
 			if p, ok := strings.CutPrefix(f, "worktree "); ok {
 				path = p
 			}
@@ -383,7 +383,7 @@ func walkJSON(doc any, path string) (any, bool) {
 	if path == "." || path == "" {
 		return cur, true
 	}
-	for _, part := range strings.Split(strings.TrimPrefix(path, "."), ".") {
+	for part := range strings.SplitSeq(strings.TrimPrefix(path, "."), ".") {
 		switch v := cur.(type) {
 		case map[string]any:
 			if part == "@len" {

@@ -40,7 +40,7 @@ func atlasBinary(t *testing.T) string {
 		built.dir = dir
 		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "git-atlas"), "./cmd/git-atlas").CombinedOutput()
 		if err != nil {
-			built.err = fmt.Errorf("go build: %v\n%s", err, out)
+			built.err = fmt.Errorf("go build: %w\n%s", err, out)
 		}
 	})
 	if built.err != nil {
@@ -87,7 +87,7 @@ func gitCmd(dir string, env []string, stdin string, args ...string) ([]byte, err
 	c.Stderr = &stderr
 	out, err := c.Output()
 	if err != nil {
-		return out, fmt.Errorf("git %s: %v: %s", strings.Join(args, " "), err, stderr.String())
+		return out, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr.String())
 	}
 	return out, nil
 }
@@ -127,11 +127,11 @@ func TestStressConcurrentEvents(t *testing.T) {
 	var wg sync.WaitGroup
 	var failures atomic.Int32
 	done := make(chan struct{})
-	for p := 0; p < procs; p++ {
+	for p := range procs {
 		wg.Add(1)
 		go func(p int) {
 			defer wg.Done()
-			for i := 0; i < each; i++ {
+			for i := range each {
 				data := fmt.Sprintf(`{"m":"%d-%d"}`, p, i)
 				if out, err := gitCmd(dir, env, "", "atlas", "event", "r", "note", "--data", data); err != nil {
 					failures.Add(1)
@@ -221,8 +221,8 @@ func TestStressConcurrentEvents(t *testing.T) {
 			exts[d.K]++
 		}
 	}
-	for p := 0; p < procs; p++ {
-		for i := 0; i < each; i++ {
+	for p := range procs {
+		for i := range each {
 			if m := fmt.Sprintf("%d-%d", p, i); notes[m] != 1 {
 				t.Errorf("event %s is in the chain %d times", m, notes[m])
 			}
@@ -262,7 +262,7 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) error
 		return err
 	}
 	if blobs[0].Err != nil || blobs[1].Err != nil {
-		return fmt.Errorf("read %s: %v %v", old, blobs[0].Err, blobs[1].Err)
+		return fmt.Errorf("read %s: %w %w", old, blobs[0].Err, blobs[1].Err)
 	}
 	var state map[string]any
 	if err := json.Unmarshal(blobs[0].Data, &state); err != nil {
@@ -542,7 +542,7 @@ func TestStressCachesDeleted(t *testing.T) {
 	caches := []string{filepath.Join(common, "atlas", "cache", "summaries"), filepath.Join(common, "atlas", "hint")}
 	drop := func(r *rand.Rand) {
 		if k := r.IntN(4); k < len(caches) {
-			os.Remove(caches[k])
+			_ = os.Remove(caches[k])
 		}
 	}
 	// checkout switches branches and returns the hook's line (one at a time: git
@@ -567,15 +567,15 @@ func TestStressCachesDeleted(t *testing.T) {
 			"\nbrief:\n" + mustGit(t, dir, env, "", "atlas", "resume", "--brief") +
 			"\nhook:\n" + hook
 	}
-	for round := 0; round < rounds; round++ {
+	for round := range rounds {
 		var wg sync.WaitGroup
 		done := make(chan struct{})
-		for w := 0; w < writers; w++ {
+		for w := range writers {
 			wg.Add(1)
 			go func(w int) {
 				defer wg.Done()
 				r := rand.New(rand.NewPCG(uint64(round), uint64(w)))
-				for i := 0; i < each; i++ {
+				for i := range each {
 					id := fmt.Sprintf("w%d-%d-%d", w, round, i)
 					args := []string{"atlas", "start", "--id", id, "--stages", "a"}
 					live := r.IntN(3) == 0
@@ -601,7 +601,7 @@ func TestStressCachesDeleted(t *testing.T) {
 			}(w)
 		}
 		readers := sync.WaitGroup{}
-		for rd := 0; rd < 2; rd++ {
+		for rd := range 2 {
 			readers.Add(1)
 			go func(rd int) {
 				defer readers.Done()
@@ -622,7 +622,7 @@ func TestStressCachesDeleted(t *testing.T) {
 					default:
 						var out string
 						if out, err = checkout(); err != nil {
-							err = fmt.Errorf("checkout: %v %s", err, out)
+							err = fmt.Errorf("checkout: %w %s", err, out)
 						}
 					}
 					if err != nil {
@@ -641,7 +641,7 @@ func TestStressCachesDeleted(t *testing.T) {
 		left := answers() // the checkout in it leaves the branch the other way round
 		mustGit(t, dir, env, "", "checkout", "-q", "-")
 		for _, c := range caches {
-			os.Remove(c)
+			_ = os.Remove(c)
 		}
 		if none := answers(); timeless(none) != timeless(left) {
 			t.Fatalf("round %d: the caches as left gave\n%s\nwith no cache:\n%s", round, left, none)

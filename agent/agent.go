@@ -128,8 +128,7 @@ type FileError struct {
 }
 
 func (e *FileError) Error() string {
-	var se *SyntaxError
-	if errors.As(e.Err, &se) {
+	if se, ok := errors.AsType[*SyntaxError](e.Err); ok {
 		return fmt.Sprintf("%s:%d: %s", e.Path, se.Line, se.Msg)
 	}
 	return fmt.Sprintf("%s: %v", e.Path, e.Err)
@@ -192,8 +191,7 @@ func Uninstall(agent, scope, root string) ([]Change, error) {
 			return nil, false, nil
 		}
 		data, remove, err := e.uninstall(old)
-		var fe *ForeignError
-		if errors.As(err, &fe) {
+		if fe, ok := errors.AsType[*ForeignError](err); ok {
 			return old, false, &kept{fe.Msg}
 		}
 		return data, remove, err
@@ -279,8 +277,7 @@ func computeEdits(edits []edit, scope, root string, do func(edit, []byte, bool) 
 		if p.at >= 0 {
 			c.What = out[p.at].What
 		}
-		var k *kept
-		if errors.As(err, &k) {
+		if k, ok := errors.AsType[*kept](err); ok {
 			c.Action, c.Reason = "kept", k.why
 			out = append(out, c)
 			continue

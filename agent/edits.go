@@ -3,7 +3,9 @@ package agent
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/BurntSushi/toml"
@@ -179,8 +181,8 @@ func (j *jsonHooks) uninstall(old []byte) ([]byte, bool, error) {
 		return nil, false, err
 	}
 	removed := false
-	for k := len(j.events) - 1; k >= 0; k-- { // the reverse of install's order
-		ev := j.events[k]
+	for _, ev := range slices.Backward(j.events) { // the reverse of install's order
+
 		h := root.member("hooks")
 		if h == nil {
 			break
@@ -227,8 +229,8 @@ func (j *jsonHooks) removeHandler(data []byte, g *jnode) []byte {
 	if hs == nil || hs.val.kind != '[' {
 		return data
 	}
-	for k := len(hs.val.elems) - 1; k >= 0; k-- {
-		e := hs.val.elems[k]
+	for k, e := range slices.Backward(hs.val.elems) {
+
 		var h handler
 		if e.kind == '{' && json.Unmarshal(data[e.start:e.end], &h) == nil && h.Command == j.command {
 			return removeElem(data, hs.val, k)
@@ -369,7 +371,7 @@ func (b *block) install(old []byte, exists bool) ([]byte, error) {
 		data = append(append(append([]byte{}, old...), nl...), b.text(nl)...)
 	}
 	if err := b.check(data); err != nil {
-		return nil, fmt.Errorf("adding git-atlas's section would make the file invalid (%v): add it by hand, or fix the file", err)
+		return nil, fmt.Errorf("adding git-atlas's section would make the file invalid (%w): add it by hand, or fix the file", err)
 	}
 	return data, nil
 }
@@ -428,7 +430,7 @@ func (b *block) state(data []byte) (string, error) {
 func validTOML(data []byte) error {
 	var v map[string]any
 	if _, err := toml.Decode(string(data), &v); err != nil {
-		if pe, ok := err.(toml.ParseError); ok {
+		if pe, ok := errors.AsType[toml.ParseError](err); ok {
 			// The line of the offending byte: the parser's own line number is the next
 			// one when that byte is a newline.
 			line := pe.Position.Line

@@ -128,7 +128,7 @@ func ParseToolCall(agent string, data []byte) (call ToolCall, ok bool, err error
 // maxPatchPaths of them.
 func PatchPaths(patch string) []string {
 	var out []string
-	for _, line := range strings.Split(patch, "\n") {
+	for line := range strings.SplitSeq(patch, "\n") {
 		line = strings.TrimRight(line, "\r")
 		for _, mark := range []string{"*** Add File: ", "*** Update File: ", "*** Delete File: ", "*** Move to: "} {
 			if p, ok := strings.CutPrefix(line, mark); ok && strings.TrimSpace(p) != "" && len(out) < maxPatchPaths {

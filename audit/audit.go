@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -105,12 +106,7 @@ type Options struct {
 
 // Has reports whether labels holds l.
 func Has(labels []string, l string) bool {
-	for _, x := range labels {
-		if x == l {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(labels, l)
 }
 
 // attention labels: something a person (or gc) should look at.

@@ -1,5 +1,7 @@
 package gitstate
 
+import "slices"
+
 import "github.com/git-atlas/git-atlas/internal/fault"
 
 // AgentNames are the agents an attempt or a job may name (--agent): the ones whose
@@ -8,10 +10,8 @@ var AgentNames = []string{"claude", "codex", "kimi"}
 
 // ValidAgent checks an agent name: one of AgentNames.
 func ValidAgent(name string) error {
-	for _, a := range AgentNames {
-		if a == name {
-			return nil
-		}
+	if slices.Contains(AgentNames, name) {
+		return nil
 	}
 	return fault.Usage("invalid agent %q: use claude, codex or kimi", name)
 }

@@ -75,7 +75,7 @@ func docTypeOf(t reflect.Type) *docType {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 		switch {
-		case f.Name == "Extra" && f.Type == reflect.TypeOf(Extra(nil)):
+		case f.Name == "Extra" && f.Type == reflect.TypeFor[Extra]():
 			dt.extra = i
 		case name == "-" || !f.IsExported():
 		case name == "":
@@ -88,7 +88,7 @@ func docTypeOf(t reflect.Type) *docType {
 	return dt
 }
 
-var rawMessageType = reflect.TypeOf(json.RawMessage(nil))
+var rawMessageType = reflect.TypeFor[json.RawMessage]()
 
 // walked is the type decoding descends into from t: through pointers, to a struct
 // or a slice; nil for anything whose content is not ours to check (maps, raw JSON,

@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -357,9 +358,10 @@ func joinNames(n []string) string {
 	if len(n) == 0 {
 		return "none"
 	}
-	out := n[0]
+	var out strings.Builder
+	out.WriteString(n[0])
 	for _, s := range n[1:] {
-		out += ", " + s
+		out.WriteString(", " + s)
 	}
-	return out
+	return out.String()
 }

@@ -1,7 +1,7 @@
 package gitstate
 
 import (
-	"sort"
+	"slices"
 	"strings"
 )
 
@@ -161,7 +161,7 @@ func UserEvents() []EventType {
 			out = append(out, e.Type)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 
@@ -173,7 +173,7 @@ func ReservedEvents() []EventType {
 			out = append(out, e.Type)
 		}
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i] < out[j] })
+	slices.Sort(out)
 	return out
 }
 

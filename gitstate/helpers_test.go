@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,7 +64,8 @@ func runIn(t testing.TB, dir, stdin string, args ...string) string {
 	out, err := c.Output()
 	if err != nil {
 		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
+		ee := &exec.ExitError{}
+		if errors.As(err, &ee) {
 			msg = string(ee.Stderr)
 		}
 		t.Fatalf("git %v: %v\n%s", args, err, msg)

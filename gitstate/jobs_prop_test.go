@@ -45,7 +45,7 @@ func TestJobMachineProperties(t *testing.T) {
 	}
 	for seed := 0; seed < seeds; seed++ {
 		m := newModel(t, uint64(seed))
-		for step := 0; step < 150; step++ {
+		for step := range 150 {
 			m.step()
 			m.check()
 			if t.Failed() {
@@ -79,7 +79,7 @@ func newModel(t *testing.T, seed uint64) *model {
 	if rng.IntN(3) == 0 {
 		m.h.Gas = rng.IntN(2 * n) // sometimes tight, sometimes 0 (the default)
 	}
-	for i := 0; i < n; i++ {
+	for range n {
 		m.addJob()
 	}
 	return m

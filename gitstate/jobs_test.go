@@ -585,7 +585,7 @@ func TestCheckOverlap(t *testing.T) {
 	}
 	// At most ten paths are named.
 	var many []string
-	for i := 0; i < 25; i++ {
+	for i := range 25 {
 		many = append(many, "src/f"+string(rune('a'+i))+".go")
 	}
 	err := CheckOverlap(s, JobSpec{ID: "new", Scope: scope("src")}, many)

@@ -146,13 +146,11 @@ type pool struct {
 func newPool() *pool {
 	p := &pool{work: make(chan func(), 64)}
 	for w := 0; w < runtime.GOMAXPROCS(0); w++ {
-		p.wg.Add(1)
-		go func() {
-			defer p.wg.Done()
+		p.wg.Go(func() {
 			for f := range p.work {
 				f()
 			}
-		}()
+		})
 	}
 	return p
 }

@@ -3,6 +3,7 @@ package gitstate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -75,10 +76,8 @@ func CheckRunTransition(from, to string) error {
 	if _, ok := runMachine[to]; !ok && !RunTerminal(to) {
 		return fault.Usage("unknown run status %q (valid: running, blocked, completed, failed, stopped)", to)
 	}
-	for _, t := range runMachine[from] {
-		if t == to {
-			return nil
-		}
+	if slices.Contains(runMachine[from], to) {
+		return nil
 	}
 	return fault.Refused("run is %s: cannot become %s", from, to).WithHint("valid targets from %s: %s", from, orNone(runMachine[from])).WithTargets(runMachine[from])
 }
@@ -92,10 +91,8 @@ func CheckStageTransition(stage, from, to string) error {
 	if _, ok := stageMachine[to]; !ok {
 		return fault.Usage("unknown stage status %q (valid: %s)", to, strings.Join(StageStatuses, ", "))
 	}
-	for _, t := range stageMachine[from] {
-		if t == to {
-			return nil
-		}
+	if slices.Contains(stageMachine[from], to) {
+		return nil
 	}
 	return fault.Refused("stage %s is %s: cannot move to %s; valid targets: %s", stage, from, to, orNone(stageMachine[from])).WithTargets(stageMachine[from])
 }

@@ -187,7 +187,7 @@ func TestBudgetSurvivesReload(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t, repoKinds[0])
 	newRun(t, New(repo), "r", StageDef{Name: "code", MaxRetries: 2})
-	for i := 0; i < 3; i++ {
+	for i := range 3 {
 		s := New(repo) // a fresh store each time: nothing carried in memory
 		if err := transition(s, "r", "code", StageDispatched); err != nil {
 			t.Fatalf("dispatch %d: %v", i+1, err)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -75,13 +76,13 @@ func parsePipeline(name string, data []byte) ([]StageDef, string, error) {
 		dec := yaml.NewDecoder(bytes.NewReader(data))
 		dec.KnownFields(true)
 		if err := dec.Decode(&pf); err != nil {
-			if err == io.EOF {
+			if errors.Is(err, io.EOF) {
 				return nil, "", fault.Usage("pipeline %s is empty", name).WithHint("a pipeline is a list of stages: `stages: [{name: plan}, {name: code}]`")
 			}
 			return nil, "", yamlPipelineError(name, err)
 		}
 		var next yaml.Node
-		if err := dec.Decode(&next); err != io.EOF {
+		if err := dec.Decode(&next); !errors.Is(err, io.EOF) {
 			line := 0
 			if err == nil {
 				line = next.Line
@@ -196,7 +197,7 @@ func lineAt(data []byte, off int64) int {
 // StagesFromList turns `--stages a,b,c` into definitions with default settings.
 func StagesFromList(list string) []StageDef {
 	var defs []StageDef
-	for _, n := range strings.Split(list, ",") {
+	for n := range strings.SplitSeq(list, ",") {
 		n = strings.TrimSpace(n)
 		defs = append(defs, StageDef{Name: n, MaxRetries: DefaultMaxRetries})
 	}
@@ -303,10 +304,5 @@ func topLevelComma(glob string) bool {
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }

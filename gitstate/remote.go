@@ -168,7 +168,7 @@ func (s *Store) fetchRun(ctx context.Context, id string) error {
 		return nil
 	}
 	var err error
-	for try := 0; try < 5; try++ {
+	for range 5 {
 		// A conflict is a local writer that moved a ref meanwhile: look again.
 		if _, err = s.sync(ctx, runScope(id)); !errors.Is(err, fault.ErrConflict) {
 			return err
@@ -340,7 +340,7 @@ func (s *Store) updateRemote(ctx context.Context, id string, wr Writer, fn func(
 	tries := s.Remote.tries()
 	backoff := 4 * time.Millisecond
 	var lastErr error
-	for try := 0; try < tries; try++ {
+	for try := range tries {
 		theirs, err := s.remoteRefs(ctx, id, try > 0)
 		if errors.Is(err, fault.ErrConflict) {
 			lastErr = err // a local writer moved a ref during the sync
@@ -484,9 +484,7 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 		s.remote.seen = map[string]map[string]string{}
 	}
 	m := map[string]string{}
-	for k, v := range s.remote.seen[id] {
-		m[k] = v
-	}
+	maps.Copy(m, s.remote.seen[id])
 	for _, p := range pushed {
 		if p.ID == "" {
 			delete(m, p.Name)
@@ -510,7 +508,7 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 	s.follow(ctx, id, tip, m, msg)
 	for _, r := range refs {
 		if err := s.Repo.UpdateRefs(ctx, msg, r); err != nil {
-			if cur, _ := s.Repo.ReadRef(ctx, r.Name); cur != r.New && !(cur == "" && git.IsNullID(r.New)) {
+			if cur, _ := s.Repo.ReadRef(ctx, r.Name); cur != r.New && (cur != "" || !git.IsNullID(r.New)) {
 				s.note("%s holds the write, but %s could not be set here (%v)", s.Remote.Name, r.Name, err)
 			}
 		}
@@ -522,7 +520,7 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 // chain diverged, that chain kept under DivergedRef first; never back to an older tip.
 func (s *Store) follow(ctx context.Context, id, tip string, theirs map[string]string, msg string) {
 	run := RunRef(id)
-	for try := 0; try < 5; try++ {
+	for range 5 {
 		cur, err := s.Repo.ReadRef(ctx, run)
 		if err != nil || cur == tip {
 			return
@@ -566,9 +564,8 @@ func randomHex() string {
 // message. Not a conflict: trying again would be refused again (docs/contract.md §10.1). Its kind
 // is none of fault's, so the command exits 1.
 func Declined(remote, what string, err error) error {
-	var d *git.PushDeclinedError
 	msg := fmt.Sprintf("%s declined %s; nothing was written", remote, what)
-	if errors.As(err, &d) {
+	if d, ok := errors.AsType[*git.PushDeclinedError](err); ok {
 		said := d.Message
 		if said == "" {
 			said = "(no message)"

@@ -21,7 +21,7 @@ func remoteClones(t *testing.T, n int) (string, []*Store) {
 	run(t, seed.TopLevel, "init", "-q", "--bare", "-b", "main", bare)
 	run(t, seed.TopLevel, "push", "-q", bare, "main")
 	var stores []*Store
-	for k := 0; k < n; k++ {
+	for range n {
 		dir := filepath.Join(t.TempDir(), "clone")
 		run(t, seed.TopLevel, "clone", "-q", bare, dir)
 		repo, err := git.Open(context.Background(), dir)

@@ -42,7 +42,7 @@ func TestStoreLifecycle(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			for i := 0; i < 3; i++ {
+			for i := range 3 {
 				data, _ := json.Marshal(map[string]int{"i": i})
 				if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) {
 					return &Change{Event: Event{Type: "note", Stage: "code", Data: data}}, nil
@@ -53,7 +53,7 @@ func TestStoreLifecycle(t *testing.T) {
 			// fn refusing aborts with nothing written; fn with no change writes nothing.
 			tip, _ := repo.ReadRef(ctx, RunRef("r1"))
 			boom := errors.New("boom")
-			if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) { r.State.Status = RunFailed; return nil, boom }); err != boom {
+			if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) { r.State.Status = RunFailed; return nil, boom }); !errors.Is(err, boom) {
 				t.Fatalf("err = %v", err)
 			}
 			if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) { return nil, nil }); err != nil {

@@ -135,7 +135,7 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 	state := strings.Replace(run(t, dir, "cat-file", "blob", tip+":state.json"), `"status":"running"`, `"status":"failed"`, 1)
 	blob := runIn(t, dir, state+"\n", "hash-object", "-w", "--stdin")
 	var tree strings.Builder
-	for _, line := range strings.Split(run(t, dir, "ls-tree", tip), "\n") {
+	for line := range strings.SplitSeq(run(t, dir, "ls-tree", tip), "\n") {
 		if strings.HasSuffix(line, "\tstate.json") {
 			line = "100644 blob " + blob + "\tstate.json"
 		}

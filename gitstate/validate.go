@@ -123,7 +123,7 @@ func (c *checker) fail(where, value, why string) {
 func (c *checker) name(what, where, name string) {
 	if c.err == nil && !plainName(name) {
 		if err := ValidName(what, name); err != nil {
-			c.err = fmt.Errorf("%s: %v", where, err)
+			c.err = fmt.Errorf("%s: %w", where, err)
 		}
 	}
 }
@@ -138,12 +138,12 @@ func (c *checker) optName(what, where, name string) {
 func (c *checker) agent(where, agent, thread string) {
 	if c.err == nil && agent != "" {
 		if err := ValidAgent(agent); err != nil {
-			c.err = fmt.Errorf("%s agent: %v", where, err)
+			c.err = fmt.Errorf("%s agent: %w", where, err)
 		}
 	}
 	if c.err == nil && thread != "" {
 		if err := ValidThreadID(thread); err != nil {
-			c.err = fmt.Errorf("%s thread_id: %v", where, err)
+			c.err = fmt.Errorf("%s thread_id: %w", where, err)
 		}
 	}
 }
@@ -151,7 +151,7 @@ func (c *checker) agent(where, agent, thread string) {
 func (c *checker) oid(where, id string) {
 	if c.err == nil && id != "" {
 		if _, err := git.ParseOID(id); err != nil {
-			c.err = fmt.Errorf("%s: %v", where, err)
+			c.err = fmt.Errorf("%s: %w", where, err)
 		}
 	}
 }

@@ -22,7 +22,7 @@ func TestRunVerdict(t *testing.T) {
 		unmet
 	)
 	name := []string{"met", "unverified", "unmet"}
-	for combo := 0; combo < 27; combo++ {
+	for combo := range 27 {
 		h := &Header{RunID: "r", Kind: KindGraph, Criteria: crit}
 		s := &State{RunID: "r"}
 		want := map[int][]string{}

@@ -115,7 +115,7 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 	// What the script will read must be what was meant: a hint that does not decode
 	// back to itself is not written (the hook then asks git-atlas).
 	if back, err := ParseHint(data); err != nil || !back.Equal(h) {
-		return nil, nil, fmt.Errorf("the hint would not read back as written: %v", err)
+		return nil, nil, fmt.Errorf("the hint would not read back as written: %w", err)
 	}
 	return data, cands, nil
 }

@@ -2,6 +2,7 @@ package hooks
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -387,7 +388,7 @@ func TestWriteHintRace(t *testing.T) {
 		h.git("update-ref", "refs/atlas/runs/x", "HEAD")
 		return []byte("git-atlas hint 1\nexpires 0\nend\n"), nil
 	})
-	if err != git.ErrHintRace || repo.HintInUse() {
+	if !errors.Is(err, git.ErrHintRace) || repo.HintInUse() {
 		t.Fatalf("a ref changed during the derivation: %v, hint left: %v", err, repo.HintInUse())
 	}
 	// Written, its stamp is the newest watched file's: not older, and a change made

@@ -375,7 +375,7 @@ func usableWorkflowFile(p string) bool {
 	if !workflowFileRE().MatchString(p) || strings.HasPrefix(p, "/") || strings.HasPrefix(p, "-") {
 		return false
 	}
-	for _, c := range strings.Split(p, "/") {
+	for c := range strings.SplitSeq(p, "/") {
 		if confine.Name(c) != nil {
 			return false
 		}

@@ -114,7 +114,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 	}
 	res := Apply(ctx, store, []*Plan{scan()}, false, nil)
 	if res[0].Outcome != Imported || res[0].Snapshot == "" {
-		t.Fatalf("second import: %+v, notes %v; want the worktree adopted with a snapshot", res[0], res[0].Plan.Notes)
+		t.Fatalf("second import: %+v, notes %v; want the worktree adopted with a snapshot", res[0], res[0].Notes)
 	}
 	r, err := store.Load(ctx, "r")
 	if err != nil || r.State.Worktree("imported") == nil {

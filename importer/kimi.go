@@ -685,11 +685,11 @@ func strictJSON(b []byte, v any) error {
 	if !json.Valid(b) {
 		var probe any
 		if err := json.Unmarshal(b, &probe); err != nil {
-			return fmt.Errorf("not valid JSON (torn or truncated?): %v", err)
+			return fmt.Errorf("not valid JSON (torn or truncated?): %w", err)
 		}
 	}
 	if err := json.Unmarshal(b, v); err != nil {
-		return fmt.Errorf("unexpected shape: %v", err)
+		return fmt.Errorf("unexpected shape: %w", err)
 	}
 	return nil
 }

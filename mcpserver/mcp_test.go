@@ -101,11 +101,11 @@ func connect(ctx context.Context, dir string, env []string, extra ...string) (*c
 		var schema jsonschema.Schema
 		b, _ := json.Marshal(tool.OutputSchema)
 		if err := json.Unmarshal(b, &schema); err != nil {
-			return nil, fmt.Errorf("tool %s: output schema: %v", tool.Name, err)
+			return nil, fmt.Errorf("tool %s: output schema: %w", tool.Name, err)
 		}
 		r, err := schema.Resolve(nil)
 		if err != nil {
-			return nil, fmt.Errorf("tool %s: output schema: %v", tool.Name, err)
+			return nil, fmt.Errorf("tool %s: output schema: %w", tool.Name, err)
 		}
 		cl.schemas[tool.Name] = r
 	}
@@ -134,7 +134,7 @@ type toolError struct {
 func (c *client) call(ctx context.Context, name string, args map[string]any) (map[string]any, *toolError, error) {
 	res, err := c.s.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
 	if err != nil {
-		return nil, nil, fmt.Errorf("%s: %v", name, err)
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if res.IsError {
 		if len(res.Content) == 0 {
@@ -166,7 +166,7 @@ func (c *client) call(ctx context.Context, name string, args map[string]any) (ma
 		return nil, nil, fmt.Errorf("%s: structured content is %T, want an object", name, res.StructuredContent)
 	}
 	if err := schema.Validate(out); err != nil {
-		return nil, nil, fmt.Errorf("%s: result does not validate against its output schema: %v", name, err)
+		return nil, nil, fmt.Errorf("%s: result does not validate against its output schema: %w", name, err)
 	}
 	return out, nil, nil
 }
@@ -304,13 +304,11 @@ func TestMCPEndToEnd(t *testing.T) {
 		if name == "show" || name == "log" || name == "job_list" || name == "resume_plan" {
 			args["run"] = "g"
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			if _, te, err := c.call(ctx, name, args); err != nil || te != nil {
-				errs <- fmt.Errorf("call %d (%s): %v %+v", i, name, err, te)
+				errs <- fmt.Errorf("call %d (%s): %w %+v", i, name, err, te)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	close(errs)
@@ -396,7 +394,7 @@ func TestMCPStartHasEveryFlag(t *testing.T) {
 		}
 	}
 	n := 0
-	for _, line := range strings.Split(section, "\n") {
+	for line := range strings.SplitSeq(section, "\n") {
 		flag, ok := strings.CutPrefix(line, "- `--")
 		if !ok {
 			continue
@@ -433,13 +431,13 @@ func TestMCPConcurrentClaims(t *testing.T) {
 	ctx := context.Background()
 	const jobs, clients, maxWaits = 40, 8, 2000
 	atlas(t, repo, env, "", "start", "--id", "g", "--graph")
-	for i := 0; i < jobs; i++ {
+	for i := range jobs {
 		atlas(t, repo, env, "", "job", "add", "g", fmt.Sprintf("j%02d", i))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
 	done := make([][]string, clients)
-	for n := 0; n < clients; n++ {
+	for n := range clients {
 		c, err := connect(ctx, repo, env)
 		if err != nil {
 			t.Fatal(err)
@@ -517,7 +515,7 @@ func TestMCPConcurrentClaims(t *testing.T) {
 	for _, e := range log.Events {
 		granted[e.Job] = append(granted[e.Job], e.Holder)
 	}
-	for i := 0; i < jobs; i++ {
+	for i := range jobs {
 		if j := fmt.Sprintf("j%02d", i); len(granted[j]) != 1 {
 			t.Errorf("job %s granted %d times (%v)", j, len(granted[j]), granted[j])
 		}
@@ -586,9 +584,7 @@ func agentMain() int {
 	}
 	var path string
 	for _, s := range steps {
-		for k, v := range driver {
-			s.args[k] = v
-		}
+		maps.Copy(s.args, driver)
 		out, te, err := c.call(ctx, s.tool, s.args)
 		if err != nil || te != nil {
 			fmt.Fprintf(os.Stderr, "agent: %s: %v %+v\n", s.tool, err, te)
@@ -704,9 +700,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 	driver := map[string]any{"holder": "agent-2", "session": agentSession, "lease": next["lease"]}
 	for _, status := range []string{"passed", "completed"} {
 		args := map[string]any{"run": agentRun, "stage": "build", "status": status}
-		for k, v := range driver {
-			args[k] = v
-		}
+		maps.Copy(args, driver)
 		c.must(t, ctx, "transition", args)
 	}
 	fin := c.must(t, ctx, "finish", map[string]any{"run": agentRun, "status": "completed", "reason": "done after a resume", "holder": "agent-2", "session": agentSession})

@@ -202,7 +202,7 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 			return usageResult(t.name, aerr), nil
 		}
 		out, fail := opt.Call(ctx, opt.Dir, args)
-		if fail != nil && !(out != nil && slices.Contains(t.results, fail.Code)) {
+		if fail != nil && (out == nil || !slices.Contains(t.results, fail.Code)) {
 			return failureResult(fail, out), nil
 		}
 		if out == nil {
@@ -304,7 +304,7 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	for _, sf := range reflect.VisibleFields(t) {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
 		if e := sf.Tag.Get("enum"); e != "" && s.Properties[name] != nil {
-			for _, v := range strings.Split(e, ",") {
+			for v := range strings.SplitSeq(e, ",") {
 				s.Properties[name].Enum = append(s.Properties[name].Enum, v)
 			}
 		}
@@ -352,8 +352,7 @@ func decodeInput(raw json.RawMessage, t reflect.Type, fields []field, schema *js
 
 // plainJSONError says what encoding/json complains of without Go type names.
 func plainJSONError(err error) string {
-	var te *json.UnmarshalTypeError
-	if errors.As(err, &te) {
+	if te, ok := errors.AsType[*json.UnmarshalTypeError](err); ok {
 		return fmt.Sprintf("%s: got a JSON %s", te.Field, te.Value)
 	}
 	return "not valid JSON"

@@ -115,7 +115,7 @@ func readLine(r *bufio.Reader, max int) (line []byte, tooLong bool, err error) {
 				line = append(line, frag...)
 			}
 		}
-		if ferr == bufio.ErrBufferFull {
+		if errors.Is(ferr, bufio.ErrBufferFull) {
 			continue
 		}
 		line = bytes.TrimRight(line, "\r\n")

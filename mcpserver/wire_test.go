@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"strings"
@@ -95,7 +96,7 @@ func TestReadLineTooLong(t *testing.T) {
 		t.Fatalf("next line: %q %v %v", line, tooLong, err)
 	}
 	line, tooLong, err = readLine(r, 50)
-	if string(line) != "last" || tooLong || err != io.EOF {
+	if string(line) != "last" || tooLong || !errors.Is(err, io.EOF) {
 		t.Fatalf("last line: %q %v %v", line, tooLong, err)
 	}
 }

@@ -198,8 +198,8 @@ func ParseSize(s string) (int64, error) {
 		suffix string
 		mult   int64
 	}{{"KIB", 1 << 10}, {"MIB", 1 << 20}, {"GIB", 1 << 30}, {"KB", 1 << 10}, {"MB", 1 << 20}, {"GB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}} {
-		if strings.HasSuffix(t, u.suffix) {
-			t, mult = strings.TrimSuffix(t, u.suffix), u.mult
+		if before, ok := strings.CutSuffix(t, u.suffix); ok {
+			t, mult = before, u.mult
 			break
 		}
 	}

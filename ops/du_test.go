@@ -48,7 +48,7 @@ func TestDuWorktreesAndSnapshots(t *testing.T) {
 	if err := os.Remove(filepath.Join(b.Path, "big.bin")); err != nil {
 		t.Fatal(err)
 	}
-	for i := 0; i < 2; i++ {
+	for i := range 2 {
 		if i == 1 {
 			b = f.add("b", "")
 			f.write(b.Path, "more.txt", "more\n") // not the same snapshot again

@@ -21,7 +21,7 @@ func (f *wtFixture) ignoredSecret(path string) {
 // snapshotHolds reports whether a recovery snapshot of r1 holds name.
 func (f *wtFixture) snapshotHolds(name string) bool {
 	f.t.Helper()
-	for _, ref := range strings.Fields(f.git(f.dir, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/r1")) {
+	for ref := range strings.FieldsSeq(f.git(f.dir, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/r1")) {
 		c := exec.Command("git", "cat-file", "-e", ref+":"+name)
 		c.Dir = f.dir
 		if c.Run() == nil {

@@ -125,7 +125,7 @@ func nothingImported(probs []importer.Problem) error {
 	var kind error
 	for _, p := range probs {
 		k := faultKind(p.Err)
-		if k == nil || (kind != nil && k != kind) {
+		if k == nil || (kind != nil && !errors.Is(k, kind)) {
 			return errNothingImported
 		}
 		kind = k

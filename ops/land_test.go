@@ -97,7 +97,7 @@ func TestLandRefusesCheckedOutBranchAndIncompleteUnion(t *testing.T) {
 	approved := Person{ApprovedBy: "alice"}
 	_, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "main", Person: approved})
 	var fe *fault.Error
-	if !errors.As(err, &fe) || fe.Kind != fault.ErrRefused || !strings.Contains(fe.Hint, "merge --ff-only "+u.Head) || !strings.Contains(fe.Hint, f.dir) {
+	if !errors.As(err, &fe) || !errors.Is(fe.Kind, fault.ErrRefused) || !strings.Contains(fe.Hint, "merge --ff-only "+u.Head) || !strings.Contains(fe.Hint, f.dir) {
 		t.Fatalf("land onto the checked-out main: %v (hint %v)", err, fe)
 	}
 	if f.rev("main") != f.base {

@@ -103,7 +103,7 @@ func checkRel(p string) error {
 	if p == "" || strings.HasPrefix(p, "/") {
 		return fmt.Errorf("the path %q is not relative", p)
 	}
-	for _, c := range strings.Split(p, "/") {
+	for c := range strings.SplitSeq(p, "/") {
 		if err := confine.EntryName(c); err != nil {
 			return fmt.Errorf("the path %q: %w", p, err)
 		}
@@ -118,8 +118,7 @@ var ErrBadSnapshot = errors.New("a snapshot holds what no restore may write")
 // where: files, index, manifest, conflict).
 func refuseSnap(commit, part string, err error) error {
 	msg := err.Error()
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
 		msg = fe.Msg
 	}
 	return &fault.Error{Kind: fault.ErrRefused, Err: ErrBadSnapshot,

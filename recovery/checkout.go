@@ -125,7 +125,7 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 	var c *captured
 	var err error
 	raw := false // as Snapshot: a capture that does not match the disk is retried raw
-	for try := 0; try < 3; try++ {
+	for range 3 {
 		c, err = capture(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{}, raw)
 		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
 			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)

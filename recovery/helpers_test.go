@@ -42,13 +42,13 @@ func runTests(m *testing.M) int {
 		"GIT_AUTHOR_DATE=2026-01-01T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-01T00:00:00Z",
 	} {
 		k, v, _ := strings.Cut(kv, "=")
-		os.Setenv(k, v)
+		_ = os.Setenv(k, v)
 	}
-	defer os.RemoveAll(home)
+	defer func() { _ = os.RemoveAll(home) }()
 	if templatesDir, err = os.MkdirTemp("", "atlas-recovery-fixtures-"); err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(templatesDir)
+	defer func() { _ = os.RemoveAll(templatesDir) }()
 	return m.Run()
 }
 
@@ -71,7 +71,7 @@ func runErr(dir string, stdin []byte, args ...string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	c.Stdout, c.Stderr = &stdout, &stderr
 	if err := c.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%v: %s", err, stderr.String())
+		return stdout.String(), fmt.Errorf("%w: %s", err, stderr.String())
 	}
 	return stdout.String(), nil
 }
@@ -91,7 +91,7 @@ func randomBytes(seed uint64, n int) []byte {
 	b := make([]byte, n)
 	for i := 0; i+8 <= n; i += 8 {
 		v := r.Uint64()
-		for k := 0; k < 8; k++ {
+		for k := range 8 {
 			b[i+k] = byte(v >> (8 * k))
 		}
 	}
@@ -205,7 +205,7 @@ func buildFixture(t testing.TB, dir string, many int, prep func(dir string)) *fi
 			t.Fatal(err)
 		}
 	}
-	for i := 0; i < many; i++ {
+	for i := range many {
 		write(t, filepath.Join(dir, "many", fmt.Sprintf("d%02d", i%50), fmt.Sprintf("f%05d.txt", i)), fmt.Sprintf("file %d\n", i))
 	}
 	run(t, dir, "add", "-A")
@@ -336,7 +336,7 @@ func capture(t testing.TB, wt string) state {
 		}
 	}
 	s.Status = run(t, wt, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all")
-	for _, p := range strings.Split(run(t, wt, "ls-files", "-z", "--others", "--ignored", "--exclude-standard"), "\x00") {
+	for p := range strings.SplitSeq(run(t, wt, "ls-files", "-z", "--others", "--ignored", "--exclude-standard"), "\x00") {
 		if p != "" {
 			s.Ignored[p] = true
 		}

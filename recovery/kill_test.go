@@ -90,7 +90,9 @@ func TestKillDuringRemove(t *testing.T) {
 			outcomes["finished before the kill"]++
 		case <-time.After(delay):
 			_ = syscall.Kill(-c.Process.Pid, syscall.SIGKILL)
-			<-done
+			if err := <-done; err == nil {
+				outcomes["finished as the kill came"]++
+			}
 		}
 		// A kill inside `git update-ref` leaves its ref lock behind; git never breaks a
 		// lock on its own, so this is what an operator (or a future stale-lock sweep)
@@ -180,7 +182,7 @@ func (f *fatalTB) Fatalf(s string, a ...any) { f.failed = true; panic(fmt.Sprint
 func snapshotOf(t *testing.T, f *fixture, node string) string {
 	t.Helper()
 	out := run(t, f.dir, "for-each-ref", "--sort=creatordate", "--format=%(objectname) %(refname)", "refs/atlas/recovery/"+f.run+"/")
-	for _, line := range strings.Split(out, "\n") {
+	for line := range strings.SplitSeq(out, "\n") {
 		id, ref, ok := strings.Cut(line, " ")
 		if ok && strings.HasPrefix(ref, "refs/atlas/recovery/"+f.run+"/"+node+"-") {
 			return id

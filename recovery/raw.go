@@ -109,7 +109,7 @@ func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files [
 	ids := make([]string, len(files))
 	for i, f := range files {
 		if f.err != nil {
-			return "", fmt.Errorf("%w: hash %q: %v", ErrChanged, f.rel, f.err)
+			return "", fmt.Errorf("%w: hash %q: %w", ErrChanged, f.rel, f.err)
 		}
 		ids[i] = f.got
 	}
@@ -159,7 +159,7 @@ func writeMissing(ctx context.Context, repo *git.Repository, root string, files 
 		if f.link {
 			target, err := os.Readlink(f.abs)
 			if err != nil {
-				return fmt.Errorf("%w: %v", ErrChanged, err)
+				return fmt.Errorf("%w: %w", ErrChanged, err)
 			}
 			id, err := repo.WriteBlob(ctx, []byte(target))
 			if err != nil {
@@ -178,7 +178,7 @@ func writeMissing(ctx context.Context, repo *git.Repository, root string, files 
 		return err // a full disk, not a race: never retried (docs/contract.md §11.12)
 	}
 	if err != nil {
-		return fmt.Errorf("%w: write the worktree's files as blobs: %v", ErrChanged, err)
+		return fmt.Errorf("%w: write the worktree's files as blobs: %w", ErrChanged, err)
 	}
 	for i := range ids {
 		if ids[i] != want[i] {

@@ -184,7 +184,7 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		}
 	}
 	list, err := List(ctx, store, run)
-	if err != nil && !(run != "" && errors.Is(err, fault.ErrNotFound)) {
+	if err != nil && (run == "" || !errors.Is(err, fault.ErrNotFound)) {
 		return nil, err
 	}
 	if err != nil { // the run is gone; its ref may not be
@@ -395,8 +395,8 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		if existed {
 			_ = os.Mkdir(dir, 0o755)
 		}
-		for i := len(made) - 1; i >= 0; i-- {
-			_ = os.Remove(made[i]) // only if still empty
+		for _, m := range slices.Backward(made) {
+			_ = os.Remove(m) // only if still empty
 		}
 	}()
 	// No checkout: applyTo writes every file of the snapshot itself, verbatim.

@@ -38,7 +38,7 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 		return nil, fmt.Errorf("snapshot %s: baseline %s: %w", t.Path, t.Baseline, err)
 	}
 	var c *captured
-	for try := 0; try < 3; try++ {
+	for range 3 {
 		c, err = captureDir(ctx, repo, t, base.Tree, opt)
 		if !errors.Is(err, ErrChanged) {
 			break

@@ -198,7 +198,7 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	// An agent may still be writing; a capture that does not match the disk is retried,
 	// without git's conversion machinery (see capture) in case that is what differed.
 	raw := false
-	for try := 0; try < 3; try++ {
+	for range 3 {
 		c, err = capture(ctx, wt, t, opt, raw)
 		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
 			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)

@@ -308,7 +308,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 			return nil, first.err
 		}
 		if errors.Is(first.err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%w: %v", ErrChanged, first.err)
+			return nil, fmt.Errorf("%w: %w", ErrChanged, first.err)
 		}
 		return nil, first.err
 	}
@@ -378,7 +378,7 @@ func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem
 func (v *verifier) compare(checks []*fileCheck) error {
 	for _, c := range checks {
 		if c.err != nil {
-			return fmt.Errorf("%w: hash %q: %v", ErrChanged, c.rel, c.err)
+			return fmt.Errorf("%w: hash %q: %w", ErrChanged, c.rel, c.err)
 		}
 		if c.got != c.want {
 			if c.link {
@@ -443,7 +443,7 @@ func (hs *hasher) blobID(c *fileCheck) (string, error) {
 	if err != nil {
 		return "", &fs.PathError{Op: "open", Path: c.abs, Err: err}
 	}
-	defer syscall.Close(fd)
+	defer func() { _ = syscall.Close(fd) }()
 	var st syscall.Stat_t
 	if err := syscall.Fstat(fd, &st); err != nil {
 		return "", err

@@ -2,6 +2,7 @@ package resume
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os/exec"
 	"path/filepath"
@@ -23,7 +24,8 @@ func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	out, err := c.Output()
 	if err != nil {
 		msg := ""
-		if ee, ok := err.(*exec.ExitError); ok {
+		ee := &exec.ExitError{}
+		if errors.As(err, &ee) {
 			msg = string(ee.Stderr)
 		}
 		t.Fatalf("git %v: %v\n%s", args, err, msg)

@@ -3,6 +3,7 @@ package resume
 import (
 	"fmt"
 	"os"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -365,12 +366,7 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 }
 
 func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // nextJobs is the graph's part of Next: claim, wait for running jobs, add the first

@@ -27,7 +27,7 @@ type seenKey struct{ run, tip string }
 func loadSeen(repo *git.Repository) map[seenKey]time.Time {
 	data, _ := repo.ReadLocal(seenFile) // unreadable: nothing recorded, times capped at now
 	seen := map[seenKey]time.Time{}
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue

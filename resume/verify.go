@@ -26,7 +26,7 @@ const DefaultVerifyTimeout = 10 * time.Minute
 // verifyFirst runs the interrupted stage's safe verify command and acts on it (docs/contract.md
 // §6.6). With nothing to verify, it records why in the result and leaves the stage.
 func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Store, r *gitstate.Run, opt Options, res *Result) error {
-	st := res.Plan.InterruptedStage
+	st := res.InterruptedStage
 	switch {
 	case st == nil:
 		return nil

@@ -113,7 +113,7 @@ func Load(ctx context.Context, repo *git.Repository, run string) (Set, error) {
 		return Set{}, fmt.Errorf("read the trust record of run %s: %w", run, err)
 	}
 	s := Set{run: run, hashes: map[string]bool{}}
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		if line = strings.TrimSpace(line); line != "" {
 			s.hashes[line] = true
 		}

@@ -148,7 +148,7 @@ func TestTextFits30Nodes(t *testing.T) {
 	t.Parallel()
 	r := dag8()
 	r.State.Jobs = nil
-	for i := 0; i < 30; i++ {
+	for i := range 30 {
 		id := fmt.Sprintf("node-%02d.", i) + strings.Repeat("x", 55)
 		j := gitstate.Job{ID: id, State: gitstate.JobPending, Needs: []string{}}
 		for k := 0; k < i; k += 3 {
@@ -181,7 +181,7 @@ func checkText(t *testing.T, out []byte, width int) {
 	if bytes.Contains(out, []byte("\x1b")) {
 		t.Errorf("colour without asking:\n%s", out)
 	}
-	for _, l := range strings.Split(strings.TrimSuffix(string(out), "\n"), "\n") {
+	for l := range strings.SplitSeq(strings.TrimSuffix(string(out), "\n"), "\n") {
 		if n := utf8.RuneCountInString(l); n > width {
 			t.Errorf("line of %d columns: %q", n, l)
 		}

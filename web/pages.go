@@ -217,7 +217,7 @@ func (s *Server) runsPage(w http.ResponseWriter, r *http.Request) {
 		if row.Interrupted {
 			counts["interrupted"]++
 		}
-		if filter != "" && it.Status != filter && !(filter == "interrupted" && row.Interrupted) {
+		if filter != "" && it.Status != filter && (filter != "interrupted" || !row.Interrupted) {
 			continue
 		}
 		rows = append(rows, row)

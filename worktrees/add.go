@@ -302,8 +302,7 @@ func jobOf(rec gitstate.WorktreeRec) string {
 // recreated on its branch (as the branch stands) when its directory is gone.
 func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
 	added, err := ensureOnce(ctx, store, run, rec, opts)
-	var mc madeConcurrently
-	if errors.As(err, &mc) {
+	if _, ok := errors.AsType[madeConcurrently](err); ok {
 		// Another process made it first: it now exists as recorded, which is all we
 		// were asked for.
 		return ensureOnce(ctx, store, run, rec, opts)
@@ -568,7 +567,7 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 		return rec, true, fmt.Errorf("reset worktree %s: %w", rec.Path, err)
 	}
 	if clean, err := wt.Clean(ctx); err != nil || !clean {
-		return rec, true, fmt.Errorf("reset worktree %s: it is not clean afterwards (%v)", rec.Path, err)
+		return rec, true, fmt.Errorf("reset worktree %s: it is not clean afterwards (%w)", rec.Path, err)
 	}
 	if err := bootstrap(ctx, repo, run, rec); err != nil { // as new: its copies again
 		return rec, true, err

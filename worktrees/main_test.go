@@ -12,7 +12,7 @@ import (
 // dates are pinned as well (as the fixture pinned them before), so that a commit's id
 // does not depend on the second it was made in.
 func TestMain(m *testing.M) {
-	os.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
-	os.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+	_ = os.Setenv("GIT_AUTHOR_DATE", "2026-01-01T00:00:00Z")
+	_ = os.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
 	os.Exit(testenv.Pin(m))
 }

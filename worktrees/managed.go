@@ -154,5 +154,5 @@ func Foreign(err error) bool {
 }
 
 func errIsForeign(err error, fe **fault.Error) bool {
-	return errors.As(err, fe) && (*fe).Err == git.ErrForeign
+	return errors.As(err, fe) && errors.Is((*fe).Err, git.ErrForeign)
 }

@@ -206,8 +206,7 @@ func (e madeConcurrently) Unwrap() error { return e.error }
 // half-made checkout that may hold an agent's work. A live owner is a conflict.
 func ClaimMaking(run string, rec gitstate.WorktreeRec) (m *git.Marker, tookOver bool, err error) {
 	m, tookOver, err = git.ClaimMarker(rec.Path+materializingSuffix, "git-atlas run "+run+" node "+rec.Node)
-	var held *git.MarkerHeldError
-	if errors.As(err, &held) {
+	if held, ok := errors.AsType[*git.MarkerHeldError](err); ok {
 		return nil, false, fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, held.Owner).
 			WithHint("wait for it to finish, then run the command again")
 	}

@@ -15,7 +15,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"sort"
+	"slices"
 	"syscall"
 	"time"
 
@@ -76,7 +76,7 @@ func probe(ctx context.Context, dir string, rounds int) error {
 	}
 	wall := make([][]time.Duration, len(steps))
 	cpu := make([][]time.Duration, len(steps))
-	for r := 0; r < rounds; r++ {
+	for range rounds {
 		for i, s := range steps {
 			c0, t0 := cpuTime(), time.Now()
 			if err := s.fn(); err != nil {
@@ -103,6 +103,6 @@ func cpuTime() time.Duration {
 }
 
 func median(d []time.Duration) time.Duration {
-	sort.Slice(d, func(i, j int) bool { return d[i] < d[j] })
+	slices.Sort(d)
 	return d[len(d)/2]
 }

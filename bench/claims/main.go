@@ -9,13 +9,14 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
-	"sort"
+	"slices"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -58,7 +59,7 @@ func run(jobs int, workerList string, samples int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	counts, err := harness.Workers(workerList)
 	if err != nil {
 		return err
@@ -120,7 +121,8 @@ func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, e
 		var out, errb bytes.Buffer
 		c.Stdout, c.Stderr = &out, &errb
 		err := c.Run()
-		if ee, ok := err.(*exec.ExitError); ok {
+		ee := &exec.ExitError{}
+		if errors.As(err, &ee) {
 			return out.Bytes(), ee.ExitCode(), fmt.Errorf("git atlas %v: %s", args, errb.String())
 		}
 		return out.Bytes(), 0, err
@@ -130,7 +132,7 @@ func cliRound(ctx context.Context, bin, dir string, jobs, workers int) (round, e
 	var once sync.Once
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -182,7 +184,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 	var once sync.Once
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
@@ -258,7 +260,7 @@ func split(ctx context.Context, bin, dir string, samples int) error {
 			}
 			d[i] = time.Since(t)
 		}
-		sort.Slice(d, func(a, b int) bool { return d[a] < d[b] })
+		slices.Sort(d)
 		return d[len(d)/2], nil
 	}
 	steps := []struct {
@@ -332,7 +334,7 @@ func writeFiles(common string, i int, flush bool) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	for k := 0; k < 4; k++ {
+	for k := range 4 {
 		tmp := filepath.Join(dir, fmt.Sprintf("tmp-%d-%d", i, k))
 		if err := os.WriteFile(tmp, bytes.Repeat([]byte{byte(i + k)}, 600), 0o444); err != nil {
 			return err

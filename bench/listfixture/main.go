@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -188,7 +189,7 @@ func treeID(header, state, event []byte) string {
 		name string
 		doc  []byte
 	}{{"event.json", event}, {"run.json", header}, {"state.json", state}} { // git's order
-		id := objectID("blob", append(e.doc[:len(e.doc):len(e.doc)], '\n'))
+		id := objectID("blob", append(slices.Clip(e.doc), '\n'))
 		tree.WriteString("100644 " + e.name + "\x00")
 		tree.Write(id[:])
 	}

@@ -13,6 +13,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -45,7 +46,7 @@ func run(jobs int, workerList string, clones, samples int) error {
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	counts, err := harness.Workers(workerList)
 	if err != nil {
 		return err
@@ -99,11 +100,9 @@ func drain(bin string, repos []string, workers int, extra []string, env []string
 	var once sync.Once
 	var wg sync.WaitGroup
 	start := time.Now()
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		dir := repos[w%len(repos)]
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			for {
 				args := append([]string{"-C", dir, "--json"}, extra...)
 				c := exec.Command(bin, append(args, "job", "claim", "b", "--holder", fmt.Sprintf("w%d", w), "--ttl", "1h")...)
@@ -112,7 +111,8 @@ func drain(bin string, repos []string, workers int, extra []string, env []string
 				c.Stdout, c.Stderr = &out, &errb
 				err := c.Run()
 				code := 0
-				if ee, ok := err.(*exec.ExitError); ok {
+				ee := &exec.ExitError{}
+				if errors.As(err, &ee) {
 					code = ee.ExitCode()
 				} else if err != nil {
 					once.Do(func() { firstErr = err })
@@ -140,7 +140,7 @@ func drain(bin string, repos []string, workers int, extra []string, env []string
 				}
 				claims.Add(1)
 			}
-		}()
+		})
 	}
 	wg.Wait()
 	return round{claims: claims.Load(), wall: time.Since(start)}, firstErr
@@ -169,7 +169,7 @@ func remoteRound(ctx context.Context, bin, dir string, jobs, workers, clones int
 		return round{}, err
 	}
 	var repos []string
-	for k := 0; k < clones; k++ {
+	for k := range clones {
 		c := filepath.Join(dir, fmt.Sprintf("clone%d", k))
 		if err := harness.Git(dir, "clone", "-q", bare, c); err != nil {
 			return round{}, err

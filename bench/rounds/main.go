@@ -20,7 +20,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sort"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -104,7 +104,7 @@ func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond)
 
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
-	sort.Slice(s, func(i, j int) bool { return s[i] < s[j] })
+	slices.Sort(s)
 	return s[len(s)/2]
 }
 
@@ -195,7 +195,7 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	var failed error
 	for _, c := range cmds {
 		if err := c.Wait(); err != nil && failed == nil {
-			failed = fmt.Errorf("%s: %v: %s", strings.Join(c.Args, " "), err, stderr.String())
+			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr.String())
 		}
 		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			rss = max(rss, ru.Maxrss)

@@ -125,92 +125,9 @@ func short(path string) string { return strings.TrimPrefix(strings.TrimPrefix(pa
 // build, git and the built binary, and are no part of git-atlas.
 func harness(path string) bool { return strings.HasPrefix(path, "bench/") }
 
-// TestOnlyInternalGitRunsProcesses: internal/git is the only package of git-atlas that
-// imports os/exec: every git call goes through its one command builder (the fixed
-// environment, hooks off), and so does every other process git-atlas starts (a
-// verify, the demo's worker: git.Shell, with the same leaked variables scrubbed).
-// The rule is on non-test files of every package but the bench harness programs (the
-// test kit, internal/testenv, goes through internal/git too; only tests may import
-// it, checked here as well); _test.go files may import os/exec (tests run git and the
-// binary themselves).
-func TestOnlyInternalGitRunsProcesses(t *testing.T) {
-	t.Parallel()
-	for _, p := range loadModule(t) {
-		if files, ok := p.imports(false)[module+"/internal/testenv"]; ok {
-			t.Errorf("%s imports the test kit internal/testenv (%s): only tests may", short(p.path), strings.Join(files, ", "))
-		}
-		if short(p.path) == "internal/git" || harness(short(p.path)) {
-			continue
-		}
-		for _, forbidden := range []string{"os/exec"} {
-			if files, ok := p.imports(false)[forbidden]; ok {
-				sort.Strings(files)
-				t.Errorf("%s imports %s (%s): only internal/git may start processes; use its typed methods or git.Shell", short(p.path), forbidden, strings.Join(files, ", "))
-			}
-		}
-	}
-}
-
-// The layering of ARCHITECTURE.md, as arrows that must not exist: a package matching
-// from never imports one matching to. A pattern is a package, or "domain": every
-// package of git-atlas but internal/cli, cmd/git-atlas and the bench harness.
-var forbiddenArrows = []struct{ from, to, why string }{
-	{"domain", "internal/cli", "domain packages never print or exit: internal/cli alone formats and maps errors"},
-	{"domain", "cmd/git-atlas", "cmd/git-atlas is main.go only"},
-	{"internal/git", "domain", "internal/git knows git, not the ledger: it imports no domain package but internal/fault and internal/progress"},
-	{"gitstate", "worktrees", "the ledger knows no worktree operation"},
-	{"gitstate", "recovery", "the ledger knows no snapshot"},
-	{"gitstate", "resume", "the ledger knows no resume"},
-	{"gitstate", "audit", "the ledger knows no audit"},
-	{"internal/fault", "domain", "fault is the leaf every package may import"},
-	{"audit", "resume", "audit classifies runs with the model's own predicates (gitstate.Run.Interrupted)"},
-	{"below-ops", "ops", "the operations layer is called by front ends (internal/cli, mcpserver, web, bench), never by the domain packages it calls"},
-}
-
-// frontEnds are the packages of the domain pattern that may call the operations layer.
-// (importer is below it: ops.Import calls it.)
-var frontEnds = map[string]bool{"ops": true, "mcpserver": true, "web": true}
-
-// leaves internal/git may import: the error kinds, the progress interface and confinement.
-var gitMayImport = map[string]bool{"internal/fault": true, "internal/progress": true, "internal/confine": true}
-
-func matches(pattern, path string) bool {
-	s := short(path)
-	if pattern == "below-ops" {
-		return matches("domain", path) && !frontEnds[s]
-	}
-	if pattern == "domain" {
-		return strings.HasPrefix(path, module) && s != "internal/cli" && s != "cmd/git-atlas" && !harness(s) && s != "internal/archtest"
-	}
-	return s == pattern
-}
-
-// TestLayering fails when an arrow of ARCHITECTURE.md's layering is broken (non-test
-// files; tests may reach across, e.g. the root package's transcripts run cli.Main).
-func TestLayering(t *testing.T) {
-	t.Parallel()
-	pkgs := loadModule(t)
-	for _, p := range pkgs {
-		for imp, files := range p.imports(false) {
-			if !strings.HasPrefix(imp, module) {
-				continue
-			}
-			for _, a := range forbiddenArrows {
-				if !matches(a.from, p.path) || !matches(a.to, imp) || p.path == imp {
-					continue
-				}
-				if a.from == "internal/git" && gitMayImport[short(imp)] {
-					continue
-				}
-				if a.from == "internal/fault" && short(imp) == "internal/fault" {
-					continue
-				}
-				sort.Strings(files)
-				t.Errorf("%s imports %s (%s): %s", short(p.path), short(imp), strings.Join(files, ", "), a.why)
-			}
-		}
-	}
-}
+// The import arrows of ARCHITECTURE.md (only internal/git imports os/exec; the
+// layering; the test kit for tests only) are depguard rules in .golangci.yml, which
+// .ci/run runs: this package holds only what a linter cannot say.
 
 // TestEventTypesFromCatalogue: no code writes an event type as a string: every
 // gitstate.Event literal's Type (and every assignment to an event's Type) is one of

@@ -35,7 +35,7 @@ func TestCitationsResolve(t *testing.T) {
 		s := map[string]bool{}
 		data, err := os.ReadFile(filepath.Join(root, "docs", doc))
 		if err == nil {
-			for _, line := range strings.Split(string(data), "\n") {
+			for line := range strings.SplitSeq(string(data), "\n") {
 				if m := regexp.MustCompile(`^##+ ([0-9]+)[. ]`).FindStringSubmatch(line); m != nil {
 					s[m[1]] = true
 				}

@@ -313,13 +313,13 @@ func shellWords(s string) ([]string, error) {
 	have := false
 	for i := 0; i < len(s); i++ {
 		c := s[i]
-		switch {
-		case c == ' ':
+		switch c {
+		case ' ':
 			if have {
 				words, have = append(words, cur.String()), false
 				cur.Reset()
 			}
-		case c == '\'' || c == '"':
+		case '\'', '"':
 			j := strings.IndexByte(s[i+1:], c)
 			if j < 0 {
 				return nil, os.ErrInvalid
@@ -327,7 +327,7 @@ func shellWords(s string) ([]string, error) {
 			cur.WriteString(s[i+1 : i+1+j])
 			i += j + 1
 			have = true
-		case c == '$' || c == '`' || c == '\\':
+		case '$', '`', '\\':
 			return nil, os.ErrInvalid // an expansion the test would not reproduce
 		default:
 			cur.WriteByte(c)

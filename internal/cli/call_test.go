@@ -21,12 +21,12 @@ func TestCallConcurrent(t *testing.T) {
 	ctx := context.Background()
 	const jobs, workers = 16, 8
 	atlas(t, repo, "start", "--id", "g", "--graph")
-	for i := 0; i < jobs; i++ {
+	for i := range jobs {
 		atlas(t, repo, "job", "add", "g", fmt.Sprintf("j%02d", i))
 	}
 	var wg sync.WaitGroup
 	errs := make(chan error, workers)
-	for w := 0; w < workers; w++ {
+	for w := range workers {
 		wg.Add(1)
 		go func(holder string) {
 			defer wg.Done()
@@ -46,7 +46,7 @@ func TestCallConcurrent(t *testing.T) {
 					Reason *string              `json:"reason"`
 				}
 				if err := json.Unmarshal(out, &g); err != nil {
-					errs <- fmt.Errorf("claim printed %q (%v)", out, e)
+					errs <- fmt.Errorf("claim printed %q (%w)", out, e)
 					return
 				}
 				if g.Job == nil {
@@ -56,18 +56,18 @@ func TestCallConcurrent(t *testing.T) {
 					if *g.Reason == "waiting" && e == nil {
 						continue
 					}
-					errs <- fmt.Errorf("claim: reason %s, error %+v", *g.Reason, e)
+					errs <- fmt.Errorf("claim: reason %s, error %+w", *g.Reason, e)
 					return
 				}
 				polls = 0
-				for try := 0; try < 10; try++ { // a stale lease is a conflict too, and never succeeds
+				for range 10 { // a stale lease is a conflict too, and never succeeds
 					_, e = Call(ctx, repo, []string{"job", "done", "g", g.Job.ID, "--lease=" + *g.Lease, "--status=ok", "--holder=" + holder})
 					if e == nil || e.Kind != "conflict" {
 						break
 					}
 				}
 				if e != nil {
-					errs <- fmt.Errorf("done %s: %+v", g.Job.ID, e)
+					errs <- fmt.Errorf("done %s: %+w", g.Job.ID, e)
 					return
 				}
 			}
@@ -89,7 +89,7 @@ func TestCallConcurrent(t *testing.T) {
 	for _, ev := range log.Events {
 		granted[ev.Job]++
 	}
-	for i := 0; i < jobs; i++ {
+	for i := range jobs {
 		if j := fmt.Sprintf("j%02d", i); granted[j] != 1 {
 			t.Errorf("job %s granted %d times", j, granted[j])
 		}

@@ -4,6 +4,7 @@ import (
 	_ "embed"
 	"fmt"
 	"io"
+	"slices"
 	"sort"
 	"strings"
 
@@ -153,10 +154,8 @@ func (c *completer) child(name string) *kong.Node {
 		if ch.Name == name {
 			return ch
 		}
-		for _, a := range ch.Aliases {
-			if a == name {
-				return ch
-			}
+		if slices.Contains(ch.Aliases, name) {
+			return ch
 		}
 	}
 	return nil

@@ -44,7 +44,7 @@ func (c *DemoCmd) Run(env *Env) error {
 		}
 		dir = tmp
 		if !c.Keep {
-			defer os.RemoveAll(tmp)
+			defer func() { _ = os.RemoveAll(tmp) }()
 		}
 	}
 	exe, err := os.Executable()
@@ -74,7 +74,7 @@ func (d *demo) atlas(args ...string) (string, int) {
 	var out, errb bytes.Buffer
 	code := Main(append([]string{"-C", d.repo}, args...), strings.NewReader(""), &out, &errb)
 	for _, s := range []string{out.String(), errb.String()} {
-		for _, line := range strings.Split(strings.TrimRight(s, "\n"), "\n") {
+		for line := range strings.SplitSeq(strings.TrimRight(s, "\n"), "\n") {
 			if line != "" {
 				fmt.Fprintf(d.w, "  %s\n", line)
 			}

@@ -266,7 +266,7 @@ func treeHash(t *testing.T, dir string) string {
 // a string as it is, anything else as JSON, "<none>" when the path leads nowhere.
 func jsonAt(doc any, path string) string {
 	cur := doc
-	for _, k := range strings.Split(path, ".") {
+	for k := range strings.SplitSeq(path, ".") {
 		switch v := cur.(type) {
 		case map[string]any:
 			next, ok := v[k]

@@ -53,7 +53,7 @@ func (c *JobAddCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobAdd(env.Ctx, ops.JobAddRequest{Run: c.RunID, Job: c.Job, Needs: c.Needs, Scope: c.Scope, Verify: c.Verify, Kind: c.Kind,
-		Criteria: c.Criterion, AllowOverlap: c.AllowOverlap, Driver: c.DriverFlags.ops()})
+		Criteria: c.Criterion, AllowOverlap: c.AllowOverlap, Driver: c.ops()})
 	if err != nil {
 		return err
 	}
@@ -96,7 +96,7 @@ func (c *JobClaimCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.WorkerFlags.ops(), Agent: c.Agent, ThreadID: c.ThreadID, ForAgent: env.forAgent()})
+	res, err := o.JobClaim(env.Ctx, ops.JobClaimRequest{Run: c.RunID, Job: c.Job, Worker: c.ops(), Agent: c.Agent, ThreadID: c.ThreadID, ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
@@ -139,7 +139,7 @@ func (c *JobRenewCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.JobRenew(env.Ctx, ops.JobRenewRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Worker: c.WorkerFlags.ops()})
+	res, err := o.JobRenew(env.Ctx, ops.JobRenewRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Worker: c.ops()})
 	if err != nil {
 		return err
 	}
@@ -232,7 +232,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobDone(env.Ctx, ops.JobDoneRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Status: c.Status, Data: json.RawMessage(c.Data),
-		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.WorkerFlags.ops(), ForAgent: env.forAgent()})
+		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}

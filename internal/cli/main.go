@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -353,8 +354,8 @@ func leafCommand(args []string) (reflect.StructField, bool) {
 		return reflect.StructField{}, false
 	}
 	t := reflect.TypeFor[CLI]()
-	for i := 0; i < t.NumField(); i++ {
-		if f := t.Field(i); hasTag(f.Tag, "cmd") {
+	for f := range t.Fields() {
+		if hasTag(f.Tag, "cmd") {
 			if commandName(f) == word {
 				return f, true
 			}
@@ -438,12 +439,7 @@ func checkFlagValues(kctx *kong.Context) error {
 }
 
 func slicesContains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
+	return slices.Contains(list, s)
 }
 
 // flagName is how a user writes the flag: its short form when it has one (-C).
@@ -464,13 +460,11 @@ var kongValueError = sync.OnceValue(func() *regexp.Regexp {
 // is named and the commands listed; a flag without its value, or with a value that
 // looks like a flag (a negative number or duration), says so in words.
 func parseFailure(err error, parser *kong.Kong) error {
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+	if _, ok := errors.AsType[*fault.Error](err); ok {
 		return err
 	}
 	var kctx *kong.Context
-	var pe *kong.ParseError
-	if errors.As(err, &pe) {
+	if pe, ok := errors.AsType[*kong.ParseError](err); ok {
 		kctx = pe.Context
 	}
 	node, path := parser.Model.Node, ""

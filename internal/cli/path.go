@@ -43,7 +43,7 @@ func (c *WorktreeSetupCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, setupErr := o.WorktreeSetup(env.Ctx, ops.WorktreeSetupRequest{Run: c.RunID, Node: c.Node, Lease: c.Lease, Driver: c.DriverFlags.ops()})
+	res, setupErr := o.WorktreeSetup(env.Ctx, ops.WorktreeSetupRequest{Run: c.RunID, Node: c.Node, Lease: c.Lease, Driver: c.ops()})
 	if res == nil {
 		return setupErr
 	}

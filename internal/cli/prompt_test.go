@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -29,10 +30,8 @@ func fakeSystem(env map[string]string, terminals ...any) System {
 	return System{
 		Getenv: func(k string) string { return env[k] },
 		Terminal: func(s any) (bool, int) {
-			for _, t := range terminals {
-				if s == t {
-					return true, 250
-				}
+			if slices.Contains(terminals, s) {
+				return true, 250
 			}
 			return false, 0
 		},
@@ -55,7 +54,7 @@ func atlas(t *testing.T, repo string, args ...string) string {
 func onTerminal(t *testing.T, repo string, answers []string, args ...string) (string, string, int) {
 	t.Helper()
 	in, typed := io.Pipe()
-	defer typed.Close()
+	defer func() { _ = typed.Close() }()
 	var out bytes.Buffer
 	errw := &promptWriter{answers: answers, typed: typed}
 	code, _ := execute(context.Background(), nil, fakeSystem(nil, in), append([]string{"-C", repo}, args...), in, &out, errw)

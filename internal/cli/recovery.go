@@ -46,7 +46,7 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.WorktreeRemove(env.Ctx, ops.WorktreeRemoveRequest{Run: c.RunID, Node: c.Node, Snapshot: opt, Driver: c.DriverFlags.ops()})
+	res, err := o.WorktreeRemove(env.Ctx, ops.WorktreeRemoveRequest{Run: c.RunID, Node: c.Node, Snapshot: opt, Driver: c.ops()})
 	if err != nil {
 		if res != nil && res.Snapshot != nil {
 			env.warn("snapshot %s was taken and kept", res.Snapshot.ID)
@@ -122,7 +122,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Recover(env.Ctx, ops.RecoverRequest{Run: c.RunID, Stage: c.Stage, Node: c.Node, Worktree: c.Worktree, Apply: c.Apply,
-		PatchOut: c.PatchOut, Force: c.Force, Snapshot: opt, Driver: c.DriverFlags.ops()})
+		PatchOut: c.PatchOut, Force: c.Force, Snapshot: opt, Driver: c.ops()})
 	if err != nil {
 		return err
 	}

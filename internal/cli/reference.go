@@ -33,7 +33,7 @@ func commandTree() ([]refCommand, []refItem, error) {
 	if err != nil {
 		return nil, nil, err
 	}
-	globals := flagItems(k.Model.Node.Flags)
+	globals := flagItems(k.Model.Flags)
 	var out []refCommand
 	var walk func(n *kong.Node)
 	walk = func(n *kong.Node) {

@@ -190,7 +190,7 @@ func (e *Env) ask(question string, choices []string) (string, error) {
 		e.stdinReader = bufio.NewReader(e.Stdin)
 	}
 	in := e.stdinReader
-	for tries := 0; tries < 3; tries++ {
+	for range 3 {
 		fmt.Fprintf(e.Stderr, "%s [%s] ", question, strings.Join(choices, "/"))
 		line, err := in.ReadString('\n')
 		ans := strings.TrimSpace(line)

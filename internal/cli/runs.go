@@ -99,7 +99,7 @@ func (c *StartCmd) Run(env *Env) error {
 	}
 	res, err := o.Start(env.Ctx, ops.StartRequest{ID: c.ID, Intent: c.Intent, Criteria: c.Criterion, Verify: c.Verify, VerifySafe: c.VerifySafe,
 		Scope: c.Scope, Baseline: c.Baseline, Stages: defs, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
-		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.DriverFlags.ops(),
+		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.ops(),
 		ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith, DispatchOnly: c.DispatchOnly,
 		Setup: c.Setup, SetupTimeout: c.SetupTimeout, Ports: c.Ports})
 	if err != nil {
@@ -353,7 +353,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
-		ThreadID: c.ThreadID, Agent: c.Agent, PID: c.PID, Driver: c.DriverFlags.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
+		ThreadID: c.ThreadID, Agent: c.Agent, PID: c.PID, Driver: c.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
 		AllowOutsideScope: c.AllowOutsideScope})
 	if res != nil && err != nil { // a passed report whose verify failed: the stage is failed
 		_ = env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })
@@ -404,7 +404,7 @@ func (c *HeartbeatCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Heartbeat(env.Ctx, ops.HeartbeatRequest{Run: c.RunID, Stage: c.Stage, Lease: c.Lease, Driver: c.DriverFlags.ops()})
+	res, err := o.Heartbeat(env.Ctx, ops.HeartbeatRequest{Run: c.RunID, Stage: c.Stage, Lease: c.Lease, Driver: c.ops()})
 	if err != nil {
 		return err
 	}
@@ -435,7 +435,7 @@ func (c *EventCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Event(env.Ctx, ops.EventRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Data: json.RawMessage(c.Data), Driver: c.DriverFlags.ops()})
+	res, err := o.Event(env.Ctx, ops.EventRequest{Run: c.RunID, Type: c.Type, Stage: c.Stage, Data: json.RawMessage(c.Data), Driver: c.ops()})
 	if err != nil {
 		return err
 	}
@@ -467,7 +467,7 @@ func (c *FinishCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.DriverFlags.ops(),
+	res, err := o.Finish(env.Ctx, ops.FinishRequest{Run: c.RunID, Status: c.Status, Reason: c.Reason, Force: c.Force, Driver: c.ops(),
 		AcceptUnresolved: c.AcceptUnresolved, Person: env.person(c.ApprovedBy)})
 	if err != nil {
 		return err

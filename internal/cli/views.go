@@ -31,10 +31,10 @@ func (c *GraphCmd) Run(env *Env) error {
 	}
 	// text, dot and mermaid reach terminals: ledger text in them is escaped.
 	g = safeGraph(g)
-	switch {
-	case c.Format == "dot":
+	switch c.Format {
+	case "dot":
 		return views.Dot(env.Stdout, g)
-	case c.Format == "mermaid":
+	case "mermaid":
 		return views.Mermaid(env.Stdout, g)
 	}
 	width, colour := textTerminal(env)
@@ -107,7 +107,7 @@ func (c *UndoCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Undo(env.Ctx, ops.UndoRequest{Run: c.RunID, To: c.To, Driver: c.DriverFlags.ops()})
+	res, err := o.Undo(env.Ctx, ops.UndoRequest{Run: c.RunID, To: c.To, Driver: c.ops()})
 	if err != nil {
 		return err
 	}

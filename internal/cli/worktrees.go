@@ -36,7 +36,7 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.WorktreeAdd(env.Ctx, ops.WorktreeAddRequest{Run: c.RunID, Node: c.Node, Baseline: c.Baseline, Lease: c.Lease,
-		Driver: c.DriverFlags.ops()})
+		Driver: c.ops()})
 	if res == nil {
 		return err
 	}
@@ -144,7 +144,7 @@ func (c *UnionCmd) Run(env *Env) error {
 		return err
 	}
 	v, unionErr := o.Union(env.Ctx, ops.UnionRequest{Run: c.RunID, Nodes: c.Nodes, Force: c.Force, Verify: c.Verify,
-		VerifyTimeout: c.VerifyTimeout, Driver: c.DriverFlags.ops(), AllowOutsideScope: c.AllowOutsideScope, Person: env.person(c.ApprovedBy)})
+		VerifyTimeout: c.VerifyTimeout, Driver: c.ops(), AllowOutsideScope: c.AllowOutsideScope, Person: env.person(c.ApprovedBy)})
 	if v == nil {
 		return unionErr
 	}

@@ -77,7 +77,7 @@ func (r Root) Join(rel string) (string, error) {
 	if rel == "" || strings.HasPrefix(rel, "/") {
 		return "", refuse("%q is not a relative path", rel)
 	}
-	for _, c := range strings.Split(rel, "/") {
+	for c := range strings.SplitSeq(rel, "/") {
 		if err := Name(c); err != nil {
 			return "", err
 		}
@@ -97,7 +97,7 @@ func (r Root) Leaf(rel string) (string, error) {
 	if rel == "" || strings.HasPrefix(rel, "/") {
 		return "", refuse("%q is not a relative path", rel)
 	}
-	for _, c := range strings.Split(rel, "/") {
+	for c := range strings.SplitSeq(rel, "/") {
 		if err := EntryName(c); err != nil {
 			return "", err
 		}

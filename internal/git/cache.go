@@ -45,7 +45,7 @@ func removeStaleTemps(dir, name string) {
 	temps, _ := filepath.Glob(filepath.Join(dir, name+"-*.tmp"))
 	for _, t := range temps {
 		if fi, err := os.Stat(t); err == nil && time.Since(fi.ModTime()) > staleTemp {
-			os.Remove(t)
+			_ = os.Remove(t)
 		}
 	}
 }
@@ -68,7 +68,7 @@ func writeAtomic(path, pattern string, data []byte) error {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 	}
 	return err
 }
@@ -183,7 +183,7 @@ func (r *Repository) WriteCacheStamped(name string, data []byte, mark RefsMark) 
 		err = os.Rename(tmp, path)
 	}
 	if err != nil {
-		os.Remove(tmp)
+		_ = os.Remove(tmp)
 		return false
 	}
 	removeStaleTemps(filepath.Dir(path), name)

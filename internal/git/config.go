@@ -293,7 +293,7 @@ func (r *Repository) configPathAllFromGit(ctx context.Context, key string) ([]Co
 		return nil, err
 	}
 	var vals []ConfigValue
-	for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+	for line := range strings.SplitSeq(strings.TrimRight(string(out), "\n"), "\n") {
 		if scope, v, ok := strings.Cut(line, "\t"); ok {
 			vals = append(vals, ConfigValue{Scope: scope, Value: v})
 		}

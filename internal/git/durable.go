@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -61,8 +62,8 @@ func MkdirAll(dir string, perm os.FileMode) error {
 	}
 	// Flush from the top: the first existing directory's entry for the first new
 	// one, and so on down.
-	for i := len(made) - 1; i >= 0; i-- {
-		if err := SyncDir(filepath.Dir(made[i])); err != nil {
+	for _, m := range slices.Backward(made) {
+		if err := SyncDir(filepath.Dir(m)); err != nil {
 			return err
 		}
 	}
@@ -121,12 +122,12 @@ func (f *File) commit(create bool) error {
 		return errors.New("durable file: already committed or aborted")
 	}
 	f.done = true
-	tmp := f.File.Name()
-	err := f.File.Chmod(f.perm)
+	tmp := f.Name()
+	err := f.Chmod(f.perm)
 	if err == nil {
-		err = f.File.Sync()
+		err = f.Sync()
 	}
-	if cerr := f.File.Close(); err == nil {
+	if cerr := f.Close(); err == nil {
 		err = cerr
 	}
 	switch {
@@ -149,8 +150,8 @@ func (f *File) Abort() {
 		return
 	}
 	f.done = true
-	_ = f.File.Close()
-	_ = os.Remove(f.File.Name())
+	_ = f.Close()
+	_ = os.Remove(f.Name())
 }
 
 // Rename renames oldpath to newpath durably: the directory of newpath is flushed,
@@ -190,8 +191,7 @@ func IsNoSpace(err error) bool {
 	if errors.Is(err, ErrNoSpace) || errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		return true
 	}
-	var ge *Error
-	if errors.As(err, &ge) {
+	if ge, ok := errors.AsType[*Error](err); ok {
 		s := strings.ToLower(ge.Stderr)
 		return strings.Contains(s, "no space left on device") || strings.Contains(s, "disk quota exceeded")
 	}
@@ -238,7 +238,7 @@ func (r *Repository) syncObjectDirs(start time.Time) error {
 		return fmt.Errorf("flush objects: %w", err)
 	}
 	for _, e := range ents {
-		if !e.IsDir() || !(isFanout(e.Name()) || e.Name() == "pack") {
+		if !e.IsDir() || (!isFanout(e.Name()) && e.Name() != "pack") {
 			continue
 		}
 		if fi, err := e.Info(); err == nil && !fi.ModTime().Before(since) {
@@ -285,7 +285,7 @@ func isFanout(name string) bool {
 		return false
 	}
 	for _, c := range name {
-		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
 			return false
 		}
 	}

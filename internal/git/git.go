@@ -14,6 +14,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -106,10 +107,8 @@ func environWithout(environ []string, lists ...[]string) []string {
 
 func inLists(name string, lists [][]string) bool {
 	for _, l := range lists {
-		for _, s := range l {
-			if name == s {
-				return true
-			}
+		if slices.Contains(l, name) {
+			return true
 		}
 	}
 	return false
@@ -197,8 +196,7 @@ func command(ctx context.Context, dir string, env []string, args ...string) *exe
 // exitCode is the exit code of a process that ran and failed, -1 otherwise (it could
 // not start, or a signal ended it).
 func exitCode(err error) int {
-	var ee *exec.ExitError
-	if errors.As(err, &ee) {
+	if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 		return ee.ExitCode()
 	}
 	return -1
@@ -293,15 +291,15 @@ func openWithGit(ctx context.Context, abs string) (*Repository, error) {
 	out, err := cmd{dir: abs, env: user, args: []string{"rev-parse", "--path-format=absolute", "--git-dir", "--git-common-dir", "--is-bare-repository", "--show-object-format", "--show-toplevel"}}.run(ctx)
 	lines := strings.Split(strings.TrimRight(string(out), "\n"), "\n")
 	if err != nil {
-		var ge *Error
-		if errors.As(err, &ge) && len(lines) >= 4 && lines[2] == "true" {
+		ge, isGit := errors.AsType[*Error](err)
+		switch {
+		case isGit && len(lines) >= 4 && lines[2] == "true":
 			// Bare repositories have no toplevel; rev-parse fails on the last query only.
-			err = nil
-		} else if errors.As(err, &ge) && strings.Contains(ge.Stderr, "dubious ownership") {
+		case isGit && strings.Contains(ge.Stderr, "dubious ownership"):
 			return nil, fmt.Errorf("open %s: %s", abs, strings.TrimSpace(ge.Stderr))
-		} else if errors.As(err, &ge) && strings.Contains(ge.Stderr, "not a git repository") {
+		case isGit && strings.Contains(ge.Stderr, "not a git repository"):
 			return nil, fmt.Errorf("%s: %w", abs, ErrNotRepository)
-		} else {
+		default:
 			return nil, fmt.Errorf("open %s: %w", abs, err)
 		}
 	}

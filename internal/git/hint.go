@@ -95,7 +95,7 @@ func (r *Repository) WriteHint(derive func() ([]byte, error)) (err error) {
 	defer func() {
 		if err != nil {
 			f.Close()
-			os.Remove(f.Name())
+			_ = os.Remove(f.Name())
 		}
 	}()
 	// The temporary file's time is the kernel's clock as file times see it: wait for

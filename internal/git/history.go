@@ -15,7 +15,7 @@ func (r *Repository) CommitDates(ctx context.Context, commits []OID) (map[string
 	}
 	dates := map[string]int64{}
 	var cur string
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if sha, ok := strings.CutPrefix(line, "commit "); ok {
 			cur = sha
 			continue
@@ -75,7 +75,7 @@ func (r *Repository) RefCommits(ctx context.Context, refs []string) ([]RefCommit
 		return nil, err
 	}
 	var list []RefCommit
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		f := strings.Split(line, "\x00")
 		if len(f) != 3 {
 			continue

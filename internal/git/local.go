@@ -56,7 +56,7 @@ func (r *Repository) WriteLocal(name string, data []byte) error {
 		err = os.Rename(f.Name(), path)
 	}
 	if err != nil {
-		os.Remove(f.Name())
+		_ = os.Remove(f.Name())
 		return err
 	}
 	for _, d := range append([]string{dir}, made...) {
@@ -156,7 +156,7 @@ func (r *Repository) LocalOnce(name string, make func() ([]byte, error)) ([]byte
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(f.Name())
+	defer func() { _ = os.Remove(f.Name()) }()
 	err = f.Chmod(0o600)
 	if err == nil {
 		_, err = f.Write(data)

@@ -81,7 +81,7 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 		return err
 	}
 	tmp := f.Name()
-	defer os.Remove(tmp) // after the link, the name stays and this goes
+	defer func() { _ = os.Remove(tmp) }() // after the link, the name stays and this goes
 	zw := zlib.NewWriter(f)
 	_, err = fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
 	if err == nil {

@@ -55,7 +55,7 @@ func ClaimMarker(path, what string) (m *Marker, tookOver bool, err error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}
-	for try := 0; try < 8; try++ {
+	for range 8 {
 		m, err := createMarker(path, what)
 		if err == nil {
 			return m, false, nil
@@ -80,7 +80,7 @@ func createMarker(path, what string) (*Marker, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer os.Remove(tmp.Name())
+	defer func() { _ = os.Remove(tmp.Name()) }()
 	if err := tryFlock(tmp); err != nil && !errors.Is(err, errors.ErrUnsupported) {
 		tmp.Close()
 		return nil, err

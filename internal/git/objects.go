@@ -380,7 +380,7 @@ func treeEntry(tree []byte, name string) (mode, id string, found, ok bool) {
 // parseCommit reads a commit's tree and parents from its content.
 func parseCommit(id string, data []byte) CommitInfo {
 	info := CommitInfo{ID: id}
-	for _, line := range strings.Split(string(data), "\n") {
+	for line := range strings.SplitSeq(string(data), "\n") {
 		if line == "" {
 			break
 		}
@@ -457,7 +457,7 @@ func (c *cliStore) readRef(ctx context.Context, name string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("read ref %s: %w", name, err)
 	}
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if n, id, ok := strings.Cut(line, " "); ok && n == name {
 			return id, nil
 		}
@@ -539,12 +539,12 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 		o, err := readBatchObject(br)
 		if err != nil {
 			_ = x.Wait()
-			return fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
+			return fmt.Errorf("cat-file --batch: %w: %s", err, stderr.String())
 		}
 		fn(i, o)
 	}
 	if err := x.Wait(); err != nil {
-		return fmt.Errorf("cat-file --batch: %v: %s", err, stderr.String())
+		return fmt.Errorf("cat-file --batch: %w: %s", err, stderr.String())
 	}
 	return nil
 }

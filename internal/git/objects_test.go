@@ -250,7 +250,7 @@ func TestRefFiles(t *testing.T) {
 			blob := g("x\n", "hash-object", "-w", "--stdin")
 			// More than a pipe buffer of questions and answers, in one fast-import.
 			var stream strings.Builder
-			for i := 0; i < 300; i++ {
+			for i := range 300 {
 				fmt.Fprintf(&stream, "commit refs/atlas/runs/r%03d\ncommitter C <c@x> 1767225600 +0000\ndata 2\nx\nM 100644 inline a.json\ndata <<EOT\na%d\nEOT\n\n", i, i)
 			}
 			g(stream.String(), "fast-import", "--quiet")

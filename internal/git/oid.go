@@ -114,7 +114,7 @@ func CheckRefFormat(name string) error {
 	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) }):
 		return bad("contains a control character, space or one of ~^:?*[\\")
 	}
-	for _, c := range strings.Split(name, "/") {
+	for c := range strings.SplitSeq(name, "/") {
 		if strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") {
 			return bad("a component starts with . or ends with .lock")
 		}

@@ -81,8 +81,8 @@ func (r *Repository) RefFiles(ctx context.Context, prefix string, paths []string
 				mu.Unlock()
 				line = spec
 			}
-			w.WriteString(line)
-			w.WriteByte('\n')
+			_, _ = w.WriteString(line)
+			_ = w.WriteByte('\n')
 			n = (n + 1) % len(paths)
 		}
 		if err := sc.Err(); err != nil {
@@ -127,7 +127,7 @@ func (r *Repository) RefFiles(ctx context.Context, prefix string, paths []string
 	listWait, batchWait := list.Wait(), batch.Wait()
 	switch {
 	case readErr != nil:
-		return fmt.Errorf("cat-file --batch: %v: %s", readErr, batchErr.String())
+		return fmt.Errorf("cat-file --batch: %w: %s", readErr, batchErr.String())
 	case listWait != nil:
 		return &Error{Args: []string{"for-each-ref", prefix}, Stderr: listErr.String(), Err: listWait}
 	case batchWait != nil:

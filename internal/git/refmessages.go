@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -86,7 +87,7 @@ func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(Ref
 func readRefMessages(br *bufio.Reader, fn func(RefMessage)) error {
 	for {
 		header, err := br.ReadString('\n')
-		if err == io.EOF && header == "" {
+		if errors.Is(err, io.EOF) && header == "" {
 			return nil
 		}
 		if err != nil {
@@ -105,7 +106,7 @@ func readRefMessages(br *bufio.Reader, fn func(RefMessage)) error {
 		// The message, the NUL the format ends with, the newline for-each-ref adds.
 		body := make([]byte, size+2)
 		if _, err := io.ReadFull(br, body); err != nil {
-			return fmt.Errorf("truncated message of %s: %v", f[0], err)
+			return fmt.Errorf("truncated message of %s: %w", f[0], err)
 		}
 		if body[size] != 0 || body[size+1] != '\n' {
 			return fmt.Errorf("message of %s is not %d bytes long", f[0], size)

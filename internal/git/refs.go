@@ -151,17 +151,17 @@ const DefaultStaleLockAge = 10 * time.Second
 // so a lock left behind is a rewrite that never happened, and packed-refs is intact.
 func clearStaleLock(stderr, commonDir string, age time.Duration) bool {
 	const pre, post = "Unable to create '", "': File exists"
-	i := strings.Index(stderr, pre)
-	if i < 0 {
+	_, after, ok := strings.Cut(stderr, pre)
+	if !ok {
 		return false
 	}
-	rest := stderr[i+len(pre):]
-	j := strings.Index(rest, post)
-	if j < 0 {
+	rest := after
+	before0, _, ok0 := strings.Cut(rest, post)
+	if !ok0 {
 		return false
 	}
-	lock := rest[:j]
-	if !strings.HasSuffix(lock, ".lock") || !(strings.Contains(lock, "/refs/atlas/") || strings.Contains(lock, "/refs/heads/atlas/") || isPackedRefsLock(lock, commonDir)) {
+	lock := before0
+	if !strings.HasSuffix(lock, ".lock") || (!strings.Contains(lock, "/refs/atlas/") && !strings.Contains(lock, "/refs/heads/atlas/") && !isPackedRefsLock(lock, commonDir)) {
 		return false
 	}
 	st, err := os.Stat(lock)
@@ -222,7 +222,7 @@ func (r *Repository) ListRefs(ctx context.Context, prefixes ...string) ([]Ref, e
 		return nil, fmt.Errorf("list refs %s: %w", strings.Join(prefixes, " "), err)
 	}
 	var refs []Ref
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		id, name, ok := strings.Cut(line, " ")
 		if !ok {
 			continue
@@ -314,7 +314,7 @@ func (r *Repository) listRefsLocal(prefixes []string) ([]Ref, bool) {
 		if err != nil || len(data) > most {
 			return nil, false
 		}
-		for _, line := range strings.Split(string(data), "\n") {
+		for line := range strings.SplitSeq(string(data), "\n") {
 			if line == "" || line[0] == '#' || line[0] == '^' {
 				continue
 			}
@@ -390,12 +390,12 @@ func readLooseRefs(commonDir, name string, found map[string]string) bool {
 // components of letters, digits and "-_.@+", none empty, starting with a dot or
 // ending in ".lock", no "..", "@{".
 func plainRefName(name string) bool {
-	for _, c := range strings.Split(name, "/") {
+	for c := range strings.SplitSeq(name, "/") {
 		if c == "" || c[0] == '.' || strings.HasSuffix(c, ".lock") || strings.HasSuffix(c, ".") || strings.Contains(c, "..") || strings.Contains(c, "@{") || c == "@" {
 			return false
 		}
 		for _, ch := range c {
-			if !(ch >= 'a' && ch <= 'z' || ch >= 'A' && ch <= 'Z' || ch >= '0' && ch <= '9' || strings.ContainsRune("-_.@+", ch)) {
+			if (ch < 'a' || ch > 'z') && (ch < 'A' || ch > 'Z') && (ch < '0' || ch > '9') && !strings.ContainsRune("-_.@+", ch) {
 				return false
 			}
 		}

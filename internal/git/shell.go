@@ -61,8 +61,7 @@ func shellResult(c *exec.Cmd, err error) ShellResult {
 	res := ShellResult{Started: true, Err: err}
 	if err != nil {
 		res.ExitCode = -1
-		var ee *exec.ExitError
-		if errors.As(err, &ee) {
+		if ee, ok := errors.AsType[*exec.ExitError](err); ok {
 			res.ExitCode = ee.ExitCode()
 		}
 	}

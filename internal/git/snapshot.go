@@ -232,7 +232,7 @@ type IndexEntry struct {
 
 func parseStage(out []byte) ([]IndexEntry, error) {
 	var list []IndexEntry
-	for _, rec := range bytes.Split(out, []byte{0}) {
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
@@ -254,7 +254,7 @@ func (t *TempIndex) EntriesFlagged(ctx context.Context) (entries []IndexEntry, a
 		return nil, nil, nil, err
 	}
 	var stage []byte
-	for _, rec := range bytes.Split(out, []byte{0}) {
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		if len(rec) == 0 {
 			continue
 		}
@@ -278,7 +278,7 @@ func (t *TempIndex) EntriesFlagged(ctx context.Context) (entries []IndexEntry, a
 // flagged reads `ls-files -v -z`: the paths whose entries carry the assume-unchanged
 // bit (a lower-case tag) and those marked skip-worktree (tag S or s).
 func flagged(out []byte) (assumed, skipped []string) {
-	for _, rec := range bytes.Split(out, []byte{0}) {
+	for rec := range bytes.SplitSeq(out, []byte{0}) {
 		if len(rec) < 3 || rec[1] != ' ' {
 			continue
 		}
@@ -520,7 +520,7 @@ func (r *Repository) MissingObjects(ctx context.Context, ids []OID) ([]string, e
 		return nil, err
 	}
 	var missing []string
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if id, ok := strings.CutSuffix(line, " missing"); ok {
 			missing = append(missing, id)
 			r.repairLoose(id)
@@ -715,7 +715,7 @@ func nulJoin(paths []string) []byte {
 
 func nulSplit(out []byte) []string {
 	var list []string
-	for _, f := range bytes.Split(out, []byte{0}) {
+	for f := range bytes.SplitSeq(out, []byte{0}) {
 		if len(f) > 0 {
 			list = append(list, string(f))
 		}

@@ -27,7 +27,7 @@ func (r *Repository) Remotes(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	var names []string
-	for _, l := range strings.Split(string(out), "\n") {
+	for l := range strings.SplitSeq(string(out), "\n") {
 		if l = strings.TrimSpace(l); l != "" {
 			names = append(names, l)
 		}
@@ -47,7 +47,7 @@ func (r *Repository) LsRemote(ctx context.Context, remote string, prefixes ...st
 		return nil, fmt.Errorf("ls-remote %s: %w", remote, err)
 	}
 	var refs []Ref
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		id, name, ok := strings.Cut(line, "\t")
 		if !ok {
 			continue
@@ -108,7 +108,7 @@ func (r *Repository) PushAtomic(ctx context.Context, remote string, refs []PushR
 	}
 	var rejected []string
 	declined := false
-	for _, line := range strings.Split(string(out), "\n") {
+	for line := range strings.SplitSeq(string(out), "\n") {
 		if f := strings.Split(line, "\t"); len(f) == 3 && f[0] == "!" {
 			_, dst, _ := strings.Cut(f[1], ":")
 			rejected = append(rejected, dst+" "+f[2])
@@ -117,8 +117,7 @@ func (r *Repository) PushAtomic(ctx context.Context, remote string, refs []PushR
 	}
 	if declined {
 		d := &PushDeclinedError{Refs: rejected}
-		var ge *Error
-		if errors.As(err, &ge) {
+		if ge, ok := errors.AsType[*Error](err); ok {
 			d.Message = remoteMessage(ge.Stderr)
 		}
 		return d
@@ -176,7 +175,7 @@ func byPolicy(status string) bool {
 // padding git adds to clear progress output trimmed), one line per line.
 func remoteMessage(stderr string) string {
 	var lines []string
-	for _, l := range strings.Split(stderr, "\n") {
+	for l := range strings.SplitSeq(stderr, "\n") {
 		if m, ok := strings.CutPrefix(strings.TrimRight(l, " \r"), "remote: "); ok {
 			if m = strings.TrimSpace(m); m != "" {
 				lines = append(lines, m)

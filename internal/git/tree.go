@@ -14,7 +14,7 @@ func (r *Repository) TreeFiles(ctx context.Context, commit OID) ([]string, error
 		return nil, fmt.Errorf("list files of %s: %w", commit, err)
 	}
 	var files []string
-	for _, f := range strings.Split(string(out), "\x00") {
+	for f := range strings.SplitSeq(string(out), "\x00") {
 		if f != "" {
 			files = append(files, f)
 		}

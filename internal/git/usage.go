@@ -126,7 +126,7 @@ func (r *Repository) objectSizes(ctx context.Context, ids []string) (map[string]
 		return nil, nil, fmt.Errorf("size objects: %w", err)
 	}
 	sizes, types := map[string]int64{}, map[string]string{}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+	for line := range strings.SplitSeq(strings.TrimSpace(string(out)), "\n") {
 		f := strings.Fields(line)
 		if len(f) != 3 {
 			continue // "<id> missing": a promisor's, not on this disk
@@ -146,7 +146,7 @@ func objectChildren(o batchObject, idLen int) []string {
 	var ids []string
 	switch o.typ {
 	case "commit":
-		for _, line := range strings.Split(string(o.data), "\n") {
+		for line := range strings.SplitSeq(string(o.data), "\n") {
 			if line == "" {
 				break // the message follows
 			}

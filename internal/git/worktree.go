@@ -60,7 +60,7 @@ func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) 
 func parseWorktrees(out string) []WorktreeInfo {
 	var list []WorktreeInfo
 	var cur *WorktreeInfo
-	for _, f := range strings.Split(out, "\x00") {
+	for f := range strings.SplitSeq(out, "\x00") {
 		if f == "" {
 			if cur != nil {
 				list = append(list, *cur)

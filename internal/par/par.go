@@ -20,7 +20,7 @@ func Each(n, limit int, fn func(i int) error) (errs []error) {
 	}
 	sem := make(chan struct{}, limit)
 	var wg sync.WaitGroup
-	for i := 0; i < n; i++ {
+	for i := range n {
 		wg.Add(1)
 		sem <- struct{}{}
 		go func() {
@@ -65,9 +65,7 @@ func Walk[T any](limit int, roots []T, fn func(item T, add func(T))) {
 	}
 	var wg sync.WaitGroup
 	for range limit {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		wg.Go(func() {
 			mu.Lock()
 			defer mu.Unlock()
 			for {
@@ -89,7 +87,7 @@ func Walk[T any](limit int, roots []T, fn func(item T, add func(T))) {
 					more.Broadcast()
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
 }

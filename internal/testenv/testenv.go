@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -23,7 +24,7 @@ import (
 // testenv turns the sleep off for the processes it starts, unless GORACE says otherwise.
 func init() {
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
-		os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+		_ = os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
 	}
 }
 
@@ -100,12 +101,12 @@ func Pin(m *testing.M) int {
 	if err != nil {
 		panic(err)
 	}
-	defer os.RemoveAll(home)
+	defer func() { _ = os.RemoveAll(home) }()
 	for k, v := range PinnedEnv(home) {
 		if v == "" {
-			os.Unsetenv(k)
+			_ = os.Unsetenv(k)
 		} else {
-			os.Setenv(k, v)
+			_ = os.Setenv(k, v)
 		}
 	}
 	return m.Run()
@@ -188,11 +189,11 @@ func CopyTree(dst, src string) error {
 	if err != nil {
 		return err
 	}
-	for i := len(dirs) - 1; i >= 0; i-- {
-		if err := os.Chmod(dirs[i].path, dirs[i].perm); err != nil {
+	for _, dir := range slices.Backward(dirs) {
+		if err := os.Chmod(dir.path, dir.perm); err != nil {
 			return err
 		}
-		if err := os.Chtimes(dirs[i].path, dirs[i].mod, dirs[i].mod); err != nil {
+		if err := os.Chtimes(dir.path, dir.mod, dir.mod); err != nil {
 			return err
 		}
 	}

@@ -37,7 +37,7 @@ func Escape(s string, max int, keepLines bool) string {
 	clean := true
 	for i := 0; i < len(s); {
 		r, size := utf8.DecodeRuneInString(s[i:])
-		if (r == utf8.RuneError && size == 1) || (escapeRune(r) && !(keepLines && (r == '\n' || r == '\t'))) {
+		if (r == utf8.RuneError && size == 1) || (escapeRune(r) && (!keepLines || (r != '\n' && r != '\t'))) {
 			clean = false
 			break
 		}

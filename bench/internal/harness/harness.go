@@ -24,8 +24,8 @@ func Build(prefix string) (tmp, bin string, err error) {
 	}
 	bin = filepath.Join(tmp, "git-atlas")
 	if out, err := exec.Command("go", "build", "-o", bin, "./cmd/git-atlas").CombinedOutput(); err != nil {
-		os.RemoveAll(tmp)
-		return "", "", fmt.Errorf("go build: %v\n%s", err, out)
+		_ = os.RemoveAll(tmp)
+		return "", "", fmt.Errorf("go build: %w\n%s", err, out)
 	}
 	return tmp, bin, nil
 }
@@ -33,7 +33,7 @@ func Build(prefix string) (tmp, bin string, err error) {
 // Workers reads a comma-separated list of worker counts, each at least 1.
 func Workers(list string) ([]int, error) {
 	var counts []int
-	for _, f := range strings.Split(list, ",") {
+	for f := range strings.SplitSeq(list, ",") {
 		n, err := strconv.Atoi(strings.TrimSpace(f))
 		if err != nil || n < 1 {
 			return nil, fmt.Errorf("bad -workers %q", list)
@@ -48,7 +48,7 @@ func Git(dir string, args ...string) error {
 	c := exec.Command("git", args...)
 	c.Dir = dir
 	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("git %v: %v\n%s", args, err, out)
+		return fmt.Errorf("git %v: %w\n%s", args, err, out)
 	}
 	return nil
 }
