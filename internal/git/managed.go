@@ -222,6 +222,14 @@ func (m *Managed) Remove(ctx context.Context) error {
 		}
 		return err
 	}
+	// The registration and the directory are gone: their parents' entries are made
+	// durable before the removal is reported (docs/contract.md §11.12), so a power
+	// cut cannot bring back a registration whose directory is gone.
+	for _, dir := range []string{filepath.Join(r.CommonDir, "worktrees"), filepath.Dir(path)} {
+		if err := SyncDir(dir); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return noSpace(err)
+		}
+	}
 	return nil
 }
 
