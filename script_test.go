@@ -53,8 +53,8 @@ func (c cleaningUp) Run() int {
 //
 // `git atlas` is the binary atlasBinary built, without the race detector, like every
 // process the stress and kill tests start: built with it, git-atlas costs about twice
-// the CPU in each of the transcripts' thousand commands (all transcripts: 109 s of CPU
-// against 79 s, measured on a loaded 2-core machine). TestGolden runs the commands
+// the CPU in each of the transcripts' thousand commands (docs/design.md keeps the
+// measurement). TestGolden runs the commands
 // with --json output, one after another, as the race-built test binary, so a data race
 // inside one is still reported (exit 66); the packages' own tests run under -race too.
 func TestScript(t *testing.T) {
