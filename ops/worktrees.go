@@ -47,18 +47,22 @@ type WorktreeAddResult struct {
 	Setup *gitstate.SetupRec `json:"setup,omitempty"`
 }
 
+// nodeStore is the store a write about a node's worktree goes through: a worker's,
+// fenced by its lease, when one is given (and no take-over), else the driver's.
+func (o *Ops) nodeStore(lease string, d Driver) (*gitstate.Store, error) {
+	if lease != "" && !d.TakeOver {
+		return o.workerStore(Worker{Holder: d.Holder}), nil
+	}
+	return o.driverStore(d)
+}
+
 // WorktreeAdd gives a node its managed worktree, or finds it, or makes it again when
 // its directory is gone. A checkout a killed process left half-made may hold an
 // agent's work: it is snapshotted (always) and removed before it is made again.
 func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*WorktreeAddResult, error) {
-	var store *gitstate.Store
-	if req.Lease != "" && !req.Driver.TakeOver {
-		store = o.workerStore(Worker{Holder: req.Driver.Holder})
-	} else {
-		var err error
-		if store, err = o.driverStore(req.Driver); err != nil {
-			return nil, err
-		}
+	store, err := o.nodeStore(req.Lease, req.Driver)
+	if err != nil {
+		return nil, err
 	}
 	res, err := worktrees.Add(ctx, store, req.Run, req.Node, worktrees.AddOptions{Baseline: req.Baseline, Lease: req.Lease,
 		Preserve: func(ctx context.Context, run, node, reason string) error {
@@ -124,14 +128,9 @@ type WorktreeSetupResult struct {
 // WorktreeSetup runs the run's setup command again in the node's worktree and records
 // its outcome; a setup that does not succeed comes back with its error.
 func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*WorktreeSetupResult, error) {
-	var store *gitstate.Store
-	if req.Lease != "" && !req.Driver.TakeOver {
-		store = o.workerStore(Worker{Holder: req.Driver.Holder})
-	} else {
-		var err error
-		if store, err = o.driverStore(req.Driver); err != nil {
-			return nil, err
-		}
+	store, err := o.nodeStore(req.Lease, req.Driver)
+	if err != nil {
+		return nil, err
 	}
 	r, err := store.Load(ctx, req.Run)
 	if err != nil {
