@@ -182,7 +182,6 @@ func (j *jsonHooks) uninstall(old []byte) ([]byte, bool, error) {
 	}
 	removed := false
 	for _, ev := range slices.Backward(j.events) { // the reverse of install's order
-
 		h := root.member("hooks")
 		if h == nil {
 			break
@@ -230,7 +229,6 @@ func (j *jsonHooks) removeHandler(data []byte, g *jnode) []byte {
 		return data
 	}
 	for k, e := range slices.Backward(hs.val.elems) {
-
 		var h handler
 		if e.kind == '{' && json.Unmarshal(data[e.start:e.end], &h) == nil && h.Command == j.command {
 			return removeElem(data, hs.val, k)
@@ -371,7 +369,9 @@ func (b *block) install(old []byte, exists bool) ([]byte, error) {
 		data = append(append(append([]byte{}, old...), nl...), b.text(nl)...)
 	}
 	if err := b.check(data); err != nil {
-		return nil, fmt.Errorf("adding git-atlas's section would make the file invalid (%w): add it by hand, or fix the file", err)
+		// Not wrapped: the file as it was is valid, and a caller must not report this as
+		// the file's own syntax error (SyntaxError).
+		return nil, fmt.Errorf("adding git-atlas's section would make the file invalid (%s): add it by hand, or fix the file", err.Error())
 	}
 	return data, nil
 }

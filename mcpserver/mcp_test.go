@@ -774,7 +774,7 @@ func sample(name string, p *jsonschema.Schema) any {
 		return map[string]any{"k": "v"}
 	}
 	switch name {
-	case "ttl", "verify_timeout":
+	case "ttl", "verify_timeout", "setup_timeout":
 		return "1m"
 	case "ignored_cap":
 		return "1MiB"
