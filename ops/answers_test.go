@@ -344,6 +344,24 @@ func TestPassedRunsTheVerify(t *testing.T) {
 	}
 }
 
+// scopedAPIJob adds job api (scope api/**) to run r1, claims it for w1 and gives it
+// its worktree, with an api/ directory to work in: its lease and worktree.
+func (f *wtFixture) scopedAPIJob() (string, *WorktreeAddResult) {
+	f.t.Helper()
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "api", Scope: []string{"api/**"}, Driver: Driver{Holder: "d1"}}); err != nil {
+		f.t.Fatal(err)
+	}
+	lease := f.claim("api", "w1")
+	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(wt.Path, "api"), 0o755); err != nil {
+		f.t.Fatal(err)
+	}
+	return lease, wt
+}
+
 // Issue 31.5: a job's scope is a contract. An ok receipt whose node changed paths
 // outside the scope (committed, or left uncommitted) is refused (exit 5) with the
 // paths, nothing written, the lease kept; once the worker takes them out, the same
@@ -351,17 +369,7 @@ func TestPassedRunsTheVerify(t *testing.T) {
 func TestJobDoneRefusesChangesOutsideScope(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
-	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "api", Scope: []string{"api/**"}, Driver: Driver{Holder: "d1"}}); err != nil {
-		t.Fatal(err)
-	}
-	lease := f.claim("api", "w1")
-	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(wt.Path, "api"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	lease, wt := f.scopedAPIJob()
 	if err := os.MkdirAll(filepath.Join(wt.Path, "ui"), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +383,7 @@ func TestJobDoneRefusesChangesOutsideScope(t *testing.T) {
 		return err
 	}
 	before := f.tip()
-	err = done()
+	err := done()
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "ui/u.go") || !strings.Contains(err.Error(), "notes.txt") || strings.Contains(err.Error(), "api/a.go") {
 		t.Fatalf("receipt with changes outside api/**: %v; want refused naming ui/u.go and notes.txt only", err)
 	}

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -17,17 +16,7 @@ import (
 func TestScopeReadsOnlyTheNodesWorktree(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
-	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "api", Scope: []string{"api/**"}, Driver: Driver{Holder: "d1"}}); err != nil {
-		t.Fatal(err)
-	}
-	lease := f.claim("api", "w1")
-	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.MkdirAll(filepath.Join(wt.Path, "api"), 0o755); err != nil {
-		t.Fatal(err)
-	}
+	lease, wt := f.scopedAPIJob()
 	f.write(wt.Path, "api/a.go", "package api\n")
 	f.git(wt.Path, "add", "-A")
 	f.git(wt.Path, "commit", "-q", "-m", "api")
@@ -48,7 +37,7 @@ func TestScopeReadsOnlyTheNodesWorktree(t *testing.T) {
 	// A hostile record: the user's linked worktree, marked adopted (a reader keeps an
 	// adopted record's path when it names a worktree of this repository).
 	f.update(func(r *gitstate.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = feat, "kimi-atlas" })
-	err = done()
+	err := done()
 	if err == nil || !worktrees.Foreign(err) || strings.Contains(err.Error(), "users-file.txt") || strings.Contains(err.Error(), "README") {
 		t.Fatalf("a record naming the user's worktree: %v; want refused as foreign, naming none of the user's files", err)
 	}
