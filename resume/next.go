@@ -2,9 +2,9 @@ package resume
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
-	"sort"
 	"strings"
 	"time"
 
@@ -399,22 +399,14 @@ func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, b
 		return n, true
 	}
 	if u := r.State.Union; u != nil && len(u.Conflicted) > 0 {
-		var nodes []string
-		for n := range u.Conflicted {
-			nodes = append(nodes, n)
-		}
-		sort.Strings(nodes)
+		nodes := slices.Sorted(maps.Keys(u.Conflicted))
 		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
 			Reason: "the union conflicts on " + strings.Join(nodes, ", ") + ": a person resolves them"}, true
 	}
 	if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
 		// docs/contract.md §5.3: a job that changed paths outside its scope is left out of
 		// the union until it is redone or a person lets it in.
-		var nodes []string
-		for n := range u.OutsideScope {
-			nodes = append(nodes, n)
-		}
-		sort.Strings(nodes)
+		nodes := slices.Sorted(maps.Keys(u.OutsideScope))
 		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
 			Reason: "the union left out " + strings.Join(nodes, ", ") + ", changed outside its scope: a person lets it in (union --allow-outside-scope JOB) or has it redone"}, true
 	}
