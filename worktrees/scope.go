@@ -3,8 +3,6 @@ package worktrees
 import (
 	"context"
 
-	"github.com/bmatcuk/doublestar/v4"
-
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -34,18 +32,5 @@ func OutsideScope(ctx context.Context, repo *git.Repository, run string, rec *gi
 	if err != nil {
 		return nil, err
 	}
-	var out []string
-	for _, p := range changed {
-		in := false
-		for _, g := range scope {
-			if ok, _ := doublestar.Match(g, p); ok {
-				in = true
-				break
-			}
-		}
-		if !in {
-			out = append(out, p)
-		}
-	}
-	return out, nil
+	return PathsOutside(changed, scope), nil
 }
