@@ -410,13 +410,16 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 		t.Fatal(err)
 	}
 	common := s.Repo.CommonDir
-	settle := func() { // as if the last ref change were an hour old
-		old := time.Now().Add(-time.Hour)
+	date := func(at time.Time) { // as if the last ref change happened at
 		for _, p := range []string{filepath.Join(common, "refs", "atlas", "runs"), filepath.Join(common, "refs", "atlas"), filepath.Join(common, "packed-refs")} {
-			_ = os.Chtimes(p, old, old)
+			_ = os.Chtimes(p, at, at)
 		}
 	}
-	listRuns(t, s) // the refs are seconds old: an undated cache
+	settle := func() { date(time.Now().Add(-time.Hour)) }
+	// The refs changed "now" (dated ahead, so that a slow machine cannot let them
+	// settle before the listing looks): an undated cache.
+	date(time.Now().Add(time.Hour))
+	listRuns(t, s)
 	if _, _, complete, _ := s.readCache(); complete {
 		t.Fatal("a cache was dated by refs that had not settled")
 	}
