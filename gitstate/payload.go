@@ -543,7 +543,7 @@ func (e *Event) Payload() (any, error) {
 		case errors.As(err, &te):
 			return nil, fmt.Errorf("%s data member %s is %s, not %s", e.Type, te.Field, te.Value, jsonKind(te.Type))
 		}
-		return nil, fmt.Errorf("%s data: %v", e.Type, err)
+		return nil, fmt.Errorf("%s data: %w", e.Type, err)
 	}
 	if m := missing(v.Elem()); m != "" {
 		return nil, fmt.Errorf("%s data has no %s", e.Type, m)

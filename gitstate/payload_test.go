@@ -14,8 +14,6 @@ import (
 
 const sha40 = "0123456789abcdef0123456789abcdef01234567"
 
-func ptr[T any](v T) *T { return &v }
-
 // previousRelease is, for every event type the catalogue gives a payload, the data
 // the release before typed payloads wrote (literal JSON, as its maps encoded it:
 // keys sorted; undone and the driver changes as their structs did), and the struct
@@ -34,9 +32,9 @@ var previousRelease = []struct {
 	{EventStageTransition, `{"agent":"claude","attempt":1,"baseline":"` + sha40 + `","from":"pending","host":"box","lease":"l1","pid":42,"reason":"","thread_id":"t1","to":"dispatched"}`,
 		&StageTransitionData{Agent: "claude", Attempt: 1, Baseline: sha40, From: "pending", Host: "box", Lease: "l1", PID: 42, ThreadID: "t1", To: "dispatched"}},
 	{EventStageTransition, `{"allowed_outside_scope":["x.go"],"approved_by":"pat","from":"verifying","reason":"","run_reason":"","run_status":"completed","to":"passed","verified":false}`,
-		&StageTransitionData{AllowedOutsideScope: []string{"x.go"}, ApprovedBy: "pat", From: "verifying", RunEnded: &RunEnded{RunStatus: "completed"}, To: "passed", Verified: ptr(false)}},
+		&StageTransitionData{AllowedOutsideScope: []string{"x.go"}, ApprovedBy: "pat", From: "verifying", RunEnded: &RunEnded{RunStatus: "completed"}, To: "passed", Verified: new(false)}},
 	{EventStageTransition, `{"from":"dispatched","reason":"","to":"passed","verified":true,"verify":{"command":"make test","exit_code":0,"passed":true,"at":"2026-01-01T00:00:00Z"}}`,
-		&StageTransitionData{From: "dispatched", To: "passed", Verified: ptr(true), Verify: &VerifyResult{Command: "make test", Passed: true, At: "2026-01-01T00:00:00Z"}}},
+		&StageTransitionData{From: "dispatched", To: "passed", Verified: new(true), Verify: &VerifyResult{Command: "make test", Passed: true, At: "2026-01-01T00:00:00Z"}}},
 	{EventJobAdded, `{"allow_overlap":false,"criteria":null,"kind":"","needs":["a"],"scope":["src/"],"verify":"make"}`,
 		&JobAddedData{Needs: []string{"a"}, Scope: []string{"src/"}, Verify: "make"}},
 	{EventJobClaimed, `{"agent":"codex","attempt":2,"expires_at":"2026-01-01T00:10:00Z","gas_limit":10,"gas_spent":3,"lease":"l2","thread_id":"t"}`,
@@ -279,8 +277,7 @@ func TestPayloadMembersSorted(t *testing.T) {
 		var names []string
 		var walk func(reflect.Type)
 		walk = func(t reflect.Type) {
-			for i := 0; i < t.NumField(); i++ {
-				f := t.Field(i)
+			for f := range t.Fields() {
 				name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 				switch {
 				case name == "-":
