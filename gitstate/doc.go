@@ -57,10 +57,12 @@ func encodeDoc(v any) ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// docType is what decoding needs to know of a struct type: its JSON field names and
-// the index of its Extra field (-1 when it has none: nothing to keep).
+// docType is what decoding needs to know of a struct type: its JSON field names, each
+// with its index path (through an embedded struct, whose fields encoding/json promotes:
+// an event payload's parts that are written together), and the index of its Extra
+// field (-1 when it has none: nothing to keep).
 type docType struct {
-	fields map[string]int
+	fields map[string][]int
 	extra  int
 }
 
@@ -70,22 +72,45 @@ func docTypeOf(t reflect.Type) *docType {
 	if dt, ok := docTypes.Load(t); ok {
 		return dt.(*docType)
 	}
-	dt := &docType{fields: map[string]int{}, extra: -1}
+	dt := &docType{fields: map[string][]int{}, extra: -1}
+	dt.add(t, nil)
+	docTypes.Store(t, dt)
+	return dt
+}
+
+// add records t's fields under the index path at (nil: t is the document itself).
+func (dt *docType) add(t reflect.Type, at []int) {
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
 		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		path := append(append([]int(nil), at...), i)
 		switch {
 		case f.Name == "Extra" && f.Type == reflect.TypeFor[Extra]():
-			dt.extra = i
-		case name == "-" || !f.IsExported():
+			if at == nil {
+				dt.extra = i
+			}
+		case name == "-":
+		case f.Anonymous && name == "" && embeddedStruct(f.Type) != nil:
+			dt.add(embeddedStruct(f.Type), path)
+		case !f.IsExported():
 		case name == "":
-			dt.fields[f.Name] = i
+			dt.fields[f.Name] = path
 		default:
-			dt.fields[name] = i
+			dt.fields[name] = path
 		}
 	}
-	docTypes.Store(t, dt)
-	return dt
+}
+
+// embeddedStruct is the struct type an embedded field of type t promotes the fields
+// of (t, or what t points to), or nil.
+func embeddedStruct(t reflect.Type) reflect.Type {
+	if t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct {
+		return nil
+	}
+	return t
 }
 
 var rawMessageType = reflect.TypeFor[json.RawMessage]()
@@ -162,7 +187,7 @@ func (s *keyScanner) unknown(t reflect.Type) bool {
 					return true
 				}
 				if ok {
-					ft = t.Field(f).Type
+					ft = t.FieldByIndex(f).Type
 				}
 			}
 			if s.unknown(ft) {
@@ -249,7 +274,11 @@ func keepUnknown(data []byte, v reflect.Value) error {
 			continue
 		}
 		delete(all, k)
-		if err := keepUnknown(raw, v.Field(f)); err != nil {
+		fv, err := v.FieldByIndexErr(f)
+		if err != nil {
+			continue // an embedded pointer json.Unmarshal left nil: nothing of it to keep
+		}
+		if err := keepUnknown(raw, fv); err != nil {
 			return err
 		}
 	}

@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"reflect"
 	"slices"
 	"strings"
 )
@@ -88,41 +89,47 @@ type EventInfo struct {
 	// State.Resuming (a resume killed after its reset continues instead of raising the
 	// epoch again); every other event ends the mark.
 	ResumeOwned bool
+	// Payload is the struct its data decodes into (payload.go); nil only where Free.
+	Payload reflect.Type
+	// Free: its data is a person's own JSON object, not git-atlas's to shape.
+	Free bool
 }
+
+func payload[T any]() reflect.Type { return reflect.TypeFor[T]() }
 
 // catalogue is every event type git-atlas knows, one line each.
 var catalogue = []EventInfo{
-	{Type: EventRunStarted, By: ByCommand | ByImport, Command: "start"},
-	{Type: EventRunFinished, By: ByCommand, Command: "finish"},
-	{Type: EventStageTransition, By: ByCommand, Command: "transition"},
-	{Type: EventJobAdded, By: ByCommand, Command: "job add"},
-	{Type: EventJobClaimed, By: ByCommand, Command: "job claim"},
-	{Type: EventJobRenewed, By: ByCommand, Command: "job renew"},
-	{Type: EventJobDone, By: ByCommand, Command: "job done"},
-	{Type: EventJobReaped, By: ByCommand, Command: "reap"}, // also finish --force
-	{Type: EventJobVerified, By: ByCommand | ByResume, Command: "job done"},
-	{Type: EventWorktreeAdded, By: ByCommand | ByResume, Command: "worktree add", ResumeOwned: true},
-	{Type: EventWorktreeRemoved, By: ByCommand | ByResume, Command: "worktree remove", ResumeOwned: true},
-	{Type: EventWorktreeUntrusted, By: ByHook, Command: "hooks install"},
-	{Type: EventWorktreeAdopted, By: ByImport, Command: "import"},
-	{Type: EventWorktreeSetup, By: ByCommand, Command: "worktree setup"},
-	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true},
-	{Type: EventStageRecovered, By: ByCommand, Command: "recover"},
-	{Type: EventUnionBuilt, By: ByCommand, Command: "union"},
-	{Type: EventUnionVerified, By: ByCommand, Command: "union --verify"},
-	{Type: EventUndone, By: ByCommand, Command: "undo"},
-	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat"},
-	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over"},
-	{Type: EventDriverRenamed, By: ByCommand, Command: "any run write by the driving session under a new --holder"},
-	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true},
-	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true},
-	{Type: EventImported, By: ByImport, Command: "import"},
-	{Type: EventImportedStage, By: ByImport, Command: "import"},
-	{Type: EventImportedEvent, By: ByImport, Command: "import"},
-	{Type: EventRunTakenOver, By: ByResume, Command: "resume --take-over"},
-	{Type: EventLanded, By: ByCommand, Command: "land"},
-	{Type: EventNote, By: ByUser},
-	{Type: EventProgress, By: ByUser},
+	{Type: EventRunStarted, By: ByCommand | ByImport, Command: "start", Payload: payload[RunStartedData]()},
+	{Type: EventRunFinished, By: ByCommand, Command: "finish", Payload: payload[RunFinishedData]()},
+	{Type: EventStageTransition, By: ByCommand, Command: "transition", Payload: payload[StageTransitionData]()},
+	{Type: EventJobAdded, By: ByCommand, Command: "job add", Payload: payload[JobAddedData]()},
+	{Type: EventJobClaimed, By: ByCommand, Command: "job claim", Payload: payload[JobClaimedData]()},
+	{Type: EventJobRenewed, By: ByCommand, Command: "job renew", Payload: payload[JobRenewedData]()},
+	{Type: EventJobDone, By: ByCommand, Command: "job done", Payload: payload[JobDoneData]()},
+	{Type: EventJobReaped, By: ByCommand, Command: "reap", Payload: payload[JobReapedData]()}, // also finish --force
+	{Type: EventJobVerified, By: ByCommand | ByResume, Command: "job done", Payload: payload[JobVerifiedData]()},
+	{Type: EventWorktreeAdded, By: ByCommand | ByResume, Command: "worktree add", ResumeOwned: true, Payload: payload[WorktreeAddedData]()},
+	{Type: EventWorktreeRemoved, By: ByCommand | ByResume, Command: "worktree remove", ResumeOwned: true, Payload: payload[WorktreeRemovedData]()},
+	{Type: EventWorktreeUntrusted, By: ByHook, Command: "hooks install", Payload: payload[WorktreeUntrustedData]()},
+	{Type: EventWorktreeAdopted, By: ByImport, Command: "import", Payload: payload[WorktreeAdoptedData]()},
+	{Type: EventWorktreeSetup, By: ByCommand, Command: "worktree setup", Payload: payload[WorktreeSetupData]()},
+	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true, Payload: payload[SnapshotData]()},
+	{Type: EventStageRecovered, By: ByCommand, Command: "recover", Payload: payload[StageRecoveredData]()},
+	{Type: EventUnionBuilt, By: ByCommand, Command: "union", Payload: payload[UnionBuiltData]()},
+	{Type: EventUnionVerified, By: ByCommand, Command: "union --verify", Payload: payload[UnionVerifiedData]()},
+	{Type: EventUndone, By: ByCommand, Command: "undo", Payload: payload[UndoneData]()},
+	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat", Payload: payload[HeartbeatData]()},
+	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over", Payload: payload[DriverChangeData]()},
+	{Type: EventDriverRenamed, By: ByCommand, Command: "any run write by the driving session under a new --holder", Payload: payload[DriverChangeData]()},
+	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true, Payload: payload[ResumedData]()},
+	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true, Payload: payload[StageResumedData]()},
+	{Type: EventImported, By: ByImport, Command: "import", Payload: payload[ImportedData]()},
+	{Type: EventImportedStage, By: ByImport, Command: "import", Payload: payload[ImportedStageData]()},
+	{Type: EventImportedEvent, By: ByImport, Command: "import", Payload: payload[ImportedEventData]()},
+	{Type: EventRunTakenOver, By: ByResume, Command: "resume --take-over", Payload: payload[RunTakenOverData]()},
+	{Type: EventLanded, By: ByCommand, Command: "land", Payload: payload[LandedData]()},
+	{Type: EventNote, By: ByUser, Free: true},
+	{Type: EventProgress, By: ByUser, Free: true},
 }
 
 var catalogueByType = func() map[EventType]EventInfo {

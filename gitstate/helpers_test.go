@@ -98,10 +98,14 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 // transition applies one stage transition through the store, as the CLI does.
 func transition(s *Store, id, stage, to string) error {
 	_, err := s.Update(context.Background(), id, func(r *Run) (*Change, error) {
+		from := ""
+		if _, st, ok := r.Stage(stage); ok {
+			from = st.Status
+		}
 		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(time.Now().UTC()), RandomNonce()); err != nil {
 			return nil, err
 		}
-		return &Change{Event: Event{Type: "stage_transition", Stage: stage}}, nil
+		return &Change{Event: StageTransitionEvent(About{Stage: stage}, StageTransitionData{From: from, To: to})}, nil
 	})
 	return err
 }

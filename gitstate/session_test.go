@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"strings"
@@ -74,8 +73,7 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 	if renamed == nil {
 		t.Fatalf("no %s event in %+v", EventDriverRenamed, evs)
 	}
-	var took TakeOver
-	if err := json.Unmarshal(renamed.Data, &took); err != nil || took.Old.Holder != "alice" || took.New.Holder != "alice-2" {
+	if took, err := DecodeData[DriverChangeData](renamed); err != nil || took.Old.Holder != "alice" || took.New.Holder != "alice-2" {
 		t.Fatalf("%s data %s: want both names", EventDriverRenamed, renamed.Data)
 	}
 

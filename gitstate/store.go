@@ -332,6 +332,9 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	// An event that brings its own time (an imported one keeps its original time)
 	// dates the state too; every other event is stamped now.
 	r.State.UpdatedAt = ev.Time
+	if err := checkPayload(ev); err != nil {
+		return "", fmt.Errorf("run %s event %d not written: %w", r.Header.RunID, ev.Seq, err)
+	}
 	sb, err := encodeDoc(s.portable(&r.State))
 	if err != nil {
 		return "", err
@@ -482,12 +485,9 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	var takeEv Event
 	if took != nil {
-		data, _ := json.Marshal(took)
-		if took.Renamed() {
-			takeEv = Event{Type: EventDriverRenamed, Holder: w.Holder, Data: data}
-		} else {
+		takeEv = DriverChangeEvent(About{Holder: w.Holder}, took)
+		if !took.Renamed() {
 			r.State.Resuming = nil
-			takeEv = Event{Type: EventDriverTakenOver, Holder: w.Holder, Data: data}
 		}
 		if parent, err = s.commit(ctx, r, old, &takeEv); err != nil {
 			return written{}, err

@@ -103,11 +103,15 @@ func CheckDocuments(h *Header, st *State) error {
 	return c.err
 }
 
-// checkEvent is CheckDocuments for event.json: the stage and job it names.
+// checkEvent is CheckDocuments for event.json: the stage and job it names, and its
+// data's shape for its type (payload.go).
 func checkEvent(ev *Event) error {
 	c := &checker{}
 	c.optName("stage", "event.json stage", ev.Stage)
 	c.optName("job", "event.json job", ev.Job)
+	if c.err == nil {
+		c.err = checkPayload(ev)
+	}
 	return c.err
 }
 

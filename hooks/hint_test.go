@@ -151,8 +151,9 @@ func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Tim
 func (h *hookRepo) setStatus(id, status string) {
 	h.t.Helper()
 	_, err := h.store.Update(context.Background(), id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		from := r.State.Status
 		r.State.Status = status
-		return &gitstate.Change{Event: gitstate.Event{Type: "run_finished"}}, nil
+		return &gitstate.Change{Event: gitstate.RunFinishedEvent(gitstate.About{}, gitstate.RunFinishedData{From: from, Status: status})}, nil
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -196,7 +197,7 @@ func TestHintReadsTheLocalLedger(t *testing.T) {
 	h.git("worktree", "add", "-q", "-b", "atlas/r1/node/a", wt)
 	_, err := h.store.Update(context.Background(), "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
 		r.State.Worktrees = []gitstate.WorktreeRec{{Node: "a", Path: wt, Branch: "atlas/r1/node/a"}}
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -468,7 +469,7 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 			if rec != nil {
 				r.State.Worktrees = []gitstate.WorktreeRec{*rec}
 			}
-			return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)

@@ -210,7 +210,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": baseline, "imported_from": AgenTeam})})
+	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: baseline, ImportedFrom: AgenTeam}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	// retried are the stages a runner_retry re-dispatched: the stage_dispatched that
@@ -273,11 +273,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 			}
 			ss.UpdatedAt = t
 		}
-		ty := gitstate.EventType(e.Type)
-		if gitstate.ValidName("event", e.Type) != nil {
-			ty = gitstate.EventImportedEvent
-		}
-		p.Events = append(p.Events, gitstate.Event{Type: ty, Time: t, Stage: validStage(stage), Data: mustJSON(map[string]any{"source": e.Data})})
+		p.Events = append(p.Events, gitstate.SourceEvent(gitstate.About{Time: t, Stage: validStage(stage)}, e.Type, gitstate.ImportedEventData{Source: mustJSON(e.Data)}))
 		p.States = append(p.States, clone(cur))
 	}
 	// The final event: the stage statuses as state.json has them (it is the source's
@@ -319,7 +315,8 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	if n := len(p.Events); p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": sp, "status": st.Status, "verify_safe_in_source": safe})})
+	p.Events = append(p.Events, gitstate.ImportedEvent(gitstate.About{Time: end}, gitstate.ImportedData{Source: sp,
+		ImportedAgenTeam: &gitstate.ImportedAgenTeam{Status: st.Status, VerifySafeInSource: safe}}))
 	p.States = append(p.States, fin)
 	for _, d := range defs {
 		if d.Verify != "" {

@@ -107,6 +107,12 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 			return res
 		}
 	}
+	for i := range p.Events { // all of them before the first is written
+		if err := gitstate.CheckEvent(&p.Events[i]); err != nil {
+			res.Outcome, res.Reason = Refused, fmt.Sprintf("event %d: %v", i+1, err)
+			return res
+		}
+	}
 	var pins []git.RefUpdate
 	if b := p.Header.Baseline; b != "" {
 		id, _ := git.ParseOID(b) // dropBadBaselines kept only full ids
@@ -216,7 +222,8 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 			return nil, errors.New("already adopted")
 		}
 		r.State.Worktrees = append(r.State.Worktrees, rec)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeAdopted, Data: mustJSON(map[string]any{"path": info.Path, "dirty": risk.Dirty, "snapshot": res.Snapshot})}}, nil
+		data := gitstate.WorktreeAdoptedData{Path: info.Path, Dirty: risk.Dirty, Snapshot: res.Snapshot}
+		return &gitstate.Change{Event: gitstate.WorktreeAdoptedEvent(gitstate.About{}, data)}, nil
 	})
 	return err
 }

@@ -265,3 +265,36 @@ func TestAgenTeamRunnerEvents(t *testing.T) {
 		t.Errorf("attempt 3 started %s, want the runner_retry's time", a[2].StartedAt)
 	}
 }
+
+// A source's own event whose type is one git-atlas writes itself (a job_claimed, a
+// landed) is imported as imported_event: under that type it would be a payload of
+// the wrong shape, a claim or a landing the ledger never made. A type git-atlas does
+// not write (the runner's own, a note) keeps its name.
+func TestAgenTeamReservedEventTypes(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	ev := func(ts, typ string) string {
+		return `{"ts":"2026-07-03T10:` + ts + `Z","type":"` + typ + `","run_id":"r","stage":"code","data":{"x":1}}` + "\n"
+	}
+	write(t, dir, map[string]string{
+		"state/r.json":   `{"run_id":"r","task":"t","stage_order":["code"],"started_at":"2026-07-03T10:00:00Z","last_update":"2026-07-03T10:09:00Z","status":"running","stages":{"code":{"status":"pending","gate":"auto","verify":null,"verify_safe":null,"max_retries":0,"rework_to":null,"baseline":"abc"}}}`,
+		"events/r.jsonl": ev("01:00", "job_claimed") + ev("02:00", "landed") + ev("03:00", "runner_retry") + ev("04:00", "note"),
+	})
+	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	if err != nil || len(probs) != 0 || len(plans) != 1 {
+		t.Fatalf("plans %d, problems %+v, err %v", len(plans), probs, err)
+	}
+	var got []string
+	for _, e := range plans[0].Events[1:5] {
+		got = append(got, string(e.Type))
+		if err := gitstate.CheckEvent(&e); err != nil {
+			t.Errorf("%s: %v", e.Type, err)
+		}
+		if string(e.Data) != `{"source":{"x":1}}` {
+			t.Errorf("%s data %s", e.Type, e.Data)
+		}
+	}
+	if want := "imported_event,imported_event,runner_retry,note"; strings.Join(got, ",") != want {
+		t.Fatalf("types %s, want %s", strings.Join(got, ","), want)
+	}
+}

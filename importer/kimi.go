@@ -339,7 +339,7 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 	for _, d := range h.Stages {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventRunStarted, Time: created, Data: mustJSON(map[string]any{"baseline": st.BaselineSHA, "imported_from": KimiAtlas})})
+	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: st.BaselineSHA, ImportedFrom: KimiAtlas}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	var steps []kimiStep
@@ -360,11 +360,11 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 			// long log costs one pass, not one per line).
 			cur = kimiStatuses(s0, seen, lastStage(steps), refines, false)
 		}
-		data := map[string]any{"source_stage": l.Stage}
+		data := gitstate.ImportedStageData{SourceStage: l.Stage}
 		if l.Verdict != nil {
-			data["verdict"] = l.Verdict
+			data.Verdict = mustJSON(l.Verdict)
 		}
-		p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImportedStage, Time: t, Stage: validStage(l.Stage), Data: mustJSON(data)})
+		p.Events = append(p.Events, gitstate.ImportedStageEvent(gitstate.About{Time: t, Stage: validStage(l.Stage)}, data))
 		p.States = append(p.States, clone(cur))
 	}
 	end := created
@@ -408,7 +408,8 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 			}
 		}
 	}
-	p.Events = append(p.Events, gitstate.Event{Type: gitstate.EventImported, Time: end, Data: mustJSON(map[string]any{"source": rd, "current_state": st.CurrentState, "reset_jobs": p.Reset, "refine_passes": st.RefinePasses, "job_ids": p.JobIDs})})
+	p.Events = append(p.Events, gitstate.ImportedEvent(gitstate.About{Time: end}, gitstate.ImportedData{Source: rd,
+		ImportedKimi: &gitstate.ImportedKimi{CurrentState: st.CurrentState, ResetJobs: p.Reset, RefinePasses: st.RefinePasses, JobIDs: p.JobIDs}}))
 	p.States = append(p.States, fin)
 	if fi, err := os.Lstat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
 		p.Worktree = filepath.Join(rd, "worktree")

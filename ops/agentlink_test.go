@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -67,12 +66,8 @@ func TestJobClaimRecordsTheAgent(t *testing.T) {
 	if j := f.load().State.Job("a"); j.Agent != "codex" || j.ThreadID != "th-1" {
 		t.Fatalf("job: %+v", j)
 	}
-	var data struct{ Agent, ThreadID string }
 	ev := f.last()
-	if err := json.Unmarshal(ev.Data, &struct {
-		Agent    *string `json:"agent"`
-		ThreadID *string `json:"thread_id"`
-	}{&data.Agent, &data.ThreadID}); err != nil || data.Agent != "codex" || data.ThreadID != "th-1" {
+	if data, err := gitstate.DecodeData[gitstate.JobClaimedData](&ev); err != nil || data.Agent != "codex" || data.ThreadID != "th-1" {
 		t.Fatalf("event: %s (%v)", ev.Data, err)
 	}
 }

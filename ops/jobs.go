@@ -32,15 +32,6 @@ func positiveTTL(ttl time.Duration) error {
 	return nil
 }
 
-// eventData is an event's data: a map, so that its keys are in sorted order.
-func eventData(v map[string]any) json.RawMessage {
-	b, err := json.Marshal(v)
-	if err != nil {
-		panic(err) // maps of strings, ints and raw JSON always marshal
-	}
-	return b
-}
-
 // jsonObject checks that data (a flag's value) is one JSON object and returns it
 // compacted; empty is none.
 func jsonObject(flag string, data json.RawMessage) (json.RawMessage, error) {
@@ -143,9 +134,9 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
 			return nil, err
 		}
-		data := eventData(map[string]any{"needs": r.State.Job(req.Job).Needs, "scope": scope, "verify": req.Verify, "kind": req.Kind,
-			"allow_overlap": req.AllowOverlap, "criteria": req.Criteria})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded, Job: req.Job, Holder: req.Driver.Holder, Data: data}}, nil
+		data := gitstate.JobAddedData{Needs: r.State.Job(req.Job).Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind,
+			AllowOverlap: req.AllowOverlap, Criteria: req.Criteria}
+		return &gitstate.Change{Event: gitstate.JobAddedEvent(gitstate.About{Job: req.Job, Holder: req.Driver.Holder}, data)}, nil
 	})
 	if err != nil {
 		_ = trust.Forget(ctx, store.Repo, added) // the job was not added
@@ -225,16 +216,9 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 			return nil, nil // nothing granted: nothing to write
 		}
 		g.Job.Agent, g.Job.ThreadID = req.Agent, req.ThreadID
-		fields := map[string]any{"lease": g.Lease, "attempt": g.Attempt, "expires_at": g.ExpiresAt,
-			"gas_spent": r.State.GasSpent, "gas_limit": gitstate.GasLimit(&r.Header, &r.State)}
-		if req.Agent != "" {
-			fields["agent"] = req.Agent
-		}
-		if req.ThreadID != "" {
-			fields["thread_id"] = req.ThreadID
-		}
-		data := eventData(fields)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobClaimed, Job: g.Job.ID, Holder: req.Worker.Holder, Data: data}}, nil
+		data := gitstate.JobClaimedData{Lease: g.Lease, Attempt: g.Attempt, ExpiresAt: g.ExpiresAt,
+			GasSpent: r.State.GasSpent, GasLimit: gitstate.GasLimit(&r.Header, &r.State), Agent: req.Agent, ThreadID: req.ThreadID}
+		return &gitstate.Change{Event: gitstate.JobClaimedEvent(gitstate.About{Job: g.Job.ID, Holder: req.Worker.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -312,8 +296,8 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 			return nil, err
 		}
 		j = r.State.Job(req.Job)
-		data := eventData(map[string]any{"lease": j.Lease, "expires_at": j.ExpiresAt})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobRenewed, Job: req.Job, Holder: req.Worker.Holder, Data: data}}, nil
+		data := gitstate.JobRenewedData{Lease: j.Lease, ExpiresAt: j.ExpiresAt}
+		return &gitstate.Change{Event: gitstate.JobRenewedEvent(gitstate.About{Job: req.Job, Holder: req.Worker.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -409,24 +393,17 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		if err := gitstate.Expand(&r.Header, &r.State, req.Job, children); err != nil {
 			return nil, err
 		}
-		ev := map[string]any{"lease": oc.Lease, "status": req.Status, "from": oc.From, "to": oc.To, "attempts": oc.Attempts}
-		if len(oc.Cascaded) > 0 {
-			ev["cascaded"] = oc.Cascaded
-		}
+		ev := gitstate.JobDoneData{Lease: oc.Lease, Status: req.Status, From: oc.From, To: oc.To, Attempts: oc.Attempts, Cascaded: oc.Cascaded, Data: data}
 		if len(children) > 0 {
 			ids := make([]string, len(children))
 			for i, ch := range children {
 				ids[i] = ch.ID
 			}
-			ev["children"] = ids
+			ev.Children = ids
 		}
-		if j := r.State.Job(req.Job); j.VerifyOwed {
-			ev["verify_owed"] = true // in the receipt's own write: resume finds it if the verify dies
-		}
-		if data != nil {
-			ev["data"] = data
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobDone, Job: req.Job, Holder: req.Worker.Holder, Data: eventData(ev)}}, nil
+		// In the receipt's own write: resume finds it if the verify dies.
+		ev.VerifyOwed = r.State.Job(req.Job).VerifyOwed
+		return &gitstate.Change{Event: gitstate.JobDoneEvent(gitstate.About{Job: req.Job, Holder: req.Worker.Holder}, ev)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -556,11 +533,12 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		reaped = reapedJobs(gitstate.Reap(&r.Header, &r.State, o.now()))
+		outs := gitstate.Reap(&r.Header, &r.State, o.now())
+		reaped = reapedJobs(outs)
 		if len(reaped) == 0 {
 			return nil, nil
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Holder: req.Holder, Data: eventData(map[string]any{"jobs": reaped})}}, nil
+		return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{Holder: req.Holder}, gitstate.JobReapedData{Jobs: gitstate.ReapedJobs(outs)})}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -129,15 +129,11 @@ func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
 		t.Fatalf("gas remaining %d after one claim", res.GasRemaining)
 	}
 	ev := f.last()
-	var data struct {
-		Lease    string `json:"lease"`
-		Attempt  int    `json:"attempt"`
-		GasSpent int    `json:"gas_spent"`
-	}
-	if err := json.Unmarshal(ev.Data, &data); err != nil {
+	data, err := gitstate.DecodeData[gitstate.JobClaimedData](&ev)
+	if err != nil {
 		t.Fatal(err)
 	}
-	if ev.Type != gitstate.EventJobClaimed || ev.Job != "a" || ev.Holder != "w1" || data.Lease != *res.Lease || data.Attempt != 0 || data.GasSpent != 1 {
+	if ev.Job != "a" || ev.Holder != "w1" || data.Lease != *res.Lease || data.Attempt != 0 || data.GasSpent != 1 {
 		t.Fatalf("event: %+v %s", ev, ev.Data)
 	}
 	if d := f.load().State.Driver; d == nil || d.Holder != driver.Holder || d.ExpiresAt != driver.ExpiresAt {

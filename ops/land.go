@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -115,7 +114,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	if err := notCheckedOut(ctx, o.Repo, ref, union, ff); err != nil {
 		return nil, err
 	}
-	ev := map[string]any{"branch": branch, "old": oldHex, "union": union}
+	ev := gitstate.LandedData{Branch: branch, Old: oldHex, Union: union}
 	if unresolved != nil {
 		by, err := req.Person.approve(StepLandUnresolved)
 		if err != nil {
@@ -123,7 +122,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		}
 		res.AcceptedUnresolved = append(append([]string{}, unresolved.Unresolved...), unresolved.Unverified...)
 		res.ApprovedBy = by
-		ev["accepted_unresolved"] = res.AcceptedUnresolved
+		ev.AcceptedUnresolved = res.AcceptedUnresolved
 	}
 	if !agentsMayLand(ctx, o.Repo) {
 		by, err := req.Person.approve(StepLand)
@@ -132,9 +131,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		}
 		res.ApprovedBy = by
 	}
-	if res.ApprovedBy != "" {
-		ev["approved_by"] = res.ApprovedBy
-	}
+	ev.ApprovedBy = res.ApprovedBy
 	tip, how := uid, LandFastForward
 	if !ff {
 		tree, conflicts, err := o.Repo.MergeTree(ctx, old, uid)
@@ -152,7 +149,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		how = LandMerge
 	}
 	res.New, res.How = tip.String(), how
-	ev["new"], ev["how"] = res.New, how
+	ev.New, ev.How = res.New, how
 	if err := o.recordLanding(ctx, req.Run, union, git.RefUpdate{Name: ref, Old: oldHex, New: res.New}, ev); err != nil {
 		return nil, err
 	}
@@ -241,9 +238,8 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 // recordLanding moves the branch and records the landed event. In a local ledger
 // both are one ref transaction (the branch's old tip its compare-and-swap); through a
 // remote, the branch (never pushed) moves first, then the event is written.
-func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUpdate, ev map[string]any) error {
+func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUpdate, ev gitstate.LandedData) error {
 	store := o.Store(gitstate.Writer{Role: gitstate.RoleObserver})
-	data, _ := json.Marshal(ev)
 	change := func(r *gitstate.Run) error {
 		if r.State.Union == nil || r.State.Union.Head != union {
 			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `git atlas land` again")
@@ -266,7 +262,7 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUp
 		if err := change(r); err != nil {
 			return nil, err
 		}
-		ch := &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventLanded, Data: data}}
+		ch := &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev)}
 		if store.Remote == nil {
 			cur, err := o.Repo.ReadRef(ctx, up.Name)
 			if err != nil {

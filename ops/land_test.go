@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -67,9 +66,8 @@ func TestLandIsAPersonsStepAndRecorded(t *testing.T) {
 		t.Fatalf("land: %+v; release %s main %s, want release at the union %s", res, f.rev("release"), f.rev("main"), u.Head)
 	}
 	ev := f.last()
-	var data map[string]any
-	_ = json.Unmarshal(ev.Data, &data)
-	if ev.Type != gitstate.EventLanded || data["branch"] != "release" || data["old"] != f.base || data["new"] != u.Head || data["approved_by"] != "alice" {
+	data, err := gitstate.DecodeData[gitstate.LandedData](&ev)
+	if err != nil || data.Branch != "release" || data.Old != f.base || data.New != u.Head || data.ApprovedBy != "alice" {
 		t.Fatalf("event: %s %s", ev.Type, ev.Data)
 	}
 	tip := f.tip()

@@ -254,8 +254,8 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	data, _ := json.Marshal(map[string]any{"baseline": sha})
-	run, err := store.Create(ctx, r.Header, r.State, gitstate.Event{Type: gitstate.EventRunStarted, Holder: req.Driver.Holder, Data: data}, baseline.Pin(id, "baseline", sha))
+	ev := gitstate.RunStartedEvent(gitstate.About{Holder: req.Driver.Holder}, gitstate.RunStartedData{Baseline: sha})
+	run, err := store.Create(ctx, r.Header, r.State, ev, baseline.Pin(id, "baseline", sha))
 	if err != nil {
 		// Nothing was written: another run of that id (another clone's, perhaps) gets
 		// no trust from this one.
@@ -454,25 +454,21 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		if err := gitstate.ApplyStageTransition(r, req.Stage, to, reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
 			return nil, err
 		}
-		data := map[string]any{"from": from, "to": to, "reason": reason}
+		data := gitstate.StageTransitionData{From: from, To: to, Reason: reason}
 		if req.Status == gitstate.StagePassed {
 			if vr != nil {
-				st.Verify, data["verify"] = vr, vr
+				st.Verify, data.Verify = vr, vr
 			}
 			if !verifyFailed {
 				verified := vr != nil
 				st.Verified, st.Unverified = &verified, unverified
-				data["verified"] = verified
-				if unverified != "" {
-					data["unverified"] = unverified
-				}
+				data.Verified = &verified
+				data.Unverified = unverified
 			}
 		}
-		if approvedBy != "" {
-			data["approved_by"] = approvedBy
-		}
+		data.ApprovedBy = approvedBy
 		if len(outside) > 0 {
-			data["allowed_outside_scope"], data["approved_by"] = outside, outsideBy
+			data.AllowedOutsideScope, data.ApprovedBy = outside, outsideBy
 		}
 		if req.Status == gitstate.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
@@ -484,22 +480,16 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				return nil, err
 			}
 			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline, Old: orZero(old)})
-			data["attempt"], data["lease"], data["baseline"] = a.N, a.Lease, a.Baseline
-			if req.ThreadID != "" {
-				data["thread_id"] = req.ThreadID
-			}
-			if req.Agent != "" {
-				data["agent"] = req.Agent
-			}
+			data.Attempt, data.Lease, data.Baseline = a.N, a.Lease, a.Baseline
+			data.ThreadID, data.Agent = req.ThreadID, req.Agent
 			if req.PID != 0 {
-				data["pid"], data["host"] = req.PID, host
+				data.PID, data.Host = req.PID, host
 			}
 		}
 		if r.State.Status == gitstate.RunCompleted {
-			data["run_status"] = r.State.Status
-			data["run_reason"] = r.State.Reason
+			data.RunEnded = &gitstate.RunEnded{RunStatus: r.State.Status, RunReason: r.State.Reason}
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageTransition, Stage: req.Stage, Holder: req.Driver.Holder, Data: eventData(data)}, Refs: refs}, nil
+		return &gitstate.Change{Event: gitstate.StageTransitionEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, data), Refs: refs}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -567,18 +557,18 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 		if gitstate.RunTerminal(r.State.Status) {
 			return nil, fault.Refused("run %s is %s: there is nothing to drive", req.Run, r.State.Status)
 		}
-		data := map[string]any{}
+		var data gitstate.HeartbeatData
 		if d := r.State.Driver; d != nil {
-			data["expires_at"] = d.ExpiresAt
+			data.ExpiresAt = d.ExpiresAt
 		}
 		if req.Stage != "" {
 			if err := gitstate.Heartbeat(r, req.Stage, req.Lease, o.now()); err != nil {
 				return nil, err
 			}
 			_, st, _ := r.Stage(req.Stage)
-			data["attempt"] = len(st.Attempts)
+			data.Attempt = len(st.Attempts)
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventHeartbeat, Stage: req.Stage, Holder: req.Driver.Holder, Data: eventData(data)}}, nil
+		return &gitstate.Change{Event: gitstate.HeartbeatEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -643,7 +633,7 @@ func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error)
 				return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 			}
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: typ, Stage: req.Stage, Holder: req.Driver.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.UserEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, typ, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -717,15 +707,16 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if err := gitstate.CheckRunTransition(r.State.Status, req.Status); err != nil {
 				return nil, err
 			}
-			if err := req.checkVerdict(r, map[string]any{}); err != nil {
+			if err := req.checkVerdict(r, &gitstate.RunFinishedData{}); err != nil {
 				return nil, err // before any job is reaped
 			}
-			reaped = reapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
+			outs := gitstate.ReapRunning(&r.Header, &r.State)
+			reaped = reapedJobs(outs)
 			if len(reaped) == 0 {
 				return nil, nil
 			}
-			data := eventData(map[string]any{"jobs": reaped, "reason": "finish --force"})
-			return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobReaped, Data: data}}, nil
+			data := gitstate.JobReapedData{Jobs: gitstate.ReapedJobs(outs), Reason: "finish --force"}
+			return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{}, data)}, nil
 		})
 		if err != nil {
 			return nil, err
@@ -733,25 +724,24 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 	}
 	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		from := r.State.Status
-		ev := map[string]any{"from": from, "status": req.Status, "reason": req.Reason}
-		if err := req.checkVerdict(r, ev); err != nil {
+		ev := gitstate.RunFinishedData{From: from, Status: req.Status, Reason: req.Reason}
+		if err := req.checkVerdict(r, &ev); err != nil {
 			return nil, err
 		}
 		// docs/contract.md §5.3: the run_finished event keeps the verdict it finished with,
 		// and the jobs its union left out for their scope.
 		if v := gitstate.RunVerdict(&r.Header, &r.State); v != nil && r.Header.Kind == gitstate.KindGraph {
-			ev["verdict"] = v
+			ev.Verdict = v
 		}
 		if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
-			ev["outside_scope"] = u.OutsideScope
+			ev.OutsideScope = u.OutsideScope
 		}
 		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
 			return nil, nil // a single run that completed itself: finish agrees, writes nothing
 		} else if err != nil {
 			return nil, err
 		}
-		data, _ := json.Marshal(ev)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunFinished, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.RunFinishedEvent(gitstate.About{}, ev)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -813,8 +803,7 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 		if res, err = gitstate.Undo(r, past, present); err != nil {
 			return nil, err
 		}
-		data, _ := json.Marshal(res)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUndone, Holder: req.Driver.Holder, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.UndoneEvent(gitstate.About{Holder: req.Driver.Holder}, res)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -825,7 +814,7 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 // checkVerdict refuses to finish a graph run completed while its verdict is
 // unresolved (docs/contract.md §5.3: a criterion no DONE job meets), unless a person accepts it
 // (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
-func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error {
+func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev *gitstate.RunFinishedData) error {
 	v := gitstate.RunVerdict(&r.Header, &r.State)
 	if r.Header.Kind != gitstate.KindGraph || req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
 		return nil
@@ -838,7 +827,7 @@ func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev map[string]any) error
 	if err != nil {
 		return err
 	}
-	ev["accepted_unresolved"], ev["approved_by"] = v.Unresolved, by
+	ev.AcceptedUnresolved, ev.ApprovedBy = v.Unresolved, by
 	return nil
 }
 

@@ -1,7 +1,6 @@
 package ops
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -109,11 +108,7 @@ func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 		t.Fatalf("allowed union: integrated %v, outside %v, allowed %v", u.Integrated, u.OutsideScope, u.AllowedOutsideScope)
 	}
 	ev := f.last()
-	var data struct {
-		Allowed    map[string][]string `json:"allowed_outside_scope"`
-		ApprovedBy string              `json:"approved_by"`
-	}
-	if err := json.Unmarshal(ev.Data, &data); err != nil || ev.Type != gitstate.EventUnionBuilt || !reflect.DeepEqual(data.Allowed, want) || data.ApprovedBy != "pat" {
+	if data, err := gitstate.DecodeData[gitstate.UnionBuiltData](&ev); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, want) || data.ApprovedBy != "pat" {
 		t.Fatalf("the union's event: %s %s, want the allowance and who approved it", ev.Type, ev.Data)
 	}
 }
@@ -166,11 +161,7 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data struct {
-		Allowed    []string `json:"allowed_outside_scope"`
-		ApprovedBy string   `json:"approved_by"`
-	}
-	if err := json.Unmarshal(log[len(log)-1].Data, &data); err != nil || !reflect.DeepEqual(data.Allowed, []string{"notes.txt", "ui/b.go"}) || data.ApprovedBy != "pat" {
+	if data, err := gitstate.DecodeData[gitstate.StageTransitionData](&log[len(log)-1]); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, []string{"notes.txt", "ui/b.go"}) || data.ApprovedBy != "pat" {
 		t.Fatalf("the passed event: %s, want the paths accepted and who approved them", log[len(log)-1].Data)
 	}
 
@@ -217,12 +208,8 @@ func TestFinishRecordsVerdictAndScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := log[len(log)-1]
-	var data struct {
-		Verdict *gitstate.Verdict   `json:"verdict"`
-		Outside map[string][]string `json:"outside_scope"`
-	}
-	if err := json.Unmarshal(ev.Data, &data); err != nil || ev.Type != gitstate.EventRunFinished || data.Verdict == nil ||
-		data.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(data.Verdict.Unverified, []string{"works"}) || !reflect.DeepEqual(data.Outside, want) {
+	if data, err := gitstate.DecodeData[gitstate.RunFinishedData](&ev); err != nil || data.Verdict == nil ||
+		data.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(data.Verdict.Unverified, []string{"works"}) || !reflect.DeepEqual(data.OutsideScope, want) {
 		t.Fatalf("run_finished: %s %s, want the verdict and the job left out", ev.Type, ev.Data)
 	}
 }

@@ -258,7 +258,7 @@ func (f *fixture) worktree(node string) string {
 	run(f.t, path, "symbolic-ref", "HEAD", "refs/heads/"+branch)
 	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: f.base, Head: f.base})
-		return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+		return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
 	})
 	if err != nil {
 		f.t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -243,15 +242,14 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			return nil, nil // a concurrent removal recorded it already
 		}
 		r.State.Worktrees = kept
-		d := map[string]any{"node": node, "path": rec.Path, "reasons": risk.Reasons}
-		if len(out.IgnoredDeleted) > 0 {
-			d["ignored_deleted"] = out.IgnoredDeleted
+		d := gitstate.WorktreeRemovedData{Node: node, Path: rec.Path, Reasons: risk.Reasons}
+		for _, e := range out.IgnoredDeleted {
+			d.IgnoredDeleted = append(d.IgnoredDeleted, gitstate.IgnoredFile{Path: e.Path, Base64: e.Base64, Dir: e.Dir, Files: e.Files, Size: e.Size, Included: e.Included})
 		}
 		if out.Snapshot != nil {
-			d["snapshot"] = out.Snapshot.Rec.ID
+			d.Snapshot = out.Snapshot.Rec.ID
 		}
-		data, _ := json.Marshal(d)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventWorktreeRemoved, Stage: rec.Stage, Data: data}}, nil
+		return &gitstate.Change{Event: gitstate.WorktreeRemovedEvent(gitstate.About{Stage: rec.Stage}, d)}, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)

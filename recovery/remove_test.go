@@ -115,7 +115,7 @@ func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
 	for node, path := range map[string]string{"main": f.dir, "plain": plain} {
 		_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
 			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Path: path})
-			return &gitstate.Change{Event: gitstate.Event{Type: "worktree_added"}}, nil
+			return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -208,7 +208,8 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "stage_transition", Stage: "code"}}, nil
+		data := gitstate.StageTransitionData{From: gitstate.StagePending, To: gitstate.StageDispatched}
+		return &gitstate.Change{Event: gitstate.StageTransitionEvent(gitstate.About{Stage: "code"}, data)}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

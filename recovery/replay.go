@@ -2,7 +2,6 @@ package recovery
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -178,10 +177,10 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		}
 		r.State.Replays = append(r.State.Replays, rec)
 		out.Replay = rec
-		data, _ := json.Marshal(map[string]any{"branch": branch, "baseline": base, "snapshot": rec.Snapshot,
-			"worktree": rec.Worktree, "source": out.Source, "apply": req.Apply})
+		data := gitstate.StageRecoveredData{Branch: branch, Baseline: base, Snapshot: rec.Snapshot,
+			Worktree: rec.Worktree, Source: out.Source, Apply: req.Apply}
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: gitstate.EventStageRecovered, Stage: req.Stage, Data: data},
+			Event: gitstate.StageRecoveredEvent(gitstate.About{Stage: req.Stage}, data),
 			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
 		}, nil
 	})

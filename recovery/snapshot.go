@@ -276,14 +276,14 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 			}
 		}
 		r.State.Snapshots = append(r.State.Snapshots, rec)
-		data, _ := json.Marshal(map[string]any{"id": id, "node": t.Node, "ref": ref, "commit": commit, "patch": patch,
-			"source": t.Source, "reason": opt.Reason, "head": m.Head, "baseline": t.Baseline})
+		data := gitstate.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commit, Patch: patch,
+			Source: t.Source, Reason: opt.Reason, Head: m.Head, Baseline: t.Baseline}
 		old := git.ZeroID
 		if res.Reused {
 			old = commit // pinned already: the transaction only checks it is still there
 		}
 		return &gitstate.Change{
-			Event: gitstate.Event{Type: gitstate.EventSnapshot, Stage: t.Stage, Data: data},
+			Event: gitstate.SnapshotEvent(gitstate.About{Stage: t.Stage}, data),
 			Refs:  []git.RefUpdate{{Name: ref, New: commit, Old: old}},
 		}, nil
 	})

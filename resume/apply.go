@@ -2,7 +2,6 @@ package resume
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -308,9 +307,9 @@ func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Optio
 		r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: gitstate.Stamp(now.Add(ttl))}
 		// A resumed event of its own, at the same epoch: it keeps the earlier reset's
 		// mark, so resuming again is still nothing new.
-		data, _ := json.Marshal(map[string]any{"from_epoch": r.State.Epoch, "epoch": r.State.Epoch, "reset_jobs": []string{},
-			"snapshots": []string{}, "recreated_worktrees": []string{}, "driver": r.State.Driver})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Holder: opt.Holder, Data: data}}, nil
+		data := gitstate.ResumedData{FromEpoch: r.State.Epoch, Epoch: r.State.Epoch, ResetJobs: []string{},
+			Snapshots: []string{}, RecreatedWorktrees: []string{}, Driver: r.State.Driver}
+		return &gitstate.Change{Event: gitstate.ResumedEvent(gitstate.About{Holder: opt.Holder}, data)}, nil
 	})
 	return err
 }
@@ -423,13 +422,9 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		}
 		r.State.Resuming = &gitstate.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
-		ev := map[string]any{"from_epoch": from, "epoch": r.State.Epoch, "reset_jobs": nonNil(resetJobs),
-			"snapshots": res.Snapshots, "recreated_worktrees": res.RecreatedWorktrees}
-		if taken != nil {
-			ev["driver_taken_over"] = taken
-		}
-		data, _ := json.Marshal(ev)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventResumed, Data: data}}, nil
+		data := gitstate.ResumedData{FromEpoch: from, Epoch: r.State.Epoch, ResetJobs: nonNil(resetJobs),
+			Snapshots: res.Snapshots, RecreatedWorktrees: res.RecreatedWorktrees, DriverTakenOver: taken}
+		return &gitstate.Change{Event: gitstate.ResumedEvent(gitstate.About{}, data)}, nil
 	})
 }
 

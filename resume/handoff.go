@@ -2,8 +2,6 @@ package resume
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"strconv"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -53,10 +51,7 @@ func takeOverOwner(ctx context.Context, store *gitstate.Store, id, holder string
 			from = r.Header.Mode()
 		}
 		r.State.TakenOver = holder
-		data, err := json.Marshal(map[string]string{"from": from, "by": holder, "pipeline_mode": r.Header.Mode()})
-		if err != nil {
-			return nil, fmt.Errorf("take over run %s: %w", id, err)
-		}
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventRunTakenOver, Holder: holder, Data: data}}, nil
+		data := gitstate.RunTakenOverData{From: from, By: holder, PipelineMode: r.Header.Mode()}
+		return &gitstate.Change{Event: gitstate.RunTakenOverEvent(gitstate.About{Holder: holder}, data)}, nil
 	})
 }

@@ -2,7 +2,6 @@ package resume
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"time"
 
@@ -85,13 +84,9 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 		if o, err = gitstate.SettleVerify(&run.Header, &run.State, id, lease, vr); err != nil {
 			return nil, err
 		}
-		ev := map[string]any{"lease": lease, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut,
-			"tail": vr.Tail, "to": o.To, "attempts": o.Attempts}
-		if len(o.Cascaded) > 0 {
-			ev["cascaded"] = o.Cascaded
-		}
-		data, _ := json.Marshal(ev)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobVerified, Job: id, Data: data}}, nil
+		data := gitstate.JobVerifiedData{Lease: lease, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut,
+			Tail: vr.Tail, To: o.To, Attempts: o.Attempts, Cascaded: o.Cascaded}
+		return &gitstate.Change{Event: gitstate.JobVerifiedEvent(gitstate.About{Job: id}, data)}, nil
 	})
 	if err != nil {
 		return nil, JobVerified{}, err

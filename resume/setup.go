@@ -2,7 +2,6 @@ package resume
 
 import (
 	"context"
-	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -100,12 +99,12 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*gitst
 				WithHint("run `git atlas worktree setup %s %s` again", run, node)
 		}
 		w.Setup = out
-		data, _ := json.Marshal(map[string]any{"node": node, "command": out.Command, "outcome": out.Outcome, "exit_code": out.ExitCode, "tail": out.Tail})
-		ev := gitstate.Event{Type: gitstate.EventWorktreeSetup, Stage: w.Stage, Data: data}
+		about := gitstate.About{Stage: w.Stage}
 		if w.Stage == "" && r.State.Job(node) != nil {
-			ev.Job = node
+			about.Job = node
 		}
-		return &gitstate.Change{Event: ev}, nil
+		data := gitstate.WorktreeSetupData{Node: node, Command: out.Command, Outcome: out.Outcome, ExitCode: out.ExitCode, Tail: out.Tail}
+		return &gitstate.Change{Event: gitstate.WorktreeSetupEvent(about, data)}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -3,7 +3,6 @@ package resume
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -262,8 +261,9 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 			return nil, err
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		data, _ := json.Marshal(map[string]any{"verify_result": map[bool]string{true: "pass", false: "fail"}[vr.Passed], "exit_code": vr.ExitCode, "action": action, "timed_out": vr.TimedOut})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Stage: stage, Data: data}}, nil
+		data := gitstate.StageResumedData{Action: action, StageVerified: &gitstate.StageVerified{
+			VerifyResult: map[bool]string{true: "pass", false: "fail"}[vr.Passed], ExitCode: vr.ExitCode, TimedOut: vr.TimedOut}}
+		return &gitstate.Change{Event: gitstate.StageResumedEvent(gitstate.About{Stage: stage}, data)}, nil
 	})
 	return err
 }
@@ -274,7 +274,7 @@ func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
 			return nil, nil
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventStageResumed, Data: json.RawMessage(`{"action":"no-verify"}`)}}, nil
+		return &gitstate.Change{Event: gitstate.StageResumedEvent(gitstate.About{}, gitstate.StageResumedData{Action: "no-verify"})}, nil
 	})
 	return err
 }

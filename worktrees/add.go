@@ -2,7 +2,6 @@ package worktrees
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"path/filepath"
@@ -280,15 +279,9 @@ func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 }
 
 func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom string) gitstate.Event {
-	d := map[string]any{"node": rec.Node, "path": rec.Path, "branch": rec.Branch, "baseline": rec.Baseline, "head": rec.Head, "recreated": recreated}
-	if len(rec.Ports) > 0 {
-		d["ports"] = rec.Ports
-	}
-	if resetFrom != "" {
-		d["reset_from"] = resetFrom
-	}
-	data, _ := json.Marshal(d)
-	return gitstate.Event{Type: gitstate.EventWorktreeAdded, Stage: rec.Stage, Job: jobOf(rec), Data: data}
+	d := gitstate.WorktreeAddedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Baseline: rec.Baseline, Head: rec.Head, Recreated: recreated,
+		Ports: rec.Ports, ResetFrom: resetFrom}
+	return gitstate.WorktreeAddedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
 }
 
 func jobOf(rec gitstate.WorktreeRec) string {

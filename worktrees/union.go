@@ -2,7 +2,6 @@ package worktrees
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"reflect"
@@ -519,18 +518,12 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if conflicted == nil {
 			conflicted = map[string][]string{}
 		}
-		d := map[string]any{"head": head, "integrated": u.Integrated, "conflicted": conflicted, "missing": res.Missing, "path": rec.Path}
-		if kept != nil {
-			d["kept"] = kept
-		}
-		if len(u.OutsideScope) > 0 {
-			d["outside_scope"] = u.OutsideScope
-		}
+		d := gitstate.UnionBuiltData{Head: head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
+			Kept: kept, OutsideScope: u.OutsideScope}
 		if len(u.AllowedOutsideScope) > 0 {
-			d["allowed_outside_scope"], d["approved_by"] = u.AllowedOutsideScope, approvedBy
+			d.AllowedOutsideScope, d.ApprovedBy = u.AllowedOutsideScope, approvedBy
 		}
-		data, _ := json.Marshal(d)
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionBuilt, Data: data}, Refs: refs}, nil
+		return &gitstate.Change{Event: gitstate.UnionBuiltEvent(gitstate.About{}, d), Refs: refs}, nil
 	})
 	return err
 }
@@ -601,8 +594,8 @@ func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head str
 		u := *r.State.Union
 		u.Verify = vr
 		r.State.Union = &u
-		data, _ := json.Marshal(map[string]any{"head": head, "passed": vr.Passed, "exit_code": vr.ExitCode, "timed_out": vr.TimedOut, "tail": vr.Tail})
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventUnionVerified, Data: data}}, nil
+		data := gitstate.UnionVerifiedData{Head: head, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}
+		return &gitstate.Change{Event: gitstate.UnionVerifiedEvent(gitstate.About{}, data)}, nil
 	})
 	return err
 }

@@ -2,7 +2,6 @@ package worktrees
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"io/fs"
 	"os"
@@ -135,8 +134,7 @@ func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec
 }
 
 func untrustedEvent(rec gitstate.WorktreeRec, w git.WorktreeInfo) gitstate.Event {
-	d := map[string]any{"node": rec.Node, "path": rec.Path, "branch": rec.Branch, "head": w.Head,
-		"checked_out": strings.TrimPrefix(w.Branch, "refs/heads/"), "reason": "HEAD left its branch"}
-	data, _ := json.Marshal(d)
-	return gitstate.Event{Type: gitstate.EventWorktreeUntrusted, Stage: rec.Stage, Job: jobOf(rec), Data: data}
+	d := gitstate.WorktreeUntrustedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Head: w.Head,
+		CheckedOut: strings.TrimPrefix(w.Branch, "refs/heads/"), Reason: "HEAD left its branch"}
+	return gitstate.WorktreeUntrustedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
 }

@@ -3,7 +3,6 @@ package worktrees
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -291,10 +290,9 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var data map[string]any
 	last := events[len(events)-1]
-	_ = json.Unmarshal(last.Data, &data)
-	if last.Type != "worktree_added" || data["reset_from"] != tip || data["recreated"] != true {
+	data, err := gitstate.DecodeData[gitstate.WorktreeAddedData](&last)
+	if err != nil || data.ResetFrom != tip || !data.Recreated {
 		t.Errorf("last event: %s %s", last.Type, last.Data)
 	}
 }

@@ -125,18 +125,18 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 	next := 0
 	for n := 1; n <= events; n++ {
 		at := t0.Add(time.Duration(n) * time.Second)
-		ev := gitstate.Event{Type: gitstate.EventRunStarted, Time: gitstate.Stamp(at)}
+		about := gitstate.About{Time: gitstate.Stamp(at)}
+		var ev gitstate.Event
 		switch {
 		case n == 1:
-			ev.Data = json.RawMessage(`{"baseline":"` + head + `"}`)
+			ev = gitstate.RunStartedEvent(about, gitstate.RunStartedData{Baseline: head})
 			if expiredDriver {
 				r.State.Driver = &gitstate.Lease{Holder: "agent-" + id, ExpiresAt: gitstate.Stamp(at.Add(10 * time.Minute))}
 			}
 		case n == events && finished: // as `git atlas finish --status completed`
 			from := r.State.Status
 			r.State.Status, r.State.Driver = gitstate.RunCompleted, nil
-			ev.Type = gitstate.EventRunFinished
-			ev.Data, _ = json.Marshal(map[string]any{"from": from, "status": r.State.Status, "reason": ""})
+			ev = gitstate.RunFinishedEvent(about, gitstate.RunFinishedData{From: from, Status: r.State.Status})
 		case next < len(walk) && n%2 == 0:
 			step := walk[next]
 			next++
@@ -145,11 +145,10 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Ti
 			if err := gitstate.ApplyStageTransition(r, step[0], step[1], "", head, gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
 				return err
 			}
-			ev.Type, ev.Stage = gitstate.EventStageTransition, step[0]
-			ev.Data, _ = json.Marshal(map[string]string{"from": from, "to": step[1], "reason": ""})
+			about.Stage = step[0]
+			ev = gitstate.StageTransitionEvent(about, gitstate.StageTransitionData{From: from, To: step[1]})
 		default:
-			ev.Type = gitstate.EventNote
-			ev.Data, _ = json.Marshal(map[string]any{"msg": "progress", "n": n})
+			ev = gitstate.UserEvent(about, gitstate.EventNote, json.RawMessage(fmt.Sprintf(`{"msg":"progress","n":%d}`, n)))
 		}
 		r.State.Seq, r.State.UpdatedAt = n, gitstate.Stamp(at)
 		ev.Schema, ev.Seq, ev.Epoch = gitstate.Schema, n, r.State.Epoch

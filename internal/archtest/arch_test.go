@@ -135,10 +135,12 @@ func harness(path string) bool { return strings.HasPrefix(path, "bench/") }
 // git-atlas writes (its own test checks each constant has a catalogue line). A
 // conversion gitstate.EventType(x) is a name that came from outside, allowed only where
 // it is checked: the event operation (ops.Event, which refuses the reserved ones) and
-// import (a source's own event names), and there also a variable that holds one.
+// the constructors of a person's or a source's own event (gitstate/payload.go), and
+// there also a variable that holds one. The constructors make each event through
+// About.event, whose type argument is held to the same rule.
 func TestEventTypesFromCatalogue(t *testing.T) {
 	t.Parallel()
-	allowedConversions := map[string]bool{"ops/runs.go": true, "importer/agenteam.go": true}
+	allowedConversions := map[string]bool{"ops/runs.go": true, payloadFile: true}
 	var found int
 	for _, p := range loadModule(t) {
 		for name, f := range p.files {
@@ -170,6 +172,10 @@ func TestEventTypesFromCatalogue(t *testing.T) {
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
+				case *ast.CallExpr:
+					if inGitstate && isPayloadCall(n) {
+						check(n.Args[0])
+					}
 				case *ast.CompositeLit:
 					if !isEventType(n.Type, inGitstate) {
 						return true
