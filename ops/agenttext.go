@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -21,13 +22,41 @@ import (
 // everything (escaped on a terminal).
 
 // agentText is the decision, reading each run's trust record once.
-type agentText struct{ intents *trust.Intents }
+type agentText struct {
+	intents *trust.Intents
+	o       *Ops
+	// listed are the intents of the runs, read from their summaries when a result
+	// names runs by id only (listIntents).
+	listed *map[string]string
+}
 
-func (o *Ops) agentText() agentText { return agentText{trust.NewIntents(o.Repo)} }
+func (o *Ops) agentText() agentText {
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, listed: new(map[string]string)}
+}
 
 // trusts reports whether run's free text may reach an agent here.
 func (a agentText) trusts(ctx context.Context, run, intent string) bool {
 	return a.intents.Trusts(ctx, run, intent)
+}
+
+// trustsID is trusts for a run named by id alone: its intent is read from the
+// summaries (once). A run no ledger holds (a snapshot whose run is gone) is trusted
+// by nobody.
+func (a agentText) trustsID(ctx context.Context, run string) bool {
+	if *a.listed == nil {
+		m := map[string]string{}
+		entries, err := a.o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
+		if err == nil {
+			for _, e := range entries {
+				if e.Err == nil {
+					m[e.ID] = e.Run.Header.Intent
+				}
+			}
+		}
+		*a.listed = m
+	}
+	intent, ok := (*a.listed)[run]
+	return ok && a.trusts(ctx, run, intent)
 }
 
 // view withholds the free text of v, a run this clone does not trust.
@@ -37,6 +66,86 @@ func (a agentText) view(ctx context.Context, v *RunView, intent string) {
 	}
 	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith = "", "", "", ""
 	v.TextWithheld = true
+}
+
+// row withholds the free text of a list row whose run this clone does not trust:
+// its view and its verdict's criteria.
+func (a agentText) row(ctx context.Context, it *ListItem) {
+	if it.Unreadable || it.Run == nil {
+		return
+	}
+	a.view(ctx, &it.RunView, it.Run.Header.Intent)
+	if it.TextWithheld {
+		it.Verdict = withheldVerdict(it.Verdict)
+	}
+}
+
+// finish withholds the free text of a finished run this clone does not trust.
+func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResult) {
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	a.view(ctx, &res.RunView, r.Header.Intent)
+	res.Verdict = withheldVerdict(res.Verdict)
+}
+
+// transition withholds the verify a passed report ran (its command and output) when
+// this clone does not trust the run.
+func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *TransitionResult) {
+	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	res.Stage.Verify = composedVerify(res.Stage.Verify)
+}
+
+// union withholds the union's verify (command and output) and the verdict's
+// criteria when this clone does not trust the run.
+func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult) {
+	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	res.Verify = composedVerify(res.Verify)
+	res.Verdict = withheldVerdict(res.Verdict)
+}
+
+// snapshot withholds what a snapshot's ledger record says in words (its reason, a
+// source git-atlas does not write) when this clone does not trust its run.
+func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
+	if a.trustsID(ctx, v.RunID) {
+		return
+	}
+	if v.Source != recovery.SourceWorktree && v.Source != recovery.SourceCheckout {
+		v.Source = ""
+	}
+	v.Reason = ""
+	v.TextWithheld = true
+}
+
+// worktrees withholds the setup command and its output recorded on the worktrees
+// of runs this clone does not trust (intents: each run's intent).
+func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, intents map[string]string) {
+	for i := range items {
+		it := &items[i]
+		if intent, ok := intents[it.RunID]; ok && a.trusts(ctx, it.RunID, intent) {
+			continue
+		}
+		if s := it.Setup; s != nil {
+			it.Setup = &gitstate.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
+		}
+		it.TextWithheld = true
+	}
+}
+
+// audit withholds the reasons that quote a ledger record (why a worktree it names
+// is foreign) when this clone does not trust the record's run.
+func (a agentText) audit(ctx context.Context, res *AuditResult) {
+	for i := range res.Worktrees {
+		w := &res.Worktrees[i]
+		if w.Reason == "" || a.trustsID(ctx, w.RunID) {
+			continue
+		}
+		w.Reason, w.TextWithheld = withheldText, true
+	}
 }
 
 // show withholds the free text of a shown run this clone does not trust: its view,
