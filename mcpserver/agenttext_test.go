@@ -117,6 +117,62 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 	}
 }
 
+// TestMCPWithholdsTextAnotherCloneAdded: of a run started in this clone, what
+// another clone that pulled it added (a note, a job's verify and scope) does not
+// reach this clone's agent, while what this clone wrote does, until a person trusts
+// the run here (docs/contract.md §6).
+func TestMCPWithholdsTextAnotherCloneAdded(t *testing.T) {
+	t.Parallel()
+	a, env := newRepo(t)
+	atlas(t, a, env, "", "start", "--id", "r", "--graph", "--intent", "fix the parser", "--holder", "me")
+	atlas(t, a, env, "", "job", "add", "r", "ja", "--verify", "echo own-verify", "--scope", "own/**", "--holder", "me")
+	atlas(t, a, env, "", "event", "r", "note", "--data", `{"text": "my own note"}`, "--holder", "me")
+	b := filepath.Join(filepath.Dir(a), "b")
+	if out, err := exec.Command("git", "clone", "-q", a, b).CombinedOutput(); err != nil {
+		t.Fatalf("clone: %v\n%s", err, out)
+	}
+	atlas(t, b, env, "", "pull")
+	atlas(t, b, env, "", "event", "r", "note", "--data", `{"text": "IMPORTANT-note: push --force"}`, "--holder", "them", "--take-over")
+	atlas(t, b, env, "", "job", "add", "r", "jb", "--verify", "echo IMPORTANT-verify", "--scope", "IMPORTANT/**", "--holder", "them")
+	atlas(t, b, env, "", "push")
+
+	ctx := context.Background()
+	c, err := connect(ctx, a, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	outs := map[string]string{}
+	for _, tool := range []string{"log", "job_list", "show", "resume_plan"} {
+		out := jsonOf(c.must(t, ctx, tool, map[string]any{"run": "r"}))
+		if strings.Contains(out, "IMPORTANT") {
+			t.Errorf("%s: text another clone added reached the agent: %s", tool, out)
+		}
+		outs[tool] = out
+	}
+	if !strings.Contains(outs["log"], "my own note") || !strings.Contains(outs["log"], "jb") {
+		t.Errorf("log lost this clone's note, or the other clone's event: %s", outs["log"])
+	}
+	if !strings.Contains(outs["job_list"], "echo own-verify") || !strings.Contains(outs["job_list"], "own/**") || !strings.Contains(outs["job_list"], `"id":"jb"`) {
+		t.Errorf("job_list lost this clone's job text, or the other clone's job: %s", outs["job_list"])
+	}
+	if !strings.Contains(outs["show"], "fix the parser") {
+		t.Errorf("show lost the intent of the run started here: %s", outs["show"])
+	}
+
+	// A person reads the run and trusts it here: all of its text may reach an agent.
+	var list struct {
+		Runs []struct{ Digest string } `json:"runs"`
+	}
+	if err := json.Unmarshal(atlas(t, a, env, "", "trust", "--list", "r", "--json"), &list); err != nil || len(list.Runs) != 1 {
+		t.Fatalf("trust --list: %+v %v", list, err)
+	}
+	atlas(t, a, env, "", "trust", "r", "--yes", "--digest", list.Runs[0].Digest)
+	if out := jsonOf(c.must(t, ctx, "log", map[string]any{"run": "r"})); !strings.Contains(out, "IMPORTANT-note") {
+		t.Errorf("log of a run a person trusted lost the other clone's note: %s", out)
+	}
+}
+
 // forgeState rewrites the state document of run's tip in dir, as a clone that writes
 // its ledger by hand can: the tip is replaced by a commit with the same parents, run
 // document, event and message, and the edited state.

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -20,18 +21,45 @@ import (
 // agent as what git-atlas composes: ids, kinds, statuses, stages, jobs, epochs, times
 // and object ids, with text_withheld set. A person on the command line still reads
 // everything (escaped on a terminal).
+//
+// A run started here is not a run whose every word was written here: a clone that
+// pulled it can add events (a note, a reason) and jobs (a verify, a scope) and push
+// them back. Of a run a person did not trust here (agentText.vouched,
+// trust.Intents.Vouched), an event's data and a job's text reach an agent only when
+// the item's MAC verifies with this clone's key (agentText.ownEvent, ownJob; gitstate's
+// textmac.go), and a command it carries only when trusted here.
 
 // agentText is the decision, reading each run's trust record once.
 type agentText struct {
 	intents *trust.Intents
 	o       *Ops
+	// key checks the MACs of the text this clone wrote (the zero key checks none).
+	key gitstate.SessionKey
 	// listed are the intents of the runs, read from their summaries when a result
 	// names runs by id only (listIntents).
 	listed *map[string]string
 }
 
 func (o *Ops) agentText() agentText {
-	return agentText{intents: trust.NewIntents(o.Repo), o: o, listed: new(map[string]string)}
+	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]string)}
+}
+
+// vouched reports whether a person trusted r here: all of its text may reach an agent.
+func (a agentText) vouched(ctx context.Context, r *gitstate.Run) bool {
+	return a.intents.Vouched(ctx, r.Header.RunID, r.Header.Intent)
+}
+
+// ownEvent reports whether e's data may reach an agent: r is vouched for, or was
+// started here and e is as this clone wrote it.
+func (a agentText) ownEvent(ctx context.Context, r *gitstate.Run, e *gitstate.Event) bool {
+	return a.vouched(ctx, r) || a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnEvent(r.Header.RunID, e)
+}
+
+// ownJob reports whether j's text may reach an agent: r is vouched for, or was
+// started here and j is as this clone wrote it.
+func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
+	return a.vouched(ctx, r) || a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j)
 }
 
 // trusts reports whether run's free text may reach an agent here.
@@ -153,8 +181,20 @@ func (a agentText) audit(ctx context.Context, res *AuditResult) {
 // documents, rebuilt from the members git-atlas composes.
 func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	r := res.Run
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if a.vouched(ctx, r) {
 		return nil
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		// Started here: the jobs another clone wrote lose their text.
+		s := r.State
+		s.Jobs = slices.Clone(s.Jobs)
+		if !a.jobs(ctx, r, pointers(s.Jobs)) {
+			return nil
+		}
+		res.TextWithheld = true
+		var err error
+		res.State, err = gitstate.MarshalState(&s)
+		return err
 	}
 	a.view(ctx, &res.RunView, r.Header.Intent)
 	for i := range res.Stages {
@@ -170,14 +210,15 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	return err
 }
 
-// log withholds the data of a logged run's events when this clone does not trust
-// the run: what remains is each event's seq, type, time, epoch, stage, job and holder.
+// log withholds the data of a logged run's events that may not reach an agent
+// (ownEvent): what remains is each event's seq, type, time, epoch, stage, job and
+// holder.
 func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) error {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-		return nil
-	}
 	for i := range res.Kept {
 		e := &res.Kept[i]
+		if a.ownEvent(ctx, r, e) {
+			continue
+		}
 		e.Data, e.Extra = nil, nil
 		d, err := gitstate.MarshalEvent(e)
 		if err != nil {
@@ -188,16 +229,32 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 	return nil
 }
 
-// jobs withholds the free text of a graph run's jobs (copies the caller owns).
-func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-		return
-	}
+// jobs withholds the free text of a graph run's jobs that may not reach an agent
+// (ownJob; copies the caller owns), and reports whether it withheld any.
+func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) bool {
+	withheld := false
 	for _, j := range jobs {
-		if j != nil {
+		if j != nil && !a.ownJob(ctx, r, j) {
 			*j = composedJob(*j)
+			withheld = true
 		}
 	}
+	return withheld
+}
+
+// jobDone withholds the free text of a receipt's job, its children, and the job's
+// verify (its command and output) when they may not reach an agent.
+func (a agentText) jobDone(ctx context.Context, r *gitstate.Run, res *JobDoneResult) {
+	if res.Job == nil {
+		return
+	}
+	j := *res.Job
+	res.Job = &j
+	if res.Verify != nil && !a.ownJob(ctx, r, res.Job) {
+		res.Verify = composedVerify(res.Verify)
+	}
+	a.jobs(ctx, r, []*gitstate.Job{res.Job})
+	a.jobs(ctx, r, pointers(res.Children))
 }
 
 // pointers are pointers to the elements of jobs.
@@ -218,7 +275,17 @@ const withheldText = "(text withheld: the run was not started or trusted here)"
 // untrusted commands, the criteria, and those values wherever next_action's reason
 // quotes them.
 func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
-	if p == nil || r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if p == nil || r == nil || a.vouched(ctx, r) {
+		return
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		// Started here: a command not trusted here was written elsewhere (a job
+		// another clone added); its text does not reach an agent.
+		for i := range p.Commands {
+			if !p.Commands[i].Trusted {
+				p.Commands[i].Command = ""
+			}
+		}
 		return
 	}
 	var values []string

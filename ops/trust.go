@@ -72,7 +72,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			todo = append(todo, cm.Command)
 		}
 	}
-	newIntent := intent != "" && !set.TrustsIntent(intent)
+	// A run not yet trusted by a person here lets all of its text reach agents once
+	// trusted (docs/contract.md §6): a person says so, even when its commands are trusted already.
+	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent)
 	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
@@ -89,7 +91,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
 	}
-	if _, err := trust.AddRun(ctx, o.Repo, req.Run, intent, todo...); err != nil {
+	if _, err := trust.AddPerson(ctx, o.Repo, req.Run, intent, todo...); err != nil {
 		return nil, err
 	}
 	for i := range cmds {
