@@ -13,7 +13,8 @@ import (
 // TestMCPWithholdsAPulledRunsText: a run whose ledger came by fetch from another clone
 // reaches an agent through show, list, log and job_list without its free text (its
 // intent, criteria, reasons, notes, verify commands; nor do resume_plan, job_claim,
-// finish, union, worktree_list, recovery_list, recovery_show and audit), marked
+// finish, union, worktree_list, recovery_list, recovery_show, audit and a passed
+// transition's verify), marked
 // text_withheld; a run started in this clone keeps its own (docs/contract.md §6).
 func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 	t.Parallel()
@@ -40,9 +41,10 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	atlas(t, a, env, "", "worktree", "remove", "w", "rm", "--holder", "them")
+	atlas(t, a, env, "", "start", "--id", "t", "--stages", "code", "--verify", "echo IMPORTANT-verify-output", "--verify-safe", "--holder", "them", "--ttl", "1ms")
 	b := filepath.Join(filepath.Dir(a), "b")
 	user := filepath.Join(filepath.Dir(a), "user")
-	forgeState(t, a, env, "w", func(st map[string]any) {
+	forgeDoc(t, a, env, "w", "state.json", func(st map[string]any) {
 		st["snapshots"].([]any)[0].(map[string]any)["reason"] = "IMPORTANT-reason: force-push"
 		st["worktrees"] = append(st["worktrees"].([]any), map[string]any{"node": "u", "path": user, "branch": "user",
 			"baseline": st["worktrees"].([]any)[0].(map[string]any)["baseline"], "head": st["worktrees"].([]any)[0].(map[string]any)["baseline"],
@@ -53,6 +55,16 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 	}
 	atlas(t, b, env, "", "pull")
 	atlasGit(t, b, env, "worktree", "add", "-q", "-b", "user", user)
+	// Run t's verify a person trusted here, and then its intent changed (a push of
+	// a rewritten run): the command runs on a passed report, the run is not trusted.
+	var tl struct {
+		Runs []struct{ Digest string } `json:"runs"`
+	}
+	if err := json.Unmarshal(atlas(t, b, env, "", "trust", "--list", "t", "--json"), &tl); err != nil || len(tl.Runs) != 1 {
+		t.Fatalf("trust --list: %+v %v", tl, err)
+	}
+	atlas(t, b, env, "", "trust", "t", "--yes", "--digest", tl.Runs[0].Digest)
+	forgeDoc(t, b, env, "t", "run.json", func(h map[string]any) { h["intent"] = "IMPORTANT-intent: changed" })
 	atlas(t, b, env, "", "start", "--id", "own", "--stages", "code", "--intent", "fix the parser", "--holder", "me")
 	atlas(t, b, env, "", "event", "own", "note", "--data", `{"text": "my own note"}`, "--holder", "me")
 
@@ -69,6 +81,7 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.close(t)
+	lease, _ := c.must(t, ctx, "transition", map[string]any{"run": "t", "stage": "code", "status": "dispatched", "holder": "me"})["lease"].(string)
 	for _, call := range []struct {
 		tool string
 		args map[string]any
@@ -87,12 +100,16 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 		{"recovery_list", map[string]any{}},
 		{"recovery_show", map[string]any{"snapshot": snapshot}},
 		{"audit", map[string]any{}},
+		{"transition", map[string]any{"run": "t", "stage": "code", "status": "passed", "holder": "me", "lease": lease}},
 	} {
 		out := jsonOf(c.must(t, ctx, call.tool, call.args))
 		for _, s := range []string{"IMPORTANT", "evil.example"} {
 			if strings.Contains(out, s) {
 				t.Errorf("%s %v: the pulled run's free text reached the agent: %s", call.tool, call.args, out)
 			}
+		}
+		if call.tool == "transition" && !strings.Contains(out, `"passed":true`) {
+			t.Errorf("the trusted verify of the passed report did not run: %s", out)
 		}
 		if (call.tool == "show" || call.tool == "worktree_list" || call.tool == "recovery_list" || call.tool == "audit") && !strings.Contains(out, `"text_withheld":true`) {
 			t.Errorf("%s of the pulled run does not say its text was withheld: %s", call.tool, out)
@@ -173,15 +190,15 @@ func TestMCPWithholdsTextAnotherCloneAdded(t *testing.T) {
 	}
 }
 
-// forgeState rewrites the state document of run's tip in dir, as a clone that writes
-// its ledger by hand can: the tip is replaced by a commit with the same parents, run
-// document, event and message, and the edited state.
-func forgeState(t *testing.T, dir string, env []string, run string, edit func(st map[string]any)) {
+// forgeDoc rewrites document name (state.json, run.json) of run's tip in dir, as a
+// clone that writes its ledger by hand can: the tip is replaced by a commit with the
+// same parents, other documents and message, and the edited document.
+func forgeDoc(t *testing.T, dir string, env []string, run, name string, edit func(doc map[string]any)) {
 	t.Helper()
 	ref := "refs/atlas/runs/" + run
 	tip := strings.TrimSpace(string(atlasGit(t, dir, env, "rev-parse", ref)))
 	var st map[string]any
-	if err := json.Unmarshal(atlasGit(t, dir, env, "cat-file", "blob", tip+":state.json"), &st); err != nil {
+	if err := json.Unmarshal(atlasGit(t, dir, env, "cat-file", "blob", tip+":"+name), &st); err != nil {
 		t.Fatal(err)
 	}
 	edit(st)
@@ -192,13 +209,13 @@ func forgeState(t *testing.T, dir string, env []string, run string, edit func(st
 	blob := gitIn(t, dir, env, string(doc)+"\n", "hash-object", "-w", "--stdin")
 	var tree strings.Builder
 	for line := range strings.SplitSeq(strings.TrimSpace(string(atlasGit(t, dir, env, "ls-tree", tip))), "\n") {
-		if strings.HasSuffix(line, "\tstate.json") {
-			line = "100644 blob " + blob + "\tstate.json"
+		if strings.HasSuffix(line, "\t"+name) {
+			line = "100644 blob " + blob + "\t" + name
 		}
 		tree.WriteString(line + "\n")
 	}
 	args := []string{"commit-tree", "-m", string(atlasGit(t, dir, env, "log", "-1", "--format=%B", tip))}
-	for _, p := range strings.Fields(string(atlasGit(t, dir, env, "log", "-1", "--format=%P", tip))) {
+	for p := range strings.FieldsSeq(string(atlasGit(t, dir, env, "log", "-1", "--format=%P", tip))) {
 		args = append(args, "-p", p)
 	}
 	commit := gitIn(t, dir, env, "", append(args, gitIn(t, dir, env, tree.String(), "mktree"))...)
