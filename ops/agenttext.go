@@ -36,7 +36,7 @@ type agentText struct {
 	// key checks the MACs of the text this clone wrote (the zero key checks none).
 	key gitstate.SessionKey
 	// listed are the intents of the runs, read from their summaries when a result
-	// names runs by id only (listIntents).
+	// names runs by id only (trustsID).
 	listed *map[string]string
 }
 
@@ -53,13 +53,13 @@ func (a agentText) vouched(ctx context.Context, r *gitstate.Run) bool {
 // ownEvent reports whether e's data may reach an agent: r is vouched for, or was
 // started here and e is as this clone wrote it.
 func (a agentText) ownEvent(ctx context.Context, r *gitstate.Run, e *gitstate.Event) bool {
-	return a.vouched(ctx, r) || a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnEvent(r.Header.RunID, e)
+	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnEvent(r.Header.RunID, e))
 }
 
 // ownJob reports whether j's text may reach an agent: r is vouched for, or was
 // started here and j is as this clone wrote it.
 func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
-	return a.vouched(ctx, r) || a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j)
+	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j))
 }
 
 // trusts reports whether run's free text may reach an agent here.

@@ -40,9 +40,10 @@ type TrustResult struct {
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
-// run here (docs/contract.md §10), and that its intent may reach an agent's context here (docs/contract.md
-// §6). Untrusted commands are recorded only after a person confirmed them, or with
-// Yes and the digest of what they read: a command nobody read never becomes trusted.
+// run here (docs/contract.md §10), and that its intent, and every note, reason and job
+// any clone wrote into it, may reach an agent's context here (docs/contract.md §6).
+// Untrusted commands are recorded only after a person confirmed them, or with Yes and
+// the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {
 	if err := trustRun(req.Run); err != nil {
 		return nil, err
