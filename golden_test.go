@@ -80,6 +80,8 @@ var (
 	goldenHost  = regexp.MustCompile(`("host": )"[^"]*"`)
 	goldenAge   = regexp.MustCompile(`("age_seconds": |"unreachable_bytes": )\d+`)
 	goldenHex   = regexp.MustCompile(`\b[0-9a-f]{40}\b`)
+	// A keyed MAC (of a session, of text this clone wrote) is under a random local key.
+	goldenMAC = regexp.MustCompile(`hmac-sha256:[0-9a-f]{64}`)
 )
 
 const goldenPinnedDate = "2026-01-01T00:00:00Z"
@@ -222,6 +224,7 @@ func normaliseGolden(s, work string, ledger map[string]string) string {
 		}
 		return "<time>"
 	})
+	s = goldenMAC.ReplaceAllString(s, "hmac-sha256:<mac>")
 	s = goldenNonce.ReplaceAllString(s, "$1.<nonce>")
 	s = goldenHost.ReplaceAllString(s, `$1"<host>"`)
 	return goldenAge.ReplaceAllString(s, `${1}0`)

@@ -66,6 +66,9 @@ type Worktree struct {
 	// Reason says why a worktree a ledger record names is foreign: not one git-atlas
 	// manages (worktrees.Own), so nothing changes it.
 	Reason string `json:"reason,omitempty"`
+	// TextWithheld: Reason was withheld, for an agent, because it quotes the record
+	// of a run neither started nor trusted here (set by the agent-facing front ends).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 	// claimed: a ledger record names this foreign worktree (not adopted at import):
 	// a pulled or edited record pointing at a worktree of the user's.
 	claimed bool

@@ -229,7 +229,9 @@ type Job struct {
 	// Unverified says why a DONE job was not verified ("no verify command", "no
 	// worktree"); empty for a verified job.
 	Unverified string `json:"unverified,omitempty"`
-	Extra      Extra  `json:"-"`
+	// MAC marks the job's text as written by this clone (textmac.go).
+	MAC   string `json:"mac,omitempty"`
+	Extra Extra  `json:"-"`
 }
 
 // Lease is the run's driver lease (docs/contract.md §5.1).
@@ -340,7 +342,9 @@ type Event struct {
 	Job    string          `json:"job,omitempty"`
 	Holder string          `json:"holder,omitempty"`
 	Data   json.RawMessage `json:"data,omitempty"`
-	Extra  Extra           `json:"-"`
+	// MAC marks the event's text as written by this clone (textmac.go).
+	MAC   string `json:"mac,omitempty"`
+	Extra Extra  `json:"-"`
 }
 
 // Run is one run as read from its ledger tip.

@@ -59,6 +59,9 @@ type Store struct {
 	// store for a front end sets it (ops, hooks), so every command's writes keep it,
 	// whatever command wrote. It must never fail the write.
 	AfterWrite func(ctx context.Context, s *Store)
+	// Unsigned: the events this store writes carry text from elsewhere (an import of
+	// another system's files), not this clone's: they get no MAC (textmac.go).
+	Unsigned bool
 
 	remote     remoteState
 	tries      atomic.Int64
@@ -328,6 +331,11 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	ev.Schema, ev.Seq, ev.Epoch = Schema, r.State.Seq, r.State.Epoch
 	if ev.Time == "" {
 		ev.Time = now
+	}
+	// Written here: its text is this clone's (textmac.go), unless the store says not.
+	ev.MAC = ""
+	if k, err := s.SessionKey(); err == nil && !s.Unsigned {
+		ev.MAC = k.EventMAC(r.Header.RunID, ev)
 	}
 	// An event that brings its own time (an imported one keeps its original time)
 	// dates the state too; every other event is stamped now.

@@ -2,10 +2,12 @@ package ops
 
 import (
 	"context"
+	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -19,15 +21,70 @@ import (
 // agent as what git-atlas composes: ids, kinds, statuses, stages, jobs, epochs, times
 // and object ids, with text_withheld set. A person on the command line still reads
 // everything (escaped on a terminal).
+//
+// A run started here is not a run whose every word was written here: a clone that
+// pulled it can add events (a note, a reason) and jobs (a verify, a scope) and push
+// them back. Of a run a person did not trust here (agentText.vouched,
+// trust.Intents.Vouched), an event's data and a job's text reach an agent only when
+// the item's MAC verifies with this clone's key (agentText.ownEvent, ownJob; gitstate's
+// textmac.go), and a command it carries only when trusted here.
 
 // agentText is the decision, reading each run's trust record once.
-type agentText struct{ intents *trust.Intents }
+type agentText struct {
+	intents *trust.Intents
+	o       *Ops
+	// key checks the MACs of the text this clone wrote (the zero key checks none).
+	key gitstate.SessionKey
+	// listed are the intents of the runs, read from their summaries when a result
+	// names runs by id only (trustsID).
+	listed *map[string]string
+}
 
-func (o *Ops) agentText() agentText { return agentText{trust.NewIntents(o.Repo)} }
+func (o *Ops) agentText() agentText {
+	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]string)}
+}
+
+// vouched reports whether a person trusted r here: all of its text may reach an agent.
+func (a agentText) vouched(ctx context.Context, r *gitstate.Run) bool {
+	return a.intents.Vouched(ctx, r.Header.RunID, r.Header.Intent)
+}
+
+// ownEvent reports whether e's data may reach an agent: r is vouched for, or was
+// started here and e is as this clone wrote it.
+func (a agentText) ownEvent(ctx context.Context, r *gitstate.Run, e *gitstate.Event) bool {
+	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnEvent(r.Header.RunID, e))
+}
+
+// ownJob reports whether j's text may reach an agent: r is vouched for, or was
+// started here and j is as this clone wrote it.
+func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
+	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j))
+}
 
 // trusts reports whether run's free text may reach an agent here.
 func (a agentText) trusts(ctx context.Context, run, intent string) bool {
 	return a.intents.Trusts(ctx, run, intent)
+}
+
+// trustsID is trusts for a run named by id alone: its intent is read from the
+// summaries (once). A run no ledger holds (a snapshot whose run is gone) is trusted
+// by nobody.
+func (a agentText) trustsID(ctx context.Context, run string) bool {
+	if *a.listed == nil {
+		m := map[string]string{}
+		entries, err := a.o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
+		if err == nil {
+			for _, e := range entries {
+				if e.Err == nil {
+					m[e.ID] = e.Run.Header.Intent
+				}
+			}
+		}
+		*a.listed = m
+	}
+	intent, ok := (*a.listed)[run]
+	return ok && a.trusts(ctx, run, intent)
 }
 
 // view withholds the free text of v, a run this clone does not trust.
@@ -39,13 +96,105 @@ func (a agentText) view(ctx context.Context, v *RunView, intent string) {
 	v.TextWithheld = true
 }
 
+// row withholds the free text of a list row whose run this clone does not trust:
+// its view and its verdict's criteria.
+func (a agentText) row(ctx context.Context, it *ListItem) {
+	if it.Unreadable || it.Run == nil {
+		return
+	}
+	a.view(ctx, &it.RunView, it.Run.Header.Intent)
+	if it.TextWithheld {
+		it.Verdict = withheldVerdict(it.Verdict)
+	}
+}
+
+// finish withholds the free text of a finished run this clone does not trust.
+func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResult) {
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	a.view(ctx, &res.RunView, r.Header.Intent)
+	res.Verdict = withheldVerdict(res.Verdict)
+}
+
+// transition withholds the verify a passed report ran (its command and output) when
+// this clone does not trust the run.
+func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *TransitionResult) {
+	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	res.Stage.Verify = composedVerify(res.Stage.Verify)
+}
+
+// union withholds the union's verify (command and output) and the verdict's
+// criteria when this clone does not trust the run.
+func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult) {
+	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		return
+	}
+	res.Verify = composedVerify(res.Verify)
+	res.Verdict = withheldVerdict(res.Verdict)
+}
+
+// snapshot withholds what a snapshot's ledger record says in words (its reason, a
+// source git-atlas does not write) when this clone does not trust its run.
+func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
+	if a.trustsID(ctx, v.RunID) {
+		return
+	}
+	if v.Source != recovery.SourceWorktree && v.Source != recovery.SourceCheckout {
+		v.Source = ""
+	}
+	v.Reason = ""
+	v.TextWithheld = true
+}
+
+// worktrees withholds the setup command and its output recorded on the worktrees
+// of runs this clone does not trust (intents: each run's intent).
+func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, intents map[string]string) {
+	for i := range items {
+		it := &items[i]
+		if intent, ok := intents[it.RunID]; ok && a.trusts(ctx, it.RunID, intent) {
+			continue
+		}
+		if s := it.Setup; s != nil {
+			it.Setup = &gitstate.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
+		}
+		it.TextWithheld = true
+	}
+}
+
+// audit withholds the reasons that quote a ledger record (why a worktree it names
+// is foreign) when this clone does not trust the record's run.
+func (a agentText) audit(ctx context.Context, res *AuditResult) {
+	for i := range res.Worktrees {
+		w := &res.Worktrees[i]
+		if w.Reason == "" || a.trustsID(ctx, w.RunID) {
+			continue
+		}
+		w.Reason, w.TextWithheld = withheldText, true
+	}
+}
+
 // show withholds the free text of a shown run this clone does not trust: its view,
 // its stages' verify commands, its verdict's criteria, and its header and state
 // documents, rebuilt from the members git-atlas composes.
 func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	r := res.Run
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if a.vouched(ctx, r) {
 		return nil
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		// Started here: the jobs another clone wrote lose their text.
+		s := r.State
+		s.Jobs = slices.Clone(s.Jobs)
+		if !a.jobs(ctx, r, pointers(s.Jobs)) {
+			return nil
+		}
+		res.TextWithheld = true
+		var err error
+		res.State, err = gitstate.MarshalState(&s)
+		return err
 	}
 	a.view(ctx, &res.RunView, r.Header.Intent)
 	for i := range res.Stages {
@@ -61,14 +210,15 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	return err
 }
 
-// log withholds the data of a logged run's events when this clone does not trust
-// the run: what remains is each event's seq, type, time, epoch, stage, job and holder.
+// log withholds the data of a logged run's events that may not reach an agent
+// (ownEvent): what remains is each event's seq, type, time, epoch, stage, job and
+// holder.
 func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) error {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-		return nil
-	}
 	for i := range res.Kept {
 		e := &res.Kept[i]
+		if a.ownEvent(ctx, r, e) {
+			continue
+		}
 		e.Data, e.Extra = nil, nil
 		d, err := gitstate.MarshalEvent(e)
 		if err != nil {
@@ -79,16 +229,32 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 	return nil
 }
 
-// jobs withholds the free text of a graph run's jobs (copies the caller owns).
-func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-		return
-	}
+// jobs withholds the free text of a graph run's jobs that may not reach an agent
+// (ownJob; copies the caller owns), and reports whether it withheld any.
+func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) bool {
+	withheld := false
 	for _, j := range jobs {
-		if j != nil {
+		if j != nil && !a.ownJob(ctx, r, j) {
 			*j = composedJob(*j)
+			withheld = true
 		}
 	}
+	return withheld
+}
+
+// jobDone withholds the free text of a receipt's job, its children, and the job's
+// verify (its command and output) when they may not reach an agent.
+func (a agentText) jobDone(ctx context.Context, r *gitstate.Run, res *JobDoneResult) {
+	if res.Job == nil {
+		return
+	}
+	j := *res.Job
+	res.Job = &j
+	if res.Verify != nil && !a.ownJob(ctx, r, res.Job) {
+		res.Verify = composedVerify(res.Verify)
+	}
+	a.jobs(ctx, r, []*gitstate.Job{res.Job})
+	a.jobs(ctx, r, pointers(res.Children))
 }
 
 // pointers are pointers to the elements of jobs.
@@ -109,7 +275,17 @@ const withheldText = "(text withheld: the run was not started or trusted here)"
 // untrusted commands, the criteria, and those values wherever next_action's reason
 // quotes them.
 func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
-	if p == nil || r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if p == nil || r == nil || a.vouched(ctx, r) {
+		return
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		// Started here: a command not trusted here was written elsewhere (a job
+		// another clone added); its text does not reach an agent.
+		for i := range p.Commands {
+			if !p.Commands[i].Trusted {
+				p.Commands[i].Command = ""
+			}
+		}
 		return
 	}
 	var values []string

@@ -19,6 +19,8 @@ type AuditRequest struct {
 	Size bool
 	// Now is when runs are judged live or interrupted (zero: Ops.Clock).
 	Now time.Time
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // AuditResult is `audit --json`: every worktree and atlas ref, classified (docs/contract.md §8).
@@ -44,6 +46,9 @@ func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error)
 		return nil, err
 	}
 	res := &AuditResult{Worktrees: rep.Worktrees, Refs: rep.Refs, Attention: rep.Attention, Leftovers: rep.Leftovers, Incomplete: err}
+	if req.ForAgent {
+		o.agentText().audit(ctx, res)
+	}
 	if rep.Attention || err != nil {
 		// A check that failed may hide what needs attention: the report cannot say
 		// all is well.

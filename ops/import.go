@@ -74,6 +74,7 @@ func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, err
 	// A run an earlier import named keeps its name, even when the source has since
 	// gained an id that collides with it (docs/contract.md §13: a re-import changes nothing).
 	store := o.Store(Driver{}.Writer())
+	store.Unsigned = true // the source's text is not this clone's (docs/contract.md §6)
 	prefer := map[string]string{}
 	for _, p := range plans {
 		for _, n := range importer.RunNames(p.SourceID) {

@@ -134,6 +134,7 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
 			return nil, err
 		}
+		signJobs(store, r, req.Job)
 		data := gitstate.JobAddedData{Needs: r.State.Job(req.Job).Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind,
 			AllowOverlap: req.AllowOverlap, Criteria: req.Criteria}
 		return &gitstate.Change{Event: gitstate.JobAddedEvent(gitstate.About{Job: req.Job, Holder: req.Driver.Holder}, data)}, nil
@@ -387,11 +388,18 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 			return nil, err
 		}
 		var err error
+		own := ownJob(store, r, req.Job) // its result is this clone's too only if the rest is
 		if oc, err = gitstate.Done(&r.Header, &r.State, req.Job, req.Lease, req.Status, data); err != nil {
 			return nil, err
 		}
 		if err := gitstate.Expand(&r.Header, &r.State, req.Job, children); err != nil {
 			return nil, err
+		}
+		for _, ch := range children {
+			signJobs(store, r, ch.ID)
+		}
+		if own {
+			signJobs(store, r, req.Job)
 		}
 		ev := gitstate.JobDoneData{Lease: oc.Lease, Status: req.Status, From: oc.From, To: oc.To, Attempts: oc.Attempts, Cascaded: oc.Cascaded, Data: data}
 		if len(children) > 0 {
@@ -424,15 +432,8 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 			res.Children = append(res.Children, *j)
 		}
 	}
-	if req.ForAgent && res.Job != nil {
-		j := *res.Job
-		res.Job = &j
-		at := o.agentText()
-		at.jobs(ctx, r, []*gitstate.Job{res.Job})
-		at.jobs(ctx, r, pointers(res.Children))
-		if res.Verify != nil && !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-			res.Verify = composedVerify(res.Verify)
-		}
+	if req.ForAgent {
+		o.agentText().jobDone(ctx, r, res)
 	}
 	if vr != nil && !vr.Passed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: fmt.Sprintf("verify of job %s %s: the job is %s with %d attempt(s)",
@@ -574,4 +575,25 @@ func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) 
 	return fault.Refused("job %s changed %d path(s) outside its scope (%s): %s; nothing was written, the lease is kept",
 		req.Job, len(outside), strings.Join(j.Scope, ", "), strings.Join(outside, ", ")).
 		WithHint("take those changes out of the node's worktree and report again").WithField("paths", outside)
+}
+
+// signJobs marks the text of r's jobs ids as written by this clone (docs/contract.md
+// §6, gitstate's textmac.go); without a key they stay unmarked (written elsewhere).
+func signJobs(store *gitstate.Store, r *gitstate.Run, ids ...string) {
+	k, err := store.SessionKey()
+	if err != nil {
+		return
+	}
+	for _, id := range ids {
+		if j := r.State.Job(id); j != nil {
+			j.MAC = k.JobMAC(r.Header.RunID, j)
+		}
+	}
+}
+
+// ownJob reports whether the text of r's job id is as this clone wrote it.
+func ownJob(store *gitstate.Store, r *gitstate.Run, id string) bool {
+	k, err := store.SessionKey()
+	j := r.State.Job(id)
+	return err == nil && j != nil && k.OwnJob(r.Header.RunID, j)
 }

@@ -81,7 +81,6 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		return nil, err
 	}
 	now := o.orNow(req.Now)
-	at := o.agentText()
 	items := []ListItem{}
 	for _, e := range entries {
 		if e.Err != nil {
@@ -91,14 +90,16 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 		if !req.All && gitstate.RunTerminal(e.Run.State.Status) {
 			continue
 		}
-		item := ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run}
-		if req.ForAgent {
-			at.view(ctx, &item.RunView, e.Run.Header.Intent)
-		}
-		items = append(items, item)
+		items = append(items, ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run})
 	}
 	if err := o.graphRows(ctx, items); err != nil {
 		return nil, err
+	}
+	if req.ForAgent {
+		at := o.agentText()
+		for i := range items {
+			at.row(ctx, &items[i])
+		}
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].CreatedAt > items[j].CreatedAt })
 	return &ListResult{Runs: items, Now: now}, nil
@@ -129,9 +130,6 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 		}
 		items[i].Jobs = jobCounts(runs[k])
 		items[i].Verdict = gitstate.RunVerdict(&runs[k].Header, &runs[k].State)
-		if items[i].TextWithheld { // the criteria are the run's free text (agenttext.go)
-			items[i].Verdict = withheldVerdict(items[i].Verdict)
-		}
 	}
 	return nil
 }

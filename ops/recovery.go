@@ -42,6 +42,9 @@ type SnapshotView struct {
 	Reused bool `json:"reused,omitempty"`
 	// Unrecorded: the snapshot's ref exists but no ledger records it.
 	Unrecorded bool `json:"unrecorded,omitempty"`
+	// TextWithheld: the record's reason was left out, for an agent, because its run
+	// was neither started nor trusted here (agenttext.go).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 func viewOf(run string, s gitstate.SnapshotRec) SnapshotView {
@@ -222,6 +225,8 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 type RecoveryListRequest struct {
 	// Run lists only this run's snapshots ("": every run's).
 	Run string
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // RecoveryListResult is `recovery list --json`: the snapshots, oldest first, then
@@ -237,9 +242,13 @@ func (o *Ops) RecoveryList(ctx context.Context, req RecoveryListRequest) (*Recov
 		return nil, err
 	}
 	res := &RecoveryListResult{Snapshots: make([]SnapshotView, 0, len(list))}
+	at := o.agentText()
 	for _, e := range list {
 		v := viewOf(e.RunID, e.SnapshotRec)
 		v.Unrecorded = e.Unrecorded
+		if req.ForAgent {
+			at.snapshot(ctx, &v)
+		}
 		res.Snapshots = append(res.Snapshots, v)
 	}
 	return res, nil
@@ -249,6 +258,8 @@ func (o *Ops) RecoveryList(ctx context.Context, req RecoveryListRequest) (*Recov
 type RecoveryShowRequest struct {
 	// Snapshot is <id> or <run>/<id>.
 	Snapshot string
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // RecoveryShowResult is what a snapshot holds.
@@ -311,6 +322,9 @@ func (o *Ops) RecoveryShow(ctx context.Context, req RecoveryShowRequest) (*Recov
 		Manifest: m,
 	}
 	v.Unrecorded = d.Unrecorded
+	if req.ForAgent {
+		o.agentText().snapshot(ctx, &v.SnapshotView)
+	}
 	return v, nil
 }
 

@@ -315,6 +315,8 @@ type TransitionRequest struct {
 	// AllowOutsideScope accepts a passed report whose work changed paths outside the
 	// stage's scope: a person's step (StepOutsideScope), recorded.
 	AllowOutsideScope bool
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // TransitionResult is a stage transition. Its fields are in the order of the JSON
@@ -502,6 +504,9 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		if !verifyFailed {
 			res.Stage.Verified, res.Stage.Unverified = st.Verified, st.Unverified
 		}
+	}
+	if req.ForAgent {
+		o.agentText().transition(ctx, r, res)
 	}
 	if verifyFailed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + req.Stage + " " + resume.Outcome(vr, req.verifyTimeout()) + ": the stage is failed, not passed"}
@@ -754,10 +759,7 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 		res.OutsideScope = u.OutsideScope
 	}
 	if req.Person.Via != ViaCommandLine { // an agent's context (agenttext.go)
-		if at := o.agentText(); !at.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-			at.view(ctx, &res.RunView, r.Header.Intent)
-			res.Verdict = withheldVerdict(res.Verdict)
-		}
+		o.agentText().finish(ctx, r, res)
 	}
 	return res, nil
 }

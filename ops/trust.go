@@ -40,9 +40,10 @@ type TrustResult struct {
 }
 
 // Trust records, in this repository only, that the commands run req.Run carries may
-// run here (docs/contract.md §10), and that its intent may reach an agent's context here (docs/contract.md
-// §6). Untrusted commands are recorded only after a person confirmed them, or with
-// Yes and the digest of what they read: a command nobody read never becomes trusted.
+// run here (docs/contract.md §10), and that its intent, and every note, reason and job
+// any clone wrote into it, may reach an agent's context here (docs/contract.md §6).
+// Untrusted commands are recorded only after a person confirmed them, or with Yes and
+// the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {
 	if err := trustRun(req.Run); err != nil {
 		return nil, err
@@ -72,7 +73,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			todo = append(todo, cm.Command)
 		}
 	}
-	newIntent := intent != "" && !set.TrustsIntent(intent)
+	// A run not yet trusted by a person here lets all of its text reach agents once
+	// trusted (docs/contract.md §6): a person says so, even when its commands are trusted already.
+	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent)
 	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
@@ -89,7 +92,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
 	}
-	if _, err := trust.AddRun(ctx, o.Repo, req.Run, intent, todo...); err != nil {
+	if _, err := trust.AddPerson(ctx, o.Repo, req.Run, intent, todo...); err != nil {
 		return nil, err
 	}
 	for i := range cmds {

@@ -157,6 +157,8 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 type WorktreeListRequest struct {
 	// Run lists only this run's worktrees ("": every run's).
 	Run string
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // WorktreeListResult is `worktree list --json`.
@@ -193,6 +195,9 @@ type WorktreeItem struct {
 	State string             `json:"state"`
 	Ports []int              `json:"ports"`
 	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+	// TextWithheld: the setup's command and output were left out, for an agent,
+	// because the run was neither started nor trusted here (agenttext.go).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 // Worktree states (WorktreeItem.State).
@@ -221,7 +226,9 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 	res.Unreadable = unreadable
 	var recs []gitstate.WorktreeRec
 	var owners []string
+	intents := map[string]string{}
 	for _, r := range runs {
+		intents[r.Header.RunID] = r.Header.Intent
 		for _, w := range r.State.Worktrees {
 			recs, owners = append(recs, w), append(owners, r.Header.RunID)
 		}
@@ -252,6 +259,9 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 		res.Worktrees = append(res.Worktrees, it)
 	}
 	sort.SliceStable(res.Worktrees, func(a, b int) bool { return res.Worktrees[a].RunID < res.Worktrees[b].RunID })
+	if req.ForAgent {
+		o.agentText().worktrees(ctx, res.Worktrees, intents)
+	}
 	return res, inspectErr
 }
 
@@ -274,6 +284,8 @@ type UnionRequest struct {
 	// outside their scope: a person's step (StepOutsideScope), recorded.
 	AllowOutsideScope []string
 	Person            Person
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // UnionResult is the union as `union` built it: what integrated and what conflicted,
@@ -381,6 +393,9 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 		return nil, err
 	}
 	res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	if req.ForAgent {
+		o.agentText().union(ctx, r, res)
+	}
 	if vr != nil && !vr.Passed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of the union of run " + req.Run + " " + resume.Outcome(vr, req.VerifyTimeout)}
 	}

@@ -193,24 +193,34 @@ type Added struct {
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	return add(ctx, repo, run, intent, intent != "", commands)
+	return add(ctx, repo, run, intent, intent != "", false, commands)
 }
 
-// AddRun is Add for a run started in this clone, or one a person read and trusted
-// here: it trusts the run's free text as it stands, whatever its intent (empty too),
-// so that Intents.Trusts holds for it and its notes, reasons and criteria may reach an
-// agent here (docs/contract.md §6).
+// AddRun is Add for a run started in this clone: it trusts the run's own free text as
+// it stands, whatever its intent (empty too), so that Intents.Trusts holds for it and
+// its header and state may reach an agent here; of the events and jobs, only those
+// this clone wrote (their MAC, gitstate's textmac.go) do (docs/contract.md §6).
 func AddRun(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	return add(ctx, repo, run, intent, true, commands)
+	return add(ctx, repo, run, intent, true, false, commands)
 }
 
-func add(ctx context.Context, repo *git.Repository, run, intent string, text bool, commands []string) (Added, error) {
+// AddPerson is AddRun for a run a person read and trusted here (`git atlas trust
+// RUN`): Intents.Vouched holds for it too, and all of its free text may reach an agent
+// here, whichever clone wrote it (docs/contract.md §6).
+func AddPerson(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
+	return add(ctx, repo, run, intent, true, true, commands)
+}
+
+func add(ctx context.Context, repo *git.Repository, run, intent string, text, person bool, commands []string) (Added, error) {
 	var want []string
 	for _, c := range commands {
 		want = append(want, hash(run, c))
 	}
 	if text {
 		want = append(want, intentHash(run, intent))
+	}
+	if person {
+		want = append(want, personHash(run, intent))
 	}
 	added := Added{run: run}
 	if len(want) == 0 {
@@ -248,6 +258,17 @@ func intentHash(run, intent string) string {
 	h := sha256.Sum256([]byte("git-atlas trust intent 1\x00" + run + "\x00" + intent))
 	return hex.EncodeToString(h[:])
 }
+
+// personHash is what the record keeps of a run a person trusted here with intent (a
+// hash domain of its own).
+func personHash(run, intent string) string {
+	h := sha256.Sum256([]byte("git-atlas trust person 1\x00" + run + "\x00" + intent))
+	return hex.EncodeToString(h[:])
+}
+
+// TrustsPerson reports whether a person trusted run here, with intent as it carries
+// it now.
+func (s Set) TrustsPerson(intent string) bool { return s.hashes[personHash(s.run, intent)] }
 
 // TrustsIntent reports whether intent, as run carries it, was written or read here:
 // the run was started in this clone, or a person trusted it here with this intent.
@@ -291,6 +312,15 @@ func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
 		in.sets[run] = s
 	}
 	return s.hashes != nil && s.TrustsIntent(intent)
+}
+
+// Vouched reports whether a person trusted run here (`git atlas trust RUN`), with
+// intent as it carries it now: then every item of its free text may reach an agent
+// here, whichever clone wrote it; for a run merely started here, only the events and
+// jobs this clone wrote do (docs/contract.md §6). A record that cannot be read vouches
+// for nothing.
+func (in *Intents) Vouched(ctx context.Context, run, intent string) bool {
+	return in.Trusts(ctx, run, intent) && in.sets[run].TrustsPerson(intent)
 }
 
 // Revoke forgets every trusted command of run.

@@ -22,7 +22,7 @@ func (c *AuditCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.Audit(env.Ctx, ops.AuditRequest{Size: c.Size})
+	res, err := o.Audit(env.Ctx, ops.AuditRequest{Size: c.Size, ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}

@@ -165,7 +165,7 @@ func (c *RecoveryListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, err := o.RecoveryList(env.Ctx, ops.RecoveryListRequest{Run: c.RunID})
+	res, err := o.RecoveryList(env.Ctx, ops.RecoveryListRequest{Run: c.RunID, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}
@@ -194,7 +194,7 @@ func (c *RecoveryShowCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	v, err := o.RecoveryShow(env.Ctx, ops.RecoveryShowRequest{Snapshot: c.Snapshot})
+	v, err := o.RecoveryShow(env.Ctx, ops.RecoveryShowRequest{Snapshot: c.Snapshot, ForAgent: env.forAgent()})
 	if err != nil {
 		return err
 	}

@@ -354,7 +354,7 @@ func (c *TransitionCmd) Run(env *Env) error {
 	}
 	res, err := o.Transition(env.Ctx, ops.TransitionRequest{Run: c.RunID, Stage: c.Stage, Status: c.Status, Reason: c.Reason, Lease: c.Lease,
 		ThreadID: c.ThreadID, Agent: c.Agent, PID: c.PID, Driver: c.ops(), Person: env.person(c.ApprovedBy), VerifyTimeout: c.VerifyTimeout,
-		AllowOutsideScope: c.AllowOutsideScope})
+		AllowOutsideScope: c.AllowOutsideScope, ForAgent: env.forAgent()})
 	if res != nil && err != nil { // a passed report whose verify failed: the stage is failed
 		_ = env.out(res, func(w io.Writer) { printTransition(w, c.Stage, res) })
 	}

@@ -73,7 +73,7 @@ func (c *WorktreeListCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	res, listErr := o.WorktreeList(env.Ctx, ops.WorktreeListRequest{Run: c.RunID})
+	res, listErr := o.WorktreeList(env.Ctx, ops.WorktreeListRequest{Run: c.RunID, ForAgent: env.forAgent()})
 	if res == nil {
 		return listErr
 	}
@@ -144,7 +144,7 @@ func (c *UnionCmd) Run(env *Env) error {
 		return err
 	}
 	v, unionErr := o.Union(env.Ctx, ops.UnionRequest{Run: c.RunID, Nodes: c.Nodes, Force: c.Force, Verify: c.Verify,
-		VerifyTimeout: c.VerifyTimeout, Driver: c.ops(), AllowOutsideScope: c.AllowOutsideScope, Person: env.person(c.ApprovedBy)})
+		VerifyTimeout: c.VerifyTimeout, Driver: c.ops(), AllowOutsideScope: c.AllowOutsideScope, Person: env.person(c.ApprovedBy), ForAgent: env.forAgent()})
 	if v == nil {
 		return unionErr
 	}
