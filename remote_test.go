@@ -293,12 +293,14 @@ func remoteChecks(t *testing.T, f remoteFleet, reader atlasCLI, run string, roun
 
 // TestRemoteKilledWriter: a worker is SIGKILLed at a random moment of its claim,
 // worktree add, commit and receipt through the remote (20 times with
-// ATLAS_LONG_TESTS, 6 otherwise), on two clones in turn. After every kill the remote
-// holds no half-applied write (remoteChecks); afterwards workers that are left alone
-// drain the run: every job DONE once, the union on the remote holds every node's work.
+// ATLAS_LONG_TESTS, 3 otherwise: the k-th of n kills falls in the k-th n-th of the
+// 600 ms a kill may fall in, so that the short version's few still fall early, midway
+// and late), on two clones in turn. After every kill the remote holds no half-applied
+// write (remoteChecks); afterwards workers that are left alone drain the run: every
+// job DONE once, the union on the remote holds every node's work.
 func TestRemoteKilledWriter(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	rounds := testenv.Rounds(6, 20)
+	rounds := testenv.Rounds(3, 20)
 	f := newRemoteFleet(t, 3)
 	for _, c := range f.clones {
 		mustGit(t, c.repo, f.env, "", "config", "atlas.remote", "origin")
@@ -317,7 +319,7 @@ func TestRemoteKilledWriter(t *testing.T) {
 		// worktree add or receipt, mid-push included). Its leases last 1 s, so that
 		// the workers after the kills can take its jobs.
 		a := f.clones[round%2]
-		deadline := time.Now().Add(time.Duration(rng.IntN(600)) * time.Millisecond)
+		deadline := time.Now().Add(time.Duration((round*600+rng.IntN(600))/rounds) * time.Millisecond)
 		err := remoteWorker(killingRunner(a, deadline), a.env, run, fmt.Sprintf("victim%d", round), "1s")
 		if errors.Is(err, errKilled) {
 			killed++
