@@ -13,9 +13,12 @@
 #   RUN='TestScript/(demo|undo)$' PKGS=. bash bench/testprocs.sh
 #   RACE=0 TOP=30 KEEP=/tmp/traces bash bench/testprocs.sh
 #
-# Knobs: PKGS (packages, default ./...), RUN (a -run filter, default all), RACE (1: with
-# -race like the README's command; 0: without), TOP (rows of the test tables, default
-# 15), KEEP (a directory to keep the traces in; default a temporary one, removed),
+# Knobs: PKGS (packages, default ./...), RUN (a -run filter, default all), SKIP (a
+# -skip filter, default TestCrashStates: it runs strace itself, which cannot trace a
+# process strace already traces; count it apart, if at all), TIMEOUT (go test's, default
+# 60m: under strace every process start is slower), RACE (1: with -race like the
+# README's command; 0: without), TOP (rows of the test tables, default 15), KEEP (a
+# directory to keep the traces in; default a temporary one, removed),
 # REPORT (a directory KEEP filled before: print its report again, run nothing),
 # ATLAS_LONG_TESTS (passed through: the sweeps' full sizes). A test that fails is
 # reported by go test as usual; the counts are printed either way.
@@ -25,6 +28,8 @@ command -v strace >/dev/null || { echo "bench/testprocs.sh needs strace" >&2; ex
 here=$(cd "$(dirname "$0")/.." && pwd)
 PKGS=${PKGS:-./...}
 RUN=${RUN:-}
+SKIP=${SKIP-TestCrashStates}
+TIMEOUT=${TIMEOUT:-60m}
 RACE=${RACE:-1}
 TOP=${TOP:-15}
 if [ -n "${REPORT:-}" ]; then
@@ -57,11 +62,12 @@ race=()
 [ "$RACE" = 1 ] && race=(-race)
 run=()
 [ -n "$RUN" ] && run=(-run "$RUN")
+[ -n "$SKIP" ] && run+=(-skip "$SKIP")
 start=$(date +%s)
 status=0
 if [ -z "${REPORT:-}" ]; then
   (cd "$here" && TESTPROCS_ROOT=$here TESTPROCS_DIR=$traces \
-    go test "${race[@]}" -count=1 -timeout 20m "${run[@]}" -exec "$traces/exec.sh" $PKGS) || status=$?
+    go test "${race[@]}" -count=1 -timeout "$TIMEOUT" "${run[@]}" -exec "$traces/exec.sh" $PKGS) || status=$?
 fi
 wall=$(( $(date +%s) - start ))
 
