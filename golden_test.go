@@ -72,6 +72,7 @@ type goldenKey struct{}
 type goldenState struct {
 	names map[string]string // commit id -> <ref@n>
 	since int64             // the transcript's start, in seconds
+	tips  map[string]string // ref -> the tip learnClockCommits last walked from
 }
 
 var (
@@ -174,7 +175,9 @@ func driving(d *struct {
 func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'" }
 
 // learnClockCommits names every commit dated by the clock that a ref reaches now (names
-// learnt earlier are kept: gc may have deleted the ref since).
+// learnt earlier are kept: gc may have deleted the ref since). A ref whose tip has not
+// moved since the last call is not walked again: it reaches the same commits, all of
+// them named then, so the names come out as if every ref were walked every time.
 func (st *goldenState) learnClockCommits(ts *testscript.TestScript) {
 	git := func(args ...string) string {
 		c := exec.Command("git", args...)
@@ -186,9 +189,23 @@ func (st *goldenState) learnClockCommits(ts *testscript.TestScript) {
 		}
 		return string(out)
 	}
-	refs := strings.Fields(git("for-each-ref", "--format=%(refname)"))
+	tips := map[string]string{}
+	var refs []string
+	for line := range strings.SplitSeq(strings.TrimSpace(git("for-each-ref", "--format=%(refname) %(objectname)")), "\n") {
+		if ref, tip, ok := strings.Cut(line, " "); ok {
+			tips[ref] = tip
+			refs = append(refs, ref)
+		}
+	}
 	sort.Strings(refs)
+	if st.tips == nil {
+		st.tips = map[string]string{}
+	}
 	for _, ref := range refs {
+		if st.tips[ref] == tips[ref] {
+			continue
+		}
+		st.tips[ref] = tips[ref]
 		lines := strings.Split(strings.TrimSpace(git("rev-list", "--reverse", "--timestamp", ref)), "\n")
 		for i, line := range lines {
 			stamp, id, ok := strings.Cut(line, " ")

@@ -51,7 +51,11 @@ func (c cleaningUp) Run() int {
 // invariant is checked: HEAD, index bytes, files, modes and mtimes of the user's
 // checkout are exactly as they were.
 //
-// `git atlas` is the binary atlasBinary built, without the race detector, like every
+// Transcripts run `exec git-atlas ...`: `git atlas` would start git only for it to
+// start git-atlas, a second process for every command. The ones about git's front door
+// (help_version, git_dir_env, completion, hooks_*, worktree_hooks) run `git atlas`.
+//
+// `git-atlas` is the binary atlasBinary built, without the race detector, like every
 // process the stress and kill tests start: built with it, git-atlas costs about twice
 // the CPU in each of the transcripts' thousand commands (docs/design.md keeps the
 // measurement). TestGolden runs the commands
@@ -60,6 +64,34 @@ func (c cleaningUp) Run() int {
 func TestScript(t *testing.T) {
 	t.Parallel() // each transcript has its own work directory and environment
 	testscript.Run(t, scriptParams(t, "testdata/script", atlasBinary(t)))
+}
+
+// frontDoorTranscripts are the transcripts about git's front door, which run `git
+// atlas` through git: help and version, the git dir variables git exports, completion,
+// and the hooks git runs.
+var frontDoorTranscripts = regexp.MustCompile(`^(help_version|git_dir_env|completion|hooks_.*|worktree_hooks)\.txtar$`)
+
+// TestTranscriptsStartGitAtlasDirectly holds the transcripts to `exec git-atlas`: an
+// `exec git atlas` starts a git process only for it to start git-atlas, one process
+// more for every command of the suite (TestScript's doc comment).
+func TestTranscriptsStartGitAtlasDirectly(t *testing.T) {
+	execGitAtlas := regexp.MustCompile(`(?m)^\s*(\[[^]]*\]\s*)?!?\s*exec git atlas\b`)
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		if frontDoorTranscripts.MatchString(filepath.Base(file)) {
+			continue
+		}
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(execGitAtlas.FindAll(data, -1)); n > 0 {
+			t.Errorf("%s: %d commands run as `exec git atlas`; run `exec git-atlas` (one process, not two)", file, n)
+		}
+	}
 }
 
 type fpKey struct{}

@@ -120,6 +120,9 @@ func TestStressConcurrentEvents(t *testing.T) {
 	}
 	procs, each := testenv.Rounds(8, 12), testenv.Rounds(12, 40)
 	dir, env := stressRepo(t)
+	// The writers start git-atlas itself: `git atlas` would start a git for each event
+	// only for it to start git-atlas.
+	atlas := filepath.Join(atlasBinary(t), "git-atlas")
 	mustGit(t, dir, env, "", "atlas", "start", "--id", "r", "--stages", "a")
 	head := mustGit(t, dir, env, "", "rev-parse", "HEAD")
 	empty := mustGit(t, dir, env, "", "commit-tree", "-m", "neighbour", "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
@@ -133,7 +136,9 @@ func TestStressConcurrentEvents(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				data := fmt.Sprintf(`{"m":"%d-%d"}`, p, i)
-				if out, err := gitCmd(dir, env, "", "atlas", "event", "r", "note", "--data", data); err != nil {
+				c := exec.Command(atlas, "-C", dir, "event", "r", "note", "--data", data)
+				c.Env = env
+				if out, err := c.CombinedOutput(); err != nil {
 					failures.Add(1)
 					t.Errorf("event %s: %v %s", data, err, out)
 					return
