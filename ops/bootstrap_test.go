@@ -2,6 +2,7 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -184,6 +185,44 @@ func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
 	}
 	if _, err := os.Lstat(filepath.Join(res.Path, "set-up")); err != nil {
 		t.Errorf("the recreated worktree had no setup: %v", err)
+	}
+}
+
+// Issue 36.1: when the setup of a worktree resume made anew fails, resume's own
+// next_action is the retry, not only a warning.
+func TestResumeNextActionIsTheFailedSetup(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	d := Driver{Holder: "d1"}
+	flag := filepath.Join(t.TempDir(), "go-ahead")
+	if err := os.WriteFile(flag, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: "test -e '" + flag + "'", Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.RemoveAll(res.Path); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(flag); err != nil {
+		t.Fatal(err)
+	}
+	var warned []string
+	rr, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "s", Holder: "d1", Warn: func(format string, args ...any) {
+		warned = append(warned, fmt.Sprintf(format, args...))
+	}})
+	if err != nil || !slices.Contains(rr.RecreatedWorktrees, "code") {
+		t.Fatalf("resume: %+v, %v", rr, err)
+	}
+	if n := rr.NextAction; n.Action != resume.NextSetup || n.Command != "git atlas worktree setup s code --holder d1" {
+		t.Errorf("resume's next action after a failed setup: %+v (warnings %q)", n, warned)
+	}
+	if len(warned) == 0 {
+		t.Error("no warning of the failed setup")
 	}
 }
 
