@@ -226,6 +226,63 @@ func TestResumeNextActionIsTheFailedSetup(t *testing.T) {
 	}
 }
 
+// Issue 36.1: a worker's `worktree add --lease` runs the setup in the job's new
+// worktree, with the job's variables and ports, recorded as the worker's write (the
+// driver keeps its lease); a stale lease makes no worktree and runs nothing, and a
+// failing setup leaves the worktree not_ready with the retry named.
+func TestSetupRunsThroughAWorkersLease(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle)
+	d := Driver{Holder: "d1"}
+	setup := `printf '%s|%s|%s|%s' "$ATLAS_RUN" "$ATLAS_NODE" "$ATLAS_WORKTREE" "$ATLAS_PORTS" > env.out; test "$ATLAS_NODE" != bad`
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Setup: setup, Ports: 2, Driver: d}); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{"api", "bad"} {
+		if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "g", Job: id, Driver: d}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	claim := func(job string) string {
+		res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "g", Job: job, Worker: Worker{Holder: "w1", TTL: time.Hour}})
+		if err != nil || res.Lease == nil {
+			t.Fatalf("claim %s: %+v, %v", job, res, err)
+		}
+		return *res.Lease
+	}
+	lease := claim("api")
+	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "api", Lease: lease + "0", Driver: Driver{Holder: "w1"}}); err == nil {
+		t.Fatal("a stale lease got the worktree")
+	}
+	if f.load2("g").State.Worktree("api") != nil {
+		t.Fatal("a stale lease made a worktree")
+	}
+	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
+	if err != nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupOK || len(res.Ports) != 2 {
+		t.Fatalf("worktree add --lease: %+v, %v", res, err)
+	}
+	got, err := os.ReadFile(filepath.Join(res.Path, "env.out"))
+	want := "g|api|" + res.Path + "|" + itoa(res.Ports[0]) + " " + itoa(res.Ports[1])
+	if err != nil || string(got) != want {
+		t.Fatalf("setup environment %q (%v), want %q", got, err, want)
+	}
+	ev := f.lastOf("g")
+	if ev.Type != gitstate.EventWorktreeSetup || ev.Job != "api" {
+		t.Errorf("last event %+v, want the job's worktree_setup", ev)
+	}
+	if r := f.load2("g"); r.State.Driver == nil || r.State.Driver.Holder != "d1" {
+		t.Errorf("the worker's setup changed the driver: %+v", r.State.Driver)
+	}
+	res, err = f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "bad", Lease: claim("bad"), Driver: Driver{Holder: "w1"}})
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupFailed ||
+		!strings.Contains(fault.HintOf(err), "git atlas worktree setup g bad") {
+		t.Fatalf("a failing setup through a lease: %+v, %v", res, err)
+	}
+	if w := f.load2("g").State.Worktree("bad"); w == nil || w.Ready() {
+		t.Fatalf("the failed setup's worktree is ready: %+v", w)
+	}
+}
+
 // Issue 36.2: a verify gets the node's variables, as setup does.
 func TestVerifyGetsTheNodesVariables(t *testing.T) {
 	t.Parallel()
