@@ -28,6 +28,7 @@ const (
 	EventWorktreeUntrusted EventType = "worktree_untrusted"
 	EventWorktreeAdopted   EventType = "worktree_adopted"
 	EventWorktreeSetup     EventType = "worktree_setup"
+	EventWorktreePorts     EventType = "worktree_ports"
 	EventSnapshot          EventType = "snapshot"
 	EventStageRecovered    EventType = "stage_recovered"
 	EventUnionBuilt        EventType = "union_built"
@@ -106,6 +107,7 @@ var catalogue = []EventInfo{
 	{Type: EventWorktreeUntrusted, By: ByHook, Command: "hooks install"},
 	{Type: EventWorktreeAdopted, By: ByImport, Command: "import"},
 	{Type: EventWorktreeSetup, By: ByCommand, Command: "worktree setup"},
+	{Type: EventWorktreePorts, By: ByCommand, Command: "worktree add"}, // a block again after a fence freed it
 	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true},
 	{Type: EventStageRecovered, By: ByCommand, Command: "recover"},
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union"},
