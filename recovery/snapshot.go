@@ -83,6 +83,9 @@ type Options struct {
 	// their blob ids).
 	copied    map[string]bool
 	copiedIDs map[string]string
+	// unrecorded: the snapshot's ref alone keeps it, no ledger records it
+	// (SnapshotStray).
+	unrecorded bool
 }
 
 // Target is the worktree to snapshot and what to record about it.
@@ -274,6 +277,20 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	progress.Add(opt.Progress, 1)
 	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
 		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(store.Now())}
+	if opt.unrecorded {
+		// No ledger to record it in (its run is gone): the ref alone keeps it, made
+		// create-only and flushed before the caller deletes anything.
+		if !res.Reused {
+			if err := repo.UpdateRefs(ctx, "atlas: keep "+id, git.RefUpdate{Name: ref, New: commit, Old: git.ZeroID}); err != nil {
+				return nil, fmt.Errorf("pin snapshot %s: %w", id, err)
+			}
+		}
+		if err := repo.SyncRefs(ref); err != nil {
+			return nil, fmt.Errorf("pin snapshot %s: %w", id, err)
+		}
+		res.Rec = rec
+		return res, nil
+	}
 	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		for _, s := range r.State.Snapshots {
 			if s.ID == id {
