@@ -34,7 +34,7 @@ const (
 	// when it holds anything).
 	RemoveStray = "remove-stray"
 	// KeepStray: a stray directory gc cannot remove without losing something
-	// (listed, never done): one of a live or vanished run that holds files.
+	// (listed, never done): one of a live (or unreadable) run that holds files.
 	KeepStray = "keep-stray"
 )
 
@@ -58,6 +58,9 @@ type Action struct {
 	// bytes in its snapshot (all of them without --include-ignored), by name, count
 	// and size (the plan only: --apply reports IgnoredDeleted).
 	IgnoredToDelete []recovery.IgnoredEntry `json:"ignored_to_delete,omitempty"`
+	// Kept is the recovery ref that keeps a stray branch's commit, which no other ref
+	// holds, made with the branch's deletion (docs/contract.md §15).
+	Kept string `json:"kept,omitempty"`
 	// Size is the bytes a remove-leftover step frees, or the bytes of the objects
 	// only a snapshot deleted for --max-size holds.
 	Size int64 `json:"size,omitempty"`
@@ -132,7 +135,11 @@ func planStrays(rep *Report) []Action {
 			continue
 		}
 		reason := "a directory git no longer knows, empty"
-		if !emptyDir(w.Path) {
+		switch {
+		case emptyDir(w.Path):
+		case !runExists(rep, w.RunID):
+			reason = "a directory git no longer knows, of a run that no longer exists: snapshot first, kept under " + gitstate.RecoveryPrefix + w.RunID + "/"
+		default:
 			reason = "a directory git no longer knows: snapshot first"
 		}
 		acts = append(acts, Action{Kind: RemoveStray, RunID: w.RunID, Node: w.Node, Path: w.Path, Reason: reason})
@@ -141,22 +148,39 @@ func planStrays(rep *Report) []Action {
 }
 
 // strayKept says why a stray directory with files stays ("" when gc may snapshot and
-// remove it): only a finished run can record its snapshot, under a node name the
-// ledger accepts.
+// remove it): a finished run records its snapshot; a run that no longer exists has it
+// kept by its recovery ref alone (recovery.SnapshotStray); a live or unreadable run's
+// stays, and so does one under a name no snapshot can take.
 func strayKept(rep *Report, w Worktree) string {
 	if emptyDir(w.Path) {
 		return ""
 	}
 	e, ok := rep.runs[w.RunID]
 	switch {
-	case !ok || e.Run == nil:
-		return "holds files, and its run no longer exists to record a snapshot: look, then remove it by hand"
+	case gitstate.ValidName("run", w.RunID) != nil || gitstate.ValidName("node", w.Node) != nil:
+		return "holds files under a name no snapshot can take: look, then remove it by hand"
+	case !ok:
+		return ""
+	case e.Run == nil:
+		return "holds files, and its run cannot be read"
 	case !gitstate.RunTerminal(e.Run.State.Status):
 		return "holds files, and its run is not finished"
-	case gitstate.ValidName("node", w.Node) != nil:
-		return "holds files under a name no snapshot can take: look, then remove it by hand"
 	}
 	return ""
+}
+
+// strayBaseline is what stands in for HEAD and index in the snapshot of a stray
+// directory whose run is gone: the run's baseline pin when it is left, else the
+// checkout's HEAD.
+func strayBaseline(ctx context.Context, repo *git.Repository, run string) (string, error) {
+	if pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, "baseline")); err != nil || pin != "" {
+		return pin, err
+	}
+	head, err := repo.ResolveCommit(ctx, git.HeadRev())
+	if err != nil {
+		return "", fmt.Errorf("no baseline for its snapshot: its run's pin is gone and HEAD is no commit: %w", err)
+	}
+	return head.String(), nil
 }
 
 // emptyDir reports whether dir holds nothing.
@@ -209,19 +233,40 @@ func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Act
 		return nil
 	}
 	if !emptyDir(a.Path) {
-		e := rep.runs[a.RunID]
-		res, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path, Baseline: e.Run.Header.Baseline}, recovery.Options{Reason: "gc: stray directory"})
+		t := recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path}
+		snapshot := recovery.SnapshotSetAside
+		if e, ok := rep.runs[a.RunID]; ok {
+			t.Baseline = e.Run.Header.Baseline
+		} else {
+			// Its run is gone: no ledger records the snapshot, its ref keeps it.
+			base, err := strayBaseline(ctx, store.Repo, a.RunID)
+			if err != nil {
+				return fmt.Errorf("snapshot stray directory %s: %w", a.Path, err)
+			}
+			t.Baseline, snapshot = base, recovery.SnapshotStray
+		}
+		res, err := snapshot(ctx, store, t, recovery.Options{Reason: "gc: stray directory"})
 		if err != nil {
 			return fmt.Errorf("snapshot stray directory %s: %w", a.Path, err)
 		}
 		a.Snapshot = res.Rec.ID
+		if !runExists(rep, a.RunID) {
+			a.Kept = res.Rec.Ref
+		}
 		a.IgnoredDeleted = res.Manifest.Ignored
 	}
 	if err := os.RemoveAll(a.Path); err != nil {
 		return fmt.Errorf("remove stray directory %s: %w", a.Path, err)
 	}
 	a.Done = true
-	return nil
+	// The record of the files copied into it goes with it (docs/contract.md §15).
+	return worktrees.ForgetIncluded(store.Repo, a.RunID, a.Node)
+}
+
+// runExists reports whether run's ledger exists (readable or not).
+func runExists(rep *Report, run string) bool {
+	_, found := rep.runs[run]
+	return found
 }
 
 // planLeftovers removes the leftovers older than LeftoverGrace.
@@ -543,11 +588,45 @@ func branchActions(ctx context.Context, repo *git.Repository, branches []Ref, de
 			continue
 		}
 		if keeper == "" {
+			// A stray branch (its run is gone) whose commits nothing else holds: a
+			// recovery ref keeps its tip first, then it goes (docs/contract.md §15).
+			// Any other stays.
+			if Has(b.Labels, Stray) && gitstate.ValidName("run", b.RunID) == nil {
+				kept := StrayBranchRef(b.RunID, b.ID)
+				acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Kept: kept,
+					Reason: "its run no longer exists and nothing else holds its commits: kept under " + kept + " first"})
+			}
 			continue
 		}
 		acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Reason: "reachable from " + keeper})
 	}
 	return acts, par.Join(errs)
+}
+
+// StrayBranchRef is the recovery ref that keeps commit, the tip of a branch of run
+// (a run that no longer exists) that no other ref holds, when gc deletes the branch.
+func StrayBranchRef(run, commit string) string {
+	return gitstate.RecoveryPrefix + run + "/branch-kept-" + commit[:min(12, len(commit))]
+}
+
+// keepStrayBranch makes the recovery ref a's branch deletion plans (Action.Kept), at
+// the branch's tip, create-only (or finds it there), and flushes it: durable before
+// the branch goes.
+func keepStrayBranch(ctx context.Context, repo *git.Repository, a *Action) error {
+	cur, err := repo.ReadRef(ctx, a.Kept)
+	if err != nil {
+		return err
+	}
+	switch cur {
+	case a.Old:
+	case "":
+		if err := repo.UpdateRefs(ctx, "atlas gc: keep "+a.Ref, git.RefUpdate{Name: a.Kept, New: a.Old, Old: git.ZeroID}); err != nil {
+			return err
+		}
+	default:
+		return fmt.Errorf("%s holds %s, not the branch's tip %s", a.Kept, cur, a.Old)
+	}
+	return repo.SyncRefs(a.Kept)
 }
 
 // keptContaining names a ref, not among deleting, whose history contains sha.
@@ -692,6 +771,13 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 			continue
 		}
 		a.Old = b.Old
+		if a.Kept != "" {
+			if err := keepStrayBranch(ctx, store.Repo, a); err != nil {
+				a.Skipped = "its commits could not be kept first"
+				errs = append(errs, fmt.Errorf("keep branch %s under %s: %w", a.Ref, a.Kept, err))
+				continue
+			}
+		}
 		if _, ok := byRun[a.RunID]; !ok {
 			order = append(order, a.RunID)
 		}

@@ -29,6 +29,7 @@ const (
 	EventWorktreeUntrusted EventType = "worktree_untrusted"
 	EventWorktreeAdopted   EventType = "worktree_adopted"
 	EventWorktreeSetup     EventType = "worktree_setup"
+	EventWorktreePorts     EventType = "worktree_ports"
 	EventSnapshot          EventType = "snapshot"
 	EventStageRecovered    EventType = "stage_recovered"
 	EventUnionBuilt        EventType = "union_built"
@@ -113,6 +114,7 @@ var catalogue = []EventInfo{
 	{Type: EventWorktreeUntrusted, By: ByHook, Command: "hooks install", Payload: payload[WorktreeUntrustedData]()},
 	{Type: EventWorktreeAdopted, By: ByImport, Command: "import", Payload: payload[WorktreeAdoptedData]()},
 	{Type: EventWorktreeSetup, By: ByCommand, Command: "worktree setup", Payload: payload[WorktreeSetupData]()},
+	{Type: EventWorktreePorts, By: ByCommand, Command: "worktree add", Payload: payload[WorktreePortsData]()}, // a block again after a fence freed it
 	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true, Payload: payload[SnapshotData]()},
 	{Type: EventStageRecovered, By: ByCommand, Command: "recover", Payload: payload[StageRecoveredData]()},
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union", Payload: payload[UnionBuiltData]()},

@@ -624,10 +624,23 @@ func Done(h *Header, s *State, id, token, status string, result json.RawMessage)
 		j.Reason = "receipt"
 	}
 	o.To, o.Attempts = j.State, j.Attempts
+	if j.State != JobDone && j.State != JobRunning {
+		releasePorts(s, id)
+	}
 	if j.State == JobFailed {
 		o.Cascaded = failDependents(s)
 	}
 	return o, nil
+}
+
+// releasePorts frees the block of ports of job id's worktree once its lease ended
+// other than DONE (fenced: a timeout, a reap, a resume; or failed), in the same write
+// (docs/contract.md §15): another node may take those ports, and the job's next holder
+// gets a block again with its worktree.
+func releasePorts(s *State, id string) {
+	if w := s.Worktree(id); w != nil {
+		w.Ports = nil
+	}
 }
 
 func endLease(j *Job, to string) {
@@ -699,6 +712,7 @@ func timeoutAll(h *Header, s *State, ids []string) []Outcome {
 		o := Outcome{ID: id, Lease: j.Lease, From: j.State}
 		owed := j.VerifyOwed
 		timeout(h, j)
+		releasePorts(s, id)
 		o.To, o.Attempts = j.State, j.Attempts
 		if j.State == JobFailed {
 			o.Cascaded = failDependents(s)
@@ -773,6 +787,7 @@ func ResumeReset(s *State) []string {
 	for i := range s.Jobs {
 		if s.Jobs[i].State == JobRunning && !s.Jobs[i].VerifyOwed {
 			endLease(&s.Jobs[i], JobPending)
+			releasePorts(s, s.Jobs[i].ID)
 			ids = append(ids, s.Jobs[i].ID)
 		}
 	}

@@ -593,3 +593,43 @@ func TestCheckOverlap(t *testing.T) {
 		t.Fatalf("%v", err)
 	}
 }
+
+// docs/contract.md §15: a lease that ends other than DONE (a timeout receipt, a reap, a
+// resume, a failed receipt, a failed verify) frees the job's block of ports in the
+// same write; a job that ends DONE, or whose verify is still owed, keeps it.
+func TestFencedLeaseReleasesPorts(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name  string
+		fence func(h *Header, s *State, tok string)
+		kept  bool
+	}{
+		{"timeout receipt", func(h *Header, s *State, tok string) { done(t, h, s, "a", tok, ReceiptTimeout) }, false},
+		{"failed receipt", func(h *Header, s *State, tok string) { done(t, h, s, "a", tok, ReceiptFailed) }, false},
+		{"reap", func(h *Header, s *State, _ string) { Reap(h, s, t0.Add(24*time.Hour)) }, false},
+		{"resume", func(h *Header, s *State, _ string) { ResumeReset(s) }, false},
+		{"failed verify", func(h *Header, s *State, tok string) {
+			s.Job("a").Verify = "make test"
+			done(t, h, s, "a", tok, ReceiptOK)
+			if _, err := SettleVerify(h, s, "a", tok, &VerifyResult{Passed: false}); err != nil {
+				t.Fatal(err)
+			}
+		}, false},
+		{"ok receipt", func(h *Header, s *State, tok string) { done(t, h, s, "a", tok, ReceiptOK) }, true},
+		{"verify owed", func(h *Header, s *State, tok string) {
+			s.Job("a").Verify = "make test"
+			done(t, h, s, "a", tok, ReceiptOK)
+		}, true},
+	} {
+		h, s := graph(t)
+		tok := claim(t, h, s, "a")
+		s.Worktrees = []WorktreeRec{{Node: "a", Ports: []int{20000, 20001}}, {Node: "d", Ports: []int{20002, 20003}}}
+		tc.fence(h, s, tok)
+		if got := len(s.Worktree("a").Ports) > 0; got != tc.kept {
+			t.Errorf("%s: a's ports %v, kept %v, want %v", tc.name, s.Worktree("a").Ports, got, tc.kept)
+		}
+		if len(s.Worktree("d").Ports) != 2 {
+			t.Errorf("%s: d's ports went too: %v", tc.name, s.Worktree("d").Ports)
+		}
+	}
+}

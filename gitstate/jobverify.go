@@ -61,6 +61,7 @@ func SettleVerify(h *Header, s *State, id, token string, vr *VerifyResult) (Outc
 		j.Unverified = ""
 	} else {
 		timeout(h, j)
+		releasePorts(s, id)
 		if j.State == JobFailed {
 			j.Reason = "verify"
 		}

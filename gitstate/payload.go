@@ -289,6 +289,17 @@ type WorktreeSetupData struct {
 // WorktreeSetupEvent records a worktree's setup command run.
 func WorktreeSetupEvent(a About, d WorktreeSetupData) Event { return a.event(EventWorktreeSetup, d) }
 
+// WorktreePortsData is worktree_ports' data: a block of ports given again to an
+// existing worktree whose block a fenced lease freed (docs/contract.md §15).
+type WorktreePortsData struct {
+	Node  string `json:"node" atlas:"required"`
+	Ports []int  `json:"ports" atlas:"required"`
+	Extra Extra  `json:"-"`
+}
+
+// WorktreePortsEvent records a node's worktree given a block of ports again.
+func WorktreePortsEvent(a About, d WorktreePortsData) Event { return a.event(EventWorktreePorts, d) }
+
 // SnapshotData is snapshot's data.
 type SnapshotData struct {
 	Baseline string `json:"baseline"`
@@ -311,6 +322,7 @@ type StageRecoveredData struct {
 	Apply    bool   `json:"apply"`
 	Baseline string `json:"baseline"`
 	Branch   string `json:"branch" atlas:"required"`
+	Ports    []int  `json:"ports,omitempty"`
 	Snapshot string `json:"snapshot"`
 	Source   string `json:"source"`
 	Worktree string `json:"worktree"`
@@ -334,6 +346,7 @@ type UnionBuiltData struct {
 	Missing      []string            `json:"missing"`
 	OutsideScope map[string][]string `json:"outside_scope,omitempty"`
 	Path         string              `json:"path"`
+	Ports        []int               `json:"ports,omitempty"`
 	Extra        Extra               `json:"-"`
 }
 
@@ -695,6 +708,12 @@ func (x WorktreeAdoptedData) MarshalJSON() ([]byte, error) {
 
 func (x WorktreeSetupData) MarshalJSON() ([]byte, error) {
 	type plain WorktreeSetupData
+	p := plain(x)
+	return marshalKeep(&p)
+}
+
+func (x WorktreePortsData) MarshalJSON() ([]byte, error) {
+	type plain WorktreePortsData
 	p := plain(x)
 	return marshalKeep(&p)
 }

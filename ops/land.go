@@ -150,9 +150,11 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	res.New, res.How = tip.String(), how
 	ev.New, ev.How = res.New, how
-	if err := o.recordLanding(ctx, req.Run, union, git.RefUpdate{Name: ref, Old: oldHex, New: res.New}, ev); err != nil {
+	up := git.RefUpdate{Name: ref, Old: oldHex, New: res.New}
+	if err := o.recordLanding(ctx, req.Run, union, &up, ev); err != nil {
 		return nil, err
 	}
+	res.New = up.New
 	return res, nil
 }
 
@@ -236,9 +238,14 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 }
 
 // recordLanding moves the branch and records the landed event. In a local ledger
-// both are one ref transaction (the branch's old tip its compare-and-swap); through a
-// remote, the branch (never pushed) moves first, then the event is written.
-func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUpdate, ev gitstate.LandedData) error {
+// both are one ref transaction (the branch's old tip its compare-and-swap). Through a
+// remote, where the ledger's write is a push and the branch is never pushed, the
+// event comes first, naming the move (branch, old and new tip), and the branch moves
+// after it: a land killed in between left that event with the branch still at its old
+// tip, and the next land of the same union onto it finds the event and makes its
+// move (up.New becomes the recorded tip) without recording it twice. A remote that
+// refuses the event leaves the branch where it was.
+func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev gitstate.LandedData) error {
 	store := o.Store(gitstate.Writer{Role: gitstate.RoleObserver})
 	change := func(r *gitstate.Run) error {
 		if r.State.Union == nil || r.State.Union.Head != union {
@@ -247,35 +254,57 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up git.RefUp
 		return nil
 	}
 	if store.Remote != nil {
-		if r, err := store.Load(ctx, run); err != nil {
-			return err
-		} else if err := change(r); err != nil {
-			return err
-		}
-		if err := o.Repo.UpdateRefs(ctx, "atlas: land "+run, up); errors.Is(err, git.ErrRefConflict) {
-			return landConflict(up)
-		} else if err != nil {
-			return err
-		}
+		return o.recordLandingRemote(ctx, store, run, union, up, ev, change)
 	}
 	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
 			return nil, err
 		}
-		ch := &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev)}
-		if store.Remote == nil {
-			cur, err := o.Repo.ReadRef(ctx, up.Name)
-			if err != nil {
-				return nil, err
-			}
-			if cur != up.Old {
-				return nil, landConflict(up)
-			}
-			ch.Refs = []git.RefUpdate{up}
+		cur, err := o.Repo.ReadRef(ctx, up.Name)
+		if err != nil {
+			return nil, err
 		}
-		return ch, nil
+		if cur != up.Old {
+			return nil, landConflict(*up)
+		}
+		return &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev), Refs: []git.RefUpdate{*up}}, nil
 	})
 	return err
+}
+
+// recordLandingRemote is recordLanding through a remote: the landed event (unless an
+// earlier land recorded this very move and died before making it), then the move.
+func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run, union string, up *git.RefUpdate, ev gitstate.LandedData, change func(*gitstate.Run) error) error {
+	log, err := store.Log(ctx, run)
+	if err != nil {
+		return err
+	}
+	recorded := ""
+	for _, e := range log {
+		if e.Type != gitstate.EventLanded {
+			continue
+		}
+		if d, err := gitstate.DecodeData[gitstate.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old == up.Old && d.Union == union {
+			recorded = d.New
+		}
+	}
+	if id, err := git.ParseOID(recorded); err == nil && o.Repo.HasObject(ctx, id) {
+		up.New = recorded // this move was recorded, and never made
+	} else if _, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		if err := change(r); err != nil {
+			return nil, err
+		}
+		return &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev)}, nil
+	}); err != nil {
+		return err
+	}
+	if err := o.Repo.UpdateRefs(ctx, "atlas: land "+run, *up); errors.Is(err, git.ErrRefConflict) {
+		return fault.Conflict("%s moved while landing (it was %s): the landed event was recorded, the branch was not moved",
+			strings.TrimPrefix(up.Name, "refs/heads/"), up.Old).WithHint("run `git atlas land` again")
+	} else if err != nil {
+		return err
+	}
+	return nil
 }
 
 // landConflict is a branch that moved while landing.

@@ -1,7 +1,10 @@
 package ops
 
 import (
+	"context"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -200,5 +203,76 @@ func TestLandAcceptUnresolvedIsAPersonsStep(t *testing.T) {
 	}
 	if ev := f.last(); !strings.Contains(string(ev.Data), `"accepted_unresolved":["tests pass"]`) {
 		t.Fatalf("event: %s", ev.Data)
+	}
+}
+
+// Through a remote (atlas.remote), landing is one remote-safe sequence: the landed
+// event first, then the branch. A remote that declines the event leaves the branch
+// where it was, and the next land records and moves it; a land that died after its
+// event, before the move, is finished by the next one without a second event.
+func TestLandThroughARemoteIsOneSequence(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	bare := filepath.Join(t.TempDir(), "remote.git")
+	f.git(f.dir, "init", "-q", "--bare", bare)
+	f.git(f.dir, "remote", "add", "origin", bare)
+	f.git(f.dir, "push", "-q", "origin", "refs/atlas/*:refs/atlas/*", "refs/heads/atlas/*:refs/heads/atlas/*")
+	f.ops.Remote = &gitstate.Remote{Name: "origin"}
+	landed := func() int {
+		t.Helper()
+		log, err := f.ops.Reader().Log(f.ctx, "r1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		n := 0
+		for _, e := range log {
+			if e.Type == gitstate.EventLanded {
+				n++
+			}
+		}
+		return n
+	}
+	approved := Person{ApprovedBy: "alice"}
+
+	hook := filepath.Join(bare, "hooks", "pre-receive")
+	if err := os.WriteFile(hook, []byte("#!/bin/sh\necho 'policy: closed' >&2\nexit 1\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved}); err == nil {
+		t.Fatal("land through a remote that declines the write succeeded")
+	}
+	if f.rev("release") != f.base {
+		t.Fatalf("the declined land moved release to %s", f.rev("release"))
+	}
+	if err := os.Remove(hook); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved})
+	if err != nil || res.How != LandFastForward || f.rev("release") != u.Head || landed() != 1 {
+		t.Fatalf("land after the remote took writes again: %+v, %v; release %s, %d landed events", res, err, f.rev("release"), landed())
+	}
+
+	// Killed between the event and the move: the next land makes the recorded move.
+	f.git(f.dir, "branch", "-f", "again", f.base)
+	type killed struct{}
+	f.ops.ledgerMoved = func(context.Context, *gitstate.Store) { panic(killed{}) }
+	func() {
+		defer func() {
+			if r := recover(); r != nil {
+				if _, ok := r.(killed); !ok {
+					panic(r)
+				}
+			}
+		}()
+		_, _ = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "again", Person: approved})
+		t.Fatal("the land was not stopped after its event")
+	}()
+	f.ops.ledgerMoved = nil
+	if f.rev("again") != f.base || landed() != 2 {
+		t.Fatalf("after the kill: again at %s, %d landed events; want the event and no move", f.rev("again"), landed())
+	}
+	res, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "again", Person: approved})
+	if err != nil || res.New != u.Head || f.rev("again") != u.Head || landed() != 2 {
+		t.Fatalf("land after the kill: %+v, %v; again at %s, %d landed events", res, err, f.rev("again"), landed())
 	}
 }

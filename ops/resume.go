@@ -316,24 +316,46 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 		opt.Warn = func(string, ...any) {}
 	}
 	res, err := resume.Apply(ctx, o.Repo, store, r.Header.RunID, opt)
+	if err == nil && res != nil {
+		o.setupRecreated(ctx, store, r.Header.RunID, res, opt)
+	}
 	if res != nil && req.ForAgent {
 		o.agentText().plan(ctx, r, res.Plan)
 	}
 	if err != nil || res == nil {
 		return res, err
 	}
-	// The worktrees resume made anew get the run's setup, as any new worktree
-	// (docs/contract.md §15); one that fails leaves its worktree not_ready, said here.
+	return res, nil
+}
+
+// setupRecreated runs the run's setup in the worktrees resume made anew, as in any
+// new worktree (docs/contract.md §15). One that fails leaves its worktree not_ready:
+// said in a warning, and resume's own next_action becomes the retry (`setup`, with
+// `git atlas worktree setup RUN NODE`), derived again from the run as the setup left
+// it.
+func (o *Ops) setupRecreated(ctx context.Context, store *gitstate.Store, run string, res *resume.Result, opt resume.Options) {
+	failed := false
 	for _, node := range res.RecreatedWorktrees {
-		s, err := resume.Setup(ctx, store, r.Header.RunID, node)
+		s, err := resume.Setup(ctx, store, run, node)
 		if err == nil {
-			err = setupError(r.Header.RunID, node, s)
+			err = setupError(run, node, s)
 		}
 		if err != nil {
+			failed = true
 			opt.Warn("%v", err)
 		}
 	}
-	return res, nil
+	if !failed || res.Plan == nil {
+		return
+	}
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		opt.Warn("%v", err)
+		return
+	}
+	if n := resume.NextFor(r, store.Now(), opt.Host, resume.Asker{Holder: opt.Holder, Session: opt.Session, Key: opt.Key}); n.Action == resume.NextSetup {
+		res.NextAction = n
+	}
 }
 
 // resumeOps wires resume to the worktree and recovery operations.

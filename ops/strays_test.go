@@ -38,6 +38,11 @@ func TestGCStrays(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.finish("r1")
+	f.run("live")
+	liveDir := mk("live/x", "x.txt")
+	// A branch of the gone run at a commit no other ref holds.
+	lost := strings.TrimSpace(f.git(f.dir, "commit-tree", "HEAD^{tree}", "-p", "HEAD", "-m", "only here"))
+	f.git(f.dir, "branch", "atlas/gone/node/lost", lost)
 
 	rep, _ := f.ops.Audit(f.ctx, AuditRequest{})
 	labels := map[string]string{}
@@ -57,11 +62,18 @@ func TestGCStrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{junk: audit.RemoveStray, empty: audit.RemoveStray, full: audit.KeepStray, rec: audit.RemoveStray}
+	want := map[string]string{junk: audit.RemoveStray, empty: audit.RemoveStray, full: audit.RemoveStray, rec: audit.RemoveStray,
+		liveDir: audit.KeepStray, "refs/heads/atlas/gone/node/lost": audit.DeleteBranch}
 	got := map[string]string{}
 	for _, a := range plan.Actions {
 		if a.Path != "" {
 			got[a.Path] = a.Kind
+		}
+		if a.Ref == "refs/heads/atlas/gone/node/lost" {
+			got[a.Ref] = a.Kind
+			if a.Kept != audit.StrayBranchRef("gone", lost) {
+				t.Fatalf("the stray branch's deletion keeps it under %q", a.Kept)
+			}
 		}
 	}
 	for p, k := range want {
@@ -77,18 +89,36 @@ func TestGCStrays(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var fullKept string
 	for _, a := range res.Actions {
-		if a.Kind == audit.RemoveStray && !a.Done {
+		if (a.Kind == audit.RemoveStray || a.Kind == audit.DeleteBranch) && !a.Done {
 			t.Fatalf("apply left %+v", a)
 		}
+		if a.Path == full {
+			fullKept = a.Kept
+		}
 	}
-	for _, p := range []string{junk, empty} {
+	for _, p := range []string{junk, empty, full} {
 		if _, err := os.Stat(p); !os.IsNotExist(err) {
 			t.Fatalf("%s is still there: %v", p, err)
 		}
 	}
-	if _, err := os.Stat(filepath.Join(full, "f.txt")); err != nil {
-		t.Fatalf("the kept stray lost its file: %v", err)
+	// The gone run's stray directory and branch are kept by recovery refs, made
+	// before they went.
+	if !strings.HasPrefix(fullKept, "refs/atlas/recovery/gone/full-") {
+		t.Fatalf("the gone run's stray directory was kept under %q", fullKept)
+	}
+	if got := f.git(f.dir, "show", fullKept+"^{tree}:f.txt"); got != "kept bytes\n" {
+		t.Fatalf("the snapshot of the gone run's stray holds %q", got)
+	}
+	if got := strings.TrimSpace(f.git(f.dir, "rev-parse", audit.StrayBranchRef("gone", lost))); got != lost {
+		t.Fatalf("the stray branch's commit is kept at %q, want %s", got, lost)
+	}
+	if strings.Contains(f.git(f.dir, "branch", "--list", "atlas/gone/node/lost"), "lost") {
+		t.Fatal("the stray branch is still there")
+	}
+	if _, err := os.Stat(filepath.Join(liveDir, "x.txt")); err != nil {
+		t.Fatalf("the live run's stray lost its file: %v", err)
 	}
 	if strings.Contains(f.git(f.dir, "worktree", "list", "--porcelain"), rec) {
 		t.Fatal("git still records the gone worktree")

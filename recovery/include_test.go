@@ -55,3 +55,45 @@ func TestWorktreeIncludeCopiesAreNeverSnapshotted(t *testing.T) {
 		}
 	}
 }
+
+// A copy the agent made tracked (`git add -f`) stays out of a snapshot, staged or not,
+// while it holds the bytes copied; one it changed is its work and is snapshotted. The
+// record of the copies goes with the worktree (docs/contract.md §15).
+func TestTrackedIncludeCopiesStayOutWhileUnchanged(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	write(t, filepath.Join(f.dir, ".worktreeinclude"), "secret.log\nbuild/\n")
+	write(t, filepath.Join(f.dir, "secret.log"), "TOKEN=1\n")
+	write(t, filepath.Join(f.dir, "build", "cfg.log"), "cfg\n")
+	added, err := worktrees.Add(ctx, f.store, f.run, "code", worktrees.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := added.Rec.Path
+	write(t, filepath.Join(wt, "build", "cfg.log"), "the agent's cfg\n")
+	run(t, wt, "add", "-f", "secret.log", "build/cfg.log")
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: f.base,
+		Source: recovery.SourceWorktree}, recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tree := range []string{res.Manifest.Tree, res.Manifest.IndexTree} {
+		names := run(t, f.dir, "ls-tree", "-r", "--name-only", tree)
+		if strings.Contains(names, "secret.log") {
+			t.Errorf("the snapshot holds secret.log, an unchanged copy of the user's file the agent staged:\n%s", names)
+		}
+		if !strings.Contains(names, "build/cfg.log") {
+			t.Errorf("the snapshot lost build/cfg.log, a copy the agent changed:\n%s", names)
+		}
+	}
+	if got, err := worktrees.Included(f.repo, f.run, "code"); err != nil || len(got) != 2 {
+		t.Fatalf("included before the removal: %v, %v", got, err)
+	}
+	if _, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "code", recovery.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := worktrees.Included(f.repo, f.run, "code"); err != nil || len(got) != 0 {
+		t.Fatalf("the copies' record outlived the worktree: %v, %v", got, err)
+	}
+}

@@ -221,6 +221,11 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	if err := removeAtomically(ctx, m); err != nil {
 		return out, err
 	}
+	// The record of the files copied into it goes with it (docs/contract.md §15): a
+	// worktree made there again records its own.
+	if err := worktrees.ForgetIncluded(repo, run, node); err != nil {
+		return out, err
+	}
 	out.IgnoredDeleted = []IgnoredEntry{}
 	if out.Snapshot != nil {
 		out.IgnoredDeleted = deletedIgnored(out.Snapshot.Manifest)

@@ -152,6 +152,17 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	}
 
 	var wtPath string
+	var ports []int
+	// A replay worktree gets a block of ports of its own, as a node does, picked and
+	// recorded under the repository's port lock (docs/contract.md §15).
+	n := 0
+	if req.Worktree {
+		n = r.Header.Ports
+	}
+	alloc, err := worktrees.AllocatePorts(ctx, store, run, n)
+	if err != nil {
+		return nil, err
+	}
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		n, err := nextReplay(ctx, repo, r, run, req.Stage)
 		if err != nil {
@@ -172,18 +183,22 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 				return nil, fault.Conflict("%s exists already", wtPath).WithHint("remove it or run `git atlas audit`")
 			}
 			rec.Worktree = wtPath
+			if ports, err = alloc.Pick(out.Node); err != nil {
+				return nil, err
+			}
 			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath,
-				Branch: branch, Baseline: base, Head: base})
+				Branch: branch, Baseline: base, Head: base, Ports: ports})
 		}
 		r.State.Replays = append(r.State.Replays, rec)
 		out.Replay = rec
 		data := gitstate.StageRecoveredData{Branch: branch, Baseline: base, Snapshot: rec.Snapshot,
-			Worktree: rec.Worktree, Source: out.Source, Apply: req.Apply}
+			Worktree: rec.Worktree, Source: out.Source, Apply: req.Apply, Ports: ports}
 		return &gitstate.Change{
 			Event: gitstate.StageRecoveredEvent(gitstate.About{Stage: req.Stage}, data),
 			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
 		}, nil
 	})
+	alloc.Release()
 	if err != nil {
 		return nil, err
 	}
@@ -192,7 +207,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	}
 	// The ledger names the worktree before it exists: a crash here leaves a "missing"
 	// (or half-made) worktree, which resume and audit know how to handle.
-	rec := gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath, Branch: out.Replay.Branch, Baseline: base, Head: base}
+	rec := gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath, Branch: out.Replay.Branch, Baseline: base, Head: base, Ports: ports}
 	if err := worktrees.Materialize(ctx, repo, run, rec, base); err != nil {
 		return out, fmt.Errorf("add replay worktree: %w", err)
 	}

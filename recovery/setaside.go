@@ -50,6 +50,22 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 	return persist(ctx, store, t, opt, c)
 }
 
+// SnapshotStray snapshots, as SnapshotSetAside does, a directory under the managed
+// root that git no longer knows and whose run no longer exists (docs/contract.md §15):
+// with no ledger to record it, the snapshot is kept by its recovery ref alone,
+// refs/atlas/recovery/<run>/<node>-<id>, made durable before this returns, so that the
+// caller may then remove the directory. t.Baseline stands in for HEAD and index.
+func SnapshotStray(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
+	if err := gitstate.ValidName("run", t.Run); err != nil {
+		return nil, err
+	}
+	if err := gitstate.ValidName("node", t.Node); err != nil {
+		return nil, err
+	}
+	opt.unrecorded = true
+	return SnapshotSetAside(ctx, store, t, opt)
+}
+
 // captureDir builds the tree of the files under t.Path from their bytes and checks it
 // against the directory. Ignored files (by the repository's rules, the baseline's
 // files tracked) are listed, not kept, unless opt.IncludeIgnored, as in any snapshot:

@@ -78,8 +78,14 @@ type Options struct {
 	// record (nil: nobody).
 	Progress progress.Reporter
 	// copied are the files a managed worktree was given from the user's checkout
-	// (.worktreeinclude): never in a snapshot, whatever IncludeIgnored says.
-	copied map[string]bool
+	// (.worktreeinclude): never in a snapshot, whatever IncludeIgnored says; a copy
+	// the agent made tracked stays out while it holds the bytes copied (copiedIDs,
+	// their blob ids).
+	copied    map[string]bool
+	copiedIDs map[string]string
+	// unrecorded: the snapshot's ref alone keeps it, no ledger records it
+	// (SnapshotStray).
+	unrecorded bool
 }
 
 // Target is the worktree to snapshot and what to record about it.
@@ -185,11 +191,14 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	wt := repo.Worktree(t.Path)
 	if t.Source == SourceWorktree && t.Node != "" {
 		// The user's files, perhaps secrets, and snapshots are pushed (docs/contract.md §15).
-		copied, err := worktrees.Included(repo, t.Run, t.Node)
+		copies, err := worktrees.IncludedCopies(repo, t.Run, t.Node)
 		if err != nil {
 			return nil, err
 		}
-		opt.copied = toSet(copied)
+		opt.copied, opt.copiedIDs = map[string]bool{}, copies
+		for p := range copies {
+			opt.copied[p] = true
+		}
 	}
 	progress.Start(opt.Progress, "snapshot "+t.Path, 4)
 	defer progress.Done(opt.Progress)
@@ -268,6 +277,20 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	progress.Add(opt.Progress, 1)
 	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
 		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(store.Now())}
+	if opt.unrecorded {
+		// No ledger to record it in (its run is gone): the ref alone keeps it, made
+		// create-only and flushed before the caller deletes anything.
+		if !res.Reused {
+			if err := repo.UpdateRefs(ctx, "atlas: keep "+id, git.RefUpdate{Name: ref, New: commit, Old: git.ZeroID}); err != nil {
+				return nil, fmt.Errorf("pin snapshot %s: %w", id, err)
+			}
+		}
+		if err := repo.SyncRefs(ref); err != nil {
+			return nil, fmt.Errorf("pin snapshot %s: %w", id, err)
+		}
+		res.Rec = rec
+		return res, nil
+	}
 	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		for _, s := range r.State.Snapshots {
 			if s.ID == id {
@@ -398,6 +421,9 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		return nil, err
 	}
 	defer idx.Close()
+	if err := leaveOutCopies(ctx, wt.Repo, idx, t.Path, opt.copiedIDs); err != nil {
+		return nil, err
+	}
 	full, err := idx.Clone()
 	if err != nil {
 		return nil, err
@@ -539,6 +565,37 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	}
 	c.manifest = m
 	return c, nil
+}
+
+// leaveOutCopies takes out of the index copy idx the files copied into the worktree at
+// root from the user's checkout that the agent made tracked (`git add -f`) and that
+// still hold, staged and on disk, the bytes copied (docs/contract.md §15): the user's
+// files, perhaps secrets, which a pushed snapshot never takes. Out of the index they
+// are the ignored files they were, which a snapshot leaves out as copies. One the
+// agent changed is its work, and stays.
+func leaveOutCopies(ctx context.Context, repo *git.Repository, idx *git.TempIndex, root string, ids map[string]string) error {
+	known := false
+	for _, id := range ids {
+		known = known || id != ""
+	}
+	if !known {
+		return nil
+	}
+	entries, _, _, err := idx.EntriesFlagged(ctx)
+	if err != nil {
+		return err
+	}
+	var out []string
+	for _, e := range entries {
+		id := ids[e.Path]
+		if e.Stage != 0 || id == "" || e.ID != id || (e.Mode != "100644" && e.Mode != "100755") {
+			continue
+		}
+		if onDisk, err := repo.BlobIDOfFile(filepath.Join(root, filepath.FromSlash(e.Path))); err == nil && onDisk == id {
+			out = append(out, e.Path)
+		}
+	}
+	return idx.ForceRemove(ctx, out)
 }
 
 // sizeIgnored measures the ignored entries and picks the files to include: in name

@@ -2,8 +2,10 @@ package resume
 
 import (
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 )
@@ -50,5 +52,34 @@ func TestNextContinueGivesTheAgentsCommand(t *testing.T) {
 	a.Agent = ""
 	if n := Next(r, t0, Host{}); n.Action != NextContinue || n.AgentCommand != "" || n.Agent != "" {
 		t.Fatalf("continue without an agent: %+v", n)
+	}
+}
+
+// A running job whose claim named its agent and thread, with its worktree on disk, is
+// continued with that agent's own command from the worktree, and its receipt carries
+// the job's lease and holder; with no worktree on disk, or no agent, it is waited for.
+func TestNextContinueGivesAJobsAgentCommand(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	r := &gitstate.Run{Header: gitstate.Header{RunID: "g", Kind: gitstate.KindGraph},
+		State: gitstate.State{RunID: "g", Status: gitstate.RunRunning, Jobs: []gitstate.Job{
+			{ID: "api", State: gitstate.JobRunning, Needs: []string{}, Attempts: 0, Lease: "api#0@0.abcd", Holder: "w1",
+				ExpiresAt: gitstate.Stamp(t0.Add(time.Hour)), Agent: "claude", ThreadID: "th-7"}}},
+	}
+	r.State.Worktrees = []gitstate.WorktreeRec{{Node: "api", Path: dir}}
+	n := Next(r, t0, Host{})
+	want := AgentContinue("claude", "th-7", dir)
+	if n.Action != NextContinue || n.Agent != "claude" || n.ThreadID != "th-7" || n.AgentCommand != want ||
+		!slices.Equal(n.Jobs, []string{"api"}) || n.Command != "git atlas job done g api --lease api#0@0.abcd --status ok --holder w1" {
+		t.Fatalf("continue of a job: %+v, want agent_command %q", n, want)
+	}
+	r.State.Jobs[0].Agent = ""
+	if n := Next(r, t0, Host{}); n.Action != NextWait {
+		t.Fatalf("a job without an agent: %+v, want wait", n)
+	}
+	r.State.Jobs[0].Agent = "claude"
+	r.State.Worktrees[0].Path = dir + "/gone"
+	if n := Next(r, t0, Host{}); n.Action != NextWait {
+		t.Fatalf("a job whose worktree is gone: %+v, want wait", n)
 	}
 }

@@ -381,6 +381,9 @@ func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, b
 		n.command(who, "git", "atlas", "job", "claim", id)
 		return n, true
 	case len(f.Running) > 0:
+		if n, ok := continueJob(r, f.Running, wts); ok {
+			return n, true
+		}
 		return NextAction{Action: NextWait, Jobs: f.Running, Worktrees: wts, Reason: "jobs are running: wait for their receipts"}, true
 	case len(r.State.Jobs) == 0 && len(r.State.Stages) == 0:
 		// A job needs a name only the orchestrator can give: a template, never a
@@ -409,6 +412,40 @@ func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, b
 		nodes := slices.Sorted(maps.Keys(u.OutsideScope))
 		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
 			Reason: "the union left out " + strings.Join(nodes, ", ") + ", changed outside its scope: a person lets it in (union --allow-outside-scope JOB) or has it redone"}, true
+	}
+	return NextAction{}, false
+}
+
+// continueJob is continue for the first running job whose claim named its agent and
+// that agent's own thread id and whose worktree exists (docs/contract.md §15): the
+// agent's own command continues that conversation from the job's worktree, and the
+// receipt, carrying the job's lease, ends the attempt. A job whose verify is owed is
+// resume's, not the agent's.
+func continueJob(r *gitstate.Run, running []string, wts map[string]string) (NextAction, bool) {
+	id := r.Header.RunID
+	for _, jid := range running {
+		j, w := r.State.Job(jid), r.State.Worktree(jid)
+		if j == nil || j.VerifyOwed || w == nil || j.Lease == "" {
+			continue
+		}
+		cmd := AgentContinue(j.Agent, j.ThreadID, w.Path)
+		if cmd == "" {
+			continue
+		}
+		if fi, err := os.Stat(w.Path); err != nil || !fi.IsDir() {
+			continue
+		}
+		n := NextAction{Action: NextContinue, Jobs: []string{jid}, Worktrees: wts, ThreadID: j.ThreadID, Lease: j.Lease,
+			Agent: j.Agent, AgentCommand: cmd,
+			Reason: fmt.Sprintf("job %s is RUNNING: continue its %s conversation %s (`%s`); then its receipt with its lease", jid, j.Agent, j.ThreadID, cmd)}
+		// The receipt is the job's worker's, whoever asked: it carries the lease and
+		// the holder the claim recorded.
+		receipt := []string{"git", "atlas", "job", "done", id, jid, "--lease", j.Lease, "--status", gitstate.ReceiptOK}
+		if j.Holder != "" {
+			receipt = append(receipt, holderFlag(j.Holder)...)
+		}
+		n.Command = text.Command(receipt...)
+		return n, true
 	}
 	return NextAction{}, false
 }

@@ -82,7 +82,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
 				WithHint("leave out --baseline to keep it")
 		}
-		return ensure(ctx, store, run, *rec, opts)
+		return ensure(ctx, store, run, *rec, r.Header.Ports, opts)
 	}
 	if base == "" {
 		// A node whose worktree was removed keeps its pin: it starts from the same
@@ -154,24 +154,16 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		return nil, fault.Conflict("path %s is taken by something git-atlas did not record for node %s of run %s", rec.Path, node, run).
 			WithHint("move it away, or set %s to another directory", RootConfig)
 	}
-	release := func() {}
-	if n := r.Header.Ports; n > 0 {
-		// A block of ports for the node, unique among the repository's live nodes: under
-		// the repository's lock from the look at the others to the record (docs/contract.md §15).
-		release = lockPorts(ctx, repo)
-		lo, hi, err := PortRange(ctx, repo)
-		if err != nil {
-			release()
-			return nil, err
-		}
-		held, err := heldPorts(ctx, store, run, node)
-		if err == nil {
-			rec.Ports, err = pickPorts(run, node, n, lo, hi, held)
-		}
-		if err != nil {
-			release()
-			return nil, err
-		}
+	// A block of ports for the node, unique among the repository's live nodes: under
+	// the repository's lock from the look at the others to the record (docs/contract.md §15).
+	ports, err := AllocatePorts(ctx, store, run, r.Header.Ports)
+	if err != nil {
+		return nil, err
+	}
+	release := ports.Release
+	if rec.Ports, err = ports.Pick(node); err != nil {
+		release()
+		return nil, err
 	}
 	reattached := false
 	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
@@ -293,17 +285,23 @@ func jobOf(rec gitstate.WorktreeRec) string {
 
 // ensure makes a recorded worktree exist as recorded: nothing to do when it does;
 // recreated on its branch (as the branch stands) when its directory is gone.
-func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
-	added, err := ensureOnce(ctx, store, run, rec, opts)
+//
+// A worktree handed out again without ports when its run has them (its job's lease
+// was fenced, which freed its block) gets a block again first (docs/contract.md §15).
+func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
+	added, err := ensureOnce(ctx, store, run, rec, ports, opts)
 	if _, ok := errors.AsType[madeConcurrently](err); ok {
 		// Another process made it first: it now exists as recorded, which is all we
 		// were asked for.
-		return ensureOnce(ctx, store, run, rec, opts)
+		return ensureOnce(ctx, store, run, rec, ports, opts)
 	}
 	return added, err
 }
 
-func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) (*Added, error) {
+func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
+	if len(rec.Ports) > 0 {
+		ports = 0 // it holds its block
+	}
 	repo := store.Repo
 	if err := preserveHalfMade(ctx, store, run, rec, opts); err != nil {
 		return nil, err
@@ -331,6 +329,11 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 				return nil, err
 			}
 		}
+		if ports > 0 {
+			if rec.Ports, err = recordPorts(ctx, store, run, rec, ports, opts); err != nil {
+				return nil, err
+			}
+		}
 		rec.Head = info.Head
 		return &Added{Rec: rec}, nil
 	}
@@ -347,7 +350,19 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 	if tip == "" {
 		rec.Head = rec.Baseline // the branch was deleted: start it again at the baseline
 	}
-	if err := record(ctx, store, run, rec, tip, false); err != nil {
+	alloc, err := AllocatePorts(ctx, store, run, ports)
+	if err != nil {
+		return nil, err
+	}
+	if ports > 0 {
+		if rec.Ports, err = alloc.Pick(rec.Node); err != nil {
+			alloc.Release()
+			return nil, err
+		}
+	}
+	err = record(ctx, store, run, rec, tip, false)
+	alloc.Release()
+	if err != nil {
 		return nil, err
 	}
 	if err := forgetMissing(ctx, repo, run, rec, list); err != nil {
@@ -357,6 +372,42 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 		return nil, err
 	}
 	return &Added{Rec: rec, Recreated: true}, nil
+}
+
+// recordPorts gives the existing worktree rec, recorded without ports, a block of n
+// again, recorded (`worktree_ports`) under the port lock; the caller's lease is
+// checked again in that write. A block recorded meanwhile by another process is
+// the one returned.
+func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, n int, opts AddOptions) ([]int, error) {
+	alloc, err := AllocatePorts(ctx, store, run, n)
+	if err != nil {
+		return nil, err
+	}
+	defer alloc.Release()
+	ports, err := alloc.Pick(rec.Node)
+	if err != nil {
+		return nil, err
+	}
+	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+		cur := r.State.Worktree(rec.Node)
+		if cur == nil || cur.Path != rec.Path {
+			return nil, fault.Conflict("the worktree record of node %s of run %s changed concurrently", rec.Node, run).WithHint("run the command again")
+		}
+		if err := fence(r, rec.Node, opts); err != nil {
+			return nil, err
+		}
+		if len(cur.Ports) > 0 {
+			ports = cur.Ports
+			return nil, nil
+		}
+		cur.Ports = ports
+		about := gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}
+		return &gitstate.Change{Event: gitstate.WorktreePortsEvent(about, gitstate.WorktreePortsData{Node: rec.Node, Ports: ports})}, nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return ports, nil
 }
 
 // preserveHalfMade deals with a checkout a killed process began and never finished:

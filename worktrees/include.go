@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -18,10 +20,26 @@ import (
 // worktree of run's node from the checkout's .worktreeinclude.
 func includedRecord(run, node string) string { return "included/" + run + "/" + node }
 
+// includedV2 opens a record that keeps, after each copied file's name, the object id
+// its bytes had when copied. It cannot be a copied file's name: those are relative.
+const includedV2 = "/2"
+
 // Included lists the files copied into the worktree of run's node from the user's
 // checkout (docs/contract.md §15): the user's files, perhaps secrets, which a snapshot
 // leaves out. nil when none were.
 func Included(repo *git.Repository, run, node string) ([]string, error) {
+	copies, err := IncludedCopies(repo, run, node)
+	if err != nil || len(copies) == 0 {
+		return nil, err
+	}
+	return slices.Sorted(maps.Keys(copies)), nil
+}
+
+// IncludedCopies maps each file copied into the worktree of run's node from the user's
+// checkout to the blob id of the bytes copied ("" when a record from before ids were
+// kept does not say): while a file the agent made tracked (`git add -f`) still holds
+// those bytes, it is the user's copy, not the agent's work (docs/contract.md §15).
+func IncludedCopies(repo *git.Repository, run, node string) (map[string]string, error) {
 	if gitstate.ValidName("run", run) != nil || gitstate.ValidName("node", node) != nil {
 		return nil, nil
 	}
@@ -29,7 +47,28 @@ func Included(repo *git.Repository, run, node string) ([]string, error) {
 	if err != nil || len(data) == 0 {
 		return nil, err
 	}
-	return strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00"), nil
+	fields := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	copies := map[string]string{}
+	if fields[0] != includedV2 {
+		for _, f := range fields {
+			copies[f] = ""
+		}
+		return copies, nil
+	}
+	for i := 1; i+1 < len(fields); i += 2 {
+		copies[fields[i]] = fields[i+1]
+	}
+	return copies, nil
+}
+
+// ForgetIncluded removes the record of the files copied into the worktree of run's
+// node, once that worktree is gone (docs/contract.md §15): a worktree made there again
+// records its own copies.
+func ForgetIncluded(repo *git.Repository, run, node string) error {
+	if gitstate.ValidName("run", run) != nil || gitstate.ValidName("node", node) != nil {
+		return nil
+	}
+	return repo.RemoveLocal(includedRecord(run, node))
 }
 
 // bootstrap copies into the new worktree of rec the ignored files of the user's
@@ -43,7 +82,7 @@ func bootstrap(ctx context.Context, repo *git.Repository, run string, rec gitsta
 	if err != nil {
 		return err
 	}
-	var copied []string
+	var copied []copied
 	if len(list) > 0 && !list[0].Bare && list[0].Path != "" {
 		copied, err = copyIncluded(ctx, repo, list[0].Path, rec.Path)
 	}
@@ -52,12 +91,19 @@ func bootstrap(ctx context.Context, repo *git.Repository, run string, rec gitsta
 	if len(copied) == 0 {
 		return errors.Join(err, repo.RemoveLocal(name))
 	}
-	return errors.Join(err, repo.WriteLocal(name, []byte(strings.Join(copied, "\x00")+"\x00")))
+	fields := []string{includedV2}
+	for _, c := range copied {
+		fields = append(fields, c.path, c.id)
+	}
+	return errors.Join(err, repo.WriteLocal(name, []byte(strings.Join(fields, "\x00")+"\x00")))
 }
+
+// copied is one file bootstrap copied, and the blob id of its bytes.
+type copied struct{ path, id string }
 
 // copyIncluded copies the included files of the checkout at from into the worktree
 // at to and returns the ones it copied.
-func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([]string, error) {
+func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([]copied, error) {
 	paths, err := repo.WorktreeIncluded(ctx, from)
 	if err != nil || len(paths) == 0 {
 		return nil, err
@@ -70,17 +116,22 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 	if err != nil {
 		return nil, err
 	}
-	var copied []string
+	var done []copied
 	for _, p := range paths {
 		ok, err := copyOne(src, dst, p)
 		if err != nil {
-			return copied, fmt.Errorf("copy %s from %s (%s): %w", p, from, git.WorktreeIncludeFile, err)
+			return done, fmt.Errorf("copy %s from %s (%s): %w", p, from, git.WorktreeIncludeFile, err)
 		}
-		if ok {
-			copied = append(copied, p)
+		if !ok {
+			continue
 		}
+		c := copied{path: p}
+		if leaf, err := dst.Leaf(p); err == nil {
+			c.id, _ = repo.BlobIDOfFile(leaf) // "": unknown, never taken for the copy
+		}
+		done = append(done, c)
 	}
-	return copied, nil
+	return done, nil
 }
 
 func copyOne(src, dst confine.Root, rel string) (bool, error) {

@@ -102,6 +102,51 @@ func pickPorts(run, node string, n, lo, hi int, held map[int]bool) ([]int, error
 		WithHint("remove worktrees that are done (`git atlas gc`), or widen %s", PortRangeConfig)
 }
 
+// Allocator hands out blocks of ports to a run's nodes under the repository's port
+// lock, held from its look at the live nodes' blocks until Release, which comes after
+// the caller recorded the blocks it picked (docs/contract.md §15): runs share the
+// range.
+type Allocator struct {
+	run       string
+	n, lo, hi int
+	held      map[int]bool
+	release   func()
+}
+
+// AllocatePorts takes the port lock to give run's nodes blocks of n ports; with n 0
+// it takes nothing and Pick gives none. Release it once the blocks are recorded.
+func AllocatePorts(ctx context.Context, store *gitstate.Store, run string, n int) (*Allocator, error) {
+	a := &Allocator{run: run, n: n, release: func() {}}
+	if n <= 0 {
+		return a, nil
+	}
+	a.release = lockPorts(ctx, store.Repo)
+	var err error
+	if a.lo, a.hi, err = PortRange(ctx, store.Repo); err == nil {
+		a.held, err = heldPorts(ctx, store, run, "")
+	}
+	if err != nil {
+		a.Release()
+		return nil, err
+	}
+	return a, nil
+}
+
+// Pick is node's block: the one its run and name hash to, or the next free one after
+// it; nil when the run has no ports.
+func (a *Allocator) Pick(node string) ([]int, error) {
+	if a.n <= 0 {
+		return nil, nil
+	}
+	return pickPorts(a.run, node, a.n, a.lo, a.hi, a.held)
+}
+
+// Release lets the next allocation in.
+func (a *Allocator) Release() {
+	a.release()
+	a.release = func() {}
+}
+
 // lockPorts takes the repository's port lock (released by the returned function).
 func lockPorts(ctx context.Context, repo *git.Repository) func() {
 	return repo.Mutex(ctx, portsMutex, 30*time.Second)

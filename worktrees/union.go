@@ -320,6 +320,22 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	if err := p.prepare(ctx, repo, steps); err != nil {
 		return err
 	}
+	// The union worktree gets a block of ports of its own, as a node does, recorded
+	// with the build under the repository's port lock (docs/contract.md §15).
+	n := r.Header.Ports
+	if len(p.rec.Ports) > 0 {
+		n = 0 // it holds its block
+	}
+	alloc, err := AllocatePorts(ctx, store, p.run, n)
+	if err != nil {
+		return err
+	}
+	defer alloc.Release()
+	if n > 0 {
+		if p.rec.Ports, err = alloc.Pick(Union); err != nil {
+			return err
+		}
+	}
 	res.Rec, res.Created = p.rec, steps.create
 	if p.needsRecord(r.State.Union, res.Union) {
 		res.Changed = true
@@ -329,6 +345,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	} else {
 		res.Union.At = r.State.Union.At
 	}
+	alloc.Release()
 	return p.finish(ctx, repo, steps)
 }
 
@@ -364,7 +381,7 @@ func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, hea
 		return nil, err
 	}
 	if p.prev != nil {
-		p.rec.Path = p.prev.Path
+		p.rec.Path, p.rec.Ports = p.prev.Path, p.prev.Ports
 	} else {
 		root, err := Root(ctx, repo)
 		if err != nil {
@@ -519,7 +536,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 			conflicted = map[string][]string{}
 		}
 		d := gitstate.UnionBuiltData{Head: head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
-			Kept: kept, OutsideScope: u.OutsideScope}
+			Kept: kept, OutsideScope: u.OutsideScope, Ports: rec.Ports}
 		if len(u.AllowedOutsideScope) > 0 {
 			d.AllowedOutsideScope, d.ApprovedBy = u.AllowedOutsideScope, approvedBy
 		}
@@ -580,7 +597,7 @@ func sameUnion(a, b gitstate.UnionRec) bool {
 // sameRec compares the fields of two worktree records that git-atlas itself writes.
 func sameRec(a, b gitstate.WorktreeRec) bool {
 	return a.Node == b.Node && a.Stage == b.Stage && a.Path == b.Path && a.Branch == b.Branch &&
-		a.Baseline == b.Baseline && a.Head == b.Head && a.Untrusted == b.Untrusted
+		a.Baseline == b.Baseline && a.Head == b.Head && a.Untrusted == b.Untrusted && slices.Equal(a.Ports, b.Ports)
 }
 
 // RecordUnionVerify records the result of the run's verify run in the union worktree

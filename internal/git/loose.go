@@ -221,3 +221,31 @@ func (r *Repository) repairLoose(id string) bool {
 	}
 	return os.Remove(p) == nil
 }
+
+// BlobIDOfFile is the object id the bytes of the regular file at path would have as a
+// blob in this repository (its object format), as read from disk with no conversion:
+// `git hash-object --no-filters`, in process. A file that is not regular is an error.
+func (r *Repository) BlobIDOfFile(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return "", err
+	}
+	if !fi.Mode().IsRegular() {
+		return "", fmt.Errorf("%s is not a regular file", path)
+	}
+	h := looseWriter{sha256: r.ObjectFormat == "sha256"}.newHash()
+	fmt.Fprintf(h, "blob %d\x00", fi.Size())
+	n, err := io.Copy(h, f)
+	if err != nil {
+		return "", err
+	}
+	if n != fi.Size() {
+		return "", fmt.Errorf("%s changed while it was read", path)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
