@@ -133,7 +133,7 @@ func count(dir, script string, c *command) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	defer os.RemoveAll(tmp)
+	defer func() { _ = os.RemoveAll(tmp) }()
 	stages := make([][]string, len(c.stages))
 	for i, s := range c.stages {
 		stages[i] = append([]string{"bash", script, filepath.Join(tmp, strconv.Itoa(i))}, s...)
