@@ -124,6 +124,7 @@ func (e *Env) Repo() (*git.Repository, error) {
 			}
 			return nil, err
 		}
+		r.KeepWorktrees() // one command: the list and statuses asked once per state
 		e.repo = r
 	}
 	return e.repo, nil
