@@ -210,11 +210,11 @@ func parse(line string) [][]string {
 // process.
 func run(dir string, stages [][]string, stdin string) (time.Duration, int64, error) {
 	cmds := make([]*exec.Cmd, len(stages))
-	var stderr bytes.Buffer
+	stderr := make([]bytes.Buffer, len(stages)) // one each: stages write at once
 	for i, s := range stages {
 		c := exec.Command(s[0], s[1:]...)
 		c.Dir = dir
-		c.Stderr = &stderr
+		c.Stderr = &stderr[i]
 		cmds[i] = c
 	}
 	if stdin != "" {
@@ -249,9 +249,9 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	}
 	var rss int64
 	var failed error
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if err := c.Wait(); err != nil && failed == nil {
-			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr.String())
+			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr[i].String())
 		}
 		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			rss = max(rss, ru.Maxrss)
