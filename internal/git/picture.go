@@ -193,16 +193,22 @@ func listEpoch() int64 {
 
 // keptList is the kept worktree list, if it is still good.
 func (r *Repository) keptList() ([]WorktreeInfo, bool) {
+	list, _, ok := r.keptListAt()
+	return list, ok
+}
+
+// keptListAt is keptList and the list epoch it is good at.
+func (r *Repository) keptListAt() ([]WorktreeInfo, int64, bool) {
 	if r.seen == nil {
-		return nil, false
+		return nil, 0, false
 	}
 	at := listEpoch()
 	r.seen.mu.Lock()
 	defer r.seen.mu.Unlock()
 	if !r.seen.hasList || r.seen.listAt != at || !slices.Equal(r.seen.there, there(r.seen.list)) {
-		return nil, false // or a directory was moved or removed in process, outside git
+		return nil, 0, false // or a directory was moved or removed in process, outside git
 	}
-	return slices.Clone(r.seen.list), true
+	return slices.Clone(r.seen.list), at, true
 }
 
 // keepList keeps list, read when the list epoch was at.
@@ -230,8 +236,7 @@ func there(list []WorktreeInfo) []bool {
 // good only if it was good before and no other process's change came in between.
 // write runs one git process whose effect (a cmd's eff) changes the list.
 func (r *Repository) changeList(update func([]WorktreeInfo) bool, write func() error) error {
-	before, ok := r.keptList()
-	at := listEpoch()
+	before, at, ok := r.keptListAt()
 	err := write()
 	if err != nil || !ok || r.seen == nil {
 		return err
