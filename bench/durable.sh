@@ -53,9 +53,9 @@ base() { [ -n "${BASE:-}" ]; }
 echo "== start, $FILES files, against one flushed ledger write by git plumbing"
 pre=(-pre "start=sh $tmp/reset.sh") cmds=(floor="sh $tmp/floor.sh" start="git-atlas -C $r start --id s --stages code")
 if base; then pre+=(-pre "base=sh $tmp/reset.sh"); cmds+=(base="$BASE -C $r start --id s --stages code"); fi
-"$tmp/rounds" -n "$ROUNDS" "${pre[@]}" "${cmds[@]}"
+"$tmp/rounds" -n "$ROUNDS" -procs "$root/bench/procs.sh" "${pre[@]}" "${cmds[@]}"
 echo; echo "== transition, $FILES files, against the same floor"
 pre=(-pre "transition=sh $tmp/restart.sh $tmp/bin/git-atlas") cmds=(floor="sh $tmp/floor.sh" transition="git-atlas -C $r transition t code dispatched")
 if base; then pre+=(-pre "base=sh $tmp/restart.sh $BASE"); cmds+=(base="$BASE -C $r transition t code dispatched"); fi
-"$tmp/rounds" -n "$ROUNDS" "${pre[@]}" "${cmds[@]}"
+"$tmp/rounds" -n "$ROUNDS" -procs "$root/bench/procs.sh" "${pre[@]}" "${cmds[@]}"
 echo; echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

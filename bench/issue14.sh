@@ -24,7 +24,8 @@
 #
 # Timing: bench/rounds runs every command of a row once per round, in turn (ROUNDS
 # rounds after 3 discarded), with no shell in between, and prints medians, the ratio of
-# each to the row's first command (its floor) and the peak RSS of its largest process.
+# each to the row's first command (its floor), the peak RSS of its largest process and
+# the processes it starts (bench/procs.sh: strace -f's execve count, "-" without strace).
 # On the shared 2-core machine trust the ratios within one run, not absolute times.
 set -euo pipefail
 export LC_ALL=C
@@ -81,7 +82,7 @@ export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" GIT_CONFIG_NOSYSTEM=
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@x
 unset ATLAS_SESSION
 want() { case ",$PART," in *",$1,"*) return 0 ;; esac; return 1; }
-rounds() { "$tmp/rounds" -n "$ROUNDS" "$@"; }
+rounds() { "$tmp/rounds" -n "$ROUNDS" -procs "$root/bench/procs.sh" "$@"; }
 base() { [ -n "${BASE:-}" ]; }
 
 echo "issue 14 benchmarks: $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg), $(git --version), $(go version | cut -d' ' -f3)"
@@ -215,6 +216,6 @@ EOF
   echo; echo "== worktree remove, $REMOVE_FILES files, $REMOVE_CHANGED changed, against temporary index + add -A + write-tree + worktree remove --force (goal <= 1.6x)"
   pre=(-pre "floor=sh $tmp/mk-plain.sh" -pre "remove=sh $tmp/mk-atlas.sh") cmds=(floor="sh $tmp/floor.sh" remove="git-atlas -C $r worktree remove rm a")
   if base; then pre+=(-pre "base=sh $tmp/mk-atlas.sh") cmds+=(base="$tmp/base/git-atlas -C $r worktree remove rm a"); fi
-  "$tmp/rounds" -n "$REMOVE_ROUNDS" -warm 1 "${pre[@]}" "${cmds[@]}"
+  "$tmp/rounds" -n "$REMOVE_ROUNDS" -warm 1 -procs "$root/bench/procs.sh" "${pre[@]}" "${cmds[@]}"
 fi
 echo; echo "load average after: $(cut -d' ' -f1-3 /proc/loadavg)"

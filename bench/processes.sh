@@ -13,11 +13,11 @@ command -v strace >/dev/null || { echo "bench/processes.sh needs strace" >&2; ex
 source "$(dirname "$0")/lib.sh"
 export CI=true NO_COLOR=1
 
-# count BIN DIR ARGS...: the execve calls of one command, run in DIR.
+# count BIN DIR ARGS...: the execve calls of one command, run in DIR (bench/procs.sh).
 count() {
   local bin=$1 dir=$2; shift 2
-  (cd "$dir" && strace -f -qq -e trace=execve -o "$work/trace" "$bin" "$@" >"$work/out" 2>&1) || true
-  grep -c 'execve(' "$work/trace"
+  (cd "$dir" && bash "$here/bench/procs.sh" "$work/count" "$bin" "$@" >"$work/out" 2>&1) || true
+  cat "$work/count"
 }
 
 # scenario BIN: prints "name count" for each row, in a fresh repository.

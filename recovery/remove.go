@@ -45,7 +45,7 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 	errs := par.Each(2, 2, func(i int) error {
 		switch i {
 		case 0:
-			dirty, err := wt.Dirty(ctx)
+			dirty, err := wt.DirtyNow(ctx) // never a status read before: it guards the removal
 			if err != nil {
 				return err
 			}

@@ -180,9 +180,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 
 // op is the operations for one request: a fresh Ops over the same repository (an
 // Ops keeps every store it made, and the server lives for hours), which reads the
-// configuration afresh.
+// configuration and the worktrees afresh.
 func (s *Server) op() *ops.Ops {
 	s.ops.Repo.ReloadConfig()
+	s.ops.Repo.ForgetWorktrees()
 	return &ops.Ops{Repo: s.ops.Repo, Remote: s.ops.Remote, Clock: s.ops.Clock}
 }
 

@@ -1,9 +1,10 @@
 // Command rounds times commands in interleaved rounds, for the bench scripts: every
 // round runs each command once, in turn, so that the load of a shared machine falls on
 // all of them alike, and medians are reported with each command's ratio against the
-// first one (its floor) and the peak resident memory of its largest process.
+// first one (its floor), the peak resident memory of its largest process and the
+// processes it starts.
 //
-//	rounds [-n ROUNDS] [-warm N] [-dir DIR] NAME=COMMAND...
+//	rounds [-n ROUNDS] [-warm N] [-dir DIR] [-procs SCRIPT] NAME=COMMAND...
 //
 // A COMMAND is words split on blanks ('single quotes' keep blanks), run directly, with
 // no shell in between (a shell's fork would weigh on a 2 ms command); `a | b` is a
@@ -12,6 +13,11 @@
 // stdin from /dev/null and their output discarded; a command that fails stops the
 // benchmark (its stderr is shown). -pre NAME=COMMAND runs COMMAND (not timed) before
 // each timed run of NAME: a cache deleted, a hook installed.
+//
+// -procs names bench/procs.sh: each command is then run once more before the rounds
+// (after its -pre), every stage under that script, and the processes it starts,
+// counted as `strace -f` counts execve, are printed beside its times ("-" without the
+// script or strace). The count does not depend on the machine; the times do.
 package main
 
 import (
@@ -20,7 +26,9 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -32,7 +40,8 @@ type command struct {
 	stages [][]string
 	pre    [][]string
 	wall   []time.Duration
-	rss    int64 // KiB, the largest of any stage in any round
+	rss    int64  // KiB, the largest of any stage in any round
+	procs  string // processes started, or "-"
 }
 
 type multi []string
@@ -44,6 +53,7 @@ func main() {
 	n := flag.Int("n", 31, "timed rounds")
 	warm := flag.Int("warm", 3, "untimed rounds first")
 	dir := flag.String("dir", "", "directory the commands run in")
+	procs := flag.String("procs", "", "bench/procs.sh, to count the processes of each command")
 	var pres multi
 	flag.Var(&pres, "pre", "NAME=COMMAND run untimed before each run of NAME")
 	flag.Parse()
@@ -75,6 +85,22 @@ func main() {
 			fatal("-pre %s names no command", name)
 		}
 	}
+	for _, c := range cmds {
+		c.procs = "-"
+		if *procs == "" {
+			continue
+		}
+		if c.pre != nil {
+			if _, _, err := run(*dir, c.pre, ""); err != nil {
+				fatal("%s (pre): %v", c.name, err)
+			}
+		}
+		n, err := count(*dir, *procs, c)
+		if err != nil {
+			fatal("%s: %v", c.name, err)
+		}
+		c.procs = n
+	}
 	for r := -*warm; r < *n; r++ {
 		for _, c := range cmds {
 			if c.pre != nil {
@@ -93,11 +119,41 @@ func main() {
 		}
 	}
 	floor := median(cmds[0].wall)
-	fmt.Printf("%-28s %10s %8s %12s\n", "", "median", "ratio", "peak RSS")
+	fmt.Printf("%-28s %10s %8s %12s %6s\n", "", "median", "ratio", "peak RSS", "procs")
 	for _, c := range cmds {
 		m := median(c.wall)
-		fmt.Printf("%-28s %7.2f ms %7.2fx %8.1f MiB\n", c.name, ms(m), float64(m)/float64(floor), float64(c.rss)/1024)
+		fmt.Printf("%-28s %7.2f ms %7.2fx %8.1f MiB %6s\n", c.name, ms(m), float64(m)/float64(floor), float64(c.rss)/1024, c.procs)
 	}
+}
+
+// count runs c once with every stage under script (bench/procs.sh) and returns the
+// processes its stages started, summed, or "-" when the script could not count them.
+func count(dir, script string, c *command) (string, error) {
+	tmp, err := os.MkdirTemp("", "rounds-procs")
+	if err != nil {
+		return "", err
+	}
+	defer func() { _ = os.RemoveAll(tmp) }()
+	stages := make([][]string, len(c.stages))
+	for i, s := range c.stages {
+		stages[i] = append([]string{"bash", script, filepath.Join(tmp, strconv.Itoa(i))}, s...)
+	}
+	if _, _, err := run(dir, stages, c.stdin); err != nil {
+		return "", err
+	}
+	total := 0
+	for i := range stages {
+		b, err := os.ReadFile(filepath.Join(tmp, strconv.Itoa(i)))
+		if err != nil {
+			return "", err
+		}
+		n, err := strconv.Atoi(strings.TrimSpace(string(b)))
+		if err != nil {
+			return "-", nil
+		}
+		total += n
+	}
+	return strconv.Itoa(total), nil
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
@@ -154,11 +210,11 @@ func parse(line string) [][]string {
 // process.
 func run(dir string, stages [][]string, stdin string) (time.Duration, int64, error) {
 	cmds := make([]*exec.Cmd, len(stages))
-	var stderr bytes.Buffer
+	stderr := make([]bytes.Buffer, len(stages)) // one each: stages write at once
 	for i, s := range stages {
 		c := exec.Command(s[0], s[1:]...)
 		c.Dir = dir
-		c.Stderr = &stderr
+		c.Stderr = &stderr[i]
 		cmds[i] = c
 	}
 	if stdin != "" {
@@ -193,9 +249,9 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	}
 	var rss int64
 	var failed error
-	for _, c := range cmds {
+	for i, c := range cmds {
 		if err := c.Wait(); err != nil && failed == nil {
-			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr.String())
+			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr[i].String())
 		}
 		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
 			rss = max(rss, ru.Maxrss)

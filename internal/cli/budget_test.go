@@ -63,5 +63,5 @@ func TestProcessBudget(t *testing.T) {
 	run(14, "worktree", "remove", "r", "a", "--holder", "h")
 
 	dirty(strings.TrimSpace(run(1<<30, "worktree", "add", "r", "a", "--holder", "h")))
-	run(24, "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+	run(19, "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }

@@ -124,6 +124,7 @@ func (e *Env) Repo() (*git.Repository, error) {
 			}
 			return nil, err
 		}
+		r.KeepWorktrees() // one command: the list and statuses asked once per state
 		e.repo = r
 	}
 	return e.repo, nil
@@ -184,6 +185,14 @@ type exitPanic int
 
 // Main runs git-atlas with args and returns the exit code.
 func Main(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 1 && args[0] == "--version" {
+		// What kong's version flag prints, without building kong's model (issue 34:
+		// start-up): the command that runs before any other, to see what is installed.
+		if _, err := io.WriteString(stdout, "git-atlas "+version()+"\n"); err != nil {
+			return ExitFailure
+		}
+		return ExitOK
+	}
 	ctx, caught, stop := interruptible()
 	defer stop()
 	code, _ := execute(ctx, caught, OSSystem(), args, stdin, stdout, stderr)

@@ -171,6 +171,10 @@ type cmd struct {
 	env   []string // extra variables, appended after the fixed environment
 	stdin []byte
 	extra []*os.File // open files the child inherits (a marker's lock)
+	// eff is what the process changes, when its caller knows better than effectOf
+	// (picture.go); run notes it. The git processes made by command alone (cat-file,
+	// for-each-ref, diff-tree) change nothing.
+	eff *effect
 }
 
 // started counts the git processes command has made since the process began.
@@ -203,6 +207,12 @@ func exitCode(err error) int {
 }
 
 func (c cmd) run(ctx context.Context) ([]byte, error) {
+	eff := effectOf(c.dir, c.env, c.args)
+	if c.eff != nil {
+		eff = *c.eff
+	}
+	eff.note()
+	defer eff.note()
 	x := command(ctx, c.dir, c.env, c.args...)
 	x.ExtraFiles = c.extra
 	if c.stdin != nil {
@@ -238,6 +248,9 @@ type Repository struct {
 	flushed *sync.Map
 	// configs is the configuration read so far (config.go).
 	configs *configCache
+	// seen is the worktree list and statuses read so far (picture.go), nil until
+	// KeepWorktrees.
+	seen *picture
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.

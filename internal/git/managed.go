@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -261,7 +262,19 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 		return fmt.Errorf("attach %q: not a branch ref", clip(ref))
 	}
 	start := time.Now()
-	_, err := m.git(ctx, nil, nil, "symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref)
+	attached := func(list []WorktreeInfo) bool {
+		tip, err := m.Repo.ReadRef(ctx, ref)
+		i := slices.IndexFunc(list, func(w WorktreeInfo) bool { return dirKey(w.Path) == dirKey(m.Path) })
+		if err != nil || tip == "" || i < 0 {
+			return false
+		}
+		list[i].Head, list[i].Branch, list[i].Detached = tip, ref, false
+		return true
+	}
+	err := m.Repo.changeList(attached, func() error {
+		_, err := cmd{dir: m.Path, args: []string{"symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref}, eff: &effect{list: true, dirs: []string{m.Path}}}.run(ctx)
+		return err
+	})
 	return m.gitDirWritten(start, err)
 }
 

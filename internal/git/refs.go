@@ -63,13 +63,23 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if msg != "" {
 		args = append(args, "-m", msg)
 	}
+	names := make([]string, len(updates))
+	for i, u := range updates {
+		names[i] = u.Name
+	}
 	start := time.Now()
-	_, err := r.gitInput(ctx, in.Bytes(), args...)
+	e := r.refsEffect(names)
+	write := func() error {
+		_, err := (cmd{dir: r.CommonDir, args: args, stdin: in.Bytes(), eff: &e}).run(ctx)
+		return err
+	}
+	var err error
+	if e.list {
+		err = r.changeList(func(list []WorktreeInfo) bool { return movedTips(list, updates) }, write)
+	} else {
+		err = write()
+	}
 	if err == nil {
-		names := make([]string, len(updates))
-		for i, u := range updates {
-			names[i] = u.Name
-		}
 		return r.syncRefDirs(start, names)
 	}
 	if err != nil {

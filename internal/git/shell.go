@@ -37,6 +37,7 @@ type ShellResult struct {
 }
 
 func (s Shell) command(ctx context.Context) *exec.Cmd {
+	userCommand.note() // and again when it ends (shellResult)
 	c := exec.CommandContext(ctx, "sh", "-c", s.Script)
 	c.Dir = s.Dir
 	c.Env = append(UserEnv(), s.Env...)
@@ -55,6 +56,7 @@ func (s Shell) Run(ctx context.Context) ShellResult {
 }
 
 func shellResult(c *exec.Cmd, err error) ShellResult {
+	userCommand.note()
 	if err != nil && c.ProcessState == nil {
 		return ShellResult{ExitCode: -1, Err: err}
 	}
@@ -67,6 +69,9 @@ func shellResult(c *exec.Cmd, err error) ShellResult {
 	}
 	return res
 }
+
+// userCommand is what a user's command may change: anything (picture.go).
+var userCommand = effect{list: true, all: true}
 
 // Process is a Shell command started and not yet waited for.
 type Process struct {

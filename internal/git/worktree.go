@@ -49,12 +49,20 @@ type WorktreeInfo struct {
 
 // ListWorktrees parses `git worktree list --porcelain -z` (docs/git-notes.md: never the
 // human output).
+// The list is asked once per command while nothing git-atlas does changes it
+// (picture.go).
 func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) {
+	if list, ok := r.keptList(); ok {
+		return list, nil
+	}
+	at := listEpoch()
 	out, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "list", "--porcelain", "-z"}})
 	if err != nil {
 		return nil, err
 	}
-	return parseWorktrees(string(out)), nil
+	list := parseWorktrees(string(out))
+	r.keepList(list, at)
+	return list, nil
 }
 
 func parseWorktrees(out string) []WorktreeInfo {
@@ -194,14 +202,39 @@ func (w *Worktree) Head(ctx context.Context) (sha, branch string, err error) {
 
 // Status returns the raw `git status --porcelain=v2 -z` of the worktree, with every
 // untracked file listed. --no-optional-locks keeps git from rewriting the index for a
-// stat refresh (docs/git-notes.md: plain status does).
+// stat refresh (docs/git-notes.md: plain status does). It is asked once per state of
+// the worktree: kept while nothing git-atlas does changes it (picture.go).
 func (w *Worktree) Status(ctx context.Context) ([]byte, error) {
-	return w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	if out, ok := w.Repo.keptStatus(w.Path); ok {
+		return out, nil
+	}
+	return w.StatusNow(ctx)
+}
+
+// StatusNow is Status asked of git now, whatever was kept: for the check that guards
+// a removal or reset (recovery.Assess), which must see what an agent wrote a moment
+// ago.
+func (w *Worktree) StatusNow(ctx context.Context) ([]byte, error) {
+	all, d := statusEpochs(dirKey(w.Path))
+	out, err := w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignore-submodules=none")
+	if err == nil {
+		w.Repo.keepStatus(w.Path, out, all, d)
+	}
+	return out, err
 }
 
 // Dirty reports whether the worktree has any change: staged, unstaged or untracked.
 func (w *Worktree) Dirty(ctx context.Context) (bool, error) {
 	out, err := w.Status(ctx)
+	if err != nil {
+		return false, err
+	}
+	return len(out) > 0, nil
+}
+
+// DirtyNow is Dirty from StatusNow.
+func (w *Worktree) DirtyNow(ctx context.Context) (bool, error) {
+	out, err := w.StatusNow(ctx)
 	if err != nil {
 		return false, err
 	}
@@ -287,9 +320,14 @@ func (w *Worktree) headWritten(start time.Time) error {
 // Clean reports whether the worktree is exactly its HEAD: nothing staged, changed,
 // untracked or ignored.
 func (w *Worktree) Clean(ctx context.Context) (bool, error) {
+	all, d := statusEpochs(dirKey(w.Path))
 	out, err := w.git(ctx, nil, nil, "--no-optional-locks", "status", "--porcelain=v2", "-z", "--untracked-files=all", "--ignored=matching", "--ignore-submodules=none")
 	if err != nil {
 		return false, err
+	}
+	if len(out) == 0 {
+		// Nothing ignored either: Status, which leaves ignored files out, is empty too.
+		w.Repo.keepStatus(w.Path, out, all, d)
 	}
 	return len(out) == 0, nil
 }
