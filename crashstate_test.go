@@ -739,7 +739,7 @@ func isRegistration(rel string) bool {
 // directory on its way names the next as of its last flush.
 func (s *fsim) durablyNamed(rel string) bool {
 	d := s.top
-	for _, part := range strings.Split(rel, "/") {
+	for part := range strings.SplitSeq(rel, "/") {
 		if d.durable[part] == nil {
 			return false
 		}
