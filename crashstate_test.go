@@ -85,8 +85,11 @@ func crashPaths() []crashPath {
 	return []crashPath{
 		{name: "start", args: []string{"start", "--id", "s", "--stages", "code"}},
 		{name: "remove", setup: func(t *testing.T, a atlasCLI) {
-			a.must(t, "start", "--id", "s", "--stages", "code")
+			a.must(t, "start", "--id", "s", "--stages", "code,keep")
 			dirty(t, a, "s", "code")
+			// Another worktree stays: .git/worktrees/ is kept, so only the removal's
+			// own flush of it makes the registration's removal durable.
+			a.must(t, "worktree", "add", "s", "keep")
 		}, args: []string{"worktree", "remove", "s", "code"}},
 		{name: "resume", setup: func(t *testing.T, a atlasCLI) {
 			graph(t, a)
@@ -277,6 +280,10 @@ type fsim struct {
 	step       int   // the index of the system call being applied
 	fsyncAt    []int // prefix lengths (calls applied) right after each fsync
 	destroyAt  []int // prefix lengths right after each destructive step
+
+	// unregistered are the linked worktrees' registrations (.git/worktrees/<id>)
+	// removed: gone for good once the command reports success.
+	unregistered []string
 }
 
 func loadTree(t *testing.T, root string) map[string]entry {
@@ -602,6 +609,9 @@ func (s *fsim) apply(o op) {
 		}
 		s.destroy(rel, "delete")
 		delete(parent.entries, name)
+		if isRegistration(rel) {
+			s.unregistered = append(s.unregistered, rel)
+		}
 	case "mkdir", "mkdirat":
 		parent, name, n := s.lookup(s.rel(o.paths[0]))
 		if parent != nil && n == nil {
@@ -719,9 +729,35 @@ func prefixStates(root string, pre map[string]entry, worktrees []string, ops []o
 	return out
 }
 
-// finish checks that every ref moved is durable at exit, and adds the end states.
+// isRegistration: git's registration of a linked worktree, .git/worktrees/<id>.
+func isRegistration(rel string) bool {
+	_, id, ok := strings.Cut(rel, "/.git/worktrees/")
+	return ok && id != "" && !strings.Contains(id, "/")
+}
+
+// durablyNamed reports whether rel would still be there after a crash now: every
+// directory on its way names the next as of its last flush.
+func (s *fsim) durablyNamed(rel string) bool {
+	d := s.top
+	for part := range strings.SplitSeq(rel, "/") {
+		if d.durable[part] == nil {
+			return false
+		}
+		d = d.durable[part]
+	}
+	return true
+}
+
+// finish checks that every ref moved, and every worktree registration removed, is
+// durable at exit (a registration that a crash brings back names a directory that is
+// gone), and adds the end states.
 func (s *fsim) finish() {
 	s.checkRefsSoFar("exit")
+	for _, r := range s.unregistered {
+		if s.durablyNamed(r) {
+			s.violations = append(s.violations, fmt.Sprintf("exit before the removal of the registration %s was durable", r))
+		}
+	}
 	s.states = append(s.states, crashState{kind: "synced", at: s.fsyncs, tree: s.build(false), last: true},
 		crashState{kind: "end", at: s.fsyncs, tree: s.current(), last: true})
 }

@@ -40,6 +40,13 @@ type verifier struct {
 	// restored: the files were written from the tree (a restore), so a difference is
 	// the restore's failure, not a worktree that changed during a snapshot.
 	restored bool
+	// stat holds, by path, the entries of the worktree's own index whose stat data git
+	// would trust (git.TempIndex.StatData). A file whose blob and mode in the tree
+	// are its entry's, and whose stat data on disk are still exactly what the entry
+	// recorded, is the entry's blob, as git's own status and add judge it: it is not
+	// read again, once the blob's size is seen to be the file's (a file checked out
+	// through a conversion that is off now is not its blob's bytes; see statChecks).
+	stat map[string]git.IndexStat
 }
 
 func (v *verifier) addIgnored(p string, dir bool) {
@@ -78,6 +85,10 @@ type fileCheck struct {
 	want string
 	got  string
 	err  error
+	// byStat: the file's stat data are its index entry's (verifier.stat), so it is
+	// not hashed unless size, its size on disk, is not its blob's.
+	byStat bool
+	size   int64
 }
 
 // check compares tree with the directory. It returns the paths of nested repositories
@@ -96,10 +107,19 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	missing := make(chan error, 1)
-	go func() { missing <- v.haveBlobs(ctx, tree, blobs) }()
-	embedded, err := v.compareDir(ctx, t)
-	if merr := <-missing; merr != nil {
+	done := make(chan struct{})
+	var sizes map[string]int64
+	var merr error
+	go func() {
+		sizes, merr = v.haveBlobs(ctx, tree, blobs)
+		close(done)
+	}()
+	blobSizes := func() (map[string]int64, error) {
+		<-done
+		return sizes, merr
+	}
+	embedded, err := v.compareDir(ctx, t, blobSizes)
+	if _, merr := blobSizes(); merr != nil {
 		return nil, merr
 	}
 	return embedded, err
@@ -107,7 +127,7 @@ func (v *verifier) check(ctx context.Context, tree string) ([]string, error) {
 
 // compareDir walks the directory against the tree read back, hashing the files as it
 // goes, then compares.
-func (v *verifier) compareDir(ctx context.Context, t *treeIndex) ([]string, error) {
+func (v *verifier) compareDir(ctx context.Context, t *treeIndex, blobSizes func() (map[string]int64, error)) ([]string, error) {
 	w, err := v.walk(t, v.rules(ctx))
 	if err != nil {
 		return nil, err
@@ -117,10 +137,40 @@ func (v *verifier) compareDir(ctx context.Context, t *treeIndex) ([]string, erro
 			return nil, v.changed("%q is in the snapshot but not on disk", it.Path)
 		}
 	}
+	if err := v.statChecks(w.checks, blobSizes); err != nil {
+		return nil, err
+	}
 	if err := v.compare(w.checks); err != nil {
 		return nil, err
 	}
 	return w.embedded, nil
+}
+
+// statChecks settles the files the walk matched by their stat data alone: each whose
+// size on disk is its blob's is its blob; the others (a file checked out through a
+// conversion, CRLF line endings or an ident keyword, that is off now: the index's stat
+// data are the converted file's, its blob the unconverted bytes) are hashed.
+func (v *verifier) statChecks(checks []*fileCheck, blobSizes func() (map[string]int64, error)) error {
+	var hash []*fileCheck
+	var sizes map[string]int64
+	for _, c := range checks {
+		if !c.byStat {
+			continue
+		}
+		if sizes == nil {
+			var err error
+			if sizes, err = blobSizes(); err != nil {
+				return err
+			}
+		}
+		if size, ok := sizes[c.want]; ok && size == c.size {
+			c.got = c.want
+		} else {
+			hash = append(hash, c)
+		}
+	}
+	hashAll(hash, v.repo.ObjectFormat == "sha256")
+	return nil
 }
 
 // treeIndex is a tree read back from the object store.
@@ -152,20 +202,21 @@ func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []str
 	return t, unique(blobs), nil
 }
 
-// haveBlobs makes sure every one of blobs (named by tree) is in the object store.
-func (v *verifier) haveBlobs(ctx context.Context, tree string, blobs []string) error {
+// haveBlobs makes sure every one of blobs (named by tree) is in the object store, and
+// returns their sizes.
+func (v *verifier) haveBlobs(ctx context.Context, tree string, blobs []string) (map[string]int64, error) {
 	want, err := oids(blobs...)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	missing, err := v.repo.MissingObjects(ctx, want)
+	sizes, missing, err := v.repo.ObjectSizes(ctx, want)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	if len(missing) > 0 {
-		return fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
+		return nil, fmt.Errorf("tree %s names %d missing objects (first %s)", tree, len(missing), missing[0])
 	}
-	return nil
+	return sizes, nil
 }
 
 // hasUnder reports whether the tree holds anything under dir.
@@ -296,6 +347,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 		w.checks = append(w.checks, checks...)
 		w.embedded = append(w.embedded, embedded...)
 		mu.Unlock()
+		checks = slices.DeleteFunc(checks, func(c *fileCheck) bool { return c.byStat })
 		for len(checks) > hashBatch { // the rest, a batch at a time, to the other workers
 			add(walkItem{files: checks[len(checks)-hashBatch:]})
 			checks = checks[:len(checks)-hashBatch]
@@ -340,7 +392,8 @@ func walkOrder(a, b string) int {
 // fileCheckOf decides what the file (or symlink, or special file) at rel, of type
 // typ, needs to match it, the tree's entry (inTree: the tree has one): nothing (an
 // ignored file, a file git keeps none of), a hash (the returned check), or nothing
-// can make it match (the error). It reads nothing from disk.
+// can make it match (the error). It reads nothing from disk but, for a file the
+// worktree's index holds (verifier.stat), its stat data.
 func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
 	if !inTree {
 		if v.ignored(rel) {
@@ -371,7 +424,11 @@ func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem
 			exec = 1
 		}
 	}
-	return &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID}, nil
+	c := &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID}
+	if s, ok := v.stat[rel]; ok && s.ID == it.ID && s.Mode == it.Mode {
+		c.size, c.byStat = git.StatMatches(abs, s)
+	}
+	return c, nil
 }
 
 // compare fails at the first file whose hash is not its blob's.

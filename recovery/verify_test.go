@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -188,4 +189,97 @@ func verifiedDirWith(t *testing.T, add func(dir string)) (*verifier, string) {
 		t.Fatalf("unchanged directory fails: %v", err)
 	}
 	return v, tree
+}
+
+// TestVerifierTrustsOnlyCleanStatData: a file whose stat data are still what the
+// worktree's index recorded, before the index was written, is its blob and is not read
+// again; a changed file is hashed, and so is a stat-clean file whose bytes are not its
+// blob's (checked out through a conversion that is off now), which fails the check.
+func TestVerifierTrustsOnlyCleanStatData(t *testing.T) {
+	t.Setenv("GIT_CONFIG_NOSYSTEM", "1")
+	t.Setenv("HOME", t.TempDir())
+	ctx := context.Background()
+	dir := t.TempDir()
+	git1 := func(args ...string) {
+		t.Helper()
+		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v: %s", args, err, out)
+		}
+	}
+	git1("init", "-q")
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	git1("add", "-A")
+	git1("-c", "user.name=t", "-c", "user.email=t@x", "commit", "-q", "-m", "files")
+	// c.txt checked out again with CRLF line endings: its index entry's stat data are
+	// those of the CRLF file, its blob the LF text.
+	if err := os.Remove(filepath.Join(dir, "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	git1("-c", "core.autocrlf=true", "checkout", "--", "c.txt")
+	// a.txt changes (another size: a change within the same clock tick shows too).
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// The index written a second later than it was: no entry is racily clean.
+	index := filepath.Join(dir, ".git", "index")
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(index, later, later); err != nil {
+		t.Fatal(err)
+	}
+	repo, err := git.Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := repo.Worktree(dir)
+	idx, err := wt.CopyIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	stat := idx.StatData()
+	if err := idx.AddAll(ctx); err != nil { // core.autocrlf is off: c.txt is stat-clean, not added
+		t.Fatal(err)
+	}
+	tree, err := idx.WriteTree(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	v := &verifier{repo: repo, wt: wt, root: dir, stat: stat}
+	ti, blobs, err := v.readTree(ctx, tree.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	w, err := v.walk(ti, v.rules(ctx))
+	if err != nil {
+		t.Fatal(err)
+	}
+	byStat := map[string]bool{}
+	for _, c := range w.checks {
+		byStat[c.rel] = c.byStat
+	}
+	if !byStat["b.txt"] || byStat["a.txt"] {
+		t.Errorf("matched by stat data: %v; want b.txt (unchanged) and not a.txt (changed)", byStat)
+	}
+	if !byStat["c.txt"] {
+		t.Errorf("c.txt is stat-clean: want it matched by stat data, then hashed for its size")
+	}
+	_, err = v.check(ctx, tree.String())
+	if !errors.Is(err, ErrChanged) || !strings.Contains(err.Error(), "c.txt") {
+		t.Fatalf("want c.txt's CRLF bytes caught, got %v", err)
+	}
+	if _, err := v.haveBlobs(ctx, tree.String(), blobs); err != nil {
+		t.Fatal(err)
+	}
+	// Without c.txt's difference the check passes, b.txt unread.
+	if err := os.Remove(filepath.Join(dir, "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	git1("-c", "core.autocrlf=false", "checkout", "--", "c.txt")
+	if _, err := v.check(ctx, tree.String()); err != nil {
+		t.Fatalf("an unchanged c.txt: %v", err)
+	}
 }

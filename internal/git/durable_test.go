@@ -216,3 +216,36 @@ func TestObjectsWrittenNoSpaceRemovesTemporaries(t *testing.T) {
 		t.Fatalf("Leftovers = %+v", l)
 	}
 }
+
+// TestCommitEmptyFlushes: CommitEmpty, the test kit's first commit, flushes what it
+// wrote as CommitAll does: the directory of every object it named is flushed before it
+// returns (and so are the branch ref's and the git dir's, by the same calls).
+func TestCommitEmptyFlushes(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := InitRepository(ctx, dir, nil); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Open(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := r.Worktree(dir)
+	if err := w.CommitEmpty(ctx, "first", nil); err != nil {
+		t.Fatal(err)
+	}
+	head, err := w.ResolveHead(ctx)
+	if err != nil || head == "" {
+		t.Fatalf("HEAD after CommitEmpty: %q, %v", head, err)
+	}
+	info, err := r.Commit(ctx, OID{hex: head})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{head, info.Tree} {
+		d := filepath.Join(r.CommonDir, "objects", id[:2])
+		if _, ok := r.flushed.Load(d); !ok {
+			t.Errorf("%s (of object %s) was not flushed", d, id)
+		}
+	}
+}

@@ -162,37 +162,61 @@ func (l looseWriter) readLoose(id string) (typ string, data []byte, ok bool) {
 	return l.read(l.path(id), id)
 }
 
-// headerReads reports whether id is a loose object whose header inflates and parses
-// ("<type> <size>" NUL): what `cat-file --batch-check=%(objecttype)` reads of a loose
-// object to call it present. false: not loose, or torn; git then decides.
-func (l looseWriter) headerReads(id string) bool {
+// headerSize is the size a loose object's header states, when id is a loose object
+// whose header inflates and parses (a type git knows and a size), as git's type check
+// reads it.
+func (l looseWriter) headerSize(id string) (int64, bool) {
 	if !isHexID(id) {
-		return false
+		return 0, false
 	}
 	f, err := os.Open(l.path(id))
 	if err != nil {
-		return false
+		return 0, false
 	}
 	defer f.Close()
 	zr, err := zlib.NewReader(f)
 	if err != nil {
-		return false
+		return 0, false
 	}
 	var head [64]byte
 	n, _ := io.ReadFull(zr, head[:])
 	nul := bytes.IndexByte(head[:n], 0)
 	if nul < 0 {
-		return false
+		return 0, false
 	}
 	typ, size, ok := bytes.Cut(head[:nul], []byte{' '})
-	if _, err := strconv.ParseUint(string(size), 10, 63); !ok || err != nil {
-		return false
+	v, err := strconv.ParseUint(string(size), 10, 63)
+	if !ok || err != nil {
+		return 0, false
 	}
 	switch string(typ) {
 	case "blob", "tree", "commit", "tag":
-		return true
+		return int64(v), true
 	}
-	return false
+	return 0, false
+}
+
+// names lists the loose objects of the fan-out directories the ids fall in (one
+// directory listing each, rather than an open of every id: most of a worktree's blobs
+// are packed).
+func (l looseWriter) names(ids []OID) map[string]bool {
+	listed := map[string]bool{}
+	found := map[string]bool{}
+	for _, id := range ids {
+		xx := id.hex[:2]
+		if listed[xx] {
+			continue
+		}
+		listed[xx] = true
+		ents, err := os.ReadDir(filepath.Join(l.objects, xx))
+		if err != nil {
+			continue
+		}
+		for _, e := range ents {
+			found[xx+e.Name()] = true
+		}
+	}
+	return found
 }
 
 func isHexID(id string) bool {

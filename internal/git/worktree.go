@@ -249,10 +249,16 @@ func InitRepository(ctx context.Context, dir string, env []string) error {
 }
 
 // CommitEmpty records a commit that changes nothing in the worktree at w (a new
-// repository's first, as the test kit and the benchmarks make one).
+// repository's first, as the test kit and the benchmarks make one), durably as
+// CommitAll: its objects' directories, then the worktree's git dir and the branch ref's
+// directories are flushed before it returns (docs/contract.md §11.12).
 func (w *Worktree) CommitEmpty(ctx context.Context, msg string, env []string) error {
+	start := time.Now()
 	_, err := w.git(ctx, env, nil, "commit", "-q", "--allow-empty", "-m", msg)
-	return err
+	if err := w.Repo.objectsWritten(start, err); err != nil {
+		return err
+	}
+	return w.headWritten(start)
 }
 
 // OwnsWorktree reports whether the directory at path is a linked worktree of this

@@ -1,0 +1,26 @@
+//go:build linux
+
+package git
+
+import "syscall"
+
+func statMatches(path string, s IndexStat) (int64, bool) {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return 0, false
+	}
+	mode := "100644"
+	switch {
+	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:
+		mode = "120000"
+	case st.Mode&syscall.S_IFMT != syscall.S_IFREG:
+		return 0, false
+	case st.Mode&0o100 != 0:
+		mode = "100755"
+	}
+	ok := mode == s.Mode && uint32(st.Size) == s.Size && uint32(st.Dev) == s.Dev && uint32(st.Ino) == s.Ino &&
+		st.Uid == s.UID && st.Gid == s.GID &&
+		uint32(st.Mtim.Sec) == s.Mtime[0] && uint32(st.Mtim.Nsec) == s.Mtime[1] &&
+		uint32(st.Ctim.Sec) == s.Ctime[0] && uint32(st.Ctim.Nsec) == s.Ctime[1]
+	return st.Size, ok
+}
