@@ -297,7 +297,11 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	ref := first.Rec.Ref
 	run(t, f.dir, "update-ref", "-d", ref)
 	lock := filepath.Join(f.repo.CommonDir, filepath.FromSlash(ref)+".lock")
-	write(t, lock, first.Rec.Commit+"\n") // the dead writer's, just left
+	write(t, lock, first.Rec.Commit+"\n") // the dead writer's
+	old := time.Now().Add(-time.Hour)     // left long enough ago to be taken, however slow the machine
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
 
 	removed, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{Reason: "test"})
 	if err != nil {
