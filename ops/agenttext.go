@@ -33,9 +33,9 @@ import (
 // a snapshot record's reason and source, a worktree's setup command and output) is
 // copied there from the event that set it, and the state document itself carries no
 // MAC: such a value reaches an agent only when it is git-atlas's own wording or a
-// string in the data of an event this clone wrote that no undo took back
-// (agentText.ownText, one walk of the run's log per run and result, and only for a
-// run started here that no person vouched for).
+// string in the data of an event this clone wrote, one no undo took back for what undo
+// restores (agentText.ownText, ownKept: one walk of the run's log per run and result,
+// and only for a run started here that no person vouched for).
 
 // agentText is the decision, reading each run's trust record once.
 type agentText struct {
@@ -46,13 +46,13 @@ type agentText struct {
 	// listed are the runs' summaries, read when a result names runs by id only
 	// (trustsID).
 	listed *map[string]*gitstate.Run
-	// texts are, per run, the strings of its events this clone wrote (ownText).
-	texts *map[string]map[string]bool
+	// texts are, per run tip, the strings of its events this clone wrote (ownText).
+	texts *map[string]ownTexts
 }
 
 func (o *Ops) agentText() agentText {
 	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
-	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]map[string]bool)}
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]ownTexts)}
 }
 
 // vouched reports whether a person trusted r here: all of its text may reach an agent.
@@ -72,10 +72,15 @@ func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job)
 	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j))
 }
 
-// ownText reports whether v, a free-text value r's state holds, may reach an agent
-// from r, a run started here that no person vouched for: v is empty, git-atlas's own
-// wording, or a string in the data of one of r's events this clone wrote (its MAC
-// verifies here) that no undo took back. The run's log is walked once per result.
+// ownTexts are the strings in the data of a run's events this clone wrote: live, of
+// those no undo took back; all, of every one.
+type ownTexts struct{ live, all map[string]bool }
+
+// ownText reports whether v, a free-text value r's state holds that undo restores
+// (the run's and a stage's reason), may reach an agent from r, a run started here
+// that no person vouched for: v is empty, git-atlas's own wording, or a string in the
+// data of one of r's events this clone wrote (its MAC verifies here) that no undo
+// took back. The run's log is walked once per result.
 func (a agentText) ownText(ctx context.Context, r *gitstate.Run, v string) bool {
 	if v == "" || v == gitstate.ReasonAllStagesCompleted {
 		return true
@@ -86,21 +91,26 @@ func (a agentText) ownText(ctx context.Context, r *gitstate.Run, v string) bool 
 			return a.ownText(ctx, r, reason)
 		}
 	}
-	if *a.texts == nil {
-		*a.texts = map[string]map[string]bool{}
-	}
-	own, ok := (*a.texts)[r.Tip]
-	if !ok {
-		own = a.eventTexts(ctx, r)
-		(*a.texts)[r.Tip] = own
-	}
-	return own[v]
+	return a.eventTexts(ctx, r).live[v]
 }
 
-// eventTexts are the strings in the data of r's events this clone wrote, less those
-// of the events an undo took back (nothing, when the log cannot be read).
-func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) map[string]bool {
-	own := map[string]bool{}
+// ownKept is ownText for a value undo keeps as it is (an attempt's, a snapshot
+// record's, a worktree's setup): the event that set it counts even once undone.
+func (a agentText) ownKept(ctx context.Context, r *gitstate.Run, v string) bool {
+	return v == "" || a.eventTexts(ctx, r).all[v]
+}
+
+// eventTexts are the strings in the data of r's events this clone wrote (none, when
+// the log cannot be read), read once per result.
+func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
+	if *a.texts == nil {
+		*a.texts = map[string]ownTexts{}
+	}
+	if own, ok := (*a.texts)[r.Tip]; ok {
+		return own
+	}
+	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}}
+	(*a.texts)[r.Tip] = own
 	events, err := a.o.Reader().LogOf(ctx, r)
 	if err != nil {
 		return own
@@ -116,12 +126,13 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) map[string]b
 	}
 	for i := range events {
 		e := &events[i]
-		if !a.key.OwnEvent(r.Header.RunID, e) || slices.ContainsFunc(undone, func(u [2]int) bool { return e.Seq > u[0] && e.Seq <= u[1] }) {
+		var data any
+		if !a.key.OwnEvent(r.Header.RunID, e) || json.Unmarshal(e.Data, &data) != nil {
 			continue
 		}
-		var data any
-		if json.Unmarshal(e.Data, &data) == nil {
-			collectStrings(data, own)
+		collectStrings(data, own.all)
+		if !slices.ContainsFunc(undone, func(u [2]int) bool { return e.Seq > u[0] && e.Seq <= u[1] }) {
+			collectStrings(data, own.live)
 		}
 	}
 	return own
@@ -153,6 +164,11 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 			*v, withheld = "", true
 		}
 	}
+	kept := func(v *string) {
+		if !a.ownKept(ctx, r, *v) {
+			*v, withheld = "", true
+		}
+	}
 	keep(&s.Reason)
 	s.Stages = slices.Clone(s.Stages)
 	for i := range s.Stages {
@@ -161,23 +177,23 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 		st.Attempts = slices.Clone(st.Attempts)
 		for k := range st.Attempts {
 			at := &st.Attempts[k]
-			keep(&at.ThreadID)
-			keep(&at.Agent)
-			keep(&at.Host)
+			kept(&at.ThreadID)
+			kept(&at.Agent)
+			kept(&at.Host)
 		}
 	}
 	s.Snapshots = slices.Clone(s.Snapshots)
 	for i := range s.Snapshots {
 		sn := &s.Snapshots[i]
-		keep(&sn.Reason)
-		keep(&sn.Source)
+		kept(&sn.Reason)
+		kept(&sn.Source)
 	}
 	s.Worktrees = slices.Clone(s.Worktrees)
 	for i := range s.Worktrees {
 		if su := s.Worktrees[i].Setup; su != nil {
 			c := *su
-			keep(&c.Command)
-			keep(&c.Tail)
+			kept(&c.Command)
+			kept(&c.Tail)
 			s.Worktrees[i].Setup = &c
 		}
 	}
@@ -276,7 +292,7 @@ func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
 	composed := v.Source == recovery.SourceWorktree || v.Source == recovery.SourceCheckout
 	if a.trustsID(ctx, v.RunID) {
 		r := a.summary(ctx, v.RunID)
-		if a.vouched(ctx, r) || (a.ownText(ctx, r, v.Reason) && (composed || a.ownText(ctx, r, v.Source))) {
+		if a.vouched(ctx, r) || (a.ownKept(ctx, r, v.Reason) && (composed || a.ownKept(ctx, r, v.Source))) {
 			return
 		}
 	}
@@ -294,7 +310,7 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 	for i := range items {
 		it := &items[i]
 		if r, ok := runs[it.RunID]; ok && a.trusts(ctx, it.RunID, r.Header.Intent) {
-			if it.Setup == nil || a.vouched(ctx, r) || (a.ownText(ctx, r, it.Setup.Command) && a.ownText(ctx, r, it.Setup.Tail)) {
+			if it.Setup == nil || a.vouched(ctx, r) || (a.ownKept(ctx, r, it.Setup.Command) && a.ownKept(ctx, r, it.Setup.Tail)) {
 				continue
 			}
 		}
@@ -339,7 +355,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 				res.Reason = ""
 			}
 			for i := range res.Stages {
-				if !a.ownText(ctx, r, res.Stages[i].ThreadID) {
+				if !a.ownKept(ctx, r, res.Stages[i].ThreadID) {
 					res.Stages[i].ThreadID = ""
 				}
 			}
@@ -477,25 +493,28 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 // next_action quotes them.
 func (a agentText) planText(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 	var values []string
-	keep := func(v *string) {
-		if !a.ownText(ctx, r, *v) {
-			values = append(values, strconv.Quote(*v), *v)
-			*v = ""
+	check := func(own func(context.Context, *gitstate.Run, string) bool) func(*string) {
+		return func(v *string) {
+			if !own(ctx, r, *v) {
+				values = append(values, strconv.Quote(*v), *v)
+				*v = ""
+			}
 		}
 	}
+	keep, kept := check(a.ownText), check(a.ownKept)
 	reason := r.State.Reason
 	keep(&reason)
 	keep(&p.Reason)
 	n := &p.NextAction
 	if st := p.InterruptedStage; st != nil && st.Attempt != nil {
 		at := *st.Attempt
-		keep(&at.ThreadID)
-		keep(&at.Agent)
-		keep(&at.Host)
+		kept(&at.ThreadID)
+		kept(&at.Agent)
+		kept(&at.Host)
 		st.Attempt = &at
 	}
-	keep(&n.ThreadID)
-	keep(&n.Agent)
+	kept(&n.ThreadID)
+	kept(&n.Agent)
 	for _, v := range values {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
 		if strings.Contains(n.AgentCommand, v) {
