@@ -542,6 +542,11 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 	return s.logFrom(ctx, id, r.Tip)
 }
 
+// LogOf returns the events of r as it was read (up to r.Tip), oldest first.
+func (s *Store) LogOf(ctx context.Context, r *Run) ([]Event, error) {
+	return s.logFrom(ctx, r.Header.RunID, r.Tip)
+}
+
 // LogDiverged returns the events of run id's n-th kept diverged chain
 // (DivergedRef), oldest first.
 func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, error) {

@@ -2,6 +2,7 @@ package ops
 
 import (
 	"context"
+	"encoding/json"
 	"slices"
 	"strconv"
 	"strings"
@@ -27,7 +28,14 @@ import (
 // them back. Of a run a person did not trust here (agentText.vouched,
 // trust.Intents.Vouched), an event's data and a job's text reach an agent only when
 // the item's MAC verifies with this clone's key (agentText.ownEvent, ownJob; gitstate's
-// textmac.go), and a command it carries only when trusted here.
+// textmac.go), and a command it carries only when trusted here. The free text its
+// state holds (the run's and each stage's reason, an attempt's thread, agent and host,
+// a snapshot record's reason and source, a worktree's setup command and output) is
+// copied there from the event that set it, and the state document itself carries no
+// MAC: such a value reaches an agent only when it is git-atlas's own wording or a
+// string in the data of an event this clone wrote, one no undo took back for what undo
+// restores (agentText.ownText, ownKept: one walk of the run's log per run and result,
+// and only for a run started here that no person vouched for).
 
 // agentText is the decision, reading each run's trust record once.
 type agentText struct {
@@ -35,14 +43,16 @@ type agentText struct {
 	o       *Ops
 	// key checks the MACs of the text this clone wrote (the zero key checks none).
 	key gitstate.SessionKey
-	// listed are the intents of the runs, read from their summaries when a result
-	// names runs by id only (trustsID).
-	listed *map[string]string
+	// listed are the runs' summaries, read when a result names runs by id only
+	// (trustsID).
+	listed *map[string]*gitstate.Run
+	// texts are, per run tip, the strings of its events this clone wrote (ownText).
+	texts *map[string]ownTexts
 }
 
 func (o *Ops) agentText() agentText {
 	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
-	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]string)}
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]ownTexts)}
 }
 
 // vouched reports whether a person trusted r here: all of its text may reach an agent.
@@ -62,6 +72,134 @@ func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job)
 	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j))
 }
 
+// ownTexts are the strings in the data of a run's events this clone wrote: live, of
+// those no undo took back; all, of every one.
+type ownTexts struct{ live, all map[string]bool }
+
+// ownText reports whether v, a free-text value r's state holds that undo restores
+// (the run's and a stage's reason), may reach an agent from r, a run started here
+// that no person vouched for: v is empty, git-atlas's own wording, or a string in the
+// data of one of r's events this clone wrote (its MAC verifies here) that no undo
+// took back. The run's log is walked once per result.
+func (a agentText) ownText(ctx context.Context, r *gitstate.Run, v string) bool {
+	if v == "" || v == gitstate.ReasonAllStagesCompleted {
+		return true
+	}
+	if rest, ok := strings.CutPrefix(v, "rework from "); ok {
+		stage, reason, _ := strings.Cut(rest, ": ")
+		if _, _, known := r.Stage(stage); known {
+			return a.ownText(ctx, r, reason)
+		}
+	}
+	return a.eventTexts(ctx, r).live[v]
+}
+
+// ownKept is ownText for a value undo keeps as it is (an attempt's, a snapshot
+// record's, a worktree's setup): the event that set it counts even once undone.
+func (a agentText) ownKept(ctx context.Context, r *gitstate.Run, v string) bool {
+	return v == "" || a.eventTexts(ctx, r).all[v]
+}
+
+// eventTexts are the strings in the data of r's events this clone wrote (none, when
+// the log cannot be read), read once per result.
+func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
+	if *a.texts == nil {
+		*a.texts = map[string]ownTexts{}
+	}
+	if own, ok := (*a.texts)[r.Tip]; ok {
+		return own
+	}
+	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}}
+	(*a.texts)[r.Tip] = own
+	events, err := a.o.Reader().LogOf(ctx, r)
+	if err != nil {
+		return own
+	}
+	var undone [][2]int
+	for i := range events {
+		if events[i].Type != gitstate.EventUndone {
+			continue
+		}
+		if d, err := gitstate.DecodeData[gitstate.UndoneData](&events[i]); err == nil {
+			undone = append(undone, [2]int{d.To, d.From})
+		}
+	}
+	for i := range events {
+		e := &events[i]
+		var data any
+		if !a.key.OwnEvent(r.Header.RunID, e) || json.Unmarshal(e.Data, &data) != nil {
+			continue
+		}
+		collectStrings(data, own.all)
+		if !slices.ContainsFunc(undone, func(u [2]int) bool { return e.Seq > u[0] && e.Seq <= u[1] }) {
+			collectStrings(data, own.live)
+		}
+	}
+	return own
+}
+
+// collectStrings adds every string in v (decoded JSON) to into.
+func collectStrings(v any, into map[string]bool) {
+	switch x := v.(type) {
+	case string:
+		into[x] = true
+	case []any:
+		for _, e := range x {
+			collectStrings(e, into)
+		}
+	case map[string]any:
+		for _, e := range x {
+			collectStrings(e, into)
+		}
+	}
+}
+
+// stateText withholds the free text of s, the state of r (a run started here that no
+// person vouched for), that may not reach an agent (ownText), and reports whether it
+// withheld any. s's slices are copied before they are changed.
+func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.State) bool {
+	withheld := false
+	keep := func(v *string) {
+		if !a.ownText(ctx, r, *v) {
+			*v, withheld = "", true
+		}
+	}
+	kept := func(v *string) {
+		if !a.ownKept(ctx, r, *v) {
+			*v, withheld = "", true
+		}
+	}
+	keep(&s.Reason)
+	s.Stages = slices.Clone(s.Stages)
+	for i := range s.Stages {
+		st := &s.Stages[i]
+		keep(&st.Reason)
+		st.Attempts = slices.Clone(st.Attempts)
+		for k := range st.Attempts {
+			at := &st.Attempts[k]
+			kept(&at.ThreadID)
+			kept(&at.Agent)
+			kept(&at.Host)
+		}
+	}
+	s.Snapshots = slices.Clone(s.Snapshots)
+	for i := range s.Snapshots {
+		sn := &s.Snapshots[i]
+		kept(&sn.Reason)
+		kept(&sn.Source)
+	}
+	s.Worktrees = slices.Clone(s.Worktrees)
+	for i := range s.Worktrees {
+		if su := s.Worktrees[i].Setup; su != nil {
+			c := *su
+			kept(&c.Command)
+			kept(&c.Tail)
+			s.Worktrees[i].Setup = &c
+		}
+	}
+	return withheld
+}
+
 // trusts reports whether run's free text may reach an agent here.
 func (a agentText) trusts(ctx context.Context, run, intent string) bool {
 	return a.intents.Trusts(ctx, run, intent)
@@ -71,20 +209,26 @@ func (a agentText) trusts(ctx context.Context, run, intent string) bool {
 // summaries (once). A run no ledger holds (a snapshot whose run is gone) is trusted
 // by nobody.
 func (a agentText) trustsID(ctx context.Context, run string) bool {
+	r := a.summary(ctx, run)
+	return r != nil && a.trusts(ctx, run, r.Header.Intent)
+}
+
+// summary is run's summary (read with every other's, once), nil when no ledger
+// holds it.
+func (a agentText) summary(ctx context.Context, run string) *gitstate.Run {
 	if *a.listed == nil {
-		m := map[string]string{}
+		m := map[string]*gitstate.Run{}
 		entries, err := a.o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 		if err == nil {
 			for _, e := range entries {
 				if e.Err == nil {
-					m[e.ID] = e.Run.Header.Intent
+					m[e.ID] = e.Run
 				}
 			}
 		}
 		*a.listed = m
 	}
-	intent, ok := (*a.listed)[run]
-	return ok && a.trusts(ctx, run, intent)
+	return (*a.listed)[run]
 }
 
 // view withholds the free text of v, a run this clone does not trust.
@@ -105,6 +249,10 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 	a.view(ctx, &it.RunView, it.Run.Header.Intent)
 	if it.TextWithheld {
 		it.Verdict = withheldVerdict(it.Verdict)
+		return
+	}
+	if it.Reason != "" && !a.vouched(ctx, it.Run) && !a.ownText(ctx, it.Run, it.Reason) {
+		it.Reason, it.TextWithheld = "", true
 	}
 }
 
@@ -137,12 +285,18 @@ func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult)
 }
 
 // snapshot withholds what a snapshot's ledger record says in words (its reason, a
-// source git-atlas does not write) when this clone does not trust its run.
+// source git-atlas does not write) when this clone does not trust its run, or when
+// its run was started here, no person vouched for it, and no event of this clone's
+// wrote them (ownText).
 func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
+	composed := v.Source == recovery.SourceWorktree || v.Source == recovery.SourceCheckout
 	if a.trustsID(ctx, v.RunID) {
-		return
+		r := a.summary(ctx, v.RunID)
+		if a.vouched(ctx, r) || (a.ownKept(ctx, r, v.Reason) && (composed || a.ownKept(ctx, r, v.Source))) {
+			return
+		}
 	}
-	if v.Source != recovery.SourceWorktree && v.Source != recovery.SourceCheckout {
+	if !composed {
 		v.Source = ""
 	}
 	v.Reason = ""
@@ -150,12 +304,15 @@ func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
 }
 
 // worktrees withholds the setup command and its output recorded on the worktrees
-// of runs this clone does not trust (intents: each run's intent).
-func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, intents map[string]string) {
+// of runs this clone does not trust (runs: each item's run), and of runs started
+// here that no person vouched for when no event of this clone's wrote them (ownText).
+func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map[string]*gitstate.Run) {
 	for i := range items {
 		it := &items[i]
-		if intent, ok := intents[it.RunID]; ok && a.trusts(ctx, it.RunID, intent) {
-			continue
+		if r, ok := runs[it.RunID]; ok && a.trusts(ctx, it.RunID, r.Header.Intent) {
+			if it.Setup == nil || a.vouched(ctx, r) || (a.ownKept(ctx, r, it.Setup.Command) && a.ownKept(ctx, r, it.Setup.Tail)) {
+				continue
+			}
 		}
 		if s := it.Setup; s != nil {
 			it.Setup = &gitstate.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
@@ -185,11 +342,23 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 		return nil
 	}
 	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
-		// Started here: the jobs another clone wrote lose their text.
+		// Started here: the jobs another clone wrote lose their text, and so does
+		// the state's text no event of this clone's set.
 		s := r.State
 		s.Jobs = slices.Clone(s.Jobs)
-		if !a.jobs(ctx, r, pointers(s.Jobs)) {
+		jobs, state := a.jobs(ctx, r, pointers(s.Jobs)), a.stateText(ctx, r, &s)
+		if !jobs && !state {
 			return nil
+		}
+		if state {
+			if !a.ownText(ctx, r, res.Reason) {
+				res.Reason = ""
+			}
+			for i := range res.Stages {
+				if !a.ownKept(ctx, r, res.Stages[i].ThreadID) {
+					res.Stages[i].ThreadID = ""
+				}
+			}
 		}
 		res.TextWithheld = true
 		var err error
@@ -286,6 +455,7 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 				p.Commands[i].Command = ""
 			}
 		}
+		a.planText(ctx, r, p)
 		return
 	}
 	var values []string
@@ -314,6 +484,42 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 	n.Owner = ""
 	for _, v := range values {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+	}
+}
+
+// planText withholds the state's free text a plan of r (a run started here that no
+// person vouched for) quotes when no event of this clone's set it (ownText): the stop
+// reason, the interrupted attempt's thread, agent and host, and those values wherever
+// next_action quotes them.
+func (a agentText) planText(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+	var values []string
+	check := func(own func(context.Context, *gitstate.Run, string) bool) func(*string) {
+		return func(v *string) {
+			if !own(ctx, r, *v) {
+				values = append(values, strconv.Quote(*v), *v)
+				*v = ""
+			}
+		}
+	}
+	keep, kept := check(a.ownText), check(a.ownKept)
+	reason := r.State.Reason
+	keep(&reason)
+	keep(&p.Reason)
+	n := &p.NextAction
+	if st := p.InterruptedStage; st != nil && st.Attempt != nil {
+		at := *st.Attempt
+		kept(&at.ThreadID)
+		kept(&at.Agent)
+		kept(&at.Host)
+		st.Attempt = &at
+	}
+	kept(&n.ThreadID)
+	kept(&n.Agent)
+	for _, v := range values {
+		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+		if strings.Contains(n.AgentCommand, v) {
+			n.AgentCommand = ""
+		}
 	}
 }
 

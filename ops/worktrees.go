@@ -226,9 +226,9 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 	res.Unreadable = unreadable
 	var recs []gitstate.WorktreeRec
 	var owners []string
-	intents := map[string]string{}
+	byID := map[string]*gitstate.Run{}
 	for _, r := range runs {
-		intents[r.Header.RunID] = r.Header.Intent
+		byID[r.Header.RunID] = r
 		for _, w := range r.State.Worktrees {
 			recs, owners = append(recs, w), append(owners, r.Header.RunID)
 		}
@@ -260,7 +260,7 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 	}
 	sort.SliceStable(res.Worktrees, func(a, b int) bool { return res.Worktrees[a].RunID < res.Worktrees[b].RunID })
 	if req.ForAgent {
-		o.agentText().worktrees(ctx, res.Worktrees, intents)
+		o.agentText().worktrees(ctx, res.Worktrees, byID)
 	}
 	return res, inspectErr
 }
