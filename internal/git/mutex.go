@@ -21,30 +21,58 @@ import (
 // unlocked. It polls with a non-blocking flock rather than blocking in a goroutine:
 // a taker that gave up must never come to hold the lock afterwards.
 func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration) (release func()) {
+	release, _, _ = r.takeMutex(ctx, name, wait)
+	return release
+}
+
+// forkGrace is how long TryMutex waits for a lock that is held. A lock its holder
+// has just released can still be held for a moment: a process forked while it was
+// held shares the open file (and so the flock) until it execs and the copy closes.
+const forkGrace = 100 * time.Millisecond
+
+// mutexBusy, when set (by a test), runs each time takeMutex finds the lock held.
+var mutexBusy func()
+
+// TryMutex takes the lock named name (as Mutex) without waiting longer than a
+// moment (forkGrace). ok is false when another live process holds it. Where there is
+// no flock it succeeds with a no-op release (correctness never rests on it alone).
+func (r *Repository) TryMutex(name string) (release func(), ok bool, err error) {
+	return r.takeMutex(context.Background(), name, forkGrace)
+}
+
+// takeMutex polls for the lock named name for up to wait: ok tells whether it was
+// taken (or there is no flock), err a failure other than the lock being held.
+func (r *Repository) takeMutex(ctx context.Context, name string, wait time.Duration) (release func(), ok bool, err error) {
 	noop := func() {}
 	path := r.Layout().Mutex(name)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return noop
+		return noop, false, err
 	}
 	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
 	if err != nil {
-		return noop
+		return noop, false, err
 	}
 	deadline := time.Now().Add(wait)
 	pause := 500 * time.Microsecond
 	for {
 		err := tryFlock(f)
-		if err == nil {
-			return func() { f.Close() } // closing the file releases the lock
-		}
-		if !errors.Is(err, errLocked) {
+		switch {
+		case err == nil:
+			return func() { f.Close() }, true, nil // closing the file releases the lock
+		case errors.Is(err, errors.ErrUnsupported):
 			f.Close()
-			return noop
+			return noop, true, nil
+		case !errors.Is(err, errLocked):
+			f.Close()
+			return noop, false, err
+		}
+		if mutexBusy != nil {
+			mutexBusy()
 		}
 		left := time.Until(deadline)
 		if left <= 0 {
 			f.Close()
-			return noop
+			return noop, false, nil
 		}
 		timer := time.NewTimer(min(pause, left))
 		select {
@@ -52,37 +80,9 @@ func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration)
 		case <-ctx.Done():
 			timer.Stop()
 			f.Close()
-			return noop
+			return noop, false, nil
 		}
 		pause = min(2*pause, 10*time.Millisecond)
-	}
-}
-
-// TryMutex takes the lock named name (as Mutex) without waiting. ok is false when
-// another live process holds it. Where there is no flock it succeeds with a no-op
-// release (correctness never rests on it alone).
-func (r *Repository) TryMutex(name string) (release func(), ok bool, err error) {
-	noop := func() {}
-	path := r.Layout().Mutex(name)
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return noop, false, err
-	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o644)
-	if err != nil {
-		return noop, false, err
-	}
-	switch err := tryFlock(f); {
-	case err == nil:
-		return func() { f.Close() }, true, nil
-	case errors.Is(err, errLocked):
-		f.Close()
-		return noop, false, nil
-	case errors.Is(err, errors.ErrUnsupported):
-		f.Close()
-		return noop, true, nil
-	default:
-		f.Close()
-		return noop, false, err
 	}
 }
 

@@ -45,3 +45,24 @@ func TestMutex(t *testing.T) {
 	r.Mutex(cctx, "runs/x", time.Hour)()
 	release()
 }
+
+// A lock released a moment after TryMutex found it held (as when a process forked
+// while it was held execs) is taken: TryMutex waits forkGrace, not nothing. Serial:
+// it sets mutexBusy.
+func TestTryMutexTakesALockReleasedAMomentLater(t *testing.T) {
+	r, _ := testRepo(t, kinds[0])
+	release, ok, err := r.TryMutex("resume/x")
+	if err != nil || !ok {
+		t.Fatalf("first taker: %v, %v", ok, err)
+	}
+	if _, ok, err := r.TryMutex("resume/x"); err != nil || ok {
+		t.Fatalf("while held for good, a second taker got it: %v, %v", ok, err)
+	}
+	mutexBusy = release // the holder lets go once the taker has found it held
+	defer func() { mutexBusy = nil }()
+	again, ok, err := r.TryMutex("resume/x")
+	if err != nil || !ok {
+		t.Fatalf("a lock released a moment later was not taken: %v, %v", ok, err)
+	}
+	again()
+}
