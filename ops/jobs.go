@@ -507,22 +507,9 @@ type ReapResult struct {
 	RunID  string      `json:"run_id"`
 }
 
-// ReapedJob is one job whose lease a reap (or finish --force) ended.
-type ReapedJob struct {
-	ID       string   `json:"id"`
-	Lease    string   `json:"lease"`
-	To       string   `json:"to"`
-	Attempts int      `json:"attempts"`
-	Cascaded []string `json:"cascaded"`
-}
-
-func reapedJobs(outs []gitstate.Outcome) []ReapedJob {
-	views := []ReapedJob{}
-	for _, o := range outs {
-		views = append(views, ReapedJob{ID: o.ID, Lease: o.Lease, To: o.To, Attempts: o.Attempts, Cascaded: nonNil(o.Cascaded)})
-	}
-	return views
-}
+// ReapedJob is one job whose lease a reap (or finish --force) ended: as job_reaped
+// records it.
+type ReapedJob = gitstate.ReapedJob
 
 // Reap gives every RUNNING job whose lease has expired the timeout transition,
 // recorded as job_reaped. It is a job write, like a claim: it never takes or renews
@@ -534,12 +521,11 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		outs := gitstate.Reap(&r.Header, &r.State, o.now())
-		reaped = reapedJobs(outs)
+		reaped = gitstate.ReapedJobs(gitstate.Reap(&r.Header, &r.State, o.now()))
 		if len(reaped) == 0 {
 			return nil, nil
 		}
-		return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{Holder: req.Holder}, gitstate.JobReapedData{Jobs: gitstate.ReapedJobs(outs)})}, nil
+		return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{Holder: req.Holder}, gitstate.JobReapedData{Jobs: reaped})}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -715,12 +715,11 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if err := req.checkVerdict(r, &gitstate.RunFinishedData{}); err != nil {
 				return nil, err // before any job is reaped
 			}
-			outs := gitstate.ReapRunning(&r.Header, &r.State)
-			reaped = reapedJobs(outs)
+			reaped = gitstate.ReapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
 			if len(reaped) == 0 {
 				return nil, nil
 			}
-			data := gitstate.JobReapedData{Jobs: gitstate.ReapedJobs(outs), Reason: "finish --force"}
+			data := gitstate.JobReapedData{Jobs: reaped, Reason: "finish --force"}
 			return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{}, data)}, nil
 		})
 		if err != nil {
