@@ -138,7 +138,8 @@ type TrustListRequest struct {
 	Run string
 }
 
-// TrustListResult is `trust --list --json`: the runs that carry commands.
+// TrustListResult is `trust --list --json`: the runs that carry commands (and the run
+// named, even without).
 type TrustListResult struct {
 	Runs []TrustRunCommands `json:"runs"`
 	// Unreadable are the runs that could not be read, left out (a front end warns of
@@ -177,8 +178,10 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 		if err != nil {
 			return nil, err
 		}
-		if len(cmds) > 0 {
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, cmds, trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent})
+		// A run named is listed even without commands: its digest is what `trust RUN
+		// --yes --digest D` needs to vouch for the run's text (agenttext.go).
+		if len(cmds) > 0 || req.Run != "" {
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, nonNil(cmds), trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent})
 		}
 	}
 	return res, nil

@@ -182,3 +182,24 @@ func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 		t.Fatalf("after failed writes: echo other %v, echo again %v, make test %v", set.Trusts("echo other"), set.Trusts("echo again"), set.Trusts("make test"))
 	}
 }
+
+// A run that carries no command can still be vouched for headless: `trust --list RUN`
+// names it with the digest that `trust RUN --yes --digest D` needs (before, the list
+// was empty and --yes without a digest refused, so nothing could vouch for it).
+func TestTrustListNamesARunWithoutCommands(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: "r1"})
+	if err != nil || len(list.Runs) != 1 || list.Runs[0].RunID != "r1" || list.Runs[0].Commands == nil || len(list.Runs[0].Digest) != 64 {
+		t.Fatalf("trust --list r1 of a run without commands: %+v %v", list, err)
+	}
+	if all, err := f.ops.TrustList(f.ctx, TrustListRequest{}); err != nil || len(all.Runs) != 0 {
+		t.Fatalf("trust --list (no run named) lists a run without commands: %+v %v", all, err)
+	}
+	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Yes: true, Digest: list.Runs[0].Digest}); err != nil {
+		t.Fatalf("trust r1 --yes --digest: %v", err)
+	}
+	if !trust.NewIntents(f.ops.Repo).Vouched(f.ctx, "r1", f.load().Header.Intent) {
+		t.Fatal("the run was not vouched for")
+	}
+}
