@@ -124,7 +124,17 @@ func crashPaths() []crashPath {
 		}},
 		{name: "trust", long: true, setup: func(t *testing.T, a atlasCLI) {
 			a.must(t, "start", "--id", "s", "--stages", "code")
-		}, args: []string{"trust", "s", "--yes"}},
+		}, argsOf: func(t *testing.T, a atlasCLI) []string {
+			var list struct {
+				Runs []struct {
+					Digest string `json:"digest"`
+				} `json:"runs"`
+			}
+			if err := json.Unmarshal(a.must(t, "trust", "--list", "s"), &list); err != nil || len(list.Runs) != 1 {
+				t.Fatalf("trust --list s: %+v, %v", list, err)
+			}
+			return []string{"trust", "s", "--yes", "--digest", list.Runs[0].Digest}
+		}},
 	}
 }
 
