@@ -68,8 +68,8 @@ func TestAgentTextCarriesOnlyTrustedIntents(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Runs) != 0 {
-		t.Fatalf("a run with no commands listed: %+v", list.Runs)
+	if len(list.Runs) != 1 || len(list.Runs[0].Commands) != 0 || list.Runs[0].Intent != hostile || len(list.Runs[0].Digest) != 64 {
+		t.Fatalf("the run named, which carries no commands, is not listed with its intent and digest: %+v", list.Runs)
 	}
 	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "p", Confirm: func(intent string, _ []TrustCommand, _ int) (bool, error) {
 		if intent != hostile {
