@@ -2,7 +2,6 @@ package ops
 
 import (
 	"context"
-	"errors"
 	"math"
 	"strconv"
 	"strings"
@@ -93,6 +92,10 @@ type GCResult struct {
 	// reachable from no ref (with Apply: those the deletions done left). gc never
 	// prunes: git's own gc frees them, once its reflogs and grace period let it.
 	UnreachableBytes int64 `json:"unreachable_bytes"`
+	// UnreachableUnknown, when set, says why those bytes could not be measured (git
+	// could not walk every ref: a worktree killed while git made it leaves a HEAD that
+	// names no object). The count is informational: gc's own steps stand.
+	UnreachableUnknown string `json:"unreachable_unknown,omitempty"`
 	// Incomplete gathers the checks of the plan's audit that failed (without Apply):
 	// the plan leaves out what they would have found, and a front end warns of it.
 	Incomplete error `json:"-"`
@@ -128,7 +131,10 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	res.Actions = nonNil(res.Actions)
 	n, uerr := unreachable(ctx, o.Repo, res.Actions, req.Apply)
 	res.UnreachableBytes = n
-	return res, errors.Join(err, uerr)
+	if uerr != nil {
+		res.UnreachableUnknown = uerr.Error()
+	}
+	return res, err
 }
 
 // Config keys of gc's defaults (docs/contract.md §15).

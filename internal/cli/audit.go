@@ -137,10 +137,14 @@ func (c *GcCmd) Run(env *Env) error {
 			printIgnoredDeleted(w, a.IgnoredDeleted)
 			printIgnoredToDelete(w, "", a.IgnoredToDelete)
 		}
-		if res.Applied {
+		if res.UnreachableUnknown != "" {
+			fmt.Fprintf(w, "the bytes of objects left unreachable could not be measured: %s\n", res.UnreachableUnknown)
+		} else if res.Applied {
 			fmt.Fprintf(w, "%d bytes of objects became unreachable; git's own gc prunes them\n", res.UnreachableBytes)
 		} else {
 			fmt.Fprintf(w, "%d bytes of objects would become unreachable (git's own gc prunes them)\n", res.UnreachableBytes)
+		}
+		if !res.Applied {
 			fmt.Fprintln(w, "(a plan: nothing was changed; run with --apply to do it)")
 		}
 	}); perr != nil {
