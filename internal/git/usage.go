@@ -28,8 +28,12 @@ func (r *Repository) UniqueBytes(ctx context.Context, tips []OID, refs []string,
 		}
 		args = append(args, "--exclude="+name)
 	}
-	args = append(append(args, "--all", "--not", "--end-of-options"), oidStrings(tips)...)
-	out, err := r.git(ctx, append(args, "--")...)
+	heads, err := r.worktreeHeads(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	args = append(append(args, "--exclude=worktrees/*", "--all", "--not", "--end-of-options"), oidStrings(tips)...)
+	out, err := r.git(ctx, append(append(args, heads...), "--")...)
 	if err != nil {
 		return nil, nil, fmt.Errorf("list objects of %d snapshots: %w", len(tips), err)
 	}
@@ -105,12 +109,50 @@ func (r *Repository) UnreachableBytes(ctx context.Context, tips []OID, refs []st
 		}
 		args = append(args, "--exclude="+name)
 	}
-	args = append(append(args, "--all", "--not", "--end-of-options"), oidStrings(tips)...)
-	out, err := r.git(ctx, append(args, "--")...)
+	heads, err := r.worktreeHeads(ctx)
+	if err != nil {
+		return 0, err
+	}
+	args = append(append(args, "--exclude=worktrees/*", "--all", "--not", "--end-of-options"), oidStrings(tips)...)
+	out, err := r.git(ctx, append(append(args, heads...), "--")...)
 	if err != nil {
 		return 0, fmt.Errorf("measure unreachable objects: %w", err)
 	}
 	return strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+}
+
+// worktreeHeads returns, as negative revisions (`^<id>`), the detached HEADs of the
+// linked worktrees that name an object here. `--all` would add every worktree's HEAD
+// itself, and fails outright on one that names no object (a worktree killed while git
+// made it); the walks above exclude those pseudo-refs (`--exclude=worktrees/*`) and
+// take the sound ones from here. A worktree on a branch is kept alive by its branch.
+func (r *Repository) worktreeHeads(ctx context.Context) ([]string, error) {
+	list, err := r.ListWorktrees(ctx)
+	if err != nil {
+		return nil, err
+	}
+	var ids []string
+	for i, w := range list {
+		if i > 0 && w.Detached && w.Head != "" {
+			if _, err := ParseOID(w.Head); err == nil {
+				ids = append(ids, w.Head)
+			}
+		}
+	}
+	if len(ids) == 0 {
+		return nil, nil
+	}
+	sizes, _, err := r.objectSizes(ctx, ids)
+	if err != nil {
+		return nil, err
+	}
+	var heads []string
+	for _, id := range ids {
+		if _, ok := sizes[id]; ok {
+			heads = append(heads, "^"+id)
+		}
+	}
+	return heads, nil
 }
 
 // objectSizes asks one `git cat-file --batch-check` for the disk size and type of
