@@ -18,11 +18,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/views"
 )
 
@@ -182,9 +180,9 @@ func (s *Server) fail(w http.ResponseWriter, err error) {
 type runRow struct {
 	ops.ListItem
 	Interrupted bool
-	LastEvent   string          // the age of its last event
-	Lease       *gitstate.Lease // the driver lease, live or (an interrupted run's) expired
-	LeaseLeft   string          // the driver lease's time left, or how long ago it expired
+	LastEvent   string     // the age of its last event
+	Lease       *ops.Lease // the driver lease, live or (an interrupted run's) expired
+	LeaseLeft   string     // the driver lease's time left, or how long ago it expired
 }
 
 // statuses a filter offers, with "interrupted".
@@ -264,8 +262,7 @@ func (s *Server) patch(run, id string) ([]diffLine, bool, error) {
 	if err := confine.Name(id); err != nil {
 		return nil, false, err
 	}
-	l := s.op().Repo.Layout()
-	root, err := confine.New(l.RecoveryDir(run))
+	root, err := confine.New(s.op().RecoveryDir(run))
 	if err != nil {
 		return nil, false, err
 	}
@@ -309,7 +306,7 @@ func (s *Server) patch(run, id string) ([]diffLine, bool, error) {
 
 // eventRow is one event of the log table.
 type eventRow struct {
-	gitstate.Event
+	ops.Event
 	Subject string
 	Data    string
 }
@@ -366,7 +363,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		events = append(events, eventRow{Event: e, Subject: subj, Data: string(e.Data)})
 	}
 	data := runData{Title: id, Show: show, Graph: g, Events: events, Types: types, Type: typ, At: n, Now: show.Now}
-	if g.Kind == gitstate.KindGraph && len(g.Nodes) > 0 {
+	if g.Kind == ops.KindGraph && len(g.Nodes) > 0 {
 		data.SVG = drawDAG(g, show.Run)
 	}
 	data.Attempts = attempts(show.Run, show.Now)
@@ -432,7 +429,7 @@ type runData struct {
 	SVG           template.HTML
 	Attempts      []attemptRow
 	Stages        []stageRow
-	Plan          *resume.Plan
+	Plan          *ops.Plan
 	PlanError     string
 	Worktrees     []ops.WorktreeItem
 	WorktreeError string
@@ -448,7 +445,7 @@ type runData struct {
 // stageRow is a stage of the timeline: show's view and its last verify result.
 type stageRow struct {
 	ops.StageView
-	Result *gitstate.VerifyResult
+	Result *ops.VerifyResult
 	Reason string
 }
 
@@ -464,7 +461,7 @@ type attemptRow struct {
 }
 
 // attempts lists the stages' attempts, newest last.
-func attempts(r *gitstate.Run, now time.Time) []attemptRow {
+func attempts(r *ops.Run, now time.Time) []attemptRow {
 	var out []attemptRow
 	if r == nil {
 		return out
@@ -473,7 +470,7 @@ func attempts(r *gitstate.Run, now time.Time) []attemptRow {
 		for i, a := range st.Attempts {
 			row := attemptRow{Stage: st.Name, N: a.N, Holder: a.Holder, Session: a.Session, Started: age(a.StartedAt, now),
 				Heartbeat: age(a.HeartbeatAt, now)}
-			row.Open = gitstate.OpenAttempt(&st) == &st.Attempts[i]
+			row.Open = ops.OpenAttempt(&st) == &st.Attempts[i]
 			out = append(out, row)
 		}
 	}
@@ -482,7 +479,7 @@ func attempts(r *gitstate.Run, now time.Time) []attemptRow {
 
 // age is how long before now stamp was ("" when it is not a time).
 func age(stamp string, now time.Time) string {
-	t, err := gitstate.ParseStamp(stamp)
+	t, err := ops.ParseStamp(stamp)
 	if err != nil || stamp == "" {
 		return ""
 	}
@@ -495,7 +492,7 @@ func age(stamp string, now time.Time) string {
 
 // left is the time from now to stamp ("expired" when it has passed).
 func left(stamp string, now time.Time) string {
-	t, err := gitstate.ParseStamp(stamp)
+	t, err := ops.ParseStamp(stamp)
 	if err != nil {
 		return ""
 	}

@@ -6,7 +6,7 @@ import (
 	"sort"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/git-atlas/git-atlas/views"
 )
 
@@ -30,7 +30,7 @@ type placed struct {
 
 // drawDAG lays out g's jobs (r gives each job's parent) and returns the SVG markup.
 // Every text in it is escaped.
-func drawDAG(g *views.Graph, r *gitstate.Run) template.HTML {
+func drawDAG(g *views.Graph, r *ops.Run) template.HTML {
 	parent := map[string]string{}
 	if r != nil {
 		for _, j := range r.State.Jobs {

@@ -68,7 +68,7 @@ func New(o *ops.Ops, token string, poll time.Duration) *Server {
 	if poll <= 0 {
 		poll = time.Second
 	}
-	s := &Server{ops: o, token: token, watch: newWatcher(o.Repo.CommonDir, poll)}
+	s := &Server{ops: o, token: token, watch: newWatcher(o.CommonDir(), poll)}
 	s.mux = s.routes()
 	return s
 }
@@ -182,9 +182,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // Ops keeps every store it made, and the server lives for hours), which reads the
 // configuration and the worktrees afresh.
 func (s *Server) op() *ops.Ops {
-	s.ops.Repo.ReloadConfig()
-	s.ops.Repo.ForgetWorktrees()
-	return &ops.Ops{Repo: s.ops.Repo, Remote: s.ops.Remote, Clock: s.ops.Clock}
+	return s.ops.Fresh()
 }
 
 func (s *Server) tokenIs(v string) bool {

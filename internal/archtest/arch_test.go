@@ -345,80 +345,41 @@ func TestCommandsWriteThroughOps(t *testing.T) {
 	}
 }
 
-// cliMayCall are the functions of domain packages internal/cli may call: parsing of
-// its own flags and files, formatting (the clock comes through System). Everything
-// else a command does is an operation of ops. (agent and hooks install files outside
-// the ledger, views draws, mcpserver is the MCP front end: their functions are the
-// commands' whole work.)
-var cliMayCall = map[string]bool{
-	"gitstate.ParseStamp": true, "gitstate.OpenAttempt": true,
-	"gitstate.ParsePipeline": true, "gitstate.ParsePipelineFile": true, "gitstate.StagesFromList": true,
-	"gitstate.JoinEvents": true, "gitstate.ReservedEvents": true,
-	"resume.Outcome": true,
-}
+// frontEnds are the front ends that reach the repository only through ops: which
+// domain packages each imports is a depguard rule (.golangci.yml,
+// command-line-imports-ops and its neighbours); this test holds what an import rule
+// cannot see.
+var frontEnds = []string{"internal/cli", "web", "internal/demo"}
 
-// cliCallsAny are the packages whose functions are the work of the commands that call
-// them, not ledger operations.
-var cliCallsAny = map[string]bool{"agent": true, "hooks": true, "views": true, "mcpserver": true, "web": true, "ops": true}
-
-// cliMayNotCall are the functions of those packages that are ledger operations
-// (hooks.PostCheckout records worktree_untrusted): the command line reaches them
-// through ops, like every other operation.
-var cliMayNotCall = map[string]bool{"hooks.PostCheckout": true}
-
-// TestCommandsCallOnlyOps: internal/cli is parse → call → print. Its non-test files
-// call no function of a domain package but ops (and the allow-lists above), and never
-// name a ledger store (gitstate.Store): a command that held one could read or write
-// the ledger around the operations. Types and constants of the domain packages may be
-// named: a command prints the results they make up.
-func TestCommandsCallOnlyOps(t *testing.T) {
+// TestFrontEndsReachTheRepositoryThroughOps: a front end imports ops, not
+// internal/git, but ops.Ops carries the repository in its field Repo, so
+// o.Repo.Browse(...) would still reach past the operations to git. No non-test file
+// of a front end selects through a field named Repo (X.Repo.Y), nor sets one in a
+// composite literal (ops.Ops{Repo: ...}): what a front end needs of the repository is
+// a method of ops.Ops (TopLevel, CommonDir, RecoveryDir, Browse, Fresh).
+func TestFrontEndsReachTheRepositoryThroughOps(t *testing.T) {
 	t.Parallel()
-	cli := loadModule(t)[module+"/internal/cli"]
-	calls := 0
-	for name, f := range cli.files {
-		local := map[string]string{} // import name -> package of the module (short path)
-		for n, path := range importNames(f) {
-			if strings.HasPrefix(path, module+"/") {
-				local[n] = short(path)
-			}
+	pkgs := loadModule(t)
+	for _, fe := range frontEnds {
+		p := pkgs[module+"/"+fe]
+		if p == nil {
+			t.Fatalf("front end %s not found: the walk is broken", fe)
 		}
-		// pkgSel is the package (as imported here) and name that e selects, if any.
-		pkgSel := func(e ast.Expr) (pkg, name string, ok bool) {
-			sel, isSel := e.(*ast.SelectorExpr)
-			if !isSel {
-				return "", "", false
-			}
-			id, isID := sel.X.(*ast.Ident)
-			if !isID {
-				return "", "", false
-			}
-			pkg, ok = local[id.Name]
-			return pkg, sel.Sel.Name, ok
-		}
-		ast.Inspect(f, func(n ast.Node) bool {
-			if e, ok := n.(ast.Expr); ok {
-				if p, sym, ok := pkgSel(e); ok && p == "gitstate" && sym == "Store" {
-					t.Errorf("%s: internal/cli names gitstate.Store: read and write the ledger through ops", fset.Position(e.Pos()))
+		for _, f := range p.files {
+			ast.Inspect(f, func(n ast.Node) bool {
+				switch n := n.(type) {
+				case *ast.SelectorExpr:
+					if inner, ok := n.X.(*ast.SelectorExpr); ok && inner.Sel.Name == "Repo" {
+						t.Errorf("%s: %s reaches the repository past ops (%s.%s): make what it needs a method of ops.Ops", fset.Position(n.Pos()), fe, exprString(inner), n.Sel.Name)
+					}
+				case *ast.KeyValueExpr:
+					if k, ok := n.Key.(*ast.Ident); ok && k.Name == "Repo" {
+						t.Errorf("%s: %s sets a Repo field: open the operations with ops.Open (or Ops.Fresh)", fset.Position(n.Pos()), fe)
+					}
 				}
-			}
-			call, ok := n.(*ast.CallExpr)
-			if !ok {
 				return true
-			}
-			p, sym, ok := pkgSel(call.Fun)
-			if !ok || strings.HasPrefix(p, "internal/") {
-				return true // a method, a standard or outside package, or a leaf of internal/
-			}
-			calls++
-			fn := p + "." + sym
-			if (!cliCallsAny[p] || cliMayNotCall[fn]) && !cliMayCall[fn] {
-				t.Errorf("%s (%s): internal/cli calls %s: a command's work is an operation of ops (parse → call → print)", fset.Position(call.Pos()), name, fn)
-			}
-			return true
-		})
-	}
-	if calls == 0 {
-		t.Fatal("no call of a module package found in internal/cli: the scan is broken")
+			})
+		}
 	}
 }
 

@@ -3,7 +3,6 @@ package cli
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -11,7 +10,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/agent"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
@@ -68,7 +66,7 @@ type agentScope struct {
 
 // root is the directory a scope writes under.
 func (env *Env) agentRoot(scope string) (string, error) {
-	if scope == agent.ScopeUser {
+	if scope == ops.AgentScopeUser {
 		home := env.getenv("HOME")
 		if home == "" {
 			return "", fault.Usage("HOME is not set: --scope user needs a home directory")
@@ -79,33 +77,10 @@ func (env *Env) agentRoot(scope string) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	if repo.TopLevel == "" {
+	if repo.TopLevel() == "" {
 		return "", fault.Usage("a bare repository has no working tree for --scope project").WithHint("pass --scope user")
 	}
-	return repo.TopLevel, nil
-}
-
-// agentError maps the agent package's errors to kinds: a malformed file is a usage
-// error (exit 2) naming the file and line, a file that is not git-atlas's or that
-// resolves out of the working tree is refused (exit 5).
-func agentError(err error) error {
-	var fe *agent.FileError
-	var se *agent.SyntaxError
-	var foreign *agent.ForeignError
-	var ue *agent.UsageError
-	switch {
-	case errors.As(err, &se) && errors.As(err, &fe):
-		return &fault.Error{Kind: fault.ErrUsage, Msg: "malformed configuration: " + fe.Error(), Hint: "fix the file, then run the command again; nothing was written"}
-	case errors.As(err, &foreign) && errors.As(err, &fe):
-		return &fault.Error{Kind: fault.ErrRefused, Msg: fe.Error(), Hint: "move the file away, then run the command again; nothing was written"}
-	case errors.As(err, &ue):
-		return fault.Usage("%s", ue.Msg)
-	case errors.Is(err, fault.ErrRefused): // a project file that resolves out of the working tree
-		return &fault.Error{Kind: fault.ErrRefused, Msg: err.Error(), Hint: "git-atlas writes the project's agent files only inside its working tree; nothing was written"}
-	case errors.As(err, &fe):
-		return fmt.Errorf("%s", fe.Error())
-	}
-	return err
+	return repo.TopLevel(), nil
 }
 
 // AgentInstallCmd is `git atlas agent install AGENT`.
@@ -137,13 +112,10 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	install := agent.Install
-	if c.Guard {
-		install = agent.InstallGuard
-	}
-	changes, err := install(c.Agent, c.Scope, root)
+	// Computed before anything is written: a malformed file stops every change.
+	changes, err := ops.AgentInstall(ops.AgentFilesRequest{Agent: c.Agent, Scope: c.Scope, Root: root, Guard: c.Guard, MCP: c.MCP})
 	if err != nil {
-		return agentError(err)
+		return err
 	}
 	notes := installNotes(env, c.Agent, c.Scope, root)
 	if c.Guard {
@@ -152,12 +124,7 @@ func (c *AgentInstallCmd) Run(env *Env) error {
 			notes = append(notes, "trust `git atlas agent guard codex` in /hooks too: Codex skips an untrusted hook silently")
 		}
 	}
-	if c.MCP { // computed before anything is written: a malformed file stops both
-		mcp, err := agent.InstallMCP(c.Agent, c.Scope, root)
-		if err != nil {
-			return agentError(err)
-		}
-		changes = append(changes, mcp...)
+	if c.MCP {
 		notes = append(notes, mcpNotes(c.Agent, c.Scope)...)
 	}
 	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, notes)
@@ -168,13 +135,13 @@ func installNotes(env *Env, name, scope, root string) []string {
 	switch name {
 	case "codex":
 		notes = append(notes, "Codex runs a hook only after you trust it: open /hooks in Codex and trust `git atlas agent hook codex` (rewriting the hook asks again)")
-		if scope == agent.ScopeProject {
-			if ok, _ := agent.CodexTrusted(env.getenv("HOME"), root); !ok {
+		if scope == ops.AgentScopeProject {
+			if ok, _ := ops.CodexTrusted(env.getenv("HOME"), root); !ok {
 				notes = append(notes, fmt.Sprintf("Codex loads .codex/hooks.json only in a trusted project: trust %s when Codex asks, or run `codex exec --trust` there once", root))
 			}
 		}
 	case "kimi":
-		if scope == agent.ScopeProject {
+		if scope == ops.AgentScopeProject {
 			notes = append(notes, "Kimi Code reads hooks only from ~/.kimi-code/config.toml: `git atlas agent install kimi --scope user` adds the session-start hook")
 		}
 	}
@@ -184,9 +151,9 @@ func installNotes(env *Env, name, scope, root string) []string {
 // mcpNotes say what the agent needs before it starts a registered MCP server.
 func mcpNotes(name, scope string) []string {
 	switch {
-	case name == "claude" && scope == agent.ScopeProject:
+	case name == "claude" && scope == ops.AgentScopeProject:
 		return []string{"Claude Code asks once before it starts a server from the project's .mcp.json: approve git-atlas (or see /mcp)"}
-	case name == "codex" && scope == agent.ScopeProject:
+	case name == "codex" && scope == ops.AgentScopeProject:
 		return []string{"Codex reads the project's .codex/config.toml only in a trusted project"}
 	}
 	return nil
@@ -204,19 +171,19 @@ func (c *AgentUninstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	changes, err := agent.Uninstall(c.Agent, c.Scope, root)
+	changes, err := ops.AgentUninstall(ops.AgentFilesRequest{Agent: c.Agent, Scope: c.Scope, Root: root})
 	if err != nil {
-		return agentError(err)
+		return err
 	}
 	return env.applyAgent(c.Agent, c.Scope, root, c.DryRun, changes, nil)
 }
 
 // applyAgent writes the changes (unless dryRun) and reports them; a dry run prints
 // each file's change as removed (-) and added (+) lines.
-func (env *Env) applyAgent(name, scope, root string, dryRun bool, changes []agent.Change, notes []string) error {
+func (env *Env) applyAgent(name, scope, root string, dryRun bool, changes []ops.AgentChange, notes []string) error {
 	if !dryRun {
-		if err := agent.Apply(changes); err != nil {
-			return fmt.Errorf("agent %s: %w", name, err)
+		if err := ops.AgentApply(name, changes); err != nil {
+			return err
 		}
 	}
 	view := agentChangesView{Agent: name, Scope: scope, DryRun: dryRun, Changes: []agentChangeView{}, Notes: notes}
@@ -296,13 +263,13 @@ type AgentStatusCmd struct {
 func (c *AgentStatusCmd) Run(env *Env) error {
 	names := c.Agent
 	if len(names) == 0 {
-		names = agent.Agents
+		names = ops.AgentNames()
 	}
-	scopes := []string{agent.ScopeProject, agent.ScopeUser}
+	scopes := []string{ops.AgentScopeProject, ops.AgentScopeUser}
 	if c.Scope != "" {
 		scopes = []string{c.Scope}
 	}
-	var all []agent.Status
+	var all []ops.AgentStatus
 	for _, scope := range scopes {
 		root, err := env.agentRoot(scope)
 		if err != nil {
@@ -312,9 +279,9 @@ func (c *AgentStatusCmd) Run(env *Env) error {
 			continue // outside a repository: the user scope alone
 		}
 		for _, name := range names {
-			st, err := agent.Inspect(name, scope, root)
+			st, err := ops.AgentInspect(name, scope, root)
 			if err != nil {
-				return agentError(err)
+				return err
 			}
 			st.Notes = statusNotes(env, name, scope, root, st)
 			all = append(all, st)
@@ -347,7 +314,7 @@ func (c *AgentStatusCmd) Run(env *Env) error {
 	})
 }
 
-func statusNotes(env *Env, name, scope, root string, st agent.Status) []string {
+func statusNotes(env *Env, name, scope, root string, st ops.AgentStatus) []string {
 	hooked := false
 	for _, f := range st.Files {
 		if f.What == "hook" && f.State != "absent" {
@@ -357,8 +324,8 @@ func statusNotes(env *Env, name, scope, root string, st agent.Status) []string {
 	switch {
 	case name == "codex" && hooked:
 		notes := []string{"Codex runs the hook only once you trust it in /hooks (not visible from here)"}
-		if scope == agent.ScopeProject {
-			if ok, err := agent.CodexTrusted(env.getenv("HOME"), root); err != nil {
+		if scope == ops.AgentScopeProject {
+			if ok, err := ops.CodexTrusted(env.getenv("HOME"), root); err != nil {
 				notes = append(notes, "cannot read ~/.codex/config.toml to see whether the project is trusted: "+err.Error())
 			} else if !ok {
 				notes = append(notes, "the project is not trusted in ~/.codex/config.toml: Codex skips .codex/hooks.json until it is (`codex exec --trust`)")
@@ -367,7 +334,7 @@ func statusNotes(env *Env, name, scope, root string, st agent.Status) []string {
 			}
 		}
 		return notes
-	case name == "kimi" && scope == agent.ScopeProject:
+	case name == "kimi" && scope == ops.AgentScopeProject:
 		return []string{"Kimi Code reads hooks only from ~/.kimi-code/config.toml (--scope user)"}
 	}
 	return nil
@@ -392,8 +359,8 @@ session start must never break because of git-atlas.`
 
 // Run prints the hook's output and always succeeds.
 func (c *AgentHookCmd) Run(env *Env) (err error) {
-	var ev agent.Event
-	emit := func(context string) { _, _ = env.Stdout.Write(agent.HookOutput(c.Agent, ev, context)) }
+	var ev ops.AgentEvent
+	emit := func(context string) { _, _ = env.Stdout.Write(ops.AgentHookOutput(c.Agent, ev, context)) }
 	defer func() {
 		if p := recover(); p != nil {
 			fmt.Fprintf(env.Stderr, "git-atlas: agent hook: internal error: %v\n", p)
@@ -402,11 +369,11 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 		}
 	}()
 	known := false
-	for _, a := range agent.Agents {
+	for _, a := range ops.AgentNames() {
 		known = known || a == c.Agent
 	}
 	if !known {
-		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: unknown agent %q (known: %s)\n", c.Agent, strings.Join(agent.Agents, ", "))
+		fmt.Fprintf(env.Stderr, "git-atlas: agent hook: unknown agent %q (known: %s)\n", c.Agent, strings.Join(ops.AgentNames(), ", "))
 		return nil
 	}
 	if env.isTerminal(env.Stdin) { // run by hand: no event will come
@@ -415,7 +382,7 @@ func (c *AgentHookCmd) Run(env *Env) (err error) {
 		return nil
 	}
 	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
-	ev, perr := agent.ParseEvent(data)
+	ev, perr := ops.ParseAgentEvent(data)
 	if rerr != nil || perr != nil {
 		fmt.Fprintln(env.Stderr, "git-atlas: agent hook: the input is not a JSON event; nothing to report")
 		emit("")
@@ -480,7 +447,7 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 			err = nil
 		}
 	}()
-	if err := agent.GuardSupported(c.Agent); err != nil {
+	if err := ops.AgentGuardSupported(c.Agent); err != nil {
 		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v\n", err)
 		return nil
 	}
@@ -489,7 +456,7 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 		return nil
 	}
 	data, rerr := io.ReadAll(io.LimitReader(env.Stdin, 1<<20))
-	call, ok, perr := agent.ParseToolCall(c.Agent, data)
+	call, ok, perr := ops.ParseAgentToolCall(c.Agent, data)
 	if rerr != nil || perr != nil {
 		fmt.Fprintln(env.Stderr, "git-atlas: agent guard: the input is not a JSON event; nothing to judge")
 		return nil
@@ -527,7 +494,7 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 	if res.InWorktree != "" {
 		why += fmt.Sprintf(" Make this change in the run's worktree instead: %s", text.Ledger(res.InWorktree, 0))
 	}
-	_, _ = env.Stdout.Write(agent.GuardDeny(why))
+	_, _ = env.Stdout.Write(ops.AgentGuardDeny(why))
 	return nil
 }
 
@@ -548,7 +515,8 @@ type AgentProtocolCmd struct{}
 
 // Run prints the protocol text.
 func (c *AgentProtocolCmd) Run(env *Env) error {
-	return env.out(map[string]any{"protocol": agent.Protocol, "words": len(strings.Fields(agent.Protocol))}, func(w io.Writer) {
-		fmt.Fprint(w, agent.Protocol)
+	protocol := ops.AgentProtocol()
+	return env.out(map[string]any{"protocol": protocol, "words": len(strings.Fields(protocol))}, func(w io.Writer) {
+		fmt.Fprint(w, protocol)
 	})
 }

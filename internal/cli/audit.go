@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
@@ -111,12 +110,12 @@ func (c *GcCmd) Run(env *Env) error {
 		}
 		for _, a := range acts {
 			what := a.Ref
-			if a.Kind == audit.RemoveWorktree || a.Kind == audit.KeepWorktree || a.Kind == audit.RemoveLeftover || a.Path != "" {
+			if a.Kind == ops.GCRemoveWorktree || a.Kind == ops.GCKeepWorktree || a.Kind == ops.GCRemoveLeftover || a.Path != "" {
 				what = a.Path
 			}
 			state := "would"
 			switch {
-			case a.Kind == audit.KeepRun || a.Kind == audit.KeepWorktree || a.Kind == audit.KeepStray:
+			case a.Kind == ops.GCKeepRun || a.Kind == ops.GCKeepWorktree || a.Kind == ops.GCKeepStray:
 				state = "keep"
 			case res.Applied && a.Skipped != "":
 				state = "kept"

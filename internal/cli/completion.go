@@ -10,7 +10,6 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -222,7 +221,7 @@ func (c *completer) positionalValues(p *kong.Positional) []string {
 	case "snapshot":
 		return c.snapshots()
 	case "status":
-		return gitstate.StageStatuses
+		return ops.StageStatuses()
 	case "command":
 		var out []string
 		for _, ch := range c.env.kong.Model.Children {
@@ -254,7 +253,7 @@ func (c *completer) runs() []string {
 }
 
 // load reads the run named on the line so far: one ref and two blobs.
-func (c *completer) load() *gitstate.Run {
+func (c *completer) load() *ops.Run {
 	if c.run == "" {
 		return nil
 	}
@@ -322,18 +321,11 @@ func (c *completer) snapshots() []string {
 	if err != nil {
 		return nil
 	}
-	refs, err := repo.ListRefs(c.env.Ctx, gitstate.RecoveryPrefix)
+	ids, err := repo.SnapshotIDs(c.env.Ctx)
 	if err != nil {
 		return nil
 	}
-	var out []string
-	for _, r := range refs {
-		rest := strings.TrimPrefix(r.Name, gitstate.RecoveryPrefix)
-		if i := strings.LastIndexByte(rest, '/'); i >= 0 {
-			out = append(out, rest[i+1:])
-		}
-	}
-	return out
+	return ids
 }
 
 // filter keeps the candidates that start with prefix, sorted and unique.

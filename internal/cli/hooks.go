@@ -6,8 +6,6 @@ import (
 	"io"
 	"time"
 
-	"github.com/git-atlas/git-atlas/hooks"
-	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -29,11 +27,11 @@ func (c *HooksInstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	opts, err := hooksConsent(env, repo, c.Global, "install")
+	req, err := hooksConsent(env, repo, c.Global, "install")
 	if err != nil {
 		return err
 	}
-	st, err := hooks.Install(env.Ctx, repo, opts)
+	st, err := repo.HooksInstall(env.Ctx, req)
 	if err != nil {
 		return err
 	}
@@ -60,11 +58,11 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	opts, err := hooksConsent(env, repo, c.Global, "uninstall")
+	req, err := hooksConsent(env, repo, c.Global, "uninstall")
 	if err != nil {
 		return err
 	}
-	st, err := hooks.Uninstall(env.Ctx, repo, opts)
+	st, err := repo.HooksUninstall(env.Ctx, req)
 	if err != nil {
 		return err
 	}
@@ -72,7 +70,7 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 		switch {
 		case !st.Changed:
 			fmt.Fprintf(w, "not installed: %s\n", st.Hook)
-		case st.State == hooks.NotInstalled:
+		case st.State == ops.HookNotInstalled:
 			fmt.Fprintf(w, "removed %s\n", st.Hook)
 		default:
 			fmt.Fprintf(w, "removed git-atlas's hook; restored the original %s\n", st.Hook)
@@ -83,21 +81,21 @@ func (c *HooksUninstallCmd) Run(env *Env) error {
 // hooksConsent returns the options for install or uninstall. A hooks directory set in
 // the global or system config is shared by other repositories: without --global, a
 // terminal is asked; headless, hooks refuses (exit 2, nothing written).
-func hooksConsent(env *Env, repo *git.Repository, global bool, verb string) (hooks.Options, error) {
-	opts := hooks.Options{Global: global, Clock: env.now}
+func hooksConsent(env *Env, repo *ops.Ops, global bool, verb string) (ops.HooksRequest, error) {
+	req := ops.HooksRequest{Global: global}
 	if global || env.headless() {
-		return opts, nil
+		return req, nil
 	}
-	st, err := hooks.Inspect(env.Ctx, repo)
+	st, err := repo.HooksInspect(env.Ctx)
 	if err != nil || !st.Shared() {
-		return opts, err
+		return req, err
 	}
 	ans, err := env.ask(fmt.Sprintf("core.hooksPath is set in your %s git config: %s %s, for every repository using it?", st.Scope, verb, st.Hook), []string{"yes", "no"})
 	if err != nil {
-		return opts, err
+		return req, err
 	}
-	opts.Global = ans == "yes"
-	return opts, nil
+	req.Global = ans == "yes"
+	return req, nil
 }
 
 // HooksStatusCmd is `git atlas hooks status`.
@@ -109,13 +107,13 @@ func (c *HooksStatusCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	st, err := hooks.Inspect(env.Ctx, repo)
+	st, err := repo.HooksInspect(env.Ctx)
 	if err != nil {
 		return err
 	}
 	return env.out(st, func(w io.Writer) {
 		switch st.State {
-		case hooks.Installed:
+		case ops.HookInstalled:
 			note := ""
 			if !st.Current {
 				note = " (an older version: `git atlas hooks install` updates it)"
@@ -124,7 +122,7 @@ func (c *HooksStatusCmd) Run(env *Env) error {
 			if st.Chained != "" {
 				fmt.Fprintf(w, "runs first: %s\n", st.Chained)
 			}
-		case hooks.Foreign:
+		case ops.HookForeign:
 			fmt.Fprintf(w, "foreign: %s is not git-atlas's hook (`git atlas hooks install` keeps it running first)\n", st.Hook)
 		default:
 			fmt.Fprintf(w, "not installed (hooks directory %s)\n", st.Dir)
@@ -142,7 +140,7 @@ type HookCmd struct {
 
 // Run does the hook's work and always succeeds.
 func (c *HookCmd) Run(env *Env) error {
-	if c.Name != hooks.Name {
+	if c.Name != ops.HookName {
 		return nil // a hook of a newer git-atlas: nothing this version knows to do
 	}
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
@@ -161,7 +159,7 @@ func (c *HookCmd) Run(env *Env) error {
 	case res.Untrusted:
 		fmt.Fprintf(env.Stderr, "git-atlas: worktree of run %s node %s left its branch: marked untrusted (resume will snapshot and recreate it)\n", ledgerText(res.Run, cellMax), ledgerText(res.Node, cellMax))
 	case len(res.Interrupted) > 0:
-		fmt.Fprintln(env.Stderr, hooks.InterruptedLine(res.Interrupted, func(s string) string { return ledgerText(s, cellMax) }))
+		fmt.Fprintln(env.Stderr, ops.InterruptedLine(res.Interrupted, func(s string) string { return ledgerText(s, cellMax) }))
 	}
 	return nil
 }

@@ -9,10 +9,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/resume"
 )
 
 // JobCmd is `git atlas job`: the DAG of a graph run (docs/contract.md §4.2, §5.3).
@@ -196,7 +194,7 @@ type childSpec struct {
 
 // readChildren reads a --children file (the operation checks the jobs' names and
 // scopes).
-func readChildren(path string) ([]gitstate.JobSpec, error) {
+func readChildren(path string) ([]ops.JobSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fault.Usage("read --children: %v", err)
@@ -211,16 +209,16 @@ func readChildren(path string) ([]gitstate.JobSpec, error) {
 		}
 		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", path, why)
 	}
-	specs := make([]gitstate.JobSpec, 0, len(list))
+	specs := make([]ops.JobSpec, 0, len(list))
 	for _, ch := range list {
-		specs = append(specs, gitstate.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
+		specs = append(specs, ops.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
 	}
 	return specs, nil
 }
 
 // Run applies the receipt.
 func (c *JobDoneCmd) Run(env *Env) error {
-	var children []gitstate.JobSpec
+	var children []ops.JobSpec
 	if c.Children != "" {
 		var err error
 		if children, err = readChildren(env.path(c.Children)); err != nil {
@@ -239,7 +237,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 	if err := env.out(res, func(w io.Writer) {
 		fmt.Fprintf(w, "%s: %s -> %s\n", c.Job, res.From, res.To)
 		if vr := res.Verify; vr != nil {
-			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, resume.Outcome(vr, c.VerifyTimeout))
+			fmt.Fprintf(w, "verify %s: %s\n", vr.Command, ops.VerifyOutcome(vr, c.VerifyTimeout))
 		}
 		for _, ch := range res.Children {
 			fmt.Fprintf(w, "added child %s (depth %d)\n", ch.ID, ch.Depth)
@@ -301,7 +299,7 @@ func until(stamp string, now time.Time) string {
 	if stamp == "" {
 		return ""
 	}
-	t, err := gitstate.ParseStamp(stamp)
+	t, err := ops.ParseStamp(stamp)
 	if err != nil {
 		return "?"
 	}
@@ -351,7 +349,7 @@ func (c *ReapCmd) Run(env *Env) error {
 }
 
 // printVerdict is the human line of a graph run's verdict and the criteria behind it.
-func printVerdict(w io.Writer, v *gitstate.Verdict) {
+func printVerdict(w io.Writer, v *ops.Verdict) {
 	if v == nil {
 		return
 	}

@@ -24,9 +24,7 @@ import (
 
 	"github.com/alecthomas/kong"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
 )
@@ -98,7 +96,7 @@ type Env struct {
 	Remote  *string
 	NoFetch bool
 
-	repo        *git.Repository
+	repo        *ops.Ops // opened, without its remote (Ops adds it)
 	pre         *preopen
 	stdinReader *bufio.Reader
 	ops         *ops.Ops
@@ -108,24 +106,26 @@ type Env struct {
 	signalEnds bool
 }
 
-// Repo opens the repository of -C (or the working directory) once.
-func (e *Env) Repo() (*git.Repository, error) {
+// Repo opens the repository of -C (or the working directory) once: the operations on
+// it, without the remote (Ops adds it).
+func (e *Env) Repo() (*ops.Ops, error) {
 	if e.repo == nil {
-		r, err := e.pre.take(e.Dir)
-		if r == nil && err == nil {
-			r, err = git.Open(e.Ctx, e.Dir)
+		o, err := e.pre.take(e.Dir)
+		if o == nil && err == nil {
+			o, err = ops.Open(e.Ctx, e.Dir)
 		}
 		if err != nil {
-			if errors.Is(err, git.ErrNoDirectory) {
+			if errors.Is(err, ops.ErrNoDirectory) {
 				return nil, &fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: "-C takes an existing directory"}
 			}
-			if errors.Is(err, git.ErrNotRepository) {
+			if errors.Is(err, ops.ErrNotRepository) {
 				return nil, &fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: "run git atlas inside a git repository, or pass -C <path>"}
 			}
 			return nil, err
 		}
-		r.KeepWorktrees() // one command: the list and statuses asked once per state
-		e.repo = r
+		o.Progress = e.progress()
+		o.Clock = e.now
+		e.repo = o
 	}
 	return e.repo, nil
 }
@@ -143,20 +143,21 @@ func (e *Env) path(p string) string {
 // atlas.remote, once.
 func (e *Env) Ops() (*ops.Ops, error) {
 	if e.ops == nil {
-		r, err := e.Repo()
+		o, err := e.Repo()
 		if err != nil {
 			return nil, err
 		}
-		o := ops.New(r)
-		remote, err := e.remote(r)
-		if err != nil {
-			return nil, err
+		remote := ""
+		if e.Remote != nil {
+			remote = *e.Remote
+		} else {
+			remote = o.ConfiguredRemote(e.Ctx)
 		}
 		if remote != "" {
-			o.Remote = &gitstate.Remote{Name: remote, NoFetch: e.NoFetch}
+			if err := o.UseRemote(e.Ctx, remote, e.NoFetch); err != nil {
+				return nil, err
+			}
 		}
-		o.Progress = e.progress()
-		o.Clock = e.now
 		e.ops = o
 	}
 	return e.ops, nil
@@ -608,7 +609,7 @@ type preopen struct {
 	abs    string
 	cancel context.CancelFunc
 	done   chan struct{}
-	repo   *git.Repository
+	repo   *ops.Ops
 	err    error
 }
 
@@ -624,14 +625,14 @@ func startOpen(ctx context.Context, args []string) *preopen {
 	p := &preopen{abs: abs, cancel: cancel, done: make(chan struct{})}
 	go func() {
 		defer close(p.done)
-		p.repo, p.err = git.Open(ctx, abs)
+		p.repo, p.err = ops.Open(ctx, abs)
 	}()
 	return p
 }
 
 // take returns the repository opened for dir (as -C gives it), or nil and nil when
 // the guess was another directory.
-func (p *preopen) take(dir string) (*git.Repository, error) {
+func (p *preopen) take(dir string) (*ops.Ops, error) {
 	if p == nil {
 		return nil, nil
 	}

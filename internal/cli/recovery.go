@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/recovery"
 )
 
 // SnapshotFlags tune the snapshots a command takes.
@@ -64,7 +63,7 @@ func (c *WorktreeRemoveCmd) Run(env *Env) error {
 
 // printIgnoredDeleted names the ignored files a removal deleted without keeping
 // their bytes (they stay out of snapshots, which are pushed).
-func printIgnoredDeleted(w io.Writer, list []recovery.IgnoredEntry) {
+func printIgnoredDeleted(w io.Writer, list []ops.IgnoredEntry) {
 	if len(list) == 0 {
 		return
 	}
@@ -80,7 +79,7 @@ func printIgnoredDeleted(w io.Writer, list []recovery.IgnoredEntry) {
 
 // printIgnoredToDelete names, in a plan, the ignored files a reset or removal would
 // delete without keeping their bytes (of node, when given).
-func printIgnoredToDelete(w io.Writer, node string, list []recovery.IgnoredEntry) {
+func printIgnoredToDelete(w io.Writer, node string, list []ops.IgnoredEntry) {
 	if len(list) == 0 {
 		return
 	}
@@ -129,7 +128,7 @@ func (c *RecoverCmd) Run(env *Env) error {
 	return env.out(res, func(w io.Writer) {
 		if res.Snapshot != nil {
 			what := "worktree of " + res.Snapshot.Node
-			if res.Source != nil && *res.Source == recovery.SourceCheckout {
+			if res.Source != nil && *res.Source == ops.SourceCheckout {
 				what = "your checkout " + res.Checkout + " (unchanged)"
 			}
 			fmt.Fprintf(w, "snapshot %s of %s\n  ref   %s\n  patch %s\n", res.Snapshot.ID, what, res.Snapshot.Ref, res.Snapshot.Patch)
@@ -202,7 +201,7 @@ func (c *RecoveryShowCmd) Run(env *Env) error {
 	return env.out(v, func(w io.Writer) {
 		fmt.Fprintf(w, "snapshot  %s/%s\n", v.RunID, v.ID)
 		fmt.Fprintf(w, "ref       %s (%s)\n", v.Ref, short(v.Commit))
-		if m.Source == recovery.SourceCheckout {
+		if m.Source == ops.SourceCheckout {
 			fmt.Fprintf(w, "source    the user's checkout (read-only)\n")
 		} else {
 			fmt.Fprintf(w, "source    worktree of node %s\n", m.Node)

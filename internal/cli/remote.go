@@ -1,36 +1,13 @@
 package cli
 
-import (
-	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/internal/git"
-	"github.com/git-atlas/git-atlas/ops"
-)
-
-// remote is the remote ledger writes go through (docs/contract.md §10.1): --remote, else git
-// config atlas.remote, else none ("": local only, also for an explicit --remote=).
-func (e *Env) remote(r *git.Repository) (string, error) {
-	name := ""
-	if e.Remote != nil {
-		name = *e.Remote
-	} else {
-		name = r.Config(e.Ctx, "atlas.remote")
-	}
-	if name == "" {
-		return "", nil
-	}
-	return ops.ResolveRemote(e.Ctx, r, name)
-}
-
 // remoteWarnings tells people what a remote sync did beside the command: local
 // chains kept aside because the remote's won, and local refs that could not follow a
 // write the remote holds. (With --json too: stderr is not parsed for success.)
 func (e *Env) remoteWarnings() {
-	var kept []gitstate.Diverged
-	var notes []string
-	remote := ""
-	if e.ops != nil && e.ops.Remote != nil {
-		kept, notes, remote = e.ops.Kept(), e.ops.RemoteNotes(), e.ops.Remote.Name
+	if e.ops == nil || e.ops.RemoteName() == "" {
+		return
 	}
+	kept, notes, remote := e.ops.Kept(), e.ops.RemoteNotes(), e.ops.RemoteName()
 	for _, d := range kept {
 		e.warn("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s (git atlas log %s --diverged %s)",
 			d.RunID, remote, short(d.Remote), short(d.Local), d.Ref, d.RunID, lastComponent(d.Ref))

@@ -8,11 +8,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/resume"
 )
 
 // ResumeCmd is `git atlas resume` (docs/contract.md §6).
@@ -118,8 +116,8 @@ func printDetect(w io.Writer, res *ops.ResumeDetectResult) {
 }
 
 // notOwn is the candidates but the session's own live run.
-func notOwn(cands []resume.Candidate) []resume.Candidate {
-	var rest []resume.Candidate
+func notOwn(cands []ops.Candidate) []ops.Candidate {
+	var rest []ops.Candidate
 	for _, c := range cands {
 		if !c.Own {
 			rest = append(rest, c)
@@ -207,8 +205,8 @@ func (e *Env) ask(question string, choices []string) (string, error) {
 }
 
 // chooseRun asks which of several interrupted runs to resume.
-func (e *Env) chooseRun(now time.Time) resume.Chooser {
-	return func(cands []resume.Candidate) (int, error) {
+func (e *Env) chooseRun(now time.Time) ops.Chooser {
+	return func(cands []ops.Candidate) (int, error) {
 		fmt.Fprintln(e.Stderr, "Several runs were interrupted:")
 		choices := make([]string, len(cands))
 		for i, c := range cands {
@@ -224,7 +222,7 @@ func (e *Env) chooseRun(now time.Time) resume.Chooser {
 	}
 }
 
-func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
+func printPlan(w io.Writer, p *ops.Plan, now time.Time) {
 	status := p.Status
 	if p.Reason != "" {
 		status += " (" + p.Reason + ")"
@@ -233,7 +231,7 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 	if p.Live {
 		fmt.Fprintf(w, "live       driver %s is working on it: it will not be reset\n", ledgerText(driverText(p.Driver), cellMax))
 	}
-	if p.PipelineMode != gitstate.ModeStandalone {
+	if p.PipelineMode != ops.ModeStandalone {
 		fmt.Fprintf(w, "mode       %s\n", ledgerText(modeLine(p.PipelineMode, p.ManagedBy, p.ResumeWith, p.TakenOver), 0))
 	}
 	if p.OwnSession {
@@ -283,11 +281,11 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 		}
 
 		switch s.VerifyIn {
-		case resume.VerifyInWorktree:
+		case ops.VerifyInWorktree:
 			fmt.Fprintf(w, "verify in  the stage's worktree %s\n", ledgerText(s.Worktree, cellMax))
-		case resume.VerifyInCheckoutCopy:
+		case ops.VerifyInCheckoutCopy:
 			fmt.Fprintf(w, "verify in  a temporary worktree made from a read-only snapshot of your checkout (removed after; your checkout is not touched)\n")
-		case resume.VerifyInNone:
+		case ops.VerifyInNone:
 			fmt.Fprintf(w, "verify in  nowhere: the stage's worktree is missing\n")
 		}
 	}
@@ -325,7 +323,7 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 		t := newTable(w, "WORKTREE", "ACTION", "WHY", "PATH")
 		for _, wt := range p.Worktrees {
 			why := wt.Reason
-			if wt.Setup != nil && wt.Setup.Outcome != gitstate.SetupOK {
+			if wt.Setup != nil && wt.Setup.Outcome != ops.SetupOK {
 				why = strings.TrimPrefix(why+"; not ready: setup "+wt.Setup.Outcome, "; ")
 			}
 			t.row(wt.Node, wt.Action, dash(why), wt.Path)
@@ -338,7 +336,7 @@ func printPlan(w io.Writer, p *resume.Plan, now time.Time) {
 	printNext(w, p.NextAction)
 }
 
-func printNext(w io.Writer, n resume.NextAction) {
+func printNext(w io.Writer, n ops.NextAction) {
 	line := "next       " + n.Action
 	if n.Stage != "" {
 		line += " stage " + n.Stage
@@ -355,8 +353,8 @@ func printNext(w io.Writer, n resume.NextAction) {
 	}
 }
 
-func printResult(w io.Writer, r *resume.Result) {
-	if !r.Resumed && r.NextAction.Action == resume.NextHandoff {
+func printResult(w io.Writer, r *ops.Result) {
+	if !r.Resumed && r.NextAction.Action == ops.NextHandoff {
 		fmt.Fprintf(w, "run %s is not git-atlas's to resume: nothing was changed\n", ledgerText(r.RunID, cellMax))
 		printNext(w, r.NextAction)
 		return
@@ -388,7 +386,7 @@ func printResult(w io.Writer, r *resume.Result) {
 	}
 	if v := r.Verify; v != nil {
 		limit, _ := time.ParseDuration(r.VerifyTimeout)
-		result := resume.Outcome(v, limit)
+		result := ops.VerifyOutcome(v, limit)
 		if !v.Passed {
 			result = "FAILED: " + result
 		}
@@ -400,7 +398,7 @@ func printResult(w io.Writer, r *resume.Result) {
 		fmt.Fprintf(w, "replay branch     %s\n", r.Replay)
 	}
 	for _, v := range r.JobVerifies {
-		fmt.Fprintf(w, "job verify        %s: %s -> %s\n", ledgerText(v.Job, cellMax), resume.Outcome(v.Verify, 0), v.To)
+		fmt.Fprintf(w, "job verify        %s: %s -> %s\n", ledgerText(v.Job, cellMax), ops.VerifyOutcome(v.Verify, 0), v.To)
 	}
 	if len(r.UntrustedJobVerifies) > 0 {
 		fmt.Fprintf(w, "job verify owed   %s: not trusted here, not run (read them, then `git atlas trust %s`)\n", ledgerText(strings.Join(r.UntrustedJobVerifies, ", "), cellMax), ledgerText(r.RunID, cellMax))

@@ -9,7 +9,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
@@ -69,7 +68,7 @@ type StartCmd struct {
 
 // Run starts the run.
 func (c *StartCmd) Run(env *Env) error {
-	var defs []gitstate.StageDef
+	var defs []ops.StageDef
 	switch {
 	case c.Pipeline != "" && c.Stages != "":
 		return fault.Usage("give --stages or --pipeline, not both")
@@ -78,7 +77,7 @@ func (c *StartCmd) Run(env *Env) error {
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}
-		p, err := gitstate.ParsePipelineFile(c.Pipeline, data)
+		p, err := ops.ParsePipelineFile(c.Pipeline, data)
 		if err != nil {
 			return err
 		}
@@ -87,7 +86,7 @@ func (c *StartCmd) Run(env *Env) error {
 			c.Setup = p.Setup
 		}
 	case c.Stages != "":
-		defs = gitstate.StagesFromList(c.Stages)
+		defs = ops.StagesFromList(c.Stages)
 	}
 	files := make([]string, len(c.Config))
 	for i, f := range c.Config {
@@ -111,7 +110,7 @@ func (c *StartCmd) Run(env *Env) error {
 // runView is the JSON of a run in start, list and show (docs/contract.md §4.7).
 type runView = ops.RunView
 
-func runJSON(r *gitstate.Run, now time.Time) runView { return ops.RunViewOf(r, now) }
+func runJSON(r *ops.Run, now time.Time) runView { return ops.RunViewOf(r, now) }
 
 // ListCmd is `git atlas list`.
 type ListCmd struct {
@@ -183,7 +182,7 @@ func (c *ShowCmd) Run(env *Env) error {
 	})
 }
 
-func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
+func printRun(w io.Writer, r *ops.Run, now time.Time) {
 	h, s := r.Header, r.State
 	fmt.Fprintf(w, "run       %s (%s)\n", ledgerText(h.RunID, cellMax), ledgerText(h.Kind, cellMax))
 	status := s.Status
@@ -207,7 +206,7 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 	for _, c := range h.Criteria {
 		fmt.Fprintf(w, "criterion %s\n", ledgerText(c, cellMax))
 	}
-	if h.Mode() != gitstate.ModeStandalone {
+	if h.Mode() != ops.ModeStandalone {
 		fmt.Fprintf(w, "mode      %s\n", ledgerText(modeLine(h.Mode(), h.ManagedBy, h.ResumeWith, s.TakenOver), 0))
 	}
 	if len(s.Stages) > 0 {
@@ -227,7 +226,7 @@ func printRun(w io.Writer, r *gitstate.Run, now time.Time) {
 		t.flush()
 		for _, v := range views {
 			def, st, _ := r.Stage(v.Name)
-			a := gitstate.OpenAttempt(st)
+			a := ops.OpenAttempt(st)
 			if a == nil {
 				continue
 			}
@@ -376,7 +375,7 @@ func printTransition(w io.Writer, stage string, res *ops.TransitionResult) {
 	if res.Lease != nil && *res.Lease != "" {
 		fmt.Fprintf(w, "lease %s\n", *res.Lease)
 	}
-	if res.RunStatus == gitstate.RunCompleted && res.RunReason == gitstate.ReasonAllStagesCompleted {
+	if res.RunStatus == ops.RunCompleted && res.RunReason == ops.ReasonAllStagesCompleted {
 		fmt.Fprintf(w, "run %s completed: every stage is completed or skipped\n", res.RunID)
 	}
 }
@@ -426,7 +425,7 @@ type EventCmd struct {
 func (c *EventCmd) Help() string {
 	return "TYPE is any valid name but the types git-atlas writes itself (appending one of\n" +
 		"those by hand would make the ledger say something its state does not): " +
-		gitstate.JoinEvents(gitstate.ReservedEvents()) + "."
+		ops.ReservedEventTypes() + "."
 }
 
 // Run appends the event.
@@ -483,10 +482,10 @@ func (c *FinishCmd) Run(env *Env) error {
 }
 
 // driverName is a lease's holder for people (never its session, docs/contract.md §5.1).
-func driverName(d *gitstate.Lease) string { return d.Holder }
+func driverName(d *ops.Lease) string { return d.Holder }
 
 // driverText is a driver lease for people: "holder until T" (never its session).
-func driverText(d *gitstate.Lease) string {
+func driverText(d *ops.Lease) string {
 	if d == nil {
 		return "none"
 	}
@@ -497,9 +496,9 @@ func driverText(d *gitstate.Lease) string {
 // NAME)", " (dispatch-only)"; nothing for a standalone run or one taken over here.
 func modeNote(mode, owner, takenOver string) string {
 	switch {
-	case takenOver != "" || mode == gitstate.ModeStandalone || mode == "":
+	case takenOver != "" || mode == ops.ModeStandalone || mode == "":
 		return ""
-	case mode == gitstate.ModeManaged:
+	case mode == ops.ModeManaged:
 		return " (managed by " + ledgerText(owner, cellMax) + ")"
 	}
 	return " (" + ledgerText(mode, cellMax) + ")"

@@ -49,7 +49,7 @@ func (c *WebCmd) Run(env *Env) error {
 		}
 		if c.Open {
 			go func() {
-				if err := o.Repo.Browse(env.Ctx, url); err != nil {
+				if err := o.Browse(env.Ctx, url); err != nil {
 					env.warn("cannot open a browser: %v", err)
 				}
 			}()

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/resume"
 )
 
 // WorktreeCmd is `git atlas worktree`.
@@ -168,7 +167,7 @@ func (c *UnionCmd) Run(env *Env) error {
 		printOutsideScope(w, "outside scope, allowed ", v.AllowedOutsideScope)
 		fmt.Fprintf(w, "worktree %s\n", v.Path)
 		if v.Verify != nil {
-			fmt.Fprintf(w, "verify %s: %s\n", v.Verify.Command, resume.Outcome(v.Verify, c.VerifyTimeout))
+			fmt.Fprintf(w, "verify %s: %s\n", v.Verify.Command, ops.VerifyOutcome(v.Verify, c.VerifyTimeout))
 		}
 		printVerdict(w, v.Verdict)
 	}); err != nil {
