@@ -101,9 +101,13 @@ type StartRequest struct {
 	Scope []string
 	// Baseline is the commit the run starts from ("": HEAD).
 	Baseline string
-	// Stages are the pipeline's stages, parsed (nil: a single run has one stage,
-	// main; a graph run has none).
+	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
+	// else a single run has one stage, main, and a graph run none).
 	Stages []gitstate.StageDef
+	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
+	// path): its stages and setup. StageList is stage names, comma-separated.
+	Pipeline  string
+	StageList string
 	Graph  bool
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
@@ -136,6 +140,9 @@ type StartResult struct {
 // first state, the driver lease of Driver, and a run_started event. The commands it
 // carries are trusted here: this repository wrote them.
 func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	now := o.now()
 	id := req.ID
 	if id == "" {
@@ -148,18 +155,6 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 		if err := gitstate.ValidName("session", req.Driver.Session); err != nil {
 			return nil, err
 		}
-	}
-	if req.Gas < 0 || req.MaxAttempts < 0 || req.MaxJobs < 0 || req.MaxDepth < 0 {
-		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
-	}
-	if (req.Gas > 0 || req.MaxAttempts > 0 || req.MaxJobs > 0 || req.MaxDepth > 0) && !req.Graph {
-		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
-	}
-	if req.Ports < 0 || req.Ports > MaxPorts {
-		return nil, fault.Usage("--ports must be from 0 to %d", MaxPorts)
-	}
-	if req.SetupTimeout < 0 || req.SetupTimeout > 0 && req.Setup == "" {
-		return nil, fault.Usage("--setup-timeout is a positive duration, for a run with --setup")
 	}
 	defs := slices.Clone(req.Stages) // the defaults below are filled in a copy
 	if req.Stages == nil && !req.Graph {
@@ -177,11 +172,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	rev := req.Baseline
-	if rev == "" {
-		rev = "HEAD"
-	}
-	sha, err := baseline.Resolve(ctx, o.Repo, rev)
+	sha, err := baseline.Resolve(ctx, o.Repo, req.Baseline)
 	if err != nil {
 		return nil, err
 	}
@@ -355,6 +346,9 @@ type TransitionStage struct {
 // stale token is refused. A single run whose last stage ends completes itself in
 // the same write.
 func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*TransitionResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	if err := gitstate.ValidName("stage", req.Stage); err != nil {
 		return nil, err
 	}
@@ -624,7 +618,7 @@ func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error)
 	if err := reservedEvent(typ); err != nil {
 		return nil, err
 	}
-	data, err := jsonObject("--data", req.Data)
+	data, err := jsonObject("data", req.Data)
 	if err != nil {
 		return nil, err
 	}
