@@ -85,12 +85,15 @@ func New(opt Options) (*mcp.Server, error) {
 // anyValue describes a schema that allows any JSON value.
 const anyValue = "any JSON value"
 
-// objectsOnly makes every schema in s (s included) one that marshals as a JSON
-// object: MCP's Tool shape takes object schemas only, at every depth, and the
-// official TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema
-// allows (docs/contract.md §12). jsonschema-go marshals a schema with no keyword as true (so does
-// what jsonschema.For infers for an interface field, and anything() would without its
-// description) and {"not": {}} as false; a schema with no keyword gets a description,
+// jsonTypes are all of JSON's types: the type of a schema that allows any value.
+var jsonTypes = []string{"null", "boolean", "number", "string", "array", "object"}
+
+// objectsOnly makes every schema in s (s included) an object schema that names its
+// type: MCP's Tool shape takes object schemas only, at every depth, and the official
+// TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema allows
+// (docs/contract.md §12). jsonschema-go marshals a schema with no keyword as true (so
+// it does what jsonschema.For infers for an interface field) and {"not": {}} as
+// false; a schema that names no type (and combines none) gets all of JSON's types,
 // which allows what it allowed. Children are mended before their parent, so {"not":
 // {}} is mended by its child.
 func objectsOnly(s *jsonschema.Schema) *jsonschema.Schema {
@@ -100,10 +103,19 @@ func objectsOnly(s *jsonschema.Schema) *jsonschema.Schema {
 	for _, c := range subschemas(s) {
 		objectsOnly(c)
 	}
-	if b, err := json.Marshal(s); err == nil && string(b) == "true" {
-		s.Description = anyValue
+	if typeless(s) {
+		s.Types = slices.Clone(jsonTypes)
+		if s.Description == "" {
+			s.Description = anyValue
+		}
 	}
 	return s
+}
+
+// typeless reports whether s names no type and is no combination of schemas that do.
+func typeless(s *jsonschema.Schema) bool {
+	return s.Type == "" && len(s.Types) == 0 && s.Ref == "" && len(s.AnyOf) == 0 && len(s.OneOf) == 0 &&
+		len(s.AllOf) == 0 && s.Not == nil && s.Enum == nil && s.Const == nil
 }
 
 // subschemas are the schemas s holds directly: every field of type *Schema,
@@ -333,7 +345,7 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 // renames them; a ledger document keeps the members a newer release wrote).
 func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
-		reflect.TypeFor[json.RawMessage](): {Description: anyValue},
+		reflect.TypeFor[json.RawMessage](): {Types: jsonTypes, Description: anyValue},
 	}})
 	if err != nil {
 		return nil, err
@@ -404,4 +416,3 @@ func quoteList(list []string) string {
 	}
 	return strings.Join(q, ", ")
 }
-

@@ -574,4 +574,3 @@ type RecoveryRestoreInput struct {
 type AuditInput struct {
 	Size bool `json:"size,omitempty" jsonschema:"measure each recovery snapshot's disk usage"`
 }
-

@@ -166,7 +166,7 @@ func TestObjectsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]*jsonschema.Schema{
-		"inferred":  inferred,
+		"inferred": inferred,
 		"hand-made": {Type: "object", Properties: map[string]*jsonschema.Schema{
 			"a": {AnyOf: []*jsonschema.Schema{{Type: "array", Items: &jsonschema.Schema{}}, {Type: "null"}}},
 			"b": {Not: &jsonschema.Schema{}}, "c": {AnyOf: []*jsonschema.Schema{{}, {Type: "null"}}}}},

@@ -108,7 +108,7 @@ type StartRequest struct {
 	// path): its stages and setup. StageList is stage names, comma-separated.
 	Pipeline  string
 	StageList string
-	Graph  bool
+	Graph     bool
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
 	Gas, MaxAttempts, MaxJobs, MaxDepth int
