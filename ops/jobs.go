@@ -353,7 +353,7 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		return nil, err
 	}
 	if req.Children != nil && req.Status != gitstate.ReceiptOK {
-		return nil, fault.Usage("--children needs --status ok: only a finished job expands")
+		return nil, fault.Named(fault.ErrUsage, "{children} needs {status} ok: only a finished job expands")
 	}
 	children := make([]gitstate.JobSpec, 0, len(req.Children))
 	for _, ch := range req.Children {

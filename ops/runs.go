@@ -198,13 +198,13 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	}
 	switch {
 	case req.DispatchOnly && (req.ManagedBy != "" || req.ResumeWith != ""):
-		return nil, fault.Usage("--dispatch-only is a run with no pipeline to resume: it takes no --managed-by or --resume-with")
+		return nil, fault.Named(fault.ErrUsage, "{dispatch_only} is a run with no pipeline to resume: it takes no {managed_by} or {resume_with}")
 	case req.DispatchOnly:
 		h.PipelineMode = gitstate.ModeDispatchOnly
 	case req.ManagedBy != "":
 		h.PipelineMode, h.ManagedBy, h.ResumeWith = gitstate.ModeManaged, req.ManagedBy, req.ResumeWith
 	case req.ResumeWith != "":
-		return nil, fault.Usage("--resume-with needs --managed-by: it is the owner's resume command")
+		return nil, fault.Named(fault.ErrUsage, "{resume_with} needs {managed_by}: it is the owner's resume command")
 	}
 	if err := h.CheckMode(); err != nil {
 		return nil, err
@@ -353,13 +353,13 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		return nil, err
 	}
 	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != gitstate.StageDispatched {
-		return nil, fault.Usage("--thread-id, --agent and --pid describe a new attempt: they go with dispatched")
+		return nil, fault.Named(fault.ErrUsage, "{thread_id}, {agent} and {pid} describe a new attempt: they go with dispatched")
 	}
 	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
 		return nil, err
 	}
 	if req.PID < 0 {
-		return nil, fault.Usage("--pid must be a process id")
+		return nil, fault.Named(fault.ErrUsage, "{pid} must be a process id")
 	}
 	if err := req.Driver.Check(); err != nil {
 		return nil, err
@@ -424,8 +424,8 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
 			asker := resume.Asker{Holder: req.Driver.Holder, Session: req.Driver.Session, Key: key}
 			if a := resume.OthersLiveAttempt(r, o.now(), resume.Host{}, asker); a != nil {
-				return nil, fault.Conflict("attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
-					WithHint("wait for it to report; if its agent is gone for good, pass --holder NAME --take-over to dispatch anyway (recorded)")
+				return nil, fault.Named(fault.ErrConflict, "attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
+					WithHint("wait for it to report; if its agent is gone for good, pass {holder} NAME {take_over} to dispatch anyway (recorded)")
 			}
 		}
 		from = st.Status
@@ -538,14 +538,14 @@ type HeartbeatResult struct {
 // to drive.
 func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Usage("heartbeat needs --holder: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
+		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
 	}
 	if req.Stage != "" {
 		if err := gitstate.ValidName("stage", req.Stage); err != nil {
 			return nil, err
 		}
 	} else if req.Lease != "" {
-		return nil, fault.Usage("--lease is a stage token: it goes with --stage")
+		return nil, fault.Named(fault.ErrUsage, "{lease} is a stage token: it goes with {stage}")
 	}
 	if err := req.Driver.Check(); err != nil {
 		return nil, err
@@ -778,7 +778,7 @@ type UndoResult struct {
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
+		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
 	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
