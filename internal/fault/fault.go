@@ -177,26 +177,16 @@ func plainField(name string) string { return name }
 // front end's own words for a request's fields.
 func Spelled(err error, spell func(field string) string) (msg, hint string) {
 	msg = err.Error()
-	var walk func(error)
-	walk = func(e error) {
-		switch x := e.(type) {
-		case nil:
-			return
-		case *Error:
-			if x.msgT != "" {
-				msg = strings.Replace(msg, x.Msg, render(x.msgT, x.msgArgs, spell), 1)
-			}
-		case interface{ Unwrap() []error }:
-			for _, c := range x.Unwrap() {
-				walk(c)
-			}
-			return
-		}
-		walk(errors.Unwrap(e))
-	}
-	walk(err)
-	// The hint is HintOf's, spelled.
 	var fe *Error
+	for e := err; errors.As(e, &fe); e = fe.Err { // every *Error in the chain of causes
+		if fe.msgT != "" {
+			msg = strings.Replace(msg, fe.Msg, render(fe.msgT, fe.msgArgs, spell), 1)
+		}
+		if fe.Err == nil {
+			break
+		}
+	}
+	// The hint is HintOf's, spelled.
 	for errors.As(err, &fe) {
 		if fe.Hint != "" {
 			if fe.hintT != "" {
