@@ -350,9 +350,10 @@ func TestMCPBadInput(t *testing.T) {
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "restored"}, `"restored" is a relative path`},
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "."}, `relative path`},
 		{"recover", map[string]any{"run": "r", "stage": "a", "patch_out": "p.patch", "holder": "me"}, `relative path`},
-		// start's run-owner arguments are checked as the command line's flags are.
-		{"start", map[string]any{"id": "h", "dispatch_only": true, "managed_by": "hotl"}, `takes no --managed-by`},
-		{"start", map[string]any{"id": "h", "resume_with": "/hotl:resume"}, `--resume-with needs --managed-by`},
+		// start's run-owner arguments are checked as the command line's flags are, the
+		// error naming the tool's fields.
+		{"start", map[string]any{"id": "h", "dispatch_only": true, "managed_by": "hotl"}, `takes no managed_by`},
+		{"start", map[string]any{"id": "h", "resume_with": "/hotl:resume"}, `resume_with needs managed_by`},
 	} {
 		_, te, err := c.call(ctx, tc.tool, tc.args)
 		if err != nil {
