@@ -120,7 +120,7 @@ func ClaimDriver(r *Run, w Writer, now time.Time) (*TakeOver, error) {
 		return nil, nil
 	}
 	if w.TakeOver && w.Holder == "" {
-		return nil, fault.Usage("--take-over needs --holder: the new driver must have a name")
+		return nil, fault.Named(fault.ErrUsage, "{take_over} needs {holder}: the new driver must have a name")
 	}
 	ttl := w.TTL
 	if ttl <= 0 {
@@ -192,11 +192,11 @@ func DriverRefused(r *Run, w Writer) error {
 	who := d.Holder
 	var e *fault.Error
 	if w.Holder == "" {
-		e = fault.Conflict("run %s is driven by %s until %s: a write that names no --holder is refused while a driver is live; nothing was written", r.Header.RunID, who, d.ExpiresAt)
+		e = fault.Named(fault.ErrConflict, "run %s is driven by %s until %s: a write that names no {holder} is refused while a driver is live; nothing was written", r.Header.RunID, who, d.ExpiresAt)
 	} else {
 		e = fault.Conflict("run %s is driven by %s until %s, not by %s: nothing was written", r.Header.RunID, who, d.ExpiresAt, w.Holder)
 	}
-	return e.WithHint("only the run's driver writes to it: wait for its lease to expire, or pass --holder NAME --take-over to replace it (recorded as driver_taken_over)").
+	return e.WithHint("only the run's driver writes to it: wait for its lease to expire, or pass {holder} NAME {take_over} to replace it (recorded as driver_taken_over)").
 		WithField("driver", map[string]string{"holder": d.Holder, "expires_at": d.ExpiresAt})
 }
 
@@ -338,8 +338,8 @@ func Heartbeat(r *Run, stage, token string, now time.Time) error {
 	}
 	a := OpenAttempt(st)
 	if a == nil {
-		return fault.Refused("stage %s is %s: it has no open attempt to heartbeat", stage, st.Status).
-			WithHint("a heartbeat is for a dispatched or verifying stage; heartbeat the run alone without --stage")
+		return fault.Named(fault.ErrRefused, "stage %s is %s: it has no open attempt to heartbeat", stage, st.Status).
+			WithHint("a heartbeat is for a dispatched or verifying stage; heartbeat the run alone without {stage}")
 	}
 	if why := WallExceeded(def, st, now); why != "" {
 		return fault.Refused("heartbeat refused: %s", why).

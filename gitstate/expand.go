@@ -31,7 +31,7 @@ func MaxDepth(h *Header) int {
 // CheckJobCap refuses adding n jobs to a run that would then hold more than its cap.
 func CheckJobCap(h *Header, s *State, n int) error {
 	if len(s.Jobs)+n > MaxJobs(h) {
-		return fault.Refused("run %s would hold %d jobs, over its cap of %d (start --max-jobs); nothing added", s.RunID, len(s.Jobs)+n, MaxJobs(h))
+		return fault.Named(fault.ErrRefused, "run %s would hold %d jobs, over its cap of %d (start {max_jobs}); nothing added", s.RunID, len(s.Jobs)+n, MaxJobs(h))
 	}
 	return nil
 }
@@ -50,7 +50,7 @@ func Expand(h *Header, s *State, parent string, children []JobSpec) error {
 	}
 	depth := p.Depth + 1
 	if depth > MaxDepth(h) {
-		return fault.Refused("children of job %s would be at expansion depth %d, over the run's cap of %d (start --max-depth); nothing written", parent, depth, MaxDepth(h))
+		return fault.Named(fault.ErrRefused, "children of job %s would be at expansion depth %d, over the run's cap of %d (start {max_depth}); nothing written", parent, depth, MaxDepth(h))
 	}
 	if err := CheckJobCap(h, s, len(children)); err != nil {
 		return err

@@ -397,7 +397,7 @@ func CheckOverlap(s *State, sp JobSpec, files []string) error {
 	if len(others) > 0 {
 		msg += fmt.Sprintf(" (and overlaps %s)", strings.Join(others, ", "))
 	}
-	return (&fault.Error{Kind: fault.ErrRefused, Msg: msg}).WithHint("narrow --scope, or pass --allow-overlap if the jobs may touch the same files")
+	return fault.Named(fault.ErrRefused, "%s", msg).WithHint("narrow {scope}, or pass {allow_overlap} if the jobs may touch the same files")
 }
 
 // eligible: PENDING, under the attempt limit, every need DONE (gas aside).

@@ -294,8 +294,8 @@ func Finish(r *Run, status, reason string) error {
 			}
 		}
 		if len(held) > 0 {
-			return fault.Refused("run %s has running jobs: %s; finished %s, their receipts would be refused forever", r.Header.RunID, strings.Join(held, ", "), status).
-				WithHint("wait for their receipts, or pass --force to reap them first (each takes the timeout transition, recorded as job_reaped)")
+			return fault.Named(fault.ErrRefused, "run %s has running jobs: %s; finished %s, their receipts would be refused forever", r.Header.RunID, strings.Join(held, ", "), status).
+				WithHint("wait for their receipts, or pass {force} to reap them first (each takes the timeout transition, recorded as job_reaped)")
 		}
 	}
 	r.State.Status, r.State.Reason, r.State.Driver = status, reason, nil

@@ -29,7 +29,7 @@ func (h *Header) CheckMode() error {
 	switch h.Mode() {
 	case ModeStandalone:
 		if h.ManagedBy != "" || h.ResumeWith != "" {
-			return fault.Usage("a standalone run names no owner and no resume command").WithHint("give --managed-by NAME")
+			return fault.Named(fault.ErrUsage, "a standalone run names no owner and no resume command").WithHint("give {managed_by} NAME")
 		}
 	case ModeManaged:
 		if err := ValidName("owner", h.ManagedBy); err != nil {

@@ -269,7 +269,7 @@ func CanonicalScope(globs []string) ([]string, error) {
 		if topLevelComma(g) {
 			// One rule for every list flag: names split on commas, globs never do
 			// (they hold commas in braces); "a,b" is two globs written as one.
-			return nil, fault.Usage("scope %q holds a comma outside braces", g).WithHint("give each glob its own --scope; a comma belongs in braces (src/{a,b}/**) or escaped (\\,)")
+			return nil, fault.Named(fault.ErrUsage, "scope %q holds a comma outside braces", g).WithHint("give each glob its own {scope}; a comma belongs in braces (src/{a,b}/**) or escaped (\\,)")
 		}
 		if !strings.ContainsAny(g, "*?[{") {
 			g = strings.TrimSuffix(g, "/")

@@ -399,14 +399,14 @@ func (s *Store) createRemote(ctx context.Context, id string, up []git.RefUpdate)
 	if tip, err := s.Repo.ReadRef(ctx, RunRef(id)); err != nil {
 		return err
 	} else if tip != "" {
-		return fault.Conflict("run %q already exists", id).WithHint("pick another --id")
+		return fault.Named(fault.ErrConflict, "run %q already exists", id).WithHint("pick another {id}")
 	}
 	theirs, err := s.remoteRefs(ctx, id, true)
 	if err != nil {
 		return err
 	}
 	if theirs[RunRef(id)] != "" {
-		return fault.Conflict("run %q already exists on %s", id, s.Remote.Name).WithHint("pick another --id")
+		return fault.Named(fault.ErrConflict, "run %q already exists on %s", id, s.Remote.Name).WithHint("pick another {id}")
 	}
 	push, err := s.pushPlan(ctx, id, theirs, up[0].New, up[1:])
 	if err != nil {
@@ -417,7 +417,7 @@ func (s *Store) createRemote(ctx context.Context, id string, up []git.RefUpdate)
 		return Declined(s.Remote.Name, "run "+id, err)
 	}
 	if errors.Is(err, git.ErrPushRejected) {
-		return fault.Conflict("run %q was created on %s meanwhile; nothing was written", id, s.Remote.Name).WithHint("pick another --id")
+		return fault.Named(fault.ErrConflict, "run %q was created on %s meanwhile; nothing was written", id, s.Remote.Name).WithHint("pick another {id}")
 	}
 	if err != nil {
 		return remoteError(s.Remote.Name, err)

@@ -288,7 +288,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 		ids = append(ids, strings.TrimPrefix(ref.Name, RunsPrefix))
 	}
 	if twin := CaseTwin(h.RunID, ids); twin != "" {
-		return nil, fault.Conflict("run %q already exists as %q: run ids that differ only in case would share a ledger ref and a worktree directory on a case-insensitive file system", h.RunID, twin).WithHint("pick another --id")
+		return nil, fault.Named(fault.ErrConflict, "run %q already exists as %q: run ids that differ only in case would share a ledger ref and a worktree directory on a case-insensitive file system", h.RunID, twin).WithHint("pick another {id}")
 	}
 	h.Schema, st.Schema = Schema, Schema
 	hb, err := encodeDoc(&h)
@@ -315,7 +315,7 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	}
 	if err := s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...); err != nil {
 		if errors.Is(err, git.ErrRefConflict) {
-			return nil, fault.Conflict("run %q already exists", h.RunID).WithHint("pick another --id")
+			return nil, fault.Named(fault.ErrConflict, "run %q already exists", h.RunID).WithHint("pick another {id}")
 		}
 		return nil, err
 	}

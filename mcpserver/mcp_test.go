@@ -350,9 +350,10 @@ func TestMCPBadInput(t *testing.T) {
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "restored"}, `"restored" is a relative path`},
 		{"recovery_restore", map[string]any{"snapshot": "x", "to": "."}, `relative path`},
 		{"recover", map[string]any{"run": "r", "stage": "a", "patch_out": "p.patch", "holder": "me"}, `relative path`},
-		// start's run-owner arguments are checked as the command line's flags are.
-		{"start", map[string]any{"id": "h", "dispatch_only": true, "managed_by": "hotl"}, `takes no --managed-by`},
-		{"start", map[string]any{"id": "h", "resume_with": "/hotl:resume"}, `--resume-with needs --managed-by`},
+		// start's run-owner arguments are checked as the command line's flags are, the
+		// error naming the tool's fields.
+		{"start", map[string]any{"id": "h", "dispatch_only": true, "managed_by": "hotl"}, `takes no managed_by`},
+		{"start", map[string]any{"id": "h", "resume_with": "/hotl:resume"}, `resume_with needs managed_by`},
 	} {
 		_, te, err := c.call(ctx, tc.tool, tc.args)
 		if err != nil {
@@ -878,7 +879,8 @@ func TestMCPBadLines(t *testing.T) {
 // specification's Tool shape: a name, an inputSchema and an outputSchema that are
 // object schemas ("type": "object"), and every subschema at every depth (properties,
 // items, additionalProperties, anyOf, ...) a JSON object, never the boolean schemas
-// true/false that the official TypeScript SDK's tools/list validation refuses.
+// true/false that the official TypeScript SDK's tools/list validation refuses, and
+// each naming its type (no schema that allows anything by saying nothing).
 func TestMCPToolShape(t *testing.T) {
 	t.Parallel()
 	repo, env := newRepo(t)
@@ -945,6 +947,9 @@ func subschemaProblems(at string, s map[string]any) []string {
 			out = append(out, fmt.Sprintf("%s is %s, not an object schema", where, jsonOf(v)))
 			return
 		}
+		if typelessSchema(obj) {
+			out = append(out, fmt.Sprintf("%s is %s, a schema that names no type", where, jsonOf(v)))
+		}
 		out = append(out, subschemaProblems(where, obj)...)
 	}
 	for _, k := range []string{"properties", "patternProperties", "$defs", "definitions", "dependentSchemas"} {
@@ -976,6 +981,18 @@ func subschemaProblems(at string, s map[string]any) []string {
 		check(at+"."+k, v)
 	}
 	return out
+}
+
+// typelessSchema reports whether a schema names no type and combines none that do
+// (what jsonschema-go infers for an interface, and marshals as true when it holds
+// nothing else).
+func typelessSchema(s map[string]any) bool {
+	for _, k := range []string{"type", "anyOf", "oneOf", "allOf", "not", "$ref", "enum", "const"} {
+		if _, ok := s[k]; ok {
+			return false
+		}
+	}
+	return true
 }
 
 func jsonOf(v any) string {

@@ -1,23 +1,22 @@
 // Package mcpserver is `git atlas mcp`: a Model Context Protocol server on stdio
 // (the official Go SDK, github.com/modelcontextprotocol/go-sdk) with one tool per user
 // operation, each with an input schema inferred from a typed Go struct (tools.go) and
-// an output schema of the document the command prints with --json.
+// an output schema generated from the operation's result type.
 //
-// Tools go through the command line's in-process entry point, cli.Call, injected as
-// Options.Call: each tool turns its typed input into exactly the arguments of the
-// command the CLI runs with --json, which parses them into the request of the same
-// operation of package ops and prints its result. Both front ends thus share the
-// operations, the input rules (defaults, durations, sizes, refusals with their hints)
-// and the JSON documents; no business logic is copied here, and nothing is executed
-// in another process.
+// A front end on the operations layer, as the command line is: a tool decodes its
+// input (unknown members refused), builds the request of its operation of package
+// ops and calls it; the request's Check fills the defaults and refuses what the
+// operation cannot do, so no input rule exists twice, and the result is the document
+// the command prints with --json. Errors name a request's fields as MCP spells them
+// (ttl, verify_timeout; the command line writes --ttl).
 //
-// A tool call never prompts (the headless policy, as with --json). A failed command is
-// a tool error (isError: true) whose first content is the CLI's JSON error,
-// {"error": {"code", "kind", "message", "hint"}}; a document the failing command also
-// printed (job claim's reason to stop) follows as a second content. A bad input (an
-// unknown field, a wrong type, a missing required field) is a usage error (code 2)
-// before any command runs. The server logs to stderr only: stdout is the protocol.
-// The package knows nothing of runs or jobs beyond the shapes of their JSON.
+// A tool call never prompts (the headless policy, as with --json). A failed
+// operation is a tool error (isError: true) whose first content is the JSON error,
+// {"error": {"code", "kind", "message", "hint"}}, as the CLI's --json prints it; a
+// result the failing operation also returned (job claim's reason to stop) follows as
+// a second content. A bad input (an unknown field, a wrong type, a missing required
+// field) is a usage error (code 2) before any operation runs. The server logs to
+// stderr only: stdout is the protocol.
 package mcpserver
 
 import (
@@ -29,34 +28,24 @@ import (
 	"io"
 	"log/slog"
 	"maps"
-	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"sort"
 	"strings"
 
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// Failure is a command's error: its exit code, its kind and the JSON error object
-// (`{"code","kind","message","hint",...}`) as the CLI prints it under "error".
-type Failure struct {
-	Code   int
-	Kind   string
-	Object json.RawMessage
-}
-
-// Caller runs one git-atlas command (args as on the command line, without --json and
-// -C) in the repository dir and returns the JSON document it printed on stdout (nil if
-// none) and its failure (nil on success). It must be safe to call concurrently.
-type Caller func(ctx context.Context, dir string, args []string) (out json.RawMessage, fail *Failure)
-
 // Options configure the server.
 type Options struct {
-	Dir     string         // the repository (absolute)
-	Call    Caller         // how a tool runs its command
+	Dir string // the repository (absolute)
+	// Ops opens the operations on Dir for one tool call (each call its own, as each
+	// command is).
+	Ops     func() (*ops.Ops, error)
+	Session string         // the session of a call that names none ($ATLAS_SESSION)
 	Version string         // git-atlas's version
 	In      io.ReadCloser  // the protocol's input (the client's requests)
 	Out     io.WriteCloser // the protocol's output
@@ -96,12 +85,15 @@ func New(opt Options) (*mcp.Server, error) {
 // anyValue describes a schema that allows any JSON value.
 const anyValue = "any JSON value"
 
-// objectsOnly makes every schema in s (s included) one that marshals as a JSON
-// object: MCP's Tool shape takes object schemas only, at every depth, and the
-// official TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema
-// allows (docs/contract.md §12). jsonschema-go marshals a schema with no keyword as true (so does
-// what jsonschema.For infers for an interface field, and anything() would without its
-// description) and {"not": {}} as false; a schema with no keyword gets a description,
+// jsonTypes are all of JSON's types: the type of a schema that allows any value.
+var jsonTypes = []string{"null", "boolean", "number", "string", "array", "object"}
+
+// objectsOnly makes every schema in s (s included) an object schema that names its
+// type: MCP's Tool shape takes object schemas only, at every depth, and the official
+// TypeScript SDK's tools/list refuses the boolean schemas that JSON Schema allows
+// (docs/contract.md §12). jsonschema-go marshals a schema with no keyword as true (so
+// it does what jsonschema.For infers for an interface field) and {"not": {}} as
+// false; a schema that names no type (and combines none) gets all of JSON's types,
 // which allows what it allowed. Children are mended before their parent, so {"not":
 // {}} is mended by its child.
 func objectsOnly(s *jsonschema.Schema) *jsonschema.Schema {
@@ -111,10 +103,19 @@ func objectsOnly(s *jsonschema.Schema) *jsonschema.Schema {
 	for _, c := range subschemas(s) {
 		objectsOnly(c)
 	}
-	if b, err := json.Marshal(s); err == nil && string(b) == "true" {
-		s.Description = anyValue
+	if typeless(s) {
+		s.Types = slices.Clone(jsonTypes)
+		if s.Description == "" {
+			s.Description = anyValue
+		}
 	}
 	return s
+}
+
+// typeless reports whether s names no type and is no combination of schemas that do.
+func typeless(s *jsonschema.Schema) bool {
+	return s.Type == "" && len(s.Types) == 0 && s.Ref == "" && len(s.AnyOf) == 0 && len(s.OneOf) == 0 &&
+		len(s.AllOf) == 0 && s.Not == nil && s.Enum == nil && s.Const == nil
 }
 
 // subschemas are the schemas s holds directly: every field of type *Schema,
@@ -154,24 +155,59 @@ const instructions = `git-atlas: the durable ledger of AI-agent runs in this git
 	`recover instead of discarding; finish at the end; never touch the user's checkout. ` +
 	`Errors carry {"error": {"code","kind","message","hint"}} as the git-atlas CLI's --json does.`
 
-// spec is one tool: its name, description, the command words it runs, its input type
-// and its output schema.
+// spec is one tool: its name, description, input type, the operation it calls and
+// its schemas.
 type spec struct {
-	name  string
-	desc  string
-	words []string // the command and any fixed flags: "job", "claim"; "resume", "--plan"
-	in    reflect.Type
-	out   *jsonschema.Schema
+	name string
+	desc string
+	in   reflect.Type
+	// run calls the operation with the decoded input (a pointer to in) and returns its
+	// result as JSON (nil when it returned none) and its error.
+	run func(c *call, in any) (json.RawMessage, error)
+	// outType is the operation's result type: the output schema is generated from it.
+	outType reflect.Type
 	// results are exit codes whose document is the tool's result rather than an
 	// error: audit's 10 ("something needs attention") is the report asked for.
 	results []int
 
-	inSchema *jsonschema.Schema
+	inSchema, out *jsonschema.Schema
 }
 
-// tool declares a tool whose input is In.
-func tool[In any](name, desc string, words []string, out *jsonschema.Schema, results ...int) spec {
-	return spec{name: name, desc: desc, words: words, in: reflect.TypeFor[In](), out: out, results: results}
+// call is one tool call: the operations it runs on and what its input's defaults
+// come from.
+type call struct {
+	ctx            context.Context
+	ops            *ops.Ops
+	dir            string
+	defaultSession string
+}
+
+// tool declares a tool whose input is In and whose operation returns *Out.
+func tool[In, Out any](name, desc string, run func(c *call, in *In) (*Out, error), results ...int) spec {
+	return spec{name: name, desc: desc, in: reflect.TypeFor[In](), outType: reflect.TypeFor[Out](), results: results,
+		run: func(c *call, in any) (json.RawMessage, error) {
+			res, err := run(c, in.(*In))
+			if res == nil {
+				return nil, err
+			}
+			doc, merr := encode(res)
+			if merr != nil {
+				return nil, merr
+			}
+			return doc, err
+		}}
+}
+
+// encode is v's JSON as the command line's --json writes it (no HTML escaping),
+// compact.
+func encode(v any) (json.RawMessage, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return bytes.TrimSpace(b.Bytes()), nil
 }
 
 // handler resolves the tool's schemas and returns the function that serves its calls.
@@ -181,7 +217,9 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 		return nil, err
 	}
 	t.inSchema = objectsOnly(in)
-	objectsOnly(t.out)
+	if t.out, err = outputSchema(t.outType); err != nil {
+		return nil, fmt.Errorf("output schema: %w", err)
+	}
 	inResolved, err := in.Resolve(nil)
 	if err != nil {
 		return nil, fmt.Errorf("input schema: %w", err)
@@ -196,45 +234,56 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 		if uerr != nil {
 			return usageResult(t.name, uerr), nil
 		}
-		args, cleanup, aerr := buildArgs(t.words, v, fields, opt.Dir)
-		defer cleanup()
-		if aerr != nil {
-			return usageResult(t.name, aerr), nil
+		o, err := opt.Ops()
+		if err != nil {
+			return failureResult(err, nil), nil
 		}
-		out, fail := opt.Call(ctx, opt.Dir, args)
-		if fail != nil && (out == nil || !slices.Contains(t.results, fail.Code)) {
-			return failureResult(fail, out), nil
+		out, err := t.run(&call{ctx: ctx, ops: o, dir: opt.Dir, defaultSession: opt.Session}, v.Addr().Interface())
+		if code, _ := fault.Code(err); err != nil && (out == nil || !slices.Contains(t.results, code)) {
+			return failureResult(err, out), nil
 		}
 		if out == nil {
 			out = json.RawMessage("{}")
 		}
 		var doc any
 		if err := json.Unmarshal(out, &doc); err == nil {
-			err = outResolved.Validate(doc)
-			if err != nil {
+			if err := outResolved.Validate(doc); err != nil {
 				logger.Error("a tool's result does not match its output schema", "tool", t.name, "error", err)
-				return failureResult(&Failure{Code: 1, Kind: "failure", Object: errorJSON(1, "failure",
-					fmt.Sprintf("%s: the result does not match the tool's output schema: %v", t.name, err),
-					"this is a git-atlas bug: please report it")}, out), nil
+				return failureResult(fmt.Errorf("%s: the result does not match the tool's output schema: %w", t.name, err), out), nil
 			}
 		}
-		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: compact(out)}}, StructuredContent: out}, nil
+		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}, StructuredContent: out}, nil
 	}, nil
 }
 
-// failureResult is a tool error carrying the CLI's JSON error (and the document the
-// command printed, if any).
-func failureResult(f *Failure, out json.RawMessage) *mcp.CallToolResult {
-	obj := f.Object
-	if len(obj) == 0 {
-		obj = errorJSON(f.Code, f.Kind, "the command failed", "")
-	}
-	b, _ := json.Marshal(map[string]json.RawMessage{"error": obj})
+// failureResult is a tool error carrying the JSON error of err (and the result the
+// operation returned with it, if any).
+func failureResult(err error, out json.RawMessage) *mcp.CallToolResult {
+	b, _ := json.Marshal(map[string]any{"error": errorObject(err)})
 	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 	if out != nil {
-		res.Content = append(res.Content, &mcp.TextContent{Text: compact(out)})
+		res.Content = append(res.Content, &mcp.TextContent{Text: string(out)})
 	}
 	return res
+}
+
+// errorObject is err as the JSON error of docs/contract.md §4.7 (the CLI's --json
+// error): code and kind (fault.Code), the message and hint with the request fields
+// they name spelled as MCP's input names them, and valid_targets or the further
+// members the error names.
+func errorObject(err error) map[string]any {
+	code, kind := fault.Code(err)
+	msg, hint := fault.Spelled(err, func(field string) string { return field })
+	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
+	if t := fault.TargetsOf(err); t != nil {
+		e["valid_targets"] = t
+	}
+	for k, v := range fault.FieldsOf(err) {
+		if _, taken := e[k]; !taken {
+			e[k] = v
+		}
+	}
+	return e
 }
 
 // usageResult is a bad input as the CLI reports a bad flag: code 2, kind usage.
@@ -244,36 +293,16 @@ func usageResult(name string, err error) *mcp.CallToolResult {
 	if errors.As(err, &ue) && ue.hint != "" {
 		hint = ue.hint
 	}
-	return failureResult(&Failure{Code: 2, Kind: "usage", Object: errorJSON(2, "usage", err.Error(), hint)}, nil)
-}
-
-// compact is a JSON document on one line: the CLI indents for people, a model reads
-// it in its context.
-func compact(doc json.RawMessage) string {
-	var b bytes.Buffer
-	if json.Compact(&b, doc) != nil {
-		return string(doc)
-	}
-	return b.String()
-}
-
-func errorJSON(code int, kind, msg, hint string) json.RawMessage {
-	b, _ := json.Marshal(map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint})
-	return b
+	return failureResult(&fault.Error{Kind: fault.ErrUsage, Msg: err.Error(), Hint: hint}, nil)
 }
 
 type usageError struct{ msg, hint string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// field is one input field: its JSON name, its index, and how it becomes arguments.
+// field is one input field: its JSON name.
 type field struct {
-	name  string // the JSON name: snake_case, the CLI flag with - as _
-	index []int
-	arg   bool // a positional argument
-	path  bool // a file path: a relative one is relative to the repository
-	abs   bool // a file path that must be absolute (a place to write outside the repository)
-	file  bool // a JSON value the command reads from a file (--children FILE)
+	name string // the JSON name: snake_case, the request's field as errors name it
 }
 
 // fieldsOf lists the input fields of t (embedded structs flattened).
@@ -287,9 +316,7 @@ func fieldsOf(t reflect.Type) []field {
 		if name == "" || name == "-" {
 			continue
 		}
-		tags := strings.Split(sf.Tag.Get("atlas"), ",")
-		out = append(out, field{name: name, index: sf.Index, arg: slices.Contains(tags, "arg"),
-			path: slices.Contains(tags, "path"), abs: slices.Contains(tags, "abs"), file: slices.Contains(tags, "file")})
+		out = append(out, field{name: name})
 	}
 	return out
 }
@@ -310,6 +337,30 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 		}
 	}
 	return s, nil
+}
+
+// outputSchema is the schema of an operation's result type t, as its JSON document:
+// object schemas at every depth (objectsOnly), a raw JSON member allows any value,
+// and every object allows further members (the JSON contract adds fields, never
+// renames them; a ledger document keeps the members a newer release wrote).
+func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+		reflect.TypeFor[json.RawMessage](): {Types: jsonTypes, Description: anyValue},
+	}})
+	if err != nil {
+		return nil, err
+	}
+	var open func(*jsonschema.Schema)
+	open = func(s *jsonschema.Schema) {
+		for _, c := range subschemas(s) {
+			open(c)
+		}
+		if s.AdditionalProperties != nil && s.Properties != nil {
+			s.AdditionalProperties = nil
+		}
+	}
+	open(s)
+	return objectsOnly(s), nil
 }
 
 // decodeInput checks the arguments against the tool's input and decodes them.
@@ -365,89 +416,3 @@ func quoteList(list []string) string {
 	}
 	return strings.Join(q, ", ")
 }
-
-// buildArgs turns a decoded input into the command's arguments: the command words,
-// then each set field as --flag=value (a list repeats the flag, true is --flag, an
-// object is its JSON), then "--" and the positional arguments, so that no value is
-// ever read as a flag. cleanup removes the temporary files of `file` fields.
-func buildArgs(words []string, v reflect.Value, fields []field, dir string) (args []string, cleanup func(), err error) {
-	var temps []string
-	cleanup = func() {
-		for _, p := range temps {
-			_ = os.Remove(p)
-		}
-	}
-	args = append(args, words...)
-	var positional []string
-	for _, f := range fields {
-		fv := v.FieldByIndex(f.index)
-		if fv.IsZero() {
-			continue
-		}
-		for fv.Kind() == reflect.Pointer {
-			fv = fv.Elem()
-		}
-		var values []string
-		switch {
-		case f.file:
-			b, err := json.Marshal(fv.Interface())
-			if err != nil {
-				return nil, cleanup, &usageError{msg: f.name + ": " + plainJSONError(err)}
-			}
-			tmp, err := os.CreateTemp("", "git-atlas-mcp-*.json")
-			if err != nil {
-				return nil, cleanup, err
-			}
-			temps = append(temps, tmp.Name())
-			_, werr := tmp.Write(b)
-			if cerr := tmp.Close(); werr == nil {
-				werr = cerr
-			}
-			if werr != nil {
-				return nil, cleanup, werr
-			}
-			values = []string{tmp.Name()}
-		case fv.Kind() == reflect.Bool:
-			args = append(args, "--"+flagName(f.name))
-			continue
-		case fv.Kind() == reflect.Slice:
-			for i := 0; i < fv.Len(); i++ {
-				values = append(values, fmt.Sprint(fv.Index(i).Interface()))
-			}
-		case fv.Kind() == reflect.Map || fv.Kind() == reflect.Struct:
-			b, err := json.Marshal(fv.Interface())
-			if err != nil {
-				return nil, cleanup, &usageError{msg: f.name + ": " + plainJSONError(err)}
-			}
-			values = []string{string(b)}
-		default:
-			values = []string{fmt.Sprint(fv.Interface())}
-		}
-		if f.path {
-			for i, p := range values {
-				if f.abs && !filepath.IsAbs(p) {
-					// The server has no working directory of the caller's, and the
-					// repository is the one place such a path may never go.
-					return nil, cleanup, &usageError{msg: fmt.Sprintf("%s %q is a relative path: give an absolute one, outside the repository's working trees", f.name, p)}
-				}
-				if !filepath.IsAbs(p) {
-					values[i] = filepath.Join(dir, p)
-				}
-			}
-		}
-		for _, val := range values {
-			if f.arg {
-				positional = append(positional, val)
-			} else {
-				args = append(args, "--"+flagName(f.name)+"="+val)
-			}
-		}
-	}
-	if len(positional) > 0 {
-		args = append(append(args, "--"), positional...)
-	}
-	return args, cleanup, nil
-}
-
-// flagName is the CLI flag of a JSON name: max_attempts → max-attempts.
-func flagName(name string) string { return strings.ReplaceAll(name, "_", "-") }

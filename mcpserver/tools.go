@@ -1,45 +1,326 @@
 package mcpserver
 
-import "github.com/google/jsonschema-go/jsonschema"
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
+	"github.com/git-atlas/git-atlas/resume"
+)
 
 // The tools, one per user operation. Adding one is one line here and, when it takes
-// arguments, one input struct below: a field's JSON name is the CLI flag with - as _
-// (`atlas:"arg"` marks a positional argument, `atlas:"path"` a file path relative to
-// the repository, `atlas:"path,abs"` one that must be absolute), its jsonschema tag the description an agent reads, omitempty makes
-// it optional, and `enum:"a,b"` lists its values. (A function, not a variable: every
-// git-atlas command links this package, and only `git atlas mcp` needs the table.)
+// arguments, one input struct below and its request: a field's JSON name is the
+// request's field as errors name it (the CLI flag with - as _), its jsonschema tag the
+// description an agent reads, omitempty makes it optional, and `enum:"a,b"` lists its
+// values. Each tool decodes its input, builds the operation's request and calls it
+// (the request's Check fills the defaults and refuses what the operation cannot do);
+// its output schema is generated from the operation's result type. (A function, not a
+// variable: every git-atlas command links this package, and only `git atlas mcp`
+// needs the table.)
 func tools() []spec {
 	return []spec{
-		tool[StartInput]("start", "Start a run (single: stages; graph: a DAG of jobs): pin its baseline and freeze its header.", w("start"), runSchema()),
-		tool[ListInput]("list", "List runs (default: not finished) with status, driver and liveness.", w("list"), object([]string{"runs"}, props{"runs": array(runRow())})),
-		tool[ShowInput]("show", "Show a run's header, state and stages (or its state right after event `at`).", w("show"), showSchema()),
-		tool[LogInput]("log", "Show a run's events, oldest first, optionally filtered by type or stage.", w("log"), object([]string{"run_id", "events"}, props{"run_id": str(), "events": array(object([]string{"seq", "type"}, props{"seq": integer(), "type": str()}))})),
-		tool[TransitionInput]("transition", "Move a stage of a single run to a new status (dispatched opens an attempt).", w("transition"), object([]string{"run_id", "stage"}, props{"run_id": str(), "stage": object([]string{"name", "status"}, props{"name": str(), "status": str()})})),
-		tool[HeartbeatInput]("heartbeat", "Renew your driver lease and, with a stage, its open attempt's heartbeat, in one write.", w("heartbeat"), object([]string{"run_id", "driver"}, props{"run_id": str(), "driver": anything()})),
-		tool[EventInput]("event", "Append an event (a note, a stage_resumed, ...) with optional data to a run.", w("event"), object([]string{"run_id", "seq", "type"}, props{"run_id": str(), "seq": integer(), "type": str(), "tip": str()})),
-		tool[FinishInput]("finish", "Finish a run: completed, stopped or failed.", w("finish"), runSchema()),
-		tool[JobAddInput]("job_add", "Add a job (with dependencies, scope, verify) to a graph run.", w("job", "add"), object([]string{"run_id", "job"}, props{"run_id": str(), "job": jobSchema()})),
-		tool[JobClaimInput]("job_claim", "Claim the next ready job of a graph run (or a named one) and get its lease token.", w("job", "claim"), claimSchema()),
-		tool[JobRenewInput]("job_renew", "Extend a claimed job's lease; the token must be the current one.", w("job", "renew"), object([]string{"run_id", "job", "lease", "expires_at"}, props{"run_id": str(), "job": jobSchema(), "lease": str(), "expires_at": str()})),
-		tool[JobDoneInput]("job_done", "Report a claimed job's receipt (ok, timeout or failed) with its lease token.", w("job", "done"), object([]string{"run_id", "job", "status", "from", "to"}, props{"run_id": str(), "job": jobSchema(), "status": str(), "from": str(), "to": str()})),
-		tool[JobListInput]("job_list", "List a graph run's jobs, the ready ones and the gas left.", w("job", "list"), object([]string{"run_id", "jobs"}, props{"run_id": str(), "jobs": array(jobSchema()), "ready": nullable(array(str())), "gas_remaining": integer()})),
-		tool[ReapInput]("reap", "Return a graph run's expired job leases (each takes the timeout transition).", w("reap"), object([]string{"run_id", "reaped"}, props{"run_id": str(), "reaped": array(anything())})),
-		tool[WorktreeAddInput]("worktree_add", "Give a stage or job its managed worktree (locked, on its own branch); returns its path.", w("worktree", "add"), worktreeSchema()),
-		tool[WorktreeListInput]("worktree_list", "List managed worktrees: branch, HEAD, commits ahead, dirty or missing.", w("worktree", "list"), object([]string{"worktrees"}, props{"worktrees": array(worktreeRow())})),
-		tool[WorktreeRemoveInput]("worktree_remove", "Remove a managed worktree, snapshotting it first when anything could be lost.", w("worktree", "remove"), object([]string{"run_id", "node", "removed"}, props{"run_id": str(), "node": str(), "removed": boolean(), "snapshot": nullable(anything())})),
-		tool[UnionInput]("union", "Build a run's union of its nodes' branches in its own worktree (optionally verify it).", w("union"), object([]string{"run_id", "head", "branch", "path", "integrated"}, props{"run_id": str(), "head": str(), "branch": str(), "path": str(), "integrated": array(str())})),
-		tool[ResumeDetectInput]("resume_detect", "List interrupted runs that could be resumed; changes nothing.", w("resume", "--detect"), object([]string{"resumable_runs"}, props{"resumable_runs": array(object([]string{"run_id"}, props{"run_id": str()}))})),
-		tool[ResumePlanInput]("resume_plan", "Print a run's resume plan and next_action; changes nothing.", w("resume", "--plan"), planSchema(false)),
-		tool[ResumeInput]("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", w("resume"), planSchema(true)),
-		tool[RecoverInput]("recover", "Preserve a stage's work in a snapshot and branch a replay at its baseline.", w("recover"), object([]string{"run_id", "stage", "snapshot"}, props{"run_id": str(), "stage": str(), "snapshot": anything()})),
-		tool[RecoveryListInput]("recovery_list", "List recovery snapshots (all, or one run's).", w("recovery", "list"), object([]string{"snapshots"}, props{"snapshots": array(snapshotRow())})),
-		tool[RecoveryShowInput]("recovery_show", "Show what a recovery snapshot holds: files changed, staged, unstaged, ignored.", w("recovery", "show"), object([]string{"id", "run_id", "ref"}, props{"id": str(), "run_id": str(), "ref": str(), "changes": nullable(array(anything()))})),
-		tool[RecoveryRestoreInput]("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", w("recovery", "restore"), object([]string{"snapshot", "run_id", "path"}, props{"snapshot": str(), "run_id": str(), "path": str(), "worktree": boolean()})),
-		tool[AuditInput]("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", w("audit"), object([]string{"attention", "worktrees", "refs"}, props{"attention": boolean(), "worktrees": array(anything()), "refs": array(anything())}), 10),
+		tool("start", "Start a run (single: stages; graph: a DAG of jobs): pin its baseline and freeze its header.", func(c *call, in *StartInput) (*ops.StartResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			setupTimeout, err := c.duration("setup_timeout", in.SetupTimeout)
+			if err != nil {
+				return nil, err
+			}
+			if in.Session != "" {
+				d.Session = in.Session
+			}
+			return c.ops.Start(c.ctx, ops.StartRequest{ID: in.ID, Intent: in.Intent, Criteria: in.Criterion, Verify: in.Verify, VerifySafe: in.VerifySafe,
+				Scope: in.Scope, Baseline: in.Baseline, Pipeline: c.path(in.Pipeline), StageList: in.Stages, Graph: in.Graph, Gas: in.Gas,
+				MaxAttempts: in.MaxAttempts, MaxJobs: in.MaxJobs, MaxDepth: in.MaxDepth, ConfigFiles: c.paths(in.Config), Driver: d,
+				ManagedBy: in.ManagedBy, ResumeWith: in.ResumeWith, DispatchOnly: in.DispatchOnly,
+				Setup: in.Setup, SetupTimeout: setupTimeout, Ports: in.Ports})
+		}),
+		tool("list", "List runs (default: not finished) with status, driver and liveness.", func(c *call, in *ListInput) (*ops.ListResult, error) {
+			return c.ops.List(c.ctx, ops.ListRequest{All: in.All, ForAgent: true})
+		}),
+		tool("show", "Show a run's header, state and stages (or its state right after event `at`).", func(c *call, in *ShowInput) (*ops.ShowResult, error) {
+			return c.ops.Show(c.ctx, ops.ShowRequest{Run: in.Run, At: in.At, ForAgent: true})
+		}),
+		tool("log", "Show a run's events, oldest first, optionally filtered by type or stage.", func(c *call, in *LogInput) (*ops.LogResult, error) {
+			return c.ops.Log(c.ctx, ops.LogRequest{Run: in.Run, Type: in.Type, Stage: in.Stage, Last: in.Last, ForAgent: true})
+		}),
+		tool("transition", "Move a stage of a single run to a new status (dispatched opens an attempt).", func(c *call, in *TransitionInput) (*ops.TransitionResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Transition(c.ctx, ops.TransitionRequest{Run: in.Run, Stage: in.Stage, Status: in.Status, Reason: in.Reason, Lease: in.Lease,
+				ThreadID: in.ThreadID, Agent: in.Agent, PID: in.PID, Driver: d, Person: c.person(), ForAgent: true})
+		}),
+		tool("heartbeat", "Renew your driver lease and, with a stage, its open attempt's heartbeat, in one write.", func(c *call, in *HeartbeatInput) (*ops.HeartbeatResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Heartbeat(c.ctx, ops.HeartbeatRequest{Run: in.Run, Stage: in.Stage, Lease: in.Lease, Driver: d})
+		}),
+		tool("event", "Append an event (a note, a stage_resumed, ...) with optional data to a run.", func(c *call, in *EventInput) (*ops.EventResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			data, err := jsonOf("data", in.Data)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Event(c.ctx, ops.EventRequest{Run: in.Run, Type: in.Type, Stage: in.Stage, Data: data, Driver: d})
+		}),
+		tool("finish", "Finish a run: completed, stopped or failed.", func(c *call, in *FinishInput) (*ops.FinishResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Finish(c.ctx, ops.FinishRequest{Run: in.Run, Status: in.Status, Reason: in.Reason, Force: in.Force, Driver: d, Person: c.person()})
+		}),
+		tool("job_add", "Add a job (with dependencies, scope, verify) to a graph run.", func(c *call, in *JobAddInput) (*ops.JobAddResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.JobAdd(c.ctx, ops.JobAddRequest{Run: in.Run, Job: in.Job, Needs: in.Needs, Scope: in.Scope, Verify: in.Verify, Kind: in.Kind,
+				Criteria: in.Criterion, AllowOverlap: in.AllowOverlap, Driver: d})
+		}),
+		tool("job_claim", "Claim the next ready job of a graph run (or a named one) and get its lease token.", func(c *call, in *JobClaimInput) (*ops.JobClaimResult, error) {
+			w, err := c.worker(in.WorkerInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.JobClaim(c.ctx, ops.JobClaimRequest{Run: in.Run, Job: in.Job, Worker: w, Agent: in.Agent, ThreadID: in.ThreadID, ForAgent: true})
+		}),
+		tool("job_renew", "Extend a claimed job's lease; the token must be the current one.", func(c *call, in *JobRenewInput) (*ops.JobRenewResult, error) {
+			w, err := c.worker(in.WorkerInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.JobRenew(c.ctx, ops.JobRenewRequest{Run: in.Run, Job: in.Job, Lease: in.Lease, Worker: w})
+		}),
+		tool("job_done", "Report a claimed job's receipt (ok, timeout or failed) with its lease token.", func(c *call, in *JobDoneInput) (*ops.JobDoneResult, error) {
+			w, err := c.worker(in.WorkerInput)
+			if err != nil {
+				return nil, err
+			}
+			timeout, err := c.duration("verify_timeout", in.VerifyTimeout)
+			if err != nil {
+				return nil, err
+			}
+			data, err := jsonOf("data", in.Data)
+			if err != nil {
+				return nil, err
+			}
+			req := ops.JobDoneRequest{Run: in.Run, Job: in.Job, Lease: in.Lease, Status: in.Status, Data: data, VerifyTimeout: timeout, Worker: w, ForAgent: true}
+			if in.Children != nil {
+				b, err := jsonOf("children", in.Children)
+				if err != nil {
+					return nil, err
+				}
+				if req.Children, err = ops.ParseChildren(b); err != nil {
+					return nil, err
+				}
+			}
+			return c.ops.JobDone(c.ctx, req)
+		}),
+		tool("job_list", "List a graph run's jobs, the ready ones and the gas left.", func(c *call, in *JobListInput) (*ops.JobListResult, error) {
+			return c.ops.JobList(c.ctx, ops.JobListRequest{Run: in.Run, Ready: in.Ready, ForAgent: true})
+		}),
+		tool("reap", "Return a graph run's expired job leases (each takes the timeout transition).", func(c *call, in *ReapInput) (*ops.ReapResult, error) {
+			return c.ops.Reap(c.ctx, ops.ReapRequest{Run: in.Run, Holder: in.Holder})
+		}),
+		tool("worktree_add", "Give a stage or job its managed worktree (locked, on its own branch); returns its path.", func(c *call, in *WorktreeAddInput) (*ops.WorktreeAddResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.WorktreeAdd(c.ctx, ops.WorktreeAddRequest{Run: in.Run, Node: in.Node, Baseline: in.Baseline, Lease: in.Lease, Driver: d})
+		}),
+		tool("worktree_list", "List managed worktrees: branch, HEAD, commits ahead, dirty or missing.", func(c *call, in *WorktreeListInput) (*ops.WorktreeListResult, error) {
+			return c.ops.WorktreeList(c.ctx, ops.WorktreeListRequest{Run: in.Run, ForAgent: true})
+		}),
+		tool("worktree_remove", "Remove a managed worktree, snapshotting it first when anything could be lost.", func(c *call, in *WorktreeRemoveInput) (*ops.WorktreeRemoveResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			snap, err := c.snapshot(in.SnapshotInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.WorktreeRemove(c.ctx, ops.WorktreeRemoveRequest{Run: in.Run, Node: in.Node, Snapshot: snap, Driver: d})
+		}),
+		tool("union", "Build a run's union of its nodes' branches in its own worktree (optionally verify it).", func(c *call, in *UnionInput) (*ops.UnionResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			timeout, err := c.duration("verify_timeout", in.VerifyTimeout)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Union(c.ctx, ops.UnionRequest{Run: in.Run, Nodes: in.Nodes, Force: in.Force, Verify: in.Verify, VerifyTimeout: timeout,
+				Driver: d, Person: c.person(), ForAgent: true})
+		}),
+		tool("resume_detect", "List interrupted runs that could be resumed; changes nothing.", func(c *call, in *ResumeDetectInput) (*ops.ResumeDetectResult, error) {
+			return c.ops.ResumeDetect(c.ctx, ops.ResumeDetectRequest{Session: c.session(in.Session)})
+		}),
+		tool("resume_plan", "Print a run's resume plan and next_action; changes nothing.", func(c *call, in *ResumePlanInput) (*resume.Plan, error) {
+			snap, err := c.snapshot(in.SnapshotInput)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.ResumePlan(c.ctx, ops.ResumeRequest{RunID: in.Run, Session: c.session(in.Session), Snapshot: snap, ForAgent: true})
+		}),
+		tool("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", func(c *call, in *ResumeInput) (*resume.Result, error) {
+			snap, err := c.snapshot(in.SnapshotInput)
+			if err != nil {
+				return nil, err
+			}
+			ttl, err := c.duration("ttl", in.TTL)
+			if err != nil {
+				return nil, err
+			}
+			timeout, err := c.duration("verify_timeout", in.VerifyTimeout)
+			if err != nil {
+				return nil, err
+			}
+			return c.ops.Resume(c.ctx, ops.ResumeRequest{RunID: in.Run, Session: c.session(in.Session), TakeOver: in.TakeOver, Holder: in.Holder, TTL: ttl,
+				NoVerify: in.NoVerify, VerifyTimeout: timeout, OnVerifyFail: in.OnVerifyFail, Snapshot: snap, ForAgent: true})
+		}),
+		tool("recover", "Preserve a stage's work in a snapshot and branch a replay at its baseline.", func(c *call, in *RecoverInput) (*ops.RecoverResult, error) {
+			d, err := c.driver(in.DriverInput)
+			if err != nil {
+				return nil, err
+			}
+			snap, err := c.snapshot(in.SnapshotInput)
+			if err != nil {
+				return nil, err
+			}
+			if err := absolute("patch_out", in.PatchOut); err != nil {
+				return nil, err
+			}
+			return c.ops.Recover(c.ctx, ops.RecoverRequest{Run: in.Run, Stage: in.Stage, Node: in.Node, Worktree: in.Worktree, Apply: in.Apply,
+				PatchOut: in.PatchOut, Force: in.Force, Snapshot: snap, Driver: d})
+		}),
+		tool("recovery_list", "List recovery snapshots (all, or one run's).", func(c *call, in *RecoveryListInput) (*ops.RecoveryListResult, error) {
+			return c.ops.RecoveryList(c.ctx, ops.RecoveryListRequest{Run: in.Run, ForAgent: true})
+		}),
+		tool("recovery_show", "Show what a recovery snapshot holds: files changed, staged, unstaged, ignored.", func(c *call, in *RecoveryShowInput) (*ops.RecoveryShowResult, error) {
+			return c.ops.RecoveryShow(c.ctx, ops.RecoveryShowRequest{Snapshot: in.Snapshot, ForAgent: true})
+		}),
+		tool("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", func(c *call, in *RecoveryRestoreInput) (*ops.RecoveryRestoreResult, error) {
+			if err := absolute("to", in.To); err != nil {
+				return nil, err
+			}
+			return c.ops.RecoveryRestore(c.ctx, ops.RecoveryRestoreRequest{Snapshot: in.Snapshot, To: in.To, Worktree: in.Worktree})
+		}),
+		tool("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", func(c *call, in *AuditInput) (*ops.AuditResult, error) {
+			return c.ops.Audit(c.ctx, ops.AuditRequest{Size: in.Size, ForAgent: true})
+		}, 10),
 	}
 }
 
-func w(words ...string) []string { return words }
+// driver is the driver the input names, its session the server's when it names none.
+func (c *call) driver(in DriverInput) (ops.Driver, error) {
+	ttl, err := c.duration("ttl", in.TTL)
+	return ops.Driver{Holder: in.Holder, Session: c.session(in.Session), TakeOver: in.TakeOver, TTL: ttl}, err
+}
+
+// worker is the job-lease worker the input names.
+func (c *call) worker(in WorkerInput) (ops.Worker, error) {
+	ttl, err := c.duration("ttl", in.TTL)
+	return ops.Worker{Holder: in.Holder, TTL: ttl}, err
+}
+
+// snapshot is the snapshot options the input names.
+func (c *call) snapshot(in SnapshotInput) (ops.SnapshotOptions, error) {
+	opt := ops.SnapshotOptions{IncludeIgnored: in.IncludeIgnored}
+	if in.IgnoredCap != "" {
+		n, err := ops.ParseSize(in.IgnoredCap)
+		if err != nil || n <= 0 {
+			return opt, fault.Named(fault.ErrUsage, "{ignored_cap} must be a positive size such as 500KiB or 100MiB (got %q)", in.IgnoredCap)
+		}
+		opt.IgnoredCap = n
+	}
+	return opt, nil
+}
+
+// session is s, else the server's own session (ATLAS_SESSION), as the command line
+// defaults it.
+func (c *call) session(s string) string {
+	if s != "" {
+		return s
+	}
+	return c.defaultSession
+}
+
+// person is who stands behind a call through MCP: nobody a person's step could name
+// (ops.PersonOnlySteps are refused).
+func (c *call) person() ops.Person { return ops.Person{Via: ops.ViaMCP} }
+
+// duration reads a duration field ("" is the request's default); given, it must be
+// positive, as on the command line.
+func (c *call) duration(field, s string) (time.Duration, error) {
+	if s == "" {
+		return 0, nil
+	}
+	d, err := time.ParseDuration(s)
+	if err != nil {
+		return 0, fault.Named(fault.ErrUsage, "{"+field+"} must be a duration such as 10m or 90s (got %q)", s)
+	}
+	if d <= 0 {
+		return 0, fault.Named(fault.ErrUsage, "{"+field+"} must be a positive duration (got %s)", d)
+	}
+	return d, nil
+}
+
+// path is a file path of the input: a relative one is relative to the repository.
+func (c *call) path(p string) string {
+	if p == "" || filepath.IsAbs(p) {
+		return p
+	}
+	return filepath.Join(c.dir, p)
+}
+
+func (c *call) paths(list []string) []string {
+	if list == nil {
+		return nil
+	}
+	out := make([]string, len(list))
+	for i, p := range list {
+		out[i] = c.path(p)
+	}
+	return out
+}
+
+// absolute refuses a relative path where the operation writes: the server has no
+// working directory of the caller's, and the repository is the one place such a path
+// may never go.
+func absolute(field, p string) error {
+	if p != "" && !filepath.IsAbs(p) {
+		return fault.Named(fault.ErrUsage, "{"+field+"} %q is a relative path: give an absolute one, outside the repository's working trees", p)
+	}
+	return nil
+}
+
+// jsonOf is a JSON value of the input as the request carries it (nil: none).
+func jsonOf(field string, v any) (json.RawMessage, error) {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return nil, fault.Named(fault.ErrUsage, "{"+field+"}: %s", strings.TrimSpace(err.Error()))
+	}
+	if string(b) == "null" {
+		return nil, nil
+	}
+	return b, nil
+}
 
 // DriverInput are the driver-lease arguments of run writes (docs/contract.md §5.1).
 type DriverInput struct {
@@ -292,85 +573,4 @@ type RecoveryRestoreInput struct {
 // AuditInput is audit's input.
 type AuditInput struct {
 	Size bool `json:"size,omitempty" jsonschema:"measure each recovery snapshot's disk usage"`
-}
-
-// Output schemas: the members docs/contract.md §4.7 names, typed; further members are allowed
-// (the JSON contract adds fields, never renames them).
-
-type props = map[string]*jsonschema.Schema
-
-func object(required []string, p props) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "object", Required: required, Properties: p}
-}
-func str() *jsonschema.Schema      { return &jsonschema.Schema{Type: "string"} }
-func integer() *jsonschema.Schema  { return &jsonschema.Schema{Type: "integer"} }
-func boolean() *jsonschema.Schema  { return &jsonschema.Schema{Type: "boolean"} }
-func anything() *jsonschema.Schema { return &jsonschema.Schema{Description: anyValue} }
-func array(items *jsonschema.Schema) *jsonschema.Schema {
-	return &jsonschema.Schema{Type: "array", Items: items}
-}
-
-// nullable is s or null.
-func nullable(s *jsonschema.Schema) *jsonschema.Schema {
-	return &jsonschema.Schema{AnyOf: []*jsonschema.Schema{s, {Type: "null"}}}
-}
-
-func runProps() props {
-	return props{"run_id": str(), "kind": str(), "status": str(), "baseline": str(), "epoch": integer(),
-		"events": integer(), "live": boolean(), "created_at": str(), "updated_at": str(), "tip": str()}
-}
-
-func runSchema() *jsonschema.Schema {
-	return object([]string{"run_id", "kind", "status", "baseline", "epoch"}, runProps())
-}
-
-func runRow() *jsonschema.Schema { return object([]string{"run_id"}, props{"run_id": str()}) }
-
-func showSchema() *jsonschema.Schema {
-	p := runProps()
-	p["header"] = object(nil, nil)
-	p["state"] = object(nil, nil)
-	return object([]string{"run_id", "kind", "status", "header", "state"}, p)
-}
-
-func jobSchema() *jsonschema.Schema {
-	return object([]string{"id", "state"}, props{"id": str(), "state": str(), "attempts": integer(), "needs": nullable(array(str()))})
-}
-
-func claimSchema() *jsonschema.Schema {
-	return object([]string{"run_id", "job", "lease", "attempt", "epoch", "expires_at", "reason"}, props{
-		"run_id": str(), "job": nullable(jobSchema()), "lease": nullable(str()), "attempt": nullable(integer()),
-		"epoch": integer(), "expires_at": nullable(str()), "reason": nullable(str()), "gas_remaining": integer()})
-}
-
-func worktreeSchema() *jsonschema.Schema {
-	return object([]string{"run_id", "node", "path", "branch", "baseline", "head"}, props{
-		"run_id": str(), "node": str(), "path": str(), "branch": str(), "baseline": str(), "head": str(), "created": boolean()})
-}
-
-func worktreeRow() *jsonschema.Schema {
-	return object([]string{"run_id", "node", "path", "branch", "head", "baseline", "ahead", "dirty", "missing", "locked"}, props{
-		"run_id": str(), "node": str(), "path": str(), "branch": str(), "head": str(), "baseline": str(),
-		"ahead": integer(), "dirty": boolean(), "missing": boolean(), "locked": boolean()})
-}
-
-func snapshotRow() *jsonschema.Schema {
-	return object([]string{"id", "run_id", "ref", "created_at"}, props{"id": str(), "run_id": str(), "node": str(),
-		"stage": str(), "ref": str(), "patch": str(), "created_at": str()})
-}
-
-// planSchema is resume --plan's document (docs/contract.md §6.3), and with applied resume's
-// (what was done as well).
-func planSchema(applied bool) *jsonschema.Schema {
-	p := props{"run_id": str(), "kind": str(), "status": str(), "live": boolean(),
-		"next_action": object([]string{"action"}, props{"action": str()}),
-		"worktrees":   nullable(array(object([]string{"node"}, props{"node": str(), "path": str(), "exists": boolean(), "dirty": boolean()}))),
-	}
-	req := []string{"run_id", "kind", "status", "next_action"}
-	if applied {
-		p["snapshots"] = nullable(array(anything()))
-		p["reset_jobs"] = nullable(array(anything()))
-		p["recreated_worktrees"] = nullable(array(anything()))
-	}
-	return object(req, p)
 }

@@ -148,7 +148,7 @@ func FuzzCheckLine(f *testing.F) {
 }
 
 // TestObjectsOnly: however a schema with no keyword arises (an interface field that
-// jsonschema.For infers, anything() inside nullable or array, {"not": {}}), the
+// jsonschema.For infers, an empty schema inside anyOf or items, {"not": {}}), the
 // schema served marshals with no boolean subschema.
 func TestObjectsOnly(t *testing.T) {
 	t.Parallel()
@@ -166,8 +166,10 @@ func TestObjectsOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, s := range map[string]*jsonschema.Schema{
-		"inferred":  inferred,
-		"hand-made": object(nil, props{"a": nullable(array(anything())), "b": {Not: &jsonschema.Schema{}}, "c": {AnyOf: []*jsonschema.Schema{{}, {Type: "null"}}}}),
+		"inferred": inferred,
+		"hand-made": {Type: "object", Properties: map[string]*jsonschema.Schema{
+			"a": {AnyOf: []*jsonschema.Schema{{Type: "array", Items: &jsonschema.Schema{}}, {Type: "null"}}},
+			"b": {Not: &jsonschema.Schema{}}, "c": {AnyOf: []*jsonschema.Schema{{}, {Type: "null"}}}}},
 	} {
 		b, err := json.Marshal(objectsOnly(s))
 		if err != nil {

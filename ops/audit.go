@@ -107,7 +107,7 @@ type GCResult struct {
 // together with the error of any step that failed: a front end shows it, then fails.
 func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	if req.Before < 0 {
-		return nil, fault.Usage("--before must not be negative")
+		return nil, fault.Named(fault.ErrUsage, "{before} must not be negative")
 	}
 	opt, err := o.gcOptions(ctx, req)
 	if err != nil {
@@ -159,13 +159,13 @@ func (o *Ops) gcOptions(ctx context.Context, req GCRequest) (audit.GCOptions, er
 		opt.KeepLast = n
 	}
 	if opt.KeepLast < 0 && req.KeepLast != nil {
-		return opt, fault.Usage("--keep-last must not be negative")
+		return opt, fault.Named(fault.ErrUsage, "{keep_last} must not be negative")
 	}
 	if opt.KeepLast >= 0 && req.BeforeIsDefault {
 		opt.Before = 0
 	}
 	if req.MaxSize < 0 {
-		return opt, fault.Usage("--max-size must be positive")
+		return opt, fault.Named(fault.ErrUsage, "{max_size} must be positive")
 	}
 	if opt.MaxSize == 0 {
 		if v := o.Repo.Config(ctx, GCMaxSizeKey); v != "" {

@@ -25,22 +25,15 @@ func graphRun(r *gitstate.Run, write bool) error {
 	return nil
 }
 
-func positiveTTL(ttl time.Duration) error {
-	if ttl <= 0 {
-		return fault.Usage("--ttl must be positive, got %s", ttl).WithHint("e.g. --ttl 10m, --ttl 90s")
-	}
-	return nil
-}
-
-// jsonObject checks that data (a flag's value) is one JSON object and returns it
+// jsonObject checks that data (a request's field) is one JSON object and returns it
 // compacted; empty is none.
-func jsonObject(flag string, data json.RawMessage) (json.RawMessage, error) {
+func jsonObject(field string, data json.RawMessage) (json.RawMessage, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return nil, fault.Usage("%s must be a JSON object: %s", flag, strings.TrimSpace(string(data)))
+		return nil, fault.Named(fault.ErrUsage, "{"+field+"} must be a JSON object: %s", strings.TrimSpace(string(data)))
 	}
 	return json.Marshal(obj)
 }
@@ -181,7 +174,7 @@ type JobClaimResult struct {
 // claiming (finished, halted, gas exhausted) comes back as the result together with
 // a refusal. A stopped run refuses every claim.
 func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResult, error) {
-	if err := positiveTTL(req.Worker.TTL); err != nil {
+	if err := req.Worker.Check(); err != nil {
 		return nil, err
 	}
 	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
@@ -285,7 +278,7 @@ type JobRenewResult struct {
 // JobRenew extends a job's lease to now + Worker.TTL, recorded as job_renewed. A
 // token that is not the job's current one is refused and changes nothing.
 func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResult, error) {
-	if err := positiveTTL(req.Worker.TTL); err != nil {
+	if err := req.Worker.Check(); err != nil {
 		return nil, err
 	}
 	var j *gitstate.Job
@@ -352,12 +345,15 @@ type JobDoneResult struct {
 // second write; one that fails comes back as the result together with an
 // ErrVerifyFailed error.
 func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, error) {
-	data, err := jsonObject("--data", req.Data)
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
+	data, err := jsonObject("data", req.Data)
 	if err != nil {
 		return nil, err
 	}
 	if req.Children != nil && req.Status != gitstate.ReceiptOK {
-		return nil, fault.Usage("--children needs --status ok: only a finished job expands")
+		return nil, fault.Named(fault.ErrUsage, "{children} needs {status} ok: only a finished job expands")
 	}
 	children := make([]gitstate.JobSpec, 0, len(req.Children))
 	for _, ch := range req.Children {

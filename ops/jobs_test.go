@@ -152,13 +152,26 @@ func TestJobClaimOnHaltedRunStops(t *testing.T) {
 	}
 }
 
-func TestJobClaimNeedsPositiveTTL(t *testing.T) {
+// The request owns the lease's default and check (docs/contract.md §4.6): no TTL is the
+// default one, a negative one is refused naming the field, never a flag.
+func TestJobClaimTTLDefaultAndCheck(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindGraph)
-	f.jobs("a")
-	_, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1"}})
-	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "--ttl must be positive") {
-		t.Fatalf("claim with no TTL: %v, want a usage error naming --ttl", err)
+	f.jobs("a", "b")
+	_, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: -time.Second}})
+	if !errors.Is(err, fault.ErrUsage) || !strings.HasPrefix(err.Error(), "ttl must be positive") {
+		t.Fatalf("claim with a negative TTL: %v, want a usage error naming the field ttl", err)
+	}
+	if msg, hint := fault.Spelled(err, func(f string) string { return "--" + f }); !strings.HasPrefix(msg, "--ttl must be positive") || hint != "e.g. --ttl 10m, --ttl 90s" {
+		t.Fatalf("spelled for the command line: %q / %q", msg, hint)
+	}
+	res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1"}})
+	if err != nil || res.ExpiresAt == nil {
+		t.Fatalf("claim with no TTL: %+v, %v", res, err)
+	}
+	exp, err := gitstate.ParseStamp(*res.ExpiresAt)
+	if left := exp.Sub(f.ops.Clock.Now()); err != nil || left > gitstate.DefaultDriverTTL || left < gitstate.DefaultDriverTTL-time.Minute {
+		t.Fatalf("claim with no TTL expires at %s (%v), want now + the default", *res.ExpiresAt, err)
 	}
 }
 

@@ -63,10 +63,10 @@ const AgentsMayLandKey = "atlas.agentsMayLand"
 func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	branch := strings.TrimPrefix(req.Onto, "refs/heads/")
 	if err := git.CheckRefFormat("refs/heads/" + branch); err != nil || branch == "" {
-		return nil, fault.Usage("--onto %q is not a branch name", req.Onto)
+		return nil, fault.Named(fault.ErrUsage, "{onto} %q is not a branch name", req.Onto)
 	}
 	if strings.HasPrefix(branch, "atlas/") {
-		return nil, fault.Usage("--onto %s: atlas/ branches are git-atlas's own; land onto one of yours", branch)
+		return nil, fault.Named(fault.ErrUsage, "{onto} %s: atlas/ branches are git-atlas's own; land onto one of yours", branch)
 	}
 	ref := "refs/heads/" + branch
 	oldHex, err := o.Repo.ReadRef(ctx, ref)

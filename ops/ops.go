@@ -135,11 +135,14 @@ type Driver struct {
 	TTL time.Duration
 }
 
-// Check refuses a driver the ledger could not record: a bad session name, a negative
-// TTL, a take-over without a name.
-func (d Driver) Check() error {
+// Check fills d's default TTL and refuses a driver the ledger could not record: a
+// bad session name, a negative TTL, a take-over without a name.
+func (d *Driver) Check() error {
 	if d.TTL < 0 {
-		return fault.Usage("--ttl must be positive")
+		return fault.Named(fault.ErrUsage, "{ttl} must be positive")
+	}
+	if d.TTL == 0 {
+		d.TTL = gitstate.DefaultDriverTTL
 	}
 	if d.Session != "" {
 		if err := gitstate.ValidName("session", d.Session); err != nil {
@@ -147,7 +150,7 @@ func (d Driver) Check() error {
 		}
 	}
 	if d.TakeOver && d.Holder == "" {
-		return fault.Usage("--take-over needs --holder: the new driver must have a name")
+		return fault.Named(fault.ErrUsage, "{take_over} needs {holder}: the new driver must have a name")
 	}
 	return nil
 }
@@ -175,6 +178,18 @@ type Worker struct {
 	Holder string
 	// TTL is how long a job lease lasts.
 	TTL time.Duration
+}
+
+// Check fills w's default TTL (gitstate.DefaultDriverTTL, as a driver's) and refuses
+// a negative one.
+func (w *Worker) Check() error {
+	if w.TTL < 0 {
+		return fault.Named(fault.ErrUsage, "{ttl} must be positive, got %s", w.TTL).WithHint("e.g. {ttl} 10m, {ttl} 90s")
+	}
+	if w.TTL == 0 {
+		w.TTL = gitstate.DefaultDriverTTL
+	}
+	return nil
 }
 
 // workerStore returns a store writing as w.

@@ -48,6 +48,6 @@ func (p Person) approve(step string) (string, error) {
 	case p.Terminal:
 		return "terminal", nil
 	}
-	return "", fault.Refused("%s is a person's step: a person must do it, on a terminal or with --approved-by NAME (recorded); nothing was written", step).
-		WithHint("a person runs it on a terminal, or passes --approved-by with their name")
+	return "", fault.Named(fault.ErrRefused, "%s is a person's step: a person must do it, on a terminal or with {approved_by} NAME (recorded); nothing was written", step).
+		WithHint("a person runs it on a terminal, or passes {approved_by} with their name")
 }

@@ -272,7 +272,7 @@ type LogResult struct {
 // Log reads a run's events.
 func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 	if req.Last < 0 {
-		return nil, fault.Usage("--last must not be negative")
+		return nil, fault.Named(fault.ErrUsage, "{last} must not be negative")
 	}
 	store := o.Reader()
 	var run *gitstate.Run

@@ -98,6 +98,9 @@ type WorktreeRemoveResult struct {
 // was taken, the result (Removed false, Snapshot set) comes back with the error: the
 // snapshot is kept, and a front end says so.
 func (o *Ops) WorktreeRemove(ctx context.Context, req WorktreeRemoveRequest) (*WorktreeRemoveResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
@@ -190,6 +193,9 @@ type ReplayView struct {
 // the user's checkout, without touching it), makes a replay branch at the stage's
 // baseline, optionally a worktree on it with the snapshot applied, and records it.
 func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err

@@ -222,8 +222,9 @@ type Prompt struct {
 
 var verifyFailChoices = map[string]bool{"": true, "fail": true, "redispatch": true, "replay": true, "stop": true}
 
-// check refuses what the ledger or resume could not act on.
-func (req *ResumeRequest) check() error {
+// Check fills resume's defaults (the lease's TTL, the verify time limit, the snapshot
+// options) and refuses what the ledger or resume could not act on.
+func (req *ResumeRequest) Check() error {
 	if req.RunID != "" {
 		if err := gitstate.ValidName("run", req.RunID); err != nil {
 			return err
@@ -232,16 +233,22 @@ func (req *ResumeRequest) check() error {
 	if req.TTL < 0 || req.VerifyTimeout < 0 {
 		return fault.Usage("the lease and verify time limits must be positive")
 	}
-	if !verifyFailChoices[req.OnVerifyFail] {
-		return fault.Usage("unknown verify-failure choice %q", req.OnVerifyFail).WithHint("one of: fail, redispatch, replay, stop")
+	if req.TTL == 0 {
+		req.TTL = gitstate.DefaultDriverTTL
 	}
-	return nil
+	if err := checkTimeout("verify_timeout", &req.VerifyTimeout); err != nil {
+		return err
+	}
+	if !verifyFailChoices[req.OnVerifyFail] {
+		return fault.Named(fault.ErrUsage, "unknown verify-failure choice %q", req.OnVerifyFail).WithHint("one of: fail, redispatch, replay, stop")
+	}
+	return req.Snapshot.Check()
 }
 
 // selectRun returns the store resume writes through and the run the request names or
 // selects.
 func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *gitstate.Run, error) {
-	if err := req.check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, nil, err
 	}
 	// resume decides for itself whether a live run is the caller's (Options.Owns).

@@ -101,10 +101,14 @@ type StartRequest struct {
 	Scope []string
 	// Baseline is the commit the run starts from ("": HEAD).
 	Baseline string
-	// Stages are the pipeline's stages, parsed (nil: a single run has one stage,
-	// main; a graph run has none).
+	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
+	// else a single run has one stage, main, and a graph run none).
 	Stages []gitstate.StageDef
-	Graph  bool
+	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
+	// path): its stages and setup. StageList is stage names, comma-separated.
+	Pipeline  string
+	StageList string
+	Graph     bool
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
 	Gas, MaxAttempts, MaxJobs, MaxDepth int
@@ -136,6 +140,9 @@ type StartResult struct {
 // first state, the driver lease of Driver, and a run_started event. The commands it
 // carries are trusted here: this repository wrote them.
 func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	now := o.now()
 	id := req.ID
 	if id == "" {
@@ -148,18 +155,6 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 		if err := gitstate.ValidName("session", req.Driver.Session); err != nil {
 			return nil, err
 		}
-	}
-	if req.Gas < 0 || req.MaxAttempts < 0 || req.MaxJobs < 0 || req.MaxDepth < 0 {
-		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth must not be negative")
-	}
-	if (req.Gas > 0 || req.MaxAttempts > 0 || req.MaxJobs > 0 || req.MaxDepth > 0) && !req.Graph {
-		return nil, fault.Usage("--gas, --max-attempts, --max-jobs and --max-depth are for graph runs").WithHint("add --graph")
-	}
-	if req.Ports < 0 || req.Ports > MaxPorts {
-		return nil, fault.Usage("--ports must be from 0 to %d", MaxPorts)
-	}
-	if req.SetupTimeout < 0 || req.SetupTimeout > 0 && req.Setup == "" {
-		return nil, fault.Usage("--setup-timeout is a positive duration, for a run with --setup")
 	}
 	defs := slices.Clone(req.Stages) // the defaults below are filled in a copy
 	if req.Stages == nil && !req.Graph {
@@ -177,11 +172,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	rev := req.Baseline
-	if rev == "" {
-		rev = "HEAD"
-	}
-	sha, err := baseline.Resolve(ctx, o.Repo, rev)
+	sha, err := baseline.Resolve(ctx, o.Repo, req.Baseline)
 	if err != nil {
 		return nil, err
 	}
@@ -207,13 +198,13 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	}
 	switch {
 	case req.DispatchOnly && (req.ManagedBy != "" || req.ResumeWith != ""):
-		return nil, fault.Usage("--dispatch-only is a run with no pipeline to resume: it takes no --managed-by or --resume-with")
+		return nil, fault.Named(fault.ErrUsage, "{dispatch_only} is a run with no pipeline to resume: it takes no {managed_by} or {resume_with}")
 	case req.DispatchOnly:
 		h.PipelineMode = gitstate.ModeDispatchOnly
 	case req.ManagedBy != "":
 		h.PipelineMode, h.ManagedBy, h.ResumeWith = gitstate.ModeManaged, req.ManagedBy, req.ResumeWith
 	case req.ResumeWith != "":
-		return nil, fault.Usage("--resume-with needs --managed-by: it is the owner's resume command")
+		return nil, fault.Named(fault.ErrUsage, "{resume_with} needs {managed_by}: it is the owner's resume command")
 	}
 	if err := h.CheckMode(); err != nil {
 		return nil, err
@@ -355,17 +346,20 @@ type TransitionStage struct {
 // stale token is refused. A single run whose last stage ends completes itself in
 // the same write.
 func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*TransitionResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	if err := gitstate.ValidName("stage", req.Stage); err != nil {
 		return nil, err
 	}
 	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != gitstate.StageDispatched {
-		return nil, fault.Usage("--thread-id, --agent and --pid describe a new attempt: they go with dispatched")
+		return nil, fault.Named(fault.ErrUsage, "{thread_id}, {agent} and {pid} describe a new attempt: they go with dispatched")
 	}
 	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
 		return nil, err
 	}
 	if req.PID < 0 {
-		return nil, fault.Usage("--pid must be a process id")
+		return nil, fault.Named(fault.ErrUsage, "{pid} must be a process id")
 	}
 	if err := req.Driver.Check(); err != nil {
 		return nil, err
@@ -430,8 +424,8 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
 			asker := resume.Asker{Holder: req.Driver.Holder, Session: req.Driver.Session, Key: key}
 			if a := resume.OthersLiveAttempt(r, o.now(), resume.Host{}, asker); a != nil {
-				return nil, fault.Conflict("attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
-					WithHint("wait for it to report; if its agent is gone for good, pass --holder NAME --take-over to dispatch anyway (recorded)")
+				return nil, fault.Named(fault.ErrConflict, "attempt %d of stage %s is live (its agent's pid alive on its host, or a heartbeat inside its idle budget) and is not yours: nothing was written", a.N, req.Stage).
+					WithHint("wait for it to report; if its agent is gone for good, pass {holder} NAME {take_over} to dispatch anyway (recorded)")
 			}
 		}
 		from = st.Status
@@ -544,14 +538,14 @@ type HeartbeatResult struct {
 // to drive.
 func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Usage("heartbeat needs --holder: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
+		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
 	}
 	if req.Stage != "" {
 		if err := gitstate.ValidName("stage", req.Stage); err != nil {
 			return nil, err
 		}
 	} else if req.Lease != "" {
-		return nil, fault.Usage("--lease is a stage token: it goes with --stage")
+		return nil, fault.Named(fault.ErrUsage, "{lease} is a stage token: it goes with {stage}")
 	}
 	if err := req.Driver.Check(); err != nil {
 		return nil, err
@@ -624,7 +618,7 @@ func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error)
 	if err := reservedEvent(typ); err != nil {
 		return nil, err
 	}
-	data, err := jsonObject("--data", req.Data)
+	data, err := jsonObject("data", req.Data)
 	if err != nil {
 		return nil, err
 	}
@@ -784,7 +778,7 @@ type UndoResult struct {
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Usage("undo needs --holder: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
+		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
 	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {

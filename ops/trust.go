@@ -87,9 +87,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 				return nil, fault.Refused("nothing trusted: run %s's commands stay untrusted here", req.Run)
 			}
 		case !req.Yes:
-			return nil, fault.Usage("trusting run %s's commands needs a person: run it on a terminal, or pass --yes --digest D after reading them (`git atlas trust --list %s` prints D)", req.Run, req.Run)
+			return nil, fault.Named(fault.ErrUsage, "trusting run %s's commands needs a person: run it on a terminal, or pass {yes} {digest} D after reading them (`git atlas trust --list %s` prints D)", req.Run, req.Run)
 		case req.Digest == "":
-			return nil, fault.Usage("--yes needs --digest: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
+			return nil, fault.Named(fault.ErrUsage, "{yes} needs {digest}: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
 		}
 	}
 	if _, err := trust.AddPerson(ctx, o.Repo, req.Run, intent, todo...); err != nil {
@@ -104,7 +104,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 // trustRun checks the run a trust operation names.
 func trustRun(run string) error {
 	if run == "" {
-		return fault.Usage("name the run whose commands to trust (or --list)")
+		return fault.Named(fault.ErrUsage, "name the run whose commands to trust (or {list})")
 	}
 	return gitstate.ValidName("run", run)
 }

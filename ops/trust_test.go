@@ -37,7 +37,7 @@ func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
 	read := list.Runs[0].Digest
 
 	_, err = f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Yes: true})
-	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "--digest") {
+	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "digest") {
 		t.Fatalf("--yes without --digest: %v; want a usage error naming --digest", err)
 	}
 

@@ -325,6 +325,9 @@ type KeptView struct {
 // records it. A verify that fails is recorded and the result comes back together
 // with an ErrVerifyFailed error: a front end shows the union, then fails.
 func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err

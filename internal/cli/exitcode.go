@@ -1,9 +1,6 @@
 package cli
 
 import (
-	"context"
-	"errors"
-
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -37,26 +34,6 @@ func exitTable() []struct{ code, meaning string } {
 	}
 }
 
-// exitKind maps an error to its exit code and the JSON error kind.
-func exitKind(err error) (int, string) {
-	switch {
-	case err == nil:
-		return ExitOK, ""
-	case errors.Is(err, fault.ErrUsage):
-		return ExitUsage, "usage"
-	case errors.Is(err, fault.ErrConflict):
-		return ExitConflict, "conflict"
-	case errors.Is(err, fault.ErrNotFound):
-		return ExitNotFound, "not_found"
-	case errors.Is(err, fault.ErrRefused):
-		return ExitRefused, "refused"
-	case errors.Is(err, fault.ErrVerifyFailed):
-		return ExitVerifyFailed, "verify_failed"
-	case errors.Is(err, fault.ErrAttention):
-		return ExitAttention, "attention"
-	case errors.Is(err, context.DeadlineExceeded):
-		return ExitFailure, "failure"
-	default:
-		return ExitFailure, "failure"
-	}
-}
+// exitKind maps an error to its exit code and the JSON error kind (fault.Code: the
+// same for every front end).
+func exitKind(err error) (int, string) { return fault.Code(err) }

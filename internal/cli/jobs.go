@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -156,7 +155,7 @@ type JobDoneCmd struct {
 	// Children is the expansion: jobs added in the receipt's own write.
 	Children string `help:"With --status ok: a JSON list of child jobs (job add's shape: id, needs, scope, verify, criterion, kind) added in the same write." placeholder:"FILE"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.
-	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of the job's verify on an ok receipt (its process group is killed then)." placeholder:"DUR"`
+	VerifyTimeout time.Duration `name:"verify-timeout" help:"Time limit of the job's verify on an ok receipt (its process group is killed then; default 10m)." placeholder:"DUR"`
 	WorkerFlags
 }
 
@@ -183,37 +182,14 @@ criterion -> exit 4; then nothing at all is written, the receipt included.`
 }
 
 // childSpec is one job of a --children file: job add's flags as JSON.
-type childSpec struct {
-	ID        string   `json:"id"`
-	Needs     []string `json:"needs"`
-	Scope     []string `json:"scope"`
-	Verify    string   `json:"verify"`
-	Criterion []string `json:"criterion"`
-	Kind      string   `json:"kind"`
-}
-
-// readChildren reads a --children file (the operation checks the jobs' names and
-// scopes).
+// readChildren reads a --children file (ops.ParseChildren reads the list; the
+// operation checks the jobs' names and scopes).
 func readChildren(path string) ([]ops.JobSpec, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fault.Usage("read --children: %v", err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
-	var list []childSpec
-	if err := dec.Decode(&list); err != nil || list == nil {
-		why := "null"
-		if err != nil {
-			why = err.Error()
-		}
-		return nil, fault.Usage("--children %s must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", path, why)
-	}
-	specs := make([]ops.JobSpec, 0, len(list))
-	for _, ch := range list {
-		specs = append(specs, ops.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
-	}
-	return specs, nil
+	return ops.ParseChildren(b)
 }
 
 // Run applies the receipt.

@@ -562,8 +562,9 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		return e
 	}
 	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
-	fmt.Fprintf(w, "git-atlas: %s\n", text.Escape(err.Error(), errMax, true))
-	if hint := fault.HintOf(err); hint != "" {
+	msg, hint := fault.Spelled(err, flagSpelling)
+	fmt.Fprintf(w, "git-atlas: %s\n", text.Escape(msg, errMax, true))
+	if hint != "" {
 		fmt.Fprintf(w, "hint: %s\n", text.Escape(hint, errMax, true))
 	}
 	return e
@@ -572,7 +573,8 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 // errorObject is the JSON error of docs/contract.md §4.7: {"code","kind","message","hint"}, and
 // valid_targets or driver when the error names them.
 func errorObject(err error, code int, kind string) map[string]any {
-	e := map[string]any{"code": code, "kind": kind, "message": err.Error(), "hint": fault.HintOf(err)}
+	msg, hint := fault.Spelled(err, flagSpelling)
+	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
 	if t := fault.TargetsOf(err); t != nil {
 		e["valid_targets"] = t
 	}
@@ -583,6 +585,10 @@ func errorObject(err error, code int, kind string) map[string]any {
 	}
 	return e
 }
+
+// flagSpelling is a request's field as the command line writes it: verify_timeout is
+// --verify-timeout (docs/contract.md §4.6).
+func flagSpelling(field string) string { return "--" + strings.ReplaceAll(field, "_", "-") }
 
 // errMax is the most characters an error message or hint shows people (JSON keeps it
 // whole).

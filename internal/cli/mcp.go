@@ -1,8 +1,6 @@
 package cli
 
 import (
-	"context"
-	"encoding/json"
 	"io"
 	"path/filepath"
 
@@ -22,9 +20,10 @@ One tool per operation: start, list, show, log, transition, event, finish, job_a
 job_claim, job_renew, job_done, job_list, reap, worktree_add, worktree_list,
 worktree_remove, union, resume_detect, resume_plan, resume, recover, recovery_list,
 recovery_show, recovery_restore, audit. Each has an input and an output JSON schema; a
-tool runs the command of the same name in this process, as with --json, and never
-prompts. A failed command is a tool error carrying {"error": {"code", "kind",
-"message", "hint"}}, as --json prints it. Register it with
+tool calls the operation of the command of the same name in this process and returns
+the document the command prints with --json; it never prompts. A failed operation is
+a tool error carrying {"error": {"code", "kind", "message", "hint"}}, as --json prints
+it, naming the tool's fields (ttl where the command line says --ttl). Register it with
 ` + "`git atlas agent install claude|codex|kimi --mcp`" + `.`
 }
 
@@ -45,25 +44,23 @@ func (c *McpCmd) Run(env *Env) error {
 	if _, err := env.Repo(); err != nil { // refuse to serve outside a repository
 		return err
 	}
+	base, err := env.Ops() // the repository, its remote and clock, read once
+	if err != nil {
+		return err
+	}
 	return mcpserver.Serve(env.Ctx, mcpserver.Options{
-		Dir:     abs,
-		Call:    callForMCP,
+		Dir: abs,
+		Ops: func() (*ops.Ops, error) {
+			o := ops.New(base.Repo)
+			o.Remote, o.Clock = base.Remote, base.Clock
+			return o, nil
+		},
+		Session: env.getenv("ATLAS_SESSION"),
 		Version: version(),
 		In:      io.NopCloser(env.Stdin),
 		Out:     nopWriteCloser{env.Stdout},
 		Log:     env.Stderr,
 	})
-}
-
-// callForMCP is mcpserver's Caller: Call, its error as mcpserver's Failure.
-func callForMCP(ctx context.Context, dir string, args []string) (json.RawMessage, *mcpserver.Failure) {
-	sys := OSSystem()
-	sys.Via = ops.ViaMCP // a person's step is refused through MCP (ops.PersonOnlySteps)
-	out, e := call(ctx, sys, dir, args)
-	if e == nil {
-		return out, nil
-	}
-	return out, &mcpserver.Failure{Code: e.Code, Kind: e.Kind, Object: e.Raw}
 }
 
 type nopWriteCloser struct{ io.Writer }

@@ -12,11 +12,14 @@ import (
 // SnapshotFlags tune the snapshots a command takes.
 type SnapshotFlags struct {
 	IncludeIgnored bool   `name:"include-ignored" help:"Copy ignored files into the snapshot, up to --ignored-cap in total (they are always listed)."`
-	IgnoredCap     string `name:"ignored-cap" default:"100MiB" help:"Size cap of the ignored files --include-ignored copies (e.g. 500KiB, 100MiB, 1GiB)." placeholder:"SIZE"`
+	IgnoredCap     string `name:"ignored-cap" help:"Size cap of the ignored files --include-ignored copies (e.g. 500KiB, 100MiB, 1GiB; default 100MiB)." placeholder:"SIZE"`
 }
 
 // options are the snapshot options the flags give.
 func (f SnapshotFlags) options() (ops.SnapshotOptions, error) {
+	if f.IgnoredCap == "" { // the request's default
+		return ops.SnapshotOptions{IncludeIgnored: f.IncludeIgnored}, nil
+	}
 	n, err := parseSize(f.IgnoredCap)
 	if err != nil {
 		return ops.SnapshotOptions{}, err

@@ -22,9 +22,9 @@ type ResumeCmd struct {
 	Session       string        `help:"Your agent session (default $ATLAS_SESSION): the run it still drives is its own, resumed at once; else its runs are preferred." placeholder:"ID"`
 	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event), or one another engine owns or that is dispatch-only (recorded as run_taken_over); needs --holder."`
 	Holder        string        `help:"Drive the run from the resume on: the reset takes its driver lease for you (until now + --ttl)." placeholder:"NAME"`
-	TTL           time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease --holder takes lasts."`
+	TTL           time.Duration `name:"ttl" positive:"" help:"How long the driver lease --holder takes lasts (default 10m)." placeholder:"DUR"`
 	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
-	VerifyTimeout time.Duration `default:"10m" positive:"" help:"Kill the verify command after this long."`
+	VerifyTimeout time.Duration `positive:"" help:"Kill the verify command after this long (default 10m)." placeholder:"DUR"`
 	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
 	SnapshotFlags
 }

@@ -4,12 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -21,7 +19,7 @@ type DriverFlags struct {
 	Holder   string        `help:"Who drives the run: takes a free driver lease, or renews your own; another live driver's run is refused (exit 3)." placeholder:"NAME"`
 	Session  string        `env:"ATLAS_SESSION" help:"Your agent session (default $ATLAS_SESSION): a session takes its own run back at once, whatever the holder name." placeholder:"ID"`
 	TakeOver bool          `name:"take-over" help:"Replace the live driver you found (recorded as driver_taken_over); loses (exit 3) if another writer replaced it first."`
-	TTL      time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the driver lease lasts."`
+	TTL      time.Duration `name:"ttl" positive:"" help:"How long the driver lease lasts (default 10m)." placeholder:"DUR"`
 }
 
 // ops is the driver the flags name, for an operation's request.
@@ -33,7 +31,7 @@ func (d DriverFlags) ops() ops.Driver {
 // driver lease (docs/contract.md §5.1).
 type WorkerFlags struct {
 	Holder string        `help:"The worker holding the job's lease (recorded; never the run's driver)." placeholder:"NAME"`
-	TTL    time.Duration `name:"ttl" default:"10m" positive:"" help:"How long the job lease lasts."`
+	TTL    time.Duration `name:"ttl" positive:"" help:"How long the job lease lasts (default 10m)." placeholder:"DUR"`
 }
 
 // ops is the worker the flags name, for an operation's request.
@@ -47,7 +45,7 @@ type StartCmd struct {
 	Verify       string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
 	VerifySafe   bool     `help:"The verify command is safe to run unattended (resume runs it)."`
 	Scope        []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
-	Baseline     string   `default:"HEAD" help:"The commit the run starts from." placeholder:"REV"`
+	Baseline     string   `help:"The commit the run starts from (default HEAD)." placeholder:"REV"`
 	Stages       string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
 	Pipeline     string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
 	Graph        bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
@@ -68,25 +66,9 @@ type StartCmd struct {
 
 // Run starts the run.
 func (c *StartCmd) Run(env *Env) error {
-	var defs []ops.StageDef
-	switch {
-	case c.Pipeline != "" && c.Stages != "":
-		return fault.Usage("give --stages or --pipeline, not both")
-	case c.Pipeline != "":
-		data, err := os.ReadFile(env.path(c.Pipeline))
-		if err != nil {
-			return fault.Usage("read pipeline: %v", err)
-		}
-		p, err := ops.ParsePipelineFile(c.Pipeline, data)
-		if err != nil {
-			return err
-		}
-		defs = p.Stages
-		if c.Setup == "" {
-			c.Setup = p.Setup
-		}
-	case c.Stages != "":
-		defs = ops.StagesFromList(c.Stages)
+	pipeline := c.Pipeline
+	if pipeline != "" {
+		pipeline = env.path(pipeline)
 	}
 	files := make([]string, len(c.Config))
 	for i, f := range c.Config {
@@ -97,7 +79,7 @@ func (c *StartCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.Start(env.Ctx, ops.StartRequest{ID: c.ID, Intent: c.Intent, Criteria: c.Criterion, Verify: c.Verify, VerifySafe: c.VerifySafe,
-		Scope: c.Scope, Baseline: c.Baseline, Stages: defs, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
+		Scope: c.Scope, Baseline: c.Baseline, Pipeline: pipeline, StageList: c.Stages, Graph: c.Graph, Gas: c.Gas, MaxAttempts: c.MaxAttempts, MaxJobs: c.MaxJobs,
 		MaxDepth: c.MaxDepth, ConfigFiles: files, Driver: c.ops(),
 		ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith, DispatchOnly: c.DispatchOnly,
 		Setup: c.Setup, SetupTimeout: c.SetupTimeout, Ports: c.Ports})
@@ -327,7 +309,7 @@ type TransitionCmd struct {
 	Agent         string        `name:"agent" enum:",claude,codex,kimi" default:"" help:"With dispatched: the agent of the attempt (claude, codex or kimi), so next_action can give its own command to continue the conversation of --thread-id." placeholder:"AGENT"`
 	PID           int           `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
 	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate, or --allow-outside-scope, is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
-	VerifyTimeout time.Duration `default:"10m" positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long."`
+	VerifyTimeout time.Duration `positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long (default 10m)." placeholder:"DUR"`
 	// docs/contract.md §5.3: accepting a stage's changes outside its scope is a person's step.
 	AllowOutsideScope bool `name:"allow-outside-scope" help:"With passed: accept the stage although its work changed paths outside its scope: a person's step (a terminal, or --approved-by), recorded."`
 	DriverFlags

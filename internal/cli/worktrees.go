@@ -129,7 +129,7 @@ type UnionCmd struct {
 	Force bool     `help:"Move the union branch even if someone committed on it (its old tip is kept under refs/atlas/recovery/<run>/union-kept-<commit>)."`
 	// Verify runs the run's --verify in the union worktree and records the result.
 	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
-	VerifyTimeout time.Duration `name:"verify-timeout" default:"10m" help:"Time limit of --verify." placeholder:"DUR"`
+	VerifyTimeout time.Duration `name:"verify-timeout" help:"Time limit of --verify (default 10m)." placeholder:"DUR"`
 	// docs/contract.md §5.3: integrating changes outside a job's scope is a person's step.
 	AllowOutsideScope []string `name:"allow-outside-scope" help:"Integrate this job although its branch changed paths outside its scope: a person's step (a terminal, or --approved-by), recorded (repeatable)." placeholder:"JOB"`
 	ApprovedBy        string   `name:"approved-by" help:"Without a terminal, the person approving --allow-outside-scope (recorded in the event)." placeholder:"NAME"`

@@ -5,6 +5,8 @@ package fault
 import (
 	"errors"
 	"fmt"
+	"regexp"
+	"strings"
 )
 
 var (
@@ -34,6 +36,11 @@ type Error struct {
 	// Fields are more members of the JSON error object (e.g. `driver` on a write
 	// refused because another session drives the run, docs/contract.md §4.7).
 	Fields map[string]any
+
+	// msgT and hintT are the formats of an error that names request fields (Named),
+	// with their arguments: Spelled renders them for a front end.
+	msgT, hintT       string
+	msgArgs, hintArgs []any
 }
 
 func (e *Error) Error() string {
@@ -58,6 +65,11 @@ func New(kind error, format string, args ...any) *Error {
 
 // WithHint returns e with a hint.
 func (e *Error) WithHint(format string, args ...any) *Error {
+	if e.msgT != "" { // an error naming fields may name them in its hint too
+		e.hintT, e.hintArgs = format, args
+		e.Hint = render(format, args, plainField)
+		return e
+	}
 	e.Hint = fmt.Sprintf(format, args...)
 	return e
 }
@@ -129,4 +141,86 @@ func HintOf(err error) string {
 		err = fe.Err
 	}
 	return ""
+}
+
+// Errors that name a request's fields (docs/contract.md §4.6): the operations speak of
+// a request's fields, never of a front end's flags. Named's format and a hint given
+// with WithHint may name a field as {name} (its snake_case name, e.g. {ttl},
+// {verify_timeout}); Error() shows it as the plain name, and Spelled shows it as a
+// front end writes it (`--ttl` on the command line, `ttl` over MCP).
+
+// Named makes an error of kind whose message names request fields as {name}.
+func Named(kind error, format string, args ...any) *Error {
+	e := &Error{Kind: kind, msgT: format, msgArgs: args}
+	e.Msg = render(format, args, plainField)
+	return e
+}
+
+// render formats format with args after replacing each {field} by spell(field).
+func render(format string, args []any, spell func(string) string) string {
+	f := fieldRef.ReplaceAllStringFunc(format, func(m string) string {
+		return strings.ReplaceAll(spell(m[1:len(m)-1]), "%", "%%")
+	})
+	if len(args) == 0 {
+		return strings.ReplaceAll(f, "%%", "%")
+	}
+	return fmt.Sprintf(f, args...)
+}
+
+// fieldRef is how a format names a field: {verify_timeout}. Braces around anything
+// else (a glob's {a,b}, a JSON example) are text.
+var fieldRef = regexp.MustCompile(`\{[a-z][a-z0-9_]*\}`)
+
+func plainField(name string) string { return name }
+
+// Spelled is err's message and hint with every field it names spelled by spell: the
+// front end's own words for a request's fields.
+func Spelled(err error, spell func(field string) string) (msg, hint string) {
+	msg = err.Error()
+	var fe *Error
+	for e := err; errors.As(e, &fe); e = fe.Err { // every *Error in the chain of causes
+		if fe.msgT != "" {
+			msg = strings.Replace(msg, fe.Msg, render(fe.msgT, fe.msgArgs, spell), 1)
+		}
+		if fe.Err == nil {
+			break
+		}
+	}
+	// The hint is HintOf's, spelled.
+	for errors.As(err, &fe) {
+		if fe.Hint != "" {
+			if fe.hintT != "" {
+				return msg, render(fe.hintT, fe.hintArgs, spell)
+			}
+			return msg, fe.Hint
+		}
+		if fe.Err == nil {
+			break
+		}
+		err = fe.Err
+	}
+	return msg, ""
+}
+
+// Code is err's exit code and the kind its JSON error names (docs/contract.md §4.6), the
+// same for every front end: usage 2, conflict 3, not found 4, refused 5, verify
+// failed 6, attention 10, any other failure 1 (nil: 0).
+func Code(err error) (int, string) {
+	switch {
+	case err == nil:
+		return 0, ""
+	case errors.Is(err, ErrUsage):
+		return 2, "usage"
+	case errors.Is(err, ErrConflict):
+		return 3, "conflict"
+	case errors.Is(err, ErrNotFound):
+		return 4, "not_found"
+	case errors.Is(err, ErrRefused):
+		return 5, "refused"
+	case errors.Is(err, ErrVerifyFailed):
+		return 6, "verify_failed"
+	case errors.Is(err, ErrAttention):
+		return 10, "attention"
+	}
+	return 1, "failure"
 }
