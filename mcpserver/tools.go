@@ -8,7 +8,6 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
-	"github.com/git-atlas/git-atlas/resume"
 )
 
 // The tools, one per user operation. Adding one is one line here and, when it takes
@@ -171,14 +170,14 @@ func tools() []spec {
 		tool("resume_detect", "List interrupted runs that could be resumed; changes nothing.", func(c *call, in *ResumeDetectInput) (*ops.ResumeDetectResult, error) {
 			return c.ops.ResumeDetect(c.ctx, ops.ResumeDetectRequest{Session: c.session(in.Session)})
 		}),
-		tool("resume_plan", "Print a run's resume plan and next_action; changes nothing.", func(c *call, in *ResumePlanInput) (*resume.Plan, error) {
+		tool("resume_plan", "Print a run's resume plan and next_action; changes nothing.", func(c *call, in *ResumePlanInput) (*ops.Plan, error) {
 			snap, err := c.snapshot(in.SnapshotInput)
 			if err != nil {
 				return nil, err
 			}
 			return c.ops.ResumePlan(c.ctx, ops.ResumeRequest{RunID: in.Run, Session: c.session(in.Session), Snapshot: snap, ForAgent: true})
 		}),
-		tool("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", func(c *call, in *ResumeInput) (*resume.Result, error) {
+		tool("resume", "Resume an interrupted run: snapshot and reset, verify first, and return next_action.", func(c *call, in *ResumeInput) (*ops.Result, error) {
 			snap, err := c.snapshot(in.SnapshotInput)
 			if err != nil {
 				return nil, err
