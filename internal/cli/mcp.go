@@ -44,17 +44,16 @@ func (c *McpCmd) Run(env *Env) error {
 	if _, err := env.Repo(); err != nil { // refuse to serve outside a repository
 		return err
 	}
-	base, err := env.Ops() // the repository, its remote and clock, read once
+	base, err := env.Ops() // the repository, its remote and clock
 	if err != nil {
 		return err
 	}
 	return mcpserver.Serve(env.Ctx, mcpserver.Options{
 		Dir: abs,
-		Ops: func() (*ops.Ops, error) {
-			o := ops.New(base.Repo)
-			o.Remote, o.Clock = base.Remote, base.Clock
-			return o, nil
-		},
+		// The server lives as long as the agent's session, and the worktrees and the
+		// configuration change between its calls: each call reads them afresh, as a
+		// command would.
+		Ops: func() (*ops.Ops, error) { return base.Fresh(), nil },
 		Session: env.getenv("ATLAS_SESSION"),
 		Version: version(),
 		In:      io.NopCloser(env.Stdin),
