@@ -124,7 +124,8 @@ func (e *Env) Repo() (*git.Repository, error) {
 			}
 			return nil, err
 		}
-		r.KeepWorktrees() // one command: the list and statuses asked once per state
+		r.KeepWorktrees()    // one command: the list and statuses asked once per state
+		r.KeepObjectReader() // and one cat-file for every object read (closed by execute)
 		e.repo = r
 	}
 	return e.repo, nil
@@ -253,6 +254,9 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 	}
 	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
+	if env.repo != nil {
+		env.repo.Close()
+	}
 	env.remoteWarnings()
 	if caught != nil && !env.signalEnds {
 		if sig := caught(); sig != 0 {
