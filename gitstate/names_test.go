@@ -2,6 +2,8 @@ package gitstate
 
 import (
 	"errors"
+	"math/rand/v2"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -55,5 +57,31 @@ func TestCaseTwins(t *testing.T) {
 	}
 	if err := AddJobs(s, []JobSpec{{ID: "x"}, {ID: "X"}}); !errors.Is(err, fault.ErrUsage) || len(s.Jobs) != 1 {
 		t.Errorf("batch x, X: err = %v, jobs %d", err, len(s.Jobs))
+	}
+}
+
+// The hand-written check of a name's shape is the contract's pattern (docs/contract.md §3),
+// on names at every length around the limit and on random strings of the characters
+// at its edges.
+func TestNameShapeIsThePattern(t *testing.T) {
+	t.Parallel()
+	re := regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$`)
+	cases := []string{"", "a", "-a", ".a", "_a", "a-", "a.b", "a_b", "Z9", "a\n", "\na", "a b", "é", "aé", "a/b", "a\x00", "a:b", "a~", "a@", "a[", "a`", "a{"}
+	for n := 60; n <= 66; n++ {
+		cases = append(cases, strings.Repeat("a", n), "x"+strings.Repeat("-", n-1))
+	}
+	const alphabet = "aAzZ09._-/@[`{:~ \n\x00\xff"
+	rng := rand.New(rand.NewPCG(1, 2))
+	for range 20000 {
+		b := make([]byte, rng.IntN(8))
+		for i := range b {
+			b[i] = alphabet[rng.IntN(len(alphabet))]
+		}
+		cases = append(cases, string(b))
+	}
+	for _, c := range cases {
+		if got, want := nameShape(c), re.MatchString(c); got != want {
+			t.Errorf("nameShape(%q) = %v, the pattern says %v", c, got, want)
+		}
 	}
 }

@@ -34,9 +34,13 @@ func Open(ctx context.Context, dir string) (*Ops, error) {
 	if err != nil {
 		return nil, err
 	}
-	r.KeepWorktrees()
+	r.KeepWorktrees()    // one command: the list and statuses asked once per state
+	r.KeepObjectReader() // and one cat-file for every object read (Close ends it)
 	return New(r), nil
 }
+
+// Close ends what Open keeps for the command: the long-lived object reader.
+func (o *Ops) Close() { o.Repo.Close() }
 
 // TopLevel is the working tree's root of the repository ("" in a bare repository).
 func (o *Ops) TopLevel() string { return o.Repo.TopLevel }

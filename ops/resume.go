@@ -33,6 +33,10 @@ type ResumeDetectRequest struct {
 	Session string
 	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
+	// Most (ResumeBrief only; 0: no limit) keeps the session's own live runs and at
+	// most Most others, for a front end that shows no more: the rest are only counted
+	// (ResumeBriefResult.Omitted), and nothing of them is read.
+	Most int
 }
 
 // ResumeDetectResult is the interrupted runs, newest first after the session's own.
@@ -50,6 +54,8 @@ type ResumeBriefResult struct {
 	Driving       *Driving           `json:"driving,omitempty"`
 	ResumableRuns []resume.Candidate `json:"resumable_runs"`
 	Now           time.Time          `json:"-"`
+	// Omitted is how many interrupted runs ResumeDetectRequest.Most left out.
+	Omitted int `json:"-"`
 }
 
 // ResumeDetect lists the interrupted runs, changing nothing. It reads summaries (the
@@ -85,9 +91,6 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	if err != nil || len(cands) == 0 {
 		return res, err
 	}
-	intents := trust.NewIntents(o.Repo)
-	forAgents(ctx, intents, cands)
-	res.Driving = pointer(ctx, store, intents, cands, now, req.Session)
 	if req.Session != "" { // the session's own runs first
 		key, _ := store.SessionKey()
 		var own, other []resume.Candidate
@@ -100,6 +103,24 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 		}
 		cands = append(own, other...)
 	}
+	if req.Most > 0 { // the live runs the session drives, and Most others
+		var kept []resume.Candidate
+		others := 0
+		for _, c := range cands {
+			switch {
+			case c.Own:
+				kept = append(kept, c)
+			case others < req.Most:
+				kept = append(kept, c)
+				others++
+			}
+		}
+		res.Omitted = len(cands) - len(kept)
+		cands = kept
+	}
+	intents := trust.NewIntents(o.Repo)
+	forAgents(ctx, intents, cands)
+	res.Driving = pointer(ctx, store, intents, cands, now, req.Session)
 	res.ResumableRuns = cands
 	return res, nil
 }

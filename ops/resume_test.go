@@ -96,6 +96,29 @@ func TestResumeBriefListsTheSessionsRunsFirst(t *testing.T) {
 	}
 }
 
+// With Most, the brief keeps the session's own live run and at most Most others,
+// counting the rest: a front end that prints a few reads no more.
+func TestResumeBriefKeepsMostAndCountsTheRest(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f.startSession("s", "sess")
+	f.startSession("t", "other")
+	res, err := f.ops.ResumeBrief(f.ctx, ResumeDetectRequest{Session: "sess", Now: time.Now().Add(time.Hour), Most: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res.ResumableRuns); got != "s" || res.Omitted != 2 {
+		t.Fatalf("most 1: %s, %d omitted", got, res.Omitted)
+	}
+	res, err = f.ops.ResumeBrief(f.ctx, ResumeDetectRequest{Session: "sess", Most: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := ids(res.ResumableRuns); got != "s,r1" || !res.ResumableRuns[0].Own || res.Omitted != 0 || res.Driving == nil {
+		t.Fatalf("most 1 beside the own run: %s, %d omitted, driving %+v", got, res.Omitted, res.Driving)
+	}
+}
+
 // Nothing to resume is an empty brief ([] in JSON), not an error.
 func TestResumeBriefOfNothing(t *testing.T) {
 	t.Parallel()

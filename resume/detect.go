@@ -150,8 +150,16 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 	return c
 }
 
+// sortNewest sorts the candidates' places and moves each candidate once: a candidate
+// is large, and a sort that swapped them was most of detection's own time at a
+// thousand runs.
 func sortNewest(c []Candidate) {
-	sort.SliceStable(c, func(i, j int) bool {
+	order := make([]int, len(c))
+	for i := range order {
+		order[i] = i
+	}
+	sort.SliceStable(order, func(x, y int) bool {
+		i, j := order[x], order[y]
 		if c[i].Own != c[j].Own {
 			return c[i].Own
 		}
@@ -164,6 +172,11 @@ func sortNewest(c []Candidate) {
 		}
 		return c[i].RunID > c[j].RunID
 	})
+	sorted := make([]Candidate, len(c))
+	for k, i := range order {
+		sorted[k] = c[i]
+	}
+	copy(c, sorted)
 }
 
 // Chooser asks a person to pick among several candidates (a terminal prompt); nil

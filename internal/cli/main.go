@@ -254,6 +254,9 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 	}
 	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
+	if env.repo != nil {
+		env.repo.Close()
+	}
 	env.remoteWarnings()
 	if caught != nil && !env.signalEnds {
 		if sig := caught(); sig != 0 {

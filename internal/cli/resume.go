@@ -133,7 +133,12 @@ func (c *ResumeCmd) brief(env *Env) {
 	if err != nil {
 		return
 	}
-	res, err := o.ResumeBrief(env.Ctx, ops.ResumeDetectRequest{Session: c.session(env)})
+	const most = 3 // runs a person or an agent reads at session start; --json has all
+	req := ops.ResumeDetectRequest{Session: c.session(env)}
+	if !env.JSON {
+		req.Most = most + 1 // one more: whether there are more is a line of its own
+	}
+	res, err := o.ResumeBrief(env.Ctx, req)
 	if err != nil || len(res.ResumableRuns) == 0 {
 		return
 	}
@@ -144,11 +149,10 @@ func (c *ResumeCmd) brief(env *Env) {
 	if res.Driving != nil {
 		fmt.Fprintln(env.Stdout, res.Driving.Pointer)
 	}
-	const most = 3
 	cands := notOwn(res.ResumableRuns)
 	for i, c := range cands {
 		if i == most {
-			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)-most)
+			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)+res.Omitted-most)
 			break
 		}
 		// One line per run, whatever the ledger holds: every value is ledger text, and

@@ -221,6 +221,7 @@ func (d *demo) play() (err error) {
 	if err != nil {
 		return err
 	}
+	defer o.Close()
 	list, err := o.RecoveryList(d.ctx, ops.RecoveryListRequest{Run: "demo"})
 	if err != nil {
 		return err

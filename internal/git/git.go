@@ -251,6 +251,8 @@ type Repository struct {
 	// seen is the worktree list and statuses read so far (picture.go), nil until
 	// KeepWorktrees.
 	seen *picture
+	// reader is the long-lived cat-file (batch.go), nil until KeepObjectReader.
+	reader *objectReader
 }
 
 // LockAge is r.StaleLockAge, or DefaultStaleLockAge when it is not set.
@@ -383,11 +385,12 @@ func (r *Repository) HasObject(ctx context.Context, id OID) bool {
 	if id.IsZero() {
 		return false
 	}
-	_, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
-	if err != nil {
+	found := false
+	err := objectInfo(ctx, r, []string{id.hex}, func(_ int, o batchObject) { found = !o.missing })
+	if err != nil || !found {
 		r.repairLoose(id.hex)
 	}
-	return err == nil
+	return err == nil && found
 }
 
 // ObjectType returns the type of object id (commit, tree, blob, tag), or
@@ -396,11 +399,12 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 	if id.IsZero() {
 		return "", fmt.Errorf("object: none: %w", ErrNotFoundObject)
 	}
-	out, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
-	if err != nil {
+	var o batchObject
+	err := objectInfo(ctx, r, []string{id.hex}, func(_ int, b batchObject) { o = b })
+	if err != nil || o.missing {
 		return "", fmt.Errorf("object %s: %w", id.hex, ErrNotFoundObject)
 	}
-	return strings.TrimSpace(string(out)), nil
+	return o.typ, nil
 }
 
 // Config returns a config value ("" when unset).

@@ -511,14 +511,25 @@ func catFileBatch(ctx context.Context, r *Repository, specs []string) ([]Blob, e
 	return out, nil
 }
 
-// catFile asks one `git cat-file --batch` for every spec and calls fn with each
-// answer, in order, as it arrives. All input is written at once, so --buffer (no
-// flush after every object, no context switch per answer) cannot stall a reader.
+// catFile asks git for every spec and calls fn with each answer, in order, as it
+// arrives: through the long-lived reader when r keeps one and it is free (batch.go),
+// else one `git cat-file --batch` for the call.
 func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
 	if len(specs) == 0 {
 		return nil
 	}
-	x := command(ctx, r.CommonDir, nil, "cat-file", "--batch", "--buffer")
+	if b := r.shared(); b != nil {
+		defer b.mu.Unlock()
+		return b.request(ctx, r, "contents", specs, fn)
+	}
+	return oneBatch(ctx, r, "--batch", specs, fn, readBatchObject)
+}
+
+// oneBatch is one `git cat-file <mode> --buffer` (--batch or --batch-check) for
+// specs. All input is written at once, so --buffer (no flush after every object, no
+// context switch per answer) cannot stall a reader.
+func oneBatch(ctx context.Context, r *Repository, mode string, specs []string, fn func(i int, o batchObject), read func(*bufio.Reader) (batchObject, error)) error {
+	x := command(ctx, r.CommonDir, nil, "cat-file", mode, "--buffer")
 	var in bytes.Buffer
 	for _, s := range specs {
 		in.WriteString(s)
@@ -536,15 +547,15 @@ func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, 
 	}
 	br := bufio.NewReaderSize(stdout, 64<<10)
 	for i := range specs {
-		o, err := readBatchObject(br)
+		o, err := read(br)
 		if err != nil {
 			_ = x.Wait()
-			return fmt.Errorf("cat-file --batch: %w: %s", err, stderr.String())
+			return fmt.Errorf("cat-file %s: %w: %s", mode, err, stderr.String())
 		}
 		fn(i, o)
 	}
 	if err := x.Wait(); err != nil {
-		return fmt.Errorf("cat-file --batch: %w: %s", err, stderr.String())
+		return fmt.Errorf("cat-file %s: %w: %s", mode, err, stderr.String())
 	}
 	return nil
 }
