@@ -14,7 +14,9 @@ import (
 // has them (sorted, as the maps that once built them wrote them; undone and the
 // driver changes keep their own order). A member tagged atlas:"required" must not
 // be empty: Store refuses to write an event whose data lacks one, and Log reports a
-// read one as unreadable (checkEvent). Every payload keeps the members a newer
+// read one as unreadable (checkEvent). A member tagged atlas:"quoted" copies what the
+// ledger held (a lease, a path, a header's value) rather than words of the command
+// that wrote the event: its text is not the writer's (WrittenData). Every payload keeps the members a newer
 // git-atlas added (Extra, the documents' codec in doc.go) and writes them back.
 
 // About is the part of an event a writer chooses besides its data: the stage, job
@@ -88,7 +90,7 @@ type StageTransitionData struct {
 
 // RunEnded is the run's status and reason after a stage transition that ended it.
 type RunEnded struct {
-	RunReason string `json:"run_reason"`
+	RunReason string `json:"run_reason" atlas:"quoted"`
 	RunStatus string `json:"run_status"`
 }
 
@@ -210,7 +212,7 @@ type WorktreeAddedData struct {
 	Branch    string `json:"branch" atlas:"required"`
 	Head      string `json:"head"`
 	Node      string `json:"node" atlas:"required"`
-	Path      string `json:"path" atlas:"required"`
+	Path      string `json:"path" atlas:"required,quoted"`
 	Ports     []int  `json:"ports,omitempty"`
 	Recreated bool   `json:"recreated"`
 	ResetFrom string `json:"reset_from,omitempty"`
@@ -224,7 +226,7 @@ func WorktreeAddedEvent(a About, d WorktreeAddedData) Event { return a.event(Eve
 type WorktreeRemovedData struct {
 	IgnoredDeleted []IgnoredFile `json:"ignored_deleted,omitempty"`
 	Node           string        `json:"node" atlas:"required"`
-	Path           string        `json:"path" atlas:"required"`
+	Path           string        `json:"path" atlas:"required,quoted"`
 	Reasons        []string      `json:"reasons"`
 	Snapshot       string        `json:"snapshot,omitempty"`
 	Extra          Extra         `json:"-"`
@@ -253,7 +255,7 @@ type WorktreeUntrustedData struct {
 	CheckedOut string `json:"checked_out"`
 	Head       string `json:"head"`
 	Node       string `json:"node" atlas:"required"`
-	Path       string `json:"path" atlas:"required"`
+	Path       string `json:"path" atlas:"required,quoted"`
 	Reason     string `json:"reason"`
 	Extra      Extra  `json:"-"`
 }
@@ -345,7 +347,7 @@ type UnionBuiltData struct {
 	Kept         map[string]string   `json:"kept,omitzero"`
 	Missing      []string            `json:"missing"`
 	OutsideScope map[string][]string `json:"outside_scope,omitempty"`
-	Path         string              `json:"path"`
+	Path         string              `json:"path" atlas:"quoted"`
 	Ports        []int               `json:"ports,omitempty"`
 	Extra        Extra               `json:"-"`
 }
@@ -398,7 +400,7 @@ func HeartbeatEvent(a About, d HeartbeatData) Event { return a.event(EventHeartb
 // DriverChangeData is the data of driver_taken_over and driver_renamed: the driver
 // lease before and after.
 type DriverChangeData struct {
-	Old   Lease `json:"old" atlas:"required"`
+	Old   Lease `json:"old" atlas:"required,quoted"`
 	New   Lease `json:"new" atlas:"required"`
 	Extra Extra `json:"-"`
 }
@@ -418,7 +420,7 @@ type ResumedData struct {
 	// Driver is the lease a resume that changed nothing else took.
 	Driver *Lease `json:"driver,omitempty"`
 	// DriverTakenOver is the live lease a --take-over resume replaced.
-	DriverTakenOver    *Lease   `json:"driver_taken_over,omitempty"`
+	DriverTakenOver    *Lease   `json:"driver_taken_over,omitempty" atlas:"quoted"`
 	Epoch              int      `json:"epoch"`
 	FromEpoch          int      `json:"from_epoch"`
 	RecreatedWorktrees []string `json:"recreated_worktrees"`
@@ -506,7 +508,7 @@ func SourceEvent(a About, typ string, d ImportedEventData) Event {
 // RunTakenOverData is run_taken_over's data.
 type RunTakenOverData struct {
 	By           string `json:"by" atlas:"required"`
-	From         string `json:"from" atlas:"required"`
+	From         string `json:"from" atlas:"required,quoted"`
 	PipelineMode string `json:"pipeline_mode"`
 	Extra        Extra  `json:"-"`
 }
@@ -581,7 +583,7 @@ func missing(v reflect.Value) string {
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
 		f := t.Field(i)
-		if f.Tag.Get("atlas") == "required" && v.Field(i).IsZero() {
+		if tagged(f, "required") && v.Field(i).IsZero() {
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
 			return name
 		}

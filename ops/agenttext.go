@@ -2,15 +2,17 @@ package ops
 
 import (
 	"context"
-	"encoding/json"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Agent-facing text (docs/contract.md §6, §11 invariant 11): what reaches an agent's
@@ -48,11 +50,13 @@ type agentText struct {
 	listed *map[string]*gitstate.Run
 	// texts are, per run tip, the strings of its events this clone wrote (ownText).
 	texts *map[string]ownTexts
+	// roots are the managed worktrees' roots (placed), read once.
+	roots *[]string
 }
 
 func (o *Ops) agentText() agentText {
 	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
-	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]ownTexts)}
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]ownTexts), roots: new([]string)}
 }
 
 // vouched reports whether a person trusted r here: all of its text may reach an agent.
@@ -126,8 +130,13 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 	}
 	for i := range events {
 		e := &events[i]
-		var data any
-		if !a.key.OwnEvent(r.Header.RunID, e) || json.Unmarshal(e.Data, &data) != nil {
+		if !a.key.OwnEvent(r.Header.RunID, e) {
+			continue
+		}
+		// What the event quotes from the ledger (a replaced lease, a record's path)
+		// is not this clone's text, though this clone signed the event.
+		data, err := gitstate.WrittenData(e)
+		if err != nil {
 			continue
 		}
 		collectStrings(data, own.all)
@@ -155,49 +164,225 @@ func collectStrings(v any, into map[string]bool) {
 }
 
 // stateText withholds the free text of s, the state of r (a run started here that no
-// person vouched for), that may not reach an agent (ownText), and reports whether it
-// withheld any. s's slices are copied before they are changed.
+// person vouched for), that may not reach an agent, and reports whether it withheld
+// any. A reason, thread, agent, host, snapshot's reason, source and patch, setup's
+// command and output, verify output, union path and taken_over reach an agent only as
+// git-atlas's own wording or the text of an event this clone wrote (ownText,
+// ownKept); a verify's command only so or as a command trusted here (ownCommand); a
+// job's reason and why it or a stage went unverified only as git-atlas words them; a
+// worktree's path only where git-atlas places it (placed); an adopted worktree's
+// system only as a system import knows; a member this release does not know never.
+// s's slices are copied before they are changed.
 func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.State) bool {
 	withheld := false
-	keep := func(v *string) {
-		if !a.ownText(ctx, r, *v) {
+	check := func(ok bool, v *string) {
+		if !ok {
 			*v, withheld = "", true
 		}
 	}
-	kept := func(v *string) {
-		if !a.ownKept(ctx, r, *v) {
-			*v, withheld = "", true
-		}
-	}
+	keep := func(v *string) { check(a.ownText(ctx, r, *v), v) }
+	kept := func(v *string) { check(a.ownKept(ctx, r, *v), v) }
+	verify := func(v **gitstate.VerifyResult) { withheld = a.verifyText(ctx, r, v, "") || withheld }
+	run := r.Header.RunID
 	keep(&s.Reason)
+	keep(&s.TakenOver)
+	withheld = withheld || len(s.Extra) > 0
+	s.Extra = nil
+	if d := s.Driver; d != nil {
+		c := *d
+		withheld, c.Extra = withheld || len(c.Extra) > 0, nil
+		s.Driver = &c
+	}
+	if m := s.Resuming; m != nil && m.Phase != gitstate.ResumeVerify && m.Phase != gitstate.ResumeDone {
+		c := *m
+		check(false, &c.Phase)
+		s.Resuming = &c
+	}
 	s.Stages = slices.Clone(s.Stages)
 	for i := range s.Stages {
 		st := &s.Stages[i]
+		withheld, st.Extra = withheld || len(st.Extra) > 0, nil
 		keep(&st.Reason)
+		check(st.Unverified == "" || st.Unverified == resume.UnverifiedNoVerify || st.Unverified == resume.UnverifiedNotSafe ||
+			st.Unverified == resume.UnverifiedUntrusted, &st.Unverified)
+		verify(&st.Verify)
 		st.Attempts = slices.Clone(st.Attempts)
 		for k := range st.Attempts {
 			at := &st.Attempts[k]
+			withheld, at.Extra = withheld || len(at.Extra) > 0, nil
 			kept(&at.ThreadID)
 			kept(&at.Agent)
 			kept(&at.Host)
 		}
 	}
+	s.Jobs = slices.Clone(s.Jobs)
+	for i := range s.Jobs {
+		withheld = a.jobText(ctx, r, &s.Jobs[i]) || withheld
+	}
 	s.Snapshots = slices.Clone(s.Snapshots)
 	for i := range s.Snapshots {
 		sn := &s.Snapshots[i]
+		withheld, sn.Extra = withheld || len(sn.Extra) > 0, nil
 		kept(&sn.Reason)
 		kept(&sn.Source)
+		check(a.patchPlaced(run, sn.ID, sn.Patch) || a.ownKept(ctx, r, sn.Patch), &sn.Patch)
 	}
 	s.Worktrees = slices.Clone(s.Worktrees)
 	for i := range s.Worktrees {
-		if su := s.Worktrees[i].Setup; su != nil {
+		w := &s.Worktrees[i]
+		withheld, w.Extra = withheld || len(w.Extra) > 0, nil
+		check(a.placed(ctx, run, w.Node, w.Path), &w.Path)
+		check(knownSystem(w.Adopted), &w.Adopted)
+		if su := w.Setup; su != nil {
 			c := *su
 			kept(&c.Command)
 			kept(&c.Tail)
-			s.Worktrees[i].Setup = &c
+			w.Setup = &c
 		}
 	}
+	s.Replays = slices.Clone(s.Replays)
+	for i := range s.Replays {
+		rp := &s.Replays[i]
+		withheld, rp.Extra = withheld || len(rp.Extra) > 0, nil
+		base := filepath.Base(rp.Worktree)
+		n, replay := strings.CutPrefix(base, "replay-"+rp.Stage+"-")
+		_, err := strconv.Atoi(n)
+		check(rp.Worktree == "" || (replay && err == nil && a.placed(ctx, run, base, rp.Worktree)), &rp.Worktree)
+	}
+	if u := s.Union; u != nil {
+		c := *u
+		withheld, c.Extra = withheld || len(c.Extra) > 0, nil
+		verify(&c.Verify)
+		for _, m := range []*map[string][]string{&c.Conflicted, &c.OutsideScope, &c.AllowedOutsideScope} {
+			if *m == nil {
+				continue
+			}
+			out := map[string][]string{}
+			for node, paths := range *m {
+				out[node] = slices.DeleteFunc(slices.Clone(paths), func(p string) bool {
+					if a.ownKept(ctx, r, p) {
+						return false
+					}
+					withheld = true
+					return true
+				})
+			}
+			*m = out
+		}
+		s.Union = &c
+	}
 	return withheld
+}
+
+// verifyText withholds of *v, a verify's result r's state holds (r a run started here
+// that no person vouched for), a command that is not command (one the item's MAC
+// covers) and that ownCommand does not pass, output no event of this clone's wrote
+// (ownKept), and members this release does not know; *v becomes a copy. It reports
+// whether it withheld any.
+func (a agentText) verifyText(ctx context.Context, r *gitstate.Run, v **gitstate.VerifyResult, command string) bool {
+	if *v == nil {
+		return false
+	}
+	c := **v
+	withheld := len(c.Extra) > 0
+	c.Extra = nil
+	if c.Command != command && !a.ownCommand(ctx, r, c.Command) {
+		c.Command, withheld = "", true
+	}
+	if !a.ownKept(ctx, r, c.Tail) {
+		c.Tail, withheld = "", true
+	}
+	*v = &c
+	return withheld
+}
+
+// jobText withholds the text of j, a job of r (a run started here that no person
+// vouched for) that its MAC does not cover: a reason and why it went unverified not
+// as git-atlas words them, the agent and thread of its claim and its verify's result
+// unless an event of this clone's wrote them, members this release does not know. It
+// reports whether it withheld any.
+func (a agentText) jobText(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
+	withheld := len(j.Extra) > 0
+	j.Extra = nil
+	check := func(ok bool, v *string) {
+		if !ok {
+			*v, withheld = "", true
+		}
+	}
+	check(composedJobReason(j.Reason), &j.Reason)
+	check(j.Unverified == "" || j.Unverified == gitstate.UnverifiedNoCommand || j.Unverified == gitstate.UnverifiedNoWorktree, &j.Unverified)
+	check(a.ownKept(ctx, r, j.Agent), &j.Agent)
+	check(a.ownKept(ctx, r, j.ThreadID), &j.ThreadID)
+	own := ""
+	if a.ownJob(ctx, r, j) {
+		own = j.Verify // the job's MAC covers its verify
+	}
+	return a.verifyText(ctx, r, &j.VerifyResult, own) || withheld
+}
+
+// ownCommand reports whether command, a command r's state quotes (the verify a
+// result ran), may reach an agent from r, a run started here that no person vouched
+// for: it is empty, trusted here as r's command, or in the data of an event this
+// clone wrote.
+func (a agentText) ownCommand(ctx context.Context, r *gitstate.Run, command string) bool {
+	return command == "" || a.intents.TrustsCommand(ctx, r.Header.RunID, command) || a.ownKept(ctx, r, command)
+}
+
+// composedJobReason reports whether v is a job's reason as git-atlas words it (empty,
+// receipt, attempts, verify, or a dependency's failure naming valid jobs).
+func composedJobReason(v string) bool {
+	switch v {
+	case "", "receipt", "attempts", "verify":
+		return true
+	}
+	rest, ok := strings.CutPrefix(v, "dependency ")
+	if !ok {
+		return false
+	}
+	if dep, ok := strings.CutSuffix(rest, " failed"); ok {
+		return gitstate.ValidName("job", dep) == nil
+	}
+	dep, parent, ok := strings.Cut(rest, " was dropped with its failed parent ")
+	return ok && gitstate.ValidName("job", dep) == nil && gitstate.ValidName("job", parent) == nil
+}
+
+// knownSystem reports whether v is empty or a system import adopts worktrees from.
+func knownSystem(v string) bool {
+	return v == "" || v == importer.KimiAtlas || v == importer.AgenTeam
+}
+
+// placed reports whether path is empty or where git-atlas places the worktree of
+// run's node: <root>/<run>/<node> under one of this repository's managed roots (their
+// names come from this clone's configuration, the rest from checked names). A path a
+// ledger gives that is anywhere else is ledger text.
+func (a agentText) placed(ctx context.Context, run, node, path string) bool {
+	if path == "" {
+		return true
+	}
+	if gitstate.ValidName("node", node) != nil {
+		return false
+	}
+	if *a.roots == nil {
+		*a.roots = []string{}
+		if roots, err := worktrees.Roots(ctx, a.o.Repo); err == nil {
+			for _, r := range roots {
+				*a.roots = append(*a.roots, r.Dir())
+			}
+		}
+	}
+	canon := gitstate.CanonPath(path)
+	for _, root := range *a.roots {
+		if want := filepath.Join(root, run, node); path == want || canon == gitstate.CanonPath(want) {
+			return true
+		}
+	}
+	return false
+}
+
+// patchPlaced reports whether path is empty or where a snapshot's patch goes when
+// none is named (<git-common-dir>/atlas/recovery/<run>/<snapshot>.patch).
+func (a agentText) patchPlaced(run, snapshot, path string) bool {
+	return path == "" || path == a.o.Repo.Layout().Patch(run, snapshot)
 }
 
 // trusts reports whether run's free text may reach an agent here.
@@ -236,7 +421,7 @@ func (a agentText) view(ctx context.Context, v *RunView, intent string) {
 	if v.RunID == "" || a.trusts(ctx, v.RunID, intent) {
 		return
 	}
-	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith = "", "", "", ""
+	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith, v.TakenOver = "", "", "", "", ""
 	v.TextWithheld = true
 }
 
@@ -251,8 +436,13 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 		it.Verdict = withheldVerdict(it.Verdict)
 		return
 	}
-	if it.Reason != "" && !a.vouched(ctx, it.Run) && !a.ownText(ctx, it.Run, it.Reason) {
-		it.Reason, it.TextWithheld = "", true
+	if a.vouched(ctx, it.Run) {
+		return
+	}
+	for _, v := range []*string{&it.Reason, &it.TakenOver} {
+		if !a.ownText(ctx, it.Run, *v) {
+			*v, it.TextWithheld = "", true
+		}
 	}
 }
 
@@ -285,32 +475,47 @@ func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult)
 }
 
 // snapshot withholds what a snapshot's ledger record says in words (its reason, a
-// source git-atlas does not write) when this clone does not trust its run, or when
-// its run was started here, no person vouched for it, and no event of this clone's
-// wrote them (ownText).
+// source git-atlas does not write, a patch file not where git-atlas puts it) when
+// this clone does not trust its run, or when its run was started here, no person
+// vouched for it, and no event of this clone's wrote them (ownKept).
 func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
-	composed := v.Source == recovery.SourceWorktree || v.Source == recovery.SourceCheckout
+	var r *gitstate.Run
 	if a.trustsID(ctx, v.RunID) {
-		r := a.summary(ctx, v.RunID)
-		if a.vouched(ctx, r) || (a.ownKept(ctx, r, v.Reason) && (composed || a.ownKept(ctx, r, v.Source))) {
+		if r = a.summary(ctx, v.RunID); a.vouched(ctx, r) {
 			return
 		}
+	} else {
+		v.TextWithheld = true
 	}
-	if !composed {
-		v.Source = ""
+	own := func(s string) bool { return s == "" || (r != nil && a.ownKept(ctx, r, s)) }
+	withhold := func(ok bool, s *string) {
+		if !ok {
+			*s, v.TextWithheld = "", true
+		}
 	}
-	v.Reason = ""
-	v.TextWithheld = true
+	withhold(own(v.Reason), &v.Reason)
+	withhold(v.Source == recovery.SourceWorktree || v.Source == recovery.SourceCheckout || own(v.Source), &v.Source)
+	withhold(a.patchPlaced(v.RunID, v.ID, v.Patch) || own(v.Patch), &v.Patch)
 }
 
 // worktrees withholds the setup command and its output recorded on the worktrees
 // of runs this clone does not trust (runs: each item's run), and of runs started
-// here that no person vouched for when no event of this clone's wrote them (ownText).
+// here that no person vouched for when no event of this clone's wrote them (ownText);
+// and, of both, a path not where git-atlas places the node's worktree (placed), also
+// where the item's error quotes it.
 func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map[string]*gitstate.Run) {
 	for i := range items {
 		it := &items[i]
-		if r, ok := runs[it.RunID]; ok && a.trusts(ctx, it.RunID, r.Header.Intent) {
-			if it.Setup == nil || a.vouched(ctx, r) || (a.ownKept(ctx, r, it.Setup.Command) && a.ownKept(ctx, r, it.Setup.Tail)) {
+		r, ok := runs[it.RunID]
+		if ok && a.vouched(ctx, r) {
+			continue
+		}
+		if !a.placed(ctx, it.RunID, it.Node, it.Path) {
+			it.Error = strings.ReplaceAll(it.Error, it.Path, withheldText)
+			it.Path, it.TextWithheld = "", true
+		}
+		if ok && a.trusts(ctx, it.RunID, r.Header.Intent) {
+			if it.Setup == nil || (a.ownKept(ctx, r, it.Setup.Command) && a.ownKept(ctx, r, it.Setup.Tail)) {
 				continue
 			}
 		}
@@ -351,12 +556,14 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 			return nil
 		}
 		if state {
-			if !a.ownText(ctx, r, res.Reason) {
-				res.Reason = ""
-			}
+			res.Reason, res.TakenOver = s.Reason, s.TakenOver
 			for i := range res.Stages {
-				if !a.ownKept(ctx, r, res.Stages[i].ThreadID) {
-					res.Stages[i].ThreadID = ""
+				v := &res.Stages[i]
+				if !a.ownKept(ctx, r, v.ThreadID) {
+					v.ThreadID = ""
+				}
+				if k := slices.IndexFunc(s.Stages, func(st gitstate.StageState) bool { return st.Name == v.Name }); k >= 0 {
+					v.Unverified = s.Stages[k].Unverified
 				}
 			}
 		}
@@ -399,13 +606,19 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 }
 
 // jobs withholds the free text of a graph run's jobs that may not reach an agent
-// (ownJob; copies the caller owns), and reports whether it withheld any.
+// (ownJob; of a job this clone wrote, on a run no person vouched for, what its MAC
+// does not cover: jobText; copies the caller owns), and reports whether it withheld
+// any.
 func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) bool {
 	withheld := false
 	for _, j := range jobs {
-		if j != nil && !a.ownJob(ctx, r, j) {
+		switch {
+		case j == nil:
+		case !a.ownJob(ctx, r, j):
 			*j = composedJob(*j)
 			withheld = true
+		case !a.vouched(ctx, r):
+			withheld = a.jobText(ctx, r, j) || withheld
 		}
 	}
 	return withheld
@@ -456,6 +669,7 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 			}
 		}
 		a.planText(ctx, r, p)
+		a.planPlaces(ctx, r, p, true)
 		return
 	}
 	var values []string
@@ -464,7 +678,10 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 			values = append(values, strconv.Quote(v), v)
 		}
 	}
-	p.Reason, p.ManagedBy, p.ResumeWith = "", "", ""
+	if p.TakenOver != "" {
+		values = append(values, strconv.Quote(p.TakenOver), p.TakenOver)
+	}
+	p.Reason, p.ManagedBy, p.ResumeWith, p.TakenOver = "", "", "", ""
 	for i := range p.Commands {
 		if !p.Commands[i].Trusted {
 			p.Commands[i].Command = ""
@@ -484,6 +701,51 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 	n.Owner = ""
 	for _, v := range values {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+	}
+	a.planPlaces(ctx, r, p, false)
+}
+
+// planPlaces withholds what a plan of r (not vouched for; started here when started)
+// says of its worktrees in the ledger's words: a path not where git-atlas places the
+// node's worktree (placed) and a system import does not know (knownSystem), wherever
+// the plan quotes them (why a record is foreign or adopted quotes the record); a
+// setup's command and output (of a run started here, unless an event of this clone's
+// wrote them).
+func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Plan, started bool) {
+	run := r.Header.RunID
+	n := &p.NextAction
+	withhold := func(path string) {
+		n.Reason = strings.ReplaceAll(n.Reason, path, withheldText)
+		n.AgentCommand = strings.ReplaceAll(n.AgentCommand, path, withheldText)
+	}
+	for i := range p.Worktrees {
+		w := &p.Worktrees[i]
+		if rec := r.State.Worktree(w.Node); rec != nil && !knownSystem(rec.Adopted) {
+			w.Reason = strings.ReplaceAll(w.Reason, rec.Adopted, withheldText)
+		}
+		if !a.placed(ctx, run, w.Node, w.Path) {
+			withhold(w.Path)
+			w.Reason = strings.ReplaceAll(w.Reason, w.Path, withheldText)
+			w.Path = ""
+		}
+		if su := w.Setup; su != nil && (!started || !a.ownKept(ctx, r, su.Command) || !a.ownKept(ctx, r, su.Tail)) {
+			w.Setup = &gitstate.SetupRec{Outcome: su.Outcome, ExitCode: su.ExitCode, At: su.At}
+		}
+	}
+	if st := p.InterruptedStage; st != nil && !a.placed(ctx, run, st.Name, st.Worktree) {
+		withhold(st.Worktree)
+		st.Worktree = ""
+	}
+	if len(n.Worktrees) > 0 {
+		out := map[string]string{}
+		for node, path := range n.Worktrees {
+			if !a.placed(ctx, run, node, path) {
+				withhold(path)
+				path = ""
+			}
+			out[node] = path
+		}
+		n.Worktrees = out
 	}
 }
 
@@ -515,6 +777,7 @@ func (a agentText) planText(ctx context.Context, r *gitstate.Run, p *resume.Plan
 	}
 	kept(&n.ThreadID)
 	kept(&n.Agent)
+	keep(&p.TakenOver)
 	for _, v := range values {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
 		if strings.Contains(n.AgentCommand, v) {

@@ -69,10 +69,10 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 	if err != nil {
 		return nil, err
 	}
-	intents := trust.NewIntents(o.Repo)
-	forAgents(ctx, intents, cands)
+	at := o.agentText()
+	forAgents(ctx, at.intents, cands)
 	return &ResumeDetectResult{
-		Driving:        pointer(ctx, store, intents, cands, now, req.Session),
+		Driving:        pointer(ctx, store, at, cands, now, req.Session),
 		ResumableRuns:  nonNil(cands),
 		UnreadableRuns: nonNil(bad),
 		Now:            now,
@@ -118,9 +118,9 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 		res.Omitted = len(cands) - len(kept)
 		cands = kept
 	}
-	intents := trust.NewIntents(o.Repo)
-	forAgents(ctx, intents, cands)
-	res.Driving = pointer(ctx, store, intents, cands, now, req.Session)
+	at := o.agentText()
+	forAgents(ctx, at.intents, cands)
+	res.Driving = pointer(ctx, store, at, cands, now, req.Session)
 	res.ResumableRuns = cands
 	return res, nil
 }
@@ -151,8 +151,9 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 // pointer is the first line a compacted session needs (docs/contract.md §6): the run it still
 // drives, where it stands and what to do next; nil when it drives none. It reads the
 // one run in full (the candidates are summaries). Every value is ledger text, shown
-// on one line (text.Ledger); the intent only when intents trusts it.
-func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents, cands []resume.Candidate, now time.Time, session string) *Driving {
+// on one line (text.Ledger); the intent only when trusted here, and the next action
+// and the places to work as a resume plan gives them to an agent (agentText.plan).
+func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []resume.Candidate, now time.Time, session string) *Driving {
 	for _, c := range cands {
 		if !c.Own {
 			continue
@@ -168,9 +169,11 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 		if r.State.Driver != nil {
 			asker.Holder = r.State.Driver.Holder
 		}
-		next := resume.NextFor(r, now, resume.Host{}, asker)
+		p := &resume.Plan{Reason: r.State.Reason, TakenOver: r.State.TakenOver, NextAction: resume.NextFor(r, now, resume.Host{}, asker)}
+		at.plan(ctx, r, p)
+		next := p.NextAction
 		line := "git-atlas: you are driving run " + text.Ledger(r.Header.RunID, text.CellMax)
-		if intent := intents.Shown(ctx, r.Header.RunID, r.Header.Intent); intent != "" {
+		if intent := at.intents.Shown(ctx, r.Header.RunID, r.Header.Intent); intent != "" {
 			line += " (" + text.Ledger(intent, text.BriefMax) + ")"
 		}
 		if st := r.CurrentStage(); st != nil {
@@ -180,9 +183,13 @@ func pointer(ctx context.Context, store *gitstate.Store, intents *trust.Intents,
 			// Where to work: never the user's checkout (docs/contract.md §15).
 			var paths []string
 			for _, w := range places {
-				paths = append(paths, text.Ledger(w.Path, 0))
+				if at.vouched(ctx, r) || at.placed(ctx, r.Header.RunID, w.Node, w.Path) {
+					paths = append(paths, text.Ledger(w.Path, 0))
+				}
 			}
-			line += "; work in " + strings.Join(paths, ", ")
+			if len(paths) > 0 {
+				line += "; work in " + strings.Join(paths, ", ")
+			}
 		}
 		line += "; next: " + next.Action
 		if next.Command != "" {

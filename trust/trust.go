@@ -300,8 +300,14 @@ func (in *Intents) Shown(ctx context.Context, run, intent string) string {
 // in this clone, or a person trusted it here, with intent as it carries it now
 // (docs/contract.md §6). A record that cannot be read trusts nothing.
 func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
+	s := in.set(ctx, run)
+	return s.hashes != nil && s.TrustsIntent(intent)
+}
+
+// set is run's record, read once (empty when it cannot be read).
+func (in *Intents) set(ctx context.Context, run string) Set {
 	if in == nil || in.repo == nil {
-		return false
+		return Set{}
 	}
 	s, ok := in.sets[run]
 	if !ok {
@@ -311,7 +317,7 @@ func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
 		}
 		in.sets[run] = s
 	}
-	return s.hashes != nil && s.TrustsIntent(intent)
+	return s
 }
 
 // Vouched reports whether a person trusted run here (`git atlas trust RUN`), with
@@ -321,6 +327,14 @@ func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
 // for nothing.
 func (in *Intents) Vouched(ctx context.Context, run, intent string) bool {
 	return in.Trusts(ctx, run, intent) && in.sets[run].TrustsPerson(intent)
+}
+
+// TrustsCommand reports whether command, as run carries it, is trusted here (this
+// clone wrote it, or a person approved it here); a record that cannot be read trusts
+// nothing.
+func (in *Intents) TrustsCommand(ctx context.Context, run, command string) bool {
+	s := in.set(ctx, run)
+	return s.hashes != nil && s.Trusts(command)
 }
 
 // Revoke forgets every trusted command of run.
