@@ -55,7 +55,7 @@ func newAtlasRepo(t *testing.T) atlasCLI {
 	t.Helper()
 	work := t.TempDir()
 	home := filepath.Join(work, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := testenv.Home(home); err != nil {
 		t.Fatal(err)
 	}
 	vars := gitEnv(home)

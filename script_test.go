@@ -18,6 +18,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/git-atlas/git-atlas/internal/cli"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +105,7 @@ func scriptParams(t *testing.T, dir, bin string) testscript.Params {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, "home")
-			if err := os.MkdirAll(home, 0o755); err != nil {
+			if err := testenv.Home(home); err != nil {
 				return err
 			}
 			for _, kv := range gitEnv(home) {

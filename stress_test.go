@@ -63,7 +63,7 @@ func stressRepo(t *testing.T) (string, []string) {
 	bin := atlasBinary(t)
 	work := t.TempDir()
 	home := filepath.Join(work, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := testenv.Home(home); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), gitEnv(home)...)

@@ -45,6 +45,9 @@ func runTests(m *testing.M) int {
 		_ = os.Setenv(k, v)
 	}
 	defer func() { _ = os.RemoveAll(home) }()
+	if err := testenv.Home(home); err != nil {
+		panic(err)
+	}
 	if templatesDir, err = os.MkdirTemp("", "atlas-recovery-fixtures-"); err != nil {
 		panic(err)
 	}
