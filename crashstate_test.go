@@ -39,7 +39,7 @@ import (
 //     (prefixStates).
 //
 // The short run covers remove, resume (in-place reset) and start at the two extreme
-// states; ATLAS_LONG_TESTS covers every path at boundaries spread evenly over the
+// states; the sweeps build tag covers every path at boundaries spread evenly over the
 // whole command (at most maxStates, plus the end state), so that the twelve paths fit
 // CI's full part.
 

@@ -18,7 +18,7 @@ import (
 )
 
 // TestResumeKilledAnywhere kills `git atlas resume` at random moments (SIGKILL, 20
-// times with ATLAS_LONG_TESTS set; 3 without), runs it again to the end, and checks that every time the run
+// times with the sweeps build tag; 3 without), runs it again to the end, and checks that every time the run
 // ends in the same state as an uninterrupted resume (timestamps aside), that no dirty
 // work was lost, and that no dirty state was snapshotted twice. The k-th of n kills
 // falls at a random moment in the k-th n-th of an uninterrupted resume's span, so

@@ -102,7 +102,7 @@ func mustGit(t *testing.T, dir string, env []string, stdin string, args ...strin
 }
 
 // TestStressConcurrentEvents: 12 processes append 40 events each to one run at once
-// (8 × 12 unless ATLAS_LONG_TESTS is set),
+// (8 × 12 without the sweeps build tag),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
 //
@@ -378,7 +378,7 @@ func waitLines(r io.Reader, n int, limit time.Duration) {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 60
-// random points (20 unless ATLAS_LONG_TESTS is set, and on until five runs exist, up
+// random points (20 without the sweeps build tag, and on until five runs exist, up
 // to 60). A kill lands after a random number of the writer's completed writes (0 to
 // 3) and a random delay, so the writer makes progress however slowly this machine
 // writes. After every kill each run is readable and list reads them all; at the end

@@ -28,17 +28,14 @@ func init() {
 	}
 }
 
-// LongVar is the environment variable that selects the full stress and kill sweeps
-// (.ci/run sets it). Without it every sweep still runs, with fewer rounds, so that the
-// README's test command stays short and nothing goes untested.
-const LongVar = "ATLAS_LONG_TESTS"
+// SweepsTag is the build tag of the full stress and kill sweeps: `go test -tags sweeps`
+// (.ci/run's sweep step, `make test-sweeps`) runs them at full size. Without it every
+// sweep still runs, with fewer rounds, so that the README's test command stays short
+// and nothing goes untested; the full sizes are then constants the compiler drops.
+const SweepsTag = "sweeps"
 
-// Long reports whether the full sweeps were asked for: ATLAS_LONG_TESTS is set to
-// anything but "" or "0".
-func Long() bool {
-	v := os.Getenv(LongVar)
-	return v != "" && v != "0"
-}
+// Long reports whether the tests were built with the sweeps tag: the full sweeps.
+func Long() bool { return long }
 
 // Rounds is long when the full sweeps were asked for, else short.
 func Rounds(short, long int) int {
