@@ -1,9 +1,7 @@
 package gitatlas_test
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sync"
 
@@ -41,11 +39,6 @@ func makeFixture(repo string, vars []string) error {
 	if err := testenv.CopyTree(repo, filepath.Join(fixtureTemplate.dir, "repo")); err != nil {
 		return err
 	}
-	c := exec.Command("git", "update-index", "-q", "--refresh")
-	c.Dir = repo
-	c.Env = append(os.Environ(), vars...)
-	if out, err := c.CombinedOutput(); err != nil {
-		return fmt.Errorf("git update-index --refresh: %w\n%s", err, out)
-	}
-	return nil
+	_, err := gitCmd(repo, append(os.Environ(), vars...), "", "update-index", "-q", "--refresh")
+	return err
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -166,13 +165,8 @@ func buildFixture(repo string, vars []string) error {
 		return err
 	}
 	run := func(args ...string) error {
-		c := exec.Command("git", args...)
-		c.Dir = repo
-		c.Env = append(os.Environ(), vars...)
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %w\n%s", args, err, out)
-		}
-		return nil
+		_, err := gitCmd(repo, append(os.Environ(), vars...), "", args...)
+		return err
 	}
 	write := func(name, content string) error {
 		return os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644)
