@@ -5,7 +5,6 @@ package gitatlas_test
 // test binary, TestMain) is atlasBinary's.
 
 import (
-	"bytes"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // atlasBinary returns the directory of the real binary, built once per test binary
@@ -47,19 +48,9 @@ var built struct {
 	err  error
 }
 
-// gitRun runs git with args in dir, in env (the whole environment; nil: this
-// process's), with stdin (none when ""), and returns its standard output and error.
-// It is the one place this package starts git.
+// gitRun is testenv.GitRun: the one place this package starts git.
 func gitRun(dir string, env []string, stdin string, args ...string) (string, string, error) {
-	c := exec.Command("git", args...)
-	c.Dir, c.Env = dir, env
-	if stdin != "" {
-		c.Stdin = strings.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	err := c.Run()
-	return stdout.String(), stderr.String(), err
+	return testenv.GitRun(dir, env, stdin, args...)
 }
 
 // gitCmd is gitRun with git's standard error in the error it returns.

@@ -149,3 +149,22 @@ func pinnedKey(pinned map[string]string, k string) bool {
 	_, ok := pinned[k]
 	return ok
 }
+
+// TestGitRun: GitRun returns git's output and error apart, GitErr puts the error's
+// text in its error, Git trims the output.
+func TestGitRun(t *testing.T) {
+	dir := t.TempDir()
+	if got := Git(t, dir, "", "init", "-q", "-b", "main", "."); got != "" {
+		t.Errorf("init printed %q", got)
+	}
+	if got := Git(t, dir, "hello\n", "hash-object", "--stdin"); got != "ce013625030ba8dba906f756967f9e9ca394464a" {
+		t.Errorf("hash-object of hello: %q", got)
+	}
+	out, stderr, err := GitRun(dir, nil, "", "rev-parse", "--verify", "no-such-ref")
+	if err == nil || out != "" || !strings.Contains(stderr, "fatal") {
+		t.Errorf("rev-parse of a missing ref: %q, %q, %v", out, stderr, err)
+	}
+	if _, err := GitErr(dir, "", "rev-parse", "--verify", "no-such-ref"); err == nil || !strings.Contains(err.Error(), "fatal") {
+		t.Errorf("GitErr's error does not carry git's: %v", err)
+	}
+}
