@@ -30,7 +30,7 @@ import (
 // second such wave, then one plain resume and gc. After every round, every byte any
 // agent wrote is in a worktree directory (or one set aside whole) or in a recovery
 // snapshot, and no command failed with anything but a documented conflict or refusal.
-// 24 rounds with ATLAS_LONG_TESTS=1, each killing about half of eight commands in two
+// 24 rounds with the sweeps build tag, each killing about half of eight commands in two
 // waves, chosen at random. The short version runs 2 rounds whose kills are chosen, not
 // drawn: in each wave every other command is killed, the others in the other wave and
 // in the other round, so each command (both resumes, gc, worktree add) is killed in

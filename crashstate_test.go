@@ -39,7 +39,7 @@ import (
 //     (prefixStates).
 //
 // The short run covers remove, resume (in-place reset) and start at the two extreme
-// states; ATLAS_LONG_TESTS covers every path at boundaries spread evenly over the
+// states; the sweeps build tag covers every path at boundaries spread evenly over the
 // whole command (at most maxStates, plus the end state), so that the twelve paths fit
 // CI's full part.
 
@@ -159,13 +159,7 @@ func crashFixture(t *testing.T) atlasCLI {
 	for i := range 96 {
 		writeFile(t, filepath.Join(a.repo, "src", fmt.Sprintf("d%d", i%8), fmt.Sprintf("file%02d.go", i)), fmt.Sprintf("package d // %d\n", i))
 	}
-	git := func(args ...string) {
-		c := exec.Command("git", args...)
-		c.Dir, c.Env = a.repo, a.env
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-	}
+	git := func(args ...string) { mustGit(t, a.repo, a.env, "", args...) }
 	git("add", "src")
 	git("commit", "-qm", "a hundred files")
 	git("stash", "-q", "--include-untracked") // the fixture's dirty checkout is not what is tested
@@ -1038,13 +1032,7 @@ func materialize(t *testing.T, root string, tree map[string]entry) {
 }
 
 func crashGit(a atlasCLI, stdin string, args ...string) (string, string, error) {
-	c := exec.Command("git", args...)
-	c.Dir, c.Env = a.repo, a.env
-	c.Stdin = strings.NewReader(stdin)
-	var out, errb bytes.Buffer
-	c.Stdout, c.Stderr = &out, &errb
-	err := c.Run()
-	return out.String(), errb.String(), err
+	return gitRun(a.repo, a.env, stdin, args...)
 }
 
 func atlasRefs(t *testing.T, a atlasCLI) map[string]string {

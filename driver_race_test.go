@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -20,8 +21,9 @@ import (
 func TestTakeOverRace(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
 	dir, env := stressRepo(t)
+	bin := filepath.Join(atlasBinary(t), "git-atlas") // itself: `git atlas` would start a git only to start it
 	atlas := func(args ...string) ([]byte, []byte, int) {
-		c := exec.Command("git", append([]string{"atlas"}, args...)...)
+		c := exec.Command(bin, args...)
 		c.Dir, c.Env = dir, env
 		var out, errb bytes.Buffer
 		c.Stdout, c.Stderr = &out, &errb

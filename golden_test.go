@@ -6,7 +6,6 @@ import (
 	"flag"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -180,12 +179,9 @@ func shQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''`) 
 // them named then, so the names come out as if every ref were walked every time.
 func (st *goldenState) learnClockCommits(ts *testscript.TestScript) {
 	git := func(args ...string) string {
-		c := exec.Command("git", args...)
-		c.Dir = ts.MkAbs(".")
-		c.Env = append(os.Environ(), "HOME="+ts.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1")
-		out, err := c.Output()
+		out, err := gitCmd(ts.MkAbs("."), append(os.Environ(), "HOME="+ts.Getenv("HOME"), "GIT_CONFIG_NOSYSTEM=1"), "", args...)
 		if err != nil {
-			ts.Fatalf("golden: git %v: %v", args, err)
+			ts.Fatalf("golden: %v", err)
 		}
 		return string(out)
 	}

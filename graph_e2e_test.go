@@ -55,7 +55,7 @@ func newAtlasRepo(t *testing.T) atlasCLI {
 	t.Helper()
 	work := t.TempDir()
 	home := filepath.Join(work, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := testenv.Home(home); err != nil {
 		t.Fatal(err)
 	}
 	vars := gitEnv(home)
@@ -92,7 +92,7 @@ func (r *record) add(list *[]receipt, x receipt) {
 }
 
 // TestGraphDrainWorkers: 8 worker processes drain a 60-job DAG through the CLI (6 and
-// 30 unless ATLAS_LONG_TESTS is set), with
+// 30 without the sweeps build tag), with
 // random failed and timeout receipts, leases left to expire (by workers that die or
 // come back late) and reaped. Then, from the ledger: every job is DONE or FAILED; gas
 // spent equals the job_claimed events and the claims the workers were granted; no job

@@ -172,7 +172,7 @@ func remoteLog(t *testing.T, a atlasCLI, run string) []logEvent {
 // clone passes --remote, the others have atlas.remote set). From the remote's log:
 // every job was claimed once and DONE once, and no job was granted to two workers. A
 // union built on a clone from the remote holds every node's work; git fsck is clean
-// in all four repositories. Unless ATLAS_LONG_TESTS is set, one worker in each clone
+// in all four repositories. Without the sweeps build tag, one worker in each clone
 // drains an 8-job DAG: three processes on three clones still race for the first job
 // and for each job a finished one frees, through both ways of naming the remote, and
 // the DAG still has a job that needs two others (j07); the full pass keeps the
@@ -297,7 +297,7 @@ func remoteChecks(t *testing.T, f remoteFleet, reader atlasCLI, run string, roun
 
 // TestRemoteKilledWriter: a worker is SIGKILLed at a random moment of its claim,
 // worktree add, commit and receipt through the remote (20 times with
-// ATLAS_LONG_TESTS, 3 otherwise: the k-th of n kills falls in the k-th n-th of the
+// the sweeps build tag, 3 otherwise: the k-th of n kills falls in the k-th n-th of the
 // 600 ms a kill may fall in, so that the short version's few still fall early, midway
 // and late), on two clones in turn. After every kill the remote holds no half-applied
 // write (remoteChecks); afterwards workers that are left alone drain the run: every

@@ -18,7 +18,7 @@ import (
 )
 
 // TestResumeKilledAnywhere kills `git atlas resume` at random moments (SIGKILL, 20
-// times with ATLAS_LONG_TESTS set; 3 without), runs it again to the end, and checks that every time the run
+// times with the sweeps build tag; 3 without), runs it again to the end, and checks that every time the run
 // ends in the same state as an uninterrupted resume (timestamps aside), that no dirty
 // work was lost, and that no dirty state was snapshotted twice. The k-th of n kills
 // falls at a random moment in the k-th n-th of an uninterrupted resume's span, so
@@ -128,12 +128,9 @@ func writeFile(t *testing.T, path, content string) {
 
 func gitIn(t *testing.T, a atlasCLI, dir string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = a.env
-	out, err := cmd.CombinedOutput()
+	out, err := gitCmd(dir, a.env, "", args...)
 	if err != nil {
-		t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+		t.Fatalf("in %s: %v", dir, err)
 	}
 	return string(out)
 }
@@ -242,9 +239,7 @@ func checkWorkKept(t *testing.T, a atlasCLI) {
 	for path, content := range want {
 		found := false
 		for _, ref := range refs {
-			cmd := exec.Command("git", "cat-file", "blob", ref+":"+path)
-			cmd.Dir, cmd.Env = a.repo, a.env
-			if out, err := cmd.Output(); err == nil && string(out) == content {
+			if out, err := gitCmd(a.repo, a.env, "", "cat-file", "blob", ref+":"+path); err == nil && string(out) == content {
 				found = true
 			}
 		}

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -18,6 +17,7 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 
 	"github.com/git-atlas/git-atlas/internal/cli"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 func TestMain(m *testing.M) {
@@ -104,7 +104,7 @@ func scriptParams(t *testing.T, dir, bin string) testscript.Params {
 		RequireExplicitExec: true,
 		Setup: func(env *testscript.Env) error {
 			home := filepath.Join(env.WorkDir, "home")
-			if err := os.MkdirAll(home, 0o755); err != nil {
+			if err := testenv.Home(home); err != nil {
 				return err
 			}
 			for _, kv := range gitEnv(home) {
@@ -119,7 +119,7 @@ func scriptParams(t *testing.T, dir, bin string) testscript.Params {
 				return err
 			}
 			env.Cd = repo
-			fp := &checkouts{dir: repo, vars: env.Vars}
+			fp := &checkouts{dir: repo}
 			if err := fp.record(); err != nil {
 				return err
 			}
@@ -165,13 +165,8 @@ func buildFixture(repo string, vars []string) error {
 		return err
 	}
 	run := func(args ...string) error {
-		c := exec.Command("git", args...)
-		c.Dir = repo
-		c.Env = append(os.Environ(), vars...)
-		if out, err := c.CombinedOutput(); err != nil {
-			return fmt.Errorf("git %v: %w\n%s", args, err, out)
-		}
-		return nil
+		_, err := gitCmd(repo, append(os.Environ(), vars...), "", args...)
+		return err
 	}
 	write := func(name, content string) error {
 		return os.WriteFile(filepath.Join(repo, name), []byte(content), 0o644)
@@ -212,9 +207,8 @@ func buildFixture(repo string, vars []string) error {
 // checkouts fingerprints every checkout of the user's: the main worktree and its linked
 // worktrees that git-atlas did not create.
 type checkouts struct {
-	dir  string
-	vars []string
-	fp   map[string]string
+	dir string
+	fp  map[string]string
 }
 
 func (c *checkouts) record() error {
@@ -243,23 +237,27 @@ func (c *checkouts) diff() string {
 	return strings.Join(out, "\n")
 }
 
+// take fingerprints the main worktree and every linked worktree the repository
+// registers, but those git-atlas made. It reads the registrations as `git worktree
+// list` does (each .git/worktrees/ID/gitdir names the worktree's .git file) and starts
+// no process: it runs twice in every transcript.
 func (c *checkouts) take() (map[string]string, error) {
-	cmd := exec.Command("git", "worktree", "list", "--porcelain", "-z")
-	cmd.Dir = c.dir
-	cmd.Env = append(os.Environ(), c.vars...)
-	out, err := cmd.Output()
-	if err != nil {
-		return nil, fmt.Errorf("git worktree list: %w", err)
+	paths := []string{c.dir}
+	regs := filepath.Join(c.dir, ".git", "worktrees")
+	entries, err := os.ReadDir(regs)
+	if err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	for _, e := range entries {
+		data, err := os.ReadFile(filepath.Join(regs, e.Name(), "gitdir"))
+		if err != nil {
+			return nil, fmt.Errorf("worktree registration %s: %w", e.Name(), err)
+		}
+		paths = append(paths, strings.TrimSuffix(strings.TrimSpace(string(data)), "/.git"))
 	}
 	fp := map[string]string{}
-	for rec := range strings.SplitSeq(string(out), "\x00\x00") {
-		var path string
-		for f := range strings.SplitSeq(rec, "\x00") {
-			if p, ok := strings.CutPrefix(f, "worktree "); ok {
-				path = p
-			}
-		}
-		if path == "" || strings.Contains(path, "/atlas/worktrees/") || strings.Contains(path, "/atlas-worktrees/") {
+	for _, path := range paths {
+		if strings.Contains(path, "/atlas/worktrees/") || strings.Contains(path, "/atlas-worktrees/") {
 			continue
 		}
 		if err := fingerprint(path, fp); err != nil {

@@ -24,38 +24,6 @@ import (
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
-// atlasBinary returns the directory of the real binary, built once per test binary
-// (into a directory TestMain removes) without the race detector: the processes are
-// what is under test, and -race makes each one several times slower (measured: the
-// kill and stress tests here took 88 s with race-built children against 54 s). It is
-// the git-atlas of every process this package starts but TestGolden's.
-func atlasBinary(t *testing.T) string {
-	t.Helper()
-	built.once.Do(func() {
-		dir, err := os.MkdirTemp("", "atlas-bin-")
-		if err != nil {
-			built.err = err
-			return
-		}
-		built.dir = dir
-		out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "git-atlas"), "./cmd/git-atlas").CombinedOutput()
-		if err != nil {
-			built.err = fmt.Errorf("go build: %w\n%s", err, out)
-		}
-	})
-	if built.err != nil {
-		t.Fatal(built.err)
-	}
-	return built.dir
-}
-
-// built is the binary atlasBinary built.
-var built struct {
-	once sync.Once
-	dir  string
-	err  error
-}
-
 // stressRepo makes a repository with one commit and returns it with the environment
 // its processes run in (pinned identity, the freshly built git-atlas first on PATH).
 func stressRepo(t *testing.T) (string, []string) {
@@ -63,7 +31,7 @@ func stressRepo(t *testing.T) (string, []string) {
 	bin := atlasBinary(t)
 	work := t.TempDir()
 	home := filepath.Join(work, "home")
-	if err := os.MkdirAll(home, 0o755); err != nil {
+	if err := testenv.Home(home); err != nil {
 		t.Fatal(err)
 	}
 	env := append(os.Environ(), gitEnv(home)...)
@@ -77,32 +45,8 @@ func stressRepo(t *testing.T) (string, []string) {
 	return dir, env
 }
 
-func gitCmd(dir string, env []string, stdin string, args ...string) ([]byte, error) {
-	c := exec.Command("git", args...)
-	c.Dir, c.Env = dir, env
-	if stdin != "" {
-		c.Stdin = strings.NewReader(stdin)
-	}
-	var stderr bytes.Buffer
-	c.Stderr = &stderr
-	out, err := c.Output()
-	if err != nil {
-		return out, fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr.String())
-	}
-	return out, nil
-}
-
-func mustGit(t *testing.T, dir string, env []string, stdin string, args ...string) string {
-	t.Helper()
-	out, err := gitCmd(dir, env, stdin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
-}
-
 // TestStressConcurrentEvents: 12 processes append 40 events each to one run at once
-// (8 × 12 unless ATLAS_LONG_TESTS is set),
+// (8 × 12 without the sweeps build tag),
 // while a plain-git writer keeps extending the same ledger and moving a neighbouring
 // ref. Every event lands exactly once, in one chain with consecutive seqs.
 //
@@ -378,7 +322,7 @@ func waitLines(r io.Reader, n int, limit time.Duration) {
 }
 
 // TestStressKilledWriter SIGKILLs a writer (and the git it may be running) at 60
-// random points (20 unless ATLAS_LONG_TESTS is set, and on until five runs exist, up
+// random points (20 without the sweeps build tag, and on until five runs exist, up
 // to 60). A kill lands after a random number of the writer's completed writes (0 to
 // 3) and a random delay, so the writer makes progress however slowly this machine
 // writes. After every kill each run is readable and list reads them all; at the end
@@ -562,10 +506,8 @@ func TestStressCachesDeleted(t *testing.T) {
 	checkout := func() (string, error) {
 		checkoutMu.Lock()
 		defer checkoutMu.Unlock()
-		c := exec.Command("git", "checkout", "-q", "-")
-		c.Dir, c.Env = dir, env
-		out, err := c.CombinedOutput()
-		return string(out), err
+		out, stderr, err := gitRun(dir, env, "", "checkout", "-q", "-")
+		return out + stderr, err
 	}
 	mustGit(t, dir, env, "", "checkout", "-q", "other")
 	answers := func() string {

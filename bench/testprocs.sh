@@ -12,6 +12,7 @@
 #   PKGS="./recovery ./ops" bash bench/testprocs.sh
 #   RUN='TestScript/(demo|undo)$' PKGS=. bash bench/testprocs.sh
 #   RACE=0 TOP=30 KEEP=/tmp/traces bash bench/testprocs.sh
+#   TAGS=sweeps RUN='^TestRemoteFleet$' PKGS=. bash bench/testprocs.sh
 #
 # Knobs: PKGS (packages, default ./...), RUN (a -run filter, default all), SKIP (a
 # -skip filter, default TestCrashStates: it runs strace itself, which cannot trace a
@@ -20,7 +21,7 @@
 # README's command; 0: without), TOP (rows of the test tables, default 15), KEEP (a
 # directory to keep the traces in; default a temporary one, removed),
 # REPORT (a directory KEEP filled before: print its report again, run nothing),
-# ATLAS_LONG_TESTS (passed through: the sweeps' full sizes). A test that fails is
+# TAGS (go test's -tags; TAGS=sweeps: the sweeps' full sizes). A test that fails is
 # reported by go test as usual; the counts are printed either way.
 set -euo pipefail
 export LC_ALL=C
@@ -60,6 +61,8 @@ chmod +x "$traces/exec.sh"
 
 race=()
 [ "$RACE" = 1 ] && race=(-race)
+tags=()
+[ -n "${TAGS:-}" ] && tags=(-tags "$TAGS")
 run=()
 [ -n "$RUN" ] && run=(-run "$RUN")
 [ -n "$SKIP" ] && run+=(-skip "$SKIP")
@@ -67,7 +70,7 @@ start=$(date +%s)
 status=0
 if [ -z "${REPORT:-}" ]; then
   (cd "$here" && TESTPROCS_ROOT=$here TESTPROCS_DIR=$traces \
-    go test "${race[@]}" -count=1 -timeout "$TIMEOUT" "${run[@]}" -exec "$traces/exec.sh" $PKGS) || status=$?
+    go test "${race[@]}" "${tags[@]}" -count=1 -timeout "$TIMEOUT" "${run[@]}" -exec "$traces/exec.sh" $PKGS) || status=$?
 fi
 wall=$(( $(date +%s) - start ))
 

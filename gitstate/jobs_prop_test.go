@@ -36,7 +36,7 @@ type model struct {
 // gas never goes below zero or past its limit and equals the claims granted, only the
 // current token is ever accepted (every other one is refused and changes nothing), and
 // from any state, working on leads to a halt: no job ready and none running. 600 seeds
-// with ATLAS_LONG_TESTS set, 150 without.
+// with the sweeps build tag, 150 without.
 func TestJobMachineProperties(t *testing.T) {
 	t.Parallel()
 	seeds := testenv.Rounds(150, 600)

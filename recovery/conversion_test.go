@@ -90,7 +90,7 @@ func convertible(t testing.TB, wt string) {
 // TestCorpusConversions takes the dirty states through snapshot, remove and restore
 // under each conversion git can apply: the restored files are the bytes that were on
 // disk, untouched (checked-out, smudged) files included. By default every state
-// together under each conversion; ATLAS_LONG_TESTS=1 adds every state alone (but the
+// together under each conversion; the sweeps build tag adds every state alone (but the
 // heavy ones, which only add size), each under one conversion in turn, so that every
 // state meets every conversion together and each conversion meets states alone.
 func TestCorpusConversions(t *testing.T) {

@@ -1,7 +1,6 @@
 package recovery_test
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -10,7 +9,6 @@ import (
 	"io/fs"
 	"math/rand/v2"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -45,6 +43,9 @@ func runTests(m *testing.M) int {
 		_ = os.Setenv(k, v)
 	}
 	defer func() { _ = os.RemoveAll(home) }()
+	if err := testenv.Home(home); err != nil {
+		panic(err)
+	}
 	if templatesDir, err = os.MkdirTemp("", "atlas-recovery-fixtures-"); err != nil {
 		panic(err)
 	}
@@ -63,17 +64,7 @@ func run(t testing.TB, dir string, args ...string) string {
 }
 
 func runErr(dir string, stdin []byte, args ...string) (string, error) {
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	if stdin != nil {
-		c.Stdin = bytes.NewReader(stdin)
-	}
-	var stdout, stderr bytes.Buffer
-	c.Stdout, c.Stderr = &stdout, &stderr
-	if err := c.Run(); err != nil {
-		return stdout.String(), fmt.Errorf("%w: %s", err, stderr.String())
-	}
-	return stdout.String(), nil
+	return testenv.GitErr(dir, string(stdin), args...)
 }
 
 func write(t testing.TB, path, content string) {

@@ -20,7 +20,7 @@ import (
 
 // TestKillDuringRemove SIGKILLs `git atlas worktree remove` (git-atlas, here the test
 // binary itself, and every git it started: the whole process group, as a reboot
-// would) at random moments, over and over (30 times with ATLAS_LONG_TESTS set, 6
+// would) at random moments, over and over (30 times with the sweeps build tag, 6
 // without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —
 // never neither (docs/contract.md §11, invariant 2). Running the command again then finishes the job.

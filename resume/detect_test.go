@@ -2,9 +2,7 @@ package resume
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -13,24 +11,13 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // gitIn runs git in dir and returns its trimmed stdout.
 func gitIn(t *testing.T, dir, stdin string, args ...string) string {
 	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Stdin = strings.NewReader(stdin)
-	out, err := c.Output()
-	if err != nil {
-		msg := ""
-		ee := &exec.ExitError{}
-		if errors.As(err, &ee) {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("git %v: %v\n%s", args, err, msg)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.Git(t, dir, stdin, args...)
 }
 
 // detectLedger makes a repository whose ledger holds runs in every state detection

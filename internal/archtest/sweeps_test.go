@@ -7,12 +7,16 @@ import (
 	"sort"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // TestSweepsListed holds .ci/sweeps to the code: the full sweeps run only the tests
 // named there, so a test that grows with testenv.Long or testenv.Rounds and is not
 // listed would never run in full, and a listed name that is no test would hide that a
-// sweep was renamed away.
+// sweep was renamed away. The full sizes are the sweeps build tag's (testenv.SweepsTag):
+// each runner of the list (.ci/run, the Makefile) must build with it, or the "full"
+// sweeps would run short.
 func TestSweepsListed(t *testing.T) {
 	pkgs := loadModule(t)
 	f, err := os.Open("../../.ci/sweeps")
@@ -50,12 +54,31 @@ func TestSweepsListed(t *testing.T) {
 	sort.Strings(growing)
 	for _, name := range growing {
 		if !listed[name] {
-			t.Errorf("%s grows with ATLAS_LONG_TESTS but is not in .ci/sweeps: the full sweeps would never run it", name)
+			t.Errorf("%s grows with the sweeps build tag but is not in .ci/sweeps: the full sweeps would never run it", name)
 		}
 	}
 	for name := range listed {
 		if !tests[name] {
 			t.Errorf(".ci/sweeps names %s, which is no test of the module", name)
+		}
+	}
+	for _, runner := range []string{"../../.ci/run", "../../Makefile"} {
+		data, err := os.ReadFile(runner)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ran := false
+		for line := range strings.Lines(string(data)) {
+			if !strings.Contains(line, "go test") && !strings.Contains(line, "$(GO) test") || !strings.Contains(line, "sweeps") {
+				continue // not the run of the listed sweeps
+			}
+			ran = true
+			if !strings.Contains(line, "-tags "+testenv.SweepsTag) {
+				t.Errorf("%s runs the sweeps without -tags %s: they would run at their short sizes:\n%s", runner, testenv.SweepsTag, line)
+			}
+		}
+		if !ran {
+			t.Errorf("%s does not run the sweeps .ci/sweeps lists", runner)
 		}
 	}
 }

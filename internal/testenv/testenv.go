@@ -28,17 +28,14 @@ func init() {
 	}
 }
 
-// LongVar is the environment variable that selects the full stress and kill sweeps
-// (.ci/run sets it). Without it every sweep still runs, with fewer rounds, so that the
-// README's test command stays short and nothing goes untested.
-const LongVar = "ATLAS_LONG_TESTS"
+// SweepsTag is the build tag of the full stress and kill sweeps: `go test -tags sweeps`
+// (.ci/run's sweep step, `make test-sweeps`) runs them at full size. Without it every
+// sweep still runs, with fewer rounds, so that the README's test command stays short
+// and nothing goes untested; the full sizes are then constants the compiler drops.
+const SweepsTag = "sweeps"
 
-// Long reports whether the full sweeps were asked for: ATLAS_LONG_TESTS is set to
-// anything but "" or "0".
-func Long() bool {
-	v := os.Getenv(LongVar)
-	return v != "" && v != "0"
-}
+// Long reports whether the tests were built with the sweeps tag: the full sweeps.
+func Long() bool { return long }
 
 // Rounds is long when the full sweeps were asked for, else short.
 func Rounds(short, long int) int {
@@ -79,10 +76,11 @@ func Command(t testing.TB) string {
 	return link
 }
 
-// PinnedEnv is the git environment every suite's git processes run in: no system or
-// user config (HOME is home, an empty directory; no GIT_CONFIG_GLOBAL), fixed author
-// and committer, and no variable of the person running the tests that git-atlas reads
-// (ATLAS_SESSION, CI, NO_COLOR, atlas.remote through GIT_CONFIG_*).
+// PinnedEnv is the git environment every suite's git processes run in: no system
+// config and no user config of the person's (HOME is home, which Home makes; no
+// GIT_CONFIG_GLOBAL), fixed author and committer, and no variable of the person
+// running the tests that git-atlas reads (ATLAS_SESSION, CI, NO_COLOR, atlas.remote
+// through GIT_CONFIG_*).
 func PinnedEnv(home string) map[string]string {
 	return map[string]string{
 		"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config"), "GIT_CONFIG_NOSYSTEM": "1",
@@ -91,6 +89,25 @@ func PinnedEnv(home string) map[string]string {
 		"ATLAS_SESSION": "", "CI": "", "NO_COLOR": "", "GIT_CONFIG_COUNT": "", "GIT_CONFIG_PARAMETERS": "", "GIT_CONFIG_GLOBAL": "",
 		"GIT_DIR": "", "GIT_WORK_TREE": "", "GIT_INDEX_FILE": "", "GIT_ATLAS_NO_GOGIT": "",
 	}
+}
+
+// GitConfig is the global git configuration of every home the suites make (Home): git
+// starts no housekeeping of its own after a command. A `git commit` would start `git
+// maintenance run --auto` and every push `git gc --auto` in the receiving repository,
+// each a process or more that no test asks for and that a suite's few objects never
+// need; the tests that are about packing and pruning run `git gc` or `git pack-refs`
+// themselves.
+const GitConfig = "[gc]\n\tauto = 0\n[maintenance]\n\tauto = false\n[receive]\n\tautoGC = false\n"
+
+// Home makes dir, if it is missing, a home directory for the git processes of a test:
+// its .gitconfig holds GitConfig. The file is written once, before any command runs,
+// so that it is older than anything a test writes after it (the hooks' hint compares
+// the global config's modification time with its own).
+func Home(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, ".gitconfig"), []byte(GitConfig), 0o644)
 }
 
 // Pin sets PinnedEnv for the whole test binary, once, in TestMain (before m.Run), with
@@ -102,6 +119,9 @@ func Pin(m *testing.M) int {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(home) }()
+	if err := Home(home); err != nil {
+		panic(err)
+	}
 	for k, v := range PinnedEnv(home) {
 		if v == "" {
 			_ = os.Unsetenv(k)

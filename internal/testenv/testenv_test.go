@@ -4,7 +4,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -93,4 +95,76 @@ func treeOf(t *testing.T, root string) map[string]string {
 		t.Fatal(err)
 	}
 	return m
+}
+
+// TestHomeStartsNoHousekeeping: in a home Home made, a commit starts no `git
+// maintenance run --auto` and a push no `git gc --auto` in the receiving repository
+// (GIT_TRACE lists every command git starts, in every git process of the push).
+func TestHomeStartsNoHousekeeping(t *testing.T) {
+	work := t.TempDir()
+	home := filepath.Join(work, "home")
+	if err := Home(home); err != nil {
+		t.Fatal(err)
+	}
+	trace := filepath.Join(work, "trace")
+	pinned := PinnedEnv(home)
+	env := []string{"GIT_TRACE=" + trace}
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !pinnedKey(pinned, k) {
+			env = append(env, kv)
+		}
+	}
+	for k, v := range pinned {
+		if v != "" {
+			env = append(env, k+"="+v)
+		}
+	}
+	repo, bare := filepath.Join(work, "repo"), filepath.Join(work, "bare.git")
+	for _, args := range [][]string{
+		{"init", "-q", "-b", "main", repo}, {"init", "-q", "--bare", bare},
+		{"-C", repo, "commit", "-q", "--allow-empty", "-m", "first"},
+		{"-C", repo, "push", "-q", bare, "main"},
+	} {
+		c := exec.Command("git", args...)
+		c.Env = env
+		if out, err := c.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	data, err := os.ReadFile(trace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "receive-pack") {
+		t.Fatalf("the trace shows no push:\n%s", data)
+	}
+	for _, housekeeping := range []string{"maintenance run", "gc --auto"} {
+		if strings.Contains(string(data), housekeeping) {
+			t.Errorf("git started `git %s`:\n%s", housekeeping, data)
+		}
+	}
+}
+
+func pinnedKey(pinned map[string]string, k string) bool {
+	_, ok := pinned[k]
+	return ok
+}
+
+// TestGitRun: GitRun returns git's output and error apart, GitErr puts the error's
+// text in its error, Git trims the output.
+func TestGitRun(t *testing.T) {
+	dir := t.TempDir()
+	if got := Git(t, dir, "", "init", "-q", "-b", "main", "."); got != "" {
+		t.Errorf("init printed %q", got)
+	}
+	if got := Git(t, dir, "hello\n", "hash-object", "--stdin"); got != "ce013625030ba8dba906f756967f9e9ca394464a" {
+		t.Errorf("hash-object of hello: %q", got)
+	}
+	out, stderr, err := GitRun(dir, nil, "", "rev-parse", "--verify", "no-such-ref")
+	if err == nil || out != "" || !strings.Contains(stderr, "fatal") {
+		t.Errorf("rev-parse of a missing ref: %q, %q, %v", out, stderr, err)
+	}
+	if _, err := GitErr(dir, "", "rev-parse", "--verify", "no-such-ref"); err == nil || !strings.Contains(err.Error(), "fatal") {
+		t.Errorf("GitErr's error does not carry git's: %v", err)
+	}
 }
