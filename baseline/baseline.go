@@ -22,7 +22,7 @@ import (
 func Resolve(ctx context.Context, repo *git.Repository, rev string) (string, error) {
 	var r git.Rev
 	if id, err := git.ParseOID(rev); err == nil {
-		r = id.Rev()
+		r = git.OIDRev(id)
 	} else if r, err = git.ArgRev(rev); err != nil {
 		return "", fault.Usage("baseline: %v", err).WithHint("pass --baseline with a commit, branch or tag")
 	}

@@ -383,9 +383,9 @@ func (r *Repository) HasObject(ctx context.Context, id OID) bool {
 	if id.IsZero() {
 		return false
 	}
-	_, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
+	_, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.String())
 	if err != nil {
-		r.repairLoose(id.hex)
+		r.repairLoose(id.String())
 	}
 	return err == nil
 }
@@ -396,9 +396,9 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 	if id.IsZero() {
 		return "", fmt.Errorf("object: none: %w", ErrNotFoundObject)
 	}
-	out, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.hex)
+	out, err := r.git(ctx, "cat-file", "-t", "--end-of-options", id.String())
 	if err != nil {
-		return "", fmt.Errorf("object %s: %w", id.hex, ErrNotFoundObject)
+		return "", fmt.Errorf("object %s: %w", id.String(), ErrNotFoundObject)
 	}
 	return strings.TrimSpace(string(out)), nil
 }
