@@ -29,6 +29,15 @@ func ParseOID(s string) (OID, error) {
 	return OID{hex: s}, nil
 }
 
+// ParseOptional is ParseOID with "" read as the zero OID ("no object"): a ref git
+// found missing, an optional member.
+func ParseOptional(s string) (OID, error) {
+	if s == "" {
+		return OID{}, nil
+	}
+	return ParseOID(s)
+}
+
 // ParseOIDs parses every id of list, or fails on the first that is not one.
 func ParseOIDs(list []string) ([]OID, error) {
 	out := make([]OID, len(list))
@@ -71,11 +80,7 @@ func (o OID) MarshalText() ([]byte, error) { return []byte(o.hex), nil }
 // name the field (OIDError).
 func (o *OID) UnmarshalText(b []byte) error {
 	s := string(b)
-	if s == "" {
-		*o = OID{}
-		return nil
-	}
-	id, err := ParseOID(s)
+	id, err := ParseOptional(s)
 	if err != nil {
 		return &json.UnmarshalTypeError{Value: "string " + strconv.Quote(Clip(s)), Type: oidType}
 	}
@@ -97,7 +102,7 @@ func OIDError(err error) (string, bool) {
 	if where == "" {
 		where = "value"
 	}
-	return fmt.Sprintf("%s %s is not an object id (40 or 64 lowercase hex digits)", where, te.Value), true
+	return fmt.Sprintf("%s %s is not an object id (40 or 64 lowercase hex digits)", where, strings.TrimPrefix(te.Value, "string ")), true
 }
 
 // CheckRefFormat applies the rules of `git check-ref-format --allow-onelevel` to name
