@@ -127,8 +127,7 @@ func walkFields(t reflect.Type, seen map[reflect.Type]bool, f func(reflect.Struc
 		return
 	}
 	seen[t] = true
-	for i := 0; i < t.NumField(); i++ {
-		sf := t.Field(i)
+	for sf := range t.Fields() {
 		if !sf.IsExported() || sf.Name == "Extra" {
 			continue
 		}
@@ -184,8 +183,7 @@ func TestDocumentsHoldNoIDStrings(t *testing.T) {
 				return
 			}
 			seen[typ] = true
-			for i := 0; i < typ.NumField(); i++ {
-				f := typ.Field(i)
+			for f := range typ.Fields() {
 				if !f.IsExported() || f.Name == "Extra" {
 					continue
 				}
