@@ -236,7 +236,7 @@ func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Act
 		t := recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path}
 		snapshot := recovery.SnapshotSetAside
 		if e, ok := rep.runs[a.RunID]; ok {
-			t.Baseline = e.Run.Header.Baseline
+			t.Baseline = e.Run.Header.Baseline.String()
 		} else {
 			// Its run is gone: no ledger records the snapshot, its ref keeps it.
 			base, err := strayBaseline(ctx, store.Repo, a.RunID)

@@ -19,21 +19,21 @@ import (
 // Resolve turns a revision into a commit id, or a not-found error naming it: a full
 // object id (a recorded baseline) as that id, anything else as a person's argument
 // (`--baseline main~2`).
-func Resolve(ctx context.Context, repo *git.Repository, rev string) (string, error) {
+func Resolve(ctx context.Context, repo *git.Repository, rev string) (git.OID, error) {
 	var r git.Rev
 	if id, err := git.ParseOID(rev); err == nil {
-		r = id.Rev()
+		r = git.OIDRev(id)
 	} else if r, err = git.ArgRev(rev); err != nil {
-		return "", fault.Usage("baseline: %v", err).WithHint("pass --baseline with a commit, branch or tag")
+		return git.OID{}, fault.Usage("baseline: %v", err).WithHint("pass --baseline with a commit, branch or tag")
 	}
 	sha, err := repo.ResolveCommit(ctx, r)
 	if err != nil {
 		if errors.Is(err, git.ErrNotFoundObject) {
-			return "", fault.NotFound("baseline %q is not a commit in this repository", rev).WithHint("pass --baseline with a commit, branch or tag")
+			return git.OID{}, fault.NotFound("baseline %q is not a commit in this repository", rev).WithHint("pass --baseline with a commit, branch or tag")
 		}
-		return "", err
+		return git.OID{}, err
 	}
-	return sha.String(), nil
+	return sha, nil
 }
 
 // Pin returns the ref update that pins sha under name for run, create-only so a pin

@@ -2,11 +2,15 @@ package gitstate
 
 import (
 	"bytes"
+	"encoding"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strings"
 	"sync"
+
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // Schema is the version of run.json, state.json and event.json this build writes.
@@ -33,9 +37,13 @@ type Extra map[string]json.RawMessage
 // pass of encoding/json (no document type has an UnmarshalJSON, which would cost a
 // pass per nesting level: list decodes thousands of documents), then a scan of the
 // keys, guided by v's type, for one this version does not know; only a document that
-// has some pays for collecting them into the Extra fields.
+// has some pays for collecting them into the Extra fields. An object id that is not
+// one fails naming its member (gitid.OID).
 func decodeDoc(data []byte, v any) error {
 	if err := json.Unmarshal(data, v); err != nil {
+		if msg, ok := gitid.OIDError(err); ok {
+			return errors.New(msg)
+		}
 		return err
 	}
 	rv := reflect.ValueOf(v).Elem()
@@ -113,16 +121,19 @@ func embeddedStruct(t reflect.Type) reflect.Type {
 	return t
 }
 
-var rawMessageType = reflect.TypeFor[json.RawMessage]()
+var (
+	rawMessageType      = reflect.TypeFor[json.RawMessage]()
+	textUnmarshalerType = reflect.TypeFor[encoding.TextUnmarshaler]()
+)
 
 // walked is the type decoding descends into from t: through pointers, to a struct
 // or a slice; nil for anything whose content is not ours to check (maps, raw JSON,
-// scalars).
+// scalars, and values JSON holds as text, such as a gitid.OID).
 func walked(t reflect.Type) reflect.Type {
 	for t != nil && t.Kind() == reflect.Pointer {
 		t = t.Elem()
 	}
-	if t == nil || t == rawMessageType || (t.Kind() != reflect.Struct && t.Kind() != reflect.Slice) {
+	if t == nil || t == rawMessageType || (t.Kind() != reflect.Struct && t.Kind() != reflect.Slice) || reflect.PointerTo(t).Implements(textUnmarshalerType) {
 		return nil
 	}
 	return t

@@ -77,8 +77,7 @@ func runIn(t testing.TB, dir, stdin string, args ...string) string {
 func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 	t.Helper()
 	ctx := context.Background()
-	baseID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
-	base := baseID.String()
+	base, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -87,7 +86,7 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 	for _, d := range defs {
 		st.Stages = append(st.Stages, StageState{Name: d.Name, Status: StagePending})
 	}
-	pin := git.RefUpdate{Name: PinRef(id, "baseline"), New: base, Old: git.ZeroID}
+	pin := git.RefUpdate{Name: PinRef(id, "baseline"), New: base.String(), Old: git.ZeroID}
 	r, err := s.Create(ctx, h, st, Event{Type: "run_started"}, pin)
 	if err != nil {
 		t.Fatal(err)

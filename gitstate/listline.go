@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // summaryHeader and summaryState are the fields of run.json and state.json that
@@ -16,13 +17,13 @@ import (
 // same structs are the summary line of a ledger commit (LedgerMessage), so a summary
 // read from a message and one decoded from the documents cannot differ in shape.
 type summaryHeader struct {
-	Schema    int    `json:"schema"`
-	RunID     string `json:"run_id"`
-	Kind      string `json:"kind"`
-	Intent    string `json:"intent,omitempty"`
-	Session   string `json:"session,omitempty"`
-	Baseline  string `json:"baseline"`
-	CreatedAt string `json:"created_at"`
+	Schema    int       `json:"schema"`
+	RunID     string    `json:"run_id"`
+	Kind      string    `json:"kind"`
+	Intent    string    `json:"intent,omitempty"`
+	Session   string    `json:"session,omitempty"`
+	Baseline  gitid.OID `json:"baseline"`
+	CreatedAt string    `json:"created_at"`
 	// The run's pipeline mode (mode.go): detection reports who resumes it.
 	PipelineMode   string `json:"pipeline_mode,omitempty"`
 	ManagedBy      string `json:"managed_by,omitempty"`
@@ -235,7 +236,10 @@ func (sum *ledgerSummary) parseCanonical(doc string) bool {
 		h.Session = p.str()
 	}
 	p.lit(`,"baseline":`)
-	h.Baseline = p.str()
+	if b := p.str(); b != "" {
+		id, err := gitid.ParseOID(b)
+		h.Baseline, p.ok = id, p.ok && err == nil
+	}
 	p.lit(`,"created_at":`)
 	h.CreatedAt = p.str()
 	if p.opt(`,"pipeline_mode":`) {

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // Run statuses (docs/contract.md §5.1).
@@ -115,7 +116,7 @@ func orNone(s []string) string {
 // Every refusal names the targets the stage may take now. at is the transition's
 // time; nonce is the nonce of the stage token a dispatch issues (Store.Nonce; unused
 // by any other transition).
-func ApplyStageTransition(r *Run, stage, to, reason, baseline, at, nonce string) error {
+func ApplyStageTransition(r *Run, stage, to, reason string, baseline gitid.OID, at, nonce string) error {
 	def, st, ok := r.Stage(stage)
 	if !ok {
 		return fault.NotFound("run %s has no stage %q", r.Header.RunID, stage).WithHint("stages: %s", strings.Join(stageNames(r), ", "))

@@ -17,7 +17,7 @@ func TestGateIsMandatory(t *testing.T) {
 	for _, gate := range []string{"", "human", "reviewer", "qa"} {
 		r := memRun(StageDef{Name: "s", MaxRetries: 1, Gate: gate})
 		for _, to := range []string{StageDispatched, StagePassed} {
-			if err := ApplyStageTransition(r, "s", to, "", "b", "t", RandomNonce()); err != nil {
+			if err := ApplyStageTransition(r, "s", to, "", testOID("b"), "t", RandomNonce()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -25,7 +25,7 @@ func TestGateIsMandatory(t *testing.T) {
 		if gate == "" {
 			skip, want = StageGated, StageCompleted
 		}
-		err := ApplyStageTransition(r, "s", skip, "", "b", "t", RandomNonce())
+		err := ApplyStageTransition(r, "s", skip, "", testOID("b"), "t", RandomNonce())
 		if !errors.Is(err, fault.ErrRefused) {
 			t.Fatalf("gate %q: passed -> %s: err = %v, want refused", gate, skip, err)
 		}
@@ -35,7 +35,7 @@ func TestGateIsMandatory(t *testing.T) {
 		if _, st, _ := r.Stage("s"); st.Status != StagePassed {
 			t.Fatalf("a refused transition changed the stage: %+v", st)
 		}
-		if err := ApplyStageTransition(r, "s", want, "", "b", "t", RandomNonce()); err != nil {
+		if err := ApplyStageTransition(r, "s", want, "", testOID("b"), "t", RandomNonce()); err != nil {
 			t.Fatalf("gate %q: passed -> %s: %v", gate, want, err)
 		}
 	}
@@ -62,17 +62,17 @@ func TestStagesDispatchInOrder(t *testing.T) {
 		t.Run(status, func(t *testing.T) {
 			r := memRun(StageDef{Name: "a", MaxRetries: 2, Gate: "human"}, StageDef{Name: "b", MaxRetries: 2}, StageDef{Name: "c", MaxRetries: 2})
 			for _, to := range paths[status] {
-				if err := ApplyStageTransition(r, "a", to, "", "x", "t", RandomNonce()); err != nil {
+				if err := ApplyStageTransition(r, "a", to, "", testOID("a"), "t", RandomNonce()); err != nil {
 					t.Fatal(err)
 				}
 			}
-			err := ApplyStageTransition(r, "b", StageDispatched, "", "x", "t", RandomNonce())
+			err := ApplyStageTransition(r, "b", StageDispatched, "", testOID("a"), "t", RandomNonce())
 			if StageTerminal(status) {
 				if err != nil {
 					t.Fatalf("b after a %s: %v", status, err)
 				}
 				// c still waits for b.
-				err = ApplyStageTransition(r, "c", StageDispatched, "", "x", "t", RandomNonce())
+				err = ApplyStageTransition(r, "c", StageDispatched, "", testOID("a"), "t", RandomNonce())
 				if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "b (dispatched)") {
 					t.Fatalf("c while b runs: err = %v, want refused naming b", err)
 				}
@@ -106,7 +106,7 @@ func TestRefusalsNameTargetsNow(t *testing.T) {
 	for _, walk := range walks {
 		r := memRun(defs...)
 		for _, st := range walk {
-			if err := ApplyStageTransition(r, st[0], st[1], "", "x", "t", RandomNonce()); err != nil {
+			if err := ApplyStageTransition(r, st[0], st[1], "", testOID("a"), "t", RandomNonce()); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -114,7 +114,7 @@ func TestRefusalsNameTargetsNow(t *testing.T) {
 			allowed := StageAllowed(r, stage)
 			for _, to := range StageStatuses {
 				c := cloneRun(r)
-				err := ApplyStageTransition(c, stage, to, "", "x", "t", RandomNonce())
+				err := ApplyStageTransition(c, stage, to, "", testOID("a"), "t", RandomNonce())
 				ok := false
 				for _, a := range allowed {
 					ok = ok || a == to

@@ -136,7 +136,7 @@ func TestBudgets(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/max_retries=%d", name, maxRetries), func(t *testing.T) {
 				r := memRun(StageDef{Name: "s", MaxRetries: maxRetries, Gate: "human"})
 				def, st, _ := r.Stage("s")
-				apply := func(to string) error { return ApplyStageTransition(r, "s", to, "", "base", "t", RandomNonce()) }
+				apply := func(to string) error { return ApplyStageTransition(r, "s", to, "", testOID("b"), "t", RandomNonce()) }
 				if err := apply(StageDispatched); err != nil {
 					t.Fatal(err)
 				}
@@ -172,7 +172,7 @@ func TestBudgets(t *testing.T) {
 					t.Fatalf("%d attempts recorded, want %d", len(st.Attempts), dispatches)
 				}
 				for i, a := range st.Attempts {
-					if a.N != i+1 || a.Baseline != "base" {
+					if a.N != i+1 || a.Baseline != testOID("b") {
 						t.Fatalf("attempt %d = %+v", i, a)
 					}
 				}
@@ -218,7 +218,7 @@ func TestReworkTo(t *testing.T) {
 	t.Parallel()
 	r := memRun(StageDef{Name: "plan"}, StageDef{Name: "code", MaxRetries: 1}, StageDef{Name: "check", MaxRetries: 3, ReworkTo: "code"})
 	step := func(stage, to string) error {
-		return ApplyStageTransition(r, stage, to, "why", "base", "t", RandomNonce())
+		return ApplyStageTransition(r, stage, to, "why", testOID("b"), "t", RandomNonce())
 	}
 	must := func(stage string, to ...string) {
 		t.Helper()
@@ -253,14 +253,14 @@ func TestReworkTo(t *testing.T) {
 	}
 	// A stage that never ran is not reopened.
 	r2 := memRun(StageDef{Name: "a"}, StageDef{Name: "b", ReworkTo: "a"})
-	if err := ApplyStageTransition(r2, "a", StageSkipped, "", "x", "t", RandomNonce()); err != nil {
+	if err := ApplyStageTransition(r2, "a", StageSkipped, "", testOID("a"), "t", RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
-	if err := ApplyStageTransition(r2, "b", StageDispatched, "", "x", "t", RandomNonce()); err != nil {
+	if err := ApplyStageTransition(r2, "b", StageDispatched, "", testOID("a"), "t", RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
-	_ = ApplyStageTransition(r2, "b", StageFailed, "", "x", "t", RandomNonce())
-	_ = ApplyStageTransition(r2, "b", StageRework, "", "x", "t", RandomNonce())
+	_ = ApplyStageTransition(r2, "b", StageFailed, "", testOID("a"), "t", RandomNonce())
+	_ = ApplyStageTransition(r2, "b", StageRework, "", testOID("a"), "t", RandomNonce())
 	if _, a, _ := r2.Stage("a"); a.Status != StageSkipped {
 		t.Fatalf("a = %+v, want skipped", a)
 	}
@@ -271,12 +271,12 @@ func TestTransitionsOnFinishedRunRefused(t *testing.T) {
 	for _, status := range []string{RunCompleted, RunFailed} {
 		r := memRun(StageDef{Name: "s", MaxRetries: 2})
 		r.State.Status = status
-		if err := ApplyStageTransition(r, "s", StageDispatched, "", "b", "t", RandomNonce()); !errors.Is(err, fault.ErrRefused) {
+		if err := ApplyStageTransition(r, "s", StageDispatched, "", testOID("b"), "t", RandomNonce()); !errors.Is(err, fault.ErrRefused) {
 			t.Errorf("%s run: err = %v", status, err)
 		}
 	}
 	r := memRun(StageDef{Name: "s"})
-	if err := ApplyStageTransition(r, "nope", StageDispatched, "", "b", "t", RandomNonce()); !errors.Is(err, fault.ErrNotFound) {
+	if err := ApplyStageTransition(r, "nope", StageDispatched, "", testOID("b"), "t", RandomNonce()); !errors.Is(err, fault.ErrNotFound) {
 		t.Errorf("unknown stage: err = %v, want not found", err)
 	}
 }

@@ -14,7 +14,7 @@ import (
 func TestModeOfOldAndNewHeaders(t *testing.T) {
 	t.Parallel()
 	var h Header
-	if err := json.Unmarshal([]byte(`{"schema":1,"run_id":"r","kind":"single","baseline":"abc","stages":[]}`), &h); err != nil {
+	if err := json.Unmarshal([]byte(`{"schema":1,"run_id":"r","kind":"single","baseline":"1111111111111111111111111111111111111111","stages":[]}`), &h); err != nil {
 		t.Fatal(err)
 	}
 	r := &Run{Header: h}
@@ -46,7 +46,7 @@ func TestModeOfOldAndNewHeaders(t *testing.T) {
 // A summary line carries the mode fields and the take-over, read the fast way.
 func TestSummaryLineCarriesMode(t *testing.T) {
 	t.Parallel()
-	r := &Run{Header: Header{Schema: 1, RunID: "m", Kind: KindSingle, Baseline: "abc", CreatedAt: "t",
+	r := &Run{Header: Header{Schema: 1, RunID: "m", Kind: KindSingle, Baseline: testOID("a"), CreatedAt: "t",
 		PipelineMode: ModeManaged, ManagedBy: "hotl", ResumeWith: "/hotl:resume <workflow-file>", ResumeWithText: true},
 		State: State{Schema: 1, RunID: "m", Status: RunRunning, UpdatedAt: "t", Stages: []StageState{}, TakenOver: "me"}}
 	doc, err := summaryOf(r).encode()

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // Run kinds.
@@ -29,7 +30,7 @@ type Header struct {
 	Verify      string     `json:"verify,omitempty"`
 	VerifySafe  bool       `json:"verify_safe,omitempty"`
 	Scope       []string   `json:"scope,omitempty"`
-	Baseline    string     `json:"baseline"`
+	Baseline    gitid.OID  `json:"baseline"`
 	Stages      []StageDef `json:"stages"`
 	Session     string     `json:"session,omitempty"`
 	ConfigFiles []string   `json:"config_files,omitempty"`
@@ -165,7 +166,7 @@ type Attempt struct {
 	StartedAt string `json:"started_at"`
 	// Baseline is the HEAD of the stage's worktree, or of the checkout the dispatch
 	// ran in, pinned at refs/atlas/pins/<run>/stage/<stage>/<n> (BaselinePin).
-	Baseline string `json:"baseline"`
+	Baseline gitid.OID `json:"baseline"`
 	// Lease is the attempt's stage token (LeaseToken, issued at dispatch): only the
 	// current attempt's token may report on the stage.
 	Lease   string `json:"lease,omitempty"`
@@ -249,11 +250,11 @@ type WorktreeRec struct {
 	Path  string `json:"path"` // this repository's (see paths.go)
 	// RelPath is Path relative to the git common dir, as the ledger records it; only
 	// encoding sets it (Store.portable), reading turns it into Path.
-	RelPath   string `json:"rel_path,omitempty"`
-	Branch    string `json:"branch"`
-	Baseline  string `json:"baseline"`
-	Head      string `json:"head"`
-	Untrusted bool   `json:"untrusted,omitempty"`
+	RelPath   string    `json:"rel_path,omitempty"`
+	Branch    string    `json:"branch"`
+	Baseline  gitid.OID `json:"baseline"`
+	Head      gitid.OID `json:"head"`
+	Untrusted bool      `json:"untrusted,omitempty"`
 	// Adopted names the system whose worktree import recorded here (kimi-atlas,
 	// agenteam): git-atlas did not make it, so it never removes or recreates it
 	// (resume keeps it, worktree remove and gc refuse); it may snapshot it.
@@ -288,21 +289,21 @@ func (w *WorktreeRec) Ready() bool { return w.Setup == nil || w.Setup.Outcome ==
 
 // SnapshotRec is a recovery snapshot as the ledger recorded it.
 type SnapshotRec struct {
-	ID        string `json:"id"`
-	Node      string `json:"node,omitempty"`
-	Stage     string `json:"stage,omitempty"`
-	Ref       string `json:"ref"`
-	Commit    string `json:"commit"`
-	Patch     string `json:"patch,omitempty"`
-	Source    string `json:"source,omitempty"`
-	Reason    string `json:"reason,omitempty"`
-	CreatedAt string `json:"created_at"`
-	Extra     Extra  `json:"-"`
+	ID        string    `json:"id"`
+	Node      string    `json:"node,omitempty"`
+	Stage     string    `json:"stage,omitempty"`
+	Ref       string    `json:"ref"`
+	Commit    gitid.OID `json:"commit"`
+	Patch     string    `json:"patch,omitempty"`
+	Source    string    `json:"source,omitempty"`
+	Reason    string    `json:"reason,omitempty"`
+	CreatedAt string    `json:"created_at"`
+	Extra     Extra     `json:"-"`
 }
 
 // UnionRec is the last union build.
 type UnionRec struct {
-	Head       string              `json:"head"`
+	Head       gitid.OID           `json:"head"`
 	Integrated []string            `json:"integrated"`
 	Conflicted map[string][]string `json:"conflicted,omitempty"`
 	// Missing are the nodes the build found no branch for: nothing to integrate,
@@ -321,11 +322,11 @@ type UnionRec struct {
 
 // ReplayRec is a replay branch made by recover.
 type ReplayRec struct {
-	Stage    string `json:"stage"`
-	Branch   string `json:"branch"`
-	Baseline string `json:"baseline"`
-	Snapshot string `json:"snapshot,omitempty"`
-	Worktree string `json:"worktree,omitempty"`
+	Stage    string    `json:"stage"`
+	Branch   string    `json:"branch"`
+	Baseline gitid.OID `json:"baseline"`
+	Snapshot string    `json:"snapshot,omitempty"`
+	Worktree string    `json:"worktree,omitempty"`
 	// WorktreeRel is Worktree relative to the git common dir (see WorktreeRec.RelPath).
 	WorktreeRel string `json:"worktree_rel_path,omitempty"`
 	Extra       Extra  `json:"-"`

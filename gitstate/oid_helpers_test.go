@@ -1,6 +1,7 @@
 package gitstate
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -12,6 +13,15 @@ func mustOID(t testing.TB, s string) git.OID {
 	id, err := git.ParseOID(s)
 	if err != nil {
 		t.Fatal(err)
+	}
+	return id
+}
+
+// testOID is an object id made of c, for documents that never reach git.
+func testOID(c string) git.OID {
+	id, err := git.ParseOID(strings.Repeat(c, 40))
+	if err != nil {
+		panic(err)
 	}
 	return id
 }

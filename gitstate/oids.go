@@ -2,7 +2,6 @@ package gitstate
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -45,14 +44,4 @@ func blobSpecs(tip string, paths ...string) ([]git.BlobSpec, error) {
 func oneSpec(commit, path string) (git.BlobSpec, error) {
 	id, err := git.ParseOID(commit)
 	return git.BlobSpec{Commit: id, Path: path}, err
-}
-
-// BaselineOID is the run's baseline as an object id (validated when the run was read:
-// a run whose baseline is not one is unreadable).
-func (h *Header) BaselineOID() (git.OID, error) {
-	id, err := git.ParseOID(h.Baseline)
-	if err != nil {
-		return git.OID{}, fmt.Errorf("run %s: baseline: %w", h.RunID, err)
-	}
-	return id, nil
 }

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"reflect"
 	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // The data of each event type git-atlas writes is one struct below, named in its
@@ -40,7 +42,7 @@ func (a About) event(t EventType, payload any) Event {
 
 // RunStartedData is run_started's data.
 type RunStartedData struct {
-	Baseline string `json:"baseline"`
+	Baseline gitid.OID `json:"baseline"`
 	// ImportedFrom names the system an imported run came from.
 	ImportedFrom string `json:"imported_from,omitempty"`
 	Extra        Extra  `json:"-"`
@@ -70,13 +72,13 @@ type StageTransitionData struct {
 	AllowedOutsideScope []string `json:"allowed_outside_scope,omitempty"`
 	ApprovedBy          string   `json:"approved_by,omitempty"`
 	// Attempt, Baseline and Lease are a dispatch's new attempt.
-	Attempt  int    `json:"attempt,omitempty"`
-	Baseline string `json:"baseline,omitempty"`
-	From     string `json:"from" atlas:"required"`
-	Host     string `json:"host,omitempty"`
-	Lease    string `json:"lease,omitempty"`
-	PID      int    `json:"pid,omitempty"`
-	Reason   string `json:"reason"`
+	Attempt  int       `json:"attempt,omitempty"`
+	Baseline gitid.OID `json:"baseline,omitzero"`
+	From     string    `json:"from" atlas:"required"`
+	Host     string    `json:"host,omitempty"`
+	Lease    string    `json:"lease,omitempty"`
+	PID      int       `json:"pid,omitempty"`
+	Reason   string    `json:"reason"`
 	// RunEnded is there when the transition completed the run.
 	*RunEnded
 	ThreadID   string `json:"thread_id,omitempty"`
@@ -208,15 +210,15 @@ func JobVerifiedEvent(a About, d JobVerifiedData) Event { return a.event(EventJo
 
 // WorktreeAddedData is worktree_added's data.
 type WorktreeAddedData struct {
-	Baseline  string `json:"baseline"`
-	Branch    string `json:"branch" atlas:"required"`
-	Head      string `json:"head"`
-	Node      string `json:"node" atlas:"required"`
-	Path      string `json:"path" atlas:"required,quoted"`
-	Ports     []int  `json:"ports,omitempty"`
-	Recreated bool   `json:"recreated"`
-	ResetFrom string `json:"reset_from,omitempty"`
-	Extra     Extra  `json:"-"`
+	Baseline  gitid.OID `json:"baseline"`
+	Branch    string    `json:"branch" atlas:"required"`
+	Head      gitid.OID `json:"head"`
+	Node      string    `json:"node" atlas:"required"`
+	Path      string    `json:"path" atlas:"required,quoted"`
+	Ports     []int     `json:"ports,omitempty"`
+	Recreated bool      `json:"recreated"`
+	ResetFrom gitid.OID `json:"reset_from,omitzero"`
+	Extra     Extra     `json:"-"`
 }
 
 // WorktreeAddedEvent records a managed worktree made or recreated.
@@ -251,13 +253,13 @@ func WorktreeRemovedEvent(a About, d WorktreeRemovedData) Event {
 
 // WorktreeUntrustedData is worktree_untrusted's data.
 type WorktreeUntrustedData struct {
-	Branch     string `json:"branch"`
-	CheckedOut string `json:"checked_out"`
-	Head       string `json:"head"`
-	Node       string `json:"node" atlas:"required"`
-	Path       string `json:"path" atlas:"required,quoted"`
-	Reason     string `json:"reason"`
-	Extra      Extra  `json:"-"`
+	Branch     string    `json:"branch"`
+	CheckedOut string    `json:"checked_out"`
+	Head       gitid.OID `json:"head"`
+	Node       string    `json:"node" atlas:"required"`
+	Path       string    `json:"path" atlas:"required,quoted"`
+	Reason     string    `json:"reason"`
+	Extra      Extra     `json:"-"`
 }
 
 // WorktreeUntrustedEvent records a managed worktree whose HEAD left its branch.
@@ -304,16 +306,16 @@ func WorktreePortsEvent(a About, d WorktreePortsData) Event { return a.event(Eve
 
 // SnapshotData is snapshot's data.
 type SnapshotData struct {
-	Baseline string `json:"baseline"`
-	Commit   string `json:"commit" atlas:"required"`
-	Head     string `json:"head"`
-	ID       string `json:"id" atlas:"required"`
-	Node     string `json:"node"`
-	Patch    string `json:"patch"`
-	Reason   string `json:"reason"`
-	Ref      string `json:"ref" atlas:"required"`
-	Source   string `json:"source"`
-	Extra    Extra  `json:"-"`
+	Baseline gitid.OID `json:"baseline"`
+	Commit   gitid.OID `json:"commit" atlas:"required"`
+	Head     gitid.OID `json:"head"`
+	ID       string    `json:"id" atlas:"required"`
+	Node     string    `json:"node"`
+	Patch    string    `json:"patch"`
+	Reason   string    `json:"reason"`
+	Ref      string    `json:"ref" atlas:"required"`
+	Source   string    `json:"source"`
+	Extra    Extra     `json:"-"`
 }
 
 // SnapshotEvent records a recovery snapshot.
@@ -321,14 +323,14 @@ func SnapshotEvent(a About, d SnapshotData) Event { return a.event(EventSnapshot
 
 // StageRecoveredData is stage_recovered's data.
 type StageRecoveredData struct {
-	Apply    bool   `json:"apply"`
-	Baseline string `json:"baseline"`
-	Branch   string `json:"branch" atlas:"required"`
-	Ports    []int  `json:"ports,omitempty"`
-	Snapshot string `json:"snapshot"`
-	Source   string `json:"source"`
-	Worktree string `json:"worktree"`
-	Extra    Extra  `json:"-"`
+	Apply    bool      `json:"apply"`
+	Baseline gitid.OID `json:"baseline"`
+	Branch   string    `json:"branch" atlas:"required"`
+	Ports    []int     `json:"ports,omitempty"`
+	Snapshot string    `json:"snapshot"`
+	Source   string    `json:"source"`
+	Worktree string    `json:"worktree"`
+	Extra    Extra     `json:"-"`
 }
 
 // StageRecoveredEvent records a replay branch made by recover.
@@ -341,10 +343,10 @@ type UnionBuiltData struct {
 	AllowedOutsideScope map[string][]string `json:"allowed_outside_scope,omitempty"`
 	ApprovedBy          string              `json:"approved_by,omitempty"`
 	Conflicted          map[string][]string `json:"conflicted"`
-	Head                string              `json:"head" atlas:"required"`
+	Head                gitid.OID           `json:"head" atlas:"required"`
 	Integrated          []string            `json:"integrated"`
 	// Kept is there when the build kept a commit made on the union branch.
-	Kept         map[string]string   `json:"kept,omitzero"`
+	Kept         *KeptTip            `json:"kept,omitempty"`
 	Missing      []string            `json:"missing"`
 	OutsideScope map[string][]string `json:"outside_scope,omitempty"`
 	Path         string              `json:"path" atlas:"quoted"`
@@ -352,17 +354,25 @@ type UnionBuiltData struct {
 	Extra        Extra               `json:"-"`
 }
 
+// KeptTip is a commit someone made on the union branch, which a build kept under
+// Ref before moving the branch off it.
+type KeptTip struct {
+	Commit gitid.OID `json:"commit,omitzero"`
+	Ref    string    `json:"ref,omitempty"`
+	Extra  Extra     `json:"-"`
+}
+
 // UnionBuiltEvent records `union`.
 func UnionBuiltEvent(a About, d UnionBuiltData) Event { return a.event(EventUnionBuilt, d) }
 
 // UnionVerifiedData is union_verified's data.
 type UnionVerifiedData struct {
-	ExitCode int    `json:"exit_code"`
-	Head     string `json:"head" atlas:"required"`
-	Passed   bool   `json:"passed"`
-	Tail     string `json:"tail"`
-	TimedOut bool   `json:"timed_out"`
-	Extra    Extra  `json:"-"`
+	ExitCode int       `json:"exit_code"`
+	Head     gitid.OID `json:"head" atlas:"required"`
+	Passed   bool      `json:"passed"`
+	Tail     string    `json:"tail"`
+	TimedOut bool      `json:"timed_out"`
+	Extra    Extra     `json:"-"`
 }
 
 // UnionVerifiedEvent records `union --verify`.
@@ -518,14 +528,14 @@ func RunTakenOverEvent(a About, d RunTakenOverData) Event { return a.event(Event
 
 // LandedData is landed's data.
 type LandedData struct {
-	AcceptedUnresolved []string `json:"accepted_unresolved,omitzero"`
-	ApprovedBy         string   `json:"approved_by,omitempty"`
-	Branch             string   `json:"branch" atlas:"required"`
-	How                string   `json:"how"`
-	New                string   `json:"new" atlas:"required"`
-	Old                string   `json:"old"`
-	Union              string   `json:"union" atlas:"required"`
-	Extra              Extra    `json:"-"`
+	AcceptedUnresolved []string  `json:"accepted_unresolved,omitzero"`
+	ApprovedBy         string    `json:"approved_by,omitempty"`
+	Branch             string    `json:"branch" atlas:"required"`
+	How                string    `json:"how"`
+	New                gitid.OID `json:"new" atlas:"required"`
+	Old                gitid.OID `json:"old"`
+	Union              gitid.OID `json:"union" atlas:"required"`
+	Extra              Extra     `json:"-"`
 }
 
 // LandedEvent records `land`.
@@ -734,6 +744,12 @@ func (x StageRecoveredData) MarshalJSON() ([]byte, error) {
 
 func (x UnionBuiltData) MarshalJSON() ([]byte, error) {
 	type plain UnionBuiltData
+	p := plain(x)
+	return marshalKeep(&p)
+}
+
+func (x KeptTip) MarshalJSON() ([]byte, error) {
+	type plain KeptTip
 	p := plain(x)
 	return marshalKeep(&p)
 }

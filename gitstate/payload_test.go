@@ -14,6 +14,9 @@ import (
 
 const sha40 = "0123456789abcdef0123456789abcdef01234567"
 
+// oid40 is sha40 as the payloads hold it.
+var oid40, _ = git.ParseOID(sha40)
+
 // previousRelease is, for every event type the catalogue gives a payload, the data
 // the release before typed payloads wrote (literal JSON, as its maps encoded it:
 // keys sorted; undone and the driver changes as their structs did), and the struct
@@ -23,14 +26,14 @@ var previousRelease = []struct {
 	data string
 	want any
 }{
-	{EventRunStarted, `{"baseline":"` + sha40 + `"}`, &RunStartedData{Baseline: sha40}},
+	{EventRunStarted, `{"baseline":"` + sha40 + `"}`, &RunStartedData{Baseline: oid40}},
 	{EventRunStarted, `{"baseline":"","imported_from":"agenteam"}`, &RunStartedData{ImportedFrom: "agenteam"}},
 	{EventRunFinished, `{"from":"running","reason":"","status":"failed"}`, &RunFinishedData{From: "running", Status: "failed"}},
 	{EventRunFinished, `{"accepted_unresolved":["c1"],"approved_by":"pat","from":"running","outside_scope":{"a":["x.go"]},"reason":"ok","status":"completed","verdict":{"verdict":"unresolved","resolved":[],"unverified":[],"unresolved":["c1"]}}`,
 		&RunFinishedData{AcceptedUnresolved: []string{"c1"}, ApprovedBy: "pat", From: "running", OutsideScope: map[string][]string{"a": {"x.go"}}, Reason: "ok", Status: "completed",
 			Verdict: &Verdict{Verdict: "unresolved", Resolved: []string{}, Unverified: []string{}, Unresolved: []string{"c1"}}}},
 	{EventStageTransition, `{"agent":"claude","attempt":1,"baseline":"` + sha40 + `","from":"pending","host":"box","lease":"l1","pid":42,"reason":"","thread_id":"t1","to":"dispatched"}`,
-		&StageTransitionData{Agent: "claude", Attempt: 1, Baseline: sha40, From: "pending", Host: "box", Lease: "l1", PID: 42, ThreadID: "t1", To: "dispatched"}},
+		&StageTransitionData{Agent: "claude", Attempt: 1, Baseline: oid40, From: "pending", Host: "box", Lease: "l1", PID: 42, ThreadID: "t1", To: "dispatched"}},
 	{EventStageTransition, `{"allowed_outside_scope":["x.go"],"approved_by":"pat","from":"verifying","reason":"","run_reason":"","run_status":"completed","to":"passed","verified":false}`,
 		&StageTransitionData{AllowedOutsideScope: []string{"x.go"}, ApprovedBy: "pat", From: "verifying", RunEnded: &RunEnded{RunStatus: "completed"}, To: "passed", Verified: new(false)}},
 	{EventStageTransition, `{"from":"dispatched","reason":"","to":"passed","verified":true,"verify":{"command":"make test","exit_code":0,"passed":true,"at":"2026-01-01T00:00:00Z"}}`,
@@ -47,28 +50,30 @@ var previousRelease = []struct {
 	{EventJobVerified, `{"attempts":1,"exit_code":1,"lease":"l","passed":false,"tail":"boom\n","timed_out":false,"to":"FAILED"}`,
 		&JobVerifiedData{Attempts: 1, ExitCode: 1, Lease: "l", Tail: "boom\n", To: "FAILED"}},
 	{EventWorktreeAdded, `{"baseline":"` + sha40 + `","branch":"atlas/r/n","head":"` + sha40 + `","node":"n","path":"/w/n","ports":[4000],"recreated":true,"reset_from":"` + sha40 + `"}`,
-		&WorktreeAddedData{Baseline: sha40, Branch: "atlas/r/n", Head: sha40, Node: "n", Path: "/w/n", Ports: []int{4000}, Recreated: true, ResetFrom: sha40}},
+		&WorktreeAddedData{Baseline: oid40, Branch: "atlas/r/n", Head: oid40, Node: "n", Path: "/w/n", Ports: []int{4000}, Recreated: true, ResetFrom: oid40}},
 	{EventWorktreeRemoved, `{"ignored_deleted":[{"path":"node_modules","dir":true,"files":3,"size":10,"included":0}],"node":"n","path":"/w/n","reasons":null,"snapshot":"s1"}`,
 		&WorktreeRemovedData{IgnoredDeleted: []IgnoredFile{{Path: "node_modules", Dir: true, Files: 3, Size: 10}}, Node: "n", Path: "/w/n", Snapshot: "s1"}},
 	{EventWorktreeUntrusted, `{"branch":"atlas/r/n","checked_out":"main","head":"` + sha40 + `","node":"n","path":"/w/n","reason":"HEAD left its branch"}`,
-		&WorktreeUntrustedData{Branch: "atlas/r/n", CheckedOut: "main", Head: sha40, Node: "n", Path: "/w/n", Reason: "HEAD left its branch"}},
+		&WorktreeUntrustedData{Branch: "atlas/r/n", CheckedOut: "main", Head: oid40, Node: "n", Path: "/w/n", Reason: "HEAD left its branch"}},
 	{EventWorktreeAdopted, `{"dirty":true,"path":"/src/wt","snapshot":""}`, &WorktreeAdoptedData{Dirty: true, Path: "/src/wt"}},
 	{EventWorktreeSetup, `{"command":"npm ci","exit_code":0,"node":"n","outcome":"ok","tail":""}`, &WorktreeSetupData{Command: "npm ci", Node: "n", Outcome: "ok"}},
 	{EventWorktreePorts, `{"node":"n","ports":[20000,20001]}`, &WorktreePortsData{Node: "n", Ports: []int{20000, 20001}}},
 	{EventStageRecovered, `{"apply":true,"baseline":"` + sha40 + `","branch":"atlas/r/replay","ports":[20002],"snapshot":"s1","source":"worktree","worktree":"/w/r"}`,
-		&StageRecoveredData{Apply: true, Baseline: sha40, Branch: "atlas/r/replay", Ports: []int{20002}, Snapshot: "s1", Source: "worktree", Worktree: "/w/r"}},
+		&StageRecoveredData{Apply: true, Baseline: oid40, Branch: "atlas/r/replay", Ports: []int{20002}, Snapshot: "s1", Source: "worktree", Worktree: "/w/r"}},
 	{EventUnionBuilt, `{"conflicted":{},"head":"` + sha40 + `","integrated":["a"],"missing":[],"path":"/w/union","ports":[20004,20005]}`,
-		&UnionBuiltData{Conflicted: map[string][]string{}, Head: sha40, Integrated: []string{"a"}, Missing: []string{}, Path: "/w/union", Ports: []int{20004, 20005}}},
+		&UnionBuiltData{Conflicted: map[string][]string{}, Head: oid40, Integrated: []string{"a"}, Missing: []string{}, Path: "/w/union", Ports: []int{20004, 20005}}},
 	{EventSnapshot, `{"baseline":"` + sha40 + `","commit":"` + sha40 + `","head":"` + sha40 + `","id":"s1","node":"n","patch":"/p/s1.patch","reason":"remove","ref":"refs/atlas/snapshots/r/s1","source":"worktree"}`,
-		&SnapshotData{Baseline: sha40, Commit: sha40, Head: sha40, ID: "s1", Node: "n", Patch: "/p/s1.patch", Reason: "remove", Ref: "refs/atlas/snapshots/r/s1", Source: "worktree"}},
+		&SnapshotData{Baseline: oid40, Commit: oid40, Head: oid40, ID: "s1", Node: "n", Patch: "/p/s1.patch", Reason: "remove", Ref: "refs/atlas/snapshots/r/s1", Source: "worktree"}},
 	{EventStageRecovered, `{"apply":false,"baseline":"` + sha40 + `","branch":"atlas/r/replay","snapshot":"s1","source":"checkout","worktree":""}`,
-		&StageRecoveredData{Baseline: sha40, Branch: "atlas/r/replay", Snapshot: "s1", Source: "checkout"}},
+		&StageRecoveredData{Baseline: oid40, Branch: "atlas/r/replay", Snapshot: "s1", Source: "checkout"}},
 	{EventUnionBuilt, `{"allowed_outside_scope":{"a":["x"]},"approved_by":"pat","conflicted":{},"head":"` + sha40 + `","integrated":["a"],"kept":{},"missing":[],"outside_scope":{"b":["y"]},"path":"/w/union"}`,
-		&UnionBuiltData{AllowedOutsideScope: map[string][]string{"a": {"x"}}, ApprovedBy: "pat", Conflicted: map[string][]string{}, Head: sha40, Integrated: []string{"a"},
-			Kept: map[string]string{}, Missing: []string{}, OutsideScope: map[string][]string{"b": {"y"}}, Path: "/w/union"}},
+		&UnionBuiltData{AllowedOutsideScope: map[string][]string{"a": {"x"}}, ApprovedBy: "pat", Conflicted: map[string][]string{}, Head: oid40, Integrated: []string{"a"},
+			Kept: &KeptTip{}, Missing: []string{}, OutsideScope: map[string][]string{"b": {"y"}}, Path: "/w/union"}},
+	{EventUnionBuilt, `{"conflicted":{},"head":"` + sha40 + `","integrated":[],"kept":{"commit":"` + sha40 + `","ref":"refs/atlas/snapshots/r/union-kept-0123456789ab"},"missing":[],"path":"/w/union"}`,
+		&UnionBuiltData{Conflicted: map[string][]string{}, Head: oid40, Integrated: []string{}, Kept: &KeptTip{Commit: oid40, Ref: "refs/atlas/snapshots/r/union-kept-0123456789ab"}, Missing: []string{}, Path: "/w/union"}},
 	{EventUnionBuilt, `{"conflicted":{"b":["f"]},"head":"` + sha40 + `","integrated":null,"missing":["c"],"path":"/w/union"}`,
-		&UnionBuiltData{Conflicted: map[string][]string{"b": {"f"}}, Head: sha40, Missing: []string{"c"}, Path: "/w/union"}},
-	{EventUnionVerified, `{"exit_code":0,"head":"` + sha40 + `","passed":true,"tail":"ok\n","timed_out":false}`, &UnionVerifiedData{Head: sha40, Passed: true, Tail: "ok\n"}},
+		&UnionBuiltData{Conflicted: map[string][]string{"b": {"f"}}, Head: oid40, Missing: []string{"c"}, Path: "/w/union"}},
+	{EventUnionVerified, `{"exit_code":0,"head":"` + sha40 + `","passed":true,"tail":"ok\n","timed_out":false}`, &UnionVerifiedData{Head: oid40, Passed: true, Tail: "ok\n"}},
 	{EventUndone, `{"to":3,"from":7,"epoch":2,"reset_jobs":[],"kept":["gas_spent"]}`, &UndoneData{To: 3, From: 7, Epoch: 2, ResetJobs: []string{}, Kept: []string{"gas_spent"}}},
 	{EventHeartbeat, `{}`, &HeartbeatData{}},
 	{EventHeartbeat, `{"attempt":1,"expires_at":"2026-01-01T00:10:00Z"}`, &HeartbeatData{Attempt: 1, ExpiresAt: "2026-01-01T00:10:00Z"}},
@@ -92,7 +97,7 @@ var previousRelease = []struct {
 	{EventImportedEvent, `{"source":{"x":1}}`, &ImportedEventData{Source: json.RawMessage(`{"x":1}`)}},
 	{EventRunTakenOver, `{"by":"pat","from":"agenteam","pipeline_mode":"standalone"}`, &RunTakenOverData{By: "pat", From: "agenteam", PipelineMode: "standalone"}},
 	{EventLanded, `{"accepted_unresolved":[],"approved_by":"pat","branch":"main","how":"merge","new":"` + sha40 + `","old":"` + sha40 + `","union":"` + sha40 + `"}`,
-		&LandedData{AcceptedUnresolved: []string{}, ApprovedBy: "pat", Branch: "main", How: "merge", New: sha40, Old: sha40, Union: sha40}},
+		&LandedData{AcceptedUnresolved: []string{}, ApprovedBy: "pat", Branch: "main", How: "merge", New: oid40, Old: oid40, Union: oid40}},
 }
 
 // TestPreviousReleasePayloadsRead: a ledger the previous release wrote, one event of

@@ -123,8 +123,7 @@ func TestRemoteCreateConflict(t *testing.T) {
 	bare, st := remoteClones(t, 2)
 	newRun(t, st[0], "r")
 	tip := run(t, bare, "rev-parse", RunRef("r"))
-	baseID, _ := st[1].Repo.ResolveCommit(context.Background(), git.HeadRev())
-	base := baseID.String()
+	base, _ := st[1].Repo.ResolveCommit(context.Background(), git.HeadRev())
 	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base},
 		State{RunID: "r", Status: RunRunning, Stages: []StageState{}}, Event{Type: "run_started"})
 	if !errors.Is(err, fault.ErrConflict) {

@@ -29,7 +29,7 @@ func TestStoreLifecycle(t *testing.T) {
 				t.Fatalf("tip %s", r.Tip)
 			}
 			pin, _ := repo.ReadRef(ctx, PinRef("r1", "baseline"))
-			if pin != r.Header.Baseline {
+			if pin != r.Header.Baseline.String() {
 				t.Fatalf("pin = %q, want %q (created in the same transaction)", pin, r.Header.Baseline)
 			}
 			// A second start of the same id is a conflict and changes nothing.

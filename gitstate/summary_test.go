@@ -20,8 +20,7 @@ import (
 func summaryRuns(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
-	baseID, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
-	base := baseID.String()
+	base, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -191,14 +190,15 @@ func TestSummariesSurviveMissingObject(t *testing.T) {
 
 // canonicalSeeds are summary lines as json.Marshal writes them, and near misses.
 var canonicalSeeds = []string{
-	`{"run":{"schema":1,"run_id":"a","kind":"single","intent":"do it","session":"s","baseline":"abc","created_at":"2026-01-01T00:00:00Z"},"state":{"schema":1,"run_id":"a","status":"running","reason":"r","seq":5,"epoch":2,"updated_at":"2026-01-01T00:00:05Z","stages":[{"name":"plan","status":"completed"},{"name":"code","status":"dispatched"}],"driver":{"holder":"h","expires_at":"2026-01-01T01:00:00Z"}}}`,
-	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":null}}`,
-	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
-	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":-3,"epoch":007,"updated_at":"t","stages":[]}}`,
-	`{"run":{"schema":1,"run_id":"a\"b","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
-	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[{"name":"x","status":"y"},]}}`,
-	`{"run":{"schema":1,"run_id":"\xff","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"single","intent":"do it","session":"s","baseline":"1111111111111111111111111111111111111111","created_at":"2026-01-01T00:00:00Z"},"state":{"schema":1,"run_id":"a","status":"running","reason":"r","seq":5,"epoch":2,"updated_at":"2026-01-01T00:00:05Z","stages":[{"name":"plan","status":"completed"},{"name":"code","status":"dispatched"}],"driver":{"holder":"h","expires_at":"2026-01-01T01:00:00Z"}}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":null}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":-3,"epoch":007,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a\"b","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[{"name":"x","status":"y"},]}}`,
+	`{"run":{"schema":1,"run_id":"\xff","kind":"graph","baseline":"1111111111111111111111111111111111111111","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
 	`{"run": {"schema":1}}`,
+	`{"run":{"schema":1,"run_id":"a","kind":"graph","baseline":"abc","created_at":"t"},"state":{"schema":1,"run_id":"a","status":"running","seq":0,"epoch":0,"updated_at":"t","stages":[]}}`,
 }
 
 // Every line parseCanonical accepts is valid JSON that json.Unmarshal decodes to the
@@ -493,7 +493,7 @@ func TestEntriesOfChunks(t *testing.T) {
 	for i := range n {
 		id := fmt.Sprintf("r%04d", (i*7919)%n) // not in id order
 		line := strings.ReplaceAll(canonicalSeeds[0], `"run_id":"a"`, `"run_id":"`+id+`"`)
-		line = strings.Replace(line, `"baseline":"abc"`, `"baseline":"`+strings.Repeat("a", 40)+`"`, 1) // a line holds a full id
+		line = strings.Replace(line, `"baseline":"1111111111111111111111111111111111111111"`, `"baseline":"`+strings.Repeat("a", 40)+`"`, 1) // a line holds a full id
 		cache[id] = cachedSummary{tip: fmt.Sprintf("%040d", i), line: line}
 		order = append(order, id)
 	}

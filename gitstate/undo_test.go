@@ -26,7 +26,7 @@ func TestUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Seq = 4
-	s.Worktrees = []WorktreeRec{{Node: "a", Path: "/wt/a", Baseline: "base"}}
+	s.Worktrees = []WorktreeRec{{Node: "a", Path: "/wt/a", Baseline: testOID("b")}}
 	past := &Run{Header: h, State: clone(t, s)}
 
 	// After SEQ: a times out and is claimed again, plan is re-dispatched, b is claimed.
@@ -41,7 +41,7 @@ func TestUndo(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Stages[0].Attempts = append(s.Stages[0].Attempts, Attempt{N: 2})
-	s.Worktrees = append(s.Worktrees, WorktreeRec{Node: "b", Path: "/wt/b", Baseline: "base"})
+	s.Worktrees = append(s.Worktrees, WorktreeRec{Node: "b", Path: "/wt/b", Baseline: testOID("b")})
 	s.Seq, s.Epoch = 9, 2
 	gas := s.GasSpent
 	r := &Run{Header: h, State: clone(t, s)}

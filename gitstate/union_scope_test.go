@@ -1,7 +1,6 @@
 package gitstate
 
 import (
-	"strings"
 	"testing"
 )
 
@@ -10,7 +9,7 @@ import (
 // other name in the documents.
 func TestUnionScopeNamesChecked(t *testing.T) {
 	t.Parallel()
-	base := strings.Repeat("a", 40)
+	base := testOID("a")
 	for _, u := range []UnionRec{
 		{Head: base, OutsideScope: map[string][]string{"../x": {"p"}}},
 		{Head: base, AllowedOutsideScope: map[string][]string{"-C/tmp": {"p"}}},

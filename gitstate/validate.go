@@ -4,22 +4,22 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // CheckDocuments fails when a run's documents hold a value no write of git-atlas
-// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), an object id
-// (a baseline, a head, a snapshot commit) that is not a full hex id, a branch or
+// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), a branch or
 // recovery ref git would refuse, a snapshot id that is not a file name. Every read
 // applies it (sameRun), so a run pulled from elsewhere, hand-edited, or written by an
 // older release with such a value is unreadable, with the value named; nothing reads,
 // lists, grants or hands such a value to git or the file system. Empty optional
-// fields pass. h or st may be nil (a listing of states alone).
+// fields pass. h or st may be nil (a listing of states alone). An object id (a
+// baseline, a head, a snapshot commit) is a gitid.OID, which decoding already refused
+// unless it was a full hex id (decodeDoc names the member).
 func CheckDocuments(h *Header, st *State) error {
 	c := &checker{}
 	if h != nil {
 		c.name("run", "run.json run_id", h.RunID)
-		c.oid("run.json baseline", h.Baseline)
 		for i, s := range h.Stages {
 			c.name("stage", fmt.Sprintf("run.json stages[%d].name", i), s.Name)
 			c.optName("stage", fmt.Sprintf("run.json stages[%d].rework_to", i), s.ReworkTo)
@@ -30,7 +30,6 @@ func CheckDocuments(h *Header, st *State) error {
 		for i, s := range st.Stages {
 			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
 			for j, a := range s.Attempts {
-				c.oid(fmt.Sprintf("stage %s attempts[%d].baseline", s.Name, j), a.Baseline)
 				c.agent(fmt.Sprintf("stage %s attempts[%d]", s.Name, j), a.Agent, a.ThreadID)
 			}
 		}
@@ -46,8 +45,6 @@ func CheckDocuments(h *Header, st *State) error {
 			c.name("node", fmt.Sprintf("worktrees[%d].node", i), w.Node)
 			c.optName("stage", fmt.Sprintf("worktree %s stage", w.Node), w.Stage)
 			c.branch(fmt.Sprintf("worktree %s branch", w.Node), w.Branch)
-			c.oid(fmt.Sprintf("worktree %s baseline", w.Node), w.Baseline)
-			c.oid(fmt.Sprintf("worktree %s head", w.Node), w.Head)
 			for _, p := range w.Ports {
 				if p < 1 || p > 65535 {
 					c.fail(fmt.Sprintf("worktree %s ports", w.Node), fmt.Sprint(p), "a port is 1-65535")
@@ -62,16 +59,14 @@ func CheckDocuments(h *Header, st *State) error {
 			c.snapshotID(where+".id", s.ID)
 			c.optName("node", where+".node", s.Node)
 			c.optName("stage", where+".stage", s.Stage)
-			c.oid(where+".commit", s.Commit)
-			if s.Commit == "" {
-				c.fail(where+".commit", s.Commit, "a snapshot names its commit")
+			if s.Commit.IsZero() {
+				c.fail(where+".commit", "", "a snapshot names its commit")
 			}
 			if want := RecoveryPrefix + st.RunID + "/" + s.ID; s.Ref != want {
 				c.fail(where+".ref", s.Ref, "a snapshot's ref is "+want)
 			}
 		}
 		if u := st.Union; u != nil {
-			c.oid("union head", u.Head)
 			for _, n := range u.Integrated {
 				c.name("node", "union integrated", n)
 			}
@@ -89,7 +84,6 @@ func CheckDocuments(h *Header, st *State) error {
 			where := fmt.Sprintf("replays[%d]", i)
 			c.name("stage", where+".stage", r.Stage)
 			c.branch(where+".branch", r.Branch)
-			c.oid(where+".baseline", r.Baseline)
 			if r.Snapshot != "" {
 				c.snapshotID(where+".snapshot", r.Snapshot)
 			}
@@ -152,17 +146,9 @@ func (c *checker) agent(where, agent, thread string) {
 	}
 }
 
-func (c *checker) oid(where, id string) {
-	if c.err == nil && id != "" {
-		if _, err := git.ParseOID(id); err != nil {
-			c.err = fmt.Errorf("%s: %w", where, err)
-		}
-	}
-}
-
 func (c *checker) branch(where, branch string) {
 	if c.err == nil && branch != "" {
-		if err := git.CheckRefFormat("refs/heads/" + branch); err != nil {
+		if err := gitid.CheckRefFormat("refs/heads/" + branch); err != nil {
 			c.fail(where, branch, "not a branch name git accepts")
 		}
 	}

@@ -3,51 +3,54 @@ package gitstate
 import (
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 )
 
 // hostile are runs whose documents hold values no write of git-atlas makes (issue
 // 29): each is written through the store's Create, which checks nothing but the run
-// id, as a pulled, hand-edited or older ledger could hold them.
+// id, as a pulled, hand-edited or older ledger could hold them. An object id the
+// types cannot hold is written as placeholder, then forged into the documents by hand.
 var hostile = []struct {
 	name, reason string
 	edit         func(h *Header, st *State)
+	forged       string // what replaces placeholder in the written documents
 }{
-	{"option baseline", `baseline: "--output=../README" is not an object id`, func(h *Header, st *State) { h.Baseline = "--output=../README" }},
-	{"short baseline", `baseline: "abc1234" is not an object id`, func(h *Header, st *State) { h.Baseline = "abc1234" }},
-	{"ref baseline", `baseline: "main" is not an object id`, func(h *Header, st *State) { h.Baseline = "main" }},
-	{"attempt baseline", `attempts[0].baseline: "HEAD~1"`, func(h *Header, st *State) {
-		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: "HEAD~1"}}
-	}},
-	{"job name", `jobs[0].id: invalid job name "../../x"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "../../x", State: JobPending, Needs: []string{}}} }},
-	{"job needs", `job a needs: invalid job name "../b"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "a", State: JobPending, Needs: []string{"../b"}}} }},
-	{"stage name", `stages[0].name: invalid stage name "a/b"`, func(h *Header, st *State) { h.Stages[0].Name, st.Stages[0].Name = "a/b", "a/b" }},
+	{"option baseline", `run.json: baseline "--output=../README" is not an object id`, func(h *Header, st *State) { h.Baseline = placeholder }, "--output=../README"},
+	{"short baseline", `run.json: baseline "abc1234" is not an object id`, func(h *Header, st *State) { h.Baseline = placeholder }, "abc1234"},
+	{"ref baseline", `run.json: baseline "main" is not an object id`, func(h *Header, st *State) { h.Baseline = placeholder }, "main"},
+	{"attempt baseline", `state.json: stages.attempts.baseline "HEAD~1" is not an object id`, func(h *Header, st *State) {
+		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: placeholder}}
+	}, "HEAD~1"},
+	{"job name", `jobs[0].id: invalid job name "../../x"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "../../x", State: JobPending, Needs: []string{}}} }, ""},
+	{"job needs", `job a needs: invalid job name "../b"`, func(h *Header, st *State) { st.Jobs = []Job{{ID: "a", State: JobPending, Needs: []string{"../b"}}} }, ""},
+	{"stage name", `stages[0].name: invalid stage name "a/b"`, func(h *Header, st *State) { h.Stages[0].Name, st.Stages[0].Name = "a/b", "a/b" }, ""},
 	{"worktree node", `worktrees[0].node: invalid node name ".."`, func(h *Header, st *State) {
 		st.Worktrees = []WorktreeRec{{Node: "..", Path: "/x", Branch: "atlas/r/node/x"}}
-	}},
-	{"worktree head", `worktree n head: "-p" is not an object id`, func(h *Header, st *State) {
-		st.Worktrees = []WorktreeRec{{Node: "n", Path: "/x", Branch: "atlas/r/node/n", Baseline: h.Baseline, Head: "-p"}}
-	}},
+	}, ""},
+	{"worktree head", `state.json: worktrees.head "-p" is not an object id`, func(h *Header, st *State) {
+		st.Worktrees = []WorktreeRec{{Node: "n", Path: "/x", Branch: "atlas/r/node/n", Baseline: h.Baseline, Head: placeholder}}
+	}, "-p"},
 	{"worktree branch", `worktree n branch "a..b"`, func(h *Header, st *State) {
 		st.Worktrees = []WorktreeRec{{Node: "n", Path: "/x", Branch: "a..b", Baseline: h.Baseline, Head: h.Baseline}}
-	}},
+	}, ""},
 	{"snapshot ref", `snapshots[0].ref "refs/heads/main"`, func(h *Header, st *State) {
 		st.Snapshots = []SnapshotRec{{ID: "n-1", Ref: "refs/heads/main", Commit: h.Baseline}}
-	}},
+	}, ""},
 	{"snapshot id", `snapshots[0].id "../n"`, func(h *Header, st *State) {
 		st.Snapshots = []SnapshotRec{{ID: "../n", Ref: RecoveryPrefix + "bad/../n", Commit: h.Baseline}}
-	}},
+	}, ""},
 	{"attempt thread id", `stage code attempts[0] thread_id: invalid thread id "x; rm -rf ~"`, func(h *Header, st *State) {
 		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: h.Baseline, ThreadID: "x; rm -rf ~", Agent: "claude"}}
-	}},
+	}, ""},
 	{"attempt agent", `stage code attempts[0] agent: invalid agent "sh"`, func(h *Header, st *State) {
 		st.Stages[0].Attempts = []Attempt{{N: 1, Baseline: h.Baseline, ThreadID: "t1", Agent: "sh"}}
-	}},
+	}, ""},
 	{"job thread id", `job a thread_id: invalid thread id "-rf"`, func(h *Header, st *State) {
 		st.Jobs = []Job{{ID: "a", State: JobPending, Needs: []string{}, ThreadID: "-rf", Agent: "codex"}}
-	}},
-	{"union head", `union head: "--all" is not an object id`, func(h *Header, st *State) { st.Union = &UnionRec{Head: "--all", Integrated: []string{}} }},
+	}, ""},
+	{"union head", `state.json: union.head "--all" is not an object id`, func(h *Header, st *State) { st.Union = &UnionRec{Head: placeholder, Integrated: []string{}} }, "--all"},
 }
 
 // A run whose documents hold a value no write makes is unreadable, with the value
@@ -68,6 +71,9 @@ func TestReadRefusesInvalidValues(t *testing.T) {
 			if _, err := s.Create(ctx, h, st, Event{Type: "run_started"}); err != nil {
 				t.Fatal(err)
 			}
+			if tc.forged != "" {
+				forge(t, s, "bad", placeholder.String(), tc.forged)
+			}
 			_, err := s.Load(ctx, "bad")
 			if !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), "run bad is unreadable") || !strings.Contains(err.Error(), tc.reason) {
 				t.Fatalf("Load = %v, want ErrCorrupt naming %s", err, tc.reason)
@@ -83,7 +89,7 @@ func TestReadRefusesInvalidValues(t *testing.T) {
 				if len(entries) != 2 || entries[0].ID != "bad" || entries[1].ID != "good" {
 					t.Fatalf("%v: %d entries", d, len(entries))
 				}
-				if d == ListStates && strings.HasPrefix(tc.reason, "baseline") {
+				if d == ListStates && strings.HasPrefix(tc.reason, "run.json") {
 					continue // a listing of states alone reads no header
 				}
 				if e := entries[0]; e.Run != nil || !errors.Is(e.Err, ErrCorrupt) || !strings.Contains(e.Err.Error(), tc.reason) {
@@ -123,4 +129,23 @@ func FuzzPlainName(f *testing.F) {
 			t.Fatalf("plainName(%q) = %v, ValidName says %v", name, plainName(name), ValidName("job", name))
 		}
 	})
+}
+
+// placeholder is the object id a hostile case writes where forge then puts text that
+// is not one.
+var placeholder = testOID("e")
+
+// forge rewrites run id's ledger tip as a hand edit would: from replaced by to in
+// each of its documents, in a commit on top whose message has no summary line.
+func forge(t *testing.T, s *Store, id, from, to string) {
+	t.Helper()
+	dir := s.Repo.CommonDir
+	tip := run(t, dir, "rev-parse", RunRef(id))
+	var in strings.Builder
+	for _, f := range []string{"event.json", "run.json", "state.json"} {
+		doc := strings.ReplaceAll(run(t, dir, "cat-file", "blob", tip+":"+f), from, to)
+		fmt.Fprintf(&in, "100644 blob %s\t%s\n", runIn(t, dir, doc, "hash-object", "-w", "--stdin"), f)
+	}
+	c := run(t, dir, "commit-tree", "-p", tip, "-m", "edited by hand", runIn(t, dir, in.String(), "mktree"))
+	run(t, dir, "update-ref", RunRef(id), c)
 }

@@ -138,7 +138,7 @@ func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Tim
 	h.t.Helper()
 	now := gitstate.Stamp(time.Now().UTC())
 	head := h.gitIn(store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: head, Stages: []gitstate.StageDef{{Name: "a"}}}
+	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: hexOID(head), Stages: []gitstate.StageDef{{Name: "a"}}}
 	st := gitstate.State{RunID: id, Status: status, UpdatedAt: now, Stages: []gitstate.StageState{{Name: "a", Status: "dispatched"}}}
 	if !driver.IsZero() {
 		st.Driver = &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(driver)}
@@ -416,11 +416,11 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	lease := start.Add(2 * time.Hour)
 	head := h.gitIn(h.store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: head,
+	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: hexOID(head),
 		Stages: []gitstate.StageDef{{Name: "a", IdleBudget: "30m"}}}
 	st := gitstate.State{RunID: "idle", Status: gitstate.RunRunning, UpdatedAt: gitstate.Stamp(start),
 		Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StageDispatched,
-			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: head}}}},
+			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: hexOID(head)}}}},
 		Driver: &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(lease)}}
 	if _, err := h.store.Create(context.Background(), hd, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
 		t.Fatal(err)

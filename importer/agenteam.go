@@ -203,14 +203,14 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		return nil, badErr(sp, fmt.Errorf("its stages cannot be kept: %w", err))
 	}
 	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
-		Baseline: baseline, Stages: defs,
+		Baseline: p.runBaseline(baseline), Stages: defs,
 		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash, PipelineMode: st.PipelineMode}}
 	h.PipelineMode, h.ManagedBy, h.ResumeWith, h.ResumeWithText = ateamMode(st.PipelineMode, st.WorkflowFile)
 	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, d := range defs {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: baseline, ImportedFrom: AgenTeam}))
+	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: h.Baseline, ImportedFrom: AgenTeam}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	// retried are the stages a runner_retry re-dispatched: the stage_dispatched that
@@ -240,7 +240,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 					// runner_retry, then stage_dispatched, is one dispatch.
 					break
 				}
-				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
 			case "stage_verified":
 				if e.Data["result"] == "pass" {
 					ss.Status = gitstate.StagePassed
@@ -251,7 +251,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 				// AgenTeam's runner: verify failed, attempts left -> failed, then
 				// dispatched again (a new attempt) with no stage_dispatched event.
 				ss.Status = gitstate.StageDispatched
-				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: st.Stages[stage].Baseline})
+				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
 				retried[stage] = true
 			case "role_started", "role_finished":
 				// The roles of the dispatch the retry opened: the next stage_dispatched
@@ -290,7 +290,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 		if fin.Stages[i].Status == gitstate.StageDispatched && len(fin.Stages[i].Attempts) == 0 {
 			at, _ := stamp(s.StartedAt)
-			fin.Stages[i].Attempts = []gitstate.Attempt{{N: 1, StartedAt: at, Baseline: s.Baseline}}
+			fin.Stages[i].Attempts = []gitstate.Attempt{{N: 1, StartedAt: at, Baseline: sourceBaseline(s.Baseline)}}
 		}
 	}
 	for i := range fin.Stages {

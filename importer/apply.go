@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/recovery"
 )
@@ -99,7 +100,7 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 		res.Outcome, res.Reason = Refused, err.Error()
 		return res
 	}
-	dropBadBaselines(p)
+	noteBadBaseline(p)
 	res.BaselineMissing = p.Header.ImportedFrom.BaselineMissing
 	for i := range p.States {
 		if err := gitstate.CheckDocuments(&p.Header, &p.States[i]); err != nil {
@@ -114,10 +115,9 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 		}
 	}
 	var pins []git.RefUpdate
-	if b := p.Header.Baseline; b != "" {
-		id, _ := git.ParseOID(b) // dropBadBaselines kept only full ids
-		if t, err := repo.ObjectType(ctx, id); err == nil && t == "commit" {
-			pins = append(pins, baseline.Pin(p.RunID, "baseline", b))
+	if b := p.Header.Baseline; !b.IsZero() {
+		if t, err := repo.ObjectType(ctx, b); err == nil && t == "commit" {
+			pins = append(pins, baseline.Pin(p.RunID, "baseline", b.String()))
 		} else {
 			res.BaselineMissing = true
 			p.Header.ImportedFrom.BaselineMissing = true
@@ -216,7 +216,11 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		}
 		res.Snapshot = snap.Rec.ID
 	}
-	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: info.Head, Adopted: p.Header.ImportedFrom.System}
+	head, err := gitid.ParseOptional(info.Head)
+	if err != nil {
+		return fmt.Errorf("worktree %s: %w", info.Path, err)
+	}
+	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: head, Adopted: p.Header.ImportedFrom.System}
 	_, err = store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if r.State.Worktree(node) != nil {
 			return nil, errors.New("already adopted")
@@ -228,26 +232,33 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 	return err
 }
 
-// dropBadBaselines blanks every baseline of the plan that is not a full object id (a
-// source may hold an abbreviated one, or anything): the ledger holds object ids only
-// (gitstate.CheckDocuments), and a source's text never reaches git as a revision.
-// The run's own is then recorded missing, with a note.
-func dropBadBaselines(p *Plan) {
-	if b := p.Header.Baseline; b != "" {
-		if _, err := git.ParseOID(b); err != nil {
-			p.Header.Baseline = ""
-			p.Header.ImportedFrom.BaselineMissing = true
-			p.Notes = append(p.Notes, fmt.Sprintf("baseline %q is not a full object id: imported without it", b))
-		}
+// sourceBaseline is a source's baseline as the ledger holds it: a full object id, or
+// the zero id for anything else (a source may hold an abbreviated id, or anything):
+// the ledger holds object ids only (gitid.OID), and a source's text never reaches git
+// as a revision.
+func sourceBaseline(s string) gitid.OID {
+	id, err := gitid.ParseOID(s)
+	if err != nil {
+		return gitid.OID{}
 	}
-	for i := range p.States {
-		for j := range p.States[i].Stages {
-			for k := range p.States[i].Stages[j].Attempts {
-				a := &p.States[i].Stages[j].Attempts[k]
-				if _, err := git.ParseOID(a.Baseline); a.Baseline != "" && err != nil {
-					a.Baseline = ""
-				}
-			}
-		}
+	return id
+}
+
+// runBaseline is sourceBaseline for the run's own baseline, keeping one that is not
+// an object id for noteBadBaseline.
+func (p *Plan) runBaseline(s string) gitid.OID {
+	id := sourceBaseline(s)
+	if id.IsZero() && s != "" {
+		p.badBaseline = s
+	}
+	return id
+}
+
+// noteBadBaseline records a run imported without the baseline its source named,
+// because that was not a full object id: missing, with a note.
+func noteBadBaseline(p *Plan) {
+	if p.badBaseline != "" {
+		p.Header.ImportedFrom.BaselineMissing = true
+		p.Notes = append(p.Notes, fmt.Sprintf("baseline %q is not a full object id: imported without it", p.badBaseline))
 	}
 }

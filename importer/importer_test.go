@@ -106,7 +106,8 @@ func TestKimiFields(t *testing.T) {
 		{"g criteria", strings.Join(g.Header.Criteria, ","), "c1,c2"},
 		{"g verify", g.Header.Verify, "make"},
 		{"g verify_safe (null: not safe)", g.Header.VerifySafe, false},
-		{"g baseline", g.Header.Baseline, "abc"},
+		{"g baseline (abc is no object id: none)", g.Header.Baseline.String(), ""},
+		{"g source baseline, for the note", g.badBaseline, "abc"},
 		{"g created", g.Header.CreatedAt, "2026-07-01T12:00:00Z"},
 		// Gas is charged per dispatch; kimi-atlas's attempts count requeues only: r.1
 		// FAILED at the cap (2 timeouts: 2 dispatches), r.2 RUNNING after 1 timeout (2),
@@ -194,7 +195,8 @@ func TestAgenTeamFields(t *testing.T) {
 	}{
 		{"intent (task)", p.Header.Intent, "t"},
 		{"config hash", p.Header.ImportedFrom.ConfigHash, "h"},
-		{"baseline", p.Header.Baseline, "abc"},
+		{"baseline (abc is no object id: none)", p.Header.Baseline.String(), ""},
+		{"source baseline, for the note", p.badBaseline, "abc"},
 		{"b gate", p.Header.Stages[1].Gate, "qa"},
 		{"a gate (auto: none)", p.Header.Stages[0].Gate, ""},
 		{"b max_retries", p.Header.Stages[1].MaxRetries, 3},

@@ -46,6 +46,9 @@ type Plan struct {
 	Reset    []string          `json:"reset_jobs,omitempty"`
 	Worktree string            `json:"worktree,omitempty"`
 	Notes    []string          `json:"notes,omitempty"`
+	// badBaseline is the source's own baseline when it is not a full object id: the
+	// run is imported without one (noteBadBaseline).
+	badBaseline string
 }
 
 // Problem is a source run that could not be read.
@@ -312,7 +315,7 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 		return nil, bad(sp, "scope_paths: %v", err)
 	}
 	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: intent,
-		Criteria: st.Criteria, Verify: st.VerifyCmd, Scope: scope, Baseline: st.BaselineSHA,
+		Criteria: st.Criteria, Verify: st.VerifyCmd, Scope: scope, Baseline: p.runBaseline(st.BaselineSHA),
 		ImportedFrom: &gitstate.ImportedFrom{System: KimiAtlas, Path: rd, SourceID: srcID, Hash: hashFiles(files)}}
 	if st.VerifySafe == nil && st.VerifyCmd != "" {
 		p.Notes = append(p.Notes, "verify_safe not recorded: the verify command is not trusted")
@@ -339,7 +342,7 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 	for _, d := range h.Stages {
 		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: st.BaselineSHA, ImportedFrom: KimiAtlas}))
+	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: h.Baseline, ImportedFrom: KimiAtlas}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	var steps []kimiStep

@@ -69,7 +69,7 @@ func TestSetupRunsInEachNewWorktree(t *testing.T) {
 func TestSetupOfAPulledRunNeverRunsUntrusted(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
-	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: f.base, Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
+	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: hexOID(f.base), Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
 	st := gitstate.State{RunID: "p", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("p", "baseline", f.base)); err != nil {
 		t.Fatal(err)

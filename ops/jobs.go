@@ -93,11 +93,10 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		base, err := r.Header.BaselineOID()
-		if err != nil {
-			return nil, err
+		if r.Header.Baseline.IsZero() {
+			return nil, fmt.Errorf("run %s records no baseline", req.Run)
 		}
-		if files, err = store.Repo.TreeFiles(ctx, base); err != nil {
+		if files, err = store.Repo.TreeFiles(ctx, r.Header.Baseline); err != nil {
 			return nil, err
 		}
 	}
@@ -547,7 +546,7 @@ func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) 
 		return nil
 	}
 	base := rec.Baseline
-	if base == "" {
+	if base.IsZero() {
 		base = r.Header.Baseline
 	}
 	outside, err := worktrees.OutsideScope(ctx, store.Repo, req.Run, rec, base, j.Scope)

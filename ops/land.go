@@ -114,7 +114,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	if err := notCheckedOut(ctx, o.Repo, ref, union, ff); err != nil {
 		return nil, err
 	}
-	ev := gitstate.LandedData{Branch: branch, Old: oldHex, Union: union}
+	ev := gitstate.LandedData{Branch: branch, Old: old, Union: uid}
 	if unresolved != nil {
 		by, err := req.Person.approve(StepLandUnresolved)
 		if err != nil {
@@ -149,7 +149,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		how = LandMerge
 	}
 	res.New, res.How = tip.String(), how
-	ev.New, ev.How = res.New, how
+	ev.New, ev.How = tip, how
 	up := git.RefUpdate{Name: ref, Old: oldHex, New: res.New}
 	if err := o.recordLanding(ctx, req.Run, union, &up, ev); err != nil {
 		return nil, err
@@ -191,7 +191,7 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 	if v != nil && v.Verdict == gitstate.VerdictResolved {
 		v = nil
 	}
-	return u.Head, v, nil
+	return u.Head.String(), v, nil
 }
 
 // missingCriteria says which criteria keep a verdict from resolved.
@@ -248,7 +248,7 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev gitstate.LandedData) error {
 	store := o.Store(gitstate.Writer{Role: gitstate.RoleObserver})
 	change := func(r *gitstate.Run) error {
-		if r.State.Union == nil || r.State.Union.Head != union {
+		if r.State.Union == nil || r.State.Union.Head.String() != union {
 			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `git atlas land` again")
 		}
 		return nil
@@ -279,17 +279,17 @@ func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, ru
 	if err != nil {
 		return err
 	}
-	recorded := ""
+	var recorded git.OID
 	for _, e := range log {
 		if e.Type != gitstate.EventLanded {
 			continue
 		}
-		if d, err := gitstate.DecodeData[gitstate.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old == up.Old && d.Union == union {
+		if d, err := gitstate.DecodeData[gitstate.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old.String() == up.Old && d.Union.String() == union {
 			recorded = d.New
 		}
 	}
-	if id, err := git.ParseOID(recorded); err == nil && o.Repo.HasObject(ctx, id) {
-		up.New = recorded // this move was recorded, and never made
+	if !recorded.IsZero() && o.Repo.HasObject(ctx, recorded) {
+		up.New = recorded.String() // this move was recorded, and never made
 	} else if _, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
 			return nil, err

@@ -21,7 +21,7 @@ func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
 	if criteria != nil {
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/runs/r1")
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/pins/r1/baseline")
-		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: f.base, Stages: []gitstate.StageDef{}, Criteria: criteria}
+		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}, Criteria: criteria}
 		st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 		if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 			t.Fatal(err)
@@ -70,7 +70,7 @@ func TestLandIsAPersonsStepAndRecorded(t *testing.T) {
 	}
 	ev := f.last()
 	data, err := gitstate.DecodeData[gitstate.LandedData](&ev)
-	if err != nil || data.Branch != "release" || data.Old != f.base || data.New != u.Head || data.ApprovedBy != "alice" {
+	if err != nil || data.Branch != "release" || data.Old.String() != f.base || data.New.String() != u.Head || data.ApprovedBy != "alice" {
 		t.Fatalf("event: %s %s", ev.Type, ev.Data)
 	}
 	tip := f.tip()
@@ -165,7 +165,7 @@ func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 			j.VerifyResult = &gitstate.VerifyResult{Passed: true}
 		}
 		r.State.Jobs = []gitstate.Job{j}
-		r.State.Union = &gitstate.UnionRec{Head: "h", Integrated: []string{"a"}, Verify: vr}
+		r.State.Union = &gitstate.UnionRec{Head: hexOID("h"), Integrated: []string{"a"}, Verify: vr}
 		return r
 	}
 	if _, _, err := landable(run("make test", nil, nil, true)); err == nil || !strings.Contains(err.Error(), "never verified") {
@@ -174,7 +174,7 @@ func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 	if _, _, err := landable(run("make test", &gitstate.VerifyResult{Passed: false}, nil, true)); err == nil || !strings.Contains(err.Error(), "failed its verify") {
 		t.Fatalf("failed union: %v", err)
 	}
-	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != "h" {
+	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != hexOID("h").String() {
 		t.Fatalf("verified and resolved: %s %+v %v", h, v, err)
 	}
 	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != gitstate.VerdictUnresolved {

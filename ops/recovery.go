@@ -48,7 +48,7 @@ type SnapshotView struct {
 }
 
 func viewOf(run string, s gitstate.SnapshotRec) SnapshotView {
-	return SnapshotView{ID: s.ID, RunID: run, Node: s.Node, Stage: s.Stage, Ref: s.Ref, Commit: s.Commit, Patch: s.Patch,
+	return SnapshotView{ID: s.ID, RunID: run, Node: s.Node, Stage: s.Stage, Ref: s.Ref, Commit: s.Commit.String(), Patch: s.Patch,
 		Source: s.Source, Reason: s.Reason, CreatedAt: s.CreatedAt}
 }
 
@@ -212,7 +212,7 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 		return nil, err
 	}
 	v := &RecoverResult{Applied: res.Applied, RunID: req.Run, Snapshot: resultView(req.Run, res.Snapshot), Source: nullable(res.Source), Stage: req.Stage,
-		Replay: ReplayView{Baseline: res.Replay.Baseline, Branch: res.Replay.Branch, Node: nullable(res.Node), Worktree: nullable(res.Replay.Worktree)}}
+		Replay: ReplayView{Baseline: res.Replay.Baseline.String(), Branch: res.Replay.Branch, Node: nullable(res.Node), Worktree: nullable(res.Replay.Worktree)}}
 	if res.Source == recovery.SourceCheckout {
 		v.Checkout = checkout
 	}

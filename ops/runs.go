@@ -56,7 +56,7 @@ type RunView struct {
 func RunViewOf(r *gitstate.Run, now time.Time) RunView {
 	v := RunView{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason,
-		Baseline: r.Header.Baseline, Session: r.Header.Session, Intent: r.Header.Intent,
+		Baseline: r.Header.Baseline.String(), Session: r.Header.Session, Intent: r.Header.Intent,
 		Epoch: r.State.Epoch, Events: r.State.Seq, Live: r.Live(now), CreatedAt: r.Header.CreatedAt,
 		UpdatedAt: r.State.UpdatedAt, Tip: r.Tip,
 		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, TakenOver: r.State.TakenOver,
@@ -246,7 +246,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 		return nil, err
 	}
 	ev := gitstate.RunStartedEvent(gitstate.About{Holder: req.Driver.Holder}, gitstate.RunStartedData{Baseline: sha})
-	run, err := store.Create(ctx, r.Header, r.State, ev, baseline.Pin(id, "baseline", sha))
+	run, err := store.Create(ctx, r.Header, r.State, ev, baseline.Pin(id, "baseline", sha.String()))
 	if err != nil {
 		// Nothing was written: another run of that id (another clone's, perhaps) gets
 		// no trust from this one.
@@ -435,10 +435,16 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			if wt := r.State.Worktree(req.Stage); wt != nil {
 				base = wt.Head
 				if tip, err := store.Repo.ReadRef(ctx, "refs/heads/"+wt.Branch); err == nil && tip != "" {
-					base = tip
+					if base, err = git.ParseOID(tip); err != nil {
+						return nil, err
+					}
 				}
 			} else if checkoutHead != "" {
-				base, inCheckout = checkoutHead, true
+				id, err := git.ParseOID(checkoutHead)
+				if err != nil {
+					return nil, err
+				}
+				base, inCheckout = id, true
 			}
 		}
 		to, reason := req.Status, req.Reason
@@ -475,7 +481,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 			if err != nil {
 				return nil, err
 			}
-			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline, Old: orZero(old)})
+			refs = append(refs, git.RefUpdate{Name: pin, New: a.Baseline.String(), Old: orZero(old)})
 			data.Attempt, data.Lease, data.Baseline = a.N, a.Lease, a.Baseline
 			data.ThreadID, data.Agent = req.ThreadID, req.Agent
 			if req.PID != 0 {
@@ -508,7 +514,8 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if req.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		res.Attempt, res.Lease = &a.N, &a.Lease
-		res.Stage.Attempt, res.Stage.Lease, res.Stage.Baseline = &a.N, &a.Lease, &a.Baseline
+		base := a.Baseline.String()
+		res.Stage.Attempt, res.Stage.Lease, res.Stage.Baseline = &a.N, &a.Lease, &base
 	}
 	return res, nil
 }

@@ -100,7 +100,7 @@ func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
 	}
 	_, st, _ := f.load().Stage("build")
 	a := st.Attempts[0]
-	if !a.InCheckout || a.Baseline != head || a.Holder != "d1" || a.Lease != *res.Lease {
+	if !a.InCheckout || a.Baseline.String() != head || a.Holder != "d1" || a.Lease != *res.Lease {
 		t.Fatalf("attempt: %+v", a)
 	}
 	if pin := strings.TrimSpace(f.git(f.dir, "rev-parse", gitstate.PinRef("r1", gitstate.BaselinePinName("build", 1)))); pin != head {

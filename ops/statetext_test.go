@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -48,6 +49,10 @@ func TestAgentWithholdsStateTextNoEventOfThisCloneWrote(t *testing.T) {
 	extra := func(what string) gitstate.Extra {
 		return gitstate.Extra{"note": json.RawMessage(`"IMPORTANT-` + what + `-extra"`)}
 	}
+	baseID, err := git.ParseOID(f.base)
+	if err != nil {
+		t.Fatal(err)
+	}
 	f.update(func(r *gitstate.Run) {
 		s := &r.State
 		s.Status, s.Reason, s.TakenOver = gitstate.RunStopped, "IMPORTANT-stop", "IMPORTANT-taken"
@@ -57,9 +62,9 @@ func TestAgentWithholdsStateTextNoEventOfThisCloneWrote(t *testing.T) {
 		st.Unverified = "IMPORTANT-unverified"
 		st.Verify = &gitstate.VerifyResult{Command: "IMPORTANT-verify", Tail: "IMPORTANT-verify-tail", At: now}
 		st.Attempts = append(st.Attempts,
-			gitstate.Attempt{N: 2, StartedAt: now, Baseline: f.base, Host: "IMPORTANT-host"},
-			gitstate.Attempt{N: 3, StartedAt: now, Baseline: f.base, ThreadID: "IMPORTANT-thread"},
-			gitstate.Attempt{N: 4, StartedAt: now, Baseline: f.base, Agent: "claude"})
+			gitstate.Attempt{N: 2, StartedAt: now, Baseline: baseID, Host: "IMPORTANT-host"},
+			gitstate.Attempt{N: 3, StartedAt: now, Baseline: baseID, ThreadID: "IMPORTANT-thread"},
+			gitstate.Attempt{N: 4, StartedAt: now, Baseline: baseID, Agent: "claude"})
 		// A job as this clone wrote it (its MAC verifies), given text its MAC does not
 		// cover.
 		j := gitstate.Job{ID: "j", State: gitstate.JobFailed, Needs: []string{}, Verify: "echo my own verify", Reason: "IMPORTANT-job-reason",
@@ -70,11 +75,11 @@ func TestAgentWithholdsStateTextNoEventOfThisCloneWrote(t *testing.T) {
 		s.Jobs = []gitstate.Job{j}
 		s.Snapshots = append(s.Snapshots, snap("x-1", "IMPORTANT-snapshot-reason", mine.Source, ""),
 			snap("x-2", mine.Reason, "IMPORTANT-snapshot-source", ""), snap("x-3", mine.Reason, mine.Source, "/tmp/IMPORTANT.patch"))
-		s.Worktrees = append(s.Worktrees, gitstate.WorktreeRec{Node: "x", Path: filepath.Join(root, "IMPORTANT-path"), Branch: "atlas/r1/node/x", Baseline: f.base, Head: f.base},
-			gitstate.WorktreeRec{Node: "y", Path: filepath.Join(root, "r1", "y"), Branch: "atlas/r1/node/y", Baseline: f.base, Head: f.base, Adopted: "IMPORTANT-system"})
-		s.Replays = []gitstate.ReplayRec{{Stage: "code", Branch: "atlas/r1/replay-code-1", Baseline: f.base, Worktree: "/tmp/IMPORTANT-replay", Extra: extra("replay")}}
+		s.Worktrees = append(s.Worktrees, gitstate.WorktreeRec{Node: "x", Path: filepath.Join(root, "IMPORTANT-path"), Branch: "atlas/r1/node/x", Baseline: baseID, Head: baseID},
+			gitstate.WorktreeRec{Node: "y", Path: filepath.Join(root, "r1", "y"), Branch: "atlas/r1/node/y", Baseline: baseID, Head: baseID, Adopted: "IMPORTANT-system"})
+		s.Replays = []gitstate.ReplayRec{{Stage: "code", Branch: "atlas/r1/replay-code-1", Baseline: baseID, Worktree: "/tmp/IMPORTANT-replay", Extra: extra("replay")}}
 		s.Worktrees[0].Extra, s.Snapshots[0].Extra = extra("worktree"), extra("snapshot")
-		s.Union = &gitstate.UnionRec{Head: f.base, Integrated: []string{}, Conflicted: map[string][]string{"j": {"IMPORTANT-conflict"}}, At: now,
+		s.Union = &gitstate.UnionRec{Head: baseID, Integrated: []string{}, Conflicted: map[string][]string{"j": {"IMPORTANT-conflict"}}, At: now,
 			Verify: &gitstate.VerifyResult{Command: "IMPORTANT-union-verify", Tail: "IMPORTANT-union-tail", At: now, Extra: extra("verify")}, Extra: extra("union")}
 	})
 

@@ -74,7 +74,7 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 	}
 	rec := res.Rec
 	out := &WorktreeAddResult{RunID: req.Run, Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-		Baseline: rec.Baseline, Head: rec.Head, Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached,
+		Baseline: rec.Baseline.String(), Head: rec.Head.String(), Created: res.Created, Recreated: res.Recreated, Reattached: res.Reattached,
 		Ports: portsOf(rec), Setup: rec.Setup}
 	if res.Created || res.Recreated || res.Reattached {
 		// A new directory: the run's setup runs in it (docs/contract.md §15).
@@ -241,11 +241,11 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 	for i, rec := range recs {
 		in := infos[i]
 		it := WorktreeItem{RunID: owners[i], Node: rec.Node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch,
-			Head: in.Head, Baseline: rec.Baseline, Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
+			Head: in.Head, Baseline: rec.Baseline.String(), Ahead: in.Ahead, Dirty: in.Dirty, Missing: in.Missing,
 			Locked: in.Locked, OnBranch: in.OnBranch(rec), Untrusted: rec.Untrusted,
 			State: worktreeStateOf(rec), Ports: portsOf(rec), Setup: rec.Setup}
 		if it.Head == "" {
-			it.Head = rec.Head // missing: what the ledger last recorded
+			it.Head = rec.Head.String() // missing: what the ledger last recorded
 		}
 		if errs[i] != nil {
 			it.Error = errs[i].Error()
@@ -375,11 +375,11 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 		if vr, err = resume.NodeVerify(ctx, store, r, r.Header.Verify, built.Rec.Path, req.VerifyTimeout); err != nil {
 			return nil, err
 		}
-		if err := worktrees.RecordUnionVerify(ctx, store, req.Run, built.Union.Head, vr); err != nil {
+		if err := worktrees.RecordUnionVerify(ctx, store, req.Run, built.Union.Head.String(), vr); err != nil {
 			return nil, err
 		}
 	}
-	res := &UnionResult{RunID: req.Run, Head: built.Union.Head, Baseline: built.Rec.Baseline, Branch: built.Rec.Branch, Path: built.Rec.Path,
+	res := &UnionResult{RunID: req.Run, Head: built.Union.Head.String(), Baseline: built.Rec.Baseline.String(), Branch: built.Rec.Branch, Path: built.Rec.Path,
 		Integrated: built.Union.Integrated, Conflicted: built.Union.Conflicted, Missing: built.Missing, Changed: built.Changed, At: built.Union.At,
 		Verify: vr}
 	if built.Kept != "" {

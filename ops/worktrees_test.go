@@ -41,7 +41,7 @@ func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 	}
 	f.ops = New(repo)
 	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: f.base, Stages: []gitstate.StageDef{}}
+	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, s := range stages {
 		h.Stages = append(h.Stages, gitstate.StageDef{Name: s})

@@ -124,7 +124,7 @@ func IgnoredLeftOut(ctx context.Context, store *gitstate.Store, run, id string) 
 	if err != nil {
 		return nil, err
 	}
-	s, err := Open(ctx, store.Repo, e.Commit)
+	s, err := Open(ctx, store.Repo, e.Commit.String())
 	if err != nil {
 		return nil, err
 	}
@@ -206,10 +206,10 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			opt.Reason = "worktree remove"
 		}
 		base := rec.Baseline
-		if base == "" {
+		if base.IsZero() {
 			base = r.Header.Baseline
 		}
-		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: m.Path, Baseline: base, Source: SourceWorktree}, opt)
+		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: m.Path, Baseline: base.String(), Source: SourceWorktree}, opt)
 		if err != nil {
 			return nil, err
 		}

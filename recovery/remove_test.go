@@ -205,7 +205,7 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 	ctx := context.Background()
 	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
 	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", theirs, gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
+		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", hexOID(theirs), gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
 			return nil, err
 		}
 		data := gitstate.StageTransitionData{From: gitstate.StagePending, To: gitstate.StageDispatched}
@@ -220,7 +220,7 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if first.Snapshot == nil || first.Source != recovery.SourceWorktree || first.Replay.Branch != "atlas/r1/replay/code/1" || first.Replay.Baseline != theirs {
+	if first.Snapshot == nil || first.Source != recovery.SourceWorktree || first.Replay.Branch != "atlas/r1/replay/code/1" || first.Replay.Baseline.String() != theirs {
 		t.Fatalf("first recover: %+v", first)
 	}
 	if got := strings.TrimSpace(run(t, f.dir, "rev-parse", "refs/heads/atlas/r1/replay/code/1")); got != theirs {
@@ -273,7 +273,7 @@ func TestSnapshotSeesRacyRewrite(t *testing.T) {
 	if res.Snapshot == nil {
 		t.Fatal("the rewrite was not seen: no snapshot")
 	}
-	if got := run(t, f.dir, "cat-file", "blob", res.Snapshot.Rec.Commit+":staged.txt"); got != "STAGED\n" {
+	if got := run(t, f.dir, "cat-file", "blob", res.Snapshot.Rec.Commit.String()+":staged.txt"); got != "STAGED\n" {
 		t.Fatalf("snapshot holds %q", got)
 	}
 }
@@ -297,8 +297,8 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	ref := first.Rec.Ref
 	run(t, f.dir, "update-ref", "-d", ref)
 	lock := filepath.Join(f.repo.CommonDir, filepath.FromSlash(ref)+".lock")
-	write(t, lock, first.Rec.Commit+"\n") // the dead writer's
-	old := time.Now().Add(-time.Hour)     // left long enough ago to be taken, however slow the machine
+	write(t, lock, first.Rec.Commit.String()+"\n") // the dead writer's
+	old := time.Now().Add(-time.Hour)              // left long enough ago to be taken, however slow the machine
 	if err := os.Chtimes(lock, old, old); err != nil {
 		t.Fatal(err)
 	}
@@ -310,7 +310,7 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	if removed.Snapshot == nil || !removed.Snapshot.Reused || removed.Snapshot.Rec.ID != first.Rec.ID {
 		t.Fatalf("want the recorded snapshot reused: %+v", removed.Snapshot)
 	}
-	if got := strings.TrimSpace(run(t, f.dir, "for-each-ref", "--format=%(objectname)", ref)); got != first.Rec.Commit {
+	if got := strings.TrimSpace(run(t, f.dir, "for-each-ref", "--format=%(objectname)", ref)); got != first.Rec.Commit.String() {
 		t.Fatalf("%s = %q after the retake, want the recorded %s", ref, got, first.Rec.Commit)
 	}
 	if _, err := os.Stat(lock); !os.IsNotExist(err) {
@@ -341,7 +341,7 @@ func TestRemoveNamesTheIgnoredFilesItDeletes(t *testing.T) {
 		if res.Snapshot == nil {
 			t.Fatal("no snapshot of a worktree with work and ignored files")
 		}
-		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Snapshot.Rec.Commit)
+		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Snapshot.Rec.Commit.String())
 		if !strings.Contains(tree, "work.txt\n") {
 			t.Fatalf("the snapshot lacks work.txt:\n%s", tree)
 		}

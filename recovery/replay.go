@@ -86,13 +86,13 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		req.PatchOut, req.ReplacePatch = p, req.Force
 	}
 	base := r.Header.Baseline
-	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
+	if n := len(st.Attempts); n > 0 && !st.Attempts[n-1].Baseline.IsZero() {
 		base = st.Attempts[n-1].Baseline
 	}
 	repo := store.Repo
 	out := &Recovered{Run: run, Stage: req.Stage}
 
-	t := Target{Run: run, Stage: req.Stage, Baseline: base}
+	t := Target{Run: run, Stage: req.Stage, Baseline: base.String()}
 	if wt := r.State.Worktree(node); wt != nil {
 		// Snapshotted (and the snapshot pushed with the run) only when git-atlas
 		// manages it: a record naming a worktree of the user's is refused.
@@ -142,7 +142,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	// What --apply writes is checked before the branch and worktree are made.
 	var applied *checkedSnap
 	if req.Apply && out.Snapshot != nil {
-		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit)
+		s, err := Open(ctx, repo, out.Snapshot.Rec.Commit.String())
 		if err != nil {
 			return nil, err
 		}
@@ -195,7 +195,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			Worktree: rec.Worktree, Source: out.Source, Apply: req.Apply, Ports: ports}
 		return &gitstate.Change{
 			Event: gitstate.StageRecoveredEvent(gitstate.About{Stage: req.Stage}, data),
-			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base, Old: git.ZeroID}},
+			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base.String(), Old: git.ZeroID}},
 		}, nil
 	})
 	alloc.Release()

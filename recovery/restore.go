@@ -87,7 +87,11 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		if !ok {
 			continue
 		}
-		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: ref.Name, Commit: ref.ID}, Unrecorded: true})
+		commit, err := git.ParseOID(ref.ID)
+		if err != nil {
+			continue // not a commit git-atlas pinned
+		}
+		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: ref.Name, Commit: commit}, Unrecorded: true})
 	}
 	if gone && len(unrecorded) == 0 {
 		return nil, fault.NotFound("no run %q and no recovery snapshot of it", run).WithHint("`git atlas recovery list` shows every snapshot")
@@ -188,8 +192,9 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		return nil, err
 	}
 	if err != nil { // the run is gone; its ref may not be
-		commit, rerr := store.Repo.ReadRef(ctx, gitstate.RecoveryPrefix+run+"/"+id)
-		if rerr != nil || commit == "" {
+		hex, rerr := store.Repo.ReadRef(ctx, gitstate.RecoveryPrefix+run+"/"+id)
+		commit, perr := git.ParseOID(hex)
+		if rerr != nil || perr != nil {
 			return nil, fault.NotFound("no snapshot %q", spec).WithHint("`git atlas recovery list` shows every snapshot")
 		}
 		found := []Entry{{RunID: run, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: gitstate.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}}
@@ -231,7 +236,7 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 		return nil, err
 	}
 	repo := store.Repo
-	s, err := Open(ctx, repo, e.Commit)
+	s, err := Open(ctx, repo, e.Commit.String())
 	if err != nil {
 		return nil, err
 	}
@@ -280,8 +285,8 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 // (symbolic links included), and never inside a working tree of the repository (the
 // user's checkout or any worktree) nor its git directory: the same rule as recover's
 // --patch-out. A failed --worktree restore leaves nothing it made behind.
-func Restore(ctx context.Context, repo *git.Repository, commit, to string, asWorktree bool) (*Snap, error) {
-	s, err := Open(ctx, repo, commit)
+func Restore(ctx context.Context, repo *git.Repository, commit git.OID, to string, asWorktree bool) (*Snap, error) {
+	s, err := Open(ctx, repo, commit.String())
 	if err != nil {
 		return nil, err
 	}

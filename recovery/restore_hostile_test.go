@@ -101,7 +101,7 @@ func TestRestoreRefusesHostileSnapshots(t *testing.T) {
 				write(t, filepath.Join(parent, "keep.txt"), "mine\n")
 				to := filepath.Join(parent, "to")
 				before := strings.TrimSpace(run(t, d, "worktree", "list", "--porcelain"))
-				_, err := recovery.Restore(context.Background(), f.repo, commit, to, asWorktree)
+				_, err := recovery.Restore(context.Background(), f.repo, hexOID(commit), to, asWorktree)
 				if !errors.Is(err, fault.ErrRefused) || !errors.Is(err, recovery.ErrBadSnapshot) {
 					t.Fatalf("restore (worktree %v): %v, want a refusal", asWorktree, err)
 				}
@@ -145,7 +145,7 @@ func TestRestoreRefusesHostileManifest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			commit := f.handMadeSnapshot(tree, extra)
 			to := filepath.Join(filepath.Dir(victim), "to-"+strings.ReplaceAll(name, " ", "-"))
-			_, err := recovery.Restore(context.Background(), f.repo, commit, to, true)
+			_, err := recovery.Restore(context.Background(), f.repo, hexOID(commit), to, true)
 			if !errors.Is(err, fault.ErrRefused) {
 				t.Fatalf("restore: %v, want a refusal", err)
 			}
@@ -231,7 +231,7 @@ func TestFailedWorktreeRestoreLeavesNothing(t *testing.T) {
 	before := run(t, f.dir, "worktree", "list", "--porcelain")
 	parent := t.TempDir()
 	to := filepath.Join(parent, "new", "deeper", "wt")
-	if _, err := recovery.Restore(ctx, f.repo, commit, to, true); err == nil {
+	if _, err := recovery.Restore(ctx, f.repo, hexOID(commit), to, true); err == nil {
 		t.Fatal("restore of a snapshot with a missing blob succeeded")
 	}
 	if after := run(t, f.dir, "worktree", "list", "--porcelain"); after != before {
@@ -245,7 +245,7 @@ func TestFailedWorktreeRestoreLeavesNothing(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recovery.Restore(ctx, f.repo, commit, empty, true); err == nil {
+	if _, err := recovery.Restore(ctx, f.repo, hexOID(commit), empty, true); err == nil {
 		t.Fatal("restore of a snapshot with a missing blob succeeded")
 	}
 	if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {

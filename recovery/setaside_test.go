@@ -97,7 +97,7 @@ func TestSnapshotSetAsideLeavesIgnoredOut(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Rec.Commit)
+		tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Rec.Commit.String())
 		if !strings.Contains(tree, "work.txt\n") {
 			t.Fatalf("the snapshot lacks work.txt:\n%s", tree)
 		}

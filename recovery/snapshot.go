@@ -38,6 +38,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -266,6 +267,19 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 			return nil, fmt.Errorf("snapshot %s: read back %s: %w", t.Path, commit, err)
 		}
 	}
+	// The ids the ledger records (the snapshot event's head and baseline too).
+	commitID, err := git.ParseOID(commit)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
+	}
+	headID, err := gitid.ParseOptional(m.Head)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: head: %w", t.Path, err)
+	}
+	baseID, err := gitid.ParseOptional(t.Baseline)
+	if err != nil {
+		return nil, fmt.Errorf("snapshot %s: baseline: %w", t.Path, err)
+	}
 	progress.Add(opt.Progress, 2) // captured, committed and read back
 	patch := opt.PatchOut
 	if patch == "" {
@@ -275,7 +289,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
 	}
 	progress.Add(opt.Progress, 1)
-	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commit, Patch: patch,
+	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commitID, Patch: patch,
 		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(store.Now())}
 	if opt.unrecorded {
 		// No ledger to record it in (its run is gone): the ref alone keeps it, made
@@ -299,8 +313,8 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 			}
 		}
 		r.State.Snapshots = append(r.State.Snapshots, rec)
-		data := gitstate.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commit, Patch: patch,
-			Source: t.Source, Reason: opt.Reason, Head: m.Head, Baseline: t.Baseline}
+		data := gitstate.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commitID, Patch: patch,
+			Source: t.Source, Reason: opt.Reason, Head: headID, Baseline: baseID}
 		old := git.ZeroID
 		if res.Reused {
 			old = commit // pinned already: the transaction only checks it is still there
@@ -345,10 +359,10 @@ func repin(ctx context.Context, repo *git.Repository, rec gitstate.SnapshotRec) 
 		if err != nil || cur != "" {
 			return err // pinned (by this writer, or anyone: the ref is the pin either way)
 		}
-		if at, err := git.ParseOID(rec.Commit); err != nil || !repo.HasObject(ctx, at) {
+		if rec.Commit.IsZero() || !repo.HasObject(ctx, rec.Commit) {
 			return fmt.Errorf("snapshot %s is recorded at %s, which is missing, and %s is gone", rec.ID, rec.Commit, rec.Ref)
 		}
-		err = repo.UpdateRefs(ctx, "atlas: pin snapshot "+rec.ID, git.RefUpdate{Name: rec.Ref, New: rec.Commit, Old: git.ZeroID})
+		err = repo.UpdateRefs(ctx, "atlas: pin snapshot "+rec.ID, git.RefUpdate{Name: rec.Ref, New: rec.Commit.String(), Old: git.ZeroID})
 		if err == nil || !errors.Is(err, git.ErrRefConflict) || time.Now().After(deadline) {
 			return err
 		}

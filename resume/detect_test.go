@@ -133,7 +133,7 @@ func TestDetectBriefSameAsDetect(t *testing.T) {
 	// A brief candidate is loaded in full when selected, and a summary is never
 	// written back.
 	r, err := Select(ctx, store, brief, "", "s-c", now, nil)
-	if err != nil || r == nil || r.Header.RunID != "c-expired-graph" || len(r.State.Jobs) != 2 || r.Header.Baseline != base {
+	if err != nil || r == nil || r.Header.RunID != "c-expired-graph" || len(r.State.Jobs) != 2 || r.Header.Baseline.String() != base {
 		t.Fatalf("Select(brief candidates) = %+v, %v", r, err)
 	}
 	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})

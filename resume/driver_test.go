@@ -24,7 +24,7 @@ var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func dispatch(t *testing.T, r *gitstate.Run, at time.Time) *gitstate.Attempt {
 	t.Helper()
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", "base", gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", hexOID("base"), gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	_, st, _ := r.Stage("code")

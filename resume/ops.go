@@ -68,13 +68,13 @@ func recreate(ctx context.Context, store *gitstate.Store, run, node string) (str
 	if err != nil {
 		return "", err
 	}
-	if tip != "" && tip != rec.Baseline && node != worktrees.Union {
+	if tip != "" && tip != rec.Baseline.String() && node != worktrees.Union {
 		refs, err := refsContaining(ctx, repo, tip, 2)
 		if err != nil {
 			return "", err
 		}
 		if len(refs) < 2 { // the branch alone holds it
-			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline, Unfenced: true})
+			added, err := worktrees.Add(ctx, store, run, node, worktrees.AddOptions{Baseline: rec.Baseline.String(), Unfenced: true})
 			if err != nil {
 				return "", err
 			}
@@ -142,12 +142,12 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 	}
 	// What worthSnapshot asks, from what Assess already read: a dirty worktree, or a
 	// HEAD away from the baseline (the branch is about to go back to it).
-	if risk.Any() || head != rec.Baseline {
+	if risk.Any() || head != rec.Baseline.String() {
 		base := rec.Baseline
-		if base == "" {
+		if base.IsZero() {
 			base = r.Header.Baseline
 		}
-		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: recovery.SourceWorktree},
+		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base.String(), Source: recovery.SourceWorktree},
 			withIgnored(recovery.Options{Reason: reason}, ignored))
 		if err != nil {
 			_ = m.Done() // nothing was changed
@@ -159,7 +159,7 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 		snap = got.Rec.ID
 	}
 	keep := false
-	if tip != rec.Baseline && node != worktrees.Union {
+	if tip != rec.Baseline.String() && node != worktrees.Union {
 		refs, err := refsContaining(ctx, repo, tip, 2)
 		if err != nil {
 			_ = m.Done()
@@ -250,10 +250,10 @@ func preserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 		}
 		if aside != "" {
 			base := rec.Baseline
-			if base == "" {
+			if base.IsZero() {
 				base = r.Header.Baseline
 			}
-			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base},
+			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base.String()},
 				withIgnored(recovery.Options{Reason: reason + " (set aside whole: git could not read it)"}, ignored))
 			if err != nil {
 				return "", fmt.Errorf("the worktree of node %s could not be read by git and was set aside whole at %s (nothing in it was removed), but its snapshot failed: %w", node, aside, err)
@@ -292,7 +292,7 @@ func worthSnapshot(ctx context.Context, store *gitstate.Store, run, node string)
 	if err != nil {
 		return true, nil // unreadable: keep whatever there is
 	}
-	return info.Exists && (info.Dirty || info.Head != rec.Baseline), nil
+	return info.Exists && (info.Dirty || info.Head != rec.Baseline.String()), nil
 }
 
 // refsContaining is Repository.RefsContaining on a branch tip read as text.

@@ -169,7 +169,7 @@ type WorktreePlan struct {
 func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker, ignored *recovery.Options) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
-		Baseline:        BaselineState{SHA: r.Header.Baseline, Present: baseline.Present(ctx, repo, r.Header.Baseline)},
+		Baseline:        BaselineState{SHA: r.Header.Baseline.String(), Present: baseline.Present(ctx, repo, r.Header.Baseline.String())},
 		CompletedStages: []string{}, SkippedStages: []string{}, RemainingStages: []string{}, Worktrees: []WorktreePlan{},
 		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, TakenOver: r.State.TakenOver,
 	}
@@ -313,8 +313,8 @@ func verifyIn(r *gitstate.Run, stage string) string {
 // stageBaseline is where a stage's work started: its last attempt's baseline, else
 // the run's.
 func stageBaseline(r *gitstate.Run, st *gitstate.StageState) string {
-	if n := len(st.Attempts); n > 0 && st.Attempts[n-1].Baseline != "" {
-		return st.Attempts[n-1].Baseline
+	if n := len(st.Attempts); n > 0 && !st.Attempts[n-1].Baseline.IsZero() {
+		return st.Attempts[n-1].Baseline.String()
 	}
-	return r.Header.Baseline
+	return r.Header.Baseline.String()
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
@@ -102,7 +103,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
 		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
-			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", "", at, ""); err != nil {
+			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", gitid.OID{}, at, ""); err != nil {
 				return err
 			}
 			if _, s, ok := run.Stage(st.Name); ok {
@@ -113,7 +114,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			if st.HasGate {
 				next = gitstate.StageGated
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", "", at, "")
+			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", gitid.OID{}, at, "")
 		})
 	}
 	choice := opt.OnVerifyFail
@@ -235,13 +236,13 @@ func failStage(run *gitstate.Run, stage, at string) error {
 		return nil
 	}
 	if st.Status == gitstate.StageDispatched || st.Status == gitstate.StageVerifying {
-		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", "", at, "")
+		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", gitid.OID{}, at, "")
 	}
 	return nil
 }
 
-func dispatchBase(run *gitstate.Run, stage string) string {
-	if wt := run.State.Worktree(stage); wt != nil && wt.Head != "" {
+func dispatchBase(run *gitstate.Run, stage string) gitid.OID {
+	if wt := run.State.Worktree(stage); wt != nil && !wt.Head.IsZero() {
 		return wt.Head
 	}
 	return run.Header.Baseline

@@ -77,8 +77,8 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 			wp.Action, wp.Reason = ActionRecreate, "missing"
 		case info.Dirty:
 			wp.Action, wp.Reason = ActionSnapshot, "dirty"
-		case info.Head != rec.Head:
-			wp.Action, wp.Reason = ActionSnapshot, "HEAD moved from "+short(rec.Head)
+		case info.Head != rec.Head.String():
+			wp.Action, wp.Reason = ActionSnapshot, "HEAD moved from "+short(rec.Head.String())
 		case rec.Untrusted:
 			wp.Action, wp.Reason = ActionSnapshot, "marked untrusted"
 		}

@@ -105,7 +105,7 @@ func Build(r *gitstate.Run) *Graph {
 	conflicted := map[string][]string{}
 	if s.Union != nil {
 		integrated = map[string]bool{}
-		u := &Union{Head: s.Union.Head, Integrated: append([]string{}, s.Union.Integrated...), Conflicted: []string{}}
+		u := &Union{Head: s.Union.Head.String(), Integrated: append([]string{}, s.Union.Integrated...), Conflicted: []string{}}
 		for _, id := range s.Union.Integrated {
 			integrated[id] = true
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // AddOptions are the choices of Add.
@@ -71,23 +72,27 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if err := fence(r, node, opts); err != nil {
 		return nil, err
 	}
-	var base string
+	var base git.OID
 	if opts.Baseline != "" {
 		if base, err = baseline.Resolve(ctx, repo, opts.Baseline); err != nil {
 			return nil, err
 		}
 	}
 	if rec := r.State.Worktree(node); rec != nil {
-		if base != "" && base != rec.Baseline {
+		if !base.IsZero() && base != rec.Baseline {
 			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
 				WithHint("leave out --baseline to keep it")
 		}
 		return ensure(ctx, store, run, *rec, r.Header.Ports, opts)
 	}
-	if base == "" {
+	if base.IsZero() {
 		// A node whose worktree was removed keeps its pin: it starts from the same
 		// baseline again.
-		if base, err = repo.ReadRef(ctx, gitstate.PinRef(run, pinName(node))); err != nil {
+		pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(node)))
+		if err != nil {
+			return nil, err
+		}
+		if base, err = gitid.ParseOptional(pin); err != nil {
 			return nil, err
 		}
 	}
@@ -96,7 +101,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	if err := gitstate.CheckNodeName("node", node); err != nil {
 		return nil, err
 	}
-	if base == "" {
+	if base.IsZero() {
 		base = r.Header.Baseline
 	}
 	return create(ctx, store, r, node, base, opts)
@@ -133,7 +138,7 @@ func open(r *gitstate.Run) error {
 }
 
 // create makes a node's first worktree.
-func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, base string, opts AddOptions) (*Added, error) {
+func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node string, base git.OID, opts AddOptions) (*Added, error) {
 	repo, run := store.Repo, r.Header.RunID
 	root, err := Root(ctx, repo)
 	if err != nil {
@@ -186,7 +191,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 		if err != nil {
 			return nil, err
 		}
-		branch := git.RefUpdate{Name: branchRef(rec.Branch), New: base, Old: git.ZeroID}
+		branch := git.RefUpdate{Name: branchRef(rec.Branch), New: base.String(), Old: git.ZeroID}
 		rec.Head, reattached = base, false
 		if tip != "" {
 			// The branch of a node whose worktree was removed: its commits are the
@@ -199,11 +204,14 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 				return nil, foreignBranch(rec)
 			}
 			branch = git.RefUpdate{Name: branchRef(rec.Branch), New: tip, Old: tip} // verify: still there
-			rec.Head, reattached = tip, true
+			if rec.Head, err = git.ParseOID(tip); err != nil {
+				return nil, err
+			}
+			reattached = true
 		}
 		refs = append(refs, branch)
 		r.State.Worktrees = append(r.State.Worktrees, rec)
-		return &gitstate.Change{Event: addedEvent(rec, false, ""), Refs: refs}, nil
+		return &gitstate.Change{Event: addedEvent(rec, false, git.OID{}), Refs: refs}, nil
 	})
 	release()
 	if err != nil {
@@ -220,7 +228,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node, b
 // removing a worktree keeps both) and the branch's tip descends from that pin.
 func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, tip string) (bool, error) {
 	pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(rec.Node)))
-	if err != nil || pin == "" || pin != rec.Baseline {
+	if err != nil || pin == "" || pin != rec.Baseline.String() {
 		return false, err
 	}
 	from, err := git.ParseOID(pin)
@@ -253,8 +261,8 @@ func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate
 	}
 	switch pin {
 	case "":
-		return []git.RefUpdate{baseline.Pin(run, pinName(rec.Node), rec.Baseline)}, nil
-	case rec.Baseline:
+		return []git.RefUpdate{baseline.Pin(run, pinName(rec.Node), rec.Baseline.String())}, nil
+	case rec.Baseline.String():
 		return nil, nil
 	default:
 		return nil, fault.Conflict("node %s of run %s was pinned at %s, not %s", rec.Node, run, pin, rec.Baseline)
@@ -270,7 +278,7 @@ func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 		WithHint("preserve them first, then run the command again")
 }
 
-func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom string) gitstate.Event {
+func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom git.OID) gitstate.Event {
 	d := gitstate.WorktreeAddedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Baseline: rec.Baseline, Head: rec.Head, Recreated: recreated,
 		Ports: rec.Ports, ResetFrom: resetFrom}
 	return gitstate.WorktreeAddedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
@@ -334,7 +342,9 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 				return nil, err
 			}
 		}
-		rec.Head = info.Head
+		if rec.Head, err = git.ParseOID(info.Head); err != nil {
+			return nil, err
+		}
 		return &Added{Rec: rec}, nil
 	}
 	// Made again where the ledger says, on the branch it names: only under the
@@ -346,7 +356,9 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 	if err != nil {
 		return nil, err
 	}
-	rec.Head = tip
+	if rec.Head, err = gitid.ParseOptional(tip); err != nil {
+		return nil, err
+	}
 	if tip == "" {
 		rec.Head = rec.Baseline // the branch was deleted: start it again at the baseline
 	}
@@ -474,13 +486,15 @@ func record(ctx context.Context, store *gitstate.Store, run string, rec gitstate
 			return nil, branchMoved(rec, now, tip)
 		}
 		var refs []git.RefUpdate
-		resetFrom := ""
+		var resetFrom git.OID
 		switch {
 		case tip == "":
-			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head, Old: git.ZeroID})
-		case reset && tip != rec.Head:
-			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head, Old: tip})
-			resetFrom = tip
+			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head.String(), Old: git.ZeroID})
+		case reset && tip != rec.Head.String():
+			refs = append(refs, git.RefUpdate{Name: branchRef(rec.Branch), New: rec.Head.String(), Old: tip})
+			if resetFrom, err = git.ParseOID(tip); err != nil {
+				return nil, err
+			}
 		}
 		pins, err := pinRefs(ctx, repo, run, rec)
 		if err != nil {
@@ -548,7 +562,9 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 		if tip == "" {
 			return rec, fault.NotFound("run %s has no union branch %s", run, rec.Branch).WithHint("rebuild it with `git atlas union %s`", run)
 		}
-		rec.Head = tip
+		if rec.Head, err = git.ParseOID(tip); err != nil {
+			return rec, err
+		}
 		err = record(ctx, store, run, rec, tip, false)
 	} else {
 		if tip != seen {
@@ -597,7 +613,9 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 		return rec, false, fault.NotFound("worktree %s of node %s is gone: nothing to reset in place", rec.Path, node)
 	}
 	reset := node != Union && !keep
-	rec.Head = seen
+	if rec.Head, err = gitid.ParseOptional(seen); err != nil {
+		return rec, false, err
+	}
 	if reset {
 		rec.Head = rec.Baseline
 	}

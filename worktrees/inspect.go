@@ -96,7 +96,7 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 		}
 	}
 	info.Dirty = dirty
-	if info.Head != "" && rec.Baseline != "" && info.Head != rec.Baseline {
+	if info.Head != "" && !rec.Baseline.IsZero() && info.Head != rec.Baseline.String() {
 		n, err := countAhead(ctx, repo, rec.Baseline, info.Head)
 		if err != nil {
 			return info, err
@@ -107,18 +107,14 @@ func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 }
 
 // countAhead counts the commits reachable from head and not from base.
-func countAhead(ctx context.Context, repo *git.Repository, base, head string) (int, error) {
-	from, err := git.ParseOID(base)
-	if err != nil {
-		return 0, fmt.Errorf("baseline: %w", err)
-	}
+func countAhead(ctx context.Context, repo *git.Repository, from git.OID, head string) (int, error) {
 	to, err := git.ParseOID(head)
 	if err != nil {
 		return 0, fmt.Errorf("head: %w", err)
 	}
 	n, err := repo.CountCommits(ctx, to, from)
 	if err != nil {
-		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", base, err)
+		return 0, fmt.Errorf("count commits ahead of baseline %s: %w", from, err)
 	}
 	return n, nil
 }

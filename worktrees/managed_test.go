@@ -126,7 +126,7 @@ func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := gitstate.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: f.base, Head: f.base}
+	rec := gitstate.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: hexOID(f.base), Head: hexOID(f.base)}
 	f.setRec(rec)
 	if _, err := Recreate(f.ctx, f.store, "r1", "b", tip); !foreignRefusal(err) {
 		t.Fatalf("Recreate: %v", err)

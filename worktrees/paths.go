@@ -131,11 +131,11 @@ func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec gi
 // them).
 // Materialize is how every managed worktree is checked out, by this package and by
 // recovery's replay worktrees alike: see materialize.
-func Materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+func Materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit git.OID) error {
 	return materialize(ctx, repo, run, rec, commit)
 }
 
-func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit string) error {
+func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, at git.OID) error {
 	// A checkout, and its marker beside it, is made only under the managed root.
 	if _, err := Placed(ctx, repo, run, rec); err != nil {
 		return err
@@ -158,10 +158,9 @@ func materialize(ctx context.Context, repo *git.Repository, run string, rec gits
 		_ = m.Done()
 		return errMadeConcurrently(rec)
 	}
-	at, err := git.ParseOID(commit)
-	if err != nil {
+	if at.IsZero() {
 		_ = m.Done()
-		return fmt.Errorf("worktree %s of node %s: %w", rec.Path, rec.Node, err)
+		return fmt.Errorf("worktree %s of node %s: no commit to check out", rec.Path, rec.Node)
 	}
 	if err := repo.AddWorktree(ctx, rec.Path, at, lockReason(run, rec.Node), m.File()); err != nil {
 		if !exists(rec.Path) {

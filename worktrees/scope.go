@@ -2,6 +2,7 @@ package worktrees
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -13,13 +14,12 @@ import (
 // or a node whose worktree is gone, changes nothing outside: nil. It reads only the
 // worktree Own vouches for: a record naming any other checkout (the user's, or one
 // git-atlas did not make) is refused as foreign, and nothing of it is read.
-func OutsideScope(ctx context.Context, repo *git.Repository, run string, rec *gitstate.WorktreeRec, base string, scope []string) ([]string, error) {
+func OutsideScope(ctx context.Context, repo *git.Repository, run string, rec *gitstate.WorktreeRec, id git.OID, scope []string) ([]string, error) {
 	if len(scope) == 0 || rec == nil {
 		return nil, nil
 	}
-	id, err := git.ParseOID(base)
-	if err != nil {
-		return nil, err
+	if id.IsZero() {
+		return nil, fmt.Errorf("node %s of run %s: no baseline to compare with", rec.Node, run)
 	}
 	m, err := Own(ctx, repo, run, *rec)
 	if err != nil {

@@ -107,7 +107,11 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 	if err != nil {
 		return nil, err
 	}
-	res.Union = gitstate.UnionRec{Head: head, Integrated: integrated, Conflicted: conflicted,
+	headID, err := git.ParseOID(head)
+	if err != nil {
+		return nil, err
+	}
+	res.Union = gitstate.UnionRec{Head: headID, Integrated: integrated, Conflicted: conflicted,
 		OutsideScope: scoped.OutsideScope, AllowedOutsideScope: scoped.AllowedOutsideScope}
 	if len(res.Missing) > 0 {
 		res.Union.Missing = res.Missing
@@ -221,11 +225,10 @@ func Order(jobs []gitstate.Job) ([]string, error) {
 
 // integrate merges each part into the union in turn, from base. A node whose tip is
 // already in the union counts as integrated with no new commit.
-func integrate(ctx context.Context, repo *git.Repository, run, base string, parts []part, prog progress.Reporter) (string, []string, map[string][]string, error) {
+func integrate(ctx context.Context, repo *git.Repository, run string, start git.OID, parts []part, prog progress.Reporter) (string, []string, map[string][]string, error) {
 	integrated, conflicted := []string{}, map[string][]string{}
-	start, err := git.ParseOID(base)
-	if err != nil {
-		return "", nil, nil, fmt.Errorf("union baseline: %w", err)
+	if start.IsZero() {
+		return "", nil, nil, fmt.Errorf("union baseline: run %s records none", run)
 	}
 	ids := []git.OID{start}
 	for _, p := range parts {
@@ -239,7 +242,7 @@ func integrate(ctx context.Context, repo *git.Repository, run, base string, part
 	if err != nil {
 		return "", nil, nil, err
 	}
-	cur, curDate := start, dates[base]
+	cur, curDate := start, dates[start.String()]
 	for i, p := range parts {
 		progress.Add(prog, 1)
 		tip := ids[i+1]
@@ -297,7 +300,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 	}
 	built := ""
 	if r.State.Union != nil {
-		built = r.State.Union.Head
+		built = r.State.Union.Head.String()
 	}
 	if err := p.checkBranch(built, force); err != nil {
 		return err
@@ -372,7 +375,7 @@ type unionPlace struct {
 
 // locateUnion reads where run's union at head goes: the recorded union worktree's
 // path, or its place under Root for a first build, and the union branch's tip.
-func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, head string) (*unionPlace, error) {
+func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, head git.OID) (*unionPlace, error) {
 	run := r.Header.RunID
 	p := &unionPlace{run: run, rec: gitstate.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
 		prev: r.State.Worktree(Union)}
@@ -404,7 +407,7 @@ func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, hea
 // neither the new head nor built, the union last recorded) unless force, and one
 // checked out in another worktree.
 func (p *unionPlace) checkBranch(built string, force bool) error {
-	head := p.rec.Head
+	head := p.rec.Head.String()
 	if p.oldTip != "" && p.oldTip != head && p.oldTip != built {
 		if !force {
 			return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
@@ -445,12 +448,12 @@ func (p *unionPlace) worktreeSteps(info Info) (unionSteps, error) {
 		if w := findWorktree(p.list, rec.Path); p.prev == nil && (!w.Locked || w.LockReason != lockReason(run, Union)) {
 			return s, fault.Conflict("path %s is taken by a worktree git-atlas did not record", rec.Path).WithHint("move it away and run again")
 		}
-		if info.Head != rec.Head || !info.OnBranch(rec) {
+		if info.Head != rec.Head.String() || !info.OnBranch(rec) {
 			if info.Dirty {
 				return s, fault.Refused("the union worktree %s has local changes: they would be lost", rec.Path).
 					WithHint("commit them on another branch or discard them there, then run `git atlas union %s` again", run)
 			}
-			s.move = info.Head != rec.Head
+			s.move = info.Head != rec.Head.String()
 			s.reattach = true
 		}
 		s.lock = !info.Locked
@@ -478,13 +481,13 @@ func (p *unionPlace) prepare(ctx context.Context, repo *git.Repository, s unionS
 // needsRecord reports whether the build differs from what the ledger has (recorded,
 // the run's last union): another worktree record, a branch to move, another union.
 func (p *unionPlace) needsRecord(recorded *gitstate.UnionRec, u gitstate.UnionRec) bool {
-	return p.prev == nil || !sameRec(*p.prev, p.rec) || p.oldTip != p.rec.Head || recorded == nil || !sameUnion(*recorded, u)
+	return p.prev == nil || !sameRec(*p.prev, p.rec) || p.oldTip != p.rec.Head.String() || recorded == nil || !sameUnion(*recorded, u)
 }
 
 // recordUnion records the build (`union_built`) and moves the union branch in the
 // same transaction, as long as the branch is still where p read it.
 func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res *UnionResult, approvedBy string) error {
-	repo, rec, head := store.Repo, p.rec, p.rec.Head
+	repo, rec, head := store.Repo, p.rec, p.rec.Head.String()
 	_, err := store.Update(ctx, p.run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
 			return nil, err
@@ -505,7 +508,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 			r.State.Worktrees = append(r.State.Worktrees, rec)
 		}
 		var refs []git.RefUpdate
-		var kept map[string]string
+		var kept *gitstate.KeptTip
 		if p.keep {
 			// The commit someone made on the union branch is kept before the branch
 			// leaves it, in the same transaction: nothing is lost, not even to gc.
@@ -522,7 +525,11 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 				return nil, fault.Conflict("%s holds %s, not the union branch's tip %s", k, cur, p.oldTip).WithHint("keep %s yourself (`git branch <name> %s`)", p.oldTip, p.oldTip)
 			}
 			res.Kept, res.KeptCommit = k, p.oldTip
-			kept = map[string]string{"ref": k, "commit": p.oldTip}
+			oldTip, err := git.ParseOID(p.oldTip)
+			if err != nil {
+				return nil, err
+			}
+			kept = &gitstate.KeptTip{Ref: k, Commit: oldTip}
 		}
 		if p.oldTip != head {
 			old := p.oldTip
@@ -535,7 +542,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if conflicted == nil {
 			conflicted = map[string][]string{}
 		}
-		d := gitstate.UnionBuiltData{Head: head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
+		d := gitstate.UnionBuiltData{Head: p.rec.Head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
 			Kept: kept, OutsideScope: u.OutsideScope, Ports: rec.Ports}
 		if len(u.AllowedOutsideScope) > 0 {
 			d.AllowedOutsideScope, d.ApprovedBy = u.AllowedOutsideScope, approvedBy
@@ -569,11 +576,7 @@ func (p *unionPlace) finish(ctx context.Context, repo *git.Repository, s unionSt
 
 // moveDetached moves a clean managed worktree to commit: a two-way read-tree (which
 // refuses to overwrite local changes), then HEAD detached at commit.
-func moveDetached(ctx context.Context, m *git.Managed, commit string) error {
-	id, err := git.ParseOID(commit)
-	if err != nil {
-		return fmt.Errorf("update the union worktree %s: %w", m.Path, err)
-	}
+func moveDetached(ctx context.Context, m *git.Managed, id git.OID) error {
 	if err := m.MoveDetached(ctx, id, "git-atlas: union"); err != nil {
 		return fmt.Errorf("update the union worktree %s: %w", m.Path, err)
 	}
@@ -605,13 +608,13 @@ func sameRec(a, b gitstate.WorktreeRec) bool {
 // head since is a conflict: the result belongs to the union it judged.
 func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *gitstate.VerifyResult) error {
 	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if r.State.Union == nil || r.State.Union.Head != head {
+		if r.State.Union == nil || r.State.Union.Head.String() != head {
 			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `git atlas union %s --verify` again", run)
 		}
 		u := *r.State.Union
 		u.Verify = vr
 		r.State.Union = &u
-		data := gitstate.UnionVerifiedData{Head: head, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}
+		data := gitstate.UnionVerifiedData{Head: r.State.Union.Head, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}
 		return &gitstate.Change{Event: gitstate.UnionVerifiedEvent(gitstate.About{}, data)}, nil
 	})
 	return err

@@ -2,6 +2,7 @@ package worktrees
 
 import (
 	"context"
+	"fmt"
 	"slices"
 
 	"github.com/bmatcuk/doublestar/v4"
@@ -29,13 +30,12 @@ func PathsOutside(paths, scope []string) []string {
 // CommitOutsideScope lists the paths commit tip changed against base, read from
 // the two trees alone (no worktree), that lie outside scope: what union would
 // integrate of a node, docs/contract.md §5.3.
-func CommitOutsideScope(ctx context.Context, repo *git.Repository, base, tip string, scope []string) ([]string, error) {
+func CommitOutsideScope(ctx context.Context, repo *git.Repository, a git.OID, tip string, scope []string) ([]string, error) {
 	if len(scope) == 0 {
 		return nil, nil
 	}
-	a, err := git.ParseOID(base)
-	if err != nil {
-		return nil, err
+	if a.IsZero() {
+		return nil, fmt.Errorf("no baseline to compare %s with", tip)
 	}
 	b, err := git.ParseOID(tip)
 	if err != nil {
@@ -85,7 +85,7 @@ func scopeParts(ctx context.Context, repo *git.Repository, r *gitstate.Run, part
 			continue
 		}
 		base := r.Header.Baseline
-		if rec := r.State.Worktree(p.node); rec != nil && rec.Baseline != "" {
+		if rec := r.State.Worktree(p.node); rec != nil && !rec.Baseline.IsZero() {
 			base = rec.Baseline
 		}
 		outside, err := CommitOutsideScope(ctx, repo, base, p.tip, j.Scope)
@@ -125,7 +125,7 @@ func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Ru
 		return nil, nil
 	}
 	base := a.Baseline
-	if base == "" {
+	if base.IsZero() {
 		base = r.Header.Baseline
 	}
 	return OutsideScope(ctx, repo, r.Header.RunID, rec, base, def.Scope)

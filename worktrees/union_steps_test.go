@@ -2,6 +2,7 @@ package worktrees
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -11,12 +12,21 @@ import (
 
 // testPlace is a union of run r1 at head h2 whose worktree would live at path, with
 // the worktrees git lists.
+
+// Commit ids the union's steps compare, as git prints them.
+var (
+	b0 = strings.Repeat("b", 40)
+	h1 = strings.Repeat("1", 40)
+	h2 = strings.Repeat("2", 40)
+	x9 = strings.Repeat("9", 40)
+)
+
 func testPlace(recorded bool, oldTip string, list ...git.WorktreeInfo) *unionPlace {
-	rec := gitstate.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: "b0", Head: "h2"}
+	rec := gitstate.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: hexOID(b0), Head: hexOID(h2)}
 	p := &unionPlace{run: "r1", rec: rec, list: list, ref: branchRef(rec.Branch), oldTip: oldTip}
 	if recorded {
 		prev := rec
-		prev.Head = "h1"
+		prev.Head = hexOID(h1)
 		p.prev = &prev
 	}
 	return p
@@ -25,7 +35,7 @@ func testPlace(recorded bool, oldTip string, list ...git.WorktreeInfo) *unionPla
 func TestUnionCheckBranch(t *testing.T) {
 	t.Parallel()
 	ref := branchRef(BranchFor("r1", Union))
-	elsewhere := git.WorktreeInfo{Path: "/nowhere/other", Head: "h1", Branch: ref}
+	elsewhere := git.WorktreeInfo{Path: "/nowhere/other", Head: h1, Branch: ref}
 	for _, c := range []struct {
 		name   string
 		oldTip string
@@ -35,12 +45,12 @@ func TestUnionCheckBranch(t *testing.T) {
 		want   error // a fault kind, or nil
 	}{
 		{name: "no branch yet", oldTip: ""},
-		{name: "branch at the last union", oldTip: "h1", built: "h1"},
-		{name: "branch already at the head", oldTip: "h2", built: "h1"},
-		{name: "someone committed on it", oldTip: "x9", built: "h1", want: fault.ErrRefused},
-		{name: "someone committed on it, forced", oldTip: "x9", built: "h1", force: true},
-		{name: "checked out in another worktree", oldTip: "h1", built: "h1", list: []git.WorktreeInfo{elsewhere}, want: fault.ErrConflict},
-		{name: "checked out elsewhere, but no move", oldTip: "h2", built: "h1", list: []git.WorktreeInfo{elsewhere}},
+		{name: "branch at the last union", oldTip: h1, built: h1},
+		{name: "branch already at the head", oldTip: h2, built: h1},
+		{name: "someone committed on it", oldTip: x9, built: h1, want: fault.ErrRefused},
+		{name: "someone committed on it, forced", oldTip: x9, built: h1, force: true},
+		{name: "checked out in another worktree", oldTip: h1, built: h1, list: []git.WorktreeInfo{elsewhere}, want: fault.ErrConflict},
+		{name: "checked out elsewhere, but no move", oldTip: h2, built: h1, list: []git.WorktreeInfo{elsewhere}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -55,8 +65,8 @@ func TestUnionCheckBranch(t *testing.T) {
 func TestUnionWorktreeSteps(t *testing.T) {
 	t.Parallel()
 	path := "/nowhere/atlas/r1/union"
-	ours := git.WorktreeInfo{Path: path, Head: "h1", Branch: branchRef(BranchFor("r1", Union)), Locked: true, LockReason: lockReason("r1", Union)}
-	theirs := git.WorktreeInfo{Path: path, Head: "h1", Locked: true, LockReason: "mine"}
+	ours := git.WorktreeInfo{Path: path, Head: h1, Branch: branchRef(BranchFor("r1", Union)), Locked: true, LockReason: lockReason("r1", Union)}
+	theirs := git.WorktreeInfo{Path: path, Head: h1, Locked: true, LockReason: "mine"}
 	onBranch := branchRef(BranchFor("r1", Union))
 	for _, c := range []struct {
 		name     string
@@ -70,25 +80,25 @@ func TestUnionWorktreeSteps(t *testing.T) {
 		{name: "nothing there", want: unionSteps{create: true}},
 		{name: "something else at the path", taken: true, err: fault.ErrConflict},
 		{name: "recorded, at the head on its branch", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Head: "h2", Branch: onBranch}},
+			info: Info{Exists: true, Locked: true, Head: h2, Branch: onBranch}},
 		{name: "recorded, at the head on its branch, dirty", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Dirty: true, Head: "h2", Branch: onBranch}},
+			info: Info{Exists: true, Locked: true, Dirty: true, Head: h2, Branch: onBranch}},
 		{name: "recorded, at the last union", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Head: "h1", Branch: onBranch}, want: unionSteps{move: true, reattach: true}},
+			info: Info{Exists: true, Locked: true, Head: h1, Branch: onBranch}, want: unionSteps{move: true, reattach: true}},
 		{name: "recorded, at the head but detached", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Head: "h2"}, want: unionSteps{reattach: true}},
+			info: Info{Exists: true, Locked: true, Head: h2}, want: unionSteps{reattach: true}},
 		{name: "recorded, unlocked", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Head: "h2", Branch: onBranch}, want: unionSteps{lock: true}},
+			info: Info{Exists: true, Head: h2, Branch: onBranch}, want: unionSteps{lock: true}},
 		{name: "recorded, dirty, at another commit", recorded: true, taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Dirty: true, Head: "h1", Branch: onBranch}, err: fault.ErrRefused},
+			info: Info{Exists: true, Locked: true, Dirty: true, Head: h1, Branch: onBranch}, err: fault.ErrRefused},
 		{name: "unrecorded, locked by git-atlas", taken: true, list: []git.WorktreeInfo{ours},
-			info: Info{Exists: true, Locked: true, Head: "h1", Branch: onBranch}, want: unionSteps{move: true, reattach: true}},
+			info: Info{Exists: true, Locked: true, Head: h1, Branch: onBranch}, want: unionSteps{move: true, reattach: true}},
 		{name: "unrecorded, locked by someone else", taken: true, list: []git.WorktreeInfo{theirs},
-			info: Info{Exists: true, Locked: true, Head: "h1"}, err: fault.ErrConflict},
+			info: Info{Exists: true, Locked: true, Head: h1}, err: fault.ErrConflict},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
-			p := testPlace(c.recorded, "h1", c.list...)
+			p := testPlace(c.recorded, h1, c.list...)
 			p.taken = c.taken
 			got, err := p.worktreeSteps(c.info)
 			if (c.err == nil) != (err == nil) || (c.err != nil && !errors.Is(err, c.err)) {
@@ -103,9 +113,9 @@ func TestUnionWorktreeSteps(t *testing.T) {
 
 func TestUnionNeedsRecord(t *testing.T) {
 	t.Parallel()
-	u := gitstate.UnionRec{Head: "h2", Integrated: []string{"a"}}
-	same := testPlace(true, "h2")
-	same.prev.Head = "h2"
+	u := gitstate.UnionRec{Head: hexOID(h2), Integrated: []string{"a"}}
+	same := testPlace(true, h2)
+	same.prev.Head = hexOID(h2)
 	if same.needsRecord(&u, u) {
 		t.Error("needsRecord true for the union the ledger already has")
 	}
@@ -117,10 +127,10 @@ func TestUnionNeedsRecord(t *testing.T) {
 	if !same.needsRecord(&u, other) {
 		t.Error("needsRecord false for a union that integrated more")
 	}
-	if p := testPlace(true, "h1"); !p.needsRecord(&u, u) {
+	if p := testPlace(true, h1); !p.needsRecord(&u, u) {
 		t.Error("needsRecord false with the branch to move")
 	}
-	if p := testPlace(false, "h2"); !p.needsRecord(&u, u) {
+	if p := testPlace(false, h2); !p.needsRecord(&u, u) {
 		t.Error("needsRecord false for a worktree the ledger lacks")
 	}
 }

@@ -3,6 +3,7 @@ package worktrees
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // Owner finds the run and the ledger record of the managed worktree whose top level is
@@ -128,13 +130,21 @@ func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec
 		}
 		cur.Untrusted = true
 		marked = true
-		return &gitstate.Change{Event: untrustedEvent(*cur, *w)}, nil
+		ev, err := untrustedEvent(*cur, *w)
+		if err != nil {
+			return nil, err
+		}
+		return &gitstate.Change{Event: ev}, nil
 	})
 	return marked, err
 }
 
-func untrustedEvent(rec gitstate.WorktreeRec, w git.WorktreeInfo) gitstate.Event {
-	d := gitstate.WorktreeUntrustedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Head: w.Head,
+func untrustedEvent(rec gitstate.WorktreeRec, w git.WorktreeInfo) (gitstate.Event, error) {
+	head, err := gitid.ParseOptional(w.Head)
+	if err != nil {
+		return gitstate.Event{}, fmt.Errorf("worktree %s: %w", w.Path, err)
+	}
+	d := gitstate.WorktreeUntrustedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Head: head,
 		CheckedOut: strings.TrimPrefix(w.Branch, "refs/heads/"), Reason: "HEAD left its branch"}
-	return gitstate.WorktreeUntrustedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
+	return gitstate.WorktreeUntrustedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d), nil
 }

@@ -45,7 +45,7 @@ func newFixture(t *testing.T, kind string) *fixture {
 	}
 	f.repo, f.store = repo, gitstate.New(repo)
 	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: f.base, Stages: []gitstate.StageDef{}}
+	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	if _, err := f.store.Create(f.ctx, h, st, gitstate.Event{Type: "run_started"}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 		t.Fatal(err)
@@ -150,7 +150,7 @@ func TestUnionOfGraphRunTakesDoneJobsInDependencyOrder(t *testing.T) {
 	if got := f.load().State.Seq; got != seq {
 		t.Errorf("rebuild wrote %d events", got-seq)
 	}
-	if head, _, _, err := integrate(f.ctx, f.repo, "r1", f.base, []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}, nil); err != nil || head != res.Union.Head {
+	if head, _, _, err := integrate(f.ctx, f.repo, "r1", hexOID(f.base), []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}, nil); err != nil || head != res.Union.Head.String() {
 		t.Errorf("integrate again = %s, %v; want %s", head, err, res.Union.Head)
 	}
 }
@@ -176,7 +176,7 @@ func TestUnionMovesAnExistingCleanWorktreeOntoItsBranch(t *testing.T) {
 		t.Fatalf("second build: %+v", second)
 	}
 	wt := f.git(second.Rec.Path, "status", "--porcelain=v2", "--branch")
-	if !strings.Contains(wt, "# branch.oid "+second.Union.Head) || !strings.Contains(wt, "# branch.head atlas/r1/union") || strings.Contains(wt, "\n1 ") {
+	if !strings.Contains(wt, "# branch.oid "+second.Union.Head.String()) || !strings.Contains(wt, "# branch.head atlas/r1/union") || strings.Contains(wt, "\n1 ") {
 		t.Errorf("union worktree not clean at the new head on its branch:\n%s", wt)
 	}
 	if r := f.load(); r.State.Union.Head != second.Union.Head || r.State.Worktree(Union).Head != second.Union.Head {
@@ -195,8 +195,8 @@ func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad1, bad2 := good, good
-	bad1.Baseline = strings.Repeat("1", 40) // no such commit: counting commits ahead fails
-	bad2.Baseline = strings.Repeat("2", 40)
+	bad1.Baseline = hexOID(strings.Repeat("1", 40)) // no such commit: counting commits ahead fails
+	bad2.Baseline = hexOID(strings.Repeat("2", 40))
 	recs := []gitstate.WorktreeRec{bad1, good, also, bad2, gone}
 
 	infos, errs, err := InspectAll(f.ctx, f.repo, recs)
@@ -279,7 +279,7 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got.Head != f.base || f.tip("a") != f.base {
+	if got.Head.String() != f.base || f.tip("a") != f.base {
 		t.Errorf("branch %s, record head %s; want the baseline %s", f.tip("a"), got.Head, f.base)
 	}
 	info, err := Inspect(f.ctx, f.repo, got)
@@ -292,7 +292,7 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	}
 	last := events[len(events)-1]
 	data, err := gitstate.DecodeData[gitstate.WorktreeAddedData](&last)
-	if err != nil || data.ResetFrom != tip || !data.Recreated {
+	if err != nil || data.ResetFrom.String() != tip || !data.Recreated {
 		t.Errorf("last event: %s %s", last.Type, last.Data)
 	}
 }

@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 func main() {
@@ -72,7 +73,10 @@ func run(args []string) error {
 	if err != nil {
 		return fmt.Errorf("rev-parse HEAD: %w", err)
 	}
-	head := strings.TrimSpace(string(out))
+	head, err := gitid.ParseOID(strings.TrimSpace(string(out)))
+	if err != nil {
+		return fmt.Errorf("rev-parse HEAD: %w", err)
+	}
 
 	fi := exec.Command("git", "-C", repo, "fast-import", "--quiet", "--done")
 	fi.Stdout, fi.Stderr = os.Stderr, os.Stderr
@@ -101,7 +105,7 @@ func run(args []string) error {
 
 // writeRun streams one run: run.json once (one blob for the chain), then a commit per
 // event, each with the state after it, as `start`, `transition` and `event` make them.
-func writeRun(w *bufio.Writer, mark *int, i, events int, head string, t0 time.Time) error {
+func writeRun(w *bufio.Writer, mark *int, i, events int, head gitid.OID, t0 time.Time) error {
 	id := fmt.Sprintf("%s-%06x", t0.Format("20060102T150405Z"), i)
 	stages := []gitstate.StageDef{{Name: "plan", MaxRetries: 2}, {Name: "code", MaxRetries: 2, Scope: []string{"src/**"}}, {Name: "check", MaxRetries: 2, Verify: "go test ./...", VerifySafe: true, Gate: "human", ReworkTo: "code"}}
 	h := gitstate.Header{Schema: gitstate.Schema, RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(t0),

@@ -53,7 +53,7 @@ func (c *McpCmd) Run(env *Env) error {
 		// The server lives as long as the agent's session, and the worktrees and the
 		// configuration change between its calls: each call reads them afresh, as a
 		// command would.
-		Ops: func() (*ops.Ops, error) { return base.Fresh(), nil },
+		Ops:     func() (*ops.Ops, error) { return base.Fresh(), nil },
 		Session: env.getenv("ATLAS_SESSION"),
 		Version: version(),
 		In:      io.NopCloser(env.Stdin),

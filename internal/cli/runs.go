@@ -180,7 +180,7 @@ func printRun(w io.Writer, r *ops.Run, now time.Time) {
 	} else {
 		fmt.Fprintf(w, "driver    none live\n")
 	}
-	fmt.Fprintf(w, "baseline  %s\n", ledgerText(h.Baseline, cellMax))
+	fmt.Fprintf(w, "baseline  %s\n", ledgerText(h.Baseline.String(), cellMax))
 	fmt.Fprintf(w, "epoch     %d, %d events, updated %s\n", s.Epoch, s.Seq, age(s.UpdatedAt, now))
 	if h.Intent != "" {
 		fmt.Fprintf(w, "intent    %s\n", ledgerText(h.Intent, cellMax))

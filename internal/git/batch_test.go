@@ -25,23 +25,23 @@ func TestOneObjectReaderPerCommand(t *testing.T) {
 			r, g := testRepo(t, k)
 			r.KeepObjectReader()
 			defer r.Close()
-			blob := OID{hex: g("ledger\n", "hash-object", "-w", "--stdin")}
-			tree := OID{hex: g("100644 blob "+blob.hex+"\tf\n", "mktree")}
-			commit := OID{hex: g("", "commit-tree", "-m", "c", tree.hex)}
+			blob := mustOID(t, g("ledger\n", "hash-object", "-w", "--stdin"))
+			tree := mustOID(t, g("100644 blob "+blob.String()+"\tf\n", "mktree"))
+			commit := mustOID(t, g("", "commit-tree", "-m", "c", tree.String()))
 			// Packed: the go-git store reads loose objects in process, and would ask git
 			// nothing otherwise.
-			g("", "update-ref", "refs/heads/c", commit.hex)
+			g("", "update-ref", "refs/heads/c", commit.String())
 			g("", "repack", "-adq")
 			g("", "prune-packed")
-			missing := OID{hex: strings.Repeat("e", len(blob.hex))}
+			missing := mustOID(t, strings.Repeat("e", len(blob.String())))
 
 			before := Started()
 			for _, id := range []OID{blob, tree, commit} {
 				if !r.HasObject(ctx, id) {
-					t.Fatalf("HasObject(%s) = false", id.hex)
+					t.Fatalf("HasObject(%s) = false", id.String())
 				}
-				if typ, err := r.ObjectType(ctx, id); err != nil || typ != g("", "cat-file", "-t", id.hex) {
-					t.Fatalf("ObjectType(%s) = %q, %v", id.hex, typ, err)
+				if typ, err := r.ObjectType(ctx, id); err != nil || typ != g("", "cat-file", "-t", id.String()) {
+					t.Fatalf("ObjectType(%s) = %q, %v", id.String(), typ, err)
 				}
 			}
 			if r.HasObject(ctx, missing) {
@@ -50,7 +50,7 @@ func TestOneObjectReaderPerCommand(t *testing.T) {
 			if _, err := r.ObjectType(ctx, missing); !errors.Is(err, ErrNotFoundObject) {
 				t.Fatalf("ObjectType of a missing object: %v", err)
 			}
-			if c, err := r.Commit(ctx, commit); err != nil || c.Tree != tree.hex {
+			if c, err := r.Commit(ctx, commit); err != nil || c.Tree != tree.String() {
 				t.Fatalf("Commit = %+v, %v", c, err)
 			}
 			blobs, err := r.BlobsAt(ctx, []BlobSpec{{Commit: commit, Path: "f"}, {Commit: commit, Path: "nothing"}})
@@ -65,12 +65,12 @@ func TestOneObjectReaderPerCommand(t *testing.T) {
 			}
 
 			// Written after the reader started: loose, then packed with the loose copy gone.
-			later := OID{hex: g("later\n", "hash-object", "-w", "--stdin")}
+			later := mustOID(t, g("later\n", "hash-object", "-w", "--stdin"))
 			reads := Started() - before
 			if !r.HasObject(ctx, later) {
 				t.Fatal("an object written after the reader started is missing")
 			}
-			g("", "update-ref", "refs/tags/later", later.hex)
+			g("", "update-ref", "refs/tags/later", later.String())
 			g("", "repack", "-dq")
 			g("", "prune-packed")
 			if _, err := os.Lstat(loosePath(r, later)); !os.IsNotExist(err) {
@@ -111,7 +111,7 @@ func TestOneObjectReaderPerCommand(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			tree2, err := r.WriteTree(ctx, []TreeEntry{{Name: "t", Blob: cut.hex}})
+			tree2, err := r.WriteTree(ctx, []TreeEntry{{Name: "t", Blob: cut.String()}})
 			if err != nil {
 				t.Fatal(err)
 			}

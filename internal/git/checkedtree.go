@@ -97,7 +97,7 @@ func (r *Repository) CheckTree(ctx context.Context, id OID) (*CheckedTree, error
 	if id.IsZero() {
 		return nil, fmt.Errorf("check tree: no object id")
 	}
-	tree := id.hex
+	tree := id.String()
 	idLen := 20
 	if r.ObjectFormat == "sha256" {
 		idLen = 32

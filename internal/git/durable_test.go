@@ -13,7 +13,7 @@ import (
 )
 
 func loosePath(r *Repository, oid OID) string {
-	id := oid.hex
+	id := oid.String()
 	return filepath.Join(r.CommonDir, "objects", id[:2], id[2:])
 }
 
@@ -65,7 +65,7 @@ func TestTornLooseObjectIsRewritten(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				if len(missing) != 1 || missing[0] != id.hex {
+				if len(missing) != 1 || missing[0] != id.String() {
 					t.Fatalf("MissingObjects = %v, want [%s]", missing, id)
 				}
 				// As a snapshot writes what MissingObjects named: git's hash-object,
@@ -74,13 +74,13 @@ func TestTornLooseObjectIsRewritten(t *testing.T) {
 				if err := os.WriteFile(filepath.Join(dir, "f"), data, 0o644); err != nil {
 					t.Fatal(err)
 				}
-				if ids, err := r.WriteRawBlobs(ctx, dir, []string{"f"}); err != nil || ids[0] != id.hex {
+				if ids, err := r.WriteRawBlobs(ctx, dir, []string{"f"}); err != nil || ids[0] != id.String() {
 					t.Fatalf("WriteRawBlobs = %v, %v", ids, err)
 				}
-				g("", "cat-file", "blob", id.hex)
+				g("", "cat-file", "blob", id.String())
 				tear(t, r, id, keep) // present and torn: the writer itself must notice
 				write()
-				if out := g("", "cat-file", "blob", id.hex); out != strings.TrimSpace(string(data)) {
+				if out := g("", "cat-file", "blob", id.String()); out != strings.TrimSpace(string(data)) {
 					t.Fatalf("cat-file after rewrite: %q", out)
 				}
 			})
@@ -97,16 +97,16 @@ func TestTornTreeRewrittenByGit(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "f", Blob: blob.hex}})
+	tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "f", Blob: blob.String()}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tear(t, r, tree, 0)
-	again, err := r.WriteTree(ctx, []TreeEntry{{Name: "f", Blob: blob.hex}})
+	again, err := r.WriteTree(ctx, []TreeEntry{{Name: "f", Blob: blob.String()}})
 	if err != nil || again != tree {
 		t.Fatalf("WriteTree = %s, %v", again, err)
 	}
-	g("", "cat-file", "-p", tree.hex)
+	g("", "cat-file", "-p", tree.String())
 }
 
 // Objects git-atlas writes itself leave no temporary file and are read-only, as git's.
@@ -238,7 +238,7 @@ func TestCommitEmptyFlushes(t *testing.T) {
 	if err != nil || head == "" {
 		t.Fatalf("HEAD after CommitEmpty: %q, %v", head, err)
 	}
-	info, err := r.Commit(ctx, OID{hex: head})
+	info, err := r.Commit(ctx, mustOID(t, head))
 	if err != nil {
 		t.Fatal(err)
 	}

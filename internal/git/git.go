@@ -386,9 +386,9 @@ func (r *Repository) HasObject(ctx context.Context, id OID) bool {
 		return false
 	}
 	found := false
-	err := objectInfo(ctx, r, []string{id.hex}, func(_ int, o batchObject) { found = !o.missing })
+	err := objectInfo(ctx, r, []string{id.String()}, func(_ int, o batchObject) { found = !o.missing })
 	if err != nil || !found {
-		r.repairLoose(id.hex)
+		r.repairLoose(id.String())
 	}
 	return err == nil && found
 }
@@ -400,9 +400,9 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 		return "", fmt.Errorf("object: none: %w", ErrNotFoundObject)
 	}
 	var o batchObject
-	err := objectInfo(ctx, r, []string{id.hex}, func(_ int, b batchObject) { o = b })
+	err := objectInfo(ctx, r, []string{id.String()}, func(_ int, b batchObject) { o = b })
 	if err != nil || o.missing {
-		return "", fmt.Errorf("object %s: %w", id.hex, ErrNotFoundObject)
+		return "", fmt.Errorf("object %s: %w", id.String(), ErrNotFoundObject)
 	}
 	return o.typ, nil
 }

@@ -34,7 +34,7 @@ func (r *Repository) CommitDates(ctx context.Context, commits []OID) (map[string
 
 // CountCommits counts the commits reachable from head and not from exclude.
 func (r *Repository) CountCommits(ctx context.Context, head, exclude OID) (int, error) {
-	out, err := r.git(ctx, "rev-list", "--count", "--end-of-options", head.hex, "^"+exclude.hex, "--")
+	out, err := r.git(ctx, "rev-list", "--count", "--end-of-options", head.String(), "^"+exclude.String(), "--")
 	if err != nil {
 		return 0, err
 	}
@@ -44,7 +44,7 @@ func (r *Repository) CountCommits(ctx context.Context, head, exclude OID) (int, 
 // TreeDiskUsage is the bytes on disk of every object reachable from commit's tree
 // (`git rev-list --objects --disk-usage`).
 func (r *Repository) TreeDiskUsage(ctx context.Context, commit OID) (int64, error) {
-	out, err := r.git(ctx, "rev-list", "--objects", "--disk-usage", "--end-of-options", commit.hex+"^{tree}", "--")
+	out, err := r.git(ctx, "rev-list", "--objects", "--disk-usage", "--end-of-options", commit.String()+"^{tree}", "--")
 	if err != nil {
 		return 0, err
 	}
@@ -53,7 +53,7 @@ func (r *Repository) TreeDiskUsage(ctx context.Context, commit OID) (int64, erro
 
 // RefsContainingUnder lists the refs under prefixes whose history contains commit.
 func (r *Repository) RefsContainingUnder(ctx context.Context, commit OID, prefixes ...string) ([]string, error) {
-	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains=" + commit.hex, "--end-of-options"}, prefixes...)...)
+	out, err := r.git(ctx, append([]string{"for-each-ref", "--format=%(refname)", "--contains=" + commit.String(), "--end-of-options"}, prefixes...)...)
 	if err != nil {
 		return nil, err
 	}

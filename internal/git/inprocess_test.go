@@ -105,9 +105,9 @@ func TestLooseReadsAgreeWithGit(t *testing.T) {
 	ctx := context.Background()
 	r, g := testRepo(t, kinds[0])
 	blob, _ := r.WriteBlob(ctx, []byte("state\n"))
-	sub, _ := r.WriteTree(ctx, []TreeEntry{{Name: "x.json", Blob: blob.hex}})
+	sub, _ := r.WriteTree(ctx, []TreeEntry{{Name: "x.json", Blob: blob.String()}})
 	_ = sub
-	tree, _ := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: blob.hex}})
+	tree, _ := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: blob.String()}})
 	first, _ := r.WriteCommit(ctx, tree, nil, "one\n")
 	tip, err := r.WriteCommit(ctx, tree, []OID{first}, "two\n")
 	if err != nil {
@@ -146,16 +146,16 @@ func TestLooseReadsAgreeWithGit(t *testing.T) {
 	if n := Started() - before; n != 1 {
 		t.Errorf("loose reads started %d git processes, want 1 (the spec only git answers)", n)
 	}
-	g("", "update-ref", "refs/atlas/runs/t", tip.hex)
+	g("", "update-ref", "refs/atlas/runs/t", tip.String())
 	g("", "gc", "-q", "--prune=now")
-	if _, _, ok := (&goGitStore{dir: r.CommonDir}).loose().readLoose(tip.hex); ok {
+	if _, _, ok := (&goGitStore{dir: r.CommonDir}).loose().readLoose(tip.String()); ok {
 		t.Fatal("the commit is still loose after gc")
 	}
 	info2, chain2, blobs2, items2 := read()
 	if !reflect.DeepEqual(info, info2) || !reflect.DeepEqual(chain, chain2) || !reflect.DeepEqual(blobs, blobs2) || !reflect.DeepEqual(items, items2) {
 		t.Errorf("in process:\n%v %v %v %v\ngit:\n%v %v %v %v", info, chain, blobs, items, info2, chain2, blobs2, items2)
 	}
-	if want := g("", "ls-tree", "-r", "--full-tree", tip.hex); len(items) != 1 || want != items[0].Mode+" "+items[0].Type+" "+items[0].ID+"\t"+items[0].Path {
+	if want := g("", "ls-tree", "-r", "--full-tree", tip.String()); len(items) != 1 || want != items[0].Mode+" "+items[0].Type+" "+items[0].ID+"\t"+items[0].Path {
 		t.Errorf("LsTree = %v, git says %q", items, want)
 	}
 }

@@ -203,7 +203,7 @@ func (l looseWriter) names(ids []OID) map[string]bool {
 	listed := map[string]bool{}
 	found := map[string]bool{}
 	for _, id := range ids {
-		xx := id.hex[:2]
+		xx := id.String()[:2]
 		if listed[xx] {
 			continue
 		}

@@ -247,10 +247,10 @@ func (m *Managed) Lock(ctx context.Context, reason string) error {
 // the index and HEAD are durable when it returns (gitDirWritten).
 func (m *Managed) MoveDetached(ctx context.Context, commit OID, msg string) error {
 	start := time.Now()
-	if _, err := m.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.hex); err != nil {
+	if _, err := m.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.String()); err != nil {
 		return err
 	}
-	_, err := m.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.hex)
+	_, err := m.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.String())
 	return m.gitDirWritten(start, err)
 }
 

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // MergeTree merges theirs into ours without any worktree or index (`git merge-tree
@@ -15,7 +17,7 @@ import (
 // conflicted paths (never nil).
 func (r *Repository) MergeTree(ctx context.Context, ours, theirs OID) (OID, []string, error) {
 	start := time.Now()
-	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", "--end-of-options", ours.hex, theirs.hex)
+	out, err := r.git(ctx, "merge-tree", "--write-tree", "--no-messages", "-z", "--end-of-options", ours.String(), theirs.String())
 	var ge *Error
 	conflict := errors.As(err, &ge) && ge.ExitCode == 1
 	if err != nil && !conflict {
@@ -34,7 +36,11 @@ func (r *Repository) MergeTree(ctx context.Context, ours, theirs OID) (OID, []st
 	if !conflict {
 		paths = nil
 	}
-	return OID{hex: tree}, paths, nil
+	tid, err := gitOID(tree)
+	if err != nil {
+		return OID{}, nil, err
+	}
+	return tid, paths, nil
 }
 
 // parseMergeTree reads the -z output of `git merge-tree --write-tree`: the tree id
@@ -67,17 +73,7 @@ func parseMergeTree(out []byte) (string, []string, error) {
 	return tree, paths, nil
 }
 
-func isObjectID(s string) bool {
-	if len(s) != 40 && len(s) != 64 {
-		return false
-	}
-	for _, c := range s {
-		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
-			return false
-		}
-	}
-	return true
-}
+func isObjectID(s string) bool { return gitid.IsObjectID(s) }
 
 func truncate(s string) string {
 	if len(s) > 200 {
@@ -103,10 +99,10 @@ func (r *Repository) CommitTreeAs(ctx context.Context, tree OID, parents []OID, 
 	}
 	args := []string{"commit-tree", "--no-gpg-sign", "-m", msg}
 	for _, p := range parents {
-		args = append(args, "-p", p.hex)
+		args = append(args, "-p", p.String())
 	}
 	id, err := r.writeObject(func() ([]byte, error) {
-		return r.gitEnv(ctx, env, nil, append(args, "--end-of-options", tree.hex)...)
+		return r.gitEnv(ctx, env, nil, append(args, "--end-of-options", tree.String())...)
 	})
 	if err != nil {
 		return OID{}, err

@@ -63,7 +63,7 @@ func (r *Repository) Commit(ctx context.Context, id OID) (CommitInfo, error) {
 	if id.IsZero() {
 		return CommitInfo{}, fmt.Errorf("read commit: none: %w", ErrNotFoundObject)
 	}
-	return r.objects.commit(ctx, id.hex)
+	return r.objects.commit(ctx, id.String())
 }
 
 // FirstParents lists tip and its first-parent ancestors, newest first: a ledger chain.
@@ -71,7 +71,7 @@ func (r *Repository) FirstParents(ctx context.Context, tip OID) ([]string, error
 	if tip.IsZero() {
 		return nil, fmt.Errorf("walk: no commit: %w", ErrNotFoundObject)
 	}
-	return r.objects.firstParents(ctx, tip.hex)
+	return r.objects.firstParents(ctx, tip.String())
 }
 
 // BlobSpec names the blob at Path in Commit's tree (`<commit>:<path>`).
@@ -86,9 +86,9 @@ func (r *Repository) BlobsAt(ctx context.Context, specs []BlobSpec) ([]Blob, err
 	list := make([]string, len(specs))
 	for i, s := range specs {
 		if s.Commit.IsZero() || s.Path == "" || strings.ContainsAny(s.Path, "\n\r") {
-			return nil, fmt.Errorf("read blob %s:%q: not a commit and a path", s.Commit.hex, clip(s.Path))
+			return nil, fmt.Errorf("read blob %s:%q: not a commit and a path", s.Commit.String(), clip(s.Path))
 		}
-		list[i] = s.Commit.hex + ":" + s.Path
+		list[i] = s.Commit.String() + ":" + s.Path
 	}
 	return r.objects.blobsAt(ctx, list)
 }
@@ -117,7 +117,7 @@ func (r *Repository) WriteCommit(ctx context.Context, tree OID, parents []OID, m
 	if tree.IsZero() {
 		return OID{}, errors.New("write commit: no tree")
 	}
-	id, err := r.objects.writeCommit(ctx, tree.hex, oidStrings(parents), msg)
+	id, err := r.objects.writeCommit(ctx, tree.String(), oidStrings(parents), msg)
 	if err != nil {
 		return OID{}, err
 	}

@@ -74,15 +74,15 @@ func TestObjectsMatchGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := g("{\"a\":1}\n", "hash-object", "--stdin"); b1.hex != want || len(b1.hex) != idLen {
+			if want := g("{\"a\":1}\n", "hash-object", "--stdin"); b1.String() != want || len(b1.String()) != idLen {
 				t.Fatalf("blob id %s, git says %s", b1, want)
 			}
 			b2, _ := r.WriteBlob(ctx, []byte("two\n"))
-			tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: b2.hex}, {Name: "run.json", Blob: b1.hex}})
+			tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: b2.String()}, {Name: "run.json", Blob: b1.String()}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if want := g("100644 blob "+b1.hex+"\trun.json\n100644 blob "+b2.hex+"\tstate.json\n", "mktree"); tree.hex != want {
+			if want := g("100644 blob "+b1.String()+"\trun.json\n100644 blob "+b2.String()+"\tstate.json\n", "mktree"); tree.String() != want {
 				t.Fatalf("tree id %s, git mktree says %s", tree, want)
 			}
 			head := g("", "rev-parse", "HEAD")
@@ -94,41 +94,41 @@ func TestObjectsMatchGit(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got := g("", "log", "--format=%an <%ae> %s %P", c2.hex); !strings.Contains(got, "git-atlas <git-atlas@localhost> child "+c1.hex) {
+			if got := g("", "log", "--format=%an <%ae> %s %P", c2.String()); !strings.Contains(got, "git-atlas <git-atlas@localhost> child "+c1.String()) {
 				t.Fatalf("git log: %s", got)
 			}
 			// Byte for byte the commit git itself writes with the same identity and date.
-			date := g("", "log", "-1", "--format=%ad", "--date=raw", c2.hex)
-			same := exec.Command("git", "commit-tree", tree.hex, "-p", c1.hex, "-m", "child")
+			date := g("", "log", "-1", "--format=%ad", "--date=raw", c2.String())
+			same := exec.Command("git", "commit-tree", tree.String(), "-p", c1.String(), "-m", "child")
 			same.Dir = filepath.Dir(r.CommonDir)
 			same.Env = append(os.Environ(), "GIT_AUTHOR_NAME=git-atlas", "GIT_AUTHOR_EMAIL=git-atlas@localhost", "GIT_AUTHOR_DATE="+date,
 				"GIT_COMMITTER_NAME=git-atlas", "GIT_COMMITTER_EMAIL=git-atlas@localhost", "GIT_COMMITTER_DATE="+date)
-			if out, err := same.Output(); err != nil || strings.TrimSpace(string(out)) != c2.hex {
-				t.Fatalf("commit %s, git commit-tree with the same date says %s (%v)\n%s", c2, out, err, g("", "cat-file", "commit", c2.hex))
+			if out, err := same.Output(); err != nil || strings.TrimSpace(string(out)) != c2.String() {
+				t.Fatalf("commit %s, git commit-tree with the same date says %s (%v)\n%s", c2, out, err, g("", "cat-file", "commit", c2.String()))
 			}
 			info, err := r.Commit(ctx, c2)
-			if err != nil || info.Tree != tree.hex || len(info.Parents) != 1 || info.Parents[0] != c1.hex {
+			if err != nil || info.Tree != tree.String() || len(info.Parents) != 1 || info.Parents[0] != c1.String() {
 				t.Fatalf("Commit = %+v, %v", info, err)
 			}
 			chain, err := r.FirstParents(ctx, c2)
-			if err != nil || strings.Join(chain, " ") != c2.hex+" "+c1.hex {
+			if err != nil || strings.Join(chain, " ") != c2.String()+" "+c1.String() {
 				t.Fatalf("FirstParents = %v, %v", chain, err)
 			}
 			if _, err := r.Commit(ctx, b1); !errors.Is(err, ErrNotCommit) {
 				t.Fatalf("Commit(blob) = %v", err)
 			}
-			if _, err := r.Commit(ctx, OID{hex: strings.Repeat("1", idLen)}); !errors.Is(err, ErrNotFoundObject) {
+			if _, err := r.Commit(ctx, mustOID(t, strings.Repeat("1", idLen))); !errors.Is(err, ErrNotFoundObject) {
 				t.Fatalf("Commit(missing) = %v", err)
 			}
 			if typ, err := r.ObjectType(ctx, tree); typ != "tree" || err != nil {
 				t.Fatalf("ObjectType = %q, %v", typ, err)
 			}
 
-			blobs, err := r.BlobsAt(ctx, []BlobSpec{{c2, "run.json"}, {c1, "state.json"}, {c2, "nope.json"}, {OID{hex: head}, "run.json"}, {OID{hex: strings.Repeat("2", idLen)}, "run.json"}})
+			blobs, err := r.BlobsAt(ctx, []BlobSpec{{c2, "run.json"}, {c1, "state.json"}, {c2, "nope.json"}, {mustOID(t, head), "run.json"}, {mustOID(t, strings.Repeat("2", idLen)), "run.json"}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			if string(blobs[0].Data) != "{\"a\":1}\n" || blobs[0].ID != b1.hex || string(blobs[1].Data) != "two\n" {
+			if string(blobs[0].Data) != "{\"a\":1}\n" || blobs[0].ID != b1.String() || string(blobs[1].Data) != "two\n" {
 				t.Fatalf("blobs = %+v", blobs[:2])
 			}
 			for _, b := range blobs[2:] {
@@ -149,8 +149,8 @@ func TestUpdateRefs(t *testing.T) {
 			ctx := context.Background()
 			r, g := testRepo(t, k)
 			head := g("", "rev-parse", "HEAD")
-			cid, _ := r.WriteCommit(ctx, OID{hex: g("", "rev-parse", "HEAD^{tree}")}, []OID{{hex: head}}, "next\n")
-			c := cid.hex
+			cid, _ := r.WriteCommit(ctx, mustOID(t, g("", "rev-parse", "HEAD^{tree}")), []OID{mustOID(t, head)}, "next\n")
+			c := cid.String()
 
 			// Create-only: ZeroID means "must not exist", whatever the object format.
 			if err := r.UpdateRefs(ctx, "create", RefUpdate{Name: "refs/atlas/runs/a", New: head, Old: ZeroID}); err != nil {

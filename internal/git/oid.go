@@ -3,35 +3,22 @@ package git
 import (
 	"fmt"
 	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
-// OID is a full object id: 40 (sha1) or 64 (sha256) lowercase hex digits. It is made
-// only by ParseOID and from git's own output, so a value from a ledger, a snapshot or
-// an import source reaches git as an object id and never as an option or a revision
-// expression (docs/contract.md §10: shared data is untrusted). The zero OID is "no object".
-type OID struct{ hex string }
+// OID is a full object id (gitid.OID): made only by ParseOID, from git's own output,
+// or by decoding a document, so a value from a ledger, a snapshot or an import source
+// reaches git as an object id and never as an option or a revision expression
+// (docs/contract.md §10: shared data is untrusted). The zero OID is "no object".
+type OID = gitid.OID
 
 // ParseOID parses s as a full object id, refusing anything else: an abbreviated id, a
 // ref name, upper case, an option such as --output=FILE.
-func ParseOID(s string) (OID, error) {
-	if !isObjectID(s) {
-		return OID{}, fmt.Errorf("%q is not an object id (40 or 64 lowercase hex digits)", clip(s))
-	}
-	return OID{hex: s}, nil
-}
+func ParseOID(s string) (OID, error) { return gitid.ParseOID(s) }
 
 // ParseOIDs parses every id of list, or fails on the first that is not one.
-func ParseOIDs(list []string) ([]OID, error) {
-	out := make([]OID, len(list))
-	for i, s := range list {
-		id, err := ParseOID(s)
-		if err != nil {
-			return nil, err
-		}
-		out[i] = id
-	}
-	return out, nil
-}
+func ParseOIDs(list []string) ([]OID, error) { return gitid.ParseOIDs(list) }
 
 // gitOID is an object id git printed (surrounding white space trimmed); git printing
 // anything else is an error, not an id.
@@ -40,23 +27,17 @@ func gitOID(out string) (OID, error) {
 	if !isObjectID(s) {
 		return OID{}, fmt.Errorf("git printed %q where an object id was expected", clip(s))
 	}
-	return OID{hex: s}, nil
+	return gitid.ParseOID(s)
 }
 
-// String is the id's hex digits ("" for the zero OID).
-func (o OID) String() string { return o.hex }
-
-// IsZero reports whether o is the zero OID (no object).
-func (o OID) IsZero() bool { return o.hex == "" }
-
-// Rev is o as a revision.
-func (o OID) Rev() Rev { return Rev{s: o.hex} }
+// OIDRev is o as a revision.
+func OIDRev(o OID) Rev { return Rev{s: o.String()} }
 
 // oidStrings turns ids into git's arguments.
 func oidStrings(ids []OID) []string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
-		out[i] = id.hex
+		out[i] = id.String()
 	}
 	return out
 }
@@ -96,36 +77,7 @@ func (r Rev) IsZero() bool { return r.s == "" }
 
 // CheckRefFormat applies the rules of `git check-ref-format --allow-onelevel` to name
 // (git-check-ref-format(1)), and refuses a leading "-" as `--branch` does.
-func CheckRefFormat(name string) error {
-	bad := func(why string) error { return fmt.Errorf("%q is not a valid ref name: %s", clip(name), why) }
-	switch {
-	case name == "" || name == "@":
-		return bad("empty or @")
-	case strings.HasPrefix(name, "-"):
-		return bad("starts with -")
-	case strings.HasPrefix(name, "/") || strings.HasSuffix(name, "/") || strings.Contains(name, "//"):
-		return bad("empty component")
-	case strings.HasSuffix(name, "."):
-		return bad("ends with .")
-	case strings.Contains(name, ".."):
-		return bad("contains ..")
-	case strings.Contains(name, "@{"):
-		return bad("contains @{")
-	case strings.ContainsFunc(name, func(r rune) bool { return r < 0x20 || r == 0x7f || strings.ContainsRune(" ~^:?*[\\", r) }):
-		return bad("contains a control character, space or one of ~^:?*[\\")
-	}
-	for c := range strings.SplitSeq(name, "/") {
-		if strings.HasPrefix(c, ".") || strings.HasSuffix(c, ".lock") {
-			return bad("a component starts with . or ends with .lock")
-		}
-	}
-	return nil
-}
+func CheckRefFormat(name string) error { return gitid.CheckRefFormat(name) }
 
 // clip keeps a bad value short in a message.
-func clip(s string) string {
-	if len(s) > 80 {
-		return s[:80] + "..."
-	}
-	return s
-}
+func clip(s string) string { return gitid.Clip(s) }

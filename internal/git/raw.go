@@ -102,7 +102,7 @@ func (r *Repository) WriteRawBlobs(ctx context.Context, dir string, paths []stri
 			if err != nil {
 				return nil, err
 			}
-			ids[i] = id.hex
+			ids[i] = id.String()
 			continue
 		}
 		in.WriteString(p)
@@ -184,6 +184,6 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 // writes the files itself (ResetTo).
 func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path string, commit OID) error {
 	start := time.Now()
-	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.hex}})
+	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.String()}})
 	return r.worktreeAdded(start, path, err)
 }

@@ -224,7 +224,7 @@ func (t *TempIndex) WriteTree(ctx context.Context) (OID, error) {
 
 // ReadTree replaces the temporary index's content with tree.
 func (t *TempIndex) ReadTree(ctx context.Context, tree OID) error {
-	_, err := t.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.hex)
+	_, err := t.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.String())
 	return err
 }
 
@@ -435,11 +435,11 @@ type TreeItem struct {
 // LsTree lists every file of tree, recursively, reading it back from the object store.
 func (r *Repository) LsTree(ctx context.Context, tree OID) ([]TreeItem, error) {
 	if g, ok := r.objects.(*goGitStore); ok {
-		if list, ok := g.lsTreeLoose(tree.hex); ok {
+		if list, ok := g.lsTreeLoose(tree.String()); ok {
 			return list, nil
 		}
 	}
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.hex)
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +474,7 @@ type NameStatus struct {
 
 // DiffNames lists the paths that differ between tree-ishes a and b.
 func (r *Repository) DiffNames(ctx context.Context, a, b OID) ([]NameStatus, error) {
-	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", "--end-of-options", a.hex, b.hex, "--")
+	out, err := r.git(ctx, "diff-tree", "-r", "-z", "--name-status", "--no-renames", "--no-relative", "--end-of-options", a.String(), b.String(), "--")
 	if err != nil {
 		return nil, err
 	}
@@ -521,13 +521,13 @@ func (r *Repository) ObjectSizes(ctx context.Context, ids []OID) (map[string]int
 		if id.IsZero() {
 			return nil, nil, errors.New("missing objects: an empty object id")
 		}
-		if loose[id.hex] {
-			if size, ok := g.loose().headerSize(id.hex); ok {
-				sizes[id.hex] = size // present: its header reads, as git's type check reads it
+		if loose[id.String()] {
+			if size, ok := g.loose().headerSize(id.String()); ok {
+				sizes[id.String()] = size // present: its header reads, as git's type check reads it
 				continue
 			}
 		}
-		in.WriteString(id.hex)
+		in.WriteString(id.String())
 		in.WriteByte('\n')
 	}
 	if in.Len() == 0 {
@@ -564,7 +564,7 @@ func (r *Repository) ObjectSizes(ctx context.Context, ids []OID) (map[string]int
 
 // RefsContaining returns up to limit refs (under refs/) whose history contains commit.
 func (r *Repository) RefsContaining(ctx context.Context, commit OID, limit int) ([]string, error) {
-	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains="+commit.hex)
+	out, err := r.git(ctx, "for-each-ref", fmt.Sprintf("--count=%d", limit), "--format=%(refname)", "--contains="+commit.String())
 	if err != nil {
 		return nil, err
 	}
@@ -577,7 +577,7 @@ func (r *Repository) RefsContaining(ctx context.Context, commit OID, limit int) 
 func (r *Repository) Reachable(ctx context.Context, commit OID) (bool, error) {
 	if refs, ok := r.listRefsLocal([]string{"refs/heads", "refs/tags", "refs/remotes", "refs/atlas"}); ok {
 		for _, ref := range refs {
-			if ref.ID == commit.hex {
+			if ref.ID == commit.String() {
 				return true, nil
 			}
 		}
@@ -599,7 +599,7 @@ func (r *Repository) WritePatch(ctx context.Context, w io.Writer, base, tree OID
 	if base.IsZero() || tree.IsZero() {
 		return errors.New("write patch: an empty object id")
 	}
-	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), "--end-of-options", base.hex, tree.hex, "--")...)
+	x := command(ctx, r.CommonDir, nil, append(append([]string{}, patchArgs...), "--end-of-options", base.String(), tree.String(), "--")...)
 	var stderr bytes.Buffer
 	bw := bufio.NewWriterSize(w, 256<<10)
 	x.Stdout, x.Stderr = bw, &stderr
@@ -666,7 +666,7 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 // SetPseudoRef writes a per-worktree pseudo ref such as MERGE_HEAD, durably.
 func (w *Worktree) SetPseudoRef(ctx context.Context, name string, id OID) error {
 	start := time.Now()
-	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "--end-of-options", name, id.hex)
+	_, err := w.git(ctx, nil, nil, "update-ref", "--no-deref", "--end-of-options", name, id.String())
 	return w.gitDirWritten(start, err)
 }
 
@@ -681,7 +681,7 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 	if err != nil {
 		return err
 	}
-	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", "--end-of-options", tree.ID.hex)
+	args := append(w.Repo.filtersOff(ctx), "read-tree", "--reset", "-u", "--end-of-options", tree.ID.String())
 	start := time.Now()
 	_, err = w.git(ctx, nil, nil, args...)
 	if err := w.gitDirWritten(start, err); err != nil {
@@ -696,7 +696,7 @@ func (w *Worktree) ResetTo(ctx context.Context, tree *CheckedTree) error {
 // to check.
 func (w *Worktree) SetIndex(ctx context.Context, tree *CheckedTree, extra []IndexEntry) error {
 	start := time.Now()
-	if _, err := w.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.ID.hex); err != nil {
+	if _, err := w.git(ctx, nil, nil, "read-tree", "--end-of-options", tree.ID.String()); err != nil {
 		return err
 	}
 	if len(extra) > 0 {

@@ -197,7 +197,7 @@ func (r *Repository) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 // Contains reports whether commit a is in the history of commit b (or is b), as
 // `merge-base --is-ancestor a b` says; both must exist (else an error).
 func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
-	_, err := r.git(ctx, "merge-base", "--is-ancestor", "--end-of-options", a.hex, b.hex)
+	_, err := r.git(ctx, "merge-base", "--is-ancestor", "--end-of-options", a.String(), b.String())
 	if err == nil {
 		return true, nil
 	}

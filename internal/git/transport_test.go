@@ -129,13 +129,13 @@ func TestPushAtomicLease(t *testing.T) {
 	if err := r.PushAtomic(ctx, "origin", []PushRef{{Name: "refs/atlas/runs/a", ID: second, Expect: first}}); err != nil {
 		t.Fatal(err)
 	}
-	if ok, err := r.IsAncestor(ctx, OID{first}, OID{second}); !ok || err != nil {
+	if ok, err := r.IsAncestor(ctx, mustOID(t, first), mustOID(t, second)); !ok || err != nil {
 		t.Fatalf("IsAncestor(first, second) = %v, %v", ok, err)
 	}
-	if ok, _ := r.IsAncestor(ctx, OID{second}, OID{first}); ok {
+	if ok, _ := r.IsAncestor(ctx, mustOID(t, second), mustOID(t, first)); ok {
 		t.Fatal("IsAncestor(second, first) = true")
 	}
-	if ok, err := r.IsAncestor(ctx, OID{"1111111111111111111111111111111111111111"}, OID{first}); ok || err != nil {
+	if ok, err := r.IsAncestor(ctx, mustOID(t, "1111111111111111111111111111111111111111"), mustOID(t, first)); ok || err != nil {
 		t.Fatalf("IsAncestor(missing, first) = %v, %v", ok, err)
 	}
 }

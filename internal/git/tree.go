@@ -9,7 +9,7 @@ import (
 // TreeFiles lists every file path of a commit's tree, recursively, with
 // `git ls-tree -r -z --name-only` (NUL-separated, so any file name survives).
 func (r *Repository) TreeFiles(ctx context.Context, commit OID) ([]string, error) {
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", commit.hex)
+	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--name-only", "--full-tree", "--end-of-options", commit.String())
 	if err != nil {
 		return nil, fmt.Errorf("list files of %s: %w", commit, err)
 	}

@@ -63,7 +63,7 @@ func (r *Repository) UniqueBytes(ctx context.Context, tips []OID, refs []string,
 	owner, ownerGroup := map[string]int{}, map[string]int{}
 	for i, tip := range tips {
 		seen := map[string]bool{}
-		stack := []string{tip.hex}
+		stack := []string{tip.String()}
 		for len(stack) > 0 {
 			id := stack[len(stack)-1]
 			stack = stack[:len(stack)-1]

@@ -118,7 +118,7 @@ func (r *Repository) AddWorktree(ctx context.Context, path string, commit OID, l
 	if lockReason != "" {
 		args = append(args, "--lock", "--reason", lockReason)
 	}
-	c := cmd{dir: r.CommonDir, args: append(args, "--end-of-options", path, commit.hex)}
+	c := cmd{dir: r.CommonDir, args: append(args, "--end-of-options", path, commit.String())}
 	if hold != nil {
 		c.extra = []*os.File{hold}
 	}
@@ -367,7 +367,7 @@ func (w *Worktree) Unusual(ctx context.Context) (string, error) {
 // ignored. Read-only: --no-optional-locks, as Status. A path is listed once, sorted.
 func (w *Worktree) ChangedPaths(ctx context.Context, base OID) ([]string, error) {
 	seen := map[string]bool{}
-	committed, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-relative", "--end-of-options", base.hex, "HEAD", "--")
+	committed, err := w.git(ctx, nil, nil, "--no-optional-locks", "diff-tree", "-r", "-z", "--name-only", "--no-renames", "--no-relative", "--end-of-options", base.String(), "HEAD", "--")
 	if err != nil {
 		return nil, err
 	}

@@ -99,7 +99,7 @@ func TestEmptyCommondirRepaired(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	half := filepath.Join(dir, "half")
-	if err := r.AddWorktree(ctx, half, OID{g("", "rev-parse", "HEAD")}, "test", nil); err != nil {
+	if err := r.AddWorktree(ctx, half, mustOID(t, g("", "rev-parse", "HEAD")), "test", nil); err != nil {
 		t.Fatal(err)
 	}
 	admin := filepath.Join(r.CommonDir, "worktrees", "half")
@@ -153,7 +153,7 @@ func TestPseudoRefs(t *testing.T) {
 			ctx := context.Background()
 			head := g("", "rev-parse", "HEAD")
 			linked := filepath.Join(t.TempDir(), "linked")
-			if err := r.AddWorktree(ctx, linked, OID{head}, "test", nil); err != nil {
+			if err := r.AddWorktree(ctx, linked, mustOID(t, head), "test", nil); err != nil {
 				t.Fatal(err)
 			}
 			g("", "update-ref", "--no-deref", "MERGE_HEAD", head)

@@ -74,11 +74,11 @@ func GraphRun(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	base := head.String()
+	base := head
 	store := gitstate.New(repo)
 	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(store.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
 	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	pin := git.RefUpdate{Name: gitstate.PinRef("b", "baseline"), New: base, Old: git.ZeroID}
+	pin := git.RefUpdate{Name: gitstate.PinRef("b", "baseline"), New: base.String(), Old: git.ZeroID}
 	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, pin); err != nil {
 		return nil, err
 	}
