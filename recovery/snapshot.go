@@ -563,7 +563,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	// Read the tree back and hold it against the disk; read the index tree back and
 	// hold it against the index. The two checks are independent and run at once; the
 	// disk's is reported first.
-	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData()}
+	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData(), stagedByGit: !raw}
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
