@@ -26,6 +26,8 @@ import (
 //     flushed; no ref moved before the names of the objects written so far are
 //     durable; every moved ref's directory flushed before the command exits; nothing
 //     destroyed in a worktree before the refs and objects written so far are durable;
+//     every file written into a worktree that existed (a reset's checkout) durable
+//     before the command exits;
 //   - crash states are built at fsync boundaries and before each destructive step
 //     (only what was synced; that plus every deletion; a prefix of all operations,
 //     every system call up to that point applied whole and none after; at the end,
@@ -288,6 +290,9 @@ type fsim struct {
 	// unregistered are the linked worktrees' registrations (.git/worktrees/<id>)
 	// removed: gone for good once the command reports success.
 	unregistered []string
+	// wtWritten are the files written into a worktree that existed (a reset's
+	// checkout): durable, bytes and name, once the command reports success.
+	wtWritten []string
 }
 
 func loadTree(t *testing.T, root string) map[string]entry {
@@ -558,9 +563,13 @@ func (s *fsim) apply(o op) {
 			n.data = nil
 		}
 	case "write", "pwrite64":
-		_, _, n := s.lookup(s.rel(o.fdArg))
+		rel := s.rel(o.fdArg)
+		_, _, n := s.lookup(rel)
 		if n == nil || n.dir {
 			return
+		}
+		if s.inWorktree(rel) && !slices.Contains(s.wtWritten, rel) {
+			s.wtWritten = append(s.wtWritten, rel)
 		}
 		d := o.data
 		if int64(len(d)) > o.ret {
@@ -760,6 +769,11 @@ func (s *fsim) finish() {
 	for _, r := range s.unregistered {
 		if s.durablyNamed(r) {
 			s.violations = append(s.violations, fmt.Sprintf("exit before the removal of the registration %s was durable", r))
+		}
+	}
+	for _, w := range s.wtWritten {
+		if _, _, n := s.lookup(w); n != nil && (!n.hasSynced || !bytes.Equal(n.synced, n.data) || !s.durableVisible(w, n)) {
+			s.violations = append(s.violations, fmt.Sprintf("exit before the file %s written into a worktree was durable", w))
 		}
 	}
 	s.states = append(s.states, crashState{kind: "synced", at: s.fsyncs, tree: s.build(false), last: true},

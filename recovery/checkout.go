@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -122,16 +121,7 @@ func verifyDir(repo *git.Repository) string {
 // Remove takes the copy away. Copies left by a process that died are removed first.
 func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (*CheckoutCopy, error) {
 	removeDeadCopies(ctx, repo)
-	var c *captured
-	var err error
-	raw := false // as Snapshot: a capture that does not match the disk is retried raw
-	for range 3 {
-		c, err = capture(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{}, raw)
-		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
-			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
-		}
-		raw = true
-	}
+	c, err := captureTries(ctx, repo.Worktree(path), Target{Run: run, Path: path, Source: SourceCheckout}, Options{})
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
@@ -249,5 +250,39 @@ func TestSnapshotRunsNoUserProgram(t *testing.T) {
 				t.Errorf("restored worktree differs:\n%s", d)
 			}
 		})
+	}
+}
+
+// TestStatDataRefusedUnderConversionAttributes: a file checked out through a filter
+// that an untracked .gitattributes names, the filter's configuration removed since, is
+// the same size as its blob and stat-clean (git's status calls it unchanged), but not
+// its blob's bytes: the snapshot holds the bytes on disk, since a file any attribute
+// marks for a conversion is never taken by its stat data.
+func TestStatDataRefusedUnderConversionAttributes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	write(t, filepath.Join(wt, ".gitattributes"), "staged.txt filter=upper\n")
+	gitConfig(t, f.dir, "filter.upper.smudge", "tr a-z A-Z")
+	remove(t, filepath.Join(wt, "staged.txt"))
+	run(t, wt, "checkout", "--", "staged.txt")
+	run(t, f.dir, "config", "--remove-section", "filter.upper")
+	// The index written a second after the file: its entry is not racily clean.
+	index := strings.TrimSpace(run(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(index, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if status := run(t, wt, "status", "--porcelain", "--", "staged.txt"); status != "" {
+		t.Fatalf("git calls staged.txt changed (%q): the case is not the one meant", status)
+	}
+	f.repo.KeepWorktrees()
+	res, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := run(t, f.dir, "cat-file", "blob", res.Snapshot.Rec.Commit.String()+":staged.txt"); got != "STAGED\n" {
+		t.Fatalf("snapshot holds %q, the disk held %q", got, "STAGED\n")
 	}
 }

@@ -2,6 +2,7 @@ package recovery_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -250,6 +251,8 @@ type trip struct {
 func roundTripWith(t *testing.T, f *fixture, node, wt string, opt recovery.Options, how trip) *recovery.Result {
 	t.Helper()
 	ctx := context.Background()
+	// As the command line: statuses kept, so the snapshot stages what Assess's named.
+	f.repo.KeepWorktrees()
 	before := capture(t, wt)
 	bytesBefore := exact(t, wt)
 	// Every state of the corpus has something to lose: removal must see it.
@@ -366,4 +369,60 @@ func trunc(s string) string {
 		return s[:600] + "..."
 	}
 	return s
+}
+
+// TestStatusNamesWhatAddStages: the first capture stages only the paths git's status
+// named (and those status does not look at), not the whole worktree. Over every dirty
+// state of the corpus at once it gives add -A's tree, read back equal to the disk on
+// the first try; a path written after the status is caught by the read-back, and the
+// snapshot, taken again, holds it.
+func TestStatusNamesWhatAddStages(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	for _, first := range []bool{true, false} {
+		for _, m := range corpus {
+			if m.first == first && !m.heavy {
+				m.apply(t, f, wt)
+			}
+		}
+	}
+	status, err := f.repo.Worktree(wt).StatusNow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	named, err := recovery.CaptureOnce(ctx, f.repo, wt, status)
+	if err != nil {
+		t.Fatalf("the capture staging what status named: %v", err)
+	}
+	all, err := recovery.CaptureOnce(ctx, f.repo, wt, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if named != all {
+		t.Fatalf("staging what status named gave tree %s, add -A %s", named, all)
+	}
+
+	write(t, filepath.Join(wt, "late", "after-status.txt"), "written after the status\n")
+	write(t, filepath.Join(wt, "unstaged.txt"), "changed after the status\n")
+	if _, err := recovery.CaptureOnce(ctx, f.repo, wt, status); !errors.Is(err, recovery.ErrChanged) {
+		t.Fatalf("a stale status: %v, want the read-back to fail", err)
+	}
+	f.repo.KeepWorktrees()
+	keep := f.repo.Worktree(wt)
+	if _, err := keep.StatusNow(ctx); err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(wt, "late", "after-kept-status.txt"), "written after the kept status\n")
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}, recovery.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, want := range map[string]string{"late/after-status.txt": "written after the status\n", "late/after-kept-status.txt": "written after the kept status\n",
+		"unstaged.txt": "changed after the status\n"} {
+		if got := run(t, f.dir, "cat-file", "blob", res.Rec.Commit.String()+":"+p); got != want {
+			t.Errorf("snapshot's %s: %q, want %q", p, got, want)
+		}
+	}
 }

@@ -203,22 +203,36 @@ func Snapshot(ctx context.Context, store *gitstate.Store, t Target, opt Options)
 	}
 	progress.Start(opt.Progress, "snapshot "+t.Path, 4)
 	defer progress.Done(opt.Progress)
-	var c *captured
-	var err error
-	// An agent may still be writing; a capture that does not match the disk is retried,
-	// without git's conversion machinery (see capture) in case that is what differed.
-	raw := false
-	for range 3 {
-		c, err = capture(ctx, wt, t, opt, raw)
-		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
-			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
-		}
-		raw = true
-	}
+	c, err := captureTries(ctx, wt, t, opt)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
 	}
 	return persist(ctx, store, t, opt, c)
+}
+
+// captureTries captures the worktree, at most three times. The first capture stages
+// only the paths a status this command kept names (git.Worktree.StatusKept: the one
+// Assess asked for a moment ago), when there is one; an agent may still be writing,
+// and a capture that does not match the disk is taken again, staging the whole
+// worktree (add -A), then without git's conversion machinery (see capture) in case
+// that is what differed.
+func captureTries(ctx context.Context, wt *git.Worktree, t Target, opt Options) (*captured, error) {
+	status, _ := wt.StatusKept()
+	raw := false
+	var c *captured
+	var err error
+	for range 3 {
+		c, err = capture(ctx, wt, t, opt, raw, status)
+		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
+			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
+		}
+		if status != nil && errors.Is(err, ErrChanged) {
+			status = nil // a path changed since the status, or one it does not show
+			continue
+		}
+		status, raw = nil, true
+	}
+	return c, err
 }
 
 // persist writes a capture as a snapshot: its manifest and commits (read back), its
@@ -413,7 +427,13 @@ var pendingRefs = []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
 // Either way the read-back compares the tree with the bytes on disk, so a conversion
 // the fast way missed (an untracked .gitattributes) fails the check, and the retry
 // goes the raw way.
-func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool) (*captured, error) {
+//
+// The fast way stages only the paths status names (changed, deleted, unmerged,
+// untracked) when a status is given, with those status does not look at
+// (assume-unchanged, skip-worktree files on disk): git's own scan of the worktree,
+// just made, is not made again. A path changed since, or one status did not show,
+// leaves the tree unlike the disk, and the read-back fails the capture.
+func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool, status []byte) (*captured, error) {
 	head, err := wt.ResolveHead(ctx)
 	if err != nil {
 		return nil, err
@@ -541,7 +561,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 			return nil, err
 		}
 	} else {
-		if err := full.AddAll(ctx); err != nil {
+		if err := stage(ctx, full, status, append(assumed, present...)); err != nil {
 			return nil, fmt.Errorf("%w: %w", errFastPath, err)
 		}
 		if err := full.AddForce(ctx, include); err != nil {
@@ -557,7 +577,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	// Read the tree back and hold it against the disk; read the index tree back and
 	// hold it against the index. The two checks are independent and run at once; the
 	// disk's is reported first.
-	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData()}
+	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData(), stagedByGit: !raw}
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
@@ -579,6 +599,20 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	}
 	c.manifest = m
 	return c, nil
+}
+
+// stage stages the worktree into the index copy full: the paths status names and
+// hidden (the paths status does not look at), or, without a status or when staging
+// those fails, the whole worktree (add -A).
+func stage(ctx context.Context, full *git.TempIndex, status []byte, hidden []string) error {
+	if status != nil {
+		if paths, ok := git.ChangedPaths(status); ok {
+			if err := full.StagePaths(ctx, append(paths, hidden...)); err == nil || errors.Is(err, git.ErrNoSpace) {
+				return err
+			}
+		}
+	}
+	return full.AddAll(ctx)
 }
 
 // leaveOutCopies takes out of the index copy idx the files copied into the worktree at

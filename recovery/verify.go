@@ -47,6 +47,14 @@ type verifier struct {
 	// read again, once the blob's size is seen to be the file's (a file checked out
 	// through a conversion that is off now is not its blob's bytes; see statChecks).
 	stat map[string]git.IndexStat
+	// stagedByGit: the tree was staged by git (add -A, or the paths status named),
+	// which took a stat-clean file as its blob unread, as the stat rule does. A file a
+	// checkout converted (a filter, ident, line endings, an encoding) is not its blob
+	// though its stat data are clean, and with the conversion's configuration gone
+	// since, git's judgment and the stat rule agree and are both wrong: a file that
+	// any .gitattributes of the worktree marks for a conversion is hashed, never
+	// taken by its stat data (the capture is then taken the raw way).
+	stagedByGit bool
 }
 
 func (v *verifier) addIgnored(p string, dir bool) {
@@ -137,6 +145,11 @@ func (v *verifier) compareDir(ctx context.Context, t *treeIndex, blobSizes func(
 			return nil, v.changed("%q is in the snapshot but not on disk", it.Path)
 		}
 	}
+	if v.stagedByGit && w.attributes {
+		if err := v.hashConverted(ctx, w.checks); err != nil {
+			return nil, err
+		}
+	}
 	if err := v.statChecks(w.checks, blobSizes); err != nil {
 		return nil, err
 	}
@@ -144,6 +157,30 @@ func (v *verifier) compareDir(ctx context.Context, t *treeIndex, blobSizes func(
 		return nil, err
 	}
 	return w.embedded, nil
+}
+
+// hashConverted hashes, rather than take them by their stat data, the files an
+// attribute marks for a conversion at checkout (see verifier.stagedByGit).
+func (v *verifier) hashConverted(ctx context.Context, checks []*fileCheck) error {
+	var paths []string
+	for _, c := range checks {
+		if c.byStat {
+			paths = append(paths, c.rel)
+		}
+	}
+	converted, err := v.wt.Converted(ctx, paths)
+	if err != nil {
+		return err
+	}
+	var hash []*fileCheck
+	for _, c := range checks {
+		if c.byStat && converted[c.rel] {
+			c.byStat = false
+			hash = append(hash, c)
+		}
+	}
+	hashAll(hash, v.repo.ObjectFormat == "sha256")
+	return nil
 }
 
 // statChecks settles the files the walk matched by their stat data alone: each whose
@@ -259,6 +296,9 @@ type walked struct {
 	seen     []bool       // by index in the tree's items: found on disk
 	embedded []string     // nested repositories
 	checks   []*fileCheck // the files, hashed
+	// attributes: a .gitattributes file is on disk (not one in a directory the walk
+	// passed over as wholly ignored)
+	attributes bool
 }
 
 // walkItem is a directory to list, or files of one to hash.
@@ -303,11 +343,13 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 			fail(item.rel, err)
 			return
 		}
+		attributes := false
 		for _, d := range ents {
 			name := d.Name()
 			if item.rel == "" && name == ".git" {
 				continue
 			}
+			attributes = attributes || name == ".gitattributes" && !d.IsDir()
 			rel, abs := name, item.abs+string(filepath.Separator)+name
 			if item.rel != "" {
 				rel = item.rel + "/" + name
@@ -346,6 +388,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 		mu.Lock()
 		w.checks = append(w.checks, checks...)
 		w.embedded = append(w.embedded, embedded...)
+		w.attributes = w.attributes || attributes
 		mu.Unlock()
 		checks = slices.DeleteFunc(checks, func(c *fileCheck) bool { return c.byStat })
 		for len(checks) > hashBatch { // the rest, a batch at a time, to the other workers

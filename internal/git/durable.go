@@ -438,3 +438,17 @@ func (r *Repository) adminWritten(start time.Time, admin string, err error) erro
 	}
 	return nil
 }
+
+// syncFile flushes the bytes of the regular file at path (opened for reading, never
+// following a link).
+func syncFile(path string) error {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return fmt.Errorf("flush %s: %w", path, err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil && !errors.Is(err, syscall.EINVAL) {
+		return fmt.Errorf("flush %s: %w", path, err)
+	}
+	return nil
+}

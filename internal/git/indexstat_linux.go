@@ -2,7 +2,10 @@
 
 package git
 
-import "syscall"
+import (
+	"syscall"
+	"time"
+)
 
 func statMatches(path string, s IndexStat) (int64, bool) {
 	var st syscall.Stat_t
@@ -23,4 +26,15 @@ func statMatches(path string, s IndexStat) (int64, bool) {
 		uint32(st.Mtim.Sec) == s.Mtime[0] && uint32(st.Mtim.Nsec) == s.Mtime[1] &&
 		uint32(st.Ctim.Sec) == s.Ctime[0] && uint32(st.Ctim.Nsec) == s.Ctime[1]
 	return st.Size, ok
+}
+
+// changedSince reports whether the file or directory at path had its inode changed
+// (written, made, renamed into, an entry added or removed) at since or later: its
+// change time, which no one can set back.
+func changedSince(path string, since time.Time) bool {
+	var st syscall.Stat_t
+	if err := syscall.Lstat(path, &st); err != nil {
+		return true // gone or unreadable: the caller's flush reports it
+	}
+	return !time.Unix(st.Ctim.Sec, st.Ctim.Nsec).Before(since)
 }

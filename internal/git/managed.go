@@ -284,15 +284,44 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 // written, so it is far cheaper than removing the worktree and checking it out again.
 // It destroys every change: only for a worktree whose every byte was snapshotted
 // first. The index (and ORIG_HEAD) reset writes are durable before clean removes
-// anything.
+// anything, and the files and directories reset wrote before it returns
+// (docs/contract.md §11.12): a worktree reported reset is not, after a power cut, one of
+// empty files that its index calls clean.
 func (m *Managed) ResetClean(ctx context.Context) error {
 	start := time.Now()
 	_, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD")
 	if err := m.gitDirWritten(start, err); err != nil {
 		return err
 	}
-	_, err = m.git(ctx, nil, nil, "clean", "-ffdxq")
-	return err
+	if _, err = m.git(ctx, nil, nil, "clean", "-ffdxq"); err != nil {
+		return err
+	}
+	return noSpace(syncChangedSince(m.Path, start.Add(-objectDirSlack)))
+}
+
+// syncChangedSince flushes every regular file and directory under root (root's own
+// .git file and nested repositories' stores aside) whose change time is since or
+// later: the files a checkout wrote, and the directories whose entries it added or
+// removed.
+func syncChangedSince(root string, since time.Time) error {
+	return filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.Name() == ".git" && p != root {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !d.IsDir() && !d.Type().IsRegular() || !changedSince(p, since) {
+			return nil // a link's name is its directory's to flush
+		}
+		if d.IsDir() {
+			return SyncDir(p)
+		}
+		return syncFile(p)
+	})
 }
 
 // RemoveAdded removes a worktree this process itself added at path a moment ago and

@@ -65,6 +65,34 @@ func (w *Worktree) Conversions(ctx context.Context, tracked []string) (string, e
 	return "", nil
 }
 
+// conversionAttributes are the attributes under which a checkout may write other
+// bytes than a file's blob: a filter, ident, line-ending conversion, an encoding.
+var conversionAttributes = []string{"filter", "ident", "eol", "text", "crlf", "working-tree-encoding"}
+
+// Converted returns those of paths (relative to the worktree's root) that an
+// attribute of the worktree (its .gitattributes files, tracked or not, and the
+// repository's, as Conversions looks for them) marks for a conversion at checkout,
+// whatever the configuration says now: a file checked out under one may hold other
+// bytes than its blob while its stat data are what the index recorded.
+func (w *Worktree) Converted(ctx context.Context, paths []string) (map[string]bool, error) {
+	out := map[string]bool{}
+	if len(paths) == 0 {
+		return out, nil
+	}
+	args := append([]string{"check-attr", "-z", "--stdin"}, conversionAttributes...)
+	got, err := w.git(ctx, []string{noSystemAttributes}, nulJoin(paths), args...)
+	if err != nil {
+		return nil, err
+	}
+	f := bytes.Split(got, []byte{0})
+	for i := 0; i+2 < len(f); i += 3 { // path, attribute, value
+		if v := string(f[i+2]); v != "unspecified" && v != "unset" {
+			out[string(f[i])] = true
+		}
+	}
+	return out, nil
+}
+
 func (w *Worktree) config(ctx context.Context, key string) string {
 	return w.configOf(ctx).str(key)
 }

@@ -202,6 +202,28 @@ func (t *TempIndex) AddAll(ctx context.Context) error {
 	return t.repo.objectsWritten(start, err)
 }
 
+// StagePaths stages the named paths of the worktree into the temporary index as add
+// -A stages them, looking at no other path: a file's bytes as a blob (flushed as
+// AddAll's), a path gone from disk removed, a nested repository as a gitlink, a
+// file where a directory was (or the reverse) replacing it. Paths are taken
+// literally, relative to the worktree's root.
+func (t *TempIndex) StagePaths(ctx context.Context, paths []string) error {
+	if len(paths) == 0 {
+		return nil
+	}
+	start := time.Now()
+	_, err := t.git(ctx, nil, nulJoin(paths), "update-index", "-z", "--add", "--remove", "--replace", "--stdin")
+	if err != nil && !IsNoSpace(err) {
+		// A path it could not stage: the blobs written before it are flushed all the
+		// same, since the caller's add -A, finding them, names them.
+		if ferr := t.repo.syncObjectDirs(start); ferr != nil {
+			return ferr
+		}
+		return err
+	}
+	return t.repo.objectsWritten(start, err)
+}
+
 // AddForce stages the named (ignored) files, taken literally, into the temporary index.
 func (t *TempIndex) AddForce(ctx context.Context, paths []string) error {
 	if len(paths) == 0 {

@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -221,6 +222,56 @@ func (w *Worktree) StatusNow(ctx context.Context) ([]byte, error) {
 		w.Repo.keepStatus(w.Path, out, all, d)
 	}
 	return out, err
+}
+
+// StatusKept is the status of the worktree a Status or StatusNow of this command read,
+// while it is still good (picture.go), without asking git: ok is false when none is
+// kept. It is a hint only: another process may have changed the worktree since.
+func (w *Worktree) StatusKept() (out []byte, ok bool) {
+	return w.Repo.keptStatus(w.Path)
+}
+
+// ChangedPaths reads a Status (porcelain v2, -z, every untracked file listed): the
+// paths whose file differs from the index (changed, deleted, a new mode, unmerged)
+// and the untracked ones, in the order git listed them, a nested repository without
+// its trailing slash. Staged changes whose file matches the index are left out. ok is
+// false when a record does not parse.
+func ChangedPaths(status []byte) (paths []string, ok bool) {
+	recs := bytes.Split(status, []byte{0})
+	for i := 0; i < len(recs); i++ {
+		rec := string(recs[i])
+		if rec == "" {
+			continue
+		}
+		var fields int
+		switch rec[0] {
+		case '?':
+			if len(rec) < 3 || rec[1] != ' ' {
+				return nil, false
+			}
+			paths = append(paths, strings.TrimSuffix(rec[2:], "/"))
+			continue
+		case '!', '#':
+			continue
+		case '1':
+			fields = 8
+		case '2':
+			fields = 9
+			i++ // the path it was renamed or copied from, in the next record
+		case 'u':
+			fields = 10
+		default:
+			return nil, false
+		}
+		f := strings.SplitN(rec, " ", fields+1)
+		if len(f) != fields+1 || len(f[1]) != 2 || f[fields] == "" {
+			return nil, false
+		}
+		if rec[0] == 'u' || f[1][1] != '.' {
+			paths = append(paths, f[fields])
+		}
+	}
+	return paths, true
 }
 
 // Dirty reports whether the worktree has any change: staged, unstaged or untracked.

@@ -1,0 +1,18 @@
+package recovery
+
+import (
+	"context"
+
+	"github.com/git-atlas/git-atlas/internal/git"
+)
+
+// CaptureOnce is one capture of the worktree at path the fast way, staging only the
+// paths status names (nil: the whole worktree, add -A), read back and compared with
+// the disk: the tree, or ErrChanged when the tree is not the disk's.
+func CaptureOnce(ctx context.Context, repo *git.Repository, path string, status []byte) (string, error) {
+	c, err := capture(ctx, repo.Worktree(path), Target{Run: "r", Path: path, Source: SourceWorktree}, Options{}, false, status)
+	if err != nil {
+		return "", err
+	}
+	return c.manifest.Tree, nil
+}
