@@ -63,6 +63,12 @@ var stageMachine = map[string][]string{
 	StageSkipped:    nil,
 }
 
+// runStatuses and jobStates list every run status and job state.
+var (
+	runStatuses = []string{RunRunning, RunBlocked, RunCompleted, RunFailed, RunStopped}
+	jobStates   = []string{JobPending, JobRunning, JobDone, JobFailed}
+)
+
 // StageStatuses lists every stage status, in machine order.
 var StageStatuses = []string{StagePending, StageDispatched, StageVerifying, StagePassed, StageGated, StageCompleted, StageRejected, StageFailed, StageRework, StageSkipped}
 

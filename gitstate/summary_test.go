@@ -284,14 +284,14 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			}
 
 			// The cache is what the second listing read: a line changed under a valid
-			// checksum shows (only the cache says "paused"), for the same tip only.
+			// checksum shows (only the cache says "blocked"), for the same tip only.
 			forged := map[string]cachedSummary{}
 			for id, c := range cache {
-				c.line = strings.Replace(c.line, `"status":"running"`, `"status":"paused"`, 1)
+				c.line = strings.Replace(c.line, `"status":"running"`, `"status":"blocked"`, 1)
 				forged[id] = c
 			}
 			s.writeCache(forged, []string{"escapes", "long", "nil-stages", "plain"}, false, git.RefsMark{})
-			if got := listRuns(t, s)["plain"].State.Status; got != "paused" {
+			if got := listRuns(t, s)["plain"].State.Status; got != "blocked" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
 			s.Writer = Writer{Session: "s-7"} // the driving session (docs/contract.md §5.1)
@@ -302,7 +302,7 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			if runs["plain"].State.Status != RunRunning || runs["plain"].State.Stages[0].Status != StagePassed {
 				t.Fatalf("after a new event: %+v, want the new tip's state", runs["plain"].State)
 			}
-			if runs["long"].State.Status != "paused" {
+			if runs["long"].State.Status != "blocked" {
 				t.Fatalf("long: %q, want its (forged, still current) cached line", runs["long"].State.Status)
 			}
 			if cacheLines(t, s)["plain"].tip != runs["plain"].Tip {
@@ -433,7 +433,7 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 	fi, _ := os.Stat(s.Repo.CachePath(cacheName))
 	forged := map[string]cachedSummary{}
 	for id, c := range cache {
-		c.line = strings.Replace(c.line, `"status":"running"`, `"status":"paused"`, 1)
+		c.line = strings.Replace(c.line, `"status":"running"`, `"status":"blocked"`, 1)
 		forged[id] = c
 	}
 	mark := s.Repo.MarkRefs()
@@ -443,14 +443,14 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 	if fi2, _ := os.Stat(s.Repo.CachePath(cacheName)); !fi2.ModTime().Equal(fi.ModTime()) {
 		t.Fatalf("dated %s, then %s", fi.ModTime(), fi2.ModTime())
 	}
-	if got := listRuns(t, s)["a"].State.Status; got != "paused" {
+	if got := listRuns(t, s)["a"].State.Status; got != "blocked" {
 		t.Fatalf("status %q: the complete cache was not the listing", got)
 	}
 	// Plain git takes b back to its first commit: listed from the refs again (a's
 	// line, for the same tip, still comes from the cache).
 	run(t, common, "update-ref", RunRef("b"), RunRef("b")+"~1")
 	got := listRuns(t, s)
-	if len(got) != 2 || got["b"].State.Status != RunRunning || got["b"].State.Stages[0].Status != StagePending || got["a"].State.Status != "paused" {
+	if len(got) != 2 || got["b"].State.Status != RunRunning || got["b"].State.Stages[0].Status != StagePending || got["a"].State.Status != "blocked" {
 		t.Fatalf("after plain git: %d runs, b %+v, a %q", len(got), got["b"].State, got["a"].State.Status)
 	}
 	run(t, common, "update-ref", RunRef("c"), want["a"].Tip+"~0")

@@ -2,13 +2,15 @@ package gitstate
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
 // CheckDocuments fails when a run's documents hold a value no write of git-atlas
-// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), a branch or
+// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), a run's,
+// stage's or job's status outside its state machine (docs/contract.md §5), a branch or
 // recovery ref git would refuse, a snapshot id that is not a file name. Every read
 // applies it (sameRun), so a run pulled from elsewhere, hand-edited, or written by an
 // older release with such a value is unreadable, with the value named; nothing reads,
@@ -27,14 +29,17 @@ func CheckDocuments(h *Header, st *State) error {
 	}
 	if st != nil {
 		c.name("run", "state.json run_id", st.RunID)
+		c.oneOf("state.json status", st.Status, runStatuses)
 		for i, s := range st.Stages {
 			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
+			c.oneOf(fmt.Sprintf("stage %s status", s.Name), s.Status, StageStatuses)
 			for j, a := range s.Attempts {
 				c.agent(fmt.Sprintf("stage %s attempts[%d]", s.Name, j), a.Agent, a.ThreadID)
 			}
 		}
 		for i, j := range st.Jobs {
 			c.name("job", fmt.Sprintf("jobs[%d].id", i), j.ID)
+			c.oneOf(fmt.Sprintf("job %s state", j.ID), j.State, jobStates)
 			for _, n := range j.Needs {
 				c.name("job", fmt.Sprintf("job %s needs", j.ID), n)
 			}
@@ -115,6 +120,14 @@ type checker struct{ err error }
 func (c *checker) fail(where, value, why string) {
 	if c.err == nil {
 		c.err = fmt.Errorf("%s %q: %s", where, clip(value), why)
+	}
+}
+
+// oneOf checks a status against the values its state machine has: anything else is
+// no state git-atlas writes, and would reach a reader (an agent among them) as text.
+func (c *checker) oneOf(where, value string, valid []string) {
+	if !slices.Contains(valid, value) {
+		c.fail(where, value, "not one of "+strings.Join(valid, ", "))
 	}
 }
 
