@@ -22,6 +22,7 @@ package mcpserver
 import (
 	"bytes"
 	"context"
+	"encoding"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -344,9 +345,11 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 // and every object allows further members (the JSON contract adds fields, never
 // renames them; a ledger document keeps the members a newer release wrote).
 func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
-	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: map[reflect.Type]*jsonschema.Schema{
+	types := map[reflect.Type]*jsonschema.Schema{
 		reflect.TypeFor[json.RawMessage](): {Types: jsonTypes, Description: anyValue},
-	}})
+	}
+	textTypes(t, types, map[reflect.Type]bool{})
+	s, err := jsonschema.ForType(t, &jsonschema.ForOptions{TypeSchemas: types})
 	if err != nil {
 		return nil, err
 	}
@@ -362,6 +365,37 @@ func outputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	open(s)
 	return objectsOnly(s), nil
 }
+
+// textTypes adds to types a string schema for every type reachable from t that
+// encodes itself as JSON text (encoding.TextMarshaler: an object id is a struct in Go
+// and a hex string in the document), which the generator would otherwise describe by
+// its Go fields.
+func textTypes(t reflect.Type, types map[reflect.Type]*jsonschema.Schema, seen map[reflect.Type]bool) {
+	if seen[t] {
+		return
+	}
+	seen[t] = true
+	if _, ok := types[t]; !ok && t.Kind() != reflect.Pointer && t.Kind() != reflect.Interface &&
+		(t.Implements(textMarshaler) || reflect.PointerTo(t).Implements(textMarshaler)) {
+		types[t] = &jsonschema.Schema{Type: "string"}
+		return
+	}
+	switch t.Kind() {
+	case reflect.Pointer, reflect.Slice, reflect.Array:
+		textTypes(t.Elem(), types, seen)
+	case reflect.Map:
+		textTypes(t.Key(), types, seen)
+		textTypes(t.Elem(), types, seen)
+	case reflect.Struct:
+		for _, f := range reflect.VisibleFields(t) {
+			if f.IsExported() {
+				textTypes(f.Type, types, seen)
+			}
+		}
+	}
+}
+
+var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 
 // decodeInput checks the arguments against the tool's input and decodes them.
 func decodeInput(raw json.RawMessage, t reflect.Type, fields []field, schema *jsonschema.Resolved) (reflect.Value, error) {

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -204,4 +205,45 @@ func boolIn(v any, at string) string {
 		}
 	}
 	return ""
+}
+
+// hexID stands for an object id: a struct in Go, a string in the document.
+type hexID struct{ hex string }
+
+func (h hexID) MarshalText() ([]byte, error) { return []byte(h.hex), nil }
+
+// TestOutputSchemaSpellsTextTypesAsStrings: a result member whose type encodes itself
+// as text (an object id) is a string in the schema, wherever it sits, so the result
+// the operation returns validates against the schema served for it.
+func TestOutputSchemaSpellsTextTypesAsStrings(t *testing.T) {
+	t.Parallel()
+	type attempt struct {
+		Baseline hexID `json:"baseline"`
+	}
+	type result struct {
+		Head     hexID            `json:"head"`
+		Attempt  *attempt         `json:"attempt"`
+		Heads    []hexID          `json:"heads"`
+		ByBranch map[string]hexID `json:"by_branch"`
+	}
+	s, err := outputSchema(reflect.TypeFor[result]())
+	if err != nil {
+		t.Fatal(err)
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := hexID{"930d3e62e0c542dd663f39314ed4a7ea17d3ecdd"}
+	b, err := json.Marshal(result{Head: id, Attempt: &attempt{Baseline: id}, Heads: []hexID{id}, ByBranch: map[string]hexID{"main": id}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var doc any
+	if err := json.Unmarshal(b, &doc); err != nil {
+		t.Fatal(err)
+	}
+	if err := resolved.Validate(doc); err != nil {
+		t.Fatalf("%s does not validate against its own schema: %v", b, err)
+	}
 }
