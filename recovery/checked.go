@@ -63,8 +63,9 @@ func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap
 // checkManifest checks what a manifest names before anyone acts on it: the pending
 // operation's refs are MERGE_HEAD, CHERRY_PICK_HEAD or REVERT_HEAD at an object id
 // (a hand-written "refs/heads/main" would move a branch; the ids themselves were
-// parsed by decoding, see Manifest), and every path a restore touches (sparse files it removes, index entries it marks) is
-// a relative path of names confine.Name accepts.
+// parsed by decoding, see Manifest), and every path a restore touches (sparse files
+// it removes, index entries it marks) is a relative path of names confine.Name
+// accepts.
 func checkManifest(commit string, m *Manifest) error {
 	for name, id := range m.Pending {
 		if !slices.Contains(pendingRefs, name) {
