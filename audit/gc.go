@@ -172,15 +172,17 @@ func strayKept(rep *Report, w Worktree) string {
 // strayBaseline is what stands in for HEAD and index in the snapshot of a stray
 // directory whose run is gone: the run's baseline pin when it is left, else the
 // checkout's HEAD.
-func strayBaseline(ctx context.Context, repo *git.Repository, run string) (string, error) {
-	if pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, "baseline")); err != nil || pin != "" {
-		return pin, err
+func strayBaseline(ctx context.Context, repo *git.Repository, run string) (git.OID, error) {
+	if pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, "baseline")); err != nil {
+		return git.OID{}, err
+	} else if pin != "" {
+		return git.ParseOID(pin)
 	}
 	head, err := repo.ResolveCommit(ctx, git.HeadRev())
 	if err != nil {
-		return "", fmt.Errorf("no baseline for its snapshot: its run's pin is gone and HEAD is no commit: %w", err)
+		return git.OID{}, fmt.Errorf("no baseline for its snapshot: its run's pin is gone and HEAD is no commit: %w", err)
 	}
-	return head.String(), nil
+	return head, nil
 }
 
 // emptyDir reports whether dir holds nothing.
@@ -236,7 +238,7 @@ func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Act
 		t := recovery.Target{Run: a.RunID, Node: a.Node, Path: a.Path}
 		snapshot := recovery.SnapshotSetAside
 		if e, ok := rep.runs[a.RunID]; ok {
-			t.Baseline = e.Run.Header.Baseline.String()
+			t.Baseline = e.Run.Header.Baseline
 		} else {
 			// Its run is gone: no ledger records the snapshot, its ref keeps it.
 			base, err := strayBaseline(ctx, store.Repo, a.RunID)

@@ -209,16 +209,16 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		return err
 	}
 	node := "imported"
+	head, err := gitid.ParseOptional(info.Head)
+	if err != nil {
+		return fmt.Errorf("worktree %s: %w", info.Path, err)
+	}
 	if risk.Dirty {
-		snap, err := recovery.Snapshot(ctx, store, recovery.Target{Run: p.RunID, Node: node, Path: info.Path, Baseline: info.Head, Source: recovery.SourceWorktree}, recovery.Options{Reason: "import"})
+		snap, err := recovery.Snapshot(ctx, store, recovery.Target{Run: p.RunID, Node: node, Path: info.Path, Baseline: head, Source: recovery.SourceWorktree}, recovery.Options{Reason: "import"})
 		if err != nil {
 			return err
 		}
 		res.Snapshot = snap.Rec.ID
-	}
-	head, err := gitid.ParseOptional(info.Head)
-	if err != nil {
-		return fmt.Errorf("worktree %s: %w", info.Path, err)
 	}
 	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: head, Adopted: p.Header.ImportedFrom.System}
 	_, err = store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {

@@ -321,10 +321,17 @@ func (o *Ops) RecoveryShow(ctx context.Context, req RecoveryShowRequest) (*Recov
 		return nil, err
 	}
 	m := d.Snap.Manifest
+	var pending map[string]string
+	for name, id := range m.Pending {
+		if pending == nil {
+			pending = map[string]string{}
+		}
+		pending[name] = id.String()
+	}
 	v := &RecoveryShowResult{
-		SnapshotView: viewOf(d.RunID, d.SnapshotRec), Head: m.Head, Branch: m.Branch, Baseline: m.Baseline,
-		Tree: m.Tree, IndexTree: m.IndexTree, Staged: changes(d.Staged), Unstaged: changes(d.Unstaged), Changes: changes(d.Baseline),
-		Unmerged: nonNil(m.Unmerged), Ignored: nonNil(m.Ignored), AssumeUnchanged: m.AssumeUnchanged, Pending: m.Pending, Embedded: m.Embedded,
+		SnapshotView: viewOf(d.RunID, d.SnapshotRec), Head: m.Head.String(), Branch: m.Branch, Baseline: m.Baseline.String(),
+		Tree: m.Tree.String(), IndexTree: m.IndexTree.String(), Staged: changes(d.Staged), Unstaged: changes(d.Unstaged), Changes: changes(d.Baseline),
+		Unmerged: nonNil(m.Unmerged), Ignored: nonNil(m.Ignored), AssumeUnchanged: m.AssumeUnchanged, Pending: pending, Embedded: m.Embedded,
 		Manifest: m,
 	}
 	v.Unrecorded = d.Unrecorded
@@ -367,5 +374,5 @@ func (o *Ops) RecoveryRestore(ctx context.Context, req RecoveryRestoreRequest) (
 	if err != nil {
 		return nil, err
 	}
-	return &RecoveryRestoreResult{Head: nullable(s.Manifest.Head), Path: req.To, RunID: e.RunID, Snapshot: e.ID, Worktree: req.Worktree}, nil
+	return &RecoveryRestoreResult{Head: nullable(s.Manifest.Head.String()), Path: req.To, RunID: e.RunID, Snapshot: e.ID, Worktree: req.Worktree}, nil
 }

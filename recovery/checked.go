@@ -62,24 +62,17 @@ func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap
 
 // checkManifest checks what a manifest names before anyone acts on it: the pending
 // operation's refs are MERGE_HEAD, CHERRY_PICK_HEAD or REVERT_HEAD at an object id
-// (a hand-written "refs/heads/main" would move a branch), HEAD is an object id, and
-// every path a restore touches (sparse files it removes, index entries it marks) is
-// a relative path of names confine.Name accepts.
+// (a hand-written "refs/heads/main" would move a branch; the ids themselves were
+// parsed by decoding, see Manifest), and every path a restore touches (sparse files
+// it removes, index entries it marks) is a relative path of names confine.Name
+// accepts.
 func checkManifest(commit string, m *Manifest) error {
 	for name, id := range m.Pending {
 		if !slices.Contains(pendingRefs, name) {
 			return refuseSnap(commit, "manifest", fmt.Errorf("it names the pseudo ref %q, not one of %s", name, strings.Join(pendingRefs, ", ")))
 		}
-		if _, err := git.ParseOID(id); err != nil {
-			return refuseSnap(commit, "manifest", fmt.Errorf("%s: %w", name, err))
-		}
-	}
-	ids := map[string]string{"HEAD": m.Head, "tree": m.Tree, "index tree": m.IndexTree, "baseline": m.Baseline}
-	for _, what := range []string{"HEAD", "tree", "index tree", "baseline"} {
-		if id := ids[what]; id != "" {
-			if _, err := git.ParseOID(id); err != nil {
-				return refuseSnap(commit, "manifest", fmt.Errorf("its %s: %w", what, err))
-			}
+		if id.IsZero() {
+			return refuseSnap(commit, "manifest", fmt.Errorf("pending.%s is empty, not an object id", name))
 		}
 	}
 	for _, list := range [][]Name{m.Unmerged, m.AssumeUnchanged, m.SkipWorktree, m.Sparse, m.Embedded} {

@@ -126,7 +126,7 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 		return nil, fmt.Errorf("snapshot %s: %w", path, err)
 	}
 	m := c.manifest
-	if m.Head == "" {
+	if m.Head.IsZero() {
 		return nil, fault.Refused("%s has no commit yet: verify cannot run in a copy of it", path)
 	}
 	var b [6]byte
@@ -136,16 +136,11 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 		return nil, err
 	}
 	cp := &CheckoutCopy{Path: dir, repo: repo}
-	head, err := git.ParseOID(m.Head)
-	if err != nil {
-		_ = cp.Remove(ctx)
-		return nil, fmt.Errorf("verify copy of %s: %w", path, err)
-	}
-	if err := repo.AddWorktree(ctx, dir, head, "git-atlas verify copy of "+path, nil); err != nil {
+	if err := repo.AddWorktree(ctx, dir, m.Head, "git-atlas verify copy of "+path, nil); err != nil {
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("add worktree %s: %w", dir, err)
 	}
-	s, err := checkSnap(ctx, repo, &Snap{Tree: m.Tree, IndexTree: m.IndexTree, Manifest: m, Unmerged: c.unmerged})
+	s, err := checkSnap(ctx, repo, &Snap{Tree: m.Tree.String(), IndexTree: m.IndexTree.String(), Manifest: m, Unmerged: c.unmerged})
 	if err != nil {
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("copy %s into %s: %w", path, dir, err)

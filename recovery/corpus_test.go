@@ -261,7 +261,7 @@ func roundTripWith(t *testing.T, f *fixture, node, wt string, opt recovery.Optio
 	}
 
 	// A snapshot alone changes nothing: not the index bytes, not a file, not an mtime.
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: node, Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}, opt)
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: node, Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -349,8 +349,8 @@ func checkPatch(t *testing.T, f *fixture, res *recovery.Result) {
 	if info, err := os.Stat(res.Rec.Patch); err != nil {
 		t.Fatal(err)
 	} else if info.Size() == 0 {
-		if base := strings.TrimSpace(run(t, f.dir, "rev-parse", f.base+"^{tree}")); base != res.Manifest.Tree {
-			t.Fatalf("empty patch, but the snapshot's tree %s is not the baseline's %s", res.Manifest.Tree, base)
+		if base := strings.TrimSpace(run(t, f.dir, "rev-parse", f.base+"^{tree}")); base != res.Manifest.Tree.String() {
+			t.Fatalf("empty patch, but the snapshot's tree %s is not the baseline's %s", res.Manifest.Tree.String(), base)
 		}
 		return
 	}
@@ -359,8 +359,8 @@ func checkPatch(t *testing.T, f *fixture, res *recovery.Result) {
 	defer run(t, f.dir, "worktree", "remove", "--force", scratch)
 	run(t, scratch, "apply", "--check", "--whitespace=nowarn", res.Rec.Patch)
 	run(t, scratch, "apply", "--index", "--whitespace=nowarn", res.Rec.Patch)
-	if got := strings.TrimSpace(run(t, scratch, "write-tree")); got != res.Manifest.Tree {
-		t.Errorf("patch applied to the baseline gives tree %s, the snapshot has %s", got, res.Manifest.Tree)
+	if got := strings.TrimSpace(run(t, scratch, "write-tree")); got != res.Manifest.Tree.String() {
+		t.Errorf("patch applied to the baseline gives tree %s, the snapshot has %s", got, res.Manifest.Tree.String())
 	}
 }
 
@@ -415,7 +415,7 @@ func TestStatusNamesWhatAddStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(wt, "late", "after-kept-status.txt"), "written after the kept status\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}, recovery.Options{})
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

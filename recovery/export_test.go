@@ -14,5 +14,5 @@ func CaptureOnce(ctx context.Context, repo *git.Repository, path string, status 
 	if err != nil {
 		return "", err
 	}
-	return c.manifest.Tree, nil
+	return c.manifest.Tree.String(), nil
 }

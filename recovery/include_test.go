@@ -40,12 +40,12 @@ func TestWorktreeIncludeCopiesAreNeverSnapshotted(t *testing.T) {
 		}
 	}
 	write(t, filepath.Join(wt, "mine.log"), "the agent's own ignored file\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: f.base,
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: hexOID(f.base),
 		Source: recovery.SourceWorktree}, recovery.Options{IncludeIgnored: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Manifest.Tree)
+	tree := run(t, f.dir, "ls-tree", "-r", "--name-only", res.Manifest.Tree.String())
 	if !strings.Contains(tree, "mine.log\n") {
 		t.Errorf("the snapshot lost an ignored file the worktree made itself:\n%s", tree)
 	}
@@ -73,12 +73,12 @@ func TestTrackedIncludeCopiesStayOutWhileUnchanged(t *testing.T) {
 	wt := added.Rec.Path
 	write(t, filepath.Join(wt, "build", "cfg.log"), "the agent's cfg\n")
 	run(t, wt, "add", "-f", "secret.log", "build/cfg.log")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: f.base,
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: hexOID(f.base),
 		Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, tree := range []string{res.Manifest.Tree, res.Manifest.IndexTree} {
+	for _, tree := range []string{res.Manifest.Tree.String(), res.Manifest.IndexTree.String()} {
 		names := run(t, f.dir, "ls-tree", "-r", "--name-only", tree)
 		if strings.Contains(names, "secret.log") {
 			t.Errorf("the snapshot holds secret.log, an unchanged copy of the user's file the agent staged:\n%s", names)

@@ -21,13 +21,13 @@ import (
 // out, modes come from disk (or from the index where git trusts the index:
 // core.fileMode=false, core.symlinks=false), nested repositories and checked-out
 // submodules become gitlinks at their HEAD, skip-worktree entries stay as they are.
-func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries []git.IndexEntry, skipped map[string]bool, include []string) (string, error) {
+func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries []git.IndexEntry, skipped map[string]bool, include []string) (git.OID, error) {
 	repo := wt.Repo
 	fileMode := wt.ConfigBool(ctx, "core.fileMode", true)
 	symlinks := wt.ConfigBool(ctx, "core.symlinks", true)
 	others, err := full.Others(ctx)
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 
 	var out []git.IndexEntry
@@ -89,12 +89,12 @@ func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries
 			continue
 		}
 		if err := consider(e.Path, stage0[e.Path]); err != nil {
-			return "", err
+			return git.OID{}, err
 		}
 	}
 	for _, p := range append(others, include...) {
 		if err := consider(p, nil); err != nil {
-			return "", err
+			return git.OID{}, err
 		}
 	}
 
@@ -104,26 +104,26 @@ func rawTree(ctx context.Context, wt *git.Worktree, full *git.TempIndex, entries
 // treeOfFiles hashes files (under root) from their raw bytes, writes the blobs the
 // object store lacks, and writes the tree of them with modes, beside the entries
 // already in out (gitlinks, kept index entries).
-func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files []*fileCheck, modes []string, out []git.IndexEntry) (string, error) {
+func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files []*fileCheck, modes []string, out []git.IndexEntry) (git.OID, error) {
 	hashAll(files, repo.ObjectFormat == "sha256")
 	ids := make([]string, len(files))
 	for i, f := range files {
 		if f.err != nil {
-			return "", fmt.Errorf("%w: hash %q: %w", ErrChanged, f.rel, f.err)
+			return git.OID{}, fmt.Errorf("%w: hash %q: %w", ErrChanged, f.rel, f.err)
 		}
 		ids[i] = f.got
 	}
 	want, err := oids(unique(ids)...)
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 	missing, err := repo.MissingObjects(ctx, want)
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 	if len(missing) > 0 {
 		if err := writeMissing(ctx, repo, root, files, toSet(missing)); err != nil {
-			return "", err
+			return git.OID{}, err
 		}
 	}
 	for i, f := range files {
@@ -131,17 +131,17 @@ func treeOfFiles(ctx context.Context, repo *git.Repository, root string, files [
 	}
 	ti, err := repo.NewTempIndex()
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 	defer ti.Close()
 	if err := ti.SetEntries(ctx, out); err != nil {
-		return "", fmt.Errorf("stage the files' bytes into a temporary index: %w", err)
+		return git.OID{}, fmt.Errorf("stage the files' bytes into a temporary index: %w", err)
 	}
 	tree, err := ti.WriteTree(ctx)
 	if err != nil {
-		return "", fmt.Errorf("write the files' tree: %w", err)
+		return git.OID{}, fmt.Errorf("write the files' tree: %w", err)
 	}
-	return tree.String(), nil
+	return tree, nil
 }
 
 // writeMissing writes the blobs of the files the object store lacks, each once, as

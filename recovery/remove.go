@@ -209,7 +209,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 		if base.IsZero() {
 			base = r.Header.Baseline
 		}
-		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: m.Path, Baseline: base.String(), Source: SourceWorktree}, opt)
+		out.Snapshot, err = Snapshot(ctx, store, Target{Run: run, Node: node, Stage: rec.Stage, Path: m.Path, Baseline: base, Source: SourceWorktree}, opt)
 		if err != nil {
 			return nil, err
 		}

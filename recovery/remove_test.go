@@ -289,7 +289,7 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	f.store.Repo.StaleLockAge = 300 * time.Millisecond // this repository's alone
 	wt := f.worktree("n")
 	write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
-	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}
+	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}
 	first, err := recovery.Snapshot(ctx, f.store, target, recovery.Options{Reason: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -92,7 +92,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	repo := store.Repo
 	out := &Recovered{Run: run, Stage: req.Stage}
 
-	t := Target{Run: run, Stage: req.Stage, Baseline: base.String()}
+	t := Target{Run: run, Stage: req.Stage, Baseline: base}
 	if wt := r.State.Worktree(node); wt != nil {
 		// Snapshotted (and the snapshot pushed with the run) only when git-atlas
 		// manages it: a record naming a worktree of the user's is refused.

@@ -245,14 +245,11 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 	if err != nil {
 		return nil, err
 	}
-	var head git.OID
-	if s.Manifest.Head == "" {
-		head, err = repo.EmptyTree(ctx)
-	} else {
-		head, err = git.ParseOID(s.Manifest.Head)
-	}
-	if err != nil {
-		return nil, err
+	head := s.Manifest.Head
+	if head.IsZero() {
+		if head, err = repo.EmptyTree(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if d.Staged, err = repo.DiffNames(ctx, head, trees[0]); err != nil {
 		return nil, err
@@ -260,12 +257,8 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 	if d.Unstaged, err = repo.DiffNames(ctx, trees[0], trees[1]); err != nil {
 		return nil, err
 	}
-	if s.Manifest.Baseline != "" {
-		base, err := git.ParseOID(s.Manifest.Baseline)
-		if err != nil {
-			return nil, err
-		}
-		if d.Baseline, err = repo.DiffNames(ctx, base, trees[1]); err != nil {
+	if !s.Manifest.Baseline.IsZero() {
+		if d.Baseline, err = repo.DiffNames(ctx, s.Manifest.Baseline, trees[1]); err != nil {
 			return nil, err
 		}
 	}
@@ -369,7 +362,7 @@ func restoreFiles(ctx context.Context, repo *git.Repository, s *checkedSnap, dir
 // files, the directories made for it; an empty directory that stood at dir is put
 // back.
 func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, dir string, check func() error) (err error) {
-	if s.Manifest.Head == "" {
+	if s.Manifest.Head.IsZero() {
 		return fault.Refused("snapshot %s was taken on an unborn branch: restore it as files (without --worktree)", s.Commit)
 	}
 	made, err := mkdirs(filepath.Dir(dir))
@@ -405,11 +398,7 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		}
 	}()
 	// No checkout: applyTo writes every file of the snapshot itself, verbatim.
-	head, err := git.ParseOID(s.Manifest.Head)
-	if err != nil {
-		return err
-	}
-	if err := repo.AddWorktreeNoCheckout(ctx, dir, head); err != nil {
+	if err := repo.AddWorktreeNoCheckout(ctx, dir, s.Manifest.Head); err != nil {
 		_, serr := os.Lstat(dir)
 		added = serr == nil
 		return fmt.Errorf("add worktree %s: %w", dir, err)
@@ -420,11 +409,7 @@ func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, 
 		return fmt.Errorf("restore into %s: %w", dir, err)
 	}
 	for _, name := range sortedKeys(s.Manifest.Pending) {
-		id, err := git.ParseOID(s.Manifest.Pending[name])
-		if err != nil {
-			return err
-		}
-		if err := wt.SetPseudoRef(ctx, name, id); err != nil {
+		if err := wt.SetPseudoRef(ctx, name, s.Manifest.Pending[name]); err != nil {
 			return err
 		}
 	}

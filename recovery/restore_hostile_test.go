@@ -169,7 +169,7 @@ func TestRestoreTargetIsConfined(t *testing.T) {
 	ctx := context.Background()
 	wt := f.worktree("a")
 	write(t, filepath.Join(wt, "work.txt"), "work\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "a", Path: wt, Baseline: f.base, Source: recovery.SourceWorktree}, recovery.Options{})
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "a", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -253,5 +253,39 @@ func TestFailedWorktreeRestoreLeavesNothing(t *testing.T) {
 	}
 	if after := run(t, f.dir, "worktree", "list", "--porcelain"); after != before {
 		t.Fatalf("a failed restore left a worktree registered:\n%s", after)
+	}
+}
+
+// A manifest's object ids decode only as full object ids (docs/contract.md §10): a
+// hand-forged one whose head, baseline, tree, index tree or pending operation holds
+// an option, a revision expression or nothing is refused by restore and by show
+// (exit 5), the message naming the member, before anything is written.
+func TestHostileManifestIDsNameTheMember(t *testing.T) {
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	tree := rawTree(t, f.dir, rawEntry{"100644", "ok.txt", blob(t, f.dir, "ok\n")})
+	for _, c := range []struct{ name, extra, want string }{
+		{"head option", `,"head":"--output=x"`, `head "--output=x" is not an object id`},
+		{"baseline abbreviated", `,"baseline":"` + f.base[:12] + `"`, `baseline "` + f.base[:12] + `" is not an object id`},
+		{"tree ref", `,"tree":"refs/heads/main"`, `tree "refs/heads/main" is not an object id`},
+		{"index tree upper", `,"index_tree":"` + strings.ToUpper(tree) + `"`, `index_tree "` + strings.ToUpper(tree) + `" is not an object id`},
+		{"pending revision", `,"pending":{"MERGE_HEAD":"HEAD~1"}`, `pending "HEAD~1" is not an object id`},
+		{"pending empty", `,"pending":{"CHERRY_PICK_HEAD":""}`, `pending.CHERRY_PICK_HEAD is empty`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			commit := f.handMadeSnapshot(tree, c.extra)
+			to := filepath.Join(t.TempDir(), "to")
+			_, rerr := recovery.Restore(ctx, f.repo, hexOID(commit), to, true)
+			_, serr := recovery.Show(ctx, f.store, "r1/evil")
+			for what, err := range map[string]error{"restore": rerr, "show": serr} {
+				if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "snapshot "+commit+" is refused: "+c.want) ||
+					!strings.Contains(err.Error(), "(its manifest)") {
+					t.Errorf("%s: %v, want a refusal saying %s (its manifest)", what, err, c.want)
+				}
+			}
+			if _, err := os.Lstat(to); !errors.Is(err, os.ErrNotExist) {
+				t.Fatalf("restore made %s", to)
+			}
+		})
 	}
 }

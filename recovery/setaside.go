@@ -29,11 +29,10 @@ const SourceSetAside = "set-aside"
 func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
 	repo := store.Repo
 	t.Source = SourceSetAside
-	baseID, err := git.ParseOID(t.Baseline)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: baseline: %w", t.Path, err)
+	if t.Baseline.IsZero() {
+		return nil, fmt.Errorf("snapshot %s: no baseline", t.Path)
 	}
-	base, err := repo.Commit(ctx, baseID)
+	base, err := repo.Commit(ctx, t.Baseline)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: baseline %s: %w", t.Path, t.Baseline, err)
 	}
@@ -72,11 +71,12 @@ func SnapshotStray(ctx context.Context, store *gitstate.Store, t Target, opt Opt
 // they may hold secrets, and snapshots are pushed; the directory stays where it is.
 func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string, opt Options) (*captured, error) {
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
-		Head: t.Baseline, Baseline: t.Baseline, IndexTree: baseTree}
+		Head: t.Baseline, Baseline: t.Baseline}
 	tracked, err := git.ParseOID(baseTree)
 	if err != nil {
 		return nil, err
 	}
+	m.IndexTree = tracked
 	ignored, err := repo.IgnoredIn(ctx, t.Path, tracked)
 	if err != nil {
 		return nil, fmt.Errorf("list ignored files: %w", err)
@@ -161,7 +161,7 @@ func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree st
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
-	if _, err := v.check(ctx, m.Tree); err != nil {
+	if _, err := v.check(ctx, m.Tree.String()); err != nil {
 		return nil, err
 	}
 	return &captured{manifest: m}, nil

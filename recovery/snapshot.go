@@ -94,27 +94,30 @@ type Target struct {
 	Run      string
 	Node     string // the managed worktree's node ("" for the user's checkout)
 	Stage    string
-	Path     string // the worktree's absolute path
-	Baseline string // the commit the patch is made against
-	Source   string // SourceWorktree or SourceCheckout
+	Path     string    // the worktree's absolute path
+	Baseline gitid.OID // the commit the patch is made against
+	Source   string    // SourceWorktree or SourceCheckout
 }
 
 // Manifest is manifest.json in a snapshot's meta commit. It holds no times and no
 // paths of this machine, so the same state always gives the same manifest (and the
 // same snapshot id), wherever the worktree lives.
 type Manifest struct {
-	Schema   int    `json:"schema"`
-	Source   string `json:"source"`
-	Run      string `json:"run_id"`
-	Node     string `json:"node,omitempty"`
-	Stage    string `json:"stage,omitempty"`
-	Head     string `json:"head,omitempty"`
-	Branch   string `json:"branch,omitempty"`
-	Baseline string `json:"baseline"`
-	Tree     string `json:"tree"`
+	Schema int    `json:"schema"`
+	Source string `json:"source"`
+	Run    string `json:"run_id"`
+	Node   string `json:"node,omitempty"`
+	Stage  string `json:"stage,omitempty"`
+	// Head, Baseline, Tree, IndexTree and Pending's ids decode only as full object ids:
+	// a manifest may have been pulled (docs/contract.md §10), and a member that is not
+	// one makes the snapshot refused, naming the member.
+	Head     gitid.OID `json:"head,omitzero"`
+	Branch   string    `json:"branch,omitempty"`
+	Baseline gitid.OID `json:"baseline"`
+	Tree     gitid.OID `json:"tree"`
 	// IndexTree is the index's tree without its unmerged paths (those are under
 	// conflicts/ in the meta tree).
-	IndexTree string `json:"index_tree"`
+	IndexTree gitid.OID `json:"index_tree"`
 	// Unmerged names the conflicted paths (their stages are in the meta tree).
 	Unmerged []Name `json:"unmerged,omitempty"`
 	// AssumeUnchanged are index entries marked assume-unchanged (restored as such).
@@ -127,9 +130,9 @@ type Manifest struct {
 	// leaves their files absent (marked again in a restored worktree).
 	Sparse []Name `json:"sparse,omitempty"`
 	// Pending holds MERGE_HEAD, CHERRY_PICK_HEAD, REVERT_HEAD when set.
-	Pending    map[string]string `json:"pending,omitempty"`
-	Ignored    []IgnoredEntry    `json:"ignored,omitempty"`
-	IgnoredCap int64             `json:"ignored_cap,omitempty"`
+	Pending    map[string]gitid.OID `json:"pending,omitempty"`
+	Ignored    []IgnoredEntry       `json:"ignored,omitempty"`
+	IgnoredCap int64                `json:"ignored_cap,omitempty"`
 	// Embedded are nested repositories (or checked-out submodules): the tree holds
 	// only their commit, not their files.
 	Embedded []Name `json:"embedded,omitempty"`
@@ -257,7 +260,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	if prefix == "" {
 		prefix = SourceCheckout
 	}
-	id := prefix + "-" + contentID(t.Source, m.Tree, m.Head, m.IndexTree, metaTree)
+	id := prefix + "-" + contentID(t.Source, m.Tree.String(), m.Head.String(), m.IndexTree.String(), metaTree)
 	ref := gitstate.RecoveryPrefix + t.Run + "/" + id
 
 	res := &Result{Manifest: m}
@@ -285,14 +288,6 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	commitID, err := git.ParseOID(commit)
 	if err != nil {
 		return nil, fmt.Errorf("snapshot %s: %w", t.Path, err)
-	}
-	headID, err := gitid.ParseOptional(m.Head)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: head: %w", t.Path, err)
-	}
-	baseID, err := gitid.ParseOptional(t.Baseline)
-	if err != nil {
-		return nil, fmt.Errorf("snapshot %s: baseline: %w", t.Path, err)
 	}
 	progress.Add(opt.Progress, 2) // captured, committed and read back
 	patch := opt.PatchOut
@@ -328,7 +323,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		}
 		r.State.Snapshots = append(r.State.Snapshots, rec)
 		data := gitstate.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commitID, Patch: patch,
-			Source: t.Source, Reason: opt.Reason, Head: headID, Baseline: baseID}
+			Source: t.Source, Reason: opt.Reason, Head: m.Head, Baseline: t.Baseline}
 		old := git.ZeroID
 		if res.Reused {
 			old = commit // pinned already: the transaction only checks it is still there
@@ -434,9 +429,13 @@ var pendingRefs = []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
 // just made, is not made again. A path changed since, or one status did not show,
 // leaves the tree unlike the disk, and the read-back fails the capture.
 func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw bool, status []byte) (*captured, error) {
-	head, err := wt.ResolveHead(ctx)
+	resolved, err := wt.ResolveHead(ctx)
 	if err != nil {
 		return nil, err
+	}
+	head, err := gitid.ParseOptional(resolved)
+	if err != nil {
+		return nil, fmt.Errorf("HEAD: %w", err)
 	}
 	_, branch, _ := wt.Head(ctx)
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
@@ -445,8 +444,15 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err != nil {
 		return nil, err
 	}
-	if len(pending) > 0 {
-		m.Pending = pending
+	for name, hex := range pending {
+		id, err := git.ParseOID(hex)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		if m.Pending == nil {
+			m.Pending = map[string]gitid.OID{}
+		}
+		m.Pending[name] = id
 	}
 
 	// The worktree's index, copied once: every later step works on copies of it.
@@ -501,7 +507,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err != nil {
 		return nil, fmt.Errorf("write index tree: %w", err)
 	}
-	m.IndexTree = indexTree.String()
+	m.IndexTree = indexTree
 
 	// The whole worktree: add -A on the copy. Entries marked assume-unchanged would
 	// hide their files' changes from add, so the copy forgets that mark.
@@ -571,7 +577,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		if err != nil {
 			return nil, fmt.Errorf("write worktree tree: %w", err)
 		}
-		m.Tree = tree.String()
+		m.Tree = tree
 	}
 
 	// Read the tree back and hold it against the disk; read the index tree back and
@@ -584,7 +590,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	var embedded []string
 	checks := par.Each(2, 2, func(i int) (err error) {
 		if i == 0 {
-			embedded, err = v.check(ctx, m.Tree)
+			embedded, err = v.check(ctx, m.Tree.String())
 			return err
 		}
 		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries)
@@ -701,12 +707,8 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 // checkIndexTree holds the index tree against the merged entries of the index copy:
 // every one present with its mode and blob. An intent-to-add entry (an empty blob that
 // write-tree leaves out) is the one allowed absence.
-func checkIndexTree(ctx context.Context, repo *git.Repository, tree string, entries []git.IndexEntry) error {
-	id, err := git.ParseOID(tree)
-	if err != nil {
-		return fmt.Errorf("read back index tree: %w", err)
-	}
-	items, err := repo.LsTree(ctx, id)
+func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry) error {
+	items, err := repo.LsTree(ctx, tree)
 	if err != nil {
 		return fmt.Errorf("read back index tree: %w", err)
 	}
@@ -765,43 +767,35 @@ func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, u
 
 // writeCommits writes the index commit, the meta commit and the snapshot commit.
 func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree string) (string, error) {
-	var heads []string
-	if m.Head != "" {
-		heads = []string{m.Head}
+	var head []git.OID
+	if !m.Head.IsZero() {
+		head = []git.OID{m.Head}
 	}
-	head, err := oids(heads...)
+	metaID, err := git.ParseOID(metaTree)
 	if err != nil {
 		return "", err
 	}
-	trees, err := oids(m.IndexTree, metaTree, m.Tree)
-	if err != nil {
-		return "", err
-	}
-	index, err := repo.WriteCommit(ctx, trees[0], head, "atlas snapshot "+id+": index\n")
+	index, err := repo.WriteCommit(ctx, m.IndexTree, head, "atlas snapshot "+id+": index\n")
 	if err != nil {
 		return "", fmt.Errorf("write index commit: %w", err)
 	}
-	var pendingIDs []string
+	var pending []git.OID
 	for _, k := range sortedKeys(m.Pending) {
-		pendingIDs = append(pendingIDs, m.Pending[k])
+		pending = append(pending, m.Pending[k])
 	}
-	pending, err := oids(pendingIDs...)
-	if err != nil {
-		return "", err
-	}
-	meta, err := repo.WriteCommit(ctx, trees[1], pending, "atlas snapshot "+id+": manifest\n")
+	meta, err := repo.WriteCommit(ctx, metaID, pending, "atlas snapshot "+id+": manifest\n")
 	if err != nil {
 		return "", fmt.Errorf("write meta commit: %w", err)
 	}
 	msg := fmt.Sprintf("atlas snapshot %s\n\nrun %s, %s %s, baseline %s\n", id, m.Run, m.Source, path, m.Baseline)
-	commit, err := repo.WriteCommit(ctx, trees[2], append(head, index, meta), msg)
+	commit, err := repo.WriteCommit(ctx, m.Tree, append(head, index, meta), msg)
 	if err != nil {
 		return "", fmt.Errorf("write snapshot commit: %w", err)
 	}
 	return commit.String(), nil
 }
 
-func sortedKeys(m map[string]string) []string {
+func sortedKeys[V any](m map[string]V) []string {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
@@ -818,11 +812,11 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 		return err
 	}
 	switch {
-	case s.Tree != m.Tree:
+	case s.Tree != m.Tree.String():
 		return fmt.Errorf("tree is %s, captured %s", s.Tree, m.Tree)
 	case s.Manifest.Head != m.Head:
 		return fmt.Errorf("head is %s, captured %s", s.Manifest.Head, m.Head)
-	case s.IndexTree != m.IndexTree:
+	case s.IndexTree != m.IndexTree.String():
 		return fmt.Errorf("index tree is %s, captured %s", s.IndexTree, m.IndexTree)
 	case s.MetaTree != metaTree:
 		return fmt.Errorf("meta tree is %s, captured %s", s.MetaTree, metaTree)
@@ -839,23 +833,16 @@ func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Man
 // existing file is kept: at the default path, named by the snapshot id, its content is
 // a function of base and tree (a --patch-out file is rewritten only with replace:
 // otherwise the file is linked into place, which fails if anything is there).
-func writePatch(ctx context.Context, repo *git.Repository, path, base, tree string, keep, replace bool) error {
+func writePatch(ctx context.Context, repo *git.Repository, path string, base, to git.OID, keep, replace bool) error {
 	if info, err := os.Stat(path); keep && err == nil && info.Mode().IsRegular() {
 		return nil
 	}
-	var from git.OID
-	var err error
-	if base == "" {
-		from, err = repo.EmptyTree(ctx)
-	} else {
-		from, err = git.ParseOID(base)
-	}
-	if err != nil {
-		return fmt.Errorf("patch baseline: %w", err)
-	}
-	to, err := git.ParseOID(tree)
-	if err != nil {
-		return fmt.Errorf("patch tree: %w", err)
+	from := base
+	if from.IsZero() {
+		var err error
+		if from, err = repo.EmptyTree(ctx); err != nil {
+			return fmt.Errorf("patch baseline: %w", err)
+		}
 	}
 	f, err := git.CreateFile(path, 0o600)
 	if err != nil {
@@ -947,9 +934,12 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, blobs[0].Err
 	}
 	if err := json.Unmarshal(blobs[0].Data, &s.Manifest); err != nil {
+		if msg, ok := gitid.OIDError(err); ok {
+			return nil, refuseSnap(commit, "manifest", errors.New(msg))
+		}
 		return nil, fmt.Errorf("manifest of %s: %w", commit, err)
 	}
-	if s.Manifest.Tree != s.Tree || s.Manifest.IndexTree != s.IndexTree {
+	if s.Manifest.Tree.String() != s.Tree || s.Manifest.IndexTree.String() != s.IndexTree {
 		return nil, fmt.Errorf("snapshot %s: manifest disagrees with its commits", commit)
 	}
 	if err := checkManifest(commit, &s.Manifest); err != nil {

@@ -147,7 +147,7 @@ func resetInPlace(ctx context.Context, store *gitstate.Store, run, node, reason 
 		if base.IsZero() {
 			base = r.Header.Baseline
 		}
-		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base.String(), Source: recovery.SourceWorktree},
+		got, err := recovery.Snapshot(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: rec.Path, Baseline: base, Source: recovery.SourceWorktree},
 			withIgnored(recovery.Options{Reason: reason}, ignored))
 		if err != nil {
 			_ = m.Done() // nothing was changed
@@ -253,7 +253,7 @@ func preserveWorktree(ctx context.Context, store *gitstate.Store, run, node, rea
 			if base.IsZero() {
 				base = r.Header.Baseline
 			}
-			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base.String()},
+			snap, err := recovery.SnapshotSetAside(ctx, store, recovery.Target{Run: run, Node: node, Stage: rec.Stage, Path: aside, Baseline: base},
 				withIgnored(recovery.Options{Reason: reason + " (set aside whole: git could not read it)"}, ignored))
 			if err != nil {
 				return "", fmt.Errorf("the worktree of node %s could not be read by git and was set aside whole at %s (nothing in it was removed), but its snapshot failed: %w", node, aside, err)

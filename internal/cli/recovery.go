@@ -209,8 +209,8 @@ func (c *RecoveryShowCmd) Run(env *Env) error {
 		} else {
 			fmt.Fprintf(w, "source    worktree of node %s\n", m.Node)
 		}
-		fmt.Fprintf(w, "head      %s %s\n", dash(short(m.Head)), strings.TrimPrefix(m.Branch, "refs/heads/"))
-		fmt.Fprintf(w, "baseline  %s\n", short(m.Baseline))
+		fmt.Fprintf(w, "head      %s %s\n", dash(short(m.Head.String())), strings.TrimPrefix(m.Branch, "refs/heads/"))
+		fmt.Fprintf(w, "baseline  %s\n", short(m.Baseline.String()))
 		if v.Patch != "" {
 			fmt.Fprintf(w, "patch     %s\n", v.Patch)
 		}
