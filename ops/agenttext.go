@@ -151,9 +151,11 @@ func planHolders(r *gitstate.Run, p *resume.Plan) {
 	n := &p.NextAction
 	for _, h := range bad {
 		n.Reason = strings.ReplaceAll(n.Reason, h, anotherHolder)
-		for _, quoted := range []string{text.Command(h), text.Command("--holder=" + h)} {
-			if strings.Contains(n.Command, quoted) {
-				n.Command, n.Template = "", strings.ReplaceAll(n.Command, quoted, "<holder>")
+		quoted := text.Command(h) // as the command carries it, quoted for sh
+		if inner := strings.Trim(quoted, "'"); strings.Contains(n.Command, inner) {
+			n.Command, n.Template = "", strings.ReplaceAll(n.Command, quoted, "<holder>")
+			if strings.Contains(n.Template, inner) { // not a plain argument
+				n.Template = ""
 			}
 		}
 		if strings.Contains(n.AgentCommand, h) {

@@ -45,6 +45,9 @@ func TestAgentResultsWithholdAHolderThatIsNoName(t *testing.T) {
 		},
 		"log":      func(agent bool) (any, error) { return f.ops.Log(f.ctx, LogRequest{Run: "s", ForAgent: agent}) },
 		"job_list": func(agent bool) (any, error) { return f.ops.JobList(f.ctx, JobListRequest{Run: "g", ForAgent: agent}) },
+		"resume_plan driver": func(agent bool) (any, error) {
+			return f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "s", Holder: hostile, ForAgent: agent})
+		},
 		"resume_plan": func(agent bool) (any, error) {
 			return f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "s", Session: "other", ForAgent: agent})
 		},
@@ -86,6 +89,11 @@ func TestAgentResultsWithholdAHolderThatIsNoName(t *testing.T) {
 	// The graph run's plain driver still shows beside its job's withheld holder.
 	if g, _ := f.ops.Show(f.ctx, ShowRequest{Run: "g", ForAgent: true}); !strings.Contains(string(g.State), `"holder":"agent-1"`) {
 		t.Errorf("show: a plain holder name was withheld: %s", g.State)
+	}
+	// The driver's own commands carry its holder: a template then, <holder> in its place.
+	if p, _ := f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "s", Holder: hostile, ForAgent: true}); p.NextAction.Command != "" ||
+		!strings.Contains(p.NextAction.Template, "<holder>") {
+		t.Errorf("resume_plan: the driver's next command: %+v", p.NextAction)
 	}
 	// job_claim returns the claimed job as it stands: its holder too.
 	c, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "g", Job: "b", Worker: Worker{Holder: hostile + " b"}, ForAgent: true})
@@ -143,7 +151,7 @@ func TestAgentErrorReplacesAHolderThatIsNoName(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err = f.ops.Transition(f.ctx, TransitionRequest{Run: "p", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "me"}})
-	if err == nil || AgentError(err) != err || !strings.Contains(err.Error(), "driven by agent-1") {
+	if err == nil || AgentError(err).Error() != err.Error() || !strings.Contains(err.Error(), "driven by agent-1") {
 		t.Errorf("a refusal naming a plain holder: %v", err)
 	}
 }

@@ -282,8 +282,7 @@ func uninspected(errs []error, err error) error {
 		}
 	}
 	msg := fmt.Sprintf("%d worktree(s) could not be inspected; each item says why", n)
-	var fe *fault.Error
-	if errors.As(err, &fe) {
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
 		return &fault.Error{Kind: fe.Kind, Msg: msg}
 	}
 	return errors.New(msg)

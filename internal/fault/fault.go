@@ -130,7 +130,7 @@ func Redact(err error, bad func(string) bool, stand string) error {
 	if fe.Fields != nil {
 		c.Fields = redactValue(fe.Fields, sub).(map[string]any)
 	}
-	if error(fe) == err {
+	if fe.Error() == err.Error() { // nothing wraps it in words
 		return &c
 	}
 	// Wrapped: the wrapping text is kept, redacted, over a cause that is redacted.

@@ -53,7 +53,7 @@ func TestRedactReplacesQuotedValues(t *testing.T) {
 		FieldsOf(got)["driver"].(map[string]string)["holder"] != "another holder" || !errors.Is(got, ErrConflict) {
 		t.Errorf("redacted: %q %q %v", msg, hint, FieldsOf(got))
 	}
-	if e := New(ErrConflict, "driven by ab").WithQuoted("ab"); Redact(e, bad, "x") != error(e) {
+	if e := New(ErrConflict, "driven by ab").WithQuoted("ab"); Redact(e, bad, "x").Error() != "driven by ab" {
 		t.Errorf("a value that passes was redacted")
 	}
 	if m, _ := Spelled(err, func(f string) string { return f }); !strings.Contains(m, "a b") {
