@@ -197,7 +197,7 @@ func DriverRefused(r *Run, w Writer) error {
 		e = fault.Conflict("run %s is driven by %s until %s, not by %s: nothing was written", r.Header.RunID, who, d.ExpiresAt, w.Holder)
 	}
 	return e.WithHint("only the run's driver writes to it: wait for its lease to expire, or pass {holder} NAME {take_over} to replace it (recorded as driver_taken_over)").
-		WithField("driver", map[string]string{"holder": d.Holder, "expires_at": d.ExpiresAt})
+		WithField("driver", map[string]string{"holder": d.Holder, "expires_at": d.ExpiresAt}).WithQuoted(d.Holder)
 }
 
 // CheckStageToken refuses a stage report whose token is not the stage's current one

@@ -294,15 +294,17 @@ func Finish(r *Run, status, reason string) error {
 		return err
 	}
 	if RunTerminal(status) {
-		var held []string
+		var held, holders []string
 		for _, j := range r.State.Jobs {
 			if j.State == JobRunning {
 				held = append(held, fmt.Sprintf("%s (lease %s, holder %s)", j.ID, j.Lease, orDash(j.Holder)))
+				holders = append(holders, j.Holder)
 			}
 		}
 		if len(held) > 0 {
 			return fault.Named(fault.ErrRefused, "run %s has running jobs: %s; finished %s, their receipts would be refused forever", r.Header.RunID, strings.Join(held, ", "), status).
-				WithHint("wait for their receipts, or pass {force} to reap them first (each takes the timeout transition, recorded as job_reaped)")
+				WithHint("wait for their receipts, or pass {force} to reap them first (each takes the timeout transition, recorded as job_reaped)").
+				WithQuoted(holders...)
 		}
 	}
 	r.State.Status, r.State.Reason, r.State.Driver = status, reason, nil

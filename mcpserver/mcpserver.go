@@ -257,9 +257,10 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 	}, nil
 }
 
-// failureResult is a tool error carrying the JSON error of err (and the result the
-// operation returned with it, if any).
+// failureResult is a tool error carrying the JSON error of err as an agent reads it
+// (ops.AgentError; and the result the operation returned with it, if any).
 func failureResult(err error, out json.RawMessage) *mcp.CallToolResult {
+	err = ops.AgentError(err) // a holder it quotes from a ledger only when a name
 	b, _ := json.Marshal(map[string]any{"error": errorObject(err)})
 	res := &mcp.CallToolResult{IsError: true, Content: []mcp.Content{&mcp.TextContent{Text: string(b)}}}
 	if out != nil {

@@ -9,6 +9,8 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/importer"
+	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
@@ -38,6 +40,129 @@ import (
 // string in the data of an event this clone wrote, one no undo took back for what undo
 // restores (agentText.ownText, ownKept: one walk of the run's log per run and result,
 // and only for a run started here that no person vouched for).
+
+// A holder is a name a writer gives (--holder is free text) and it reaches an agent
+// from every run, its own included: a holder that is not a name git-atlas would
+// write (gitstate.ValidName: no spaces, quotes, newlines or long text) is withheld
+// from an agent's results (badHolder) and, where an error to an agent quotes it,
+// replaced by anotherHolder (AgentError).
+
+// anotherHolder stands, in a sentence for an agent, for a holder it may not read.
+const anotherHolder = "another holder"
+
+// badHolder reports whether h, a holder from a ledger, may not reach an agent.
+func badHolder(h string) bool { return h != "" && gitstate.ValidName("value", h) != nil }
+
+// AgentError is err as an agent reads it: each holder it quotes from a ledger
+// (fault.Error.Quoted) that is not a name replaced by "another holder"; the kind
+// stays, and the wording for a person is err's.
+func AgentError(err error) error { return fault.Redact(err, badHolder, anotherHolder) }
+
+// viewHolders withholds from v the holder of its driver when it is not a name.
+func viewHolders(v *RunView) {
+	if !badHolder(v.Holder) && (v.Driver == nil || !badHolder(v.Driver.Holder)) {
+		return
+	}
+	v.Holder = ""
+	if v.Driver != nil {
+		d := *v.Driver
+		d.Holder = ""
+		v.Driver = &d
+	}
+	v.TextWithheld = true
+}
+
+// stateHolders withholds from s the holders that are not names (its driver's, its
+// attempts', its jobs'; s's slices are copied first) and reports whether it withheld
+// any.
+func stateHolders(s *gitstate.State) bool {
+	withheld := false
+	if d := s.Driver; d != nil && badHolder(d.Holder) {
+		c := *d
+		c.Holder, withheld = "", true
+		s.Driver = &c
+	}
+	s.Stages = slices.Clone(s.Stages)
+	for i := range s.Stages {
+		st := &s.Stages[i]
+		st.Attempts = slices.Clone(st.Attempts)
+		for k := range st.Attempts {
+			if at := &st.Attempts[k]; badHolder(at.Holder) {
+				at.Holder, withheld = "", true
+			}
+		}
+	}
+	s.Jobs = slices.Clone(s.Jobs)
+	withheld = jobHolders(pointers(s.Jobs)) || withheld
+	return withheld
+}
+
+// jobHolders withholds from jobs (copies the caller owns) the holders that are not
+// names, and reports whether it withheld any.
+func jobHolders(jobs []*gitstate.Job) bool {
+	withheld := false
+	for _, j := range jobs {
+		if j != nil && badHolder(j.Holder) {
+			j.Holder, withheld = "", true
+		}
+	}
+	return withheld
+}
+
+// planHolders withholds from a plan of r the holders r's state records that are not
+// names: the driver's, the interrupted attempt's, and wherever next_action quotes
+// one (its reason says "another holder"; a command carrying one becomes a template,
+// <holder> in its place).
+func planHolders(r *gitstate.Run, p *resume.Plan) {
+	var bad []string
+	add := func(h string) {
+		if badHolder(h) {
+			bad = append(bad, h)
+		}
+	}
+	if d := r.State.Driver; d != nil {
+		add(d.Holder)
+	}
+	for _, st := range r.State.Stages {
+		for _, at := range st.Attempts {
+			add(at.Holder)
+		}
+	}
+	for _, j := range r.State.Jobs {
+		add(j.Holder)
+	}
+	add(p.Holder)
+	if len(bad) == 0 {
+		return
+	}
+	if badHolder(p.Holder) {
+		p.Holder = ""
+	}
+	if d := p.Driver; d != nil && badHolder(d.Holder) {
+		c := *d
+		c.Holder = ""
+		p.Driver = &c
+	}
+	if st := p.InterruptedStage; st != nil && st.Attempt != nil && badHolder(st.Attempt.Holder) {
+		at := *st.Attempt
+		at.Holder = ""
+		st.Attempt = &at
+	}
+	n := &p.NextAction
+	for _, h := range bad {
+		n.Reason = strings.ReplaceAll(n.Reason, h, anotherHolder)
+		quoted := text.Command(h) // as the command carries it, quoted for sh
+		if inner := strings.Trim(quoted, "'"); strings.Contains(n.Command, inner) {
+			n.Command, n.Template = "", strings.ReplaceAll(n.Command, quoted, "<holder>")
+			if strings.Contains(n.Template, inner) { // not a plain argument
+				n.Template = ""
+			}
+		}
+		if strings.Contains(n.AgentCommand, h) {
+			n.AgentCommand = ""
+		}
+	}
+}
 
 // agentText is the decision, reading each run's trust record once.
 type agentText struct {
@@ -431,6 +556,7 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 	if it.Unreadable || it.Run == nil {
 		return
 	}
+	viewHolders(&it.RunView)
 	a.view(ctx, &it.RunView, it.Run.Header.Intent)
 	if it.TextWithheld {
 		it.Verdict = withheldVerdict(it.Verdict)
@@ -543,6 +669,16 @@ func (a agentText) audit(ctx context.Context, res *AuditResult) {
 // documents, rebuilt from the members git-atlas composes.
 func (a agentText) show(ctx context.Context, res *ShowResult) error {
 	r := res.Run
+	viewHolders(&res.RunView)
+	if s := r.State; stateHolders(&s) { // on every run: the rest reads r without them
+		c := *r
+		c.State = s
+		r, res.Run, res.TextWithheld = &c, &c, true
+		var err error
+		if res.State, err = gitstate.MarshalState(&s); err != nil {
+			return err
+		}
+	}
 	if a.vouched(ctx, r) {
 		return nil
 	}
@@ -592,10 +728,16 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) error {
 	for i := range res.Kept {
 		e := &res.Kept[i]
-		if a.ownEvent(ctx, r, e) {
+		own := a.ownEvent(ctx, r, e) // before its holder goes: the MAC may cover it
+		if !badHolder(e.Holder) && own {
 			continue
 		}
-		e.Data, e.Extra = nil, nil
+		if badHolder(e.Holder) {
+			e.Holder = ""
+		}
+		if !own {
+			e.Data, e.Extra = nil, nil
+		}
 		d, err := gitstate.MarshalEvent(e)
 		if err != nil {
 			return err
@@ -612,9 +754,15 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) bool {
 	withheld := false
 	for _, j := range jobs {
+		if j == nil {
+			continue
+		}
+		own := a.ownJob(ctx, r, j) // before its holder goes: the MAC may cover it
+		if badHolder(j.Holder) {
+			j.Holder, withheld = "", true
+		}
 		switch {
-		case j == nil:
-		case !a.ownJob(ctx, r, j):
+		case !own:
 			*j = composedJob(*j)
 			withheld = true
 		case !a.vouched(ctx, r):
@@ -657,7 +805,11 @@ const withheldText = "(text withheld: the run was not started or trusted here)"
 // untrusted commands, the criteria, and those values wherever next_action's reason
 // quotes them.
 func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
-	if p == nil || r == nil || a.vouched(ctx, r) {
+	if p == nil || r == nil {
+		return
+	}
+	planHolders(r, p)
+	if a.vouched(ctx, r) {
 		return
 	}
 	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {

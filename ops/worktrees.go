@@ -2,6 +2,8 @@ package ops
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 	"time"
@@ -261,8 +263,29 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 	sort.SliceStable(res.Worktrees, func(a, b int) bool { return res.Worktrees[a].RunID < res.Worktrees[b].RunID })
 	if req.ForAgent {
 		o.agentText().worktrees(ctx, res.Worktrees, byID)
+		if inspectErr != nil {
+			inspectErr = uninspected(errs, inspectErr)
+		}
 	}
 	return res, inspectErr
+}
+
+// uninspected is err, the combined error of the worktrees InspectAll could not
+// inspect (errs), as an agent reads it: a count, of the same kind, for the errors
+// quote the ledger's paths (each item's own error is withheld as its run's text is,
+// agentText.worktrees).
+func uninspected(errs []error, err error) error {
+	n := 0
+	for _, e := range errs {
+		if e != nil {
+			n++
+		}
+	}
+	msg := fmt.Sprintf("%d worktree(s) could not be inspected; each item says why", n)
+	if fe, ok := errors.AsType[*fault.Error](err); ok {
+		return &fault.Error{Kind: fe.Kind, Msg: msg}
+	}
+	return errors.New(msg)
 }
 
 // UnionRequest is `union RUN`.

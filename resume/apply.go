@@ -298,7 +298,7 @@ func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Optio
 			return nil, nil // X drives it already
 		}
 		if r.Live(now) && !opt.Owns(r, now) && !opt.TakeOver {
-			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+			return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder).WithQuoted(r.State.Driver.Holder)
 		}
 		ttl := opt.TTL
 		if ttl <= 0 {
@@ -390,7 +390,7 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		var taken *gitstate.Lease
 		if r.Driven(now) && !opt.Owns(r, now) {
 			if !opt.TakeOver {
-				return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder)
+				return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder).WithQuoted(r.State.Driver.Holder)
 			}
 			d := *r.State.Driver
 			d.Extra = nil

@@ -36,6 +36,10 @@ type Error struct {
 	// Fields are more members of the JSON error object (e.g. `driver` on a write
 	// refused because another session drives the run, docs/contract.md §4.7).
 	Fields map[string]any
+	// Quoted are the values from a ledger the message, hint or fields quote (a
+	// holder's name): a front end for an agent replaces those it may not read
+	// (Redact).
+	Quoted []string
 
 	// msgT and hintT are the formats of an error that names request fields (Named),
 	// with their arguments: Spelled renders them for a front end.
@@ -88,6 +92,80 @@ func (e *Error) WithField(name string, v any) *Error {
 	}
 	e.Fields[name] = v
 	return e
+}
+
+// WithQuoted returns e noting values from a ledger that it quotes (Redact).
+func (e *Error) WithQuoted(values ...string) *Error {
+	e.Quoted = append(e.Quoted, values...)
+	return e
+}
+
+// Redact is err with every value its first *Error quotes from a ledger (Quoted) that
+// bad reports replaced by stand, in its message, hint and fields; err itself when
+// there is none. The kind stays.
+func Redact(err error, bad func(string) bool, stand string) error {
+	var fe *Error
+	if !errors.As(err, &fe) {
+		return err
+	}
+	var gone []string
+	for _, v := range fe.Quoted {
+		if v != "" && bad(v) {
+			gone = append(gone, v)
+		}
+	}
+	if len(gone) == 0 {
+		return err
+	}
+	sub := func(s string) string {
+		for _, v := range gone {
+			s = strings.ReplaceAll(s, v, stand)
+		}
+		return s
+	}
+	c := *fe
+	c.Quoted = nil
+	c.Msg, c.Hint = sub(c.Msg), sub(c.Hint)
+	c.msgArgs, c.hintArgs = redactValue(fe.msgArgs, sub).([]any), redactValue(fe.hintArgs, sub).([]any)
+	if fe.Fields != nil {
+		c.Fields = redactValue(fe.Fields, sub).(map[string]any)
+	}
+	if fe.Error() == err.Error() { // nothing wraps it in words
+		return &c
+	}
+	// Wrapped: the wrapping text is kept, redacted, over a cause that is redacted.
+	return &Error{Kind: fe.Kind, Msg: sub(err.Error()), Hint: c.Hint, Targets: c.Targets, Fields: c.Fields}
+}
+
+// redactValue is v (an argument or a field's value) with sub applied to each string
+// it holds; a copy where it changes anything.
+func redactValue(v any, sub func(string) string) any {
+	switch x := v.(type) {
+	case string:
+		return sub(x)
+	case []any:
+		if x == nil {
+			return x
+		}
+		out := make([]any, len(x))
+		for i := range x {
+			out[i] = redactValue(x[i], sub)
+		}
+		return out
+	case map[string]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[k] = redactValue(e, sub)
+		}
+		return out
+	case map[string]string:
+		out := make(map[string]string, len(x))
+		for k, e := range x {
+			out[k] = sub(e)
+		}
+		return out
+	}
+	return v
 }
 
 // FieldsOf returns the extra JSON members of the first *Error in err's chain that has

@@ -39,3 +39,24 @@ func TestNamedFieldsAreSpelledByTheFrontEnd(t *testing.T) {
 		t.Fatalf("code %d %s", c, k)
 	}
 }
+
+// Redact replaces a quoted ledger value bad reports in the message a front end
+// spells (a Named error renders from its arguments), the hint and the fields; the
+// kind stays, and a value bad passes is kept.
+func TestRedactReplacesQuotedValues(t *testing.T) {
+	bad := func(v string) bool { return strings.Contains(v, " ") }
+	err := Named(ErrConflict, "run r is driven by %s: pass {holder}", "a b").WithHint("ask %s", "a b").
+		WithField("driver", map[string]string{"holder": "a b"}).WithQuoted("a b")
+	got := Redact(err, bad, "another holder")
+	msg, hint := Spelled(got, func(f string) string { return "--" + f })
+	if msg != "run r is driven by another holder: pass --holder" || hint != "ask another holder" ||
+		FieldsOf(got)["driver"].(map[string]string)["holder"] != "another holder" || !errors.Is(got, ErrConflict) {
+		t.Errorf("redacted: %q %q %v", msg, hint, FieldsOf(got))
+	}
+	if e := New(ErrConflict, "driven by ab").WithQuoted("ab"); Redact(e, bad, "x").Error() != "driven by ab" {
+		t.Errorf("a value that passes was redacted")
+	}
+	if m, _ := Spelled(err, func(f string) string { return f }); !strings.Contains(m, "a b") {
+		t.Errorf("the original lost its wording: %q", m)
+	}
+}
