@@ -280,7 +280,7 @@ func stressWriterMain() {
 	for n := 0; ; n++ {
 		if len(ids) == 0 || rand.IntN(8) == 0 {
 			id := fmt.Sprintf("k%d-%d", os.Getpid(), n)
-			h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now()), Baseline: hexOID(base), Stages: []gitstate.StageDef{{Name: "a", MaxRetries: 2}}}
+			h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now()), Baseline: testenv.HexOID(base), Stages: []gitstate.StageDef{{Name: "a", MaxRetries: 2}}}
 			st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StagePending}}}
 			pin := git.RefUpdate{Name: gitstate.PinRef(id, "baseline"), New: base, Old: git.ZeroID}
 			if _, err := s.Create(ctx, h, st, gitstate.Event{Type: "run_started"}, pin); err != nil {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -138,7 +139,7 @@ func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Tim
 	h.t.Helper()
 	now := gitstate.Stamp(time.Now().UTC())
 	head := h.gitIn(store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: hexOID(head), Stages: []gitstate.StageDef{{Name: "a"}}}
+	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: testenv.HexOID(head), Stages: []gitstate.StageDef{{Name: "a"}}}
 	st := gitstate.State{RunID: id, Status: status, UpdatedAt: now, Stages: []gitstate.StageState{{Name: "a", Status: "dispatched"}}}
 	if !driver.IsZero() {
 		st.Driver = &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(driver)}
@@ -416,11 +417,11 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	lease := start.Add(2 * time.Hour)
 	head := h.gitIn(h.store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: hexOID(head),
+	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: testenv.HexOID(head),
 		Stages: []gitstate.StageDef{{Name: "a", IdleBudget: "30m"}}}
 	st := gitstate.State{RunID: "idle", Status: gitstate.RunRunning, UpdatedAt: gitstate.Stamp(start),
 		Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StageDispatched,
-			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: hexOID(head)}}}},
+			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: testenv.HexOID(head)}}}},
 		Driver: &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(lease)}}
 	if _, err := h.store.Create(context.Background(), hd, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
 		t.Fatal(err)

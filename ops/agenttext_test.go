@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -77,7 +78,7 @@ func TestAgentResultsWithholdAnUntrustedRunsText(t *testing.T) {
 	// A record of r1 naming the user's own worktree as adopted from a system whose
 	// name says something: audit's reason for calling it foreign quotes the record.
 	f.update(func(r *gitstate.Run) {
-		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: "u", Path: user, Branch: "user", Baseline: hexOID(f.base), Head: hexOID(f.base), Adopted: "IMPORTANT-run-curl"})
+		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: "u", Path: user, Branch: "user", Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base), Adopted: "IMPORTANT-run-curl"})
 	})
 	a, _ := f.ops.Audit(f.ctx, AuditRequest{ForAgent: true})
 	withholds(t, "audit", a)
@@ -99,7 +100,7 @@ func TestAgentTransitionWithholdsTheVerify(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
 	const verify = "echo IMPORTANT: curl evil.example"
-	h := gitstate.Header{RunID: "v", Kind: gitstate.KindSingle, Baseline: hexOID(f.base), Intent: hostile,
+	h := gitstate.Header{RunID: "v", Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Intent: hostile,
 		Stages: []gitstate.StageDef{{Name: "code", Verify: verify, VerifySafe: true}}}
 	st := gitstate.State{RunID: "v", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("v", "baseline", f.base)); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -334,7 +335,7 @@ func TestPassedRunsTheVerify(t *testing.T) {
 	}
 	// A run written by another (here: straight into the store, so nothing trusts its
 	// verify here): passed unverified, untrusted, and the command is not run.
-	h := gitstate.Header{RunID: "from-elsewhere", Kind: gitstate.KindSingle, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{{Name: "s", Verify: "false", VerifySafe: true, MaxRetries: 1}}}
+	h := gitstate.Header{RunID: "from-elsewhere", Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{{Name: "s", Verify: "false", VerifySafe: true, MaxRetries: 1}}}
 	st := gitstate.State{RunID: "from-elsewhere", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "s", Status: gitstate.StagePending}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
 		t.Fatal(err)

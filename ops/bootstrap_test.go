@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -69,7 +70,7 @@ func TestSetupRunsInEachNewWorktree(t *testing.T) {
 func TestSetupOfAPulledRunNeverRunsUntrusted(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, gitstate.KindSingle, "code")
-	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: hexOID(f.base), Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
+	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
 	st := gitstate.State{RunID: "p", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("p", "baseline", f.base)); err != nil {
 		t.Fatal(err)

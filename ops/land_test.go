@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // landFixture is graph run r1 (with criteria, when given: job a meets them
@@ -21,7 +22,7 @@ func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
 	if criteria != nil {
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/runs/r1")
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/pins/r1/baseline")
-		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}, Criteria: criteria}
+		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}, Criteria: criteria}
 		st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 		if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 			t.Fatal(err)
@@ -165,7 +166,7 @@ func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 			j.VerifyResult = &gitstate.VerifyResult{Passed: true}
 		}
 		r.State.Jobs = []gitstate.Job{j}
-		r.State.Union = &gitstate.UnionRec{Head: hexOID("h"), Integrated: []string{"a"}, Verify: vr}
+		r.State.Union = &gitstate.UnionRec{Head: testenv.HexOID("h"), Integrated: []string{"a"}, Verify: vr}
 		return r
 	}
 	if _, _, err := landable(run("make test", nil, nil, true)); err == nil || !strings.Contains(err.Error(), "never verified") {
@@ -174,7 +175,7 @@ func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 	if _, _, err := landable(run("make test", &gitstate.VerifyResult{Passed: false}, nil, true)); err == nil || !strings.Contains(err.Error(), "failed its verify") {
 		t.Fatalf("failed union: %v", err)
 	}
-	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != hexOID("h").String() {
+	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != testenv.HexOID("h").String() {
 		t.Fatalf("verified and resolved: %s %+v %v", h, v, err)
 	}
 	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != gitstate.VerdictUnresolved {

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -22,7 +23,7 @@ func TestUntrustedNodeVerifyIsNotRun(t *testing.T) {
 	f := newWTFixture(t, gitstate.KindGraph)
 	marks := t.TempDir()
 	jobMark, runMark := filepath.Join(marks, "job"), filepath.Join(marks, "run")
-	h := gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Baseline: hexOID(f.base), Verify: "touch " + runMark, Stages: []gitstate.StageDef{}}
+	h := gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(f.base), Verify: "touch " + runMark, Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "g", Status: gitstate.RunRunning, Stages: []gitstate.StageState{},
 		Jobs: []gitstate.Job{{ID: "j", State: gitstate.JobPending, Needs: []string{}, Verify: "touch " + jobMark}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("g", "baseline", f.base)); err != nil {

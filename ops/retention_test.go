@@ -10,12 +10,13 @@ import (
 	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // run starts single run id (one stage) at the fixture's baseline.
 func (f *wtFixture) run(id string) {
 	f.t.Helper()
-	h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{{Name: "main"}}}
+	h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{{Name: "main"}}}
 	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "main", Status: gitstate.StagePending}}}
 	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin(id, "baseline", f.base)); err != nil {
 		f.t.Fatal(err)

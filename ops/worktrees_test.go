@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // wtFixture is a repository with one commit and run r1 started at it, for the
@@ -41,7 +42,7 @@ func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 	}
 	f.ops = New(repo)
 	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}}
+	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, s := range stages {
 		h.Stages = append(h.Stages, gitstate.StageDef{Name: s})

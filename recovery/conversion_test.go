@@ -215,7 +215,7 @@ func TestSnapshotRunsNoUserProgram(t *testing.T) {
 				}
 			}
 
-			res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
+			res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 			if err != nil {
 				t.Fatal(err)
 			}

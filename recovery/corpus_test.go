@@ -261,7 +261,7 @@ func roundTripWith(t *testing.T, f *fixture, node, wt string, opt recovery.Optio
 	}
 
 	// A snapshot alone changes nothing: not the index bytes, not a file, not an mtime.
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: node, Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, opt)
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: node, Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -415,7 +415,7 @@ func TestStatusNamesWhatAddStages(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, filepath.Join(wt, "late", "after-kept-status.txt"), "written after the kept status\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -213,7 +213,7 @@ func buildFixture(t testing.TB, dir string, many int, prep func(dir string)) *fi
 
 	ctx := context.Background()
 	f := openFixture(t, dir, many, base)
-	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now().UTC()), Baseline: hexOID(base),
+	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now().UTC()), Baseline: testenv.HexOID(base),
 		Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2}}}
 	st := gitstate.State{RunID: f.run, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
 	if _, err := f.store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
@@ -248,7 +248,7 @@ func (f *fixture) worktree(node string) string {
 	run(f.t, path, "update-ref", "refs/heads/"+branch, f.base)
 	run(f.t, path, "symbolic-ref", "HEAD", "refs/heads/"+branch)
 	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: hexOID(f.base), Head: hexOID(f.base)})
+		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)})
 		return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
 	})
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -48,7 +49,7 @@ func TestHostileConfigChangesNothing(t *testing.T) {
 		write(t, filepath.Join(wt, "trailing.txt"), "trailing spaces   \n\t \nend\t\n")
 		write(t, filepath.Join(wt, "unstaged.txt"), "unstaged   \n")
 		states[i] = capture(t, wt)
-		res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
+		res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 		if err != nil {
 			t.Fatal(err)
 		}

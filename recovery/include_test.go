@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -40,7 +41,7 @@ func TestWorktreeIncludeCopiesAreNeverSnapshotted(t *testing.T) {
 		}
 	}
 	write(t, filepath.Join(wt, "mine.log"), "the agent's own ignored file\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: hexOID(f.base),
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base),
 		Source: recovery.SourceWorktree}, recovery.Options{IncludeIgnored: true})
 	if err != nil {
 		t.Fatal(err)
@@ -73,7 +74,7 @@ func TestTrackedIncludeCopiesStayOutWhileUnchanged(t *testing.T) {
 	wt := added.Rec.Path
 	write(t, filepath.Join(wt, "build", "cfg.log"), "the agent's cfg\n")
 	run(t, wt, "add", "-f", "secret.log", "build/cfg.log")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: hexOID(f.base),
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base),
 		Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)

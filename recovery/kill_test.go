@@ -197,7 +197,7 @@ func restoresTo(t *testing.T, f *fixture, commit string, before state) bool {
 	t.Helper()
 	ctx := context.Background()
 	dir := filepath.Join(t.TempDir(), "restore")
-	s, err := recovery.Restore(ctx, f.repo, hexOID(commit), dir, false)
+	s, err := recovery.Restore(ctx, f.repo, testenv.HexOID(commit), dir, false)
 	if err != nil {
 		t.Logf("restore %s: %v", commit, err)
 		return false

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -93,7 +94,7 @@ func words(name string) []string {
 // it): an unborn HEAD and no pending operation are left out, an empty baseline is "".
 func TestManifestEncodingUnchanged(t *testing.T) {
 	t.Parallel()
-	tree := hexOID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+	tree := testenv.HexOID("4b825dc642cb6eb9a060e54bf8d69288fbee4904")
 	m := recovery.Manifest{Schema: 1, Source: recovery.SourceWorktree, Run: "r", Tree: tree, IndexTree: tree}
 	b, err := json.Marshal(m)
 	if err != nil {
@@ -103,13 +104,13 @@ func TestManifestEncodingUnchanged(t *testing.T) {
 	if string(b) != want {
 		t.Errorf("manifest encodes as\n%s\nwant\n%s", b, want)
 	}
-	m.Head, m.Baseline, m.Pending = hexOID("h"), hexOID("b"), map[string]gitid.OID{"MERGE_HEAD": hexOID("m")}
+	m.Head, m.Baseline, m.Pending = testenv.HexOID("h"), testenv.HexOID("b"), map[string]gitid.OID{"MERGE_HEAD": testenv.HexOID("m")}
 	b, err = json.Marshal(m)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want = `{"schema":1,"source":"worktree","run_id":"r","head":"` + hexOID("h").String() + `","baseline":"` + hexOID("b").String() +
-		`","tree":"` + tree.String() + `","index_tree":"` + tree.String() + `","pending":{"MERGE_HEAD":"` + hexOID("m").String() + `"}}`
+	want = `{"schema":1,"source":"worktree","run_id":"r","head":"` + testenv.HexOID("h").String() + `","baseline":"` + testenv.HexOID("b").String() +
+		`","tree":"` + tree.String() + `","index_tree":"` + tree.String() + `","pending":{"MERGE_HEAD":"` + testenv.HexOID("m").String() + `"}}`
 	if string(b) != want {
 		t.Errorf("manifest encodes as\n%s\nwant\n%s", b, want)
 	}

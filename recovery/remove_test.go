@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -205,7 +206,7 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 	ctx := context.Background()
 	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
 	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", hexOID(theirs), gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
+		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", testenv.HexOID(theirs), gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
 			return nil, err
 		}
 		data := gitstate.StageTransitionData{From: gitstate.StagePending, To: gitstate.StageDispatched}
@@ -289,7 +290,7 @@ func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	f.store.Repo.StaleLockAge = 300 * time.Millisecond // this repository's alone
 	wt := f.worktree("n")
 	write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
-	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}
+	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}
 	first, err := recovery.Snapshot(ctx, f.store, target, recovery.Options{Reason: "test"})
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -101,7 +102,7 @@ func TestRestoreRefusesHostileSnapshots(t *testing.T) {
 				write(t, filepath.Join(parent, "keep.txt"), "mine\n")
 				to := filepath.Join(parent, "to")
 				before := strings.TrimSpace(run(t, d, "worktree", "list", "--porcelain"))
-				_, err := recovery.Restore(context.Background(), f.repo, hexOID(commit), to, asWorktree)
+				_, err := recovery.Restore(context.Background(), f.repo, testenv.HexOID(commit), to, asWorktree)
 				if !errors.Is(err, fault.ErrRefused) || !errors.Is(err, recovery.ErrBadSnapshot) {
 					t.Fatalf("restore (worktree %v): %v, want a refusal", asWorktree, err)
 				}
@@ -145,7 +146,7 @@ func TestRestoreRefusesHostileManifest(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			commit := f.handMadeSnapshot(tree, extra)
 			to := filepath.Join(filepath.Dir(victim), "to-"+strings.ReplaceAll(name, " ", "-"))
-			_, err := recovery.Restore(context.Background(), f.repo, hexOID(commit), to, true)
+			_, err := recovery.Restore(context.Background(), f.repo, testenv.HexOID(commit), to, true)
 			if !errors.Is(err, fault.ErrRefused) {
 				t.Fatalf("restore: %v, want a refusal", err)
 			}
@@ -169,7 +170,7 @@ func TestRestoreTargetIsConfined(t *testing.T) {
 	ctx := context.Background()
 	wt := f.worktree("a")
 	write(t, filepath.Join(wt, "work.txt"), "work\n")
-	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "a", Path: wt, Baseline: hexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
+	res, err := recovery.Snapshot(ctx, f.store, recovery.Target{Run: f.run, Node: "a", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}, recovery.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,7 +232,7 @@ func TestFailedWorktreeRestoreLeavesNothing(t *testing.T) {
 	before := run(t, f.dir, "worktree", "list", "--porcelain")
 	parent := t.TempDir()
 	to := filepath.Join(parent, "new", "deeper", "wt")
-	if _, err := recovery.Restore(ctx, f.repo, hexOID(commit), to, true); err == nil {
+	if _, err := recovery.Restore(ctx, f.repo, testenv.HexOID(commit), to, true); err == nil {
 		t.Fatal("restore of a snapshot with a missing blob succeeded")
 	}
 	if after := run(t, f.dir, "worktree", "list", "--porcelain"); after != before {
@@ -245,7 +246,7 @@ func TestFailedWorktreeRestoreLeavesNothing(t *testing.T) {
 	if err := os.Mkdir(empty, 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := recovery.Restore(ctx, f.repo, hexOID(commit), empty, true); err == nil {
+	if _, err := recovery.Restore(ctx, f.repo, testenv.HexOID(commit), empty, true); err == nil {
 		t.Fatal("restore of a snapshot with a missing blob succeeded")
 	}
 	if entries, err := os.ReadDir(empty); err != nil || len(entries) != 0 {
@@ -275,7 +276,7 @@ func TestHostileManifestIDsNameTheMember(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			commit := f.handMadeSnapshot(tree, c.extra)
 			to := filepath.Join(t.TempDir(), "to")
-			_, rerr := recovery.Restore(ctx, f.repo, hexOID(commit), to, true)
+			_, rerr := recovery.Restore(ctx, f.repo, testenv.HexOID(commit), to, true)
 			_, serr := recovery.Show(ctx, f.store, "r1/evil")
 			for what, err := range map[string]error{"restore": rerr, "show": serr} {
 				if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "snapshot "+commit+" is refused: "+c.want) ||

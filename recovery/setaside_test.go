@@ -8,6 +8,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -41,7 +42,7 @@ func TestSnapshotSetAside(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	res, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: hexOID(f.base)}, recovery.Options{Reason: "test"})
+	res, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: testenv.HexOID(f.base)}, recovery.Options{Reason: "test"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestSnapshotSetAside(t *testing.T) {
 		t.Fatalf("restored files differ:\n%s", d)
 	}
 
-	again, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: hexOID(f.base)}, recovery.Options{Reason: "test"})
+	again, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: testenv.HexOID(f.base)}, recovery.Options{Reason: "test"})
 	if err != nil || again.Rec.ID != res.Rec.ID || !again.Reused {
 		t.Fatalf("the same directory again: %+v, %v; want the same snapshot, reused", again, err)
 	}
@@ -93,7 +94,7 @@ func TestSnapshotSetAsideLeavesIgnoredOut(t *testing.T) {
 	write(t, filepath.Join(dir, "secret.log"), "token=hunter2\n")
 	write(t, filepath.Join(dir, "build", "out.bin"), "12345")
 	for _, include := range []bool{false, true} {
-		res, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: hexOID(f.base)}, recovery.Options{IncludeIgnored: include})
+		res, err := recovery.SnapshotSetAside(ctx, f.store, recovery.Target{Run: f.run, Node: "code", Path: dir, Baseline: testenv.HexOID(f.base)}, recovery.Options{IncludeIgnored: include})
 		if err != nil {
 			t.Fatal(err)
 		}

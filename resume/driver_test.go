@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // driverRun is a single run with one stage, code, under the given budgets.
@@ -24,7 +25,7 @@ var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
 func dispatch(t *testing.T, r *gitstate.Run, at time.Time) *gitstate.Attempt {
 	t.Helper()
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", hexOID("base"), gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", testenv.HexOID("base"), gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	_, st, _ := r.Stage("code")

@@ -201,7 +201,7 @@ func (w *world) staleReport() {
 		if err := gitstate.CheckStageToken(r, stage, tok); err != nil {
 			return err
 		}
-		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", hexOID(""), w.stamp(), w.nonce())
+		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", testenv.HexOID(""), w.stamp(), w.nonce())
 	})
 	if !errors.Is(err, fault.ErrConflict) || !reflect.DeepEqual(before, w.r) {
 		w.t.Errorf("stale token %s: err %v, run changed %v", tok, err, !reflect.DeepEqual(before, w.r))
@@ -255,7 +255,7 @@ func (w *world) step() {
 	case k < 45: // any stage transition, as `git atlas transition`
 		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
 		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
-			if err := gitstate.ApplyStageTransition(r, stage, to, "", hexOID("base"), w.stamp(), w.nonce()); err != nil {
+			if err := gitstate.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
 				return err
 			}
 			if to == gitstate.StageDispatched {
@@ -393,21 +393,21 @@ func (w *world) verifyOutcome() {
 	err := w.try("verify "+stage+" "+choice, func(r *gitstate.Run) error {
 		def, _, _ := r.Stage(stage)
 		if choice == "pass" {
-			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", hexOID(""), at, w.nonce()); err != nil {
+			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
 				return err
 			}
 			next := gitstate.StageCompleted
 			if def.Gate != "" {
 				next = gitstate.StageGated
 			}
-			return gitstate.ApplyStageTransition(r, stage, next, "", hexOID(""), at, w.nonce())
+			return gitstate.ApplyStageTransition(r, stage, next, "", testenv.HexOID(""), at, w.nonce())
 		}
-		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", hexOID(""), at, w.nonce()); err != nil {
+		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
 			return err
 		}
 		switch choice {
 		case OnFailRedispatch:
-			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", hexOID("base"), at, w.nonce())
+			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", testenv.HexOID("base"), at, w.nonce())
 		case OnFailStop:
 			r.State.Status = gitstate.RunStopped
 		case OnFailFail:
@@ -525,7 +525,7 @@ func (w *world) execute(n NextAction, strict bool) {
 		if args := command(n); n.Stage != "" && len(args) > 0 {
 			// An attempt out of budget: the command that ends it must be accepted.
 			if err := w.try("next: stop "+n.Command, func(r *gitstate.Run) error {
-				return gitstate.ApplyStageTransition(r, args[4], args[5], "", hexOID(""), w.stamp(), w.nonce())
+				return gitstate.ApplyStageTransition(r, args[4], args[5], "", testenv.HexOID(""), w.stamp(), w.nonce())
 			}); err != nil {
 				fail("refused: %v", err)
 			}
@@ -602,7 +602,7 @@ func (w *world) execute(n NextAction, strict bool) {
 				if err := gitstate.CheckStageToken(r, stage, lease); err != nil {
 					return err
 				}
-				if err := gitstate.ApplyStageTransition(r, stage, to, "", hexOID("base"), w.stamp(), w.nonce()); err != nil {
+				if err := gitstate.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
 					return err
 				}
 				if to == gitstate.StageDispatched {
@@ -640,7 +640,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 		State: gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}}
 	now := time.Now()
 	for _, to := range []string{gitstate.StageDispatched, gitstate.StageFailed, gitstate.StageDispatched} {
-		if err := gitstate.ApplyStageTransition(r, "code", to, "", hexOID("b"), "t", gitstate.RandomNonce()); err != nil {
+		if err := gitstate.ApplyStageTransition(r, "code", to, "", testenv.HexOID("b"), "t", gitstate.RandomNonce()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -648,7 +648,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed --lease "+lastToken(r, "code") {
 		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
 	}
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", hexOID("b"), "t", gitstate.RandomNonce()); err != nil {
+	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", testenv.HexOID("b"), "t", gitstate.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	n = NextFor(r, now, Host{}, Asker{Holder: "d"})

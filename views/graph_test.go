@@ -14,6 +14,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -41,11 +42,11 @@ func dag8() *gitstate.Run {
 	jobs[3].Holder, jobs[3].Lease, jobs[3].ExpiresAt = `worker "7" <a&b>`, "auth#0@1", "2026-01-01T00:10:00Z"
 	jobs[5].Reason = "attempts"
 	return &gitstate.Run{
-		Header: gitstate.Header{RunID: "demo.run-1", Kind: gitstate.KindGraph, Baseline: hexOID(strings.Repeat("a", 40)),
+		Header: gitstate.Header{RunID: "demo.run-1", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(strings.Repeat("a", 40)),
 			Stages: []gitstate.StageDef{{Name: "integrate", Gate: "human", MaxRetries: 1}}},
 		State: gitstate.State{RunID: "demo.run-1", Status: gitstate.RunRunning, Seq: 21, Epoch: 1, GasSpent: 7, Jobs: jobs,
 			Stages: []gitstate.StageState{{Name: "integrate", Status: gitstate.StagePending}},
-			Union: &gitstate.UnionRec{Head: hexOID(strings.Repeat("b", 40)), Integrated: []string{"api.v2", "db_schema"},
+			Union: &gitstate.UnionRec{Head: testenv.HexOID(strings.Repeat("b", 40)), Integrated: []string{"api.v2", "db_schema"},
 				Conflicted: map[string][]string{"ui-shell": {"ui/app.go"}}}},
 	}
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // userWorktree makes a linked worktree of the user's beside the repository, on
@@ -126,7 +127,7 @@ func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := gitstate.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: hexOID(f.base), Head: hexOID(f.base)}
+	rec := gitstate.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)}
 	f.setRec(rec)
 	if _, err := Recreate(f.ctx, f.store, "r1", "b", tip); !foreignRefusal(err) {
 		t.Fatalf("Recreate: %v", err)

@@ -8,6 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // testPlace is a union of run r1 at head h2 whose worktree would live at path, with
@@ -22,11 +23,11 @@ var (
 )
 
 func testPlace(recorded bool, oldTip string, list ...git.WorktreeInfo) *unionPlace {
-	rec := gitstate.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: hexOID(b0), Head: hexOID(h2)}
+	rec := gitstate.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: testenv.HexOID(b0), Head: testenv.HexOID(h2)}
 	p := &unionPlace{run: "r1", rec: rec, list: list, ref: branchRef(rec.Branch), oldTip: oldTip}
 	if recorded {
 		prev := rec
-		prev.Head = hexOID(h1)
+		prev.Head = testenv.HexOID(h1)
 		p.prev = &prev
 	}
 	return p
@@ -113,9 +114,9 @@ func TestUnionWorktreeSteps(t *testing.T) {
 
 func TestUnionNeedsRecord(t *testing.T) {
 	t.Parallel()
-	u := gitstate.UnionRec{Head: hexOID(h2), Integrated: []string{"a"}}
+	u := gitstate.UnionRec{Head: testenv.HexOID(h2), Integrated: []string{"a"}}
 	same := testPlace(true, h2)
-	same.prev.Head = hexOID(h2)
+	same.prev.Head = testenv.HexOID(h2)
 	if same.needsRecord(&u, u) {
 		t.Error("needsRecord true for the union the ledger already has")
 	}

@@ -19,6 +19,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // fixture is a repository with one commit and a run started at it.
@@ -45,7 +46,7 @@ func newFixture(t *testing.T, kind string) *fixture {
 	}
 	f.repo, f.store = repo, gitstate.New(repo)
 	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: hexOID(f.base), Stages: []gitstate.StageDef{}}
+	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	if _, err := f.store.Create(f.ctx, h, st, gitstate.Event{Type: "run_started"}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 		t.Fatal(err)
@@ -150,7 +151,7 @@ func TestUnionOfGraphRunTakesDoneJobsInDependencyOrder(t *testing.T) {
 	if got := f.load().State.Seq; got != seq {
 		t.Errorf("rebuild wrote %d events", got-seq)
 	}
-	if head, _, _, err := integrate(f.ctx, f.repo, "r1", hexOID(f.base), []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}, nil); err != nil || head != res.Union.Head.String() {
+	if head, _, _, err := integrate(f.ctx, f.repo, "r1", testenv.HexOID(f.base), []part{{"m", f.tip("m")}, {"z", f.tip("z")}, {"a", f.tip("a")}}, nil); err != nil || head != res.Union.Head.String() {
 		t.Errorf("integrate again = %s, %v; want %s", head, err, res.Union.Head)
 	}
 }
@@ -195,8 +196,8 @@ func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 		t.Fatal(err)
 	}
 	bad1, bad2 := good, good
-	bad1.Baseline = hexOID(strings.Repeat("1", 40)) // no such commit: counting commits ahead fails
-	bad2.Baseline = hexOID(strings.Repeat("2", 40))
+	bad1.Baseline = testenv.HexOID(strings.Repeat("1", 40)) // no such commit: counting commits ahead fails
+	bad2.Baseline = testenv.HexOID(strings.Repeat("2", 40))
 	recs := []gitstate.WorktreeRec{bad1, good, also, bad2, gone}
 
 	infos, errs, err := InspectAll(f.ctx, f.repo, recs)

@@ -1,4 +1,4 @@
-package ops
+package testenv
 
 import (
 	"crypto/sha1"
@@ -7,10 +7,10 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 )
 
-// hexOID is an object id a test holds as text: one git printed as it is, "" as the
+// HexOID is an object id a test holds as text: one git printed as it is, "" as the
 // zero id, and a made-up name ("base", "h1") for documents that never reach git as
 // an id of its own (its sha1).
-func hexOID(s string) git.OID {
+func HexOID(s string) git.OID {
 	if s == "" {
 		return git.OID{}
 	}
