@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"os/exec"
 	"strconv"
 	"strings"
@@ -175,22 +176,30 @@ func (p *batchProc) close() {
 
 // readBatchInfo reads one `info` answer ("<id> <type> <size>", or missing).
 func readBatchInfo(br *bufio.Reader) (batchObject, error) {
+	o, _, err := readBatchHeader(br)
+	return o, err
+}
+
+// readBatchHeader reads the header line every batch answer starts with: "<id> <type>
+// <size>", or "<spec> missing" / "ambiguous" (o.missing).
+func readBatchHeader(br *bufio.Reader) (o batchObject, size int, err error) {
 	header, err := br.ReadString('\n')
 	if err != nil {
-		return batchObject{}, err
+		return batchObject{}, 0, err
 	}
 	header = strings.TrimSuffix(header, "\n")
 	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
-		return batchObject{missing: true}, nil
+		return batchObject{missing: true}, 0, nil
 	}
 	f := strings.Fields(header)
 	if len(f) != 3 {
-		return batchObject{}, fmt.Errorf("bad header %q", header)
+		return batchObject{}, 0, fmt.Errorf("bad header %q", header)
 	}
-	if _, err := strconv.ParseUint(f[2], 10, 63); err != nil {
-		return batchObject{}, fmt.Errorf("bad header %q", header)
+	n, err := strconv.ParseUint(f[2], 10, 63)
+	if err != nil || n > math.MaxInt-1 {
+		return batchObject{}, 0, fmt.Errorf("bad header %q", header)
 	}
-	return batchObject{id: f[0], typ: f[1]}, nil
+	return batchObject{id: f[0], typ: f[1]}, int(n), nil
 }
 
 // objectInfo asks git the type of every spec (as `cat-file --batch-check`, which

@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
 	"strings"
 	"sync"
 )
@@ -166,25 +165,14 @@ func readBatchRecord(br *bufio.Reader, spec string) (Blob, error) {
 }
 
 func readBatchObject(br *bufio.Reader) (batchObject, error) {
-	header, err := br.ReadString('\n')
-	if err != nil {
-		return batchObject{}, err
-	}
-	header = strings.TrimSuffix(header, "\n")
-	if strings.HasSuffix(header, " missing") || strings.HasSuffix(header, " ambiguous") {
-		return batchObject{missing: true}, nil
-	}
-	f := strings.Fields(header)
-	if len(f) != 3 {
-		return batchObject{}, fmt.Errorf("bad header %q", header)
-	}
-	size, err := strconv.Atoi(f[2])
-	if err != nil {
-		return batchObject{}, fmt.Errorf("bad header %q", header)
+	o, size, err := readBatchHeader(br)
+	if err != nil || o.missing {
+		return o, err
 	}
 	data := make([]byte, size+1)
 	if _, err := io.ReadFull(br, data); err != nil {
 		return batchObject{}, err
 	}
-	return batchObject{id: f[0], typ: f[1], data: data[:size]}, nil
+	o.data = data[:size]
+	return o, nil
 }
