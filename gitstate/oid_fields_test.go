@@ -5,9 +5,9 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // idDocuments is one document of each kind with every object id it can hold set to
@@ -192,7 +192,7 @@ func TestDocumentsHoldNoIDStrings(t *testing.T) {
 					continue
 				}
 				checked++
-				words := append(splitWords(f.Name), splitWords(jsonName(f))...)
+				words := append(testenv.NameWords(f.Name), testenv.NameWords(jsonName(f))...)
 				for _, w := range words {
 					if idWords[w] {
 						if notObjectIDs[typ.Name()+"."+f.Name] == "" {
@@ -219,28 +219,4 @@ func textual(t reflect.Type) bool {
 		t = t.Elem()
 	}
 	return t.Kind() == reflect.String
-}
-
-// splitWords splits a Go or JSON name into lowercase words at case changes and
-// underscores ("BaselineSHA": baseline, sha; "reset_from": reset, from).
-func splitWords(name string) []string {
-	var words []string
-	var cur []rune
-	rs := []rune(name)
-	for i, r := range rs {
-		switch {
-		case r == '_':
-			if len(cur) > 0 {
-				words, cur = append(words, strings.ToLower(string(cur))), nil
-			}
-			continue
-		case unicode.IsUpper(r) && len(cur) > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])):
-			words, cur = append(words, strings.ToLower(string(cur))), nil
-		}
-		cur = append(cur, r)
-	}
-	if len(cur) > 0 {
-		words = append(words, strings.ToLower(string(cur)))
-	}
-	return words
 }

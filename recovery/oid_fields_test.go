@@ -5,7 +5,6 @@ import (
 	"reflect"
 	"strings"
 	"testing"
-	"unicode"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/testenv"
@@ -51,7 +50,7 @@ func TestManifestHoldsNoIDStrings(t *testing.T) {
 			}
 			checked++
 			jsonName, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			for _, w := range append(words(f.Name), words(jsonName)...) {
+			for _, w := range append(testenv.NameWords(f.Name), testenv.NameWords(jsonName)...) {
 				if idWords[w] && textMembers[typ.Name()+"."+f.Name] == "" {
 					t.Errorf("%s.%s (%q) is %s: an object id is a gitid.OID", typ.Name(), f.Name, jsonName, f.Type)
 					break
@@ -64,30 +63,6 @@ func TestManifestHoldsNoIDStrings(t *testing.T) {
 	if checked < 10 || typed < 6 {
 		t.Fatalf("%d text members and %d ids checked: the walk is broken", checked, typed)
 	}
-}
-
-// words splits a Go or JSON name into lowercase words at case changes and
-// underscores ("IndexTree": index, tree; "run_id": run, id).
-func words(name string) []string {
-	var out []string
-	var cur []rune
-	rs := []rune(name)
-	for i, r := range rs {
-		switch {
-		case r == '_':
-			if len(cur) > 0 {
-				out, cur = append(out, strings.ToLower(string(cur))), nil
-			}
-			continue
-		case unicode.IsUpper(r) && len(cur) > 0 && (unicode.IsLower(rs[i-1]) || i+1 < len(rs) && unicode.IsLower(rs[i+1])):
-			out, cur = append(out, strings.ToLower(string(cur))), nil
-		}
-		cur = append(cur, r)
-	}
-	if len(cur) > 0 {
-		out = append(out, strings.ToLower(string(cur)))
-	}
-	return out
 }
 
 // manifest.json encodes as it did when its ids were strings (the snapshot id hashes
