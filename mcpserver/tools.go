@@ -202,9 +202,6 @@ func tools() []spec {
 			if err != nil {
 				return nil, err
 			}
-			if err := absolute("patch_out", in.PatchOut); err != nil {
-				return nil, err
-			}
 			return c.ops.Recover(c.ctx, ops.RecoverRequest{Run: in.Run, Stage: in.Stage, Node: in.Node, Worktree: in.Worktree, Apply: in.Apply,
 				PatchOut: in.PatchOut, Force: in.Force, Snapshot: snap, Driver: d})
 		}),
@@ -215,9 +212,6 @@ func tools() []spec {
 			return c.ops.RecoveryShow(c.ctx, ops.RecoveryShowRequest{Snapshot: in.Snapshot, ForAgent: true})
 		}),
 		tool("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", func(c *call, in *RecoveryRestoreInput) (*ops.RecoveryRestoreResult, error) {
-			if err := absolute("to", in.To); err != nil {
-				return nil, err
-			}
 			return c.ops.RecoveryRestore(c.ctx, ops.RecoveryRestoreRequest{Snapshot: in.Snapshot, To: in.To, Worktree: in.Worktree})
 		}),
 		tool("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", func(c *call, in *AuditInput) (*ops.AuditResult, error) {
@@ -297,16 +291,6 @@ func (c *call) paths(list []string) []string {
 		out[i] = c.path(p)
 	}
 	return out
-}
-
-// absolute refuses a relative path where the operation writes: the server has no
-// working directory of the caller's, and the repository is the one place such a path
-// may never go.
-func absolute(field, p string) error {
-	if p != "" && !filepath.IsAbs(p) {
-		return fault.Named(fault.ErrUsage, "{"+field+"} %q is a relative path: give an absolute one, outside the repository's working trees", p)
-	}
-	return nil
 }
 
 // jsonOf is a JSON value of the input as the request carries it (nil: none).
