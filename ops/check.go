@@ -336,6 +336,9 @@ func (req *GCRequest) Check() error {
 	if req.MaxSize < 0 {
 		return fault.Named(fault.ErrUsage, "{max_size} must be positive")
 	}
+	if req.MaxSize > 0 && !req.Recoveries {
+		return fault.Named(fault.ErrUsage, "{max_size} needs {recoveries}: it is a budget for recovery snapshots")
+	}
 	return req.Snapshot.Check()
 }
 
