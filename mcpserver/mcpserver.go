@@ -346,7 +346,9 @@ func fieldsOf(t reflect.Type) []field {
 }
 
 // inputSchema infers the schema of t from its fields and their jsonschema tags, then
-// adds the enums named by `enum:"a,b"` tags.
+// adds the enums named by `enum:"a,b"` tags and the descriptions `help:"key"` tags
+// name: the command line's help of the same field (ops.FieldHelp), each field it
+// names spelled as MCP spells it.
 func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, nil)
 	if err != nil {
@@ -354,6 +356,13 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	}
 	for _, sf := range reflect.VisibleFields(t) {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if key := sf.Tag.Get("help"); key != "" && s.Properties[name] != nil {
+			text := ops.FieldHelp(key, func(field string) string { return field })
+			if text == "" {
+				return nil, fmt.Errorf("field %s: no help %q in ops.FieldHelp", name, key)
+			}
+			s.Properties[name].Description = text
+		}
 		if e := sf.Tag.Get("enum"); e != "" && s.Properties[name] != nil {
 			for v := range strings.SplitSeq(e, ",") {
 				s.Properties[name].Enum = append(s.Properties[name].Enum, v)

@@ -306,23 +306,25 @@ func jsonOf(field string, v any) (json.RawMessage, error) {
 }
 
 // DriverInput are the driver-lease arguments of run writes (docs/contract.md §5.1).
+// Its descriptions, as those of WorkerInput and SnapshotInput, are the command line's
+// help of the same fields (help:"key": ops.FieldHelp).
 type DriverInput struct {
-	Holder   string `json:"holder,omitempty" jsonschema:"who is driving the run (takes or renews the run's driver lease); always pass it"`
-	Session  string `json:"session,omitempty" jsonschema:"your agent session id: a restarted or compacted session with the same id takes its run back at once"`
-	TakeOver bool   `json:"take_over,omitempty" jsonschema:"replace another live driver (recorded as driver_taken_over)"`
-	TTL      string `json:"ttl,omitempty" jsonschema:"how long the driver lease lasts, a duration such as 10m or 90s (default 10m)"`
+	Holder   string `json:"holder,omitempty" help:"driver_holder"`
+	Session  string `json:"session,omitempty" help:"driver_session"`
+	TakeOver bool   `json:"take_over,omitempty" help:"driver_take_over"`
+	TTL      string `json:"ttl,omitempty" help:"driver_ttl"`
 }
 
 // WorkerInput are a worker's job-lease arguments: they never touch the driver lease.
 type WorkerInput struct {
-	Holder string `json:"holder,omitempty" jsonschema:"the worker holding the job's lease (recorded)"`
-	TTL    string `json:"ttl,omitempty" jsonschema:"how long the job lease lasts, a duration such as 10m or 90s (default 10m)"`
+	Holder string `json:"holder,omitempty" help:"worker_holder"`
+	TTL    string `json:"ttl,omitempty" help:"worker_ttl"`
 }
 
 // SnapshotInput are the snapshot arguments of commands that preserve a worktree.
 type SnapshotInput struct {
-	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"copy ignored files into the snapshot, up to ignored_cap in total"`
-	IgnoredCap     string `json:"ignored_cap,omitempty" jsonschema:"size cap of the ignored files copied, e.g. 500KiB, 100MiB (default 100MiB)"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" help:"snapshot_include_ignored"`
+	IgnoredCap     string `json:"ignored_cap,omitempty" help:"snapshot_ignored_cap"`
 }
 
 // StartInput is start's input.
