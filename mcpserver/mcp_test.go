@@ -80,11 +80,17 @@ type client struct {
 
 // connect starts `git-atlas mcp` in dir and connects to it through the SDK's client.
 func connect(ctx context.Context, dir string, env []string, extra ...string) (*client, error) {
+	return connectTo(ctx, dir, env, os.Stderr, nil, extra...)
+}
+
+// connectTo is connect with the server's stderr going to stderr and the client's
+// options (nil: the SDK's defaults).
+func connectTo(ctx context.Context, dir string, env []string, stderr io.Writer, opt *mcp.ClientOptions, extra ...string) (*client, error) {
 	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, extra...)...)
 	cmd.Dir = dir
 	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
-	cmd.Stderr = os.Stderr
-	c := mcp.NewClient(&mcp.Implementation{Name: "git-atlas-test", Version: "1"}, nil)
+	cmd.Stderr = stderr
+	c := mcp.NewClient(&mcp.Implementation{Name: "git-atlas-test", Version: "1"}, opt)
 	s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
 	if err != nil {
 		return nil, err

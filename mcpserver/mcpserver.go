@@ -240,6 +240,7 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 			return failureResult(err, nil), nil
 		}
 		out, err := t.run(&call{ctx: ctx, ops: o, dir: opt.Dir, defaultSession: opt.Session}, v.Addr().Interface())
+		remoteWarnings(o, logger, t.name)
 		if code, _ := fault.Code(err); err != nil && (out == nil || !slices.Contains(t.results, code)) {
 			return failureResult(err, out), nil
 		}
@@ -255,6 +256,27 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 		}
 		return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: string(out)}}, StructuredContent: out}, nil
 	}, nil
+}
+
+// remoteWarnings tells what the call's remote syncs did besides its result, as the
+// command line warns of it on stderr (docs/contract.md §10.1): a run whose local chain
+// was kept aside because the remote's won, and a local ref that could not follow a
+// write the remote holds. Each goes to the server's log (stderr), a warning naming the
+// tool (MCP's logging notifications are deprecated, SEP-2577).
+func remoteWarnings(o *ops.Ops, logger *slog.Logger, tool string) {
+	remote := o.RemoteName()
+	if remote == "" {
+		return
+	}
+	var msgs []string
+	for _, d := range o.Kept() {
+		msgs = append(msgs, fmt.Sprintf("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s",
+			d.RunID, remote, d.Remote, d.Local, d.Ref))
+	}
+	msgs = append(msgs, o.RemoteNotes()...)
+	for _, m := range msgs {
+		logger.Warn(m, "tool", tool)
+	}
 }
 
 // failureResult is a tool error carrying the JSON error of err as an agent reads it
@@ -324,7 +346,9 @@ func fieldsOf(t reflect.Type) []field {
 }
 
 // inputSchema infers the schema of t from its fields and their jsonschema tags, then
-// adds the enums named by `enum:"a,b"` tags.
+// adds the enums named by `enum:"a,b"` tags and the descriptions `help:"key"` tags
+// name: the command line's help of the same field (ops.FieldHelp), each field it
+// names spelled as MCP spells it.
 func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	s, err := jsonschema.ForType(t, nil)
 	if err != nil {
@@ -332,6 +356,13 @@ func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
 	}
 	for _, sf := range reflect.VisibleFields(t) {
 		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
+		if key := sf.Tag.Get("help"); key != "" && s.Properties[name] != nil {
+			text := ops.FieldHelp(key, func(field string) string { return field })
+			if text == "" {
+				return nil, fmt.Errorf("field %s: no help %q in ops.FieldHelp", name, key)
+			}
+			s.Properties[name].Description = text
+		}
 		if e := sf.Tag.Get("enum"); e != "" && s.Properties[name] != nil {
 			for v := range strings.SplitSeq(e, ",") {
 				s.Properties[name].Enum = append(s.Properties[name].Enum, v)

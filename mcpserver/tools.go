@@ -202,9 +202,6 @@ func tools() []spec {
 			if err != nil {
 				return nil, err
 			}
-			if err := absolute("patch_out", in.PatchOut); err != nil {
-				return nil, err
-			}
 			return c.ops.Recover(c.ctx, ops.RecoverRequest{Run: in.Run, Stage: in.Stage, Node: in.Node, Worktree: in.Worktree, Apply: in.Apply,
 				PatchOut: in.PatchOut, Force: in.Force, Snapshot: snap, Driver: d})
 		}),
@@ -215,9 +212,6 @@ func tools() []spec {
 			return c.ops.RecoveryShow(c.ctx, ops.RecoveryShowRequest{Snapshot: in.Snapshot, ForAgent: true})
 		}),
 		tool("recovery_restore", "Restore a recovery snapshot into a new directory or worktree.", func(c *call, in *RecoveryRestoreInput) (*ops.RecoveryRestoreResult, error) {
-			if err := absolute("to", in.To); err != nil {
-				return nil, err
-			}
 			return c.ops.RecoveryRestore(c.ctx, ops.RecoveryRestoreRequest{Snapshot: in.Snapshot, To: in.To, Worktree: in.Worktree})
 		}),
 		tool("audit", "Classify every worktree, atlas branch and ref; attention is true when something needs it.", func(c *call, in *AuditInput) (*ops.AuditResult, error) {
@@ -299,16 +293,6 @@ func (c *call) paths(list []string) []string {
 	return out
 }
 
-// absolute refuses a relative path where the operation writes: the server has no
-// working directory of the caller's, and the repository is the one place such a path
-// may never go.
-func absolute(field, p string) error {
-	if p != "" && !filepath.IsAbs(p) {
-		return fault.Named(fault.ErrUsage, "{"+field+"} %q is a relative path: give an absolute one, outside the repository's working trees", p)
-	}
-	return nil
-}
-
 // jsonOf is a JSON value of the input as the request carries it (nil: none).
 func jsonOf(field string, v any) (json.RawMessage, error) {
 	b, err := json.Marshal(v)
@@ -322,23 +306,25 @@ func jsonOf(field string, v any) (json.RawMessage, error) {
 }
 
 // DriverInput are the driver-lease arguments of run writes (docs/contract.md §5.1).
+// Its descriptions, as those of WorkerInput and SnapshotInput, are the command line's
+// help of the same fields (help:"key": ops.FieldHelp).
 type DriverInput struct {
-	Holder   string `json:"holder,omitempty" jsonschema:"who is driving the run (takes or renews the run's driver lease); always pass it"`
-	Session  string `json:"session,omitempty" jsonschema:"your agent session id: a restarted or compacted session with the same id takes its run back at once"`
-	TakeOver bool   `json:"take_over,omitempty" jsonschema:"replace another live driver (recorded as driver_taken_over)"`
-	TTL      string `json:"ttl,omitempty" jsonschema:"how long the driver lease lasts, a duration such as 10m or 90s (default 10m)"`
+	Holder   string `json:"holder,omitempty" help:"driver_holder"`
+	Session  string `json:"session,omitempty" help:"driver_session"`
+	TakeOver bool   `json:"take_over,omitempty" help:"driver_take_over"`
+	TTL      string `json:"ttl,omitempty" help:"driver_ttl"`
 }
 
 // WorkerInput are a worker's job-lease arguments: they never touch the driver lease.
 type WorkerInput struct {
-	Holder string `json:"holder,omitempty" jsonschema:"the worker holding the job's lease (recorded)"`
-	TTL    string `json:"ttl,omitempty" jsonschema:"how long the job lease lasts, a duration such as 10m or 90s (default 10m)"`
+	Holder string `json:"holder,omitempty" help:"worker_holder"`
+	TTL    string `json:"ttl,omitempty" help:"worker_ttl"`
 }
 
 // SnapshotInput are the snapshot arguments of commands that preserve a worktree.
 type SnapshotInput struct {
-	IncludeIgnored bool   `json:"include_ignored,omitempty" jsonschema:"copy ignored files into the snapshot, up to ignored_cap in total"`
-	IgnoredCap     string `json:"ignored_cap,omitempty" jsonschema:"size cap of the ignored files copied, e.g. 500KiB, 100MiB (default 100MiB)"`
+	IncludeIgnored bool   `json:"include_ignored,omitempty" help:"snapshot_include_ignored"`
+	IgnoredCap     string `json:"ignored_cap,omitempty" help:"snapshot_ignored_cap"`
 }
 
 // StartInput is start's input.

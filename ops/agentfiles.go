@@ -49,6 +49,9 @@ type AgentFilesRequest struct {
 // AgentInstall computes the changes that install the agent's files; nothing is
 // written (AgentApply writes them). A malformed file stops all of them.
 func AgentInstall(req AgentFilesRequest) ([]AgentChange, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	install := agent.Install
 	if req.Guard {
 		install = agent.InstallGuard
@@ -69,6 +72,9 @@ func AgentInstall(req AgentFilesRequest) ([]AgentChange, error) {
 
 // AgentUninstall computes the changes that remove exactly what install added.
 func AgentUninstall(req AgentFilesRequest) ([]AgentChange, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	changes, err := agent.Uninstall(req.Agent, req.Scope, req.Root)
 	if err != nil {
 		return nil, agentError(err)

@@ -40,6 +40,9 @@ type AuditResult struct {
 // result comes back together with an ErrAttention error: a front end shows the
 // report, then fails.
 func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	rep, err := audit.Audit(ctx, o.Reader(), audit.Options{Size: req.Size, Now: o.orNow(req.Now), Progress: o.Progress})
 	if rep == nil {
 		return nil, err
@@ -106,8 +109,8 @@ type GCResult struct {
 // deletions). A plan audits first and changes nothing. The result comes back
 // together with the error of any step that failed: a front end shows it, then fails.
 func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
-	if req.Before < 0 {
-		return nil, fault.Named(fault.ErrUsage, "{before} must not be negative")
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	opt, err := o.gcOptions(ctx, req)
 	if err != nil {
@@ -158,14 +161,8 @@ func (o *Ops) gcOptions(ctx context.Context, req GCRequest) (audit.GCOptions, er
 		}
 		opt.KeepLast = n
 	}
-	if opt.KeepLast < 0 && req.KeepLast != nil {
-		return opt, fault.Named(fault.ErrUsage, "{keep_last} must not be negative")
-	}
 	if opt.KeepLast >= 0 && req.BeforeIsDefault {
 		opt.Before = 0
-	}
-	if req.MaxSize < 0 {
-		return opt, fault.Named(fault.ErrUsage, "{max_size} must be positive")
 	}
 	if opt.MaxSize == 0 {
 		if v := o.Repo.Config(ctx, GCMaxSizeKey); v != "" {
@@ -230,5 +227,8 @@ type DuRequest struct {
 // Du measures the disk usage of runs' managed worktrees and recovery snapshots
 // (audit.Du); it changes nothing.
 func (o *Ops) Du(ctx context.Context, req DuRequest) (*audit.DuReport, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	return audit.Du(ctx, o.Reader(), req.Run)
 }

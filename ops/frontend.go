@@ -212,12 +212,18 @@ func (o *Ops) HooksInspect(ctx context.Context) (HookStatus, error) {
 
 // HooksInstall puts git-atlas's post-checkout hook in place (hooks.Install).
 func (o *Ops) HooksInstall(ctx context.Context, req HooksRequest) (HookStatus, error) {
+	if err := req.Check(); err != nil {
+		return HookStatus{}, err
+	}
 	return hooks.Install(ctx, o.Repo, hooks.Options{Global: req.Global, Clock: o.Clock})
 }
 
 // HooksUninstall removes git-atlas's post-checkout hook and restores the one it
 // replaced (hooks.Uninstall).
 func (o *Ops) HooksUninstall(ctx context.Context, req HooksRequest) (HookStatus, error) {
+	if err := req.Check(); err != nil {
+		return HookStatus{}, err
+	}
 	return hooks.Uninstall(ctx, o.Repo, hooks.Options{Global: req.Global, Clock: o.Clock})
 }
 

@@ -34,6 +34,9 @@ type GuardResult struct {
 // ledger as it is (never a remote) and loads in full only the runs the session
 // drives: it runs on every tool call.
 func (o *Ops) Guard(ctx context.Context, req GuardRequest) (*GuardResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	res := &GuardResult{}
 	if req.Session == "" || len(req.Paths) == 0 {
 		return res, nil

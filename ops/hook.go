@@ -23,6 +23,9 @@ type CheckoutResult = hooks.Checkout
 // remote: a checkout does not wait for the network); anywhere else it detects the
 // interrupted runs and leaves a fresh hint for the next checkout.
 func (o *Ops) PostCheckout(ctx context.Context, req CheckoutRequest) (*CheckoutResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	res, err := hooks.PostCheckout(ctx, o.Repo, req.Args, hooks.Options{Clock: o.Clock})
 	return &res, err
 }

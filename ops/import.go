@@ -45,10 +45,10 @@ var errNothingImported = errors.New("nothing could be imported")
 // run could be imported (none found, or every one refused), the result comes back
 // together with the error: a front end shows it, then fails.
 func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, error) {
-	sub, ok := importDirs[req.System]
-	if !ok {
-		return nil, fault.Usage("unknown system %q: import reads %s or %s", req.System, importer.KimiAtlas, importer.AgenTeam)
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
+	sub := importDirs[req.System]
 	top := o.Repo.TopLevel
 	if top == "" {
 		return nil, fault.Usage("import needs a worktree (the source directory lives in one)")

@@ -66,18 +66,10 @@ type JobAddResult struct {
 // AllowOverlap) a scope matching a baseline file another job's scope matches. A
 // verify command added here is trusted here: this repository wrote it.
 func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, error) {
-	if err := gitstate.CheckNodeName("job", req.Job); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	if req.Kind != "" {
-		if err := gitstate.ValidName("kind", req.Kind); err != nil {
-			return nil, err
-		}
-	}
-	scope, err := gitstate.CanonicalScope(req.Scope)
-	if err != nil {
-		return nil, err
-	}
+	scope := req.Scope
 	spec := gitstate.JobSpec{ID: req.Job, Needs: req.Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind, Criteria: req.Criteria}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
@@ -173,16 +165,8 @@ type JobClaimResult struct {
 // claiming (finished, halted, gas exhausted) comes back as the result together with
 // a refusal. A stopped run refuses every claim.
 func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResult, error) {
-	if err := req.Worker.Check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
-	}
-	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
-		return nil, err
-	}
-	if req.Job != "" {
-		if err := gitstate.ValidName("job", req.Job); err != nil {
-			return nil, err
-		}
 	}
 	store := o.workerStore(req.Worker)
 	var g gitstate.Grant
@@ -277,7 +261,7 @@ type JobRenewResult struct {
 // JobRenew extends a job's lease to now + Worker.TTL, recorded as job_renewed. A
 // token that is not the job's current one is refused and changes nothing.
 func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResult, error) {
-	if err := req.Worker.Check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	var j *gitstate.Job
@@ -463,6 +447,9 @@ type JobListResult struct {
 
 // JobList reads a graph run's jobs.
 func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	r, err := o.Reader().Load(ctx, req.Run)
 	if err != nil {
 		return nil, err
@@ -511,6 +498,9 @@ type ReapedJob = gitstate.ReapedJob
 // the driver lease, and a live driver does not refuse it. With nothing expired,
 // nothing is written.
 func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	var reaped []ReapedJob
 	_, err := o.workerStore(Worker{Holder: req.Holder}).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {

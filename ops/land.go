@@ -61,13 +61,10 @@ const AgentsMayLandKey = "atlas.agentsMayLand"
 // In steps: check the branch and the run, check the branch is not checked out, have
 // it approved, make the new tip, write.
 func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	branch := strings.TrimPrefix(req.Onto, "refs/heads/")
-	if err := git.CheckRefFormat("refs/heads/" + branch); err != nil || branch == "" {
-		return nil, fault.Named(fault.ErrUsage, "{onto} %q is not a branch name", req.Onto)
-	}
-	if strings.HasPrefix(branch, "atlas/") {
-		return nil, fault.Named(fault.ErrUsage, "{onto} %s: atlas/ branches are git-atlas's own; land onto one of yours", branch)
-	}
 	ref := "refs/heads/" + branch
 	oldHex, err := o.Repo.ReadRef(ctx, ref)
 	if err != nil {

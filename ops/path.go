@@ -32,6 +32,9 @@ type PathResult struct {
 // has none, or its directory is gone. Without a node, a single run's current stage;
 // a graph run has no one place to work (usage).
 func (o *Ops) Path(ctx context.Context, req PathRequest) (*PathResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	r, err := o.Reader().Load(ctx, req.Run)
 	if err != nil {
 		return nil, err

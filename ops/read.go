@@ -76,6 +76,9 @@ type ListResult struct {
 // lines): a row needs no more. An unreadable run is listed as such and never hides
 // the others.
 func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	entries, err := o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 	if err != nil {
 		return nil, err
@@ -194,6 +197,9 @@ func (o *Ops) load(ctx context.Context, id string, at *int) (*gitstate.Run, erro
 
 // Show reads one run, as it is or as it was.
 func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	r, err := o.load(ctx, req.Run, req.At)
 	if err != nil {
 		return nil, err
@@ -271,8 +277,8 @@ type LogResult struct {
 
 // Log reads a run's events.
 func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
-	if req.Last < 0 {
-		return nil, fault.Named(fault.ErrUsage, "{last} must not be negative")
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	store := o.Reader()
 	var run *gitstate.Run
@@ -328,6 +334,9 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 // Graph is a run's DAG (a graph run's jobs, or a single run's stages) as the views
 // draw it (docs/contract.md §14), as it is or as it was.
 func (o *Ops) Graph(ctx context.Context, req ShowRequest) (*views.Graph, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	r, err := o.load(ctx, req.Run, req.At)
 	if err != nil {
 		return nil, err

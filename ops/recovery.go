@@ -243,6 +243,9 @@ type RecoveryListResult struct {
 
 // RecoveryList lists the recovery snapshots, those whose run's ledger is gone too.
 func (o *Ops) RecoveryList(ctx context.Context, req RecoveryListRequest) (*RecoveryListResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	list, err := recovery.List(ctx, o.Reader(), req.Run)
 	if err != nil {
 		return nil, err
@@ -316,6 +319,9 @@ func nonNil[T any](s []T) []T {
 
 // RecoveryShow reads a snapshot and what it holds.
 func (o *Ops) RecoveryShow(ctx context.Context, req RecoveryShowRequest) (*RecoveryShowResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	d, err := recovery.Show(ctx, o.Reader(), req.Snapshot)
 	if err != nil {
 		return nil, err
@@ -366,6 +372,9 @@ type RecoveryRestoreResult struct {
 // RecoveryRestore writes a snapshot into a new directory, or a new worktree, and
 // checks it file by file against the snapshot.
 func (o *Ops) RecoveryRestore(ctx context.Context, req RecoveryRestoreRequest) (*RecoveryRestoreResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	e, err := recovery.Find(ctx, o.Reader(), req.Snapshot)
 	if err != nil {
 		return nil, err

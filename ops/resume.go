@@ -63,6 +63,9 @@ type ResumeBriefResult struct {
 // the run the session drives, for its pointer. A run that cannot be read is reported
 // in UnreadableRuns and hides no other.
 func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*ResumeDetectResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	now := o.orNow(req.Now)
 	store := o.Reader()
 	cands, bad, err := resume.Detect(ctx, store, now, resume.DetectOptions{Depth: gitstate.ListSummaries, Session: req.Session})
@@ -84,6 +87,9 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 // cannot be listed is nothing to say (the error is returned for a front end that
 // wants it; the result is then empty).
 func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*ResumeBriefResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	now := o.orNow(req.Now)
 	res := &ResumeBriefResult{ResumableRuns: []resume.Candidate{}, Now: now}
 	store := o.Reader()
@@ -276,9 +282,6 @@ func (req *ResumeRequest) Check() error {
 // selectRun returns the store resume writes through and the run the request names or
 // selects.
 func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *gitstate.Run, error) {
-	if err := req.Check(); err != nil {
-		return nil, nil, err
-	}
 	// resume decides for itself whether a live run is the caller's (Options.Owns).
 	store := o.Store(gitstate.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: gitstate.RoleResume})
 	var cands []resume.Candidate
@@ -304,6 +307,9 @@ func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) 
 
 // ResumePlan is what Resume would do to the run, changing nothing.
 func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	now := o.orNow(req.Now)
 	store, r, err := o.selectRun(ctx, &req, now)
 	if err != nil {
@@ -322,18 +328,14 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 // worktree it resets, verifies first and reports what to do next. A result may come
 // with an error (the verify failed, the run was stopped): it says what was done.
 func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, r, err := o.selectRun(ctx, &req, o.orNow(req.Now))
 	if err != nil {
 		return nil, err
 	}
-	timeout := req.VerifyTimeout
-	if timeout == 0 {
-		timeout = DefaultVerifyTimeout
-	}
-	ttl := req.TTL
-	if ttl == 0 {
-		ttl = gitstate.DefaultDriverTTL
-	}
+	timeout, ttl := req.VerifyTimeout, req.TTL // Check filled their defaults
 	opt := resume.Options{
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
 		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store, req.Snapshot),

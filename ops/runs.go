@@ -349,21 +349,6 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	if err := gitstate.ValidName("stage", req.Stage); err != nil {
-		return nil, err
-	}
-	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != gitstate.StageDispatched {
-		return nil, fault.Named(fault.ErrUsage, "{thread_id}, {agent} and {pid} describe a new attempt: they go with dispatched")
-	}
-	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
-		return nil, err
-	}
-	if req.PID < 0 {
-		return nil, fault.Named(fault.ErrUsage, "{pid} must be a process id")
-	}
-	if err := req.Driver.Check(); err != nil {
-		return nil, err
-	}
 	w := req.Driver.Writer()
 	w.Stage, w.Token, w.To = req.Stage, req.Lease, req.Status
 	store := o.Store(w)
@@ -547,14 +532,7 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 	if req.Driver.Holder == "" {
 		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
 	}
-	if req.Stage != "" {
-		if err := gitstate.ValidName("stage", req.Stage); err != nil {
-			return nil, err
-		}
-	} else if req.Lease != "" {
-		return nil, fault.Named(fault.ErrUsage, "{lease} is a stage token: it goes with {stage}")
-	}
-	if err := req.Driver.Check(); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	w := req.Driver.Writer()
@@ -618,17 +596,10 @@ type EventResult struct {
 // is refused: appending one by hand would make the ledger say something its state
 // does not.
 func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error) {
-	if err := gitstate.ValidName("event type", req.Type); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	typ := gitstate.EventType(req.Type)
-	if err := reservedEvent(typ); err != nil {
-		return nil, err
-	}
-	data, err := jsonObject("data", req.Data)
-	if err != nil {
-		return nil, err
-	}
+	typ, data := gitstate.EventType(req.Type), req.Data
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
@@ -703,6 +674,9 @@ type FinishResult struct {
 // Force, which first gives each the timeout transition, recorded as job_reaped. A
 // single run that completed itself is finished completed without a write.
 func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
@@ -786,6 +760,9 @@ type UndoResult struct {
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	if req.Driver.Holder == "" {
 		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
+	}
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {

@@ -66,6 +66,9 @@ type PullResult struct {
 // fast-forward only. A diverged run is left out and reported: the result (what did
 // move) comes back together with a conflict.
 func (o *Ops) Push(ctx context.Context, req SyncRequest) (*PushResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	remote, err := o.syncRemote(ctx, req)
 	if err != nil {
 		return nil, err
@@ -82,6 +85,9 @@ func (o *Ops) Push(ctx context.Context, req SyncRequest) (*PushResult, error) {
 // diverged run given the remote's chain with this repository's kept aside. When some
 // refs could not move, the result (what did) comes back together with the error.
 func (o *Ops) Pull(ctx context.Context, req SyncRequest) (*PullResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	remote, err := o.syncRemote(ctx, req)
 	if err != nil {
 		return nil, err

@@ -45,7 +45,7 @@ type TrustResult struct {
 // Untrusted commands are recorded only after a person confirmed them, or with Yes and
 // the digest of what they read: a command nobody read never becomes trusted.
 func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error) {
-	if err := trustRun(req.Run); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	r, err := o.Reader().Load(ctx, req.Run)
@@ -123,7 +123,7 @@ type TrustRevokeResult struct {
 // TrustRevoke forgets every trusted command of a run: none of them runs here until
 // trusted again.
 func (o *Ops) TrustRevoke(ctx context.Context, req TrustRevokeRequest) (*TrustRevokeResult, error) {
-	if err := trustRun(req.Run); err != nil {
+	if err := req.Check(); err != nil {
 		return nil, err
 	}
 	if err := trust.Revoke(ctx, o.Repo, req.Run); err != nil {
@@ -161,10 +161,8 @@ type TrustRunCommands struct {
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
 func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListResult, error) {
-	if req.Run != "" {
-		if err := gitstate.ValidName("run", req.Run); err != nil {
-			return nil, err
-		}
+	if err := req.Check(); err != nil {
+		return nil, err
 	}
 	store := o.Reader()
 	res := &TrustListResult{Runs: []TrustRunCommands{}}

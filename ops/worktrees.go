@@ -62,6 +62,9 @@ func (o *Ops) nodeStore(lease string, d Driver) (*gitstate.Store, error) {
 // its directory is gone. A checkout a killed process left half-made may hold an
 // agent's work: it is snapshotted (always) and removed before it is made again.
 func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*WorktreeAddResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.nodeStore(req.Lease, req.Driver)
 	if err != nil {
 		return nil, err
@@ -130,6 +133,9 @@ type WorktreeSetupResult struct {
 // WorktreeSetup runs the run's setup command again in the node's worktree and records
 // its outcome; a setup that does not succeed comes back with its error.
 func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*WorktreeSetupResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store, err := o.nodeStore(req.Lease, req.Driver)
 	if err != nil {
 		return nil, err
@@ -219,6 +225,9 @@ func worktreeStateOf(rec gitstate.WorktreeRec) string {
 // that cannot be checked is listed with its error, and the list then comes back
 // together with an error that gathers them: a front end shows the list, then fails.
 func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*WorktreeListResult, error) {
+	if err := req.Check(); err != nil {
+		return nil, err
+	}
 	store := o.Reader()
 	res := &WorktreeListResult{}
 	runs, unreadable, err := loadRuns(ctx, store, req.Run)

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -88,9 +87,6 @@ func (c *GcCmd) Run(env *Env) error {
 		req.Before = *c.Before
 	}
 	if c.MaxSize != "" {
-		if !c.Recoveries {
-			return fault.Usage("--max-size needs --recoveries: it is a budget for recovery snapshots")
-		}
 		if req.MaxSize, err = ops.ParseSize(c.MaxSize); err != nil {
 			return err
 		}

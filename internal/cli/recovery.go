@@ -11,8 +11,8 @@ import (
 
 // SnapshotFlags tune the snapshots a command takes.
 type SnapshotFlags struct {
-	IncludeIgnored bool   `name:"include-ignored" help:"Copy ignored files into the snapshot, up to --ignored-cap in total (they are always listed)."`
-	IgnoredCap     string `name:"ignored-cap" help:"Size cap of the ignored files --include-ignored copies (e.g. 500KiB, 100MiB, 1GiB; default 100MiB)." placeholder:"SIZE"`
+	IncludeIgnored bool   `name:"include-ignored" help:"${snapshot_include_ignored}"`
+	IgnoredCap     string `name:"ignored-cap" help:"${snapshot_ignored_cap}" placeholder:"SIZE"`
 }
 
 // options are the snapshot options the flags give.

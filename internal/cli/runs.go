@@ -16,10 +16,10 @@ import (
 // run is refused (exit 3) unless --take-over. The rule itself is gitstate.ClaimDriver,
 // applied by the store on every compare-and-swap try; these are only its flags.
 type DriverFlags struct {
-	Holder   string        `help:"Who drives the run: takes a free driver lease, or renews your own; another live driver's run is refused (exit 3)." placeholder:"NAME"`
-	Session  string        `env:"ATLAS_SESSION" help:"Your agent session (default $ATLAS_SESSION): a session takes its own run back at once, whatever the holder name." placeholder:"ID"`
-	TakeOver bool          `name:"take-over" help:"Replace the live driver you found (recorded as driver_taken_over); loses (exit 3) if another writer replaced it first."`
-	TTL      time.Duration `name:"ttl" positive:"" help:"How long the driver lease lasts (default 10m)." placeholder:"DUR"`
+	Holder   string        `help:"${driver_holder}" placeholder:"NAME"`
+	Session  string        `env:"ATLAS_SESSION" help:"${driver_session}" placeholder:"ID"`
+	TakeOver bool          `name:"take-over" help:"${driver_take_over}"`
+	TTL      time.Duration `name:"ttl" positive:"" help:"${driver_ttl}" placeholder:"DUR"`
 }
 
 // ops is the driver the flags name, for an operation's request.
@@ -30,8 +30,8 @@ func (d DriverFlags) ops() ops.Driver {
 // WorkerFlags name a worker holding job leases: its writes never touch the run's
 // driver lease (docs/contract.md §5.1).
 type WorkerFlags struct {
-	Holder string        `help:"The worker holding the job's lease (recorded; never the run's driver)." placeholder:"NAME"`
-	TTL    time.Duration `name:"ttl" positive:"" help:"How long the job lease lasts (default 10m)." placeholder:"DUR"`
+	Holder string        `help:"${worker_holder}" placeholder:"NAME"`
+	TTL    time.Duration `name:"ttl" positive:"" help:"${worker_ttl}" placeholder:"DUR"`
 }
 
 // ops is the worker the flags name, for an operation's request.
