@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // EventType is the type of a ledger event (event.json's "type"). The types git-atlas
@@ -134,13 +135,15 @@ var catalogue = []EventInfo{
 	{Type: EventProgress, By: ByUser, Free: true},
 }
 
-var catalogueByType = func() map[EventType]EventInfo {
+// catalogueByType indexes the catalogue, on first use (not at package initialisation:
+// start-up, issue 34).
+var catalogueByType = sync.OnceValue(func() map[EventType]EventInfo {
 	m := make(map[EventType]EventInfo, len(catalogue))
 	for _, e := range catalogue {
 		m[e.Type] = e
 	}
 	return m
-}()
+})
 
 // Events is the catalogue, in a fixed order.
 func Events() []EventInfo { return append([]EventInfo(nil), catalogue...) }
@@ -148,19 +151,19 @@ func Events() []EventInfo { return append([]EventInfo(nil), catalogue...) }
 // Info is the catalogue's entry for t; ok is false for a type git-atlas does not
 // know (one a person appended, or an imported source's own).
 func (t EventType) Info() (EventInfo, bool) {
-	e, ok := catalogueByType[t]
+	e, ok := catalogueByType()[t]
 	return e, ok
 }
 
 // Reserved reports whether git-atlas writes t itself, so that `git atlas event` must
 // refuse it.
 func (t EventType) Reserved() bool {
-	e, ok := catalogueByType[t]
+	e, ok := catalogueByType()[t]
 	return ok && e.By&^ByUser != 0
 }
 
 // ResumeOwned reports whether writing t keeps a resume's mark (EventInfo.ResumeOwned).
-func (t EventType) ResumeOwned() bool { return catalogueByType[t].ResumeOwned }
+func (t EventType) ResumeOwned() bool { return catalogueByType()[t].ResumeOwned }
 
 // UserEvents are the catalogue's types meant for `git atlas event`, sorted.
 func UserEvents() []EventType {

@@ -5,6 +5,7 @@ import (
 	"reflect"
 	"slices"
 	"strings"
+	"sync"
 )
 
 // What an event's data says in the words of the command that wrote it
@@ -42,8 +43,10 @@ func quotedMembers(t reflect.Type) []string {
 	return out
 }
 
-// quotedByType are, per event type, the members of its data that quote the ledger.
-var quotedByType = func() map[EventType][]string {
+// quotedByType are, per event type, the members of its data that quote the ledger:
+// built on first use, since walking every payload type by reflection at package
+// initialisation cost every command's start-up (issue 34), whether it reads events or not.
+var quotedByType = sync.OnceValue(func() map[EventType][]string {
 	m := map[EventType][]string{}
 	for _, e := range catalogue {
 		if q := quotedMembers(e.Payload); len(q) > 0 {
@@ -51,7 +54,7 @@ var quotedByType = func() map[EventType][]string {
 		}
 	}
 	return m
-}()
+})
 
 // WrittenData is e's data decoded (JSON values: maps, slices, strings, numbers),
 // without the members that quote what the ledger held (atlas:"quoted"): what the
@@ -65,7 +68,7 @@ func WrittenData(e *Event) (any, error) {
 		return nil, err
 	}
 	if obj, ok := data.(map[string]any); ok {
-		for _, name := range quotedByType[e.Type] {
+		for _, name := range quotedByType()[e.Type] {
 			delete(obj, name)
 		}
 	}

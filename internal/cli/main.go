@@ -333,16 +333,28 @@ func helpVars() kong.Vars {
 // building the model of `resume` (BenchmarkLeafParser: 480 -> 270 µs).
 func noHelp() kong.Option {
 	return kong.PostBuild(func(k *kong.Kong) error {
-		return kong.Visit(k.Model.Node, func(n kong.Visitable, next kong.Next) error {
-			switch n := n.(type) {
-			case *kong.Node:
-				n.Help, n.Detail = "", ""
-			case *kong.Value:
-				n.Help = ""
-			}
-			return next(nil)
-		})
+		clearHelp(k.Model.Node)
+		return nil
 	})
+}
+
+// clearHelp clears the help of n and of what kong.Visit would visit under it, walked
+// directly, allocating nothing: kong.Visit makes closures for every node and value it
+// passes (TestClearHelp).
+func clearHelp(n *kong.Node) {
+	n.Help, n.Detail = "", ""
+	if n.Argument != nil {
+		n.Argument.Help = ""
+	}
+	for _, f := range n.Flags {
+		f.Help = ""
+	}
+	for _, p := range n.Positional {
+		p.Help = ""
+	}
+	for _, c := range n.Children {
+		clearHelp(c)
+	}
 }
 
 // leafCommand is the field of CLI that the first command word of args names, when a

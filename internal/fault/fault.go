@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"sync"
 )
 
 var (
@@ -236,7 +237,7 @@ func Named(kind error, format string, args ...any) *Error {
 
 // render formats format with args after replacing each {field} by spell(field).
 func render(format string, args []any, spell func(string) string) string {
-	f := fieldRef.ReplaceAllStringFunc(format, func(m string) string {
+	f := fieldRef().ReplaceAllStringFunc(format, func(m string) string {
 		return strings.ReplaceAll(spell(m[1:len(m)-1]), "%", "%%")
 	})
 	if len(args) == 0 {
@@ -247,7 +248,8 @@ func render(format string, args []any, spell func(string) string) string {
 
 // fieldRef is how a format names a field: {verify_timeout}. Braces around anything
 // else (a glob's {a,b}, a JSON example) are text.
-var fieldRef = regexp.MustCompile(`\{[a-z][a-z0-9_]*\}`)
+// Compiled on first use, not at start-up (issue 34).
+var fieldRef = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(`\{[a-z][a-z0-9_]*\}`) })
 
 func plainField(name string) string { return name }
 
