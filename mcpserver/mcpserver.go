@@ -275,7 +275,7 @@ func failureResult(err error, out json.RawMessage) *mcp.CallToolResult {
 // members the error names.
 func errorObject(err error) map[string]any {
 	code, kind := fault.Code(err)
-	msg, hint := fault.Spelled(err, func(field string) string { return field })
+	msg, hint := fault.SpelledBy(err, mcpSpelling)
 	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
 	if t := fault.TargetsOf(err); t != nil {
 		e["valid_targets"] = t
