@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"strings"
+	"sync"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
@@ -15,18 +16,28 @@ var mcpSpelling = fault.Spelling{Field: func(field string) string { return field
 
 // toolCall is step s as an MCP client calls it: the tool (the operation's words
 // joined by _) and its arguments as JSON, `finish {"run":"r1","status":"failed"}`.
+// A switch that has a tool of its own (resume's plan: resume_plan) names that tool.
 // A field given false is left out; a placeholder (fault.Placeholder) is its text in
 // angle brackets, for the caller to replace.
 func toolCall(s fault.Step) string {
+	name := strings.Join(strings.Fields(s.Op), "_")
+	own := ""
+	for _, f := range s.Fields {
+		if v, ok := f.Value.(bool); ok && v && toolNames()[name+"_"+f.Name] {
+			own = f.Name
+			name += "_" + f.Name
+			break
+		}
+	}
 	var b bytes.Buffer
-	b.WriteString(strings.ReplaceAll(strings.Join(strings.Fields(s.Op), " "), " ", "_"))
+	b.WriteString(name)
 	b.WriteString(" {")
 	n := 0
 	for _, f := range s.Fields {
 		v := f.Value
 		switch x := v.(type) {
 		case bool:
-			if !x {
+			if !x || f.Name == own {
 				continue
 			}
 		case fault.Placeholder:
@@ -56,3 +67,12 @@ func writeJSON(b *bytes.Buffer, v any) {
 	_ = enc.Encode(v)
 	b.Write(bytes.TrimSpace(one.Bytes()))
 }
+
+// toolNames is the set of the server's tools' names.
+var toolNames = sync.OnceValue(func() map[string]bool {
+	names := map[string]bool{}
+	for _, t := range tools() {
+		names[t.name] = true
+	}
+	return names
+})
