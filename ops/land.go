@@ -111,7 +111,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		return nil, fault.Refused("landing run %s on %s is not a fast-forward: %s has commits the union lacks; nothing was written", req.Run, branch, branch).
 			WithHint("`%s` lands it as a merge commit", landMerge(req.Run, branch))
 	}
-	if err := notCheckedOut(ctx, o.Repo, ref, union, ff); err != nil {
+	if err := notCheckedOut(ctx, o.Repo, ref, uid, ff); err != nil {
 		return nil, err
 	}
 	ev := gitstate.LandedData{Branch: branch, Old: old, Union: uid}
@@ -217,7 +217,7 @@ func missingCriteria(v *gitstate.Verdict) string {
 // notCheckedOut refuses a branch checked out in any worktree (the user's checkout
 // among them): moving it would change what that checkout's index and files are
 // measured against. The refusal gives the command a person runs there.
-func notCheckedOut(ctx context.Context, repo *git.Repository, ref, union string, ff bool) error {
+func notCheckedOut(ctx context.Context, repo *git.Repository, ref string, union git.OID, ff bool) error {
 	trees, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return err
