@@ -85,7 +85,9 @@ type EventInfo struct {
 	// `git atlas event` refuses it, since the ledger would then say something its
 	// state does not.
 	By EventWriter
-	// Command is the command that writes it, for the refusal's hint.
+	// Command is the command that writes it, for the refusal's hint: its words, and
+	// a request field that asks for it as {field}, which each front end spells
+	// (fault.Named).
 	Command string
 	// ResumeOwned: resume writes it while it resets a run, so writing it keeps
 	// State.Resuming (a resume killed after its reset continues instead of raising the
@@ -108,7 +110,7 @@ var catalogue = []EventInfo{
 	{Type: EventJobClaimed, By: ByCommand, Command: "job claim", Payload: payload[JobClaimedData]()},
 	{Type: EventJobRenewed, By: ByCommand, Command: "job renew", Payload: payload[JobRenewedData]()},
 	{Type: EventJobDone, By: ByCommand, Command: "job done", Payload: payload[JobDoneData]()},
-	{Type: EventJobReaped, By: ByCommand, Command: "reap", Payload: payload[JobReapedData]()}, // also finish --force
+	{Type: EventJobReaped, By: ByCommand, Command: "reap", Payload: payload[JobReapedData]()}, // also finish with force
 	{Type: EventJobVerified, By: ByCommand | ByResume, Command: "job done", Payload: payload[JobVerifiedData]()},
 	{Type: EventWorktreeAdded, By: ByCommand | ByResume, Command: "worktree add", ResumeOwned: true, Payload: payload[WorktreeAddedData]()},
 	{Type: EventWorktreeRemoved, By: ByCommand | ByResume, Command: "worktree remove", ResumeOwned: true, Payload: payload[WorktreeRemovedData]()},
@@ -119,17 +121,17 @@ var catalogue = []EventInfo{
 	{Type: EventSnapshot, By: ByCommand | ByResume, Command: "recover", ResumeOwned: true, Payload: payload[SnapshotData]()},
 	{Type: EventStageRecovered, By: ByCommand, Command: "recover", Payload: payload[StageRecoveredData]()},
 	{Type: EventUnionBuilt, By: ByCommand, Command: "union", Payload: payload[UnionBuiltData]()},
-	{Type: EventUnionVerified, By: ByCommand, Command: "union --verify", Payload: payload[UnionVerifiedData]()},
+	{Type: EventUnionVerified, By: ByCommand, Command: "union {verify}", Payload: payload[UnionVerifiedData]()},
 	{Type: EventUndone, By: ByCommand, Command: "undo", Payload: payload[UndoneData]()},
 	{Type: EventHeartbeat, By: ByCommand, Command: "heartbeat", Payload: payload[HeartbeatData]()},
-	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with --take-over", Payload: payload[DriverChangeData]()},
-	{Type: EventDriverRenamed, By: ByCommand, Command: "any run write by the driving session under a new --holder", Payload: payload[DriverChangeData]()},
+	{Type: EventDriverTakenOver, By: ByCommand, Command: "any run write with {take_over}", Payload: payload[DriverChangeData]()},
+	{Type: EventDriverRenamed, By: ByCommand, Command: "any run write by the driving session under a new {holder}", Payload: payload[DriverChangeData]()},
 	{Type: EventResumed, By: ByResume, Command: "resume", ResumeOwned: true, Payload: payload[ResumedData]()},
 	{Type: EventStageResumed, By: ByResume, Command: "resume", ResumeOwned: true, Payload: payload[StageResumedData]()},
 	{Type: EventImported, By: ByImport, Command: "import", Payload: payload[ImportedData]()},
 	{Type: EventImportedStage, By: ByImport, Command: "import", Payload: payload[ImportedStageData]()},
 	{Type: EventImportedEvent, By: ByImport, Command: "import", Payload: payload[ImportedEventData]()},
-	{Type: EventRunTakenOver, By: ByResume, Command: "resume --take-over", Payload: payload[RunTakenOverData]()},
+	{Type: EventRunTakenOver, By: ByResume, Command: "resume {take_over}", Payload: payload[RunTakenOverData]()},
 	{Type: EventLanded, By: ByCommand, Command: "land", Payload: payload[LandedData]()},
 	{Type: EventNote, By: ByUser, Free: true},
 	{Type: EventProgress, By: ByUser, Free: true},

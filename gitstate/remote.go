@@ -81,7 +81,7 @@ type remoteState struct {
 	// seen is, per run, the remote's refs of that run when last listed or pushed.
 	seen     map[string]map[string]string
 	diverged []Diverged
-	notes    []string
+	notes    []fault.Text
 }
 
 // Kept returns the diverged chains this store kept aside while syncing with its
@@ -93,8 +93,9 @@ func (s *Store) Kept() []Diverged {
 }
 
 // RemoteNotes returns what went wrong after a remote write was done (the remote holds
-// it; moving a local ref failed): for the front end to warn about.
-func (s *Store) RemoteNotes() []string {
+// it; moving a local ref failed): for the front end to warn about, in its own words
+// for the request fields a note names.
+func (s *Store) RemoteNotes() []fault.Text {
 	s.remote.mu.Lock()
 	defer s.remote.mu.Unlock()
 	return slices.Clone(s.remote.notes)
@@ -102,7 +103,7 @@ func (s *Store) RemoteNotes() []string {
 
 func (s *Store) note(format string, args ...any) {
 	s.remote.mu.Lock()
-	s.remote.notes = append(s.remote.notes, fmt.Sprintf(format, args...))
+	s.remote.notes = append(s.remote.notes, fault.Textf(format, args...))
 	s.remote.mu.Unlock()
 }
 
@@ -502,7 +503,7 @@ func (s *Store) settle(ctx context.Context, id, old, tip string, refs []git.RefU
 		return
 	}
 	if !errors.Is(err, git.ErrRefConflict) {
-		s.note("%s holds the write, but this repository's refs could not be moved (%v): the next command with --remote brings them", s.Remote.Name, err)
+		s.note("%s holds the write, but this repository's refs could not be moved (%v): the next command with {remote} brings them", s.Remote.Name, err)
 		return
 	}
 	s.follow(ctx, id, tip, m, msg)
@@ -550,7 +551,7 @@ func (s *Store) follow(ctx context.Context, id, tip string, theirs map[string]st
 			return
 		}
 	}
-	s.note("%s holds the write, but this repository's ledger of run %s could not follow it: the next command with --remote brings it", s.Remote.Name, id)
+	s.note("%s holds the write, but this repository's ledger of run %s could not follow it: the next command with {remote} brings it", s.Remote.Name, id)
 }
 
 func randomHex() string {
@@ -572,8 +573,8 @@ func Declined(remote, what string, err error) error {
 		}
 		msg = fmt.Sprintf("%s declined %s: %s; nothing was written (%s)", remote, what, said, strings.Join(d.Refs, "; "))
 	}
-	return &fault.Error{Err: &declinedError{msg: msg, cause: err},
-		Hint: "the remote's policy (a hook, a protected ref) refuses it, and retrying does not change that: ask the remote's owner, or work without --remote"}
+	return (&fault.Error{Err: &declinedError{msg: msg, cause: err}}).
+		WithHint("%s", fault.Textf("the remote's policy (a hook, a protected ref) refuses it, and retrying does not change that: ask the remote's owner, or work without {remote}"))
 }
 
 // declinedError is Declined's message over git's error (errors.Is finds

@@ -147,7 +147,7 @@ func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 		return nil, err
 	}
 	if tip == "" {
-		return nil, fault.NotFound("no run %q", id).WithHint("`git atlas list --all` shows every run")
+		return nil, fault.NotFound("no run %q", id).WithHint("`%s` shows every run", fault.Do("list", "all", true))
 	}
 	return s.loadAt(ctx, id, tip)
 }
@@ -514,7 +514,7 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	if stopped && w.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
 		return written{}, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
-			WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", id, id)
+			WithHint("`%s` to go on, or `%s`", fault.Do("resume", "run", id), fault.Do("finish", "run", id, "status", fault.Placeholder("completed|failed")))
 	}
 	if !ch.Event.Type.ResumeOwned() {
 		r.State.Resuming = nil

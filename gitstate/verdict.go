@@ -67,7 +67,7 @@ func CheckCriteria(h *Header, specs []JobSpec) error {
 		for _, c := range sp.Criteria {
 			if !slices.Contains(h.Criteria, c) {
 				if len(h.Criteria) == 0 {
-					return fault.NotFound("job %s names criterion %q, but run %s has no criteria", sp.ID, c, h.RunID).WithHint("criteria are given at `git atlas start --criterion TEXT`")
+					return fault.NotFound("job %s names criterion %q, but run %s has no criteria", sp.ID, c, h.RunID).WithHint("criteria are given at `%s`", fault.Do("start", "criterion", fault.Placeholder("TEXT")))
 				}
 				return fault.Named(fault.ErrNotFound, "job %s names criterion %q, which is not one of run %s's: %s", sp.ID, c, h.RunID, quoteList(h.Criteria)).WithHint("{criterion} must repeat one of the run's criteria exactly")
 			}

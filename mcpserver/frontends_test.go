@@ -68,7 +68,9 @@ func asFields(s string) string {
 // both build the same request of the same operation, so they give the same result, or
 // the same error (kind, exit code, message and hint, each naming the request's fields
 // in the front end's own spelling), except where a rule names the front end (a
-// person's step is refused through MCP).
+// person's step is refused through MCP). A hint that names a step to take names it as
+// each front end runs it: a command line, or a tool and its arguments, never a flag
+// over MCP.
 func TestFrontEndsAgree(t *testing.T) {
 	t.Parallel()
 	repo, env := newRepo(t)
@@ -96,10 +98,15 @@ func TestFrontEndsAgree(t *testing.T) {
 		argv []string
 		// frontEnd: a rule names the front end; only the kind and code agree.
 		frontEnd bool
+		// cliHint and mcpHint: the hint names a step, as each front end runs it.
+		cliHint, mcpHint string
 	}{
 		{name: "show", tool: "show", args: map[string]any{"run": "r"}, argv: []string{"show", "r"}},
 		{name: "job list", tool: "job_list", args: map[string]any{"run": "g"}, argv: []string{"job", "list", "g"}},
-		{name: "unknown run", tool: "show", args: map[string]any{"run": "nope"}, argv: []string{"show", "nope"}},
+		{name: "unknown run", tool: "show", args: map[string]any{"run": "nope"}, argv: []string{"show", "nope"},
+			cliHint: "`git atlas list --all` shows every run", mcpHint: "`list {\"all\":true}` shows every run"},
+		{name: "heartbeat without a holder", tool: "heartbeat", args: map[string]any{"run": "r"}, argv: []string{"heartbeat", "r"},
+			cliHint: "git atlas heartbeat r --holder NAME", mcpHint: `heartbeat {"run":"r","holder":"<NAME>"}`},
 		{name: "negative ttl", tool: "transition", args: map[string]any{"run": "r", "stage": "a", "status": "dispatched", "holder": "me", "ttl": "-5s"},
 			argv: []string{"transition", "r", "a", "dispatched", "--holder", "me", "--ttl=-5s"}},
 		{name: "negative verify timeout (the request's check)", tool: "job_done",
@@ -125,7 +132,8 @@ func TestFrontEndsAgree(t *testing.T) {
 		{name: "finish by a take-over without a name", tool: "finish", args: map[string]any{"run": "r", "status": "stopped", "take_over": true},
 			argv: []string{"finish", "r", "--status", "stopped", "--take-over"}},
 		{name: "worktrees of a run id the ledger could not hold", tool: "worktree_list", args: map[string]any{"run": "a..b"}, argv: []string{"worktree", "list", "a..b"}},
-		{name: "jobs of a single run", tool: "job_claim", args: map[string]any{"run": "r", "holder": "w"}, argv: []string{"job", "claim", "r", "--holder", "w"}},
+		{name: "jobs of a single run", tool: "job_claim", args: map[string]any{"run": "r", "holder": "w"}, argv: []string{"job", "claim", "r", "--holder", "w"},
+			cliHint: "start a graph run with `git atlas start --graph`", mcpHint: "start a graph run with `start {\"graph\":true}`"},
 		{name: "a person's step", tool: "transition", args: map[string]any{"run": "h", "stage": "check", "status": "completed", "holder": "me"},
 			argv: []string{"transition", "h", "check", "completed", "--holder", "me"}, frontEnd: true},
 	} {
@@ -143,9 +151,15 @@ func TestFrontEndsAgree(t *testing.T) {
 			t.Errorf("%s: cli %+v %v, mcp %+v %v: one failed", tc.name, cli.err, cli.doc, te, doc)
 		case cli.err.Kind != te.Kind || cli.err.Code != te.Code || cli.code != te.Code:
 			t.Errorf("%s: cli %s (%d, exit %d), mcp %s (%d)", tc.name, cli.err.Kind, cli.err.Code, cli.code, te.Kind, te.Code)
+		case strings.Contains(*te.Hint, "--"):
+			t.Errorf("%s: mcp's hint names a flag: %q", tc.name, *te.Hint)
 		case tc.frontEnd:
 			if !strings.Contains(te.Message, "through MCP") {
 				t.Errorf("%s: mcp %q does not name the front end", tc.name, te.Message)
+			}
+		case tc.mcpHint != "":
+			if asFields(cli.err.Message) != te.Message || *cli.err.Hint != tc.cliHint || *te.Hint != tc.mcpHint {
+				t.Errorf("%s: errors differ\ncli %q / %q\nmcp %q / %q\nwant hints %q / %q", tc.name, cli.err.Message, *cli.err.Hint, te.Message, *te.Hint, tc.cliHint, tc.mcpHint)
 			}
 		case asFields(cli.err.Message) != te.Message || asFields(*cli.err.Hint) != asFields(*te.Hint):
 			t.Errorf("%s: errors differ\ncli %q / %q\nmcp %q / %q", tc.name, cli.err.Message, *cli.err.Hint, te.Message, *te.Hint)

@@ -273,7 +273,9 @@ func remoteWarnings(o *ops.Ops, logger *slog.Logger, tool string) {
 		msgs = append(msgs, fmt.Sprintf("run %s had diverged from %s: the remote's chain (%s) is the run now; this repository's chain (%s) is kept as %s",
 			d.RunID, remote, d.Remote, d.Local, d.Ref))
 	}
-	msgs = append(msgs, o.RemoteNotes()...)
+	for _, n := range o.RemoteNotes() {
+		msgs = append(msgs, n.Spell(mcpSpelling))
+	}
 	for _, m := range msgs {
 		logger.Warn(m, "tool", tool)
 	}
@@ -297,7 +299,7 @@ func failureResult(err error, out json.RawMessage) *mcp.CallToolResult {
 // members the error names.
 func errorObject(err error) map[string]any {
 	code, kind := fault.Code(err)
-	msg, hint := fault.Spelled(err, func(field string) string { return field })
+	msg, hint := fault.SpelledBy(err, mcpSpelling)
 	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
 	if t := fault.TargetsOf(err); t != nil {
 		e["valid_targets"] = t

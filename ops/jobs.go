@@ -17,7 +17,7 @@ import (
 // graphRun refuses job operations on single runs, and writes on finished runs.
 func graphRun(r *gitstate.Run, write bool) error {
 	if r.Header.Kind != gitstate.KindGraph {
-		return fault.Usage("run %s is a %s run: jobs belong to graph runs", r.Header.RunID, r.Header.Kind).WithHint("start a graph run with `git atlas start --graph`")
+		return fault.Usage("run %s is a %s run: jobs belong to graph runs", r.Header.RunID, r.Header.Kind).WithHint("start a graph run with `%s`", fault.Do("start", "graph", true))
 	}
 	if write && gitstate.RunTerminal(r.State.Status) {
 		return fault.Refused("run %s is %s: its jobs can no longer change", r.Header.RunID, r.State.Status)
@@ -232,7 +232,7 @@ func claimStop(r *gitstate.Run, reason string) error {
 	case gitstate.ReasonHalted:
 		return fault.Refused("run %s has halted: no job is ready and none is running (%d done, %d failed, %d pending)",
 			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed], count[gitstate.JobPending]).
-			WithHint("finish it with `git atlas finish %s --status completed|failed`, or add jobs", r.Header.RunID)
+			WithHint("finish it with `%s`, or add jobs", fault.Do("finish", "run", r.Header.RunID, "status", fault.Placeholder("completed|failed")))
 	case gitstate.ReasonGasExhausted:
 		return fault.Refused("run %s has no gas left: %d of %d spent", r.Header.RunID, r.State.GasSpent, gitstate.GasLimit(&r.Header, &r.State)).
 			WithHint("a job is ready but cannot be charged; gas is never refunded")

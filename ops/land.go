@@ -84,7 +84,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	if unresolved != nil && !req.AcceptUnresolved {
 		return nil, fault.Refused("run %s's verdict is %s (%s); nothing was written", req.Run, unresolved.Verdict, missingCriteria(unresolved)).
-			WithHint("a person may land it anyway: `git atlas land %s --onto %s --accept-unresolved` on a terminal or with --approved-by NAME", req.Run, branch)
+			WithHint("a person may land it anyway: `%s` on a terminal or with {approved_by} NAME", fault.Do("land", "run", req.Run, "onto", branch, "accept_unresolved", true))
 	}
 	old, err := git.ParseOID(oldHex)
 	if err != nil {
@@ -106,9 +106,9 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	if !ff && !req.Merge {
 		return nil, fault.Refused("landing run %s on %s is not a fast-forward: %s has commits the union lacks; nothing was written", req.Run, branch, branch).
-			WithHint("`git atlas land %s --onto %s --merge` lands it as a merge commit", req.Run, branch)
+			WithHint("`%s` lands it as a merge commit", landMerge(req.Run, branch))
 	}
-	if err := notCheckedOut(ctx, o.Repo, ref, union, ff); err != nil {
+	if err := notCheckedOut(ctx, o.Repo, ref, uid, ff); err != nil {
 		return nil, err
 	}
 	ev := gitstate.LandedData{Branch: branch, Old: old, Union: uid}
@@ -139,7 +139,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 			return nil, fault.Refused("merging run %s's union into %s conflicts in %s; nothing was written", req.Run, branch, strings.Join(conflicts, ", ")).
 				WithHint("rebuild the union on %s's tip, or merge it by hand", branch)
 		}
-		msg := fmt.Sprintf("Merge run %s's union into %s\n\ngit atlas land %s --onto %s --merge\n", req.Run, branch, req.Run, branch)
+		msg := fmt.Sprintf("Merge run %s's union into %s\n\n%s\n", req.Run, branch, landMerge(req.Run, branch))
 		if tip, err = o.Repo.CommitTreeAs(ctx, tree, []git.OID{old, uid}, msg, git.Signature{Name: "git-atlas", Email: "git-atlas@localhost", When: o.now().Unix()}); err != nil {
 			return nil, err
 		}
@@ -165,7 +165,7 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 	}
 	u := r.State.Union
 	if u == nil {
-		return "", nil, fault.Refused("run %s has no union; nothing was written", id).WithHint("`git atlas union %s --verify` builds and verifies it", id)
+		return "", nil, fault.Refused("run %s has no union; nothing was written", id).WithHint("`%s` builds and verifies it", unionVerify(id))
 	}
 	var missing []string
 	for _, j := range r.State.Jobs {
@@ -175,14 +175,14 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 	}
 	if len(missing) > 0 {
 		return "", nil, fault.Refused("run %s's union lacks DONE job(s) %s; nothing was written", id, strings.Join(missing, ", ")).
-			WithHint("`git atlas union %s --verify` rebuilds it", id)
+			WithHint("`%s` rebuilds it", unionVerify(id))
 	}
 	if r.Header.Verify != "" && (u.Verify == nil || !u.Verify.Passed) {
 		why := "was never verified"
 		if u.Verify != nil {
 			why = "failed its verify"
 		}
-		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`git atlas union %s --verify` verifies it", id)
+		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`%s` verifies it", unionVerify(id))
 	}
 	v := gitstate.RunVerdict(&r.Header, &r.State)
 	if v != nil && v.Verdict == gitstate.VerdictResolved {
@@ -190,6 +190,14 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 	}
 	return u.Head.String(), v, nil
 }
+
+// landMerge is the step that lands run on branch as a merge commit.
+func landMerge(run, branch string) fault.Step {
+	return fault.Do("land", "run", run, "onto", branch, "merge", true)
+}
+
+// unionVerify is the step that builds run's union and verifies it.
+func unionVerify(run string) fault.Step { return fault.Do("union", "run", run, "verify", true) }
 
 // missingCriteria says which criteria keep a verdict from resolved.
 func missingCriteria(v *gitstate.Verdict) string {
@@ -206,7 +214,7 @@ func missingCriteria(v *gitstate.Verdict) string {
 // notCheckedOut refuses a branch checked out in any worktree (the user's checkout
 // among them): moving it would change what that checkout's index and files are
 // measured against. The refusal gives the command a person runs there.
-func notCheckedOut(ctx context.Context, repo *git.Repository, ref, union string, ff bool) error {
+func notCheckedOut(ctx context.Context, repo *git.Repository, ref string, union git.OID, ff bool) error {
 	trees, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return err
@@ -215,10 +223,7 @@ func notCheckedOut(ctx context.Context, repo *git.Repository, ref, union string,
 		if t.Branch != ref {
 			continue
 		}
-		cmd := text.Command("git", "-C", t.Path, "merge", "--ff-only", union)
-		if !ff {
-			cmd = text.Command("git", "-C", t.Path, "merge", union)
-		}
+		cmd := text.Command(git.MergeCommand(t.Path, union, ff)...)
 		return fault.Refused("branch %s is checked out in %s: land never touches a checkout; nothing was written", strings.TrimPrefix(ref, "refs/heads/"), t.Path).
 			WithHint("a person runs there: %s", cmd)
 	}

@@ -103,10 +103,10 @@ func (o *Ops) Kept() []gitstate.Diverged {
 
 // RemoteNotes returns what went wrong after remote writes were done (the remote holds
 // them; moving a local ref failed).
-func (o *Ops) RemoteNotes() []string {
+func (o *Ops) RemoteNotes() []fault.Text {
 	o.mu.Lock()
 	defer o.mu.Unlock()
-	var out []string
+	var out []fault.Text
 	for _, s := range o.stores {
 		out = append(out, s.RemoteNotes()...)
 	}

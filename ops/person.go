@@ -1,20 +1,25 @@
 package ops
 
-import "github.com/git-atlas/git-atlas/internal/fault"
+import (
+	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
+)
 
 // The steps only a person takes (docs/contract.md §5.2, §5.3): one list, here. Each is refused
 // through MCP and from an agent hook (exit 5: a person must do it); on the command
 // line it needs a terminal, or --approved-by NAME, which is recorded in its event, so
-// an agent that passes it is on the record.
+// an agent that passes it is on the record. A step names the request field that asks
+// for it as {field}, which each front end spells (fault.Named).
 const (
 	StepHumanGate        = "passing or rejecting a human gate"
-	StepAcceptUnresolved = "finishing a run whose verdict is unresolved (--accept-unresolved)"
-	StepOutsideScope     = "accepting changes outside a scope (--allow-outside-scope)"
+	StepAcceptUnresolved = "finishing a run whose verdict is unresolved ({accept_unresolved})"
+	StepOutsideScope     = "accepting changes outside a scope ({allow_outside_scope})"
 	// StepLand is a person's step unless the repository's config atlas.agentsMayLand
 	// is true (docs/contract.md §15).
 	StepLand = "landing a run's union onto a branch (git atlas land)"
 	// StepLandUnresolved is a person's step always.
-	StepLandUnresolved = "landing a run whose verdict is not resolved (--accept-unresolved)"
+	StepLandUnresolved = "landing a run whose verdict is not resolved ({accept_unresolved})"
 )
 
 // PersonOnlySteps lists the steps only a person takes.
@@ -41,13 +46,16 @@ func (p Person) approve(step string) (string, error) {
 	switch {
 	case p.Via == ViaMCP || p.Via == ViaHook:
 		what := map[string]string{ViaMCP: "through MCP", ViaHook: "from an agent hook"}[p.Via]
-		return "", fault.Refused("%s is a person's step: it is refused %s; nothing was written", step, what).
+		return "", fault.Named(fault.ErrRefused, escape(step)+" is a person's step: it is refused %s; nothing was written", what).
 			WithHint("a person must do it, on the command line")
 	case p.ApprovedBy != "":
 		return p.ApprovedBy, nil
 	case p.Terminal:
 		return "terminal", nil
 	}
-	return "", fault.Named(fault.ErrRefused, "%s is a person's step: a person must do it, on a terminal or with {approved_by} NAME (recorded); nothing was written", step).
+	return "", fault.Named(fault.ErrRefused, escape(step)+" is a person's step: a person must do it, on a terminal or with {approved_by} NAME (recorded); nothing was written").
 		WithHint("a person runs it on a terminal, or passes {approved_by} with their name")
 }
+
+// escape is s as a format's literal text (its {field} names stay).
+func escape(s string) string { return strings.ReplaceAll(s, "%", "%%") }

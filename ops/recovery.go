@@ -138,7 +138,7 @@ func precheck(ctx context.Context, store *gitstate.Store, run string) error {
 	}
 	if r.State.Status == gitstate.RunStopped {
 		return fault.Refused("run %s is stopped: only resume and finish change it; nothing was done", run).
-			WithHint("`git atlas resume %s` to go on, or `git atlas finish %s --status completed|failed`", run, run)
+			WithHint("`%s` to go on, or `%s`", fault.Do("resume", "run", run), fault.Do("finish", "run", run, "status", fault.Placeholder("completed|failed")))
 	}
 	_, err = gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now())
 	return err

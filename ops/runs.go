@@ -530,7 +530,7 @@ type HeartbeatResult struct {
 // to drive.
 func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("git atlas heartbeat %s --holder NAME", req.Run)
+		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("%s", fault.Do("heartbeat", "run", req.Run, "holder", fault.Placeholder("NAME")))
 	}
 	if err := req.Check(); err != nil {
 		return nil, err
@@ -626,16 +626,16 @@ func reservedEvent(t gitstate.EventType) error {
 		return nil
 	}
 	info, _ := t.Info()
-	var hint string
+	var hint fault.Text // the command names a request field as {field}
 	switch {
 	case info.By&gitstate.ByCommand != 0:
-		hint = fmt.Sprintf("use `git atlas %s`", info.Command)
+		hint.Format = "use `git atlas " + escape(info.Command) + "`"
 	case info.By&gitstate.ByResume != 0:
-		hint = "`git atlas resume` writes it when it resumes the run"
+		hint.Format = "`git atlas resume` writes it when it resumes the run"
 	case info.By&gitstate.ByHook != 0:
-		hint = "the post-checkout hook (`git atlas hooks install`) writes it"
+		hint.Format = "the post-checkout hook (`git atlas hooks install`) writes it"
 	default:
-		hint = fmt.Sprintf("`git atlas %s` writes it", info.Command)
+		hint.Format = "`git atlas " + escape(info.Command) + "` writes it"
 	}
 	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
 		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
@@ -694,7 +694,7 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if len(reaped) == 0 {
 				return nil, nil
 			}
-			data := gitstate.JobReapedData{Jobs: reaped, Reason: "finish --force"}
+			data := gitstate.JobReapedData{Jobs: reaped, Reason: fault.Do("finish", "force", true).String()}
 			return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{}, data)}, nil
 		})
 		if err != nil {
@@ -759,7 +759,7 @@ type UndoResult struct {
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("git atlas undo %s --to %d --holder NAME", req.Run, req.To)
+		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("%s", fault.Do("undo", "run", req.Run, "to", req.To, "holder", fault.Placeholder("NAME")))
 	}
 	if err := req.Check(); err != nil {
 		return nil, err
@@ -800,7 +800,7 @@ func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev *gitstate.RunFinished
 	}
 	if !req.AcceptUnresolved {
 		return fault.Refused("run %s's verdict is unresolved: no DONE job meets %s; nothing was written", req.Run, quoted(v.Unresolved)).
-			WithHint("finish it failed, or a person accepts it: `git atlas finish %s --status completed --accept-unresolved` on a terminal or with --approved-by NAME", req.Run)
+			WithHint("finish it failed, or a person accepts it: `%s` on a terminal or with {approved_by} NAME", fault.Do("finish", "run", req.Run, "status", gitstate.RunCompleted, "accept_unresolved", true))
 	}
 	by, err := req.Person.approve(StepAcceptUnresolved)
 	if err != nil {

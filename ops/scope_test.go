@@ -142,7 +142,7 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	before := tip()
 	err = passed("code", false, Person{})
 	var fe *fault.Error
-	if !errors.As(err, &fe) || !errors.Is(fe.Kind, fault.ErrRefused) || !strings.Contains(err.Error(), "notes.txt, ui/b.go") || strings.Contains(err.Error(), "src/a.go") || !strings.Contains(fe.Hint, "--allow-outside-scope") {
+	if !errors.As(err, &fe) || !errors.Is(fe.Kind, fault.ErrRefused) || !strings.Contains(err.Error(), "notes.txt, ui/b.go") || strings.Contains(err.Error(), "src/a.go") || !strings.Contains(fe.Hint, "allow_outside_scope") {
 		t.Fatalf("passed with ui/b.go and notes.txt outside src/**: %v; want refused naming them and the flag", err)
 	}
 	if err := passed("code", true, Person{}); !errors.Is(err, fault.ErrRefused) {

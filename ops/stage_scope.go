@@ -37,7 +37,8 @@ func (o *Ops) stageScope(ctx context.Context, store *gitstate.Store, req Transit
 	if !req.AllowOutsideScope {
 		return nil, "", fault.Refused("stage %s changed %d path(s) outside its scope (%s): %s; nothing was written",
 			req.Stage, len(outside), strings.Join(def.Scope, ", "), strings.Join(outside, ", ")).
-			WithHint("take those changes out and report passed again, or a person accepts them: `git atlas transition %s %s passed --allow-outside-scope` on a terminal or with --approved-by NAME", req.Run, req.Stage).
+			WithHint("take those changes out and report passed again, or a person accepts them: `%s` on a terminal or with {approved_by} NAME",
+				fault.Do("transition", "run", req.Run, "stage", req.Stage, "status", gitstate.StagePassed, "allow_outside_scope", true)).
 			WithField("paths", outside)
 	}
 	by, err := req.Person.approve(StepOutsideScope)

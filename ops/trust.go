@@ -65,7 +65,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(req.Digest)), "sha256:")
 	if req.Digest != "" && want != digest {
 		return nil, fault.Conflict("run %s's commands are not those of digest %s: nothing was trusted", req.Run, req.Digest).
-			WithHint("they changed since they were read: read them again with `git atlas trust --list %s`", req.Run)
+			WithHint("they changed since they were read: read them again with `%s`", trustList(req.Run))
 	}
 	var todo []string
 	for _, cm := range cmds {
@@ -87,9 +87,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 				return nil, fault.Refused("nothing trusted: run %s's commands stay untrusted here", req.Run)
 			}
 		case !req.Yes:
-			return nil, fault.Named(fault.ErrUsage, "trusting run %s's commands needs a person: run it on a terminal, or pass {yes} {digest} D after reading them (`git atlas trust --list %s` prints D)", req.Run, req.Run)
+			return nil, fault.Named(fault.ErrUsage, "trusting run %s's commands needs a person: run it on a terminal, or pass {yes} {digest} D after reading them (`%s` prints D)", req.Run, trustList(req.Run))
 		case req.Digest == "":
-			return nil, fault.Named(fault.ErrUsage, "{yes} needs {digest}: trusting without a terminal trusts exactly the commands you read, by the digest `git atlas trust --list %s` prints", req.Run)
+			return nil, fault.Named(fault.ErrUsage, "{yes} needs {digest}: trusting without a terminal trusts exactly the commands you read, by the digest `%s` prints", trustList(req.Run))
 		}
 	}
 	if _, err := trust.AddPerson(ctx, o.Repo, req.Run, intent, todo...); err != nil {
@@ -184,3 +184,6 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 	}
 	return res, nil
 }
+
+// trustList is the step that lists run's commands and their digest.
+func trustList(run string) fault.Step { return fault.Do("trust", "run", run, "list", true) }

@@ -145,7 +145,7 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 		return nil, err
 	}
 	if r.Header.Setup == "" {
-		return nil, fault.Usage("run %s has no setup command: `worktree setup` runs the one given to `start --setup`", req.Run)
+		return nil, fault.Named(fault.ErrUsage, "run %s has no setup command: `worktree setup` runs the one given to `start {setup}`", req.Run)
 	}
 	if j := r.State.Job(req.Node); j != nil && req.Lease != "" {
 		if err := gitstate.CheckLease(&r.State, req.Node, req.Lease); err != nil {
@@ -374,7 +374,7 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 			return nil, err
 		}
 		if r.Header.Verify == "" {
-			return nil, fault.Usage("run %s has no verify command: `union --verify` runs the one given to `start --verify`", req.Run)
+			return nil, fault.Named(fault.ErrUsage, "run %s has no verify command: `union {verify}` runs the one given to `start {verify}`", req.Run)
 		}
 	}
 	approvedBy := ""

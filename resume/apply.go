@@ -139,7 +139,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	}
 	if !ok {
 		return nil, fault.Conflict("run %s is being resumed by another process: nothing was done", id).
-			WithHint("wait for it to finish; `git atlas resume %s --plan` shows where it stands", id)
+			WithHint("wait for it to finish; `%s` shows where it stands", fault.Do("resume", "run", id, "plan", true))
 	}
 	defer release()
 	r, err := store.Load(ctx, id)
@@ -162,7 +162,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		return &Result{Plan: plan, ResetJobs: []string{}, Snapshots: []string{}, RecreatedWorktrees: []string{}, IgnoredDeleted: []IgnoredDeleted{}, JobVerifies: []JobVerified{}}, nil
 	}
 	if opt.TakeOver && opt.Holder == "" {
-		return nil, fault.Usage("resume --take-over needs --holder: the replaced driver must not be able to write again")
+		return nil, fault.Named(fault.ErrUsage, "resume {take_over} needs {holder}: the replaced driver must not be able to write again")
 	}
 	if r.HandsOff() {
 		if r, err = takeOverOwner(ctx, store, id, opt.Holder); err != nil {
@@ -195,7 +195,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	}
 	if plan.Baseline.SHA == "" {
 		return nil, fault.NotFound("run %s has no baseline commit (it was imported without one): there is nothing to reset its worktrees to", id).
-			WithHint("finish it (`git atlas finish %s --status failed`), or start a new run from where it ended", id)
+			WithHint("finish it (`%s`), or start a new run from where it ended", fault.Do("finish", "run", id, "status", gitstate.RunFailed))
 	}
 	if !plan.Baseline.Present {
 		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).

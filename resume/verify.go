@@ -182,7 +182,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		}
 		return &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + st.Name + " " + Outcome(vr, timeout) + ": run " + id + " " + status + " (" + reason + ")"}
 	default:
-		return fault.Usage("unknown --on-verify-fail %q (valid: fail, redispatch, replay, stop)", choice)
+		return fault.Named(fault.ErrUsage, "unknown {on_verify_fail} %q (valid: fail, redispatch, replay, stop)", choice)
 	}
 }
 

@@ -92,11 +92,12 @@ func status(err error) int {
 // writeJSON writes v as the commands print it with --json: indented, with <, > and &
 // as themselves (the document is served as application/json with nosniff, never as
 // HTML).
-func writeJSON(w http.ResponseWriter, v any, err error) {
+func (s *Server) writeJSON(w http.ResponseWriter, v any, err error) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	if err != nil {
 		w.WriteHeader(status(err))
-		v = map[string]any{"error": map[string]string{"message": err.Error(), "hint": fault.HintOf(err)}}
+		msg, hint := s.errorText(err)
+		v = map[string]any{"error": map[string]string{"message": msg, "hint": hint}}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetEscapeHTML(false)
@@ -119,17 +120,17 @@ func at(r *http.Request) (*int, error) {
 
 func (s *Server) apiRuns(w http.ResponseWriter, r *http.Request) {
 	res, err := s.op().List(r.Context(), ops.ListRequest{All: r.URL.Query().Get("all") != "false"})
-	writeJSON(w, res, err)
+	s.writeJSON(w, res, err)
 }
 
 func (s *Server) apiShow(w http.ResponseWriter, r *http.Request) {
 	n, err := at(r)
 	if err != nil {
-		writeJSON(w, nil, err)
+		s.writeJSON(w, nil, err)
 		return
 	}
 	res, err := s.op().Show(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
-	writeJSON(w, res, err)
+	s.writeJSON(w, res, err)
 }
 
 func (s *Server) apiLog(w http.ResponseWriter, r *http.Request) {
@@ -137,22 +138,22 @@ func (s *Server) apiLog(w http.ResponseWriter, r *http.Request) {
 	last, _ := strconv.Atoi(q.Get("last"))
 	res, err := s.op().Log(r.Context(), ops.LogRequest{Run: r.PathValue("id"), Type: q.Get("type"), Stage: q.Get("stage"),
 		Last: last, Heartbeats: q.Get("heartbeats") == "true"})
-	writeJSON(w, res, err)
+	s.writeJSON(w, res, err)
 }
 
 func (s *Server) apiGraph(w http.ResponseWriter, r *http.Request) {
 	n, err := at(r)
 	if err != nil {
-		writeJSON(w, nil, err)
+		s.writeJSON(w, nil, err)
 		return
 	}
 	res, err := s.op().Graph(r.Context(), ops.ShowRequest{Run: r.PathValue("id"), At: n})
-	writeJSON(w, res, err)
+	s.writeJSON(w, res, err)
 }
 
 func (s *Server) apiPlan(w http.ResponseWriter, r *http.Request) {
 	res, err := s.op().ResumePlan(r.Context(), ops.ResumeRequest{RunID: r.PathValue("id")})
-	writeJSON(w, res, err)
+	s.writeJSON(w, res, err)
 }
 
 // render executes the page template name with data.
@@ -173,7 +174,8 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 
 func (s *Server) fail(w http.ResponseWriter, err error) {
 	w.WriteHeader(status(err))
-	s.render(w, "error.html", struct{ Title, Message, Hint string }{"error", err.Error(), fault.HintOf(err)})
+	msg, hint := s.errorText(err)
+	s.render(w, "error.html", struct{ Title, Message, Hint string }{"error", msg, hint})
 }
 
 // runRow is one run of the runs page.
@@ -524,4 +526,14 @@ func indentJSON(v any) string {
 		return err.Error()
 	}
 	return b.String()
+}
+
+// errorText is err's message and hint for people: the request fields they name by
+// their names, the steps as Options.Step writes them (the command line), else in
+// neutral words.
+func (s *Server) errorText(err error) (msg, hint string) {
+	if s.step == nil {
+		return err.Error(), fault.HintOf(err)
+	}
+	return fault.SpelledBy(err, fault.Spelling{Field: func(f string) string { return f }, Step: s.step})
 }

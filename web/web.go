@@ -26,6 +26,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -43,6 +44,9 @@ type Options struct {
 	Ready func(url string) error
 	// Poll is how often the ref watcher looks at the refs' directories (0: a second).
 	Poll time.Duration
+	// Step writes a step an error's hint names (fault.Step) for people: the command
+	// line's way (nil: neutral words).
+	Step func(fault.Step) string
 }
 
 // Server is the dashboard's handler with its token.
@@ -51,7 +55,12 @@ type Server struct {
 	token string
 	mux   *http.ServeMux
 	watch *watcher
+	step  func(fault.Step) string
 }
+
+// SpellSteps makes the server write the steps its errors' hints name with step
+// (Options.Step).
+func (s *Server) SpellSteps(step func(fault.Step) string) { s.step = step }
 
 // NewToken is a random token of 128 bits, hex.
 func NewToken() (string, error) {
@@ -89,6 +98,7 @@ func Serve(ctx context.Context, opt Options) error {
 		return fmt.Errorf("cannot listen on 127.0.0.1:%d: %w", opt.Port, err)
 	}
 	s := New(opt.Ops, token, opt.Poll)
+	s.SpellSteps(opt.Step)
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	u := "http://" + ln.Addr().String() + "/"
 	if token != "" {

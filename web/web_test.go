@@ -243,6 +243,11 @@ func TestAPIDocumentsAreTheCommands(t *testing.T) {
 	if r := get(s, "GET", "/api/runs/nope", "127.0.0.1", nil); r.StatusCode != http.StatusNotFound {
 		t.Errorf("a run that does not exist: status %d", r.StatusCode)
 	}
+	// The step an error's hint names is written as the command line writes it.
+	s.SpellSteps(cli.StepCommand)
+	if got := body(t, get(s, "GET", "/api/runs/nope", "127.0.0.1", nil)); !strings.Contains(got, "`git atlas list --all` shows every run") {
+		t.Errorf("a run that does not exist: %s", got)
+	}
 }
 
 // TestRunsPage: interrupted runs first, then newest first; each row shows the run's

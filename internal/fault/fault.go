@@ -70,9 +70,9 @@ func New(kind error, format string, args ...any) *Error {
 
 // WithHint returns e with a hint.
 func (e *Error) WithHint(format string, args ...any) *Error {
-	if e.msgT != "" { // an error naming fields may name them in its hint too
+	if e.msgT != "" || hasStep(args) { // an error naming fields may name them in its hint too, and steps
 		e.hintT, e.hintArgs = format, args
-		e.Hint = render(format, args, plainField)
+		e.Hint = render(format, args, plain)
 		return e
 	}
 	e.Hint = fmt.Sprintf(format, args...)
@@ -159,6 +159,12 @@ func redactValue(v any, sub func(string) string) any {
 			out[k] = redactValue(e, sub)
 		}
 		return out
+	case Step:
+		out := Step{Op: x.Op, Fields: make([]Field, len(x.Fields))}
+		for i, f := range x.Fields {
+			out.Fields[i] = Field{Name: f.Name, Value: redactValue(f.Value, sub)}
+		}
+		return out
 	case map[string]string:
 		out := make(map[string]string, len(x))
 		for k, e := range x {
@@ -231,17 +237,29 @@ func HintOf(err error) string {
 // Named makes an error of kind whose message names request fields as {name}.
 func Named(kind error, format string, args ...any) *Error {
 	e := &Error{Kind: kind, msgT: format, msgArgs: args}
-	e.Msg = render(format, args, plainField)
+	e.Msg = render(format, args, plain)
 	return e
 }
 
-// render formats format with args after replacing each {field} by spell(field).
-func render(format string, args []any, spell func(string) string) string {
+// render formats format with args after replacing each {field} by sp.Field(field)
+// and each Step argument by sp.Step(step) (a Text argument, spelled the same way).
+func render(format string, args []any, sp Spelling) string {
 	f := fieldRef().ReplaceAllStringFunc(format, func(m string) string {
-		return strings.ReplaceAll(spell(m[1:len(m)-1]), "%", "%%")
+		return strings.ReplaceAll(sp.Field(m[1:len(m)-1]), "%", "%%")
 	})
 	if len(args) == 0 {
 		return strings.ReplaceAll(f, "%%", "%")
+	}
+	if hasStep(args) {
+		args = append([]any{}, args...)
+		for i, a := range args {
+			switch x := a.(type) {
+			case Step:
+				args[i] = sp.Step(x)
+			case Text:
+				args[i] = x.Spell(sp)
+			}
+		}
 	}
 	return fmt.Sprintf(f, args...)
 }
@@ -256,6 +274,10 @@ func plainField(name string) string { return name }
 // Spelled is err's message and hint with every field it names spelled by spell: the
 // front end's own words for a request's fields.
 func Spelled(err error, spell func(field string) string) (msg, hint string) {
+	return spelled(err, Spelling{Field: spell, Step: Step.String})
+}
+
+func spelled(err error, spell Spelling) (msg, hint string) {
 	msg = err.Error()
 	var fe *Error
 	for e := err; errors.As(e, &fe); e = fe.Err { // every *Error in the chain of causes

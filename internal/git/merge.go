@@ -109,3 +109,13 @@ func (r *Repository) CommitTreeAs(ctx context.Context, tree OID, parents []OID, 
 	}
 	return gitOID(id)
 }
+
+// MergeCommand is the command a person runs in the worktree at dir to bring its
+// checked-out branch to rev: `git -C DIR merge --ff-only REV`, or a merge of it when
+// the branch has commits rev lacks (ffOnly false). git's own flags stay here.
+func MergeCommand(dir string, rev OID, ffOnly bool) []string {
+	if ffOnly {
+		return []string{"git", "-C", dir, "merge", "--ff-only", rev.String()}
+	}
+	return []string{"git", "-C", dir, "merge", rev.String()}
+}
