@@ -161,7 +161,7 @@ func JobDoneEvent(a About, d JobDoneData) Event { return a.event(EventJobDone, d
 // JobReapedData is job_reaped's data.
 type JobReapedData struct {
 	Jobs []ReapedJob `json:"jobs" atlas:"required"`
-	// Reason is "finish --force" when finish reaped them.
+	// Reason is "forced finish" when finish reaped them ("finish --force" before).
 	Reason string `json:"reason,omitempty"`
 	Extra  Extra  `json:"-"`
 }

@@ -1,8 +1,8 @@
 package ops
 
 import (
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"maps"
-	"regexp"
 	"slices"
 )
 
@@ -23,13 +23,10 @@ var fieldHelp = map[string]string{
 	"snapshot_ignored_cap":     "Size cap of the ignored files {include_ignored} copies (e.g. 500KiB, 100MiB, 1GiB; default 100MiB).",
 }
 
-// fieldRef is a {field} in a field's text.
-var fieldRef = regexp.MustCompile(`\{([a-z][a-z0-9_]*)\}`)
-
 // FieldHelp is the text of the field key names, each {field} in it spelled by spell;
 // "" for a key that names no field.
 func FieldHelp(key string, spell func(field string) string) string {
-	return fieldRef.ReplaceAllStringFunc(fieldHelp[key], func(m string) string { return spell(m[1 : len(m)-1]) })
+	return fault.Text{Format: fieldHelp[key]}.Spell(fault.Spelling{Field: spell})
 }
 
 // FieldHelpKeys are the keys of every field's text, sorted.

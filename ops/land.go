@@ -139,7 +139,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 			return nil, fault.Refused("merging run %s's union into %s conflicts in %s; nothing was written", req.Run, branch, strings.Join(conflicts, ", ")).
 				WithHint("rebuild the union on %s's tip, or merge it by hand", branch)
 		}
-		msg := fmt.Sprintf("Merge run %s's union into %s\n\n%s\n", req.Run, branch, landMerge(req.Run, branch))
+		msg := fmt.Sprintf("Merge run %s's union into %s\n\nLanded by git-atlas as a merge commit.\n", req.Run, branch)
 		if tip, err = o.Repo.CommitTreeAs(ctx, tree, []git.OID{old, uid}, msg, git.Signature{Name: "git-atlas", Email: "git-atlas@localhost", When: o.now().Unix()}); err != nil {
 			return nil, err
 		}

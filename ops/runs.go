@@ -694,7 +694,7 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 			if len(reaped) == 0 {
 				return nil, nil
 			}
-			data := gitstate.JobReapedData{Jobs: reaped, Reason: fault.Do("finish", "force", true).String()}
+			data := gitstate.JobReapedData{Jobs: reaped, Reason: "forced finish"}
 			return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{}, data)}, nil
 		})
 		if err != nil {

@@ -205,7 +205,7 @@ func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
 		t.Fatal(err)
 	}
 	reaped, finished := log[len(log)-2], log[len(log)-1]
-	if reaped.Type != gitstate.EventJobReaped || !strings.Contains(string(reaped.Data), `"reason":"finish(force)"`) || finished.Type != gitstate.EventRunFinished {
+	if reaped.Type != gitstate.EventJobReaped || !strings.Contains(string(reaped.Data), `"reason":"forced finish"`) || finished.Type != gitstate.EventRunFinished {
 		t.Fatalf("last events: %+v %s, %+v", reaped, reaped.Data, finished)
 	}
 }
