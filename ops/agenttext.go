@@ -541,13 +541,39 @@ func (a agentText) summary(ctx context.Context, run string) *gitstate.Run {
 	return (*a.listed)[run]
 }
 
-// view withholds the free text of v, a run this clone does not trust.
-func (a agentText) view(ctx context.Context, v *RunView, intent string) {
-	if v.RunID == "" || a.trusts(ctx, v.RunID, intent) {
+// view withholds the free text of v, a view of a run whose header is h: all of it
+// when this clone does not trust the run, else its owner and resume command when
+// the record does not prove them (header).
+func (a agentText) view(ctx context.Context, v *RunView, h *gitstate.Header) {
+	if v.RunID == "" {
 		return
 	}
-	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith, v.TakenOver = "", "", "", "", ""
-	v.TextWithheld = true
+	if !a.trusts(ctx, v.RunID, h.Intent) {
+		v.Intent, v.Reason, v.ManagedBy, v.ResumeWith, v.TakenOver = "", "", "", "", ""
+		v.TextWithheld = true
+		return
+	}
+	if shown, withheld := a.header(ctx, h); withheld {
+		v.ManagedBy, v.ResumeWith = shown.ManagedBy, shown.ResumeWith
+		v.TextWithheld = v.TextWithheld || v.ManagedBy != h.ManagedBy || v.ResumeWith != h.ResumeWith
+	}
+}
+
+// header is h, the header of a run this clone trusts, with the members of its free
+// text the run's trust record does not prove withheld (trust.Intents.Header: this
+// clone wrote them at start, or a person read them at `trust RUN`), and whether any
+// was (docs/contract.md §6). The intent is trusts' to decide.
+func (a agentText) header(ctx context.Context, h *gitstate.Header) (gitstate.Header, bool) {
+	return a.intents.Header(ctx, h.RunID, h)
+}
+
+// verdict is v, the verdict of a run whose header is h, without the criteria it
+// quotes when the run's record does not prove them (header).
+func (a agentText) verdict(ctx context.Context, h *gitstate.Header, v *gitstate.Verdict) *gitstate.Verdict {
+	if shown, withheld := a.header(ctx, h); withheld && len(shown.Criteria) < len(h.Criteria) {
+		return withheldVerdict(v)
+	}
+	return v
 }
 
 // row withholds the free text of a list row whose run this clone does not trust:
@@ -557,10 +583,15 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 		return
 	}
 	viewHolders(&it.RunView)
-	a.view(ctx, &it.RunView, it.Run.Header.Intent)
-	if it.TextWithheld {
+	a.view(ctx, &it.RunView, &it.Run.Header)
+	if !a.trusts(ctx, it.RunID, it.Run.Header.Intent) {
 		it.Verdict = withheldVerdict(it.Verdict)
 		return
+	}
+	if it.header != nil { // a graph run's verdict: the criteria its whole header holds
+		if v := a.verdict(ctx, it.header, it.Verdict); v != it.Verdict {
+			it.Verdict, it.TextWithheld = v, true
+		}
 	}
 	if a.vouched(ctx, it.Run) {
 		return
@@ -574,11 +605,12 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 
 // finish withholds the free text of a finished run this clone does not trust.
 func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResult) {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	a.view(ctx, &res.RunView, &r.Header)
+	if !a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		res.Verdict = withheldVerdict(res.Verdict)
 		return
 	}
-	a.view(ctx, &res.RunView, r.Header.Intent)
-	res.Verdict = withheldVerdict(res.Verdict)
+	res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
 }
 
 // transition withholds the verify a passed report ran (its command and output) when
@@ -593,7 +625,11 @@ func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *Transit
 // union withholds the union's verify (command and output) and the verdict's
 // criteria when this clone does not trust the run.
 func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult) {
-	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if r == nil {
+		return
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
 		return
 	}
 	res.Verify = composedVerify(res.Verify)
@@ -679,6 +715,11 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 			return err
 		}
 	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		if err := a.showHeader(ctx, r, res); err != nil {
+			return err
+		}
+	}
 	if a.vouched(ctx, r) {
 		return nil
 	}
@@ -708,7 +749,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 		res.State, err = gitstate.MarshalState(&s)
 		return err
 	}
-	a.view(ctx, &res.RunView, r.Header.Intent)
+	a.view(ctx, &res.RunView, &r.Header)
 	for i := range res.Stages {
 		res.Stages[i].Verify = ""
 	}
@@ -719,6 +760,28 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 		return err
 	}
 	res.State, err = gitstate.MarshalState(&s)
+	return err
+}
+
+// showHeader withholds, of a shown run this clone trusts, the members of its header's
+// free text the run's record does not prove (header): from the header document, the
+// view, the stages' verify commands and the verdict's criteria.
+func (a agentText) showHeader(ctx context.Context, r *gitstate.Run, res *ShowResult) error {
+	shown, withheld := a.header(ctx, &r.Header)
+	if !withheld {
+		return nil
+	}
+	a.view(ctx, &res.RunView, &r.Header)
+	res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
+	for i := range res.Stages {
+		v := &res.Stages[i]
+		if k := slices.IndexFunc(shown.Stages, func(d gitstate.StageDef) bool { return d.Name == v.Name }); k < 0 || shown.Stages[k].Verify == "" {
+			v.Verify = ""
+		}
+	}
+	res.TextWithheld = true
+	var err error
+	res.Header, err = gitstate.MarshalHeader(&shown)
 	return err
 }
 
@@ -809,6 +872,9 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 		return
 	}
 	planHolders(r, p)
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		a.planHeader(ctx, r, p)
+	}
 	if a.vouched(ctx, r) {
 		return
 	}
@@ -855,6 +921,43 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
 	}
 	a.planPlaces(ctx, r, p, false)
+}
+
+// planHeader withholds, of a plan of r (a run this clone trusts), the members of r's
+// header's free text the run's record does not prove (header): its owner and the
+// owner's resume command, wherever next_action quotes them, the criteria of its
+// verdict, and the commands not trusted here (a stage's verify another clone wrote
+// into the header).
+func (a agentText) planHeader(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+	shown, withheld := a.header(ctx, &r.Header)
+	if !withheld {
+		return
+	}
+	n := &p.NextAction
+	var values []string
+	if h := r.Header.ManagedBy; h != shown.ManagedBy {
+		values = append(values, strconv.Quote(h), h)
+		p.ManagedBy, n.Owner = "", ""
+	}
+	if h := r.Header.ResumeWith; h != shown.ResumeWith {
+		values = append(values, strconv.Quote(h), h)
+		p.ResumeWith = ""
+	}
+	for _, v := range values {
+		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+		if strings.Contains(n.AgentCommand, v) {
+			n.AgentCommand = ""
+		}
+	}
+	for i := range p.Commands {
+		if !p.Commands[i].Trusted {
+			p.Commands[i].Command = ""
+		}
+	}
+	if st := p.InterruptedStage; st != nil && !st.VerifyTrusted {
+		st.VerifyCommand = ""
+	}
+	p.Verdict = a.verdict(ctx, &r.Header, p.Verdict)
 }
 
 // planPlaces withholds what a plan of r (not vouched for; started here when started)

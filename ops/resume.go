@@ -142,6 +142,9 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 		c := &cands[i]
 		if !intents.Trusts(ctx, c.RunID, c.Intent) { // the one decision (agenttext.go)
 			c.ManagedBy, c.ResumeWith = "", ""
+		} else { // of the header's text, what the record proves (agentText.header)
+			h, _ := intents.Header(ctx, c.RunID, &gitstate.Header{RunID: c.RunID, ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith})
+			c.ManagedBy, c.ResumeWith = h.ManagedBy, h.ResumeWith
 		}
 		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
 		c.Kind, c.InterruptedStage, c.StageStatus, c.Holder = name(c.Kind), name(c.InterruptedStage), name(c.StageStatus), name(c.Holder)

@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
@@ -92,6 +93,9 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 				fmt.Fprintln(w)
 			}
 			printCommands(w, rc.RunID, rc.Intent, rc.Commands)
+			if len(rc.HeaderWithheld) > 0 {
+				fmt.Fprintf(w, "  header text withheld from agents until trusted: %s\n", strings.Join(rc.HeaderWithheld, ", "))
+			}
 			fmt.Fprintf(w, "digest %s\n", rc.Digest)
 		}
 	})
