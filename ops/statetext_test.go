@@ -266,3 +266,28 @@ func TestAgentJobResultsWithholdTextTheMACDoesNotCover(t *testing.T) {
 	}
 	withholds(t, "job_claim", claim)
 }
+
+// Resume's verify-first records the verify's output in its stage_resumed event: of a
+// run started here that no person vouched for, the output the stage's state then
+// holds reaches this clone's agent, as the resume's own result showed it.
+func TestAgentSeesTheOutputOfItsOwnResumeVerify(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code"}}, Verify: "printf 'verify-%s' said", VerifySafe: true, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "d2", TakeOver: true, ForAgent: true})
+	if err != nil || res.Verify == nil || res.Verify.Tail != "verify-said" {
+		t.Fatalf("resume: %+v, %v", res, err)
+	}
+	show, err := f.ops.Show(f.ctx, ShowRequest{Run: "v", ForAgent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(show.State), `"tail":"verify-said"`) {
+		t.Errorf("the output of this clone's own resume verify was withheld: %s", show.State)
+	}
+}
