@@ -202,8 +202,12 @@ func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job)
 }
 
 // ownTexts are the strings in the data of a run's events this clone wrote: live, of
-// those no undo took back; all, of every one.
-type ownTexts struct{ live, all map[string]bool }
+// those no undo took back; all, of every one; places, the worktrees it made (node
+// and path, placeKey), wherever the managed root was then.
+type ownTexts struct{ live, all, places map[string]bool }
+
+// placeKey is the key of node's worktree at path in ownTexts.places.
+func placeKey(node, path string) string { return node + "\x00" + gitstate.CanonPath(path) }
 
 // ownText reports whether v, a free-text value r's state holds that undo restores
 // (the run's and a stage's reason), may reach an agent from r, a run started here
@@ -238,7 +242,7 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 	if own, ok := (*a.texts)[r.Tip]; ok {
 		return own
 	}
-	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}}
+	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}, places: map[string]bool{}}
 	(*a.texts)[r.Tip] = own
 	events, err := a.o.Reader().LogOf(ctx, r)
 	if err != nil {
@@ -265,6 +269,13 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 			continue
 		}
 		collectStrings(data, own.all)
+		if e.Type == gitstate.EventWorktreeAdded {
+			// A worktree this clone made (not one it recreated where a record said):
+			// its path is where git-atlas placed it, under the root of that time.
+			if d, err := gitstate.DecodeData[gitstate.WorktreeAddedData](e); err == nil && !d.Recreated {
+				own.places[placeKey(d.Node, d.Path)] = true
+			}
+		}
 		if !slices.ContainsFunc(undone, func(u [2]int) bool { return e.Seq > u[0] && e.Seq <= u[1] }) {
 			collectStrings(data, own.live)
 		}
@@ -295,7 +306,7 @@ func collectStrings(v any, into map[string]bool) {
 // git-atlas's own wording or the text of an event this clone wrote (ownText,
 // ownKept); a verify's command only so or as a command trusted here (ownCommand); a
 // job's reason and why it or a stage went unverified only as git-atlas words them; a
-// worktree's path only where git-atlas places it (placed); an adopted worktree's
+// worktree's path only where git-atlas places it or placed it (placedFor); an adopted worktree's
 // system only as a system import knows; a member this release does not know never.
 // s's slices are copied before they are changed.
 func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.State) bool {
@@ -356,7 +367,7 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 	for i := range s.Worktrees {
 		w := &s.Worktrees[i]
 		withheld, w.Extra = withheld || len(w.Extra) > 0, nil
-		check(a.placed(ctx, run, w.Node, w.Path), &w.Path)
+		check(a.placedFor(ctx, r, run, w.Node, w.Path), &w.Path)
 		check(knownSystem(w.Adopted), &w.Adopted)
 		if su := w.Setup; su != nil {
 			c := *su
@@ -502,6 +513,17 @@ func (a agentText) placed(ctx context.Context, run, node, path string) bool {
 		}
 	}
 	return false
+}
+
+// placedFor is placed for a worktree of r (nil: a run no ledger holds), or where an
+// event of r's this clone wrote (its MAC verifies here) says this clone made node's
+// worktree: under a managed root configured then and since changed
+// (atlas.worktreeRoot).
+func (a agentText) placedFor(ctx context.Context, r *gitstate.Run, run, node, path string) bool {
+	if a.placed(ctx, run, node, path) {
+		return true
+	}
+	return r != nil && gitstate.ValidName("node", node) == nil && a.eventTexts(ctx, r).places[placeKey(node, path)]
 }
 
 // patchPlaced reports whether path is empty or where a snapshot's patch goes when
@@ -672,7 +694,7 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 		if ok && a.vouched(ctx, r) {
 			continue
 		}
-		if !a.placed(ctx, it.RunID, it.Node, it.Path) {
+		if !a.placedFor(ctx, r, it.RunID, it.Node, it.Path) {
 			it.Error = strings.ReplaceAll(it.Error, it.Path, withheldText)
 			it.Path, it.TextWithheld = "", true
 		}
@@ -978,7 +1000,7 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 		if rec := r.State.Worktree(w.Node); rec != nil && !knownSystem(rec.Adopted) {
 			w.Reason = strings.ReplaceAll(w.Reason, rec.Adopted, withheldText)
 		}
-		if !a.placed(ctx, run, w.Node, w.Path) {
+		if !a.placedFor(ctx, r, run, w.Node, w.Path) {
 			withhold(w.Path)
 			w.Reason = strings.ReplaceAll(w.Reason, w.Path, withheldText)
 			w.Path = ""
@@ -987,14 +1009,14 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 			w.Setup = &gitstate.SetupRec{Outcome: su.Outcome, ExitCode: su.ExitCode, At: su.At}
 		}
 	}
-	if st := p.InterruptedStage; st != nil && !a.placed(ctx, run, st.Name, st.Worktree) {
+	if st := p.InterruptedStage; st != nil && !a.placedFor(ctx, r, run, st.Name, st.Worktree) {
 		withhold(st.Worktree)
 		st.Worktree = ""
 	}
 	if len(n.Worktrees) > 0 {
 		out := map[string]string{}
 		for node, path := range n.Worktrees {
-			if !a.placed(ctx, run, node, path) {
+			if !a.placedFor(ctx, r, run, node, path) {
 				withhold(path)
 				path = ""
 			}

@@ -186,7 +186,7 @@ func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []r
 			// Where to work: never the user's checkout (docs/contract.md §15).
 			var paths []string
 			for _, w := range places {
-				if at.vouched(ctx, r) || at.placed(ctx, r.Header.RunID, w.Node, w.Path) {
+				if at.vouched(ctx, r) || at.placedFor(ctx, r, r.Header.RunID, w.Node, w.Path) {
 					paths = append(paths, text.Ledger(w.Path, 0))
 				}
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/trust"
+	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // Of a run started here that no person vouched for, the free text its state holds
@@ -289,5 +290,33 @@ func TestAgentSeesTheOutputOfItsOwnResumeVerify(t *testing.T) {
 	}
 	if !strings.Contains(string(show.State), `"tail":"verify-said"`) {
 		t.Errorf("the output of this clone's own resume verify was withheld: %s", show.State)
+	}
+}
+
+// A worktree this clone made under the managed root configured then
+// (atlas.worktreeRoot), changed since: the worktree_added event this clone wrote names
+// its path, so the path still reaches this clone's agent (show, worktree_list).
+func TestAgentSeesItsWorktreeUnderAnEarlierRoot(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	if _, err := trust.AddRun(f.ctx, f.ops.Repo, &f.load().Header); err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.dir, "config", worktrees.RootConfig, filepath.Join(t.TempDir(), "earlier"))
+	wt := f.add("code", "")
+	f.git(f.dir, "config", worktrees.RootConfig, filepath.Join(t.TempDir(), "now"))
+	show, err := f.ops.Show(f.ctx, ShowRequest{Run: "r1", ForAgent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(show.State), jsonString(t, wt.Path)) {
+		t.Errorf("show: the path of this clone's worktree under an earlier root was withheld: %s", show.State)
+	}
+	list, err := f.ops.WorktreeList(f.ctx, WorktreeListRequest{Run: "r1", ForAgent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list.Worktrees) != 1 || list.Worktrees[0].Path != wt.Path {
+		t.Errorf("worktree_list: %+v, want the path %s", list.Worktrees, wt.Path)
 	}
 }
