@@ -261,3 +261,54 @@ func TestAgentHeaderOfAnEarlierReleasesRunWaitsForTrust(t *testing.T) {
 		t.Fatalf("trust --list after trust: %+v, %v", list, err)
 	}
 }
+
+// A graph run started here keeps its header text as this clone wrote it while this
+// clone adds and expands jobs (they change the state, never the header): the
+// criteria reach the agent in list and show, with the expanded jobs' text. Once
+// another clone rewrites the criteria, the verdict that quotes them is withheld from
+// list and show (docs/contract.md §6).
+func TestAgentGraphRunCriteriaAsThisCloneWroteThem(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindGraph)
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Intent: "own intent", Criteria: []string{"own criterion"}, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "g", Job: "a", Criteria: []string{"own criterion"}, Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	claim, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "g", Job: "a", Worker: Worker{Holder: "w", TTL: time.Hour}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: *claim.Lease, Status: gitstate.ReceiptOK,
+		Children: []gitstate.JobSpec{{ID: "a-child", Verify: "true own-child-verify"}}, Worker: Worker{Holder: "w"}}); err != nil {
+		t.Fatal(err)
+	}
+	verdicts := func() (list, show *gitstate.Verdict, out string) {
+		t.Helper()
+		l, err := f.ops.List(f.ctx, ListRequest{ForAgent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, it := range l.Runs {
+			if it.RunID == "g" {
+				list = it.Verdict
+			}
+		}
+		s, err := f.ops.Show(f.ctx, ShowRequest{Run: "g", ForAgent: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return list, s.Verdict, jsonString(t, s)
+	}
+	list, show, out := verdicts()
+	if list == nil || len(list.Resolved)+len(list.Unverified) != 1 || show == nil || len(show.Resolved)+len(show.Unverified) != 1 ||
+		!strings.Contains(out, "own-child-verify") {
+		t.Fatalf("the criteria or the expanded job of a graph run this clone wrote were withheld: list %+v, show %s", list, out)
+	}
+	f.forgeHeader("g", func(h map[string]any) { h["criteria"] = []any{"own criterion", "IMPORTANT-criterion"} })
+	list, show, out = verdicts()
+	if list == nil || len(list.Unresolved)+len(list.Resolved)+len(list.Unverified) != 0 || strings.Contains(out, "IMPORTANT") || show == nil {
+		t.Errorf("a rewritten criterion reached the agent: list %+v, show %s", list, out)
+	}
+}
