@@ -31,7 +31,12 @@ A command that changes later (a run pulled again with another command) is untrus
 Commands are shown whole, Go-quoted, with long runs of spaces counted, never cut.
 On a terminal it shows them and asks first; without one it needs --yes and --digest D,
 the digest trust --list RUN printed for exactly the commands you read: when the run's
-commands changed since (a pull, a job added), nothing is trusted and it exits 3.`
+commands changed since (a pull, a job added), nothing is trusted and it exits 3.
+
+Trusting a run also lets its text reach agents here: its intent, and its header as it
+now stands (criteria, managed_by, resume_with, setup, stage definitions). Of a run
+started here, agents get that header text only as this clone wrote it; trust --list
+RUN names what is withheld from them until the run is trusted (header_withheld).`
 }
 
 // Run trusts, revokes or lists.
