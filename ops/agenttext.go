@@ -40,6 +40,13 @@ import (
 // string in the data of an event this clone wrote, one no undo took back for what undo
 // restores (agentText.ownText, ownKept: one walk of the run's log per run and result,
 // and only for a run started here that no person vouched for).
+//
+// Nor is its header (run.json) what this clone wrote: another clone can rewrite it,
+// keeping the intent. Of a run this clone trusts, each member of the header's free
+// text (criteria, owner, resume command, verify, scope, setup, stage definitions,
+// members this release does not know) reaches an agent only when the run's trust
+// record proves it as it now stands (agentText.header, trust.Intents.Header): this
+// clone recorded it at start, or a person at `trust RUN`; vouched runs too.
 
 // A holder is a name a writer gives (--holder is free text) and it reaches an agent
 // from every run, its own included: a holder that is not a name git-atlas would
