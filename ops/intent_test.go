@@ -1,8 +1,10 @@
 package ops
 
 import (
+	"context"
 	"encoding/json"
 	"os/exec"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -310,5 +312,66 @@ func TestAgentGraphRunCriteriaAsThisCloneWroteThem(t *testing.T) {
 	list, show, out = verdicts()
 	if list == nil || len(list.Unresolved)+len(list.Resolved)+len(list.Unverified) != 0 || strings.Contains(out, "IMPORTANT") || show == nil {
 		t.Errorf("a rewritten criterion reached the agent: list %+v, show %s", list, out)
+	}
+}
+
+// Every member of a run's header (and of a stage's definition), a member added later
+// included, either is one git-atlas composes (composedHeader keeps it for an agent of
+// any run) or is free text the trust record proves (trust.Intents.Header withholds it
+// when the record does not): none reaches an agent unproven (docs/contract.md §6).
+func TestEveryHeaderMemberIsComposedOrProven(t *testing.T) {
+	t.Parallel()
+	none := trust.NewIntents(nil) // no record: proves nothing
+	set := func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.String:
+			v.SetString("x")
+		case reflect.Bool:
+			v.SetBool(true)
+		case reflect.Int:
+			v.SetInt(1)
+		case reflect.Slice:
+			v.Set(reflect.MakeSlice(v.Type(), 1, 1))
+			if e := v.Index(0); e.Kind() == reflect.String {
+				e.SetString("x")
+			}
+		case reflect.Map:
+			v.Set(reflect.ValueOf(gitstate.Extra{"later": json.RawMessage(`"x"`)}))
+		case reflect.Pointer:
+			v.Set(reflect.New(v.Type().Elem()))
+		case reflect.Struct:
+			id := reflect.ValueOf(testenv.HexOID(strings.Repeat("1", 40)))
+			if v.Type() != id.Type() {
+				t.Fatalf("a member of type %s: teach this test to fill it", v.Type())
+			}
+			v.Set(id)
+		default:
+			t.Fatalf("a member of kind %s: teach this test to fill it", v.Kind())
+		}
+	}
+	check := func(what string, h *gitstate.Header, field func(*gitstate.Header) reflect.Value) {
+		t.Helper()
+		shown, _ := none.Header(context.Background(), "r", h)
+		composed := composedHeader(h)
+		if !field(&composed).IsZero() || field(&shown).IsZero() {
+			return
+		}
+		t.Errorf("header member %s reaches an agent unproven: composedHeader or trust's headerTexts must list it", what)
+	}
+	ht := reflect.TypeFor[gitstate.Header]()
+	for i := range ht.NumField() {
+		f := ht.Field(i)
+		if f.Name == "Intent" || f.Name == "Stages" { // the intent has its own proof; stages below
+			continue
+		}
+		var h gitstate.Header
+		set(reflect.ValueOf(&h).Elem().Field(i))
+		check(f.Name, &h, func(h *gitstate.Header) reflect.Value { return reflect.ValueOf(h).Elem().Field(i) })
+	}
+	st := reflect.TypeFor[gitstate.StageDef]()
+	for i := range st.NumField() {
+		h := gitstate.Header{Stages: []gitstate.StageDef{{Name: "s"}}}
+		set(reflect.ValueOf(&h.Stages[0]).Elem().Field(i))
+		check("stages[]."+st.Field(i).Name, &h, func(h *gitstate.Header) reflect.Value { return reflect.ValueOf(&h.Stages[0]).Elem().Field(i) })
 	}
 }
