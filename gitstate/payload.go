@@ -452,8 +452,12 @@ type StageResumedData struct {
 
 // StageVerified is the verify a resume ran first.
 type StageVerified struct {
-	ExitCode int  `json:"exit_code"`
-	TimedOut bool `json:"timed_out"`
+	ExitCode int `json:"exit_code"`
+	// Tail is the end of the verify's output, as the stage's state records it: an
+	// event of this clone's carries it, so it may reach this clone's agents
+	// (docs/contract.md §6).
+	Tail     string `json:"tail,omitempty"`
+	TimedOut bool   `json:"timed_out"`
 	// VerifyResult is "pass" or "fail".
 	VerifyResult string `json:"verify_result"`
 }

@@ -40,6 +40,13 @@ import (
 // string in the data of an event this clone wrote, one no undo took back for what undo
 // restores (agentText.ownText, ownKept: one walk of the run's log per run and result,
 // and only for a run started here that no person vouched for).
+//
+// Nor is its header (run.json) what this clone wrote: another clone can rewrite it,
+// keeping the intent. Of a run this clone trusts, each member of the header's free
+// text (criteria, owner, resume command, verify, scope, setup, stage definitions,
+// members this release does not know) reaches an agent only when the run's trust
+// record proves it as it now stands (agentText.header, trust.Intents.Header): this
+// clone recorded it at start, or a person at `trust RUN`; vouched runs too.
 
 // A holder is a name a writer gives (--holder is free text) and it reaches an agent
 // from every run, its own included: a holder that is not a name git-atlas would
@@ -202,8 +209,12 @@ func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job)
 }
 
 // ownTexts are the strings in the data of a run's events this clone wrote: live, of
-// those no undo took back; all, of every one.
-type ownTexts struct{ live, all map[string]bool }
+// those no undo took back; all, of every one; places, the worktrees it made (node
+// and path, placeKey), wherever the managed root was then.
+type ownTexts struct{ live, all, places map[string]bool }
+
+// placeKey is the key of node's worktree at path in ownTexts.places.
+func placeKey(node, path string) string { return node + "\x00" + gitstate.CanonPath(path) }
 
 // ownText reports whether v, a free-text value r's state holds that undo restores
 // (the run's and a stage's reason), may reach an agent from r, a run started here
@@ -238,7 +249,7 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 	if own, ok := (*a.texts)[r.Tip]; ok {
 		return own
 	}
-	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}}
+	own := ownTexts{live: map[string]bool{}, all: map[string]bool{}, places: map[string]bool{}}
 	(*a.texts)[r.Tip] = own
 	events, err := a.o.Reader().LogOf(ctx, r)
 	if err != nil {
@@ -265,6 +276,13 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 			continue
 		}
 		collectStrings(data, own.all)
+		if e.Type == gitstate.EventWorktreeAdded {
+			// A worktree this clone made (not one it recreated where a record said):
+			// its path is where git-atlas placed it, under the root of that time.
+			if d, err := gitstate.DecodeData[gitstate.WorktreeAddedData](e); err == nil && !d.Recreated {
+				own.places[placeKey(d.Node, d.Path)] = true
+			}
+		}
 		if !slices.ContainsFunc(undone, func(u [2]int) bool { return e.Seq > u[0] && e.Seq <= u[1] }) {
 			collectStrings(data, own.live)
 		}
@@ -295,7 +313,7 @@ func collectStrings(v any, into map[string]bool) {
 // git-atlas's own wording or the text of an event this clone wrote (ownText,
 // ownKept); a verify's command only so or as a command trusted here (ownCommand); a
 // job's reason and why it or a stage went unverified only as git-atlas words them; a
-// worktree's path only where git-atlas places it (placed); an adopted worktree's
+// worktree's path only where git-atlas places it or placed it (placedFor); an adopted worktree's
 // system only as a system import knows; a member this release does not know never.
 // s's slices are copied before they are changed.
 func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.State) bool {
@@ -356,7 +374,7 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 	for i := range s.Worktrees {
 		w := &s.Worktrees[i]
 		withheld, w.Extra = withheld || len(w.Extra) > 0, nil
-		check(a.placed(ctx, run, w.Node, w.Path), &w.Path)
+		check(a.placedFor(ctx, r, run, w.Node, w.Path), &w.Path)
 		check(knownSystem(w.Adopted), &w.Adopted)
 		if su := w.Setup; su != nil {
 			c := *su
@@ -504,6 +522,17 @@ func (a agentText) placed(ctx context.Context, run, node, path string) bool {
 	return false
 }
 
+// placedFor is placed for a worktree of r (nil: a run no ledger holds), or where an
+// event of r's this clone wrote (its MAC verifies here) says this clone made node's
+// worktree: under a managed root configured then and since changed
+// (atlas.worktreeRoot).
+func (a agentText) placedFor(ctx context.Context, r *gitstate.Run, run, node, path string) bool {
+	if a.placed(ctx, run, node, path) {
+		return true
+	}
+	return r != nil && gitstate.ValidName("node", node) == nil && a.eventTexts(ctx, r).places[placeKey(node, path)]
+}
+
 // patchPlaced reports whether path is empty or where a snapshot's patch goes when
 // none is named (<git-common-dir>/atlas/recovery/<run>/<snapshot>.patch).
 func (a agentText) patchPlaced(run, snapshot, path string) bool {
@@ -541,13 +570,39 @@ func (a agentText) summary(ctx context.Context, run string) *gitstate.Run {
 	return (*a.listed)[run]
 }
 
-// view withholds the free text of v, a run this clone does not trust.
-func (a agentText) view(ctx context.Context, v *RunView, intent string) {
-	if v.RunID == "" || a.trusts(ctx, v.RunID, intent) {
+// view withholds the free text of v, a view of a run whose header is h: all of it
+// when this clone does not trust the run, else its owner and resume command when
+// the record does not prove them (header).
+func (a agentText) view(ctx context.Context, v *RunView, h *gitstate.Header) {
+	if v.RunID == "" {
 		return
 	}
-	v.Intent, v.Reason, v.ManagedBy, v.ResumeWith, v.TakenOver = "", "", "", "", ""
-	v.TextWithheld = true
+	if !a.trusts(ctx, v.RunID, h.Intent) {
+		v.Intent, v.Reason, v.ManagedBy, v.ResumeWith, v.TakenOver = "", "", "", "", ""
+		v.TextWithheld = true
+		return
+	}
+	if shown, withheld := a.header(ctx, h); withheld {
+		v.ManagedBy, v.ResumeWith = shown.ManagedBy, shown.ResumeWith
+		v.TextWithheld = v.TextWithheld || v.ManagedBy != h.ManagedBy || v.ResumeWith != h.ResumeWith
+	}
+}
+
+// header is h, the header of a run this clone trusts, with the members of its free
+// text the run's trust record does not prove withheld (trust.Intents.Header: this
+// clone wrote them at start, or a person read them at `trust RUN`), and whether any
+// was (docs/contract.md §6). The intent is trusts' to decide.
+func (a agentText) header(ctx context.Context, h *gitstate.Header) (gitstate.Header, bool) {
+	return a.intents.Header(ctx, h.RunID, h)
+}
+
+// verdict is v, the verdict of a run whose header is h, without the criteria it
+// quotes when the run's record does not prove them (header).
+func (a agentText) verdict(ctx context.Context, h *gitstate.Header, v *gitstate.Verdict) *gitstate.Verdict {
+	if shown, withheld := a.header(ctx, h); withheld && len(shown.Criteria) < len(h.Criteria) {
+		return withheldVerdict(v)
+	}
+	return v
 }
 
 // row withholds the free text of a list row whose run this clone does not trust:
@@ -557,10 +612,15 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 		return
 	}
 	viewHolders(&it.RunView)
-	a.view(ctx, &it.RunView, it.Run.Header.Intent)
-	if it.TextWithheld {
+	a.view(ctx, &it.RunView, &it.Run.Header)
+	if !a.trusts(ctx, it.RunID, it.Run.Header.Intent) {
 		it.Verdict = withheldVerdict(it.Verdict)
 		return
+	}
+	if it.header != nil { // a graph run's verdict: the criteria its whole header holds
+		if v := a.verdict(ctx, it.header, it.Verdict); v != it.Verdict {
+			it.Verdict, it.TextWithheld = v, true
+		}
 	}
 	if a.vouched(ctx, it.Run) {
 		return
@@ -574,11 +634,12 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 
 // finish withholds the free text of a finished run this clone does not trust.
 func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResult) {
-	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	a.view(ctx, &res.RunView, &r.Header)
+	if !a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		res.Verdict = withheldVerdict(res.Verdict)
 		return
 	}
-	a.view(ctx, &res.RunView, r.Header.Intent)
-	res.Verdict = withheldVerdict(res.Verdict)
+	res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
 }
 
 // transition withholds the verify a passed report ran (its command and output) when
@@ -593,7 +654,11 @@ func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *Transit
 // union withholds the union's verify (command and output) and the verdict's
 // criteria when this clone does not trust the run.
 func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult) {
-	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+	if r == nil {
+		return
+	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
 		return
 	}
 	res.Verify = composedVerify(res.Verify)
@@ -636,7 +701,7 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 		if ok && a.vouched(ctx, r) {
 			continue
 		}
-		if !a.placed(ctx, it.RunID, it.Node, it.Path) {
+		if !a.placedFor(ctx, r, it.RunID, it.Node, it.Path) {
 			it.Error = strings.ReplaceAll(it.Error, it.Path, withheldText)
 			it.Path, it.TextWithheld = "", true
 		}
@@ -679,6 +744,11 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 			return err
 		}
 	}
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		if err := a.showHeader(ctx, r, res); err != nil {
+			return err
+		}
+	}
 	if a.vouched(ctx, r) {
 		return nil
 	}
@@ -708,7 +778,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 		res.State, err = gitstate.MarshalState(&s)
 		return err
 	}
-	a.view(ctx, &res.RunView, r.Header.Intent)
+	a.view(ctx, &res.RunView, &r.Header)
 	for i := range res.Stages {
 		res.Stages[i].Verify = ""
 	}
@@ -719,6 +789,28 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 		return err
 	}
 	res.State, err = gitstate.MarshalState(&s)
+	return err
+}
+
+// showHeader withholds, of a shown run this clone trusts, the members of its header's
+// free text the run's record does not prove (header): from the header document, the
+// view, the stages' verify commands and the verdict's criteria.
+func (a agentText) showHeader(ctx context.Context, r *gitstate.Run, res *ShowResult) error {
+	shown, withheld := a.header(ctx, &r.Header)
+	if !withheld {
+		return nil
+	}
+	a.view(ctx, &res.RunView, &r.Header)
+	res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
+	for i := range res.Stages {
+		v := &res.Stages[i]
+		if k := slices.IndexFunc(shown.Stages, func(d gitstate.StageDef) bool { return d.Name == v.Name }); k < 0 || shown.Stages[k].Verify == "" {
+			v.Verify = ""
+		}
+	}
+	res.TextWithheld = true
+	var err error
+	res.Header, err = gitstate.MarshalHeader(&shown)
 	return err
 }
 
@@ -809,6 +901,9 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 		return
 	}
 	planHolders(r, p)
+	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
+		a.planHeader(ctx, r, p)
+	}
 	if a.vouched(ctx, r) {
 		return
 	}
@@ -857,6 +952,43 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 	a.planPlaces(ctx, r, p, false)
 }
 
+// planHeader withholds, of a plan of r (a run this clone trusts), the members of r's
+// header's free text the run's record does not prove (header): its owner and the
+// owner's resume command, wherever next_action quotes them, the criteria of its
+// verdict, and the commands not trusted here (a stage's verify another clone wrote
+// into the header).
+func (a agentText) planHeader(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+	shown, withheld := a.header(ctx, &r.Header)
+	if !withheld {
+		return
+	}
+	n := &p.NextAction
+	var values []string
+	if h := r.Header.ManagedBy; h != shown.ManagedBy {
+		values = append(values, strconv.Quote(h), h)
+		p.ManagedBy, n.Owner = "", ""
+	}
+	if h := r.Header.ResumeWith; h != shown.ResumeWith {
+		values = append(values, strconv.Quote(h), h)
+		p.ResumeWith = ""
+	}
+	for _, v := range values {
+		n.Reason = strings.ReplaceAll(n.Reason, v, withheldText)
+		if strings.Contains(n.AgentCommand, v) {
+			n.AgentCommand = ""
+		}
+	}
+	for i := range p.Commands {
+		if !p.Commands[i].Trusted {
+			p.Commands[i].Command = ""
+		}
+	}
+	if st := p.InterruptedStage; st != nil && !st.VerifyTrusted {
+		st.VerifyCommand = ""
+	}
+	p.Verdict = a.verdict(ctx, &r.Header, p.Verdict)
+}
+
 // planPlaces withholds what a plan of r (not vouched for; started here when started)
 // says of its worktrees in the ledger's words: a path not where git-atlas places the
 // node's worktree (placed) and a system import does not know (knownSystem), wherever
@@ -875,7 +1007,7 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 		if rec := r.State.Worktree(w.Node); rec != nil && !knownSystem(rec.Adopted) {
 			w.Reason = strings.ReplaceAll(w.Reason, rec.Adopted, withheldText)
 		}
-		if !a.placed(ctx, run, w.Node, w.Path) {
+		if !a.placedFor(ctx, r, run, w.Node, w.Path) {
 			withhold(w.Path)
 			w.Reason = strings.ReplaceAll(w.Reason, w.Path, withheldText)
 			w.Path = ""
@@ -884,14 +1016,14 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 			w.Setup = &gitstate.SetupRec{Outcome: su.Outcome, ExitCode: su.ExitCode, At: su.At}
 		}
 	}
-	if st := p.InterruptedStage; st != nil && !a.placed(ctx, run, st.Name, st.Worktree) {
+	if st := p.InterruptedStage; st != nil && !a.placedFor(ctx, r, run, st.Name, st.Worktree) {
 		withhold(st.Worktree)
 		st.Worktree = ""
 	}
 	if len(n.Worktrees) > 0 {
 		out := map[string]string{}
 		for node, path := range n.Worktrees {
-			if !a.placed(ctx, run, node, path) {
+			if !a.placedFor(ctx, r, run, node, path) {
 				withhold(path)
 				path = ""
 			}

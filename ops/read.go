@@ -37,6 +37,8 @@ type ListItem struct {
 	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
 	// Run is the summary read (for a front end's own columns: interrupted or not).
 	Run *gitstate.Run `json:"-"`
+	// header is a graph run's whole header, whose criteria Verdict quotes.
+	header *gitstate.Header
 }
 
 // JobCounts are a graph run's jobs, in all and by state.
@@ -133,6 +135,7 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 		}
 		items[i].Jobs = jobCounts(runs[k])
 		items[i].Verdict = gitstate.RunVerdict(&runs[k].Header, &runs[k].State)
+		items[i].header = &runs[k].Header
 	}
 	return nil
 }

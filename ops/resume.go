@@ -148,6 +148,9 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 		c := &cands[i]
 		if !intents.Trusts(ctx, c.RunID, c.Intent) { // the one decision (agenttext.go)
 			c.ManagedBy, c.ResumeWith = "", ""
+		} else { // of the header's text, what the record proves (agentText.header)
+			h, _ := intents.Header(ctx, c.RunID, &gitstate.Header{RunID: c.RunID, ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith})
+			c.ManagedBy, c.ResumeWith = h.ManagedBy, h.ResumeWith
 		}
 		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
 		c.Kind, c.InterruptedStage, c.StageStatus, c.Holder = name(c.Kind), name(c.InterruptedStage), name(c.StageStatus), name(c.Holder)
@@ -189,7 +192,7 @@ func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []r
 			// Where to work: never the user's checkout (docs/contract.md §15).
 			var paths []string
 			for _, w := range places {
-				if at.vouched(ctx, r) || at.placed(ctx, r.Header.RunID, w.Node, w.Path) {
+				if at.vouched(ctx, r) || at.placedFor(ctx, r, r.Header.RunID, w.Node, w.Path) {
 					paths = append(paths, text.Ledger(w.Path, 0))
 				}
 			}

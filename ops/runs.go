@@ -236,12 +236,13 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	// trust is durable before the ledger commit that carries them (docs/contract.md §11 invariant
 	// 12): no crash after the ref moved leaves the run's own verify untrusted. A crash
 	// in between leaves trusted only what was typed here, for a run that does not exist.
-	// The intent was typed here too: it may reach an agent's context here (docs/contract.md §6).
+	// The intent and the rest of the header were typed here too: they may reach an
+	// agent's context here, as this clone writes them (docs/contract.md §6).
 	var own []string
 	for _, cm := range trust.Commands(r) {
 		own = append(own, cm.Command)
 	}
-	added, err := trust.AddRun(ctx, o.Repo, id, req.Intent, own...)
+	added, err := trust.AddRun(ctx, o.Repo, &r.Header, own...)
 	if err != nil {
 		return nil, err
 	}

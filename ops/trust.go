@@ -75,7 +75,9 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	}
 	// A run not yet trusted by a person here lets all of its text reach agents once
 	// trusted (docs/contract.md §6): a person says so, even when its commands are trusted already.
-	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent)
+	// So is a header whose text the record does not prove (another clone's, or one
+	// started by a release that proved only the intent).
+	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent) || len(set.HeaderWithheld(&r.Header)) > 0
 	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
@@ -92,7 +94,7 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 			return nil, fault.Named(fault.ErrUsage, "{yes} needs {digest}: trusting without a terminal trusts exactly the commands you read, by the digest `%s` prints", trustList(req.Run))
 		}
 	}
-	if _, err := trust.AddPerson(ctx, o.Repo, req.Run, intent, todo...); err != nil {
+	if _, err := trust.AddPerson(ctx, o.Repo, &r.Header, todo...); err != nil {
 		return nil, err
 	}
 	for i := range cmds {
@@ -157,6 +159,11 @@ type TrustRunCommands struct {
 	// Intent is the run's intent (free text from the ledger: what trusting it lets
 	// reach agents here).
 	Intent string `json:"intent,omitempty"`
+	// HeaderWithheld names the members of the run's header text (other than the
+	// intent) that do not reach agents here until `trust RUN`: this clone did not
+	// write them so (another clone did, or they changed since, or the run was started
+	// by a release that proved only the intent; docs/contract.md §6).
+	HeaderWithheld []string `json:"header_withheld,omitempty"`
 }
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
@@ -179,7 +186,12 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 		// A run named is listed even without commands: its digest is what `trust RUN
 		// --yes --digest D` needs to vouch for the run's text (agenttext.go).
 		if len(cmds) > 0 || req.Run != "" {
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, nonNil(cmds), trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent})
+			set, err := trust.Load(ctx, o.Repo, r.Header.RunID)
+			if err != nil {
+				return nil, err
+			}
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, nonNil(cmds), trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent,
+				set.HeaderWithheld(&r.Header)})
 		}
 	}
 	return res, nil

@@ -263,7 +263,7 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
 		data := gitstate.StageResumedData{Action: action, StageVerified: &gitstate.StageVerified{
-			VerifyResult: map[bool]string{true: "pass", false: "fail"}[vr.Passed], ExitCode: vr.ExitCode, TimedOut: vr.TimedOut}}
+			VerifyResult: map[bool]string{true: "pass", false: "fail"}[vr.Passed], ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}}
 		return &gitstate.Change{Event: gitstate.StageResumedEvent(gitstate.About{Stage: stage}, data)}, nil
 	})
 	return err

@@ -193,31 +193,42 @@ type Added struct {
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	return add(ctx, repo, run, intent, intent != "", false, commands)
+	var text *gitstate.Header
+	if intent != "" {
+		text = &gitstate.Header{RunID: run, Intent: intent}
+	}
+	return add(ctx, repo, run, intent, text, false, commands)
 }
 
-// AddRun is Add for a run started in this clone: it trusts the run's own free text as
-// it stands, whatever its intent (empty too), so that Intents.Trusts holds for it and
-// its header and state may reach an agent here; of the events and jobs, only those
-// this clone wrote (their MAC, gitstate's textmac.go) do (docs/contract.md §6).
-func AddRun(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	return add(ctx, repo, run, intent, true, false, commands)
+// AddRun is Add for a run started in this clone, h its header as this clone writes
+// it: it trusts the run's own free text as it stands, whatever its intent (empty
+// too), so that Intents.Trusts holds for it and its state may reach an agent here; of
+// its header, each member of free text as h has it (Intents.Header); of the events
+// and jobs, only those this clone wrote (their MAC, gitstate's textmac.go) do
+// (docs/contract.md §6).
+func AddRun(ctx context.Context, repo *git.Repository, h *gitstate.Header, commands ...string) (Added, error) {
+	return add(ctx, repo, h.RunID, h.Intent, h, false, commands)
 }
 
 // AddPerson is AddRun for a run a person read and trusted here (`git atlas trust
-// RUN`): Intents.Vouched holds for it too, and all of its free text may reach an agent
-// here, whichever clone wrote it (docs/contract.md §6).
-func AddPerson(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	return add(ctx, repo, run, intent, true, true, commands)
+// RUN`), h its header as it stands: Intents.Vouched holds for it too, and all of its
+// free text may reach an agent here, whichever clone wrote it (docs/contract.md §6).
+func AddPerson(ctx context.Context, repo *git.Repository, h *gitstate.Header, commands ...string) (Added, error) {
+	return add(ctx, repo, h.RunID, h.Intent, h, true, commands)
 }
 
-func add(ctx context.Context, repo *git.Repository, run, intent string, text, person bool, commands []string) (Added, error) {
+// add records commands of run; with text (a header of run: only its intent when Add
+// gives it) the intent and each member of the header's free text too.
+func add(ctx context.Context, repo *git.Repository, run, intent string, text *gitstate.Header, person bool, commands []string) (Added, error) {
 	var want []string
 	for _, c := range commands {
 		want = append(want, hash(run, c))
 	}
-	if text {
+	if text != nil {
 		want = append(want, intentHash(run, intent))
+		for _, m := range headerTexts(text) {
+			want = append(want, headerHash(run, m.name, m.value))
+		}
 	}
 	if person {
 		want = append(want, personHash(run, intent))
@@ -295,10 +306,11 @@ func (in *Intents) Shown(ctx context.Context, run, intent string) string {
 	return intent
 }
 
-// Trusts is the one decision of whether run's free text (its intent, criteria,
-// reasons, notes, event data) may reach an agent's context here: the run was started
-// in this clone, or a person trusted it here, with intent as it carries it now
-// (docs/contract.md §6). A record that cannot be read trusts nothing.
+// Trusts is the one decision of whether run's free text (its intent, reasons, notes,
+// event data) may reach an agent's context here: the run was started in this clone,
+// or a person trusted it here, with intent as it carries it now (docs/contract.md
+// §6); of its header's other text, only the members Header proves do. A record that
+// cannot be read trusts nothing.
 func (in *Intents) Trusts(ctx context.Context, run, intent string) bool {
 	s := in.set(ctx, run)
 	return s.hashes != nil && s.TrustsIntent(intent)

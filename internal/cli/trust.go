@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
@@ -30,7 +31,12 @@ A command that changes later (a run pulled again with another command) is untrus
 Commands are shown whole, Go-quoted, with long runs of spaces counted, never cut.
 On a terminal it shows them and asks first; without one it needs --yes and --digest D,
 the digest trust --list RUN printed for exactly the commands you read: when the run's
-commands changed since (a pull, a job added), nothing is trusted and it exits 3.`
+commands changed since (a pull, a job added), nothing is trusted and it exits 3.
+
+Trusting a run also lets its text reach agents here: its intent, and its header as it
+now stands (criteria, managed_by, resume_with, setup, stage definitions). Of a run
+started here, agents get that header text only as this clone wrote it; trust --list
+RUN names what is withheld from them until the run is trusted (header_withheld).`
 }
 
 // Run trusts, revokes or lists.
@@ -92,6 +98,9 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 				fmt.Fprintln(w)
 			}
 			printCommands(w, rc.RunID, rc.Intent, rc.Commands)
+			if len(rc.HeaderWithheld) > 0 {
+				fmt.Fprintf(w, "  header text withheld from agents until trusted: %s\n", strings.Join(rc.HeaderWithheld, ", "))
+			}
 			fmt.Fprintf(w, "digest %s\n", rc.Digest)
 		}
 	})
