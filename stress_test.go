@@ -101,7 +101,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 	extDone := make(chan error, 1)
 	go func() {
 		defer close(extDone)
-		after := 0 // rounds after the git-atlas writers finished
+		after := 0  // rounds after the git-atlas writers finished
 		tried := "" // the ledger's tip when the last round began
 		for round := 1; ; round++ {
 			select {
