@@ -112,13 +112,18 @@ func Home(dir string) error {
 
 // Pin sets PinnedEnv for the whole test binary, once, in TestMain (before m.Run), with
 // HOME in a new temporary directory it removes after: tests then need no t.Setenv of
-// their own for git, and may run in parallel. It returns m.Run's code.
+// their own for git, and may run in parallel. It returns m.Run's code. The templates of
+// CopyTemplate live in another temporary directory, removed after the tests too.
 func Pin(m *testing.M) int {
 	home, err := os.MkdirTemp("", "atlas-home-")
 	if err != nil {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(home) }()
+	if templates.dir, err = os.MkdirTemp("", "atlas-templates-"); err != nil {
+		panic(err)
+	}
+	defer func() { _ = os.RemoveAll(templates.dir) }()
 	if err := Home(home); err != nil {
 		panic(err)
 	}
