@@ -184,9 +184,9 @@ func TestCopyTemplate(t *testing.T) {
 			_ = os.Unsetenv(k)
 		}
 	}
-	saved := templates.dir
-	templates.dir = t.TempDir()
-	t.Cleanup(func() { templates.dir = saved })
+	saved, savedBuilt := templates.dir, templates.built
+	templates.dir, templates.built = t.TempDir(), nil
+	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
 	builds := 0
 	build := func(dir string) error {
 		builds++
@@ -222,5 +222,36 @@ func TestCopyTemplate(t *testing.T) {
 	}
 	if builds != 1 || heads[0] != heads[1] || heads[0] == "" {
 		t.Errorf("%d builds, heads %q: want one build and the same commit in both copies", builds, heads)
+	}
+}
+
+// TestRepoIsACopyUnderPin: under Pin, Repo copies the repository it made first (no
+// git process for the others): a repository of one empty commit on main, and no index
+// to refresh.
+func TestRepoIsACopyUnderPin(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := Home(home); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range PinnedEnv(home) {
+		t.Setenv(k, v) // restored after the test
+		if v == "" {
+			_ = os.Unsetenv(k)
+		}
+	}
+	saved, savedBuilt := templates.dir, templates.built
+	templates.dir, templates.built = t.TempDir(), nil
+	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
+	a, b := Repo(t), Repo(t)
+	if templates.built["Repo"] == nil {
+		t.Fatal("Repo made no template")
+	}
+	for _, dir := range []string{a, b} {
+		if got := Git(t, dir, "", "log", "--format=%s", "main"); got != "init" {
+			t.Errorf("%s: log of main %q, want one commit, init", dir, got)
+		}
+	}
+	if Git(t, a, "", "rev-parse", "HEAD") != Git(t, b, "", "rev-parse", "HEAD") {
+		t.Error("the copies have different commits")
 	}
 }
