@@ -127,7 +127,8 @@ func fleetWorker(a atlasCLI, args []string, run, holder string, seed uint64, gra
 }
 
 // fleetJobs adds n jobs to run through a: job k needs job (k-1)/2 (a binary tree),
-// and every seventh also job k-2, so that work waits on work from other machines.
+// and every fourth also job k-2, so that work waits on work from other machines (the
+// first job that needs two others is j04, inside the sweeps' short DAGs).
 func fleetJobs(t *testing.T, a atlasCLI, args []string, run string, n int) []string {
 	t.Helper()
 	var jobs []string
@@ -138,7 +139,7 @@ func fleetJobs(t *testing.T, a atlasCLI, args []string, run string, n int) []str
 		if k > 0 {
 			needs = append(needs, jobs[(k-1)/2])
 		}
-		if k%7 == 0 && k >= 2 && !slices.Contains(needs, jobs[k-2]) {
+		if k%4 == 0 && k >= 2 && !slices.Contains(needs, jobs[k-2]) {
 			needs = append(needs, jobs[k-2])
 		}
 		if len(needs) > 0 {
@@ -173,13 +174,13 @@ func remoteLog(t *testing.T, a atlasCLI, run string) []logEvent {
 // every job was claimed once and DONE once, and no job was granted to two workers. A
 // union built on a clone from the remote holds every node's work; git fsck is clean
 // in all four repositories. Without the sweeps build tag, one worker in each clone
-// drains an 8-job DAG: three processes on three clones still race for the first job
-// and for each job a finished one frees, through both ways of naming the remote, and
-// the DAG still has a job that needs two others (j07); the full pass keeps the
+// drains a 5-job DAG: three processes on three clones still race for the first job
+// and for the two jobs it frees at once, through both ways of naming the remote, and
+// the DAG still has a job that needs two others (j04); the full pass keeps the
 // breadth.
 func TestRemoteFleet(t *testing.T) {
 	t.Parallel() // its own repository and processes; no package globals, no Setenv
-	jobsN, perClone := testenv.Rounds(8, 30), testenv.Rounds(1, 3)
+	jobsN, perClone := testenv.Rounds(5, 30), testenv.Rounds(1, 3)
 	f := newRemoteFleet(t, 3)
 	args := [][]string{{"--remote", "origin"}, nil, nil}
 	for k := 1; k < 3; k++ {

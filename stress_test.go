@@ -101,7 +101,8 @@ func TestStressConcurrentEvents(t *testing.T) {
 	extDone := make(chan error, 1)
 	go func() {
 		defer close(extDone)
-		after := 0 // rounds after the git-atlas writers finished
+		after := 0  // rounds after the git-atlas writers finished
+		tried := "" // the ledger's tip when the last round began, or its own commit
 		for round := 1; ; round++ {
 			select {
 			case <-done:
@@ -112,11 +113,23 @@ func TestStressConcurrentEvents(t *testing.T) {
 					return
 				}
 			default:
+				// A round for each time a git-atlas writer moved the ledger, as soon as
+				// it did (the ref is read in this process): the try then races the next
+				// writer's. A try against a tip it already tried, or on top of its own
+				// commit, only added git processes.
+				if tip, err := repo.ReadRef(context.Background(), "refs/atlas/runs/r"); err == nil && tip == tried {
+					round--
+					time.Sleep(2 * time.Millisecond) // pacing, not synchronisation
+					continue
+				} else if err == nil {
+					tried = tip
+				}
 			}
 			// A CAS that loses is the point, not a failure: it must change nothing.
-			switch err := appendExternal(repo, dir, env, external+1); {
+			switch commit, err := appendExternal(repo, dir, env, external+1); {
 			case err == nil:
 				external++
+				tried = commit
 			case strings.Contains(err.Error(), "cas lost"):
 				lost++
 			default:
@@ -201,27 +214,28 @@ func TestStressConcurrentEvents(t *testing.T) {
 // the next seq, event.json of type "external", the same run.json blob, and a plain
 // `git update-ref <ref> <new> <old>` from the tip it read. The objects are written
 // in-process (repo) only to keep the read-to-CAS window short: with five plumbing
-// forks the 16 queued writers left it a commit in a thousand tries.
-func appendExternal(repo *git.Repository, dir string, env []string, k int) error {
+// forks the 16 queued writers left it a commit in a thousand tries. It returns the
+// commit it wrote.
+func appendExternal(repo *git.Repository, dir string, env []string, k int) (string, error) {
 	ctx := context.Background()
 	old, err := repo.ReadRef(ctx, "refs/atlas/runs/r")
 	if err != nil {
-		return err
+		return "", err
 	}
 	oldID, err := git.ParseOID(old)
 	if err != nil {
-		return err
+		return "", err
 	}
 	blobs, err := repo.BlobsAt(ctx, []git.BlobSpec{{Commit: oldID, Path: "state.json"}, {Commit: oldID, Path: "run.json"}})
 	if err != nil {
-		return err
+		return "", err
 	}
 	if blobs[0].Err != nil || blobs[1].Err != nil {
-		return fmt.Errorf("read %s: %w %w", old, blobs[0].Err, blobs[1].Err)
+		return "", fmt.Errorf("read %s: %w %w", old, blobs[0].Err, blobs[1].Err)
 	}
 	var state map[string]any
 	if err := json.Unmarshal(blobs[0].Data, &state); err != nil {
-		return err
+		return "", err
 	}
 	seq := int(state["seq"].(float64)) + 1
 	state["seq"] = seq
@@ -232,22 +246,22 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) error
 	for _, doc := range [][]byte{sj, ej} {
 		id, err := repo.WriteBlob(ctx, append(doc, '\n'))
 		if err != nil {
-			return err
+			return "", err
 		}
 		ids = append(ids, id.String())
 	}
 	tree, err := repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: blobs[1].ID}, {Name: "state.json", Blob: ids[0]}, {Name: "event.json", Blob: ids[1]}})
 	if err != nil {
-		return err
+		return "", err
 	}
 	commit, err := repo.WriteCommit(ctx, tree, []git.OID{oldID}, "external\n")
 	if err != nil {
-		return err
+		return "", err
 	}
 	if _, err := gitCmd(dir, env, "", "update-ref", "refs/atlas/runs/r", commit.String(), old); err != nil {
-		return fmt.Errorf("cas lost: %w", err)
+		return "", fmt.Errorf("cas lost: %w", err)
 	}
-	return nil
+	return commit.String(), nil
 }
 
 // stressWriterMain is `atlas-stress-writer DIR`, a process the kill test SIGKILLs at

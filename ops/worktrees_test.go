@@ -27,21 +27,35 @@ type wtFixture struct {
 	base string
 }
 
+// wtBase is the commit of the repository newWTFixture copies, set when it was built.
+var wtBase string
+
 // newWTFixture makes the repository and run r1 of kind, with stages (a single run's).
+// The repository, one commit of a README on main, is a copy of one built once for the
+// package (testenv.CopyTemplate): one git process for each fixture, not four.
 func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 	t.Helper()
 	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	f := &wtFixture{t: t, ctx: context.Background(), dir: filepath.Join(dir, "repo")}
-	f.git(dir, "init", "-q", "-b", "main", f.dir)
-	f.write(f.dir, "README", "hello\n")
-	f.git(f.dir, "add", "-A")
-	f.git(f.dir, "commit", "-q", "-m", "initial")
+	testenv.CopyTemplate(t, f.dir, "wtFixture", func(tmpl string) error {
+		if err := os.WriteFile(filepath.Join(tmpl, "README"), []byte("hello\n"), 0o644); err != nil {
+			return err
+		}
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "initial"}} {
+			if _, err := testenv.GitErr(tmpl, "", args...); err != nil {
+				return err
+			}
+		}
+		out, err := testenv.GitErr(tmpl, "", "rev-parse", "HEAD")
+		wtBase = strings.TrimSpace(out)
+		return err
+	})
 	repo, err := git.Open(f.ctx, f.dir)
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.ops = New(repo)
-	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
+	f.base = wtBase
 	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}}
 	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
 	for _, s := range stages {

@@ -321,9 +321,16 @@ func capture(t testing.TB, wt string) state {
 	t.Helper()
 	s := state{Files: fileMap(t, wt, false), Index: run(t, wt, "ls-files", "--stage", "-z"), Ignored: map[string]bool{}}
 	s.Head, _ = runErr(wt, nil, "rev-parse", "--verify", "-q", "HEAD")
+	// The operations in progress, read from their files in the worktree's git dir
+	// rather than with a `git rev-parse` each (three processes for every capture): the
+	// fixtures' repositories store refs as files, and git writes each of these pseudo
+	// refs as one id and a newline, what `rev-parse --verify` printed for it.
+	dir := gitDir(t, wt)
 	for _, name := range []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"} {
-		if id, err := runErr(wt, nil, "rev-parse", "--verify", "-q", name); err == nil {
-			s.Pending += name + " " + id
+		if id, err := os.ReadFile(filepath.Join(dir, name)); err == nil {
+			s.Pending += name + " " + string(id)
+		} else if !os.IsNotExist(err) {
+			t.Fatal(err)
 		}
 	}
 	s.Status = run(t, wt, "--no-optional-locks", "status", "--porcelain=v1", "-z", "--untracked-files=all")
@@ -350,13 +357,41 @@ func (s state) withoutIgnored() map[string]string {
 // mtimes, the index file's bytes, HEAD.
 func exact(t testing.TB, wt string) string {
 	t.Helper()
-	gitDir := strings.TrimSpace(run(t, wt, "rev-parse", "--path-format=absolute", "--git-dir"))
-	idx, _ := os.ReadFile(filepath.Join(gitDir, "index"))
-	head, _ := os.ReadFile(filepath.Join(gitDir, "HEAD"))
+	dir := gitDir(t, wt)
+	idx, _ := os.ReadFile(filepath.Join(dir, "index"))
+	head, _ := os.ReadFile(filepath.Join(dir, "HEAD"))
 	files := fileMap(t, wt, true)
 	b, _ := json.Marshal(files)
 	s := sha256.Sum256(idx)
 	return fmt.Sprintf("%s\nindex %x\nHEAD %s", b, s, head)
+}
+
+// gitDir is the git dir of the checkout wt, as `git rev-parse --absolute-git-dir`
+// gives it, read without starting git: wt/.git is the directory itself (a main
+// worktree) or a file naming it (a linked worktree, "gitdir: PATH", PATH relative to
+// wt or absolute).
+func gitDir(t testing.TB, wt string) string {
+	t.Helper()
+	dot := filepath.Join(wt, ".git")
+	info, err := os.Lstat(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.IsDir() {
+		return dot
+	}
+	data, err := os.ReadFile(dot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, ok := strings.CutPrefix(strings.TrimRight(string(data), "\r\n"), "gitdir: ")
+	if !ok {
+		t.Fatalf("%s: not a gitdir file: %q", dot, data)
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(wt, p)
+	}
+	return p
 }
 
 func diffMaps(want, got map[string]string) string {

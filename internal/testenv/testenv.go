@@ -112,13 +112,18 @@ func Home(dir string) error {
 
 // Pin sets PinnedEnv for the whole test binary, once, in TestMain (before m.Run), with
 // HOME in a new temporary directory it removes after: tests then need no t.Setenv of
-// their own for git, and may run in parallel. It returns m.Run's code.
+// their own for git, and may run in parallel. It returns m.Run's code. The templates of
+// CopyTemplate live in another temporary directory, removed after the tests too.
 func Pin(m *testing.M) int {
 	home, err := os.MkdirTemp("", "atlas-home-")
 	if err != nil {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(home) }()
+	if templates.dir, err = os.MkdirTemp("", "atlas-templates-"); err != nil {
+		panic(err)
+	}
+	defer func() { _ = os.RemoveAll(templates.dir) }()
 	if err := Home(home); err != nil {
 		panic(err)
 	}
@@ -134,22 +139,36 @@ func Pin(m *testing.M) int {
 
 // Repo makes a repository with one empty commit on main, in t's temporary directory,
 // and returns its path. It runs the real git through internal/git, in the environment
-// the process has (Pin's, in a suite that pins it).
+// the process has (Pin's, in a suite that pins it). Under Pin it is a copy of the one
+// made first (CopyTemplate), which starts no process: the commit, dated when the
+// template was made, is the same in every copy.
 func Repo(t testing.TB) string {
 	t.Helper()
-	ctx := context.Background()
 	repo := filepath.Join(t.TempDir(), "repo")
-	if err := git.InitRepository(ctx, repo, nil); err != nil {
-		t.Fatal(err)
+	templates.Lock()
+	pinned := templates.dir != ""
+	templates.Unlock()
+	if pinned {
+		CopyTemplate(t, repo, "Repo", makeRepo)
+		return repo
 	}
-	r, err := git.Open(ctx, repo)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Worktree(repo).CommitEmpty(ctx, "init", nil); err != nil {
+	if err := makeRepo(repo); err != nil {
 		t.Fatal(err)
 	}
 	return repo
+}
+
+// makeRepo makes Repo's repository at dir.
+func makeRepo(dir string) error {
+	ctx := context.Background()
+	if err := git.InitRepository(ctx, dir, nil); err != nil {
+		return err
+	}
+	r, err := git.Open(ctx, dir)
+	if err != nil {
+		return err
+	}
+	return r.Worktree(dir).CommitEmpty(ctx, "init", nil)
 }
 
 // CopyTree copies the directory src to dst, which must not exist: directories, regular

@@ -168,3 +168,90 @@ func TestGitRun(t *testing.T) {
 		t.Errorf("GitErr's error does not carry git's: %v", err)
 	}
 }
+
+// TestCopyTemplate: the template is built once for every copy; each copy is a
+// repository of its own with the template's commit, and its index is refreshed, so
+// that the first git command in it has nothing to rewrite (a `git status` leaves the
+// index's bytes as they are).
+func TestCopyTemplate(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := Home(home); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range PinnedEnv(home) {
+		t.Setenv(k, v) // restored after the test
+		if v == "" {
+			_ = os.Unsetenv(k)
+		}
+	}
+	saved, savedBuilt := templates.dir, templates.built
+	templates.dir, templates.built = t.TempDir(), nil
+	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
+	builds := 0
+	build := func(dir string) error {
+		builds++
+		if err := os.WriteFile(filepath.Join(dir, "README"), []byte("hello\n"), 0o644); err != nil {
+			return err
+		}
+		for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "-A"}, {"commit", "-q", "-m", "first"}} {
+			if _, err := GitErr(dir, "", args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	var heads []string
+	for i := range 2 {
+		dst := filepath.Join(t.TempDir(), fmt.Sprintf("copy%d", i))
+		CopyTemplate(t, dst, "TestCopyTemplate", build)
+		index := filepath.Join(dst, ".git", "index")
+		before, err := os.ReadFile(index)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st := Git(t, dst, "", "status", "--porcelain"); st != "" {
+			t.Errorf("copy %d is not clean: %q", i, st)
+		}
+		if after, err := os.ReadFile(index); err != nil || string(after) != string(before) {
+			t.Errorf("copy %d: git status rewrote the index (%v): its stat data was not refreshed", i, err)
+		}
+		heads = append(heads, Git(t, dst, "", "rev-parse", "HEAD"))
+		if err := os.WriteFile(filepath.Join(dst, "README"), []byte("changed\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if builds != 1 || heads[0] != heads[1] || heads[0] == "" {
+		t.Errorf("%d builds, heads %q: want one build and the same commit in both copies", builds, heads)
+	}
+}
+
+// TestRepoIsACopyUnderPin: under Pin, Repo copies the repository it made first (no
+// git process for the others): a repository of one empty commit on main, and no index
+// to refresh.
+func TestRepoIsACopyUnderPin(t *testing.T) {
+	home := filepath.Join(t.TempDir(), "home")
+	if err := Home(home); err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range PinnedEnv(home) {
+		t.Setenv(k, v) // restored after the test
+		if v == "" {
+			_ = os.Unsetenv(k)
+		}
+	}
+	saved, savedBuilt := templates.dir, templates.built
+	templates.dir, templates.built = t.TempDir(), nil
+	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
+	a, b := Repo(t), Repo(t)
+	if templates.built["Repo"] == nil {
+		t.Fatal("Repo made no template")
+	}
+	for _, dir := range []string{a, b} {
+		if got := Git(t, dir, "", "log", "--format=%s", "main"); got != "init" {
+			t.Errorf("%s: log of main %q, want one commit, init", dir, got)
+		}
+	}
+	if Git(t, a, "", "rev-parse", "HEAD") != Git(t, b, "", "rev-parse", "HEAD") {
+		t.Error("the copies have different commits")
+	}
+}
