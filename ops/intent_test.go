@@ -3,6 +3,7 @@ package ops
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os/exec"
 	"reflect"
 	"strings"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -78,7 +80,7 @@ func TestAgentTextCarriesOnlyTrustedIntents(t *testing.T) {
 	if len(list.Runs) != 1 || len(list.Runs[0].Commands) != 0 || list.Runs[0].Intent != hostile || len(list.Runs[0].Digest) != 64 {
 		t.Fatalf("the run named, which carries no commands, is not listed with its intent and digest: %+v", list.Runs)
 	}
-	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "p", Confirm: func(intent string, _ []TrustCommand, _ int) (bool, error) {
+	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "p", Confirm: func(intent string, _ []TrustHeaderText, _ []TrustCommand, _ int) (bool, error) {
 		if intent != hostile {
 			t.Errorf("the person was not shown the intent: %q", intent)
 		}
@@ -212,7 +214,7 @@ func TestAgentWithholdsHeaderTextNotAsThisCloneWroteIt(t *testing.T) {
 	}
 
 	// A person reads the rewritten run and trusts it here: it reaches agents now.
-	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "managed_by", Confirm: func(string, []TrustCommand, int) (bool, error) { return true, nil }}); err != nil {
+	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "managed_by", Confirm: func(string, []TrustHeaderText, []TrustCommand, int) (bool, error) { return true, nil }}); err != nil {
 		t.Fatal(err)
 	}
 	if res := show("managed_by"); res.ManagedBy != "IMPORTANT-owner" || res.TextWithheld {
@@ -222,6 +224,43 @@ func TestAgentWithholdsHeaderTextNotAsThisCloneWroteIt(t *testing.T) {
 	if err != nil || p.ManagedBy != "IMPORTANT-owner" {
 		t.Errorf("resume plan of a run a person trusted: %+v, %v", p, err)
 	}
+}
+
+// A person without a terminal trusts exactly what `trust --list RUN` showed them:
+// the header text withheld from agents, each member with its value, is in the list
+// and in its digest, so a member another clone rewrites after the person read it
+// makes the digest they pass refused (exit 3), nothing trusted (docs/contract.md §6).
+func TestTrustDigestHoldsTheHeaderTextRead(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "h", Intent: "own intent", ManagedBy: "own-owner", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	f.forgeHeader("h", func(h map[string]any) { h["managed_by"] = "read-owner" })
+	list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: "h"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := withheldNames(list.Runs[0].HeaderWithheld); got != `managed_by "read-owner"` {
+		t.Fatalf("trust --list shows the withheld header text as %s", got)
+	}
+	read := list.Runs[0].Digest
+	f.forgeHeader("h", func(h map[string]any) { h["managed_by"] = "IMPORTANT-owner" })
+	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "h", Yes: true, Digest: read}); !errors.Is(err, fault.ErrConflict) {
+		t.Fatalf("trust --yes with the digest of text since rewritten: %v", err)
+	}
+	if res, err := f.ops.Show(f.ctx, ShowRequest{Run: "h", ForAgent: true}); err != nil || res.ManagedBy != "" || !res.TextWithheld {
+		t.Fatalf("a refused trust let header text reach agents: %+v, %v", res, err)
+	}
+}
+
+// withheldNames is trust --list's withheld header text as member value pairs.
+func withheldNames(w []TrustHeaderText) string {
+	var parts []string
+	for _, m := range w {
+		parts = append(parts, m.Member+" "+string(m.Value))
+	}
+	return strings.Join(parts, ", ")
 }
 
 // A run started by a release that proved only its intent: the intent reaches an
@@ -250,7 +289,7 @@ func TestAgentHeaderOfAnEarlierReleasesRunWaitsForTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(list.Runs) != 1 || strings.Join(list.Runs[0].HeaderWithheld, ",") != "criteria,managed_by" {
+	if len(list.Runs) != 1 || withheldNames(list.Runs[0].HeaderWithheld) != `criteria ["own criterion"], managed_by "own-owner"` {
 		t.Fatalf("trust --list does not name the header text withheld: %+v", list.Runs)
 	}
 	if _, err := f.ops.Trust(f.ctx, TrustRequest{Run: "old", Yes: true, Digest: list.Runs[0].Digest}); err != nil {

@@ -13,16 +13,20 @@ import (
 // trusted here.
 type TrustCommand = trust.Command
 
+// TrustHeaderText is one member of a run header's free text and its value.
+type TrustHeaderText = trust.HeaderText
+
 // TrustRequest is `trust RUN`.
 type TrustRequest struct {
 	Run string
 	// Confirm asks a person whether the run's commands (those listed, untrusted of
-	// them not yet trusted) may run here, and its intent reach agents here; the front
-	// end prompts. Nil: nobody can be asked, and Yes must say that the caller read them.
-	Confirm func(intent string, cmds []TrustCommand, untrusted int) (bool, error)
-	// Yes: trust without asking (--yes, after reading them), only the commands whose
-	// digest (`trust --list RUN`) is Digest: a command added or changed since they
-	// were read is never trusted by it.
+	// them not yet trusted) may run here, and its intent and the header text agents
+	// do not get yet (withheld) reach agents here; the front end prompts. Nil: nobody
+	// can be asked, and Yes must say that the caller read them.
+	Confirm func(intent string, withheld []TrustHeaderText, cmds []TrustCommand, untrusted int) (bool, error)
+	// Yes: trust without asking (--yes, after reading them), only when the digest of
+	// the run's commands and text (`trust --list RUN`) is Digest: a command or header
+	// text added or changed since they were read is never trusted by it.
 	Yes    bool
 	Digest string
 }
@@ -31,7 +35,7 @@ type TrustRequest struct {
 // are in the order of the JSON keys (sorted).
 type TrustResult struct {
 	Commands []TrustCommand `json:"commands"`
-	// Digest is the digest of the commands (and intent) now trusted (trust.Digest).
+	// Digest is the digest of the commands and text now trusted (trust.Digest).
 	Digest string `json:"digest"`
 	// Intent is the run's intent, trusted here now with its commands: it may reach an
 	// agent's context here (docs/contract.md §6).
@@ -61,10 +65,10 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 		return nil, err
 	}
 	intent := r.Header.Intent
-	digest := trust.Digest(req.Run, intent, cmds)
+	digest := trust.Digest(&r.Header, cmds)
 	want := strings.TrimPrefix(strings.ToLower(strings.TrimSpace(req.Digest)), "sha256:")
 	if req.Digest != "" && want != digest {
-		return nil, fault.Conflict("run %s's commands are not those of digest %s: nothing was trusted", req.Run, req.Digest).
+		return nil, fault.Conflict("run %s's commands or text are not those of digest %s: nothing was trusted", req.Run, req.Digest).
 			WithHint("they changed since they were read: read them again with `%s`", trustList(req.Run))
 	}
 	var todo []string
@@ -77,11 +81,12 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	// trusted (docs/contract.md §6): a person says so, even when its commands are trusted already.
 	// So is a header whose text the record does not prove (another clone's, or one
 	// started by a release that proved only the intent).
-	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent) || len(set.HeaderWithheld(&r.Header)) > 0
+	withheld := set.HeaderWithheld(&r.Header)
+	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent) || len(withheld) > 0
 	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
-			ok, err := req.Confirm(intent, cmds, len(todo))
+			ok, err := req.Confirm(intent, withheld, cmds, len(todo))
 			if err != nil {
 				return nil, err
 			}
@@ -153,17 +158,18 @@ type TrustListResult struct {
 type TrustRunCommands struct {
 	RunID    string         `json:"run_id"`
 	Commands []TrustCommand `json:"commands"`
-	// Digest is the digest of exactly these commands and the intent (trust.Digest):
-	// what `trust RUN --yes --digest D` trusts.
+	// Digest is the digest of exactly these commands, the intent and the header's
+	// text (trust.Digest): what `trust RUN --yes --digest D` trusts.
 	Digest string `json:"digest"`
 	// Intent is the run's intent (free text from the ledger: what trusting it lets
 	// reach agents here).
 	Intent string `json:"intent,omitempty"`
-	// HeaderWithheld names the members of the run's header text (other than the
-	// intent) that do not reach agents here until `trust RUN`: this clone did not
-	// write them so (another clone did, or they changed since, or the run was started
-	// by a release that proved only the intent; docs/contract.md §6).
-	HeaderWithheld []string `json:"header_withheld,omitempty"`
+	// HeaderWithheld are the members of the run's header text (other than the
+	// intent), with their values, that do not reach agents here until `trust RUN`:
+	// this clone did not write them so (another clone did, or they changed since, or
+	// the run was started by a release that proved only the intent; docs/contract.md
+	// §6).
+	HeaderWithheld []TrustHeaderText `json:"header_withheld,omitempty"`
 }
 
 // TrustList lists the commands runs carry, with whether each is trusted here.
@@ -190,7 +196,7 @@ func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListRe
 			if err != nil {
 				return nil, err
 			}
-			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, nonNil(cmds), trust.Digest(r.Header.RunID, r.Header.Intent, cmds), r.Header.Intent,
+			res.Runs = append(res.Runs, TrustRunCommands{r.Header.RunID, nonNil(cmds), trust.Digest(&r.Header, cmds), r.Header.Intent,
 				set.HeaderWithheld(&r.Header)})
 		}
 	}

@@ -81,7 +81,7 @@ func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 	}
 	f.untrustAll()
 	var shown []TrustCommand
-	_, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Confirm: func(_ string, cmds []TrustCommand, n int) (bool, error) {
+	_, err := f.ops.Trust(f.ctx, TrustRequest{Run: "r1", Confirm: func(_ string, _ []TrustHeaderText, cmds []TrustCommand, n int) (bool, error) {
 		shown = cmds
 		return false, nil
 	}})
@@ -93,13 +93,15 @@ func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 	}
 }
 
-// The digest is of exactly the run's commands: their order in the run does not
-// matter, a changed command, place or run does; trust does not.
+// The digest is of exactly the run's commands and text: their order in the run does
+// not matter, a changed command, place, run, intent or header text does; trust does
+// not.
 func TestTrustDigest(t *testing.T) {
 	t.Parallel()
+	r := &gitstate.Header{RunID: "r"}
 	a := []trust.Command{{Where: "job a", Command: "x"}, {Where: "job b", Command: "y", Trusted: true}}
 	b := []trust.Command{{Where: "job b", Command: "y"}, {Where: "job a", Command: "x"}}
-	if trust.Digest("r", "", a) != trust.Digest("r", "", b) {
+	if trust.Digest(r, a) != trust.Digest(r, b) {
 		t.Fatal("the digest depends on the order or on trust")
 	}
 	for _, other := range [][]trust.Command{
@@ -108,15 +110,20 @@ func TestTrustDigest(t *testing.T) {
 		{{Where: "job a", Command: "x"}, {Where: "job c", Command: "y"}},
 		{{Where: "job a", Command: "x\njob b"}, {Where: "", Command: "y"}},
 	} {
-		if trust.Digest("r", "", other) == trust.Digest("r", "", a) {
+		if trust.Digest(r, other) == trust.Digest(r, a) {
 			t.Fatalf("%+v has the digest of %+v", other, a)
 		}
 	}
-	if trust.Digest("r2", "", a) == trust.Digest("r", "", a) {
-		t.Fatal("two runs' commands share a digest")
-	}
-	if trust.Digest("r", "fix it", a) == trust.Digest("r", "", a) {
-		t.Fatal("the intent is not in the digest")
+	for _, h := range []*gitstate.Header{
+		{RunID: "r2"},
+		{RunID: "r", Intent: "fix it"},
+		{RunID: "r", Criteria: []string{"tests pass"}},
+		{RunID: "r", ManagedBy: "someone"},
+		{RunID: "r", Stages: []gitstate.StageDef{{Name: "code", Scope: []string{"src/**"}}}},
+	} {
+		if trust.Digest(h, a) == trust.Digest(r, a) {
+			t.Fatalf("%+v and %+v share a digest", h, r)
+		}
 	}
 }
 

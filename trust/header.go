@@ -78,17 +78,27 @@ func headerHash(run, member, value string) string {
 	return hex.EncodeToString(h[:])
 }
 
-// HeaderWithheld names the members of h's free text (other than its intent) that
-// this set's record does not prove: written by another clone, changed since this
-// clone wrote them, or of a run started by a release that recorded only the intent.
-func (s Set) HeaderWithheld(h *gitstate.Header) []string {
-	var names []string
+// HeaderText is one member of a run header's free text and its value, as JSON.
+type HeaderText struct {
+	Member string          `json:"member"`
+	Value  json.RawMessage `json:"value"`
+}
+
+// HeaderWithheld are the members of h's free text (other than its intent) that run's
+// record does not prove, with their values: what reaches agents here only once a
+// person trusts the run, and so what `trust --list RUN` shows that person.
+func (s Set) HeaderWithheld(h *gitstate.Header) []HeaderText {
+	var out []HeaderText
 	for _, m := range headerTexts(h) {
 		if !s.hashes[headerHash(s.run, m.name, m.value)] {
-			names = append(names, m.name)
+			v := json.RawMessage(m.value)
+			if !json.Valid(v) {
+				v, _ = json.Marshal(m.value)
+			}
+			out = append(out, HeaderText{m.name, v})
 		}
 	}
-	return names
+	return out
 }
 
 // Header is h as it may reach an agent here: a copy with each member of its free

@@ -70,12 +70,13 @@ func Commands(r *gitstate.Run) []Command {
 	return cmds
 }
 
-// Digest is the sha256 of exactly the commands cmds of run and its intent, the way
-// `trust --list RUN` shows them and `trust RUN --yes --digest D` checks them: after a
-// version line, the run id and the intent, the commands in the canonical order (by
-// where, then by command), each value length-prefixed. Trust or no trust plays no
-// part.
-func Digest(run, intent string, cmds []Command) string {
+// Digest is the sha256 of exactly what `trust --list RUN` shows of run h and what
+// `trust RUN --yes --digest D` trusts: after a version line, the run id, the intent,
+// every member of the header's free text (headerTexts, in their order) and the
+// commands cmds in the canonical order (by where, then by command), each value
+// length-prefixed. A header text or command changed after a person read them changes
+// it. Trust or no trust plays no part.
+func Digest(h *gitstate.Header, cmds []Command) string {
 	sorted := slices.Clone(cmds)
 	slices.SortFunc(sorted, func(a, b Command) int {
 		if c := strings.Compare(a.Where, b.Where); c != 0 {
@@ -83,12 +84,16 @@ func Digest(run, intent string, cmds []Command) string {
 		}
 		return strings.Compare(a.Command, b.Command)
 	})
-	h := sha256.New()
-	fmt.Fprintf(h, "git-atlas trust digest 1\n%d:%s\n%d:%s\n", len(run), run, len(intent), intent)
-	for _, c := range sorted {
-		fmt.Fprintf(h, "%d:%s\n%d:%s\n", len(c.Where), c.Where, len(c.Command), c.Command)
+	hash := sha256.New()
+	fmt.Fprintf(hash, "git-atlas trust digest 2\n%d:%s\n%d:%s\n", len(h.RunID), h.RunID, len(h.Intent), h.Intent)
+	for _, m := range headerTexts(h) {
+		fmt.Fprintf(hash, "%d:%s\n%d:%s\n", len(m.name), m.name, len(m.value), m.value)
 	}
-	return hex.EncodeToString(h.Sum(nil))
+	fmt.Fprintf(hash, "commands\n")
+	for _, c := range sorted {
+		fmt.Fprintf(hash, "%d:%s\n%d:%s\n", len(c.Where), c.Where, len(c.Command), c.Command)
+	}
+	return hex.EncodeToString(hash.Sum(nil))
 }
 
 // hash is what the record keeps of a trusted command of run.

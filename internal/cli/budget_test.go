@@ -70,7 +70,7 @@ func processBudget(t *testing.T, noGoGit bool) {
 	run(b(2, 8), "start", "--id", "r", "--stages", "a,b", "--holder", "h")
 	run(b(1, 3), "show", "r")
 	run(b(1, 3), "list")
-	run(b(1), "resume", "--detect")
+	run(b(1, 2), "resume", "--detect")
 	run(b(2, 10), "transition", "r", "a", "dispatched", "--holder", "h")
 	run(b(2, 8), "event", "r", "note", "--holder", "h")
 

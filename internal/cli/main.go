@@ -295,7 +295,7 @@ func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, 
 		kong.Description("The durable ledger of AI-agent runs, kept in the repository under refs/atlas/."),
 		kong.Writers(stdout, stderr),
 		kong.Exit(func(c int) { panic(exitPanic(c)) }),
-		helpVars(),
+		kong.Vars{"version": "git-atlas " + version()},
 		kong.UsageOnError(),
 		kong.ConfigureHelp(kong.HelpOptions{Compact: true}),
 		kong.Help(helpPrinter),
@@ -312,15 +312,15 @@ func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, 
 		}
 	}
 	var root CLI
-	k, err := kong.New(&root, opts...)
+	k, err := kong.New(&root, append(opts, helpVars())...)
 	return k, parsed{Globals: &root.Globals, full: true}, err
 }
 
-// helpVars are kong's variables: the version, and the help of the requests' shared
+// helpVars are kong's variables for the whole tree's help: the help of the requests' shared
 // fields as the operations word it (ops.FieldHelp, the text MCP's input schemas
 // show too), each field it names spelled as a flag: ${driver_ttl} in a help tag.
 func helpVars() kong.Vars {
-	vars := kong.Vars{"version": "git-atlas " + version()}
+	vars := kong.Vars{}
 	for _, key := range ops.FieldHelpKeys() {
 		vars[key] = ops.FieldHelp(key, flagSpelling)
 	}

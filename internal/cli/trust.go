@@ -3,7 +3,6 @@ package cli
 import (
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ops"
@@ -15,7 +14,7 @@ type TrustCmd struct {
 	RunID  string `arg:"" optional:"" name:"run" help:"The run whose commands to trust here."`
 	Revoke bool   `help:"Forget the run's trusted commands: none of them runs here until trusted again." xor:"mode"`
 	List   bool   `help:"List the commands runs carry and whether each is trusted here (one run when RUN is given), with each run's digest." xor:"mode"`
-	Digest string `help:"With --yes: trust only if the run's commands are still those whose digest --list printed (else nothing is trusted, exit 3)." placeholder:"D"`
+	Digest string `help:"With --yes: trust only if the run's commands and text are still those whose digest --list printed (else nothing is trusted, exit 3)." placeholder:"D"`
 }
 
 // Help is the command's long help.
@@ -36,7 +35,8 @@ commands changed since (a pull, a job added), nothing is trusted and it exits 3.
 Trusting a run also lets its text reach agents here: its intent, and its header as it
 now stands (criteria, managed_by, resume_with, setup, stage definitions). Of a run
 started here, agents get that header text only as this clone wrote it; trust --list
-RUN names what is withheld from them until the run is trusted (header_withheld).`
+RUN shows, whole, what is withheld from them until the run is trusted
+(header_withheld), and its digest covers that text as well as the commands.`
 }
 
 // Run trusts, revokes or lists.
@@ -59,8 +59,9 @@ func (c *TrustCmd) Run(env *Env) error {
 	}
 	req := ops.TrustRequest{Run: c.RunID, Yes: env.Yes, Digest: c.Digest}
 	if !env.headless() {
-		req.Confirm = func(intent string, cmds []ops.TrustCommand, untrusted int) (bool, error) {
+		req.Confirm = func(intent string, withheld []ops.TrustHeaderText, cmds []ops.TrustCommand, untrusted int) (bool, error) {
 			printCommands(env.Stderr, c.RunID, intent, cmds)
+			printWithheld(env.Stderr, withheld)
 			ans, err := env.ask(fmt.Sprintf("Trust %d command(s) of run %s to run in this repository?", untrusted, c.RunID), []string{"yes", "no"})
 			return ans == "yes", err
 		}
@@ -98,9 +99,7 @@ func (c *TrustCmd) list(env *Env, o *ops.Ops) error {
 				fmt.Fprintln(w)
 			}
 			printCommands(w, rc.RunID, rc.Intent, rc.Commands)
-			if len(rc.HeaderWithheld) > 0 {
-				fmt.Fprintf(w, "  header text withheld from agents until trusted: %s\n", strings.Join(rc.HeaderWithheld, ", "))
-			}
+			printWithheld(w, rc.HeaderWithheld)
 			fmt.Fprintf(w, "digest %s\n", rc.Digest)
 		}
 	})
@@ -116,6 +115,18 @@ func printCommands(w io.Writer, run, intent string, cmds []ops.TrustCommand) {
 	}
 	for _, cm := range cmds {
 		fmt.Fprintf(w, "  %-3s  %s\n    %s\n", trustedWord(cm.Trusted), ledgerText(cm.Where, 0), text.ShowCommand(cm.Command))
+	}
+}
+
+// printWithheld prints the header text agents do not get until the run is trusted,
+// each member whole (JSON, shown as printCommands shows a command).
+func printWithheld(w io.Writer, withheld []ops.TrustHeaderText) {
+	if len(withheld) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "  header text withheld from agents until trusted:")
+	for _, m := range withheld {
+		fmt.Fprintf(w, "    %s %s\n", ledgerText(m.Member, 0), text.ShowCommand(string(m.Value)))
 	}
 }
 
