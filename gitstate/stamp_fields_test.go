@@ -9,7 +9,9 @@ import (
 )
 
 // stampName reports whether a member's JSON name says it holds a time.
-func stampName(name string) bool { return name == "at" || name == "time" || strings.HasSuffix(name, "_at") }
+func stampName(name string) bool {
+	return name == "at" || name == "time" || strings.HasSuffix(name, "_at")
+}
 
 const (
 	placeStamp = "2026-01-02T03:04:05.123456789Z"
