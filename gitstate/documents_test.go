@@ -18,13 +18,13 @@ const (
 		`"stages":[{"name":"code","max_retries":2,"future_stage_def":{"x":[1,2]}}],"future_header":"h"}`
 	futureState = `{"schema":1,"run_id":"r","status":"running","seq":1,"epoch":0,"updated_at":"2026-01-01T00:00:00Z",` +
 		`"stages":[{"name":"code","status":"pending","future_stage":true,` +
-		`"attempts":[{"n":1,"started_at":"t","baseline":"1111111111111111111111111111111111111111","future_attempt":1}],` +
-		`"verify":{"command":"c","exit_code":0,"passed":true,"at":"t","future_verify":"v"}}],` +
+		`"attempts":[{"n":1,"started_at":"2026-01-01T00:00:00Z","baseline":"1111111111111111111111111111111111111111","future_attempt":1}],` +
+		`"verify":{"command":"c","exit_code":0,"passed":true,"at":"2026-01-01T00:00:00Z","future_verify":"v"}}],` +
 		`"jobs":[{"id":"j","state":"PENDING","needs":[],"attempts":0,"future_job":{"deep":{"er":null}}}],` +
 		`"driver":{"holder":"h","expires_at":"2000-01-01T00:00:00Z","future_lease":1},` +
 		`"worktrees":[{"node":"n","path":"p","branch":"b","baseline":"1111111111111111111111111111111111111111","head":"1111111111111111111111111111111111111111","future_wt":2}],` +
-		`"snapshots":[{"id":"s","ref":"refs/atlas/recovery/r/s","commit":"1111111111111111111111111111111111111111","created_at":"t","future_snap":3}],` +
-		`"union":{"head":"1111111111111111111111111111111111111111","integrated":[],"at":"t","future_union":4},` +
+		`"snapshots":[{"id":"s","ref":"refs/atlas/recovery/r/s","commit":"1111111111111111111111111111111111111111","created_at":"2026-01-01T00:00:00Z","future_snap":3}],` +
+		`"union":{"head":"1111111111111111111111111111111111111111","integrated":[],"at":"2026-01-01T00:00:00Z","future_union":4},` +
 		`"replays":[{"stage":"code","branch":"b","baseline":"1111111111111111111111111111111111111111","future_replay":5}],` +
 		`"future_state":{"a":"b"}}`
 	futureEvent = `{"schema":1,"seq":1,"type":"run_started","time":"2026-01-01T00:00:00Z","epoch":0,"future_event":[true]}`

@@ -497,6 +497,19 @@ func Stamp(t time.Time) string { return t.UTC().Format(time.RFC3339Nano) }
 // ParseStamp reads a time written by Stamp.
 func ParseStamp(s string) (time.Time, error) { return time.Parse(time.RFC3339Nano, s) }
 
+// maxStamp is the longest time ParseStamp needs to read: nanoseconds and an offset.
+const maxStamp = len("2006-01-02T15:04:05.999999999-07:00")
+
+// ValidStamp reports whether s is a time as the ledger holds one: what Stamp writes,
+// or any RFC 3339 time ParseStamp reads (docs/contract.md §11).
+func ValidStamp(s string) bool {
+	if len(s) > maxStamp {
+		return false
+	}
+	_, err := ParseStamp(s)
+	return err == nil
+}
+
 // Live reports whether the run's driver lease is held at now.
 func (r *Run) Live(now time.Time) bool {
 	if r.State.Driver == nil {

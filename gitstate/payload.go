@@ -577,7 +577,50 @@ func (e *Event) Payload() (any, error) {
 	if m := missing(v.Elem()); m != "" {
 		return nil, fmt.Errorf("%s data has no %s", e.Type, m)
 	}
+	if m, val := badStamp(v.Elem()); m != "" {
+		return nil, fmt.Errorf("%s data member %s %q is not a time (RFC 3339, as git-atlas writes them)", e.Type, m, clip(val))
+	}
 	return v.Interface(), nil
+}
+
+// badStamp is the JSON name and value of v's first time member (named at, time or
+// <something>_at, in v or a struct it holds) that ValidStamp refuses, or "": a time
+// in an event's data reaches a reader as a time, never as text of someone's choosing.
+func badStamp(v reflect.Value) (string, string) {
+	switch v.Kind() {
+	case reflect.Pointer:
+		if !v.IsNil() {
+			return badStamp(v.Elem())
+		}
+	case reflect.Slice:
+		if k := v.Type().Elem().Kind(); k != reflect.Struct && k != reflect.Pointer {
+			break // names, numbers, raw JSON
+		}
+		for i := 0; i < v.Len(); i++ {
+			if m, val := badStamp(v.Index(i)); m != "" {
+				return m, val
+			}
+		}
+	case reflect.Struct:
+		t := v.Type()
+		for i := 0; i < t.NumField(); i++ {
+			f := t.Field(i)
+			if !f.IsExported() || f.Name == "Extra" {
+				continue
+			}
+			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+			if f.Type.Kind() == reflect.String && (name == "at" || name == "time" || strings.HasSuffix(name, "_at")) {
+				if s := v.Field(i).String(); s != "" && !ValidStamp(s) {
+					return name, s
+				}
+				continue
+			}
+			if m, val := badStamp(v.Field(i)); m != "" {
+				return m, val
+			}
+		}
+	}
+	return "", ""
 }
 
 // DecodeData is e's payload as T, the payload type of e's type in the catalogue.

@@ -11,7 +11,8 @@ import (
 // CheckDocuments fails when a run's documents hold a value no write of git-atlas
 // makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), a run's,
 // stage's or job's status outside its state machine (docs/contract.md §5), a branch or
-// recovery ref git would refuse, a snapshot id that is not a file name. Every read
+// recovery ref git would refuse, a snapshot id that is not a file name, a time that
+// is not one (ValidStamp), a lease token ParseLeaseToken refuses. Every read
 // applies it (sameRun), so a run pulled from elsewhere, hand-edited, or written by an
 // older release with such a value is unreadable, with the value named; nothing reads,
 // lists, grants or hands such a value to git or the file system. Empty optional
@@ -22,6 +23,7 @@ func CheckDocuments(h *Header, st *State) error {
 	c := &checker{}
 	if h != nil {
 		c.name("run", "run.json run_id", h.RunID)
+		c.stamp("run.json created_at", h.CreatedAt)
 		for i, s := range h.Stages {
 			c.name("stage", fmt.Sprintf("run.json stages[%d].name", i), s.Name)
 			c.optName("stage", fmt.Sprintf("run.json stages[%d].rework_to", i), s.ReworkTo)
@@ -30,11 +32,21 @@ func CheckDocuments(h *Header, st *State) error {
 	if st != nil {
 		c.name("run", "state.json run_id", st.RunID)
 		c.oneOf("state.json status", st.Status, runStatuses)
+		c.stamp("state.json updated_at", st.UpdatedAt)
+		if d := st.Driver; d != nil {
+			c.stamp("driver expires_at", d.ExpiresAt)
+		}
 		for i, s := range st.Stages {
 			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
 			c.oneOf(fmt.Sprintf("stage %s status", s.Name), s.Status, StageStatuses)
+			c.stamp(fmt.Sprintf("stage %s updated_at", s.Name), s.UpdatedAt)
+			c.verify(fmt.Sprintf("stage %s verify", s.Name), s.Verify)
 			for j, a := range s.Attempts {
-				c.agent(fmt.Sprintf("stage %s attempts[%d]", s.Name, j), a.Agent, a.ThreadID)
+				where := fmt.Sprintf("stage %s attempts[%d]", s.Name, j)
+				c.agent(where, a.Agent, a.ThreadID)
+				c.stamp(where+" started_at", a.StartedAt)
+				c.stamp(where+" heartbeat_at", a.HeartbeatAt)
+				c.lease(where+" lease", a.Lease)
 			}
 		}
 		for i, j := range st.Jobs {
@@ -45,6 +57,9 @@ func CheckDocuments(h *Header, st *State) error {
 			}
 			c.optName("job", fmt.Sprintf("job %s parent", j.ID), j.Parent)
 			c.agent("job "+j.ID, j.Agent, j.ThreadID)
+			c.lease(fmt.Sprintf("job %s lease", j.ID), j.Lease)
+			c.stamp(fmt.Sprintf("job %s expires_at", j.ID), j.ExpiresAt)
+			c.verify(fmt.Sprintf("job %s verify_result", j.ID), j.VerifyResult)
 		}
 		for i, w := range st.Worktrees {
 			c.name("node", fmt.Sprintf("worktrees[%d].node", i), w.Node)
@@ -58,6 +73,9 @@ func CheckDocuments(h *Header, st *State) error {
 			if s := w.Setup; s != nil && s.Outcome != SetupOK && s.Outcome != SetupFailed && s.Outcome != SetupTimedOut && s.Outcome != SetupUntrusted {
 				c.fail(fmt.Sprintf("worktree %s setup outcome", w.Node), s.Outcome, "an outcome is ok, failed, timed-out or skipped-untrusted")
 			}
+			if s := w.Setup; s != nil {
+				c.stamp(fmt.Sprintf("worktree %s setup at", w.Node), s.At)
+			}
 		}
 		for i, s := range st.Snapshots {
 			where := fmt.Sprintf("snapshots[%d]", i)
@@ -70,8 +88,11 @@ func CheckDocuments(h *Header, st *State) error {
 			if want := RecoveryPrefix + st.RunID + "/" + s.ID; s.Ref != want {
 				c.fail(where+".ref", s.Ref, "a snapshot's ref is "+want)
 			}
+			c.stamp(where+".created_at", s.CreatedAt)
 		}
 		if u := st.Union; u != nil {
+			c.stamp("union at", u.At)
+			c.verify("union verify", u.Verify)
 			for _, n := range u.Integrated {
 				c.name("node", "union integrated", n)
 			}
@@ -108,6 +129,7 @@ func checkEvent(ev *Event) error {
 	c := &checker{}
 	c.optName("stage", "event.json stage", ev.Stage)
 	c.optName("job", "event.json job", ev.Job)
+	c.stamp("event.json time", ev.Time)
 	if c.err == nil {
 		c.err = checkPayload(ev)
 	}
@@ -156,6 +178,30 @@ func (c *checker) agent(where, agent, thread string) {
 		if err := ValidThreadID(thread); err != nil {
 			c.err = fmt.Errorf("%s thread_id: %w", where, err)
 		}
+	}
+}
+
+// stamp checks a time, when there: anything but a time (ValidStamp) would reach a
+// reader as text, and a decision (Run.Live, a lease's expiry) as no time at all.
+func (c *checker) stamp(where, s string) {
+	if c.err == nil && s != "" && !ValidStamp(s) {
+		c.fail(where, s, "not a time (RFC 3339, as git-atlas writes them)")
+	}
+}
+
+// lease checks a job's or a stage attempt's lease token, when there (ParseLeaseToken).
+func (c *checker) lease(where, tok string) {
+	if c.err == nil && tok != "" {
+		if _, _, _, _, err := ParseLeaseToken(tok); err != nil {
+			c.fail(where, tok, "not a lease token (<name>#<attempt>@<epoch>.<nonce>)")
+		}
+	}
+}
+
+// verify checks the time of a verify's outcome, when there.
+func (c *checker) verify(where string, v *VerifyResult) {
+	if v != nil {
+		c.stamp(where+" at", v.At)
 	}
 }
 

@@ -128,3 +128,73 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 		t.Fatal("an import of an adopted run moved its ref")
 	}
 }
+
+// TestImportedTimesReadBack: a source's times in every shape the importer accepts (RFC
+// 3339 with an offset or a fraction, and without a zone, with a T or a space) are
+// written as Stamp writes them, so the imported runs and their logs read back (a time
+// in any other shape makes a run unreadable, gitstate.CheckDocuments).
+func TestImportedTimesReadBack(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	shapes := []string{"2026-07-01T12:00:00Z", "2026-07-01T14:00:01.5+02:00", "2026-07-01T12:00:02", "2026-07-01 12:00:03", "2026-07-01T12:00:04.123456789Z"}
+	kimi, ateam := t.TempDir(), t.TempDir()
+	var klog, alog string
+	for i, s := range shapes {
+		klog += `{"run_id":"k","stage":"` + []string{"INIT", "INTENT_CAPTURED", "CLARIFY", "PLAN", "CODED"}[i] + `","ts":"` + s + `"}` + "\n"
+		alog += `{"ts":"` + s + `","type":"stage_dispatched","run_id":"a","stage":"b","data":{}}` + "\n"
+	}
+	write(t, kimi, map[string]string{
+		"k/state.json": `{"run_id":"k","created_ts":"` + shapes[3] + `","updated_ts":"` + shapes[1] + `","current_state":"CODED","stages":{"INIT":{"status":"done","ts":"` + shapes[2] + `"}},"scope_paths":[]}`,
+		"k/log.jsonl":  klog,
+	})
+	write(t, ateam, map[string]string{
+		"state/a.json":   `{"run_id":"a","task":"t","stage_order":["b"],"started_at":"` + shapes[1] + `","last_update":"` + shapes[3] + `","status":"running","stages":{"b":{"status":"dispatched","max_retries":9}}}`,
+		"events/a.jsonl": alog,
+	})
+	kp, kprobs, err := ScanKimi(ctx, kimi)
+	if err != nil || len(kprobs) != 0 || len(kp) != 1 {
+		t.Fatalf("kimi-atlas: %v %+v %d", err, kprobs, len(kp))
+	}
+	ap, aprobs, err := ScanAgenTeam(ctx, ateam)
+	if err != nil || len(aprobs) != 0 || len(ap) != 1 {
+		t.Fatalf("agenteam: %v %+v %d", err, aprobs, len(ap))
+	}
+	store := newStore(t)
+	for _, res := range Apply(ctx, store, append(kp, ap...), false, nil) {
+		if res.Outcome != Imported {
+			t.Fatalf("import: %+v", res)
+		}
+	}
+	canonical := func(what, s string) {
+		t.Helper()
+		if tm, err := gitstate.ParseStamp(s); err != nil || gitstate.Stamp(tm) != s {
+			t.Errorf("%s: %q is not as Stamp writes it", what, s)
+		}
+	}
+	for _, id := range []string{"k", "a"} {
+		r, err := store.Load(ctx, id)
+		if err != nil {
+			t.Fatalf("%s: %v", id, err)
+		}
+		canonical(id+" created_at", r.Header.CreatedAt)
+		canonical(id+" updated_at", r.State.UpdatedAt)
+		for _, st := range r.State.Stages {
+			if st.UpdatedAt != "" {
+				canonical(id+" stage "+st.Name+" updated_at", st.UpdatedAt)
+			}
+			for _, at := range st.Attempts {
+				canonical(id+" stage "+st.Name+" started_at", at.StartedAt)
+			}
+		}
+		events, err := store.Log(ctx, id)
+		if err != nil {
+			t.Fatalf("%s log: %v", id, err)
+		}
+		if len(events) < len(shapes) {
+			t.Fatalf("%s: %d events", id, len(events))
+		}
+		for _, e := range events {
+			canonical(id+" event "+string(e.Type), e.Time)
+		}
+	}
+}

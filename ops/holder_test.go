@@ -183,3 +183,35 @@ func TestAgentWorktreeListCountsWhatCouldNotBeInspected(t *testing.T) {
 		t.Errorf("the kind changed: %v, for a person %v", err, perr)
 	}
 }
+
+// An event this clone wrote under a holder that is no name, on a run started here:
+// its holder is withheld from an agent, its data is not (the event is checked as this
+// clone's before its holder goes), and the state text it wrote still shows.
+func TestAgentKeepsOwnEventDataUnderAHolderThatIsNoName(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, gitstate.KindSingle, "code")
+	bad := Driver{Holder: hostile}
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Reason: "my own reason",
+		ThreadID: "my-thread", Agent: "codex", Driver: bad}); err != nil {
+		t.Fatal(err)
+	}
+	l, err := f.ops.Log(f.ctx, LogRequest{Run: "s", Type: string(gitstate.EventStageTransition), ForAgent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withholds(t, "log", l)
+	if out := jsonString(t, l); len(l.Events) != 1 || !strings.Contains(out, "my own reason") || !strings.Contains(out, "my-thread") {
+		t.Errorf("log: the data of this clone's own event was withheld: %s", out)
+	}
+	s, err := f.ops.Show(f.ctx, ShowRequest{Run: "s", ForAgent: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	withholds(t, "show", s)
+	if out := string(s.State); !strings.Contains(out, "my own reason") || !strings.Contains(out, "my-thread") || !strings.Contains(out, `"agent":"codex"`) {
+		t.Errorf("show: the state text this clone's own event wrote was withheld: %s", out)
+	}
+}

@@ -32,17 +32,16 @@ func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap
 	cs := &checkedSnap{Snap: s}
 	for _, t := range []struct {
 		what string
-		id   string
+		id   git.OID
 		dst  **git.CheckedTree
 	}{{"files", s.Tree, &cs.tree}, {"index", s.IndexTree, &cs.index}, {"manifest", s.MetaTree, nil}} {
-		if t.id == "" && t.dst == nil {
+		if t.id.IsZero() && t.dst == nil {
 			continue // a capture not yet committed (CopyCheckout) has no meta tree
 		}
-		id, perr := git.ParseOID(t.id)
-		if perr != nil {
-			return nil, refuseSnap(s.Commit, t.what, perr)
+		if t.id.IsZero() {
+			return nil, refuseSnap(s.Commit, t.what, errors.New("no tree"))
 		}
-		ct, cerr := repo.CheckTree(ctx, id)
+		ct, cerr := repo.CheckTree(ctx, t.id)
 		if errors.Is(cerr, git.ErrBadTree) {
 			return nil, refuseSnap(s.Commit, t.what, cerr)
 		} else if cerr != nil {

@@ -140,7 +140,7 @@ func CopyCheckout(ctx context.Context, repo *git.Repository, run, path string) (
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("add worktree %s: %w", dir, err)
 	}
-	s, err := checkSnap(ctx, repo, &Snap{Tree: m.Tree.String(), IndexTree: m.IndexTree.String(), Manifest: m, Unmerged: c.unmerged})
+	s, err := checkSnap(ctx, repo, &Snap{Tree: m.Tree, IndexTree: m.IndexTree, Manifest: m, Unmerged: c.unmerged})
 	if err != nil {
 		_ = cp.Remove(ctx)
 		return nil, fmt.Errorf("copy %s into %s: %w", path, dir, err)

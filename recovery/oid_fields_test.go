@@ -90,3 +90,14 @@ func TestManifestEncodingUnchanged(t *testing.T) {
 		t.Errorf("manifest encodes as\n%s\nwant\n%s", b, want)
 	}
 }
+
+// A snapshot read back (Open) holds its trees as object ids, parsed where git's answer
+// is read, never as text.
+func TestSnapHoldsTreesAsIDs(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"Tree", "IndexTree", "MetaTree"} {
+		if f, ok := reflect.TypeFor[recovery.Snap]().FieldByName(name); !ok || f.Type != reflect.TypeFor[gitid.OID]() {
+			t.Errorf("Snap.%s is %v: a tree is a gitid.OID", name, f.Type)
+		}
+	}
+}

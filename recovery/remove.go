@@ -64,14 +64,10 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 			r.Dirty = dirty
 		case 1:
 			head, err := wt.ResolveHead(ctx)
-			if err != nil || head == "" {
+			if err != nil || head.IsZero() {
 				return err
 			}
-			at, err := git.ParseOID(head)
-			if err != nil {
-				return err
-			}
-			reachable, err := repo.Reachable(ctx, at)
+			reachable, err := repo.Reachable(ctx, head)
 			if err != nil {
 				return err
 			}

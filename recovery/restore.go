@@ -241,10 +241,7 @@ func Show(ctx context.Context, store *gitstate.Store, spec string) (*Details, er
 		return nil, err
 	}
 	d := &Details{Entry: *e, Snap: s}
-	trees, err := oids(s.IndexTree, s.Tree)
-	if err != nil {
-		return nil, err
-	}
+	trees := []git.OID{s.IndexTree, s.Tree}
 	head := s.Manifest.Head
 	if head.IsZero() {
 		if head, err = repo.EmptyTree(ctx); err != nil {
@@ -293,7 +290,7 @@ func Restore(ctx context.Context, repo *git.Repository, commit git.OID, to strin
 	}
 	v := &verifier{repo: repo, root: abs, restored: true, skipped: toSet(paths(s.Manifest.Sparse))}
 	check := func() error {
-		if _, err := v.check(ctx, s.Tree); err != nil {
+		if _, err := v.check(ctx, s.Tree.String()); err != nil {
 			return fmt.Errorf("restored %s does not match snapshot %s: %w", abs, commit, err)
 		}
 		return nil

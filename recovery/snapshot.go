@@ -260,7 +260,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 	if prefix == "" {
 		prefix = SourceCheckout
 	}
-	id := prefix + "-" + contentID(t.Source, m.Tree.String(), m.Head.String(), m.IndexTree.String(), metaTree)
+	id := prefix + "-" + contentID(t.Source, m.Tree.String(), m.Head.String(), m.IndexTree.String(), metaTree.String())
 	ref := gitstate.RecoveryPrefix + t.Run + "/" + id
 
 	res := &Result{Manifest: m}
@@ -433,10 +433,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err != nil {
 		return nil, err
 	}
-	head, err := gitid.ParseOptional(resolved)
-	if err != nil {
-		return nil, fmt.Errorf("HEAD: %w", err)
-	}
+	head := resolved
 	_, branch, _ := wt.Head(ctx)
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: head, Branch: branch, Baseline: t.Baseline}
@@ -444,11 +441,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err != nil {
 		return nil, err
 	}
-	for name, hex := range pending {
-		id, err := git.ParseOID(hex)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", name, err)
-		}
+	for name, id := range pending {
 		if m.Pending == nil {
 			m.Pending = map[string]gitid.OID{}
 		}
@@ -744,14 +737,14 @@ func emptyBlob(ctx context.Context, repo *git.Repository) (string, error) {
 
 // writeMetaTree builds {manifest.json, conflicts/<stage>/<path>} through a temporary
 // index: the stages' blobs are in the store already, and write-tree nests the paths.
-func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, unmerged []git.IndexEntry) (string, error) {
+func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, unmerged []git.IndexEntry) (git.OID, error) {
 	blob, err := repo.WriteBlob(ctx, manifest)
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 	ti, err := repo.NewTempIndex()
 	if err != nil {
-		return "", err
+		return git.OID{}, err
 	}
 	defer ti.Close()
 	entries := []git.IndexEntry{{Mode: "100644", ID: blob.String(), Path: "manifest.json"}}
@@ -759,21 +752,16 @@ func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, u
 		entries = append(entries, git.IndexEntry{Mode: e.Mode, ID: e.ID, Path: fmt.Sprintf("conflicts/%d/%s", e.Stage, e.Path)})
 	}
 	if err := ti.SetEntries(ctx, entries); err != nil {
-		return "", err
+		return git.OID{}, err
 	}
-	tree, err := ti.WriteTree(ctx)
-	return tree.String(), err
+	return ti.WriteTree(ctx)
 }
 
 // writeCommits writes the index commit, the meta commit and the snapshot commit.
-func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree string) (string, error) {
+func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m Manifest, metaTree git.OID) (string, error) {
 	var head []git.OID
 	if !m.Head.IsZero() {
 		head = []git.OID{m.Head}
-	}
-	metaID, err := git.ParseOID(metaTree)
-	if err != nil {
-		return "", err
 	}
 	index, err := repo.WriteCommit(ctx, m.IndexTree, head, "atlas snapshot "+id+": index\n")
 	if err != nil {
@@ -783,7 +771,7 @@ func writeCommits(ctx context.Context, repo *git.Repository, id, path string, m 
 	for _, k := range sortedKeys(m.Pending) {
 		pending = append(pending, m.Pending[k])
 	}
-	meta, err := repo.WriteCommit(ctx, metaID, pending, "atlas snapshot "+id+": manifest\n")
+	meta, err := repo.WriteCommit(ctx, metaTree, pending, "atlas snapshot "+id+": manifest\n")
 	if err != nil {
 		return "", fmt.Errorf("write meta commit: %w", err)
 	}
@@ -806,17 +794,17 @@ func sortedKeys[V any](m map[string]V) []string {
 
 // checkCommit reads a snapshot commit back from the object store and checks that its
 // tree, parents, index tree and meta tree are what was captured.
-func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Manifest, metaTree string) error {
+func checkCommit(ctx context.Context, repo *git.Repository, commit string, m Manifest, metaTree git.OID) error {
 	s, err := Open(ctx, repo, commit)
 	if err != nil {
 		return err
 	}
 	switch {
-	case s.Tree != m.Tree.String():
+	case s.Tree != m.Tree:
 		return fmt.Errorf("tree is %s, captured %s", s.Tree, m.Tree)
 	case s.Manifest.Head != m.Head:
 		return fmt.Errorf("head is %s, captured %s", s.Manifest.Head, m.Head)
-	case s.IndexTree != m.IndexTree.String():
+	case s.IndexTree != m.IndexTree:
 		return fmt.Errorf("index tree is %s, captured %s", s.IndexTree, m.IndexTree)
 	case s.MetaTree != metaTree:
 		return fmt.Errorf("meta tree is %s, captured %s", s.MetaTree, metaTree)
@@ -867,9 +855,9 @@ func writePatch(ctx context.Context, repo *git.Repository, path string, base, to
 // Snap is a snapshot commit read back from the object store.
 type Snap struct {
 	Commit    string
-	Tree      string
-	IndexTree string
-	MetaTree  string
+	Tree      git.OID
+	IndexTree git.OID
+	MetaTree  git.OID
 	Manifest  Manifest
 	// Unmerged are the stages of the unmerged paths, as index entries.
 	Unmerged []git.IndexEntry
@@ -902,12 +890,16 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Snap{Commit: commit, Tree: info.Tree, IndexTree: index.Tree, MetaTree: meta.Tree}
-	metaTree, err := git.ParseOID(meta.Tree)
-	if err != nil {
-		return nil, err
+	s := &Snap{Commit: commit}
+	for _, t := range []struct {
+		what, tree string
+		into       *git.OID
+	}{{"snapshot commit", info.Tree, &s.Tree}, {"index commit", index.Tree, &s.IndexTree}, {"meta commit", meta.Tree, &s.MetaTree}} {
+		if *t.into, err = git.ParseOID(t.tree); err != nil {
+			return nil, fmt.Errorf("snapshot %s: the tree git read from its %s: %w", commit, t.what, err)
+		}
 	}
-	items, err := repo.LsTree(ctx, metaTree)
+	items, err := repo.LsTree(ctx, s.MetaTree)
 	if err != nil {
 		return nil, err
 	}
@@ -939,7 +931,7 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		}
 		return nil, fmt.Errorf("manifest of %s: %w", commit, err)
 	}
-	if s.Manifest.Tree.String() != s.Tree || s.Manifest.IndexTree.String() != s.IndexTree {
+	if s.Manifest.Tree != s.Tree || s.Manifest.IndexTree != s.IndexTree {
 		return nil, fmt.Errorf("snapshot %s: manifest disagrees with its commits", commit)
 	}
 	if err := checkManifest(commit, &s.Manifest); err != nil {

@@ -235,14 +235,14 @@ func TestCommitEmptyFlushes(t *testing.T) {
 		t.Fatal(err)
 	}
 	head, err := w.ResolveHead(ctx)
-	if err != nil || head == "" {
-		t.Fatalf("HEAD after CommitEmpty: %q, %v", head, err)
+	if err != nil || head.IsZero() {
+		t.Fatalf("HEAD after CommitEmpty: %v, %v", head, err)
 	}
-	info, err := r.Commit(ctx, mustOID(t, head))
+	info, err := r.Commit(ctx, head)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{head, info.Tree} {
+	for _, id := range []string{head.String(), info.Tree} {
 		d := filepath.Join(r.CommonDir, "objects", id[:2])
 		if _, ok := r.flushed.Load(d); !ok {
 			t.Errorf("%s (of object %s) was not flushed", d, id)

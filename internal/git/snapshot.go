@@ -636,28 +636,33 @@ func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
 	return w.configOf(ctx).boolean(ctx, w.Path, key, def)
 }
 
-// ResolveHead returns the worktree's HEAD commit, or "" when HEAD is unborn.
-func (w *Worktree) ResolveHead(ctx context.Context) (string, error) {
+// ResolveHead returns the worktree's HEAD commit, or the zero OID when HEAD is unborn;
+// an answer of git's that is no object id is an error naming it.
+func (w *Worktree) ResolveHead(ctx context.Context) (OID, error) {
 	if gitDir, ok := w.localGitDir(); ok {
 		if id, _, ok := w.Repo.headIn(ctx, gitDir); ok && w.Repo.looseCommit(id) {
-			return id, nil
+			return ParseOID(id)
 		}
 	}
 	out, err := w.git(ctx, nil, nil, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
 	if err != nil {
 		var ge *Error
 		if errors.As(err, &ge) && ge.ExitCode == 1 {
-			return "", nil
+			return OID{}, nil
 		}
-		return "", err
+		return OID{}, err
 	}
-	return strings.TrimSpace(string(out)), nil
+	id, err := ParseOID(strings.TrimSpace(string(out)))
+	if err != nil {
+		return OID{}, fmt.Errorf("git rev-parse HEAD printed %w", err)
+	}
+	return id, nil
 }
 
 // PseudoRefs resolves several per-worktree pseudo refs (MERGE_HEAD, ...) with one git
 // process (cat-file resolves them as rev-parse --verify does): each present name with
-// its object id, absent names left out.
-func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]string, error) {
+// its object id, absent names left out; an answer that is neither is an error naming it.
+func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]OID, error) {
 	var in bytes.Buffer
 	for _, n := range names {
 		if n == "" || strings.ContainsAny(n, " \t\n") {
@@ -666,7 +671,7 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 		in.WriteString(n + "\n")
 	}
 	if w.pseudoRefsAbsent(names) {
-		return map[string]string{}, nil
+		return map[string]OID{}, nil
 	}
 	out, err := w.git(ctx, nil, in.Bytes(), "cat-file", "--batch-check=%(objectname)")
 	if err != nil {
@@ -676,11 +681,16 @@ func (w *Worktree) PseudoRefs(ctx context.Context, names ...string) (map[string]
 	if len(lines) != len(names) {
 		return nil, fmt.Errorf("cat-file answered %d lines for %d pseudo refs", len(lines), len(names))
 	}
-	found := map[string]string{}
+	found := map[string]OID{}
 	for i, line := range lines {
-		if isObjectID(line) { // else "<name> missing" (or ambiguous): absent
-			found[names[i]] = line
+		if line == names[i]+" missing" || line == names[i]+" ambiguous" {
+			continue // absent
 		}
+		id, err := ParseOID(line)
+		if err != nil {
+			return nil, fmt.Errorf("cat-file answered pseudo ref %s with %w", names[i], err)
+		}
+		found[names[i]] = id
 	}
 	return found, nil
 }

@@ -3,7 +3,9 @@ package git
 import (
 	"context"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -159,7 +161,7 @@ func TestPseudoRefs(t *testing.T) {
 			g("", "update-ref", "--no-deref", "MERGE_HEAD", head)
 			names := []string{"MERGE_HEAD", "CHERRY_PICK_HEAD", "REVERT_HEAD"}
 			got, err := r.Worktree(r.TopLevel).PseudoRefs(ctx, names...)
-			if err != nil || len(got) != 1 || got["MERGE_HEAD"] != head {
+			if err != nil || len(got) != 1 || got["MERGE_HEAD"] != mustOID(t, head) {
 				t.Fatalf("main worktree: %v, %v; want MERGE_HEAD %s alone", got, err, head)
 			}
 			got, err = r.Worktree(linked).PseudoRefs(ctx, names...)
@@ -170,5 +172,31 @@ func TestPseudoRefs(t *testing.T) {
 				t.Fatal("a name with a newline: accepted")
 			}
 		})
+	}
+}
+
+// HEAD and the pseudo refs come back as object ids: an answer of git's that is none
+// (here a git on PATH that prints an option) is an error naming what it printed,
+// never a string handed on. Not parallel: it puts that git first on PATH.
+func TestHeadAndPseudoRefsAreParsed(t *testing.T) {
+	r, g := testRepo(t, kinds[1]) // the CLI: HEAD is git's to answer
+	ctx := context.Background()
+	g("", "update-ref", "--no-deref", "MERGE_HEAD", g("", "rev-parse", "HEAD"))
+	real, err := exec.LookPath("git")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	script := "#!/bin/sh\nfor a; do case $a in rev-parse) echo '--output=../README'; exit 0;; cat-file) while read -r l; do echo '--output=../README'; done; exit 0;; esac; done\nexec " + real + " \"$@\"\n"
+	if err := os.WriteFile(filepath.Join(bin, "git"), []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+	w := r.Worktree(r.TopLevel)
+	if id, err := w.ResolveHead(ctx); err == nil || !strings.Contains(err.Error(), `"--output=../README" is not an object id`) {
+		t.Errorf("ResolveHead = %v, %v", id, err)
+	}
+	if got, err := w.PseudoRefs(ctx, "MERGE_HEAD", "REVERT_HEAD"); err == nil || !strings.Contains(err.Error(), `MERGE_HEAD with "--output=../README" is not an object id`) {
+		t.Errorf("PseudoRefs = %v, %v", got, err)
 	}
 }
