@@ -577,28 +577,30 @@ func (e *Event) Payload() (any, error) {
 	if m := missing(v.Elem()); m != "" {
 		return nil, fmt.Errorf("%s data has no %s", e.Type, m)
 	}
-	if m, val := badStamp(v.Elem()); m != "" {
-		return nil, fmt.Errorf("%s data member %s %q is not a time (RFC 3339, as git-atlas writes them)", e.Type, m, clip(val))
+	if m, val, want := badMember(v.Elem()); m != "" {
+		return nil, fmt.Errorf("%s data member %s %q is %s", e.Type, m, clip(val), want)
 	}
 	return v.Interface(), nil
 }
 
-// badStamp is the JSON name and value of v's first time member (named at, time or
-// <something>_at, in v or a struct it holds) that ValidStamp refuses, or "": a time
-// in an event's data reaches a reader as a time, never as text of someone's choosing.
-func badStamp(v reflect.Value) (string, string) {
+// badMember is the JSON name and value of v's first member (in v or a struct it
+// holds) that is not what its name says, and what it should be; "" when none: a time
+// (named at, time or <something>_at) that ValidStamp refuses, a lease token (named
+// lease) that ParseLeaseToken refuses. What an event's data calls a time or a lease
+// reaches a reader as one, never as text of someone's choosing.
+func badMember(v reflect.Value) (name, value, want string) {
 	switch v.Kind() {
 	case reflect.Pointer:
 		if !v.IsNil() {
-			return badStamp(v.Elem())
+			return badMember(v.Elem())
 		}
 	case reflect.Slice:
 		if k := v.Type().Elem().Kind(); k != reflect.Struct && k != reflect.Pointer {
 			break // names, numbers, raw JSON
 		}
 		for i := 0; i < v.Len(); i++ {
-			if m, val := badStamp(v.Index(i)); m != "" {
-				return m, val
+			if m, val, want := badMember(v.Index(i)); m != "" {
+				return m, val, want
 			}
 		}
 	case reflect.Struct:
@@ -609,18 +611,27 @@ func badStamp(v reflect.Value) (string, string) {
 				continue
 			}
 			name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			if f.Type.Kind() == reflect.String && (name == "at" || name == "time" || strings.HasSuffix(name, "_at")) {
-				if s := v.Field(i).String(); s != "" && !ValidStamp(s) {
-					return name, s
+			if f.Type.Kind() == reflect.String {
+				s := v.Field(i).String()
+				switch {
+				case s == "":
+				case name == "at" || name == "time" || strings.HasSuffix(name, "_at"):
+					if !ValidStamp(s) {
+						return name, s, "not a time (RFC 3339, as git-atlas writes them)"
+					}
+				case name == "lease":
+					if _, _, _, _, err := ParseLeaseToken(s); err != nil {
+						return name, s, "not a lease token (<name>#<attempt>@<epoch>.<nonce>)"
+					}
 				}
 				continue
 			}
-			if m, val := badStamp(v.Field(i)); m != "" {
-				return m, val
+			if m, val, want := badMember(v.Field(i)); m != "" {
+				return m, val, want
 			}
 		}
 	}
-	return "", ""
+	return "", "", ""
 }
 
 // DecodeData is e's payload as T, the payload type of e's type in the catalogue.

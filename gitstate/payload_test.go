@@ -32,23 +32,23 @@ var previousRelease = []struct {
 	{EventRunFinished, `{"accepted_unresolved":["c1"],"approved_by":"pat","from":"running","outside_scope":{"a":["x.go"]},"reason":"ok","status":"completed","verdict":{"verdict":"unresolved","resolved":[],"unverified":[],"unresolved":["c1"]}}`,
 		&RunFinishedData{AcceptedUnresolved: []string{"c1"}, ApprovedBy: "pat", From: "running", OutsideScope: map[string][]string{"a": {"x.go"}}, Reason: "ok", Status: "completed",
 			Verdict: &Verdict{Verdict: "unresolved", Resolved: []string{}, Unverified: []string{}, Unresolved: []string{"c1"}}}},
-	{EventStageTransition, `{"agent":"claude","attempt":1,"baseline":"` + sha40 + `","from":"pending","host":"box","lease":"l1","pid":42,"reason":"","thread_id":"t1","to":"dispatched"}`,
-		&StageTransitionData{Agent: "claude", Attempt: 1, Baseline: oid40, From: "pending", Host: "box", Lease: "l1", PID: 42, ThreadID: "t1", To: "dispatched"}},
+	{EventStageTransition, `{"agent":"claude","attempt":1,"baseline":"` + sha40 + `","from":"pending","host":"box","lease":"code#1@1.a1","pid":42,"reason":"","thread_id":"t1","to":"dispatched"}`,
+		&StageTransitionData{Agent: "claude", Attempt: 1, Baseline: oid40, From: "pending", Host: "box", Lease: "code#1@1.a1", PID: 42, ThreadID: "t1", To: "dispatched"}},
 	{EventStageTransition, `{"allowed_outside_scope":["x.go"],"approved_by":"pat","from":"verifying","reason":"","run_reason":"","run_status":"completed","to":"passed","verified":false}`,
 		&StageTransitionData{AllowedOutsideScope: []string{"x.go"}, ApprovedBy: "pat", From: "verifying", RunEnded: &RunEnded{RunStatus: "completed"}, To: "passed", Verified: new(false)}},
 	{EventStageTransition, `{"from":"dispatched","reason":"","to":"passed","verified":true,"verify":{"command":"make test","exit_code":0,"passed":true,"at":"2026-01-01T00:00:00Z"}}`,
 		&StageTransitionData{From: "dispatched", To: "passed", Verified: new(true), Verify: &VerifyResult{Command: "make test", Passed: true, At: "2026-01-01T00:00:00Z"}}},
 	{EventJobAdded, `{"allow_overlap":false,"criteria":null,"kind":"","needs":["a"],"scope":["src/"],"verify":"make"}`,
 		&JobAddedData{Needs: []string{"a"}, Scope: []string{"src/"}, Verify: "make"}},
-	{EventJobClaimed, `{"agent":"codex","attempt":2,"expires_at":"2026-01-01T00:10:00Z","gas_limit":10,"gas_spent":3,"lease":"l2","thread_id":"t"}`,
-		&JobClaimedData{Agent: "codex", Attempt: 2, ExpiresAt: "2026-01-01T00:10:00Z", GasLimit: 10, GasSpent: 3, Lease: "l2", ThreadID: "t"}},
-	{EventJobRenewed, `{"expires_at":"2026-01-01T00:10:00Z","lease":"l2"}`, &JobRenewedData{ExpiresAt: "2026-01-01T00:10:00Z", Lease: "l2"}},
-	{EventJobDone, `{"attempts":1,"cascaded":["c"],"children":["k"],"data":{"note":"x"},"from":"RUNNING","lease":"l","status":"ok","to":"DONE","verify_owed":true}`,
-		&JobDoneData{Attempts: 1, Cascaded: []string{"c"}, Children: []string{"k"}, Data: json.RawMessage(`{"note":"x"}`), From: "RUNNING", Lease: "l", Status: "ok", To: "DONE", VerifyOwed: true}},
-	{EventJobReaped, `{"jobs":[{"id":"a","lease":"l","to":"PENDING","attempts":1,"cascaded":[]}],"reason":"finish --force"}`,
-		&JobReapedData{Jobs: []ReapedJob{{ID: "a", Lease: "l", To: "PENDING", Attempts: 1, Cascaded: []string{}}}, Reason: "finish --force"}},
-	{EventJobVerified, `{"attempts":1,"exit_code":1,"lease":"l","passed":false,"tail":"boom\n","timed_out":false,"to":"FAILED"}`,
-		&JobVerifiedData{Attempts: 1, ExitCode: 1, Lease: "l", Tail: "boom\n", To: "FAILED"}},
+	{EventJobClaimed, `{"agent":"codex","attempt":2,"expires_at":"2026-01-01T00:10:00Z","gas_limit":10,"gas_spent":3,"lease":"j#2@1.b2","thread_id":"t"}`,
+		&JobClaimedData{Agent: "codex", Attempt: 2, ExpiresAt: "2026-01-01T00:10:00Z", GasLimit: 10, GasSpent: 3, Lease: "j#2@1.b2", ThreadID: "t"}},
+	{EventJobRenewed, `{"expires_at":"2026-01-01T00:10:00Z","lease":"j#2@1.b2"}`, &JobRenewedData{ExpiresAt: "2026-01-01T00:10:00Z", Lease: "j#2@1.b2"}},
+	{EventJobDone, `{"attempts":1,"cascaded":["c"],"children":["k"],"data":{"note":"x"},"from":"RUNNING","lease":"a#1@1.c","status":"ok","to":"DONE","verify_owed":true}`,
+		&JobDoneData{Attempts: 1, Cascaded: []string{"c"}, Children: []string{"k"}, Data: json.RawMessage(`{"note":"x"}`), From: "RUNNING", Lease: "a#1@1.c", Status: "ok", To: "DONE", VerifyOwed: true}},
+	{EventJobReaped, `{"jobs":[{"id":"a","lease":"a#1@1.c","to":"PENDING","attempts":1,"cascaded":[]}],"reason":"finish --force"}`,
+		&JobReapedData{Jobs: []ReapedJob{{ID: "a", Lease: "a#1@1.c", To: "PENDING", Attempts: 1, Cascaded: []string{}}}, Reason: "finish --force"}},
+	{EventJobVerified, `{"attempts":1,"exit_code":1,"lease":"a#1@1.c","passed":false,"tail":"boom\n","timed_out":false,"to":"FAILED"}`,
+		&JobVerifiedData{Attempts: 1, ExitCode: 1, Lease: "a#1@1.c", Tail: "boom\n", To: "FAILED"}},
 	{EventWorktreeAdded, `{"baseline":"` + sha40 + `","branch":"atlas/r/n","head":"` + sha40 + `","node":"n","path":"/w/n","ports":[4000],"recreated":true,"reset_from":"` + sha40 + `"}`,
 		&WorktreeAddedData{Baseline: oid40, Branch: "atlas/r/n", Head: oid40, Node: "n", Path: "/w/n", Ports: []int{4000}, Recreated: true, ResetFrom: oid40}},
 	{EventWorktreeRemoved, `{"ignored_deleted":[{"path":"node_modules","dir":true,"files":3,"size":10,"included":0}],"node":"n","path":"/w/n","reasons":null,"snapshot":"s1"}`,
@@ -155,12 +155,12 @@ func TestPreviousReleasePayloadsRead(t *testing.T) {
 // DecodeData gives the typed payload and refuses a type whose payload is another.
 func TestDecodeData(t *testing.T) {
 	t.Parallel()
-	ev := JobClaimedEvent(About{Job: "a", Holder: "w"}, JobClaimedData{Lease: "l", Attempt: 1, ExpiresAt: "2026-01-01T00:10:00Z"})
+	ev := JobClaimedEvent(About{Job: "a", Holder: "w"}, JobClaimedData{Lease: "a#1@1.c", Attempt: 1, ExpiresAt: "2026-01-01T00:10:00Z"})
 	if ev.Type != EventJobClaimed || ev.Job != "a" || ev.Holder != "w" {
 		t.Fatalf("event %+v", ev)
 	}
 	d, err := DecodeData[JobClaimedData](&ev)
-	if err != nil || d.Lease != "l" || d.Attempt != 1 {
+	if err != nil || d.Lease != "a#1@1.c" || d.Attempt != 1 {
 		t.Fatalf("DecodeData = %+v, %v", d, err)
 	}
 	if _, err := DecodeData[JobRenewedData](&ev); err == nil || !strings.Contains(err.Error(), "job_claimed") {
@@ -176,7 +176,7 @@ func TestDecodeData(t *testing.T) {
 // kept when it is decoded and written back unchanged.
 func TestPayloadKeepsNewerMembers(t *testing.T) {
 	t.Parallel()
-	data := `{"jobs":[{"attempts":1,"cascaded":[],"id":"a","lease":"l","next":{"n":1},"to":"PENDING"}],"reason":"finish --force","why":"newer"}`
+	data := `{"jobs":[{"attempts":1,"cascaded":[],"id":"a","lease":"a#1@1.c","next":{"n":1},"to":"PENDING"}],"reason":"finish --force","why":"newer"}`
 	ev := Event{Type: EventJobReaped, Data: json.RawMessage(data)}
 	d, err := DecodeData[JobReapedData](&ev)
 	if err != nil {

@@ -179,3 +179,32 @@ func TestPayloadRefusesAForgedTime(t *testing.T) {
 		})
 	}
 }
+
+// A lease token in an event's data is one (docs/contract.md §11): each lease of every
+// row of previousRelease forged alone makes the payload unreadable, naming it, and
+// every lease member of a payload type is in some row.
+func TestPayloadRefusesAForgedLease(t *testing.T) {
+	t.Parallel()
+	seen := map[string]bool{}
+	for _, tc := range previousRelease {
+		for _, place := range []string{"code#1@1.a1", "j#2@1.b2", "a#1@1.c"} {
+			everyOccurrence(tc.data, place, forgedText, func(key, edited string) {
+				seen[string(tc.typ)+"."+key] = true
+				e := Event{Type: tc.typ, Data: json.RawMessage(edited)}
+				if _, err := e.Payload(); err == nil || !strings.Contains(err.Error(), key+` "`+forgedText+`" is not a lease token`) {
+					t.Errorf("%s with %s forged: %v", tc.typ, key, err)
+				}
+			})
+		}
+	}
+	for _, info := range catalogue {
+		if info.Payload == nil {
+			continue
+		}
+		walkFields(info.Payload, map[reflect.Type]bool{}, func(f reflect.StructField) {
+			if f.Type.Kind() == reflect.String && jsonName(f) == "lease" && !seen[string(info.Type)+".lease"] {
+				t.Errorf("%s: no row of previousRelease holds a lease", info.Type)
+			}
+		})
+	}
+}
