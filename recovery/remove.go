@@ -61,6 +61,16 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 					return err
 				}
 			}
+			if !dirty {
+				// status also calls clean a file checked out through a conversion that
+				// is configured no more: its bytes on disk are no blob's, and no
+				// checkout gives them back (docs/contract.md §7).
+				converted, all, err := wt.ConvertedOnDisk(ctx)
+				if err != nil {
+					return err
+				}
+				dirty = all || len(converted) > 0
+			}
 			r.Dirty = dirty
 		case 1:
 			head, err := wt.ResolveHead(ctx)
