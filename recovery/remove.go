@@ -321,15 +321,17 @@ func removeTree(dir string) error {
 	visit = func(d string) {
 		defer wg.Done()
 		sem <- struct{}{}
-		ents, _ := os.ReadDir(d) // an error: os.RemoveAll below reports it
 		var subdirs []string
-		for _, e := range ents {
-			p := filepath.Join(d, e.Name())
-			if e.IsDir() {
-				subdirs = append(subdirs, p)
-			} else {
-				_ = os.Remove(p)
+		if f, err := openDir(d); err == nil { // an error: os.RemoveAll below reports it
+			ents, _ := f.ReadDir(-1)
+			for _, e := range ents {
+				if e.IsDir() {
+					subdirs = append(subdirs, filepath.Join(d, e.Name()))
+				} else {
+					unlinkIn(f, e.Name())
+				}
 			}
+			_ = f.Close()
 		}
 		<-sem
 		for _, sub := range subdirs {
