@@ -286,3 +286,79 @@ func TestStatDataRefusedUnderConversionAttributes(t *testing.T) {
 		t.Fatalf("snapshot holds %q, the disk held %q", got, "STAGED\n")
 	}
 }
+
+// TestConvertedCleanWorktreeKept: a worktree whose only difference from its index is a
+// file checked out through a conversion (CRLF line endings here) that the repository
+// configures no more, or that only a global attributes file asked for, is clean to
+// git's status (its stat data match), yet its bytes on disk are no blob's: removal
+// snapshots it and the snapshot holds those bytes. A conversion the repository still
+// configures gives them back at any checkout: no snapshot then.
+func TestConvertedCleanWorktreeKept(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name       string
+		on, off    func(t testing.TB, f *fixture)
+		wantKeeper bool
+	}{
+		{name: "info-attributes-removed", wantKeeper: true,
+			on: func(t testing.TB, f *fixture) {
+				write(t, filepath.Join(f.repo.CommonDir, "info", "attributes"), "staged.txt eol=crlf\n")
+			},
+			off: func(t testing.TB, f *fixture) { remove(t, filepath.Join(f.repo.CommonDir, "info", "attributes")) }},
+		{name: "autocrlf-unset", wantKeeper: true,
+			on:  func(t testing.TB, f *fixture) { gitConfig(t, f.dir, "core.autocrlf", "true") },
+			off: func(t testing.TB, f *fixture) { run(t, f.dir, "config", "--unset", "core.autocrlf") }},
+		{name: "global-attributes-only", wantKeeper: true,
+			on: func(t testing.TB, f *fixture) {
+				global := filepath.Join(t.TempDir(), "attributes")
+				write(t, global, "staged.txt eol=crlf\n")
+				gitConfig(t, f.dir, "core.attributesFile", global)
+			}},
+		{name: "info-attributes-kept", wantKeeper: false,
+			on: func(t testing.TB, f *fixture) {
+				write(t, filepath.Join(f.repo.CommonDir, "info", "attributes"), "staged.txt eol=crlf\n")
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, 0)
+			wt := f.worktree("n")
+			tc.on(t, f)
+			remove(t, filepath.Join(wt, "staged.txt"))
+			run(t, wt, "checkout", "--", "staged.txt")
+			if tc.off != nil {
+				tc.off(t, f)
+			}
+			if data, err := os.ReadFile(filepath.Join(wt, "staged.txt")); err != nil || string(data) != "staged\r\n" {
+				t.Fatalf("staged.txt holds %q, %v: the checkout converted nothing", data, err)
+			}
+			// The index written a second after the file: its entry is not racily clean.
+			index := strings.TrimSpace(run(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+			later := time.Now().Add(time.Second)
+			if err := os.Chtimes(index, later, later); err != nil {
+				t.Fatal(err)
+			}
+			if status := run(t, wt, "status", "--porcelain"); status != "" {
+				t.Fatalf("git calls the worktree changed (%q): the case is not the one meant", status)
+			}
+			f.repo.KeepWorktrees()
+			res, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.wantKeeper {
+				if res.Snapshot != nil {
+					t.Fatalf("a snapshot (%v) of a worktree any checkout gives back", res.Risk.Reasons)
+				}
+				return
+			}
+			if res.Snapshot == nil {
+				t.Fatalf("removed without a snapshot: staged.txt's bytes on disk (%q) are lost", "staged\r\n")
+			}
+			if got := run(t, f.dir, "cat-file", "blob", res.Snapshot.Rec.Commit.String()+":staged.txt"); got != "staged\r\n" {
+				t.Fatalf("snapshot holds %q, the disk held %q", got, "staged\r\n")
+			}
+		})
+	}
+}

@@ -61,6 +61,16 @@ func Assess(ctx context.Context, repo *git.Repository, path string) (Risk, error
 					return err
 				}
 			}
+			if !dirty {
+				// status also calls clean a file checked out through a conversion that
+				// is configured no more: its bytes on disk are no blob's, and no
+				// checkout gives them back (docs/contract.md §7).
+				converted, all, err := wt.ConvertedOnDisk(ctx)
+				if err != nil {
+					return err
+				}
+				dirty = all || len(converted) > 0
+			}
 			r.Dirty = dirty
 		case 1:
 			head, err := wt.ResolveHead(ctx)
@@ -307,15 +317,17 @@ func removeTree(dir string) error {
 	visit = func(d string) {
 		defer wg.Done()
 		sem <- struct{}{}
-		ents, _ := os.ReadDir(d) // an error: os.RemoveAll below reports it
 		var subdirs []string
-		for _, e := range ents {
-			p := filepath.Join(d, e.Name())
-			if e.IsDir() {
-				subdirs = append(subdirs, p)
-			} else {
-				_ = os.Remove(p)
+		if f, err := openDir(d); err == nil { // an error: os.RemoveAll below reports it
+			ents, _ := f.ReadDir(-1)
+			for _, e := range ents {
+				if e.IsDir() {
+					subdirs = append(subdirs, filepath.Join(d, e.Name()))
+				} else {
+					unlinkIn(f, e.Name())
+				}
 			}
+			_ = f.Close()
 		}
 		<-sem
 		for _, sub := range subdirs {

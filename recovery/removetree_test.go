@@ -52,3 +52,23 @@ func TestRemoveTree(t *testing.T) {
 		t.Fatalf("a link's target was touched: %q, %v", b, err)
 	}
 }
+
+// TestOpenDirNoLink: removeTree opens each directory it listed without following a
+// link, so a directory swapped for a link to elsewhere after it was listed is not
+// emptied through the link.
+func TestOpenDirNoLink(t *testing.T) {
+	outside := t.TempDir()
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(outside, link); err != nil {
+		t.Fatal(err)
+	}
+	if f, err := openDir(link); err == nil {
+		_ = f.Close()
+		t.Fatalf("openDir(%s) followed the link to %s", link, outside)
+	}
+	f, err := openDir(outside)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = f.Close()
+}

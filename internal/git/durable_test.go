@@ -249,3 +249,32 @@ func TestCommitEmptyFlushes(t *testing.T) {
 		}
 	}
 }
+
+// ObjectSizes reads the headers of many loose objects with readers kept from one to
+// the next: a torn object among them (its reader left mid-stream) is missing, and the
+// objects after it still give their own sizes.
+func TestObjectSizesLooseInTurn(t *testing.T) {
+	ctx := context.Background()
+	r, _ := testRepo(t, kinds[0])
+	var ids []OID
+	for i := range 6 {
+		id, err := r.WriteBlob(ctx, []byte(strings.Repeat("x", i*1000)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	tear(t, r, ids[2], 5)
+	sizes, missing, err := r.ObjectSizes(ctx, ids)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(missing) != 1 || missing[0] != ids[2].String() {
+		t.Errorf("missing = %v, want [%s]", missing, ids[2])
+	}
+	for i, id := range ids {
+		if want := int64(i * 1000); i != 2 && sizes[id.String()] != want {
+			t.Errorf("size of blob %d = %d, want %d", i, sizes[id.String()], want)
+		}
+	}
+}

@@ -53,16 +53,24 @@ type statEntry struct {
 // evidence only of what git recorded of a file; the caller still holds the file's
 // stat data and the tree's blob against it.
 func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
+	entries, _, err := readIndexEntries(data, sha256)
+	return entries, err
+}
+
+// readIndexEntries is readIndexStat that also reports whether the index is split
+// (its "link" extension names a shared index holding the entries it does not): then
+// the entries read are only some of the index's.
+func readIndexEntries(data []byte, sha256 bool) (_ []statEntry, split bool, _ error) {
 	hashLen := 20
 	if sha256 {
 		hashLen = 32
 	}
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
-		return nil, fmt.Errorf("not an index")
+		return nil, false, fmt.Errorf("not an index")
 	}
 	version := binary.BigEndian.Uint32(data[4:8])
 	if version < 2 || version > 4 {
-		return nil, fmt.Errorf("index version %d", version)
+		return nil, false, fmt.Errorf("index version %d", version)
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
 	out := make([]statEntry, 0, min(int(count), len(data)/62))
@@ -71,7 +79,7 @@ func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
 	for range count {
 		fixed := 40 + hashLen + 2
 		if p+fixed > len(data) {
-			return nil, fmt.Errorf("index entry past the end")
+			return nil, false, fmt.Errorf("index entry past the end")
 		}
 		u := func(i int) uint32 { return binary.BigEndian.Uint32(data[p+4*i:]) }
 		st := IndexStat{Ctime: [2]uint32{u(0), u(1)}, Mtime: [2]uint32{u(2), u(3)}, Dev: u(4), Ino: u(5),
@@ -83,7 +91,7 @@ func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
 		var ext uint16
 		if flags&0x4000 != 0 { // extended flags
 			if version < 3 || q+2 > len(data) {
-				return nil, fmt.Errorf("index entry with extended flags")
+				return nil, false, fmt.Errorf("index entry with extended flags")
 			}
 			ext = binary.BigEndian.Uint16(data[q:])
 			q += 2
@@ -92,19 +100,19 @@ func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
 		if version == 4 {
 			strip, n := binary.Uvarint(data[q:])
 			if n <= 0 || strip > uint64(len(prev)) {
-				return nil, fmt.Errorf("index entry with a bad path prefix")
+				return nil, false, fmt.Errorf("index entry with a bad path prefix")
 			}
 			q += n
 			nul := bytes.IndexByte(data[q:], 0)
 			if nul < 0 {
-				return nil, fmt.Errorf("index entry path past the end")
+				return nil, false, fmt.Errorf("index entry path past the end")
 			}
 			path = append(append([]byte{}, prev[:len(prev)-int(strip)]...), data[q:q+nul]...)
 			p = q + nul + 1
 		} else {
 			nul := bytes.IndexByte(data[q:], 0)
 			if nul < 0 {
-				return nil, fmt.Errorf("index entry path past the end")
+				return nil, false, fmt.Errorf("index entry path past the end")
 			}
 			path = data[q : q+nul]
 			p += (q + nul + 1 - p + 7) &^ 7 // NUL-padded to a multiple of eight bytes
@@ -125,7 +133,16 @@ func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
 			out = append(out, statEntry{path: string(path), stat: st})
 		}
 	}
-	return out, nil
+	// The extensions, each a signature, a size and that many bytes, up to the
+	// trailing checksum.
+	for p+8 <= len(data)-hashLen {
+		size := int(binary.BigEndian.Uint32(data[p+4:]))
+		if string(data[p:p+4]) == "link" {
+			return out, true, nil
+		}
+		p += 8 + size
+	}
+	return out, false, nil
 }
 
 // StatMatches reports whether the file at path (not followed when a symbolic link) is

@@ -100,3 +100,26 @@ func TestStatDataAgreesWithGit(t *testing.T) {
 		}
 	}
 }
+
+// TestConvertedOnDiskSplitIndex: a split index holds only some entries (the others are
+// in its shared index), so ConvertedOnDisk judges none of them and says so (all);
+// the same index unsplit is read whole, and a clean file is no converted one.
+func TestConvertedOnDiskSplitIndex(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	dir := r.TopLevel
+	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\nb\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	g("", "add", "-A")
+	g("", "commit", "-q", "-m", "a")
+	for _, split := range []bool{false, true} {
+		if split {
+			g("", "update-index", "--split-index")
+		}
+		paths, all, err := r.Worktree(dir).ConvertedOnDisk(ctx)
+		if err != nil || all != split || len(paths) != 0 {
+			t.Errorf("split index %v: ConvertedOnDisk = %q, all %v, %v; want none, all %v", split, paths, all, err, split)
+		}
+	}
+}

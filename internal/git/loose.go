@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bufio"
 	"bytes"
 	"compress/zlib"
 	"crypto/sha1"
@@ -13,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"time"
 )
 
@@ -174,12 +176,22 @@ func (l looseWriter) headerSize(id string) (int64, bool) {
 		return 0, false
 	}
 	defer f.Close()
-	zr, err := zlib.NewReader(f)
+	hr := headerReaders.Get().(*headerReader)
+	defer func() {
+		hr.in.Reset(nil) // the file is closed: nothing keeps it
+		headerReaders.Put(hr)
+	}()
+	hr.in.Reset(f)
+	if hr.zr == nil {
+		hr.zr, err = zlib.NewReader(&hr.in)
+	} else {
+		err = hr.zr.(zlib.Resetter).Reset(&hr.in, nil)
+	}
 	if err != nil {
 		return 0, false
 	}
 	var head [64]byte
-	n, _ := io.ReadFull(zr, head[:])
+	n, _ := io.ReadFull(hr.zr, head[:])
 	nul := bytes.IndexByte(head[:n], 0)
 	if nul < 0 {
 		return 0, false
@@ -195,6 +207,17 @@ func (l looseWriter) headerSize(id string) (int64, bool) {
 	}
 	return 0, false
 }
+
+// headerReader inflates loose objects' headers, kept for the next one: a new zlib
+// reader allocates and clears its whole window for each object.
+type headerReader struct {
+	in bufio.Reader
+	zr io.ReadCloser
+}
+
+var headerReaders = sync.Pool{New: func() any {
+	return &headerReader{in: *bufio.NewReaderSize(nil, 512)}
+}}
 
 // names lists the loose objects of the fan-out directories the ids fall in (one
 // directory listing each, rather than an open of every id: most of a worktree's blobs

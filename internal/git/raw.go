@@ -3,6 +3,7 @@ package git
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -214,4 +215,100 @@ func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path string, com
 	start := time.Now()
 	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.String()}})
 	return r.worktreeAdded(start, path, err)
+}
+
+// ConvertedOnDisk returns the files of the worktree's index (stage 0, not links)
+// whose size, as git recorded it when it last wrote the file or looked at it, is not
+// their blob's size, and that no conversion this repository configures now explains:
+// files checked out through a conversion (line endings, ident, an encoding, a filter)
+// whose configuration is gone since, or that came only from the system or global
+// attributes file. git's status calls such a file clean while its stat data match,
+// yet its bytes on disk are not its blob's, and no checkout gives them back: they
+// are kept only by a snapshot. A conversion explains a file when core.autocrlf is
+// true, or when the repository's own attributes (.gitattributes of the worktree,
+// info/attributes) mark it for one (a filter only when its smudge is configured).
+// An index this code does not read whole (a split index, another version) cannot be
+// judged: all is true then, and the caller keeps the worktree's bytes.
+func (w *Worktree) ConvertedOnDisk(ctx context.Context) (paths []string, all bool, err error) {
+	gitDir, err := w.GitDir(ctx)
+	if err != nil {
+		return nil, false, err
+	}
+	data, err := os.ReadFile(filepath.Join(gitDir, "index"))
+	if errors.Is(err, os.ErrNotExist) {
+		return nil, false, nil // no index: no file was checked out
+	}
+	if err != nil {
+		return nil, false, err
+	}
+	entries, split, err := readIndexEntries(data, w.Repo.ObjectFormat == "sha256")
+	if err != nil || split {
+		return nil, true, nil
+	}
+	var ids []OID
+	seen := make(map[string]bool, len(entries))
+	for _, e := range entries {
+		if e.stat.Mode == "120000" || seen[e.stat.ID] {
+			continue // a link's target is never converted
+		}
+		seen[e.stat.ID] = true
+		id, err := ParseOID(e.stat.ID)
+		if err != nil {
+			return nil, true, nil
+		}
+		ids = append(ids, id)
+	}
+	sizes, missing, err := w.Repo.ObjectSizes(ctx, ids)
+	if err != nil {
+		return nil, false, err
+	}
+	if len(missing) > 0 {
+		return nil, true, nil // a blob the index names is gone: its file is all there is
+	}
+	var differ []string
+	for _, e := range entries {
+		size, ok := sizes[e.stat.ID]
+		if e.stat.Mode != "120000" && ok && uint32(size) != e.stat.Size {
+			differ = append(differ, e.path)
+		}
+	}
+	if len(differ) == 0 || strings.EqualFold(w.config(ctx, "core.autocrlf"), "true") {
+		return nil, false, nil
+	}
+	explained, err := w.convertedByRepository(ctx, differ)
+	if err != nil {
+		return nil, false, err
+	}
+	for _, p := range differ {
+		if !explained[p] {
+			paths = append(paths, p)
+		}
+	}
+	return paths, false, nil
+}
+
+// convertedByRepository is Converted with only the repository's own attributes (no
+// system or global attributes file), and a filter counted only when its smudge
+// command is configured: what a checkout of this repository converts, wherever it
+// runs.
+func (w *Worktree) convertedByRepository(ctx context.Context, paths []string) (map[string]bool, error) {
+	args := append([]string{"-c", "core.attributesFile=" + os.DevNull, "check-attr", "-z", "--stdin"}, conversionAttributes...)
+	got, err := w.git(ctx, []string{noSystemAttributes}, nulJoin(paths), args...)
+	if err != nil {
+		return nil, err
+	}
+	cfg := w.configOf(ctx)
+	out := map[string]bool{}
+	f := bytes.Split(got, []byte{0})
+	for i := 0; i+2 < len(f); i += 3 { // path, attribute, value
+		attr, v := string(f[i+1]), string(f[i+2])
+		if v == "unspecified" || v == "unset" {
+			continue
+		}
+		if attr == "filter" && cfg.str("filter."+v+".smudge") == "" && cfg.str("filter."+v+".process") == "" {
+			continue // a driver not configured converts nothing
+		}
+		out[string(f[i])] = true
+	}
+	return out, nil
 }
