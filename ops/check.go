@@ -6,8 +6,8 @@ import (
 	"os"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -54,7 +54,7 @@ func (req *StartRequest) Check() error {
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}
-		p, err := gitstate.ParsePipelineFile(req.Pipeline, data)
+		p, err := ledger.ParsePipelineFile(req.Pipeline, data)
 		if err != nil {
 			return err
 		}
@@ -63,7 +63,7 @@ func (req *StartRequest) Check() error {
 			req.Setup = p.Setup
 		}
 	case req.StageList != "" && req.Stages == nil:
-		req.Stages = gitstate.StagesFromList(req.StageList)
+		req.Stages = ledger.StagesFromList(req.StageList)
 	}
 	if req.Gas < 0 || req.MaxAttempts < 0 || req.MaxJobs < 0 || req.MaxDepth < 0 {
 		return fault.Named(fault.ErrUsage, "{gas}, {max_attempts}, {max_jobs} and {max_depth} must not be negative")
@@ -132,7 +132,7 @@ type childSpec struct {
 
 // ParseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
 // jobs in job add's shape (id, needs, scope, verify, criterion, kind), nothing else.
-func ParseChildren(data []byte) ([]gitstate.JobSpec, error) {
+func ParseChildren(data []byte) ([]ledger.JobSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var list []childSpec
@@ -143,9 +143,9 @@ func ParseChildren(data []byte) ([]gitstate.JobSpec, error) {
 		}
 		return nil, fault.Named(fault.ErrUsage, "{children} must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", why)
 	}
-	specs := make([]gitstate.JobSpec, 0, len(list))
+	specs := make([]ledger.JobSpec, 0, len(list))
 	for _, ch := range list {
-		specs = append(specs, gitstate.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
+		specs = append(specs, ledger.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
 	}
 	return specs, nil
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
@@ -133,7 +134,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 // not a valid name is dropped).
 func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candidate) {
 	name := func(s string) string {
-		if s == "" || gitstate.ValidName("value", s) != nil {
+		if s == "" || ledger.ValidName("value", s) != nil {
 			return ""
 		}
 		return s
@@ -212,7 +213,7 @@ type ResumeRequest struct {
 	// Session is the caller's agent session (its live run is its own: resumed at once).
 	Session string
 	// TakeOver resumes a run another live driver holds; Holder drives the run from the
-	// resume on, for TTL (zero: gitstate.DefaultDriverTTL).
+	// resume on, for TTL (zero: ledger.DefaultDriverTTL).
 	TakeOver bool
 	Holder   string
 	TTL      time.Duration
@@ -254,7 +255,7 @@ var verifyFailChoices = map[string]bool{"": true, "fail": true, "redispatch": tr
 // options) and refuses what the ledger or resume could not act on.
 func (req *ResumeRequest) Check() error {
 	if req.RunID != "" {
-		if err := gitstate.ValidName("run", req.RunID); err != nil {
+		if err := ledger.ValidName("run", req.RunID); err != nil {
 			return err
 		}
 	}
@@ -262,7 +263,7 @@ func (req *ResumeRequest) Check() error {
 		return fault.Usage("the lease and verify time limits must be positive")
 	}
 	if req.TTL == 0 {
-		req.TTL = gitstate.DefaultDriverTTL
+		req.TTL = ledger.DefaultDriverTTL
 	}
 	if err := checkTimeout("verify_timeout", &req.VerifyTimeout); err != nil {
 		return err
@@ -275,12 +276,12 @@ func (req *ResumeRequest) Check() error {
 
 // selectRun returns the store resume writes through and the run the request names or
 // selects.
-func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *gitstate.Run, error) {
+func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *ledger.Run, error) {
 	if err := req.Check(); err != nil {
 		return nil, nil, err
 	}
 	// resume decides for itself whether a live run is the caller's (Options.Owns).
-	store := o.Store(gitstate.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: gitstate.RoleResume})
+	store := o.Store(ledger.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: ledger.RoleResume})
 	var cands []resume.Candidate
 	if req.RunID == "" { // a named run needs no scan of all the others
 		var bad []resume.Unreadable
@@ -332,7 +333,7 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 	}
 	ttl := req.TTL
 	if ttl == 0 {
-		ttl = gitstate.DefaultDriverTTL
+		ttl = ledger.DefaultDriverTTL
 	}
 	opt := resume.Options{
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,

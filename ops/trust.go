@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -106,7 +106,7 @@ func trustRun(run string) error {
 	if run == "" {
 		return fault.Named(fault.ErrUsage, "name the run whose commands to trust (or {list})")
 	}
-	return gitstate.ValidName("run", run)
+	return ledger.ValidName("run", run)
 }
 
 // TrustRevokeRequest is `trust --revoke RUN`.
@@ -162,7 +162,7 @@ type TrustRunCommands struct {
 // TrustList lists the commands runs carry, with whether each is trusted here.
 func (o *Ops) TrustList(ctx context.Context, req TrustListRequest) (*TrustListResult, error) {
 	if req.Run != "" {
-		if err := gitstate.ValidName("run", req.Run); err != nil {
+		if err := ledger.ValidName("run", req.Run); err != nil {
 			return nil, err
 		}
 	}

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -25,7 +26,7 @@ func (f *wtFixture) untrustAll() {
 // listing changes the digest, and then nothing at all is trusted (exit 3).
 func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
 // A person at a terminal is shown every command and confirms; a "no" trusts nothing.
 func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	for _, j := range []string{"a", "b"} {
 		if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: j, Verify: "check " + j, Driver: d1}); err != nil {
 			t.Fatal(err)
@@ -126,7 +127,7 @@ func TestTrustDigest(t *testing.T) {
 // write that fails leaves nothing trusted.
 func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	type seen struct {
 		run       string
 		untrusted []string
@@ -151,7 +152,7 @@ func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 			stops = append(stops, st)
 		}
 	}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: gitstate.StagesFromList("code"), Verify: "make check", Driver: d1}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: ledger.StagesFromList("code"), Verify: "make check", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
@@ -188,7 +189,7 @@ func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 // was empty and --yes without a digest refused, so nothing could vouch for it).
 func TestTrustListNamesARunWithoutCommands(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: "r1"})
 	if err != nil || len(list.Runs) != 1 || list.Runs[0].RunID != "r1" || list.Runs[0].Commands == nil || len(list.Runs[0].Digest) != 64 {
 		t.Fatalf("trust --list r1 of a run without commands: %+v %v", list, err)

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // WhereResumeWith is where a managed run's resume command is used (Command.Where).
@@ -42,7 +42,7 @@ type Command struct {
 
 // Commands lists every command run r carries: the run's verify (what `union
 // --verify` and stages without their own run), each stage's and each job's verify.
-func Commands(r *gitstate.Run) []Command {
+func Commands(r *ledger.Run) []Command {
 	var cmds []Command
 	if r.Header.Verify != "" {
 		cmds = append(cmds, Command{Where: "run", Command: r.Header.Verify})
@@ -105,7 +105,7 @@ type Set struct {
 
 // Load reads run's trust record (empty when there is none).
 func Load(ctx context.Context, repo *git.Repository, run string) (Set, error) {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return Set{}, err
 	}
 	data, err := repo.ReadLocal(dir + "/" + run)
@@ -161,7 +161,7 @@ func Gate(ctx context.Context, repo *git.Repository, run, command string) (a App
 func Once(command string) Approved { return Approved{command} }
 
 // Check returns r's commands with whether each is trusted here.
-func Check(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]Command, error) {
+func Check(ctx context.Context, repo *git.Repository, r *ledger.Run) ([]Command, error) {
 	s, err := Load(ctx, repo, r.Header.RunID)
 	if err != nil {
 		return nil, err
@@ -339,7 +339,7 @@ func (in *Intents) TrustsCommand(ctx context.Context, run, command string) bool 
 
 // Revoke forgets every trusted command of run.
 func Revoke(ctx context.Context, repo *git.Repository, run string) error {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return err
 	}
 	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()
@@ -357,7 +357,7 @@ func Runs(ctx context.Context, repo *git.Repository) ([]string, error) {
 	}
 	var runs []string
 	for _, n := range names {
-		if gitstate.ValidName("run", n) == nil {
+		if ledger.ValidName("run", n) == nil {
 			runs = append(runs, n)
 		}
 	}
@@ -367,7 +367,7 @@ func Runs(ctx context.Context, repo *git.Repository) ([]string, error) {
 
 // update changes run's record under its lock (read, change, write whole).
 func update(ctx context.Context, repo *git.Repository, run string, change func(Set)) error {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return err
 	}
 	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()
