@@ -48,16 +48,16 @@ type Writer struct {
 	// report only ends or beats the open attempt (verifying, passed, failed).
 	To string
 	// seen is the driver lease live when a --take-over command first read the run
-	// (nil: none): the take-over replaces that driver only (Store.Update sets it).
+	// (nil: none): the take-over replaces that driver only (gitstate.Store.Update sets it).
 	seen    *Lease
 	seenSet bool
 	// Key seals Session for the ledger and compares it with the stored one
-	// (session.go); a Store's writes use the store's (Store.Writing).
+	// (session.go); a Store's writes use the store's (gitstate.Store.Writing).
 	Key SessionKey
 }
 
 // SawDriver returns w set to take over only the driver lease of r as read at now
-// (Store.Update calls it with the run as the command first read it).
+// (gitstate.Store.Update calls it with the run as the command first read it).
 func (w Writer) SawDriver(r *Run, now time.Time) Writer {
 	w.seen, w.seenSet = nil, true
 	if l := liveLease(r, now); l != nil {
@@ -105,7 +105,7 @@ func (r *Run) Driven(now time.Time) bool {
 }
 
 // ClaimDriver applies the driver rule of docs/contract.md §5.1 to a run write by w at now, on the
-// state the write starts from (Store.Update calls it on every compare-and-swap try):
+// state the write starts from (gitstate.Store.Update calls it on every compare-and-swap try):
 //   - no live driver: a named holder becomes the driver until now + TTL;
 //   - a live driver that is w's holder, or whose session is w's: renewed;
 //   - another live driver: refused (exit 3, the JSON error names it), unless

@@ -15,7 +15,7 @@ import (
 )
 
 // This file is the job machine of graph runs (docs/contract.md §5.3): pure functions over a
-// Header and a State, no I/O. Callers run them inside Store.Update, which hands them
+// Header and a State, no I/O. Callers run them inside gitstate.Store.Update, which hands them
 // a fresh state on every compare-and-swap try; that retry loop, not a lock, is what
 // keeps concurrent claims correct. Every function either fully applies its change or
 // returns an error with the state untouched.
@@ -487,7 +487,7 @@ func Halted(h *Header, s *State) bool {
 // charged (never refunded), attempts unchanged, a lease token for the job's attempt
 // count and the run's epoch, expiring at now + ttl. With nothing ready it grants
 // nothing and says why (no error): the caller decides what that means to it. nonce
-// is the new token's nonce (Store.Nonce).
+// is the new token's nonce (gitstate.Store.Nonce).
 func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Duration, nonce string) (Grant, error) {
 	if ttl <= 0 {
 		return Grant{}, fault.Usage("lease ttl must be positive, got %s", ttl)

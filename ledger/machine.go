@@ -120,7 +120,7 @@ func orNone(s []string) string {
 // every earlier stage is completed or skipped; no dispatch past the stage's
 // max_retries budget (counted from the ledger's attempts, so it survives any resume).
 // Every refusal names the targets the stage may take now. at is the transition's
-// time; nonce is the nonce of the stage token a dispatch issues (Store.Nonce; unused
+// time; nonce is the nonce of the stage token a dispatch issues (gitstate.Store.Nonce; unused
 // by any other transition).
 func ApplyStageTransition(r *Run, stage, to, reason string, baseline gitid.OID, at, nonce string) error {
 	def, st, ok := r.Stage(stage)

@@ -129,7 +129,7 @@ type State struct {
 
 // ResumeMark is the last resume, kept until anything else happens to the run: while it
 // stands, a resume run again continues it (its verify step, if that is what it had
-// left) instead of raising the epoch a second time. Store.Update drops it on every
+// left) instead of raising the epoch a second time. gitstate.Store.Update drops it on every
 // write that is not a resume's own.
 type ResumeMark struct {
 	Epoch     int      `json:"epoch"`
@@ -248,7 +248,7 @@ type WorktreeRec struct {
 	Stage string `json:"stage,omitempty"`
 	Path  string `json:"path"` // this repository's (see paths.go)
 	// RelPath is Path relative to the git common dir, as the ledger records it; only
-	// encoding sets it (Store.portable), reading turns it into Path.
+	// encoding sets it (gitstate.Store.portable), reading turns it into Path.
 	RelPath   string    `json:"rel_path,omitempty"`
 	Branch    string    `json:"branch"`
 	Baseline  gitid.OID `json:"baseline"`

@@ -15,7 +15,7 @@ import (
 // back with Event.Payload or DecodeData. Members are declared in the order the JSON
 // has them (sorted, as the maps that once built them wrote them; undone and the
 // driver changes keep their own order). A member tagged atlas:"required" must not
-// be empty: Store refuses to write an event whose data lacks one, and Log reports a
+// be empty: the store (gitstate) refuses to write an event whose data lacks one, and Log reports a
 // read one as unreadable (checkEvent). A member tagged atlas:"quoted" copies what the
 // ledger held (a lease, a path, a header's value) rather than words of the command
 // that wrote the event: its text is not the writer's (WrittenData). Every payload keeps the members a newer

@@ -27,8 +27,9 @@ const SealPrefix = "hmac-sha256:"
 // (Seal returns "") and matches only plain ids: readers that could not get the key.
 type SessionKey struct{ key []byte }
 
-// NewSessionKey is a key of the given secret bytes (LoadSessionKey reads the
-// repository's; a test that applies the driver rule without a repository makes one).
+// NewSessionKey is a key of the given secret bytes (gitstate.LoadSessionKey makes the
+// repository's from its local state; a test that applies the driver rule without a
+// repository makes one).
 func NewSessionKey(secret []byte) SessionKey { return SessionKey{key: append([]byte(nil), secret...)} }
 
 // IsZero reports whether k is the zero key, which seals nothing.
