@@ -22,6 +22,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // stressRepo makes a repository with one commit and returns it with the environment
@@ -167,7 +168,7 @@ func TestStressConcurrentEvents(t *testing.T) {
 
 	out := mustGit(t, dir, env, "", "atlas", "log", "r", "--json")
 	var log struct {
-		Events []gitstate.Event `json:"events"`
+		Events []ledger.Event `json:"events"`
 	}
 	if err := json.Unmarshal([]byte(out), &log); err != nil {
 		t.Fatal(err)
@@ -239,7 +240,7 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) (stri
 	}
 	seq := int(state["seq"].(float64)) + 1
 	state["seq"] = seq
-	state["updated_at"] = gitstate.Stamp(time.Now())
+	state["updated_at"] = ledger.Stamp(time.Now())
 	sj, _ := json.Marshal(state)
 	ej, _ := json.Marshal(map[string]any{"schema": 1, "seq": seq, "type": "external", "time": state["updated_at"], "epoch": 0, "data": map[string]int{"k": k}})
 	var ids []string
@@ -294,10 +295,10 @@ func stressWriterMain() {
 	for n := 0; ; n++ {
 		if len(ids) == 0 || rand.IntN(8) == 0 {
 			id := fmt.Sprintf("k%d-%d", os.Getpid(), n)
-			h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now()), Baseline: testenv.HexOID(base), Stages: []gitstate.StageDef{{Name: "a", MaxRetries: 2}}}
-			st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StagePending}}}
+			h := ledger.Header{RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now()), Baseline: testenv.HexOID(base), Stages: []ledger.StageDef{{Name: "a", MaxRetries: 2}}}
+			st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "a", Status: ledger.StagePending}}}
 			pin := git.RefUpdate{Name: gitstate.PinRef(id, "baseline"), New: base, Old: git.ZeroID}
-			if _, err := s.Create(ctx, h, st, gitstate.Event{Type: "run_started"}, pin); err != nil {
+			if _, err := s.Create(ctx, h, st, ledger.Event{Type: "run_started"}, pin); err != nil {
 				fmt.Fprintln(os.Stderr, err)
 				os.Exit(1)
 			}
@@ -306,8 +307,8 @@ func stressWriterMain() {
 			continue
 		}
 		data, _ := json.Marshal(map[string]int{"n": n})
-		if _, err := s.Update(ctx, ids[rand.IntN(len(ids))], func(r *gitstate.Run) (*gitstate.Change, error) {
-			return &gitstate.Change{Event: gitstate.Event{Type: "note", Data: data}}, nil
+		if _, err := s.Update(ctx, ids[rand.IntN(len(ids))], func(r *ledger.Run) (*gitstate.Change, error) {
+			return &gitstate.Change{Event: ledger.Event{Type: "note", Data: data}}, nil
 		}); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)

@@ -16,6 +16,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -132,7 +133,7 @@ func runState(e gitstate.Entry, ok bool, now time.Time) string {
 		return ""
 	case e.Err != nil || e.Run == nil:
 		return Unreadable
-	case gitstate.RunTerminal(e.Run.State.Status):
+	case ledger.RunTerminal(e.Run.State.Status):
 		return Finished
 	case e.Run.Interrupted(now):
 		return Interrupted
@@ -160,7 +161,7 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	root, rootErr := worktrees.Root(ctx, store.Repo)
 	gate, gateErr := worktrees.NewGate(ctx, store.Repo)
-	own := func(run string, rec gitstate.WorktreeRec) error {
+	own := func(run string, rec ledger.WorktreeRec) error {
 		if gateErr != nil {
 			return gateErr
 		}
@@ -224,7 +225,7 @@ func read(ctx context.Context, store *gitstate.Store) (*Report, []gitstate.Entry
 // a worktree no record names).
 type owner struct {
 	run, node string
-	rec       *gitstate.WorktreeRec
+	rec       *ledger.WorktreeRec
 }
 
 // owners maps each path a ledger record names to its run and node (the last run
@@ -244,7 +245,7 @@ func owners(entries []gitstate.Entry) map[string]owner {
 
 // classifyWorktrees labels every worktree git lists from the lists alone and returns
 // the indexes of those whose status must still be checked (present and git-atlas's).
-func (rep *Report) classifyWorktrees(owners map[string]owner, own func(string, gitstate.WorktreeRec) error, root string, rootErr error, now time.Time) []int {
+func (rep *Report) classifyWorktrees(owners map[string]owner, own func(string, ledger.WorktreeRec) error, root string, rootErr error, now time.Time) []int {
 	var dirtyChecks []int
 	for i, t := range rep.trees {
 		w := Worktree{Path: t.Path, Branch: strings.TrimPrefix(t.Branch, "refs/heads/"), Labels: []string{}}
@@ -332,8 +333,8 @@ func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int 
 			if _, ok := rep.runs[r.RunID]; !ok {
 				r.Labels = append(r.Labels, Orphaned)
 			}
-		case strings.HasPrefix(name, gitstate.RecoveryPrefix):
-			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, gitstate.RecoveryPrefix), "/")
+		case strings.HasPrefix(name, ledger.RecoveryPrefix):
+			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, ledger.RecoveryPrefix), "/")
 			r.Labels = append(r.Labels, Recovery)
 			if size {
 				sizeChecks = append(sizeChecks, len(rep.Refs))

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -77,7 +78,7 @@ func Du(ctx context.Context, store *gitstate.Store, run string) (*DuReport, erro
 			return nil, err
 		}
 	}
-	prefix := gitstate.RecoveryPrefix
+	prefix := ledger.RecoveryPrefix
 	if run != "" {
 		prefix += run + "/"
 	}
@@ -118,7 +119,7 @@ func Du(ctx context.Context, store *gitstate.Store, run string) (*DuReport, erro
 	var names []string
 	var owners []int // the run row of each tip
 	for _, s := range snaps {
-		rest := strings.TrimPrefix(s.Name, gitstate.RecoveryPrefix)
+		rest := strings.TrimPrefix(s.Name, ledger.RecoveryPrefix)
 		id, snap, ok := strings.Cut(rest, "/")
 		oid, err := git.ParseOID(s.ID)
 		if !ok || err != nil {

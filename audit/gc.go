@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -138,7 +139,7 @@ func planStrays(rep *Report) []Action {
 		switch {
 		case emptyDir(w.Path):
 		case !runExists(rep, w.RunID):
-			reason = "a directory git no longer knows, of a run that no longer exists: snapshot first, kept under " + gitstate.RecoveryPrefix + w.RunID + "/"
+			reason = "a directory git no longer knows, of a run that no longer exists: snapshot first, kept under " + ledger.RecoveryPrefix + w.RunID + "/"
 		default:
 			reason = "a directory git no longer knows: snapshot first"
 		}
@@ -157,13 +158,13 @@ func strayKept(rep *Report, w Worktree) string {
 	}
 	e, ok := rep.runs[w.RunID]
 	switch {
-	case gitstate.ValidName("run", w.RunID) != nil || gitstate.ValidName("node", w.Node) != nil:
+	case ledger.ValidName("run", w.RunID) != nil || ledger.ValidName("node", w.Node) != nil:
 		return "holds files under a name no snapshot can take: look, then remove it by hand"
 	case !ok:
 		return ""
 	case e.Run == nil:
 		return "holds files, and its run cannot be read"
-	case !gitstate.RunTerminal(e.Run.State.Status):
+	case !ledger.RunTerminal(e.Run.State.Status):
 		return "holds files, and its run is not finished"
 	}
 	return ""
@@ -314,7 +315,7 @@ func removeLeftover(a *Action, now time.Time) error {
 func planKept(rep *Report) []Action {
 	var ids []string
 	for id, e := range rep.runs {
-		if e.Run != nil && e.Run.State.Status == gitstate.RunStopped {
+		if e.Run != nil && e.Run.State.Status == ledger.RunStopped {
 			ids = append(ids, id)
 		}
 	}
@@ -370,10 +371,10 @@ func newest(rep *Report, keep int) map[string]bool {
 	}
 	var done []run
 	for id, e := range rep.runs {
-		if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+		if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
 			continue
 		}
-		t, _ := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+		t, _ := ledger.ParseStamp(e.Run.State.UpdatedAt)
 		done = append(done, run{id, t})
 	}
 	sort.Slice(done, func(i, j int) bool {
@@ -392,13 +393,13 @@ func newest(rep *Report, keep int) map[string]bool {
 // droppable reports whether run is finished, older than opt.Before and not among the
 // newest opt.KeepLast.
 func droppable(e gitstate.Entry, opt GCOptions) bool {
-	if e.Err != nil || e.Run == nil || !gitstate.RunTerminal(e.Run.State.Status) {
+	if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
 		return false
 	}
 	if opt.newest != nil && opt.newest[e.ID] {
 		return false
 	}
-	t, err := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+	t, err := ledger.ParseStamp(e.Run.State.UpdatedAt)
 	if err != nil {
 		return false
 	}
@@ -470,7 +471,7 @@ func staying(rep *Report, removing []Action) (checkedOut, keepsRun map[string]bo
 func dropping(rep *Report, opt GCOptions, old, keepsRun map[string]bool) map[string]bool {
 	drop := map[string]bool{}
 	for id, e := range rep.runs {
-		if (old == nil && droppable(e, opt) || old[id] && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status)) && !keepsRun[id] {
+		if (old == nil && droppable(e, opt) || old[id] && e.Run != nil && ledger.RunTerminal(e.Run.State.Status)) && !keepsRun[id] {
 			drop[id] = true
 		}
 	}
@@ -520,7 +521,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 		if err != nil || deleting[r.Ref] {
 			continue
 		}
-		if e, ok := rep.runs[r.RunID]; ok && e.Run != nil && gitstate.RunTerminal(e.Run.State.Status) {
+		if e, ok := rep.runs[r.RunID]; ok && e.Run != nil && ledger.RunTerminal(e.Run.State.Status) {
 			cands = append(cands, len(tips))
 		}
 		tips, names = append(tips, id), append(names, r.Ref)
@@ -547,7 +548,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 			continue
 		}
 		for _, sn := range e.Run.State.Snapshots {
-			if t, err := gitstate.ParseStamp(sn.CreatedAt); err == nil {
+			if t, err := ledger.ParseStamp(sn.CreatedAt); err == nil {
 				when[sn.Ref] = t
 			}
 		}
@@ -566,7 +567,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 			break
 		}
 		total -= each[k]
-		run, _, _ := strings.Cut(strings.TrimPrefix(names[k], gitstate.RecoveryPrefix), "/")
+		run, _, _ := strings.Cut(strings.TrimPrefix(names[k], ledger.RecoveryPrefix), "/")
 		acts = append(acts, Action{Kind: DeleteRef, RunID: run, Ref: names[k], Old: tips[k].String(), Patch: patchPath(repo, names[k]),
 			Size: each[k], Reason: fmt.Sprintf("recovery snapshot of a finished run, oldest first, over --max-size %d", max)})
 		deleting[names[k]] = true
@@ -593,7 +594,7 @@ func branchActions(ctx context.Context, repo *git.Repository, branches []Ref, de
 			// A stray branch (its run is gone) whose commits nothing else holds: a
 			// recovery ref keeps its tip first, then it goes (docs/contract.md §15).
 			// Any other stays.
-			if Has(b.Labels, Stray) && gitstate.ValidName("run", b.RunID) == nil {
+			if Has(b.Labels, Stray) && ledger.ValidName("run", b.RunID) == nil {
 				kept := StrayBranchRef(b.RunID, b.ID)
 				acts = append(acts, Action{Kind: DeleteBranch, RunID: b.RunID, Ref: b.Ref, Old: b.ID, Kept: kept,
 					Reason: "its run no longer exists and nothing else holds its commits: kept under " + kept + " first"})
@@ -608,7 +609,7 @@ func branchActions(ctx context.Context, repo *git.Repository, branches []Ref, de
 // StrayBranchRef is the recovery ref that keeps commit, the tip of a branch of run
 // (a run that no longer exists) that no other ref holds, when gc deletes the branch.
 func StrayBranchRef(run, commit string) string {
-	return gitstate.RecoveryPrefix + run + "/branch-kept-" + commit[:min(12, len(commit))]
+	return ledger.RecoveryPrefix + run + "/branch-kept-" + commit[:min(12, len(commit))]
 }
 
 // keepStrayBranch makes the recovery ref a's branch deletion plans (Action.Kept), at
@@ -818,7 +819,7 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 // patchPath is where a recovery snapshot's patch lives by default; gc removes that
 // file with the snapshot's ref (a --patch-out file elsewhere is the user's).
 func patchPath(repo *git.Repository, ref string) string {
-	rest, ok := strings.CutPrefix(ref, gitstate.RecoveryPrefix)
+	rest, ok := strings.CutPrefix(ref, ledger.RecoveryPrefix)
 	if !ok {
 		return ""
 	}
@@ -840,7 +841,7 @@ func patchPath(repo *git.Repository, ref string) string {
 func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[string]bool) {
 	root, rootErr := worktrees.Root(ctx, repo)
 	for run := range runs {
-		if gitstate.ValidName("run", run) != nil {
+		if ledger.ValidName("run", run) != nil {
 			continue
 		}
 		if rootErr == nil {

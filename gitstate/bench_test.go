@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"context"
+	"github.com/git-atlas/git-atlas/ledger"
 	"testing"
 )
 
@@ -13,13 +14,13 @@ func BenchmarkUpdate(b *testing.B) {
 		b.Run(kind.name, func(b *testing.B) {
 			repo := newRepo(b, kind)
 			s := New(repo)
-			newRun(b, s, "r", StageDef{Name: "plan"}, StageDef{Name: "code"})
+			newRun(b, s, "r", ledger.StageDef{Name: "plan"}, ledger.StageDef{Name: "code"})
 			ctx := context.Background()
 			data := []byte(`{"msg":"a benchmark event"}`)
 			b.ResetTimer()
 			for i := 0; i < b.N; i++ {
-				if _, err := s.Update(ctx, "r", func(r *Run) (*Change, error) {
-					return &Change{Event: Event{Type: "note", Stage: "code", Data: data}}, nil
+				if _, err := s.Update(ctx, "r", func(r *ledger.Run) (*Change, error) {
+					return &Change{Event: ledger.Event{Type: "note", Stage: "code", Data: data}}, nil
 				}); err != nil {
 					b.Fatal(err)
 				}

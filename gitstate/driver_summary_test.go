@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // The summary a listing reads (resume --brief, the hook, list) carries the driver's
@@ -16,9 +17,9 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "r", StageDef{Name: "code", MaxRetries: 2, IdleBudget: "1m"})
-	s.Writer = Writer{Holder: "d", Session: "S", TTL: time.Hour}
-	if err := transition(s, "r", "code", StageDispatched); err != nil {
+	newRun(t, s, "r", ledger.StageDef{Name: "code", MaxRetries: 2, IdleBudget: "1m"})
+	s.Writer = ledger.Writer{Holder: "d", Session: "S", TTL: time.Hour}
+	if err := transition(s, "r", "code", ledger.StageDispatched); err != nil {
 		t.Fatal(err)
 	}
 	full, err := s.Load(ctx, "r")
@@ -30,7 +31,7 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want.IsZero() || full.State.Driver.Session != key.Seal("S") || !Sealed(full.State.Driver.Session) {
+	if want.IsZero() || full.State.Driver.Session != key.Seal("S") || !ledger.Sealed(full.State.Driver.Session) {
 		t.Fatalf("documents: idle deadline %v, driver %+v", want, full.State.Driver)
 	}
 	line, err := summaryLine(full)
@@ -49,7 +50,7 @@ func TestSummaryCarriesDriverSessionAndIdleDeadline(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for name, r := range map[string]*Run{
+	for name, r := range map[string]*ledger.Run{
 		"fast":      summaryRun(full.Tip, &fast.Run, &fast.State),
 		"json":      summaryRun(full.Tip, &viaJSON.Run, &viaJSON.State),
 		"documents": docs,

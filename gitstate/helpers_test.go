@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // repoKind is one way git-atlas reaches a repository: go-git in-process, the git CLI
@@ -74,20 +75,20 @@ func runIn(t testing.TB, dir, stdin string, args ...string) string {
 }
 
 // newRun creates a run with the given stage definitions.
-func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
+func newRun(t testing.TB, s *Store, id string, defs ...ledger.StageDef) *ledger.Run {
 	t.Helper()
 	ctx := context.Background()
 	base, err := s.Repo.ResolveCommit(ctx, git.HeadRev())
 	if err != nil {
 		t.Fatal(err)
 	}
-	h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base, Stages: defs}
-	st := State{RunID: id, Status: RunRunning, Stages: []StageState{}}
+	h := ledger.Header{RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now().UTC()), Baseline: base, Stages: defs}
+	st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	for _, d := range defs {
-		st.Stages = append(st.Stages, StageState{Name: d.Name, Status: StagePending})
+		st.Stages = append(st.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
 	pin := git.RefUpdate{Name: PinRef(id, "baseline"), New: base.String(), Old: git.ZeroID}
-	r, err := s.Create(ctx, h, st, Event{Type: "run_started"}, pin)
+	r, err := s.Create(ctx, h, st, ledger.Event{Type: "run_started"}, pin)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,15 +97,15 @@ func newRun(t testing.TB, s *Store, id string, defs ...StageDef) *Run {
 
 // transition applies one stage transition through the store, as the CLI does.
 func transition(s *Store, id, stage, to string) error {
-	_, err := s.Update(context.Background(), id, func(r *Run) (*Change, error) {
+	_, err := s.Update(context.Background(), id, func(r *ledger.Run) (*Change, error) {
 		from := ""
 		if _, st, ok := r.Stage(stage); ok {
 			from = st.Status
 		}
-		if err := ApplyStageTransition(r, stage, to, "", r.Header.Baseline, Stamp(time.Now().UTC()), RandomNonce()); err != nil {
+		if err := ledger.ApplyStageTransition(r, stage, to, "", r.Header.Baseline, ledger.Stamp(time.Now().UTC()), ledger.RandomNonce()); err != nil {
 			return nil, err
 		}
-		return &Change{Event: StageTransitionEvent(About{Stage: stage}, StageTransitionData{From: from, To: to})}, nil
+		return &Change{Event: ledger.StageTransitionEvent(ledger.About{Stage: stage}, ledger.StageTransitionData{From: from, To: to})}, nil
 	})
 	return err
 }

@@ -6,12 +6,13 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // LoadAt reads a run as it was right after event seq (docs/contract.md §14): the ledger commit
 // that event made, read like a tip. Events are numbered from 1; a seq outside the
 // run's history is not found.
-func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*Run, error) {
+func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*ledger.Run, error) {
 	r, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err

@@ -11,12 +11,13 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Entry is one run in a listing: the run, or why it could not be read.
 type Entry struct {
 	ID  string
-	Run *Run
+	Run *ledger.Run
 	Err error
 }
 
@@ -86,7 +87,7 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Entry, error) {
 	}
 	switch opt.Depth {
 	case ListFull:
-		return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+		return s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*ledger.Run, error) {
 			r, err := decodeRun(id, tip, b[0], b[1])
 			if r != nil {
 				s.localize(ctx, r)
@@ -94,7 +95,7 @@ func (s *Store) List(ctx context.Context, opt ListOptions) ([]Entry, error) {
 			return r, err
 		})
 	case ListSummaries:
-		return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
+		return s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*ledger.Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
 	case ListStates:
 		return s.listStates(ctx)
 	}
@@ -105,7 +106,7 @@ var bothDocs = []string{"run.json", "state.json"}
 
 // list reads paths at every run's tip, as git streams them, and decodes each run on
 // the pool: the listing at ListFull.
-func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
+func (s *Store) list(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*ledger.Run, error)) ([]Entry, error) {
 	type listed struct {
 		Entry
 		tip      string
@@ -167,12 +168,12 @@ func (p *pool) wait() {
 // checked whole (CheckDocuments), and an open attempt's idle deadline needs the stage
 // definitions of run.json.
 func (s *Store) listStates(ctx context.Context) ([]Entry, error) {
-	entries, err := s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) {
+	entries, err := s.listSummaries(ctx, bothDocs, func(id, tip string, b []git.Blob) (*ledger.Run, error) {
 		return decodeSummary(id, tip, b[0], b[1])
 	})
 	for _, e := range entries {
 		if e.Run != nil {
-			e.Run.Header = Header{RunID: e.ID}
+			e.Run.Header = ledger.Header{RunID: e.ID}
 		}
 	}
 	return entries, err
@@ -180,7 +181,7 @@ func (s *Store) listStates(ctx context.Context) ([]Entry, error) {
 
 // listSummaries lists at ListSummaries, or at ListStates with paths and decode that
 // read state.json alone.
-func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([]Entry, error) {
+func (s *Store) listSummaries(ctx context.Context, paths []string, decode func(id, tip string, blobs []git.Blob) (*ledger.Run, error)) ([]Entry, error) {
 	prefix := strings.TrimSuffix(RunsPrefix, "/")
 	mark := s.Repo.MarkRefs() // before anything is read
 	cache, order, complete, stamp := s.readCache()
@@ -286,7 +287,7 @@ func entriesOf(cache map[string]cachedSummary, order []string) ([]Entry, bool) {
 // readDocuments reads the runs at entries[k] for k in which from their documents,
 // decoding on every core. When it read both documents it returns the summary line
 // of each run it could read, for the cache (a state-only read has no header to keep).
-func (s *Store) readDocuments(ctx context.Context, entries []Entry, refs []git.Ref, which []int, paths []string, decode func(id, tip string, blobs []git.Blob) (*Run, error)) ([][]byte, error) {
+func (s *Store) readDocuments(ctx context.Context, entries []Entry, refs []git.Ref, which []int, paths []string, decode func(id, tip string, blobs []git.Blob) (*ledger.Run, error)) ([][]byte, error) {
 	if len(which) == 0 {
 		return nil, nil
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Every depth lists the same runs, with the same ids, tips and errors, and the fields
@@ -81,7 +82,7 @@ func TestListDepthsAndNoFetch(t *testing.T) {
 		if s := listed[ListSummaries][i].Run; s.Writable() == nil || !sameSummary(s, wantSum) {
 			t.Errorf("ListSummaries %s:\n%+v\n%+v\nwant the summary of the documents\n%+v\n%+v", f.ID, s.Header, s.State, wantSum.Header, wantSum.State)
 		}
-		if s := listed[ListStates][i].Run; s.Writable() == nil || !reflect.DeepEqual(s.Header, Header{RunID: f.ID}) || !reflect.DeepEqual(s.State, wantSum.State) {
+		if s := listed[ListStates][i].Run; s.Writable() == nil || !reflect.DeepEqual(s.Header, ledger.Header{RunID: f.ID}) || !reflect.DeepEqual(s.State, wantSum.State) {
 			t.Errorf("ListStates %s:\n%+v\n%+v\nwant the run id and the summary's state\n%+v", f.ID, s.Header, s.State, wantSum.State)
 		}
 	}

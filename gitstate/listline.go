@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // summaryHeader and summaryState are the fields of run.json and state.json that
@@ -81,7 +82,7 @@ const maxSummary = 4096
 // people, then, when it fits, the summary line of the documents in tree (header and
 // state being r's, as just encoded). Listing reads runs from these lines (or from the
 // summary cache, which keeps them), without reading a single blob.
-func LedgerMessage(r *Run, ev *Event, tree string) (string, error) {
+func LedgerMessage(r *ledger.Run, ev *ledger.Event, tree string) (string, error) {
 	msg := fmt.Sprintf("atlas: %s %s", ev.Type, r.Header.RunID)
 	if ev.Stage != "" {
 		msg += " stage=" + ev.Stage
@@ -102,7 +103,7 @@ func LedgerMessage(r *Run, ev *Event, tree string) (string, error) {
 // summaryLine projects r's documents the way decodeSummary does (encode each, decode
 // the summary fields back), so the line holds exactly what reading the documents
 // would give. nil when it is longer than maxSummary.
-func summaryLine(r *Run) ([]byte, error) {
+func summaryLine(r *ledger.Run) ([]byte, error) {
 	var sum ledgerSummary
 	hb, err := json.Marshal(&r.Header)
 	if err != nil {
@@ -119,7 +120,7 @@ func summaryLine(r *Run) ([]byte, error) {
 		return nil, err
 	}
 	if t := r.IdleDeadline(); !t.IsZero() {
-		sum.State.IdleUntil = Stamp(t)
+		sum.State.IdleUntil = ledger.Stamp(t)
 	}
 	line, err := sum.encode()
 	if err != nil || len(line) > maxSummary {
@@ -141,7 +142,7 @@ func (sum *ledgerSummary) encode() ([]byte, error) {
 }
 
 // summaryOf is the summary of a run read as a summary (summaryRun's inverse).
-func summaryOf(r *Run) *ledgerSummary {
+func summaryOf(r *ledger.Run) *ledgerSummary {
 	h, st := &r.Header, &r.State
 	sum := &ledgerSummary{
 		Run: summaryHeader{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt,
@@ -158,7 +159,7 @@ func summaryOf(r *Run) *ledgerSummary {
 		sum.State.Driver = &summaryLease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt, Session: st.Driver.Session}
 	}
 	if t := r.IdleDeadline(); !t.IsZero() {
-		sum.State.IdleUntil = Stamp(t)
+		sum.State.IdleUntil = ledger.Stamp(t)
 	}
 	return sum
 }
@@ -187,7 +188,7 @@ func lineOf(m git.RefMessage) []byte {
 // fromLine reads the run at tip from a summary line, or returns nil when the line is
 // not one (another format, not valid JSON, another run's). nil sends the caller to
 // the documents, which explain any real damage.
-func fromLine(id, tip string, doc string) *Run {
+func fromLine(id, tip string, doc string) *ledger.Run {
 	if doc == "" {
 		return nil
 	}
@@ -377,8 +378,8 @@ func (p *canonical) str() string {
 // verifying.
 func inFlightSummary(st *summaryState) bool {
 	for _, s := range st.Stages {
-		if !StageTerminal(s.Status) {
-			return s.Status == StageDispatched || s.Status == StageVerifying
+		if !ledger.StageTerminal(s.Status) {
+			return s.Status == ledger.StageDispatched || s.Status == ledger.StageVerifying
 		}
 	}
 	return false
@@ -388,7 +389,7 @@ func inFlightSummary(st *summaryState) bool {
 // encoding/json pass into the summary fields, which skips the values of all others
 // without building them, and no scan for unknown keys (a summary is never written
 // back).
-func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
+func decodeSummary(id, tip string, header, state git.Blob) (*ledger.Run, error) {
 	if err := readable(id, tip, header, state); err != nil {
 		return nil, err
 	}
@@ -410,32 +411,32 @@ func decodeSummary(id, tip string, header, state git.Blob) (*Run, error) {
 		// the attempts, which only the whole documents hold (rare: lines carry it).
 		if full, err := decodeRun(id, tip, header, state); err == nil {
 			if t := full.IdleDeadline(); !t.IsZero() {
-				st.IdleUntil = Stamp(t)
+				st.IdleUntil = ledger.Stamp(t)
 			}
 		}
 	}
 	r := summaryRun(tip, &h, &st)
-	r.headerBlob = header.ID
+	r.StoredAt(tip, header.ID)
 	if err := sameRun(id, r); err != nil {
 		return nil, err
 	}
 	return r, nil
 }
 
-func summaryRun(tip string, h *summaryHeader, st *summaryState) *Run {
-	r := &Run{Tip: tip, summary: true,
-		Header: Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt,
+func summaryRun(tip string, h *summaryHeader, st *summaryState) *ledger.Run {
+	r := &ledger.Run{Tip: tip,
+		Header: ledger.Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, Intent: h.Intent, Session: h.Session, Baseline: h.Baseline, CreatedAt: h.CreatedAt,
 			PipelineMode: h.PipelineMode, ManagedBy: h.ManagedBy, ResumeWith: h.ResumeWith, ResumeWithText: h.ResumeWithText},
-		State: State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt, TakenOver: st.TakenOver}}
+		State: ledger.State{Schema: st.Schema, RunID: st.RunID, Status: st.Status, Reason: st.Reason, Seq: st.Seq, Epoch: st.Epoch, UpdatedAt: st.UpdatedAt, TakenOver: st.TakenOver}}
 	if st.Stages != nil {
-		r.State.Stages = make([]StageState, len(st.Stages))
+		r.State.Stages = make([]ledger.StageState, len(st.Stages))
 		for i, s := range st.Stages {
-			r.State.Stages[i] = StageState{Name: s.Name, Status: s.Status}
+			r.State.Stages[i] = ledger.StageState{Name: s.Name, Status: s.Status}
 		}
 	}
 	if st.Driver != nil {
-		r.State.Driver = &Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt, Session: st.Driver.Session}
+		r.State.Driver = &ledger.Lease{Holder: st.Driver.Holder, ExpiresAt: st.Driver.ExpiresAt, Session: st.Driver.Session}
 	}
-	r.idleUntil = st.IdleUntil
+	r.AsSummary(st.IdleUntil)
 	return r
 }

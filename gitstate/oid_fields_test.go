@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // idDocuments is one document of each kind with every object id it can hold set to
@@ -15,13 +16,13 @@ import (
 func idDocuments() map[string]any {
 	p := placeholder
 	return map[string]any{
-		"run.json": &Header{RunID: "r", Baseline: p},
-		"state.json": &State{RunID: "r",
-			Stages:    []StageState{{Name: "s", Attempts: []Attempt{{N: 1, Baseline: p}}}},
-			Worktrees: []WorktreeRec{{Node: "n", Baseline: p, Head: p}},
-			Snapshots: []SnapshotRec{{ID: "n-1", Commit: p}},
-			Union:     &UnionRec{Head: p},
-			Replays:   []ReplayRec{{Stage: "s", Baseline: p}},
+		"run.json": &ledger.Header{RunID: "r", Baseline: p},
+		"state.json": &ledger.State{RunID: "r",
+			Stages:    []ledger.StageState{{Name: "s", Attempts: []ledger.Attempt{{N: 1, Baseline: p}}}},
+			Worktrees: []ledger.WorktreeRec{{Node: "n", Baseline: p, Head: p}},
+			Snapshots: []ledger.SnapshotRec{{ID: "n-1", Commit: p}},
+			Union:     &ledger.UnionRec{Head: p},
+			Replays:   []ledger.ReplayRec{{Stage: "s", Baseline: p}},
 		},
 	}
 }
@@ -55,13 +56,13 @@ func everyOccurrence(doc, old, new string, f func(key, edited string)) int {
 func TestDecodeRefusesAnIDThatIsNot(t *testing.T) {
 	t.Parallel()
 	for name, v := range idDocuments() {
-		b, err := encodeDoc(v)
+		b, err := ledger.EncodeDoc(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		n := everyOccurrence(string(b), placeholder.String(), "--output=../README", func(key, edited string) {
 			got := reflect.New(reflect.TypeOf(v).Elem()).Interface()
-			err := decodeDoc([]byte(edited), got)
+			err := ledger.DecodeDoc([]byte(edited), got)
 			if err == nil || !strings.Contains(err.Error(), key+` "--output=../README" is not an object id`) {
 				t.Errorf("%s with %s forged: %v", name, key, err)
 			}
@@ -71,8 +72,8 @@ func TestDecodeRefusesAnIDThatIsNot(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{`1`, `true`, `"abc1234"`, `"HEAD"`, `"` + strings.ToUpper(sha40) + `"`} {
-		var h Header
-		if err := decodeDoc([]byte(`{"run_id":"r","baseline":`+bad+`}`), &h); err == nil || !strings.Contains(err.Error(), "baseline") {
+		var h ledger.Header
+		if err := ledger.DecodeDoc([]byte(`{"run_id":"r","baseline":`+bad+`}`), &h); err == nil || !strings.Contains(err.Error(), "baseline") {
 			t.Errorf("baseline %s: %v", bad, err)
 		}
 	}
@@ -86,7 +87,7 @@ func TestPayloadRefusesAnIDThatIsNot(t *testing.T) {
 	for _, tc := range previousRelease {
 		everyOccurrence(tc.data, sha40, "--output=../README", func(key, edited string) {
 			seen[string(tc.typ)+"."+key] = true
-			e := Event{Type: tc.typ, Data: json.RawMessage(edited)}
+			e := ledger.Event{Type: tc.typ, Data: json.RawMessage(edited)}
 			_, err := e.Payload()
 			if err == nil || !strings.Contains(err.Error(), key+` "--output=../README" is not an object id`) {
 				t.Errorf("%s with %s forged: %v", tc.typ, key, err)
@@ -94,7 +95,7 @@ func TestPayloadRefusesAnIDThatIsNot(t *testing.T) {
 		})
 	}
 	// Every id member of a payload is exercised: those the types hold.
-	for _, info := range catalogue {
+	for _, info := range ledger.Events() {
 		if info.Payload == nil {
 			continue
 		}
@@ -165,8 +166,8 @@ var idWords = map[string]bool{"id": true, "ids": true, "oid": true, "sha": true,
 // gitid.OID, or is listed in notObjectIDs with what it holds instead.
 func TestDocumentsHoldNoIDStrings(t *testing.T) {
 	t.Parallel()
-	roots := []reflect.Type{reflect.TypeFor[Header](), reflect.TypeFor[State](), reflect.TypeFor[Event](), reflect.TypeFor[summaryHeader]()}
-	for _, info := range catalogue {
+	roots := []reflect.Type{reflect.TypeFor[ledger.Header](), reflect.TypeFor[ledger.State](), reflect.TypeFor[ledger.Event](), reflect.TypeFor[summaryHeader]()}
+	for _, info := range ledger.Events() {
 		if info.Payload != nil {
 			roots = append(roots, info.Payload)
 		}

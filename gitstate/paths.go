@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Worktree paths are per repository. The ledger travels between clones (push, pull),
@@ -176,7 +177,7 @@ func (s *Store) relPath(abs string) string {
 }
 
 // localize makes the worktree paths of a run read from the ledger this repository's.
-func (s *Store) localize(ctx context.Context, r *Run) {
+func (s *Store) localize(ctx context.Context, r *ledger.Run) {
 	id := r.State.RunID
 	for i := range r.State.Worktrees {
 		w := &r.State.Worktrees[i]
@@ -192,16 +193,16 @@ func (s *Store) localize(ctx context.Context, r *Run) {
 
 // portable is st as the ledger records it: each path also relative to the common dir.
 // st itself is left alone (its caller goes on using its paths).
-func (s *Store) portable(st *State) *State {
+func (s *Store) portable(st *ledger.State) *ledger.State {
 	if len(st.Worktrees) == 0 && len(st.Replays) == 0 {
 		return st
 	}
 	c := *st
-	c.Worktrees = append([]WorktreeRec(nil), st.Worktrees...)
+	c.Worktrees = append([]ledger.WorktreeRec(nil), st.Worktrees...)
 	for i := range c.Worktrees {
 		c.Worktrees[i].RelPath = s.relPath(c.Worktrees[i].Path)
 	}
-	c.Replays = append([]ReplayRec(nil), st.Replays...)
+	c.Replays = append([]ledger.ReplayRec(nil), st.Replays...)
 	for i := range c.Replays {
 		c.Replays[i].WorktreeRel = s.relPath(c.Replays[i].Worktree)
 	}

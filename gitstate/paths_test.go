@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // A worktree path in the ledger is this repository's, whichever clone wrote it: the
@@ -19,16 +20,16 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	ctx := context.Background()
 	repoA := newRepo(t, repoKinds[0])
 	a := New(repoA)
-	newRun(t, a, "r", StageDef{Name: "code"})
+	newRun(t, a, "r", ledger.StageDef{Name: "code"})
 	commonA := CanonPath(repoA.CommonDir)
 	pathA := filepath.Join(commonA, "atlas", "worktrees", "r", "n1")
 	outside := filepath.Join(CanonPath(t.TempDir()), "wts", "r", "n2") // a root outside the common dir
-	if _, err := a.Update(ctx, "r", func(r *Run) (*Change, error) {
+	if _, err := a.Update(ctx, "r", func(r *ledger.Run) (*Change, error) {
 		r.State.Worktrees = append(r.State.Worktrees,
-			WorktreeRec{Node: "n1", Path: pathA, Branch: "atlas/r/node/n1"},
-			WorktreeRec{Node: "n2", Path: outside, Branch: "atlas/r/node/n2"})
-		r.State.Replays = append(r.State.Replays, ReplayRec{Stage: "code", Branch: "atlas/r/replay/code/1", Worktree: filepath.Join(commonA, "atlas", "worktrees", "r", "replay-code-1")})
-		return &Change{Event: Event{Type: "note"}}, nil
+			ledger.WorktreeRec{Node: "n1", Path: pathA, Branch: "atlas/r/node/n1"},
+			ledger.WorktreeRec{Node: "n2", Path: outside, Branch: "atlas/r/node/n2"})
+		r.State.Replays = append(r.State.Replays, ledger.ReplayRec{Stage: "code", Branch: "atlas/r/replay/code/1", Worktree: filepath.Join(commonA, "atlas", "worktrees", "r", "replay-code-1")})
+		return &Change{Event: ledger.Event{Type: "note"}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -89,7 +90,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 		if err != nil || len(entries) != 1 || entries[0].Run == nil {
 			t.Fatalf("list: %v %v", entries, err)
 		}
-		for _, run := range []*Run{r, entries[0].Run} {
+		for _, run := range []*ledger.Run{r, entries[0].Run} {
 			for node, want := range map[string]string{"n1": filepath.Join(commonB, "atlas", "worktrees", "r", "n1"), "n2": filepath.Join(commonB, "atlas", "worktrees", "r", "n2")} {
 				if got := run.State.Worktree(node).Path; got != want {
 					t.Errorf("%s: B reads %s at %s, want %s", label, node, got, want)
@@ -103,7 +104,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	check("relative paths")
 
 	// An older ledger held absolute paths only: A's are foreign in B.
-	if _, err := a.Update(ctx, "r", func(r *Run) (*Change, error) { return &Change{Event: Event{Type: "note"}}, nil }); err != nil {
+	if _, err := a.Update(ctx, "r", func(r *ledger.Run) (*Change, error) { return &Change{Event: ledger.Event{Type: "note"}}, nil }); err != nil {
 		t.Fatal(err)
 	}
 	old := strings.NewReplacer(`"rel_path":"atlas/worktrees/r/n1",`, "", `,"worktree_rel_path":"atlas/worktrees/r/replay-code-1"`, "")
@@ -119,7 +120,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	// B writes the run (recording its own paths) and A takes B's ledger back: A, whose
 	// worktree root is not B's, still finds its own worktrees (n1, which exists under
 	// its common dir, and n2 under its root outside it).
-	if _, err := b.Update(ctx, "r", func(r *Run) (*Change, error) { return &Change{Event: Event{Type: "note"}}, nil }); err != nil {
+	if _, err := b.Update(ctx, "r", func(r *ledger.Run) (*Change, error) { return &Change{Event: ledger.Event{Type: "note"}}, nil }); err != nil {
 		t.Fatal(err)
 	}
 	if err := writeFile(filepath.Join(pathA, "f"), "x"); err != nil {

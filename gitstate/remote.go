@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Remote is the git remote a store writes through (docs/contract.md §10.1). A write is made on
@@ -117,7 +118,7 @@ type scope struct {
 // runScope is everything of one run: its ledger, pins, recovery refs, kept diverged
 // chains and branches.
 func runScope(id string) scope {
-	prefixes := []string{PinsPrefix + id + "/", RecoveryPrefix + id + "/", DivergedPrefix + id + "/", BranchesPrefix + id + "/"}
+	prefixes := []string{PinsPrefix + id + "/", ledger.RecoveryPrefix + id + "/", DivergedPrefix + id + "/", BranchesPrefix + id + "/"}
 	return scope{
 		run:      id,
 		patterns: append([]string{RunRef(id)}, prefixes...),
@@ -337,7 +338,7 @@ func (s *Store) remoteRefs(ctx context.Context, id string, refresh bool) (map[st
 // updateRemote is Update through the remote: sync the run, make the write on its
 // tip (attempt: fn re-checks its preconditions on every try), push it leased, and
 // only then move the local refs.
-func (s *Store) updateRemote(ctx context.Context, id string, wr Writer, fn func(r *Run) (*Change, error)) (*Run, error) {
+func (s *Store) updateRemote(ctx context.Context, id string, wr ledger.Writer, fn func(r *ledger.Run) (*Change, error)) (*ledger.Run, error) {
 	tries := s.Remote.tries()
 	backoff := 4 * time.Millisecond
 	var lastErr error

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // remoteClones makes a bare repository and n clones of it, each opened as a store
@@ -35,12 +36,12 @@ func remoteClones(t *testing.T, n int) (string, []*Store) {
 	return bare, stores
 }
 
-func note(s *Store, id, typ string, calls *int) (*Run, error) {
-	return s.Update(context.Background(), id, func(r *Run) (*Change, error) {
+func note(s *Store, id, typ string, calls *int) (*ledger.Run, error) {
+	return s.Update(context.Background(), id, func(r *ledger.Run) (*Change, error) {
 		if calls != nil {
 			*calls++
 		}
-		return &Change{Event: Event{Type: EventType(typ)}}, nil
+		return &Change{Event: ledger.Event{Type: ledger.EventType(typ)}}, nil
 	})
 }
 
@@ -124,8 +125,8 @@ func TestRemoteCreateConflict(t *testing.T) {
 	newRun(t, st[0], "r")
 	tip := run(t, bare, "rev-parse", RunRef("r"))
 	base, _ := st[1].Repo.ResolveCommit(context.Background(), git.HeadRev())
-	_, err := st[1].Create(context.Background(), Header{RunID: "r", Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base},
-		State{RunID: "r", Status: RunRunning, Stages: []StageState{}}, Event{Type: "run_started"})
+	_, err := st[1].Create(context.Background(), ledger.Header{RunID: "r", Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now().UTC()), Baseline: base},
+		ledger.State{RunID: "r", Status: ledger.RunRunning, Stages: []ledger.StageState{}}, ledger.Event{Type: "run_started"})
 	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("second create: %v, want a conflict", err)
 	}

@@ -9,12 +9,13 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // noteAs is a plain driver's write: one note event.
-func noteAs(s *Store, id string) (*Run, error) {
-	return s.Update(context.Background(), id, func(r *Run) (*Change, error) {
-		return &Change{Event: Event{Type: EventNote}}, nil
+func noteAs(s *Store, id string) (*ledger.Run, error) {
+	return s.Update(context.Background(), id, func(r *ledger.Run) (*Change, error) {
+		return &Change{Event: ledger.Event{Type: ledger.EventNote}}, nil
 	})
 }
 
@@ -26,8 +27,8 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "r", StageDef{Name: "code"})
-	s.Writer = Writer{Holder: "alice", Session: "sess-1", TTL: time.Hour}
+	newRun(t, s, "r", ledger.StageDef{Name: "code"})
+	s.Writer = ledger.Writer{Holder: "alice", Session: "sess-1", TTL: time.Hour}
 	r, err := noteAs(s, "r")
 	if err != nil {
 		t.Fatal(err)
@@ -36,7 +37,7 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := r.State.Driver; d == nil || d.Session != key.Seal("sess-1") || !Sealed(d.Session) || strings.Contains(d.Session, "sess-1") {
+	if d := r.State.Driver; d == nil || d.Session != key.Seal("sess-1") || !ledger.Sealed(d.Session) || strings.Contains(d.Session, "sess-1") {
 		t.Fatalf("driver %+v: want the session's keyed hash", r.State.Driver)
 	}
 	keyFile := s.Repo.LocalPath(sessionKeyFile)
@@ -53,7 +54,7 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 
 	// The session, restarted under another name: renewed, recorded with both names.
 	s2 := New(s.Repo)
-	s2.Writer = Writer{Holder: "alice-2", Session: "sess-1", TTL: time.Hour}
+	s2.Writer = ledger.Writer{Holder: "alice-2", Session: "sess-1", TTL: time.Hour}
 	if r, err = noteAs(s2, "r"); err != nil {
 		t.Fatal(err)
 	}
@@ -64,23 +65,23 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var renamed *Event
+	var renamed *ledger.Event
 	for i := range evs {
-		if evs[i].Type == EventDriverRenamed {
+		if evs[i].Type == ledger.EventDriverRenamed {
 			renamed = &evs[i]
 		}
 	}
 	if renamed == nil {
-		t.Fatalf("no %s event in %+v", EventDriverRenamed, evs)
+		t.Fatalf("no %s event in %+v", ledger.EventDriverRenamed, evs)
 	}
-	if took, err := DecodeData[DriverChangeData](renamed); err != nil || took.Old.Holder != "alice" || took.New.Holder != "alice-2" {
-		t.Fatalf("%s data %s: want both names", EventDriverRenamed, renamed.Data)
+	if took, err := ledger.DecodeData[ledger.DriverChangeData](renamed); err != nil || took.Old.Holder != "alice" || took.New.Holder != "alice-2" {
+		t.Fatalf("%s data %s: want both names", ledger.EventDriverRenamed, renamed.Data)
 	}
 
 	// The hash shown in the ledger, presented as a session, is refused; the refusal
 	// names holder and expiry, never a session.
 	s3 := New(s.Repo)
-	s3.Writer = Writer{Holder: "mallory", Session: r.State.Driver.Session, TTL: time.Hour}
+	s3.Writer = ledger.Writer{Holder: "mallory", Session: r.State.Driver.Session, TTL: time.Hour}
 	_, err = noteAs(s3, "r")
 	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("the stored hash as a session: %v, want a conflict", err)
@@ -98,17 +99,17 @@ func TestSessionIsKeptAsAKeyedHash(t *testing.T) {
 func TestPlainSessionOfAnEarlierReleaseStillMatches(t *testing.T) {
 	t.Parallel()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "r", StageDef{Name: "code"})
+	newRun(t, s, "r", ledger.StageDef{Name: "code"})
 	// As an earlier release wrote it: the plain id in the lease.
 	raw := New(s.Repo)
-	raw.Writer = Writer{Holder: "old", Role: RoleObserver}
-	if _, err := raw.Update(context.Background(), "r", func(r *Run) (*Change, error) {
-		r.State.Driver = &Lease{Holder: "old", Session: "legacy-sess", ExpiresAt: Stamp(time.Now().Add(time.Hour))}
-		return &Change{Event: Event{Type: EventNote}}, nil
+	raw.Writer = ledger.Writer{Holder: "old", Role: ledger.RoleObserver}
+	if _, err := raw.Update(context.Background(), "r", func(r *ledger.Run) (*Change, error) {
+		r.State.Driver = &ledger.Lease{Holder: "old", Session: "legacy-sess", ExpiresAt: ledger.Stamp(time.Now().Add(time.Hour))}
+		return &Change{Event: ledger.Event{Type: ledger.EventNote}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.Writer = Writer{Holder: "new-name", Session: "legacy-sess", TTL: time.Hour}
+	s.Writer = ledger.Writer{Holder: "new-name", Session: "legacy-sess", TTL: time.Hour}
 	r, err := noteAs(s, "r")
 	if err != nil {
 		t.Fatalf("the plain session of an earlier release: %v", err)
@@ -118,13 +119,13 @@ func TestPlainSessionOfAnEarlierReleaseStillMatches(t *testing.T) {
 		t.Fatalf("driver %+v: want the session kept hashed from now on", d)
 	}
 	// And a write by holder alone (no session) also rewrites a plain one hashed.
-	if _, err := raw.Update(context.Background(), "r", func(r *Run) (*Change, error) {
-		r.State.Driver = &Lease{Holder: "old", Session: "legacy-2", ExpiresAt: Stamp(time.Now().Add(time.Hour))}
-		return &Change{Event: Event{Type: EventNote}}, nil
+	if _, err := raw.Update(context.Background(), "r", func(r *ledger.Run) (*Change, error) {
+		r.State.Driver = &ledger.Lease{Holder: "old", Session: "legacy-2", ExpiresAt: ledger.Stamp(time.Now().Add(time.Hour))}
+		return &Change{Event: ledger.Event{Type: ledger.EventNote}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
-	s.Writer = Writer{Holder: "old", TTL: time.Hour}
+	s.Writer = ledger.Writer{Holder: "old", TTL: time.Hour}
 	if r, err = noteAs(s, "r"); err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package gitstate
 
 import (
 	"encoding/json"
+	"github.com/git-atlas/git-atlas/ledger"
 	"reflect"
 	"strings"
 	"testing"
@@ -22,16 +23,16 @@ const (
 // stampDocuments is run.json and state.json with every time and every lease token
 // they can hold set to placeStamp and placeLease; setStamps counts the members it set,
 // as "Type.Field".
-func stampDocuments(set map[string]bool) (*Header, *State) {
-	vr := func() *VerifyResult { return &VerifyResult{Command: "c"} }
-	h := &Header{RunID: "r", Stages: []StageDef{{Name: "code"}}}
-	st := &State{RunID: "r", Status: RunRunning,
-		Stages:    []StageState{{Name: "code", Status: StageDispatched, Verify: vr(), Attempts: []Attempt{{N: 1}}}},
-		Jobs:      []Job{{ID: "a", State: JobRunning, Needs: []string{}, VerifyResult: vr()}},
-		Driver:    &Lease{Holder: "h"},
-		Worktrees: []WorktreeRec{{Node: "n", Branch: "atlas/r/node/n", Setup: &SetupRec{Outcome: SetupOK}}},
-		Snapshots: []SnapshotRec{{ID: "n-1", Ref: RecoveryPrefix + "r/n-1", Commit: placeholder}},
-		Union:     &UnionRec{Integrated: []string{}, Verify: vr()},
+func stampDocuments(set map[string]bool) (*ledger.Header, *ledger.State) {
+	vr := func() *ledger.VerifyResult { return &ledger.VerifyResult{Command: "c"} }
+	h := &ledger.Header{RunID: "r", Stages: []ledger.StageDef{{Name: "code"}}}
+	st := &ledger.State{RunID: "r", Status: ledger.RunRunning,
+		Stages:    []ledger.StageState{{Name: "code", Status: ledger.StageDispatched, Verify: vr(), Attempts: []ledger.Attempt{{N: 1}}}},
+		Jobs:      []ledger.Job{{ID: "a", State: ledger.JobRunning, Needs: []string{}, VerifyResult: vr()}},
+		Driver:    &ledger.Lease{Holder: "h"},
+		Worktrees: []ledger.WorktreeRec{{Node: "n", Branch: "atlas/r/node/n", Setup: &ledger.SetupRec{Outcome: ledger.SetupOK}}},
+		Snapshots: []ledger.SnapshotRec{{ID: "n-1", Ref: ledger.RecoveryPrefix + "r/n-1", Commit: placeholder}},
+		Union:     &ledger.UnionRec{Integrated: []string{}, Verify: vr()},
 	}
 	setStamps(reflect.ValueOf(h).Elem(), set)
 	setStamps(reflect.ValueOf(st).Elem(), set)
@@ -79,7 +80,7 @@ func TestReadRefusesAForgedTimeOrLease(t *testing.T) {
 	t.Parallel()
 	set := map[string]bool{}
 	h, st := stampDocuments(set)
-	if err := CheckDocuments(h, st); err != nil {
+	if err := ledger.CheckDocuments(h, st); err != nil {
 		t.Fatalf("the documents as written: %v", err)
 	}
 	seen := map[reflect.Type]bool{}
@@ -102,32 +103,32 @@ func TestReadRefusesAForgedTimeOrLease(t *testing.T) {
 			}
 		}
 	}
-	walk(reflect.TypeFor[Header]())
-	walk(reflect.TypeFor[State]())
+	walk(reflect.TypeFor[ledger.Header]())
+	walk(reflect.TypeFor[ledger.State]())
 	docs := map[string]any{"run.json": h, "state.json": st}
 	n := 0
 	for name, v := range docs {
-		b, err := encodeDoc(v)
+		b, err := ledger.EncodeDoc(v)
 		if err != nil {
 			t.Fatal(err)
 		}
 		for _, place := range []string{placeStamp, placeLease} {
 			n += everyOccurrence(string(b), place, forgedText, func(key, edited string) {
-				var h2 Header
-				var st2 State
+				var h2 ledger.Header
+				var st2 ledger.State
 				var err error
 				if name == "run.json" {
-					err = decodeDoc([]byte(edited), &h2)
+					err = ledger.DecodeDoc([]byte(edited), &h2)
 				} else {
-					err = decodeDoc([]byte(edited), &st2)
+					err = ledger.DecodeDoc([]byte(edited), &st2)
 				}
 				if err != nil {
 					t.Fatalf("%s: %v", name, err)
 				}
 				if name == "run.json" {
-					err = CheckDocuments(&h2, nil)
+					err = ledger.CheckDocuments(&h2, nil)
 				} else {
-					err = CheckDocuments(nil, &st2)
+					err = ledger.CheckDocuments(nil, &st2)
 				}
 				if err == nil || !strings.Contains(err.Error(), key+` "`+forgedText+`"`) {
 					t.Errorf("%s with %s forged: %v", name, key, err)
@@ -140,10 +141,10 @@ func TestReadRefusesAForgedTimeOrLease(t *testing.T) {
 	}
 	// What Stamp writes, and what an older writer may have (an offset, no fraction),
 	// reads; a time with text around it, or no date, does not.
-	for s, ok := range map[string]bool{Stamp(time.Date(2026, 1, 1, 0, 0, 0, 120, time.UTC)): true, "2026-01-01T00:00:00Z": true, "2026-01-01T02:00:00+02:00": true,
+	for s, ok := range map[string]bool{ledger.Stamp(time.Date(2026, 1, 1, 0, 0, 0, 120, time.UTC)): true, "2026-01-01T00:00:00Z": true, "2026-01-01T02:00:00+02:00": true,
 		"2026-01-01T00:00:00.5Z": true, "2026-01-01 00:00:00": false, "2026-01-01T00:00:00Z; run x": false, "1767225600": false,
 		"2026-01-01T00:00:00." + strings.Repeat("0", 40) + "Z": false} {
-		if ValidStamp(s) != ok {
+		if ledger.ValidStamp(s) != ok {
 			t.Errorf("ValidStamp(%q) = %v", s, !ok)
 		}
 	}
@@ -153,7 +154,7 @@ func TestReadRefusesAForgedTimeOrLease(t *testing.T) {
 // of previousRelease with one of its times forged.
 func TestPayloadRefusesAForgedTime(t *testing.T) {
 	t.Parallel()
-	if err := checkEvent(&Event{Type: "note", Time: forgedText}); err == nil || !strings.Contains(err.Error(), `event.json time "`+forgedText+`"`) {
+	if err := ledger.CheckEvent(&ledger.Event{Type: "note", Time: forgedText}); err == nil || !strings.Contains(err.Error(), `event.json time "`+forgedText+`"`) {
 		t.Errorf("event time forged: %v", err)
 	}
 	seen := map[string]bool{}
@@ -161,14 +162,14 @@ func TestPayloadRefusesAForgedTime(t *testing.T) {
 		for _, place := range []string{"2026-01-01T00:00:00Z", "2026-01-01T00:10:00Z", "2026-01-01T00:20:00Z"} {
 			everyOccurrence(tc.data, place, forgedText, func(key, edited string) {
 				seen[string(tc.typ)+"."+key] = true
-				e := Event{Type: tc.typ, Data: json.RawMessage(edited)}
+				e := ledger.Event{Type: tc.typ, Data: json.RawMessage(edited)}
 				if _, err := e.Payload(); err == nil || !strings.Contains(err.Error(), key+` "`+forgedText+`" is not a time`) {
 					t.Errorf("%s with %s forged: %v", tc.typ, key, err)
 				}
 			})
 		}
 	}
-	for _, info := range catalogue {
+	for _, info := range ledger.Events() {
 		if info.Payload == nil {
 			continue
 		}
@@ -190,14 +191,14 @@ func TestPayloadRefusesAForgedLease(t *testing.T) {
 		for _, place := range []string{"code#1@1.a1", "j#2@1.b2", "a#1@1.c"} {
 			everyOccurrence(tc.data, place, forgedText, func(key, edited string) {
 				seen[string(tc.typ)+"."+key] = true
-				e := Event{Type: tc.typ, Data: json.RawMessage(edited)}
+				e := ledger.Event{Type: tc.typ, Data: json.RawMessage(edited)}
 				if _, err := e.Payload(); err == nil || !strings.Contains(err.Error(), key+` "`+forgedText+`" is not a lease token`) {
 					t.Errorf("%s with %s forged: %v", tc.typ, key, err)
 				}
 			})
 		}
 	}
-	for _, info := range catalogue {
+	for _, info := range ledger.Events() {
 		if info.Payload == nil {
 			continue
 		}

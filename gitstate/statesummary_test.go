@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Listing at ListStates reads state.json alone and agrees with ListSummaries on every
@@ -16,9 +17,9 @@ func TestListStateSummaries(t *testing.T) {
 	for _, kind := range repoKinds {
 		t.Run(kind.name, func(t *testing.T) {
 			s := New(newRepo(t, kind))
-			newRun(t, s, "a", StageDef{Name: "code"})
-			newRun(t, s, "b", StageDef{Name: "code"}, StageDef{Name: "test"})
-			if err := transition(s, "b", "code", StageDispatched); err != nil {
+			newRun(t, s, "a", ledger.StageDef{Name: "code"})
+			newRun(t, s, "b", ledger.StageDef{Name: "code"}, ledger.StageDef{Name: "test"})
+			if err := transition(s, "b", "code", ledger.StageDispatched); err != nil {
 				t.Fatal(err)
 			}
 			// A run ref that points at a commit with no ledger documents.

@@ -13,13 +13,13 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Ref prefixes of the ledger (docs/contract.md §3).
 const (
-	RunsPrefix     = "refs/atlas/runs/"
-	PinsPrefix     = "refs/atlas/pins/"
-	RecoveryPrefix = "refs/atlas/recovery/"
+	RunsPrefix = "refs/atlas/runs/"
+	PinsPrefix = "refs/atlas/pins/"
 	// IncomingPrefix is where a pull or a remote sync fetches to before it moves the
 	// ledger's refs: outside refs/atlas/, so nothing reads a half-fetched ref as a run.
 	IncomingPrefix = "refs/atlas-incoming/"
@@ -42,14 +42,14 @@ type Store struct {
 	// Writer is who this process writes as (docs/contract.md §5.1): every write of the RoleDriver
 	// is checked against the run's driver lease and takes or renews it (ClaimDriver),
 	// on each compare-and-swap try.
-	Writer Writer
+	Writer ledger.Writer
 	// Remote, when set, makes every write a write through that git remote (docs/contract.md
 	// §10.1, remote.go) and makes reads fetch the run first.
 	Remote *Remote
 	// Clock is the time the store's writes are dated by and its leases judged at (nil:
 	// the system clock, in UTC). Whoever opens the store sets it (ops: Ops.Clock); a
 	// test gives its own.
-	Clock Clock
+	Clock ledger.Clock
 	// Nonces makes the nonce of each lease and stage token the store's writers issue
 	// (nil: RandomNonce). A test that compares tokens gives its own.
 	Nonces func() string
@@ -66,7 +66,7 @@ type Store struct {
 	remote     remoteState
 	tries      atomic.Int64
 	keyOnce    sync.Once
-	key        SessionKey
+	key        ledger.SessionKey
 	keyErr     error
 	commonOnce sync.Once
 	commonDir  string
@@ -80,7 +80,7 @@ func New(repo *git.Repository) *Store { return &Store{Repo: repo, MaxTries: 400}
 
 // SessionKey is the repository's key for session ids (session.go), read (or made)
 // once per store.
-func (s *Store) SessionKey() (SessionKey, error) {
+func (s *Store) SessionKey() (ledger.SessionKey, error) {
 	s.keyOnce.Do(func() { s.key, s.keyErr = LoadSessionKey(s.Repo) })
 	return s.key, s.keyErr
 }
@@ -88,9 +88,9 @@ func (s *Store) SessionKey() (SessionKey, error) {
 // Writing is the store's Writer with the repository's session key: what its writes
 // apply the driver rule with (ClaimDriver). A writer that names a session needs the
 // key (a session is never written in the clear).
-func (s *Store) Writing() (Writer, error) {
+func (s *Store) Writing() (ledger.Writer, error) {
 	w := s.Writer
-	if w.Key.key == nil {
+	if w.Key.IsZero() {
 		k, err := s.SessionKey()
 		if err != nil && w.Session != "" {
 			return w, err
@@ -108,20 +108,20 @@ func (s *Store) Nonce() string {
 	if s.Nonces != nil {
 		return s.Nonces()
 	}
-	return RandomNonce()
+	return ledger.RandomNonce()
 }
 
 // Change is what one ledger write does: the event, and refs to move in the same
 // transaction as the run's ref (pins, recovery refs, branches).
 type Change struct {
-	Event Event
+	Event ledger.Event
 	Refs  []git.RefUpdate
 }
 
 // Load reads a run from its ledger tip. A run that exists but cannot be read is
 // reported with ErrCorrupt, never skipped silently.
-func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
-	if err := ValidName("run", id); err != nil {
+func (s *Store) Load(ctx context.Context, id string) (*ledger.Run, error) {
+	if err := ledger.ValidName("run", id); err != nil {
 		return nil, err
 	}
 	if err := s.fetchRun(ctx, id); err != nil {
@@ -133,15 +133,15 @@ func (s *Store) Load(ctx context.Context, id string) (*Run, error) {
 // LoadLocal reads a run from this repository's ledger as it is, never from a remote
 // (even when the store writes through one): for derived data that describes the
 // local ledger, such as the post-checkout hint.
-func (s *Store) LoadLocal(ctx context.Context, id string) (*Run, error) {
-	if err := ValidName("run", id); err != nil {
+func (s *Store) LoadLocal(ctx context.Context, id string) (*ledger.Run, error) {
+	if err := ledger.ValidName("run", id); err != nil {
 		return nil, err
 	}
 	return s.loadLocal(ctx, id)
 }
 
 // loadLocal reads a run from this repository's ledger tip, as it is.
-func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
+func (s *Store) loadLocal(ctx context.Context, id string) (*ledger.Run, error) {
 	tip, err := s.Repo.ReadRef(ctx, RunRef(id))
 	if err != nil {
 		return nil, err
@@ -152,7 +152,7 @@ func (s *Store) loadLocal(ctx context.Context, id string) (*Run, error) {
 	return s.loadAt(ctx, id, tip)
 }
 
-func (s *Store) loadAt(ctx context.Context, id, tip string) (*Run, error) {
+func (s *Store) loadAt(ctx context.Context, id, tip string) (*ledger.Run, error) {
 	specs, err := blobSpecs(tip, "run.json", "state.json")
 	if err != nil {
 		return nil, unreadable(id, "its tip: %v", err)
@@ -197,15 +197,16 @@ func unreadable(id, format string, args ...any) error {
 		Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
 }
 
-func decodeRun(id, tip string, header, state git.Blob) (*Run, error) {
+func decodeRun(id, tip string, header, state git.Blob) (*ledger.Run, error) {
 	if err := readable(id, tip, header, state); err != nil {
 		return nil, err
 	}
-	r := &Run{Tip: tip, headerBlob: header.ID}
-	if err := decodeDoc(header.Data, &r.Header); err != nil {
+	r := &ledger.Run{}
+	r.StoredAt(tip, header.ID)
+	if err := ledger.DecodeDoc(header.Data, &r.Header); err != nil {
 		return nil, unreadable(id, "run.json: %v", err)
 	}
-	if err := decodeDoc(state.Data, &r.State); err != nil {
+	if err := ledger.DecodeDoc(state.Data, &r.State); err != nil {
 		return nil, unreadable(id, "state.json: %v", err)
 	}
 	if err := sameRun(id, r); err != nil {
@@ -233,30 +234,12 @@ func readable(id, tip string, header, state git.Blob) error {
 // sameRun fails when the documents name another run than their ref, or hold a value
 // no write makes (CheckDocuments). Every read of a run's documents or summary line
 // passes through it.
-func sameRun(id string, r *Run) error {
+func sameRun(id string, r *ledger.Run) error {
 	if r.Header.RunID != id || r.State.RunID != id {
 		return unreadable(id, "documents name run %q/%q", r.Header.RunID, r.State.RunID)
 	}
-	if err := CheckDocuments(&r.Header, &r.State); err != nil {
+	if err := ledger.CheckDocuments(&r.Header, &r.State); err != nil {
 		return unreadable(id, "%v", err)
-	}
-	return nil
-}
-
-// Writable refuses to rewrite documents from a newer schema.
-func (r *Run) Writable() error {
-	if r.summary {
-		return fmt.Errorf("run %s was read as a summary (Store.List at ListSummaries or ListStates), which cannot be written back", r.Header.RunID)
-	}
-	refuse := func(doc string, found int) error {
-		return &fault.Error{Kind: fault.ErrRefused, Msg: "run " + r.Header.RunID, Err: &ErrNewerSchema{Doc: doc, Found: found},
-			Hint: "upgrade git-atlas to change this run; show, log and list still work"}
-	}
-	if r.Header.Schema > Schema {
-		return refuse("run.json", r.Header.Schema)
-	}
-	if r.State.Schema > Schema {
-		return refuse("state.json", r.State.Schema)
 	}
 	return nil
 }
@@ -269,8 +252,8 @@ func (s *Store) afterWrite(ctx context.Context) {
 
 // Create writes a new run's first ledger commit; it fails with a conflict if the run
 // exists. refs (pins) are created in the same transaction.
-func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs ...git.RefUpdate) (*Run, error) {
-	if err := ValidName("run", h.RunID); err != nil {
+func (s *Store) Create(ctx context.Context, h ledger.Header, st ledger.State, ev ledger.Event, refs ...git.RefUpdate) (*ledger.Run, error) {
+	if err := ledger.ValidName("run", h.RunID); err != nil {
 		return nil, err
 	}
 	if err := h.CheckMode(); err != nil {
@@ -287,11 +270,11 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	for _, ref := range existing {
 		ids = append(ids, strings.TrimPrefix(ref.Name, RunsPrefix))
 	}
-	if twin := CaseTwin(h.RunID, ids); twin != "" {
+	if twin := ledger.CaseTwin(h.RunID, ids); twin != "" {
 		return nil, fault.Named(fault.ErrConflict, "run %q already exists as %q: run ids that differ only in case would share a ledger ref and a worktree directory on a case-insensitive file system", h.RunID, twin).WithHint("pick another {id}")
 	}
-	h.Schema, st.Schema = Schema, Schema
-	hb, err := encodeDoc(&h)
+	h.Schema, st.Schema = ledger.Schema, ledger.Schema
+	hb, err := ledger.EncodeDoc(&h)
 	if err != nil {
 		return nil, err
 	}
@@ -299,7 +282,8 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 	if err != nil {
 		return nil, fmt.Errorf("write run.json: %w", err)
 	}
-	r := &Run{Header: h, State: st, headerBlob: hblob.String()}
+	r := &ledger.Run{Header: h, State: st}
+	r.StoredAt("", hblob.String())
 	r.State.Seq = 0
 	tip, err := s.commit(ctx, r, "", &ev)
 	if err != nil {
@@ -325,10 +309,10 @@ func (s *Store) Create(ctx context.Context, h Header, st State, ev Event, refs .
 }
 
 // commit writes state.json, event.json and a ledger commit on parent.
-func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (string, error) {
-	now := Stamp(s.Now())
+func (s *Store) commit(ctx context.Context, r *ledger.Run, parent string, ev *ledger.Event) (string, error) {
+	now := ledger.Stamp(s.Now())
 	r.State.Seq++
-	ev.Schema, ev.Seq, ev.Epoch = Schema, r.State.Seq, r.State.Epoch
+	ev.Schema, ev.Seq, ev.Epoch = ledger.Schema, r.State.Seq, r.State.Epoch
 	if ev.Time == "" {
 		ev.Time = now
 	}
@@ -340,14 +324,14 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	// An event that brings its own time (an imported one keeps its original time)
 	// dates the state too; every other event is stamped now.
 	r.State.UpdatedAt = ev.Time
-	if err := checkPayload(ev); err != nil {
+	if err := ledger.CheckPayload(ev); err != nil {
 		return "", fmt.Errorf("run %s event %d not written: %w", r.Header.RunID, ev.Seq, err)
 	}
-	sb, err := encodeDoc(s.portable(&r.State))
+	sb, err := ledger.EncodeDoc(s.portable(&r.State))
 	if err != nil {
 		return "", err
 	}
-	eb, err := encodeDoc(ev)
+	eb, err := ledger.EncodeDoc(ev)
 	if err != nil {
 		return "", err
 	}
@@ -359,7 +343,7 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 	if err != nil {
 		return "", fmt.Errorf("write event.json: %w", err)
 	}
-	tree, err := s.Repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: r.headerBlob}, {Name: "state.json", Blob: sblob.String()}, {Name: "event.json", Blob: eblob.String()}})
+	tree, err := s.Repo.WriteTree(ctx, []git.TreeEntry{{Name: "run.json", Blob: r.HeaderBlob()}, {Name: "state.json", Blob: sblob.String()}, {Name: "event.json", Blob: eblob.String()}})
 	if err != nil {
 		return "", fmt.Errorf("write ledger tree: %w", err)
 	}
@@ -386,21 +370,21 @@ func (s *Store) commit(ctx context.Context, r *Run, parent string, ev *Event) (s
 // with a conflict after MaxTries. With Remote set, each try is made on the remote's
 // tip and is done only once an atomic, leased push put it there (remote.go). Either
 // way the driver rule (Writer, ClaimDriver) is applied on every try.
-func (s *Store) Update(ctx context.Context, id string, fn func(r *Run) (*Change, error)) (_ *Run, err error) {
+func (s *Store) Update(ctx context.Context, id string, fn func(r *ledger.Run) (*Change, error)) (_ *ledger.Run, err error) {
 	wrote := false
 	defer func() { // after the lock below is released
 		if wrote && err == nil {
 			s.afterWrite(ctx)
 		}
 	}()
-	if err := ValidName("run", id); err != nil {
+	if err := ledger.ValidName("run", id); err != nil {
 		return nil, err // before the name reaches a path
 	}
 	w, err := s.Writing()
 	if err != nil {
 		return nil, err
 	}
-	if w.Role == RoleDriver && w.TakeOver {
+	if w.Role == ledger.RoleDriver && w.TakeOver {
 		// A take-over replaces the driver this command saw, read before it queues:
 		// of several racing take-overs of one driver, one wins and the others find a
 		// driver they never saw (exit 3).
@@ -457,13 +441,13 @@ func jitter(ctx context.Context, backoff, ceiling time.Duration) (time.Duration,
 
 // stoppedWrites are the events a stopped run still takes (docs/contract.md §5.1): finish, and the
 // reaping finish --force does before it; resume writes as RoleResume.
-var stoppedWrites = map[EventType]bool{EventRunFinished: true, EventJobReaped: true, EventWorktreeUntrusted: true}
+var stoppedWrites = map[ledger.EventType]bool{ledger.EventRunFinished: true, ledger.EventJobReaped: true, ledger.EventWorktreeUntrusted: true}
 
 // written is one try of a write: the run as fn left it, the tip it was made on, the
 // commit it made (not yet on any ref) and the change (nil: nothing to write; a
 // take-over alone is a change of its own event, with no other ref).
 type written struct {
-	run      *Run
+	run      *ledger.Run
 	old, tip string
 	change   *Change
 }
@@ -473,7 +457,7 @@ type written struct {
 // under the write that made it, so both land or neither does), let fn mutate a fresh
 // copy (re-checking its preconditions), and write the objects of the new ledger
 // commit. No ref moves.
-func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run) (*Change, error)) (written, error) {
+func (s *Store) attempt(ctx context.Context, id string, w ledger.Writer, fn func(r *ledger.Run) (*Change, error)) (written, error) {
 	s.tries.Add(1)
 	r, err := s.loadLocal(ctx, id)
 	if err != nil {
@@ -484,16 +468,16 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 	}
 	old := r.Tip
 	parent := old
-	stopped := r.State.Status == RunStopped
-	var took *TakeOver
-	if w.Role == RoleDriver {
-		if took, err = ClaimDriver(r, w, s.Now()); err != nil {
+	stopped := r.State.Status == ledger.RunStopped
+	var took *ledger.TakeOver
+	if w.Role == ledger.RoleDriver {
+		if took, err = ledger.ClaimDriver(r, w, s.Now()); err != nil {
 			return written{}, err
 		}
 	}
-	var takeEv Event
+	var takeEv ledger.Event
 	if took != nil {
-		takeEv = DriverChangeEvent(About{Holder: w.Holder}, took)
+		takeEv = ledger.DriverChangeEvent(ledger.About{Holder: w.Holder}, took)
 		if !took.Renamed() {
 			r.State.Resuming = nil
 		}
@@ -512,14 +496,14 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 		}
 		return written{run: r, old: old, tip: parent, change: &Change{Event: takeEv}}, nil
 	}
-	if stopped && w.Role != RoleResume && !stoppedWrites[ch.Event.Type] {
+	if stopped && w.Role != ledger.RoleResume && !stoppedWrites[ch.Event.Type] {
 		return written{}, fault.Refused("run %s is stopped: only resume and finish change it; nothing was written", id).
 			WithHint("`%s` to go on, or `%s`", fault.Do("resume", "run", id), fault.Do("finish", "run", id, "status", fault.Placeholder("completed|failed")))
 	}
 	if !ch.Event.Type.ResumeOwned() {
 		r.State.Resuming = nil
 	}
-	if ch.Event.Holder == "" && w.Role == RoleDriver {
+	if ch.Event.Holder == "" && w.Role == ledger.RoleDriver {
 		ch.Event.Holder = w.Holder
 	}
 	tip, err := s.commit(ctx, r, parent, &ch.Event)
@@ -534,7 +518,7 @@ func (s *Store) attempt(ctx context.Context, id string, w Writer, fn func(r *Run
 func (s *Store) Tries() int64 { return s.tries.Load() }
 
 // Log returns a run's events, oldest first.
-func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
+func (s *Store) Log(ctx context.Context, id string) ([]ledger.Event, error) {
 	r, err := s.Load(ctx, id)
 	if err != nil {
 		return nil, err
@@ -543,14 +527,14 @@ func (s *Store) Log(ctx context.Context, id string) ([]Event, error) {
 }
 
 // LogOf returns the events of r as it was read (up to r.Tip), oldest first.
-func (s *Store) LogOf(ctx context.Context, r *Run) ([]Event, error) {
+func (s *Store) LogOf(ctx context.Context, r *ledger.Run) ([]ledger.Event, error) {
 	return s.logFrom(ctx, r.Header.RunID, r.Tip)
 }
 
 // LogDiverged returns the events of run id's n-th kept diverged chain
 // (DivergedRef), oldest first.
-func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, error) {
-	if err := ValidName("run", id); err != nil {
+func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]ledger.Event, error) {
+	if err := ledger.ValidName("run", id); err != nil {
 		return nil, err
 	}
 	if err := s.fetchRun(ctx, id); err != nil {
@@ -567,7 +551,7 @@ func (s *Store) LogDiverged(ctx context.Context, id string, n int) ([]Event, err
 	return s.logFrom(ctx, id, tip)
 }
 
-func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
+func (s *Store) logFrom(ctx context.Context, id, tip string) ([]ledger.Event, error) {
 	from, err := git.ParseOID(tip)
 	if err != nil {
 		return nil, unreadable(id, "its tip: %v", err)
@@ -586,16 +570,16 @@ func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
 	if err != nil {
 		return nil, err
 	}
-	events := make([]Event, 0, len(blobs))
+	events := make([]ledger.Event, 0, len(blobs))
 	for i, b := range blobs {
 		if b.Err != nil {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, b.Err)
 		}
-		var ev Event
-		if err := decodeDoc(b.Data, &ev); err != nil {
+		var ev ledger.Event
+		if err := ledger.DecodeDoc(b.Data, &ev); err != nil {
 			return nil, fmt.Errorf("run %s event %d: %w", id, i+1, err)
 		}
-		if err := checkEvent(&ev); err != nil {
+		if err := ledger.CheckEvent(&ev); err != nil {
 			return nil, unreadable(id, "event %d: %v", i+1, err)
 		}
 		events = append(events, ev)
@@ -604,9 +588,9 @@ func (s *Store) logFrom(ctx context.Context, id, tip string) ([]Event, error) {
 }
 
 // MarshalState and friends expose the documents' canonical encoding (for --json).
-func MarshalState(s *State) (json.RawMessage, error)   { return json.Marshal(s) }
-func MarshalHeader(h *Header) (json.RawMessage, error) { return json.Marshal(h) }
-func MarshalEvent(e *Event) (json.RawMessage, error)   { return json.Marshal(e) }
+func MarshalState(s *ledger.State) (json.RawMessage, error)   { return json.Marshal(s) }
+func MarshalHeader(h *ledger.Header) (json.RawMessage, error) { return json.Marshal(h) }
+func MarshalEvent(e *ledger.Event) (json.RawMessage, error)   { return json.Marshal(e) }
 
 // RunMutex names the mutex writers of run id queue on (git.Mutex); gc removes its file
 // with the run.

@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func TestStoreLifecycle(t *testing.T) {
@@ -21,7 +22,7 @@ func TestStoreLifecycle(t *testing.T) {
 			ctx := context.Background()
 			repo := newRepo(t, kind)
 			s := New(repo)
-			r := newRun(t, s, "r1", StageDef{Name: "plan", MaxRetries: 1}, StageDef{Name: "code"})
+			r := newRun(t, s, "r1", ledger.StageDef{Name: "plan", MaxRetries: 1}, ledger.StageDef{Name: "code"})
 			if r.State.Seq != 1 || r.Tip == "" {
 				t.Fatalf("created %+v", r.State)
 			}
@@ -34,18 +35,18 @@ func TestStoreLifecycle(t *testing.T) {
 			}
 			// A second start of the same id is a conflict and changes nothing.
 			h := r.Header
-			if _, err := s.Create(ctx, h, State{RunID: "r1", Status: RunRunning}, Event{Type: "run_started"}); !errors.Is(err, fault.ErrConflict) {
+			if _, err := s.Create(ctx, h, ledger.State{RunID: "r1", Status: ledger.RunRunning}, ledger.Event{Type: "run_started"}); !errors.Is(err, fault.ErrConflict) {
 				t.Fatalf("duplicate create: err = %v, want conflict", err)
 			}
-			for _, to := range []string{StageDispatched, StagePassed, StageCompleted} {
+			for _, to := range []string{ledger.StageDispatched, ledger.StagePassed, ledger.StageCompleted} {
 				if err := transition(s, "r1", "plan", to); err != nil {
 					t.Fatal(err)
 				}
 			}
 			for i := range 3 {
 				data, _ := json.Marshal(map[string]int{"i": i})
-				if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) {
-					return &Change{Event: Event{Type: "note", Stage: "code", Data: data}}, nil
+				if _, err := s.Update(ctx, "r1", func(r *ledger.Run) (*Change, error) {
+					return &Change{Event: ledger.Event{Type: "note", Stage: "code", Data: data}}, nil
 				}); err != nil {
 					t.Fatal(err)
 				}
@@ -53,10 +54,10 @@ func TestStoreLifecycle(t *testing.T) {
 			// fn refusing aborts with nothing written; fn with no change writes nothing.
 			tip, _ := repo.ReadRef(ctx, RunRef("r1"))
 			boom := errors.New("boom")
-			if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) { r.State.Status = RunFailed; return nil, boom }); !errors.Is(err, boom) {
+			if _, err := s.Update(ctx, "r1", func(r *ledger.Run) (*Change, error) { r.State.Status = ledger.RunFailed; return nil, boom }); !errors.Is(err, boom) {
 				t.Fatalf("err = %v", err)
 			}
-			if _, err := s.Update(ctx, "r1", func(r *Run) (*Change, error) { return nil, nil }); err != nil {
+			if _, err := s.Update(ctx, "r1", func(r *ledger.Run) (*Change, error) { return nil, nil }); err != nil {
 				t.Fatal(err)
 			}
 			if now, _ := repo.ReadRef(ctx, RunRef("r1")); now != tip {
@@ -67,7 +68,7 @@ func TestStoreLifecycle(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.State.Seq != 7 || got.State.Status != RunRunning || got.CurrentStage().Name != "code" {
+			if got.State.Seq != 7 || got.State.Status != ledger.RunRunning || got.CurrentStage().Name != "code" {
 				t.Fatalf("loaded %+v", got.State)
 			}
 			events, err := s.Log(ctx, "r1")
@@ -78,7 +79,7 @@ func TestStoreLifecycle(t *testing.T) {
 				t.Fatalf("%d events", len(events))
 			}
 			for i, ev := range events {
-				if ev.Seq != i+1 || ev.Schema != Schema {
+				if ev.Seq != i+1 || ev.Schema != ledger.Schema {
 					t.Fatalf("event %d = %+v", i, ev)
 				}
 			}
@@ -90,7 +91,7 @@ func TestStoreLifecycle(t *testing.T) {
 			if _, err := s.Load(ctx, "nope"); !errors.Is(err, fault.ErrNotFound) {
 				t.Fatalf("Load(nope) = %v", err)
 			}
-			if _, err := s.Update(ctx, "nope", func(r *Run) (*Change, error) { return nil, nil }); !errors.Is(err, fault.ErrNotFound) {
+			if _, err := s.Update(ctx, "nope", func(r *ledger.Run) (*Change, error) { return nil, nil }); !errors.Is(err, fault.ErrNotFound) {
 				t.Fatalf("Update(nope) = %v", err)
 			}
 			if _, err := s.Load(ctx, "a..b"); !errors.Is(err, fault.ErrUsage) {
@@ -142,8 +143,8 @@ func TestListReportsCorruptRunsAndKeepsTheOthers(t *testing.T) {
 			repo := newRepo(t, kind)
 			dir := repo.CommonDir
 			s := New(repo)
-			newRun(t, s, "a-good", StageDef{Name: "x"})
-			good := newRun(t, s, "z-good", StageDef{Name: "x"})
+			newRun(t, s, "a-good", ledger.StageDef{Name: "x"})
+			good := newRun(t, s, "z-good", ledger.StageDef{Name: "x"})
 			zero := strings.Repeat("0", len(good.Tip))
 			blob := runIn(t, dir, "hello\n", "hash-object", "-w", "--stdin")
 			// A commit whose tree lacks state.json, and one whose state.json is not JSON.
@@ -193,7 +194,7 @@ func TestListReportsCorruptRunsAndKeepsTheOthers(t *testing.T) {
 				if _, err := s.Load(ctx, e.ID); !errors.Is(err, ErrCorrupt) || !strings.Contains(err.Error(), w) {
 					t.Errorf("Load(%s) = %v", e.ID, err)
 				}
-				if _, err := s.Update(ctx, e.ID, func(r *Run) (*Change, error) { return &Change{Event: Event{Type: "note"}}, nil }); !errors.Is(err, ErrCorrupt) {
+				if _, err := s.Update(ctx, e.ID, func(r *ledger.Run) (*Change, error) { return &Change{Event: ledger.Event{Type: "note"}}, nil }); !errors.Is(err, ErrCorrupt) {
 					t.Errorf("Update(%s) = %v", e.ID, err)
 				}
 			}
@@ -218,7 +219,7 @@ func TestNewerSchemaIsReadOnly(t *testing.T) {
 			ctx := context.Background()
 			repo := newRepo(t, repoKinds[0])
 			s := New(repo)
-			r := newRun(t, s, "r", StageDef{Name: "x"})
+			r := newRun(t, s, "r", ledger.StageDef{Name: "x"})
 			dir := repo.CommonDir
 			files := map[string]string{}
 			for _, f := range []string{"run.json", "state.json", "event.json"} {
@@ -239,8 +240,8 @@ func TestNewerSchemaIsReadOnly(t *testing.T) {
 			if got.Writable() == nil {
 				t.Fatal("Writable() = nil for a newer schema")
 			}
-			_, err = s.Update(ctx, "r", func(r *Run) (*Change, error) { return &Change{Event: Event{Type: "note"}}, nil })
-			var newer *ErrNewerSchema
+			_, err = s.Update(ctx, "r", func(r *ledger.Run) (*Change, error) { return &Change{Event: ledger.Event{Type: "note"}}, nil })
+			var newer *ledger.ErrNewerSchema
 			if !errors.Is(err, fault.ErrRefused) || !errors.As(err, &newer) || newer.Doc != doc || newer.Found != 2 {
 				t.Fatalf("Update = %v, want a refusal naming %s schema 2", err, doc)
 			}
@@ -273,7 +274,7 @@ func TestConcurrentUpdates(t *testing.T) {
 			}
 			ctx := context.Background()
 			repo := newRepo(t, kind)
-			newRun(t, New(repo), "r", StageDef{Name: "x"})
+			newRun(t, New(repo), "r", ledger.StageDef{Name: "x"})
 			var wg sync.WaitGroup
 			errs := make(chan error, writers*each)
 			for w := 0; w < writers; w++ {
@@ -283,8 +284,8 @@ func TestConcurrentUpdates(t *testing.T) {
 					s := New(repo)
 					for i := 0; i < each; i++ {
 						data, _ := json.Marshal(map[string]string{"m": fmt.Sprintf("%d-%d", w, i)})
-						if _, err := s.Update(ctx, "r", func(r *Run) (*Change, error) {
-							return &Change{Event: Event{Type: "note", Data: data}}, nil
+						if _, err := s.Update(ctx, "r", func(r *ledger.Run) (*Change, error) {
+							return &Change{Event: ledger.Event{Type: "note", Data: data}}, nil
 						}); err != nil {
 							errs <- err
 						}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // summaryRuns makes runs of every shape a summary line must carry: escapes and
@@ -24,27 +25,27 @@ func summaryRuns(t *testing.T, s *Store) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	create := func(id, intent, session string, stages []StageState) {
+	create := func(id, intent, session string, stages []ledger.StageState) {
 		t.Helper()
-		h := Header{RunID: id, Kind: KindSingle, CreatedAt: Stamp(time.Now().UTC()), Baseline: base, Intent: intent, Session: session}
+		h := ledger.Header{RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now().UTC()), Baseline: base, Intent: intent, Session: session}
 		for _, st := range stages {
-			h.Stages = append(h.Stages, StageDef{Name: st.Name})
+			h.Stages = append(h.Stages, ledger.StageDef{Name: st.Name})
 		}
-		if _, err := s.Create(ctx, h, State{RunID: id, Status: RunRunning, Stages: stages}, Event{Type: "run_started"}); err != nil {
+		if _, err := s.Create(ctx, h, ledger.State{RunID: id, Status: ledger.RunRunning, Stages: stages}, ledger.Event{Type: "run_started"}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	create("plain", "do it", "", []StageState{{Name: "code", Status: StagePending}, {Name: "test", Status: StagePending}})
-	create("escapes", "say \"hi\" \\ then\nnewline <b>&amp;</b> \u00fcn\u00efcode \U0001F389 \u2028", "s\u00e9ance", []StageState{})
+	create("plain", "do it", "", []ledger.StageState{{Name: "code", Status: ledger.StagePending}, {Name: "test", Status: ledger.StagePending}})
+	create("escapes", "say \"hi\" \\ then\nnewline <b>&amp;</b> \u00fcn\u00efcode \U0001F389 \u2028", "s\u00e9ance", []ledger.StageState{})
 	create("nil-stages", "", "bench", nil)
-	create("long", strings.Repeat("long intent ", 600), "", []StageState{{Name: "code", Status: StagePending}})
-	if err := transition(s, "plain", "code", StageDispatched); err != nil {
+	create("long", strings.Repeat("long intent ", 600), "", []ledger.StageState{{Name: "code", Status: ledger.StagePending}})
+	if err := transition(s, "plain", "code", ledger.StageDispatched); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.Update(ctx, "plain", func(r *Run) (*Change, error) {
-		r.State.Driver = &Lease{Holder: "agent \"7\"", Session: "s-7", ExpiresAt: Stamp(time.Now().UTC().Add(3600e9))}
+	if _, err := s.Update(ctx, "plain", func(r *ledger.Run) (*Change, error) {
+		r.State.Driver = &ledger.Lease{Holder: "agent \"7\"", Session: "s-7", ExpiresAt: ledger.Stamp(time.Now().UTC().Add(3600e9))}
 		r.State.Reason = "waiting on <review>"
-		return &Change{Event: Event{Type: "note"}}, nil
+		return &Change{Event: ledger.Event{Type: "note"}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +78,7 @@ func TestSummaryLinesMatchDocuments(t *testing.T) {
 		t.Run(kind.name, func(t *testing.T) {
 			s := New(newRepo(t, kind))
 			summaryRuns(t, s)
-			fromDocs, err := s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
+			fromDocs, err := s.list(ctx, bothDocs, func(id, tip string, b []git.Blob) (*ledger.Run, error) { return decodeSummary(id, tip, b[0], b[1]) })
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -112,9 +113,11 @@ func TestSummaryLinesMatchDocuments(t *testing.T) {
 }
 
 // fromMessage reads the run summarized in a ledger tip's message, or nil.
-func fromMessage(id string, m git.RefMessage) *Run { return fromLine(id, m.ID, string(lineOf(m))) }
+func fromMessage(id string, m git.RefMessage) *ledger.Run {
+	return fromLine(id, m.ID, string(lineOf(m)))
+}
 
-func sameSummary(a, b *Run) bool {
+func sameSummary(a, b *ledger.Run) bool {
 	return a.Tip == b.Tip && reflect.DeepEqual(a.Header, b.Header) && reflect.DeepEqual(a.State, b.State)
 }
 
@@ -124,7 +127,7 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "a", StageDef{Name: "code"})
+	newRun(t, s, "a", ledger.StageDef{Name: "code"})
 	dir := s.Repo.CommonDir
 	tip := run(t, dir, "rev-parse", RunRef("a"))
 	msg := run(t, dir, "log", "-1", "--format=%B", tip)
@@ -151,7 +154,7 @@ func TestSummaryLineBoundToTree(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(entries) != 1 || entries[0].Err != nil || entries[0].Run.State.Status != RunFailed || entries[0].Run.Tip != next {
+	if len(entries) != 1 || entries[0].Err != nil || entries[0].Run.State.Status != ledger.RunFailed || entries[0].Run.Tip != next {
 		t.Fatalf("got %+v, want run a failed at %s", entries, next)
 	}
 }
@@ -164,8 +167,8 @@ func TestSummariesSurviveMissingObject(t *testing.T) {
 	for _, kind := range repoKinds[:2] {
 		t.Run(kind.name, func(t *testing.T) {
 			s := New(newRepo(t, kind))
-			newRun(t, s, "a", StageDef{Name: "code"})
-			newRun(t, s, "b", StageDef{Name: "code"})
+			newRun(t, s, "a", ledger.StageDef{Name: "code"})
+			newRun(t, s, "b", ledger.StageDef{Name: "code"})
 			if err := writeFile(s.Repo.CommonDir+"/refs/atlas/runs/gone", strings.Repeat("1", 40)+"\n"); err != nil {
 				t.Fatal(err)
 			}
@@ -242,13 +245,13 @@ func cacheLines(t *testing.T, s *Store) map[string]cachedSummary {
 	return c
 }
 
-func listRuns(t *testing.T, s *Store) map[string]*Run {
+func listRuns(t *testing.T, s *Store) map[string]*ledger.Run {
 	t.Helper()
 	entries, err := s.List(context.Background(), ListOptions{Depth: ListSummaries})
 	if err != nil {
 		t.Fatal(err)
 	}
-	runs := map[string]*Run{}
+	runs := map[string]*ledger.Run{}
 	for _, e := range entries {
 		if e.Err != nil {
 			t.Fatalf("%s: %v", e.ID, e.Err)
@@ -294,12 +297,12 @@ func TestSummaryCacheServesListing(t *testing.T) {
 			if got := listRuns(t, s)["plain"].State.Status; got != "blocked" {
 				t.Fatalf("status %q: the cache was not read", got)
 			}
-			s.Writer = Writer{Session: "s-7"} // the driving session (docs/contract.md §5.1)
-			if err := transition(s, "plain", "code", StagePassed); err != nil {
+			s.Writer = ledger.Writer{Session: "s-7"} // the driving session (docs/contract.md §5.1)
+			if err := transition(s, "plain", "code", ledger.StagePassed); err != nil {
 				t.Fatal(err)
 			}
 			runs := listRuns(t, s)
-			if runs["plain"].State.Status != RunRunning || runs["plain"].State.Stages[0].Status != StagePassed {
+			if runs["plain"].State.Status != ledger.RunRunning || runs["plain"].State.Stages[0].Status != ledger.StagePassed {
 				t.Fatalf("after a new event: %+v, want the new tip's state", runs["plain"].State)
 			}
 			if runs["long"].State.Status != "blocked" {
@@ -326,8 +329,8 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.Repo.CommonDir, "atlas")); !os.IsNotExist(err) {
 		t.Fatalf("listing no runs created %s/atlas (%v)", s.Repo.CommonDir, err)
 	}
-	newRun(t, s, "a", StageDef{Name: "code"})
-	newRun(t, s, "b", StageDef{Name: "code"})
+	newRun(t, s, "a", ledger.StageDef{Name: "code"})
+	newRun(t, s, "b", ledger.StageDef{Name: "code"})
 	want := listRuns(t, s)
 	path := s.Repo.CachePath(cacheName)
 	data, err := os.ReadFile(path)
@@ -365,11 +368,11 @@ func TestSummaryCacheDamage(t *testing.T) {
 	if err := os.Mkdir(path, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	if err := transition(s, "a", "code", StageDispatched); err != nil {
+	if err := transition(s, "a", "code", ledger.StageDispatched); err != nil {
 		t.Fatal(err)
 	}
 	entries, err := s.List(ctx, ListOptions{Depth: ListSummaries})
-	if err != nil || len(entries) != 1 || entries[0].Run.State.Stages[0].Status != StageDispatched {
+	if err != nil || len(entries) != 1 || entries[0].Run.State.Stages[0].Status != ledger.StageDispatched {
 		t.Fatalf("got %+v, %v", entries, err)
 	}
 	if left, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "*.tmp")); len(left) != 0 {
@@ -404,9 +407,9 @@ func BenchmarkSummaryLine(b *testing.B) {
 func TestCompleteCacheDatedByRefs(t *testing.T) {
 	t.Parallel()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "a", StageDef{Name: "code"})
-	newRun(t, s, "b", StageDef{Name: "code"})
-	if err := transition(s, "b", "code", StageDispatched); err != nil {
+	newRun(t, s, "a", ledger.StageDef{Name: "code"})
+	newRun(t, s, "b", ledger.StageDef{Name: "code"})
+	if err := transition(s, "b", "code", ledger.StageDispatched); err != nil {
 		t.Fatal(err)
 	}
 	common := s.Repo.CommonDir
@@ -450,7 +453,7 @@ func TestCompleteCacheDatedByRefs(t *testing.T) {
 	// line, for the same tip, still comes from the cache).
 	run(t, common, "update-ref", RunRef("b"), RunRef("b")+"~1")
 	got := listRuns(t, s)
-	if len(got) != 2 || got["b"].State.Status != RunRunning || got["b"].State.Stages[0].Status != StagePending || got["a"].State.Status != "blocked" {
+	if len(got) != 2 || got["b"].State.Status != ledger.RunRunning || got["b"].State.Stages[0].Status != ledger.StagePending || got["a"].State.Status != "blocked" {
 		t.Fatalf("after plain git: %d runs, b %+v, a %q", len(got), got["b"].State, got["a"].State.Status)
 	}
 	run(t, common, "update-ref", RunRef("c"), want["a"].Tip+"~0")

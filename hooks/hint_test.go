@@ -15,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -137,24 +138,24 @@ func (h *hookRepo) mustAsk(why string) {
 // run creates run id with the given status and driver lease end (zero: none).
 func (h *hookRepo) run(store *gitstate.Store, id, status string, driver time.Time) {
 	h.t.Helper()
-	now := gitstate.Stamp(time.Now().UTC())
+	now := ledger.Stamp(time.Now().UTC())
 	head := h.gitIn(store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: testenv.HexOID(head), Stages: []gitstate.StageDef{{Name: "a"}}}
-	st := gitstate.State{RunID: id, Status: status, UpdatedAt: now, Stages: []gitstate.StageState{{Name: "a", Status: "dispatched"}}}
+	hd := ledger.Header{RunID: id, Kind: "single", CreatedAt: now, Baseline: testenv.HexOID(head), Stages: []ledger.StageDef{{Name: "a"}}}
+	st := ledger.State{RunID: id, Status: status, UpdatedAt: now, Stages: []ledger.StageState{{Name: "a", Status: "dispatched"}}}
 	if !driver.IsZero() {
-		st.Driver = &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(driver)}
+		st.Driver = &ledger.Lease{Holder: "agent", ExpiresAt: ledger.Stamp(driver)}
 	}
-	if _, err := store.Create(context.Background(), hd, st, gitstate.Event{Type: "run_started"}); err != nil {
+	if _, err := store.Create(context.Background(), hd, st, ledger.Event{Type: "run_started"}); err != nil {
 		h.t.Fatal(err)
 	}
 }
 
 func (h *hookRepo) setStatus(id, status string) {
 	h.t.Helper()
-	_, err := h.store.Update(context.Background(), id, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := h.store.Update(context.Background(), id, func(r *ledger.Run) (*gitstate.Change, error) {
 		from := r.State.Status
 		r.State.Status = status
-		return &gitstate.Change{Event: gitstate.RunFinishedEvent(gitstate.About{}, gitstate.RunFinishedData{From: from, Status: status})}, nil
+		return &gitstate.Change{Event: ledger.RunFinishedEvent(ledger.About{}, ledger.RunFinishedData{From: from, Status: status})}, nil
 	})
 	if err != nil {
 		h.t.Fatal(err)
@@ -171,11 +172,11 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 	if out := h.mustAnswerAlone("no runs"); out != "" {
 		t.Fatalf("no runs: printed %q", out)
 	}
-	h.run(h.store, "done", gitstate.RunCompleted, time.Time{})
+	h.run(h.store, "done", ledger.RunCompleted, time.Time{})
 	if out := h.mustAnswerAlone("a finished run"); out != "" {
 		t.Fatalf("a finished run: printed %q", out)
 	}
-	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	h.run(h.store, "r1", ledger.RunRunning, time.Time{}) // no driver: interrupted
 	if out := h.mustAnswerAlone("an interrupted run"); out != fmt.Sprintf(interruptedLine, "r1") {
 		t.Fatalf("an interrupted run: printed %q", out)
 	}
@@ -192,13 +193,13 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 func TestHintReadsTheLocalLedger(t *testing.T) {
 	t.Parallel()
 	h := newHookRepo(t)
-	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
+	h.run(h.store, "r1", ledger.RunRunning, time.Time{}) // no driver: interrupted
 	// ... and a managed worktree of it, whose record the hint lists (read locally too).
 	wt := filepath.Join(h.store.Repo.CommonDir, "atlas", "worktrees", "r1", "a")
 	h.git("worktree", "add", "-q", "-b", "atlas/r1/node/a", wt)
-	_, err := h.store.Update(context.Background(), "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
-		r.State.Worktrees = []gitstate.WorktreeRec{{Node: "a", Path: wt, Branch: "atlas/r1/node/a"}}
-		return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
+	_, err := h.store.Update(context.Background(), "r1", func(r *ledger.Run) (*gitstate.Change, error) {
+		r.State.Worktrees = []ledger.WorktreeRec{{Node: "a", Path: wt, Branch: "atlas/r1/node/a"}}
+		return &gitstate.Change{Event: ledger.Event{Type: "test_worktrees"}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -221,8 +222,8 @@ func TestHintReadsTheLocalLedger(t *testing.T) {
 func TestStaleHintAsksGitAtlas(t *testing.T) {
 	t.Parallel()
 	h := newHookRepo(t)
-	h.run(h.store, "fin", gitstate.RunRunning, time.Time{})
-	h.setStatus("fin", gitstate.RunCompleted)
+	h.run(h.store, "fin", ledger.RunRunning, time.Time{})
+	h.setStatus("fin", ledger.RunCompleted)
 	h.mustAnswerAlone("fresh")
 
 	// Missing.
@@ -242,14 +243,14 @@ func TestStaleHintAsksGitAtlas(t *testing.T) {
 	if out := h.mustAnswerAlone("re-derived"); out != fmt.Sprintf(interruptedLine, "fin") {
 		t.Fatalf("re-derived: %q", out)
 	}
-	h.setStatus("fin", gitstate.RunCompleted)
+	h.setStatus("fin", ledger.RunCompleted)
 	h.mustAnswerAlone("finished again")
 
 	// A write by a git-atlas that keeps no hint (an older version).
-	h.run(gitstate.New(h.store.Repo), "old", gitstate.RunStopped, time.Time{}) // no AfterWrite
+	h.run(gitstate.New(h.store.Repo), "old", ledger.RunStopped, time.Time{}) // no AfterWrite
 	h.mustAsk("a run written by an older git-atlas")
 	h.refresh()
-	h.setStatus("old", gitstate.RunCompleted)
+	h.setStatus("old", ledger.RunCompleted)
 
 	// A run fetched from another clone.
 	other := t.TempDir()
@@ -258,12 +259,12 @@ func TestStaleHintAsksGitAtlas(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.run(gitstate.New(orepo), "far", gitstate.RunStopped, time.Time{})
+	h.run(gitstate.New(orepo), "far", ledger.RunStopped, time.Time{})
 	h.mustAnswerAlone("before the fetch")
 	h.git("fetch", "-q", other, "+refs/atlas/*:refs/atlas/*")
 	h.mustAsk("a run fetched from another clone")
 	h.refresh()
-	h.setStatus("far", gitstate.RunCompleted)
+	h.setStatus("far", ledger.RunCompleted)
 
 	// Refs packed, then a ref added to packed-refs alone (as a clone writes them).
 	h.git("pack-refs", "--all")
@@ -321,9 +322,9 @@ func TestHintExpiresWithTheEarliestLease(t *testing.T) {
 	t.Parallel()
 	h := newHookRepo(t)
 	soon := time.Now().Add(time.Hour).Truncate(time.Second).Add(300 * time.Millisecond)
-	h.run(h.store, "live", gitstate.RunRunning, soon.Add(time.Hour))
-	h.run(h.store, "live2", gitstate.RunBlocked, soon)
-	h.run(h.store, "fin", gitstate.RunCompleted, soon.Add(-2*time.Hour)) // finished: never interrupted
+	h.run(h.store, "live", ledger.RunRunning, soon.Add(time.Hour))
+	h.run(h.store, "live2", ledger.RunBlocked, soon)
+	h.run(h.store, "fin", ledger.RunCompleted, soon.Add(-2*time.Hour)) // finished: never interrupted
 	data, err := os.ReadFile(h.store.Repo.HintPath())
 	if err != nil {
 		t.Fatal(err)
@@ -417,13 +418,13 @@ func TestHintExpiresWithAnIdleAttempt(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	lease := start.Add(2 * time.Hour)
 	head := h.gitIn(h.store.Repo.TopLevel, "rev-parse", "HEAD")
-	hd := gitstate.Header{RunID: "idle", Kind: "single", CreatedAt: gitstate.Stamp(start), Baseline: testenv.HexOID(head),
-		Stages: []gitstate.StageDef{{Name: "a", IdleBudget: "30m"}}}
-	st := gitstate.State{RunID: "idle", Status: gitstate.RunRunning, UpdatedAt: gitstate.Stamp(start),
-		Stages: []gitstate.StageState{{Name: "a", Status: gitstate.StageDispatched,
-			Attempts: []gitstate.Attempt{{N: 1, StartedAt: gitstate.Stamp(start), Baseline: testenv.HexOID(head)}}}},
-		Driver: &gitstate.Lease{Holder: "agent", ExpiresAt: gitstate.Stamp(lease)}}
-	if _, err := h.store.Create(context.Background(), hd, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
+	hd := ledger.Header{RunID: "idle", Kind: "single", CreatedAt: ledger.Stamp(start), Baseline: testenv.HexOID(head),
+		Stages: []ledger.StageDef{{Name: "a", IdleBudget: "30m"}}}
+	st := ledger.State{RunID: "idle", Status: ledger.RunRunning, UpdatedAt: ledger.Stamp(start),
+		Stages: []ledger.StageState{{Name: "a", Status: ledger.StageDispatched,
+			Attempts: []ledger.Attempt{{N: 1, StartedAt: ledger.Stamp(start), Baseline: testenv.HexOID(head)}}}},
+		Driver: &ledger.Lease{Holder: "agent", ExpiresAt: ledger.Stamp(lease)}}
+	if _, err := h.store.Create(context.Background(), hd, st, ledger.Event{Type: ledger.EventRunStarted}); err != nil {
 		t.Fatal(err)
 	}
 	data, err := os.ReadFile(h.store.Repo.HintPath())
@@ -462,21 +463,21 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	branch := "atlas/r1/node/a"
 	h.git("worktree", "add", "-q", "-b", branch, wt)
 	h.git("worktree", "lock", "--reason", "git-atlas run r1 node a", wt)
-	h.run(h.store, "r1", gitstate.RunRunning, time.Time{}) // no driver: interrupted
-	setRec := func(id string, rec *gitstate.WorktreeRec) {
+	h.run(h.store, "r1", ledger.RunRunning, time.Time{}) // no driver: interrupted
+	setRec := func(id string, rec *ledger.WorktreeRec) {
 		t.Helper()
-		_, err := h.store.Update(context.Background(), id, func(r *gitstate.Run) (*gitstate.Change, error) {
+		_, err := h.store.Update(context.Background(), id, func(r *ledger.Run) (*gitstate.Change, error) {
 			r.State.Worktrees = nil
 			if rec != nil {
-				r.State.Worktrees = []gitstate.WorktreeRec{*rec}
+				r.State.Worktrees = []ledger.WorktreeRec{*rec}
 			}
-			return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
+			return &gitstate.Change{Event: ledger.Event{Type: "test_worktrees"}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
 		}
 	}
-	rec := gitstate.WorktreeRec{Node: "a", Path: wt, Branch: branch}
+	rec := ledger.WorktreeRec{Node: "a", Path: wt, Branch: branch}
 	setRec("r1", &rec)
 	checkout := func(args ...string) (bool, string) {
 		t.Helper()
@@ -530,9 +531,9 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	// worktrees): Owner's one-run lookup misses, and it takes the first record of
 	// that path in any run, here r0's, whose branch HEAD is not on. The script must
 	// not judge by r1's record.
-	h.run(h.store, "r0", gitstate.RunRunning, time.Time{})
-	setRec("r0", &gitstate.WorktreeRec{Node: "z", Path: wt, Branch: "atlas/r0/node/z"})
-	setRec("r1", &gitstate.WorktreeRec{Node: "b", Path: wt, Branch: branch})
+	h.run(h.store, "r0", ledger.RunRunning, time.Time{})
+	setRec("r0", &ledger.WorktreeRec{Node: "z", Path: wt, Branch: "atlas/r0/node/z"})
+	setRec("r1", &ledger.WorktreeRec{Node: "b", Path: wt, Branch: branch})
 	if asked, _ := checkout(branch); !asked {
 		t.Fatal("a worktree recorded away from <root>/<run>/<node>: answered alone")
 	}
@@ -543,7 +544,7 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	}
 
 	// A finished run's worktree is not listed.
-	h.setStatus("r1", gitstate.RunCompleted)
+	h.setStatus("r1", ledger.RunCompleted)
 	if asked, _ := checkout("--detach"); !asked {
 		t.Fatal("a finished run's worktree: answered alone")
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Name is the hook git-atlas installs.
@@ -193,7 +194,7 @@ type Options struct {
 	Global bool
 	// Clock is the time the hook's ledger reads and writes judge by (nil: the system
 	// clock, in UTC). A test gives its own.
-	Clock gitstate.Clock
+	Clock ledger.Clock
 }
 
 // store is a ledger store over repo, by opts' clock, whose writes keep the hint.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -33,7 +34,7 @@ func PostCheckout(ctx context.Context, repo *git.Repository, args []string, opts
 		return res, nil
 	}
 	store := opts.store(repo)
-	store.Writer.Role = gitstate.RoleObserver // it records what it saw; never a driver's write
+	store.Writer.Role = ledger.RoleObserver // it records what it saw; never a driver's write
 	run, rec, err := worktrees.Owner(ctx, store, repo.TopLevel)
 	if err != nil {
 		return res, err

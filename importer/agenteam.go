@@ -12,9 +12,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // AgenTeam keeps one run as .agenteam/state/<run>.json (stages by name, stage_order,
@@ -168,7 +168,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 		sort.Strings(order)
 	}
-	var defs []gitstate.StageDef
+	var defs []ledger.StageDef
 	var safe []string
 	baseline := ""
 	for _, n := range order {
@@ -176,7 +176,7 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		if !ok {
 			return nil, bad(sp, "stage_order names %q, which has no stage", n)
 		}
-		d := gitstate.StageDef{Name: n, MaxRetries: s.MaxRetries, Gate: s.Gate}
+		d := ledger.StageDef{Name: n, MaxRetries: s.MaxRetries, Gate: s.Gate}
 		if d.Gate == "auto" {
 			d.Gate = ""
 		}
@@ -199,18 +199,18 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 		defs = append(defs, d)
 	}
-	if err := gitstate.CheckStages(defs); err != nil {
+	if err := ledger.CheckStages(defs); err != nil {
 		return nil, badErr(sp, fmt.Errorf("its stages cannot be kept: %w", err))
 	}
-	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: st.Task,
+	h := ledger.Header{RunID: p.RunID, Kind: ledger.KindSingle, CreatedAt: created, Intent: st.Task,
 		Baseline: p.runBaseline(baseline), Stages: defs,
-		ImportedFrom: &gitstate.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash, PipelineMode: st.PipelineMode}}
+		ImportedFrom: &ledger.ImportedFrom{System: AgenTeam, Path: sp, SourceID: srcID, Hash: hashFiles(files), ConfigHash: st.ConfigHash, PipelineMode: st.PipelineMode}}
 	h.PipelineMode, h.ManagedBy, h.ResumeWith, h.ResumeWithText = ateamMode(st.PipelineMode, st.WorkflowFile)
-	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	s0 := ledger.State{RunID: p.RunID, Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	for _, d := range defs {
-		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+		s0.Stages = append(s0.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: h.Baseline, ImportedFrom: AgenTeam}))
+	p.Events = append(p.Events, ledger.RunStartedEvent(ledger.About{Time: created}, ledger.RunStartedData{Baseline: h.Baseline, ImportedFrom: AgenTeam}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	// retried are the stages a runner_retry re-dispatched: the stage_dispatched that
@@ -229,51 +229,51 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		i := stageIndex(cur.Stages, stage)
 		if i >= 0 {
 			ss := &cur.Stages[i]
-			ss.Attempts = append([]gitstate.Attempt(nil), ss.Attempts...)
+			ss.Attempts = append([]ledger.Attempt(nil), ss.Attempts...)
 			again := retried[stage]
 			delete(retried, stage)
 			switch e.Type {
 			case "stage_dispatched":
-				ss.Status = gitstate.StageDispatched
+				ss.Status = ledger.StageDispatched
 				if again {
 					// Attempts count once per dispatch (AgenTeam's retry budget):
 					// runner_retry, then stage_dispatched, is one dispatch.
 					break
 				}
-				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
+				ss.Attempts = append(ss.Attempts, ledger.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
 			case "stage_verified":
 				if e.Data["result"] == "pass" {
-					ss.Status = gitstate.StagePassed
+					ss.Status = ledger.StagePassed
 				} else {
-					ss.Status = gitstate.StageFailed
+					ss.Status = ledger.StageFailed
 				}
 			case "runner_retry":
 				// AgenTeam's runner: verify failed, attempts left -> failed, then
 				// dispatched again (a new attempt) with no stage_dispatched event.
-				ss.Status = gitstate.StageDispatched
-				ss.Attempts = append(ss.Attempts, gitstate.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
+				ss.Status = ledger.StageDispatched
+				ss.Attempts = append(ss.Attempts, ledger.Attempt{N: len(ss.Attempts) + 1, StartedAt: t, Baseline: sourceBaseline(st.Stages[stage].Baseline)})
 				retried[stage] = true
 			case "role_started", "role_finished":
 				// The roles of the dispatch the retry opened: the next stage_dispatched
 				// is still the same one.
 				retried[stage] = again
 			case "stage_gated":
-				ss.Status = gitstate.StageGated
+				ss.Status = ledger.StageGated
 			case "stage_completed":
 				// The runner also ends a stage whose retries ran out with
 				// stage_completed {"result": "failed"}.
 				if e.Data["result"] == "failed" {
-					ss.Status = gitstate.StageFailed
+					ss.Status = ledger.StageFailed
 				} else {
-					ss.Status = gitstate.StageCompleted
+					ss.Status = ledger.StageCompleted
 				}
 			case "runner_rework":
-				ss.Status = gitstate.StageRework
+				ss.Status = ledger.StageRework
 				ss.Reworks++
 			}
 			ss.UpdatedAt = t
 		}
-		p.Events = append(p.Events, gitstate.SourceEvent(gitstate.About{Time: t, Stage: validStage(stage)}, e.Type, gitstate.ImportedEventData{Source: mustJSON(e.Data)}))
+		p.Events = append(p.Events, ledger.SourceEvent(ledger.About{Time: t, Stage: validStage(stage)}, e.Type, ledger.ImportedEventData{Source: mustJSON(e.Data)}))
 		p.States = append(p.States, clone(cur))
 	}
 	// The final event: the stage statuses as state.json has them (it is the source's
@@ -283,19 +283,19 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		s := st.Stages[fin.Stages[i].Name]
 		switch s.Status {
 		case "in-progress":
-			fin.Stages[i].Status = gitstate.StageDispatched
+			fin.Stages[i].Status = ledger.StageDispatched
 		case "":
 		default:
 			fin.Stages[i].Status = s.Status
 		}
-		if fin.Stages[i].Status == gitstate.StageDispatched && len(fin.Stages[i].Attempts) == 0 {
+		if fin.Stages[i].Status == ledger.StageDispatched && len(fin.Stages[i].Attempts) == 0 {
 			at, _ := stamp(s.StartedAt)
-			fin.Stages[i].Attempts = []gitstate.Attempt{{N: 1, StartedAt: at, Baseline: sourceBaseline(s.Baseline)}}
+			fin.Stages[i].Attempts = []ledger.Attempt{{N: 1, StartedAt: at, Baseline: sourceBaseline(s.Baseline)}}
 		}
 	}
 	for i := range fin.Stages {
 		known := false
-		for _, k := range gitstate.StageStatuses {
+		for _, k := range ledger.StageStatuses {
 			known = known || k == fin.Stages[i].Status
 		}
 		if !known {
@@ -304,9 +304,9 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	}
 	switch st.Status {
 	case "completed", "done", "DONE":
-		fin.Status = gitstate.RunCompleted
+		fin.Status = ledger.RunCompleted
 	case "failed":
-		fin.Status = gitstate.RunFailed
+		fin.Status = ledger.RunFailed
 	}
 	end := created
 	if u, ok := stamp(st.LastUpdate); ok {
@@ -315,8 +315,8 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 	if n := len(p.Events); p.Events[n-1].Time > end {
 		end = p.Events[n-1].Time
 	}
-	p.Events = append(p.Events, gitstate.ImportedEvent(gitstate.About{Time: end}, gitstate.ImportedData{Source: sp,
-		ImportedAgenTeam: &gitstate.ImportedAgenTeam{Status: st.Status, VerifySafeInSource: safe}}))
+	p.Events = append(p.Events, ledger.ImportedEvent(ledger.About{Time: end}, ledger.ImportedData{Source: sp,
+		ImportedAgenTeam: &ledger.ImportedAgenTeam{Status: st.Status, VerifySafeInSource: safe}}))
 	p.States = append(p.States, fin)
 	for _, d := range defs {
 		if d.Verify != "" {
@@ -356,11 +356,11 @@ func ateamMode(mode, workflow string) (pipelineMode, owner, resumeWith string, t
 	switch mode {
 	case "hotl":
 		if usableWorkflowFile(workflow) {
-			return gitstate.ModeManaged, hotlOwner, hotlResume + workflow, false
+			return ledger.ModeManaged, hotlOwner, hotlResume + workflow, false
 		}
-		return gitstate.ModeManaged, hotlOwner, hotlResume + hotlWorkflowHole, true
-	case gitstate.ModeDispatchOnly:
-		return gitstate.ModeDispatchOnly, "", "", false
+		return ledger.ModeManaged, hotlOwner, hotlResume + hotlWorkflowHole, true
+	case ledger.ModeDispatchOnly:
+		return ledger.ModeDispatchOnly, "", "", false
 	}
 	return "", "", "", false
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -103,13 +104,13 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 	noteBadBaseline(p)
 	res.BaselineMissing = p.Header.ImportedFrom.BaselineMissing
 	for i := range p.States {
-		if err := gitstate.CheckDocuments(&p.Header, &p.States[i]); err != nil {
+		if err := ledger.CheckDocuments(&p.Header, &p.States[i]); err != nil {
 			res.Outcome, res.Reason = Refused, err.Error()
 			return res
 		}
 	}
 	for i := range p.Events { // all of them before the first is written
-		if err := gitstate.CheckEvent(&p.Events[i]); err != nil {
+		if err := ledger.CheckEvent(&p.Events[i]); err != nil {
 			res.Outcome, res.Reason = Refused, fmt.Sprintf("event %d: %v", i+1, err)
 			return res
 		}
@@ -145,7 +146,7 @@ func apply(ctx context.Context, store *gitstate.Store, p *Plan, dry bool) Result
 func finish(ctx context.Context, store *gitstate.Store, p *Plan, res Result, from int) Result {
 	for i := from; i < len(p.Events); i++ {
 		st, ev := p.States[i], p.Events[i]
-		_, err := store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
+		_, err := store.Update(ctx, p.RunID, func(r *ledger.Run) (*gitstate.Change, error) {
 			seq, epoch, wts, snaps := r.State.Seq, r.State.Epoch, r.State.Worktrees, r.State.Snapshots
 			r.State = clone(st)
 			r.State.Seq, r.State.Epoch, r.State.Worktrees, r.State.Snapshots = seq, epoch, wts, snaps
@@ -220,14 +221,14 @@ func adopt(ctx context.Context, store *gitstate.Store, p *Plan, res *Result) err
 		}
 		res.Snapshot = snap.Rec.ID
 	}
-	rec := gitstate.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: head, Adopted: p.Header.ImportedFrom.System}
-	_, err = store.Update(ctx, p.RunID, func(r *gitstate.Run) (*gitstate.Change, error) {
+	rec := ledger.WorktreeRec{Node: node, Path: info.Path, Branch: info.Branch, Baseline: p.Header.Baseline, Head: head, Adopted: p.Header.ImportedFrom.System}
+	_, err = store.Update(ctx, p.RunID, func(r *ledger.Run) (*gitstate.Change, error) {
 		if r.State.Worktree(node) != nil {
 			return nil, errors.New("already adopted")
 		}
 		r.State.Worktrees = append(r.State.Worktrees, rec)
-		data := gitstate.WorktreeAdoptedData{Path: info.Path, Dirty: risk.Dirty, Snapshot: res.Snapshot}
-		return &gitstate.Change{Event: gitstate.WorktreeAdoptedEvent(gitstate.About{}, data)}, nil
+		data := ledger.WorktreeAdoptedData{Path: info.Path, Dirty: risk.Dirty, Snapshot: res.Snapshot}
+		return &gitstate.Change{Event: ledger.WorktreeAdoptedEvent(ledger.About{}, data)}, nil
 	})
 	return err
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func newStore(t *testing.T) *gitstate.Store {
@@ -132,7 +133,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 // TestImportedTimesReadBack: a source's times in every shape the importer accepts (RFC
 // 3339 with an offset or a fraction, and without a zone, with a T or a space) are
 // written as Stamp writes them, so the imported runs and their logs read back (a time
-// in any other shape makes a run unreadable, gitstate.CheckDocuments).
+// in any other shape makes a run unreadable, ledger.CheckDocuments).
 func TestImportedTimesReadBack(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -167,7 +168,7 @@ func TestImportedTimesReadBack(t *testing.T) {
 	}
 	canonical := func(what, s string) {
 		t.Helper()
-		if tm, err := gitstate.ParseStamp(s); err != nil || gitstate.Stamp(tm) != s {
+		if tm, err := ledger.ParseStamp(s); err != nil || ledger.Stamp(tm) != s {
 			t.Errorf("%s: %q is not as Stamp writes it", what, s)
 		}
 	}

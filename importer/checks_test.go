@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Names are one to one, whatever order the ids come in: a mapped id never takes the
@@ -17,7 +17,7 @@ import (
 // foo), and a reserved name gets another (union).
 func TestAssignNamesOneToOne(t *testing.T) {
 	t.Parallel()
-	ok := func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }
+	ok := func(n string) bool { return ledger.CheckNodeName("job", n) == nil }
 	ids := []string{"root.1#0", "root.1-0", "é1", "è1", "Foo", "foo", "union", "Union", "x.lock", "a/b", "a-b"}
 	first, err := assignNames("job", ids, ok, []string{"main"}, nil)
 	if err != nil {
@@ -114,7 +114,7 @@ func TestKimiGraphChecks(t *testing.T) {
 			fin := p.States[len(p.States)-1]
 			seen := map[string]bool{}
 			for _, j := range fin.Jobs {
-				if err := gitstate.CheckNodeName("job", j.ID); err != nil {
+				if err := ledger.CheckNodeName("job", j.ID); err != nil {
 					t.Errorf("job %q: %v", j.ID, err)
 				}
 				if seen[strings.ToLower(j.ID)] {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // The source decoders take hostile bytes (docs/contract.md §13). Whatever the files hold, they
@@ -57,19 +57,19 @@ func FuzzAgenTeamRun(f *testing.F) {
 
 func checkPlan(t *testing.T, p *Plan) {
 	t.Helper()
-	if err := gitstate.ValidName("run", p.RunID); err != nil {
+	if err := ledger.ValidName("run", p.RunID); err != nil {
 		t.Fatalf("run id: %v", err)
 	}
 	if len(p.States) != len(p.Events) || len(p.Events) < 2 {
 		t.Fatalf("%d states for %d events", len(p.States), len(p.Events))
 	}
-	if err := gitstate.CheckStages(p.Header.Stages); err != nil {
+	if err := ledger.CheckStages(p.Header.Stages); err != nil {
 		t.Fatalf("stages: %v", err)
 	}
 	for _, st := range p.States {
 		for _, s := range st.Stages {
 			known := false
-			for _, k := range gitstate.StageStatuses {
+			for _, k := range ledger.StageStatuses {
 				known = known || k == s.Status
 			}
 			if !known {
@@ -81,7 +81,7 @@ func checkPlan(t *testing.T, p *Plan) {
 	ids := map[string]bool{}
 	folded := map[string]string{}
 	for _, j := range fin.Jobs {
-		if err := gitstate.CheckNodeName("job", j.ID); err != nil {
+		if err := ledger.CheckNodeName("job", j.ID); err != nil {
 			t.Fatalf("job id: %v", err)
 		}
 		if other, dup := folded[strings.ToLower(j.ID)]; dup {

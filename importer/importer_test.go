@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func write(t *testing.T, root string, files map[string]string) {
@@ -33,7 +33,7 @@ func TestMapName(t *testing.T) {
 		{"#", ""},
 	} {
 		got, mapped := MapName(tc.in)
-		if gitstate.ValidName("run", got) != nil {
+		if ledger.ValidName("run", got) != nil {
 			t.Errorf("MapName(%q) = %q, which git-atlas refuses", tc.in, got)
 		}
 		if tc.want != "" && got != tc.want {
@@ -101,7 +101,7 @@ func TestKimiFields(t *testing.T) {
 		field     string
 		got, want any
 	}{
-		{"g kind", g.Header.Kind, gitstate.KindGraph},
+		{"g kind", g.Header.Kind, ledger.KindGraph},
 		{"g intent (intent.txt wins)", g.Header.Intent, "the intent"},
 		{"g criteria", strings.Join(g.Header.Criteria, ","), "c1,c2"},
 		{"g verify", g.Header.Verify, "make"},
@@ -128,26 +128,26 @@ func TestKimiFields(t *testing.T) {
 		{"g job 3 DONE unverified here", gf.Jobs[3].Unverified != "", true},
 		{"g criterion not the run's: noted", strings.Contains(strings.Join(g.Notes, "\n"), `"not-a-run-criterion"`), true},
 		{"g job 0 id", gf.Jobs[0].ID, "r.1-0"},
-		{"g job 0 state", gf.Jobs[0].State, gitstate.JobFailed},
+		{"g job 0 state", gf.Jobs[0].State, ledger.JobFailed},
 		{"g job 0 attempts", gf.Jobs[0].Attempts, 2},
-		{"g job 1 state (RUNNING reset)", gf.Jobs[1].State, gitstate.JobPending},
+		{"g job 1 state (RUNNING reset)", gf.Jobs[1].State, ledger.JobPending},
 		{"g job 1 lease cleared", gf.Jobs[1].Lease, ""},
 		{"g job 1 attempts kept", gf.Jobs[1].Attempts, 1},
 		{"g job 1 needs", strings.Join(gf.Jobs[1].Needs, ","), "r.1-0"},
 		{"g reset", strings.Join(g.Reset, ","), "r.2-0"},
 		{"g job map", g.JobIDs["r.2#0"], "r.2-0"},
-		{"g status", gf.Status, gitstate.RunRunning},
+		{"g status", gf.Status, ledger.RunRunning},
 		{"g driver", gf.Driver == nil, true},
 		{"g last event time", g.Events[len(g.Events)-1].Time, "2026-07-01T12:05:00Z"},
 		{"g log event time", g.Events[1].Time, "2026-07-01T12:00:01Z"},
 		{"g imported_from system", g.Header.ImportedFrom.System, KimiAtlas},
-		{"s kind", s.Header.Kind, gitstate.KindSingle},
-		{"s status (OUTPUT is finished)", sf.Status, gitstate.RunCompleted},
-		{"s INIT", sf.Stages[0].Status, gitstate.StageCompleted},
-		{"s CLARIFY never ran", sf.Stages[2].Status, gitstate.StageSkipped},
+		{"s kind", s.Header.Kind, ledger.KindSingle},
+		{"s status (OUTPUT is finished)", sf.Status, ledger.RunCompleted},
+		{"s INIT", sf.Stages[0].Status, ledger.StageCompleted},
+		{"s CLARIFY never ran", sf.Stages[2].Status, ledger.StageSkipped},
 		{"s REFINE reworks (refine_passes)", sf.Stages[7].Reworks, 3},
 		{"s events (start, 2 log lines, imported)", len(s.Events), 4},
-		{"d status (DONE is finished)", by["d"].States[len(by["d"].States)-1].Status, gitstate.RunCompleted},
+		{"d status (DONE is finished)", by["d"].States[len(by["d"].States)-1].Status, ledger.RunCompleted},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s = %v, want %v", tc.field, tc.got, tc.want)
@@ -204,12 +204,12 @@ func TestAgenTeamFields(t *testing.T) {
 		{"b verify_safe (carried; trust decides whether it runs)", p.Header.Stages[1].VerifySafe, true},
 		{"a verify_safe (null: not safe)", p.Header.Stages[0].VerifySafe, false},
 		{"source's verify_safe kept in the imported event", string(p.Events[len(p.Events)-1].Data), `{"source":"` + filepath.Join(dir, "state", "r1.json") + `","status":"running","verify_safe_in_source":["b"]}`},
-		{"a status", f.Stages[0].Status, gitstate.StageCompleted},
-		{"b status", f.Stages[1].Status, gitstate.StageDispatched},
+		{"a status", f.Stages[0].Status, ledger.StageCompleted},
+		{"b status", f.Stages[1].Status, ledger.StageDispatched},
 		{"b attempts", len(f.Stages[1].Attempts), 2},
 		{"b attempt 2 started", f.Stages[1].Attempts[1].StartedAt, "2026-07-02T09:03:00Z"},
 		{"b reworks", f.Stages[1].Reworks, 1},
-		{"run status", f.Status, gitstate.RunRunning},
+		{"run status", f.Status, ledger.RunRunning},
 		{"events", len(p.Events), 5},
 	} {
 		if tc.got != tc.want {
@@ -248,19 +248,19 @@ func TestAgenTeamRunnerEvents(t *testing.T) {
 		status   string
 		attempts int
 	}{
-		{gitstate.StagePending, 0},
-		{gitstate.StageDispatched, 1}, {gitstate.StageFailed, 1},
-		{gitstate.StageDispatched, 2}, {gitstate.StageFailed, 2},
-		{gitstate.StageDispatched, 3}, {gitstate.StageFailed, 3},
-		{gitstate.StageFailed, 3},
-		{gitstate.StageFailed, 3},
+		{ledger.StagePending, 0},
+		{ledger.StageDispatched, 1}, {ledger.StageFailed, 1},
+		{ledger.StageDispatched, 2}, {ledger.StageFailed, 2},
+		{ledger.StageDispatched, 3}, {ledger.StageFailed, 3},
+		{ledger.StageFailed, 3},
+		{ledger.StageFailed, 3},
 	} {
 		ss := p.States[i].Stages[0]
 		if ss.Status != want.status || len(ss.Attempts) != want.attempts {
 			t.Errorf("after event %d (%s): %s with %d attempts, want %s with %d", i, p.Events[i].Type, ss.Status, len(ss.Attempts), want.status, want.attempts)
 		}
 	}
-	if f := p.States[len(p.States)-1]; f.Status != gitstate.RunFailed {
+	if f := p.States[len(p.States)-1]; f.Status != ledger.RunFailed {
 		t.Errorf("run status %s, want failed", f.Status)
 	}
 	if a := p.States[len(p.States)-1].Stages[0].Attempts; len(a) == 3 && a[2].StartedAt != "2026-07-03T10:05:00Z" {
@@ -289,7 +289,7 @@ func TestAgenTeamReservedEventTypes(t *testing.T) {
 	var got []string
 	for _, e := range plans[0].Events[1:5] {
 		got = append(got, string(e.Type))
-		if err := gitstate.CheckEvent(&e); err != nil {
+		if err := ledger.CheckEvent(&e); err != nil {
 			t.Errorf("%s: %v", e.Type, err)
 		}
 		if string(e.Data) != `{"source":{"x":1}}` {

@@ -20,8 +20,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Systems.
@@ -39,9 +39,9 @@ type Plan struct {
 	RunID    string            `json:"run_id"`
 	Mapped   bool              `json:"mapped,omitempty"`
 	Path     string            `json:"path"`
-	Header   gitstate.Header   `json:"-"`
-	States   []gitstate.State  `json:"-"` // the state after each event
-	Events   []gitstate.Event  `json:"-"`
+	Header   ledger.Header     `json:"-"`
+	States   []ledger.State    `json:"-"` // the state after each event
+	Events   []ledger.Event    `json:"-"`
 	JobIDs   map[string]string `json:"job_ids,omitempty"` // source job id -> job id, where mapped
 	Reset    []string          `json:"reset_jobs,omitempty"`
 	Worktree string            `json:"worktree,omitempty"`
@@ -100,7 +100,7 @@ func ScanKimi(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 	return plans, append(probs, more...), nil
 }
 
-func validRun(n string) bool { return gitstate.ValidName("run", n) == nil }
+func validRun(n string) bool { return ledger.ValidName("run", n) == nil }
 
 // RunNames are the names a source run id may have been given by an earlier import:
 // the one it gets alone, and the one it gets beside an id that collides with it.
@@ -237,9 +237,9 @@ const kimiMaxAttempts = 2
 // one FAILED at the cap and a PENDING one were not.
 func kimiDispatches(state string, attempts int) int {
 	switch state {
-	case gitstate.JobRunning, gitstate.JobDone:
+	case ledger.JobRunning, ledger.JobDone:
 		return attempts + 1
-	case gitstate.JobFailed:
+	case ledger.JobFailed:
 		if attempts >= kimiMaxAttempts {
 			return attempts
 		}
@@ -256,7 +256,7 @@ func bad(path, format string, args ...any) *Problem {
 func stamp(s string) (string, bool) {
 	for _, f := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02 15:04:05"} {
 		if t, err := time.Parse(f, s); err == nil {
-			return gitstate.Stamp(t), true
+			return ledger.Stamp(t), true
 		}
 	}
 	return "", false
@@ -310,13 +310,13 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 	if b, ok := files["intent.txt"]; ok && len(b) > 0 {
 		intent = strings.TrimRight(string(b), "\n")
 	}
-	scope, err := gitstate.CanonicalScope(st.ScopePaths)
+	scope, err := ledger.CanonicalScope(st.ScopePaths)
 	if err != nil {
 		return nil, bad(sp, "scope_paths: %v", err)
 	}
-	h := gitstate.Header{RunID: p.RunID, Kind: gitstate.KindSingle, CreatedAt: created, Intent: intent,
+	h := ledger.Header{RunID: p.RunID, Kind: ledger.KindSingle, CreatedAt: created, Intent: intent,
 		Criteria: st.Criteria, Verify: st.VerifyCmd, Scope: scope, Baseline: p.runBaseline(st.BaselineSHA),
-		ImportedFrom: &gitstate.ImportedFrom{System: KimiAtlas, Path: rd, SourceID: srcID, Hash: hashFiles(files)}}
+		ImportedFrom: &ledger.ImportedFrom{System: KimiAtlas, Path: rd, SourceID: srcID, Hash: hashFiles(files)}}
 	if st.VerifySafe == nil && st.VerifyCmd != "" {
 		p.Notes = append(p.Notes, "verify_safe not recorded: the verify command is not trusted")
 	}
@@ -331,18 +331,18 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 			// As `start` refuses --max-depth, --max-jobs and --gas below zero.
 			return nil, badErr(dp, fault.Usage("meta: depth_max, node_max, gas and gas_remaining must not be negative"))
 		}
-		h.Kind, h.MaxAttempts, h.Stages = gitstate.KindGraph, kimiMaxAttempts, []gitstate.StageDef{}
+		h.Kind, h.MaxAttempts, h.Stages = ledger.KindGraph, kimiMaxAttempts, []ledger.StageDef{}
 		// The halting caps carry over: a resumed run expands no further than it could there.
 		h.MaxDepth, h.MaxJobs = dag.Meta.DepthMax, dag.Meta.NodeMax
 	} else {
 		h.Stages = kimiStageDefs()
 	}
 	// The state right after start: every stage pending.
-	s0 := gitstate.State{RunID: p.RunID, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	s0 := ledger.State{RunID: p.RunID, Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	for _, d := range h.Stages {
-		s0.Stages = append(s0.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+		s0.Stages = append(s0.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
-	p.Events = append(p.Events, gitstate.RunStartedEvent(gitstate.About{Time: created}, gitstate.RunStartedData{Baseline: h.Baseline, ImportedFrom: KimiAtlas}))
+	p.Events = append(p.Events, ledger.RunStartedEvent(ledger.About{Time: created}, ledger.RunStartedData{Baseline: h.Baseline, ImportedFrom: KimiAtlas}))
 	p.States = append(p.States, s0)
 	cur := clone(s0)
 	var steps []kimiStep
@@ -363,11 +363,11 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 			// long log costs one pass, not one per line).
 			cur = kimiStatuses(s0, seen, lastStage(steps), refines, false)
 		}
-		data := gitstate.ImportedStageData{SourceStage: l.Stage}
+		data := ledger.ImportedStageData{SourceStage: l.Stage}
 		if l.Verdict != nil {
 			data.Verdict = mustJSON(l.Verdict)
 		}
-		p.Events = append(p.Events, gitstate.ImportedStageEvent(gitstate.About{Time: t, Stage: validStage(l.Stage)}, data))
+		p.Events = append(p.Events, ledger.ImportedStageEvent(ledger.About{Time: t, Stage: validStage(l.Stage)}, data))
 		p.States = append(p.States, clone(cur))
 	}
 	end := created
@@ -404,15 +404,15 @@ func kimiRun(rd, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 	}
 	if finished {
-		fin.Status = gitstate.RunCompleted
+		fin.Status = ledger.RunCompleted
 		for i := range fin.Stages {
-			if fin.Stages[i].Status == gitstate.StagePending {
-				fin.Stages[i].Status = gitstate.StageSkipped
+			if fin.Stages[i].Status == ledger.StagePending {
+				fin.Stages[i].Status = ledger.StageSkipped
 			}
 		}
 	}
-	p.Events = append(p.Events, gitstate.ImportedEvent(gitstate.About{Time: end}, gitstate.ImportedData{Source: rd,
-		ImportedKimi: &gitstate.ImportedKimi{CurrentState: st.CurrentState, ResetJobs: p.Reset, RefinePasses: st.RefinePasses, JobIDs: p.JobIDs}}))
+	p.Events = append(p.Events, ledger.ImportedEvent(ledger.About{Time: end}, ledger.ImportedData{Source: rd,
+		ImportedKimi: &ledger.ImportedKimi{CurrentState: st.CurrentState, ResetJobs: p.Reset, RefinePasses: st.RefinePasses, JobIDs: p.JobIDs}}))
 	p.States = append(p.States, fin)
 	if fi, err := os.Lstat(filepath.Join(rd, "worktree")); err == nil && fi.IsDir() {
 		p.Worktree = filepath.Join(rd, "worktree")
@@ -431,10 +431,10 @@ const kimiMaxPasses = 2
 // pre-CODE approval is a human gate after GROUNDED (CODED starts only once it is
 // passed), its OUTPUT a human gate; REFINE runs at most kimiMaxPasses times, and
 // CODED and VERIFIED once more than that (the first pass, then one per refine).
-func kimiStageDefs() []gitstate.StageDef {
-	var defs []gitstate.StageDef
+func kimiStageDefs() []ledger.StageDef {
+	var defs []ledger.StageDef
 	for _, s := range kimiStages {
-		d := gitstate.StageDef{Name: s, MaxRetries: kimiMaxPasses}
+		d := ledger.StageDef{Name: s, MaxRetries: kimiMaxPasses}
 		switch s {
 		case "GROUNDED", "OUTPUT":
 			d.Gate = "human"
@@ -475,14 +475,14 @@ func kimiNext(last string) string {
 // waits at its gate (the pre-CODE approval). Every recorded step is an attempt of
 // its stage and each REFINE a rework, so the budgets go on from where the run was.
 // last is the source's current_state ("": the last step); finished: the run ended.
-func kimiPosition(s0 gitstate.State, steps []kimiStep, last string, passes int, finished bool) gitstate.State {
+func kimiPosition(s0 ledger.State, steps []kimiStep, last string, passes int, finished bool) ledger.State {
 	if !slices.Contains(kimiStages, last) {
 		last = lastStage(steps)
 	}
-	attempts := map[string][]gitstate.Attempt{}
+	attempts := map[string][]ledger.Attempt{}
 	seen := map[string]string{}
 	for _, s := range steps {
-		attempts[s.stage] = append(attempts[s.stage], gitstate.Attempt{N: len(attempts[s.stage]) + 1, StartedAt: s.at})
+		attempts[s.stage] = append(attempts[s.stage], ledger.Attempt{N: len(attempts[s.stage]) + 1, StartedAt: s.at})
 		seen[s.stage] = s.at
 	}
 	st := kimiStatuses(s0, seen, last, max(len(attempts["REFINE"]), passes), finished)
@@ -501,7 +501,7 @@ func lastStage(steps []kimiStep) string {
 
 // kimiStatuses is kimiPosition's statuses: seen holds each stage recorded and when
 // it last was, passes the refine passes.
-func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes int, finished bool) gitstate.State {
+func kimiStatuses(s0 ledger.State, seen map[string]string, last string, passes int, finished bool) ledger.State {
 	st := clone(s0)
 	resumeAt := len(kimiStages)
 	if !finished {
@@ -521,13 +521,13 @@ func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes
 		idx := slices.Index(kimiStages, ss.Name)
 		switch {
 		case idx >= resumeAt:
-			ss.Status = gitstate.StagePending
+			ss.Status = ledger.StagePending
 		case !recorded:
-			ss.Status, ss.Reason = gitstate.StageSkipped, "not recorded by kimi-atlas"
+			ss.Status, ss.Reason = ledger.StageSkipped, "not recorded by kimi-atlas"
 		case ss.Name == "GROUNDED" && last == "GROUNDED" && !finished:
-			ss.Status, ss.Reason = gitstate.StageGated, "kimi-atlas's pre-CODE approval"
+			ss.Status, ss.Reason = ledger.StageGated, "kimi-atlas's pre-CODE approval"
 		default:
-			ss.Status = gitstate.StageCompleted
+			ss.Status = ledger.StageCompleted
 		}
 	}
 	return st
@@ -538,7 +538,7 @@ func kimiStatuses(s0 gitstate.State, seen map[string]string, last string, passes
 // names, names that differ only in case and ids git refuses get names of their
 // own, the mapping in p.JobIDs), a need on a job the plan does not have, a job
 // listed twice, a cycle, the job and depth caps. Any of these refuses the run.
-func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp string) *Problem {
+func kimiGraph(p *Plan, h *ledger.Header, fin *ledger.State, dag kimiDAG, dp string) *Problem {
 	spent := 0
 	var ids []string
 	listed := map[string]bool{}
@@ -549,7 +549,7 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 		listed[j.JobID] = true
 		ids = append(ids, j.JobID)
 	}
-	names, err := assignNames("job", ids, func(n string) bool { return gitstate.CheckNodeName("job", n) == nil }, nil, nil)
+	names, err := assignNames("job", ids, func(n string) bool { return ledger.CheckNodeName("job", n) == nil }, nil, nil)
 	if err != nil {
 		return badErr(dp, err)
 	}
@@ -559,7 +559,7 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 			jobOfNode[j.NodeID] = names[j.JobID]
 		}
 	}
-	var specs []gitstate.JobSpec
+	var specs []ledger.JobSpec
 	for _, j := range dag.Jobs {
 		id := names[j.JobID]
 		if id != j.JobID {
@@ -575,19 +575,19 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 		}
 		state := j.State
 		switch state {
-		case gitstate.JobPending, gitstate.JobRunning, gitstate.JobDone, gitstate.JobFailed:
+		case ledger.JobPending, ledger.JobRunning, ledger.JobDone, ledger.JobFailed:
 		default:
 			return bad(dp, "job %q has state %q", j.JobID, j.State)
 		}
 		if j.Attempts < 0 {
 			return bad(dp, "job %q has %d attempts", j.JobID, j.Attempts)
 		}
-		jb := gitstate.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
+		jb := ledger.Job{ID: id, State: state, Needs: needs, Kind: strings.ToLower(j.Kind), Attempts: j.Attempts, Scope: j.Scope}
 		// What the job is to do lives on its node: scope, criteria, verify, and its
 		// place in the expansion tree.
 		if node, ok := dag.Nodes[j.NodeID]; ok {
 			if len(node.ScopePaths) > 0 {
-				scope, err := gitstate.CanonicalScope(node.ScopePaths)
+				scope, err := ledger.CanonicalScope(node.ScopePaths)
 				if err != nil {
 					return bad(dp, "node %q scope_paths: %v", j.NodeID, err)
 				}
@@ -615,33 +615,33 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 				jb.Kind = kind
 			}
 		}
-		if jb.Kind != "" && gitstate.ValidName("kind", jb.Kind) != nil {
+		if jb.Kind != "" && ledger.ValidName("kind", jb.Kind) != nil {
 			jb.Kind, _ = MapName(jb.Kind)
 		}
-		if jb.Depth < 0 || jb.Depth > gitstate.MaxDepth(h) {
+		if jb.Depth < 0 || jb.Depth > ledger.MaxDepth(h) {
 			// As an expansion past --max-depth is refused.
-			return badErr(dp, fault.Refused("job %q is at depth %d, past the run's cap of %d (depth_max)", j.JobID, jb.Depth, gitstate.MaxDepth(h)))
+			return badErr(dp, fault.Refused("job %q is at depth %d, past the run's cap of %d (depth_max)", j.JobID, jb.Depth, ledger.MaxDepth(h)))
 		}
-		if state == gitstate.JobDone {
+		if state == ledger.JobDone {
 			jb.Unverified = "imported from kimi-atlas: not verified here"
 		}
-		if state == gitstate.JobRunning {
-			jb.Lease, jb.Holder = gitstate.LeaseToken(id, j.Attempts, 0, ""), "imported"
+		if state == ledger.JobRunning {
+			jb.Lease, jb.Holder = ledger.LeaseToken(id, j.Attempts, 0, ""), "imported"
 		}
-		specs = append(specs, gitstate.JobSpec{ID: id, Needs: needs, Scope: jb.Scope, Verify: jb.Verify, Kind: jb.Kind, Criteria: jb.Criteria})
+		specs = append(specs, ledger.JobSpec{ID: id, Needs: needs, Scope: jb.Scope, Verify: jb.Verify, Kind: jb.Kind, Criteria: jb.Criteria})
 		fin.Jobs = append(fin.Jobs, jb)
 		spent += kimiDispatches(state, j.Attempts)
 	}
 	// The graph as a whole, through the checks of `job add` itself: reserved names,
 	// case twins, needs, cycles (the names above pass the first two by construction).
-	scratch := gitstate.State{RunID: p.RunID}
-	if err := gitstate.CheckJobCap(h, &scratch, len(specs)); err != nil {
+	scratch := ledger.State{RunID: p.RunID}
+	if err := ledger.CheckJobCap(h, &scratch, len(specs)); err != nil {
 		return badErr(dp, err)
 	}
-	if err := gitstate.AddJobs(&scratch, specs); err != nil {
+	if err := ledger.AddJobs(&scratch, specs); err != nil {
 		return badErr(dp, err)
 	}
-	p.Reset = gitstate.ResumeReset(fin)
+	p.Reset = ledger.ResumeReset(fin)
 	fin.GasSpent = spent
 	if dag.Meta.GasRemaining != nil {
 		h.Gas = spent + *dag.Meta.GasRemaining
@@ -652,7 +652,7 @@ func kimiGraph(p *Plan, h *gitstate.Header, fin *gitstate.State, dag kimiDAG, dp
 	return nil
 }
 
-func stageIndex(ss []gitstate.StageState, name string) int {
+func stageIndex(ss []ledger.StageState, name string) int {
 	for i := range ss {
 		if ss[i].Name == name {
 			return i
@@ -662,17 +662,17 @@ func stageIndex(ss []gitstate.StageState, name string) int {
 }
 
 func validStage(s string) string {
-	if gitstate.ValidName("stage", s) == nil {
+	if ledger.ValidName("stage", s) == nil {
 		return s
 	}
 	n, _ := MapName(s)
 	return n
 }
 
-func clone(s gitstate.State) gitstate.State {
+func clone(s ledger.State) ledger.State {
 	c := s
-	c.Stages = append([]gitstate.StageState(nil), s.Stages...)
-	c.Jobs = append([]gitstate.Job(nil), s.Jobs...)
+	c.Stages = append([]ledger.StageState(nil), s.Stages...)
+	c.Jobs = append([]ledger.Job(nil), s.Jobs...)
 	return c
 }
 
@@ -719,13 +719,13 @@ var badChars = sync.OnceValue(func() *regexp.Regexp { return regexp.MustCompile(
 // whether it had to change it: refused characters become "-", and a name that is
 // still refused (or too long) becomes a prefix plus a short hash of the original.
 func MapName(id string) (string, bool) {
-	if gitstate.ValidName("run", id) == nil {
+	if ledger.ValidName("run", id) == nil {
 		return id, false
 	}
 	n := badChars().ReplaceAllString(id, "-")
 	n = strings.Trim(strings.ReplaceAll(n, "..", "."), "-.")
 	sum := sha256.Sum256([]byte(id))
-	if gitstate.ValidName("run", n) != nil || len(n) > 64 {
+	if ledger.ValidName("run", n) != nil || len(n) > 64 {
 		if len(n) > 50 {
 			n = n[:50]
 		}

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func kimiLines(id string, stages ...string) string {
@@ -58,7 +58,7 @@ func TestKimiResumePosition(t *testing.T) {
 		}
 		return strings.Join(out, " ")
 	}
-	stage := func(id, name string) gitstate.StageState {
+	stage := func(id, name string) ledger.StageState {
 		fin := by[id].States[len(by[id].States)-1]
 		for _, s := range fin.Stages {
 			if s.Name == name {
@@ -66,7 +66,7 @@ func TestKimiResumePosition(t *testing.T) {
 			}
 		}
 		t.Fatalf("%s has no stage %s", id, name)
-		return gitstate.StageState{}
+		return ledger.StageState{}
 	}
 	for id, want := range map[string]string{
 		"loop":   "INIT=completed INTENT_CAPTURED=completed CLARIFY=skipped TRIAGED=completed GROUNDED=completed CODED=completed VERIFIED=pending REFINE=pending OUTPUT=pending",
@@ -108,7 +108,7 @@ func TestKimiResumePosition(t *testing.T) {
 	// VERIFIED is completed and the refine decision is next.
 	p := by["loop"]
 	afterVerified := p.States[6]
-	if p.Events[6].Stage != "VERIFIED" || afterVerified.Stages[6].Status != gitstate.StageCompleted || afterVerified.Stages[7].Status != gitstate.StagePending {
+	if p.Events[6].Stage != "VERIFIED" || afterVerified.Stages[6].Status != ledger.StageCompleted || afterVerified.Stages[7].Status != ledger.StagePending {
 		t.Errorf("after VERIFIED: %+v", afterVerified.Stages)
 	}
 	if !strings.Contains(string(p.Events[6].Data), `"verdict":"UNVERIFIED"`) {

@@ -6,8 +6,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // A dispatch names the agent beside its thread id; both are recorded on the attempt
@@ -15,13 +15,13 @@ import (
 // agent on anything but a dispatch is a usage error that writes nothing.
 func TestDispatchRecordsTheAgent(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	tip := f.tip()
 	for _, req := range []TransitionRequest{
-		{Status: gitstate.StageDispatched, ThreadID: "x; rm -rf ~", Agent: "claude"},
-		{Status: gitstate.StageDispatched, ThreadID: "--help", Agent: "codex"},
-		{Status: gitstate.StageDispatched, ThreadID: "t1", Agent: "sh"},
-		{Status: gitstate.StageSkipped, Agent: "claude"},
+		{Status: ledger.StageDispatched, ThreadID: "x; rm -rf ~", Agent: "claude"},
+		{Status: ledger.StageDispatched, ThreadID: "--help", Agent: "codex"},
+		{Status: ledger.StageDispatched, ThreadID: "t1", Agent: "sh"},
+		{Status: ledger.StageSkipped, Agent: "claude"},
 	} {
 		req.Run, req.Stage, req.Driver = "r1", "build", d1
 		if _, err := f.ops.Transition(f.ctx, req); !errors.Is(err, fault.ErrUsage) {
@@ -31,7 +31,7 @@ func TestDispatchRecordsTheAgent(t *testing.T) {
 	if f.tip() != tip {
 		t.Fatal("a refused dispatch wrote to the ledger")
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageDispatched,
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: ledger.StageDispatched,
 		ThreadID: "0f9c2a1e-5b7d-4e3a-9c1f-2b8d7e6a5c4b", Agent: "claude", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -48,7 +48,7 @@ func TestDispatchRecordsTheAgent(t *testing.T) {
 // job_claimed; a bad one is a usage error that writes nothing.
 func TestJobClaimRecordsTheAgent(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	tip := f.tip()
 	if _, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}, Agent: "codex", ThreadID: "a b"}); !errors.Is(err, fault.ErrUsage) {
@@ -67,7 +67,7 @@ func TestJobClaimRecordsTheAgent(t *testing.T) {
 		t.Fatalf("job: %+v", j)
 	}
 	ev := f.last()
-	if data, err := gitstate.DecodeData[gitstate.JobClaimedData](&ev); err != nil || data.Agent != "codex" || data.ThreadID != "th-1" {
+	if data, err := ledger.DecodeData[ledger.JobClaimedData](&ev); err != nil || data.Agent != "codex" || data.ThreadID != "th-1" {
 		t.Fatalf("event: %s (%v)", ev.Data, err)
 	}
 }
@@ -77,7 +77,7 @@ func TestJobClaimRecordsTheAgent(t *testing.T) {
 func (f *wtFixture) sessionRunWithWorktree() string {
 	f.t.Helper()
 	drv := Driver{Holder: "d1", Session: "sess"}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageDispatched, Driver: drv}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: ledger.StageDispatched, Driver: drv}); err != nil {
 		f.t.Fatal(err)
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "build", Driver: drv})
@@ -90,7 +90,7 @@ func (f *wtFixture) sessionRunWithWorktree() string {
 // The session-start pointer names the worktree the session's run works in.
 func TestPointerNamesTheWorktree(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	wt := f.sessionRunWithWorktree()
 	res, err := f.ops.ResumeBrief(f.ctx, ResumeDetectRequest{Session: "sess"})
 	if err != nil {

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
@@ -50,7 +51,7 @@ import (
 
 // A holder is a name a writer gives (--holder is free text) and it reaches an agent
 // from every run, its own included: a holder that is not a name git-atlas would
-// write (gitstate.ValidName: no spaces, quotes, newlines or long text) is withheld
+// write (ledger.ValidName: no spaces, quotes, newlines or long text) is withheld
 // from an agent's results (badHolder) and, where an error to an agent quotes it,
 // replaced by anotherHolder (AgentError).
 
@@ -58,7 +59,7 @@ import (
 const anotherHolder = "another holder"
 
 // badHolder reports whether h, a holder from a ledger, may not reach an agent.
-func badHolder(h string) bool { return h != "" && gitstate.ValidName("value", h) != nil }
+func badHolder(h string) bool { return h != "" && ledger.ValidName("value", h) != nil }
 
 // AgentError is err as an agent reads it: each holder it quotes from a ledger
 // (fault.Error.Quoted) that is not a name replaced by "another holder"; the kind
@@ -82,7 +83,7 @@ func viewHolders(v *RunView) {
 // stateHolders withholds from s the holders that are not names (its driver's, its
 // attempts', its jobs'; s's slices are copied first) and reports whether it withheld
 // any.
-func stateHolders(s *gitstate.State) bool {
+func stateHolders(s *ledger.State) bool {
 	withheld := false
 	if d := s.Driver; d != nil && badHolder(d.Holder) {
 		c := *d
@@ -106,7 +107,7 @@ func stateHolders(s *gitstate.State) bool {
 
 // jobHolders withholds from jobs (copies the caller owns) the holders that are not
 // names, and reports whether it withheld any.
-func jobHolders(jobs []*gitstate.Job) bool {
+func jobHolders(jobs []*ledger.Job) bool {
 	withheld := false
 	for _, j := range jobs {
 		if j != nil && badHolder(j.Holder) {
@@ -120,7 +121,7 @@ func jobHolders(jobs []*gitstate.Job) bool {
 // names: the driver's, the interrupted attempt's, and wherever next_action quotes
 // one (its reason says "another holder"; a command carrying one becomes a template,
 // <holder> in its place).
-func planHolders(r *gitstate.Run, p *resume.Plan) {
+func planHolders(r *ledger.Run, p *resume.Plan) {
 	var bad []string
 	add := func(h string) {
 		if badHolder(h) {
@@ -176,10 +177,10 @@ type agentText struct {
 	intents *trust.Intents
 	o       *Ops
 	// key checks the MACs of the text this clone wrote (the zero key checks none).
-	key gitstate.SessionKey
+	key ledger.SessionKey
 	// listed are the runs' summaries, read when a result names runs by id only
 	// (trustsID).
-	listed *map[string]*gitstate.Run
+	listed *map[string]*ledger.Run
 	// texts are, per run tip, the strings of its events this clone wrote (ownText).
 	texts *map[string]ownTexts
 	// roots are the managed worktrees' roots (placed), read once.
@@ -188,23 +189,23 @@ type agentText struct {
 
 func (o *Ops) agentText() agentText {
 	key, _ := o.Reader().SessionKey() // without one, no item reads as this clone's
-	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*gitstate.Run), texts: new(map[string]ownTexts), roots: new([]string)}
+	return agentText{intents: trust.NewIntents(o.Repo), o: o, key: key, listed: new(map[string]*ledger.Run), texts: new(map[string]ownTexts), roots: new([]string)}
 }
 
 // vouched reports whether a person trusted r here: all of its text may reach an agent.
-func (a agentText) vouched(ctx context.Context, r *gitstate.Run) bool {
+func (a agentText) vouched(ctx context.Context, r *ledger.Run) bool {
 	return a.intents.Vouched(ctx, r.Header.RunID, r.Header.Intent)
 }
 
 // ownEvent reports whether e's data may reach an agent: r is vouched for, or was
 // started here and e is as this clone wrote it.
-func (a agentText) ownEvent(ctx context.Context, r *gitstate.Run, e *gitstate.Event) bool {
+func (a agentText) ownEvent(ctx context.Context, r *ledger.Run, e *ledger.Event) bool {
 	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnEvent(r.Header.RunID, e))
 }
 
 // ownJob reports whether j's text may reach an agent: r is vouched for, or was
 // started here and j is as this clone wrote it.
-func (a agentText) ownJob(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
+func (a agentText) ownJob(ctx context.Context, r *ledger.Run, j *ledger.Job) bool {
 	return a.vouched(ctx, r) || (a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.key.OwnJob(r.Header.RunID, j))
 }
 
@@ -221,8 +222,8 @@ func placeKey(node, path string) string { return node + "\x00" + gitstate.CanonP
 // that no person vouched for: v is empty, git-atlas's own wording, or a string in the
 // data of one of r's events this clone wrote (its MAC verifies here) that no undo
 // took back. The run's log is walked once per result.
-func (a agentText) ownText(ctx context.Context, r *gitstate.Run, v string) bool {
-	if v == "" || v == gitstate.ReasonAllStagesCompleted {
+func (a agentText) ownText(ctx context.Context, r *ledger.Run, v string) bool {
+	if v == "" || v == ledger.ReasonAllStagesCompleted {
 		return true
 	}
 	if rest, ok := strings.CutPrefix(v, "rework from "); ok {
@@ -236,13 +237,13 @@ func (a agentText) ownText(ctx context.Context, r *gitstate.Run, v string) bool 
 
 // ownKept is ownText for a value undo keeps as it is (an attempt's, a snapshot
 // record's, a worktree's setup): the event that set it counts even once undone.
-func (a agentText) ownKept(ctx context.Context, r *gitstate.Run, v string) bool {
+func (a agentText) ownKept(ctx context.Context, r *ledger.Run, v string) bool {
 	return v == "" || a.eventTexts(ctx, r).all[v]
 }
 
 // eventTexts are the strings in the data of r's events this clone wrote (none, when
 // the log cannot be read), read once per result.
-func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
+func (a agentText) eventTexts(ctx context.Context, r *ledger.Run) ownTexts {
 	if *a.texts == nil {
 		*a.texts = map[string]ownTexts{}
 	}
@@ -257,10 +258,10 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 	}
 	var undone [][2]int
 	for i := range events {
-		if events[i].Type != gitstate.EventUndone {
+		if events[i].Type != ledger.EventUndone {
 			continue
 		}
-		if d, err := gitstate.DecodeData[gitstate.UndoneData](&events[i]); err == nil {
+		if d, err := ledger.DecodeData[ledger.UndoneData](&events[i]); err == nil {
 			undone = append(undone, [2]int{d.To, d.From})
 		}
 	}
@@ -271,15 +272,15 @@ func (a agentText) eventTexts(ctx context.Context, r *gitstate.Run) ownTexts {
 		}
 		// What the event quotes from the ledger (a replaced lease, a record's path)
 		// is not this clone's text, though this clone signed the event.
-		data, err := gitstate.WrittenData(e)
+		data, err := ledger.WrittenData(e)
 		if err != nil {
 			continue
 		}
 		collectStrings(data, own.all)
-		if e.Type == gitstate.EventWorktreeAdded {
+		if e.Type == ledger.EventWorktreeAdded {
 			// A worktree this clone made (not one it recreated where a record said):
 			// its path is where git-atlas placed it, under the root of that time.
-			if d, err := gitstate.DecodeData[gitstate.WorktreeAddedData](e); err == nil && !d.Recreated {
+			if d, err := ledger.DecodeData[ledger.WorktreeAddedData](e); err == nil && !d.Recreated {
 				own.places[placeKey(d.Node, d.Path)] = true
 			}
 		}
@@ -316,7 +317,7 @@ func collectStrings(v any, into map[string]bool) {
 // worktree's path only where git-atlas places it or placed it (placedFor); an adopted worktree's
 // system only as a system import knows; a member this release does not know never.
 // s's slices are copied before they are changed.
-func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.State) bool {
+func (a agentText) stateText(ctx context.Context, r *ledger.Run, s *ledger.State) bool {
 	withheld := false
 	check := func(ok bool, v *string) {
 		if !ok {
@@ -325,7 +326,7 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 	}
 	keep := func(v *string) { check(a.ownText(ctx, r, *v), v) }
 	kept := func(v *string) { check(a.ownKept(ctx, r, *v), v) }
-	verify := func(v **gitstate.VerifyResult) { withheld = a.verifyText(ctx, r, v, "") || withheld }
+	verify := func(v **ledger.VerifyResult) { withheld = a.verifyText(ctx, r, v, "") || withheld }
 	run := r.Header.RunID
 	keep(&s.Reason)
 	keep(&s.TakenOver)
@@ -336,7 +337,7 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 		withheld, c.Extra = withheld || len(c.Extra) > 0, nil
 		s.Driver = &c
 	}
-	if m := s.Resuming; m != nil && m.Phase != gitstate.ResumeVerify && m.Phase != gitstate.ResumeDone {
+	if m := s.Resuming; m != nil && m.Phase != ledger.ResumeVerify && m.Phase != ledger.ResumeDone {
 		c := *m
 		check(false, &c.Phase)
 		s.Resuming = &c
@@ -422,7 +423,7 @@ func (a agentText) stateText(ctx context.Context, r *gitstate.Run, s *gitstate.S
 // covers) and that ownCommand does not pass, output no event of this clone's wrote
 // (ownKept), and members this release does not know; *v becomes a copy. It reports
 // whether it withheld any.
-func (a agentText) verifyText(ctx context.Context, r *gitstate.Run, v **gitstate.VerifyResult, command string) bool {
+func (a agentText) verifyText(ctx context.Context, r *ledger.Run, v **ledger.VerifyResult, command string) bool {
 	if *v == nil {
 		return false
 	}
@@ -444,7 +445,7 @@ func (a agentText) verifyText(ctx context.Context, r *gitstate.Run, v **gitstate
 // as git-atlas words them, the agent and thread of its claim and its verify's result
 // unless an event of this clone's wrote them, members this release does not know. It
 // reports whether it withheld any.
-func (a agentText) jobText(ctx context.Context, r *gitstate.Run, j *gitstate.Job) bool {
+func (a agentText) jobText(ctx context.Context, r *ledger.Run, j *ledger.Job) bool {
 	withheld := len(j.Extra) > 0
 	j.Extra = nil
 	check := func(ok bool, v *string) {
@@ -453,7 +454,7 @@ func (a agentText) jobText(ctx context.Context, r *gitstate.Run, j *gitstate.Job
 		}
 	}
 	check(composedJobReason(j.Reason), &j.Reason)
-	check(j.Unverified == "" || j.Unverified == gitstate.UnverifiedNoCommand || j.Unverified == gitstate.UnverifiedNoWorktree, &j.Unverified)
+	check(j.Unverified == "" || j.Unverified == ledger.UnverifiedNoCommand || j.Unverified == ledger.UnverifiedNoWorktree, &j.Unverified)
 	check(a.ownKept(ctx, r, j.Agent), &j.Agent)
 	check(a.ownKept(ctx, r, j.ThreadID), &j.ThreadID)
 	own := ""
@@ -467,7 +468,7 @@ func (a agentText) jobText(ctx context.Context, r *gitstate.Run, j *gitstate.Job
 // result ran), may reach an agent from r, a run started here that no person vouched
 // for: it is empty, trusted here as r's command, or in the data of an event this
 // clone wrote.
-func (a agentText) ownCommand(ctx context.Context, r *gitstate.Run, command string) bool {
+func (a agentText) ownCommand(ctx context.Context, r *ledger.Run, command string) bool {
 	return command == "" || a.intents.TrustsCommand(ctx, r.Header.RunID, command) || a.ownKept(ctx, r, command)
 }
 
@@ -483,10 +484,10 @@ func composedJobReason(v string) bool {
 		return false
 	}
 	if dep, ok := strings.CutSuffix(rest, " failed"); ok {
-		return gitstate.ValidName("job", dep) == nil
+		return ledger.ValidName("job", dep) == nil
 	}
 	dep, parent, ok := strings.Cut(rest, " was dropped with its failed parent ")
-	return ok && gitstate.ValidName("job", dep) == nil && gitstate.ValidName("job", parent) == nil
+	return ok && ledger.ValidName("job", dep) == nil && ledger.ValidName("job", parent) == nil
 }
 
 // knownSystem reports whether v is empty or a system import adopts worktrees from.
@@ -502,7 +503,7 @@ func (a agentText) placed(ctx context.Context, run, node, path string) bool {
 	if path == "" {
 		return true
 	}
-	if gitstate.ValidName("node", node) != nil {
+	if ledger.ValidName("node", node) != nil {
 		return false
 	}
 	if *a.roots == nil {
@@ -526,11 +527,11 @@ func (a agentText) placed(ctx context.Context, run, node, path string) bool {
 // event of r's this clone wrote (its MAC verifies here) says this clone made node's
 // worktree: under a managed root configured then and since changed
 // (atlas.worktreeRoot).
-func (a agentText) placedFor(ctx context.Context, r *gitstate.Run, run, node, path string) bool {
+func (a agentText) placedFor(ctx context.Context, r *ledger.Run, run, node, path string) bool {
 	if a.placed(ctx, run, node, path) {
 		return true
 	}
-	return r != nil && gitstate.ValidName("node", node) == nil && a.eventTexts(ctx, r).places[placeKey(node, path)]
+	return r != nil && ledger.ValidName("node", node) == nil && a.eventTexts(ctx, r).places[placeKey(node, path)]
 }
 
 // patchPlaced reports whether path is empty or where a snapshot's patch goes when
@@ -554,9 +555,9 @@ func (a agentText) trustsID(ctx context.Context, run string) bool {
 
 // summary is run's summary (read with every other's, once), nil when no ledger
 // holds it.
-func (a agentText) summary(ctx context.Context, run string) *gitstate.Run {
+func (a agentText) summary(ctx context.Context, run string) *ledger.Run {
 	if *a.listed == nil {
-		m := map[string]*gitstate.Run{}
+		m := map[string]*ledger.Run{}
 		entries, err := a.o.Reader().List(ctx, gitstate.ListOptions{Depth: gitstate.ListSummaries})
 		if err == nil {
 			for _, e := range entries {
@@ -573,7 +574,7 @@ func (a agentText) summary(ctx context.Context, run string) *gitstate.Run {
 // view withholds the free text of v, a view of a run whose header is h: all of it
 // when this clone does not trust the run, else its owner and resume command when
 // the record does not prove them (header).
-func (a agentText) view(ctx context.Context, v *RunView, h *gitstate.Header) {
+func (a agentText) view(ctx context.Context, v *RunView, h *ledger.Header) {
 	if v.RunID == "" {
 		return
 	}
@@ -592,13 +593,13 @@ func (a agentText) view(ctx context.Context, v *RunView, h *gitstate.Header) {
 // text the run's trust record does not prove withheld (trust.Intents.Header: this
 // clone wrote them at start, or a person read them at `trust RUN`), and whether any
 // was (docs/contract.md §6). The intent is trusts' to decide.
-func (a agentText) header(ctx context.Context, h *gitstate.Header) (gitstate.Header, bool) {
+func (a agentText) header(ctx context.Context, h *ledger.Header) (ledger.Header, bool) {
 	return a.intents.Header(ctx, h.RunID, h)
 }
 
 // verdict is v, the verdict of a run whose header is h, without the criteria it
 // quotes when the run's record does not prove them (header).
-func (a agentText) verdict(ctx context.Context, h *gitstate.Header, v *gitstate.Verdict) *gitstate.Verdict {
+func (a agentText) verdict(ctx context.Context, h *ledger.Header, v *ledger.Verdict) *ledger.Verdict {
 	if shown, withheld := a.header(ctx, h); withheld && len(shown.Criteria) < len(h.Criteria) {
 		return withheldVerdict(v)
 	}
@@ -633,7 +634,7 @@ func (a agentText) row(ctx context.Context, it *ListItem) {
 }
 
 // finish withholds the free text of a finished run this clone does not trust.
-func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResult) {
+func (a agentText) finish(ctx context.Context, r *ledger.Run, res *FinishResult) {
 	a.view(ctx, &res.RunView, &r.Header)
 	if !a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
 		res.Verdict = withheldVerdict(res.Verdict)
@@ -644,7 +645,7 @@ func (a agentText) finish(ctx context.Context, r *gitstate.Run, res *FinishResul
 
 // transition withholds the verify a passed report ran (its command and output) when
 // this clone does not trust the run.
-func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *TransitionResult) {
+func (a agentText) transition(ctx context.Context, r *ledger.Run, res *TransitionResult) {
 	if r == nil || a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
 		return
 	}
@@ -653,7 +654,7 @@ func (a agentText) transition(ctx context.Context, r *gitstate.Run, res *Transit
 
 // union withholds the union's verify (command and output) and the verdict's
 // criteria when this clone does not trust the run.
-func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult) {
+func (a agentText) union(ctx context.Context, r *ledger.Run, res *UnionResult) {
 	if r == nil {
 		return
 	}
@@ -670,7 +671,7 @@ func (a agentText) union(ctx context.Context, r *gitstate.Run, res *UnionResult)
 // this clone does not trust its run, or when its run was started here, no person
 // vouched for it, and no event of this clone's wrote them (ownKept).
 func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
-	var r *gitstate.Run
+	var r *ledger.Run
 	if a.trustsID(ctx, v.RunID) {
 		if r = a.summary(ctx, v.RunID); a.vouched(ctx, r) {
 			return
@@ -694,7 +695,7 @@ func (a agentText) snapshot(ctx context.Context, v *SnapshotView) {
 // here that no person vouched for when no event of this clone's wrote them (ownText);
 // and, of both, a path not where git-atlas places the node's worktree (placed), also
 // where the item's error quotes it.
-func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map[string]*gitstate.Run) {
+func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map[string]*ledger.Run) {
 	for i := range items {
 		it := &items[i]
 		r, ok := runs[it.RunID]
@@ -711,7 +712,7 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 			}
 		}
 		if s := it.Setup; s != nil {
-			it.Setup = &gitstate.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
+			it.Setup = &ledger.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
 		}
 		it.TextWithheld = true
 	}
@@ -768,7 +769,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 				if !a.ownKept(ctx, r, v.ThreadID) {
 					v.ThreadID = ""
 				}
-				if k := slices.IndexFunc(s.Stages, func(st gitstate.StageState) bool { return st.Name == v.Name }); k >= 0 {
+				if k := slices.IndexFunc(s.Stages, func(st ledger.StageState) bool { return st.Name == v.Name }); k >= 0 {
 					v.Unverified = s.Stages[k].Unverified
 				}
 			}
@@ -795,7 +796,7 @@ func (a agentText) show(ctx context.Context, res *ShowResult) error {
 // showHeader withholds, of a shown run this clone trusts, the members of its header's
 // free text the run's record does not prove (header): from the header document, the
 // view, the stages' verify commands and the verdict's criteria.
-func (a agentText) showHeader(ctx context.Context, r *gitstate.Run, res *ShowResult) error {
+func (a agentText) showHeader(ctx context.Context, r *ledger.Run, res *ShowResult) error {
 	shown, withheld := a.header(ctx, &r.Header)
 	if !withheld {
 		return nil
@@ -804,7 +805,7 @@ func (a agentText) showHeader(ctx context.Context, r *gitstate.Run, res *ShowRes
 	res.Verdict = a.verdict(ctx, &r.Header, res.Verdict)
 	for i := range res.Stages {
 		v := &res.Stages[i]
-		if k := slices.IndexFunc(shown.Stages, func(d gitstate.StageDef) bool { return d.Name == v.Name }); k < 0 || shown.Stages[k].Verify == "" {
+		if k := slices.IndexFunc(shown.Stages, func(d ledger.StageDef) bool { return d.Name == v.Name }); k < 0 || shown.Stages[k].Verify == "" {
 			v.Verify = ""
 		}
 	}
@@ -817,7 +818,7 @@ func (a agentText) showHeader(ctx context.Context, r *gitstate.Run, res *ShowRes
 // log withholds the data of a logged run's events that may not reach an agent
 // (ownEvent): what remains is each event's seq, type, time, epoch, stage, job and
 // holder.
-func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) error {
+func (a agentText) log(ctx context.Context, r *ledger.Run, res *LogResult) error {
 	for i := range res.Kept {
 		e := &res.Kept[i]
 		own := a.ownEvent(ctx, r, e) // before its holder goes: the MAC may cover it
@@ -843,7 +844,7 @@ func (a agentText) log(ctx context.Context, r *gitstate.Run, res *LogResult) err
 // (ownJob; of a job this clone wrote, on a run no person vouched for, what its MAC
 // does not cover: jobText; copies the caller owns), and reports whether it withheld
 // any.
-func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.Job) bool {
+func (a agentText) jobs(ctx context.Context, r *ledger.Run, jobs []*ledger.Job) bool {
 	withheld := false
 	for _, j := range jobs {
 		if j == nil {
@@ -866,7 +867,7 @@ func (a agentText) jobs(ctx context.Context, r *gitstate.Run, jobs []*gitstate.J
 
 // jobDone withholds the free text of a receipt's job, its children, and the job's
 // verify (its command and output) when they may not reach an agent.
-func (a agentText) jobDone(ctx context.Context, r *gitstate.Run, res *JobDoneResult) {
+func (a agentText) jobDone(ctx context.Context, r *ledger.Run, res *JobDoneResult) {
 	if res.Job == nil {
 		return
 	}
@@ -875,13 +876,13 @@ func (a agentText) jobDone(ctx context.Context, r *gitstate.Run, res *JobDoneRes
 	if res.Verify != nil && !a.ownJob(ctx, r, res.Job) {
 		res.Verify = composedVerify(res.Verify)
 	}
-	a.jobs(ctx, r, []*gitstate.Job{res.Job})
+	a.jobs(ctx, r, []*ledger.Job{res.Job})
 	a.jobs(ctx, r, pointers(res.Children))
 }
 
 // pointers are pointers to the elements of jobs.
-func pointers(jobs []gitstate.Job) []*gitstate.Job {
-	out := make([]*gitstate.Job, len(jobs))
+func pointers(jobs []ledger.Job) []*ledger.Job {
+	out := make([]*ledger.Job, len(jobs))
 	for i := range jobs {
 		out[i] = &jobs[i]
 	}
@@ -896,7 +897,7 @@ const withheldText = "(text withheld: the run was not started or trusted here)"
 // clone does not trust r: the stop reason, the owner and its resume command, the
 // untrusted commands, the criteria, and those values wherever next_action's reason
 // quotes them.
-func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+func (a agentText) plan(ctx context.Context, r *ledger.Run, p *resume.Plan) {
 	if p == nil || r == nil {
 		return
 	}
@@ -939,7 +940,7 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 			st.VerifyCommand = ""
 		}
 		if at := st.Attempt; at != nil {
-			st.Attempt = &gitstate.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
+			st.Attempt = &ledger.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
 				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout}
 		}
 	}
@@ -957,7 +958,7 @@ func (a agentText) plan(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
 // owner's resume command, wherever next_action quotes them, the criteria of its
 // verdict, and the commands not trusted here (a stage's verify another clone wrote
 // into the header).
-func (a agentText) planHeader(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+func (a agentText) planHeader(ctx context.Context, r *ledger.Run, p *resume.Plan) {
 	shown, withheld := a.header(ctx, &r.Header)
 	if !withheld {
 		return
@@ -995,7 +996,7 @@ func (a agentText) planHeader(ctx context.Context, r *gitstate.Run, p *resume.Pl
 // the plan quotes them (why a record is foreign or adopted quotes the record); a
 // setup's command and output (of a run started here, unless an event of this clone's
 // wrote them).
-func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Plan, started bool) {
+func (a agentText) planPlaces(ctx context.Context, r *ledger.Run, p *resume.Plan, started bool) {
 	run := r.Header.RunID
 	n := &p.NextAction
 	withhold := func(path string) {
@@ -1013,7 +1014,7 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 			w.Path = ""
 		}
 		if su := w.Setup; su != nil && (!started || !a.ownKept(ctx, r, su.Command) || !a.ownKept(ctx, r, su.Tail)) {
-			w.Setup = &gitstate.SetupRec{Outcome: su.Outcome, ExitCode: su.ExitCode, At: su.At}
+			w.Setup = &ledger.SetupRec{Outcome: su.Outcome, ExitCode: su.ExitCode, At: su.At}
 		}
 	}
 	if st := p.InterruptedStage; st != nil && !a.placedFor(ctx, r, run, st.Name, st.Worktree) {
@@ -1037,9 +1038,9 @@ func (a agentText) planPlaces(ctx context.Context, r *gitstate.Run, p *resume.Pl
 // person vouched for) quotes when no event of this clone's set it (ownText): the stop
 // reason, the interrupted attempt's thread, agent and host, and those values wherever
 // next_action quotes them.
-func (a agentText) planText(ctx context.Context, r *gitstate.Run, p *resume.Plan) {
+func (a agentText) planText(ctx context.Context, r *ledger.Run, p *resume.Plan) {
 	var values []string
-	check := func(own func(context.Context, *gitstate.Run, string) bool) func(*string) {
+	check := func(own func(context.Context, *ledger.Run, string) bool) func(*string) {
 		return func(v *string) {
 			if !own(ctx, r, *v) {
 				values = append(values, strconv.Quote(*v), *v)
@@ -1071,38 +1072,38 @@ func (a agentText) planText(ctx context.Context, r *gitstate.Run, p *resume.Plan
 }
 
 // withheldVerdict is v without the criteria it quotes (nil stays nil).
-func withheldVerdict(v *gitstate.Verdict) *gitstate.Verdict {
+func withheldVerdict(v *ledger.Verdict) *ledger.Verdict {
 	if v == nil {
 		return nil
 	}
-	return &gitstate.Verdict{Verdict: v.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
+	return &ledger.Verdict{Verdict: v.Verdict, Resolved: []string{}, Unverified: []string{}, Unresolved: []string{}}
 }
 
 // composedHeader is h with only the members git-atlas composes (a member added later
 // is withheld until it is listed here).
-func composedHeader(h *gitstate.Header) gitstate.Header {
-	out := gitstate.Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, CreatedAt: h.CreatedAt, VerifySafe: h.VerifySafe,
+func composedHeader(h *ledger.Header) ledger.Header {
+	out := ledger.Header{Schema: h.Schema, RunID: h.RunID, Kind: h.Kind, CreatedAt: h.CreatedAt, VerifySafe: h.VerifySafe,
 		Baseline: h.Baseline, Session: h.Session, ConfigHash: h.ConfigHash, Gas: h.Gas, MaxAttempts: h.MaxAttempts,
-		MaxJobs: h.MaxJobs, MaxDepth: h.MaxDepth, PipelineMode: h.PipelineMode, Stages: []gitstate.StageDef{}}
+		MaxJobs: h.MaxJobs, MaxDepth: h.MaxDepth, PipelineMode: h.PipelineMode, Stages: []ledger.StageDef{}}
 	for _, d := range h.Stages {
-		out.Stages = append(out.Stages, gitstate.StageDef{Name: d.Name, VerifySafe: d.VerifySafe, Gate: d.Gate, MaxRetries: d.MaxRetries,
+		out.Stages = append(out.Stages, ledger.StageDef{Name: d.Name, VerifySafe: d.VerifySafe, Gate: d.Gate, MaxRetries: d.MaxRetries,
 			ReworkTo: d.ReworkTo, WallBudget: d.WallBudget, IdleBudget: d.IdleBudget})
 	}
 	return out
 }
 
 // composedState is s with only the members git-atlas composes.
-func composedState(s *gitstate.State) gitstate.State {
-	out := gitstate.State{Schema: s.Schema, RunID: s.RunID, Status: s.Status, Seq: s.Seq, Epoch: s.Epoch, UpdatedAt: s.UpdatedAt,
-		GasSpent: s.GasSpent, GasFixed: s.GasFixed, Stages: []gitstate.StageState{}}
+func composedState(s *ledger.State) ledger.State {
+	out := ledger.State{Schema: s.Schema, RunID: s.RunID, Status: s.Status, Seq: s.Seq, Epoch: s.Epoch, UpdatedAt: s.UpdatedAt,
+		GasSpent: s.GasSpent, GasFixed: s.GasFixed, Stages: []ledger.StageState{}}
 	if s.Driver != nil {
-		out.Driver = &gitstate.Lease{Holder: s.Driver.Holder, Session: s.Driver.Session, ExpiresAt: s.Driver.ExpiresAt}
+		out.Driver = &ledger.Lease{Holder: s.Driver.Holder, Session: s.Driver.Session, ExpiresAt: s.Driver.ExpiresAt}
 	}
 	for _, st := range s.Stages {
-		c := gitstate.StageState{Name: st.Name, Status: st.Status, Reworks: st.Reworks, Verified: st.Verified,
+		c := ledger.StageState{Name: st.Name, Status: st.Status, Reworks: st.Reworks, Verified: st.Verified,
 			Unverified: st.Unverified, UpdatedAt: st.UpdatedAt, Verify: composedVerify(st.Verify)}
 		for _, at := range st.Attempts {
-			c.Attempts = append(c.Attempts, gitstate.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
+			c.Attempts = append(c.Attempts, ledger.Attempt{N: at.N, StartedAt: at.StartedAt, Baseline: at.Baseline, Lease: at.Lease,
 				Holder: at.Holder, Session: at.Session, PID: at.PID, HeartbeatAt: at.HeartbeatAt, InCheckout: at.InCheckout})
 		}
 		out.Stages = append(out.Stages, c)
@@ -1111,33 +1112,33 @@ func composedState(s *gitstate.State) gitstate.State {
 		out.Jobs = append(out.Jobs, composedJob(j))
 	}
 	for _, w := range s.Worktrees {
-		out.Worktrees = append(out.Worktrees, gitstate.WorktreeRec{Node: w.Node, Stage: w.Stage, Branch: w.Branch,
+		out.Worktrees = append(out.Worktrees, ledger.WorktreeRec{Node: w.Node, Stage: w.Stage, Branch: w.Branch,
 			Baseline: w.Baseline, Head: w.Head, Untrusted: w.Untrusted})
 	}
 	for _, sn := range s.Snapshots {
-		out.Snapshots = append(out.Snapshots, gitstate.SnapshotRec{ID: sn.ID, Node: sn.Node, Stage: sn.Stage, Ref: sn.Ref,
+		out.Snapshots = append(out.Snapshots, ledger.SnapshotRec{ID: sn.ID, Node: sn.Node, Stage: sn.Stage, Ref: sn.Ref,
 			Commit: sn.Commit, CreatedAt: sn.CreatedAt})
 	}
 	if u := s.Union; u != nil {
-		out.Union = &gitstate.UnionRec{Head: u.Head, Integrated: u.Integrated, Conflicted: u.Conflicted, Missing: u.Missing,
+		out.Union = &ledger.UnionRec{Head: u.Head, Integrated: u.Integrated, Conflicted: u.Conflicted, Missing: u.Missing,
 			At: u.At, Verify: composedVerify(u.Verify)}
 	}
 	for _, rp := range s.Replays {
-		out.Replays = append(out.Replays, gitstate.ReplayRec{Stage: rp.Stage, Branch: rp.Branch, Baseline: rp.Baseline, Snapshot: rp.Snapshot})
+		out.Replays = append(out.Replays, ledger.ReplayRec{Stage: rp.Stage, Branch: rp.Branch, Baseline: rp.Baseline, Snapshot: rp.Snapshot})
 	}
 	return out
 }
 
 // composedJob is j with only the members git-atlas composes.
-func composedJob(j gitstate.Job) gitstate.Job {
-	return gitstate.Job{ID: j.ID, State: j.State, Needs: j.Needs, Parent: j.Parent, Depth: j.Depth, Attempts: j.Attempts,
+func composedJob(j ledger.Job) ledger.Job {
+	return ledger.Job{ID: j.ID, State: j.State, Needs: j.Needs, Parent: j.Parent, Depth: j.Depth, Attempts: j.Attempts,
 		Lease: j.Lease, Holder: j.Holder, ExpiresAt: j.ExpiresAt, VerifyOwed: j.VerifyOwed, VerifyResult: composedVerify(j.VerifyResult)}
 }
 
 // composedVerify is a verify's outcome without its command and output.
-func composedVerify(v *gitstate.VerifyResult) *gitstate.VerifyResult {
+func composedVerify(v *ledger.VerifyResult) *ledger.VerifyResult {
 	if v == nil {
 		return nil
 	}
-	return &gitstate.VerifyResult{ExitCode: v.ExitCode, Passed: v.Passed, TimedOut: v.TimedOut, At: v.At}
+	return &ledger.VerifyResult{ExitCode: v.ExitCode, Passed: v.Passed, TimedOut: v.TimedOut, At: v.At}
 }

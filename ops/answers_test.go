@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -22,10 +22,10 @@ import (
 func (f *wtFixture) liveAttemptRun(pid int) {
 	f.t.Helper()
 	a := Driver{Holder: "a", Session: "A", TTL: time.Minute}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code", IdleBudget: "1h", MaxRetries: 3}}, Verify: "false", VerifySafe: true, Driver: a}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []ledger.StageDef{{Name: "code", IdleBudget: "1h", MaxRetries: 3}}, Verify: "false", VerifySafe: true, Driver: a}); err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, PID: pid, Driver: a}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, PID: pid, Driver: a}); err != nil {
 		f.t.Fatal(err)
 	}
 	later := time.Now().Add(2 * time.Minute)
@@ -48,7 +48,7 @@ func (f *wtFixture) tipOf(run string) string {
 func TestResumeWaitsForAnotherSessionsLiveAttempt(t *testing.T) {
 	t.Parallel()
 	for _, pid := range []int{0, os.Getpid()} {
-		f := newWTFixture(t, gitstate.KindSingle, "code")
+		f := newWTFixture(t, ledger.KindSingle, "code")
 		f.liveAttemptRun(pid)
 		before := f.tipOf("v")
 		plan, err := f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "v", Holder: "b", Session: "B"})
@@ -68,7 +68,7 @@ func TestResumeWaitsForAnotherSessionsLiveAttempt(t *testing.T) {
 			t.Fatalf("pid %d: resume by A: %+v, %v; want resumed, verified, redispatched", pid, res, err)
 		}
 	}
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.liveAttemptRun(os.Getpid())
 	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "v", Holder: "b", Session: "B", TakeOver: true, OnVerifyFail: "redispatch"})
 	if err != nil || !res.Resumed || res.Verify == nil {
@@ -81,20 +81,20 @@ func TestResumeWaitsForAnotherSessionsLiveAttempt(t *testing.T) {
 // session re-dispatches.
 func TestRedispatchOfAnotherSessionsLiveAttemptRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.liveAttemptRun(0)
 	before := f.tipOf("v")
-	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}})
+	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}})
 	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), "is live") {
 		t.Fatalf("re-dispatch by B: %v, want a conflict naming the live attempt", err)
 	}
 	if f.tipOf("v") != before {
 		t.Fatal("the refused re-dispatch wrote to the run")
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B", TakeOver: true}}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, Driver: Driver{Holder: "b", Session: "B", TakeOver: true}}); err != nil {
 		t.Fatalf("re-dispatch by B with --take-over: %v", err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, Driver: Driver{Holder: "b", Session: "B"}}); err != nil {
 		t.Fatalf("re-dispatch of B's own attempt: %v", err)
 	}
 }
@@ -104,7 +104,7 @@ func TestRedispatchOfAnotherSessionsLiveAttemptRefused(t *testing.T) {
 // another live driver it answers wait, exit 0, nothing written, naming that driver.
 func TestResumeHolderDrivesARunAlreadyReset(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	if _, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1"}); err != nil {
 		t.Fatal(err)
 	}
@@ -139,7 +139,7 @@ func TestResumeHolderDrivesARunAlreadyReset(t *testing.T) {
 // refused before it removes anything (it used to remove, then fail its record).
 func TestWorktreeRemoveChecksTheDriverFirst(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	wt := f.add("code", "")
 	_, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "code"})
 	if !errors.Is(err, fault.ErrConflict) {
@@ -157,10 +157,10 @@ func TestWorktreeRemoveChecksTheDriverFirst(t *testing.T) {
 // answer integrate for it (union has nothing of it), before or after a union.
 func TestNextDoesNotLoopOnAJobWithNoBranch(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
 		t.Fatal(err)
 	}
 	plan, err := f.ops.ResumePlan(f.ctx, ResumeRequest{RunID: "r1", Holder: "d1"})
@@ -185,23 +185,23 @@ func TestNextDoesNotLoopOnAJobWithNoBranch(t *testing.T) {
 // person at a terminal, or --approved-by NAME, passes it, recorded in the event.
 func TestHumanGateIsAPersonsStep(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Stages: []gitstate.StageDef{{Name: "check", Gate: "human", MaxRetries: 2}}, Driver: d}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Stages: []ledger.StageDef{{Name: "check", Gate: "human", MaxRetries: 2}}, Driver: d}); err != nil {
 		t.Fatal(err)
 	}
 	to := func(status string, p Person) error {
 		_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "g", Stage: "check", Status: status, Driver: d, Person: p})
 		return err
 	}
-	for _, s := range []string{gitstate.StageDispatched, gitstate.StagePassed, gitstate.StageGated} {
+	for _, s := range []string{ledger.StageDispatched, ledger.StagePassed, ledger.StageGated} {
 		if err := to(s, Person{}); err != nil { // not a person's step
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
 	before := f.tipOf("g")
 	for _, p := range []Person{{}, {Via: ViaMCP, ApprovedBy: "alice"}, {Via: ViaMCP, Terminal: true}, {Via: ViaHook, ApprovedBy: "alice"}} {
-		for _, s := range []string{gitstate.StageCompleted, gitstate.StageRejected} {
+		for _, s := range []string{ledger.StageCompleted, ledger.StageRejected} {
 			if err := to(s, p); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "person") {
 				t.Fatalf("%s as %+v: %v, want refused for a person's step", s, p, err)
 			}
@@ -210,15 +210,15 @@ func TestHumanGateIsAPersonsStep(t *testing.T) {
 	if f.tipOf("g") != before {
 		t.Fatal("a refused gate step wrote to the run")
 	}
-	if err := to(gitstate.StageRejected, Person{Terminal: true}); err != nil {
+	if err := to(ledger.StageRejected, Person{Terminal: true}); err != nil {
 		t.Fatalf("rejected by a person at a terminal: %v", err)
 	}
-	for _, s := range []string{gitstate.StageDispatched, gitstate.StagePassed, gitstate.StageGated} {
+	for _, s := range []string{ledger.StageDispatched, ledger.StagePassed, ledger.StageGated} {
 		if err := to(s, Person{}); err != nil {
 			t.Fatalf("%s: %v", s, err)
 		}
 	}
-	if err := to(gitstate.StageCompleted, Person{ApprovedBy: "alice"}); err != nil {
+	if err := to(ledger.StageCompleted, Person{ApprovedBy: "alice"}); err != nil {
 		t.Fatalf("completed --approved-by alice: %v", err)
 	}
 	log, err := f.ops.Reader().Log(f.ctx, "g")
@@ -244,7 +244,7 @@ func TestHumanGateIsAPersonsStep(t *testing.T) {
 // person's step, recorded; the final report carries the verdict.
 func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Criteria: []string{"tests pass", "docs updated"}, Driver: d}); err != nil {
 		t.Fatal(err)
@@ -256,12 +256,12 @@ func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: *claim.Lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: *claim.Lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w"}}); err != nil {
 		t.Fatal(err)
 	}
 	before := f.tipOf("g")
 	finish := func(accept bool, p Person) (*FinishResult, error) {
-		return f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: gitstate.RunCompleted, AcceptUnresolved: accept, Person: p, Driver: d})
+		return f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: ledger.RunCompleted, AcceptUnresolved: accept, Person: p, Driver: d})
 	}
 	if _, err := finish(false, Person{Terminal: true}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), `"docs updated"`) {
 		t.Fatalf("finish completed, unresolved: %v; want refused naming the criterion", err)
@@ -275,7 +275,7 @@ func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
 		t.Fatal("a refused finish wrote to the run")
 	}
 	res, err := finish(true, Person{ApprovedBy: "bob"})
-	if err != nil || res.Status != gitstate.RunCompleted || res.Verdict == nil || res.Verdict.Verdict != gitstate.VerdictUnresolved {
+	if err != nil || res.Status != ledger.RunCompleted || res.Verdict == nil || res.Verdict.Verdict != ledger.VerdictUnresolved {
 		t.Fatalf("--accept-unresolved --approved-by bob: %+v, %v", res, err)
 	}
 	log, err := f.ops.Reader().Log(f.ctx, "g")
@@ -294,29 +294,29 @@ func TestFinishRefusesAnUnresolvedVerdict(t *testing.T) {
 // unverified, saying why; so does one whose verify is not trusted here.
 func TestPassedRunsTheVerify(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
 	pass := func(run string) (*TransitionResult, error) {
-		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: gitstate.StageDispatched, Driver: d}); err != nil {
+		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: ledger.StageDispatched, Driver: d}); err != nil {
 			t.Fatal(err)
 		}
-		return f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: gitstate.StagePassed, Driver: d})
+		return f.ops.Transition(f.ctx, TransitionRequest{Run: run, Stage: "s", Status: ledger.StagePassed, Driver: d})
 	}
 	start := func(run, verify string, safe bool) {
-		if _, err := f.ops.Start(f.ctx, StartRequest{ID: run, Stages: []gitstate.StageDef{{Name: "s", MaxRetries: 2}}, Verify: verify, VerifySafe: safe, Driver: d}); err != nil {
+		if _, err := f.ops.Start(f.ctx, StartRequest{ID: run, Stages: []ledger.StageDef{{Name: "s", MaxRetries: 2}}, Verify: verify, VerifySafe: safe, Driver: d}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	start("bad", "echo broken-build; exit 3", true)
 	res, err := pass("bad")
-	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Stage.Status != gitstate.StageFailed || res.Stage.Verify == nil || !strings.Contains(res.Stage.Verify.Tail, "broken-build") {
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Stage.Status != ledger.StageFailed || res.Stage.Verify == nil || !strings.Contains(res.Stage.Verify.Tail, "broken-build") {
 		t.Fatalf("passed with a failing verify: %+v, %v; want failed, exit 6, the tail", res, err)
 	}
-	if r, _ := f.ops.Reader().Load(f.ctx, "bad"); r.State.Stages[0].Status != gitstate.StageFailed || r.State.Stages[0].Verify == nil || r.State.Stages[0].Verify.ExitCode != 3 {
+	if r, _ := f.ops.Reader().Load(f.ctx, "bad"); r.State.Stages[0].Status != ledger.StageFailed || r.State.Stages[0].Verify == nil || r.State.Stages[0].Verify.ExitCode != 3 {
 		t.Fatalf("the ledger: %+v", r.State.Stages[0])
 	}
 	start("good", "test -f README", true)
-	if res, err := pass("good"); err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Verified == nil || !*res.Stage.Verified {
+	if res, err := pass("good"); err != nil || res.Stage.Status != ledger.StagePassed || res.Stage.Verified == nil || !*res.Stage.Verified {
 		t.Fatalf("passed with a passing verify: %+v, %v; want passed, verified", res, err)
 	}
 	for run, want := range map[string]string{"none": "no_verify", "unsafe": "not_safe"} {
@@ -326,7 +326,7 @@ func TestPassedRunsTheVerify(t *testing.T) {
 		}
 		start(run, verify, false)
 		res, err := pass(run)
-		if err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Verified == nil || *res.Stage.Verified || res.Stage.Unverified != want {
+		if err != nil || res.Stage.Status != ledger.StagePassed || res.Stage.Verified == nil || *res.Stage.Verified || res.Stage.Unverified != want {
 			t.Fatalf("%s: %+v, %v; want passed unverified (%s)", run, res, err, want)
 		}
 		if r, _ := f.ops.Reader().Load(f.ctx, run); r.State.Stages[0].Unverified != want {
@@ -335,12 +335,12 @@ func TestPassedRunsTheVerify(t *testing.T) {
 	}
 	// A run written by another (here: straight into the store, so nothing trusts its
 	// verify here): passed unverified, untrusted, and the command is not run.
-	h := gitstate.Header{RunID: "from-elsewhere", Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{{Name: "s", Verify: "false", VerifySafe: true, MaxRetries: 1}}}
-	st := gitstate.State{RunID: "from-elsewhere", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "s", Status: gitstate.StagePending}}}
-	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
+	h := ledger.Header{RunID: "from-elsewhere", Kind: ledger.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{{Name: "s", Verify: "false", VerifySafe: true, MaxRetries: 1}}}
+	st := ledger.State{RunID: "from-elsewhere", Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "s", Status: ledger.StagePending}}}
+	if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}); err != nil {
 		t.Fatal(err)
 	}
-	if res, err := pass("from-elsewhere"); err != nil || res.Stage.Status != gitstate.StagePassed || res.Stage.Unverified != "untrusted" {
+	if res, err := pass("from-elsewhere"); err != nil || res.Stage.Status != ledger.StagePassed || res.Stage.Unverified != "untrusted" {
 		t.Fatalf("untrusted: %+v, %v; want passed unverified (untrusted)", res, err)
 	}
 }
@@ -369,7 +369,7 @@ func (f *wtFixture) scopedAPIJob() (string, *WorktreeAddResult) {
 // receipt is accepted.
 func TestJobDoneRefusesChangesOutsideScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	lease, wt := f.scopedAPIJob()
 	if err := os.MkdirAll(filepath.Join(wt.Path, "ui"), 0o755); err != nil {
 		t.Fatal(err)
@@ -380,7 +380,7 @@ func TestJobDoneRefusesChangesOutsideScope(t *testing.T) {
 	f.git(wt.Path, "commit", "-q", "-m", "api and ui")
 	f.write(wt.Path, "notes.txt", "left behind\n") // uncommitted, untracked
 	done := func() error {
-		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}})
 		return err
 	}
 	before := f.tip()

@@ -120,7 +120,7 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	res := &GCResult{Applied: req.Apply}
 	if req.Apply {
 		// A driver of no name: gc removes only finished runs' worktrees, which have no
-		// driver to claim (gitstate.ClaimDriver).
+		// driver to claim (ledger.ClaimDriver).
 		res.Actions, err = audit.Apply(ctx, o.Store(Driver{}.Writer()), opt)
 	} else {
 		store := o.Reader()

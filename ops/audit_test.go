@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // refs lists every ref of the repository with its object: what a change of the
@@ -27,7 +27,7 @@ func (f *wtFixture) finished() *WorktreeAddResult {
 	f.t.Helper()
 	wt := f.add("a", "")
 	f.write(wt.Path, "notes.txt", "unsaved work\n")
-	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunCompleted, Driver: d1}); err != nil {
+	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunCompleted, Driver: d1}); err != nil {
 		f.t.Fatal(err)
 	}
 	return wt
@@ -47,7 +47,7 @@ func (f *wtFixture) breakIndex(path string) {
 // lists are empty, not null.
 func TestAuditOfLiveRunNeedsNoAttention(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	res, err := f.ops.Audit(f.ctx, AuditRequest{})
 	if err != nil {
 		t.Fatalf("audit: %v, want no error", err)
@@ -61,7 +61,7 @@ func TestAuditOfLiveRunNeedsNoAttention(t *testing.T) {
 // attention error (exit 10).
 func TestAuditOfOrphanedWorktreeNeedsAttention(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	wt := f.finished()
 	res, err := f.ops.Audit(f.ctx, AuditRequest{})
 	if !errors.Is(err, fault.ErrAttention) {
@@ -87,7 +87,7 @@ func TestAuditOfOrphanedWorktreeNeedsAttention(t *testing.T) {
 // same failure and plans the rest.
 func TestAuditWithFailedCheckNeedsAttention(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	wt := f.add("a", "")
 	f.breakIndex(wt.Path)
 	res, err := f.ops.Audit(f.ctx, AuditRequest{})
@@ -108,7 +108,7 @@ func TestAuditWithFailedCheckNeedsAttention(t *testing.T) {
 
 func TestGCNegativeBeforeRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.finished()
 	refs := f.refs()
 	for _, apply := range []bool{false, true} {
@@ -126,7 +126,7 @@ func TestGCNegativeBeforeRefused(t *testing.T) {
 // are in the order gc has always printed them.
 func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	for _, apply := range []bool{false, true} {
 		res, err := f.ops.GC(f.ctx, GCRequest{Apply: apply})
 		if err != nil {
@@ -149,7 +149,7 @@ func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
 // A plan changes nothing; the same gc with Apply does each step it planned.
 func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	wt := f.finished()
 	refs := f.refs()
 	plan, err := f.ops.GC(f.ctx, GCRequest{})
@@ -202,7 +202,7 @@ func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
 // --before 1h, and dropped by the same gc two hours later.
 func TestGCBeforeCountsFromNow(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.finished()
 	drops := func(now time.Time) bool {
 		res, err := f.ops.GC(f.ctx, GCRequest{Before: time.Hour, Now: now})

@@ -12,9 +12,9 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/baseline"
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -23,14 +23,14 @@ import (
 // not_ready, next_action names the retry, and `worktree setup` runs it again.
 func TestSetupRunsInEachNewWorktree(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
 	setup := `printf '%s|%s|%s|%s|%s' "$ATLAS_RUN" "$ATLAS_NODE" "$ATLAS_WORKTREE" "$ATLAS_PORT" "$ATLAS_PORTS" > env.out; test -e go-ahead`
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: setup, Ports: 2, Driver: d}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Setup: setup, Ports: 2, Driver: d}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
-	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupFailed {
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != ledger.SetupFailed {
 		t.Fatalf("a failing setup: %+v, %v; want outcome failed and exit 6", res, err)
 	}
 	if len(res.Ports) != 2 || res.Ports[1] != res.Ports[0]+1 {
@@ -49,12 +49,12 @@ func TestSetupRunsInEachNewWorktree(t *testing.T) {
 	if n := resume.NextFor(r, time.Now(), resume.Host{}, resume.Asker{Holder: "d1"}); n.Action != resume.NextSetup || n.Command != "git atlas worktree setup s code --holder d1" {
 		t.Errorf("next action of a not-ready worktree: %+v", n)
 	}
-	if ev := f.lastOf("s"); ev.Type != gitstate.EventWorktreeSetup || !strings.Contains(string(ev.Data), `"outcome":"failed"`) {
+	if ev := f.lastOf("s"); ev.Type != ledger.EventWorktreeSetup || !strings.Contains(string(ev.Data), `"outcome":"failed"`) {
 		t.Errorf("last event %+v, want worktree_setup failed", ev)
 	}
 	f.write(res.Path, "go-ahead", "")
 	again, err := f.ops.WorktreeSetup(f.ctx, WorktreeSetupRequest{Run: "s", Node: "code", Driver: d})
-	if err != nil || again.Setup.Outcome != gitstate.SetupOK {
+	if err != nil || again.Setup.Outcome != ledger.SetupOK {
 		t.Fatalf("worktree setup: %+v, %v", again, err)
 	}
 	if p, err := f.ops.Path(f.ctx, PathRequest{Run: "s"}); err != nil || p.Path != res.Path || p.State != WorktreeReady || !slices.Equal(p.Ports, res.Ports) {
@@ -69,14 +69,14 @@ func TestSetupRunsInEachNewWorktree(t *testing.T) {
 // never runs untrusted (skipped-untrusted, recorded, refused).
 func TestSetupOfAPulledRunNeverRunsUntrusted(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
-	h := gitstate.Header{RunID: "p", Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Setup: "touch ran", Stages: []gitstate.StageDef{{Name: "code"}}}
-	st := gitstate.State{RunID: "p", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
-	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("p", "baseline", f.base)); err != nil {
+	f := newWTFixture(t, ledger.KindSingle, "code")
+	h := ledger.Header{RunID: "p", Kind: ledger.KindSingle, Baseline: testenv.HexOID(f.base), Setup: "touch ran", Stages: []ledger.StageDef{{Name: "code"}}}
+	st := ledger.State{RunID: "p", Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "code", Status: ledger.StagePending}}}
+	if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin("p", "baseline", f.base)); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "p", Node: "code", Driver: Driver{Holder: "d1"}})
-	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupUntrusted {
+	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Setup == nil || res.Setup.Outcome != ledger.SetupUntrusted {
 		t.Fatalf("untrusted setup: %+v, %v", res, err)
 	}
 	if _, err := os.Lstat(filepath.Join(res.Path, "ran")); err == nil {
@@ -88,10 +88,10 @@ func TestSetupOfAPulledRunNeverRunsUntrusted(t *testing.T) {
 // of the repository, and released with the worktree.
 func TestPortsAreUniqueAndReleased(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.git(f.dir, "config", "atlas.portRange", "30000-30005") // three blocks of 2
 	d := Driver{Holder: "d1"}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "q", Stages: gitstate.StagesFromList("a,b,c,e"), Ports: 2, Driver: d}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "q", Stages: ledger.StagesFromList("a,b,c,e"), Ports: 2, Driver: d}); err != nil {
 		t.Fatal(err)
 	}
 	seen := map[int]string{}
@@ -131,7 +131,7 @@ func TestPortsAreUniqueAndReleased(t *testing.T) {
 // its worktree a block again (worktree_ports), the same one while it is free.
 func TestPortsAreReleasedWhenAJobIsFenced(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	f.git(f.dir, "config", "atlas.portRange", "30000-30003") // two blocks of 2
 	d := Driver{Holder: "d1"}
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Ports: 2, Driver: d}); err != nil {
@@ -164,7 +164,7 @@ func TestPortsAreReleasedWhenAJobIsFenced(t *testing.T) {
 	if _, err := add("c", leaseC); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("a third block from a range of two: %v, want a conflict", err)
 	}
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: leaseA, Status: gitstate.ReceiptTimeout, Worker: Worker{Holder: "w-a"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "a", Lease: leaseA, Status: ledger.ReceiptTimeout, Worker: Worker{Holder: "w-a"}}); err != nil {
 		t.Fatal(err)
 	}
 	if w := f.load2("g").State.Worktree("a"); w == nil || len(w.Ports) != 0 {
@@ -174,14 +174,14 @@ func TestPortsAreReleasedWhenAJobIsFenced(t *testing.T) {
 	if err != nil || !slices.Equal(c.Ports, a.Ports) {
 		t.Fatalf("c after a's fence: %+v, %v; want a's freed block %v", c, err, a.Ports)
 	}
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "c", Lease: leaseC, Status: gitstate.ReceiptFailed, Worker: Worker{Holder: "w-c"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "c", Lease: leaseC, Status: ledger.ReceiptFailed, Worker: Worker{Holder: "w-c"}}); err != nil {
 		t.Fatal(err)
 	}
 	again, err := add("a", claim("a"))
 	if err != nil || !slices.Equal(again.Ports, a.Ports) || again.Created || again.Recreated {
 		t.Fatalf("a's next holder: %+v, %v; want its block %v again", again, err, a.Ports)
 	}
-	if ev := f.lastOf("g"); ev.Type != gitstate.EventWorktreePorts || ev.Job != "a" {
+	if ev := f.lastOf("g"); ev.Type != ledger.EventWorktreePorts || ev.Job != "a" {
 		t.Errorf("last event %+v, want a's worktree_ports", ev)
 	}
 	if p, err := f.ops.Path(f.ctx, PathRequest{Run: "g", Node: "a"}); err != nil || !slices.Equal(p.Ports, a.Ports) {
@@ -193,10 +193,10 @@ func TestPortsAreReleasedWhenAJobIsFenced(t *testing.T) {
 // like a node's, exported to their setup and verify and shown by worktree list.
 func TestUnionAndReplayWorktreesGetPorts(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	d := Driver{Holder: "d1"}
 	env := `test "$ATLAS_PORT" -gt 0 && test -n "$ATLAS_PORTS" && printf '%s' "$ATLAS_PORTS" > ports.out`
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "u", Graph: true, Stages: []gitstate.StageDef{{Name: "code"}}, Ports: 3,
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "u", Graph: true, Stages: []ledger.StageDef{{Name: "code"}}, Ports: 3,
 		Setup: env, Verify: env, Driver: d}); err != nil {
 		t.Fatal(err)
 	}
@@ -254,7 +254,7 @@ func TestUnionAndReplayWorktreesGetPorts(t *testing.T) {
 // a node (exit 2).
 func TestPathExitCodes(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	if _, err := f.ops.Path(f.ctx, PathRequest{Run: "r1"}); !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("no worktree yet: %v, want not found", err)
 	}
@@ -263,7 +263,7 @@ func TestPathExitCodes(t *testing.T) {
 	if err != nil || p.Path != res.Path || p.Node != "code" || p.Ports == nil {
 		t.Fatalf("the current stage's path: %+v, %v", p, err)
 	}
-	g := newWTFixture(t, gitstate.KindGraph)
+	g := newWTFixture(t, ledger.KindGraph)
 	if _, err := g.ops.Path(g.ctx, PathRequest{Run: "r1"}); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("a graph run without a node: %v, want a usage error", err)
 	}
@@ -271,7 +271,7 @@ func TestPathExitCodes(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-func (f *wtFixture) load2(run string) *gitstate.Run {
+func (f *wtFixture) load2(run string) *ledger.Run {
 	f.t.Helper()
 	r, err := f.ops.Reader().Load(f.ctx, run)
 	if err != nil {
@@ -280,7 +280,7 @@ func (f *wtFixture) load2(run string) *gitstate.Run {
 	return r
 }
 
-func (f *wtFixture) lastOf(run string) gitstate.Event {
+func (f *wtFixture) lastOf(run string) ledger.Event {
 	f.t.Helper()
 	log, err := f.ops.Reader().Log(f.ctx, run)
 	if err != nil {
@@ -292,9 +292,9 @@ func (f *wtFixture) lastOf(run string) gitstate.Event {
 // Issue 36.1: a worktree resume makes anew gets the run's setup too.
 func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: "touch set-up", Driver: d}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Setup: "touch set-up", Driver: d}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
@@ -317,13 +317,13 @@ func TestResumeRunsSetupInTheWorktreesItRecreates(t *testing.T) {
 // next_action is the retry, not only a warning.
 func TestResumeNextActionIsTheFailedSetup(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
 	flag := filepath.Join(t.TempDir(), "go-ahead")
 	if err := os.WriteFile(flag, nil, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Setup: "test -e '" + flag + "'", Driver: d}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Setup: "test -e '" + flag + "'", Driver: d}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "s", Node: "code", Driver: d})
@@ -357,7 +357,7 @@ func TestResumeNextActionIsTheFailedSetup(t *testing.T) {
 // failing setup leaves the worktree not_ready with the retry named.
 func TestSetupRunsThroughAWorkersLease(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	d := Driver{Holder: "d1"}
 	setup := `printf '%s|%s|%s|%s' "$ATLAS_RUN" "$ATLAS_NODE" "$ATLAS_WORKTREE" "$ATLAS_PORTS" > env.out; test "$ATLAS_NODE" != bad`
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Setup: setup, Ports: 2, Driver: d}); err != nil {
@@ -383,7 +383,7 @@ func TestSetupRunsThroughAWorkersLease(t *testing.T) {
 		t.Fatal("a stale lease made a worktree")
 	}
 	res, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "api", Lease: lease, Driver: Driver{Holder: "w1"}})
-	if err != nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupOK || len(res.Ports) != 2 {
+	if err != nil || res.Setup == nil || res.Setup.Outcome != ledger.SetupOK || len(res.Ports) != 2 {
 		t.Fatalf("worktree add --lease: %+v, %v", res, err)
 	}
 	got, err := os.ReadFile(filepath.Join(res.Path, "env.out"))
@@ -392,14 +392,14 @@ func TestSetupRunsThroughAWorkersLease(t *testing.T) {
 		t.Fatalf("setup environment %q (%v), want %q", got, err, want)
 	}
 	ev := f.lastOf("g")
-	if ev.Type != gitstate.EventWorktreeSetup || ev.Job != "api" {
+	if ev.Type != ledger.EventWorktreeSetup || ev.Job != "api" {
 		t.Errorf("last event %+v, want the job's worktree_setup", ev)
 	}
 	if r := f.load2("g"); r.State.Driver == nil || r.State.Driver.Holder != "d1" {
 		t.Errorf("the worker's setup changed the driver: %+v", r.State.Driver)
 	}
 	res, err = f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "bad", Lease: claim("bad"), Driver: Driver{Holder: "w1"}})
-	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != gitstate.SetupFailed ||
+	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != ledger.SetupFailed ||
 		!strings.Contains(fault.HintOf(err), "git atlas worktree setup g bad") {
 		t.Fatalf("a failing setup through a lease: %+v, %v", res, err)
 	}
@@ -411,7 +411,7 @@ func TestSetupRunsThroughAWorkersLease(t *testing.T) {
 // Issue 36.2: a verify gets the node's variables, as setup does.
 func TestVerifyGetsTheNodesVariables(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	d := Driver{Holder: "d1"}
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "u", Graph: true, Verify: `test "$ATLAS_RUN/$ATLAS_NODE" = u/union && test "$ATLAS_WORKTREE" = "$PWD"`, Driver: d}); err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -58,7 +58,7 @@ func (req *StartRequest) Check() error {
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}
-		p, err := gitstate.ParsePipelineFile(req.Pipeline, data)
+		p, err := ledger.ParsePipelineFile(req.Pipeline, data)
 		if err != nil {
 			return err
 		}
@@ -67,7 +67,7 @@ func (req *StartRequest) Check() error {
 			req.Setup = p.Setup
 		}
 	case req.StageList != "" && req.Stages == nil:
-		req.Stages = gitstate.StagesFromList(req.StageList)
+		req.Stages = ledger.StagesFromList(req.StageList)
 	}
 	if req.Gas < 0 || req.MaxAttempts < 0 || req.MaxJobs < 0 || req.MaxDepth < 0 {
 		return fault.Named(fault.ErrUsage, "{gas}, {max_attempts}, {max_jobs} and {max_depth} must not be negative")
@@ -94,10 +94,10 @@ func (req *TransitionRequest) Check() error {
 	if err := req.Driver.Check(); err != nil {
 		return err
 	}
-	if err := gitstate.ValidName("stage", req.Stage); err != nil {
+	if err := ledger.ValidName("stage", req.Stage); err != nil {
 		return err
 	}
-	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != gitstate.StageDispatched {
+	if (req.ThreadID != "" || req.PID != 0 || req.Agent != "") && req.Status != ledger.StageDispatched {
 		return fault.Named(fault.ErrUsage, "{thread_id}, {agent} and {pid} describe a new attempt: they go with dispatched")
 	}
 	if err := checkAgent(req.Agent, req.ThreadID); err != nil {
@@ -157,7 +157,7 @@ type childSpec struct {
 
 // ParseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
 // jobs in job add's shape (id, needs, scope, verify, criterion, kind), nothing else.
-func ParseChildren(data []byte) ([]gitstate.JobSpec, error) {
+func ParseChildren(data []byte) ([]ledger.JobSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var list []childSpec
@@ -168,9 +168,9 @@ func ParseChildren(data []byte) ([]gitstate.JobSpec, error) {
 		}
 		return nil, fault.Named(fault.ErrUsage, "{children} must be a JSON list of jobs (id, needs, scope, verify, criterion, kind): %s", why)
 	}
-	specs := make([]gitstate.JobSpec, 0, len(list))
+	specs := make([]ledger.JobSpec, 0, len(list))
 	for _, ch := range list {
-		specs = append(specs, gitstate.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
+		specs = append(specs, ledger.JobSpec{ID: ch.ID, Needs: ch.Needs, Scope: ch.Scope, Verify: ch.Verify, Kind: ch.Kind, Criteria: ch.Criterion})
 	}
 	return specs, nil
 }
@@ -181,14 +181,14 @@ func checkRun(run string) error {
 	if run == "" {
 		return nil
 	}
-	return gitstate.ValidName("run", run)
+	return ledger.ValidName("run", run)
 }
 
 // Check has nothing to fill or refuse: every list request is one the ledger answers.
 func (req *ListRequest) Check() error { return nil }
 
 // Check refuses a run id the ledger could not hold.
-func (req *ShowRequest) Check() error { return gitstate.ValidName("run", req.Run) }
+func (req *ShowRequest) Check() error { return ledger.ValidName("run", req.Run) }
 
 // Check refuses a negative count of events.
 func (req *LogRequest) Check() error {
@@ -198,14 +198,14 @@ func (req *LogRequest) Check() error {
 	if req.Diverged < 0 {
 		return fault.Named(fault.ErrUsage, "{diverged} must not be negative")
 	}
-	return gitstate.ValidName("run", req.Run)
+	return ledger.ValidName("run", req.Run)
 }
 
 // Check refuses a stage the ledger could not hold, or a stage token without its
 // stage, and fills the driver's lease.
 func (req *HeartbeatRequest) Check() error {
 	if req.Stage != "" {
-		if err := gitstate.ValidName("stage", req.Stage); err != nil {
+		if err := ledger.ValidName("stage", req.Stage); err != nil {
 			return err
 		}
 	} else if req.Lease != "" {
@@ -217,10 +217,10 @@ func (req *HeartbeatRequest) Check() error {
 // Check refuses an event type git-atlas writes itself or data that is no JSON
 // object (Data is then the object, compact), and fills the driver's lease.
 func (req *EventRequest) Check() error {
-	if err := gitstate.ValidName("event type", req.Type); err != nil {
+	if err := ledger.ValidName("event type", req.Type); err != nil {
 		return err
 	}
-	if err := reservedEvent(gitstate.EventType(req.Type)); err != nil {
+	if err := reservedEvent(ledger.EventType(req.Type)); err != nil {
 		return err
 	}
 	data, err := jsonObject("data", req.Data)
@@ -240,15 +240,15 @@ func (req *UndoRequest) Check() error { return req.Driver.Check() }
 // Check refuses a job or kind name the ledger could not hold, canonicalises the
 // scope and fills the driver's lease.
 func (req *JobAddRequest) Check() error {
-	if err := gitstate.CheckNodeName("job", req.Job); err != nil {
+	if err := ledger.CheckNodeName("job", req.Job); err != nil {
 		return err
 	}
 	if req.Kind != "" {
-		if err := gitstate.ValidName("kind", req.Kind); err != nil {
+		if err := ledger.ValidName("kind", req.Kind); err != nil {
 			return err
 		}
 	}
-	scope, err := gitstate.CanonicalScope(req.Scope)
+	scope, err := ledger.CanonicalScope(req.Scope)
 	if err != nil {
 		return err
 	}
@@ -266,7 +266,7 @@ func (req *JobClaimRequest) Check() error {
 		return err
 	}
 	if req.Job != "" {
-		return gitstate.ValidName("job", req.Job)
+		return ledger.ValidName("job", req.Job)
 	}
 	return nil
 }
@@ -275,10 +275,10 @@ func (req *JobClaimRequest) Check() error {
 func (req *JobRenewRequest) Check() error { return req.Worker.Check() }
 
 // Check refuses a run id the ledger could not hold.
-func (req *JobListRequest) Check() error { return gitstate.ValidName("run", req.Run) }
+func (req *JobListRequest) Check() error { return ledger.ValidName("run", req.Run) }
 
 // Check refuses a run id the ledger could not hold.
-func (req *ReapRequest) Check() error { return gitstate.ValidName("run", req.Run) }
+func (req *ReapRequest) Check() error { return ledger.ValidName("run", req.Run) }
 
 // Check fills the driver's lease (a worker's lease token writes as the worker).
 func (req *WorktreeAddRequest) Check() error { return req.Driver.Check() }
@@ -346,7 +346,7 @@ func (req *GCRequest) Check() error {
 func (req *DuRequest) Check() error { return checkRun(req.Run) }
 
 // Check refuses a run id the ledger could not hold.
-func (req *PathRequest) Check() error { return gitstate.ValidName("run", req.Run) }
+func (req *PathRequest) Check() error { return ledger.ValidName("run", req.Run) }
 
 // Check refuses a request that names no run.
 func (req *TrustRequest) Check() error { return trustRun(req.Run) }

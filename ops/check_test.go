@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // checker is a request (docs/contract.md §4.6): Check fills its defaults and refuses
@@ -84,13 +84,13 @@ func TestRequestChecksFill(t *testing.T) {
 			t.Fatalf("%T: %v", c, err)
 		}
 	}
-	if hb.Driver.TTL != gitstate.DefaultDriverTTL || fin.Driver.TTL != gitstate.DefaultDriverTTL || renew.Worker.TTL != gitstate.DefaultDriverTTL {
-		t.Errorf("lease TTLs %s, %s, %s: want the default %s", hb.Driver.TTL, fin.Driver.TTL, renew.Worker.TTL, gitstate.DefaultDriverTTL)
+	if hb.Driver.TTL != ledger.DefaultDriverTTL || fin.Driver.TTL != ledger.DefaultDriverTTL || renew.Worker.TTL != ledger.DefaultDriverTTL {
+		t.Errorf("lease TTLs %s, %s, %s: want the default %s", hb.Driver.TTL, fin.Driver.TTL, renew.Worker.TTL, ledger.DefaultDriverTTL)
 	}
 	if string(ev.Data) != `{"a":2,"b":1}` {
 		t.Errorf("event data %s: want the object, compact", ev.Data)
 	}
-	want, err := gitstate.CanonicalScope([]string{"./src/"})
+	want, err := ledger.CanonicalScope([]string{"./src/"})
 	if err != nil || strings.Join(add.Scope, ",") != strings.Join(want, ",") || add.Scope[0] == "./src/" {
 		t.Errorf("job scope %q: want it canonical (%q, %v)", add.Scope, want, err)
 	}

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // noise is n bytes no compressor shrinks.
@@ -25,7 +25,7 @@ func noise(n int) string {
 // snapshots together hold the files once.
 func TestDuWorktreesAndSnapshots(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	a, b := f.add("a", ""), f.add("b", "")
 	f.write(a.Path, "big.bin", noise(8000))
 	if err := os.Link(filepath.Join(a.Path, "big.bin"), filepath.Join(b.Path, "big.bin")); err != nil {

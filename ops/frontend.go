@@ -9,6 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/hooks"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 )
@@ -91,13 +92,13 @@ func (o *Ops) RemoteName() string {
 // SnapshotIDs are the ids of the recovery snapshots (refs/atlas/recovery/<run>/<id>),
 // read from one ref listing (for completion).
 func (o *Ops) SnapshotIDs(ctx context.Context) ([]string, error) {
-	refs, err := o.Repo.ListRefs(ctx, gitstate.RecoveryPrefix)
+	refs, err := o.Repo.ListRefs(ctx, ledger.RecoveryPrefix)
 	if err != nil {
 		return nil, err
 	}
 	var out []string
 	for _, r := range refs {
-		rest := strings.TrimPrefix(r.Name, gitstate.RecoveryPrefix)
+		rest := strings.TrimPrefix(r.Name, ledger.RecoveryPrefix)
 		if i := strings.LastIndexByte(rest, '/'); i >= 0 {
 			out = append(out, rest[i+1:])
 		}
@@ -107,48 +108,48 @@ func (o *Ops) SnapshotIDs(ctx context.Context) ([]string, error) {
 
 // The ledger's types that results carry (gitstate).
 type (
-	Run      = gitstate.Run
-	JobSpec  = gitstate.JobSpec
-	Verdict  = gitstate.Verdict
-	Lease    = gitstate.Lease
-	StageDef = gitstate.StageDef
-	Pipeline = gitstate.Pipeline
+	Run      = ledger.Run
+	JobSpec  = ledger.JobSpec
+	Verdict  = ledger.Verdict
+	Lease    = ledger.Lease
+	StageDef = ledger.StageDef
+	Pipeline = ledger.Pipeline
 	Diverged = gitstate.Diverged
-	Event    = gitstate.Event
+	Event    = ledger.Event
 	// VerifyResult is what a verify command did.
-	VerifyResult = gitstate.VerifyResult
+	VerifyResult = ledger.VerifyResult
 )
 
 // The ledger's values a front end compares results with (gitstate).
 const (
-	ModeStandalone           = gitstate.ModeStandalone
-	ModeManaged              = gitstate.ModeManaged
-	KindGraph                = gitstate.KindGraph
-	SetupOK                  = gitstate.SetupOK
-	RunCompleted             = gitstate.RunCompleted
-	ReasonAllStagesCompleted = gitstate.ReasonAllStagesCompleted
+	ModeStandalone           = ledger.ModeStandalone
+	ModeManaged              = ledger.ModeManaged
+	KindGraph                = ledger.KindGraph
+	SetupOK                  = ledger.SetupOK
+	RunCompleted             = ledger.RunCompleted
+	ReasonAllStagesCompleted = ledger.ReasonAllStagesCompleted
 )
 
 // StageStatuses are the statuses a stage can be in (for completion).
-func StageStatuses() []string { return gitstate.StageStatuses }
+func StageStatuses() []string { return ledger.StageStatuses }
 
 // ParseStamp parses a time as the ledger writes one (RFC 3339, nanoseconds).
-func ParseStamp(s string) (time.Time, error) { return gitstate.ParseStamp(s) }
+func ParseStamp(s string) (time.Time, error) { return ledger.ParseStamp(s) }
 
 // OpenAttempt is a stage's attempt still open, nil for none.
-func OpenAttempt(st *gitstate.StageState) *gitstate.Attempt { return gitstate.OpenAttempt(st) }
+func OpenAttempt(st *ledger.StageState) *ledger.Attempt { return ledger.OpenAttempt(st) }
 
-// ParsePipelineFile parses a pipeline file (gitstate.ParsePipelineFile).
+// ParsePipelineFile parses a pipeline file (ledger.ParsePipelineFile).
 func ParsePipelineFile(name string, data []byte) (Pipeline, error) {
-	return gitstate.ParsePipelineFile(name, data)
+	return ledger.ParsePipelineFile(name, data)
 }
 
 // StagesFromList is the stages of a comma-separated list of names.
-func StagesFromList(list string) []StageDef { return gitstate.StagesFromList(list) }
+func StagesFromList(list string) []StageDef { return ledger.StagesFromList(list) }
 
 // ReservedEventTypes are the event types only git-atlas writes, as one phrase
 // ("a, b and c").
-func ReservedEventTypes() string { return gitstate.JoinEvents(gitstate.ReservedEvents()) }
+func ReservedEventTypes() string { return ledger.JoinEvents(ledger.ReservedEvents()) }
 
 // Resume's types that results carry.
 type (

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // The guard denies a write into the user's checkout (the main worktree, or a linked
@@ -15,7 +15,7 @@ import (
 // stage has no worktree.
 func TestGuardDeniesTheCheckoutOnly(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	user := filepath.Join(filepath.Dir(f.dir), "mine")
 	f.git(f.dir, "worktree", "add", "-q", "-b", "mine", user)
 	guard := func(session, path string) *GuardResult {
@@ -46,7 +46,7 @@ func TestGuardDeniesTheCheckoutOnly(t *testing.T) {
 	if res := guard("other", main); res.Deny {
 		t.Fatalf("another session's edit denied: %+v", res)
 	}
-	f.update(func(r *gitstate.Run) { r.State.Worktrees = nil })
+	f.update(func(r *ledger.Run) { r.State.Worktrees = nil })
 	if res := guard("sess", main); res.Deny {
 		t.Fatalf("denied with no worktree to work in: %+v", res)
 	}

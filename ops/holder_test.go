@@ -8,8 +8,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // A holder is free text on write; on read, one that is not a name reaches an agent
@@ -17,12 +17,12 @@ import (
 // shows and a person still reads both (docs/contract.md §6).
 func TestAgentResultsWithholdAHolderThatIsNoName(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	bad := Driver{Holder: hostile}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Driver: bad}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: ledger.StageDispatched, Driver: bad}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Driver: Driver{Holder: "agent-1"}}); err != nil {
@@ -108,12 +108,12 @@ func TestAgentResultsWithholdAHolderThatIsNoName(t *testing.T) {
 // "another holder"; a person reads it as it is, and the kind stays.
 func TestAgentErrorReplacesAHolderThatIsNoName(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	bad := Driver{Holder: hostile}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
 		t.Fatal(err)
 	}
-	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "me"}})
+	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: ledger.StageDispatched, Driver: Driver{Holder: "me"}})
 	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), hostile) {
 		t.Fatalf("the refusal a person reads: %v", err)
 	}
@@ -137,7 +137,7 @@ func TestAgentErrorReplacesAHolderThatIsNoName(t *testing.T) {
 	if _, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "g", Job: "a", Worker: Worker{Holder: hostile}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: gitstate.RunCompleted, Driver: Driver{Holder: "d"}})
+	_, err = f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: ledger.RunCompleted, Driver: Driver{Holder: "d"}})
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), hostile) {
 		t.Fatalf("the finish refusal a person reads: %v", err)
 	}
@@ -147,10 +147,10 @@ func TestAgentErrorReplacesAHolderThatIsNoName(t *testing.T) {
 	}
 
 	// A plain holder name is quoted as it is.
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "p", Stages: []gitstate.StageDef{{Name: "code"}}, Driver: Driver{Holder: "agent-1"}}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "p", Stages: []ledger.StageDef{{Name: "code"}}, Driver: Driver{Holder: "agent-1"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.ops.Transition(f.ctx, TransitionRequest{Run: "p", Stage: "code", Status: gitstate.StageDispatched, Driver: Driver{Holder: "me"}})
+	_, err = f.ops.Transition(f.ctx, TransitionRequest{Run: "p", Stage: "code", Status: ledger.StageDispatched, Driver: Driver{Holder: "me"}})
 	if err == nil || AgentError(err).Error() != err.Error() || !strings.Contains(err.Error(), "driven by agent-1") {
 		t.Errorf("a refusal naming a plain holder: %v", err)
 	}
@@ -160,7 +160,7 @@ func TestAgentErrorReplacesAHolderThatIsNoName(t *testing.T) {
 // a count of the same kind (each item carries its own error).
 func TestAgentWorktreeListCountsWhatCouldNotBeInspected(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "a", "b")
+	f := newWTFixture(t, ledger.KindSingle, "a", "b")
 	for _, node := range []string{"a", "b"} {
 		wt := f.add(node, "")
 		gitDir := strings.TrimSpace(f.git(wt.Path, "rev-parse", "--absolute-git-dir"))
@@ -189,16 +189,16 @@ func TestAgentWorktreeListCountsWhatCouldNotBeInspected(t *testing.T) {
 // clone's before its holder goes), and the state text it wrote still shows.
 func TestAgentKeepsOwnEventDataUnderAHolderThatIsNoName(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	bad := Driver{Holder: hostile}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Driver: bad}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Reason: "my own reason",
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: ledger.StageDispatched, Reason: "my own reason",
 		ThreadID: "my-thread", Agent: "codex", Driver: bad}); err != nil {
 		t.Fatal(err)
 	}
-	l, err := f.ops.Log(f.ctx, LogRequest{Run: "s", Type: string(gitstate.EventStageTransition), ForAgent: true})
+	l, err := f.ops.Log(f.ctx, LogRequest{Run: "s", Type: string(ledger.EventStageTransition), ForAgent: true})
 	if err != nil {
 		t.Fatal(err)
 	}

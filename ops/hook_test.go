@@ -3,8 +3,8 @@ package ops
 import (
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // TestPostCheckout: the hook's operation ignores a file checkout, records a managed
@@ -12,7 +12,7 @@ import (
 // d1's), and elsewhere reports the interrupted runs.
 func TestPostCheckout(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "plan")
+	f := newWTFixture(t, ledger.KindSingle, "plan")
 	wt := f.add("plan", "a.txt")
 	repo, err := git.Open(f.ctx, wt.Path)
 	if err != nil {
@@ -41,7 +41,7 @@ func TestPostCheckout(t *testing.T) {
 	if rec := r.State.Worktree("plan"); rec == nil || !rec.Untrusted {
 		t.Fatalf("the record: %+v; want untrusted", rec)
 	}
-	log, err := f.ops.Log(f.ctx, LogRequest{Run: "r1", Type: string(gitstate.EventWorktreeUntrusted)})
+	log, err := f.ops.Log(f.ctx, LogRequest{Run: "r1", Type: string(ledger.EventWorktreeUntrusted)})
 	if err != nil || len(log.Kept) != 1 {
 		t.Fatalf("worktree_untrusted events: %v, %v; want 1", log, err)
 	}
@@ -49,7 +49,7 @@ func TestPostCheckout(t *testing.T) {
 		t.Fatalf("driver %+v; want d1's lease untouched by the hook", r.State.Driver)
 	}
 
-	f.update(func(r *gitstate.Run) { r.State.Driver = nil }) // no live driver: interrupted
+	f.update(func(r *ledger.Run) { r.State.Driver = nil }) // no live driver: interrupted
 	res, err := f.ops.PostCheckout(f.ctx, CheckoutRequest{Args: branch})
 	if err != nil || res.Run != "" || len(res.Interrupted) != 1 || res.Interrupted[0].RunID != "r1" {
 		t.Fatalf("in the main checkout: %+v, %v; want r1 interrupted", res, err)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -41,7 +41,7 @@ func onlySecret(list []recovery.IgnoredEntry) bool {
 func TestResumeNamesTheIgnoredFilesItWouldDelete(t *testing.T) {
 	t.Parallel()
 	for _, include := range []bool{false, true} {
-		f := newWTFixture(t, gitstate.KindSingle, "code")
+		f := newWTFixture(t, ledger.KindSingle, "code")
 		wt := f.add("code", "work.txt") // HEAD moved: the reset snapshots it
 		f.ignoredSecret(wt.Path)
 		snap := SnapshotOptions{IncludeIgnored: include}
@@ -73,7 +73,7 @@ func TestResumeNamesTheIgnoredFilesItWouldDelete(t *testing.T) {
 func TestGCNamesTheIgnoredFilesItWouldDelete(t *testing.T) {
 	t.Parallel()
 	for _, include := range []bool{false, true} {
-		f := newWTFixture(t, gitstate.KindSingle, "main")
+		f := newWTFixture(t, ledger.KindSingle, "main")
 		wt := f.finished()
 		f.ignoredSecret(wt.Path)
 		snap := SnapshotOptions{IncludeIgnored: include}

@@ -10,10 +10,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // kimiRun is a finished kimi-atlas run as its ctxstore.py writes one, its
@@ -34,7 +34,7 @@ func (f *wtFixture) kimiSource(dir string, ids ...string) {
 
 func TestImportUnknownSystemRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.kimiSource(filepath.Join(f.dir, ".atlas"), "20260705-101501")
 	res, err := f.ops.Import(f.ctx, ImportRequest{System: "svn", Dir: filepath.Join(f.dir, ".atlas")})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), `unknown system "svn"`) || res != nil {
@@ -45,7 +45,7 @@ func TestImportUnknownSystemRefused(t *testing.T) {
 // The source directory lives in a worktree: a bare repository has none.
 func TestImportNeedsAWorktree(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	bare := filepath.Join(t.TempDir(), "bare.git")
 	f.git(f.dir, "clone", "-q", "--bare", f.dir, bare)
 	repo, err := git.Open(f.ctx, bare)
@@ -62,7 +62,7 @@ func TestImportNeedsAWorktree(t *testing.T) {
 // repository sees it.
 func TestImportDryRunWritesNothing(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	const id = "20260705-101501"
 	f.kimiSource(filepath.Join(f.dir, ".atlas"), id)
 	refs := f.refs()
@@ -96,7 +96,7 @@ func TestImportDryRunWritesNothing(t *testing.T) {
 // lists, not nulls.
 func TestImportOfEmptyDirectoryIsNotFound(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	dir := filepath.Join(f.dir, ".agenteam")
 	if err := os.MkdirAll(filepath.Join(dir, "state"), 0o755); err != nil {
 		t.Fatal(err)
@@ -121,7 +121,7 @@ func TestImportOfEmptyDirectoryIsNotFound(t *testing.T) {
 // imported beside a refused one is a success.
 func TestImportWithEveryRunRefusedFails(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	dir := t.TempDir()
 	f.kimiSource(dir, "r1") // the fixture's run r1 was not imported: refused
 	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})
@@ -140,7 +140,7 @@ func TestImportWithEveryRunRefusedFails(t *testing.T) {
 // the cancellation and writes nothing.
 func TestImportRefusalKinds(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	graph := func(dir, id, jobs string) {
 		f.t.Helper()
 		if err := os.MkdirAll(filepath.Join(dir, id), 0o755); err != nil {
@@ -178,7 +178,7 @@ func TestImportRefusalKinds(t *testing.T) {
 // come first alone, but gets a name of its own, and nothing is imported twice.
 func TestImportKeepsEarlierNames(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	dir := t.TempDir()
 	f.kimiSource(dir, "é1")
 	res, err := f.ops.Import(f.ctx, ImportRequest{System: importer.KimiAtlas, Dir: dir})

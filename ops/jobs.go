@@ -9,17 +9,18 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
 // graphRun refuses job operations on single runs, and writes on finished runs.
-func graphRun(r *gitstate.Run, write bool) error {
-	if r.Header.Kind != gitstate.KindGraph {
+func graphRun(r *ledger.Run, write bool) error {
+	if r.Header.Kind != ledger.KindGraph {
 		return fault.Usage("run %s is a %s run: jobs belong to graph runs", r.Header.RunID, r.Header.Kind).WithHint("start a graph run with `%s`", fault.Do("start", "graph", true))
 	}
-	if write && gitstate.RunTerminal(r.State.Status) {
+	if write && ledger.RunTerminal(r.State.Status) {
 		return fault.Refused("run %s is %s: its jobs can no longer change", r.Header.RunID, r.State.Status)
 	}
 	return nil
@@ -57,8 +58,8 @@ type JobAddRequest struct {
 
 // JobAddResult is the job `job add` added.
 type JobAddResult struct {
-	Job   *gitstate.Job `json:"job"`
-	RunID string        `json:"run_id"`
+	Job   *ledger.Job `json:"job"`
+	RunID string      `json:"run_id"`
 }
 
 // JobAdd adds a job to a graph run: refused on a cycle, an unknown need or
@@ -70,7 +71,7 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 		return nil, err
 	}
 	scope := req.Scope
-	spec := gitstate.JobSpec{ID: req.Job, Needs: req.Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind, Criteria: req.Criteria}
+	spec := ledger.JobSpec{ID: req.Job, Needs: req.Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind, Criteria: req.Criteria}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
@@ -100,28 +101,28 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 			return nil, err
 		}
 	}
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
 		if files != nil {
-			if err := gitstate.CheckOverlap(&r.State, spec, files); err != nil {
+			if err := ledger.CheckOverlap(&r.State, spec, files); err != nil {
 				return nil, err
 			}
 		}
-		if err := gitstate.CheckCriteria(&r.Header, []gitstate.JobSpec{spec}); err != nil {
+		if err := ledger.CheckCriteria(&r.Header, []ledger.JobSpec{spec}); err != nil {
 			return nil, err
 		}
-		if err := gitstate.CheckJobCap(&r.Header, &r.State, 1); err != nil {
+		if err := ledger.CheckJobCap(&r.Header, &r.State, 1); err != nil {
 			return nil, err
 		}
-		if err := gitstate.AddJobs(&r.State, []gitstate.JobSpec{spec}); err != nil {
+		if err := ledger.AddJobs(&r.State, []ledger.JobSpec{spec}); err != nil {
 			return nil, err
 		}
 		signJobs(store, r, req.Job)
-		data := gitstate.JobAddedData{Needs: r.State.Job(req.Job).Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind,
+		data := ledger.JobAddedData{Needs: r.State.Job(req.Job).Needs, Scope: scope, Verify: req.Verify, Kind: req.Kind,
 			AllowOverlap: req.AllowOverlap, Criteria: req.Criteria}
-		return &gitstate.Change{Event: gitstate.JobAddedEvent(gitstate.About{Job: req.Job, Holder: req.Driver.Holder}, data)}, nil
+		return &gitstate.Change{Event: ledger.JobAddedEvent(ledger.About{Job: req.Job, Holder: req.Driver.Holder}, data)}, nil
 	})
 	if err != nil {
 		_ = trust.Forget(ctx, store.Repo, added) // the job was not added
@@ -147,14 +148,14 @@ type JobClaimRequest struct {
 // JobClaimResult is a claim (docs/contract.md §4.7); the pointers are null when nothing was
 // granted, and Reason then says why.
 type JobClaimResult struct {
-	RunID        string        `json:"run_id"`
-	Job          *gitstate.Job `json:"job"`
-	Lease        *string       `json:"lease"`
-	Attempt      *int          `json:"attempt"`
-	Epoch        int           `json:"epoch"`
-	ExpiresAt    *string       `json:"expires_at"`
-	Reason       *string       `json:"reason"`
-	GasRemaining int           `json:"gas_remaining"`
+	RunID        string      `json:"run_id"`
+	Job          *ledger.Job `json:"job"`
+	Lease        *string     `json:"lease"`
+	Attempt      *int        `json:"attempt"`
+	Epoch        int         `json:"epoch"`
+	ExpiresAt    *string     `json:"expires_at"`
+	Reason       *string     `json:"reason"`
+	GasRemaining int         `json:"gas_remaining"`
 	// Running are the jobs a waiting claim waits on.
 	Running []string `json:"-"`
 }
@@ -169,38 +170,38 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 		return nil, err
 	}
 	store := o.workerStore(req.Worker)
-	var g gitstate.Grant
+	var g ledger.Grant
 	var running []string
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, false); err != nil {
 			return nil, err
 		}
-		if gitstate.RunTerminal(r.State.Status) {
+		if ledger.RunTerminal(r.State.Status) {
 			// A finished run has nothing to claim: said as a reason, like a graph whose
 			// jobs all ended, not as a stuck run.
-			g = gitstate.Grant{Epoch: r.State.Epoch, Reason: gitstate.ReasonFinished}
+			g = ledger.Grant{Epoch: r.State.Epoch, Reason: ledger.ReasonFinished}
 			return nil, nil
 		}
-		if r.State.Status == gitstate.RunStopped {
+		if r.State.Status == ledger.RunStopped {
 			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`git atlas resume %s` first", req.Run)
 		}
 		var err error
-		if g, err = gitstate.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL, store.Nonce()); err != nil {
+		if g, err = ledger.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL, store.Nonce()); err != nil {
 			return nil, err
 		}
 		if g.Job == nil {
-			running = gitstate.Running(&r.State)
+			running = ledger.Running(&r.State)
 			return nil, nil // nothing granted: nothing to write
 		}
 		g.Job.Agent, g.Job.ThreadID = req.Agent, req.ThreadID
-		data := gitstate.JobClaimedData{Lease: g.Lease, Attempt: g.Attempt, ExpiresAt: g.ExpiresAt,
-			GasSpent: r.State.GasSpent, GasLimit: gitstate.GasLimit(&r.Header, &r.State), Agent: req.Agent, ThreadID: req.ThreadID}
-		return &gitstate.Change{Event: gitstate.JobClaimedEvent(gitstate.About{Job: g.Job.ID, Holder: req.Worker.Holder}, data)}, nil
+		data := ledger.JobClaimedData{Lease: g.Lease, Attempt: g.Attempt, ExpiresAt: g.ExpiresAt,
+			GasSpent: r.State.GasSpent, GasLimit: ledger.GasLimit(&r.Header, &r.State), Agent: req.Agent, ThreadID: req.ThreadID}
+		return &gitstate.Change{Event: ledger.JobClaimedEvent(ledger.About{Job: g.Job.ID, Holder: req.Worker.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	res := &JobClaimResult{RunID: req.Run, Epoch: g.Epoch, GasRemaining: gitstate.GasRemaining(&r.Header, &r.State)}
+	res := &JobClaimResult{RunID: req.Run, Epoch: g.Epoch, GasRemaining: ledger.GasRemaining(&r.Header, &r.State)}
 	if g.Job == nil {
 		res.Reason, res.Running = &g.Reason, running
 		return res, claimStop(r, g.Reason)
@@ -209,32 +210,32 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 	if req.ForAgent {
 		j := *g.Job
 		res.Job = &j
-		o.agentText().jobs(ctx, r, []*gitstate.Job{res.Job})
+		o.agentText().jobs(ctx, r, []*ledger.Job{res.Job})
 	}
 	return res, nil
 }
 
 // claimStop is the error of a claim that will never be granted again (exit 5), or nil
 // for waiting.
-func claimStop(r *gitstate.Run, reason string) error {
+func claimStop(r *ledger.Run, reason string) error {
 	count := map[string]int{}
 	for _, j := range r.State.Jobs {
 		count[j.State]++
 	}
 	switch reason {
-	case gitstate.ReasonFinished:
-		if gitstate.RunTerminal(r.State.Status) {
+	case ledger.ReasonFinished:
+		if ledger.RunTerminal(r.State.Status) {
 			return fault.Refused("run %s is %s: nothing is left to claim", r.Header.RunID, r.State.Status)
 		}
 		return fault.Refused("run %s's graph is finished: every job ended (%d done, %d failed); nothing is left to claim",
-			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed]).
+			r.Header.RunID, count[ledger.JobDone], count[ledger.JobFailed]).
 			WithHint("integrate with `git atlas union %s`, then `git atlas finish %s`", r.Header.RunID, r.Header.RunID)
-	case gitstate.ReasonHalted:
+	case ledger.ReasonHalted:
 		return fault.Refused("run %s has halted: no job is ready and none is running (%d done, %d failed, %d pending)",
-			r.Header.RunID, count[gitstate.JobDone], count[gitstate.JobFailed], count[gitstate.JobPending]).
+			r.Header.RunID, count[ledger.JobDone], count[ledger.JobFailed], count[ledger.JobPending]).
 			WithHint("finish it with `%s`, or add jobs", fault.Do("finish", "run", r.Header.RunID, "status", fault.Placeholder("completed|failed")))
-	case gitstate.ReasonGasExhausted:
-		return fault.Refused("run %s has no gas left: %d of %d spent", r.Header.RunID, r.State.GasSpent, gitstate.GasLimit(&r.Header, &r.State)).
+	case ledger.ReasonGasExhausted:
+		return fault.Refused("run %s has no gas left: %d of %d spent", r.Header.RunID, r.State.GasSpent, ledger.GasLimit(&r.Header, &r.State)).
 			WithHint("a job is ready but cannot be charged; gas is never refunded")
 	}
 	return nil
@@ -252,10 +253,10 @@ type JobRenewRequest struct {
 // JobRenewResult is the renewed lease. Its fields are in the order of the JSON keys
 // (sorted).
 type JobRenewResult struct {
-	ExpiresAt string        `json:"expires_at"`
-	Job       *gitstate.Job `json:"job"`
-	Lease     string        `json:"lease"`
-	RunID     string        `json:"run_id"`
+	ExpiresAt string      `json:"expires_at"`
+	Job       *ledger.Job `json:"job"`
+	Lease     string      `json:"lease"`
+	RunID     string      `json:"run_id"`
 }
 
 // JobRenew extends a job's lease to now + Worker.TTL, recorded as job_renewed. A
@@ -264,17 +265,17 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	var j *gitstate.Job
-	_, err := o.workerStore(req.Worker).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	var j *ledger.Job
+	_, err := o.workerStore(req.Worker).Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		if err := gitstate.Renew(&r.State, req.Job, req.Lease, o.now(), req.Worker.TTL); err != nil {
+		if err := ledger.Renew(&r.State, req.Job, req.Lease, o.now(), req.Worker.TTL); err != nil {
 			return nil, err
 		}
 		j = r.State.Job(req.Job)
-		data := gitstate.JobRenewedData{Lease: j.Lease, ExpiresAt: j.ExpiresAt}
-		return &gitstate.Change{Event: gitstate.JobRenewedEvent(gitstate.About{Job: req.Job, Holder: req.Worker.Holder}, data)}, nil
+		data := ledger.JobRenewedData{Lease: j.Lease, ExpiresAt: j.ExpiresAt}
+		return &gitstate.Change{Event: ledger.JobRenewedEvent(ledger.About{Job: req.Job, Holder: req.Worker.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -287,14 +288,14 @@ type JobDoneRequest struct {
 	Run   string
 	Job   string
 	Lease string
-	// Status is gitstate.ReceiptOK, ReceiptTimeout or ReceiptFailed.
+	// Status is ledger.ReceiptOK, ReceiptTimeout or ReceiptFailed.
 	Status string
 	// Data is a JSON object kept as the job's result (empty: none).
 	Data json.RawMessage
 	// Children are jobs added in the receipt's own write, one expansion level below
 	// this job; their names and scopes are checked here. Non-nil (even empty) with a
 	// receipt other than ok is refused: only a finished job expands.
-	Children []gitstate.JobSpec
+	Children []ledger.JobSpec
 	// VerifyTimeout bounds the job's verify on an ok receipt.
 	VerifyTimeout time.Duration
 	Worker        Worker
@@ -308,14 +309,14 @@ type JobDoneResult struct {
 	// Cascaded are the PENDING jobs that failed with this one.
 	Cascaded []string `json:"cascaded"`
 	// Children are the jobs the receipt added.
-	Children []gitstate.Job `json:"children"`
-	From     string         `json:"from"`
-	Job      *gitstate.Job  `json:"job"`
-	RunID    string         `json:"run_id"`
-	Status   string         `json:"status"`
-	To       string         `json:"to"`
+	Children []ledger.Job `json:"children"`
+	From     string       `json:"from"`
+	Job      *ledger.Job  `json:"job"`
+	RunID    string       `json:"run_id"`
+	Status   string       `json:"status"`
+	To       string       `json:"to"`
 	// Verify is the job's verify, when an ok receipt owed one.
-	Verify *gitstate.VerifyResult `json:"verify"`
+	Verify *ledger.VerifyResult `json:"verify"`
 	// Attempts are the job's attempts after the receipt.
 	Attempts int `json:"-"`
 }
@@ -335,20 +336,20 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 	if err != nil {
 		return nil, err
 	}
-	if req.Children != nil && req.Status != gitstate.ReceiptOK {
+	if req.Children != nil && req.Status != ledger.ReceiptOK {
 		return nil, fault.Named(fault.ErrUsage, "{children} needs {status} ok: only a finished job expands")
 	}
-	children := make([]gitstate.JobSpec, 0, len(req.Children))
+	children := make([]ledger.JobSpec, 0, len(req.Children))
 	for _, ch := range req.Children {
-		if err := gitstate.ValidName("job", ch.ID); err != nil {
+		if err := ledger.ValidName("job", ch.ID); err != nil {
 			return nil, err
 		}
 		if ch.Kind != "" {
-			if err := gitstate.ValidName("kind", ch.Kind); err != nil {
+			if err := ledger.ValidName("kind", ch.Kind); err != nil {
 				return nil, err
 			}
 		}
-		scope, err := gitstate.CanonicalScope(ch.Scope)
+		scope, err := ledger.CanonicalScope(ch.Scope)
 		if err != nil {
 			return nil, err
 		}
@@ -356,22 +357,22 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		children = append(children, ch)
 	}
 	store := o.workerStore(req.Worker)
-	if req.Status == gitstate.ReceiptOK {
+	if req.Status == ledger.ReceiptOK {
 		if err := checkScope(ctx, store, req); err != nil {
 			return nil, err
 		}
 	}
-	var oc gitstate.Outcome
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	var oc ledger.Outcome
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
 		var err error
 		own := ownJob(store, r, req.Job) // its result is this clone's too only if the rest is
-		if oc, err = gitstate.Done(&r.Header, &r.State, req.Job, req.Lease, req.Status, data); err != nil {
+		if oc, err = ledger.Done(&r.Header, &r.State, req.Job, req.Lease, req.Status, data); err != nil {
 			return nil, err
 		}
-		if err := gitstate.Expand(&r.Header, &r.State, req.Job, children); err != nil {
+		if err := ledger.Expand(&r.Header, &r.State, req.Job, children); err != nil {
 			return nil, err
 		}
 		for _, ch := range children {
@@ -380,7 +381,7 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		if own {
 			signJobs(store, r, req.Job)
 		}
-		ev := gitstate.JobDoneData{Lease: oc.Lease, Status: req.Status, From: oc.From, To: oc.To, Attempts: oc.Attempts, Cascaded: oc.Cascaded, Data: data}
+		ev := ledger.JobDoneData{Lease: oc.Lease, Status: req.Status, From: oc.From, To: oc.To, Attempts: oc.Attempts, Cascaded: oc.Cascaded, Data: data}
 		if len(children) > 0 {
 			ids := make([]string, len(children))
 			for i, ch := range children {
@@ -390,12 +391,12 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		}
 		// In the receipt's own write: resume finds it if the verify dies.
 		ev.VerifyOwed = r.State.Job(req.Job).VerifyOwed
-		return &gitstate.Change{Event: gitstate.JobDoneEvent(gitstate.About{Job: req.Job, Holder: req.Worker.Holder}, ev)}, nil
+		return &gitstate.Change{Event: ledger.JobDoneEvent(ledger.About{Job: req.Job, Holder: req.Worker.Holder}, ev)}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
-	var vr *gitstate.VerifyResult
+	var vr *ledger.VerifyResult
 	if j := r.State.Job(req.Job); j != nil && j.VerifyOwed {
 		var v resume.JobVerified
 		if r, v, err = resume.SettleJobVerify(ctx, store, req.Run, req.Job, req.VerifyTimeout); err != nil {
@@ -404,7 +405,7 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 		vr, oc.To, oc.Attempts = v.Verify, v.To, v.Attempts
 		oc.Cascaded = append(oc.Cascaded, v.Cascaded...)
 	}
-	res := &JobDoneResult{Cascaded: nonNil(oc.Cascaded), Children: []gitstate.Job{}, From: oc.From, Job: r.State.Job(req.Job),
+	res := &JobDoneResult{Cascaded: nonNil(oc.Cascaded), Children: []ledger.Job{}, From: oc.From, Job: r.State.Job(req.Job),
 		RunID: req.Run, Status: req.Status, To: oc.To, Verify: vr, Attempts: oc.Attempts}
 	for _, ch := range children {
 		if j := r.State.Job(ch.ID); j != nil {
@@ -433,11 +434,11 @@ type JobListRequest struct {
 // JobListResult is a graph run's jobs, the ready ones, and its gas. Its fields are in
 // the order of the JSON keys (sorted).
 type JobListResult struct {
-	Epoch        int            `json:"epoch"`
-	GasLimit     int            `json:"gas_limit"`
-	GasRemaining int            `json:"gas_remaining"`
-	GasSpent     int            `json:"gas_spent"`
-	Jobs         []gitstate.Job `json:"jobs"`
+	Epoch        int          `json:"epoch"`
+	GasLimit     int          `json:"gas_limit"`
+	GasRemaining int          `json:"gas_remaining"`
+	GasSpent     int          `json:"gas_spent"`
+	Jobs         []ledger.Job `json:"jobs"`
 	// Ready are the jobs a claim could take now, in the order they were added.
 	Ready []string `json:"ready"`
 	// Reason is "" when a job is ready, else why nothing can be claimed.
@@ -457,13 +458,13 @@ func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, 
 	if err := graphRun(r, false); err != nil {
 		return nil, err
 	}
-	f := gitstate.JobFrontier(&r.Header, &r.State)
+	f := ledger.JobFrontier(&r.Header, &r.State)
 	ready := map[string]bool{}
 	for _, id := range f.Ready {
 		ready[id] = true
 	}
 	res := &JobListResult{Epoch: r.State.Epoch, GasLimit: f.GasLimit, GasRemaining: f.GasRemaining, GasSpent: f.GasSpent,
-		Jobs: []gitstate.Job{}, Ready: append([]string{}, f.Ready...), Reason: f.Reason, RunID: req.Run}
+		Jobs: []ledger.Job{}, Ready: append([]string{}, f.Ready...), Reason: f.Reason, RunID: req.Run}
 	for _, j := range r.State.Jobs {
 		if !req.Ready || ready[j.ID] {
 			res.Jobs = append(res.Jobs, j)
@@ -491,7 +492,7 @@ type ReapResult struct {
 
 // ReapedJob is one job whose lease a reap (or finish --force) ended: as job_reaped
 // records it.
-type ReapedJob = gitstate.ReapedJob
+type ReapedJob = ledger.ReapedJob
 
 // Reap gives every RUNNING job whose lease has expired the timeout transition,
 // recorded as job_reaped. It is a job write, like a claim: it never takes or renews
@@ -502,15 +503,15 @@ func (o *Ops) Reap(ctx context.Context, req ReapRequest) (*ReapResult, error) {
 		return nil, err
 	}
 	var reaped []ReapedJob
-	_, err := o.workerStore(Worker{Holder: req.Holder}).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := o.workerStore(Worker{Holder: req.Holder}).Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
-		reaped = gitstate.ReapedJobs(gitstate.Reap(&r.Header, &r.State, o.now()))
+		reaped = ledger.ReapedJobs(ledger.Reap(&r.Header, &r.State, o.now()))
 		if len(reaped) == 0 {
 			return nil, nil
 		}
-		return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{Holder: req.Holder}, gitstate.JobReapedData{Jobs: reaped})}, nil
+		return &gitstate.Change{Event: ledger.JobReapedEvent(ledger.About{Holder: req.Holder}, ledger.JobReapedData{Jobs: reaped})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -550,7 +551,7 @@ func checkScope(ctx context.Context, store *gitstate.Store, req JobDoneRequest) 
 
 // signJobs marks the text of r's jobs ids as written by this clone (docs/contract.md
 // §6, gitstate's textmac.go); without a key they stay unmarked (written elsewhere).
-func signJobs(store *gitstate.Store, r *gitstate.Run, ids ...string) {
+func signJobs(store *gitstate.Store, r *ledger.Run, ids ...string) {
 	k, err := store.SessionKey()
 	if err != nil {
 		return
@@ -563,7 +564,7 @@ func signJobs(store *gitstate.Store, r *gitstate.Run, ids ...string) {
 }
 
 // ownJob reports whether the text of r's job id is as this clone wrote it.
-func ownJob(store *gitstate.Store, r *gitstate.Run, id string) bool {
+func ownJob(store *gitstate.Store, r *ledger.Run, id string) bool {
 	k, err := store.SessionKey()
 	j := r.State.Job(id)
 	return err == nil && j != nil && k.OwnJob(r.Header.RunID, j)

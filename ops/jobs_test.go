@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -36,7 +36,7 @@ func (f *wtFixture) claim(job, w string) string {
 }
 
 // last is r1's newest event.
-func (f *wtFixture) last() gitstate.Event {
+func (f *wtFixture) last() ledger.Event {
 	f.t.Helper()
 	log, err := f.ops.Reader().Log(f.ctx, "r1")
 	if err != nil {
@@ -53,7 +53,7 @@ func (f *wtFixture) tip() string {
 // Jobs belong to graph runs: a single run refuses them.
 func TestJobAddToSingleRunRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	_, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Driver: Driver{Holder: "d1"}})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "jobs belong to graph runs") {
 		t.Fatalf("job add to a single run: %v, want a usage error", err)
@@ -64,18 +64,18 @@ func TestJobAddToSingleRunRefused(t *testing.T) {
 // here, so it is trusted here.
 func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("b")
 	res, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Needs: []string{"b"}, Scope: []string{"src/**"}, Kind: "code", Verify: "make check",
 		Driver: Driver{Holder: "d1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RunID != "r1" || res.Job == nil || res.Job.ID != "a" || res.Job.State != gitstate.JobPending || strings.Join(res.Job.Needs, ",") != "b" {
+	if res.RunID != "r1" || res.Job == nil || res.Job.ID != "a" || res.Job.State != ledger.JobPending || strings.Join(res.Job.Needs, ",") != "b" {
 		t.Fatalf("job add: %+v", res)
 	}
 	ev := f.last()
-	if ev.Type != gitstate.EventJobAdded || ev.Job != "a" || ev.Holder != "d1" || !strings.Contains(string(ev.Data), `"kind":"code"`) {
+	if ev.Type != ledger.EventJobAdded || ev.Job != "a" || ev.Holder != "d1" || !strings.Contains(string(ev.Data), `"kind":"code"`) {
 		t.Fatalf("event: %+v %s", ev, ev.Data)
 	}
 	cmds, err := trust.Check(f.ctx, f.ops.Repo, f.load())
@@ -91,9 +91,9 @@ func TestJobAddRecordsTheJobAndItsEvent(t *testing.T) {
 // 5) and nothing is written.
 func TestJobClaimOnStoppedRunRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
-	f.update(func(r *gitstate.Run) { r.State.Status = gitstate.RunStopped })
+	f.update(func(r *ledger.Run) { r.State.Status = ledger.RunStopped })
 	tip := f.tip()
 	res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}})
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "is stopped: nothing can be claimed") || res != nil {
@@ -111,7 +111,7 @@ func TestJobClaimOnStoppedRunRefused(t *testing.T) {
 // records all of it as job_claimed.
 func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a", "b")
 	driver := *f.load().State.Driver
 	res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}})
@@ -122,14 +122,14 @@ func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
 		t.Fatalf("claim: %+v", res)
 	}
 	j := f.load().State.Job("a")
-	if j.State != gitstate.JobRunning || j.Lease != *res.Lease || j.Holder != "w1" || j.ExpiresAt != *res.ExpiresAt {
+	if j.State != ledger.JobRunning || j.Lease != *res.Lease || j.Holder != "w1" || j.ExpiresAt != *res.ExpiresAt {
 		t.Fatalf("ledger's job: %+v, want RUNNING under %s", j, *res.Lease)
 	}
-	if res.GasRemaining != 2*gitstate.DefaultMaxAttempts+2-1 {
+	if res.GasRemaining != 2*ledger.DefaultMaxAttempts+2-1 {
 		t.Fatalf("gas remaining %d after one claim", res.GasRemaining)
 	}
 	ev := f.last()
-	data, err := gitstate.DecodeData[gitstate.JobClaimedData](&ev)
+	data, err := ledger.DecodeData[ledger.JobClaimedData](&ev)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,9 +145,9 @@ func TestJobClaimRecordsLeaseAndEvent(t *testing.T) {
 // reason and a refusal: stop claiming.
 func TestJobClaimOnHaltedRunStops(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	res, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}})
-	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Reason == nil || *res.Reason != gitstate.ReasonHalted || res.Job != nil {
+	if !errors.Is(err, fault.ErrRefused) || res == nil || res.Reason == nil || *res.Reason != ledger.ReasonHalted || res.Job != nil {
 		t.Fatalf("claim with no jobs: %+v, %v; want reason halted and a refusal", res, err)
 	}
 }
@@ -156,7 +156,7 @@ func TestJobClaimOnHaltedRunStops(t *testing.T) {
 // default one, a negative one is refused naming the field, never a flag.
 func TestJobClaimTTLDefaultAndCheck(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a", "b")
 	_, err := f.ops.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: -time.Second}})
 	if !errors.Is(err, fault.ErrUsage) || !strings.HasPrefix(err.Error(), "ttl must be positive") {
@@ -169,8 +169,8 @@ func TestJobClaimTTLDefaultAndCheck(t *testing.T) {
 	if err != nil || res.ExpiresAt == nil {
 		t.Fatalf("claim with no TTL: %+v, %v", res, err)
 	}
-	exp, err := gitstate.ParseStamp(*res.ExpiresAt)
-	if left := exp.Sub(f.ops.Clock.Now()); err != nil || left > gitstate.DefaultDriverTTL || left < gitstate.DefaultDriverTTL-time.Minute {
+	exp, err := ledger.ParseStamp(*res.ExpiresAt)
+	if left := exp.Sub(f.ops.Clock.Now()); err != nil || left > ledger.DefaultDriverTTL || left < ledger.DefaultDriverTTL-time.Minute {
 		t.Fatalf("claim with no TTL expires at %s (%v), want now + the default", *res.ExpiresAt, err)
 	}
 }
@@ -179,14 +179,14 @@ func TestJobClaimTTLDefaultAndCheck(t *testing.T) {
 // and changes nothing.
 func TestJobRenewByNonHolderRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
-	job, attempt, epoch, _, err := gitstate.ParseLeaseToken(lease)
+	job, attempt, epoch, _, err := ledger.ParseLeaseToken(lease)
 	if err != nil {
 		t.Fatal(err)
 	}
-	forged := gitstate.LeaseToken(job, attempt, epoch, "0123abcd")
+	forged := ledger.LeaseToken(job, attempt, epoch, "0123abcd")
 	if forged == lease {
 		t.Fatal("the forged token is the real one")
 	}
@@ -202,7 +202,7 @@ func TestJobRenewByNonHolderRefused(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventJobRenewed || ev.Job != "a" || !strings.Contains(string(ev.Data), res.ExpiresAt) || res.Lease != lease {
+	if ev := f.last(); ev.Type != ledger.EventJobRenewed || ev.Job != "a" || !strings.Contains(string(ev.Data), res.ExpiresAt) || res.Lease != lease {
 		t.Fatalf("renew: %+v, event %+v %s", res, ev, ev.Data)
 	}
 }
@@ -211,29 +211,29 @@ func TestJobRenewByNonHolderRefused(t *testing.T) {
 // nothing: the job's current attempt is someone else's.
 func TestJobDoneWithStaleLeaseRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	first := f.claim("a", "w1")
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: first, Status: gitstate.ReceiptTimeout, Worker: Worker{Holder: "w1"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: first, Status: ledger.ReceiptTimeout, Worker: Worker{Holder: "w1"}}); err != nil {
 		t.Fatal(err)
 	}
 	second := f.claim("a", "w2")
 	tip := f.tip()
-	_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: first, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+	_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: first, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("done with the first attempt's token: %v, want a conflict", err)
 	}
 	if f.tip() != tip {
 		t.Fatal("the refused receipt wrote to the ledger")
 	}
-	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: second, Status: gitstate.ReceiptOK, Data: json.RawMessage(` {"n": 1} `), Worker: Worker{Holder: "w2"}})
+	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: second, Status: ledger.ReceiptOK, Data: json.RawMessage(` {"n": 1} `), Worker: Worker{Holder: "w2"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.From != gitstate.JobRunning || res.To != gitstate.JobDone || res.Cascaded == nil || res.Children == nil || res.Verify != nil {
+	if res.From != ledger.JobRunning || res.To != ledger.JobDone || res.Cascaded == nil || res.Children == nil || res.Verify != nil {
 		t.Fatalf("done: %+v", res)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventJobDone || ev.Holder != "w2" || !strings.Contains(string(ev.Data), `"data":{"n":1}`) {
+	if ev := f.last(); ev.Type != ledger.EventJobDone || ev.Holder != "w2" || !strings.Contains(string(ev.Data), `"data":{"n":1}`) {
 		t.Fatalf("event: %+v %s", ev, ev.Data)
 	}
 }
@@ -242,27 +242,27 @@ func TestJobDoneWithStaleLeaseRefused(t *testing.T) {
 // its own write.
 func TestJobDoneChildren(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
-	kids := []gitstate.JobSpec{{ID: "a1", Scope: []string{"src/"}}}
+	kids := []ledger.JobSpec{{ID: "a1", Scope: []string{"src/"}}}
 	tip := f.tip()
-	_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptFailed, Children: kids, Worker: Worker{Holder: "w1"}})
+	_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: ledger.ReceiptFailed, Children: kids, Worker: Worker{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrUsage) || f.tip() != tip {
 		t.Fatalf("children with a failed receipt: %v, want a usage error and nothing written", err)
 	}
-	_, err = f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, Children: []gitstate.JobSpec{{ID: "a1", Kind: "no kind"}}, Worker: Worker{Holder: "w1"}})
+	_, err = f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: ledger.ReceiptOK, Children: []ledger.JobSpec{{ID: "a1", Kind: "no kind"}}, Worker: Worker{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrUsage) || f.tip() != tip {
 		t.Fatalf("a child with a bad kind: %v, want a usage error and nothing written", err)
 	}
-	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, Children: kids, Worker: Worker{Holder: "w1"}})
+	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: ledger.ReceiptOK, Children: kids, Worker: Worker{Holder: "w1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(res.Children) != 1 || res.Children[0].ID != "a1" || res.Children[0].Depth != 1 {
 		t.Fatalf("children: %+v", res.Children)
 	}
-	want, _ := gitstate.CanonicalScope([]string{"src/"})
+	want, _ := ledger.CanonicalScope([]string{"src/"})
 	if got := f.load().State.Job("a1").Scope; strings.Join(got, ",") != strings.Join(want, ",") {
 		t.Fatalf("child's scope %q, want canonical %q", got, want)
 	}
@@ -271,7 +271,7 @@ func TestJobDoneChildren(t *testing.T) {
 // job list --ready lists only what a claim could take now.
 func TestJobListReady(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a", "b")
 	f.claim("a", "w1")
 	all, err := f.ops.JobList(f.ctx, JobListRequest{Run: "r1"})
@@ -290,22 +290,22 @@ func TestJobListReady(t *testing.T) {
 // A reap ends only leases that ran out, recorded as job_reaped by whoever reaped.
 func TestReapTimesOutExpiredLeases(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a", "b")
 	lease := f.claim("a", "w1")
 	f.claim("b", "w2")
-	f.update(func(r *gitstate.Run) { r.State.Job("a").ExpiresAt = gitstate.Stamp(time.Now().UTC().Add(-time.Minute)) })
+	f.update(func(r *ledger.Run) { r.State.Job("a").ExpiresAt = ledger.Stamp(time.Now().UTC().Add(-time.Minute)) })
 	res, err := f.ops.Reap(f.ctx, ReapRequest{Run: "r1", Holder: "reaper"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Reaped) != 1 || res.Reaped[0].ID != "a" || res.Reaped[0].Lease != lease || res.Reaped[0].To != gitstate.JobPending || res.Reaped[0].Cascaded == nil {
+	if len(res.Reaped) != 1 || res.Reaped[0].ID != "a" || res.Reaped[0].Lease != lease || res.Reaped[0].To != ledger.JobPending || res.Reaped[0].Cascaded == nil {
 		t.Fatalf("reap: %+v", res)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventJobReaped || ev.Holder != "reaper" {
+	if ev := f.last(); ev.Type != ledger.EventJobReaped || ev.Holder != "reaper" {
 		t.Fatalf("event: %+v", ev)
 	}
-	if j := f.load().State.Job("b"); j.State != gitstate.JobRunning {
+	if j := f.load().State.Job("b"); j.State != ledger.JobRunning {
 		t.Fatalf("b's live lease was reaped: %+v", j)
 	}
 	tip := f.tip()
@@ -319,7 +319,7 @@ func TestReapTimesOutExpiredLeases(t *testing.T) {
 // benchmark's tries/op).
 func TestTriesCountsLedgerWrites(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	o := New(f.ops.Repo)
 	if _, err := o.JobClaim(f.ctx, JobClaimRequest{Run: "r1", Worker: Worker{Holder: "w1", TTL: time.Hour}}); err != nil {
@@ -334,7 +334,7 @@ func TestTriesCountsLedgerWrites(t *testing.T) {
 // (exit 5), unless the request accepts the overlap.
 func TestJobAddRefusesOverlappingScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Scope: []string{"README"}, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -352,7 +352,7 @@ func TestJobAddRefusesOverlappingScope(t *testing.T) {
 // failure.
 func TestJobDoneVerifyFailureComesBackWithTheResult(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "false", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -360,11 +360,11 @@ func TestJobDoneVerifyFailureComesBackWithTheResult(t *testing.T) {
 	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "a", Lease: lease, Driver: Driver{Holder: "w1"}}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: gitstate.ReceiptOK, VerifyTimeout: time.Minute, Worker: Worker{Holder: "w1"}})
+	res, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "a", Lease: lease, Status: ledger.ReceiptOK, VerifyTimeout: time.Minute, Worker: Worker{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil {
 		t.Fatalf("done with a failing verify: %+v, %v; want the result and a verify failure", res, err)
 	}
-	if res.Verify == nil || res.Verify.Passed || res.Verify.Command != "false" || res.To != gitstate.JobPending || res.Attempts != 1 {
+	if res.Verify == nil || res.Verify.Passed || res.Verify.Command != "false" || res.To != ledger.JobPending || res.Attempts != 1 {
 		t.Fatalf("result: %+v (verify %+v)", res, res.Verify)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // LandRequest is `land RUN --onto BRANCH [--merge] [--accept-unresolved]`.
@@ -111,7 +112,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	if err := notCheckedOut(ctx, o.Repo, ref, uid, ff); err != nil {
 		return nil, err
 	}
-	ev := gitstate.LandedData{Branch: branch, Old: old, Union: uid}
+	ev := ledger.LandedData{Branch: branch, Old: old, Union: uid}
 	if unresolved != nil {
 		by, err := req.Person.approve(StepLandUnresolved)
 		if err != nil {
@@ -158,9 +159,9 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 // landable checks that r's union may land: a graph run whose union holds every DONE
 // job and whose verify, when it has one, passed on that union. It returns the
 // union's commit, and the verdict when the run has criteria and it is not resolved.
-func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
+func landable(r *ledger.Run) (string, *ledger.Verdict, error) {
 	id := r.Header.RunID
-	if r.Header.Kind != gitstate.KindGraph {
+	if r.Header.Kind != ledger.KindGraph {
 		return "", nil, fault.Usage("run %s is a single run: land takes a graph run's union", id)
 	}
 	u := r.State.Union
@@ -169,7 +170,7 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 	}
 	var missing []string
 	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobDone && !slices.Contains(u.Integrated, j.ID) {
+		if j.State == ledger.JobDone && !slices.Contains(u.Integrated, j.ID) {
 			missing = append(missing, j.ID)
 		}
 	}
@@ -184,8 +185,8 @@ func landable(r *gitstate.Run) (string, *gitstate.Verdict, error) {
 		}
 		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`%s` verifies it", unionVerify(id))
 	}
-	v := gitstate.RunVerdict(&r.Header, &r.State)
-	if v != nil && v.Verdict == gitstate.VerdictResolved {
+	v := ledger.RunVerdict(&r.Header, &r.State)
+	if v != nil && v.Verdict == ledger.VerdictResolved {
 		v = nil
 	}
 	return u.Head.String(), v, nil
@@ -200,7 +201,7 @@ func landMerge(run, branch string) fault.Step {
 func unionVerify(run string) fault.Step { return fault.Do("union", "run", run, "verify", true) }
 
 // missingCriteria says which criteria keep a verdict from resolved.
-func missingCriteria(v *gitstate.Verdict) string {
+func missingCriteria(v *ledger.Verdict) string {
 	var parts []string
 	if len(v.Unresolved) > 0 {
 		parts = append(parts, "no DONE job meets "+quoted(v.Unresolved))
@@ -247,9 +248,9 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 // tip, and the next land of the same union onto it finds the event and makes its
 // move (up.New becomes the recorded tip) without recording it twice. A remote that
 // refuses the event leaves the branch where it was.
-func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev gitstate.LandedData) error {
-	store := o.Store(gitstate.Writer{Role: gitstate.RoleObserver})
-	change := func(r *gitstate.Run) error {
+func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev ledger.LandedData) error {
+	store := o.Store(ledger.Writer{Role: ledger.RoleObserver})
+	change := func(r *ledger.Run) error {
 		if r.State.Union == nil || r.State.Union.Head.String() != union {
 			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `git atlas land` again")
 		}
@@ -258,7 +259,7 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 	if store.Remote != nil {
 		return o.recordLandingRemote(ctx, store, run, union, up, ev, change)
 	}
-	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
 			return nil, err
 		}
@@ -269,34 +270,34 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 		if cur != up.Old {
 			return nil, landConflict(*up)
 		}
-		return &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev), Refs: []git.RefUpdate{*up}}, nil
+		return &gitstate.Change{Event: ledger.LandedEvent(ledger.About{}, ev), Refs: []git.RefUpdate{*up}}, nil
 	})
 	return err
 }
 
 // recordLandingRemote is recordLanding through a remote: the landed event (unless an
 // earlier land recorded this very move and died before making it), then the move.
-func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run, union string, up *git.RefUpdate, ev gitstate.LandedData, change func(*gitstate.Run) error) error {
+func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run, union string, up *git.RefUpdate, ev ledger.LandedData, change func(*ledger.Run) error) error {
 	log, err := store.Log(ctx, run)
 	if err != nil {
 		return err
 	}
 	var recorded git.OID
 	for _, e := range log {
-		if e.Type != gitstate.EventLanded {
+		if e.Type != ledger.EventLanded {
 			continue
 		}
-		if d, err := gitstate.DecodeData[gitstate.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old.String() == up.Old && d.Union.String() == union {
+		if d, err := ledger.DecodeData[ledger.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old.String() == up.Old && d.Union.String() == union {
 			recorded = d.New
 		}
 	}
 	if !recorded.IsZero() && o.Repo.HasObject(ctx, recorded) {
 		up.New = recorded.String() // this move was recorded, and never made
-	} else if _, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	} else if _, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.LandedEvent(gitstate.About{}, ev)}, nil
+		return &gitstate.Change{Event: ledger.LandedEvent(ledger.About{}, ev)}, nil
 	}); err != nil {
 		return err
 	}

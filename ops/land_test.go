@@ -12,26 +12,27 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // landFixture is graph run r1 (with criteria, when given: job a meets them
 // unverified) with DONE jobs a and b, each with a committed file,
 // their union built, and branch release at the baseline (checked out nowhere).
 func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if criteria != nil {
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/runs/r1")
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/pins/r1/baseline")
-		h := gitstate.Header{RunID: "r1", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}, Criteria: criteria}
-		st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-		if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
+		h := ledger.Header{RunID: "r1", Kind: ledger.KindGraph, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{}, Criteria: criteria}
+		st := ledger.State{RunID: "r1", Status: ledger.RunRunning, Stages: []ledger.StageState{}}
+		if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 			t.Fatal(err)
 		}
 	}
 	f.add("a", "a.txt")
 	f.add("b", "b.txt")
-	f.update(func(r *gitstate.Run) {
-		r.State.Jobs = []gitstate.Job{{ID: "a", State: gitstate.JobDone, Needs: []string{}, Criteria: criteria}, {ID: "b", State: gitstate.JobDone, Needs: []string{}}}
+	f.update(func(r *ledger.Run) {
+		r.State.Jobs = []ledger.Job{{ID: "a", State: ledger.JobDone, Needs: []string{}, Criteria: criteria}, {ID: "b", State: ledger.JobDone, Needs: []string{}}}
 	})
 	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1})
 	if err != nil {
@@ -70,7 +71,7 @@ func TestLandIsAPersonsStepAndRecorded(t *testing.T) {
 		t.Fatalf("land: %+v; release %s main %s, want release at the union %s", res, f.rev("release"), f.rev("main"), u.Head)
 	}
 	ev := f.last()
-	data, err := gitstate.DecodeData[gitstate.LandedData](&ev)
+	data, err := ledger.DecodeData[ledger.LandedData](&ev)
 	if err != nil || data.Branch != "release" || data.Old.String() != f.base || data.New.String() != u.Head || data.ApprovedBy != "alice" {
 		t.Fatalf("event: %s %s", ev.Type, ev.Data)
 	}
@@ -105,8 +106,8 @@ func TestLandRefusesCheckedOutBranchAndIncompleteUnion(t *testing.T) {
 	if f.rev("main") != f.base {
 		t.Fatal("main moved")
 	}
-	f.update(func(r *gitstate.Run) {
-		r.State.Jobs = append(r.State.Jobs, gitstate.Job{ID: "c", State: gitstate.JobDone, Needs: []string{}})
+	f.update(func(r *ledger.Run) {
+		r.State.Jobs = append(r.State.Jobs, ledger.Job{ID: "c", State: ledger.JobDone, Needs: []string{}})
 	})
 	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "lacks DONE job(s) c") {
 		t.Fatalf("land of a union without c: %v", err)
@@ -158,27 +159,27 @@ func TestLandMerge(t *testing.T) {
 // land.
 func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 	t.Parallel()
-	run := func(verify string, vr *gitstate.VerifyResult, criteria []string, met bool) *gitstate.Run {
-		r := &gitstate.Run{Header: gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Verify: verify, Criteria: criteria}}
-		j := gitstate.Job{ID: "a", State: gitstate.JobDone, Verify: "true"}
+	run := func(verify string, vr *ledger.VerifyResult, criteria []string, met bool) *ledger.Run {
+		r := &ledger.Run{Header: ledger.Header{RunID: "g", Kind: ledger.KindGraph, Verify: verify, Criteria: criteria}}
+		j := ledger.Job{ID: "a", State: ledger.JobDone, Verify: "true"}
 		if met {
 			j.Criteria = criteria
-			j.VerifyResult = &gitstate.VerifyResult{Passed: true}
+			j.VerifyResult = &ledger.VerifyResult{Passed: true}
 		}
-		r.State.Jobs = []gitstate.Job{j}
-		r.State.Union = &gitstate.UnionRec{Head: testenv.HexOID("h"), Integrated: []string{"a"}, Verify: vr}
+		r.State.Jobs = []ledger.Job{j}
+		r.State.Union = &ledger.UnionRec{Head: testenv.HexOID("h"), Integrated: []string{"a"}, Verify: vr}
 		return r
 	}
 	if _, _, err := landable(run("make test", nil, nil, true)); err == nil || !strings.Contains(err.Error(), "never verified") {
 		t.Fatalf("unverified union: %v", err)
 	}
-	if _, _, err := landable(run("make test", &gitstate.VerifyResult{Passed: false}, nil, true)); err == nil || !strings.Contains(err.Error(), "failed its verify") {
+	if _, _, err := landable(run("make test", &ledger.VerifyResult{Passed: false}, nil, true)); err == nil || !strings.Contains(err.Error(), "failed its verify") {
 		t.Fatalf("failed union: %v", err)
 	}
-	if h, v, err := landable(run("make test", &gitstate.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != testenv.HexOID("h").String() {
+	if h, v, err := landable(run("make test", &ledger.VerifyResult{Passed: true}, []string{"x"}, true)); err != nil || v != nil || h != testenv.HexOID("h").String() {
 		t.Fatalf("verified and resolved: %s %+v %v", h, v, err)
 	}
-	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != ledger.VerdictUnresolved {
 		t.Fatalf("unresolved: %+v %v", v, err)
 	}
 }
@@ -227,7 +228,7 @@ func TestLandThroughARemoteIsOneSequence(t *testing.T) {
 		}
 		n := 0
 		for _, e := range log {
-			if e.Type == gitstate.EventLanded {
+			if e.Type == ledger.EventLanded {
 				n++
 			}
 		}

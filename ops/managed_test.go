@@ -8,9 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -19,11 +19,11 @@ import (
 // with uncommitted work: a resume that reset or verified it would show.
 func (f *wtFixture) interruptManaged(id string, req StartRequest) string {
 	f.t.Helper()
-	req.ID, req.Stages, req.Verify, req.VerifySafe = id, []gitstate.StageDef{{Name: "code"}}, "false", true
+	req.ID, req.Stages, req.Verify, req.VerifySafe = id, []ledger.StageDef{{Name: "code"}}, "false", true
 	if _, err := f.ops.Start(f.ctx, req); err != nil {
 		f.t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: id, Stage: "code", Status: gitstate.StageDispatched}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: id, Stage: "code", Status: ledger.StageDispatched}); err != nil {
 		f.t.Fatal(err)
 	}
 	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: id, Node: "code"})
@@ -56,24 +56,24 @@ func (f *wtFixture) assertUntouched(id, tip, wt string) {
 // --take-over resumes it here, recorded as run_taken_over; the header stays.
 func TestResumeHandsBackAManagedRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code") // r1: an older standalone run, no mode fields
+	f := newWTFixture(t, ledger.KindSingle, "code") // r1: an older standalone run, no mode fields
 	wt := f.interruptManaged("m", StartRequest{ManagedBy: "hotl", ResumeWith: "/hotl:resume wf.md"})
 	tip := f.ops.Reader()
 	r, err := tip.Load(f.ctx, "m")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := RunViewOf(r, f.ops.Clock.Now()); v.PipelineMode != gitstate.ModeManaged || v.ManagedBy != "hotl" || v.ResumeWith != "/hotl:resume wf.md" {
+	if v := RunViewOf(r, f.ops.Clock.Now()); v.PipelineMode != ledger.ModeManaged || v.ManagedBy != "hotl" || v.ResumeWith != "/hotl:resume wf.md" {
 		t.Fatalf("show: %+v", v)
 	}
-	if v := RunViewOf(f.load(), f.ops.Clock.Now()); v.PipelineMode != gitstate.ModeStandalone || v.ManagedBy != "" {
+	if v := RunViewOf(f.load(), f.ops.Clock.Now()); v.PipelineMode != ledger.ModeStandalone || v.ManagedBy != "" {
 		t.Fatalf("a run without mode fields: %+v, want standalone", v)
 	}
 	det, err := f.ops.ResumeDetect(f.ctx, ResumeDetectRequest{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if ids(det.ResumableRuns) != "m,r1" || !det.ResumableRuns[0].Handoff || det.ResumableRuns[0].ManagedBy != "hotl" || det.ResumableRuns[1].PipelineMode != gitstate.ModeStandalone {
+	if ids(det.ResumableRuns) != "m,r1" || !det.ResumableRuns[0].Handoff || det.ResumableRuns[0].ManagedBy != "hotl" || det.ResumableRuns[1].PipelineMode != ledger.ModeStandalone {
 		t.Fatalf("detect: %+v", det.ResumableRuns)
 	}
 
@@ -95,7 +95,7 @@ func TestResumeHandsBackAManagedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := p.NextAction; n.Action != resume.NextHandoff || n.Command != "" || !strings.Contains(n.Reason, `"/hotl:resume wf.md" (not trusted here`) || p.ManagedBy != "hotl" || p.PipelineMode != gitstate.ModeManaged {
+	if n := p.NextAction; n.Action != resume.NextHandoff || n.Command != "" || !strings.Contains(n.Reason, `"/hotl:resume wf.md" (not trusted here`) || p.ManagedBy != "hotl" || p.PipelineMode != ledger.ModeManaged {
 		t.Fatalf("plan, untrusted: %+v", p)
 	}
 
@@ -121,7 +121,7 @@ func TestResumeHandsBackAManagedRun(t *testing.T) {
 	if !took.Resumed || took.Epoch != 1 || took.NextAction.Action == resume.NextHandoff || took.TakenOver != "d2" {
 		t.Fatalf("take-over: %+v", took)
 	}
-	log, err := f.ops.Log(f.ctx, LogRequest{Run: "m", Type: string(gitstate.EventRunTakenOver)})
+	log, err := f.ops.Log(f.ctx, LogRequest{Run: "m", Type: string(ledger.EventRunTakenOver)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -132,7 +132,7 @@ func TestResumeHandsBackAManagedRun(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if after.Header.ManagedBy != "hotl" || after.Header.Mode() != gitstate.ModeManaged || after.HandsOff() {
+	if after.Header.ManagedBy != "hotl" || after.Header.Mode() != ledger.ModeManaged || after.HandsOff() {
 		t.Fatalf("after take-over: header %+v, hands off %v", after.Header, after.HandsOff())
 	}
 }
@@ -140,14 +140,14 @@ func TestResumeHandsBackAManagedRun(t *testing.T) {
 // A dispatch-only run has no pipeline to resume: resume says so and changes nothing.
 func TestResumeHandsBackADispatchOnlyRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	wt := f.interruptManaged("d", StartRequest{DispatchOnly: true})
 	tip := f.tipOf("d")
 	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "d", Holder: "d2"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := res.NextAction; res.Resumed || n.Action != resume.NextHandoff || n.Owner != "" || n.Command != "" || !strings.Contains(n.Reason, "dispatch-only") || res.PipelineMode != gitstate.ModeDispatchOnly {
+	if n := res.NextAction; res.Resumed || n.Action != resume.NextHandoff || n.Owner != "" || n.Command != "" || !strings.Contains(n.Reason, "dispatch-only") || res.PipelineMode != ledger.ModeDispatchOnly {
 		t.Fatalf("resume of a dispatch-only run: %+v", res)
 	}
 	f.assertUntouched("d", tip, wt)
@@ -156,7 +156,7 @@ func TestResumeHandsBackADispatchOnlyRun(t *testing.T) {
 // start refuses mode flags that do not fit together, and writes nothing.
 func TestStartRefusesBadModeFlags(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	for _, req := range []StartRequest{
 		{ResumeWith: "x"},
 		{DispatchOnly: true, ManagedBy: "hotl"},
@@ -180,7 +180,7 @@ func TestStartRefusesBadModeFlags(t *testing.T) {
 // dispatch-only as such; anything else standalone. A hotl run is handed back.
 func TestImportAgenTeamPipelineMode(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	dir := filepath.Join(f.dir, ".agenteam", "state")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -202,12 +202,12 @@ func TestImportAgenTeamPipelineMode(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := map[string][4]string{ // mode, owner, resume_with, text
-		"h":  {gitstate.ModeManaged, "hotl", "/hotl:resume <workflow-file>", "true"},
-		"hw": {gitstate.ModeManaged, "hotl", "/hotl:resume docs/wf.md", "false"},
-		"hx": {gitstate.ModeManaged, "hotl", "/hotl:resume <workflow-file>", "true"},
-		"do": {gitstate.ModeDispatchOnly, "", "", "false"},
-		"s":  {gitstate.ModeStandalone, "", "", "false"},
-		"u":  {gitstate.ModeStandalone, "", "", "false"},
+		"h":  {ledger.ModeManaged, "hotl", "/hotl:resume <workflow-file>", "true"},
+		"hw": {ledger.ModeManaged, "hotl", "/hotl:resume docs/wf.md", "false"},
+		"hx": {ledger.ModeManaged, "hotl", "/hotl:resume <workflow-file>", "true"},
+		"do": {ledger.ModeDispatchOnly, "", "", "false"},
+		"s":  {ledger.ModeStandalone, "", "", "false"},
+		"u":  {ledger.ModeStandalone, "", "", "false"},
 	}
 	for id, w := range want {
 		r, err := f.ops.Reader().Load(f.ctx, id)

@@ -9,9 +9,9 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/baseline"
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -20,13 +20,13 @@ import (
 // `union --verify` (docs/contract.md §10); each path goes through trust.Gate.
 func TestUntrustedNodeVerifyIsNotRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	marks := t.TempDir()
 	jobMark, runMark := filepath.Join(marks, "job"), filepath.Join(marks, "run")
-	h := gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(f.base), Verify: "touch " + runMark, Stages: []gitstate.StageDef{}}
-	st := gitstate.State{RunID: "g", Status: gitstate.RunRunning, Stages: []gitstate.StageState{},
-		Jobs: []gitstate.Job{{ID: "j", State: gitstate.JobPending, Needs: []string{}, Verify: "touch " + jobMark}}}
-	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("g", "baseline", f.base)); err != nil {
+	h := ledger.Header{RunID: "g", Kind: ledger.KindGraph, Baseline: testenv.HexOID(f.base), Verify: "touch " + runMark, Stages: []ledger.StageDef{}}
+	st := ledger.State{RunID: "g", Status: ledger.RunRunning, Stages: []ledger.StageState{},
+		Jobs: []ledger.Job{{ID: "j", State: ledger.JobPending, Needs: []string{}, Verify: "touch " + jobMark}}}
+	if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin("g", "baseline", f.base)); err != nil {
 		t.Fatal(err)
 	}
 	notRun := func(when string) {
@@ -44,7 +44,7 @@ func TestUntrustedNodeVerifyIsNotRun(t *testing.T) {
 	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "j", Lease: *claim.Lease, Driver: Driver{Holder: "w1"}}); err != nil {
 		t.Fatal(err)
 	}
-	_, err = f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "j", Lease: *claim.Lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+	_, err = f.ops.JobDone(f.ctx, JobDoneRequest{Run: "g", Job: "j", Lease: *claim.Lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrRefused) || !errors.Is(err, resume.ErrUntrusted) {
 		t.Fatalf("job done with an untrusted verify: %v; want refused, not trusted here", err)
 	}
@@ -67,7 +67,7 @@ func TestUntrustedNodeVerifyIsNotRun(t *testing.T) {
 	notRun("union --verify")
 }
 
-func (o *Ops) mustLoad(t *testing.T, run string) *gitstate.Run {
+func (o *Ops) mustLoad(t *testing.T, run string) *ledger.Run {
 	t.Helper()
 	r, err := o.Reader().Load(t.Context(), run)
 	if err != nil {

@@ -28,6 +28,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Ops is the operations on one repository. Make one with New; its methods may be
@@ -42,7 +43,7 @@ type Ops struct {
 	Progress progress.Reporter
 	// Clock is the time of the operations' ledger writes, and of a request whose Now
 	// is zero (nil: the system clock, in UTC). A test gives its own.
-	Clock gitstate.Clock
+	Clock ledger.Clock
 
 	mu     sync.Mutex
 	stores []*gitstate.Store
@@ -59,7 +60,7 @@ func New(repo *git.Repository) *Ops { return &Ops{Repo: repo} }
 // w, by the operations' clock; every write through it refreshes the post-checkout
 // hint (hooks.KeepHint). What its remote syncs did is reported by Kept and
 // RemoteNotes.
-func (o *Ops) Store(w gitstate.Writer) *gitstate.Store {
+func (o *Ops) Store(w ledger.Writer) *gitstate.Store {
 	s := gitstate.New(o.Repo)
 	s.Remote = o.Remote
 	s.Writer = w
@@ -87,7 +88,7 @@ func (o *Ops) orNow(t time.Time) time.Time {
 }
 
 // Reader returns a store for reads only.
-func (o *Ops) Reader() *gitstate.Store { return o.Store(gitstate.Writer{Role: gitstate.RoleObserver}) }
+func (o *Ops) Reader() *gitstate.Store { return o.Store(ledger.Writer{Role: ledger.RoleObserver}) }
 
 // Kept returns the diverged chains the operations' remote syncs kept aside (for the
 // front end to report).
@@ -131,7 +132,7 @@ type Driver struct {
 	Holder   string
 	Session  string
 	TakeOver bool
-	// TTL is how long the driver lease lasts (0: gitstate.DefaultDriverTTL).
+	// TTL is how long the driver lease lasts (0: ledger.DefaultDriverTTL).
 	TTL time.Duration
 }
 
@@ -142,10 +143,10 @@ func (d *Driver) Check() error {
 		return fault.Named(fault.ErrUsage, "{ttl} must be positive")
 	}
 	if d.TTL == 0 {
-		d.TTL = gitstate.DefaultDriverTTL
+		d.TTL = ledger.DefaultDriverTTL
 	}
 	if d.Session != "" {
-		if err := gitstate.ValidName("session", d.Session); err != nil {
+		if err := ledger.ValidName("session", d.Session); err != nil {
 			return err
 		}
 	}
@@ -156,12 +157,12 @@ func (d *Driver) Check() error {
 }
 
 // Writer is the driver as the ledger's writer.
-func (d Driver) Writer() gitstate.Writer {
+func (d Driver) Writer() ledger.Writer {
 	ttl := d.TTL
 	if ttl == 0 {
-		ttl = gitstate.DefaultDriverTTL
+		ttl = ledger.DefaultDriverTTL
 	}
-	return gitstate.Writer{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: ttl, Role: gitstate.RoleDriver}
+	return ledger.Writer{Holder: d.Holder, Session: d.Session, TakeOver: d.TakeOver, TTL: ttl, Role: ledger.RoleDriver}
 }
 
 // driverStore checks d and returns a store writing as it.
@@ -180,33 +181,33 @@ type Worker struct {
 	TTL time.Duration
 }
 
-// Check fills w's default TTL (gitstate.DefaultDriverTTL, as a driver's) and refuses
+// Check fills w's default TTL (ledger.DefaultDriverTTL, as a driver's) and refuses
 // a negative one.
 func (w *Worker) Check() error {
 	if w.TTL < 0 {
 		return fault.Named(fault.ErrUsage, "{ttl} must be positive, got %s", w.TTL).WithHint("e.g. {ttl} 10m, {ttl} 90s")
 	}
 	if w.TTL == 0 {
-		w.TTL = gitstate.DefaultDriverTTL
+		w.TTL = ledger.DefaultDriverTTL
 	}
 	return nil
 }
 
 // workerStore returns a store writing as w.
 func (o *Ops) workerStore(w Worker) *gitstate.Store {
-	return o.Store(gitstate.Writer{Holder: w.Holder, Role: gitstate.RoleWorker})
+	return o.Store(ledger.Writer{Holder: w.Holder, Role: ledger.RoleWorker})
 }
 
 // loadRuns reads the run named run, or every run when run is "": a run that cannot
 // be read is left out and its error returned in unreadable (one corrupt run never
 // stops the others).
-func loadRuns(ctx context.Context, store *gitstate.Store, run string) (runs []*gitstate.Run, unreadable []error, err error) {
+func loadRuns(ctx context.Context, store *gitstate.Store, run string) (runs []*ledger.Run, unreadable []error, err error) {
 	if run != "" {
 		r, err := store.Load(ctx, run)
 		if err != nil {
 			return nil, nil, err
 		}
-		return []*gitstate.Run{r}, nil, nil
+		return []*ledger.Run{r}, nil, nil
 	}
 	entries, err := store.List(ctx, gitstate.ListOptions{Depth: gitstate.ListFull})
 	if err != nil {

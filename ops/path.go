@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // PathRequest is `path RUN [NODE|STAGE]`.
@@ -24,8 +24,8 @@ type PathResult struct {
 	Branch string `json:"branch"`
 	Ports  []int  `json:"ports"`
 	// State is "ready", or "not_ready" after the run's setup did not succeed there.
-	State string             `json:"state"`
-	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+	State string           `json:"state"`
+	Setup *ledger.SetupRec `json:"setup,omitempty"`
 }
 
 // Path finds the managed worktree of a run's node: not found (exit 4) when the node
@@ -41,7 +41,7 @@ func (o *Ops) Path(ctx context.Context, req PathRequest) (*PathResult, error) {
 	}
 	node := req.Node
 	if node == "" {
-		if r.Header.Kind == gitstate.KindGraph {
+		if r.Header.Kind == ledger.KindGraph {
 			return nil, fault.Usage("run %s is a graph run: name the job (or union) whose worktree you want", req.Run).
 				WithHint("`git atlas path %s JOB`", req.Run)
 		}

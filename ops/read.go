@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/views"
 )
 
@@ -33,12 +34,12 @@ type ListItem struct {
 	// Jobs counts a graph run's jobs by state, and Verdict is its verdict on its
 	// criteria (none without criteria): where a graph run stands, as CurrentStage says
 	// it of a single run.
-	Jobs    *JobCounts        `json:"jobs,omitempty"`
-	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	Jobs    *JobCounts      `json:"jobs,omitempty"`
+	Verdict *ledger.Verdict `json:"verdict,omitempty"`
 	// Run is the summary read (for a front end's own columns: interrupted or not).
-	Run *gitstate.Run `json:"-"`
+	Run *ledger.Run `json:"-"`
 	// header is a graph run's whole header, whose criteria Verdict quotes.
-	header *gitstate.Header
+	header *ledger.Header
 }
 
 // JobCounts are a graph run's jobs, in all and by state.
@@ -51,17 +52,17 @@ type JobCounts struct {
 }
 
 // jobCounts counts r's jobs by state.
-func jobCounts(r *gitstate.Run) *JobCounts {
+func jobCounts(r *ledger.Run) *JobCounts {
 	c := &JobCounts{Total: len(r.State.Jobs)}
 	for _, j := range r.State.Jobs {
 		switch j.State {
-		case gitstate.JobPending:
+		case ledger.JobPending:
 			c.Pending++
-		case gitstate.JobRunning:
+		case ledger.JobRunning:
 			c.Running++
-		case gitstate.JobDone:
+		case ledger.JobDone:
 			c.Done++
-		case gitstate.JobFailed:
+		case ledger.JobFailed:
 			c.Failed++
 		}
 	}
@@ -92,7 +93,7 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 			items = append(items, ListItem{RunView: RunView{RunID: e.ID, Status: "unreadable"}, Unreadable: true, Error: e.Err.Error()})
 			continue
 		}
-		if !req.All && gitstate.RunTerminal(e.Run.State.Status) {
+		if !req.All && ledger.RunTerminal(e.Run.State.Status) {
 			continue
 		}
 		items = append(items, ListItem{RunView: RunViewOf(e.Run, now), Run: e.Run})
@@ -117,7 +118,7 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 	var ids, tips []string
 	var which []int
 	for i, it := range items {
-		if it.Run != nil && it.Kind == gitstate.KindGraph {
+		if it.Run != nil && it.Kind == ledger.KindGraph {
 			which, ids, tips = append(which, i), append(ids, it.RunID), append(tips, it.Tip)
 		}
 	}
@@ -134,7 +135,7 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 			continue
 		}
 		items[i].Jobs = jobCounts(runs[k])
-		items[i].Verdict = gitstate.RunVerdict(&runs[k].Header, &runs[k].State)
+		items[i].Verdict = ledger.RunVerdict(&runs[k].Header, &runs[k].State)
 		items[i].header = &runs[k].Header
 	}
 	return nil
@@ -180,18 +181,18 @@ type StageView struct {
 // state documents as the ledger holds them.
 type ShowResult struct {
 	RunView
-	Stages  []StageView       `json:"stages"`
-	Header  json.RawMessage   `json:"header"`
-	State   json.RawMessage   `json:"state"`
-	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	Stages  []StageView     `json:"stages"`
+	Header  json.RawMessage `json:"header"`
+	State   json.RawMessage `json:"state"`
+	Verdict *ledger.Verdict `json:"verdict,omitempty"`
 	// Run is the run read (for a front end's own rendering); Now the time it was
 	// judged at.
-	Run *gitstate.Run `json:"-"`
-	Now time.Time     `json:"-"`
+	Run *ledger.Run `json:"-"`
+	Now time.Time   `json:"-"`
 }
 
 // load reads run id as it is, or with at as it was right after event *at.
-func (o *Ops) load(ctx context.Context, id string, at *int) (*gitstate.Run, error) {
+func (o *Ops) load(ctx context.Context, id string, at *int) (*ledger.Run, error) {
 	if at != nil {
 		return o.Reader().LoadAt(ctx, id, *at)
 	}
@@ -217,7 +218,7 @@ func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
 		return nil, err
 	}
 	res := &ShowResult{RunView: RunViewOf(r, now), Stages: StageViews(r, now), Header: hdr, State: st,
-		Verdict: gitstate.RunVerdict(&r.Header, &r.State), Run: r, Now: now}
+		Verdict: ledger.RunVerdict(&r.Header, &r.State), Run: r, Now: now}
 	if req.ForAgent {
 		if err := o.agentText().show(ctx, res); err != nil {
 			return nil, err
@@ -227,7 +228,7 @@ func (o *Ops) Show(ctx context.Context, req ShowRequest) (*ShowResult, error) {
 }
 
 // StageViews are the run's stages as show reports them, in the state's order.
-func StageViews(r *gitstate.Run, now time.Time) []StageView {
+func StageViews(r *ledger.Run, now time.Time) []StageView {
 	out := []StageView{}
 	for i := range r.State.Stages {
 		def, st, ok := r.Stage(r.State.Stages[i].Name)
@@ -235,11 +236,11 @@ func StageViews(r *gitstate.Run, now time.Time) []StageView {
 			continue
 		}
 		v := StageView{Name: st.Name, Status: st.Status, Gate: gateName(def.Gate), Attempts: len(st.Attempts),
-			BudgetLeft: gitstate.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
+			BudgetLeft: ledger.BudgetLeft(def, st), Verify: def.Verify, VerifySafe: def.VerifySafe,
 			WallBudget: def.WallBudget, IdleBudget: def.IdleBudget, Verified: st.Verified, Unverified: st.Unverified}
-		if a := gitstate.OpenAttempt(st); a != nil {
+		if a := ledger.OpenAttempt(st); a != nil {
 			v.HeartbeatAt, v.ThreadID, v.Lease = a.HeartbeatAt, a.ThreadID, a.Lease
-			v.WallLeft, v.IdleLeft = gitstate.TimeLeft(def, a, now)
+			v.WallLeft, v.IdleLeft = ledger.TimeLeft(def, a, now)
 		}
 		out = append(out, v)
 	}
@@ -275,7 +276,7 @@ type LogResult struct {
 	Events []json.RawMessage `json:"events"`
 	RunID  string            `json:"run_id"`
 	// Kept are the same events, decoded (for a front end's table).
-	Kept []gitstate.Event `json:"-"`
+	Kept []ledger.Event `json:"-"`
 }
 
 // Log reads a run's events.
@@ -284,7 +285,7 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 		return nil, err
 	}
 	store := o.Reader()
-	var run *gitstate.Run
+	var run *ledger.Run
 	if req.Stage != "" || req.ForAgent { // a filter naming no stage of the run is a mistake, as in `event`
 		r, err := store.Load(ctx, req.Run)
 		if err != nil {
@@ -295,7 +296,7 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 		}
 	}
-	var events []gitstate.Event
+	var events []ledger.Event
 	var err error
 	if req.Diverged > 0 {
 		events, err = store.LogDiverged(ctx, req.Run, req.Diverged)
@@ -305,9 +306,9 @@ func (o *Ops) Log(ctx context.Context, req LogRequest) (*LogResult, error) {
 	if err != nil {
 		return nil, err
 	}
-	kept := []gitstate.Event{}
+	kept := []ledger.Event{}
 	for _, e := range events {
-		if e.Type == gitstate.EventHeartbeat && !req.Heartbeats && req.Type != string(gitstate.EventHeartbeat) {
+		if e.Type == ledger.EventHeartbeat && !req.Heartbeats && req.Type != string(ledger.EventHeartbeat) {
 			continue
 		}
 		if (req.Type == "" || string(e.Type) == req.Type) && (req.Stage == "" || e.Stage == req.Stage) {

@@ -5,18 +5,18 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // list leaves finished runs out unless All, lists an unreadable run as such (hiding
 // no other), newest first.
 func TestListFinishedUnreadableAndOrder(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.startSession("s", "")
 	f.startSession("done", "")
-	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "done", Status: gitstate.RunCompleted, Driver: d1}); err != nil {
+	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "done", Status: ledger.RunCompleted, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	blob := strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD:README"))
@@ -52,7 +52,7 @@ func TestListFinishedUnreadableAndOrder(t *testing.T) {
 // show --at is the run as it was right after that event.
 func TestShowAt(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.dispatch("code")
 	now, err := f.ops.Show(f.ctx, ShowRequest{Run: "r1"})
 	if err != nil {
@@ -63,7 +63,7 @@ func TestShowAt(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if now.Stages[0].Status != gitstate.StageDispatched || now.Stages[0].Lease == "" || then.Stages[0].Status != gitstate.StagePending || then.Run.State.Seq != 1 {
+	if now.Stages[0].Status != ledger.StageDispatched || now.Stages[0].Lease == "" || then.Stages[0].Status != ledger.StagePending || then.Run.State.Seq != 1 {
 		t.Fatalf("now %+v, at 1 %+v", now.Stages, then.Stages)
 	}
 	if now.Stages[0].Gate != "none" || len(now.Header) == 0 || len(now.State) == 0 {
@@ -75,7 +75,7 @@ func TestShowAt(t *testing.T) {
 // run lacks is not found, a negative N is refused.
 func TestLogFilters(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.dispatch("code")
 	if _, err := f.ops.Heartbeat(f.ctx, HeartbeatRequest{Run: "r1", Stage: "code", Driver: d1}); err != nil {
 		t.Fatal(err)

@@ -6,6 +6,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 )
@@ -47,7 +48,7 @@ type SnapshotView struct {
 	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
-func viewOf(run string, s gitstate.SnapshotRec) SnapshotView {
+func viewOf(run string, s ledger.SnapshotRec) SnapshotView {
 	return SnapshotView{ID: s.ID, RunID: run, Node: s.Node, Stage: s.Stage, Ref: s.Ref, Commit: s.Commit.String(), Patch: s.Patch,
 		Source: s.Source, Reason: s.Reason, CreatedAt: s.CreatedAt}
 }
@@ -136,11 +137,11 @@ func precheck(ctx context.Context, store *gitstate.Store, run string) error {
 	if err := r.Writable(); err != nil {
 		return err
 	}
-	if r.State.Status == gitstate.RunStopped {
+	if r.State.Status == ledger.RunStopped {
 		return fault.Refused("run %s is stopped: only resume and finish change it; nothing was done", run).
 			WithHint("`%s` to go on, or `%s`", fault.Do("resume", "run", run), fault.Do("finish", "run", run, "status", fault.Placeholder("completed|failed")))
 	}
-	_, err = gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now())
+	_, err = ledger.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now())
 	return err
 }
 

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -17,7 +17,7 @@ import (
 // worktree is left as it was.
 func TestRecoverStageWorktreeIntoReplayWorktree(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	wt := f.add("build", "")
 	f.write(wt.Path, "half.txt", "half done\n")
 	res, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "build", Apply: true, Driver: Driver{Holder: "d1"}})
@@ -40,7 +40,7 @@ func TestRecoverStageWorktreeIntoReplayWorktree(t *testing.T) {
 // only, and says which checkout it was.
 func TestRecoverStageOfTheCheckoutLeavesItAlone(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	f.write(f.dir, "README", "edited\n")
 	statusBefore := f.git(f.dir, "status", "--porcelain=v2", "--branch")
 	res, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "build", Driver: Driver{Holder: "d1"}})
@@ -60,7 +60,7 @@ func TestRecoverStageOfTheCheckoutLeavesItAlone(t *testing.T) {
 
 func TestRecoverUnknownStageIsNotFound(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	_, err := f.ops.Recover(f.ctx, RecoverRequest{Run: "r1", Stage: "nope", Driver: Driver{Holder: "d1"}})
 	if !errors.Is(err, fault.ErrNotFound) {
 		t.Fatalf("recover --stage nope: %v, want not found", err)
@@ -73,7 +73,7 @@ func TestRecoverUnknownStageIsNotFound(t *testing.T) {
 // Restore refuses a directory that holds anything, and writes nothing there.
 func TestRecoveryRestoreIntoNonEmptyDirectoryIsRefused(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	wt := f.add("a", "")
 	f.write(wt.Path, "notes.txt", "work\n")
 	rm, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "d1"}})
@@ -97,7 +97,7 @@ func TestRecoveryRestoreIntoNonEmptyDirectoryIsRefused(t *testing.T) {
 // directory, and is an absolute path; each refusal writes nothing.
 func TestRecoverPatchOutIsConfined(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	wt := f.add("build", "")
 	f.write(wt.Path, "half.txt", "half done\n")
 	out := t.TempDir()

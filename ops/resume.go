@@ -9,6 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
@@ -139,7 +140,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 // not a valid name is dropped).
 func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candidate) {
 	name := func(s string) string {
-		if s == "" || gitstate.ValidName("value", s) != nil {
+		if s == "" || ledger.ValidName("value", s) != nil {
 			return ""
 		}
 		return s
@@ -149,7 +150,7 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 		if !intents.Trusts(ctx, c.RunID, c.Intent) { // the one decision (agenttext.go)
 			c.ManagedBy, c.ResumeWith = "", ""
 		} else { // of the header's text, what the record proves (agentText.header)
-			h, _ := intents.Header(ctx, c.RunID, &gitstate.Header{RunID: c.RunID, ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith})
+			h, _ := intents.Header(ctx, c.RunID, &ledger.Header{RunID: c.RunID, ManagedBy: c.ManagedBy, ResumeWith: c.ResumeWith})
 			c.ManagedBy, c.ResumeWith = h.ManagedBy, h.ResumeWith
 		}
 		c.Intent = intents.Shown(ctx, c.RunID, c.Intent)
@@ -221,7 +222,7 @@ type ResumeRequest struct {
 	// Session is the caller's agent session (its live run is its own: resumed at once).
 	Session string
 	// TakeOver resumes a run another live driver holds; Holder drives the run from the
-	// resume on, for TTL (zero: gitstate.DefaultDriverTTL).
+	// resume on, for TTL (zero: ledger.DefaultDriverTTL).
 	TakeOver bool
 	Holder   string
 	TTL      time.Duration
@@ -263,7 +264,7 @@ var verifyFailChoices = map[string]bool{"": true, "fail": true, "redispatch": tr
 // options) and refuses what the ledger or resume could not act on.
 func (req *ResumeRequest) Check() error {
 	if req.RunID != "" {
-		if err := gitstate.ValidName("run", req.RunID); err != nil {
+		if err := ledger.ValidName("run", req.RunID); err != nil {
 			return err
 		}
 	}
@@ -271,7 +272,7 @@ func (req *ResumeRequest) Check() error {
 		return fault.Usage("the lease and verify time limits must be positive")
 	}
 	if req.TTL == 0 {
-		req.TTL = gitstate.DefaultDriverTTL
+		req.TTL = ledger.DefaultDriverTTL
 	}
 	if err := checkTimeout("verify_timeout", &req.VerifyTimeout); err != nil {
 		return err
@@ -284,9 +285,9 @@ func (req *ResumeRequest) Check() error {
 
 // selectRun returns the store resume writes through and the run the request names or
 // selects.
-func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *gitstate.Run, error) {
+func (o *Ops) selectRun(ctx context.Context, req *ResumeRequest, now time.Time) (*gitstate.Store, *ledger.Run, error) {
 	// resume decides for itself whether a live run is the caller's (Options.Owns).
-	store := o.Store(gitstate.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: gitstate.RoleResume})
+	store := o.Store(ledger.Writer{Session: req.Session, TakeOver: req.TakeOver, Role: ledger.RoleResume})
 	var cands []resume.Candidate
 	if req.RunID == "" { // a named run needs no scan of all the others
 		var bad []resume.Unreadable

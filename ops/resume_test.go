@@ -7,8 +7,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -25,7 +25,7 @@ func ids(cands []resume.Candidate) string {
 // nothing to run).
 func (f *wtFixture) startSession(id, session string) {
 	f.t.Helper()
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: id, Stages: []gitstate.StageDef{{Name: "code"}}, Driver: Driver{Holder: "d1", Session: session}}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: id, Stages: []ledger.StageDef{{Name: "code"}}, Driver: Driver{Holder: "d1", Session: session}}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -34,7 +34,7 @@ func (f *wtFixture) startSession(id, session string) {
 // its own, first); another caller sees neither: a live run is not interrupted.
 func TestResumeDetectPointsTheSessionAtItsRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.startSession("s", "sess")
 	res, err := f.ops.ResumeDetect(f.ctx, ResumeDetectRequest{Session: "sess"})
 	if err != nil {
@@ -59,8 +59,8 @@ func TestResumeDetectPointsTheSessionAtItsRun(t *testing.T) {
 // line goes to a terminal as it is.
 func TestResumePointerEscapesLedgerText(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []gitstate.StageDef{{Name: "code"}}, Intent: "fix\n\x1b[31mred", Driver: Driver{Holder: "d1", Session: "sess"}}); err != nil {
+	f := newWTFixture(t, ledger.KindSingle, "code")
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: []ledger.StageDef{{Name: "code"}}, Intent: "fix\n\x1b[31mred", Driver: Driver{Holder: "d1", Session: "sess"}}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.ResumeDetect(f.ctx, ResumeDetectRequest{Session: "sess"})
@@ -76,7 +76,7 @@ func TestResumePointerEscapesLedgerText(t *testing.T) {
 // without a session, newest first.
 func TestResumeBriefListsTheSessionsRunsFirst(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.startSession("s", "sess")
 	f.startSession("t", "other")
 	later := time.Now().Add(time.Hour) // every lease has run out: all interrupted
@@ -100,7 +100,7 @@ func TestResumeBriefListsTheSessionsRunsFirst(t *testing.T) {
 // counting the rest: a front end that prints a few reads no more.
 func TestResumeBriefKeepsMostAndCountsTheRest(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.startSession("s", "sess")
 	f.startSession("t", "other")
 	res, err := f.ops.ResumeBrief(f.ctx, ResumeDetectRequest{Session: "sess", Now: time.Now().Add(time.Hour), Most: 1})
@@ -122,8 +122,8 @@ func TestResumeBriefKeepsMostAndCountsTheRest(t *testing.T) {
 // Nothing to resume is an empty brief ([] in JSON), not an error.
 func TestResumeBriefOfNothing(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
-	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunCompleted, Driver: d1}); err != nil {
+	f := newWTFixture(t, ledger.KindSingle, "code")
+	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunCompleted, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	res, err := f.ops.ResumeBrief(f.ctx, ResumeDetectRequest{})
@@ -136,7 +136,7 @@ func TestResumeBriefOfNothing(t *testing.T) {
 // written.
 func TestResumeRequestRefusesBadInput(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	tip := f.tip()
 	for _, req := range []ResumeRequest{
 		{RunID: "../r1"},
@@ -161,7 +161,7 @@ func TestResumeRequestRefusesBadInput(t *testing.T) {
 // person at a terminal, they choose among several.
 func TestResumeChoosesOnlyWithAPrompt(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	f.startSession("s", "")
 	later := time.Now().Add(time.Hour)
 	p, err := f.ops.ResumePlan(f.ctx, ResumeRequest{Now: later})
@@ -182,7 +182,7 @@ func TestResumeChoosesOnlyWithAPrompt(t *testing.T) {
 // A run that cannot be read is a warning and hides no other run.
 func TestResumeWarnsOfUnreadableRuns(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	blob := strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD:README"))
 	f.git(f.dir, "update-ref", "refs/atlas/runs/bad", blob)
 	var warned []string
@@ -204,7 +204,7 @@ func TestResumeWarnsOfUnreadableRuns(t *testing.T) {
 // named, and opens a new epoch.
 func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	res, err := f.ops.Resume(f.ctx, ResumeRequest{RunID: "r1", Holder: "d2"})
 	if err != nil {
 		t.Fatal(err)
@@ -216,12 +216,12 @@ func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
 	if d == nil || d.Holder != "d2" {
 		t.Fatalf("driver: %+v", d)
 	}
-	exp, err := gitstate.ParseStamp(d.ExpiresAt)
+	exp, err := ledger.ParseStamp(d.ExpiresAt)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if left := time.Until(exp); left < gitstate.DefaultDriverTTL-time.Minute || left > gitstate.DefaultDriverTTL {
-		t.Fatalf("lease ends in %v, want about %v", left, gitstate.DefaultDriverTTL)
+	if left := time.Until(exp); left < ledger.DefaultDriverTTL-time.Minute || left > ledger.DefaultDriverTTL {
+		t.Fatalf("lease ends in %v, want about %v", left, ledger.DefaultDriverTTL)
 	}
 }
 
@@ -230,11 +230,11 @@ func TestResumeTakesTheDriverLeaseForTheHolder(t *testing.T) {
 func TestResumeAsksAfterAFailedVerifyOnlyWithAPrompt(t *testing.T) {
 	t.Parallel()
 	for _, prompted := range []bool{false, true} {
-		f := newWTFixture(t, gitstate.KindSingle, "code")
-		if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code"}}, Verify: "false", VerifySafe: true, Driver: d1}); err != nil {
+		f := newWTFixture(t, ledger.KindSingle, "code")
+		if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []ledger.StageDef{{Name: "code"}}, Verify: "false", VerifySafe: true, Driver: d1}); err != nil {
 			t.Fatal(err)
 		}
-		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+		if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, Driver: d1}); err != nil {
 			t.Fatal(err)
 		}
 		req := ResumeRequest{RunID: "v", Holder: "d2", TakeOver: true}
@@ -256,7 +256,7 @@ func TestResumeAsksAfterAFailedVerifyOnlyWithAPrompt(t *testing.T) {
 		if lerr != nil {
 			t.Fatal(lerr)
 		}
-		if prompted && r.State.Status != gitstate.RunStopped {
+		if prompted && r.State.Status != ledger.RunStopped {
 			t.Fatalf("answered stop: run is %s", r.State.Status)
 		}
 		if !prompted && err == nil {

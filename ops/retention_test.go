@@ -9,23 +9,23 @@ import (
 
 	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/baseline"
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // run starts single run id (one stage) at the fixture's baseline.
 func (f *wtFixture) run(id string) {
 	f.t.Helper()
-	h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{{Name: "main"}}}
-	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "main", Status: gitstate.StagePending}}}
-	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin(id, "baseline", f.base)); err != nil {
+	h := ledger.Header{RunID: id, Kind: ledger.KindSingle, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{{Name: "main"}}}
+	st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "main", Status: ledger.StagePending}}}
+	if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin(id, "baseline", f.base)); err != nil {
 		f.t.Fatal(err)
 	}
 }
 
 func (f *wtFixture) finish(id string) {
 	f.t.Helper()
-	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: id, Status: gitstate.RunCompleted, Driver: d1}); err != nil {
+	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: id, Status: ledger.RunCompleted, Driver: d1}); err != nil {
 		f.t.Fatal(err)
 	}
 }
@@ -50,7 +50,7 @@ func (f *wtFixture) planned(req GCRequest, kind string) (string, *GCResult) {
 // default (not a --before given); atlas.gc.keepLast is its default.
 func TestGCKeepLast(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.run("r2")
 	f.run("r3")
 	for _, id := range []string{"r1", "r2", "r3"} {
@@ -85,7 +85,7 @@ func TestGCKeepLast(t *testing.T) {
 // --apply does exactly that.
 func TestGCMaxSize(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	var refs []string
 	for i, content := range []string{noise(6000), noise(6001)[1:] + "x"} {
 		wt := f.add("a", "")
@@ -130,7 +130,7 @@ func TestGCMaxSize(t *testing.T) {
 // TestUsageWalksPastABrokenWorktreeHead).
 func TestGCDoneWhenUnreachableBytesCannotBeMeasured(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.finish("r1")
 	broken := filepath.Join(f.ops.Repo.CommonDir, "refs", "heads", "broken")
 	if err := os.WriteFile(broken, []byte(strings.Repeat("1", 40)+"\n"), 0o644); err != nil {

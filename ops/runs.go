@@ -17,6 +17,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -36,10 +37,10 @@ type RunView struct {
 	Live         bool   `json:"live"`
 	Holder       string `json:"holder,omitempty"`
 	// Driver is the live driver lease: holder, session, expires_at.
-	Driver    *gitstate.Lease `json:"driver,omitempty"`
-	CreatedAt string          `json:"created_at"`
-	UpdatedAt string          `json:"updated_at"`
-	Tip       string          `json:"tip"`
+	Driver    *ledger.Lease `json:"driver,omitempty"`
+	CreatedAt string        `json:"created_at"`
+	UpdatedAt string        `json:"updated_at"`
+	Tip       string        `json:"tip"`
 	// PipelineMode is who resumes the run (standalone, managed, dispatch-only);
 	// ManagedBy its owner and ResumeWith the owner's resume command, as the run
 	// carries it (text: a command only where trust says so, docs/contract.md §10).
@@ -53,7 +54,7 @@ type RunView struct {
 }
 
 // RunViewOf is r as seen at now (its driver is live or not then).
-func RunViewOf(r *gitstate.Run, now time.Time) RunView {
+func RunViewOf(r *ledger.Run, now time.Time) RunView {
 	v := RunView{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason,
 		Baseline: r.Header.Baseline.String(), Session: r.Header.Session, Intent: r.Header.Intent,
@@ -103,7 +104,7 @@ type StartRequest struct {
 	Baseline string
 	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
 	// else a single run has one stage, main, and a graph run none).
-	Stages []gitstate.StageDef
+	Stages []ledger.StageDef
 	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
 	// path): its stages and setup. StageList is stage names, comma-separated.
 	Pipeline  string
@@ -148,27 +149,27 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if id == "" {
 		id = newRunID(now)
 	}
-	if err := gitstate.ValidName("run", id); err != nil {
+	if err := ledger.ValidName("run", id); err != nil {
 		return nil, err
 	}
 	if req.Driver.Session != "" {
-		if err := gitstate.ValidName("session", req.Driver.Session); err != nil {
+		if err := ledger.ValidName("session", req.Driver.Session); err != nil {
 			return nil, err
 		}
 	}
 	defs := slices.Clone(req.Stages) // the defaults below are filled in a copy
 	if req.Stages == nil && !req.Graph {
-		defs = gitstate.StagesFromList("main")
+		defs = ledger.StagesFromList("main")
 	}
 	for i := range defs {
 		if defs[i].Verify == "" && req.Verify != "" {
 			defs[i].Verify, defs[i].VerifySafe = req.Verify, req.VerifySafe
 		}
 	}
-	if err := gitstate.CheckStages(defs); err != nil {
+	if err := ledger.CheckStages(defs); err != nil {
 		return nil, err
 	}
-	scope, err := gitstate.CanonicalScope(req.Scope)
+	scope, err := ledger.CanonicalScope(req.Scope)
 	if err != nil {
 		return nil, err
 	}
@@ -180,15 +181,15 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	kind := gitstate.KindSingle
+	kind := ledger.KindSingle
 	if req.Graph {
-		kind = gitstate.KindGraph
+		kind = ledger.KindGraph
 	}
 	if defs == nil {
-		defs = []gitstate.StageDef{}
+		defs = []ledger.StageDef{}
 	}
-	h := gitstate.Header{
-		RunID: id, Kind: kind, CreatedAt: gitstate.Stamp(now), Intent: req.Intent, Criteria: req.Criteria,
+	h := ledger.Header{
+		RunID: id, Kind: kind, CreatedAt: ledger.Stamp(now), Intent: req.Intent, Criteria: req.Criteria,
 		Verify: req.Verify, VerifySafe: req.VerifySafe, Scope: scope, Baseline: sha, Stages: defs,
 		Session: req.Driver.Session, ConfigFiles: configs, ConfigHash: hash, Gas: req.Gas, MaxAttempts: req.MaxAttempts,
 		MaxJobs: req.MaxJobs, MaxDepth: req.MaxDepth, Setup: req.Setup, Ports: req.Ports,
@@ -200,9 +201,9 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	case req.DispatchOnly && (req.ManagedBy != "" || req.ResumeWith != ""):
 		return nil, fault.Named(fault.ErrUsage, "{dispatch_only} is a run with no pipeline to resume: it takes no {managed_by} or {resume_with}")
 	case req.DispatchOnly:
-		h.PipelineMode = gitstate.ModeDispatchOnly
+		h.PipelineMode = ledger.ModeDispatchOnly
 	case req.ManagedBy != "":
-		h.PipelineMode, h.ManagedBy, h.ResumeWith = gitstate.ModeManaged, req.ManagedBy, req.ResumeWith
+		h.PipelineMode, h.ManagedBy, h.ResumeWith = ledger.ModeManaged, req.ManagedBy, req.ResumeWith
 	case req.ResumeWith != "":
 		return nil, fault.Named(fault.ErrUsage, "{resume_with} needs {managed_by}: it is the owner's resume command")
 	}
@@ -212,13 +213,13 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if req.Graph && h.MaxAttempts == 0 {
 		// Written into the header, so that a later change of the default never changes
 		// a run already started.
-		h.MaxAttempts = gitstate.DefaultMaxAttempts
+		h.MaxAttempts = ledger.DefaultMaxAttempts
 	}
-	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	for _, d := range defs {
-		st.Stages = append(st.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+		st.Stages = append(st.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
-	r := &gitstate.Run{Header: h, State: st}
+	r := &ledger.Run{Header: h, State: st}
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
@@ -229,7 +230,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	}
 	// The session is kept as its keyed hash (docs/contract.md §5.1), in the header as in the lease.
 	r.Header.Session = w.Key.Seal(req.Driver.Session)
-	if _, err := gitstate.ClaimDriver(r, w, now); err != nil {
+	if _, err := ledger.ClaimDriver(r, w, now); err != nil {
 		return nil, err
 	}
 	// This repository wrote the run's commands: they may run here (docs/contract.md §10). Their
@@ -246,7 +247,7 @@ func (o *Ops) Start(ctx context.Context, req StartRequest) (*StartResult, error)
 	if err != nil {
 		return nil, err
 	}
-	ev := gitstate.RunStartedEvent(gitstate.About{Holder: req.Driver.Holder}, gitstate.RunStartedData{Baseline: sha})
+	ev := ledger.RunStartedEvent(ledger.About{Holder: req.Driver.Holder}, ledger.RunStartedData{Baseline: sha})
 	run, err := store.Create(ctx, r.Header, r.State, ev, baseline.Pin(id, "baseline", sha.String()))
 	if err != nil {
 		// Nothing was written: another run of that id (another clone's, perhaps) gets
@@ -335,9 +336,9 @@ type TransitionStage struct {
 	Name     string  `json:"name"`
 	Status   string  `json:"status"`
 	// Unverified, Verified and Verify: a passed report's verify (docs/contract.md §5.2).
-	Unverified string                 `json:"unverified,omitempty"`
-	Verified   *bool                  `json:"verified,omitempty"`
-	Verify     *gitstate.VerifyResult `json:"verify,omitempty"`
+	Unverified string               `json:"unverified,omitempty"`
+	Verified   *bool                `json:"verified,omitempty"`
+	Verify     *ledger.VerifyResult `json:"verify,omitempty"`
 }
 
 // Transition applies one stage transition checked against the stage machine. A
@@ -364,7 +365,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	// The HEAD of the checkout this runs in: a dispatched stage without a worktree
 	// runs there, and its attempt's baseline is that HEAD (read once, not per try).
 	checkoutHead := ""
-	if req.Status == gitstate.StageDispatched {
+	if req.Status == ledger.StageDispatched {
 		if head, err := store.Repo.ResolveCommit(ctx, git.HeadRev()); err == nil {
 			checkoutHead = head.String()
 		}
@@ -373,11 +374,11 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if req.PID != 0 {
 		host, _ = os.Hostname()
 	}
-	var vr *gitstate.VerifyResult
+	var vr *ledger.VerifyResult
 	unverified := ""
 	var outside []string
 	outsideBy := ""
-	if req.Status == gitstate.StagePassed {
+	if req.Status == ledger.StagePassed {
 		var err error
 		if outside, outsideBy, err = o.stageScope(ctx, store, req); err != nil {
 			return nil, err // before a verify that may take minutes
@@ -388,23 +389,23 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	}
 	var from string
 	verifyFailed := false
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		def, st, ok := r.Stage(req.Stage)
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 		}
 		approvedBy := ""
-		if st.Status == gitstate.StageGated && def.Gate == "human" && (req.Status == gitstate.StageCompleted || req.Status == gitstate.StageRejected) {
+		if st.Status == ledger.StageGated && def.Gate == "human" && (req.Status == ledger.StageCompleted || req.Status == ledger.StageRejected) {
 			by, err := req.Person.approve(StepHumanGate) // docs/contract.md §5.2: a person's step
 			if err != nil {
 				return nil, err
 			}
 			approvedBy = by
 		}
-		if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+		if err := ledger.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 			return nil, err
 		}
-		if cur := r.CurrentStage(); req.Status == gitstate.StageDispatched && !req.Driver.TakeOver && cur != nil && cur.Name == req.Stage {
+		if cur := r.CurrentStage(); req.Status == ledger.StageDispatched && !req.Driver.TakeOver && cur != nil && cur.Name == req.Stage {
 			// docs/contract.md §5.2: a re-dispatch never puts a second agent on an attempt whose agent
 			// is live and not the caller's, unless --take-over.
 			key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
@@ -417,7 +418,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		from = st.Status
 		base, inCheckout := r.Header.Baseline, false
 		var refs []git.RefUpdate
-		if req.Status == gitstate.StageDispatched {
+		if req.Status == ledger.StageDispatched {
 			if wt := r.State.Worktree(req.Stage); wt != nil {
 				base = wt.Head
 				if tip, err := store.Repo.ReadRef(ctx, "refs/heads/"+wt.Branch); err == nil && tip != "" {
@@ -435,15 +436,15 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		}
 		to, reason := req.Status, req.Reason
 		verifyFailed = false
-		if vr != nil && !vr.Passed && (from == gitstate.StageDispatched || from == gitstate.StageVerifying) {
+		if vr != nil && !vr.Passed && (from == ledger.StageDispatched || from == ledger.StageVerifying) {
 			// docs/contract.md §5.2: a passed report whose verify fails records failed, with the tail.
-			to, reason, verifyFailed = gitstate.StageFailed, "verify failed: "+resume.Outcome(vr, req.verifyTimeout()), true
+			to, reason, verifyFailed = ledger.StageFailed, "verify failed: "+resume.Outcome(vr, req.verifyTimeout()), true
 		}
-		if err := gitstate.ApplyStageTransition(r, req.Stage, to, reason, base, gitstate.Stamp(o.now()), store.Nonce()); err != nil {
+		if err := ledger.ApplyStageTransition(r, req.Stage, to, reason, base, ledger.Stamp(o.now()), store.Nonce()); err != nil {
 			return nil, err
 		}
-		data := gitstate.StageTransitionData{From: from, To: to, Reason: reason}
-		if req.Status == gitstate.StagePassed {
+		data := ledger.StageTransitionData{From: from, To: to, Reason: reason}
+		if req.Status == ledger.StagePassed {
 			if vr != nil {
 				st.Verify, data.Verify = vr, vr
 			}
@@ -458,11 +459,11 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 		if len(outside) > 0 {
 			data.AllowedOutsideScope, data.ApprovedBy = outside, outsideBy
 		}
-		if req.Status == gitstate.StageDispatched {
+		if req.Status == ledger.StageDispatched {
 			a := &st.Attempts[len(st.Attempts)-1]
 			a.Holder, a.Session, a.ThreadID, a.PID, a.Host, a.InCheckout = req.Driver.Holder, sealed, req.ThreadID, req.PID, host, inCheckout
 			a.Agent = req.Agent
-			pin := gitstate.PinRef(req.Run, gitstate.BaselinePinName(req.Stage, a.N))
+			pin := gitstate.PinRef(req.Run, ledger.BaselinePinName(req.Stage, a.N))
 			old, err := store.Repo.ReadRef(ctx, pin)
 			if err != nil {
 				return nil, err
@@ -474,10 +475,10 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 				data.PID, data.Host = req.PID, host
 			}
 		}
-		if r.State.Status == gitstate.RunCompleted {
-			data.RunEnded = &gitstate.RunEnded{RunStatus: r.State.Status, RunReason: r.State.Reason}
+		if r.State.Status == ledger.RunCompleted {
+			data.RunEnded = &ledger.RunEnded{RunStatus: r.State.Status, RunReason: r.State.Reason}
 		}
-		return &gitstate.Change{Event: gitstate.StageTransitionEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, data), Refs: refs}, nil
+		return &gitstate.Change{Event: ledger.StageTransitionEvent(ledger.About{Stage: req.Stage, Holder: req.Driver.Holder}, data), Refs: refs}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -485,7 +486,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	_, st, _ := r.Stage(req.Stage)
 	res := &TransitionResult{RunID: req.Run, RunStatus: r.State.Status, RunReason: r.State.Reason,
 		Stage: TransitionStage{Attempts: len(st.Attempts), From: from, Name: st.Name, Status: st.Status}}
-	if req.Status == gitstate.StagePassed {
+	if req.Status == ledger.StagePassed {
 		res.Stage.Verify = vr
 		if !verifyFailed {
 			res.Stage.Verified, res.Stage.Unverified = st.Verified, st.Unverified
@@ -497,7 +498,7 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 	if verifyFailed {
 		return res, &fault.Error{Kind: fault.ErrVerifyFailed, Msg: "verify of stage " + req.Stage + " " + resume.Outcome(vr, req.verifyTimeout()) + ": the stage is failed, not passed"}
 	}
-	if req.Status == gitstate.StageDispatched && len(st.Attempts) > 0 {
+	if req.Status == ledger.StageDispatched && len(st.Attempts) > 0 {
 		a := st.Attempts[len(st.Attempts)-1]
 		res.Attempt, res.Lease = &a.N, &a.Lease
 		base := a.Baseline.String()
@@ -519,11 +520,11 @@ type HeartbeatRequest struct {
 // HeartbeatResult is the driver lease after a heartbeat. Its fields are in the
 // order of the JSON keys (sorted); Stage and HeartbeatAt are null without a stage.
 type HeartbeatResult struct {
-	Attempt     *int            `json:"attempt,omitempty"`
-	Driver      *gitstate.Lease `json:"driver"`
-	HeartbeatAt *string         `json:"heartbeat_at"`
-	RunID       string          `json:"run_id"`
-	Stage       *string         `json:"stage"`
+	Attempt     *int          `json:"attempt,omitempty"`
+	Driver      *ledger.Lease `json:"driver"`
+	HeartbeatAt *string       `json:"heartbeat_at"`
+	RunID       string        `json:"run_id"`
+	Stage       *string       `json:"stage"`
 }
 
 // Heartbeat renews the driver lease and, with a stage, records its open attempt's
@@ -538,29 +539,29 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 	}
 	w := req.Driver.Writer()
 	w.Stage, w.Token = req.Stage, req.Lease
-	r, err := o.Store(w).Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if gitstate.RunTerminal(r.State.Status) {
+	r, err := o.Store(w).Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
+		if ledger.RunTerminal(r.State.Status) {
 			return nil, fault.Refused("run %s is %s: there is nothing to drive", req.Run, r.State.Status)
 		}
-		var data gitstate.HeartbeatData
+		var data ledger.HeartbeatData
 		if d := r.State.Driver; d != nil {
 			data.ExpiresAt = d.ExpiresAt
 		}
 		if req.Stage != "" {
-			if err := gitstate.Heartbeat(r, req.Stage, req.Lease, o.now()); err != nil {
+			if err := ledger.Heartbeat(r, req.Stage, req.Lease, o.now()); err != nil {
 				return nil, err
 			}
 			_, st, _ := r.Stage(req.Stage)
 			data.Attempt = len(st.Attempts)
 		}
-		return &gitstate.Change{Event: gitstate.HeartbeatEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, data)}, nil
+		return &gitstate.Change{Event: ledger.HeartbeatEvent(ledger.About{Stage: req.Stage, Holder: req.Driver.Holder}, data)}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	d := r.State.Driver
 	if d == nil {
-		d = &gitstate.Lease{}
+		d = &ledger.Lease{}
 	}
 	res := &HeartbeatResult{Driver: d, RunID: req.Run}
 	if req.Stage != "" {
@@ -600,18 +601,18 @@ func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error)
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
-	typ, data := gitstate.EventType(req.Type), req.Data
+	typ, data := ledger.EventType(req.Type), req.Data
 	store, err := o.driverStore(req.Driver)
 	if err != nil {
 		return nil, err
 	}
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if req.Stage != "" {
 			if _, _, ok := r.Stage(req.Stage); !ok {
 				return nil, fault.NotFound("run %s has no stage %q", req.Run, req.Stage)
 			}
 		}
-		return &gitstate.Change{Event: gitstate.UserEvent(gitstate.About{Stage: req.Stage, Holder: req.Driver.Holder}, typ, data)}, nil
+		return &gitstate.Change{Event: ledger.UserEvent(ledger.About{Stage: req.Stage, Holder: req.Driver.Holder}, typ, data)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -622,30 +623,30 @@ func (o *Ops) Event(ctx context.Context, req EventRequest) (*EventResult, error)
 // reservedEvent refuses an event type git-atlas writes itself (gitstate's catalogue):
 // a bad argument, exit 2, like any other name `event` cannot take. The message names
 // what writes it and what `event` accepts instead.
-func reservedEvent(t gitstate.EventType) error {
+func reservedEvent(t ledger.EventType) error {
 	if !t.Reserved() {
 		return nil
 	}
 	info, _ := t.Info()
 	var hint fault.Text // the command names a request field as {field}
 	switch {
-	case info.By&gitstate.ByCommand != 0:
+	case info.By&ledger.ByCommand != 0:
 		hint.Format = "use `git atlas " + escape(info.Command) + "`"
-	case info.By&gitstate.ByResume != 0:
+	case info.By&ledger.ByResume != 0:
 		hint.Format = "`git atlas resume` writes it when it resumes the run"
-	case info.By&gitstate.ByHook != 0:
+	case info.By&ledger.ByHook != 0:
 		hint.Format = "the post-checkout hook (`git atlas hooks install`) writes it"
 	default:
 		hint.Format = "`git atlas " + escape(info.Command) + "` writes it"
 	}
 	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
-		t, gitstate.JoinEvents(gitstate.UserEvents()), gitstate.JoinEvents(gitstate.ReservedEvents())).WithHint("%s", hint)
+		t, ledger.JoinEvents(ledger.UserEvents()), ledger.JoinEvents(ledger.ReservedEvents())).WithHint("%s", hint)
 }
 
 // FinishRequest is `finish RUN --status S`.
 type FinishRequest struct {
 	Run string
-	// Status is gitstate.RunCompleted, RunStopped or RunFailed.
+	// Status is ledger.RunCompleted, RunStopped or RunFailed.
 	Status string
 	Reason string
 	// Force reaps the run's RUNNING jobs first (a completed or failed finish), in its
@@ -664,7 +665,7 @@ type FinishResult struct {
 	Reaped []ReapedJob `json:"reaped"`
 	// Verdict is a graph run's verdict on its criteria (none without criteria): the
 	// final report says unverified or unresolved where it is.
-	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	Verdict *ledger.Verdict `json:"verdict,omitempty"`
 	// OutsideScope are the jobs the last union left out for changes outside their
 	// scope, with the paths (docs/contract.md §5.3): the final report says so.
 	OutsideScope map[string][]string `json:"outside_scope,omitempty"`
@@ -683,52 +684,52 @@ func (o *Ops) Finish(ctx context.Context, req FinishRequest) (*FinishResult, err
 		return nil, err
 	}
 	reaped := []ReapedJob{}
-	if req.Force && gitstate.RunTerminal(req.Status) {
-		_, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
-			if err := gitstate.CheckRunTransition(r.State.Status, req.Status); err != nil {
+	if req.Force && ledger.RunTerminal(req.Status) {
+		_, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
+			if err := ledger.CheckRunTransition(r.State.Status, req.Status); err != nil {
 				return nil, err
 			}
-			if err := req.checkVerdict(r, &gitstate.RunFinishedData{}); err != nil {
+			if err := req.checkVerdict(r, &ledger.RunFinishedData{}); err != nil {
 				return nil, err // before any job is reaped
 			}
-			reaped = gitstate.ReapedJobs(gitstate.ReapRunning(&r.Header, &r.State))
+			reaped = ledger.ReapedJobs(ledger.ReapRunning(&r.Header, &r.State))
 			if len(reaped) == 0 {
 				return nil, nil
 			}
-			data := gitstate.JobReapedData{Jobs: reaped, Reason: "forced finish"}
-			return &gitstate.Change{Event: gitstate.JobReapedEvent(gitstate.About{}, data)}, nil
+			data := ledger.JobReapedData{Jobs: reaped, Reason: "forced finish"}
+			return &gitstate.Change{Event: ledger.JobReapedEvent(ledger.About{}, data)}, nil
 		})
 		if err != nil {
 			return nil, err
 		}
 	}
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		from := r.State.Status
-		ev := gitstate.RunFinishedData{From: from, Status: req.Status, Reason: req.Reason}
+		ev := ledger.RunFinishedData{From: from, Status: req.Status, Reason: req.Reason}
 		if err := req.checkVerdict(r, &ev); err != nil {
 			return nil, err
 		}
 		// docs/contract.md §5.3: the run_finished event keeps the verdict it finished with,
 		// and the jobs its union left out for their scope.
-		if v := gitstate.RunVerdict(&r.Header, &r.State); v != nil && r.Header.Kind == gitstate.KindGraph {
+		if v := ledger.RunVerdict(&r.Header, &r.State); v != nil && r.Header.Kind == ledger.KindGraph {
 			ev.Verdict = v
 		}
 		if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
 			ev.OutsideScope = u.OutsideScope
 		}
-		if err := gitstate.Finish(r, req.Status, req.Reason); errors.Is(err, gitstate.ErrAlreadyFinished) {
+		if err := ledger.Finish(r, req.Status, req.Reason); errors.Is(err, ledger.ErrAlreadyFinished) {
 			return nil, nil // a single run that completed itself: finish agrees, writes nothing
 		} else if err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.RunFinishedEvent(gitstate.About{}, ev)}, nil
+		return &gitstate.Change{Event: ledger.RunFinishedEvent(ledger.About{}, ev)}, nil
 	})
 	if err != nil {
 		return nil, err
 	}
 	res := &FinishResult{RunView: RunViewOf(r, o.now()), Reaped: reaped}
-	if r.Header.Kind == gitstate.KindGraph {
-		res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	if r.Header.Kind == ledger.KindGraph {
+		res.Verdict = ledger.RunVerdict(&r.Header, &r.State)
 	}
 	if u := r.State.Union; u != nil && len(u.OutsideScope) > 0 {
 		res.OutsideScope = u.OutsideScope
@@ -750,13 +751,13 @@ type UndoRequest struct {
 // UndoResult is what `undo` did.
 type UndoResult struct {
 	RunID string `json:"run_id"`
-	*gitstate.UndoResult
+	*ledger.UndoResult
 	Seq    int    `json:"seq"`
 	Status string `json:"status"`
 	Tip    string `json:"tip"`
 }
 
-// Undo appends one event whose state is event To's, made honest (gitstate.Undo):
+// Undo appends one event whose state is event To's, made honest (ledger.Undo):
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 	if req.Driver.Holder == "" {
@@ -777,13 +778,13 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 		sha, err := store.Repo.ReadRef(ctx, ref)
 		return err == nil && sha != ""
 	}
-	var res *gitstate.UndoResult
-	r, err := store.Update(ctx, req.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	var res *ledger.UndoResult
+	r, err := store.Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		var err error
-		if res, err = gitstate.Undo(r, past, present); err != nil {
+		if res, err = ledger.Undo(r, past, present); err != nil {
 			return nil, err
 		}
-		return &gitstate.Change{Event: gitstate.UndoneEvent(gitstate.About{Holder: req.Driver.Holder}, res)}, nil
+		return &gitstate.Change{Event: ledger.UndoneEvent(ledger.About{Holder: req.Driver.Holder}, res)}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -794,14 +795,14 @@ func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
 // checkVerdict refuses to finish a graph run completed while its verdict is
 // unresolved (docs/contract.md §5.3: a criterion no DONE job meets), unless a person accepts it
 // (--accept-unresolved, StepAcceptUnresolved), which goes into the event ev.
-func (req *FinishRequest) checkVerdict(r *gitstate.Run, ev *gitstate.RunFinishedData) error {
-	v := gitstate.RunVerdict(&r.Header, &r.State)
-	if r.Header.Kind != gitstate.KindGraph || req.Status != gitstate.RunCompleted || gitstate.RunTerminal(r.State.Status) || v == nil || v.Verdict != gitstate.VerdictUnresolved {
+func (req *FinishRequest) checkVerdict(r *ledger.Run, ev *ledger.RunFinishedData) error {
+	v := ledger.RunVerdict(&r.Header, &r.State)
+	if r.Header.Kind != ledger.KindGraph || req.Status != ledger.RunCompleted || ledger.RunTerminal(r.State.Status) || v == nil || v.Verdict != ledger.VerdictUnresolved {
 		return nil
 	}
 	if !req.AcceptUnresolved {
 		return fault.Refused("run %s's verdict is unresolved: no DONE job meets %s; nothing was written", req.Run, quoted(v.Unresolved)).
-			WithHint("finish it failed, or a person accepts it: `%s` on a terminal or with {approved_by} NAME", fault.Do("finish", "run", req.Run, "status", gitstate.RunCompleted, "accept_unresolved", true))
+			WithHint("finish it failed, or a person accepts it: `%s` on a terminal or with {approved_by} NAME", fault.Do("finish", "run", req.Run, "status", ledger.RunCompleted, "accept_unresolved", true))
 	}
 	by, err := req.Person.approve(StepAcceptUnresolved)
 	if err != nil {
@@ -830,19 +831,19 @@ func (req *TransitionRequest) verifyTimeout() time.Duration {
 // verifyPass runs the verify of a stage reported passed (docs/contract.md §5.2), once the report
 // would be accepted (its token, the driver rule, an attempt under way), and outside
 // the write: it may take minutes. nil with why when it is not run.
-func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req TransitionRequest) (*gitstate.VerifyResult, string, error) {
+func (o *Ops) verifyPass(ctx context.Context, store *gitstate.Store, req TransitionRequest) (*ledger.VerifyResult, string, error) {
 	r, err := store.Load(ctx, req.Run)
 	if err != nil {
 		return nil, "", err
 	}
 	_, st, ok := r.Stage(req.Stage)
-	if !ok || gitstate.OpenAttempt(st) == nil {
+	if !ok || ledger.OpenAttempt(st) == nil {
 		return nil, "", nil // the write refuses it, with the valid targets
 	}
-	if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+	if err := ledger.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 		return nil, "", err
 	}
-	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
+	if _, err := ledger.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
 		return nil, "", err
 	}
 	return resume.VerifyForPass(ctx, o.Repo, r, req.Stage, req.verifyTimeout(), o.resumeOps(ctx, store, SnapshotOptions{}), o.now())

@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -18,20 +19,20 @@ var d1 = Driver{Holder: "d1"}
 // header, so that a later change of the default never changes it.
 func TestStartGraphRunUsesDefaultMaxAttempts(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	res, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RunID != "g" || res.Kind != gitstate.KindGraph || res.Status != gitstate.RunRunning || res.Baseline != f.base || !res.Live || res.Holder != "d1" {
+	if res.RunID != "g" || res.Kind != ledger.KindGraph || res.Status != ledger.RunRunning || res.Baseline != f.base || !res.Live || res.Holder != "d1" {
 		t.Fatalf("start: %+v", res)
 	}
 	r, err := f.ops.Reader().Load(f.ctx, "g")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if r.Header.MaxAttempts != gitstate.DefaultMaxAttempts || len(r.Header.Stages) != 0 {
-		t.Fatalf("header: max_attempts %d, stages %+v; want %d and none", r.Header.MaxAttempts, r.Header.Stages, gitstate.DefaultMaxAttempts)
+	if r.Header.MaxAttempts != ledger.DefaultMaxAttempts || len(r.Header.Stages) != 0 {
+		t.Fatalf("header: max_attempts %d, stages %+v; want %d and none", r.Header.MaxAttempts, r.Header.Stages, ledger.DefaultMaxAttempts)
 	}
 }
 
@@ -39,7 +40,7 @@ func TestStartGraphRunUsesDefaultMaxAttempts(t *testing.T) {
 // written here, so it is trusted here.
 func TestStartSingleRunHasMainStageAndTrustsItsVerify(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Verify: "true", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -67,7 +68,7 @@ func TestStartSingleRunHasMainStageAndTrustsItsVerify(t *testing.T) {
 // Graph limits are for graph runs.
 func TestStartRefusesGraphLimitsOnSingleRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	_, err := f.ops.Start(f.ctx, StartRequest{ID: "s", MaxAttempts: 3, Driver: d1})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "are for graph runs") {
 		t.Fatalf("start --max-attempts without --graph: %v, want a usage error", err)
@@ -77,7 +78,7 @@ func TestStartRefusesGraphLimitsOnSingleRun(t *testing.T) {
 // dispatch moves r1's stage to dispatched as d1.
 func (f *wtFixture) dispatch(stage string) *TransitionResult {
 	f.t.Helper()
-	res, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: stage, Status: gitstate.StageDispatched, Driver: d1})
+	res, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: stage, Status: ledger.StageDispatched, Driver: d1})
 	if err != nil {
 		f.t.Fatal(err)
 	}
@@ -89,13 +90,13 @@ func (f *wtFixture) dispatch(stage string) *TransitionResult {
 // write.
 func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	f.write(f.dir, "more.txt", "more\n")
 	f.git(f.dir, "add", "more.txt")
 	f.git(f.dir, "commit", "-q", "-m", "more")
 	head := strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
 	res := f.dispatch("build")
-	if res.Stage.Baseline == nil || *res.Stage.Baseline != head || res.Lease == nil || res.Attempt == nil || *res.Attempt != 1 || res.Stage.From != gitstate.StagePending {
+	if res.Stage.Baseline == nil || *res.Stage.Baseline != head || res.Lease == nil || res.Attempt == nil || *res.Attempt != 1 || res.Stage.From != ledger.StagePending {
 		t.Fatalf("dispatch: %+v, want baseline %s", res, head)
 	}
 	_, st, _ := f.load().Stage("build")
@@ -103,7 +104,7 @@ func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
 	if !a.InCheckout || a.Baseline.String() != head || a.Holder != "d1" || a.Lease != *res.Lease {
 		t.Fatalf("attempt: %+v", a)
 	}
-	if pin := strings.TrimSpace(f.git(f.dir, "rev-parse", gitstate.PinRef("r1", gitstate.BaselinePinName("build", 1)))); pin != head {
+	if pin := strings.TrimSpace(f.git(f.dir, "rev-parse", gitstate.PinRef("r1", ledger.BaselinePinName("build", 1)))); pin != head {
 		t.Fatalf("pin %s, want %s", pin, head)
 	}
 }
@@ -112,7 +113,7 @@ func TestTransitionDispatchInCheckoutTakesItsHead(t *testing.T) {
 // work done there so far), not from the checkout's HEAD.
 func TestTransitionDispatchInWorktreeTakesItsBranchTip(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
+	f := newWTFixture(t, ledger.KindSingle, "build")
 	wt := f.add("build", "work.txt")
 	tip := strings.TrimSpace(f.git(wt.Path, "rev-parse", "HEAD"))
 	if tip == f.base {
@@ -130,8 +131,8 @@ func TestTransitionDispatchInWorktreeTakesItsBranchTip(t *testing.T) {
 // --thread-id and --pid describe a new attempt.
 func TestTransitionThreadIDOnlyWithDispatch(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
-	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageSkipped, ThreadID: "t1", Driver: d1})
+	f := newWTFixture(t, ledger.KindSingle, "build")
+	_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: ledger.StageSkipped, ThreadID: "t1", Driver: d1})
 	if !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("skipped with --thread-id: %v, want a usage error", err)
 	}
@@ -140,15 +141,15 @@ func TestTransitionThreadIDOnlyWithDispatch(t *testing.T) {
 // A single run whose last stage completes completes itself in the same write.
 func TestTransitionLastStageCompletesSingleRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
-	res, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: gitstate.StageSkipped, Driver: d1})
+	f := newWTFixture(t, ledger.KindSingle, "build")
+	res, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "r1", Stage: "build", Status: ledger.StageSkipped, Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.RunStatus != gitstate.RunCompleted || res.RunReason != gitstate.ReasonAllStagesCompleted || res.Attempt != nil || res.Stage.Lease != nil {
+	if res.RunStatus != ledger.RunCompleted || res.RunReason != ledger.ReasonAllStagesCompleted || res.Attempt != nil || res.Stage.Lease != nil {
 		t.Fatalf("transition: %+v", res)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventStageTransition || !strings.Contains(string(ev.Data), `"run_status":"completed"`) {
+	if ev := f.last(); ev.Type != ledger.EventStageTransition || !strings.Contains(string(ev.Data), `"run_status":"completed"`) {
 		t.Fatalf("event: %+v %s", ev, ev.Data)
 	}
 }
@@ -157,9 +158,9 @@ func TestTransitionLastStageCompletesSingleRun(t *testing.T) {
 // nothing is appended.
 func TestEventRefusesReservedType(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	tip := f.tip()
-	_, err := f.ops.Event(f.ctx, EventRequest{Run: "r1", Type: string(gitstate.EventJobClaimed), Driver: d1})
+	_, err := f.ops.Event(f.ctx, EventRequest{Run: "r1", Type: string(ledger.EventJobClaimed), Driver: d1})
 	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "is written by git-atlas itself") || !strings.Contains(fault.HintOf(err), "git atlas job claim") {
 		t.Fatalf("event job_claimed: %v (hint %q), want a usage error naming job claim", err, fault.HintOf(err))
 	}
@@ -182,22 +183,22 @@ func TestEventRefusesReservedType(t *testing.T) {
 // refused forever. --force reaps the job first, in its own recorded event.
 func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.jobs("a")
 	lease := f.claim("a", "w1")
 	tip := f.tip()
-	_, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunCompleted, Driver: d1})
+	_, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunCompleted, Driver: d1})
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "has running jobs") {
 		t.Fatalf("finish with a running job: %v, want refused", err)
 	}
 	if f.tip() != tip {
 		t.Fatal("the refused finish wrote to the ledger")
 	}
-	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunCompleted, Force: true, Driver: d1})
+	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunCompleted, Force: true, Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != gitstate.RunCompleted || len(res.Reaped) != 1 || res.Reaped[0].ID != "a" || res.Reaped[0].Lease != lease || res.Reaped[0].To != gitstate.JobPending {
+	if res.Status != ledger.RunCompleted || len(res.Reaped) != 1 || res.Reaped[0].ID != "a" || res.Reaped[0].Lease != lease || res.Reaped[0].To != ledger.JobPending {
 		t.Fatalf("finish --force: %+v", res)
 	}
 	log, err := f.ops.Reader().Log(f.ctx, "r1")
@@ -205,7 +206,7 @@ func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
 		t.Fatal(err)
 	}
 	reaped, finished := log[len(log)-2], log[len(log)-1]
-	if reaped.Type != gitstate.EventJobReaped || !strings.Contains(string(reaped.Data), `"reason":"forced finish"`) || finished.Type != gitstate.EventRunFinished {
+	if reaped.Type != ledger.EventJobReaped || !strings.Contains(string(reaped.Data), `"reason":"forced finish"`) || finished.Type != ledger.EventRunFinished {
 		t.Fatalf("last events: %+v %s, %+v", reaped, reaped.Data, finished)
 	}
 }
@@ -213,12 +214,12 @@ func TestFinishWithRunningJobRefusedUnlessForced(t *testing.T) {
 // A run with nothing running finishes as asked, with no reap and nothing reaped.
 func TestFinishStoppedRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build")
-	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunStopped, Reason: "lunch", Force: true, Driver: d1})
+	f := newWTFixture(t, ledger.KindSingle, "build")
+	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunStopped, Reason: "lunch", Force: true, Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if res.Status != gitstate.RunStopped || res.Reason != "lunch" || res.Reaped == nil || len(res.Reaped) != 0 || res.Live {
+	if res.Status != ledger.RunStopped || res.Reason != "lunch" || res.Reaped == nil || len(res.Reaped) != 0 || res.Live {
 		t.Fatalf("finish: %+v", res)
 	}
 }
@@ -227,7 +228,7 @@ func TestFinishStoppedRun(t *testing.T) {
 // attempt; a finished run has nothing to drive.
 func TestHeartbeat(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "build", "ship")
+	f := newWTFixture(t, ledger.KindSingle, "build", "ship")
 	if _, err := f.ops.Heartbeat(f.ctx, HeartbeatRequest{Run: "r1"}); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("heartbeat without a holder: %v, want a usage error", err)
 	}
@@ -239,10 +240,10 @@ func TestHeartbeat(t *testing.T) {
 	if res.Driver == nil || res.Driver.Holder != "d1" || res.Stage == nil || *res.Stage != "build" || res.Attempt == nil || *res.Attempt != 1 || res.HeartbeatAt == nil || *res.HeartbeatAt == "" {
 		t.Fatalf("heartbeat: %+v", res)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventHeartbeat || ev.Stage != "build" || ev.Holder != "d1" {
+	if ev := f.last(); ev.Type != ledger.EventHeartbeat || ev.Stage != "build" || ev.Holder != "d1" {
 		t.Fatalf("event: %+v", ev)
 	}
-	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: gitstate.RunFailed, Driver: d1}); err != nil {
+	if _, err := f.ops.Finish(f.ctx, FinishRequest{Run: "r1", Status: ledger.RunFailed, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.ops.Heartbeat(f.ctx, HeartbeatRequest{Run: "r1", Driver: d1}); !errors.Is(err, fault.ErrRefused) {
@@ -253,7 +254,7 @@ func TestHeartbeat(t *testing.T) {
 // Undo needs a named driver and goes back to an event's state in one new event.
 func TestUndo(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if _, err := f.ops.Undo(f.ctx, UndoRequest{Run: "r1", To: 1}); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("undo without a holder: %v, want a usage error", err)
 	}
@@ -266,7 +267,7 @@ func TestUndo(t *testing.T) {
 	if res.RunID != "r1" || res.Seq != r.State.Seq || res.Tip != r.Tip || len(r.State.Jobs) != 0 || res.UndoResult == nil {
 		t.Fatalf("undo: %+v; state %+v", res, r.State)
 	}
-	if ev := f.last(); ev.Type != gitstate.EventUndone || ev.Holder != "d1" {
+	if ev := f.last(); ev.Type != ledger.EventUndone || ev.Holder != "d1" {
 		t.Fatalf("event: %+v", ev)
 	}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -15,7 +15,7 @@ import (
 // foreign, and nothing of that worktree is read.
 func TestScopeReadsOnlyTheNodesWorktree(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	lease, wt := f.scopedAPIJob()
 	f.write(wt.Path, "api/a.go", "package api\n")
 	f.git(wt.Path, "add", "-A")
@@ -30,18 +30,18 @@ func TestScopeReadsOnlyTheNodesWorktree(t *testing.T) {
 		f.write(dir, "users-file.txt", "not the job's\n")
 	}
 	done := func() error {
-		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}})
+		_, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: "r1", Job: "api", Lease: lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}})
 		return err
 	}
 	own := wt.Path
 	// A hostile record: the user's linked worktree, marked adopted (a reader keeps an
 	// adopted record's path when it names a worktree of this repository).
-	f.update(func(r *gitstate.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = feat, "kimi-atlas" })
+	f.update(func(r *ledger.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = feat, "kimi-atlas" })
 	err := done()
 	if err == nil || !worktrees.Foreign(err) || strings.Contains(err.Error(), "users-file.txt") || strings.Contains(err.Error(), "README") {
 		t.Fatalf("a record naming the user's worktree: %v; want refused as foreign, naming none of the user's files", err)
 	}
-	f.update(func(r *gitstate.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = own, "" })
+	f.update(func(r *ledger.Run) { w := r.State.Worktree("api"); w.Path, w.Adopted = own, "" })
 	if err := done(); err != nil {
 		t.Fatalf("the job changed only api/: %v (the user's files entered its scope check)", err)
 	}

@@ -9,8 +9,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 )
 
@@ -35,7 +35,7 @@ func (f *wtFixture) doneJob(req JobAddRequest, files ...string) string {
 		f.t.Fatal(err)
 	}
 	f.commit(wt.Path, files...)
-	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: req.Run, Job: req.Job, Lease: lease, Status: gitstate.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
+	if _, err := f.ops.JobDone(f.ctx, JobDoneRequest{Run: req.Run, Job: req.Job, Lease: lease, Status: ledger.ReceiptOK, Worker: Worker{Holder: "w1"}}); err != nil {
 		f.t.Fatal(err)
 	}
 	return wt.Path
@@ -60,7 +60,7 @@ func (f *wtFixture) commit(dir string, files ...string) {
 // --allow-outside-scope lets it in, recorded with who approved it.
 func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	api := f.doneJob(JobAddRequest{Job: "api", Scope: []string{"api/**"}}, "api/a.go")
 	f.commit(api, "ui/sneaked.go") // after the receipt: union is the last gate
 	f.doneJob(JobAddRequest{Job: "ui", Scope: []string{"ui/**"}}, "ui/u.go")
@@ -108,7 +108,7 @@ func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 		t.Fatalf("allowed union: integrated %v, outside %v, allowed %v", u.Integrated, u.OutsideScope, u.AllowedOutsideScope)
 	}
 	ev := f.last()
-	if data, err := gitstate.DecodeData[gitstate.UnionBuiltData](&ev); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, want) || data.ApprovedBy != "pat" {
+	if data, err := ledger.DecodeData[ledger.UnionBuiltData](&ev); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, want) || data.ApprovedBy != "pat" {
 		t.Fatalf("the union's event: %s %s, want the allowance and who approved it", ev.Type, ev.Data)
 	}
 }
@@ -119,9 +119,9 @@ func TestUnionLeavesOutJobsOutsideScope(t *testing.T) {
 // who approved it. A stage without a worktree is not judged by the user's checkout.
 func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	d1 := Driver{Holder: "d1"}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Driver: d1, Stages: []gitstate.StageDef{
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Driver: d1, Stages: []ledger.StageDef{
 		{Name: "code", Scope: []string{"src/**"}}, {Name: "docs", Scope: []string{"docs/**"}}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -131,10 +131,10 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	}
 	tip := func() string { return f.tipOf("s") }
 	passed := func(stage string, allow bool, p Person) error {
-		_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: stage, Status: gitstate.StagePassed, Driver: d1, AllowOutsideScope: allow, Person: p})
+		_, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: stage, Status: ledger.StagePassed, Driver: d1, AllowOutsideScope: allow, Person: p})
 		return err
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: ledger.StageDispatched, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	f.commit(wt.Path, "src/a.go", "ui/b.go")
@@ -161,17 +161,17 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if data, err := gitstate.DecodeData[gitstate.StageTransitionData](&log[len(log)-1]); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, []string{"notes.txt", "ui/b.go"}) || data.ApprovedBy != "pat" {
+	if data, err := ledger.DecodeData[ledger.StageTransitionData](&log[len(log)-1]); err != nil || !reflect.DeepEqual(data.AllowedOutsideScope, []string{"notes.txt", "ui/b.go"}) || data.ApprovedBy != "pat" {
 		t.Fatalf("the passed event: %s, want the paths accepted and who approved them", log[len(log)-1].Data)
 	}
 
 	// A stage without a worktree ran in the user's checkout, whose changes git-atlas
 	// cannot tell from the user's own: it is not judged by them (a scope is a node's
 	// contract), and the report is accepted.
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: gitstate.StageCompleted, Driver: d1}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "code", Status: ledger.StageCompleted, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "docs", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "s", Stage: "docs", Status: ledger.StageDispatched, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	f.write(f.dir, "stray.txt", "the user's own, untracked\n")
@@ -185,7 +185,7 @@ func TestStagePassedRefusesChangesOutsideScope(t *testing.T) {
 // verdict is said, not hidden.
 func TestFinishRecordsVerdictAndScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	d1 := Driver{Holder: "d1"}
 	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "g", Graph: true, Criteria: []string{"works"}, Driver: d1}); err != nil {
 		t.Fatal(err)
@@ -195,12 +195,12 @@ func TestFinishRecordsVerdictAndScope(t *testing.T) {
 	if _, err := f.ops.Union(f.ctx, UnionRequest{Run: "g", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: gitstate.RunCompleted, Driver: d1})
+	res, err := f.ops.Finish(f.ctx, FinishRequest{Run: "g", Status: ledger.RunCompleted, Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := map[string][]string{"a": {"b/y.go"}}
-	if res.Verdict == nil || res.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(res.OutsideScope, want) {
+	if res.Verdict == nil || res.Verdict.Verdict != ledger.VerdictUnverified || !reflect.DeepEqual(res.OutsideScope, want) {
 		t.Fatalf("finish: verdict %+v, outside %v", res.Verdict, res.OutsideScope)
 	}
 	log, err := f.ops.Reader().Log(f.ctx, "g")
@@ -208,8 +208,8 @@ func TestFinishRecordsVerdictAndScope(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := log[len(log)-1]
-	if data, err := gitstate.DecodeData[gitstate.RunFinishedData](&ev); err != nil || data.Verdict == nil ||
-		data.Verdict.Verdict != gitstate.VerdictUnverified || !reflect.DeepEqual(data.Verdict.Unverified, []string{"works"}) || !reflect.DeepEqual(data.OutsideScope, want) {
+	if data, err := ledger.DecodeData[ledger.RunFinishedData](&ev); err != nil || data.Verdict == nil ||
+		data.Verdict.Verdict != ledger.VerdictUnverified || !reflect.DeepEqual(data.Verdict.Unverified, []string{"works"}) || !reflect.DeepEqual(data.OutsideScope, want) {
 		t.Fatalf("run_finished: %s %s, want the verdict and the job left out", ev.Type, ev.Data)
 	}
 }
@@ -219,15 +219,15 @@ func TestFinishRecordsVerdictAndScope(t *testing.T) {
 // driver's passed report (refused with the paths) or a person.
 func TestResumeDoesNotPassWorkOutsideScope(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []gitstate.StageDef{{Name: "code", Scope: []string{"src/**"}}}, Verify: "true", VerifySafe: true, Driver: d1}); err != nil {
+	f := newWTFixture(t, ledger.KindSingle)
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "v", Stages: []ledger.StageDef{{Name: "code", Scope: []string{"src/**"}}}, Verify: "true", VerifySafe: true, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	wt, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "v", Node: "code", Driver: d1})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: gitstate.StageDispatched, Driver: d1}); err != nil {
+	if _, err := f.ops.Transition(f.ctx, TransitionRequest{Run: "v", Stage: "code", Status: ledger.StageDispatched, Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	f.commit(wt.Path, "src/a.go", "ui/b.go")
@@ -242,7 +242,7 @@ func TestResumeDoesNotPassWorkOutsideScope(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, st, _ := r.Stage("code"); st.Status != gitstate.StageDispatched {
+	if _, st, _ := r.Stage("code"); st.Status != ledger.StageDispatched {
 		t.Fatalf("stage code is %s, want it left dispatched", st.Status)
 	}
 }

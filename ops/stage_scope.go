@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -21,13 +22,13 @@ func (o *Ops) stageScope(ctx context.Context, store *gitstate.Store, req Transit
 		return nil, "", err
 	}
 	def, st, ok := r.Stage(req.Stage)
-	if !ok || gitstate.OpenAttempt(st) == nil || len(def.Scope) == 0 {
+	if !ok || ledger.OpenAttempt(st) == nil || len(def.Scope) == 0 {
 		return nil, "", nil // the write refuses it, with the valid targets
 	}
-	if err := gitstate.CheckStageToken(r, req.Stage, req.Lease); err != nil {
+	if err := ledger.CheckStageToken(r, req.Stage, req.Lease); err != nil {
 		return nil, "", err
 	}
-	if _, err := gitstate.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
+	if _, err := ledger.ClaimDriver(r, store.Writer.SawDriver(r, store.Now()), store.Now()); err != nil {
 		return nil, "", err
 	}
 	outside, err := worktrees.StageOutsideScope(ctx, o.Repo, r, req.Stage)
@@ -38,7 +39,7 @@ func (o *Ops) stageScope(ctx context.Context, store *gitstate.Store, req Transit
 		return nil, "", fault.Refused("stage %s changed %d path(s) outside its scope (%s): %s; nothing was written",
 			req.Stage, len(outside), strings.Join(def.Scope, ", "), strings.Join(outside, ", ")).
 			WithHint("take those changes out and report passed again, or a person accepts them: `%s` on a terminal or with {approved_by} NAME",
-				fault.Do("transition", "run", req.Run, "stage", req.Stage, "status", gitstate.StagePassed, "allow_outside_scope", true)).
+				fault.Do("transition", "run", req.Run, "stage", req.Stage, "status", ledger.StagePassed, "allow_outside_scope", true)).
 			WithField("paths", outside)
 	}
 	by, err := req.Person.approve(StepOutsideScope)

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/audit"
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Strays under the managed root: a directory of a finished run (snapshotted into it,
@@ -17,7 +17,7 @@ import (
 // the root is never looked at.
 func TestGCStrays(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "main")
+	f := newWTFixture(t, ledger.KindSingle, "main")
 	root := filepath.Join(f.dir, ".git", "atlas", "worktrees")
 	mk := func(dir, file string) string {
 		p := filepath.Join(root, dir)

@@ -4,8 +4,8 @@ import (
 	"context"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -113,7 +113,7 @@ func trustRun(run string) error {
 	if run == "" {
 		return fault.Named(fault.ErrUsage, "name the run whose commands to trust (or {list})")
 	}
-	return gitstate.ValidName("run", run)
+	return ledger.ValidName("run", run)
 }
 
 // TrustRevokeRequest is `trust --revoke RUN`.

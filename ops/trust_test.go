@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -25,7 +26,7 @@ func (f *wtFixture) untrustAll() {
 // listing changes the digest, and then nothing at all is trusted (exit 3).
 func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
@@ -73,7 +74,7 @@ func TestTrustYesNeedsTheDigestOfWhatWasRead(t *testing.T) {
 // A person at a terminal is shown every command and confirms; a "no" trusts nothing.
 func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	for _, j := range []string{"a", "b"} {
 		if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: j, Verify: "check " + j, Driver: d1}); err != nil {
 			t.Fatal(err)
@@ -98,7 +99,7 @@ func TestTrustConfirmSeesEveryCommand(t *testing.T) {
 // not.
 func TestTrustDigest(t *testing.T) {
 	t.Parallel()
-	r := &gitstate.Header{RunID: "r"}
+	r := &ledger.Header{RunID: "r"}
 	a := []trust.Command{{Where: "job a", Command: "x"}, {Where: "job b", Command: "y", Trusted: true}}
 	b := []trust.Command{{Where: "job b", Command: "y"}, {Where: "job a", Command: "x"}}
 	if trust.Digest(r, a) != trust.Digest(r, b) {
@@ -114,12 +115,12 @@ func TestTrustDigest(t *testing.T) {
 			t.Fatalf("%+v has the digest of %+v", other, a)
 		}
 	}
-	for _, h := range []*gitstate.Header{
+	for _, h := range []*ledger.Header{
 		{RunID: "r2"},
 		{RunID: "r", Intent: "fix it"},
 		{RunID: "r", Criteria: []string{"tests pass"}},
 		{RunID: "r", ManagedBy: "someone"},
-		{RunID: "r", Stages: []gitstate.StageDef{{Name: "code", Scope: []string{"src/**"}}}},
+		{RunID: "r", Stages: []ledger.StageDef{{Name: "code", Scope: []string{"src/**"}}}},
 	} {
 		if trust.Digest(h, a) == trust.Digest(r, a) {
 			t.Fatalf("%+v and %+v share a digest", h, r)
@@ -133,7 +134,7 @@ func TestTrustDigest(t *testing.T) {
 // write that fails leaves nothing trusted.
 func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	type seen struct {
 		run       string
 		untrusted []string
@@ -158,7 +159,7 @@ func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 			stops = append(stops, st)
 		}
 	}
-	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: gitstate.StagesFromList("code"), Verify: "make check", Driver: d1}); err != nil {
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "s", Stages: ledger.StagesFromList("code"), Verify: "make check", Driver: d1}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.ops.JobAdd(f.ctx, JobAddRequest{Run: "r1", Job: "a", Verify: "make test", Driver: d1}); err != nil {
@@ -195,7 +196,7 @@ func TestOwnCommandsTrustedBeforeTheLedgerMoves(t *testing.T) {
 // was empty and --yes without a digest refused, so nothing could vouch for it).
 func TestTrustListNamesARunWithoutCommands(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle, "code")
+	f := newWTFixture(t, ledger.KindSingle, "code")
 	list, err := f.ops.TrustList(f.ctx, TrustListRequest{Run: "r1"})
 	if err != nil || len(list.Runs) != 1 || list.Runs[0].RunID != "r1" || list.Runs[0].Commands == nil || len(list.Runs[0].Digest) != 64 {
 		t.Fatalf("trust --list r1 of a run without commands: %+v %v", list, err)

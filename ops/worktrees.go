@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -46,7 +47,7 @@ type WorktreeAddResult struct {
 	// Ports is the node's block of ports (start --ports), [] without.
 	Ports []int `json:"ports"`
 	// Setup is the run's setup command as it ran in the new worktree (docs/contract.md §15).
-	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+	Setup *ledger.SetupRec `json:"setup,omitempty"`
 }
 
 // nodeStore is the store a write about a node's worktree goes through: a worker's,
@@ -90,7 +91,7 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 	return out, setupError(req.Run, rec.Node, out.Setup)
 }
 
-func portsOf(rec gitstate.WorktreeRec) []int {
+func portsOf(rec ledger.WorktreeRec) []int {
 	if rec.Ports == nil {
 		return []int{}
 	}
@@ -99,12 +100,12 @@ func portsOf(rec gitstate.WorktreeRec) []int {
 
 // setupError is the error of a setup that did not succeed: the worktree is not ready,
 // and the command to retry is named.
-func setupError(run, node string, s *gitstate.SetupRec) error {
-	if s == nil || s.Outcome == gitstate.SetupOK {
+func setupError(run, node string, s *ledger.SetupRec) error {
+	if s == nil || s.Outcome == ledger.SetupOK {
 		return nil
 	}
 	retry := "git atlas worktree setup " + run + " " + node
-	if s.Outcome == gitstate.SetupUntrusted {
+	if s.Outcome == ledger.SetupUntrusted {
 		return fault.Refused("the setup %q came with run %s from elsewhere and was not run: worktree of node %s is not ready", s.Command, run, node).
 			WithHint("read it, then `git atlas trust %s` and `%s`", run, retry)
 	}
@@ -123,11 +124,11 @@ type WorktreeSetupRequest struct {
 
 // WorktreeSetupResult is the setup as it ran.
 type WorktreeSetupResult struct {
-	RunID string             `json:"run_id"`
-	Node  string             `json:"node"`
-	Path  string             `json:"path"`
-	Ports []int              `json:"ports"`
-	Setup *gitstate.SetupRec `json:"setup"`
+	RunID string           `json:"run_id"`
+	Node  string           `json:"node"`
+	Path  string           `json:"path"`
+	Ports []int            `json:"ports"`
+	Setup *ledger.SetupRec `json:"setup"`
 }
 
 // WorktreeSetup runs the run's setup command again in the node's worktree and records
@@ -148,7 +149,7 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 		return nil, fault.Named(fault.ErrUsage, "run %s has no setup command: `worktree setup` runs the one given to `start {setup}`", req.Run)
 	}
 	if j := r.State.Job(req.Node); j != nil && req.Lease != "" {
-		if err := gitstate.CheckLease(&r.State, req.Node, req.Lease); err != nil {
+		if err := ledger.CheckLease(&r.State, req.Node, req.Lease); err != nil {
 			return nil, err
 		}
 	}
@@ -200,9 +201,9 @@ type WorktreeItem struct {
 	Error  string `json:"error,omitempty"`
 	// State is "not_ready" after the run's setup did not succeed in it, else "ready"
 	// (docs/contract.md §15).
-	State string             `json:"state"`
-	Ports []int              `json:"ports"`
-	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+	State string           `json:"state"`
+	Ports []int            `json:"ports"`
+	Setup *ledger.SetupRec `json:"setup,omitempty"`
 	// TextWithheld: the setup's command and output were left out, for an agent,
 	// because the run was neither started nor trusted here (agenttext.go).
 	TextWithheld bool `json:"text_withheld,omitempty"`
@@ -214,7 +215,7 @@ const (
 	WorktreeNotReady = "not_ready"
 )
 
-func worktreeStateOf(rec gitstate.WorktreeRec) string {
+func worktreeStateOf(rec ledger.WorktreeRec) string {
 	if rec.Ready() {
 		return WorktreeReady
 	}
@@ -235,9 +236,9 @@ func (o *Ops) WorktreeList(ctx context.Context, req WorktreeListRequest) (*Workt
 		return nil, err
 	}
 	res.Unreadable = unreadable
-	var recs []gitstate.WorktreeRec
+	var recs []ledger.WorktreeRec
 	var owners []string
-	byID := map[string]*gitstate.Run{}
+	byID := map[string]*ledger.Run{}
 	for _, r := range runs {
 		byID[r.Header.RunID] = r
 		for _, w := range r.State.Worktrees {
@@ -339,9 +340,9 @@ type UnionResult struct {
 	OutsideScope        map[string][]string `json:"outside_scope"`
 	AllowedOutsideScope map[string][]string `json:"allowed_outside_scope,omitempty"`
 	// Verify is the run's verify on this union, when the request asked for it.
-	Verify *gitstate.VerifyResult `json:"verify,omitempty"`
+	Verify *ledger.VerifyResult `json:"verify,omitempty"`
 	// Verdict is a graph run's verdict on its criteria (none without criteria).
-	Verdict *gitstate.Verdict `json:"verdict,omitempty"`
+	Verdict *ledger.Verdict `json:"verdict,omitempty"`
 	// Kept is the union branch's old tip that --force moved it away from (a commit
 	// git-atlas did not build), and the recovery ref that keeps it.
 	Kept *KeptView `json:"kept,omitempty"`
@@ -367,7 +368,7 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	if err := precheck(ctx, store, req.Run); err != nil {
 		return nil, err // before the union worktree is moved or made
 	}
-	var r *gitstate.Run
+	var r *ledger.Run
 	if req.Verify {
 		// Refuse before building: a run without a verify command has nothing to run.
 		if r, err = store.Load(ctx, req.Run); err != nil {
@@ -398,7 +399,7 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 			return nil, err
 		}
 	}
-	var vr *gitstate.VerifyResult
+	var vr *ledger.VerifyResult
 	if req.Verify {
 		// Read again: the verify's environment names the union worktree as recorded now.
 		if r, err = store.Load(ctx, req.Run); err != nil {
@@ -427,7 +428,7 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	if r, err = store.Load(ctx, req.Run); err != nil {
 		return nil, err
 	}
-	res.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+	res.Verdict = ledger.RunVerdict(&r.Header, &r.State)
 	if req.ForAgent {
 		o.agentText().union(ctx, r, res)
 	}

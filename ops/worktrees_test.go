@@ -15,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // wtFixture is a repository with one commit and run r1 started at it, for the
@@ -56,13 +57,13 @@ func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 	}
 	f.ops = New(repo)
 	f.base = wtBase
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}}
-	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	h := ledger.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{}}
+	st := ledger.State{RunID: "r1", Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	for _, s := range stages {
-		h.Stages = append(h.Stages, gitstate.StageDef{Name: s})
-		st.Stages = append(st.Stages, gitstate.StageState{Name: s, Status: gitstate.StagePending})
+		h.Stages = append(h.Stages, ledger.StageDef{Name: s})
+		st.Stages = append(st.Stages, ledger.StageState{Name: s, Status: ledger.StagePending})
 	}
-	if _, err := f.ops.Store(gitstate.Writer{}).Create(f.ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
+	if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -107,18 +108,18 @@ func (f *wtFixture) add(node, file string) *WorktreeAddResult {
 }
 
 // update changes r1's state directly, as a test, writing as driver d1.
-func (f *wtFixture) update(fn func(r *gitstate.Run)) {
+func (f *wtFixture) update(fn func(r *ledger.Run)) {
 	f.t.Helper()
-	_, err := f.ops.Store(Driver{Holder: "d1"}.Writer()).Update(f.ctx, "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := f.ops.Store(Driver{Holder: "d1"}.Writer()).Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
 		fn(r)
-		return &gitstate.Change{Event: gitstate.Event{Type: "test_state"}}, nil
+		return &gitstate.Change{Event: ledger.Event{Type: "test_state"}}, nil
 	})
 	if err != nil {
 		f.t.Fatal(err)
 	}
 }
 
-func (f *wtFixture) load() *gitstate.Run {
+func (f *wtFixture) load() *ledger.Run {
 	f.t.Helper()
 	r, err := f.ops.Reader().Load(f.ctx, "r1")
 	if err != nil {
@@ -129,7 +130,7 @@ func (f *wtFixture) load() *gitstate.Run {
 
 func TestWorktreeAddThenFindsIt(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	res := f.add("a", "")
 	if !res.Created || res.RunID != "r1" || res.Node != "a" || res.Baseline != f.base || res.Head != f.base || res.Branch == "" {
 		t.Fatalf("first add: %+v", res)
@@ -155,12 +156,12 @@ func TestWorktreeAddThenFindsIt(t *testing.T) {
 // worktree is refused.
 func TestWorktreeAddWithLeaseWritesAsTheWorker(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
-	tok := gitstate.LeaseToken("a", 1, 0, "")
-	f.update(func(r *gitstate.Run) {
-		r.State.Driver = &gitstate.Lease{Holder: "boss", ExpiresAt: gitstate.Stamp(time.Now().UTC().Add(time.Hour))}
-		r.State.Jobs = []gitstate.Job{{ID: "a", State: gitstate.JobRunning, Needs: []string{}, Attempts: 1, Lease: tok, Holder: "w1",
-			ExpiresAt: gitstate.Stamp(time.Now().UTC().Add(time.Hour))}}
+	f := newWTFixture(t, ledger.KindGraph)
+	tok := ledger.LeaseToken("a", 1, 0, "")
+	f.update(func(r *ledger.Run) {
+		r.State.Driver = &ledger.Lease{Holder: "boss", ExpiresAt: ledger.Stamp(time.Now().UTC().Add(time.Hour))}
+		r.State.Jobs = []ledger.Job{{ID: "a", State: ledger.JobRunning, Needs: []string{}, Attempts: 1, Lease: tok, Holder: "w1",
+			ExpiresAt: ledger.Stamp(time.Now().UTC().Add(time.Hour))}}
 	})
 	_, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrConflict) {
@@ -182,7 +183,7 @@ func TestWorktreeAddWithLeaseWritesAsTheWorker(t *testing.T) {
 // shown and restores byte for byte.
 func TestWorktreeRemoveOfDirtyWorktreeSnapshotsFirst(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	wt := f.add("a", "")
 	f.write(wt.Path, "notes.txt", "unsaved work\n")
 	res, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "d1"}})
@@ -224,7 +225,7 @@ func TestWorktreeRemoveOfDirtyWorktreeSnapshotsFirst(t *testing.T) {
 
 func TestWorktreeRemoveOfCleanWorktreeTakesNoSnapshot(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindSingle)
+	f := newWTFixture(t, ledger.KindSingle)
 	f.add("a", "")
 	res, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "r1", Node: "a", Driver: Driver{Holder: "d1"}})
 	if err != nil {
@@ -239,15 +240,15 @@ func TestWorktreeRemoveOfCleanWorktreeTakesNoSnapshot(t *testing.T) {
 // with nothing new, it changes nothing.
 func TestUnionOfGraphRun(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.add("a", "a.txt")
 	f.add("b", "b.txt")
 	f.add("c", "c.txt")
-	f.update(func(r *gitstate.Run) {
-		r.State.Jobs = []gitstate.Job{
-			{ID: "a", State: gitstate.JobDone, Needs: []string{"b"}},
-			{ID: "b", State: gitstate.JobDone, Needs: []string{}},
-			{ID: "c", State: gitstate.JobPending, Needs: []string{}},
+	f.update(func(r *ledger.Run) {
+		r.State.Jobs = []ledger.Job{
+			{ID: "a", State: ledger.JobDone, Needs: []string{"b"}},
+			{ID: "b", State: ledger.JobDone, Needs: []string{}},
+			{ID: "c", State: ledger.JobPending, Needs: []string{}},
 		}
 	})
 	res, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: Driver{Holder: "d1"}})
@@ -277,10 +278,10 @@ func TestUnionOfGraphRun(t *testing.T) {
 // --verify on a run without a verify command is refused before anything is built.
 func TestUnionVerifyWithoutVerifyCommandBuildsNothing(t *testing.T) {
 	t.Parallel()
-	f := newWTFixture(t, gitstate.KindGraph)
+	f := newWTFixture(t, ledger.KindGraph)
 	f.add("a", "a.txt")
-	f.update(func(r *gitstate.Run) {
-		r.State.Jobs = []gitstate.Job{{ID: "a", State: gitstate.JobDone, Needs: []string{}}}
+	f.update(func(r *ledger.Run) {
+		r.State.Jobs = []ledger.Job{{ID: "a", State: ledger.JobDone, Needs: []string{}}}
 	})
 	_, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Verify: true, Driver: Driver{Holder: "d1"}})
 	if !errors.Is(err, fault.ErrUsage) {

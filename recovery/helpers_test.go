@@ -20,6 +20,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func TestMain(m *testing.M) {
@@ -213,10 +214,10 @@ func buildFixture(t testing.TB, dir string, many int, prep func(dir string)) *fi
 
 	ctx := context.Background()
 	f := openFixture(t, dir, many, base)
-	h := gitstate.Header{RunID: f.run, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(time.Now().UTC()), Baseline: testenv.HexOID(base),
-		Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2}}}
-	st := gitstate.State{RunID: f.run, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
-	if _, err := f.store.Create(ctx, h, st, gitstate.Event{Type: "run_started"}); err != nil {
+	h := ledger.Header{RunID: f.run, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now().UTC()), Baseline: testenv.HexOID(base),
+		Stages: []ledger.StageDef{{Name: "code", MaxRetries: 2}}}
+	st := ledger.State{RunID: f.run, Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "code", Status: ledger.StagePending}}}
+	if _, err := f.store.Create(ctx, h, st, ledger.Event{Type: "run_started"}); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -247,9 +248,9 @@ func (f *fixture) worktree(node string) string {
 	branch := "atlas/" + f.run + "/node/" + node
 	run(f.t, path, "update-ref", "refs/heads/"+branch, f.base)
 	run(f.t, path, "symbolic-ref", "HEAD", "refs/heads/"+branch)
-	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)})
-		return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
+	_, err := f.store.Update(ctx, f.run, func(r *ledger.Run) (*gitstate.Change, error) {
+		r.State.Worktrees = append(r.State.Worktrees, ledger.WorktreeRec{Node: node, Stage: "code", Path: path, Branch: branch, Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)})
+		return &gitstate.Change{Event: ledger.Event{Type: "test_worktrees"}}, nil
 	})
 	if err != nil {
 		f.t.Fatal(err)

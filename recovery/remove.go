@@ -15,6 +15,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -179,7 +180,7 @@ func deletedIgnored(m Manifest) []IgnoredEntry {
 // verified snapshot of it exists; running it again finishes the job (an unchanged
 // state reuses the same snapshot).
 func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node string, opt Options) (*Removed, error) {
-	if err := gitstate.ValidName("node", node); err != nil {
+	if err := ledger.ValidName("node", node); err != nil {
 		return nil, err
 	}
 	r, err := store.Load(ctx, run)
@@ -239,7 +240,7 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	if opt.KeepRecord {
 		return out, nil
 	}
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		kept := r.State.Worktrees[:0:0]
 		found := false
 		for _, w := range r.State.Worktrees {
@@ -253,14 +254,14 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 			return nil, nil // a concurrent removal recorded it already
 		}
 		r.State.Worktrees = kept
-		d := gitstate.WorktreeRemovedData{Node: node, Path: rec.Path, Reasons: risk.Reasons}
+		d := ledger.WorktreeRemovedData{Node: node, Path: rec.Path, Reasons: risk.Reasons}
 		for _, e := range out.IgnoredDeleted {
-			d.IgnoredDeleted = append(d.IgnoredDeleted, gitstate.IgnoredFile{Path: e.Path, Base64: e.Base64, Dir: e.Dir, Files: e.Files, Size: e.Size, Included: e.Included})
+			d.IgnoredDeleted = append(d.IgnoredDeleted, ledger.IgnoredFile{Path: e.Path, Base64: e.Base64, Dir: e.Dir, Files: e.Files, Size: e.Size, Included: e.Included})
 		}
 		if out.Snapshot != nil {
 			d.Snapshot = out.Snapshot.Rec.ID
 		}
-		return &gitstate.Change{Event: gitstate.WorktreeRemovedEvent(gitstate.About{Stage: rec.Stage}, d)}, nil
+		return &gitstate.Change{Event: ledger.WorktreeRemovedEvent(ledger.About{Stage: rec.Stage}, d)}, nil
 	})
 	if err != nil {
 		return out, fmt.Errorf("record removal of %s: %w", rec.Path, err)

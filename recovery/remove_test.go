@@ -13,10 +13,11 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
-func lastEvent(t *testing.T, f *fixture) gitstate.Event {
+func lastEvent(t *testing.T, f *fixture) ledger.Event {
 	t.Helper()
 	events, err := f.store.Log(context.Background(), f.run)
 	if err != nil {
@@ -114,9 +115,9 @@ func TestRemoveRefusesWhatIsNotManaged(t *testing.T) {
 	write(t, filepath.Join(plain, "keep.txt"), "keep\n")
 	ctx := context.Background()
 	for node, path := range map[string]string{"main": f.dir, "plain": plain} {
-		_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: node, Path: path})
-			return &gitstate.Change{Event: gitstate.Event{Type: "test_worktrees"}}, nil
+		_, err := f.store.Update(ctx, f.run, func(r *ledger.Run) (*gitstate.Change, error) {
+			r.State.Worktrees = append(r.State.Worktrees, ledger.WorktreeRec{Node: node, Path: path})
+			return &gitstate.Change{Event: ledger.Event{Type: "test_worktrees"}}, nil
 		})
 		if err != nil {
 			t.Fatal(err)
@@ -205,12 +206,12 @@ func TestRecoverAtStageBaseline(t *testing.T) {
 	f := newFixture(t, 0)
 	ctx := context.Background()
 	theirs := strings.TrimSpace(run(t, f.dir, "rev-parse", "theirs"))
-	_, err := f.store.Update(ctx, f.run, func(r *gitstate.Run) (*gitstate.Change, error) {
-		if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", testenv.HexOID(theirs), gitstate.Stamp(time.Now().UTC()), gitstate.RandomNonce()); err != nil {
+	_, err := f.store.Update(ctx, f.run, func(r *ledger.Run) (*gitstate.Change, error) {
+		if err := ledger.ApplyStageTransition(r, "code", ledger.StageDispatched, "", testenv.HexOID(theirs), ledger.Stamp(time.Now().UTC()), ledger.RandomNonce()); err != nil {
 			return nil, err
 		}
-		data := gitstate.StageTransitionData{From: gitstate.StagePending, To: gitstate.StageDispatched}
-		return &gitstate.Change{Event: gitstate.StageTransitionEvent(gitstate.About{Stage: "code"}, data)}, nil
+		data := ledger.StageTransitionData{From: ledger.StagePending, To: ledger.StageDispatched}
+		return &gitstate.Change{Event: ledger.StageTransitionEvent(ledger.About{Stage: "code"}, data)}, nil
 	})
 	if err != nil {
 		t.Fatal(err)

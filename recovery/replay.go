@@ -13,6 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -39,7 +40,7 @@ type Recovered struct {
 	Stage    string
 	Source   string  // SourceWorktree, SourceCheckout, or "" when the worktree was gone
 	Snapshot *Result // nil when there was nothing left to snapshot
-	Replay   gitstate.ReplayRec
+	Replay   ledger.ReplayRec
 	Node     string // the replay worktree's node, with Worktree
 	Applied  bool
 }
@@ -49,13 +50,13 @@ type Recovered struct {
 // at the stage's baseline, optionally a managed worktree on it with the snapshot
 // applied, and record a stage_recovered event. The original worktree is left as it is.
 func Recover(ctx context.Context, store *gitstate.Store, run string, req RecoverRequest) (*Recovered, error) {
-	if err := gitstate.ValidName("stage", req.Stage); err != nil {
+	if err := ledger.ValidName("stage", req.Stage); err != nil {
 		return nil, err
 	}
 	node := req.Node
 	if node == "" {
 		node = req.Stage
-	} else if err := gitstate.ValidName("node", node); err != nil {
+	} else if err := ledger.ValidName("node", node); err != nil {
 		return nil, err
 	}
 	if req.Apply {
@@ -120,7 +121,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			return nil, err
 		}
 		name := fmt.Sprintf("replay-%s-%d", req.Stage, n)
-		if err := gitstate.ValidName("node", name); err != nil {
+		if err := ledger.ValidName("node", name); err != nil {
 			return nil, fault.Usage("stage name %q is too long for a replay worktree (%s): recover it without --worktree", req.Stage, name)
 		}
 		if p := filepath.Join(root, run, name); exists(p) {
@@ -163,19 +164,19 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	if err != nil {
 		return nil, err
 	}
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		n, err := nextReplay(ctx, repo, r, run, req.Stage)
 		if err != nil {
 			return nil, err
 		}
 		branch := fmt.Sprintf("atlas/%s/replay/%s/%d", run, req.Stage, n)
-		rec := gitstate.ReplayRec{Stage: req.Stage, Branch: branch, Baseline: base}
+		rec := ledger.ReplayRec{Stage: req.Stage, Branch: branch, Baseline: base}
 		if out.Snapshot != nil {
 			rec.Snapshot = out.Snapshot.Rec.ID
 		}
 		if req.Worktree {
 			out.Node = fmt.Sprintf("replay-%s-%d", req.Stage, n)
-			if err := gitstate.ValidName("node", out.Node); err != nil {
+			if err := ledger.ValidName("node", out.Node); err != nil {
 				return nil, err
 			}
 			wtPath = filepath.Join(root, run, out.Node)
@@ -186,15 +187,15 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			if ports, err = alloc.Pick(out.Node); err != nil {
 				return nil, err
 			}
-			r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath,
+			r.State.Worktrees = append(r.State.Worktrees, ledger.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath,
 				Branch: branch, Baseline: base, Head: base, Ports: ports})
 		}
 		r.State.Replays = append(r.State.Replays, rec)
 		out.Replay = rec
-		data := gitstate.StageRecoveredData{Branch: branch, Baseline: base, Snapshot: rec.Snapshot,
+		data := ledger.StageRecoveredData{Branch: branch, Baseline: base, Snapshot: rec.Snapshot,
 			Worktree: rec.Worktree, Source: out.Source, Apply: req.Apply, Ports: ports}
 		return &gitstate.Change{
-			Event: gitstate.StageRecoveredEvent(gitstate.About{Stage: req.Stage}, data),
+			Event: ledger.StageRecoveredEvent(ledger.About{Stage: req.Stage}, data),
 			Refs:  []git.RefUpdate{{Name: "refs/heads/" + branch, New: base.String(), Old: git.ZeroID}},
 		}, nil
 	})
@@ -207,7 +208,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	}
 	// The ledger names the worktree before it exists: a crash here leaves a "missing"
 	// (or half-made) worktree, which resume and audit know how to handle.
-	rec := gitstate.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath, Branch: out.Replay.Branch, Baseline: base, Head: base, Ports: ports}
+	rec := ledger.WorktreeRec{Node: out.Node, Stage: req.Stage, Path: wtPath, Branch: out.Replay.Branch, Baseline: base, Head: base, Ports: ports}
 	if err := worktrees.Materialize(ctx, repo, run, rec, base); err != nil {
 		return out, fmt.Errorf("add replay worktree: %w", err)
 	}
@@ -275,7 +276,7 @@ func leaveSparse(dir string, s *Snap) error {
 
 // nextReplay is one more than the highest replay number of the stage, in the ledger
 // or among the branches (a branch made by a run whose ledger write was lost).
-func nextReplay(ctx context.Context, repo *git.Repository, r *gitstate.Run, run, stage string) (int, error) {
+func nextReplay(ctx context.Context, repo *git.Repository, r *ledger.Run, run, stage string) (int, error) {
 	prefix := fmt.Sprintf("atlas/%s/replay/%s/", run, stage)
 	max := 0
 	bump := func(branch string) {

@@ -16,13 +16,14 @@ import (
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Entry is a recovery snapshot as listed: its ledger record, or (for a snapshot whose
 // run's ledger is gone) what its ref says.
 type Entry struct {
 	RunID string
-	gitstate.SnapshotRec
+	ledger.SnapshotRec
 	// Unrecorded means the ref exists but no ledger records it.
 	Unrecorded bool
 }
@@ -35,16 +36,16 @@ type Entry struct {
 // is gone but whose snapshots are kept is listed from those; a run with neither is
 // not found.
 func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, error) {
-	var runs []*gitstate.Run
+	var runs []*ledger.Run
 	gone := false
 	if run != "" {
-		if err := gitstate.ValidName("run", run); err != nil {
+		if err := ledger.ValidName("run", run); err != nil {
 			return nil, err
 		}
 		r, err := store.Load(ctx, run)
 		switch {
 		case err == nil:
-			runs = []*gitstate.Run{r}
+			runs = []*ledger.Run{r}
 		case errors.Is(err, fault.ErrNotFound):
 			gone = true
 		default:
@@ -69,9 +70,9 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 			recorded[s.Ref] = true
 		}
 	}
-	prefix := strings.TrimSuffix(gitstate.RecoveryPrefix, "/")
+	prefix := strings.TrimSuffix(ledger.RecoveryPrefix, "/")
 	if run != "" {
-		prefix = gitstate.RecoveryPrefix + run
+		prefix = ledger.RecoveryPrefix + run
 	}
 	refs, err := store.Repo.ListRefs(ctx, prefix)
 	if err != nil {
@@ -82,7 +83,7 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		if recorded[ref.Name] {
 			continue
 		}
-		rest := strings.TrimPrefix(ref.Name, gitstate.RecoveryPrefix)
+		rest := strings.TrimPrefix(ref.Name, ledger.RecoveryPrefix)
 		runID, id, ok := strings.Cut(rest, "/")
 		if !ok {
 			continue
@@ -91,7 +92,7 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		if err != nil {
 			continue // not a commit git-atlas pinned
 		}
-		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: ref.Name, Commit: commit}, Unrecorded: true})
+		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: ledger.SnapshotRec{ID: id, Ref: ref.Name, Commit: commit}, Unrecorded: true})
 	}
 	if gone && len(unrecorded) == 0 {
 		return nil, fault.NotFound("no run %q and no recovery snapshot of it", run).WithHint("`git atlas recovery list` shows every snapshot")
@@ -141,7 +142,7 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 		if !ok {
 			continue
 		}
-		e.CreatedAt = gitstate.Stamp(time.Unix(in.when, 0))
+		e.CreatedAt = ledger.Stamp(time.Unix(in.when, 0))
 		if p := repo.Layout().Patch(e.RunID, e.ID); isFile(p) {
 			e.Patch = p
 		}
@@ -183,7 +184,7 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		return nil, fault.Usage("invalid snapshot %q: give <id> or <run>/<id>", spec)
 	}
 	if run != "" {
-		if err := gitstate.ValidName("run", run); err != nil {
+		if err := ledger.ValidName("run", run); err != nil {
 			return nil, err
 		}
 	}
@@ -192,12 +193,12 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		return nil, err
 	}
 	if err != nil { // the run is gone; its ref may not be
-		hex, rerr := store.Repo.ReadRef(ctx, gitstate.RecoveryPrefix+run+"/"+id)
+		hex, rerr := store.Repo.ReadRef(ctx, ledger.RecoveryPrefix+run+"/"+id)
 		commit, perr := git.ParseOID(hex)
 		if rerr != nil || perr != nil {
 			return nil, fault.NotFound("no snapshot %q", spec).WithHint("`git atlas recovery list` shows every snapshot")
 		}
-		found := []Entry{{RunID: run, SnapshotRec: gitstate.SnapshotRec{ID: id, Ref: gitstate.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}}
+		found := []Entry{{RunID: run, SnapshotRec: ledger.SnapshotRec{ID: id, Ref: ledger.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}}
 		describe(ctx, store.Repo, found)
 		return &found[0], nil
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // SourceSetAside is a directory set aside whole because git could not read it as a
@@ -55,10 +56,10 @@ func SnapshotSetAside(ctx context.Context, store *gitstate.Store, t Target, opt 
 // refs/atlas/recovery/<run>/<node>-<id>, made durable before this returns, so that the
 // caller may then remove the directory. t.Baseline stands in for HEAD and index.
 func SnapshotStray(ctx context.Context, store *gitstate.Store, t Target, opt Options) (*Result, error) {
-	if err := gitstate.ValidName("run", t.Run); err != nil {
+	if err := ledger.ValidName("run", t.Run); err != nil {
 		return nil, err
 	}
-	if err := gitstate.ValidName("node", t.Node); err != nil {
+	if err := ledger.ValidName("node", t.Node); err != nil {
 		return nil, err
 	}
 	opt.unrecorded = true

@@ -41,6 +41,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -175,7 +176,7 @@ type IgnoredEntry struct {
 
 // Result is a snapshot as Snapshot made or found it.
 type Result struct {
-	Rec      gitstate.SnapshotRec
+	Rec      ledger.SnapshotRec
 	Manifest Manifest
 	// Reused means an identical snapshot was already recorded (a re-run after a kill).
 	Reused bool
@@ -261,7 +262,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		prefix = SourceCheckout
 	}
 	id := prefix + "-" + contentID(t.Source, m.Tree.String(), m.Head.String(), m.IndexTree.String(), metaTree.String())
-	ref := gitstate.RecoveryPrefix + t.Run + "/" + id
+	ref := ledger.RecoveryPrefix + t.Run + "/" + id
 
 	res := &Result{Manifest: m}
 	commit, err := repo.ReadRef(ctx, ref)
@@ -298,8 +299,8 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		return nil, fmt.Errorf("snapshot %s: export patch: %w", t.Path, err)
 	}
 	progress.Add(opt.Progress, 1)
-	rec := gitstate.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commitID, Patch: patch,
-		Source: t.Source, Reason: opt.Reason, CreatedAt: gitstate.Stamp(store.Now())}
+	rec := ledger.SnapshotRec{ID: id, Node: t.Node, Stage: t.Stage, Ref: ref, Commit: commitID, Patch: patch,
+		Source: t.Source, Reason: opt.Reason, CreatedAt: ledger.Stamp(store.Now())}
 	if opt.unrecorded {
 		// No ledger to record it in (its run is gone): the ref alone keeps it, made
 		// create-only and flushed before the caller deletes anything.
@@ -314,7 +315,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 		res.Rec = rec
 		return res, nil
 	}
-	_, err = store.Update(ctx, t.Run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, t.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		for _, s := range r.State.Snapshots {
 			if s.ID == id {
 				rec, res.Reused = s, true
@@ -322,14 +323,14 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 			}
 		}
 		r.State.Snapshots = append(r.State.Snapshots, rec)
-		data := gitstate.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commitID, Patch: patch,
+		data := ledger.SnapshotData{ID: id, Node: t.Node, Ref: ref, Commit: commitID, Patch: patch,
 			Source: t.Source, Reason: opt.Reason, Head: m.Head, Baseline: t.Baseline}
 		old := git.ZeroID
 		if res.Reused {
 			old = commit // pinned already: the transaction only checks it is still there
 		}
 		return &gitstate.Change{
-			Event: gitstate.SnapshotEvent(gitstate.About{Stage: t.Stage}, data),
+			Event: ledger.SnapshotEvent(ledger.About{Stage: t.Stage}, data),
 			Refs:  []git.RefUpdate{{Name: ref, New: commit, Old: old}},
 		}, nil
 	})
@@ -361,7 +362,7 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 // never made and that ref's lock behind. The recorded commit was flushed before the
 // transaction began; pin it, waiting out the dead writer's lock (git.Repository.LockAge),
 // or the work it keeps is kept by nothing.
-func repin(ctx context.Context, repo *git.Repository, rec gitstate.SnapshotRec) error {
+func repin(ctx context.Context, repo *git.Repository, rec ledger.SnapshotRec) error {
 	deadline := time.Now().Add(2 * repo.LockAge())
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		cur, err := repo.ReadRef(ctx, rec.Ref)

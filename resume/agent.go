@@ -1,8 +1,8 @@
 package resume
 
 import (
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // AgentContinue is agent's own command to continue its conversation thread, run
@@ -16,7 +16,7 @@ import (
 //
 // Kimi Code documents no command that continues a session by its id, so it gets none.
 func AgentContinue(agent, thread, dir string) string {
-	if gitstate.ValidAgent(agent) != nil || gitstate.ValidThreadID(thread) != nil {
+	if ledger.ValidAgent(agent) != nil || ledger.ValidThreadID(thread) != nil {
 		return ""
 	}
 	var cmd string

@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // The agent's own command to continue a conversation: Claude Code's and Codex's,
@@ -43,7 +43,7 @@ func TestNextContinueGivesTheAgentsCommand(t *testing.T) {
 	r := driverRun("", "")
 	a := dispatch(t, r, t0)
 	a.ThreadID, a.Agent, a.PID = "th-42", "claude", deadPID(t)
-	r.State.Worktrees = []gitstate.WorktreeRec{{Node: "code", Path: "/repo/.git/atlas/worktrees/r/code"}}
+	r.State.Worktrees = []ledger.WorktreeRec{{Node: "code", Path: "/repo/.git/atlas/worktrees/r/code"}}
 	n := Next(r, t0, Host{})
 	want := "cd /repo/.git/atlas/worktrees/r/code && claude --resume th-42"
 	if n.Action != NextContinue || n.Agent != "claude" || n.AgentCommand != want || !strings.Contains(n.Reason, want) {
@@ -61,12 +61,12 @@ func TestNextContinueGivesTheAgentsCommand(t *testing.T) {
 func TestNextContinueGivesAJobsAgentCommand(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
-	r := &gitstate.Run{Header: gitstate.Header{RunID: "g", Kind: gitstate.KindGraph},
-		State: gitstate.State{RunID: "g", Status: gitstate.RunRunning, Jobs: []gitstate.Job{
-			{ID: "api", State: gitstate.JobRunning, Needs: []string{}, Attempts: 0, Lease: "api#0@0.abcd", Holder: "w1",
-				ExpiresAt: gitstate.Stamp(t0.Add(time.Hour)), Agent: "claude", ThreadID: "th-7"}}},
+	r := &ledger.Run{Header: ledger.Header{RunID: "g", Kind: ledger.KindGraph},
+		State: ledger.State{RunID: "g", Status: ledger.RunRunning, Jobs: []ledger.Job{
+			{ID: "api", State: ledger.JobRunning, Needs: []string{}, Attempts: 0, Lease: "api#0@0.abcd", Holder: "w1",
+				ExpiresAt: ledger.Stamp(t0.Add(time.Hour)), Agent: "claude", ThreadID: "th-7"}}},
 	}
-	r.State.Worktrees = []gitstate.WorktreeRec{{Node: "api", Path: dir}}
+	r.State.Worktrees = []ledger.WorktreeRec{{Node: "api", Path: dir}}
 	n := Next(r, t0, Host{})
 	want := AgentContinue("claude", "th-7", dir)
 	if n.Action != NextContinue || n.Agent != "claude" || n.ThreadID != "th-7" || n.AgentCommand != want ||

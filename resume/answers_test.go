@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Issue 31.7: next_action says unverified where the verdict is (finish completed is
@@ -12,20 +12,20 @@ import (
 // be refused; accepting it is a person's step), with the command to finish it failed.
 func TestNextShowsTheVerdict(t *testing.T) {
 	t.Parallel()
-	r := &gitstate.Run{
-		Header: gitstate.Header{RunID: "g", Kind: gitstate.KindGraph, Criteria: []string{"tests pass"}},
-		State: gitstate.State{RunID: "g", Status: gitstate.RunRunning, Jobs: []gitstate.Job{
-			{ID: "a", State: gitstate.JobDone, Criteria: []string{"tests pass"}}}},
+	r := &ledger.Run{
+		Header: ledger.Header{RunID: "g", Kind: ledger.KindGraph, Criteria: []string{"tests pass"}},
+		State: ledger.State{RunID: "g", Status: ledger.RunRunning, Jobs: []ledger.Job{
+			{ID: "a", State: ledger.JobDone, Criteria: []string{"tests pass"}}}},
 	}
-	r.State.Worktrees = []gitstate.WorktreeRec{{Node: "a", Path: "/w/a"}}
-	r.State.Union = &gitstate.UnionRec{Integrated: []string{"a"}}
+	r.State.Worktrees = []ledger.WorktreeRec{{Node: "a", Path: "/w/a"}}
+	r.State.Union = &ledger.UnionRec{Integrated: []string{"a"}}
 	n := NextFor(r, t0, Host{}, Asker{Holder: "d"})
-	if n.Action != NextFinish || n.Verdict != gitstate.VerdictUnverified || !strings.Contains(n.Reason, "unverified") || n.Command != "git atlas finish g --status completed --holder d" {
+	if n.Action != NextFinish || n.Verdict != ledger.VerdictUnverified || !strings.Contains(n.Reason, "unverified") || n.Command != "git atlas finish g --status completed --holder d" {
 		t.Fatalf("unverified: %+v", n)
 	}
 	r.Header.Criteria = append(r.Header.Criteria, "docs updated")
 	n = NextFor(r, t0, Host{}, Asker{Holder: "d"})
-	if n.Action != NextStop || n.Verdict != gitstate.VerdictUnresolved || !strings.Contains(n.Reason, "docs updated") || n.Command != "git atlas finish g --status failed --holder d" {
+	if n.Action != NextStop || n.Verdict != ledger.VerdictUnresolved || !strings.Contains(n.Reason, "docs updated") || n.Command != "git atlas finish g --status failed --holder d" {
 		t.Fatalf("unresolved: %+v", n)
 	}
 }

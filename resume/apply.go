@@ -9,6 +9,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -72,8 +73,8 @@ type Options struct {
 	Session  string
 	TakeOver bool
 	// Key is the repository's session key: the ledger keeps a session's keyed hash
-	// (gitstate.SessionKey), and Session is compared with it.
-	Key gitstate.SessionKey
+	// (ledger.SessionKey), and Session is compared with it.
+	Key ledger.SessionKey
 	// Holder, when given, drives the run from the resume on: the reset takes its driver
 	// lease (until now + TTL) instead of leaving the run without one, so the driver it
 	// replaced cannot write again.
@@ -88,8 +89,8 @@ type Options struct {
 }
 
 // Owns reports whether the run's live driver is the caller: its session, or its
-// holder (as every run write judges it, gitstate.ClaimDriver).
-func (o Options) Owns(r *gitstate.Run, now time.Time) bool {
+// holder (as every run write judges it, ledger.ClaimDriver).
+func (o Options) Owns(r *ledger.Run, now time.Time) bool {
 	return o.asker().Drives(r, now)
 }
 
@@ -105,8 +106,8 @@ type Result struct {
 	RecreatedWorktrees []string `json:"recreated_worktrees"`
 	// IgnoredDeleted are the ignored files the resets deleted, by node, name, count and
 	// size (their snapshots leave them out).
-	IgnoredDeleted []IgnoredDeleted       `json:"ignored_deleted"`
-	Verify         *gitstate.VerifyResult `json:"verify"`
+	IgnoredDeleted []IgnoredDeleted     `json:"ignored_deleted"`
+	Verify         *ledger.VerifyResult `json:"verify"`
 	// VerifyTimeout is the time limit the verify ran under (a Go duration).
 	VerifyTimeout   string `json:"verify_timeout,omitempty"`
 	VerifySkipped   string `json:"verify_skipped,omitempty"`
@@ -149,7 +150,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	if err := r.Writable(); err != nil {
 		return nil, err
 	}
-	if gitstate.RunTerminal(r.State.Status) {
+	if ledger.RunTerminal(r.State.Status) {
 		return nil, fault.Refused("run %s is %s: there is nothing to resume", id, r.State.Status)
 	}
 	if r.HandsOff() && !opt.TakeOver {
@@ -195,7 +196,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	}
 	if plan.Baseline.SHA == "" {
 		return nil, fault.NotFound("run %s has no baseline commit (it was imported without one): there is nothing to reset its worktrees to", id).
-			WithHint("finish it (`%s`), or start a new run from where it ended", fault.Do("finish", "run", id, "status", gitstate.RunFailed))
+			WithHint("finish it (`%s`), or start a new run from where it ended", fault.Do("finish", "run", id, "status", ledger.RunFailed))
 	}
 	if !plan.Baseline.Present {
 		return nil, fault.NotFound("run %s: baseline %s is missing from the repository", id, plan.Baseline.SHA).
@@ -227,7 +228,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 	// continued: worktrees are checked again (an agent may have written after it), but
 	// the epoch is not raised twice. A stopped run always starts afresh.
 	mark := r.State.Resuming
-	continuing := mark != nil && r.State.Status != gitstate.RunStopped
+	continuing := mark != nil && r.State.Status != ledger.RunStopped
 	if err := resetWorktrees(ctx, id, plan, opt, res); err != nil {
 		return nil, err
 	}
@@ -242,7 +243,7 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		}
 	}
 	res.Resumed = true
-	if continuing && mark.Phase == gitstate.ResumeDone {
+	if continuing && mark.Phase == ledger.ResumeDone {
 		res.VerifySkipped = "already resumed: nothing happened since"
 		if err := takeDriver(ctx, store, id, opt); err != nil {
 			return nil, err
@@ -292,7 +293,7 @@ func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Optio
 	if opt.Holder == "" {
 		return nil
 	}
-	_, err := store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := store.Update(ctx, id, func(r *ledger.Run) (*gitstate.Change, error) {
 		now := store.Now()
 		if d := r.State.Driver; r.Live(now) && d.Holder == opt.Holder && (opt.Session == "" || opt.Key.Matches(d.Session, opt.Session)) {
 			return nil, nil // X drives it already
@@ -302,14 +303,14 @@ func takeDriver(ctx context.Context, store *gitstate.Store, id string, opt Optio
 		}
 		ttl := opt.TTL
 		if ttl <= 0 {
-			ttl = gitstate.DefaultDriverTTL
+			ttl = ledger.DefaultDriverTTL
 		}
-		r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+		r.State.Driver = &ledger.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: ledger.Stamp(now.Add(ttl))}
 		// A resumed event of its own, at the same epoch: it keeps the earlier reset's
 		// mark, so resuming again is still nothing new.
-		data := gitstate.ResumedData{FromEpoch: r.State.Epoch, Epoch: r.State.Epoch, ResetJobs: []string{},
+		data := ledger.ResumedData{FromEpoch: r.State.Epoch, Epoch: r.State.Epoch, ResetJobs: []string{},
 			Snapshots: []string{}, RecreatedWorktrees: []string{}, Driver: r.State.Driver}
-		return &gitstate.Change{Event: gitstate.ResumedEvent(gitstate.About{Holder: opt.Holder}, data)}, nil
+		return &gitstate.Change{Event: ledger.ResumedEvent(ledger.About{Holder: opt.Holder}, data)}, nil
 	})
 	return err
 }
@@ -383,11 +384,11 @@ func noteIgnored(ctx context.Context, id, node, snap string, opt Options, res *R
 
 // reset writes the one `resumed` event: epoch + 1, RUNNING jobs back to PENDING (no
 // attempt, no gas refund), the driver lease dropped, a stopped run running again.
-func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*gitstate.Run, error) {
+func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, opt Options, res *Result) (*ledger.Run, error) {
 	willVerify := verifyPending(plan, opt)
-	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+	return store.Update(ctx, id, func(r *ledger.Run) (*gitstate.Change, error) {
 		now := store.Now()
-		var taken *gitstate.Lease
+		var taken *ledger.Lease
 		if r.Driven(now) && !opt.Owns(r, now) {
 			if !opt.TakeOver {
 				return nil, fault.Conflict("run %s gained a live driver (%s) while resuming", id, r.State.Driver.Holder).WithQuoted(r.State.Driver.Holder)
@@ -396,11 +397,11 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 			d.Extra = nil
 			taken = &d
 		}
-		if gitstate.RunTerminal(r.State.Status) {
+		if ledger.RunTerminal(r.State.Status) {
 			return nil, fault.Conflict("run %s was finished (%s) while resuming", id, r.State.Status)
 		}
 		from := r.State.Epoch
-		resetJobs := gitstate.ResumeReset(&r.State)
+		resetJobs := ledger.ResumeReset(&r.State)
 		r.State.Epoch++ // in the same event: every old lease token is now stale
 		own := opt.Owns(r, now)
 		if !own || opt.Holder != "" {
@@ -409,22 +410,22 @@ func reset(ctx context.Context, store *gitstate.Store, id string, plan *Plan, op
 		if opt.Holder != "" {
 			ttl := opt.TTL
 			if ttl <= 0 {
-				ttl = gitstate.DefaultDriverTTL
+				ttl = ledger.DefaultDriverTTL
 			}
-			r.State.Driver = &gitstate.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: gitstate.Stamp(now.Add(ttl))}
+			r.State.Driver = &ledger.Lease{Holder: opt.Holder, Session: opt.Key.Seal(opt.Session), ExpiresAt: ledger.Stamp(now.Add(ttl))}
 		}
-		if r.State.Status == gitstate.RunStopped {
-			r.State.Status, r.State.Reason = gitstate.RunRunning, ""
+		if r.State.Status == ledger.RunStopped {
+			r.State.Status, r.State.Reason = ledger.RunRunning, ""
 		}
-		phase := gitstate.ResumeDone
+		phase := ledger.ResumeDone
 		if willVerify {
-			phase = gitstate.ResumeVerify
+			phase = ledger.ResumeVerify
 		}
-		r.State.Resuming = &gitstate.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
+		r.State.Resuming = &ledger.ResumeMark{Phase: phase, Epoch: r.State.Epoch, ResetJobs: resetJobs}
 		res.ResetJobs = append(res.ResetJobs[:0], resetJobs...)
-		data := gitstate.ResumedData{FromEpoch: from, Epoch: r.State.Epoch, ResetJobs: nonNil(resetJobs),
+		data := ledger.ResumedData{FromEpoch: from, Epoch: r.State.Epoch, ResetJobs: nonNil(resetJobs),
 			Snapshots: res.Snapshots, RecreatedWorktrees: res.RecreatedWorktrees, DriverTakenOver: taken}
-		return &gitstate.Change{Event: gitstate.ResumedEvent(gitstate.About{}, data)}, nil
+		return &gitstate.Change{Event: ledger.ResumedEvent(ledger.About{}, data)}, nil
 	})
 }
 
@@ -443,5 +444,5 @@ func verifyPending(plan *Plan, opt Options) bool {
 
 // inFlight is a stage whose work was under way when the run was interrupted.
 func inFlight(status string) bool {
-	return status == gitstate.StageDispatched || status == gitstate.StageVerifying
+	return status == ledger.StageDispatched || status == ledger.StageVerifying
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Candidate is an interrupted run, as --detect reports it.
@@ -21,7 +22,7 @@ type Candidate struct {
 	StageStatus      string `json:"stage_status,omitempty"`
 	LastUpdate       string `json:"last_update"`
 	AgeSeconds       int64  `json:"age_seconds"`
-	// Session is the keyed hash of the session that started the run (gitstate.Sealed;
+	// Session is the keyed hash of the session that started the run (ledger.Sealed;
 	// a plain id an earlier release stored is not shown: docs/contract.md §5.1).
 	Session string `json:"session,omitempty"`
 	Intent  string `json:"intent,omitempty"`
@@ -32,27 +33,27 @@ type Candidate struct {
 	Live   bool   `json:"live,omitempty"`
 	Holder string `json:"holder,omitempty"`
 	// PipelineMode, ManagedBy and ResumeWith say who resumes the run; Handoff: resume
-	// hands it back to its owner (gitstate.Run.HandsOff), and headless selection
+	// hands it back to its owner (ledger.Run.HandsOff), and headless selection
 	// passes it over.
 	PipelineMode string `json:"pipeline_mode"`
 	ManagedBy    string `json:"managed_by,omitempty"`
 	ResumeWith   string `json:"resume_with,omitempty"`
 	Handoff      bool   `json:"handoff,omitempty"`
 
-	run     *gitstate.Run // nil unless detected at gitstate.ListFull
-	session string        // the header's session as stored (hash, or a plain id)
-	at      time.Time     // the time it is judged newest by (its update, capped: seen.go)
+	run     *ledger.Run // nil unless detected at gitstate.ListFull
+	session string      // the header's session as stored (hash, or a plain id)
+	at      time.Time   // the time it is judged newest by (its update, capped: seen.go)
 }
 
 // StartedBy reports whether session (presented, compared through key) started the
 // run.
-func (c *Candidate) StartedBy(key gitstate.SessionKey, session string) bool {
+func (c *Candidate) StartedBy(key ledger.SessionKey, session string) bool {
 	return key.Matches(c.session, session)
 }
 
 // Run is the candidate's run as read during detection; nil unless it was read at
 // gitstate.ListFull (Select then loads it).
-func (c *Candidate) Run() *gitstate.Run { return c.run }
+func (c *Candidate) Run() *ledger.Run { return c.run }
 
 // Unreadable is a run that could not be read; detection reports it and goes on.
 type Unreadable struct {
@@ -101,10 +102,10 @@ func Detect(ctx context.Context, store *gitstate.Store, now time.Time, opt Detec
 // DetectIn is Detect over entries already listed, with no session and no run kept
 // (the post-checkout hint reads the listing for more than the candidates).
 func DetectIn(entries []gitstate.Entry, now time.Time) ([]Candidate, []Unreadable) {
-	return detect(entries, now, false, gitstate.SessionKey{}, "")
+	return detect(entries, now, false, ledger.SessionKey{}, "")
 }
 
-func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key gitstate.SessionKey, session string) ([]Candidate, []Unreadable) {
+func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key ledger.SessionKey, session string) ([]Candidate, []Unreadable) {
 	var cands []Candidate
 	var bad []Unreadable
 	for _, e := range entries {
@@ -130,11 +131,11 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key gitstate.
 	return cands, bad
 }
 
-func candidate(r *gitstate.Run, now time.Time) Candidate {
+func candidate(r *ledger.Run, now time.Time) Candidate {
 	c := Candidate{RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, LastUpdate: r.State.UpdatedAt,
 		session: r.Header.Session, Intent: r.Header.Intent, Epoch: r.State.Epoch, run: r,
 		PipelineMode: r.Header.Mode(), ManagedBy: r.Header.ManagedBy, ResumeWith: r.Header.ResumeWith, Handoff: r.HandsOff()}
-	if gitstate.Sealed(r.Header.Session) {
+	if ledger.Sealed(r.Header.Session) {
 		c.Session = r.Header.Session
 	}
 	if st := r.CurrentStage(); st != nil {
@@ -143,7 +144,7 @@ func candidate(r *gitstate.Run, now time.Time) Candidate {
 	if r.Driven(now) {
 		c.Live, c.Holder = true, r.State.Driver.Holder
 	}
-	if t, err := gitstate.ParseStamp(r.State.UpdatedAt); err == nil {
+	if t, err := ledger.ParseStamp(r.State.UpdatedAt); err == nil {
 		c.AgeSeconds = int64(now.Sub(t).Seconds())
 		c.at = t
 	}
@@ -185,7 +186,7 @@ type Chooser func(cands []Candidate) (int, error)
 
 // Select picks the run to resume (docs/contract.md §6.2): the named run; else the newest of the
 // session's own runs; else the only candidate; else ask, or headless the newest.
-func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named, session string, now time.Time, choose Chooser) (*gitstate.Run, error) {
+func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named, session string, now time.Time, choose Chooser) (*ledger.Run, error) {
 	if named != "" {
 		r, err := store.Load(ctx, named)
 		if err != nil {
@@ -241,7 +242,7 @@ func ownFirst(cands []Candidate) []Candidate {
 }
 
 // load returns the candidate's run, reading it when detection did not keep it.
-func (c *Candidate) load(ctx context.Context, store *gitstate.Store) (*gitstate.Run, error) {
+func (c *Candidate) load(ctx context.Context, store *gitstate.Store) (*ledger.Run, error) {
 	if c.run != nil {
 		return c.run, nil
 	}

@@ -12,6 +12,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // gitIn runs git in dir and returns its trimmed stdout.
@@ -31,7 +32,7 @@ func detectLedger(t *testing.T) (*gitstate.Store, time.Time, string) {
 	gitIn(t, dir, "", "commit", "-q", "--allow-empty", "-m", "first")
 	base := gitIn(t, dir, "", "rev-parse", "HEAD")
 	now := time.Now().UTC()
-	stamp := func(d time.Duration) string { return gitstate.Stamp(now.Add(d)) }
+	stamp := func(d time.Duration) string { return ledger.Stamp(now.Add(d)) }
 
 	header := func(id, kind, extra string) string {
 		return fmt.Sprintf(`{"schema":1,"run_id":%q,"kind":%q,"created_at":%q,"intent":"intent of %s","criteria":["c"],"baseline":%q,`+

@@ -8,24 +8,24 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // driverRun is a single run with one stage, code, under the given budgets.
-func driverRun(wall, idle string) *gitstate.Run {
-	return &gitstate.Run{
-		Header: gitstate.Header{RunID: "r", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 2, WallBudget: wall, IdleBudget: idle}}},
-		State:  gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}},
+func driverRun(wall, idle string) *ledger.Run {
+	return &ledger.Run{
+		Header: ledger.Header{RunID: "r", Kind: ledger.KindSingle, Stages: []ledger.StageDef{{Name: "code", MaxRetries: 2, WallBudget: wall, IdleBudget: idle}}},
+		State:  ledger.State{RunID: "r", Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "code", Status: ledger.StagePending}}},
 	}
 }
 
 var t0 = time.Date(2026, 6, 1, 12, 0, 0, 0, time.UTC)
 
-func dispatch(t *testing.T, r *gitstate.Run, at time.Time) *gitstate.Attempt {
+func dispatch(t *testing.T, r *ledger.Run, at time.Time) *ledger.Attempt {
 	t.Helper()
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageDispatched, "", testenv.HexOID("base"), gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
+	if err := ledger.ApplyStageTransition(r, "code", ledger.StageDispatched, "", testenv.HexOID("base"), ledger.Stamp(at), ledger.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	_, st, _ := r.Stage("code")
@@ -42,16 +42,16 @@ func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
 	if tok1 == tok2 || !strings.HasPrefix(tok1, "code#1@0.") || !strings.HasPrefix(tok2, "code#2@0.") {
 		t.Fatalf("tokens %q and %q: want code#1@0.<nonce> and code#2@0.<nonce>", tok1, tok2)
 	}
-	if err := gitstate.CheckStageToken(r, "code", tok1); !errors.Is(err, fault.ErrConflict) {
+	if err := ledger.CheckStageToken(r, "code", tok1); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("attempt 1's token after attempt 2: %v, want a conflict", err)
 	}
-	if err := gitstate.Heartbeat(r, "code", tok1, t0); !errors.Is(err, fault.ErrConflict) {
+	if err := ledger.Heartbeat(r, "code", tok1, t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("heartbeat with attempt 1's token: %v, want a conflict", err)
 	}
-	if err := gitstate.CheckStageToken(r, "code", tok2); err != nil {
+	if err := ledger.CheckStageToken(r, "code", tok2); err != nil {
 		t.Fatalf("attempt 2's token: %v", err)
 	}
-	if err := gitstate.CheckStageToken(r, "code", "code#2"); !errors.Is(err, fault.ErrUsage) {
+	if err := ledger.CheckStageToken(r, "code", "code#2"); !errors.Is(err, fault.ErrUsage) {
 		t.Fatalf("malformed token: %v, want a usage error", err)
 	}
 }
@@ -92,8 +92,8 @@ func deadPID(t *testing.T) int {
 func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 	t.Parallel()
 	r := driverRun("", "1s")
-	key := gitstate.NewSessionKey([]byte("this clone's key"))
-	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "d", Session: "s", TTL: time.Hour, Key: key}, t0); err != nil {
+	key := ledger.NewSessionKey([]byte("this clone's key"))
+	if _, err := ledger.ClaimDriver(r, ledger.Writer{Holder: "d", Session: "s", TTL: time.Hour, Key: key}, t0); err != nil {
 		t.Fatal(err)
 	}
 	a := dispatch(t, r, t0)
@@ -121,7 +121,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
 	}
 	a.ThreadID = ""
-	if err := gitstate.Heartbeat(r, "code", "", later); err != nil {
+	if err := ledger.Heartbeat(r, "code", "", later); err != nil {
 		t.Fatal(err)
 	}
 	if r.Interrupted(later.Add(500 * time.Millisecond)) {
@@ -135,11 +135,11 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 	t.Parallel()
 	r := driverRun("1m", "")
 	dispatch(t, r, t0)
-	if err := gitstate.Heartbeat(r, "code", "", t0.Add(30*time.Second)); err != nil {
+	if err := ledger.Heartbeat(r, "code", "", t0.Add(30*time.Second)); err != nil {
 		t.Fatalf("within the wall budget: %v", err)
 	}
 	late := t0.Add(2 * time.Minute)
-	err := gitstate.Heartbeat(r, "code", "", late)
+	err := ledger.Heartbeat(r, "code", "", late)
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "wall budget") {
 		t.Fatalf("past the wall budget: %v, want refused naming the wall budget", err)
 	}
@@ -153,49 +153,49 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 func TestClaimDriverIsExclusive(t *testing.T) {
 	t.Parallel()
 	r := driverRun("", "")
-	key := gitstate.NewSessionKey([]byte("this clone's key"))
-	a := gitstate.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute, Key: key}
-	b := gitstate.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute, Key: key}
-	mustClaim := func(w gitstate.Writer) *gitstate.TakeOver {
+	key := ledger.NewSessionKey([]byte("this clone's key"))
+	a := ledger.Writer{Holder: "agent-a", Session: "sa", TTL: time.Minute, Key: key}
+	b := ledger.Writer{Holder: "agent-b", Session: "sb", TTL: time.Minute, Key: key}
+	mustClaim := func(w ledger.Writer) *ledger.TakeOver {
 		t.Helper()
-		took, err := gitstate.ClaimDriver(r, w, t0)
+		took, err := ledger.ClaimDriver(r, w, t0)
 		if err != nil {
 			t.Fatalf("%s: %v", w.Holder, err)
 		}
 		return took
 	}
 	mustClaim(a)
-	err := func() error { _, err := gitstate.ClaimDriver(r, b, t0); return err }()
+	err := func() error { _, err := ledger.ClaimDriver(r, b, t0); return err }()
 	if !errors.Is(err, fault.ErrConflict) || fault.FieldsOf(err)["driver"] == nil || r.State.Driver.Holder != "agent-a" {
 		t.Fatalf("B on A's run: %v (fields %v), driver %+v", err, fault.FieldsOf(err), r.State.Driver)
 	}
-	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{}, t0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := ledger.ClaimDriver(r, ledger.Writer{}, t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("a write naming no holder on a live run: %v, want a conflict", err)
 	}
 	b.TakeOver = true
 	if took := mustClaim(b); took == nil || took.Old.Holder != "agent-a" || took.New.Holder != "agent-b" {
 		t.Fatalf("take-over: %+v", took)
 	}
-	if _, err := gitstate.ClaimDriver(r, a, t0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := ledger.ClaimDriver(r, a, t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("A after B took over: %v, want a conflict", err)
 	}
 	// A restarted under B's session id (a compaction of B) renews at once, and the
 	// new holder name is recorded with the old (driver_renamed), never silently. The
 	// ledger keeps the session's keyed hash, never the id.
-	took := mustClaim(gitstate.Writer{Holder: "agent-b-restarted", Session: "sb", TTL: time.Minute, Key: key})
-	if d := r.State.Driver; d.Holder != "agent-b-restarted" || d.Session != key.Seal("sb") || !gitstate.Sealed(d.Session) {
+	took := mustClaim(ledger.Writer{Holder: "agent-b-restarted", Session: "sb", TTL: time.Minute, Key: key})
+	if d := r.State.Driver; d.Holder != "agent-b-restarted" || d.Session != key.Seal("sb") || !ledger.Sealed(d.Session) {
 		t.Fatalf("the same session, restarted: driver %+v", d)
 	}
 	if took == nil || !took.Renamed() || took.Old.Holder != "agent-b" || took.New.Holder != "agent-b-restarted" {
 		t.Fatalf("the renewal under a new name: %+v, want both names", took)
 	}
 	// What the ledger shows (the hash) is no session: presented, it renews nothing.
-	_, err = gitstate.ClaimDriver(r, gitstate.Writer{Holder: "mallory", Session: r.State.Driver.Session, TTL: time.Minute, Key: key}, t0)
+	_, err = ledger.ClaimDriver(r, ledger.Writer{Holder: "mallory", Session: r.State.Driver.Session, TTL: time.Minute, Key: key}, t0)
 	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("the stored hash presented as the session: %v, want a conflict", err)
 	}
 	// Another clone (another key) cannot use this clone's session either.
-	if _, err := gitstate.ClaimDriver(r, gitstate.Writer{Holder: "mallory", Session: "sb", TTL: time.Minute, Key: gitstate.NewSessionKey([]byte("elsewhere"))}, t0); !errors.Is(err, fault.ErrConflict) {
+	if _, err := ledger.ClaimDriver(r, ledger.Writer{Holder: "mallory", Session: "sb", TTL: time.Minute, Key: ledger.NewSessionKey([]byte("elsewhere"))}, t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("the session under another key: %v, want a conflict", err)
 	}
 	if strings.Contains(fmt.Sprint(err, fault.FieldsOf(err)), "hmac") || strings.Contains(fmt.Sprint(fault.FieldsOf(err)), "session") {

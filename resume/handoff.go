@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
 
@@ -12,14 +13,14 @@ import (
 // (dispatch-only); git-atlas changed nothing (docs/contract.md §6).
 const NextHandoff = "handoff"
 
-// Handoff is the next action of a run resume hands back (gitstate.Run.HandsOff): who
+// Handoff is the next action of a run resume hands back (ledger.Run.HandsOff): who
 // owns it and how to resume it there. The owner's resume command is the action's
 // Command only when it is trusted here (docs/contract.md §10); otherwise it is quoted, as text,
 // in the reason, and never offered as a command.
-func Handoff(r *gitstate.Run, trusted trust.Set) NextAction {
+func Handoff(r *ledger.Run, trusted trust.Set) NextAction {
 	id := r.Header.RunID
 	takeOver := " (`git atlas resume " + id + " --take-over --holder NAME` resumes it here instead, recorded)"
-	if r.Header.Mode() == gitstate.ModeDispatchOnly {
+	if r.Header.Mode() == ledger.ModeDispatchOnly {
 		return NextAction{Action: NextHandoff, Reason: "run " + id + " is dispatch-only: it has no pipeline to resume; re-assign its tasks" + takeOver}
 	}
 	n := NextAction{Action: NextHandoff, Owner: r.Header.ManagedBy}
@@ -41,8 +42,8 @@ func Handoff(r *gitstate.Run, trusted trust.Set) NextAction {
 // run_taken_over event names the owner it was taken from and the holder who took it;
 // the header stays as written, and State.TakenOver makes git-atlas resume it from
 // then on.
-func takeOverOwner(ctx context.Context, store *gitstate.Store, id, holder string) (*gitstate.Run, error) {
-	return store.Update(ctx, id, func(r *gitstate.Run) (*gitstate.Change, error) {
+func takeOverOwner(ctx context.Context, store *gitstate.Store, id, holder string) (*ledger.Run, error) {
+	return store.Update(ctx, id, func(r *ledger.Run) (*gitstate.Change, error) {
 		if !r.HandsOff() {
 			return nil, nil
 		}
@@ -51,7 +52,7 @@ func takeOverOwner(ctx context.Context, store *gitstate.Store, id, holder string
 			from = r.Header.Mode()
 		}
 		r.State.TakenOver = holder
-		data := gitstate.RunTakenOverData{From: from, By: holder, PipelineMode: r.Header.Mode()}
-		return &gitstate.Change{Event: gitstate.RunTakenOverEvent(gitstate.About{Holder: holder}, data)}, nil
+		data := ledger.RunTakenOverData{From: from, By: holder, PipelineMode: r.Header.Mode()}
+		return &gitstate.Change{Event: ledger.RunTakenOverEvent(ledger.About{Holder: holder}, data)}, nil
 	})
 }

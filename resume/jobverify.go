@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -22,7 +23,7 @@ var ErrUntrusted = errors.New("not trusted here")
 // a command this repository wrote or a person trusted here (package trust), and
 // refuses any other with ErrUntrusted as the cause, having run nothing. The store is
 // the run's: its repository holds the trust records, its clock dates the result.
-func NodeVerify(ctx context.Context, store *gitstate.Store, r *gitstate.Run, command, dir string, timeout time.Duration) (*gitstate.VerifyResult, error) {
+func NodeVerify(ctx context.Context, store *gitstate.Store, r *ledger.Run, command, dir string, timeout time.Duration) (*ledger.VerifyResult, error) {
 	if timeout <= 0 {
 		timeout = DefaultVerifyTimeout
 	}
@@ -40,11 +41,11 @@ func NodeVerify(ctx context.Context, store *gitstate.Store, r *gitstate.Run, com
 
 // JobVerified is one owed job verify that was run and recorded.
 type JobVerified struct {
-	Job      string                 `json:"job"`
-	To       string                 `json:"to"`
-	Attempts int                    `json:"attempts"`
-	Cascaded []string               `json:"cascaded"`
-	Verify   *gitstate.VerifyResult `json:"verify"`
+	Job      string               `json:"job"`
+	To       string               `json:"to"`
+	Attempts int                  `json:"attempts"`
+	Cascaded []string             `json:"cascaded"`
+	Verify   *ledger.VerifyResult `json:"verify"`
 }
 
 // SettleJobVerify runs the owed verify of job id (its ok receipt was recorded with
@@ -52,7 +53,7 @@ type JobVerified struct {
 // write (`job_verified`): pass → DONE, fail or timeout → attempts + 1, PENDING or
 // FAILED. If another process recorded it first, the conflict is returned and nothing
 // changes.
-func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id string, timeout time.Duration) (*gitstate.Run, JobVerified, error) {
+func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id string, timeout time.Duration) (*ledger.Run, JobVerified, error) {
 	r, err := store.Load(ctx, runID)
 	if err != nil {
 		return nil, JobVerified{}, err
@@ -65,7 +66,7 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 		return nil, JobVerified{}, fault.Conflict("job %s of run %s has no verify owed", id, runID)
 	}
 	lease := j.Lease
-	var vr *gitstate.VerifyResult
+	var vr *ledger.VerifyResult
 	if wt := r.State.Worktree(id); wt != nil {
 		// A verify runs only in a worktree git-atlas manages.
 		m, err := worktrees.Own(ctx, store.Repo, runID, *wt)
@@ -76,17 +77,17 @@ func SettleJobVerify(ctx context.Context, store *gitstate.Store, runID, id strin
 			return nil, JobVerified{}, err // untrusted: the verify stays owed, nothing written
 		}
 	} else {
-		vr = &gitstate.VerifyResult{Command: j.Verify, ExitCode: 127, Tail: "the job's worktree was removed before its verify ran", At: gitstate.Stamp(store.Now())}
+		vr = &ledger.VerifyResult{Command: j.Verify, ExitCode: 127, Tail: "the job's worktree was removed before its verify ran", At: ledger.Stamp(store.Now())}
 	}
-	var o gitstate.Outcome
-	r, err = store.Update(ctx, runID, func(run *gitstate.Run) (*gitstate.Change, error) {
+	var o ledger.Outcome
+	r, err = store.Update(ctx, runID, func(run *ledger.Run) (*gitstate.Change, error) {
 		var err error
-		if o, err = gitstate.SettleVerify(&run.Header, &run.State, id, lease, vr); err != nil {
+		if o, err = ledger.SettleVerify(&run.Header, &run.State, id, lease, vr); err != nil {
 			return nil, err
 		}
-		data := gitstate.JobVerifiedData{Lease: lease, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut,
+		data := ledger.JobVerifiedData{Lease: lease, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut,
 			Tail: vr.Tail, To: o.To, Attempts: o.Attempts, Cascaded: o.Cascaded}
-		return &gitstate.Change{Event: gitstate.JobVerifiedEvent(gitstate.About{Job: id}, data)}, nil
+		return &gitstate.Change{Event: ledger.JobVerifiedEvent(ledger.About{Job: id}, data)}, nil
 	})
 	if err != nil {
 		return nil, JobVerified{}, err
@@ -104,7 +105,7 @@ func settleOwed(ctx context.Context, store *gitstate.Store, id string, opt Optio
 	if err != nil {
 		return err
 	}
-	for _, job := range gitstate.OwedVerifies(&r.State) {
+	for _, job := range ledger.OwedVerifies(&r.State) {
 		_, v, err := SettleJobVerify(ctx, store, id, job, opt.VerifyTimeout)
 		if errors.Is(err, ErrUntrusted) {
 			res.UntrustedJobVerifies = append(res.UntrustedJobVerifies, job)

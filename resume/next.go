@@ -8,8 +8,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Next actions for the orchestrator (docs/contract.md §6.7).
@@ -88,7 +88,7 @@ func (h Host) alive(pid int) bool {
 
 // runs reports whether attempt a's agent still runs on the host: it recorded its pid
 // here, and that process lives.
-func (h Host) runs(a gitstate.Attempt) bool {
+func (h Host) runs(a ledger.Attempt) bool {
 	return a.PID > 0 && a.Host == h.hostname() && h.alive(a.PID)
 }
 
@@ -97,14 +97,14 @@ func (h Host) runs(a gitstate.Attempt) bool {
 type Asker struct {
 	Holder  string
 	Session string
-	// Key reads the ledger's keyed hashes of sessions (gitstate.SessionKey): a
+	// Key reads the ledger's keyed hashes of sessions (ledger.SessionKey): a
 	// session matches the stored one only through it.
-	Key gitstate.SessionKey
+	Key ledger.SessionKey
 }
 
 // Drives reports whether the asker holds the run's live driver lease: its holder, or
 // its session (a compacted session coming back).
-func (a Asker) Drives(r *gitstate.Run, now time.Time) bool {
+func (a Asker) Drives(r *ledger.Run, now time.Time) bool {
 	if !r.Live(now) {
 		return false
 	}
@@ -114,7 +114,7 @@ func (a Asker) Drives(r *gitstate.Run, now time.Time) bool {
 
 // name is the --holder the asker's commands carry: its own, else (a session that
 // drives the run) the driver's; "" when unknown.
-func (a Asker) name(r *gitstate.Run, now time.Time) string {
+func (a Asker) name(r *ledger.Run, now time.Time) string {
 	if a.Holder != "" {
 		return a.Holder
 	}
@@ -127,7 +127,7 @@ func (a Asker) name(r *gitstate.Run, now time.Time) string {
 // ownAttempt reports whether attempt a is the asker's own: its session (the driver
 // coming back after a compaction, same pid or not), or its holder when the attempt
 // recorded no session.
-func (a Asker) ownAttempt(at gitstate.Attempt) bool {
+func (a Asker) ownAttempt(at ledger.Attempt) bool {
 	if at.Session != "" {
 		return a.Key.Matches(at.Session, a.Session)
 	}
@@ -136,20 +136,20 @@ func (a Asker) ownAttempt(at gitstate.Attempt) bool {
 
 // othersAttempt reports whether attempt a is known to be someone else's: it records
 // a session or holder that is not the asker's.
-func (a Asker) othersAttempt(at gitstate.Attempt) bool {
+func (a Asker) othersAttempt(at ledger.Attempt) bool {
 	return (at.Session != "" || at.Holder != "") && !a.ownAttempt(at)
 }
 
 // LiveAttempt is the current stage's open attempt when its agent is live (docs/contract.md §5.2):
 // its pid alive on this host, or its last heartbeat (else its start) inside the
 // stage's idle budget; nil otherwise.
-func LiveAttempt(r *gitstate.Run, now time.Time, host Host) *gitstate.Attempt {
+func LiveAttempt(r *ledger.Run, now time.Time, host Host) *ledger.Attempt {
 	cur := r.CurrentStage()
 	if cur == nil {
 		return nil
 	}
 	_, st, _ := r.Stage(cur.Name)
-	a := gitstate.OpenAttempt(st)
+	a := ledger.OpenAttempt(st)
 	if a == nil {
 		return nil
 	}
@@ -166,7 +166,7 @@ func LiveAttempt(r *gitstate.Run, now time.Time, host Host) *gitstate.Attempt {
 // here and it is not the asker's own, or its heartbeat is inside its idle budget and
 // it records another session or holder. Such an attempt is never acted on without
 // --take-over (docs/contract.md §5.2).
-func OthersLiveAttempt(r *gitstate.Run, now time.Time, host Host, asker Asker) *gitstate.Attempt {
+func OthersLiveAttempt(r *ledger.Run, now time.Time, host Host, asker Asker) *ledger.Attempt {
 	a := LiveAttempt(r, now, host)
 	switch {
 	case a == nil:
@@ -196,7 +196,7 @@ func holderFlag(who string) []string {
 }
 
 // Next is NextFor an asker who named nobody (no holder, no session).
-func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
+func Next(r *ledger.Run, now time.Time, host Host) NextAction {
 	return NextFor(r, now, host, Asker{})
 }
 
@@ -210,9 +210,9 @@ func Next(r *gitstate.Run, now time.Time, host Host) NextAction {
 // running. A stage whose attempt is open (dispatched, verifying; also right after a
 // redispatch) is continued, never dispatched again: that would burn an attempt. An
 // attempt whose agent is live and not the asker's is waited for.
-func NextFor(r *gitstate.Run, now time.Time, host Host, asker Asker) NextAction {
+func NextFor(r *ledger.Run, now time.Time, host Host, asker Asker) NextAction {
 	id := r.Header.RunID
-	if !gitstate.RunTerminal(r.State.Status) && r.Live(now) && !asker.Drives(r, now) {
+	if !ledger.RunTerminal(r.State.Status) && r.Live(now) && !asker.Drives(r, now) {
 		d := r.State.Driver // named by holder and expiry, never its session (docs/contract.md §5.1)
 		who := d.Holder
 		if r.Driven(now) {
@@ -233,12 +233,12 @@ func NextFor(r *gitstate.Run, now time.Time, host Host, asker Asker) NextAction 
 
 // next is NextFor once the asker may act on the run: who is the --holder its
 // commands carry ("" for a template).
-func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) NextAction {
+func next(r *ledger.Run, now time.Time, host Host, asker Asker, who string) NextAction {
 	id := r.Header.RunID
 	switch r.State.Status {
-	case gitstate.RunCompleted, gitstate.RunFailed:
+	case ledger.RunCompleted, ledger.RunFailed:
 		return NextAction{Action: NextDone, Reason: "run " + r.State.Status + reasonSuffix(r.State.Reason)}
-	case gitstate.RunStopped:
+	case ledger.RunStopped:
 		n := NextAction{Action: NextStop, Reason: "run stopped" + reasonSuffix(r.State.Reason) + ": a person decides whether it goes on"}
 		n.command(who, "git", "atlas", "resume", id)
 		return n
@@ -250,7 +250,7 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 	cur := r.CurrentStage()
 	// An open stage attempt comes first (it is what a resume's verify judged, or
 	// just redispatched); then the graph's jobs; then the stages.
-	if r.Header.Kind == gitstate.KindGraph && (cur == nil || !inFlight(cur.Status)) {
+	if r.Header.Kind == ledger.KindGraph && (cur == nil || !inFlight(cur.Status)) {
 		if n, ok := nextJobs(r, wts, who); ok {
 			return n
 		}
@@ -262,19 +262,19 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 	n := NextAction{Stage: st.Name, Worktrees: wts}
 	transition := func(to string) { n.command(who, "git", "atlas", "transition", id, st.Name, to) }
 	switch st.Status {
-	case gitstate.StageDispatched, gitstate.StageVerifying:
+	case ledger.StageDispatched, ledger.StageVerifying:
 		return openAttempt(r, def, st, wts, now, host, asker, who)
-	case gitstate.StagePassed:
+	case ledger.StagePassed:
 		if def.Gate != "" {
 			n.Action, n.Reason = NextGate, "stage "+st.Name+" passed: it goes to its "+def.Gate+" gate"
-			transition(gitstate.StageGated)
+			transition(ledger.StageGated)
 		} else {
 			n.Action, n.Reason = NextContinue, "stage "+st.Name+" passed and has no gate: mark it completed"
-			transition(gitstate.StageCompleted)
+			transition(ledger.StageCompleted)
 		}
-	case gitstate.StageGated:
+	case ledger.StageGated:
 		n.Action, n.Reason = NextGate, "stage "+st.Name+" waits at its "+def.Gate+" gate: completed approves it, rejected sends it back"
-		transition(gitstate.StageCompleted)
+		transition(ledger.StageCompleted)
 		if def.Gate == "human" {
 			// A person's step (docs/contract.md §5.2): never a command an agent runs as printed; the
 			// person's name goes where <person> is.
@@ -283,7 +283,7 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 			n.Command, n.Template = "", line+" --approved-by <person>"
 		}
 	default: // pending, failed, rework, rejected: the next step is a new attempt
-		if left := gitstate.BudgetLeft(def, st); left == 0 {
+		if left := ledger.BudgetLeft(def, st); left == 0 {
 			n := NextAction{Action: NextFinish, Stage: st.Name, Worktrees: wts,
 				Reason: fmt.Sprintf("stage %s is %s and has used its %d attempt(s) (max_retries %d): no dispatch is left", st.Name, st.Status, len(st.Attempts), def.MaxRetries)}
 			n.command(who, "git", "atlas", "finish", id, "--status", "failed")
@@ -291,7 +291,7 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 		}
 		n.Action, n.Attempt = NextDispatch, len(st.Attempts)+1
 		n.Reason = fmt.Sprintf("stage %s is %s: attempt %d of %d", st.Name, st.Status, n.Attempt, def.MaxRetries+1)
-		transition(gitstate.StageDispatched)
+		transition(ledger.StageDispatched)
 	}
 	return n
 }
@@ -300,7 +300,7 @@ func next(r *gitstate.Run, now time.Time, host Host, asker Asker, who string) Ne
 // persisted agent conversation when it has one), wait while its agent lives here, or,
 // once it is dead of idleness or past its wall budget, a new attempt when the budget
 // allows one.
-func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageState, wts map[string]string, now time.Time, host Host, asker Asker, who string) NextAction {
+func openAttempt(r *ledger.Run, def *ledger.StageDef, st *ledger.StageState, wts map[string]string, now time.Time, host Host, asker Asker, who string) NextAction {
 	id := r.Header.RunID
 	a := st.Attempts[len(st.Attempts)-1]
 	n := NextAction{Stage: st.Name, Worktrees: wts, Attempt: a.N, Lease: a.Lease, ThreadID: a.ThreadID}
@@ -314,7 +314,7 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 		n.Reason = fmt.Sprintf("attempt %d of stage %s is live (a heartbeat inside its idle budget %s) and is not yours: never a second agent on one attempt", a.N, st.Name, def.IdleBudget)
 		return n
 	}
-	over := gitstate.WallExceeded(def, st, now)
+	over := ledger.WallExceeded(def, st, now)
 	idle := ""
 	if r.AttemptIdle(now) {
 		idle = fmt.Sprintf("attempt %d of stage %s is dead: no heartbeat for its idle budget %s", a.N, st.Name, def.IdleBudget)
@@ -326,15 +326,15 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 	}
 	if over != "" {
 		n.ThreadID, n.Lease = "", ""
-		if contains(gitstate.StageAllowed(r, st.Name), gitstate.StageDispatched) {
+		if contains(ledger.StageAllowed(r, st.Name), ledger.StageDispatched) {
 			n.Action, n.Attempt = NextDispatch, a.N+1
 			n.Reason = over + ": dispatch a new attempt"
-			n.command(who, "git", "atlas", "transition", id, st.Name, gitstate.StageDispatched)
+			n.command(who, "git", "atlas", "transition", id, st.Name, ledger.StageDispatched)
 			return n
 		}
 		n.Action, n.Attempt = NextStop, a.N
 		n.Reason = over + ", and no attempt is left (max_retries " + fmt.Sprint(def.MaxRetries) + "): a person decides"
-		n.command(who, "git", "atlas", "transition", id, st.Name, gitstate.StageFailed)
+		n.command(who, "git", "atlas", "transition", id, st.Name, ledger.StageFailed)
 		return n
 	}
 	n.Action = NextContinue
@@ -353,7 +353,7 @@ func openAttempt(r *gitstate.Run, def *gitstate.StageDef, st *gitstate.StageStat
 	}
 	// The report carries the attempt's stage token: with it, the command runs as
 	// printed for whoever does the attempt's work, named or not.
-	report := []string{"git", "atlas", "transition", id, st.Name, gitstate.StagePassed}
+	report := []string{"git", "atlas", "transition", id, st.Name, ledger.StagePassed}
 	if a.Lease != "" {
 		report = append(report, "--lease", a.Lease)
 		if who == "" {
@@ -372,9 +372,9 @@ func contains(list []string, s string) bool {
 // nextJobs is the graph's part of Next: claim, wait for running jobs, add the first
 // jobs, integrate, or stop on a union with conflicts. ok is false when the jobs leave
 // the decision to the stages.
-func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, bool) {
+func nextJobs(r *ledger.Run, wts map[string]string, who string) (NextAction, bool) {
 	id := r.Header.RunID
-	f := gitstate.JobFrontier(&r.Header, &r.State)
+	f := ledger.JobFrontier(&r.Header, &r.State)
 	switch {
 	case len(f.Ready) > 0:
 		n := NextAction{Action: NextClaim, Jobs: f.Ready, Worktrees: wts, Reason: "jobs are ready: a worker claims one (its --holder is the worker's name)"}
@@ -421,7 +421,7 @@ func nextJobs(r *gitstate.Run, wts map[string]string, who string) (NextAction, b
 // agent's own command continues that conversation from the job's worktree, and the
 // receipt, carrying the job's lease, ends the attempt. A job whose verify is owed is
 // resume's, not the agent's.
-func continueJob(r *gitstate.Run, running []string, wts map[string]string) (NextAction, bool) {
+func continueJob(r *ledger.Run, running []string, wts map[string]string) (NextAction, bool) {
 	id := r.Header.RunID
 	for _, jid := range running {
 		j, w := r.State.Job(jid), r.State.Worktree(jid)
@@ -440,7 +440,7 @@ func continueJob(r *gitstate.Run, running []string, wts map[string]string) (Next
 			Reason: fmt.Sprintf("job %s is RUNNING: continue its %s conversation %s (`%s`); then its receipt with its lease", jid, j.Agent, j.ThreadID, cmd)}
 		// The receipt is the job's worker's, whoever asked: it carries the lease and
 		// the holder the claim recorded.
-		receipt := []string{"git", "atlas", "job", "done", id, jid, "--lease", j.Lease, "--status", gitstate.ReceiptOK}
+		receipt := []string{"git", "atlas", "job", "done", id, jid, "--lease", j.Lease, "--status", ledger.ReceiptOK}
 		if j.Holder != "" {
 			receipt = append(receipt, holderFlag(j.Holder)...)
 		}
@@ -455,7 +455,7 @@ func continueJob(r *gitstate.Run, running []string, wts map[string]string) (Next
 // others. A job with no branch (it never had a worktree, or the last union found its
 // branch gone) has nothing to integrate: it is reported once (noBranch), not looped
 // on.
-func notInUnion(r *gitstate.Run) []string {
+func notInUnion(r *ledger.Run) []string {
 	held := map[string]bool{}
 	if u := r.State.Union; u != nil {
 		for _, n := range u.Integrated {
@@ -473,7 +473,7 @@ func notInUnion(r *gitstate.Run) []string {
 	}
 	var out []string
 	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobDone && !held[j.ID] && r.State.Worktree(j.ID) != nil {
+		if j.State == ledger.JobDone && !held[j.ID] && r.State.Worktree(j.ID) != nil {
 			out = append(out, j.ID)
 		}
 	}
@@ -482,7 +482,7 @@ func notInUnion(r *gitstate.Run) []string {
 
 // noBranch lists the DONE jobs with nothing for union to integrate: no worktree (so
 // no branch) was ever recorded for them, or the last union found no branch.
-func noBranch(r *gitstate.Run) []string {
+func noBranch(r *ledger.Run) []string {
 	var out []string
 	missing := map[string]bool{}
 	if u := r.State.Union; u != nil {
@@ -491,7 +491,7 @@ func noBranch(r *gitstate.Run) []string {
 		}
 	}
 	for _, j := range r.State.Jobs {
-		if j.State == gitstate.JobDone && (r.State.Worktree(j.ID) == nil || missing[j.ID]) {
+		if j.State == ledger.JobDone && (r.State.Worktree(j.ID) == nil || missing[j.ID]) {
 			out = append(out, j.ID)
 		}
 	}
@@ -500,23 +500,23 @@ func noBranch(r *gitstate.Run) []string {
 
 // finishAction: every stage is completed or skipped and no job is left to run. The
 // run is finished failed when a job failed or can no longer run, else completed.
-func finishAction(r *gitstate.Run, who string) NextAction {
+func finishAction(r *ledger.Run, who string) NextAction {
 	id := r.Header.RunID
 	var failed, stuck []string
 	for _, j := range r.State.Jobs {
 		switch j.State {
-		case gitstate.JobFailed:
+		case ledger.JobFailed:
 			failed = append(failed, j.ID)
-		case gitstate.JobPending:
+		case ledger.JobPending:
 			stuck = append(stuck, j.ID)
 		}
 	}
 	n := NextAction{Action: NextFinish, Reason: "every stage is finished"}
-	status := gitstate.RunCompleted
+	status := ledger.RunCompleted
 	if len(r.State.Stages) == 0 {
 		n.Reason = "every job ended"
 	}
-	if nb := noBranch(r); len(nb) > 0 && r.Header.Kind == gitstate.KindGraph {
+	if nb := noBranch(r); len(nb) > 0 && r.Header.Kind == ledger.KindGraph {
 		n.Reason += "; DONE jobs with no branch, so nothing to integrate: " + strings.Join(nb, ", ")
 	}
 	if len(failed)+len(stuck) > 0 {
@@ -527,16 +527,16 @@ func finishAction(r *gitstate.Run, who string) NextAction {
 		if len(stuck) > 0 {
 			why = append(why, "jobs that can no longer run (no gas or attempts left): "+strings.Join(stuck, ", "))
 		}
-		n.Reason, status = strings.Join(why, "; "), gitstate.RunFailed
-	} else if v := gitstate.RunVerdict(&r.Header, &r.State); r.Header.Kind == gitstate.KindGraph && v != nil && v.Verdict != gitstate.VerdictResolved {
+		n.Reason, status = strings.Join(why, "; "), ledger.RunFailed
+	} else if v := ledger.RunVerdict(&r.Header, &r.State); r.Header.Kind == ledger.KindGraph && v != nil && v.Verdict != ledger.VerdictResolved {
 		// docs/contract.md §5.3: finish completed refuses an unresolved verdict (a person may
 		// accept it); an unverified one is said, not hidden.
 		n.Verdict = v.Verdict
-		if v.Verdict == gitstate.VerdictUnresolved {
+		if v.Verdict == ledger.VerdictUnresolved {
 			n.Action = NextStop
 			n.Reason = "the run's verdict is unresolved (criteria no DONE job meets: " + strings.Join(v.Unresolved, "; ") +
 				"): a person decides between finishing it failed and accepting it (finish --status completed --accept-unresolved)"
-			n.command(who, "git", "atlas", "finish", id, "--status", gitstate.RunFailed)
+			n.command(who, "git", "atlas", "finish", id, "--status", ledger.RunFailed)
 			return n
 		}
 		n.Reason += "; verdict unverified (criteria met by unverified jobs only: " + strings.Join(v.Unverified, "; ") + ")"
@@ -545,7 +545,7 @@ func finishAction(r *gitstate.Run, who string) NextAction {
 	return n
 }
 
-func worktreeMap(r *gitstate.Run) map[string]string {
+func worktreeMap(r *ledger.Run) map[string]string {
 	if len(r.State.Worktrees) == 0 {
 		return nil
 	}
@@ -566,12 +566,12 @@ func reasonSuffix(s string) string {
 // planView is the run as a resume would leave it before its verify step (docs/contract.md §6.5):
 // RUNNING jobs back to PENDING, a stopped run running, no driver. A plan's next action
 // is derived from it.
-func planView(r *gitstate.Run) *gitstate.Run {
+func planView(r *ledger.Run) *ledger.Run {
 	c := *r
-	c.State.Jobs = append([]gitstate.Job(nil), r.State.Jobs...)
-	gitstate.ResumeReset(&c.State)
-	if c.State.Status == gitstate.RunStopped {
-		c.State.Status, c.State.Reason = gitstate.RunRunning, ""
+	c.State.Jobs = append([]ledger.Job(nil), r.State.Jobs...)
+	ledger.ResumeReset(&c.State)
+	if c.State.Status == ledger.RunStopped {
+		c.State.Status, c.State.Reason = ledger.RunRunning, ""
 	}
 	c.State.Driver = nil
 	return &c
@@ -581,7 +581,7 @@ func planView(r *gitstate.Run) *gitstate.Run {
 // stage's, a job's that is not settled, the union's) whose setup did not succeed
 // (docs/contract.md §15): the worktree is not ready, and nothing falls back to the
 // user's checkout.
-func notReady(r *gitstate.Run, who string) (NextAction, bool) {
+func notReady(r *ledger.Run, who string) (NextAction, bool) {
 	cur := r.CurrentStage()
 	for _, w := range r.State.Worktrees {
 		if w.Ready() {
@@ -590,7 +590,7 @@ func notReady(r *gitstate.Run, who string) (NextAction, bool) {
 		j := r.State.Job(w.Node)
 		switch {
 		case cur != nil && w.Node == cur.Name, w.Node == "union",
-			j != nil && j.State != gitstate.JobDone && j.State != gitstate.JobFailed:
+			j != nil && j.State != ledger.JobDone && j.State != ledger.JobFailed:
 		default:
 			continue
 		}
@@ -599,7 +599,7 @@ func notReady(r *gitstate.Run, who string) (NextAction, bool) {
 		if j != nil {
 			n.Jobs = []string{w.Node}
 		}
-		if w.Setup.Outcome == gitstate.SetupUntrusted {
+		if w.Setup.Outcome == ledger.SetupUntrusted {
 			n.Reason = "the worktree of " + w.Node + " is not ready: its setup came with the run from elsewhere and was not run; a person trusts it (`git atlas trust " + r.Header.RunID + "`), then runs it"
 		}
 		n.command(who, "git", "atlas", "worktree", "setup", r.Header.RunID, w.Node)

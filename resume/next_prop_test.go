@@ -10,9 +10,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // world is a run held in memory and driven the way the ledger drives it: every
@@ -21,7 +21,7 @@ import (
 type world struct {
 	t     *testing.T
 	rng   *rand.Rand
-	r     *gitstate.Run
+	r     *ledger.Run
 	now   time.Time
 	trace []string
 	// tokens are every stage token ever issued; alive the pids the fake host runs.
@@ -47,7 +47,7 @@ func TestNextActionIsAccepted(t *testing.T) {
 		for step, ended := 0, 0; step < 80 && ended < 3 && !t.Failed(); step++ {
 			w.step()
 			w.checkNext()
-			if gitstate.RunTerminal(w.r.State.Status) {
+			if ledger.RunTerminal(w.r.State.Status) {
 				ended++ // a finished run changes no more: a few steps prove it
 			}
 		}
@@ -61,11 +61,11 @@ func newWorld(t *testing.T, seed uint64) *world {
 	rng := rand.New(rand.NewPCG(seed, 10))
 	w := &world{t: t, rng: rng, now: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC), alive: map[int]bool{}}
 	w.host = Host{Name: func() string { return "here" }, PIDAlive: func(pid int) bool { return w.alive[pid] }}
-	var defs []gitstate.StageDef
+	var defs []ledger.StageDef
 	for i := 0; i < rng.IntN(4); i++ {
-		d := gitstate.StageDef{Name: fmt.Sprintf("s%d", i), MaxRetries: rng.IntN(3)}
+		d := ledger.StageDef{Name: fmt.Sprintf("s%d", i), MaxRetries: rng.IntN(3)}
 		if rng.IntN(2) == 0 {
-			d.Gate = gitstate.Gates[1+rng.IntN(3)]
+			d.Gate = ledger.Gates[1+rng.IntN(3)]
 		}
 		if i > 0 && rng.IntN(3) == 0 {
 			d.ReworkTo = fmt.Sprintf("s%d", rng.IntN(i+1))
@@ -78,30 +78,30 @@ func newWorld(t *testing.T, seed uint64) *world {
 		}
 		defs = append(defs, d)
 	}
-	kind := gitstate.KindSingle
+	kind := ledger.KindSingle
 	if len(defs) == 0 || rng.IntN(2) == 0 {
-		kind = gitstate.KindGraph
+		kind = ledger.KindGraph
 	}
-	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Kind: kind, Stages: defs}, State: gitstate.State{RunID: "r", Status: gitstate.RunRunning}}
-	if kind == gitstate.KindGraph {
+	r := &ledger.Run{Header: ledger.Header{RunID: "r", Kind: kind, Stages: defs}, State: ledger.State{RunID: "r", Status: ledger.RunRunning}}
+	if kind == ledger.KindGraph {
 		r.Header.MaxAttempts = 2
 		if rng.IntN(2) == 0 {
 			r.Header.Gas = 1 + rng.IntN(6)
 		}
 	}
 	for _, d := range defs {
-		r.State.Stages = append(r.State.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+		r.State.Stages = append(r.State.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
-	if kind == gitstate.KindGraph {
-		var specs []gitstate.JobSpec
+	if kind == ledger.KindGraph {
+		var specs []ledger.JobSpec
 		for i := 0; i < rng.IntN(5); i++ {
-			sp := gitstate.JobSpec{ID: fmt.Sprintf("j%d", i)}
+			sp := ledger.JobSpec{ID: fmt.Sprintf("j%d", i)}
 			if i > 0 && rng.IntN(2) == 0 {
 				sp.Needs = []string{fmt.Sprintf("j%d", rng.IntN(i))}
 			}
 			specs = append(specs, sp)
 		}
-		if err := gitstate.AddJobs(&r.State, specs); err != nil {
+		if err := ledger.AddJobs(&r.State, specs); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -109,7 +109,7 @@ func newWorld(t *testing.T, seed uint64) *world {
 	return w
 }
 
-func cloneRun(r *gitstate.Run) *gitstate.Run {
+func cloneRun(r *ledger.Run) *ledger.Run {
 	c := *r
 	c.State.Stages = nil
 	for _, s := range r.State.Stages {
@@ -130,7 +130,7 @@ func cloneRun(r *gitstate.Run) *gitstate.Run {
 }
 
 // try runs op on a copy and keeps the copy only if op succeeded.
-func (w *world) try(name string, op func(r *gitstate.Run) error) error {
+func (w *world) try(name string, op func(r *ledger.Run) error) error {
 	c := cloneRun(w.r)
 	err := op(c)
 	if err == nil {
@@ -150,13 +150,13 @@ func (w *world) describe() string {
 	for _, j := range w.r.State.Jobs {
 		fmt.Fprintf(&b, " %s=%s/%d", j.ID, j.State, j.Attempts)
 	}
-	fmt.Fprintf(&b, " gas %d/%d", w.r.State.GasSpent, gitstate.GasLimit(&w.r.Header, &w.r.State))
+	fmt.Fprintf(&b, " gas %d/%d", w.r.State.GasSpent, ledger.GasLimit(&w.r.Header, &w.r.State))
 	return b.String()
 }
 
 // dispatched records what `transition … dispatched --thread-id --pid` adds to the new
 // attempt: sometimes a thread, sometimes a pid of this host, alive or not.
-func (w *world) dispatched(r *gitstate.Run, stage string) {
+func (w *world) dispatched(r *ledger.Run, stage string) {
 	_, st, _ := r.Stage(stage)
 	a := &st.Attempts[len(st.Attempts)-1]
 	w.tokens = append(w.tokens, a.Lease)
@@ -177,8 +177,8 @@ func (w *world) heartbeat() {
 	}
 	tok := w.tokens[w.rng.IntN(len(w.tokens))]
 	before := cloneRun(w.r)
-	err := w.try("heartbeat "+cur.Name+" "+tok, func(r *gitstate.Run) error {
-		return gitstate.Heartbeat(r, cur.Name, tok, w.now)
+	err := w.try("heartbeat "+cur.Name+" "+tok, func(r *ledger.Run) error {
+		return ledger.Heartbeat(r, cur.Name, tok, w.now)
 	})
 	if err == nil && tok != lastToken(before, cur.Name) {
 		w.t.Errorf("heartbeat with stale token %s accepted", tok)
@@ -192,23 +192,23 @@ func (w *world) staleReport() {
 		return
 	}
 	tok := w.tokens[w.rng.IntN(len(w.tokens))]
-	stage, _, _, _, _ := gitstate.ParseLeaseToken(tok)
+	stage, _, _, _, _ := ledger.ParseLeaseToken(tok)
 	if tok == lastToken(w.r, stage) {
 		return
 	}
 	before := cloneRun(w.r)
-	err := w.try("stale report "+tok, func(r *gitstate.Run) error {
-		if err := gitstate.CheckStageToken(r, stage, tok); err != nil {
+	err := w.try("stale report "+tok, func(r *ledger.Run) error {
+		if err := ledger.CheckStageToken(r, stage, tok); err != nil {
 			return err
 		}
-		return gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", testenv.HexOID(""), w.stamp(), w.nonce())
+		return ledger.ApplyStageTransition(r, stage, ledger.StagePassed, "", testenv.HexOID(""), w.stamp(), w.nonce())
 	})
 	if !errors.Is(err, fault.ErrConflict) || !reflect.DeepEqual(before, w.r) {
 		w.t.Errorf("stale token %s: err %v, run changed %v", tok, err, !reflect.DeepEqual(before, w.r))
 	}
 }
 
-func stageStatus(r *gitstate.Run, stage string) string {
+func stageStatus(r *ledger.Run, stage string) string {
 	_, st, ok := r.Stage(stage)
 	if !ok {
 		return ""
@@ -216,7 +216,7 @@ func stageStatus(r *gitstate.Run, stage string) string {
 	return st.Status
 }
 
-func lastAttempt(r *gitstate.Run, stage string) *gitstate.Attempt {
+func lastAttempt(r *ledger.Run, stage string) *ledger.Attempt {
 	_, st, ok := r.Stage(stage)
 	if !ok || len(st.Attempts) == 0 {
 		return nil
@@ -224,7 +224,7 @@ func lastAttempt(r *gitstate.Run, stage string) *gitstate.Attempt {
 	return &st.Attempts[len(st.Attempts)-1]
 }
 
-func lastToken(r *gitstate.Run, stage string) string {
+func lastToken(r *ledger.Run, stage string) string {
 	_, st, ok := r.Stage(stage)
 	if !ok || len(st.Attempts) == 0 {
 		return ""
@@ -232,7 +232,7 @@ func lastToken(r *gitstate.Run, stage string) string {
 	return st.Attempts[len(st.Attempts)-1].Lease
 }
 
-func (w *world) stamp() string { return gitstate.Stamp(w.now) }
+func (w *world) stamp() string { return ledger.Stamp(w.now) }
 
 // nonce is the next token nonce: distinct, and the same for the same seed.
 func (w *world) nonce() string {
@@ -253,12 +253,12 @@ func (w *world) step() {
 	case k < 25: // do what Next says (drives runs toward their end)
 		w.execute(Next(w.r, w.now, w.host), false)
 	case k < 45: // any stage transition, as `git atlas transition`
-		stage, to := w.pickStage(), gitstate.StageStatuses[rng.IntN(len(gitstate.StageStatuses))]
-		_ = w.try("transition "+stage+" "+to, func(r *gitstate.Run) error {
-			if err := gitstate.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
+		stage, to := w.pickStage(), ledger.StageStatuses[rng.IntN(len(ledger.StageStatuses))]
+		_ = w.try("transition "+stage+" "+to, func(r *ledger.Run) error {
+			if err := ledger.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
 				return err
 			}
-			if to == gitstate.StageDispatched {
+			if to == ledger.StageDispatched {
 				w.dispatched(r, stage)
 			}
 			return nil
@@ -266,43 +266,43 @@ func (w *world) step() {
 	case k < 55: // resume's verify-first on the interrupted stage, as verifyFirst applies it
 		w.verifyOutcome()
 	case k < 65: // a claim, as `git atlas job claim`
-		_ = w.try("claim", func(r *gitstate.Run) error {
-			if r.Header.Kind != gitstate.KindGraph || gitstate.RunTerminal(r.State.Status) || r.State.Status == gitstate.RunStopped {
+		_ = w.try("claim", func(r *ledger.Run) error {
+			if r.Header.Kind != ledger.KindGraph || ledger.RunTerminal(r.State.Status) || r.State.Status == ledger.RunStopped {
 				return fmt.Errorf("not claimable")
 			}
-			_, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
+			_, err := ledger.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
 			return err
 		})
 	case k < 75: // a receipt, as `git atlas job done`
-		running := gitstate.Running(&w.r.State)
+		running := ledger.Running(&w.r.State)
 		if len(running) == 0 {
 			return
 		}
 		id := running[rng.IntN(len(running))]
-		status := []string{gitstate.ReceiptOK, gitstate.ReceiptOK, gitstate.ReceiptTimeout, gitstate.ReceiptFailed}[rng.IntN(4)]
-		_ = w.try("done "+id+" "+status, func(r *gitstate.Run) error {
-			if gitstate.RunTerminal(r.State.Status) {
+		status := []string{ledger.ReceiptOK, ledger.ReceiptOK, ledger.ReceiptTimeout, ledger.ReceiptFailed}[rng.IntN(4)]
+		_ = w.try("done "+id+" "+status, func(r *ledger.Run) error {
+			if ledger.RunTerminal(r.State.Status) {
 				return fmt.Errorf("finished")
 			}
-			_, err := gitstate.Done(&r.Header, &r.State, id, r.State.Job(id).Lease, status, nil)
-			if err == nil && status == gitstate.ReceiptOK && rng.IntN(4) > 0 && r.State.Worktree(id) == nil {
+			_, err := ledger.Done(&r.Header, &r.State, id, r.State.Job(id).Lease, status, nil)
+			if err == nil && status == ledger.ReceiptOK && rng.IntN(4) > 0 && r.State.Worktree(id) == nil {
 				// Most jobs worked in a worktree (a branch union can integrate); some never had one.
-				r.State.Worktrees = append(r.State.Worktrees, gitstate.WorktreeRec{Node: id})
+				r.State.Worktrees = append(r.State.Worktrees, ledger.WorktreeRec{Node: id})
 			}
 			return err
 		})
 	case k < 79: // the clock, then a reap
 		w.now = w.now.Add(time.Duration(rng.IntN(3)) * time.Minute)
-		_ = w.try("reap", func(r *gitstate.Run) error {
-			gitstate.Reap(&r.Header, &r.State, w.now)
+		_ = w.try("reap", func(r *ledger.Run) error {
+			ledger.Reap(&r.Header, &r.State, w.now)
 			return nil
 		})
 	case k < 83: // a union of some of the DONE jobs, some in conflict
-		_ = w.try("union", func(r *gitstate.Run) error {
-			u := &gitstate.UnionRec{Integrated: []string{}}
+		_ = w.try("union", func(r *ledger.Run) error {
+			u := &ledger.UnionRec{Integrated: []string{}}
 			for _, j := range r.State.Jobs {
 				switch {
-				case j.State != gitstate.JobDone || rng.IntN(4) == 0:
+				case j.State != ledger.JobDone || rng.IntN(4) == 0:
 				case r.State.Worktree(j.ID) == nil: // no branch: union reports it missing
 					u.Missing = append(u.Missing, j.ID)
 				case rng.IntN(6) == 0:
@@ -318,16 +318,16 @@ func (w *world) step() {
 			return nil
 		})
 	case k < 87: // a driver write: a claim, a renewal, a take-over, or a refusal
-		wr := gitstate.Writer{Holder: []string{"", "d1", "d2"}[rng.IntN(3)], Session: []string{"", "s1", "s2"}[rng.IntN(3)],
+		wr := ledger.Writer{Holder: []string{"", "d1", "d2"}[rng.IntN(3)], Session: []string{"", "s1", "s2"}[rng.IntN(3)],
 			TakeOver: rng.IntN(4) == 0, TTL: time.Duration(1+rng.IntN(3)) * time.Minute}
 		if rng.IntN(3) == 0 && len(w.tokens) > 0 { // a subagent's report with a stage token
 			wr.Token = w.tokens[rng.IntN(len(w.tokens))]
-			wr.Stage, _, _, _, _ = gitstate.ParseLeaseToken(wr.Token)
-			wr.To = []string{"", gitstate.StagePassed, gitstate.StageCompleted, gitstate.StageDispatched}[rng.IntN(4)]
+			wr.Stage, _, _, _, _ = ledger.ParseLeaseToken(wr.Token)
+			wr.To = []string{"", ledger.StagePassed, ledger.StageCompleted, ledger.StageDispatched}[rng.IntN(4)]
 		}
 		before := cloneRun(w.r)
-		err := w.try(fmt.Sprintf("driver write %+v", wr), func(r *gitstate.Run) error {
-			_, err := gitstate.ClaimDriver(r, wr, w.now)
+		err := w.try(fmt.Sprintf("driver write %+v", wr), func(r *ledger.Run) error {
+			_, err := ledger.ClaimDriver(r, wr, w.now)
 			return err
 		})
 		if err != nil && !reflect.DeepEqual(before, w.r) {
@@ -338,17 +338,17 @@ func (w *world) step() {
 		// A finished run has no driver to fence: ClaimDriver accepts any write and
 		// changes nothing (its lease may still run: a run failed by its stage keeps
 		// it until it ends).
-		delegated := err == nil && before.Live(w.now) && !gitstate.RunTerminal(before.State.Status) && !own && !wr.TakeOver
+		delegated := err == nil && before.Live(w.now) && !ledger.RunTerminal(before.State.Status) && !own && !wr.TakeOver
 		switch {
-		case err == nil && gitstate.RunTerminal(before.State.Status) && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
+		case err == nil && ledger.RunTerminal(before.State.Status) && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
 			w.t.Errorf("a write by %+v changed a finished run's driver lease", wr)
 		case delegated && (wr.Token == "" || wr.Token != lastToken(before, wr.Stage)):
 			w.t.Errorf("a write by %+v on %+v's live run was accepted without the stage's current token", wr, d)
-		case delegated && (wr.To == gitstate.StageCompleted || wr.To == gitstate.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
+		case delegated && (wr.To == ledger.StageCompleted || wr.To == ledger.StageDispatched || lastAttempt(before, wr.Stage) == nil || !inFlight(stageStatus(before, wr.Stage))):
 			w.t.Errorf("a subagent's report %+v was accepted beyond its open attempt", wr)
 		case delegated && !reflect.DeepEqual(before.State.Driver, w.r.State.Driver):
 			w.t.Errorf("a delegated report changed the driver lease")
-		case err == nil && !delegated && wr.Holder != "" && !gitstate.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder:
+		case err == nil && !delegated && wr.Holder != "" && !ledger.RunTerminal(w.r.State.Status) && w.r.State.Driver.Holder != wr.Holder:
 			w.t.Errorf("an accepted write by %s left %s driving", wr.Holder, w.r.State.Driver.Holder)
 		}
 	case k < 89: // the clock moves: leases, idle and wall budgets run out
@@ -358,23 +358,23 @@ func (w *world) step() {
 	case k < 93: // a late report from an older attempt: refused, nothing changes
 		w.staleReport()
 	case k < 95: // a resume's reset (docs/contract.md §6.5), as reset writes it
-		_ = w.try("resume", func(r *gitstate.Run) error {
-			if gitstate.RunTerminal(r.State.Status) {
+		_ = w.try("resume", func(r *ledger.Run) error {
+			if ledger.RunTerminal(r.State.Status) {
 				return fmt.Errorf("finished")
 			}
-			gitstate.ResumeReset(&r.State)
+			ledger.ResumeReset(&r.State)
 			r.State.Epoch++
 			r.State.Driver = nil
-			if r.State.Status == gitstate.RunStopped {
-				r.State.Status, r.State.Reason = gitstate.RunRunning, ""
+			if r.State.Status == ledger.RunStopped {
+				r.State.Status, r.State.Reason = ledger.RunRunning, ""
 			}
 			return nil
 		})
 	case k < 98:
-		_ = w.try("finish stopped", func(r *gitstate.Run) error { return gitstate.Finish(r, gitstate.RunStopped, "pause") })
+		_ = w.try("finish stopped", func(r *ledger.Run) error { return ledger.Finish(r, ledger.RunStopped, "pause") })
 	default:
-		status := []string{gitstate.RunCompleted, gitstate.RunFailed}[rng.IntN(2)]
-		_ = w.try("finish "+status, func(r *gitstate.Run) error { return gitstate.Finish(r, status, "") })
+		status := []string{ledger.RunCompleted, ledger.RunFailed}[rng.IntN(2)]
+		_ = w.try("finish "+status, func(r *ledger.Run) error { return ledger.Finish(r, status, "") })
 	}
 }
 
@@ -384,34 +384,34 @@ func (w *world) step() {
 // (redispatch), nothing more (replay), or the run stopped or failed.
 func (w *world) verifyOutcome() {
 	cur := w.r.CurrentStage()
-	if cur == nil || (cur.Status != gitstate.StageDispatched && cur.Status != gitstate.StageVerifying) || gitstate.RunTerminal(w.r.State.Status) || w.r.State.Status == gitstate.RunStopped {
+	if cur == nil || (cur.Status != ledger.StageDispatched && cur.Status != ledger.StageVerifying) || ledger.RunTerminal(w.r.State.Status) || w.r.State.Status == ledger.RunStopped {
 		return // resume verifies only after its reset, which ends a stop
 	}
 	stage := cur.Name
 	choice := []string{"pass", OnFailRedispatch, OnFailReplay, OnFailStop, OnFailFail}[w.rng.IntN(5)]
 	at := w.stamp()
-	err := w.try("verify "+stage+" "+choice, func(r *gitstate.Run) error {
+	err := w.try("verify "+stage+" "+choice, func(r *ledger.Run) error {
 		def, _, _ := r.Stage(stage)
 		if choice == "pass" {
-			if err := gitstate.ApplyStageTransition(r, stage, gitstate.StagePassed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
+			if err := ledger.ApplyStageTransition(r, stage, ledger.StagePassed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
 				return err
 			}
-			next := gitstate.StageCompleted
+			next := ledger.StageCompleted
 			if def.Gate != "" {
-				next = gitstate.StageGated
+				next = ledger.StageGated
 			}
-			return gitstate.ApplyStageTransition(r, stage, next, "", testenv.HexOID(""), at, w.nonce())
+			return ledger.ApplyStageTransition(r, stage, next, "", testenv.HexOID(""), at, w.nonce())
 		}
-		if err := gitstate.ApplyStageTransition(r, stage, gitstate.StageFailed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
+		if err := ledger.ApplyStageTransition(r, stage, ledger.StageFailed, "", testenv.HexOID(""), at, w.nonce()); err != nil {
 			return err
 		}
 		switch choice {
 		case OnFailRedispatch:
-			return gitstate.ApplyStageTransition(r, stage, gitstate.StageDispatched, "", testenv.HexOID("base"), at, w.nonce())
+			return ledger.ApplyStageTransition(r, stage, ledger.StageDispatched, "", testenv.HexOID("base"), at, w.nonce())
 		case OnFailStop:
-			r.State.Status = gitstate.RunStopped
+			r.State.Status = ledger.RunStopped
 		case OnFailFail:
-			r.State.Status = gitstate.RunFailed
+			r.State.Status = ledger.RunFailed
 		}
 		return nil
 	})
@@ -469,11 +469,11 @@ func (w *world) checkCommand(n NextAction, asker Asker) {
 	if len(args) < 3 || args[2] == "job" || args[2] == "resume" {
 		return // a worker's claim holds a job lease; resume judges the driver itself
 	}
-	wr := gitstate.Writer{Holder: holder, Token: token, Stage: n.Stage}
+	wr := ledger.Writer{Holder: holder, Token: token, Stage: n.Stage}
 	if args[2] == "transition" && len(args) > 5 {
 		wr.To = args[5]
 	}
-	if _, err := gitstate.ClaimDriver(cloneRun(w.r), wr, w.now); err != nil {
+	if _, err := ledger.ClaimDriver(cloneRun(w.r), wr, w.now); err != nil {
 		w.t.Errorf("next action %+v on %s: its command %q is refused by the driver rule: %v", n, w.describe(), line, err)
 	}
 }
@@ -510,7 +510,7 @@ func (w *world) execute(n NextAction, strict bool) {
 	id := r.Header.RunID
 	switch n.Action {
 	case NextWait:
-		if !r.Driven(w.now) && len(gitstate.Running(&r.State)) == 0 && (n.PID == 0 || !w.host.alive(n.PID)) && LiveAttempt(r, w.now, w.host) == nil {
+		if !r.Driven(w.now) && len(ledger.Running(&r.State)) == 0 && (n.PID == 0 || !w.host.alive(n.PID)) && LiveAttempt(r, w.now, w.host) == nil {
 			fail("wait, but no driver is live, no job runs and no agent lives")
 		}
 	case NextTakeOver:
@@ -518,28 +518,28 @@ func (w *world) execute(n NextAction, strict bool) {
 			fail("take_over, but the run's driver lease is not live with a dead attempt")
 		}
 	case NextDone:
-		if !gitstate.RunTerminal(r.State.Status) {
+		if !ledger.RunTerminal(r.State.Status) {
 			fail("done, but the run is %s", r.State.Status)
 		}
 	case NextStop:
 		if args := command(n); n.Stage != "" && len(args) > 0 {
 			// An attempt out of budget: the command that ends it must be accepted.
-			if err := w.try("next: stop "+n.Command, func(r *gitstate.Run) error {
-				return gitstate.ApplyStageTransition(r, args[4], args[5], "", testenv.HexOID(""), w.stamp(), w.nonce())
+			if err := w.try("next: stop "+n.Command, func(r *ledger.Run) error {
+				return ledger.ApplyStageTransition(r, args[4], args[5], "", testenv.HexOID(""), w.stamp(), w.nonce())
 			}); err != nil {
 				fail("refused: %v", err)
 			}
 			break
 		}
-		if v := gitstate.RunVerdict(&r.Header, &r.State); n.Verdict == gitstate.VerdictUnresolved && (v == nil || v.Verdict != n.Verdict) {
+		if v := ledger.RunVerdict(&r.Header, &r.State); n.Verdict == ledger.VerdictUnresolved && (v == nil || v.Verdict != n.Verdict) {
 			fail("stop for an unresolved verdict, but the verdict is %+v", v)
-		} else if n.Verdict == "" && r.State.Status != gitstate.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
+		} else if n.Verdict == "" && r.State.Status != ledger.RunStopped && (r.State.Union == nil || len(r.State.Union.Conflicted) == 0) {
 			fail("stop, but the run is %s and its union has no conflict", r.State.Status)
 		}
 	case NextClaim:
 		var got string
-		err := w.try("next: claim", func(r *gitstate.Run) error {
-			g, err := gitstate.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
+		err := w.try("next: claim", func(r *ledger.Run) error {
+			g, err := ledger.Claim(&r.Header, &r.State, "", "w", w.now, time.Minute, w.nonce())
 			if err == nil && g.Job == nil {
 				return fmt.Errorf("nothing granted: %s", g.Reason)
 			}
@@ -561,11 +561,11 @@ func (w *world) execute(n NextAction, strict bool) {
 				fail("integrate job %s, which has no branch: union has nothing of it to integrate", j)
 			}
 		}
-		_ = w.try("next: union", func(r *gitstate.Run) error {
-			u := &gitstate.UnionRec{Integrated: []string{}}
+		_ = w.try("next: union", func(r *ledger.Run) error {
+			u := &ledger.UnionRec{Integrated: []string{}}
 			for _, j := range r.State.Jobs {
 				switch {
-				case j.State != gitstate.JobDone:
+				case j.State != ledger.JobDone:
 				case r.State.Worktree(j.ID) == nil:
 					u.Missing = append(u.Missing, j.ID)
 				default:
@@ -590,7 +590,7 @@ func (w *world) execute(n NextAction, strict bool) {
 			if stage != n.Stage {
 				fail("command names stage %s, the action %s", stage, n.Stage)
 			}
-			if n.Action == NextDispatch && to != gitstate.StageDispatched {
+			if n.Action == NextDispatch && to != ledger.StageDispatched {
 				fail("dispatch with command %q", args)
 			}
 			if n.Action == NextGate {
@@ -598,14 +598,14 @@ func (w *world) execute(n NextAction, strict bool) {
 					fail("gate for a stage without one")
 				}
 			}
-			if err := w.try("next: transition "+stage+" "+to, func(r *gitstate.Run) error {
-				if err := gitstate.CheckStageToken(r, stage, lease); err != nil {
+			if err := w.try("next: transition "+stage+" "+to, func(r *ledger.Run) error {
+				if err := ledger.CheckStageToken(r, stage, lease); err != nil {
 					return err
 				}
-				if err := gitstate.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
+				if err := ledger.ApplyStageTransition(r, stage, to, "", testenv.HexOID("base"), w.stamp(), w.nonce()); err != nil {
 					return err
 				}
-				if to == gitstate.StageDispatched {
+				if to == ledger.StageDispatched {
 					w.dispatched(r, stage)
 				}
 				return nil
@@ -613,12 +613,12 @@ func (w *world) execute(n NextAction, strict bool) {
 				fail("refused: %v", err)
 			}
 		case len(args) == 6 && args[2] == "finish" && args[3] == id && args[4] == "--status" && n.Action == NextFinish:
-			if err := w.try("next: finish "+args[5], func(r *gitstate.Run) error { return gitstate.Finish(r, args[5], "") }); err != nil {
+			if err := w.try("next: finish "+args[5], func(r *ledger.Run) error { return ledger.Finish(r, args[5], "") }); err != nil {
 				fail("refused: %v", err)
 			}
 		case len(args) == 6 && args[2] == "job" && args[3] == "add" && args[4] == id && args[5] == "<job>" && n.Command == "" && n.Action == NextContinue:
-			if err := w.try("next: job add", func(r *gitstate.Run) error {
-				return gitstate.AddJobs(&r.State, []gitstate.JobSpec{{ID: fmt.Sprintf("n%d", len(r.State.Jobs))}})
+			if err := w.try("next: job add", func(r *ledger.Run) error {
+				return ledger.AddJobs(&r.State, []ledger.JobSpec{{ID: fmt.Sprintf("n%d", len(r.State.Jobs))}})
 			}); err != nil {
 				fail("refused: %v", err)
 			}
@@ -636,11 +636,11 @@ func (w *world) execute(n NextAction, strict bool) {
 // dispatch the ledger refuses.
 func TestNextAfterRedispatch(t *testing.T) {
 	t.Parallel()
-	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{{Name: "code", MaxRetries: 1}}},
-		State: gitstate.State{RunID: "r", Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}}
+	r := &ledger.Run{Header: ledger.Header{RunID: "r", Kind: ledger.KindSingle, Stages: []ledger.StageDef{{Name: "code", MaxRetries: 1}}},
+		State: ledger.State{RunID: "r", Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "code", Status: ledger.StagePending}}}}
 	now := time.Now()
-	for _, to := range []string{gitstate.StageDispatched, gitstate.StageFailed, gitstate.StageDispatched} {
-		if err := gitstate.ApplyStageTransition(r, "code", to, "", testenv.HexOID("b"), "t", gitstate.RandomNonce()); err != nil {
+	for _, to := range []string{ledger.StageDispatched, ledger.StageFailed, ledger.StageDispatched} {
+		if err := ledger.ApplyStageTransition(r, "code", to, "", testenv.HexOID("b"), "t", ledger.RandomNonce()); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -648,7 +648,7 @@ func TestNextAfterRedispatch(t *testing.T) {
 	if n.Action != NextContinue || n.Stage != "code" || n.Attempt != 2 || n.Command != "git atlas transition r code passed --lease "+lastToken(r, "code") {
 		t.Fatalf("after the redispatch: %+v, want continue attempt 2", n)
 	}
-	if err := gitstate.ApplyStageTransition(r, "code", gitstate.StageFailed, "", testenv.HexOID("b"), "t", gitstate.RandomNonce()); err != nil {
+	if err := ledger.ApplyStageTransition(r, "code", ledger.StageFailed, "", testenv.HexOID("b"), "t", ledger.RandomNonce()); err != nil {
 		t.Fatal(err)
 	}
 	n = NextFor(r, now, Host{}, Asker{Holder: "d"})

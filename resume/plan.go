@@ -8,6 +8,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -22,7 +23,7 @@ type Plan struct {
 	Live   bool   `json:"live"`
 	Holder string `json:"holder,omitempty"`
 	// Driver is the run's live driver lease (holder, session, expires_at), if any.
-	Driver *gitstate.Lease `json:"driver,omitempty"`
+	Driver *ledger.Lease `json:"driver,omitempty"`
 	// OwnSession: the live driver's session is the caller's (a compacted session):
 	// resume proceeds on it at once.
 	OwnSession       bool          `json:"own_session,omitempty"`
@@ -35,8 +36,8 @@ type Plan struct {
 	RemainingStages  []string      `json:"remaining_stages"`
 	Frontier         *Frontier     `json:"frontier,omitempty"`
 	// Verdict is a graph run's verdict on its criteria (none without criteria).
-	Verdict   *gitstate.Verdict `json:"verdict,omitempty"`
-	Worktrees []WorktreePlan    `json:"worktrees"`
+	Verdict   *ledger.Verdict `json:"verdict,omitempty"`
+	Worktrees []WorktreePlan  `json:"worktrees"`
 	// Commands are the commands the run carries and whether each is trusted here
 	// (docs/contract.md §10): an untrusted one is never run.
 	Commands []trust.Command `json:"commands"`
@@ -95,7 +96,7 @@ type StageInfo struct {
 	Worktree      string `json:"worktree,omitempty"`
 	// Attempt is the stage's latest attempt as the ledger holds it (holder, session,
 	// thread_id, pid, host, heartbeat_at, lease, baseline).
-	Attempt *gitstate.Attempt `json:"attempt,omitempty"`
+	Attempt *ledger.Attempt `json:"attempt,omitempty"`
 	// WallBudget and IdleBudget are the stage's (docs/contract.md §5.2); WallLeft and IdleLeft what
 	// is left of them for the open attempt ("0s" when spent); WallExceeded why it is
 	// refused heartbeats.
@@ -157,7 +158,7 @@ type WorktreePlan struct {
 	// Busy: another process is making this checkout now.
 	Busy bool `json:"-"`
 	// Setup is the run's setup as it last ran in this worktree (docs/contract.md §15).
-	Setup *gitstate.SetupRec `json:"setup,omitempty"`
+	Setup *ledger.SetupRec `json:"setup,omitempty"`
 }
 
 // makePlan reads everything resume needs and decides, without writing anything.
@@ -166,7 +167,7 @@ type WorktreePlan struct {
 // where an attempt's agent may still run.
 // ignored, when not nil, has the plan name the ignored files each reset would delete
 // (PlanFor); Apply passes nil.
-func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, verify bool, host Host, asker Asker, ignored *recovery.Options) (*Plan, error) {
+func makePlan(ctx context.Context, repo *git.Repository, r *ledger.Run, now time.Time, verify bool, host Host, asker Asker, ignored *recovery.Options) (*Plan, error) {
 	p := &Plan{
 		RunID: r.Header.RunID, Kind: r.Header.Kind, Status: r.State.Status, Reason: r.State.Reason, Live: r.Driven(now), Epoch: r.State.Epoch,
 		Baseline:        BaselineState{SHA: r.Header.Baseline.String(), Present: baseline.Present(ctx, repo, r.Header.Baseline.String())},
@@ -197,9 +198,9 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 	cur := r.CurrentStage()
 	for _, st := range r.State.Stages {
 		switch {
-		case st.Status == gitstate.StageCompleted:
+		case st.Status == ledger.StageCompleted:
 			p.CompletedStages = append(p.CompletedStages, st.Name)
-		case st.Status == gitstate.StageSkipped:
+		case st.Status == ledger.StageSkipped:
 			p.SkippedStages = append(p.SkippedStages, st.Name)
 		case cur != nil && st.Name != cur.Name:
 			p.RemainingStages = append(p.RemainingStages, st.Name)
@@ -209,7 +210,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 		def, st, _ := r.Stage(cur.Name)
 		info := &StageInfo{Name: st.Name, Status: st.Status, HasVerify: def.Verify != "", VerifyCommand: def.Verify,
 			VerifySafe: def.VerifySafe, VerifyTrusted: def.Verify != "" && trusted.Trusts(def.Verify), HasGate: def.Gate != "", Gate: def.Gate, Baseline: stageBaseline(r, st),
-			Attempts: len(st.Attempts), BudgetLeft: gitstate.BudgetLeft(def, st)}
+			Attempts: len(st.Attempts), BudgetLeft: ledger.BudgetLeft(def, st)}
 		if wt := r.State.Worktree(st.Name); wt != nil {
 			info.Worktree = wt.Path
 		}
@@ -222,18 +223,18 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 			info.Attempt = &a
 		}
 		info.WallBudget, info.IdleBudget = def.WallBudget, def.IdleBudget
-		if a := gitstate.OpenAttempt(st); a != nil {
-			info.WallLeft, info.IdleLeft = gitstate.TimeLeft(def, a, now)
-			info.WallExceeded = gitstate.WallExceeded(def, st, now)
+		if a := ledger.OpenAttempt(st); a != nil {
+			info.WallLeft, info.IdleLeft = ledger.TimeLeft(def, a, now)
+			info.WallExceeded = ledger.WallExceeded(def, st, now)
 		}
 		p.InterruptedStage = info
-		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !gitstate.StageTerminal(st.Status) {
+		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !ledger.StageTerminal(st.Status) {
 			p.Checkout = checkoutPlan(ctx, repo, r, st, asker.name(r, now))
 		}
 	}
-	if r.Header.Kind == gitstate.KindGraph {
+	if r.Header.Kind == ledger.KindGraph {
 		p.Frontier = frontier(r)
-		p.Verdict = gitstate.RunVerdict(&r.Header, &r.State)
+		p.Verdict = ledger.RunVerdict(&r.Header, &r.State)
 	}
 	keep := ""
 	if st := p.InterruptedStage; verify && st != nil && inFlight(st.Status) && st.HasVerify && st.VerifySafe {
@@ -257,7 +258,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, now ti
 
 // checkoutPlan reads the user's checkout a stage ran in, read-only (status with
 // --no-optional-locks: not even the index is refreshed). nil when there is none here.
-func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st *gitstate.StageState, who string) *CheckoutPlan {
+func checkoutPlan(ctx context.Context, repo *git.Repository, r *ledger.Run, st *ledger.StageState, who string) *CheckoutPlan {
 	path, err := recovery.UserCheckout(ctx, gitstate.New(repo), repo.TopLevel)
 	if err != nil || path == "" {
 		return nil
@@ -283,7 +284,7 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *gitstate.Run, st
 // reads NoVerify, Holder, Session and Host): a live run the caller drives (its
 // session, a compacted one, or its holder) is its own, planned as resume would go on
 // with it at once. The next action's commands are the caller's (docs/contract.md §11.13).
-func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now time.Time, opt Options) (*Plan, error) {
+func PlanFor(ctx context.Context, repo *git.Repository, r *ledger.Run, now time.Time, opt Options) (*Plan, error) {
 	p, err := makePlan(ctx, repo, r, now, !opt.NoVerify, opt.Host, opt.asker(), &opt.Ignored)
 	if err != nil || !p.Live || !opt.Owns(r, now) || r.HandsOff() {
 		return p, err
@@ -299,7 +300,7 @@ func PlanFor(ctx context.Context, repo *git.Repository, r *gitstate.Run, now tim
 
 // verifyIn is where verify-first would run the stage's verify: its worktree, or a
 // copy of the user's checkout when it has none.
-func verifyIn(r *gitstate.Run, stage string) string {
+func verifyIn(r *ledger.Run, stage string) string {
 	wt := r.State.Worktree(stage)
 	switch {
 	case wt == nil:
@@ -312,7 +313,7 @@ func verifyIn(r *gitstate.Run, stage string) string {
 
 // stageBaseline is where a stage's work started: its last attempt's baseline, else
 // the run's.
-func stageBaseline(r *gitstate.Run, st *gitstate.StageState) string {
+func stageBaseline(r *ledger.Run, st *ledger.StageState) string {
 	if n := len(st.Attempts); n > 0 && !st.Attempts[n-1].Baseline.IsZero() {
 		return st.Attempts[n-1].Baseline.String()
 	}

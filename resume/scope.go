@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -15,7 +15,7 @@ import (
 // such work; the driver's `transition … passed` names the paths, and only a person
 // accepts them. "" when nothing is outside (a stage without a worktree is not judged:
 // worktrees.StageOutsideScope).
-func scopeHold(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string) (string, error) {
+func scopeHold(ctx context.Context, repo *git.Repository, r *ledger.Run, stage string) (string, error) {
 	outside, err := worktrees.StageOutsideScope(ctx, repo, r, stage)
 	if err != nil || len(outside) == 0 {
 		return "", err

@@ -10,6 +10,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Choosing "the newest" interrupted run (a headless resume takes it) compares the
@@ -58,7 +59,7 @@ func arrivals(ctx context.Context, repo *git.Repository, entries []gitstate.Entr
 		if ok {
 			keep[k] = at
 		}
-		t, err := gitstate.ParseStamp(e.Run.State.UpdatedAt)
+		t, err := ledger.ParseStamp(e.Run.State.UpdatedAt)
 		if err != nil || !t.After(now) && !ok {
 			continue
 		}

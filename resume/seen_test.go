@@ -7,6 +7,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // interruptedRun writes run id, running with no driver (interrupted), dated at.
@@ -14,9 +15,9 @@ func interruptedRun(t *testing.T, repo *git.Repository, id string, at time.Time)
 	t.Helper()
 	s := gitstate.New(repo)
 	s.Clock = func() time.Time { return at }
-	h := gitstate.Header{RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(at), Stages: []gitstate.StageDef{{Name: "code"}}}
-	st := gitstate.State{RunID: id, Status: gitstate.RunRunning, Stages: []gitstate.StageState{{Name: "code", Status: gitstate.StagePending}}}
-	if _, err := s.Create(context.Background(), h, st, gitstate.Event{Type: gitstate.EventRunStarted}); err != nil {
+	h := ledger.Header{RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(at), Stages: []ledger.StageDef{{Name: "code"}}}
+	st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "code", Status: ledger.StagePending}}}
+	if _, err := s.Create(context.Background(), h, st, ledger.Event{Type: ledger.EventRunStarted}); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -20,7 +21,7 @@ const DefaultSetupTimeout = 10 * time.Minute
 // (docs/contract.md §15): ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, and ATLAS_PORT (the
 // first) and ATLAS_PORTS (space-separated) when the node has ports. A directory that
 // is no worktree of r gets ATLAS_RUN alone.
-func NodeEnv(r *gitstate.Run, dir string) []string {
+func NodeEnv(r *ledger.Run, dir string) []string {
 	env := []string{"ATLAS_RUN=" + r.Header.RunID}
 	for _, w := range r.State.Worktrees {
 		if w.Path != dir {
@@ -40,7 +41,7 @@ func NodeEnv(r *gitstate.Run, dir string) []string {
 }
 
 // SetupTimeout is the run's setup time limit.
-func SetupTimeout(h *gitstate.Header) time.Duration {
+func SetupTimeout(h *ledger.Header) time.Duration {
 	if d, err := time.ParseDuration(h.SetupTimeout); err == nil && d > 0 {
 		return d
 	}
@@ -53,7 +54,7 @@ func SetupTimeout(h *gitstate.Header) time.Duration {
 // elsewhere and was not trusted here (then nothing runs). A run without a setup
 // command records nothing and returns nil. It runs only in a worktree git-atlas
 // manages: nothing ever falls back to the user's checkout.
-func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*gitstate.SetupRec, error) {
+func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledger.SetupRec, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return nil, err
@@ -79,32 +80,32 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*gitst
 	if err != nil {
 		return nil, err
 	}
-	out := &gitstate.SetupRec{Command: command, Outcome: gitstate.SetupUntrusted, ExitCode: -1, At: gitstate.Stamp(store.Now())}
+	out := &ledger.SetupRec{Command: command, Outcome: ledger.SetupUntrusted, ExitCode: -1, At: ledger.Stamp(store.Now())}
 	if approved, ok := set.Approve(command); ok {
 		vr := runCommand(ctx, approved, m.Path, NodeEnv(r, m.Path), SetupTimeout(&r.Header), store.Now())
 		out.ExitCode, out.Tail, out.At = vr.ExitCode, vr.Tail, vr.At
 		switch {
 		case vr.TimedOut:
-			out.Outcome = gitstate.SetupTimedOut
+			out.Outcome = ledger.SetupTimedOut
 		case vr.Passed:
-			out.Outcome = gitstate.SetupOK
+			out.Outcome = ledger.SetupOK
 		default:
-			out.Outcome = gitstate.SetupFailed
+			out.Outcome = ledger.SetupFailed
 		}
 	}
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		w := r.State.Worktree(node)
 		if w == nil || w.Path != rec.Path {
 			return nil, fault.Conflict("the worktree of node %s of run %s was removed or changed while its setup ran", node, run).
 				WithHint("run `git atlas worktree setup %s %s` again", run, node)
 		}
 		w.Setup = out
-		about := gitstate.About{Stage: w.Stage}
+		about := ledger.About{Stage: w.Stage}
 		if w.Stage == "" && r.State.Job(node) != nil {
 			about.Job = node
 		}
-		data := gitstate.WorktreeSetupData{Node: node, Command: out.Command, Outcome: out.Outcome, ExitCode: out.ExitCode, Tail: out.Tail}
-		return &gitstate.Change{Event: gitstate.WorktreeSetupEvent(about, data)}, nil
+		data := ledger.WorktreeSetupData{Node: node, Command: out.Command, Outcome: out.Outcome, ExitCode: out.ExitCode, Tail: out.Tail}
+		return &gitstate.Change{Event: ledger.WorktreeSetupEvent(about, data)}, nil
 	})
 	if err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -25,7 +26,7 @@ const DefaultVerifyTimeout = 10 * time.Minute
 
 // verifyFirst runs the interrupted stage's safe verify command and acts on it (docs/contract.md
 // §6.6). With nothing to verify, it records why in the result and leaves the stage.
-func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Store, r *gitstate.Run, opt Options, res *Result) error {
+func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Store, r *ledger.Run, opt Options, res *Result) error {
 	st := res.InterruptedStage
 	switch {
 	case st == nil:
@@ -102,19 +103,19 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 	vr := runCommand(ctx, *approved, dir, NodeEnv(r, dir), timeout, store.Now())
 	res.Verify, res.VerifyTimeout = vr, timeout.String()
 	if vr.Passed {
-		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *gitstate.Run, at string) error {
-			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StagePassed, "resume: verify passed", gitid.OID{}, at, ""); err != nil {
+		return record(ctx, store, r.Header.RunID, st.Name, vr, "advance", func(run *ledger.Run, at string) error {
+			if err := ledger.ApplyStageTransition(run, st.Name, ledger.StagePassed, "resume: verify passed", gitid.OID{}, at, ""); err != nil {
 				return err
 			}
 			if _, s, ok := run.Stage(st.Name); ok {
 				verified := true
 				s.Verified, s.Unverified = &verified, ""
 			}
-			next := gitstate.StageCompleted
+			next := ledger.StageCompleted
 			if st.HasGate {
-				next = gitstate.StageGated
+				next = ledger.StageGated
 			}
-			return gitstate.ApplyStageTransition(run, st.Name, next, "resume: verify passed", gitid.OID{}, at, "")
+			return ledger.ApplyStageTransition(run, st.Name, next, "resume: verify passed", gitid.OID{}, at, "")
 		})
 	}
 	choice := opt.OnVerifyFail
@@ -138,11 +139,11 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		if err := resetStageWorktree(ctx, r, st.Name, opt, res); err != nil {
 			return err
 		}
-		return record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+		return record(ctx, store, id, st.Name, vr, choice, func(run *ledger.Run, at string) error {
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
-			if err := gitstate.ApplyStageTransition(run, st.Name, gitstate.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce()); err != nil {
+			if err := ledger.ApplyStageTransition(run, st.Name, ledger.StageDispatched, "resume: redispatch after failed verify", dispatchBase(run, st.Name), at, store.Nonce()); err != nil {
 				return err
 			}
 			// The new attempt is the resumer's (docs/contract.md §5.2: its own session goes on with it).
@@ -152,7 +153,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 			return nil
 		})
 	case OnFailReplay:
-		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+		if err := record(ctx, store, id, st.Name, vr, choice, func(run *ledger.Run, at string) error {
 			return failStage(run, st.Name, at)
 		}); err != nil {
 			return err
@@ -164,14 +165,14 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		res.Replay = branch
 		return err
 	case OnFailStop, OnFailFail:
-		status, reason := gitstate.RunStopped, "resume-verify-failed"
+		status, reason := ledger.RunStopped, "resume-verify-failed"
 		if choice == OnFailFail {
-			status = gitstate.RunFailed
+			status = ledger.RunFailed
 			if opt.Headless && opt.OnVerifyFail == "" {
 				reason = HeadlessFailReason
 			}
 		}
-		if err := record(ctx, store, id, st.Name, vr, choice, func(run *gitstate.Run, at string) error {
+		if err := record(ctx, store, id, st.Name, vr, choice, func(run *ledger.Run, at string) error {
 			if err := failStage(run, st.Name, at); err != nil {
 				return err
 			}
@@ -219,7 +220,7 @@ func approve(ctx context.Context, repo *git.Repository, run string, st *StageInf
 }
 
 // resetStageWorktree preserves and recreates the worktree a stage ran in, if it has one.
-func resetStageWorktree(ctx context.Context, r *gitstate.Run, stage string, opt Options, res *Result) error {
+func resetStageWorktree(ctx context.Context, r *ledger.Run, stage string, opt Options, res *Result) error {
 	for _, w := range r.State.Worktrees {
 		if w.Node == stage || w.Stage == stage {
 			if err := resetOne(ctx, r.Header.RunID, w.Node, "resume: redispatch after failed verify", opt, res); err != nil {
@@ -230,18 +231,18 @@ func resetStageWorktree(ctx context.Context, r *gitstate.Run, stage string, opt 
 	return nil
 }
 
-func failStage(run *gitstate.Run, stage, at string) error {
+func failStage(run *ledger.Run, stage, at string) error {
 	_, st, ok := run.Stage(stage)
-	if !ok || st.Status == gitstate.StageFailed {
+	if !ok || st.Status == ledger.StageFailed {
 		return nil
 	}
-	if st.Status == gitstate.StageDispatched || st.Status == gitstate.StageVerifying {
-		return gitstate.ApplyStageTransition(run, stage, gitstate.StageFailed, "resume: verify failed", gitid.OID{}, at, "")
+	if st.Status == ledger.StageDispatched || st.Status == ledger.StageVerifying {
+		return ledger.ApplyStageTransition(run, stage, ledger.StageFailed, "resume: verify failed", gitid.OID{}, at, "")
 	}
 	return nil
 }
 
-func dispatchBase(run *gitstate.Run, stage string) gitid.OID {
+func dispatchBase(run *ledger.Run, stage string) gitid.OID {
 	if wt := run.State.Worktree(stage); wt != nil && !wt.Head.IsZero() {
 		return wt.Head
 	}
@@ -250,9 +251,9 @@ func dispatchBase(run *gitstate.Run, stage string) gitid.OID {
 
 // record writes the verify result and its consequence in one event, and ends the
 // resume in progress.
-func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gitstate.VerifyResult, action string, apply func(*gitstate.Run, string) error) error {
-	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
-		at := gitstate.Stamp(store.Now())
+func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *ledger.VerifyResult, action string, apply func(*ledger.Run, string) error) error {
+	_, err := store.Update(ctx, id, func(run *ledger.Run) (*gitstate.Change, error) {
+		at := ledger.Stamp(store.Now())
 		_, st, ok := run.Stage(stage)
 		if !ok {
 			return nil, fault.NotFound("run %s has no stage %q", id, stage)
@@ -262,27 +263,27 @@ func record(ctx context.Context, store *gitstate.Store, id, stage string, vr *gi
 			return nil, err
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		data := gitstate.StageResumedData{Action: action, StageVerified: &gitstate.StageVerified{
+		data := ledger.StageResumedData{Action: action, StageVerified: &ledger.StageVerified{
 			VerifyResult: map[bool]string{true: "pass", false: "fail"}[vr.Passed], ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}}
-		return &gitstate.Change{Event: gitstate.StageResumedEvent(gitstate.About{Stage: stage}, data)}, nil
+		return &gitstate.Change{Event: ledger.StageResumedEvent(ledger.About{Stage: stage}, data)}, nil
 	})
 	return err
 }
 
 func clearMark(ctx context.Context, store *gitstate.Store, id string) error {
-	_, err := store.Update(ctx, id, func(run *gitstate.Run) (*gitstate.Change, error) {
-		if run.State.Resuming == nil || run.State.Resuming.Phase == gitstate.ResumeDone {
+	_, err := store.Update(ctx, id, func(run *ledger.Run) (*gitstate.Change, error) {
+		if run.State.Resuming == nil || run.State.Resuming.Phase == ledger.ResumeDone {
 			return nil, nil
 		}
 		run.State.Resuming = doneMark(run.State.Resuming)
-		return &gitstate.Change{Event: gitstate.StageResumedEvent(gitstate.About{}, gitstate.StageResumedData{Action: "no-verify"})}, nil
+		return &gitstate.Change{Event: ledger.StageResumedEvent(ledger.About{}, ledger.StageResumedData{Action: "no-verify"})}, nil
 	})
 	return err
 }
 
 // Outcome says how a verify ended, in words: "passed", "failed (exit N)", or
 // "timed out after D" (a killed command's exit code says nothing about it).
-func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
+func Outcome(vr *ledger.VerifyResult, timeout time.Duration) string {
 	switch {
 	case vr.TimedOut && timeout > 0:
 		return "timed out after " + timeout.String()
@@ -300,12 +301,12 @@ func Outcome(vr *gitstate.VerifyResult, timeout time.Duration) string {
 // command cleared by package trust: a command carried by a run from elsewhere never
 // runs before a person trusts it here (docs/contract.md §10). at is when it starts, by the
 // caller's clock (the result's At).
-func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
+func RunVerify(ctx context.Context, approved trust.Approved, dir string, timeout time.Duration, at time.Time) *ledger.VerifyResult {
 	return runCommand(ctx, approved, dir, nil, timeout, at)
 }
 
 // runCommand is RunVerify with env added to the command's environment.
-func runCommand(ctx context.Context, approved trust.Approved, dir string, env []string, timeout time.Duration, at time.Time) *gitstate.VerifyResult {
+func runCommand(ctx context.Context, approved trust.Approved, dir string, env []string, timeout time.Duration, at time.Time) *ledger.VerifyResult {
 	command := approved.Command()
 	tctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
@@ -313,7 +314,7 @@ func runCommand(ctx context.Context, approved trust.Approved, dir string, env []
 	// At the deadline the whole group goes, not only sh; a descendant that left the
 	// group and keeps the output pipes open is waited for no longer than WaitDelay.
 	sh := git.Shell{Dir: dir, Script: command, Env: env, Stdout: &out, Stderr: &out, WaitDelay: 5 * time.Second}
-	vr := &gitstate.VerifyResult{Command: command, At: gitstate.Stamp(at)}
+	vr := &ledger.VerifyResult{Command: command, At: ledger.Stamp(at)}
 	res := sh.Run(tctx)
 	if !res.Started {
 		vr.ExitCode, vr.Tail = 127, res.Err.Error()
@@ -358,12 +359,12 @@ func (t *tailBuffer) String() string {
 func itoa(i int) string { return strconv.Itoa(i) }
 
 // doneMark ends the verify phase of a resume mark.
-func doneMark(m *gitstate.ResumeMark) *gitstate.ResumeMark {
+func doneMark(m *ledger.ResumeMark) *ledger.ResumeMark {
 	if m == nil {
-		return &gitstate.ResumeMark{Phase: gitstate.ResumeDone}
+		return &ledger.ResumeMark{Phase: ledger.ResumeDone}
 	}
 	c := *m
-	c.Phase = gitstate.ResumeDone
+	c.Phase = ledger.ResumeDone
 	return &c
 }
 
@@ -380,7 +381,7 @@ const (
 // the result, or nil and why the stage passes unverified (UnverifiedNoVerify,
 // UnverifiedNotSafe, UnverifiedUntrusted). A stage whose worktree is missing has no
 // work to verify: refused (exit 4).
-func VerifyForPass(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string, timeout time.Duration, ops Ops, now time.Time) (*gitstate.VerifyResult, string, error) {
+func VerifyForPass(ctx context.Context, repo *git.Repository, r *ledger.Run, stage string, timeout time.Duration, ops Ops, now time.Time) (*ledger.VerifyResult, string, error) {
 	def, _, ok := r.Stage(stage)
 	switch {
 	case !ok:

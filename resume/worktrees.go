@@ -4,8 +4,8 @@ import (
 	"context"
 	"os"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
@@ -17,9 +17,9 @@ import (
 // The worktree of the stage that verify-first will judge (keepStage) is kept too: its
 // work is what the verify command checks; a failed verify that re-dispatches resets it
 // then (docs/contract.md §6.6).
-func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, keepStage string, ignored *recovery.Options) ([]WorktreePlan, error) {
+func planWorktrees(ctx context.Context, repo *git.Repository, r *ledger.Run, keepStage string, ignored *recovery.Options) ([]WorktreePlan, error) {
 	plans := make([]WorktreePlan, len(r.State.Worktrees))
-	var check []gitstate.WorktreeRec
+	var check []ledger.WorktreeRec
 	var at []int
 	gate, err := worktrees.NewGate(ctx, repo)
 	if err != nil {
@@ -95,21 +95,21 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *gitstate.Run, k
 	return plans, nil
 }
 
-func finishedNode(r *gitstate.Run, node string) bool {
+func finishedNode(r *ledger.Run, node string) bool {
 	if j := r.State.Job(node); j != nil {
-		return j.State == gitstate.JobDone || j.State == gitstate.JobFailed
+		return j.State == ledger.JobDone || j.State == ledger.JobFailed
 	}
 	if _, st, ok := r.Stage(node); ok {
-		return gitstate.StageTerminal(st.Status)
+		return ledger.StageTerminal(st.Status)
 	}
 	return false
 }
 
 // owesVerify: the node is a job whose ok receipt arrived and whose verify is owed; its
 // worktree holds the work the verify judges.
-func owesVerify(r *gitstate.Run, node string) bool {
+func owesVerify(r *ledger.Run, node string) bool {
 	j := r.State.Job(node)
-	return j != nil && j.State == gitstate.JobRunning && j.VerifyOwed
+	return j != nil && j.State == ledger.JobRunning && j.VerifyOwed
 }
 
 func exists(path string) bool {
@@ -126,12 +126,12 @@ func short(s string) string {
 
 // frontier is the graph run's job frontier as the reset will leave it: RUNNING jobs
 // back to PENDING, attempts and gas unchanged.
-func frontier(r *gitstate.Run) *Frontier {
+func frontier(r *ledger.Run) *Frontier {
 	s := r.State
-	s.Jobs = append([]gitstate.Job(nil), r.State.Jobs...)
-	f := &Frontier{ResetJobs: nonNil(gitstate.ResumeReset(&s))}
-	f.ReadyJobs = nonNil(gitstate.Ready(&r.Header, &s))
-	f.GasRemaining = gitstate.GasRemaining(&r.Header, &s)
-	f.VerifyOwed = nonNil(gitstate.OwedVerifies(&s))
+	s.Jobs = append([]ledger.Job(nil), r.State.Jobs...)
+	f := &Frontier{ResetJobs: nonNil(ledger.ResumeReset(&s))}
+	f.ReadyJobs = nonNil(ledger.Ready(&r.Header, &s))
+	f.GasRemaining = ledger.GasRemaining(&r.Header, &s)
+	f.VerifyOwed = nonNil(ledger.OwedVerifies(&s))
 	return f
 }

@@ -7,7 +7,7 @@ import (
 	"encoding/json"
 	"slices"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // The header of a run (run.json) is written once, by the clone that starts it, and
@@ -23,22 +23,22 @@ import (
 // JSON, and how to clear it from a copy of the header.
 type headerText struct {
 	name, value string
-	clear       func(h *gitstate.Header)
+	clear       func(h *ledger.Header)
 }
 
 // stageText is the free text of a stage's definition.
 type stageText struct {
-	Verify string         `json:"verify,omitempty"`
-	Scope  []string       `json:"scope,omitempty"`
-	Extra  gitstate.Extra `json:"extra,omitempty"`
+	Verify string       `json:"verify,omitempty"`
+	Scope  []string     `json:"scope,omitempty"`
+	Extra  ledger.Extra `json:"extra,omitempty"`
 }
 
 // headerTexts are the members of h's free text other than its intent (which
 // intentHash proves), those that hold anything; h.Stages' elements are cleared in
 // place, so a caller clears a copy whose Stages it cloned.
-func headerTexts(h *gitstate.Header) []headerText {
+func headerTexts(h *ledger.Header) []headerText {
 	var out []headerText
-	add := func(name string, v any, clear func(h *gitstate.Header)) {
+	add := func(name string, v any, clear func(h *ledger.Header)) {
 		b, err := json.Marshal(v)
 		if err != nil { // not a value this clone could have written
 			b = []byte("\x00unencodable")
@@ -49,20 +49,20 @@ func headerTexts(h *gitstate.Header) []headerText {
 		}
 		out = append(out, headerText{name, string(b), clear})
 	}
-	add("criteria", h.Criteria, func(h *gitstate.Header) { h.Criteria = nil })
-	add("verify", h.Verify, func(h *gitstate.Header) { h.Verify = "" })
-	add("scope", h.Scope, func(h *gitstate.Header) { h.Scope = nil })
-	add("config_files", h.ConfigFiles, func(h *gitstate.Header) { h.ConfigFiles = nil })
-	add("imported_from", h.ImportedFrom, func(h *gitstate.Header) { h.ImportedFrom = nil })
-	add("managed_by", h.ManagedBy, func(h *gitstate.Header) { h.ManagedBy = "" })
-	add("resume_with", h.ResumeWith, func(h *gitstate.Header) { h.ResumeWith = "" })
-	add("resume_with_text", h.ResumeWithText, func(h *gitstate.Header) { h.ResumeWithText = false })
-	add("setup", h.Setup, func(h *gitstate.Header) { h.Setup = "" })
-	add("setup_timeout", h.SetupTimeout, func(h *gitstate.Header) { h.SetupTimeout = "" })
-	add("ports", h.Ports, func(h *gitstate.Header) { h.Ports = 0 })
-	add("extra", h.Extra, func(h *gitstate.Header) { h.Extra = nil })
+	add("criteria", h.Criteria, func(h *ledger.Header) { h.Criteria = nil })
+	add("verify", h.Verify, func(h *ledger.Header) { h.Verify = "" })
+	add("scope", h.Scope, func(h *ledger.Header) { h.Scope = nil })
+	add("config_files", h.ConfigFiles, func(h *ledger.Header) { h.ConfigFiles = nil })
+	add("imported_from", h.ImportedFrom, func(h *ledger.Header) { h.ImportedFrom = nil })
+	add("managed_by", h.ManagedBy, func(h *ledger.Header) { h.ManagedBy = "" })
+	add("resume_with", h.ResumeWith, func(h *ledger.Header) { h.ResumeWith = "" })
+	add("resume_with_text", h.ResumeWithText, func(h *ledger.Header) { h.ResumeWithText = false })
+	add("setup", h.Setup, func(h *ledger.Header) { h.Setup = "" })
+	add("setup_timeout", h.SetupTimeout, func(h *ledger.Header) { h.SetupTimeout = "" })
+	add("ports", h.Ports, func(h *ledger.Header) { h.Ports = 0 })
+	add("extra", h.Extra, func(h *ledger.Header) { h.Extra = nil })
 	for i, d := range h.Stages {
-		add("stage "+d.Name, stageText{d.Verify, d.Scope, d.Extra}, func(h *gitstate.Header) {
+		add("stage "+d.Name, stageText{d.Verify, d.Scope, d.Extra}, func(h *ledger.Header) {
 			if i < len(h.Stages) {
 				h.Stages[i].Verify, h.Stages[i].Scope, h.Stages[i].Extra = "", nil, nil
 			}
@@ -87,7 +87,7 @@ type HeaderText struct {
 // HeaderWithheld are the members of h's free text (other than its intent) that run's
 // record does not prove, with their values: what reaches agents here only once a
 // person trusts the run, and so what `trust --list RUN` shows that person.
-func (s Set) HeaderWithheld(h *gitstate.Header) []HeaderText {
+func (s Set) HeaderWithheld(h *ledger.Header) []HeaderText {
 	var out []HeaderText
 	for _, m := range headerTexts(h) {
 		if !s.hashes[headerHash(s.run, m.name, m.value)] {
@@ -105,7 +105,7 @@ func (s Set) HeaderWithheld(h *gitstate.Header) []HeaderText {
 // text (other than the intent, which Shown decides) that run's record does not prove
 // cleared, and whether any was (docs/contract.md §6). A record that cannot be read
 // proves nothing.
-func (in *Intents) Header(ctx context.Context, run string, h *gitstate.Header) (gitstate.Header, bool) {
+func (in *Intents) Header(ctx context.Context, run string, h *ledger.Header) (ledger.Header, bool) {
 	out := *h
 	out.Stages = slices.Clone(h.Stages)
 	s := in.set(ctx, run)

@@ -20,8 +20,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // WhereResumeWith is where a managed run's resume command is used (Command.Where).
@@ -42,7 +42,7 @@ type Command struct {
 
 // Commands lists every command run r carries: the run's verify (what `union
 // --verify` and stages without their own run), each stage's and each job's verify.
-func Commands(r *gitstate.Run) []Command {
+func Commands(r *ledger.Run) []Command {
 	var cmds []Command
 	if r.Header.Verify != "" {
 		cmds = append(cmds, Command{Where: "run", Command: r.Header.Verify})
@@ -76,7 +76,7 @@ func Commands(r *gitstate.Run) []Command {
 // commands cmds in the canonical order (by where, then by command), each value
 // length-prefixed. A header text or command changed after a person read them changes
 // it. Trust or no trust plays no part.
-func Digest(h *gitstate.Header, cmds []Command) string {
+func Digest(h *ledger.Header, cmds []Command) string {
 	sorted := slices.Clone(cmds)
 	slices.SortFunc(sorted, func(a, b Command) int {
 		if c := strings.Compare(a.Where, b.Where); c != 0 {
@@ -110,7 +110,7 @@ type Set struct {
 
 // Load reads run's trust record (empty when there is none).
 func Load(ctx context.Context, repo *git.Repository, run string) (Set, error) {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return Set{}, err
 	}
 	data, err := repo.ReadLocal(dir + "/" + run)
@@ -166,7 +166,7 @@ func Gate(ctx context.Context, repo *git.Repository, run, command string) (a App
 func Once(command string) Approved { return Approved{command} }
 
 // Check returns r's commands with whether each is trusted here.
-func Check(ctx context.Context, repo *git.Repository, r *gitstate.Run) ([]Command, error) {
+func Check(ctx context.Context, repo *git.Repository, r *ledger.Run) ([]Command, error) {
 	s, err := Load(ctx, repo, r.Header.RunID)
 	if err != nil {
 		return nil, err
@@ -198,9 +198,9 @@ type Added struct {
 // own commands before the ledger commit that carries them (so that no crash leaves
 // them untrusted) gives what Add returns to Forget when that commit fails.
 func Add(ctx context.Context, repo *git.Repository, run, intent string, commands ...string) (Added, error) {
-	var text *gitstate.Header
+	var text *ledger.Header
 	if intent != "" {
-		text = &gitstate.Header{RunID: run, Intent: intent}
+		text = &ledger.Header{RunID: run, Intent: intent}
 	}
 	return add(ctx, repo, run, intent, text, false, commands)
 }
@@ -211,20 +211,20 @@ func Add(ctx context.Context, repo *git.Repository, run, intent string, commands
 // its header, each member of free text as h has it (Intents.Header); of the events
 // and jobs, only those this clone wrote (their MAC, gitstate's textmac.go) do
 // (docs/contract.md §6).
-func AddRun(ctx context.Context, repo *git.Repository, h *gitstate.Header, commands ...string) (Added, error) {
+func AddRun(ctx context.Context, repo *git.Repository, h *ledger.Header, commands ...string) (Added, error) {
 	return add(ctx, repo, h.RunID, h.Intent, h, false, commands)
 }
 
 // AddPerson is AddRun for a run a person read and trusted here (`git atlas trust
 // RUN`), h its header as it stands: Intents.Vouched holds for it too, and all of its
 // free text may reach an agent here, whichever clone wrote it (docs/contract.md §6).
-func AddPerson(ctx context.Context, repo *git.Repository, h *gitstate.Header, commands ...string) (Added, error) {
+func AddPerson(ctx context.Context, repo *git.Repository, h *ledger.Header, commands ...string) (Added, error) {
 	return add(ctx, repo, h.RunID, h.Intent, h, true, commands)
 }
 
 // add records commands of run; with text (a header of run: only its intent when Add
 // gives it) the intent and each member of the header's free text too.
-func add(ctx context.Context, repo *git.Repository, run, intent string, text *gitstate.Header, person bool, commands []string) (Added, error) {
+func add(ctx context.Context, repo *git.Repository, run, intent string, text *ledger.Header, person bool, commands []string) (Added, error) {
 	var want []string
 	for _, c := range commands {
 		want = append(want, hash(run, c))
@@ -356,7 +356,7 @@ func (in *Intents) TrustsCommand(ctx context.Context, run, command string) bool 
 
 // Revoke forgets every trusted command of run.
 func Revoke(ctx context.Context, repo *git.Repository, run string) error {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return err
 	}
 	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()
@@ -374,7 +374,7 @@ func Runs(ctx context.Context, repo *git.Repository) ([]string, error) {
 	}
 	var runs []string
 	for _, n := range names {
-		if gitstate.ValidName("run", n) == nil {
+		if ledger.ValidName("run", n) == nil {
 			runs = append(runs, n)
 		}
 	}
@@ -384,7 +384,7 @@ func Runs(ctx context.Context, repo *git.Repository) ([]string, error) {
 
 // update changes run's record under its lock (read, change, write whole).
 func update(ctx context.Context, repo *git.Repository, run string, change func(Set)) error {
-	if err := gitstate.ValidName("run", run); err != nil {
+	if err := ledger.ValidName("run", run); err != nil {
 		return err
 	}
 	defer repo.Mutex(ctx, "trust/"+run, 10*time.Second)()

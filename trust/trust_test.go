@@ -7,8 +7,8 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func newRepo(t *testing.T) *git.Repository {
@@ -25,13 +25,13 @@ func newRepo(t *testing.T) *git.Repository {
 	return repo
 }
 
-func run(verify string, stages map[string]string, jobs map[string]string) *gitstate.Run {
-	r := &gitstate.Run{Header: gitstate.Header{RunID: "r", Verify: verify}, State: gitstate.State{RunID: "r"}}
+func run(verify string, stages map[string]string, jobs map[string]string) *ledger.Run {
+	r := &ledger.Run{Header: ledger.Header{RunID: "r", Verify: verify}, State: ledger.State{RunID: "r"}}
 	for name, v := range stages {
-		r.Header.Stages = append(r.Header.Stages, gitstate.StageDef{Name: name, Verify: v})
+		r.Header.Stages = append(r.Header.Stages, ledger.StageDef{Name: name, Verify: v})
 	}
 	for id, v := range jobs {
-		r.State.Jobs = append(r.State.Jobs, gitstate.Job{ID: id, Verify: v})
+		r.State.Jobs = append(r.State.Jobs, ledger.Job{ID: id, Verify: v})
 	}
 	return r
 }

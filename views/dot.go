@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Dot writes g as a Graphviz digraph. Every id and label is a quoted string, so names
@@ -15,7 +15,7 @@ func Dot(w io.Writer, g *Graph) error {
 	fmt.Fprintf(&b, "digraph %s {\n", dotQuote(g.RunID))
 	fmt.Fprintf(&b, "  label=%s;\n", dotQuote(summary(g)))
 	b.WriteString("  rankdir=LR;\n  node [shape=box, style=rounded];\n")
-	if g.Kind == gitstate.KindGraph {
+	if g.Kind == ledger.KindGraph {
 		for _, n := range g.Nodes {
 			fmt.Fprintf(&b, "  %s [label=%s, color=%s];\n", dotQuote("job:"+n.ID), dotQuote(strings.Join(nodeLabel(g, n), "\n")), dotQuote(jobColour(n)))
 		}
@@ -54,7 +54,7 @@ func dotQuote(s string) string {
 
 func summary(g *Graph) string {
 	s := fmt.Sprintf("%s (%s): %s, epoch %d", g.RunID, g.Kind, g.Status, g.Epoch)
-	if g.Kind == gitstate.KindGraph {
+	if g.Kind == ledger.KindGraph {
 		s += fmt.Sprintf(", gas %d of %d spent", g.GasSpent, g.GasLimit)
 	}
 	return s
@@ -91,11 +91,11 @@ func unionLabel(u *Union) string {
 
 func jobColour(n Node) string {
 	switch {
-	case n.State == gitstate.JobDone:
+	case n.State == ledger.JobDone:
 		return "darkgreen"
-	case n.State == gitstate.JobRunning:
+	case n.State == ledger.JobRunning:
 		return "orange"
-	case n.State == gitstate.JobFailed:
+	case n.State == ledger.JobFailed:
 		return "red"
 	case n.Ready:
 		return "blue"
@@ -105,9 +105,9 @@ func jobColour(n Node) string {
 
 func stageColour(s Stage) string {
 	switch {
-	case s.Status == gitstate.StageCompleted:
+	case s.Status == ledger.StageCompleted:
 		return "darkgreen"
-	case s.Status == gitstate.StageFailed || s.Status == gitstate.StageRejected:
+	case s.Status == ledger.StageFailed || s.Status == ledger.StageRejected:
 		return "red"
 	case s.Current:
 		return "orange"

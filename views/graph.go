@@ -1,13 +1,13 @@
 // Package views draws a run at a glance (docs/contract.md §14): a graph run's DAG of jobs, or a
 // single run's stages in order, as text for people, Graphviz dot, Mermaid or JSON.
-// It reads a gitstate.Run and writes to the io.Writer it is given; it never decides
+// It reads a ledger.Run and writes to the io.Writer it is given; it never decides
 // where output goes (internal/cli does).
 package views
 
 import (
 	"sort"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Graph is what every format draws; its JSON is `git atlas graph --format json`.
@@ -77,7 +77,7 @@ type Stage struct {
 }
 
 // Build projects a run into a Graph.
-func Build(r *gitstate.Run) *Graph {
+func Build(r *ledger.Run) *Graph {
 	h, s := &r.Header, &r.State
 	g := &Graph{RunID: h.RunID, Kind: h.Kind, Status: s.Status, Epoch: s.Epoch, Seq: s.Seq,
 		Nodes: []Node{}, Edges: []Edge{}, Stages: []Stage{}, Ready: []string{}}
@@ -88,14 +88,14 @@ func Build(r *gitstate.Run) *Graph {
 			continue
 		}
 		g.Stages = append(g.Stages, Stage{Name: st.Name, Status: st.Status, Attempts: len(st.Attempts),
-			BudgetLeft: gitstate.BudgetLeft(def, st), Gate: gateOf(def.Gate), Verify: def.Verify != "",
+			BudgetLeft: ledger.BudgetLeft(def, st), Gate: gateOf(def.Gate), Verify: def.Verify != "",
 			Current: cur != nil && cur.Name == st.Name})
 	}
-	if h.Kind != gitstate.KindGraph {
+	if h.Kind != ledger.KindGraph {
 		return g
 	}
-	f := gitstate.JobFrontier(h, s)
-	g.GasLimit, g.GasSpent, g.GasRemaining, g.MaxAttempts = f.GasLimit, f.GasSpent, f.GasRemaining, gitstate.MaxAttempts(h)
+	f := ledger.JobFrontier(h, s)
+	g.GasLimit, g.GasSpent, g.GasRemaining, g.MaxAttempts = f.GasLimit, f.GasSpent, f.GasRemaining, ledger.MaxAttempts(h)
 	g.Ready = append(g.Ready, f.Ready...)
 	ready := map[string]bool{}
 	for _, id := range f.Ready {
@@ -124,7 +124,7 @@ func Build(r *gitstate.Run) *Graph {
 		if s.Union != nil {
 			n.OutsideScope, n.AllowedOutsideScope = s.Union.OutsideScope[j.ID], s.Union.AllowedOutsideScope[j.ID]
 		}
-		if j.State == gitstate.JobRunning {
+		if j.State == ledger.JobRunning {
 			n.Holder, n.Lease, n.ExpiresAt = j.Holder, j.Lease, j.ExpiresAt
 		}
 		g.Nodes = append(g.Nodes, n)
@@ -145,7 +145,7 @@ func gateOf(gate string) string {
 // levelsOf is each job's depth: 0 without needs, else one more than its deepest need.
 // The ledger refuses cycles; a cycle read anyway (a hand-edited ledger) stops at the
 // job count instead of looping.
-func levelsOf(jobs []gitstate.Job) map[string]int {
+func levelsOf(jobs []ledger.Job) map[string]int {
 	needs := map[string][]string{}
 	for _, j := range jobs {
 		needs[j.ID] = j.Needs

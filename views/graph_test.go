@@ -13,8 +13,8 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata")
@@ -22,45 +22,45 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata")
 // dag8 is a fixed 8-node graph run: every job state, ready and waiting jobs, a holder
 // with characters that are syntax in dot and Mermaid, names with '.' and '-', a union
 // with one conflicted node, and an outer stage.
-func dag8() *gitstate.Run {
-	job := func(id, state string, attempts int, needs ...string) gitstate.Job {
+func dag8() *ledger.Run {
+	job := func(id, state string, attempts int, needs ...string) ledger.Job {
 		if needs == nil {
 			needs = []string{}
 		}
-		return gitstate.Job{ID: id, State: state, Attempts: attempts, Needs: needs}
+		return ledger.Job{ID: id, State: state, Attempts: attempts, Needs: needs}
 	}
-	jobs := []gitstate.Job{
-		job("api.v2", gitstate.JobDone, 1),
-		job("ui-shell", gitstate.JobDone, 2),
-		job("db_schema", gitstate.JobDone, 1),
-		job("auth", gitstate.JobRunning, 0, "api.v2", "db_schema"),
-		job("ui-login", gitstate.JobPending, 0, "ui-shell"),
-		job("reports", gitstate.JobFailed, 2, "db_schema"),
-		job("e2e.tests", gitstate.JobPending, 0, "auth", "ui-login"),
-		job("release-notes", gitstate.JobPending, 0, "e2e.tests", "reports"),
+	jobs := []ledger.Job{
+		job("api.v2", ledger.JobDone, 1),
+		job("ui-shell", ledger.JobDone, 2),
+		job("db_schema", ledger.JobDone, 1),
+		job("auth", ledger.JobRunning, 0, "api.v2", "db_schema"),
+		job("ui-login", ledger.JobPending, 0, "ui-shell"),
+		job("reports", ledger.JobFailed, 2, "db_schema"),
+		job("e2e.tests", ledger.JobPending, 0, "auth", "ui-login"),
+		job("release-notes", ledger.JobPending, 0, "e2e.tests", "reports"),
 	}
 	jobs[3].Holder, jobs[3].Lease, jobs[3].ExpiresAt = `worker "7" <a&b>`, "auth#0@1", "2026-01-01T00:10:00Z"
 	jobs[5].Reason = "attempts"
-	return &gitstate.Run{
-		Header: gitstate.Header{RunID: "demo.run-1", Kind: gitstate.KindGraph, Baseline: testenv.HexOID(strings.Repeat("a", 40)),
-			Stages: []gitstate.StageDef{{Name: "integrate", Gate: "human", MaxRetries: 1}}},
-		State: gitstate.State{RunID: "demo.run-1", Status: gitstate.RunRunning, Seq: 21, Epoch: 1, GasSpent: 7, Jobs: jobs,
-			Stages: []gitstate.StageState{{Name: "integrate", Status: gitstate.StagePending}},
-			Union: &gitstate.UnionRec{Head: testenv.HexOID(strings.Repeat("b", 40)), Integrated: []string{"api.v2", "db_schema"},
+	return &ledger.Run{
+		Header: ledger.Header{RunID: "demo.run-1", Kind: ledger.KindGraph, Baseline: testenv.HexOID(strings.Repeat("a", 40)),
+			Stages: []ledger.StageDef{{Name: "integrate", Gate: "human", MaxRetries: 1}}},
+		State: ledger.State{RunID: "demo.run-1", Status: ledger.RunRunning, Seq: 21, Epoch: 1, GasSpent: 7, Jobs: jobs,
+			Stages: []ledger.StageState{{Name: "integrate", Status: ledger.StagePending}},
+			Union: &ledger.UnionRec{Head: testenv.HexOID(strings.Repeat("b", 40)), Integrated: []string{"api.v2", "db_schema"},
 				Conflicted: map[string][]string{"ui-shell": {"ui/app.go"}}}},
 	}
 }
 
-func single() *gitstate.Run {
-	return &gitstate.Run{
-		Header: gitstate.Header{RunID: "fix-42", Kind: gitstate.KindSingle, Stages: []gitstate.StageDef{
+func single() *ledger.Run {
+	return &ledger.Run{
+		Header: ledger.Header{RunID: "fix-42", Kind: ledger.KindSingle, Stages: []ledger.StageDef{
 			{Name: "plan", MaxRetries: 2}, {Name: "skip.me", MaxRetries: 2}, {Name: "code", MaxRetries: 2, Verify: "go test"},
 			{Name: "check", Gate: "human", MaxRetries: 1}}},
-		State: gitstate.State{RunID: "fix-42", Status: gitstate.RunRunning, Seq: 9, Stages: []gitstate.StageState{
-			{Name: "plan", Status: gitstate.StageCompleted, Attempts: []gitstate.Attempt{{N: 1}}},
-			{Name: "skip.me", Status: gitstate.StageSkipped},
-			{Name: "code", Status: gitstate.StageDispatched, Attempts: []gitstate.Attempt{{N: 1}, {N: 2}}},
-			{Name: "check", Status: gitstate.StagePending}}},
+		State: ledger.State{RunID: "fix-42", Status: ledger.RunRunning, Seq: 9, Stages: []ledger.StageState{
+			{Name: "plan", Status: ledger.StageCompleted, Attempts: []ledger.Attempt{{N: 1}}},
+			{Name: "skip.me", Status: ledger.StageSkipped},
+			{Name: "code", Status: ledger.StageDispatched, Attempts: []ledger.Attempt{{N: 1}, {N: 2}}},
+			{Name: "check", Status: ledger.StagePending}}},
 	}
 }
 
@@ -81,7 +81,7 @@ func golden(t *testing.T, name string, got []byte) {
 	}
 }
 
-func render(t *testing.T, r *gitstate.Run, format string) []byte {
+func render(t *testing.T, r *ledger.Run, format string) []byte {
 	t.Helper()
 	var b bytes.Buffer
 	var err error
@@ -106,7 +106,7 @@ func TestGolden(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
 		name string
-		run  *gitstate.Run
+		run  *ledger.Run
 	}{{"dag8", dag8()}, {"single", single()}} {
 		for _, f := range []string{"txt", "dot", "mmd"} {
 			t.Run(c.name+"."+f, func(t *testing.T) {
@@ -151,12 +151,12 @@ func TestTextFits30Nodes(t *testing.T) {
 	r.State.Jobs = nil
 	for i := range 30 {
 		id := fmt.Sprintf("node-%02d.", i) + strings.Repeat("x", 55)
-		j := gitstate.Job{ID: id, State: gitstate.JobPending, Needs: []string{}}
+		j := ledger.Job{ID: id, State: ledger.JobPending, Needs: []string{}}
 		for k := 0; k < i; k += 3 {
 			j.Needs = append(j.Needs, r.State.Jobs[k].ID)
 		}
 		if i%4 == 1 {
-			j.State, j.Holder = gitstate.JobRunning, strings.Repeat("holder-é", 10)
+			j.State, j.Holder = ledger.JobRunning, strings.Repeat("holder-é", 10)
 		}
 		r.State.Jobs = append(r.State.Jobs, j)
 	}

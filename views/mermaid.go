@@ -5,7 +5,7 @@ import (
 	"io"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Mermaid writes g as a Mermaid flowchart. Node ids are generated (j0, j1, s0, ...)
@@ -16,7 +16,7 @@ func Mermaid(w io.Writer, g *Graph) error {
 	b.WriteString("flowchart LR\n")
 	fmt.Fprintf(&b, "  %%%% %s\n", strings.ReplaceAll(summary(g), "\n", " "))
 	class := map[string][]string{}
-	if g.Kind == gitstate.KindGraph {
+	if g.Kind == ledger.KindGraph {
 		ids := map[string]string{}
 		for i, n := range g.Nodes {
 			ids[n.ID] = fmt.Sprintf("j%d", i)
@@ -74,11 +74,11 @@ func mermaidQuote(s string) string {
 
 func jobClass(n Node) string {
 	switch {
-	case n.State == gitstate.JobDone:
+	case n.State == ledger.JobDone:
 		return "done"
-	case n.State == gitstate.JobRunning:
+	case n.State == ledger.JobRunning:
 		return "running"
-	case n.State == gitstate.JobFailed:
+	case n.State == ledger.JobFailed:
 		return "failed"
 	case n.Ready:
 		return "ready"
@@ -88,9 +88,9 @@ func jobClass(n Node) string {
 
 func stageClass(s Stage) string {
 	switch {
-	case s.Status == gitstate.StageCompleted:
+	case s.Status == ledger.StageCompleted:
 		return "done"
-	case s.Status == gitstate.StageFailed || s.Status == gitstate.StageRejected:
+	case s.Status == ledger.StageFailed || s.Status == ledger.StageRejected:
 		return "failed"
 	case s.Current:
 		return "running"

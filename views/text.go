@@ -6,7 +6,7 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // TextOptions shape the text drawing.
@@ -32,11 +32,11 @@ func Text(w io.Writer, g *Graph, o TextOptions) error {
 	}
 	p := &printer{w: w, o: o}
 	head := []string{g.RunID, g.Kind, g.Status, fmt.Sprintf("epoch %d", g.Epoch), fmt.Sprintf("event %d", g.Seq)}
-	if g.Kind == gitstate.KindGraph {
+	if g.Kind == ledger.KindGraph {
 		head = append(head, fmt.Sprintf("gas %d of %d spent", g.GasSpent, g.GasLimit))
 	}
 	p.line(strings.Join(head, "  "))
-	if g.Kind == gitstate.KindGraph {
+	if g.Kind == ledger.KindGraph {
 		p.jobs(g)
 	}
 	if len(g.Stages) > 0 {
@@ -131,13 +131,13 @@ func (p *printer) jobs(g *Graph) {
 // jobMark is a job's mark (readable without colour) and its colour.
 func jobMark(n Node) (string, string) {
 	switch {
-	case n.State == gitstate.JobDone && n.Integrated:
+	case n.State == ledger.JobDone && n.Integrated:
 		return "[U]", green
-	case n.State == gitstate.JobDone:
+	case n.State == ledger.JobDone:
 		return "[x]", green
-	case n.State == gitstate.JobRunning:
+	case n.State == ledger.JobRunning:
 		return "[>]", yellow
-	case n.State == gitstate.JobFailed:
+	case n.State == ledger.JobFailed:
 		return "[!]", red
 	case n.Ready:
 		return "[*]", cyan
@@ -162,11 +162,11 @@ func (p *printer) stages(g *Graph) {
 
 func stageMark(s Stage) (string, string) {
 	switch {
-	case s.Status == gitstate.StageCompleted:
+	case s.Status == ledger.StageCompleted:
 		return "[x]", green
-	case s.Status == gitstate.StageSkipped:
+	case s.Status == ledger.StageSkipped:
 		return "[-]", ""
-	case s.Status == gitstate.StageFailed || s.Status == gitstate.StageRejected:
+	case s.Status == ledger.StageFailed || s.Status == ledger.StageRejected:
 		return "[!]", red
 	case s.Current:
 		return "[>]", yellow

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // AddOptions are the choices of Add.
@@ -35,7 +36,7 @@ type AddOptions struct {
 
 // Added is what Add did.
 type Added struct {
-	Rec gitstate.WorktreeRec
+	Rec ledger.WorktreeRec
 	// Created: the worktree was made for the first time.
 	Created bool
 	// Recreated: the ledger had it, its directory was gone, and it was made again
@@ -55,7 +56,7 @@ type Added struct {
 // running Add again finishes it. Add is idempotent for a worktree that exists as
 // recorded; a path or branch held by anything else is a conflict.
 func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddOptions) (*Added, error) {
-	if err := gitstate.ValidName("node", node); err != nil {
+	if err := ledger.ValidName("node", node); err != nil {
 		return nil, err
 	}
 	if node == Union {
@@ -98,7 +99,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	}
 	// A new node may not take a name the layout reserves: replay-<stage>-<n> is a
 	// replay worktree's, <name>.atlas-materializing the marker of node <name>.
-	if err := gitstate.CheckNodeName("node", node); err != nil {
+	if err := ledger.CheckNodeName("node", node); err != nil {
 		return nil, err
 	}
 	if base.IsZero() {
@@ -108,7 +109,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 }
 
 // fence checks the caller's lease (AddOptions.Lease) against the node's job.
-func fence(r *gitstate.Run, node string, opts AddOptions) error {
+func fence(r *ledger.Run, node string, opts AddOptions) error {
 	if opts.Unfenced {
 		return nil
 	}
@@ -120,9 +121,9 @@ func fence(r *gitstate.Run, node string, opts AddOptions) error {
 		return nil
 	}
 	if opts.Lease != "" {
-		return gitstate.CheckLease(&r.State, node, opts.Lease)
+		return ledger.CheckLease(&r.State, node, opts.Lease)
 	}
-	if j.State == gitstate.JobRunning {
+	if j.State == ledger.JobRunning {
 		return fault.Conflict("job %s of run %s is RUNNING under a lease: its worktree goes only to the lease's holder", node, r.Header.RunID).
 			WithHint("pass the token `git atlas job claim` printed: `git atlas worktree add %s %s --lease TOKEN`", r.Header.RunID, node)
 	}
@@ -130,15 +131,15 @@ func fence(r *gitstate.Run, node string, opts AddOptions) error {
 }
 
 // open refuses a finished run: its worktrees are orphans for audit and gc.
-func open(r *gitstate.Run) error {
-	if gitstate.RunTerminal(r.State.Status) {
+func open(r *ledger.Run) error {
+	if ledger.RunTerminal(r.State.Status) {
 		return fault.Refused("run %s is %s: it gets no more worktrees", r.Header.RunID, r.State.Status)
 	}
 	return nil
 }
 
 // create makes a node's first worktree.
-func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node string, base git.OID, opts AddOptions) (*Added, error) {
+func create(ctx context.Context, store *gitstate.Store, r *ledger.Run, node string, base git.OID, opts AddOptions) (*Added, error) {
 	repo, run := store.Repo, r.Header.RunID
 	root, err := Root(ctx, repo)
 	if err != nil {
@@ -151,7 +152,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node st
 	if err := checkRoot(root, list); err != nil {
 		return nil, err
 	}
-	rec := gitstate.WorktreeRec{Node: node, Path: filepath.Join(root, run, node), Branch: BranchFor(run, node), Baseline: base, Head: base}
+	rec := ledger.WorktreeRec{Node: node, Path: filepath.Join(root, run, node), Branch: BranchFor(run, node), Baseline: base, Head: base}
 	if _, _, ok := r.Stage(node); ok {
 		rec.Stage = node
 	}
@@ -171,7 +172,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node st
 		return nil, err
 	}
 	reattached := false
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
 			return nil, err
 		}
@@ -226,7 +227,7 @@ func create(ctx context.Context, store *gitstate.Store, r *gitstate.Run, node st
 // ownBranch reports whether an existing branch is provably the node's own: this run
 // pinned the node's baseline (the pin and the branch are made in one transaction, and
 // removing a worktree keeps both) and the branch's tip descends from that pin.
-func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, tip string) (bool, error) {
+func ownBranch(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec, tip string) (bool, error) {
 	pin, err := repo.ReadRef(ctx, gitstate.PinRef(run, pinName(rec.Node)))
 	if err != nil || pin == "" || pin != rec.Baseline.String() {
 		return false, err
@@ -244,14 +245,14 @@ func ownBranch(ctx context.Context, repo *git.Repository, run string, rec gitsta
 
 // foreignBranch is the conflict of a branch with the node's name that git-atlas did
 // not make for it. Its commits may be someone's only copy: the advice keeps them.
-func foreignBranch(rec gitstate.WorktreeRec) error {
+func foreignBranch(rec ledger.WorktreeRec) error {
 	return fault.Conflict("branch %s exists, but the ledger does not account for it", rec.Branch).
 		WithHint("if it is not this node's, rename it to keep its commits (`git branch -m %s <new name>`), then run the command again", rec.Branch)
 }
 
 // pinRefs pins rec's baseline at refs/atlas/pins/<run>/node/<node>, create-only; a pin
 // already there at the same commit needs nothing, at another one is a conflict.
-func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) ([]git.RefUpdate, error) {
+func pinRefs(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) ([]git.RefUpdate, error) {
 	if rec.Node == Union {
 		return nil, nil // the union starts at the run's baseline, pinned by the run
 	}
@@ -270,7 +271,7 @@ func pinRefs(ctx context.Context, repo *git.Repository, run string, rec gitstate
 }
 
 // branchMoved is the conflict of a branch that is not where the caller saw it.
-func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
+func branchMoved(rec ledger.WorktreeRec, now, seen string) error {
 	if seen == "" {
 		return foreignBranch(rec)
 	}
@@ -278,13 +279,13 @@ func branchMoved(rec gitstate.WorktreeRec, now, seen string) error {
 		WithHint("preserve them first, then run the command again")
 }
 
-func addedEvent(rec gitstate.WorktreeRec, recreated bool, resetFrom git.OID) gitstate.Event {
-	d := gitstate.WorktreeAddedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Baseline: rec.Baseline, Head: rec.Head, Recreated: recreated,
+func addedEvent(rec ledger.WorktreeRec, recreated bool, resetFrom git.OID) ledger.Event {
+	d := ledger.WorktreeAddedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Baseline: rec.Baseline, Head: rec.Head, Recreated: recreated,
 		Ports: rec.Ports, ResetFrom: resetFrom}
-	return gitstate.WorktreeAddedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
+	return ledger.WorktreeAddedEvent(ledger.About{Stage: rec.Stage, Job: jobOf(rec)}, d)
 }
 
-func jobOf(rec gitstate.WorktreeRec) string {
+func jobOf(rec ledger.WorktreeRec) string {
 	if rec.Stage != "" || rec.Node == Union {
 		return ""
 	}
@@ -296,7 +297,7 @@ func jobOf(rec gitstate.WorktreeRec) string {
 //
 // A worktree handed out again without ports when its run has them (its job's lease
 // was fenced, which freed its block) gets a block again first (docs/contract.md §15).
-func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
+func ensure(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
 	added, err := ensureOnce(ctx, store, run, rec, ports, opts)
 	if _, ok := errors.AsType[madeConcurrently](err); ok {
 		// Another process made it first: it now exists as recorded, which is all we
@@ -306,7 +307,7 @@ func ensure(ctx context.Context, store *gitstate.Store, run string, rec gitstate
 	return added, err
 }
 
-func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
+func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec, ports int, opts AddOptions) (*Added, error) {
 	if len(rec.Ports) > 0 {
 		ports = 0 // it holds its block
 	}
@@ -390,7 +391,7 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec gits
 // again, recorded (`worktree_ports`) under the port lock; the caller's lease is
 // checked again in that write. A block recorded meanwhile by another process is
 // the one returned.
-func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, n int, opts AddOptions) ([]int, error) {
+func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec, n int, opts AddOptions) ([]int, error) {
 	alloc, err := AllocatePorts(ctx, store, run, n)
 	if err != nil {
 		return nil, err
@@ -400,7 +401,7 @@ func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec git
 	if err != nil {
 		return nil, err
 	}
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		cur := r.State.Worktree(rec.Node)
 		if cur == nil || cur.Path != rec.Path {
 			return nil, fault.Conflict("the worktree record of node %s of run %s changed concurrently", rec.Node, run).WithHint("run the command again")
@@ -413,8 +414,8 @@ func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec git
 			return nil, nil
 		}
 		cur.Ports = ports
-		about := gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}
-		return &gitstate.Change{Event: gitstate.WorktreePortsEvent(about, gitstate.WorktreePortsData{Node: rec.Node, Ports: ports})}, nil
+		about := ledger.About{Stage: rec.Stage, Job: jobOf(rec)}
+		return &gitstate.Change{Event: ledger.WorktreePortsEvent(about, ledger.WorktreePortsData{Node: rec.Node, Ports: ports})}, nil
 	})
 	if err != nil {
 		return nil, err
@@ -425,7 +426,7 @@ func recordPorts(ctx context.Context, store *gitstate.Store, run string, rec git
 // preserveHalfMade deals with a checkout a killed process began and never finished:
 // it is claimed (a live maker is a conflict), preserved (snapshot when anything could
 // be lost, then removed), and its marker cleared, so that it is made again clean.
-func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, opts AddOptions) error {
+func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec, opts AddOptions) error {
 	inProgress, halfMade, owner := Making(rec.Path)
 	if inProgress {
 		return fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, owner).
@@ -455,7 +456,7 @@ func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, re
 
 // checkFree checks that a missing worktree can be made again: nothing else at its
 // path, its branch not checked out anywhere. It returns the branch's tip.
-func checkFree(ctx context.Context, repo *git.Repository, list []git.WorktreeInfo, rec gitstate.WorktreeRec) (string, error) {
+func checkFree(ctx context.Context, repo *git.Repository, list []git.WorktreeInfo, rec ledger.WorktreeRec) (string, error) {
 	if exists(rec.Path) {
 		return "", fault.Conflict("path %s of node %s is taken by something that is not its worktree", rec.Path, rec.Node).
 			WithHint("move it away and run the command again")
@@ -471,9 +472,9 @@ func checkFree(ctx context.Context, repo *git.Repository, list []git.WorktreeInf
 // branch must still be at tip ("" = gone). A gone branch is created at rec.Head;
 // with reset, an existing one is moved from tip to rec.Head in the same transaction
 // (compare-and-swap). A deleted pin is made again.
-func record(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec, tip string, reset bool) error {
+func record(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec, tip string, reset bool) error {
 	repo := store.Repo
-	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		cur := r.State.Worktree(rec.Node)
 		if cur == nil || cur.Path != rec.Path || cur.Branch != rec.Branch || cur.Baseline != rec.Baseline {
 			return nil, fault.Conflict("the worktree record of node %s of run %s changed concurrently", rec.Node, run).WithHint("run the command again")
@@ -527,15 +528,15 @@ func dashed(s string) string {
 // after the snapshot are never dropped ("" means the branch must not exist). The
 // union worktree is derived data: it is recreated at its branch's tip, which is not
 // moved.
-func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string) (gitstate.WorktreeRec, error) {
+func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string) (ledger.WorktreeRec, error) {
 	repo := store.Repo
 	r, err := store.Load(ctx, run)
 	if err != nil {
-		return gitstate.WorktreeRec{}, err
+		return ledger.WorktreeRec{}, err
 	}
 	p := r.State.Worktree(node)
 	if p == nil {
-		return gitstate.WorktreeRec{}, fault.NotFound("run %s has no worktree for node %s", run, node)
+		return ledger.WorktreeRec{}, fault.NotFound("run %s has no worktree for node %s", run, node)
 	}
 	rec := *p
 	list, err := repo.ListWorktrees(ctx)
@@ -593,7 +594,7 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 // leaves a half-made checkout, which is snapshotted again before anything else.
 // started says that the ledger and the branch were changed (an error after that
 // leaves the directory part-reset; one before it changed nothing).
-func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen string, keep bool) (rec gitstate.WorktreeRec, started bool, err error) {
+func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen string, keep bool) (rec ledger.WorktreeRec, started bool, err error) {
 	repo := store.Repo
 	r, err := store.Load(ctx, run)
 	if err != nil {

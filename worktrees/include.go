@@ -11,9 +11,9 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // includedRecord is the local record (never pushed) of the files copied into the
@@ -40,7 +40,7 @@ func Included(repo *git.Repository, run, node string) ([]string, error) {
 // kept does not say): while a file the agent made tracked (`git add -f`) still holds
 // those bytes, it is the user's copy, not the agent's work (docs/contract.md §15).
 func IncludedCopies(repo *git.Repository, run, node string) (map[string]string, error) {
-	if gitstate.ValidName("run", run) != nil || gitstate.ValidName("node", node) != nil {
+	if ledger.ValidName("run", run) != nil || ledger.ValidName("node", node) != nil {
 		return nil, nil
 	}
 	data, err := repo.ReadLocal(includedRecord(run, node))
@@ -65,7 +65,7 @@ func IncludedCopies(repo *git.Repository, run, node string) (map[string]string, 
 // node, once that worktree is gone (docs/contract.md §15): a worktree made there again
 // records its own copies.
 func ForgetIncluded(repo *git.Repository, run, node string) error {
-	if gitstate.ValidName("run", run) != nil || gitstate.ValidName("node", node) != nil {
+	if ledger.ValidName("run", run) != nil || ledger.ValidName("node", node) != nil {
 		return nil
 	}
 	return repo.RemoveLocal(includedRecord(run, node))
@@ -77,7 +77,7 @@ func ForgetIncluded(repo *git.Repository, run, node string) error {
 // can, never a hard link; only regular files, never through a link, never over a
 // file the worktree has. Without a main checkout (a bare repository) nothing is
 // copied.
-func bootstrap(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) error {
+func bootstrap(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) error {
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return err

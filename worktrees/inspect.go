@@ -6,9 +6,9 @@ import (
 	"os"
 	"runtime"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Info is what a managed worktree looks like on disk now, next to what the ledger
@@ -35,11 +35,11 @@ type Info struct {
 }
 
 // OnBranch reports whether the worktree has its recorded branch checked out.
-func (i Info) OnBranch(rec gitstate.WorktreeRec) bool { return i.Branch == branchRef(rec.Branch) }
+func (i Info) OnBranch(rec ledger.WorktreeRec) bool { return i.Branch == branchRef(rec.Branch) }
 
 // Inspect looks at one managed worktree without changing it or any index: dirtiness
 // comes from `git --no-optional-locks status`.
-func Inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec) (Info, error) {
+func Inspect(ctx context.Context, repo *git.Repository, rec ledger.WorktreeRec) (Info, error) {
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return Info{}, err
@@ -52,7 +52,7 @@ func Inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec
 // lstat). infos[i] belongs to recs[i]; a worktree that could not be inspected leaves
 // its zero Info and adds its error to the returned *multierror.Error, so one failure
 // never hides the others. errs[i] is that worktree's own error, or nil.
-func InspectAll(ctx context.Context, repo *git.Repository, recs []gitstate.WorktreeRec) (infos []Info, errs []error, err error) {
+func InspectAll(ctx context.Context, repo *git.Repository, recs []ledger.WorktreeRec) (infos []Info, errs []error, err error) {
 	infos = make([]Info, len(recs))
 	errs = make([]error, len(recs))
 	if len(recs) == 0 {
@@ -73,7 +73,7 @@ func InspectAll(ctx context.Context, repo *git.Repository, recs []gitstate.Workt
 	return infos, errs, par.Join(errs) // in input order: the same failures read the same way
 }
 
-func inspect(ctx context.Context, repo *git.Repository, rec gitstate.WorktreeRec, list []git.WorktreeInfo) (Info, error) {
+func inspect(ctx context.Context, repo *git.Repository, rec ledger.WorktreeRec, list []git.WorktreeInfo) (Info, error) {
 	var info Info
 	w := findWorktree(list, rec.Path)
 	if w != nil {

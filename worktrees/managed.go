@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Roots are the directories managed worktrees live under: Root (atlas.worktreeRoot,
@@ -47,7 +48,7 @@ func Roots(ctx context.Context, repo *git.Repository) ([]confine.Root, error) {
 //   - its path passes git.Repository.Managed: under Roots (symbolic links resolved),
 //     or registered and locked with this node's lock reason, and its .git file and
 //     git's registration name each other.
-func Own(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) (*git.Managed, error) {
+func Own(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) (*git.Managed, error) {
 	g, err := NewGate(ctx, repo)
 	if err != nil {
 		return nil, err
@@ -72,7 +73,7 @@ func NewGate(ctx context.Context, repo *git.Repository) (*Gate, error) {
 }
 
 // Own is the package's Own.
-func (g *Gate) Own(run string, rec gitstate.WorktreeRec) (*git.Managed, error) {
+func (g *Gate) Own(run string, rec ledger.WorktreeRec) (*git.Managed, error) {
 	if err := ownRecord(run, rec); err != nil {
 		return nil, err
 	}
@@ -88,7 +89,7 @@ func (g *Gate) Own(run string, rec gitstate.WorktreeRec) (*git.Managed, error) {
 // with no .git at all is not foreign: a checkout killed before git wrote it, or whose
 // .git file was deleted, which is git-atlas's to set aside whole (SetAsideUnreadable:
 // renamed, never deleted). A .git that disagrees with git's registration is foreign.
-func (g *Gate) Foreign(run string, rec gitstate.WorktreeRec) error {
+func (g *Gate) Foreign(run string, rec ledger.WorktreeRec) error {
 	_, err := g.Own(run, rec)
 	if err == nil || !Foreign(err) {
 		return err
@@ -108,7 +109,7 @@ func (g *Gate) Foreign(run string, rec gitstate.WorktreeRec) error {
 
 // ownRecord checks what Own checks of the record alone: not adopted, its branch in
 // run's namespace.
-func ownRecord(run string, rec gitstate.WorktreeRec) error {
+func ownRecord(run string, rec ledger.WorktreeRec) error {
 	if rec.Adopted != "" {
 		return describe(run, rec, &fault.Error{Kind: fault.ErrRefused, Msg: rec.Path + ": adopted from " + rec.Adopted + " at import: git-atlas did not make it", Err: git.ErrForeign})
 	}
@@ -121,7 +122,7 @@ func ownRecord(run string, rec gitstate.WorktreeRec) error {
 // Placed checks that path, a place a ledger names for a worktree of git-atlas's, lies
 // under Roots (symbolic links resolved), before anything is made there or beside it (a
 // checkout, a marker, a directory set aside), and returns it resolved.
-func Placed(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) (string, error) {
+func Placed(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) (string, error) {
 	if err := ownRecord(run, rec); err != nil {
 		return "", err
 	}
@@ -137,7 +138,7 @@ func Placed(ctx context.Context, repo *git.Repository, run string, rec gitstate.
 }
 
 // describe names the node and run of a refused worktree, and what to do.
-func describe(run string, rec gitstate.WorktreeRec, err error) error {
+func describe(run string, rec ledger.WorktreeRec, err error) error {
 	var fe *fault.Error
 	if !errIsForeign(err, &fe) {
 		return err

@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // userWorktree makes a linked worktree of the user's beside the repository, on
@@ -59,15 +60,15 @@ func (f *fixture) state(p, branch string) string {
 }
 
 // setRec records rec for its node in the ledger as a pulled or edited ledger would.
-func (f *fixture) setRec(rec gitstate.WorktreeRec) {
+func (f *fixture) setRec(rec ledger.WorktreeRec) {
 	f.t.Helper()
-	if _, err := f.store.Update(f.ctx, "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
+	if _, err := f.store.Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
 		if w := r.State.Worktree(rec.Node); w != nil {
 			*w = rec
 		} else {
 			r.State.Worktrees = append(r.State.Worktrees, rec)
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "note"}}, nil
+		return &gitstate.Change{Event: ledger.Event{Type: "note"}}, nil
 	}); err != nil {
 		f.t.Fatal(err)
 	}
@@ -84,7 +85,7 @@ func foreignRefusal(err error) bool {
 // index); the node's branch does not move.
 func TestEditedGitFileLeavesTheUsersWorktreeAlone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	feat := f.userWorktree("feat", true)
 	rec := f.node("a", "a.txt")
 	tip := f.tip("a")
@@ -119,7 +120,7 @@ func TestEditedGitFileLeavesTheUsersWorktreeAlone(t *testing.T) {
 // nor a record adopted at import.
 func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	f.userWorktree("release", false)
 	tip := strings.TrimSpace(f.git(f.dir, "rev-parse", "refs/heads/release"))
 	f.git(f.dir, "worktree", "remove", filepath.Join(filepath.Dir(f.dir), "release")) // the branch checked out nowhere
@@ -127,7 +128,7 @@ func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec := gitstate.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)}
+	rec := ledger.WorktreeRec{Node: "b", Path: filepath.Join(root, "r1", "b"), Branch: "release", Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)}
 	f.setRec(rec)
 	if _, err := Recreate(f.ctx, f.store, "r1", "b", tip); !foreignRefusal(err) {
 		t.Fatalf("Recreate: %v", err)
@@ -141,7 +142,7 @@ func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 	if exists(rec.Path) {
 		t.Fatal("a worktree was made for the record")
 	}
-	adopted := gitstate.WorktreeRec{Node: "c", Path: filepath.Join(root, "r1", "c"), Branch: BranchFor("r1", "c"), Adopted: "kimi-atlas"}
+	adopted := ledger.WorktreeRec{Node: "c", Path: filepath.Join(root, "r1", "c"), Branch: BranchFor("r1", "c"), Adopted: "kimi-atlas"}
 	if _, err := Own(f.ctx, f.repo, "r1", adopted); !foreignRefusal(err) {
 		t.Fatalf("Own of an adopted record: %v", err)
 	}
@@ -152,7 +153,7 @@ func TestRecordOnAnotherBranchMovesNoBranch(t *testing.T) {
 // there.
 func TestUnionThroughASymlinkOutOfTheRoot(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	f.node("a", "a.txt")
 	if _, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{}); err != nil {
 		t.Fatal(err)

@@ -6,15 +6,15 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
-func jobs(spec ...string) []gitstate.Job {
-	var js []gitstate.Job
+func jobs(spec ...string) []ledger.Job {
+	var js []ledger.Job
 	for _, s := range spec {
 		id, needs, _ := strings.Cut(s, ":")
-		j := gitstate.Job{ID: id, State: gitstate.JobDone}
+		j := ledger.Job{ID: id, State: ledger.JobDone}
 		if needs != "" {
 			j.Needs = strings.Split(needs, ",")
 		}
@@ -27,7 +27,7 @@ func TestOrder(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		name string
-		jobs []gitstate.Job
+		jobs []ledger.Job
 		want []string
 	}{
 		{"empty", nil, []string{}},
@@ -55,7 +55,7 @@ func TestOrder(t *testing.T) {
 
 func TestOrderRefusesCycles(t *testing.T) {
 	t.Parallel()
-	for _, js := range [][]gitstate.Job{jobs("a:b", "b:a", "c"), jobs("a:a"), jobs("a", "a")} {
+	for _, js := range [][]ledger.Job{jobs("a:b", "b:a", "c"), jobs("a:a"), jobs("a", "a")} {
 		_, err := Order(js)
 		if !errors.Is(err, fault.ErrRefused) {
 			t.Errorf("Order(%v) = %v, want a refusal", js, err)

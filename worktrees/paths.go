@@ -14,6 +14,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Union is the reserved node name of a run's union worktree.
@@ -109,7 +110,7 @@ func exists(p string) bool {
 // forgetMissing drops git's registration of a worktree whose directory is gone,
 // that one only: a global `git worktree prune` would also drop the user's own
 // worktrees on an unmounted disk, which they may have locked for that reason or not.
-func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, list []git.WorktreeInfo) error {
+func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec, list []git.WorktreeInfo) error {
 	w := findWorktree(list, rec.Path)
 	if w == nil || exists(rec.Path) {
 		return nil
@@ -131,11 +132,11 @@ func forgetMissing(ctx context.Context, repo *git.Repository, run string, rec gi
 // them).
 // Materialize is how every managed worktree is checked out, by this package and by
 // recovery's replay worktrees alike: see materialize.
-func Materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, commit git.OID) error {
+func Materialize(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec, commit git.OID) error {
 	return materialize(ctx, repo, run, rec, commit)
 }
 
-func materialize(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec, at git.OID) error {
+func materialize(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec, at git.OID) error {
 	// A checkout, and its marker beside it, is made only under the managed root.
 	if _, err := Placed(ctx, repo, run, rec); err != nil {
 		return err
@@ -190,7 +191,7 @@ const materializingSuffix = ".atlas-materializing"
 const MaterializingSuffix = materializingSuffix
 
 // errMadeConcurrently is the conflict of a worktree another process made first.
-func errMadeConcurrently(rec gitstate.WorktreeRec) error {
+func errMadeConcurrently(rec ledger.WorktreeRec) error {
 	return madeConcurrently{fault.Conflict("worktree %s of node %s was made concurrently by another process", rec.Path, rec.Node).
 		WithHint("run the command again")}
 }
@@ -203,7 +204,7 @@ func (e madeConcurrently) Unwrap() error { return e.error }
 // ClaimMaking makes this process the owner of the "being made" marker of rec's
 // worktree. tookOver: the marker's owner died, so the directory (if any) is a
 // half-made checkout that may hold an agent's work. A live owner is a conflict.
-func ClaimMaking(run string, rec gitstate.WorktreeRec) (m *git.Marker, tookOver bool, err error) {
+func ClaimMaking(run string, rec ledger.WorktreeRec) (m *git.Marker, tookOver bool, err error) {
 	m, tookOver, err = git.ClaimMarker(rec.Path+materializingSuffix, "git-atlas run "+run+" node "+rec.Node)
 	if held, ok := errors.AsType[*git.MarkerHeldError](err); ok {
 		return nil, false, fault.Conflict("worktree %s of node %s is being made by another git-atlas process (%s)", rec.Path, rec.Node, held.Owner).
@@ -253,7 +254,7 @@ func SetAside(root, run string) []string {
 // ever deleted; an empty directory holds nothing and is just removed. It returns the
 // new path, or "" when the directory was readable or absent. Only a directory under
 // the managed root (Placed) is touched: any other is refused.
-func SetAsideUnreadable(ctx context.Context, repo *git.Repository, run string, rec gitstate.WorktreeRec) (string, error) {
+func SetAsideUnreadable(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) (string, error) {
 	path, err := Placed(ctx, repo, run, rec)
 	if err != nil {
 		return "", err
@@ -294,7 +295,7 @@ func SetAsideUnreadable(ctx context.Context, repo *git.Repository, run string, r
 }
 
 // attach points the managed worktree's HEAD at rec's branch.
-func attach(ctx context.Context, m *git.Managed, rec gitstate.WorktreeRec) error {
+func attach(ctx context.Context, m *git.Managed, rec ledger.WorktreeRec) error {
 	if err := m.AttachBranch(ctx, branchRef(rec.Branch), "git-atlas: attach "+rec.Branch); err != nil {
 		return fmt.Errorf("check out %s in %s: %w", rec.Branch, rec.Path, err)
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // PortRangeConfig is the git config key of the ports nodes' blocks come from.
@@ -52,14 +53,14 @@ func heldPorts(ctx context.Context, store *gitstate.Store, run, node string) (ma
 	}
 	held := map[int]bool{}
 	for _, e := range entries {
-		if e.Err != nil || gitstate.RunTerminal(e.Run.State.Status) {
+		if e.Err != nil || ledger.RunTerminal(e.Run.State.Status) {
 			continue
 		}
 		for _, w := range e.Run.State.Worktrees {
 			if e.Run.Header.RunID == run && w.Node == node {
 				continue
 			}
-			if j := e.Run.State.Job(w.Node); j != nil && (j.State == gitstate.JobDone || j.State == gitstate.JobFailed) {
+			if j := e.Run.State.Job(w.Node); j != nil && (j.State == ledger.JobDone || j.State == ledger.JobFailed) {
 				continue
 			}
 			for _, p := range w.Ports {

@@ -4,8 +4,8 @@ import (
 	"context"
 	"fmt"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // OutsideScope lists the paths run's node worktree rec changed against base
@@ -14,7 +14,7 @@ import (
 // or a node whose worktree is gone, changes nothing outside: nil. It reads only the
 // worktree Own vouches for: a record naming any other checkout (the user's, or one
 // git-atlas did not make) is refused as foreign, and nothing of it is read.
-func OutsideScope(ctx context.Context, repo *git.Repository, run string, rec *gitstate.WorktreeRec, id git.OID, scope []string) ([]string, error) {
+func OutsideScope(ctx context.Context, repo *git.Repository, run string, rec *ledger.WorktreeRec, id git.OID, scope []string) ([]string, error) {
 	if len(scope) == 0 || rec == nil {
 		return nil, nil
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/progress"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // UnionOptions are the choices of BuildUnion.
@@ -37,8 +38,8 @@ type UnionOptions struct {
 // UnionResult is what BuildUnion built.
 type UnionResult struct {
 	// Rec is the union worktree, on branch atlas/<run>/union at Union.Head.
-	Rec   gitstate.WorktreeRec
-	Union gitstate.UnionRec
+	Rec   ledger.WorktreeRec
+	Union ledger.UnionRec
 	// Missing are nodes that have no branch, so nothing to integrate.
 	Missing []string
 	// Changed: a new union was recorded; false when it was already up to date.
@@ -97,7 +98,7 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 		}
 		parts = append(parts, part{node: n, tip: tip})
 	}
-	var scoped gitstate.UnionRec
+	var scoped ledger.UnionRec
 	if parts, err = scopeParts(ctx, repo, r, parts, opts.AllowOutsideScope, &scoped); err != nil {
 		return nil, err
 	}
@@ -111,7 +112,7 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 	if err != nil {
 		return nil, err
 	}
-	res.Union = gitstate.UnionRec{Head: headID, Integrated: integrated, Conflicted: conflicted,
+	res.Union = ledger.UnionRec{Head: headID, Integrated: integrated, Conflicted: conflicted,
 		OutsideScope: scoped.OutsideScope, AllowedOutsideScope: scoped.AllowedOutsideScope}
 	if len(res.Missing) > 0 {
 		res.Union.Missing = res.Missing
@@ -126,11 +127,11 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 type part struct{ node, tip string }
 
 // unionNodes picks the nodes to integrate and says whether the caller named them.
-func unionNodes(r *gitstate.Run, names []string) ([]string, bool, error) {
+func unionNodes(r *ledger.Run, names []string) ([]string, bool, error) {
 	if names != nil {
 		seen := map[string]bool{}
 		for _, n := range names {
-			if err := gitstate.ValidName("node", n); err != nil {
+			if err := ledger.ValidName("node", n); err != nil {
 				return nil, true, err
 			}
 			if n == Union {
@@ -143,10 +144,10 @@ func unionNodes(r *gitstate.Run, names []string) ([]string, bool, error) {
 		}
 		return names, true, nil
 	}
-	if r.Header.Kind == gitstate.KindGraph {
-		var done []gitstate.Job
+	if r.Header.Kind == ledger.KindGraph {
+		var done []ledger.Job
 		for _, j := range r.State.Jobs {
-			if j.State == gitstate.JobDone {
+			if j.State == ledger.JobDone {
 				done = append(done, j)
 			}
 		}
@@ -171,7 +172,7 @@ func unionNodes(r *gitstate.Run, names []string) ([]string, bool, error) {
 // Order sorts jobs so that each comes after the jobs it needs, ties broken by id
 // (Kahn's algorithm, smallest ready id first). Needs outside jobs are taken as met;
 // a cycle among jobs is an error.
-func Order(jobs []gitstate.Job) ([]string, error) {
+func Order(jobs []ledger.Job) ([]string, error) {
 	in := map[string]bool{}
 	for _, j := range jobs {
 		if in[j.ID] {
@@ -292,7 +293,7 @@ func commitTree(ctx context.Context, repo *git.Repository, tree git.OID, parents
 // It reads what stands where the union goes (locateUnion), decides what to do to
 // the branch and the worktree or refuses (checkBranch, worktreeSteps: no change
 // made yet), then does it in that order (prepare, recordUnion, finish).
-func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res *UnionResult, force bool, approvedBy string) error {
+func placeUnion(ctx context.Context, store *gitstate.Store, r *ledger.Run, res *UnionResult, force bool, approvedBy string) error {
 	repo, head := store.Repo, res.Union.Head
 	p, err := locateUnion(ctx, repo, r, head)
 	if err != nil {
@@ -357,9 +358,9 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *gitstate.Run, res
 type unionPlace struct {
 	run string
 	// rec is the union worktree as the build records it: at the new head.
-	rec gitstate.WorktreeRec
+	rec ledger.WorktreeRec
 	// prev is the union worktree the ledger records now (nil before the first build).
-	prev *gitstate.WorktreeRec
+	prev *ledger.WorktreeRec
 	list []git.WorktreeInfo
 	// ref is the union branch's full name, oldTip its tip now ("": no branch).
 	ref, oldTip string
@@ -375,9 +376,9 @@ type unionPlace struct {
 
 // locateUnion reads where run's union at head goes: the recorded union worktree's
 // path, or its place under Root for a first build, and the union branch's tip.
-func locateUnion(ctx context.Context, repo *git.Repository, r *gitstate.Run, head git.OID) (*unionPlace, error) {
+func locateUnion(ctx context.Context, repo *git.Repository, r *ledger.Run, head git.OID) (*unionPlace, error) {
 	run := r.Header.RunID
-	p := &unionPlace{run: run, rec: gitstate.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
+	p := &unionPlace{run: run, rec: ledger.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
 		prev: r.State.Worktree(Union)}
 	var err error
 	if p.list, err = repo.ListWorktrees(ctx); err != nil {
@@ -480,7 +481,7 @@ func (p *unionPlace) prepare(ctx context.Context, repo *git.Repository, s unionS
 
 // needsRecord reports whether the build differs from what the ledger has (recorded,
 // the run's last union): another worktree record, a branch to move, another union.
-func (p *unionPlace) needsRecord(recorded *gitstate.UnionRec, u gitstate.UnionRec) bool {
+func (p *unionPlace) needsRecord(recorded *ledger.UnionRec, u ledger.UnionRec) bool {
 	return p.prev == nil || !sameRec(*p.prev, p.rec) || p.oldTip != p.rec.Head.String() || recorded == nil || !sameUnion(*recorded, u)
 }
 
@@ -488,7 +489,7 @@ func (p *unionPlace) needsRecord(recorded *gitstate.UnionRec, u gitstate.UnionRe
 // same transaction, as long as the branch is still where p read it.
 func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res *UnionResult, approvedBy string) error {
 	repo, rec, head := store.Repo, p.rec, p.rec.Head.String()
-	_, err := store.Update(ctx, p.run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err := store.Update(ctx, p.run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := open(r); err != nil {
 			return nil, err
 		}
@@ -499,7 +500,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if now != p.oldTip {
 			return nil, fault.Conflict("union branch %s moved while the union was built", rec.Branch).WithHint("run the command again")
 		}
-		res.Union.At = gitstate.Stamp(store.Now())
+		res.Union.At = ledger.Stamp(store.Now())
 		u := res.Union
 		r.State.Union = &u
 		if w := r.State.Worktree(Union); w != nil {
@@ -508,7 +509,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 			r.State.Worktrees = append(r.State.Worktrees, rec)
 		}
 		var refs []git.RefUpdate
-		var kept *gitstate.KeptTip
+		var kept *ledger.KeptTip
 		if p.keep {
 			// The commit someone made on the union branch is kept before the branch
 			// leaves it, in the same transaction: nothing is lost, not even to gc.
@@ -529,7 +530,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 			if err != nil {
 				return nil, err
 			}
-			kept = &gitstate.KeptTip{Ref: k, Commit: oldTip}
+			kept = &ledger.KeptTip{Ref: k, Commit: oldTip}
 		}
 		if p.oldTip != head {
 			old := p.oldTip
@@ -542,12 +543,12 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 		if conflicted == nil {
 			conflicted = map[string][]string{}
 		}
-		d := gitstate.UnionBuiltData{Head: p.rec.Head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
+		d := ledger.UnionBuiltData{Head: p.rec.Head, Integrated: u.Integrated, Conflicted: conflicted, Missing: res.Missing, Path: rec.Path,
 			Kept: kept, OutsideScope: u.OutsideScope, Ports: rec.Ports}
 		if len(u.AllowedOutsideScope) > 0 {
 			d.AllowedOutsideScope, d.ApprovedBy = u.AllowedOutsideScope, approvedBy
 		}
-		return &gitstate.Change{Event: gitstate.UnionBuiltEvent(gitstate.About{}, d), Refs: refs}, nil
+		return &gitstate.Change{Event: ledger.UnionBuiltEvent(ledger.About{}, d), Refs: refs}, nil
 	})
 	return err
 }
@@ -555,7 +556,7 @@ func recordUnion(ctx context.Context, store *gitstate.Store, p *unionPlace, res 
 // KeptRef is the recovery ref that keeps commit, a tip of run's union branch that
 // git-atlas did not build, when `union --force` moves the branch away from it.
 func KeptRef(run, commit string) string {
-	return gitstate.RecoveryPrefix + run + "/union-kept-" + commit[:min(12, len(commit))]
+	return ledger.RecoveryPrefix + run + "/union-kept-" + commit[:min(12, len(commit))]
 }
 
 // finish does the steps that come after the record: a missing worktree is made
@@ -583,7 +584,7 @@ func moveDetached(ctx context.Context, m *git.Managed, id git.OID) error {
 	return nil
 }
 
-func sameUnion(a, b gitstate.UnionRec) bool {
+func sameUnion(a, b ledger.UnionRec) bool {
 	if len(a.Conflicted) == 0 && len(b.Conflicted) == 0 {
 		a.Conflicted, b.Conflicted = nil, nil
 	}
@@ -598,7 +599,7 @@ func sameUnion(a, b gitstate.UnionRec) bool {
 }
 
 // sameRec compares the fields of two worktree records that git-atlas itself writes.
-func sameRec(a, b gitstate.WorktreeRec) bool {
+func sameRec(a, b ledger.WorktreeRec) bool {
 	return a.Node == b.Node && a.Stage == b.Stage && a.Path == b.Path && a.Branch == b.Branch &&
 		a.Baseline == b.Baseline && a.Head == b.Head && a.Untrusted == b.Untrusted && slices.Equal(a.Ports, b.Ports)
 }
@@ -606,16 +607,16 @@ func sameRec(a, b gitstate.WorktreeRec) bool {
 // RecordUnionVerify records the result of the run's verify run in the union worktree
 // at head (`union --verify`), in a `union_verified` event. A union rebuilt at another
 // head since is a conflict: the result belongs to the union it judged.
-func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *gitstate.VerifyResult) error {
-	_, err := store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *ledger.VerifyResult) error {
+	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if r.State.Union == nil || r.State.Union.Head.String() != head {
 			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `git atlas union %s --verify` again", run)
 		}
 		u := *r.State.Union
 		u.Verify = vr
 		r.State.Union = &u
-		data := gitstate.UnionVerifiedData{Head: r.State.Union.Head, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}
-		return &gitstate.Change{Event: gitstate.UnionVerifiedEvent(gitstate.About{}, data)}, nil
+		data := ledger.UnionVerifiedData{Head: r.State.Union.Head, Passed: vr.Passed, ExitCode: vr.ExitCode, TimedOut: vr.TimedOut, Tail: vr.Tail}
+		return &gitstate.Change{Event: ledger.UnionVerifiedEvent(ledger.About{}, data)}, nil
 	})
 	return err
 }

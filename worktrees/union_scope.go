@@ -7,9 +7,9 @@ import (
 
 	"github.com/bmatcuk/doublestar/v4"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // PathsOutside lists the paths that none of the scope globs (doublestar) matches, in
@@ -53,12 +53,12 @@ func CommitOutsideScope(ctx context.Context, repo *git.Repository, a git.OID, ti
 }
 
 // checkAllowed refuses an --allow-outside-scope that names no job of run r.
-func checkAllowed(r *gitstate.Run, allow []string) error {
+func checkAllowed(r *ledger.Run, allow []string) error {
 	for _, n := range allow {
-		if err := gitstate.ValidName("job", n); err != nil {
+		if err := ledger.ValidName("job", n); err != nil {
 			return err
 		}
-		if r.Header.Kind != gitstate.KindGraph {
+		if r.Header.Kind != ledger.KindGraph {
 			return fault.Usage("--allow-outside-scope names jobs: run %s is not a graph run", r.Header.RunID)
 		}
 		if r.State.Job(n) == nil {
@@ -73,8 +73,8 @@ func checkAllowed(r *gitstate.Run, allow []string) error {
 // outside it is left out and reported in u.OutsideScope, unless allow names it, when
 // it is integrated and reported in u.AllowedOutsideScope. It returns the parts to
 // integrate.
-func scopeParts(ctx context.Context, repo *git.Repository, r *gitstate.Run, parts []part, allow []string, u *gitstate.UnionRec) ([]part, error) {
-	if r.Header.Kind != gitstate.KindGraph {
+func scopeParts(ctx context.Context, repo *git.Repository, r *ledger.Run, parts []part, allow []string, u *ledger.UnionRec) ([]part, error) {
+	if r.Header.Kind != ledger.KindGraph {
 		return parts, nil
 	}
 	var keep []part
@@ -117,9 +117,9 @@ func scopeParts(ctx context.Context, repo *git.Repository, r *gitstate.Run, part
 // worktree ran in the user's checkout, whose changes cannot be told from the user's
 // own: it is not judged, and nothing of the checkout is read. No scope, no open
 // attempt, or no worktree: nil.
-func StageOutsideScope(ctx context.Context, repo *git.Repository, r *gitstate.Run, stage string) ([]string, error) {
+func StageOutsideScope(ctx context.Context, repo *git.Repository, r *ledger.Run, stage string) ([]string, error) {
 	def, st, ok := r.Stage(stage)
-	a := gitstate.OpenAttempt(st)
+	a := ledger.OpenAttempt(st)
 	rec := r.State.Worktree(stage)
 	if !ok || a == nil || len(def.Scope) == 0 || rec == nil {
 		return nil, nil

@@ -5,10 +5,10 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // testPlace is a union of run r1 at head h2 whose worktree would live at path, with
@@ -23,7 +23,7 @@ var (
 )
 
 func testPlace(recorded bool, oldTip string, list ...git.WorktreeInfo) *unionPlace {
-	rec := gitstate.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: testenv.HexOID(b0), Head: testenv.HexOID(h2)}
+	rec := ledger.WorktreeRec{Node: Union, Path: "/nowhere/atlas/r1/union", Branch: BranchFor("r1", Union), Baseline: testenv.HexOID(b0), Head: testenv.HexOID(h2)}
 	p := &unionPlace{run: "r1", rec: rec, list: list, ref: branchRef(rec.Branch), oldTip: oldTip}
 	if recorded {
 		prev := rec
@@ -114,7 +114,7 @@ func TestUnionWorktreeSteps(t *testing.T) {
 
 func TestUnionNeedsRecord(t *testing.T) {
 	t.Parallel()
-	u := gitstate.UnionRec{Head: testenv.HexOID(h2), Integrated: []string{"a"}}
+	u := ledger.UnionRec{Head: testenv.HexOID(h2), Integrated: []string{"a"}}
 	same := testPlace(true, h2)
 	same.prev.Head = testenv.HexOID(h2)
 	if same.needsRecord(&u, u) {

@@ -12,6 +12,7 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Owner finds the run and the ledger record of the managed worktree whose top level is
@@ -19,7 +20,7 @@ import (
 // ("", nil, nil) for any other checkout. The common layout <root>/<run>/<node> is
 // tried first (one run read); a worktree recorded elsewhere is found by reading every
 // run.
-func Owner(ctx context.Context, store *gitstate.Store, path string) (string, *gitstate.WorktreeRec, error) {
+func Owner(ctx context.Context, store *gitstate.Store, path string) (string, *ledger.WorktreeRec, error) {
 	repo := store.Repo
 	if path == "" || samePath(repo.GitDir, repo.CommonDir) {
 		return "", nil, nil // the main worktree, or a bare repository
@@ -109,7 +110,7 @@ func ManagedIn(ctx context.Context, store *gitstate.Store, root string, open fun
 // is set with a worktree_untrusted event, which makes resume snapshot it and recreate
 // it clean. It reports whether it wrote anything; a worktree already marked, or on its
 // branch, is left alone.
-func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec gitstate.WorktreeRec) (bool, error) {
+func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec ledger.WorktreeRec) (bool, error) {
 	if rec.Untrusted {
 		return false, nil
 	}
@@ -122,7 +123,7 @@ func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec
 		return false, nil
 	}
 	marked := false
-	_, err = store.Update(ctx, run, func(r *gitstate.Run) (*gitstate.Change, error) {
+	_, err = store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		marked = false
 		cur := r.State.Worktree(rec.Node)
 		if cur == nil || !samePath(cur.Path, rec.Path) || cur.Untrusted {
@@ -139,12 +140,12 @@ func MarkIfOffBranch(ctx context.Context, store *gitstate.Store, run string, rec
 	return marked, err
 }
 
-func untrustedEvent(rec gitstate.WorktreeRec, w git.WorktreeInfo) (gitstate.Event, error) {
+func untrustedEvent(rec ledger.WorktreeRec, w git.WorktreeInfo) (ledger.Event, error) {
 	head, err := gitid.ParseOptional(w.Head)
 	if err != nil {
-		return gitstate.Event{}, fmt.Errorf("worktree %s: %w", w.Path, err)
+		return ledger.Event{}, fmt.Errorf("worktree %s: %w", w.Path, err)
 	}
-	d := gitstate.WorktreeUntrustedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Head: head,
+	d := ledger.WorktreeUntrustedData{Node: rec.Node, Path: rec.Path, Branch: rec.Branch, Head: head,
 		CheckedOut: strings.TrimPrefix(w.Branch, "refs/heads/"), Reason: "HEAD left its branch"}
-	return gitstate.WorktreeUntrustedEvent(gitstate.About{Stage: rec.Stage, Job: jobOf(rec)}, d), nil
+	return ledger.WorktreeUntrustedEvent(ledger.About{Stage: rec.Stage, Job: jobOf(rec)}, d), nil
 }

@@ -20,6 +20,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // fixture is a repository with one commit and a run started at it.
@@ -46,9 +47,9 @@ func newFixture(t *testing.T, kind string) *fixture {
 	}
 	f.repo, f.store = repo, gitstate.New(repo)
 	f.base = strings.TrimSpace(f.git(f.dir, "rev-parse", "HEAD"))
-	h := gitstate.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []gitstate.StageDef{}}
-	st := gitstate.State{RunID: "r1", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
-	if _, err := f.store.Create(f.ctx, h, st, gitstate.Event{Type: "run_started"}, baseline.Pin("r1", "baseline", f.base)); err != nil {
+	h := ledger.Header{RunID: "r1", Kind: kind, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{}}
+	st := ledger.State{RunID: "r1", Status: ledger.RunRunning, Stages: []ledger.StageState{}}
+	if _, err := f.store.Create(f.ctx, h, st, ledger.Event{Type: "run_started"}, baseline.Pin("r1", "baseline", f.base)); err != nil {
 		t.Fatal(err)
 	}
 	return f
@@ -73,7 +74,7 @@ func (f *fixture) write(dir, name, content string) {
 }
 
 // node gives node a worktree and, with a file, commits it there.
-func (f *fixture) node(node, file string) gitstate.WorktreeRec {
+func (f *fixture) node(node, file string) ledger.WorktreeRec {
 	f.t.Helper()
 	res, err := Add(f.ctx, f.store, "r1", node, AddOptions{})
 	if err != nil {
@@ -87,7 +88,7 @@ func (f *fixture) node(node, file string) gitstate.WorktreeRec {
 	return res.Rec
 }
 
-func (f *fixture) load() *gitstate.Run {
+func (f *fixture) load() *ledger.Run {
 	f.t.Helper()
 	r, err := f.store.Load(f.ctx, "r1")
 	if err != nil {
@@ -98,20 +99,20 @@ func (f *fixture) load() *gitstate.Run {
 
 func TestUnionOfGraphRunTakesDoneJobsInDependencyOrder(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindGraph)
+	f := newFixture(t, ledger.KindGraph)
 	for _, n := range []string{"z", "a", "m", "p"} {
 		f.node(n, n+".txt")
 	}
 	// a needs z; p is not done; q is done but has no branch.
-	_, err := f.store.Update(f.ctx, "r1", func(r *gitstate.Run) (*gitstate.Change, error) {
-		r.State.Jobs = []gitstate.Job{
-			{ID: "a", State: gitstate.JobDone, Needs: []string{"z"}},
-			{ID: "m", State: gitstate.JobDone, Needs: []string{}},
-			{ID: "p", State: gitstate.JobPending, Needs: []string{}},
-			{ID: "q", State: gitstate.JobDone, Needs: []string{"m"}},
-			{ID: "z", State: gitstate.JobDone, Needs: []string{}},
+	_, err := f.store.Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
+		r.State.Jobs = []ledger.Job{
+			{ID: "a", State: ledger.JobDone, Needs: []string{"z"}},
+			{ID: "m", State: ledger.JobDone, Needs: []string{}},
+			{ID: "p", State: ledger.JobPending, Needs: []string{}},
+			{ID: "q", State: ledger.JobDone, Needs: []string{"m"}},
+			{ID: "z", State: ledger.JobDone, Needs: []string{}},
 		}
-		return &gitstate.Change{Event: gitstate.Event{Type: "test_jobs"}}, nil
+		return &gitstate.Change{Event: ledger.Event{Type: "test_jobs"}}, nil
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -162,7 +163,7 @@ func (f *fixture) tip(node string) string {
 
 func TestUnionMovesAnExistingCleanWorktreeOntoItsBranch(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	f.node("a", "a.txt")
 	first, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{})
 	if err != nil {
@@ -187,7 +188,7 @@ func TestUnionMovesAnExistingCleanWorktreeOntoItsBranch(t *testing.T) {
 
 func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	good := f.node("good", "g.txt")
 	also := f.node("also", "")
 	f.write(also.Path, "untracked.txt", "x\n")
@@ -198,7 +199,7 @@ func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 	bad1, bad2 := good, good
 	bad1.Baseline = testenv.HexOID(strings.Repeat("1", 40)) // no such commit: counting commits ahead fails
 	bad2.Baseline = testenv.HexOID(strings.Repeat("2", 40))
-	recs := []gitstate.WorktreeRec{bad1, good, also, bad2, gone}
+	recs := []ledger.WorktreeRec{bad1, good, also, bad2, gone}
 
 	infos, errs, err := InspectAll(f.ctx, f.repo, recs)
 	var merr *multierror.Error
@@ -224,7 +225,7 @@ func TestInspectAllReportsEveryFailureAndTheRest(t *testing.T) {
 
 func TestInspectLeavesTheIndexAlone(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	rec := f.node("a", "")
 	// A file whose stat data no longer matches the index: a plain `git status`
 	// would refresh the index and rewrite it.
@@ -254,7 +255,7 @@ func TestInspectLeavesTheIndexAlone(t *testing.T) {
 
 func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	rec := f.node("a", "a.txt")
 	tip := f.tip("a")
 
@@ -292,7 +293,7 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 		t.Fatal(err)
 	}
 	last := events[len(events)-1]
-	data, err := gitstate.DecodeData[gitstate.WorktreeAddedData](&last)
+	data, err := ledger.DecodeData[ledger.WorktreeAddedData](&last)
 	if err != nil || data.ResetFrom.String() != tip || !data.Recreated {
 		t.Errorf("last event: %s %s", last.Type, last.Data)
 	}
@@ -300,7 +301,7 @@ func TestRecreateResetsTheBranchOnlyFromThePreservedTip(t *testing.T) {
 
 func TestConcurrentAddsMakeOneWorktree(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	var wg sync.WaitGroup
 	errs := make([]error, 4)
 	for i := range errs {
@@ -343,7 +344,7 @@ func TestConcurrentAddsMakeOneWorktree(t *testing.T) {
 // recovery ref, in the same transaction, and the result and the event name it.
 func TestUnionForceKeepsTheCommitItMovesAwayFrom(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, gitstate.KindSingle)
+	f := newFixture(t, ledger.KindSingle)
 	f.node("a", "a.txt")
 	first, err := BuildUnion(f.ctx, f.store, "r1", UnionOptions{})
 	if err != nil {
@@ -377,7 +378,7 @@ func TestUnionForceKeepsTheCommitItMovesAwayFrom(t *testing.T) {
 	}
 	var found bool
 	for _, e := range f.events() {
-		if e.Type == gitstate.EventUnionBuilt && strings.Contains(string(e.Data), `"kept":{"commit":"`+mine+`","ref":"`+ref+`"}`) {
+		if e.Type == ledger.EventUnionBuilt && strings.Contains(string(e.Data), `"kept":{"commit":"`+mine+`","ref":"`+ref+`"}`) {
 			found = true
 		}
 	}
@@ -386,7 +387,7 @@ func TestUnionForceKeepsTheCommitItMovesAwayFrom(t *testing.T) {
 	}
 }
 
-func (f *fixture) events() []gitstate.Event {
+func (f *fixture) events() []ledger.Event {
 	f.t.Helper()
 	log, err := f.store.Log(f.ctx, "r1")
 	if err != nil {

@@ -25,6 +25,7 @@ import (
 	"github.com/git-atlas/git-atlas/bench/internal/harness"
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -215,7 +216,7 @@ func inProcRound(ctx context.Context, dir string, jobs, workers int, lock sync.L
 				writes.Add(1)
 				before = o.Tries()
 				lock.Lock()
-				_, err = o.JobDone(ctx, ops.JobDoneRequest{Run: "b", Job: c.Job.ID, Lease: *c.Lease, Status: gitstate.ReceiptOK, Worker: worker})
+				_, err = o.JobDone(ctx, ops.JobDoneRequest{Run: "b", Job: c.Job.ID, Lease: *c.Lease, Status: ledger.ReceiptOK, Worker: worker})
 				lock.Unlock()
 				if err != nil {
 					once.Do(func() { firstErr = err })

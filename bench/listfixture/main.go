@@ -29,6 +29,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func main() {
@@ -107,12 +108,12 @@ func run(args []string) error {
 // event, each with the state after it, as `start`, `transition` and `event` make them.
 func writeRun(w *bufio.Writer, mark *int, i, events int, head gitid.OID, t0 time.Time) error {
 	id := fmt.Sprintf("%s-%06x", t0.Format("20060102T150405Z"), i)
-	stages := []gitstate.StageDef{{Name: "plan", MaxRetries: 2}, {Name: "code", MaxRetries: 2, Scope: []string{"src/**"}}, {Name: "check", MaxRetries: 2, Verify: "go test ./...", VerifySafe: true, Gate: "human", ReworkTo: "code"}}
-	h := gitstate.Header{Schema: gitstate.Schema, RunID: id, Kind: gitstate.KindSingle, CreatedAt: gitstate.Stamp(t0),
+	stages := []ledger.StageDef{{Name: "plan", MaxRetries: 2}, {Name: "code", MaxRetries: 2, Scope: []string{"src/**"}}, {Name: "check", MaxRetries: 2, Verify: "go test ./...", VerifySafe: true, Gate: "human", ReworkTo: "code"}}
+	h := ledger.Header{Schema: ledger.Schema, RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(t0),
 		Intent: "benchmark run " + id, Criteria: []string{"tests pass", "no new dependencies"}, Baseline: head, Stages: stages, Session: "bench-session"}
-	st := gitstate.State{Schema: gitstate.Schema, RunID: id, Status: gitstate.RunRunning}
+	st := ledger.State{Schema: ledger.Schema, RunID: id, Status: ledger.RunRunning}
 	for _, d := range stages {
-		st.Stages = append(st.Stages, gitstate.StageState{Name: d.Name, Status: gitstate.StagePending})
+		st.Stages = append(st.Stages, ledger.StageState{Name: d.Name, Status: ledger.StagePending})
 	}
 	hb, err := gitstate.MarshalHeader(&h)
 	if err != nil {
@@ -121,7 +122,7 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head gitid.OID, t0 time
 	*mark++
 	runMark := *mark
 	fmt.Fprintf(w, "blob\nmark :%d\ndata %d\n%s\n\n", runMark, len(hb)+1, hb)
-	r := &gitstate.Run{Header: h, State: st}
+	r := &ledger.Run{Header: h, State: st}
 	// The stage walk: plan and code dispatched, passed, completed; then check
 	// dispatched; notes in between.
 	walk := [][2]string{{"plan", "dispatched"}, {"plan", "passed"}, {"plan", "completed"}, {"code", "dispatched"}, {"code", "passed"}, {"code", "completed"}, {"check", "dispatched"}}
@@ -129,33 +130,33 @@ func writeRun(w *bufio.Writer, mark *int, i, events int, head gitid.OID, t0 time
 	next := 0
 	for n := 1; n <= events; n++ {
 		at := t0.Add(time.Duration(n) * time.Second)
-		about := gitstate.About{Time: gitstate.Stamp(at)}
-		var ev gitstate.Event
+		about := ledger.About{Time: ledger.Stamp(at)}
+		var ev ledger.Event
 		switch {
 		case n == 1:
-			ev = gitstate.RunStartedEvent(about, gitstate.RunStartedData{Baseline: head})
+			ev = ledger.RunStartedEvent(about, ledger.RunStartedData{Baseline: head})
 			if expiredDriver {
-				r.State.Driver = &gitstate.Lease{Holder: "agent-" + id, ExpiresAt: gitstate.Stamp(at.Add(10 * time.Minute))}
+				r.State.Driver = &ledger.Lease{Holder: "agent-" + id, ExpiresAt: ledger.Stamp(at.Add(10 * time.Minute))}
 			}
 		case n == events && finished: // as `git atlas finish --status completed`
 			from := r.State.Status
-			r.State.Status, r.State.Driver = gitstate.RunCompleted, nil
-			ev = gitstate.RunFinishedEvent(about, gitstate.RunFinishedData{From: from, Status: r.State.Status})
+			r.State.Status, r.State.Driver = ledger.RunCompleted, nil
+			ev = ledger.RunFinishedEvent(about, ledger.RunFinishedData{From: from, Status: r.State.Status})
 		case next < len(walk) && n%2 == 0:
 			step := walk[next]
 			next++
 			_, s, _ := r.Stage(step[0])
 			from := s.Status
-			if err := gitstate.ApplyStageTransition(r, step[0], step[1], "", head, gitstate.Stamp(at), gitstate.RandomNonce()); err != nil {
+			if err := ledger.ApplyStageTransition(r, step[0], step[1], "", head, ledger.Stamp(at), ledger.RandomNonce()); err != nil {
 				return err
 			}
 			about.Stage = step[0]
-			ev = gitstate.StageTransitionEvent(about, gitstate.StageTransitionData{From: from, To: step[1]})
+			ev = ledger.StageTransitionEvent(about, ledger.StageTransitionData{From: from, To: step[1]})
 		default:
-			ev = gitstate.UserEvent(about, gitstate.EventNote, json.RawMessage(fmt.Sprintf(`{"msg":"progress","n":%d}`, n)))
+			ev = ledger.UserEvent(about, ledger.EventNote, json.RawMessage(fmt.Sprintf(`{"msg":"progress","n":%d}`, n)))
 		}
-		r.State.Seq, r.State.UpdatedAt = n, gitstate.Stamp(at)
-		ev.Schema, ev.Seq, ev.Epoch = gitstate.Schema, n, r.State.Epoch
+		r.State.Seq, r.State.UpdatedAt = n, ledger.Stamp(at)
+		ev.Schema, ev.Seq, ev.Epoch = ledger.Schema, n, r.State.Epoch
 		sb, err := gitstate.MarshalState(&r.State)
 		if err != nil {
 			return err

@@ -110,7 +110,7 @@ func parseModule() (map[string]*pkg, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
-	for _, must := range []string{"internal/git", "internal/cli", "gitstate", "resume", "cmd/git-atlas"} {
+	for _, must := range []string{"internal/git", "internal/cli", "gitstate", "ledger", "resume", "cmd/git-atlas"} {
 		if pkgs[module+"/"+must] == nil {
 			return nil, fmt.Sprintf("package %s not found: the walk is broken", must)
 		}
@@ -130,12 +130,12 @@ func harness(path string) bool { return strings.HasPrefix(path, "bench/") }
 // .ci/run runs: this package holds only what a linter cannot say.
 
 // TestEventTypesFromCatalogue: no code writes an event type as a string: every
-// gitstate.Event literal's Type (and every assignment to an event's Type) is one of
-// gitstate's EventType constants, so gitstate/events.go is the whole list of what
+// ledger.Event literal's Type (and every assignment to an event's Type) is one of
+// the ledger's EventType constants, so ledger/events.go is the whole list of what
 // git-atlas writes (its own test checks each constant has a catalogue line). A
-// conversion gitstate.EventType(x) is a name that came from outside, allowed only where
+// conversion ledger.EventType(x) is a name that came from outside, allowed only where
 // it is checked: the event operation (ops.Event, which refuses the reserved ones) and
-// the constructors of a person's or a source's own event (gitstate/payload.go), and
+// the constructors of a person's or a source's own event (ledger/payload.go), and
 // there also a variable that holds one. The constructors make each event through
 // About.event, whose type argument is held to the same rule.
 func TestEventTypesFromCatalogue(t *testing.T) {
@@ -148,36 +148,36 @@ func TestEventTypesFromCatalogue(t *testing.T) {
 			if p.dir != "." {
 				file = p.dir + "/" + name
 			}
-			inGitstate := short(p.path) == "gitstate"
+			inLedger := short(p.path) == "ledger"
 			check := func(v ast.Expr) {
 				found++
 				switch e := v.(type) {
 				case *ast.Ident:
-					if inGitstate && strings.HasPrefix(e.Name, "Event") {
+					if inLedger && strings.HasPrefix(e.Name, "Event") {
 						return
 					}
 					if allowedConversions[file] && !strings.HasPrefix(e.Name, "Event") {
 						return // a variable holding such a conversion
 					}
 				case *ast.SelectorExpr:
-					if x, ok := e.X.(*ast.Ident); ok && x.Name == "gitstate" && strings.HasPrefix(e.Sel.Name, "Event") {
+					if x, ok := e.X.(*ast.Ident); ok && x.Name == "ledger" && strings.HasPrefix(e.Sel.Name, "Event") {
 						return
 					}
 				case *ast.CallExpr:
-					if isEventTypeConv(e.Fun, inGitstate) && allowedConversions[file] {
+					if isEventTypeConv(e.Fun, inLedger) && allowedConversions[file] {
 						return
 					}
 				}
-				t.Errorf("%s: event type %s is not a constant of gitstate's catalogue (gitstate/events.go)", fset.Position(v.Pos()), exprString(v))
+				t.Errorf("%s: event type %s is not a constant of the ledger's catalogue (ledger/events.go)", fset.Position(v.Pos()), exprString(v))
 			}
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.CallExpr:
-					if inGitstate && isPayloadCall(n) {
+					if inLedger && isPayloadCall(n) {
 						check(n.Args[0])
 					}
 				case *ast.CompositeLit:
-					if !isEventType(n.Type, inGitstate) {
+					if !isEventType(n.Type, inLedger) {
 						return true
 					}
 					for _, el := range n.Elts {
@@ -203,24 +203,24 @@ func TestEventTypesFromCatalogue(t *testing.T) {
 	}
 }
 
-func isEventType(e ast.Expr, inGitstate bool) bool {
+func isEventType(e ast.Expr, inLedger bool) bool {
 	switch e := e.(type) {
 	case *ast.Ident:
-		return inGitstate && e.Name == "Event"
+		return inLedger && e.Name == "Event"
 	case *ast.SelectorExpr:
 		x, ok := e.X.(*ast.Ident)
-		return ok && x.Name == "gitstate" && e.Sel.Name == "Event"
+		return ok && x.Name == "ledger" && e.Sel.Name == "Event"
 	}
 	return false
 }
 
-func isEventTypeConv(e ast.Expr, inGitstate bool) bool {
+func isEventTypeConv(e ast.Expr, inLedger bool) bool {
 	switch e := e.(type) {
 	case *ast.Ident:
-		return inGitstate && e.Name == "EventType"
+		return inLedger && e.Name == "EventType"
 	case *ast.SelectorExpr:
 		x, ok := e.X.(*ast.Ident)
-		return ok && x.Name == "gitstate" && e.Sel.Name == "EventType"
+		return ok && x.Name == "ledger" && e.Sel.Name == "EventType"
 	}
 	return false
 }

@@ -6,11 +6,11 @@ import (
 	"testing"
 )
 
-// payloadFile is where gitstate's event payloads and their constructors live.
-const payloadFile = "gitstate/payload.go"
+// payloadFile is where the ledger's event payloads and their constructors live.
+const payloadFile = "ledger/payload.go"
 
-// TestEventDataFromConstructors: an event's data is made only by gitstate's
-// constructors from a typed payload (gitstate/payload.go), never from a map. No other
+// TestEventDataFromConstructors: an event's data is made only by the ledger's
+// constructors from a typed payload (ledger/payload.go), never from a map. No other
 // non-test file sets an Event's Data (a literal's Data member, or an assignment to
 // an event's Data other than nil), and no function that makes an event (calls a
 // constructor or names a payload type) builds a map[string]any: that is how event
@@ -18,7 +18,7 @@ const payloadFile = "gitstate/payload.go"
 func TestEventDataFromConstructors(t *testing.T) {
 	t.Parallel()
 	pkgs := loadModule(t)
-	gs := pkgs[module+"/gitstate"]
+	gs := pkgs[module+"/ledger"]
 	pf := gs.files["payload.go"]
 	if pf == nil {
 		t.Fatalf("%s not found", payloadFile)
@@ -45,15 +45,15 @@ func TestEventDataFromConstructors(t *testing.T) {
 	}
 	var makers int
 	for _, p := range pkgs {
-		inGitstate := short(p.path) == "gitstate"
-		// gitstateName reports whether e names one of set: gitstate.X, or X inside gitstate.
-		gitstateName := func(e ast.Expr, set map[string]bool) bool {
+		inLedger := short(p.path) == "ledger"
+		// ledgerName reports whether e names one of set: ledger.X, or X inside ledger.
+		ledgerName := func(e ast.Expr, set map[string]bool) bool {
 			switch e := e.(type) {
 			case *ast.Ident:
-				return inGitstate && set[e.Name]
+				return inLedger && set[e.Name]
 			case *ast.SelectorExpr:
 				x, ok := e.X.(*ast.Ident)
-				return ok && x.Name == "gitstate" && set[e.Sel.Name]
+				return ok && x.Name == "ledger" && set[e.Sel.Name]
 			}
 			return false
 		}
@@ -68,7 +68,7 @@ func TestEventDataFromConstructors(t *testing.T) {
 			ast.Inspect(f, func(n ast.Node) bool {
 				switch n := n.(type) {
 				case *ast.CompositeLit:
-					if !isEventType(n.Type, inGitstate) {
+					if !isEventType(n.Type, inLedger) {
 						return true
 					}
 					for _, el := range n.Elts {
@@ -102,9 +102,9 @@ func TestEventDataFromConstructors(t *testing.T) {
 				ast.Inspect(fd.Body, func(n ast.Node) bool {
 					switch n := n.(type) {
 					case *ast.CallExpr:
-						makes = makes || gitstateName(n.Fun, ctors)
+						makes = makes || ledgerName(n.Fun, ctors)
 					case *ast.CompositeLit:
-						makes = makes || gitstateName(n.Type, payloads)
+						makes = makes || ledgerName(n.Type, payloads)
 						if untypedMap(n.Type) {
 							maps = append(maps, n)
 						}
@@ -144,12 +144,12 @@ func untypedMap(e ast.Expr) bool {
 	return false
 }
 
-// TestCatalogueNamesPayloads: every line of gitstate's event catalogue names the
+// TestCatalogueNamesPayloads: every line of the ledger's event catalogue names the
 // struct its data decodes into (Payload), or says its data is a person's own (Free),
 // never both: a new event type is not done until its payload is.
 func TestCatalogueNamesPayloads(t *testing.T) {
 	t.Parallel()
-	f := loadModule(t)[module+"/gitstate"].files["events.go"]
+	f := loadModule(t)[module+"/ledger"].files["events.go"]
 	var lines int
 	ast.Inspect(f, func(n ast.Node) bool {
 		vs, ok := n.(*ast.ValueSpec)
@@ -181,7 +181,7 @@ func TestCatalogueNamesPayloads(t *testing.T) {
 	}
 }
 
-// isPayloadCall: a call of gitstate's About.event, which makes every event its
+// isPayloadCall: a call of the ledger's About.event, which makes every event its
 // constructors return; its first argument is the type.
 func isPayloadCall(n *ast.CallExpr) bool {
 	sel, ok := n.Fun.(*ast.SelectorExpr)

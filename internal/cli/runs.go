@@ -13,7 +13,7 @@ import (
 
 // DriverFlags name who makes a run write (docs/contract.md §5.1): --holder takes a free driver
 // lease or renews its own (same holder, or same --session), another live driver's
-// run is refused (exit 3) unless --take-over. The rule itself is gitstate.ClaimDriver,
+// run is refused (exit 3) unless --take-over. The rule itself is ledger.ClaimDriver,
 // applied by the store on every compare-and-swap try; these are only its flags.
 type DriverFlags struct {
 	Holder   string        `help:"${driver_holder}" placeholder:"NAME"`

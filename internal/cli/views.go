@@ -101,7 +101,7 @@ type UndoCmd struct {
 	DriverFlags
 }
 
-// Run appends one event whose state is event SEQ's, made honest (gitstate.Undo).
+// Run appends one event whose state is event SEQ's, made honest (ledger.Undo).
 func (c *UndoCmd) Run(env *Env) error {
 	o, err := env.Ops()
 	if err != nil {

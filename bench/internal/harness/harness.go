@@ -13,6 +13,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // Build builds git-atlas into a new temporary directory named after prefix and
@@ -76,18 +77,18 @@ func GraphRun(ctx context.Context, dir string, n int) (*gitstate.Store, error) {
 	}
 	base := head
 	store := gitstate.New(repo)
-	h := gitstate.Header{RunID: "b", Kind: gitstate.KindGraph, CreatedAt: gitstate.Stamp(store.Now()), Baseline: base, Stages: []gitstate.StageDef{}, MaxAttempts: 2}
-	st := gitstate.State{RunID: "b", Status: gitstate.RunRunning, Stages: []gitstate.StageState{}}
+	h := ledger.Header{RunID: "b", Kind: ledger.KindGraph, CreatedAt: ledger.Stamp(store.Now()), Baseline: base, Stages: []ledger.StageDef{}, MaxAttempts: 2}
+	st := ledger.State{RunID: "b", Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 	pin := git.RefUpdate{Name: gitstate.PinRef("b", "baseline"), New: base.String(), Old: git.ZeroID}
-	if _, err := store.Create(ctx, h, st, gitstate.Event{Type: gitstate.EventRunStarted}, pin); err != nil {
+	if _, err := store.Create(ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, pin); err != nil {
 		return nil, err
 	}
-	specs := make([]gitstate.JobSpec, n)
+	specs := make([]ledger.JobSpec, n)
 	for i := range specs {
-		specs[i] = gitstate.JobSpec{ID: fmt.Sprintf("j%04d", i)}
+		specs[i] = ledger.JobSpec{ID: fmt.Sprintf("j%04d", i)}
 	}
-	_, err = store.Update(ctx, "b", func(r *gitstate.Run) (*gitstate.Change, error) {
-		return &gitstate.Change{Event: gitstate.Event{Type: gitstate.EventJobAdded}}, gitstate.AddJobs(&r.State, specs)
+	_, err = store.Update(ctx, "b", func(r *ledger.Run) (*gitstate.Change, error) {
+		return &gitstate.Change{Event: ledger.Event{Type: ledger.EventJobAdded}}, ledger.AddJobs(&r.State, specs)
 	})
 	return store, err
 }

@@ -1,0 +1,258 @@
+package ledger
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/gitid"
+)
+
+// CheckDocuments fails when a run's documents hold a value no write of git-atlas
+// makes: a run, stage, job or node name ValidName refuses (docs/contract.md §3), a run's,
+// stage's or job's status outside its state machine (docs/contract.md §5), a branch or
+// recovery ref git would refuse, a snapshot id that is not a file name, a time that
+// is not one (ValidStamp), a lease token ParseLeaseToken refuses. Every read
+// applies it (sameRun), so a run pulled from elsewhere, hand-edited, or written by an
+// older release with such a value is unreadable, with the value named; nothing reads,
+// lists, grants or hands such a value to git or the file system. Empty optional
+// fields pass. h or st may be nil (a listing of states alone). An object id (a
+// baseline, a head, a snapshot commit) is a gitid.OID, which decoding already refused
+// unless it was a full hex id (decodeDoc names the member).
+func CheckDocuments(h *Header, st *State) error {
+	c := &checker{}
+	if h != nil {
+		c.name("run", "run.json run_id", h.RunID)
+		c.stamp("run.json created_at", h.CreatedAt)
+		for i, s := range h.Stages {
+			c.name("stage", fmt.Sprintf("run.json stages[%d].name", i), s.Name)
+			c.optName("stage", fmt.Sprintf("run.json stages[%d].rework_to", i), s.ReworkTo)
+		}
+	}
+	if st != nil {
+		c.name("run", "state.json run_id", st.RunID)
+		c.oneOf("state.json status", st.Status, runStatuses)
+		c.stamp("state.json updated_at", st.UpdatedAt)
+		if d := st.Driver; d != nil {
+			c.stamp("driver expires_at", d.ExpiresAt)
+		}
+		for i, s := range st.Stages {
+			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
+			c.oneOf(fmt.Sprintf("stage %s status", s.Name), s.Status, StageStatuses)
+			c.stamp(fmt.Sprintf("stage %s updated_at", s.Name), s.UpdatedAt)
+			c.verify(fmt.Sprintf("stage %s verify", s.Name), s.Verify)
+			for j, a := range s.Attempts {
+				where := fmt.Sprintf("stage %s attempts[%d]", s.Name, j)
+				c.agent(where, a.Agent, a.ThreadID)
+				c.stamp(where+" started_at", a.StartedAt)
+				c.stamp(where+" heartbeat_at", a.HeartbeatAt)
+				c.lease(where+" lease", a.Lease)
+			}
+		}
+		for i, j := range st.Jobs {
+			c.name("job", fmt.Sprintf("jobs[%d].id", i), j.ID)
+			c.oneOf(fmt.Sprintf("job %s state", j.ID), j.State, jobStates)
+			for _, n := range j.Needs {
+				c.name("job", fmt.Sprintf("job %s needs", j.ID), n)
+			}
+			c.optName("job", fmt.Sprintf("job %s parent", j.ID), j.Parent)
+			c.agent("job "+j.ID, j.Agent, j.ThreadID)
+			c.lease(fmt.Sprintf("job %s lease", j.ID), j.Lease)
+			c.stamp(fmt.Sprintf("job %s expires_at", j.ID), j.ExpiresAt)
+			c.verify(fmt.Sprintf("job %s verify_result", j.ID), j.VerifyResult)
+		}
+		for i, w := range st.Worktrees {
+			c.name("node", fmt.Sprintf("worktrees[%d].node", i), w.Node)
+			c.optName("stage", fmt.Sprintf("worktree %s stage", w.Node), w.Stage)
+			c.branch(fmt.Sprintf("worktree %s branch", w.Node), w.Branch)
+			for _, p := range w.Ports {
+				if p < 1 || p > 65535 {
+					c.fail(fmt.Sprintf("worktree %s ports", w.Node), fmt.Sprint(p), "a port is 1-65535")
+				}
+			}
+			if s := w.Setup; s != nil && s.Outcome != SetupOK && s.Outcome != SetupFailed && s.Outcome != SetupTimedOut && s.Outcome != SetupUntrusted {
+				c.fail(fmt.Sprintf("worktree %s setup outcome", w.Node), s.Outcome, "an outcome is ok, failed, timed-out or skipped-untrusted")
+			}
+			if s := w.Setup; s != nil {
+				c.stamp(fmt.Sprintf("worktree %s setup at", w.Node), s.At)
+			}
+		}
+		for i, s := range st.Snapshots {
+			where := fmt.Sprintf("snapshots[%d]", i)
+			c.snapshotID(where+".id", s.ID)
+			c.optName("node", where+".node", s.Node)
+			c.optName("stage", where+".stage", s.Stage)
+			if s.Commit.IsZero() {
+				c.fail(where+".commit", "", "a snapshot names its commit")
+			}
+			if want := RecoveryPrefix + st.RunID + "/" + s.ID; s.Ref != want {
+				c.fail(where+".ref", s.Ref, "a snapshot's ref is "+want)
+			}
+			c.stamp(where+".created_at", s.CreatedAt)
+		}
+		if u := st.Union; u != nil {
+			c.stamp("union at", u.At)
+			c.verify("union verify", u.Verify)
+			for _, n := range u.Integrated {
+				c.name("node", "union integrated", n)
+			}
+			for n := range u.Conflicted {
+				c.name("node", "union conflicted", n)
+			}
+			for n := range u.OutsideScope {
+				c.name("job", "union outside_scope", n)
+			}
+			for n := range u.AllowedOutsideScope {
+				c.name("job", "union allowed_outside_scope", n)
+			}
+		}
+		for i, r := range st.Replays {
+			where := fmt.Sprintf("replays[%d]", i)
+			c.name("stage", where+".stage", r.Stage)
+			c.branch(where+".branch", r.Branch)
+			if r.Snapshot != "" {
+				c.snapshotID(where+".snapshot", r.Snapshot)
+			}
+		}
+		if m := st.Resuming; m != nil {
+			for _, j := range m.ResetJobs {
+				c.name("job", "resuming reset_jobs", j)
+			}
+		}
+	}
+	return c.err
+}
+
+// checkEvent is CheckDocuments for event.json: the stage and job it names, and its
+// data's shape for its type (payload.go).
+func checkEvent(ev *Event) error {
+	c := &checker{}
+	c.optName("stage", "event.json stage", ev.Stage)
+	c.optName("job", "event.json job", ev.Job)
+	c.stamp("event.json time", ev.Time)
+	if c.err == nil {
+		c.err = CheckPayload(ev)
+	}
+	return c.err
+}
+
+// checker keeps the first failure of a document's checks.
+type checker struct{ err error }
+
+func (c *checker) fail(where, value, why string) {
+	if c.err == nil {
+		c.err = fmt.Errorf("%s %q: %s", where, clip(value), why)
+	}
+}
+
+// oneOf checks a status against the values its state machine has: anything else is
+// no state git-atlas writes, and would reach a reader (an agent among them) as text.
+func (c *checker) oneOf(where, value string, valid []string) {
+	if !slices.Contains(valid, value) {
+		c.fail(where, value, "not one of "+strings.Join(valid, ", "))
+	}
+}
+
+func (c *checker) name(what, where, name string) {
+	if c.err == nil && !plainName(name) {
+		if err := ValidName(what, name); err != nil {
+			c.err = fmt.Errorf("%s: %w", where, err)
+		}
+	}
+}
+
+func (c *checker) optName(what, where, name string) {
+	if name != "" {
+		c.name(what, where, name)
+	}
+}
+
+// agent checks an attempt's or a job's agent and thread id, when there.
+func (c *checker) agent(where, agent, thread string) {
+	if c.err == nil && agent != "" {
+		if err := ValidAgent(agent); err != nil {
+			c.err = fmt.Errorf("%s agent: %w", where, err)
+		}
+	}
+	if c.err == nil && thread != "" {
+		if err := ValidThreadID(thread); err != nil {
+			c.err = fmt.Errorf("%s thread_id: %w", where, err)
+		}
+	}
+}
+
+// stamp checks a time, when there: anything but a time (ValidStamp) would reach a
+// reader as text, and a decision (Run.Live, a lease's expiry) as no time at all.
+func (c *checker) stamp(where, s string) {
+	if c.err == nil && s != "" && !ValidStamp(s) {
+		c.fail(where, s, "not a time (RFC 3339, as git-atlas writes them)")
+	}
+}
+
+// lease checks a job's or a stage attempt's lease token, when there (ParseLeaseToken).
+func (c *checker) lease(where, tok string) {
+	if c.err == nil && tok != "" {
+		if _, _, _, _, err := ParseLeaseToken(tok); err != nil {
+			c.fail(where, tok, "not a lease token (<name>#<attempt>@<epoch>.<nonce>)")
+		}
+	}
+}
+
+// verify checks the time of a verify's outcome, when there.
+func (c *checker) verify(where string, v *VerifyResult) {
+	if v != nil {
+		c.stamp(where+" at", v.At)
+	}
+}
+
+func (c *checker) branch(where, branch string) {
+	if c.err == nil && branch != "" {
+		if err := gitid.CheckRefFormat("refs/heads/" + branch); err != nil {
+			c.fail(where, branch, "not a branch name git accepts")
+		}
+	}
+}
+
+// snapshotID is a snapshot's id: `<node>-<content id>`, a file name of the recovery
+// directory and a ref component.
+func (c *checker) snapshotID(where, id string) {
+	if c.err != nil {
+		return
+	}
+	ok := id != "" && len(id) <= 200 && !strings.HasPrefix(id, ".") && !strings.HasPrefix(id, "-") &&
+		!strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
+	for i := 0; ok && i < len(id); i++ {
+		ok = isNameByte(id[i])
+	}
+	if !ok {
+		c.fail(where, id, "not a snapshot id")
+	}
+}
+
+// plainName is ValidName's verdict without a regular expression (a listing checks
+// every stage of every run; FuzzPlainName holds them equal); false sends name to
+// ValidName for its message.
+func plainName(name string) bool {
+	if len(name) == 0 || len(name) > 64 || name[0] == '.' || name[0] == '_' || name[0] == '-' || name[len(name)-1] == '.' ||
+		strings.HasSuffix(name, ".lock") || strings.Contains(name, "..") {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		if !isNameByte(name[i]) {
+			return false
+		}
+	}
+	return true
+}
+
+func isNameByte(b byte) bool {
+	return b >= 'a' && b <= 'z' || b >= 'A' && b <= 'Z' || b >= '0' && b <= '9' || b == '.' || b == '_' || b == '-'
+}
+
+// clip keeps a bad value short in a message.
+func clip(s string) string {
+	if len(s) > 80 {
+		return s[:80] + "..."
+	}
+	return s
+}
