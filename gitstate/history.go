@@ -38,7 +38,7 @@ func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*ledger.Run, er
 	if i >= len(commits) {
 		return nil, unreadable(id, "its ledger has %d commits for %d events", len(commits), last)
 	}
-	at, err := s.loadAt(ctx, id, commits[i])
+	at, err := s.loadAt(ctx, id, commits[i].String())
 	if err != nil {
 		return nil, err
 	}

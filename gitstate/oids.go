@@ -39,9 +39,3 @@ func blobSpecs(tip string, paths ...string) ([]git.BlobSpec, error) {
 	}
 	return specs, nil
 }
-
-// oneSpec is the blob at path in commit.
-func oneSpec(commit, path string) (git.BlobSpec, error) {
-	id, err := git.ParseOID(commit)
-	return git.BlobSpec{Commit: id, Path: path}, err
-}

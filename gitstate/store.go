@@ -562,9 +562,7 @@ func (s *Store) logFrom(ctx context.Context, id, tip string) ([]ledger.Event, er
 	}
 	specs := make([]git.BlobSpec, len(commits))
 	for i, c := range commits {
-		if specs[len(commits)-1-i], err = oneSpec(c, "event.json"); err != nil {
-			return nil, unreadable(id, "its chain: %v", err)
-		}
+		specs[len(commits)-1-i] = git.BlobSpec{Commit: c, Path: "event.json"}
 	}
 	blobs, err := s.Repo.BlobsAt(ctx, specs)
 	if err != nil {

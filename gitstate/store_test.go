@@ -118,7 +118,7 @@ func assertOneHeaderBlob(t *testing.T, repo *git.Repository, tip string, n int) 
 		}
 		c = ""
 		if len(info.Parents) == 1 {
-			c = info.Parents[0]
+			c = info.Parents[0].String()
 		}
 	}
 	if len(specs) != n {

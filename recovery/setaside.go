@@ -70,13 +70,9 @@ func SnapshotStray(ctx context.Context, store *gitstate.Store, t Target, opt Opt
 // against the directory. Ignored files (by the repository's rules, the baseline's
 // files tracked) are listed, not kept, unless opt.IncludeIgnored, as in any snapshot:
 // they may hold secrets, and snapshots are pushed; the directory stays where it is.
-func captureDir(ctx context.Context, repo *git.Repository, t Target, baseTree string, opt Options) (*captured, error) {
+func captureDir(ctx context.Context, repo *git.Repository, t Target, tracked git.OID, opt Options) (*captured, error) {
 	m := Manifest{Schema: 1, Source: t.Source, Run: t.Run, Node: t.Node, Stage: t.Stage,
 		Head: t.Baseline, Baseline: t.Baseline}
-	tracked, err := git.ParseOID(baseTree)
-	if err != nil {
-		return nil, err
-	}
 	m.IndexTree = tracked
 	ignored, err := repo.IgnoredIn(ctx, t.Path, tracked)
 	if err != nil {

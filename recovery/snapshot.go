@@ -879,10 +879,7 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
 			WithHint("a commit kept as it was (`union --force` keeps one so) comes back with `git branch <name> %s`", commit)
 	}
-	parents, err := oids(info.Parents[len(info.Parents)-2:]...)
-	if err != nil {
-		return nil, err
-	}
+	parents := info.Parents[len(info.Parents)-2:]
 	index, err := repo.Commit(ctx, parents[0])
 	if err != nil {
 		return nil, err
@@ -891,15 +888,7 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 	if err != nil {
 		return nil, err
 	}
-	s := &Snap{Commit: commit}
-	for _, t := range []struct {
-		what, tree string
-		into       *git.OID
-	}{{"snapshot commit", info.Tree, &s.Tree}, {"index commit", index.Tree, &s.IndexTree}, {"meta commit", meta.Tree, &s.MetaTree}} {
-		if *t.into, err = git.ParseOID(t.tree); err != nil {
-			return nil, fmt.Errorf("snapshot %s: the tree git read from its %s: %w", commit, t.what, err)
-		}
-	}
+	s := &Snap{Commit: commit, Tree: info.Tree, IndexTree: index.Tree, MetaTree: meta.Tree}
 	items, err := repo.LsTree(ctx, s.MetaTree)
 	if err != nil {
 		return nil, err

@@ -251,7 +251,7 @@ func split(ctx context.Context, bin, dir string, samples int) error {
 	if err != nil {
 		return err
 	}
-	flip := []string{r.Tip, info.Parents[0]}
+	flip := []string{r.Tip, info.Parents[0].String()}
 	med := func(f func(i int) error) (time.Duration, error) {
 		d := make([]time.Duration, samples)
 		for i := range d {

@@ -50,7 +50,7 @@ func TestOneObjectReaderPerCommand(t *testing.T) {
 			if _, err := r.ObjectType(ctx, missing); !errors.Is(err, ErrNotFoundObject) {
 				t.Fatalf("ObjectType of a missing object: %v", err)
 			}
-			if c, err := r.Commit(ctx, commit); err != nil || c.Tree != tree.String() {
+			if c, err := r.Commit(ctx, commit); err != nil || c.Tree != tree {
 				t.Fatalf("Commit = %+v, %v", c, err)
 			}
 			blobs, err := r.BlobsAt(ctx, []BlobSpec{{Commit: commit, Path: "f"}, {Commit: commit, Path: "nothing"}})

@@ -242,7 +242,7 @@ func TestCommitEmptyFlushes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, id := range []string{head.String(), info.Tree} {
+	for _, id := range []string{head.String(), info.Tree.String()} {
 		d := filepath.Join(r.CommonDir, "objects", id[:2])
 		if _, ok := r.flushed.Load(d); !ok {
 			t.Errorf("%s (of object %s) was not flushed", d, id)

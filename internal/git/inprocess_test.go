@@ -114,7 +114,7 @@ func TestLooseReadsAgreeWithGit(t *testing.T) {
 		t.Fatal(err)
 	}
 	specs := []BlobSpec{{tip, "state.json"}, {tip, "absent.json"}, {tip, "state.json/x"}}
-	read := func() (CommitInfo, []string, []Blob, []TreeItem) {
+	read := func() (CommitInfo, []OID, []Blob, []TreeItem) {
 		t.Helper()
 		info, err := r.Commit(ctx, tip)
 		if err != nil {

@@ -38,11 +38,12 @@ type Blob struct {
 	Err  error // ErrNotFoundObject when the path or commit is missing
 }
 
-// CommitInfo is what the ledger needs from a commit.
+// CommitInfo is what the ledger needs from a commit, its ids parsed from the commit's
+// bytes (a hand-made object may hold anything there).
 type CommitInfo struct {
-	ID      string
-	Tree    string
-	Parents []string
+	ID      OID
+	Tree    OID
+	Parents []OID
 }
 
 // objectStore reads refs and objects and writes objects. Two implementations: go-git
@@ -67,11 +68,21 @@ func (r *Repository) Commit(ctx context.Context, id OID) (CommitInfo, error) {
 }
 
 // FirstParents lists tip and its first-parent ancestors, newest first: a ledger chain.
-func (r *Repository) FirstParents(ctx context.Context, tip OID) ([]string, error) {
+func (r *Repository) FirstParents(ctx context.Context, tip OID) ([]OID, error) {
 	if tip.IsZero() {
 		return nil, fmt.Errorf("walk: no commit: %w", ErrNotFoundObject)
 	}
-	return r.objects.firstParents(ctx, tip.String())
+	chain, err := r.objects.firstParents(ctx, tip.String())
+	if err != nil {
+		return nil, err
+	}
+	out := make([]OID, len(chain))
+	for i, id := range chain {
+		if out[i], err = ParseOID(id); err != nil {
+			return nil, fmt.Errorf("walk %s: %q is not an object id", tip, id)
+		}
+	}
+	return out, nil
 }
 
 // BlobSpec names the blob at Path in Commit's tree (`<commit>:<path>`).
@@ -217,7 +228,7 @@ func (g *goGitStore) commit(ctx context.Context, id string) (CommitInfo, error) 
 	if typ != "commit" {
 		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, typ)
 	}
-	return parseCommit(id, data), nil
+	return parseCommit(id, data)
 }
 
 // firstParents walks loose commits in process and hands the rest of the chain, from
@@ -234,10 +245,13 @@ func (g *goGitStore) firstParents(ctx context.Context, tip string) ([]string, er
 			return append(chain, rest...), nil
 		}
 		chain = append(chain, id)
-		info := parseCommit(id, data)
+		info, err := parseCommit(id, data)
+		if err != nil {
+			return nil, err
+		}
 		id = ""
 		if len(info.Parents) > 0 {
-			id = info.Parents[0]
+			id = info.Parents[0].String()
 		}
 	}
 	return chain, nil
@@ -290,7 +304,11 @@ func (g *goGitStore) looseBlob(spec string) (Blob, bool) {
 	if !ok || typ != "commit" {
 		return Blob{}, false
 	}
-	id := parseCommit(commit, data).Tree
+	info, err := parseCommit(commit, data)
+	if err != nil {
+		return Blob{}, false // git's answer
+	}
+	id := info.Tree.String()
 	for i, p := range parts {
 		if typ, data, ok = l.readLoose(id); !ok || typ != "tree" {
 			return Blob{}, false
@@ -321,7 +339,11 @@ func (g *goGitStore) lsTreeLoose(id string) ([]TreeItem, bool) {
 	l := g.loose()
 	typ, data, ok := l.readLoose(id)
 	if ok && typ == "commit" {
-		typ, data, ok = l.readLoose(parseCommit(id, data).Tree)
+		info, err := parseCommit(id, data)
+		if err != nil {
+			return nil, false
+		}
+		typ, data, ok = l.readLoose(info.Tree.String())
 	}
 	if !ok || typ != "tree" {
 		return nil, false
@@ -377,20 +399,34 @@ func treeEntry(tree []byte, name string) (mode, id string, found, ok bool) {
 	return "", "", false, true
 }
 
-// parseCommit reads a commit's tree and parents from its content.
-func parseCommit(id string, data []byte) CommitInfo {
-	info := CommitInfo{ID: id}
+// parseCommit reads a commit's tree and parents from its content; an id that is none
+// is an error naming it.
+func parseCommit(id string, data []byte) (CommitInfo, error) {
+	var info CommitInfo
+	var err error
+	if info.ID, err = ParseOID(id); err != nil {
+		return CommitInfo{}, fmt.Errorf("read %q: not an object id", id)
+	}
 	for line := range strings.SplitSeq(string(data), "\n") {
 		if line == "" {
 			break
 		}
 		if v, ok := strings.CutPrefix(line, "tree "); ok {
-			info.Tree = v
+			if info.Tree, err = ParseOID(v); err != nil {
+				return CommitInfo{}, fmt.Errorf("read commit %s: its tree %q is not an object id", id, v)
+			}
 		} else if v, ok := strings.CutPrefix(line, "parent "); ok {
-			info.Parents = append(info.Parents, v)
+			p, err := ParseOID(v)
+			if err != nil {
+				return CommitInfo{}, fmt.Errorf("read commit %s: its parent %q is not an object id", id, v)
+			}
+			info.Parents = append(info.Parents, p)
 		}
 	}
-	return info
+	if info.Tree.IsZero() {
+		return CommitInfo{}, fmt.Errorf("read commit %s: it names no tree", id)
+	}
+	return info, nil
 }
 
 func (g *goGitStore) writeBlob(_ context.Context, data []byte) (string, error) {
@@ -479,7 +515,7 @@ func (c *cliStore) commit(ctx context.Context, id string) (CommitInfo, error) {
 	if o.typ != "commit" {
 		return CommitInfo{}, fmt.Errorf("read %s: %w (a %s)", id, ErrNotCommit, o.typ)
 	}
-	return parseCommit(id, o.data), nil
+	return parseCommit(id, o.data)
 }
 
 // firstParents is one rev-list, not two cat-files per commit: a 3,000-event log
