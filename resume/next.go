@@ -56,6 +56,10 @@ type NextAction struct {
 	AgentCommand string `json:"agent_command,omitempty"`
 	// Owner is the engine that owns the run's resumption (handoff, handoff.go).
 	Owner string `json:"owner,omitempty"`
+	// Tool and Arguments are Step as an MCP tool call: the tool and its arguments
+	// (a placeholder as <name>). Only the MCP front end sets them.
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
 	// Step is the operation Command (or Template) runs, with its fields, and Why the
 	// reason when it names request fields or steps: each front end spells them
 	// (Spell; docs/contract.md §4.6). A field the asker must fill in is a
