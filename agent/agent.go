@@ -463,3 +463,19 @@ func Inspect(agent, scope, root string) (Status, error) {
 	}
 	return st, nil
 }
+
+// ContinueArgs is the agent's own command line that continues its conversation
+// thread (docs/contract.md §15), run from the directory the conversation worked in;
+// nil when the agent documents no such command (Kimi Code has none by id).
+//   - Claude Code: `claude --resume <session-id>`, sessions kept per project
+//     directory (code.claude.com/docs/en/cli-reference);
+//   - Codex: `codex resume <SESSION_ID>` (developers.openai.com/codex/cli/reference).
+func ContinueArgs(name, thread string) []string {
+	switch name {
+	case "claude":
+		return []string{"claude", "--resume", thread}
+	case "codex":
+		return []string{"codex", "resume", thread}
+	}
+	return nil
+}

@@ -701,6 +701,13 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 	if next["action"] != "continue" || next["stage"] != "build" {
 		t.Fatalf("next_action %v, want to continue stage build", next)
 	}
+	// Over MCP the next action's step is a tool call: its tool and arguments, and its
+	// command spelled as that call, never a command line (docs/contract.md §4.6).
+	args, _ := next["arguments"].(map[string]any)
+	if cmd, _ := next["command"].(string); next["tool"] != "transition" || args["run"] != agentRun || args["stage"] != "build" ||
+		args["status"] != "passed" || args["lease"] != next["lease"] || !strings.HasPrefix(cmd, `transition {"run":`) || strings.Contains(cmd, "-"+"-") {
+		t.Fatalf("next_action %v, want the transition tool call that reports the attempt", next)
+	}
 	// The compacted session comes back under a new holder name but the same session
 	// id: its writes renew the lease it still holds, and the stage token of its
 	// attempt is what it reports with.

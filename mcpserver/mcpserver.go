@@ -181,6 +181,8 @@ type call struct {
 	ops            *ops.Ops
 	dir            string
 	defaultSession string
+	// result completes an operation's result before it is encoded (withToolCalls).
+	result func(res any)
 }
 
 // tool declares a tool whose input is In and whose operation returns *Out.
@@ -190,6 +192,9 @@ func tool[In, Out any](name, desc string, run func(c *call, in *In) (*Out, error
 			res, err := run(c, in.(*In))
 			if res == nil {
 				return nil, err
+			}
+			if c.result != nil {
+				c.result(res)
 			}
 			doc, merr := encode(res)
 			if merr != nil {
@@ -239,7 +244,8 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 		if err != nil {
 			return failureResult(err, nil), nil
 		}
-		out, err := t.run(&call{ctx: ctx, ops: o, dir: opt.Dir, defaultSession: opt.Session}, v.Addr().Interface())
+		o.Spelling = mcpSpelling // next_action's steps as tool calls (docs/contract.md §4.6)
+		out, err := t.run(&call{ctx: ctx, ops: o, dir: opt.Dir, defaultSession: opt.Session, result: withToolCalls}, v.Addr().Interface())
 		remoteWarnings(o, logger, t.name)
 		if code, _ := fault.Code(err); err != nil && (out == nil || !slices.Contains(t.results, code)) {
 			return failureResult(err, out), nil

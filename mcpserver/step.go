@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // mcpSpelling is how MCP writes what the operations name (docs/contract.md §4.6): a
@@ -20,6 +21,25 @@ var mcpSpelling = fault.Spelling{Field: func(field string) string { return field
 // A field given false is left out; a placeholder (fault.Placeholder) is its text in
 // angle brackets, for the caller to replace.
 func toolCall(s fault.Step) string {
+	name, args := toolOf(s)
+	var b bytes.Buffer
+	b.WriteString(name)
+	b.WriteString(" {")
+	for i, f := range args {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		writeJSON(&b, f.Name)
+		b.WriteByte(':')
+		writeJSON(&b, f.Value)
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// toolOf is the tool that runs step s and its arguments, in the step's order, as
+// toolCall writes them.
+func toolOf(s fault.Step) (string, []fault.Field) {
 	name := strings.Join(strings.Fields(s.Op), "_")
 	own := ""
 	for _, f := range s.Fields {
@@ -29,10 +49,7 @@ func toolCall(s fault.Step) string {
 			break
 		}
 	}
-	var b bytes.Buffer
-	b.WriteString(name)
-	b.WriteString(" {")
-	n := 0
+	var args []fault.Field
 	for _, f := range s.Fields {
 		v := f.Value
 		switch x := v.(type) {
@@ -47,16 +64,35 @@ func toolCall(s fault.Step) string {
 			}
 			v = p
 		}
-		if n > 0 {
-			b.WriteByte(',')
-		}
-		n++
-		writeJSON(&b, f.Name)
-		b.WriteByte(':')
-		writeJSON(&b, v)
+		args = append(args, fault.Field{Name: f.Name, Value: v})
 	}
-	b.WriteByte('}')
-	return b.String()
+	return name, args
+}
+
+// withToolCalls sets, in the result of a tool, each next_action's tool and
+// arguments from its step (docs/contract.md §4.6): members only MCP gives.
+func withToolCalls(res any) {
+	var n *ops.NextAction
+	switch r := res.(type) {
+	case *ops.Plan:
+		n = &r.NextAction
+	case *ops.Result:
+		if r.Plan != nil {
+			n = &r.NextAction
+		}
+	case *ops.ResumeDetectResult:
+		if r.Driving != nil {
+			n = r.Driving.NextAction
+		}
+	}
+	if n == nil || n.Step.Op == "" {
+		return
+	}
+	name, args := toolOf(n.Step)
+	n.Tool, n.Arguments = name, map[string]any{}
+	for _, f := range args {
+		n.Arguments[f.Name] = f.Value
+	}
 }
 
 // writeJSON writes v as compact JSON without HTML escaping, as results are written.

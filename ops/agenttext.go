@@ -10,7 +10,6 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/resume"
@@ -119,9 +118,9 @@ func jobHolders(jobs []*ledger.Job) bool {
 
 // planHolders withholds from a plan of r the holders r's state records that are not
 // names: the driver's, the interrupted attempt's, and wherever next_action quotes
-// one (its reason says "another holder"; a command carrying one becomes a template,
-// <holder> in its place).
-func planHolders(r *ledger.Run, p *resume.Plan) {
+// one (its reason says "another holder"; a command whose step carries one as its
+// holder becomes a template, the <holder> placeholder in its place, spelled by sp).
+func planHolders(r *ledger.Run, p *resume.Plan, sp fault.Spelling) {
 	var bad []string
 	add := func(h string) {
 		if badHolder(h) {
@@ -157,14 +156,22 @@ func planHolders(r *ledger.Run, p *resume.Plan) {
 		st.Attempt = &at
 	}
 	n := &p.NextAction
+	if n.Step.Op != "" && slices.ContainsFunc(n.Step.Fields, func(f fault.Field) bool { v, _ := f.Value.(string); return slices.Contains(bad, v) }) {
+		step := fault.Step{Op: n.Step.Op}
+		for _, f := range n.Step.Fields {
+			if v, _ := f.Value.(string); f.Name == "holder" && slices.Contains(bad, v) {
+				f.Value = fault.Placeholder("<holder>")
+			}
+			step.Fields = append(step.Fields, f)
+		}
+		m := resume.NextAction{Step: step}
+		m.Spell(sp)
+		n.Step, n.Command, n.Template = step, "", m.Command+m.Template
+	}
 	for _, h := range bad {
 		n.Reason = strings.ReplaceAll(n.Reason, h, anotherHolder)
-		quoted := text.Command(h) // as the command carries it, quoted for sh
-		if inner := strings.Trim(quoted, "'"); strings.Contains(n.Command, inner) {
-			n.Command, n.Template = "", strings.ReplaceAll(n.Command, quoted, "<holder>")
-			if strings.Contains(n.Template, inner) { // not a plain argument
-				n.Template = ""
-			}
+		if strings.Contains(n.Command+n.Template, h) { // not the holder field
+			n.Step, n.Command, n.Template = fault.Step{}, "", ""
 		}
 		if strings.Contains(n.AgentCommand, h) {
 			n.AgentCommand = ""
@@ -901,7 +908,7 @@ func (a agentText) plan(ctx context.Context, r *ledger.Run, p *resume.Plan) {
 	if p == nil || r == nil {
 		return
 	}
-	planHolders(r, p)
+	planHolders(r, p, a.o.Spelling)
 	if a.trusts(ctx, r.Header.RunID, r.Header.Intent) {
 		a.planHeader(ctx, r, p)
 	}

@@ -118,7 +118,7 @@ func TestResumeHolderDrivesARunAlreadyReset(t *testing.T) {
 	if d := f.load().State.Driver; d == nil || d.Holder != "x" {
 		t.Fatalf("after resume --holder x the driver is %+v, want x", d)
 	}
-	if res.NextAction.Action != resume.NextDispatch || res.NextAction.Command != "git atlas transition r1 code dispatched --holder x" {
+	if res.NextAction.Action != resume.NextDispatch || res.NextAction.Command != "transition(run=r1, stage=code, status=dispatched, holder=x)" {
 		t.Fatalf("x's next action: %+v", res.NextAction)
 	}
 	before := f.tip()

@@ -46,7 +46,7 @@ func TestSetupRunsInEachNewWorktree(t *testing.T) {
 		t.Fatalf("list after a failed setup: %+v, %v", list, err)
 	}
 	r := f.load2("s")
-	if n := resume.NextFor(r, time.Now(), resume.Host{}, resume.Asker{Holder: "d1"}); n.Action != resume.NextSetup || n.Command != "git atlas worktree setup s code --holder d1" {
+	if n := resume.NextFor(r, time.Now(), resume.Host{}, resume.Asker{Holder: "d1"}); n.Action != resume.NextSetup || n.Command != "worktree setup(run=s, node=code, holder=d1)" {
 		t.Errorf("next action of a not-ready worktree: %+v", n)
 	}
 	if ev := f.lastOf("s"); ev.Type != ledger.EventWorktreeSetup || !strings.Contains(string(ev.Data), `"outcome":"failed"`) {
@@ -343,7 +343,7 @@ func TestResumeNextActionIsTheFailedSetup(t *testing.T) {
 	if err != nil || !slices.Contains(rr.RecreatedWorktrees, "code") {
 		t.Fatalf("resume: %+v, %v", rr, err)
 	}
-	if n := rr.NextAction; n.Action != resume.NextSetup || n.Command != "git atlas worktree setup s code --holder d1" {
+	if n := rr.NextAction; n.Action != resume.NextSetup || n.Command != "worktree setup(run=s, node=code, holder=d1)" {
 		t.Errorf("resume's next action after a failed setup: %+v (warnings %q)", n, warned)
 	}
 	if len(warned) == 0 {

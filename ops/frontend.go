@@ -52,7 +52,7 @@ func (o *Ops) TopLevel() string { return o.Repo.TopLevel }
 func (o *Ops) Fresh() *Ops {
 	o.Repo.ReloadConfig()
 	o.Repo.ForgetWorktrees()
-	return &Ops{Repo: o.Repo, Remote: o.Remote, Clock: o.Clock}
+	return &Ops{Repo: o.Repo, Remote: o.Remote, Clock: o.Clock, Spelling: o.Spelling}
 }
 
 // CommonDir is the repository's common git directory (the one its worktrees share).

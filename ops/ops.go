@@ -44,6 +44,10 @@ type Ops struct {
 	// Clock is the time of the operations' ledger writes, and of a request whose Now
 	// is zero (nil: the system clock, in UTC). A test gives its own.
 	Clock ledger.Clock
+	// Spelling is how the front end writes the steps and request fields a result
+	// names (docs/contract.md §4.6): a next action's command and reason. The zero
+	// one: neutral words (fault.Step's String).
+	Spelling fault.Spelling
 
 	mu     sync.Mutex
 	stores []*gitstate.Store

@@ -76,7 +76,7 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 	at := o.agentText()
 	forAgents(ctx, at.intents, cands)
 	return &ResumeDetectResult{
-		Driving:        pointer(ctx, store, at, cands, now, req.Session),
+		Driving:        pointer(ctx, store, at, cands, now, req.Session, o.Spelling),
 		ResumableRuns:  nonNil(cands),
 		UnreadableRuns: nonNil(bad),
 		Now:            now,
@@ -127,7 +127,7 @@ func (o *Ops) ResumeBrief(ctx context.Context, req ResumeDetectRequest) (*Resume
 	}
 	at := o.agentText()
 	forAgents(ctx, at.intents, cands)
-	res.Driving = pointer(ctx, store, at, cands, now, req.Session)
+	res.Driving = pointer(ctx, store, at, cands, now, req.Session, o.Spelling)
 	res.ResumableRuns = cands
 	return res, nil
 }
@@ -163,7 +163,7 @@ func forAgents(ctx context.Context, intents *trust.Intents, cands []resume.Candi
 // one run in full (the candidates are summaries). Every value is ledger text, shown
 // on one line (text.Ledger); the intent only when trusted here, and the next action
 // and the places to work as a resume plan gives them to an agent (agentText.plan).
-func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []resume.Candidate, now time.Time, session string) *Driving {
+func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []resume.Candidate, now time.Time, session string, sp fault.Spelling) *Driving {
 	for _, c := range cands {
 		if !c.Own {
 			continue
@@ -175,7 +175,7 @@ func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []r
 		// The session drives the run (c.Own): the commands carry its driver's holder,
 		// so they run as printed for it (docs/contract.md §11.13).
 		key, _ := store.SessionKey()
-		asker := resume.Asker{Session: session, Key: key}
+		asker := resume.Asker{Session: session, Key: key, Spelling: sp}
 		if r.State.Driver != nil {
 			asker.Holder = r.State.Driver.Holder
 		}
@@ -320,7 +320,7 @@ func (o *Ops) ResumePlan(ctx context.Context, req ResumeRequest) (*resume.Plan, 
 		return nil, err
 	}
 	key, _ := store.SessionKey() // without one, only an earlier release's plain ids match
-	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder,
+	p, err := resume.PlanFor(ctx, o.Repo, r, now, resume.Options{NoVerify: req.NoVerify, Session: req.Session, Key: key, Holder: req.Holder, Spelling: o.Spelling,
 		Ignored: o.snapshotOptions(req.Snapshot, "", "")})
 	if err == nil && req.ForAgent {
 		o.agentText().plan(ctx, r, p)
@@ -344,6 +344,7 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 		NoVerify: req.NoVerify, VerifyTimeout: timeout, OnVerifyFail: req.OnVerifyFail,
 		Headless: req.Prompt == nil, Warn: req.Warn, Ops: o.resumeOps(ctx, store, req.Snapshot),
 		Session: req.Session, TakeOver: req.TakeOver, Holder: req.Holder, TTL: ttl, Ignored: o.snapshotOptions(req.Snapshot, "", ""),
+		Spelling: o.Spelling,
 	}
 	if req.Session != "" {
 		if opt.Key, err = store.SessionKey(); err != nil {
@@ -394,7 +395,7 @@ func (o *Ops) setupRecreated(ctx context.Context, store *gitstate.Store, run str
 		opt.Warn("%v", err)
 		return
 	}
-	if n := resume.NextFor(r, store.Now(), opt.Host, resume.Asker{Holder: opt.Holder, Session: opt.Session, Key: opt.Key}); n.Action == resume.NextSetup {
+	if n := resume.NextFor(r, store.Now(), opt.Host, resume.Asker{Holder: opt.Holder, Session: opt.Session, Key: opt.Key, Spelling: opt.Spelling}); n.Action == resume.NextSetup {
 		res.NextAction = n
 	}
 }

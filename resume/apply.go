@@ -82,6 +82,9 @@ type Options struct {
 	TTL    time.Duration
 	// Host is where an attempt's agent may still run (zero: this machine).
 	Host Host
+	// Spelling is how the caller's front end writes the steps and request fields
+	// the plan and its next action name (docs/contract.md §4.6).
+	Spelling fault.Spelling
 	// Ignored is --include-ignored with its cap, for the snapshots the resets take:
 	// ignored files stay out of them unless IncludeIgnored (of the options, only it
 	// and IgnoredCap are read). The plan lists those a reset would delete.
@@ -94,8 +97,18 @@ func (o Options) Owns(r *ledger.Run, now time.Time) bool {
 	return o.asker().Drives(r, now)
 }
 
+// spelling is the caller's front end's spelling; neutral words when it gave none.
+func (o Options) spelling() fault.Spelling {
+	if o.Spelling.Step == nil {
+		return plainSpelling
+	}
+	return o.Spelling
+}
+
 // asker is who the resume's next action is for.
-func (o Options) asker() Asker { return Asker{Holder: o.Holder, Session: o.Session, Key: o.Key} }
+func (o Options) asker() Asker {
+	return Asker{Holder: o.Holder, Session: o.Session, Key: o.Key, Spelling: o.Spelling}
+}
 
 // Result is what `resume` reports: the plan's fields, what was done, and what next.
 type Result struct {
@@ -184,8 +197,9 @@ func Apply(ctx context.Context, repo *git.Repository, store *gitstate.Store, id 
 		// heartbeat inside its idle budget) is never acted on without --take-over:
 		// no verify, no reset, no re-dispatch. Nothing is written.
 		if plan.NextAction.Action != NextWait {
-			plan.NextAction = NextAction{Action: NextWait, Stage: r.CurrentStage().Name, Attempt: a.N, PID: a.PID,
-				Reason: fmt.Sprintf("attempt %d of stage %s is live and is not yours: never a second agent on one attempt (--take-over replaces it, recorded)", a.N, r.CurrentStage().Name)}
+			plan.NextAction = NextAction{Action: NextWait, Stage: r.CurrentStage().Name, Attempt: a.N, PID: a.PID}
+			plan.NextAction.why("attempt %d of stage %s is live and is not yours: never a second agent on one attempt ({take_over} replaces it, recorded)", a.N, r.CurrentStage().Name)
+			plan.NextAction.Spell(opt.Spelling)
 		}
 		return res, nil
 	}

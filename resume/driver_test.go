@@ -202,3 +202,29 @@ func TestClaimDriverIsExclusive(t *testing.T) {
 		t.Fatalf("a refusal names the session: %v %v", err, fault.FieldsOf(err))
 	}
 }
+
+// A next action names its step and the fields its reason speaks of; the asker's
+// front end spells them (docs/contract.md §4.6): another front end than the command
+// line gets no flag in the command, the template or the reason.
+func TestNextActionIsSpelledByTheAskersFrontEnd(t *testing.T) {
+	t.Parallel()
+	r := driverRun("", "1s")
+	if _, err := ledger.ClaimDriver(r, ledger.Writer{Holder: "d", TTL: time.Hour}, t0); err != nil {
+		t.Fatal(err)
+	}
+	dispatch(t, r, t0)
+	later := t0.Add(2 * time.Second)
+	words := fault.Spelling{Field: func(f string) string { return "<" + f + ">" }, Step: fault.Step.String}
+	n := NextFor(r, later, Host{}, Asker{Holder: "e", Spelling: words})
+	if n.Action != NextTakeOver || n.Command != "resume(run=r, take_over, holder=e)" || n.Template != "" ||
+		!strings.Contains(n.Reason, "with <take_over> to replace") || strings.Contains(n.Reason, "-"+"-") {
+		t.Fatalf("take_over spelled by another front end: %+v", n)
+	}
+	if v, _ := n.Step.Field("holder"); n.Step.Op != "resume" || v != "e" {
+		t.Fatalf("take_over's step: %+v", n.Step)
+	}
+	n = NextFor(r, later, Host{}, Asker{Spelling: words})
+	if n.Command != "" || n.Template != "resume(run=r, take_over, holder=<holder>)" {
+		t.Fatalf("take_over for an asker who named nobody: %+v, want a template", n)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"strconv"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/trust"
 )
@@ -19,9 +20,11 @@ const NextHandoff = "handoff"
 // in the reason, and never offered as a command.
 func Handoff(r *ledger.Run, trusted trust.Set) NextAction {
 	id := r.Header.RunID
-	takeOver := " (`git atlas resume " + id + " --take-over --holder NAME` resumes it here instead, recorded)"
+	takeOver := fault.Textf(" (`%s` resumes it here instead, recorded)", fault.Do("resume", "run", id, "take_over", true, "holder", fault.Placeholder("NAME")))
 	if r.Header.Mode() == ledger.ModeDispatchOnly {
-		return NextAction{Action: NextHandoff, Reason: "run " + id + " is dispatch-only: it has no pipeline to resume; re-assign its tasks" + takeOver}
+		n := NextAction{Action: NextHandoff}
+		n.why("run %s is dispatch-only: it has no pipeline to resume; re-assign its tasks%s", id, takeOver)
+		return n
 	}
 	n := NextAction{Action: NextHandoff, Owner: r.Header.ManagedBy}
 	reason := "run " + id + " is managed by " + r.Header.ManagedBy + ": resume it there"
@@ -32,9 +35,10 @@ func Handoff(r *ledger.Run, trusted trust.Set) NextAction {
 	case r.Header.ResumeWithText:
 		reason += ", as " + strconv.Quote(rw) + " (a pattern to fill in, not a command)"
 	default:
-		reason += ", as " + strconv.Quote(rw) + " (not trusted here, so given as text: `git atlas trust " + id + "` trusts it)"
+		n.why("%s, as %s (not trusted here, so given as text: `%s` trusts it)%s", reason, strconv.Quote(rw), fault.Do("trust", "run", id), takeOver)
+		return n
 	}
-	n.Reason = reason + takeOver
+	n.why("%s%s", reason, takeOver)
 	return n
 }
 

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/git-atlas/git-atlas/internal/text"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -56,7 +56,47 @@ type NextAction struct {
 	AgentCommand string `json:"agent_command,omitempty"`
 	// Owner is the engine that owns the run's resumption (handoff, handoff.go).
 	Owner string `json:"owner,omitempty"`
+	// Tool and Arguments are Step as an MCP tool call: the tool and its arguments
+	// (a placeholder as <name>). Only the MCP front end sets them.
+	Tool      string         `json:"tool,omitempty"`
+	Arguments map[string]any `json:"arguments,omitempty"`
+	// Step is the operation Command (or Template) runs, with its fields, and Why the
+	// reason when it names request fields or steps: each front end spells them
+	// (Spell; docs/contract.md §4.6). A field the asker must fill in is a
+	// fault.Placeholder: the step is then a Template.
+	Step fault.Step `json:"-"`
+	Why  fault.Text `json:"-"`
 }
+
+// Spell sets n's Command (or Template) and Reason from its Step and Why as the front
+// end sp writes them. A next action with no step (wait, done, a handoff's own
+// command) keeps what it says.
+func (n *NextAction) Spell(sp fault.Spelling) {
+	if sp.Step == nil {
+		sp = plainSpelling
+	}
+	if n.Why.Format != "" {
+		n.Reason = n.Why.Spell(sp)
+	}
+	if n.Step.Op == "" {
+		return
+	}
+	line := sp.Step(n.Step)
+	n.Command, n.Template = line, ""
+	for _, f := range n.Step.Fields {
+		if _, ok := f.Value.(fault.Placeholder); ok {
+			n.Command, n.Template = "", line
+		}
+	}
+}
+
+// plainSpelling is the spelling of an asker that gave none: fields by their names,
+// steps in neutral words (fault.Step's String).
+var plainSpelling = fault.Spelling{Field: func(f string) string { return f }, Step: fault.Step.String}
+
+// why sets n's reason to the text of format and args (fields as {name}, steps as
+// arguments), for the front end to spell.
+func (n *NextAction) why(format string, args ...any) { n.Why = fault.Textf(format, args...) }
 
 // Host is the machine resume runs on, as an attempt's agent sees it: its name, as
 // attempts record it, and whether a process lives on it. The zero Host is the real
@@ -100,6 +140,9 @@ type Asker struct {
 	// Key reads the ledger's keyed hashes of sessions (ledger.SessionKey): a
 	// session matches the stored one only through it.
 	Key ledger.SessionKey
+	// Spelling is how the asker's front end writes a next action's step and the
+	// fields its reason names (docs/contract.md §4.6); the zero one: neutral words.
+	Spelling fault.Spelling
 }
 
 // Drives reports whether the asker holds the run's live driver lease: its holder, or
@@ -177,22 +220,19 @@ func OthersLiveAttempt(r *ledger.Run, now time.Time, host Host, asker Asker) *le
 	return nil
 }
 
-// command sets n's command for the asker named who: args and --holder who, quoted
-// for sh; with no name, the template with <holder> instead.
-func (n *NextAction) command(who string, args ...string) {
-	if who == "" {
-		n.Command, n.Template = "", text.Command(args...)+" --holder <holder>"
-		return
-	}
-	n.Command, n.Template = text.Command(append(args, holderFlag(who)...)...), ""
+// command sets n's step for the asker named who: s with its holder who; with no
+// name, the template with the <holder> placeholder instead.
+func (n *NextAction) command(who string, s fault.Step) {
+	n.Step = s.With("holder", holder(who))
 }
 
-// holderFlag is --holder NAME, as one --holder=NAME when the name looks like a flag.
-func holderFlag(who string) []string {
-	if strings.HasPrefix(who, "-") {
-		return []string{"--holder=" + who}
+// holder is the value of a step's holder field for the asker named who: the
+// <holder> placeholder when unknown.
+func holder(who string) any {
+	if who == "" {
+		return fault.Placeholder("<holder>")
 	}
-	return []string{"--holder", who}
+	return who
 }
 
 // Next is NextFor an asker who named nobody (no holder, no session).
@@ -215,20 +255,23 @@ func NextFor(r *ledger.Run, now time.Time, host Host, asker Asker) NextAction {
 	if !ledger.RunTerminal(r.State.Status) && r.Live(now) && !asker.Drives(r, now) {
 		d := r.State.Driver // named by holder and expiry, never its session (docs/contract.md §5.1)
 		who := d.Holder
+		takeOver := fault.Do("resume", "run", id, "take_over", true, "holder", holder(asker.Holder))
 		if r.Driven(now) {
-			var takeOver NextAction
-			takeOver.command(asker.Holder, "git", "atlas", "resume", id, "--take-over")
-			return NextAction{Action: NextWait, Reason: "the run's driver " + who + " is live until " + d.ExpiresAt +
-				" (if that driver is gone for good, `" + takeOver.Command + takeOver.Template + "` replaces it, recorded)"}
+			n := NextAction{Action: NextWait}
+			n.why("the run's driver %s is live until %s (if that driver is gone for good, `%s` replaces it, recorded)", who, d.ExpiresAt, takeOver)
+			n.Spell(asker.Spelling)
+			return n
 		}
-		n := NextAction{Action: NextTakeOver, Reason: "the run's driver " + who + " holds its lease until " + d.ExpiresAt +
-			" but its attempt is dead (no heartbeat for its idle budget): resume it with --take-over to replace that driver, recorded"}
-		n.command(asker.Holder, "git", "atlas", "resume", id, "--take-over")
+		n := NextAction{Action: NextTakeOver, Step: takeOver}
+		n.why("the run's driver %s holds its lease until %s but its attempt is dead (no heartbeat for its idle budget): resume it with {take_over} to replace that driver, recorded", who, d.ExpiresAt)
+		n.Spell(asker.Spelling)
 		return n
 	}
 	c := *r
 	c.State.Driver = nil
-	return next(&c, now, host, asker, asker.name(r, now))
+	n := next(&c, now, host, asker, asker.name(r, now))
+	n.Spell(asker.Spelling)
+	return n
 }
 
 // next is NextFor once the asker may act on the run: who is the --holder its
@@ -240,7 +283,7 @@ func next(r *ledger.Run, now time.Time, host Host, asker Asker, who string) Next
 		return NextAction{Action: NextDone, Reason: "run " + r.State.Status + reasonSuffix(r.State.Reason)}
 	case ledger.RunStopped:
 		n := NextAction{Action: NextStop, Reason: "run stopped" + reasonSuffix(r.State.Reason) + ": a person decides whether it goes on"}
-		n.command(who, "git", "atlas", "resume", id)
+		n.command(who, fault.Do("resume", "run", id))
 		return n
 	}
 	if n, ok := notReady(r, who); ok {
@@ -260,7 +303,7 @@ func next(r *ledger.Run, now time.Time, host Host, asker Asker, who string) Next
 	}
 	def, st, _ := r.Stage(cur.Name)
 	n := NextAction{Stage: st.Name, Worktrees: wts}
-	transition := func(to string) { n.command(who, "git", "atlas", "transition", id, st.Name, to) }
+	transition := func(to string) { n.command(who, fault.Do("transition", "run", id, "stage", st.Name, "status", to)) }
 	switch st.Status {
 	case ledger.StageDispatched, ledger.StageVerifying:
 		return openAttempt(r, def, st, wts, now, host, asker, who)
@@ -278,15 +321,14 @@ func next(r *ledger.Run, now time.Time, host Host, asker Asker, who string) Next
 		if def.Gate == "human" {
 			// A person's step (docs/contract.md §5.2): never a command an agent runs as printed; the
 			// person's name goes where <person> is.
-			n.Reason += "; a human gate is passed by a person only, on a terminal or with --approved-by NAME"
-			line := n.Command + n.Template
-			n.Command, n.Template = "", line+" --approved-by <person>"
+			n.why("%s; a human gate is passed by a person only, on a terminal or with {approved_by} NAME", n.Reason)
+			n.Step = n.Step.With("approved_by", fault.Placeholder("<person>"))
 		}
 	default: // pending, failed, rework, rejected: the next step is a new attempt
 		if left := ledger.BudgetLeft(def, st); left == 0 {
 			n := NextAction{Action: NextFinish, Stage: st.Name, Worktrees: wts,
 				Reason: fmt.Sprintf("stage %s is %s and has used its %d attempt(s) (max_retries %d): no dispatch is left", st.Name, st.Status, len(st.Attempts), def.MaxRetries)}
-			n.command(who, "git", "atlas", "finish", id, "--status", "failed")
+			n.command(who, fault.Do("finish", "run", id, "status", ledger.RunFailed))
 			return n
 		}
 		n.Action, n.Attempt = NextDispatch, len(st.Attempts)+1
@@ -329,12 +371,12 @@ func openAttempt(r *ledger.Run, def *ledger.StageDef, st *ledger.StageState, wts
 		if contains(ledger.StageAllowed(r, st.Name), ledger.StageDispatched) {
 			n.Action, n.Attempt = NextDispatch, a.N+1
 			n.Reason = over + ": dispatch a new attempt"
-			n.command(who, "git", "atlas", "transition", id, st.Name, ledger.StageDispatched)
+			n.command(who, fault.Do("transition", "run", id, "stage", st.Name, "status", ledger.StageDispatched))
 			return n
 		}
 		n.Action, n.Attempt = NextStop, a.N
 		n.Reason = over + ", and no attempt is left (max_retries " + fmt.Sprint(def.MaxRetries) + "): a person decides"
-		n.command(who, "git", "atlas", "transition", id, st.Name, ledger.StageFailed)
+		n.command(who, fault.Do("transition", "run", id, "stage", st.Name, "status", ledger.StageFailed))
 		return n
 	}
 	n.Action = NextContinue
@@ -353,15 +395,15 @@ func openAttempt(r *ledger.Run, def *ledger.StageDef, st *ledger.StageState, wts
 	}
 	// The report carries the attempt's stage token: with it, the command runs as
 	// printed for whoever does the attempt's work, named or not.
-	report := []string{"git", "atlas", "transition", id, st.Name, ledger.StagePassed}
+	report := fault.Do("transition", "run", id, "stage", st.Name, "status", ledger.StagePassed)
 	if a.Lease != "" {
-		report = append(report, "--lease", a.Lease)
+		report = report.With("lease", a.Lease)
 		if who == "" {
-			n.Command = text.Command(report...)
+			n.Step = report
 			return n
 		}
 	}
-	n.command(who, report...)
+	n.command(who, report)
 	return n
 }
 
@@ -377,8 +419,9 @@ func nextJobs(r *ledger.Run, wts map[string]string, who string) (NextAction, boo
 	f := ledger.JobFrontier(&r.Header, &r.State)
 	switch {
 	case len(f.Ready) > 0:
-		n := NextAction{Action: NextClaim, Jobs: f.Ready, Worktrees: wts, Reason: "jobs are ready: a worker claims one (its --holder is the worker's name)"}
-		n.command(who, "git", "atlas", "job", "claim", id)
+		n := NextAction{Action: NextClaim, Jobs: f.Ready, Worktrees: wts}
+		n.why("jobs are ready: a worker claims one (its {holder} is the worker's name)")
+		n.command(who, fault.Do("job claim", "run", id))
 		return n, true
 	case len(f.Running) > 0:
 		if n, ok := continueJob(r, f.Running, wts); ok {
@@ -389,16 +432,12 @@ func nextJobs(r *ledger.Run, wts map[string]string, who string) (NextAction, boo
 		// A job needs a name only the orchestrator can give: a template, never a
 		// command with a placeholder in it.
 		n := NextAction{Action: NextContinue, Reason: "the graph has no jobs yet: add them"}
-		flag := "--holder <holder>"
-		if who != "" {
-			flag = text.Command(holderFlag(who)...)
-		}
-		n.Template = text.Command("git", "atlas", "job", "add", id) + " <job> " + flag
+		n.command(who, fault.Do("job add", "run", id, "job", fault.Placeholder("<job>")))
 		return n, true
 	}
 	if missing := notInUnion(r); len(missing) > 0 {
 		n := NextAction{Action: NextIntegrate, Jobs: missing, Worktrees: wts, Reason: "DONE jobs the union does not hold yet"}
-		n.command(who, "git", "atlas", "union", id)
+		n.command(who, fault.Do("union", "run", id))
 		return n, true
 	}
 	if u := r.State.Union; u != nil && len(u.Conflicted) > 0 {
@@ -410,8 +449,9 @@ func nextJobs(r *ledger.Run, wts map[string]string, who string) (NextAction, boo
 		// docs/contract.md §5.3: a job that changed paths outside its scope is left out of
 		// the union until it is redone or a person lets it in.
 		nodes := slices.Sorted(maps.Keys(u.OutsideScope))
-		return NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts,
-			Reason: "the union left out " + strings.Join(nodes, ", ") + ", changed outside its scope: a person lets it in (union --allow-outside-scope JOB) or has it redone"}, true
+		n := NextAction{Action: NextStop, Jobs: nodes, Worktrees: wts}
+		n.why("the union left out %s, changed outside its scope: a person lets it in (union {allow_outside_scope} JOB) or has it redone", strings.Join(nodes, ", "))
+		return n, true
 	}
 	return NextAction{}, false
 }
@@ -440,11 +480,10 @@ func continueJob(r *ledger.Run, running []string, wts map[string]string) (NextAc
 			Reason: fmt.Sprintf("job %s is RUNNING: continue its %s conversation %s (`%s`); then its receipt with its lease", jid, j.Agent, j.ThreadID, cmd)}
 		// The receipt is the job's worker's, whoever asked: it carries the lease and
 		// the holder the claim recorded.
-		receipt := []string{"git", "atlas", "job", "done", id, jid, "--lease", j.Lease, "--status", ledger.ReceiptOK}
+		n.Step = fault.Do("job done", "run", id, "job", jid, "lease", j.Lease, "status", ledger.ReceiptOK)
 		if j.Holder != "" {
-			receipt = append(receipt, holderFlag(j.Holder)...)
+			n.Step = n.Step.With("holder", j.Holder)
 		}
-		n.Command = text.Command(receipt...)
 		return n, true
 	}
 	return NextAction{}, false
@@ -534,14 +573,13 @@ func finishAction(r *ledger.Run, who string) NextAction {
 		n.Verdict = v.Verdict
 		if v.Verdict == ledger.VerdictUnresolved {
 			n.Action = NextStop
-			n.Reason = "the run's verdict is unresolved (criteria no DONE job meets: " + strings.Join(v.Unresolved, "; ") +
-				"): a person decides between finishing it failed and accepting it (finish --status completed --accept-unresolved)"
-			n.command(who, "git", "atlas", "finish", id, "--status", ledger.RunFailed)
+			n.why("the run's verdict is unresolved (criteria no DONE job meets: %s): a person decides between finishing it failed and accepting it (finish {status} completed {accept_unresolved})", strings.Join(v.Unresolved, "; "))
+			n.command(who, fault.Do("finish", "run", id, "status", ledger.RunFailed))
 			return n
 		}
 		n.Reason += "; verdict unverified (criteria met by unverified jobs only: " + strings.Join(v.Unverified, "; ") + ")"
 	}
-	n.command(who, "git", "atlas", "finish", id, "--status", status)
+	n.command(who, fault.Do("finish", "run", id, "status", status))
 	return n
 }
 
@@ -600,9 +638,9 @@ func notReady(r *ledger.Run, who string) (NextAction, bool) {
 			n.Jobs = []string{w.Node}
 		}
 		if w.Setup.Outcome == ledger.SetupUntrusted {
-			n.Reason = "the worktree of " + w.Node + " is not ready: its setup came with the run from elsewhere and was not run; a person trusts it (`git atlas trust " + r.Header.RunID + "`), then runs it"
+			n.why("the worktree of %s is not ready: its setup came with the run from elsewhere and was not run; a person trusts it (`%s`), then runs it", w.Node, fault.Do("trust", "run", r.Header.RunID))
 		}
-		n.command(who, "git", "atlas", "worktree", "setup", r.Header.RunID, w.Node)
+		n.command(who, fault.Do("worktree setup", "run", r.Header.RunID, "node", w.Node))
 		return n, true
 	}
 	return NextAction{}, false

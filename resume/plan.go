@@ -6,8 +6,8 @@ import (
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
-	"github.com/git-atlas/git-atlas/internal/text"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 	"github.com/git-atlas/git-atlas/trust"
@@ -229,7 +229,7 @@ func makePlan(ctx context.Context, repo *git.Repository, r *ledger.Run, now time
 		}
 		p.InterruptedStage = info
 		if r.State.Worktree(st.Name) == nil && len(st.Attempts) > 0 && !ledger.StageTerminal(st.Status) {
-			p.Checkout = checkoutPlan(ctx, repo, r, st, asker.name(r, now))
+			p.Checkout = checkoutPlan(ctx, repo, r, st, asker.name(r, now), asker.Spelling)
 		}
 	}
 	if r.Header.Kind == ledger.KindGraph {
@@ -252,13 +252,14 @@ func makePlan(ctx context.Context, repo *git.Repository, r *ledger.Run, now time
 	}
 	if r.HandsOff() {
 		p.NextAction = Handoff(r, trusted)
+		p.NextAction.Spell(asker.Spelling)
 	}
 	return p, nil
 }
 
 // checkoutPlan reads the user's checkout a stage ran in, read-only (status with
 // --no-optional-locks: not even the index is refreshed). nil when there is none here.
-func checkoutPlan(ctx context.Context, repo *git.Repository, r *ledger.Run, st *ledger.StageState, who string) *CheckoutPlan {
+func checkoutPlan(ctx context.Context, repo *git.Repository, r *ledger.Run, st *ledger.StageState, who string, sp fault.Spelling) *CheckoutPlan {
 	path, err := recovery.UserCheckout(ctx, gitstate.New(repo), repo.TopLevel)
 	if err != nil || path == "" {
 		return nil
@@ -271,11 +272,14 @@ func checkoutPlan(ctx context.Context, repo *git.Repository, r *ledger.Run, st *
 	head, _, _ := wt.Head(ctx)
 	c := &CheckoutPlan{Path: path, Dirty: dirty, Head: head, Baseline: stageBaseline(r, st)}
 	if dirty || head != c.Baseline {
-		args := []string{"git", "atlas", "recover", r.Header.RunID, "--stage", st.Name, "--worktree", "--apply"}
+		step := fault.Do("recover", "run", r.Header.RunID, "stage", st.Name, "worktree", true, "apply", true)
 		if who != "" { // recover is a run write: it carries the asker's holder (docs/contract.md §11.13)
-			args = append(args, holderFlag(who)...)
+			step = step.With("holder", who)
 		}
-		c.Replay = text.Command(args...)
+		if sp.Step == nil {
+			sp = plainSpelling
+		}
+		c.Replay = sp.Step(step)
 	}
 	return c
 }

@@ -38,10 +38,10 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		res.VerifySkipped = "stage " + st.Name + " has no verify command"
 		return nil
 	case !st.VerifySafe:
-		res.VerifySkipped = "verify of stage " + st.Name + " is not marked safe (--verify-safe): not run unattended"
+		res.VerifySkipped = fault.Textf("verify of stage %s is not marked safe ({verify_safe}): not run unattended", st.Name).Spell(opt.spelling())
 		return nil
 	case opt.NoVerify:
-		res.VerifySkipped = "--no-verify"
+		res.VerifySkipped = fault.Textf("{no_verify}").Spell(opt.spelling())
 		return clearMark(ctx, store, r.Header.RunID)
 	}
 	approved, err := approve(ctx, repo, r.Header.RunID, st, opt)

@@ -125,6 +125,7 @@ func (e *Env) Repo() (*ops.Ops, error) {
 		}
 		o.Progress = e.progress()
 		o.Clock = e.now
+		o.Spelling = cliSpelling
 		e.repo = o
 	}
 	return e.repo, nil
