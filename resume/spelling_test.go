@@ -22,7 +22,7 @@ var testPositional = map[string][]string{
 	"worktree setup": {"run", "node"}, "recover": {"run"}, "trust": {"run"},
 }
 
-func testFlag(field string) string { return "-" + "-" + strings.ReplaceAll(field, "_", "-") }
+func testFlag(field string) string { return "--" + strings.ReplaceAll(field, "_", "-") }
 
 func testStepCommand(s fault.Step) string {
 	word := func(v any) string {
