@@ -106,7 +106,7 @@ func (o *Ops) SnapshotIDs(ctx context.Context) ([]string, error) {
 	return out, nil
 }
 
-// The ledger's types that results carry (gitstate).
+// The ledger's types that results carry (ledger, gitstate).
 type (
 	Run      = ledger.Run
 	JobSpec  = ledger.JobSpec
@@ -120,7 +120,7 @@ type (
 	VerifyResult = ledger.VerifyResult
 )
 
-// The ledger's values a front end compares results with (gitstate).
+// The ledger's values a front end compares results with (ledger).
 const (
 	ModeStandalone           = ledger.ModeStandalone
 	ModeManaged              = ledger.ModeManaged

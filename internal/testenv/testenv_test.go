@@ -169,11 +169,10 @@ func TestGitRun(t *testing.T) {
 	}
 }
 
-// TestCopyTemplate: the template is built once for every copy; each copy is a
-// repository of its own with the template's commit, and its index is refreshed, so
-// that the first git command in it has nothing to rewrite (a `git status` leaves the
-// index's bytes as they are).
-func TestCopyTemplate(t *testing.T) {
+// pinnedTemplates gives t the environment Pin sets, in a home of its own, and
+// templates of its own, both restored after it.
+func pinnedTemplates(t *testing.T) {
+	t.Helper()
 	home := filepath.Join(t.TempDir(), "home")
 	if err := Home(home); err != nil {
 		t.Fatal(err)
@@ -187,6 +186,14 @@ func TestCopyTemplate(t *testing.T) {
 	saved, savedBuilt := templates.dir, templates.built
 	templates.dir, templates.built = t.TempDir(), nil
 	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
+}
+
+// TestCopyTemplate: the template is built once for every copy; each copy is a
+// repository of its own with the template's commit, and its index is refreshed, so
+// that the first git command in it has nothing to rewrite (a `git status` leaves the
+// index's bytes as they are).
+func TestCopyTemplate(t *testing.T) {
+	pinnedTemplates(t)
 	builds := 0
 	build := func(dir string) error {
 		builds++
@@ -229,19 +236,7 @@ func TestCopyTemplate(t *testing.T) {
 // git process for the others): a repository of one empty commit on main, and no index
 // to refresh.
 func TestRepoIsACopyUnderPin(t *testing.T) {
-	home := filepath.Join(t.TempDir(), "home")
-	if err := Home(home); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range PinnedEnv(home) {
-		t.Setenv(k, v) // restored after the test
-		if v == "" {
-			_ = os.Unsetenv(k)
-		}
-	}
-	saved, savedBuilt := templates.dir, templates.built
-	templates.dir, templates.built = t.TempDir(), nil
-	t.Cleanup(func() { templates.dir, templates.built = saved, savedBuilt })
+	pinnedTemplates(t)
 	a, b := Repo(t), Repo(t)
 	if templates.built["Repo"] == nil {
 		t.Fatal("Repo made no template")
