@@ -44,9 +44,10 @@ type Options struct {
 	Ready func(url string) error
 	// Poll is how often the ref watcher looks at the refs' directories (0: a second).
 	Poll time.Duration
-	// Step writes a step an error's hint names (fault.Step) for people: the command
-	// line's way (nil: neutral words).
-	Step func(fault.Step) string
+	// Spelling is how the front end that started the server writes steps and fields:
+	// the results (a next action) and the errors' hints read as that front end's
+	// (the command line's for `git atlas web`), as its --json documents do.
+	Spelling fault.Spelling
 }
 
 // Server is the dashboard's handler with its token.
@@ -58,9 +59,12 @@ type Server struct {
 	step  func(fault.Step) string
 }
 
-// SpellSteps makes the server write the steps its errors' hints name with step
-// (Options.Step).
-func (s *Server) SpellSteps(step func(fault.Step) string) { s.step = step }
+// Spell makes the server write the steps and fields its results and its errors'
+// hints name as sp does (Options.Spelling).
+func (s *Server) Spell(sp fault.Spelling) {
+	s.step = sp.Step
+	s.ops.Spelling = sp
+}
 
 // NewToken is a random token of 128 bits, hex.
 func NewToken() (string, error) {
@@ -98,7 +102,7 @@ func Serve(ctx context.Context, opt Options) error {
 		return fmt.Errorf("cannot listen on 127.0.0.1:%d: %w", opt.Port, err)
 	}
 	s := New(opt.Ops, token, opt.Poll)
-	s.SpellSteps(opt.Step)
+	s.Spell(opt.Spelling)
 	srv := &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second, BaseContext: func(net.Listener) context.Context { return ctx }}
 	u := "http://" + ln.Addr().String() + "/"
 	if token != "" {

@@ -210,6 +210,7 @@ func TestAPIDocumentsAreTheCommands(t *testing.T) {
 	t.Parallel()
 	repo := fixture(t)
 	s := server(t, repo, "")
+	s.Spell(cli.Spelling) // as `git atlas web` does: the documents read as the command line's
 	for _, c := range []struct {
 		path string
 		args []string
@@ -244,7 +245,6 @@ func TestAPIDocumentsAreTheCommands(t *testing.T) {
 		t.Errorf("a run that does not exist: status %d", r.StatusCode)
 	}
 	// The step an error's hint names is written as the command line writes it.
-	s.SpellSteps(cli.StepCommand)
 	if got := body(t, get(s, "GET", "/api/runs/nope", "127.0.0.1", nil)); !strings.Contains(got, "`git atlas list --all` shows every run") {
 		t.Errorf("a run that does not exist: %s", got)
 	}

@@ -125,7 +125,7 @@ func (e *Env) Repo() (*ops.Ops, error) {
 		}
 		o.Progress = e.progress()
 		o.Clock = e.now
-		o.Spelling = cliSpelling
+		o.Spelling = Spelling
 		e.repo = o
 	}
 	return e.repo, nil
@@ -589,7 +589,7 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 		return e
 	}
 	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
-	msg, hint := fault.SpelledBy(err, cliSpelling)
+	msg, hint := fault.SpelledBy(err, Spelling)
 	fmt.Fprintf(w, "git-atlas: %s\n", text.Escape(msg, errMax, true))
 	if hint != "" {
 		fmt.Fprintf(w, "hint: %s\n", text.Escape(hint, errMax, true))
@@ -600,7 +600,7 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 // errorObject is the JSON error of docs/contract.md §4.7: {"code","kind","message","hint"}, and
 // valid_targets or driver when the error names them.
 func errorObject(err error, code int, kind string) map[string]any {
-	msg, hint := fault.SpelledBy(err, cliSpelling)
+	msg, hint := fault.SpelledBy(err, Spelling)
 	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
 	if t := fault.TargetsOf(err); t != nil {
 		e["valid_targets"] = t

@@ -14,10 +14,10 @@ import (
 	"github.com/git-atlas/git-atlas/internal/text"
 )
 
-// cliSpelling is how the command line writes what the operations name
+// Spelling is how the command line writes what the operations name
 // (docs/contract.md §4.6): a request's field as its flag, a step as the command line
 // that runs it.
-var cliSpelling = fault.Spelling{Field: flagSpelling, Step: StepCommand}
+var Spelling = fault.Spelling{Field: flagSpelling, Step: StepCommand}
 
 // StepCommand is step s as the command line runs it: `git atlas finish R --status
 // failed`, every argument quoted for sh (docs/contract.md §11.13) but a placeholder

@@ -43,7 +43,7 @@ func (c *WebCmd) Run(env *Env) error {
 		return err
 	}
 	env.signalEnds = true
-	return web.Serve(env.Ctx, web.Options{Ops: o, Port: c.Port, NoToken: c.NoToken, Step: StepCommand, Ready: func(url string) error {
+	return web.Serve(env.Ctx, web.Options{Ops: o, Port: c.Port, NoToken: c.NoToken, Spelling: Spelling, Ready: func(url string) error {
 		if err := env.out(webURL{URL: url}, func(w io.Writer) { fmt.Fprintln(w, url) }); err != nil {
 			return err
 		}
