@@ -30,7 +30,7 @@ func (t *TempIndex) StatData() map[string]IndexStat {
 	}
 	written := [2]uint32{uint32(t.written.Unix()), uint32(t.written.Nanosecond())}
 	before := func(a [2]uint32) bool { return a[0] < written[0] || a[0] == written[0] && a[1] < written[1] }
-	entries, err := readIndexStat(t.original, t.repo.ObjectFormat == "sha256")
+	entries, _, err := readIndexEntries(t.original, t.repo.ObjectFormat == "sha256")
 	if err != nil {
 		return out
 	}
@@ -47,17 +47,11 @@ type statEntry struct {
 	stat IndexStat
 }
 
-// readIndexStat reads the entries of an index file (versions 2 to 4, as git's
+// readIndexEntries reads the entries of an index file (versions 2 to 4, as git's
 // gitformat-index describes them) that StatData may use: stage 0, mode a file's or a
 // link's, none of the flags that make git skip the stat check. Any entry read is
 // evidence only of what git recorded of a file; the caller still holds the file's
-// stat data and the tree's blob against it.
-func readIndexStat(data []byte, sha256 bool) ([]statEntry, error) {
-	entries, _, err := readIndexEntries(data, sha256)
-	return entries, err
-}
-
-// readIndexEntries is readIndexStat that also reports whether the index is split
+// stat data and the tree's blob against it. split reports whether the index is split
 // (its "link" extension names a shared index holding the entries it does not): then
 // the entries read are only some of the index's.
 func readIndexEntries(data []byte, sha256 bool) (_ []statEntry, split bool, _ error) {
