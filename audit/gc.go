@@ -851,27 +851,9 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 	}
 }
 
-// deleteRefs deletes one run's refs in one transaction. A lock in the way is waited
-// out: a live git's goes within milliseconds, and a killed git's becomes stale after
-// the repository's lock age (git.Repository.LockAge), when UpdateRefs removes it; then the same transaction is tried
-// again. gc is never in a hurry, and giving up would leave the run half-collected
-// until the next gc.
+// deleteRefs deletes one run's refs in one transaction, waiting out a lock in the
+// way (git.Repository.WaitLocks): gc is never in a hurry, and giving up would leave
+// the run half-collected until the next gc.
 func deleteRefs(ctx context.Context, repo *git.Repository, ups []git.RefUpdate) error {
-	deadline := time.Now().Add(2 * repo.LockAge())
-	for removed := 0; ; {
-		err := repo.UpdateRefs(ctx, "atlas gc", ups...)
-		switch {
-		case errors.Is(err, git.ErrStaleLockRemoved) && removed < 10:
-			removed++ // a killed git's lock was in the way, and is gone (after waiting, perhaps)
-			continue
-		case errors.Is(err, git.ErrRefLocked) && time.Now().Before(deadline):
-			select {
-			case <-ctx.Done():
-				return err
-			case <-time.After(200 * time.Millisecond):
-			}
-			continue
-		}
-		return err
-	}
+	return repo.WaitLocks(ctx, func() error { return repo.UpdateRefs(ctx, "atlas gc", ups...) })
 }

@@ -286,10 +286,17 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 // first. The index (and ORIG_HEAD) reset writes are durable before clean removes
 // anything, and the files and directories reset wrote before it returns
 // (docs/contract.md §11.12): a worktree reported reset is not, after a power cut, one of
-// empty files that its index calls clean.
+// empty files that its index calls clean. reset writes HEAD's branch (to where it is)
+// and so takes its lock: a lock a killed git left there is waited out (WaitLocks).
 func (m *Managed) ResetClean(ctx context.Context) error {
 	start := time.Now()
-	_, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD")
+	err := m.Repo.WaitLocks(ctx, func() error {
+		_, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD")
+		if lerr := m.Repo.lockError(err); lerr != nil {
+			return lerr
+		}
+		return err
+	})
 	if err := m.gitDirWritten(start, err); err != nil {
 		return err
 	}

@@ -82,23 +82,60 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 	if err == nil {
 		return r.syncRefDirs(start, names)
 	}
-	if err != nil {
-		if IsNoSpace(err) {
-			return noSpace(err)
-		}
-		var ge *Error
-		if errors.As(err, &ge) && clearStaleLock(ge.Stderr, r.CommonDir, r.LockAge()) {
-			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
-		}
-		if errors.As(err, &ge) && strings.Contains(ge.Stderr, ".lock': File exists") {
-			return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrRefLocked, strings.TrimSpace(ge.Stderr))
-		}
-		if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
-			return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+	if IsNoSpace(err) {
+		return noSpace(err)
+	}
+	if lerr := r.lockError(err); lerr != nil {
+		return lerr
+	}
+	var ge *Error
+	if errors.As(err, &ge) && isCASFailure(ge.Stderr) {
+		return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
+	}
+	return err
+}
+
+// lockError says whether err is a git's failure on a ref lock file that exists: with
+// ErrStaleLockRemoved when the lock was a killed git's and is gone now (clearStaleLock),
+// with ErrRefLocked when it is still there; nil for any other error.
+func (r *Repository) lockError(err error) error {
+	var ge *Error
+	if !errors.As(err, &ge) {
+		return nil
+	}
+	if clearStaleLock(ge.Stderr, r.CommonDir, r.LockAge()) {
+		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
+	}
+	if strings.Contains(ge.Stderr, ".lock': File exists") {
+		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrRefLocked, strings.TrimSpace(ge.Stderr))
+	}
+	return nil
+}
+
+// WaitLocks runs write, and again while it fails on a ref lock in the way: at once
+// when the lock was a killed git's and is removed (at most ten times), and every
+// 200 ms while a lock is younger than the repository's lock age, up to twice that age
+// in all. A live git's lock goes within milliseconds; a killed git's becomes stale
+// after LockAge and is removed then. For writes that must not give up on a lock a
+// killed process left: a gc half-done, a worktree reset half-way.
+func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
+	deadline := time.Now().Add(2 * r.LockAge())
+	for removed := 0; ; {
+		err := write()
+		switch {
+		case errors.Is(err, ErrStaleLockRemoved) && removed < 10:
+			removed++
+			continue
+		case errors.Is(err, ErrRefLocked) && time.Now().Before(deadline):
+			select {
+			case <-ctx.Done():
+				return err
+			case <-time.After(200 * time.Millisecond):
+			}
+			continue
 		}
 		return err
 	}
-	return nil
 }
 
 // syncRefDirs flushes, after a ref transaction that began at start, the directory of

@@ -200,3 +200,43 @@ func TestHeadAndPseudoRefsAreParsed(t *testing.T) {
 		t.Errorf("PseudoRefs = %v, %v", got, err)
 	}
 }
+
+// TestResetCleanWaitsOutAKilledGitsLock: reset --hard writes HEAD's branch, so a lock
+// a killed git left on that branch failed the reset of a resume (a kill sweep found
+// it). The lock is waited out until it is stale, removed, and the reset done.
+func TestResetCleanWaitsOutAKilledGitsLock(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	r.StaleLockAge = 300 * time.Millisecond // this repository's alone
+	head := g("", "rev-parse", "HEAD")
+	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/heads/atlas/r/node/n", New: head}); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(confine.RealPath(t.TempDir()), "n")
+	if err := r.AddWorktree(ctx, path, mustOID(t, head), "git-atlas run r node n", nil); err != nil {
+		t.Fatal(err)
+	}
+	m, err := r.Managed(path, []confine.Root{mustRoot(t, filepath.Dir(path))}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := m.AttachBranch(ctx, "refs/heads/atlas/r/node/n", "test"); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(path, "new"), []byte("x\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(r.CommonDir, "refs", "heads", "atlas", "r", "node", "n.lock")
+	if err := os.WriteFile(lock, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ResetClean(ctx); err != nil {
+		t.Fatalf("ResetClean with a killed git's lock on the branch: %v", err)
+	}
+	if _, err := os.Stat(lock); !os.IsNotExist(err) {
+		t.Errorf("the stale lock is still there: %v", err)
+	}
+	if clean, err := m.Clean(ctx); err != nil || !clean {
+		t.Errorf("Clean after ResetClean: %v %v", clean, err)
+	}
+}
