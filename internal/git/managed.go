@@ -244,13 +244,14 @@ func (m *Managed) Lock(ctx context.Context, reason string) error {
 
 // MoveDetached moves a clean worktree to commit: a two-way read-tree (which refuses
 // to overwrite local changes), then HEAD detached at commit, with msg in its reflog;
-// the index and HEAD are durable when it returns (gitDirWritten).
+// the index and HEAD are durable when it returns (gitDirWritten). A lock a killed git
+// left in its way is waited out (lockError), as for every change of a managed worktree.
 func (m *Managed) MoveDetached(ctx context.Context, commit OID, msg string) error {
 	start := time.Now()
-	if _, err := m.git(ctx, nil, nil, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.String()); err != nil {
+	if err := m.waitLocks(ctx, "read-tree", "-m", "-u", "--end-of-options", "HEAD", commit.String()); err != nil {
 		return err
 	}
-	_, err := m.git(ctx, nil, nil, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.String())
+	err := m.waitLocks(ctx, "update-ref", "--no-deref", "-m", msg, "--end-of-options", "HEAD", commit.String())
 	return m.gitDirWritten(start, err)
 }
 
@@ -272,10 +273,39 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 		return true
 	}
 	err := m.Repo.changeList(attached, func() error {
-		_, err := cmd{dir: m.Path, args: []string{"symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref}, eff: &effect{list: true, dirs: []string{m.Path}}}.run(ctx)
-		return err
+		return m.Repo.WaitLocks(ctx, func() error {
+			_, err := cmd{dir: m.Path, args: []string{"symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref}, eff: &effect{list: true, dirs: []string{m.Path}}}.run(ctx)
+			return m.lockError(err)
+		})
 	})
 	return m.gitDirWritten(start, err)
+}
+
+// lockError is err, or Repository.lockError's answer for a git run in the managed
+// worktree, for which the locks in the worktree's own git dir (its index.lock and
+// HEAD.lock) are git-atlas's as well: a git killed in it (a killed resume's reset)
+// leaves them, and git never removes one itself. Removing a stale one loses nothing:
+// git writes the new file into the lock and renames it, so the file itself is intact.
+func (m *Managed) lockError(err error) error {
+	lerr := m.Repo.lockErrorOf(err, func(stderr string) bool {
+		return clearStaleLockOf(stderr, m.Repo.LockAge(), func(lock string) bool {
+			own := m.admin != "" && filepath.Dir(lock) == m.admin && (filepath.Base(lock) == "index.lock" || filepath.Base(lock) == "HEAD.lock")
+			return own || atlasRefLock(lock, m.Repo.CommonDir)
+		})
+	})
+	if lerr != nil {
+		return lerr
+	}
+	return err
+}
+
+// waitLocks runs git with args in the worktree, waiting out a lock in its way
+// (Repository.WaitLocks, lockError).
+func (m *Managed) waitLocks(ctx context.Context, args ...string) error {
+	return m.Repo.WaitLocks(ctx, func() error {
+		_, err := m.git(ctx, nil, nil, args...)
+		return m.lockError(err)
+	})
 }
 
 // ResetClean makes the worktree's index and files exactly its HEAD's tree, as a fresh
@@ -286,17 +316,12 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 // first. The index (and ORIG_HEAD) reset writes are durable before clean removes
 // anything, and the files and directories reset wrote before it returns
 // (docs/contract.md §11.12): a worktree reported reset is not, after a power cut, one of
-// empty files that its index calls clean. reset writes HEAD's branch (to where it is)
-// and so takes its lock: a lock a killed git left there is waited out (WaitLocks).
+// empty files that its index calls clean. reset takes the worktree's index lock and
+// its branch's (it writes the branch to where it is): a lock a killed git left there is
+// waited out (lockError).
 func (m *Managed) ResetClean(ctx context.Context) error {
 	start := time.Now()
-	err := m.Repo.WaitLocks(ctx, func() error {
-		_, err := m.git(ctx, nil, nil, "reset", "--hard", "--quiet", "HEAD")
-		if lerr := m.Repo.lockError(err); lerr != nil {
-			return lerr
-		}
-		return err
-	})
+	err := m.waitLocks(ctx, "reset", "--hard", "--quiet", "HEAD")
 	if err := m.gitDirWritten(start, err); err != nil {
 		return err
 	}

@@ -99,11 +99,16 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 // ErrStaleLockRemoved when the lock was a killed git's and is gone now (clearStaleLock),
 // with ErrRefLocked when it is still there; nil for any other error.
 func (r *Repository) lockError(err error) error {
+	return r.lockErrorOf(err, func(stderr string) bool { return clearStaleLock(stderr, r.CommonDir, r.LockAge()) })
+}
+
+// lockErrorOf is lockError with clear deciding, and removing, a stale lock.
+func (r *Repository) lockErrorOf(err error, clear func(stderr string) bool) error {
 	var ge *Error
 	if !errors.As(err, &ge) {
 		return nil
 	}
-	if clearStaleLock(ge.Stderr, r.CommonDir, r.LockAge()) {
+	if clear(ge.Stderr) {
 		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
 	}
 	if strings.Contains(ge.Stderr, ".lock': File exists") {
@@ -197,18 +202,24 @@ const DefaultStaleLockAge = 10 * time.Second
 // removal loses nothing: git writes the new packed-refs into the lock and renames it,
 // so a lock left behind is a rewrite that never happened, and packed-refs is intact.
 func clearStaleLock(stderr, commonDir string, age time.Duration) bool {
+	return clearStaleLockOf(stderr, age, func(lock string) bool { return atlasRefLock(lock, commonDir) })
+}
+
+// atlasRefLock reports whether lock is a ref lock of git-atlas's own namespaces or
+// commonDir's packed-refs.lock.
+func atlasRefLock(lock, commonDir string) bool {
+	return strings.Contains(lock, "/refs/atlas/") || strings.Contains(lock, "/refs/heads/atlas/") || isPackedRefsLock(lock, commonDir)
+}
+
+// clearStaleLockOf is clearStaleLock for the locks owned says are git-atlas's.
+func clearStaleLockOf(stderr string, age time.Duration, owned func(lock string) bool) bool {
 	const pre, post = "Unable to create '", "': File exists"
 	_, after, ok := strings.Cut(stderr, pre)
 	if !ok {
 		return false
 	}
-	rest := after
-	before0, _, ok0 := strings.Cut(rest, post)
-	if !ok0 {
-		return false
-	}
-	lock := before0
-	if !strings.HasSuffix(lock, ".lock") || (!strings.Contains(lock, "/refs/atlas/") && !strings.Contains(lock, "/refs/heads/atlas/") && !isPackedRefsLock(lock, commonDir)) {
+	lock, _, ok := strings.Cut(after, post)
+	if !ok || !strings.HasSuffix(lock, ".lock") || !owned(lock) {
 		return false
 	}
 	st, err := os.Stat(lock)

@@ -201,15 +201,18 @@ func TestHeadAndPseudoRefsAreParsed(t *testing.T) {
 	}
 }
 
-// TestResetCleanWaitsOutAKilledGitsLock: reset --hard writes HEAD's branch, so a lock
-// a killed git left on that branch failed the reset of a resume (a kill sweep found
-// it). The lock is waited out until it is stale, removed, and the reset done.
-func TestResetCleanWaitsOutAKilledGitsLock(t *testing.T) {
+// TestManagedChangesWaitOutAKilledGitsLocks: a git killed in a managed worktree (a
+// kill sweep's resume) leaves its lock files: the branch's (reset --hard writes HEAD's
+// branch to where it is), the worktree's index.lock and HEAD.lock. git never removes
+// them, so every later reset or attach of that worktree failed until someone removed
+// them by hand. Each is waited out until stale, removed, and the change made.
+func TestManagedChangesWaitOutAKilledGitsLocks(t *testing.T) {
 	ctx := context.Background()
 	r, g := testRepo(t, kinds[0])
 	r.StaleLockAge = 300 * time.Millisecond // this repository's alone
 	head := g("", "rev-parse", "HEAD")
-	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: "refs/heads/atlas/r/node/n", New: head}); err != nil {
+	const branch = "refs/heads/atlas/r/node/n"
+	if err := r.UpdateRefs(ctx, "test", RefUpdate{Name: branch, New: head}); err != nil {
 		t.Fatal(err)
 	}
 	path := filepath.Join(confine.RealPath(t.TempDir()), "n")
@@ -220,23 +223,53 @@ func TestResetCleanWaitsOutAKilledGitsLock(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := m.AttachBranch(ctx, "refs/heads/atlas/r/node/n", "test"); err != nil {
-		t.Fatal(err)
+	plant := func(locks ...string) {
+		t.Helper()
+		for _, l := range locks {
+			if err := os.WriteFile(l, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}
 	}
+	gone := func(locks ...string) {
+		t.Helper()
+		for _, l := range locks {
+			if _, err := os.Stat(l); !os.IsNotExist(err) {
+				t.Errorf("the stale lock %s is still there: %v", l, err)
+			}
+		}
+	}
+	headLock := filepath.Join(m.admin, "HEAD.lock")
+	plant(headLock)
+	if err := m.AttachBranch(ctx, branch, "test"); err != nil {
+		t.Fatalf("AttachBranch with a killed git's HEAD.lock: %v", err)
+	}
+	gone(headLock)
+
 	if err := os.WriteFile(filepath.Join(path, "new"), []byte("x\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lock := filepath.Join(r.CommonDir, "refs", "heads", "atlas", "r", "node", "n.lock")
-	if err := os.WriteFile(lock, nil, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	branchLock := filepath.Join(r.CommonDir, filepath.FromSlash(branch)+".lock")
+	indexLock := filepath.Join(m.admin, "index.lock")
+	plant(branchLock, indexLock)
 	if err := m.ResetClean(ctx); err != nil {
-		t.Fatalf("ResetClean with a killed git's lock on the branch: %v", err)
+		t.Fatalf("ResetClean with a killed git's locks: %v", err)
 	}
-	if _, err := os.Stat(lock); !os.IsNotExist(err) {
-		t.Errorf("the stale lock is still there: %v", err)
-	}
+	gone(branchLock, indexLock)
 	if clean, err := m.Clean(ctx); err != nil || !clean {
 		t.Errorf("Clean after ResetClean: %v %v", clean, err)
+	}
+
+	// A lock that is not stale (a live git's) is never taken: the change fails once
+	// its wait is over.
+	plant(indexLock)
+	if err := os.Chtimes(indexLock, time.Now().Add(time.Hour), time.Now().Add(time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	if err := m.ResetClean(ctx); err == nil {
+		t.Error("ResetClean went through a lock that is not stale")
+	}
+	if _, err := os.Stat(indexLock); err != nil {
+		t.Errorf("a lock that is not stale was removed: %v", err)
 	}
 }
