@@ -31,9 +31,11 @@ var testsOnly = []string{"internal/testenv", "internal/archtest"}
 // next action names the operation and its fields (fault.Step), and each front end
 // renders it. Two kinds of literal spell someone else's flags, not git-atlas's:
 //   - words of another program's command line (gitOrAgentWord): an argument word that
-//     starts with - (git's --end-of-options, an agent CLI's `claude --resume`), and in
-//     internal/git a git command line quoted whole ("cat-file --batch: ...") whose
-//     first word is one internal/git passes to git;
+//     starts with -, an element of an argument list ([]string{"claude", "--resume",
+//     id}: an agent CLI's) or, in internal/git, anywhere (git's --end-of-options,
+//     passed to its process builders); and in internal/git a git command line quoted
+//     whole ("cat-file --batch: ...") whose first word is one internal/git passes to
+//     git;
 //   - text git-atlas writes into an agent's own files for an agent that runs git-atlas
 //     on the command line (agentFileText: the skill, the instructions, the markers
 //     that name the command that wrote them): the command line's spelling by nature,
@@ -53,15 +55,15 @@ func TestNoFlagsBelowFrontEnds(t *testing.T) {
 			continue
 		}
 		walked++
-		gitWords, commandLineText := map[string]bool{}, map[token.Pos]bool{}
+		gitWords, commandLineText := map[string]bool{}, argumentLists(p)
 		if dir == "internal/git" {
 			gitWords = wordsPassedToGit(p)
 		}
 		if dir == "agent" {
-			commandLineText = agentFileText(p)
+			maps.Copy(commandLineText, agentFileText(p))
 		}
 		if fns, ok := hookLineFuncs[dir]; ok {
-			commandLineText = literalsIn(p, fns)
+			maps.Copy(commandLineText, literalsIn(p, fns))
 		}
 		for _, name := range slices.Sorted(maps.Keys(p.files)) {
 			ast.Inspect(p.files[name], func(n ast.Node) bool {
@@ -86,16 +88,51 @@ func TestNoFlagsBelowFrontEnds(t *testing.T) {
 	}
 }
 
-// gitOrAgentWord reports whether s is another program's command line rather than
-// text that names git-atlas's flags: one argument word (it starts with -: git's
-// --format=..., an agent CLI's --resume, which only go into an argument list), or a
-// git command quoted whole, its first word one of gitWords ("cat-file --batch").
+// gitOrAgentWord reports whether s, in internal/git (gitWords not empty), is git's
+// command line rather than text that names git-atlas's flags: an argument word (it
+// starts with -: --end-of-options, a --format=...), or a git command quoted whole,
+// its first word one of gitWords ("cat-file --batch").
 func gitOrAgentWord(s string, gitWords map[string]bool) bool {
-	if strings.HasPrefix(s, "-") && (!strings.Contains(s, " ") || len(gitWords) > 0) {
-		return true // an argument word; in internal/git, git's (a --format=... among them)
+	if len(gitWords) == 0 {
+		return false
+	}
+	if strings.HasPrefix(s, "-") {
+		return true
 	}
 	first, rest, ok := strings.Cut(s, " ")
 	return ok && gitWords[first] && strings.HasPrefix(rest, "-")
+}
+
+// argumentLists are the string literals of p that are an argument word (they start
+// with -, no blank) among the elements of a []string: another program's argument
+// list.
+func argumentLists(p *pkg) map[token.Pos]bool {
+	in := map[token.Pos]bool{}
+	for _, f := range p.files {
+		ast.Inspect(f, func(n ast.Node) bool {
+			cl, ok := n.(*ast.CompositeLit)
+			if !ok {
+				return true
+			}
+			if at, ok := cl.Type.(*ast.ArrayType); !ok || !isIdent(at.Elt, "string") {
+				return true
+			}
+			for _, e := range cl.Elts {
+				if lit, ok := e.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+					if s, err := strconv.Unquote(lit.Value); err == nil && strings.HasPrefix(s, "-") && !strings.Contains(s, " ") {
+						in[lit.Pos()] = true
+					}
+				}
+			}
+			return true
+		})
+	}
+	return in
+}
+
+func isIdent(e ast.Expr, name string) bool {
+	id, ok := e.(*ast.Ident)
+	return ok && id.Name == name
 }
 
 // gitCommandName is a git command's name as an argument: rev-parse, cat-file.
@@ -120,10 +157,8 @@ func wordsPassedToGit(p *pkg) map[string]bool {
 			case *ast.CallExpr:
 				add(x.Args)
 			case *ast.CompositeLit:
-				if at, ok := x.Type.(*ast.ArrayType); ok {
-					if id, ok := at.Elt.(*ast.Ident); ok && id.Name == "string" {
-						add(x.Elts)
-					}
+				if at, ok := x.Type.(*ast.ArrayType); ok && isIdent(at.Elt, "string") {
+					add(x.Elts)
 				}
 			}
 			return true
