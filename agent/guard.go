@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"strings"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // GuardCommand is what an installed guard runs.
@@ -48,7 +50,7 @@ func GuardSupported(agent string) error {
 	case "claude", "codex":
 		return nil
 	case "kimi":
-		return &UsageError{Msg: "--guard is for claude and codex only: Kimi Code's hook documentation names neither its file-writing tools nor where their input holds the path, so a guard could not tell an edit of the checkout; nothing was written"}
+		return fault.Named(fault.ErrUsage, "{guard} is for claude and codex only: Kimi Code's hook documentation names neither its file-writing tools nor where their input holds the path, so a guard could not tell an edit of the checkout; nothing was written")
 	}
 	return &UsageError{Msg: fmt.Sprintf("unknown agent %q (known: %s)", agent, strings.Join(Agents, ", "))}
 }

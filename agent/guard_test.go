@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // The hook payload is hostile: only a file-writing tool with a string path (absolute,
@@ -98,5 +100,18 @@ func TestGuardSharesTheSettingsFile(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(root, ".claude")); !os.IsNotExist(err) {
 		t.Fatalf(".claude left after uninstall: %v", err)
+	}
+}
+
+// TestGuardRefusalNamesTheField: the guard's refusal of an agent names the request's
+// field (docs/contract.md §4.6): --guard on the command line, guard over MCP; a usage
+// error (exit 2).
+func TestGuardRefusalNamesTheField(t *testing.T) {
+	t.Parallel()
+	err := GuardSupported("kimi")
+	flag, _ := fault.SpelledBy(err, fault.Spelling{Field: func(f string) string { return "--" + f }})
+	field, _ := fault.SpelledBy(err, fault.Spelling{Field: func(f string) string { return f }})
+	if code, _ := fault.Code(err); code != 2 || !strings.HasPrefix(flag, "--guard is for claude and codex only: ") || !strings.HasPrefix(field, "guard is for claude and codex only: ") {
+		t.Errorf("exit %d, spelled %q and %q", code, flag, field)
 	}
 }

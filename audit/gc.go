@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/par"
 	"github.com/git-atlas/git-atlas/internal/progress"
@@ -48,6 +49,9 @@ type Action struct {
 	Ref    string `json:"ref,omitempty"`
 	Old    string `json:"old,omitempty"`
 	Reason string `json:"reason,omitempty"`
+	// Why is Reason when it names request fields ({max_size}): each front end spells
+	// them (Spell; docs/contract.md §4.6).
+	Why fault.Text `json:"-"`
 	// Patch is the patch file deleted with a recovery snapshot's ref.
 	Patch string `json:"patch,omitempty"`
 	// Snapshot is the recovery snapshot taken before a removal (--apply only).
@@ -68,6 +72,22 @@ type Action struct {
 	Done bool  `json:"done"`
 	// Skipped says why --apply did not do a planned step (its re-check failed).
 	Skipped string `json:"skipped,omitempty"`
+}
+
+// because is a with its reason in words that name request fields (format and args,
+// fields as {name}): Reason in plain words until a front end spells it (Spell).
+func (a Action) because(format string, args ...any) Action {
+	a.Why = fault.Textf(format, args...)
+	a.Reason = a.Why.String()
+	return a
+}
+
+// Spell sets a's Reason from its Why as the front end sp writes it (a reason that
+// names no field keeps its words).
+func (a *Action) Spell(sp fault.Spelling) {
+	if a.Why.Format != "" && sp.Field != nil {
+		a.Reason = a.Why.Spell(sp)
+	}
 }
 
 // GCOptions tune Plan and Apply.
@@ -491,7 +511,7 @@ func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedO
 		case Has(r.Labels, Pin) && (drop[r.RunID] || gone(r.RunID)):
 			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Reason: "pin of a dropped run"})
 		case Has(r.Labels, Recovery) && opt.Recoveries && (drop[r.RunID] || gone(r.RunID)):
-			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Patch: patchPath(repo, r.Ref), Reason: "recovery snapshot (--recoveries)"})
+			acts = append(acts, Action{Kind: DeleteRef, RunID: r.RunID, Ref: r.Ref, Old: r.ID, Patch: patchPath(repo, r.Ref)}.because("recovery snapshot ({recoveries})"))
 		case Has(r.Labels, StaleBranch) && !checkedOut[r.Ref]:
 			branches = append(branches, r)
 			continue
@@ -569,7 +589,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 		total -= each[k]
 		run, _, _ := strings.Cut(strings.TrimPrefix(names[k], ledger.RecoveryPrefix), "/")
 		acts = append(acts, Action{Kind: DeleteRef, RunID: run, Ref: names[k], Old: tips[k].String(), Patch: patchPath(repo, names[k]),
-			Size: each[k], Reason: fmt.Sprintf("recovery snapshot of a finished run, oldest first, over --max-size %d", max)})
+			Size: each[k]}.because("recovery snapshot of a finished run, oldest first, over {max_size} %d", max))
 		deleting[names[k]] = true
 	}
 	return acts, nil

@@ -24,12 +24,12 @@ func Resolve(ctx context.Context, repo *git.Repository, rev string) (git.OID, er
 	if id, err := git.ParseOID(rev); err == nil {
 		r = git.OIDRev(id)
 	} else if r, err = git.ArgRev(rev); err != nil {
-		return git.OID{}, fault.Usage("baseline: %v", err).WithHint("pass --baseline with a commit, branch or tag")
+		return git.OID{}, fault.Named(fault.ErrUsage, "baseline: %v", err).WithHint("pass {baseline} with a commit, branch or tag")
 	}
 	sha, err := repo.ResolveCommit(ctx, r)
 	if err != nil {
 		if errors.Is(err, git.ErrNotFoundObject) {
-			return git.OID{}, fault.NotFound("baseline %q is not a commit in this repository", rev).WithHint("pass --baseline with a commit, branch or tag")
+			return git.OID{}, fault.Named(fault.ErrNotFound, "baseline %q is not a commit in this repository", rev).WithHint("pass {baseline} with a commit, branch or tag")
 		}
 		return git.OID{}, err
 	}

@@ -218,7 +218,7 @@ func checkWritable(ctx context.Context, repo *git.Repository, loc location, inst
 		return err
 	} else if wt != "" {
 		return fault.Refused("core.hooksPath (%s) is inside the working tree %s: installing there would add and change files in your checkout, and git-atlas never writes into a working tree", loc.value, wt).
-			WithHint("git-atlas works without its hook (`git atlas resume --detect` finds interrupted runs); to have it anyway, add the line `git atlas hook post-checkout \"$@\" </dev/null >/dev/null || true` to %s yourself, or point core.hooksPath at a directory outside the working tree", filepath.Join(loc.dir, Name))
+			WithHint("git-atlas works without its hook (`%s` finds interrupted runs); to have it anyway, add the line `git atlas hook post-checkout \"$@\" </dev/null >/dev/null || true` to %s yourself, or point core.hooksPath at a directory outside the working tree", fault.Do("resume", "detect", true), filepath.Join(loc.dir, Name))
 	}
 	if install && loc.value != "" && !filepath.IsAbs(loc.value) {
 		return fault.Refused("core.hooksPath is the relative path %s: git looks for it from the top of each worktree, so a hook installed in %s would not run in git-atlas's worktrees", loc.value, loc.dir).
@@ -229,8 +229,8 @@ func checkWritable(ctx context.Context, repo *git.Repository, loc location, inst
 		if !install {
 			verb = "uninstall"
 		}
-		return fault.Usage("core.hooksPath is set in your %s git config: %s would change %s, which every repository using that setting runs, not only this one", loc.scope, verb, filepath.Join(loc.dir, Name)).
-			WithHint("pass --global to %s it there anyway", verb)
+		return fault.Named(fault.ErrUsage, "core.hooksPath is set in your %s git config: %s would change %s, which every repository using that setting runs, not only this one", loc.scope, verb, filepath.Join(loc.dir, Name)).
+			WithHint("pass {global} to %s it there anyway", verb)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"reflect"
 	"strings"
 	"sync"
 
@@ -19,9 +20,11 @@ var mcpSpelling = fault.Spelling{Field: func(field string) string { return field
 // joined by _) and its arguments as JSON, `finish {"run":"r1","status":"failed"}`.
 // A switch that has a tool of its own (resume's plan: resume_plan) names that tool.
 // A field given false is left out; a placeholder (fault.Placeholder) is its text in
-// angle brackets, for the caller to replace.
+// angle brackets, for the caller to replace. A step the server has no tool for (a
+// person's step: land, trust, undo; or one only the command line runs) says so:
+// `land {"run":"g"} (no MCP tool: a person runs it on the command line)`.
 func toolCall(s fault.Step) string {
-	name, args := toolOf(s)
+	name, args, ok := toolOf(s)
 	var b bytes.Buffer
 	b.WriteString(name)
 	b.WriteString(" {")
@@ -34,12 +37,18 @@ func toolCall(s fault.Step) string {
 		writeJSON(&b, f.Value)
 	}
 	b.WriteByte('}')
+	if !ok {
+		b.WriteString(" " + personRuns)
+	}
 	return b.String()
 }
 
+// personRuns is what MCP says after a step it has no tool for.
+const personRuns = "(no MCP tool: a person runs it on the command line)"
+
 // toolOf is the tool that runs step s and its arguments, in the step's order, as
-// toolCall writes them.
-func toolOf(s fault.Step) (string, []fault.Field) {
+// toolCall writes them, and whether the server has that tool.
+func toolOf(s fault.Step) (string, []fault.Field, bool) {
 	name := strings.Join(strings.Fields(s.Op), "_")
 	own := ""
 	for _, f := range s.Fields {
@@ -66,29 +75,70 @@ func toolOf(s fault.Step) (string, []fault.Field) {
 		}
 		args = append(args, fault.Field{Name: f.Name, Value: v})
 	}
-	return name, args
+	return name, args, toolNames()[name]
 }
 
-// withToolCalls sets, in the result of a tool, each next_action's tool and
-// arguments from its step (docs/contract.md §4.6): members only MCP gives.
+// withToolCalls sets, in the result of a tool, every next_action's tool and
+// arguments from its step (docs/contract.md §4.6): members only MCP gives. It finds
+// each ops.NextAction the result holds, at any depth (a field, a pointer, a list),
+// so a new result type needs no case here. A step the server has no tool for (a
+// person's step) gets neither: its command says a person runs it (toolCall).
 func withToolCalls(res any) {
-	var n *ops.NextAction
-	switch r := res.(type) {
-	case *ops.Plan:
-		n = &r.NextAction
-	case *ops.Result:
-		if r.Plan != nil {
-			n = &r.NextAction
-		}
-	case *ops.ResumeDetectResult:
-		if r.Driving != nil {
-			n = r.Driving.NextAction
+	seen := map[uintptr]bool{}
+	var walk func(v reflect.Value)
+	walk = func(v reflect.Value) {
+		switch v.Kind() {
+		case reflect.Pointer, reflect.Interface:
+			if v.IsNil() {
+				return
+			}
+			if v.Kind() == reflect.Pointer {
+				if seen[v.Pointer()] {
+					return
+				}
+				seen[v.Pointer()] = true
+			}
+			walk(v.Elem())
+		case reflect.Struct:
+			if v.Type() == nextActionType {
+				if v.CanAddr() {
+					setToolCall(v.Addr().Interface().(*ops.NextAction))
+				}
+				return
+			}
+			for i := range v.NumField() {
+				if v.Type().Field(i).IsExported() {
+					walk(v.Field(i))
+				}
+			}
+		case reflect.Slice, reflect.Array:
+			for i := range v.Len() {
+				walk(v.Index(i))
+			}
+		case reflect.Map:
+			for it := v.MapRange(); it.Next(); {
+				if k := it.Value().Kind(); k == reflect.Pointer || k == reflect.Interface {
+					walk(it.Value())
+				}
+			}
 		}
 	}
-	if n == nil || n.Step.Op == "" {
+	walk(reflect.ValueOf(res))
+}
+
+var nextActionType = reflect.TypeFor[ops.NextAction]()
+
+// setToolCall sets n's tool and arguments from its step, or clears them when the
+// server has no tool for the step; a next action with no step keeps what it says.
+func setToolCall(n *ops.NextAction) {
+	if n.Step.Op == "" {
 		return
 	}
-	name, args := toolOf(n.Step)
+	name, args, ok := toolOf(n.Step)
+	if !ok {
+		n.Tool, n.Arguments = "", nil
+		return
+	}
 	n.Tool, n.Arguments = name, map[string]any{}
 	for _, f := range args {
 		n.Arguments[f.Name] = f.Value

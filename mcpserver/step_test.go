@@ -1,9 +1,12 @@
 package mcpserver
 
 import (
+	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/ops"
 )
 
 // TestToolCall: a step reaches an MCP client as the tool it calls and that tool's
@@ -19,10 +22,39 @@ func TestToolCall(t *testing.T) {
 		{fault.Do("job done", "run", "g", "job", "j1", "lease", "l", "status", "ok"), `job_done {"run":"g","job":"j1","lease":"l","status":"ok"}`},
 		{fault.Do("resume", "run", "r1", "plan", true), `resume_plan {"run":"r1"}`},
 		{fault.Do("finish", "run", "r1", "status", fault.Placeholder("completed|failed"), "force", false), `finish {"run":"r1","status":"<completed|failed>"}`},
-		{fault.Do("undo", "run", "r<1>", "to", 3, "holder", fault.Placeholder("<holder>")), `undo {"run":"r<1>","to":3,"holder":"<holder>"}`},
+		{fault.Do("undo", "run", "r<1>", "to", 3, "holder", fault.Placeholder("<holder>")), `undo {"run":"r<1>","to":3,"holder":"<holder>"} (no MCP tool: a person runs it on the command line)`},
+		{fault.Do("land", "run", "g", "onto", "main", "merge", true), `land {"run":"g","onto":"main","merge":true} (no MCP tool: a person runs it on the command line)`},
+		{fault.Do("trust", "run", "r1", "list", true), `trust {"run":"r1","list":true} (no MCP tool: a person runs it on the command line)`},
 	} {
 		if got := toolCall(c.step); got != c.want {
 			t.Errorf("%v: %s, want %s", c.step, got, c.want)
 		}
+	}
+}
+
+// TestEveryNextActionIsAToolCall: every next_action a result holds, at any depth and
+// in any result type (no case per tool), carries its tool and arguments; one whose
+// step the server has no tool for (a person's step: land) carries neither, and its
+// command says a person runs it.
+func TestEveryNextActionIsAToolCall(t *testing.T) {
+	t.Parallel()
+	finish := ops.NextAction{Step: fault.Do("finish", "run", "r1", "status", "completed")}
+	land := ops.NextAction{Step: fault.Do("land", "run", "g", "onto", "main")}
+	land.Spell(mcpSpelling)
+	type item struct{ Next *ops.NextAction }
+	res := &struct {
+		Items []item
+		Plan  ops.Plan
+		Land  ops.NextAction
+	}{Items: []item{{Next: &finish}}, Plan: ops.Plan{NextAction: ops.NextAction{Step: fault.Do("resume", "run", "r2", "plan", true)}}, Land: land}
+	withToolCalls(res)
+	if finish.Tool != "finish" || !reflect.DeepEqual(finish.Arguments, map[string]any{"run": "r1", "status": "completed"}) {
+		t.Errorf("a next action in a list: tool %q, arguments %v", finish.Tool, finish.Arguments)
+	}
+	if n := res.Plan.NextAction; n.Tool != "resume_plan" || !reflect.DeepEqual(n.Arguments, map[string]any{"run": "r2"}) {
+		t.Errorf("a plan's next action: tool %q, arguments %v", n.Tool, n.Arguments)
+	}
+	if n := res.Land; n.Tool != "" || n.Arguments != nil || !strings.HasSuffix(n.Command, "(no MCP tool: a person runs it on the command line)") {
+		t.Errorf("a person's step: tool %q, arguments %v, command %q", n.Tool, n.Arguments, n.Command)
 	}
 }

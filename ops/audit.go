@@ -132,6 +132,9 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 		res.Actions, err = audit.Plan(ctx, store.Repo, rep, opt)
 	}
 	res.Actions = nonNil(res.Actions)
+	for i := range res.Actions {
+		res.Actions[i].Spell(o.Spelling)
+	}
 	n, uerr := unreachable(ctx, o.Repo, res.Actions, req.Apply)
 	res.UnreachableBytes = n
 	if uerr != nil {

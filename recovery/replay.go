@@ -76,8 +76,8 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		return nil, fault.NotFound("run %s has no stage %q", run, req.Stage)
 	}
 	if req.Node != "" && r.State.Worktree(node) == nil && r.State.Job(node) == nil {
-		return nil, fault.NotFound("run %s has no node %q", run, node).
-			WithHint("`git atlas worktree list %s` shows its worktrees; without --node, recover takes the stage's own worktree, or your checkout if the stage ran there", run)
+		return nil, fault.Named(fault.ErrNotFound, "run %s has no node %q", run, node).
+			WithHint("`%s` shows its worktrees; without {node}, recover takes the stage's own worktree, or your checkout if the stage ran there", fault.Do("worktree list", "run", run))
 	}
 	if req.PatchOut != "" {
 		p, err := patchOut(ctx, store.Repo, req.PatchOut, req.Force)
@@ -105,7 +105,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 	} else if req.Node == "" {
 		if req.CheckoutPath == "" {
 			return nil, fault.NotFound("run %s has no worktree for stage %q, and there is no checkout of yours to snapshot here (a bare repository, or a worktree git-atlas manages)", run, req.Stage).
-				WithHint("run it from your checkout: git atlas -C <your checkout> recover %s --stage %s", run, req.Stage)
+				WithHint("run it from your checkout: %s", fault.Do("recover", "dir", fault.Placeholder("<your checkout>"), "run", run, "stage", req.Stage))
 		}
 		t.Path, t.Source = req.CheckoutPath, SourceCheckout
 	}
@@ -122,7 +122,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 		}
 		name := fmt.Sprintf("replay-%s-%d", req.Stage, n)
 		if err := ledger.ValidName("node", name); err != nil {
-			return nil, fault.Usage("stage name %q is too long for a replay worktree (%s): recover it without --worktree", req.Stage, name)
+			return nil, fault.Named(fault.ErrUsage, "stage name %q is too long for a replay worktree (%s): recover it without {worktree}", req.Stage, name)
 		}
 		if p := filepath.Join(root, run, name); exists(p) {
 			return nil, fault.Conflict("%s exists already", p).WithHint("remove it or run `git atlas audit`")
@@ -302,7 +302,7 @@ func exists(p string) bool {
 	return err == nil
 }
 
-// patchOut checks where --patch-out asks the patch to go (its directory resolved,
+// patchOut checks where the request's patch_out asks the patch to go (its directory resolved,
 // symbolic links included) and returns it clean: an absolute path, not a directory, never a symbolic link
 // (the patch would be written wherever it points), never inside a working tree of
 // the repository (the user's checkout or any worktree: not even a new file goes
@@ -310,7 +310,7 @@ func exists(p string) bool {
 // an existing file unless force.
 func patchOut(ctx context.Context, repo *git.Repository, path string, force bool) (string, error) {
 	if !filepath.IsAbs(path) {
-		return "", fault.Usage("--patch-out %q is not an absolute path", path)
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %q is not an absolute path", path)
 	}
 	dir := confine.RealPath(filepath.Dir(path))
 	root, err := confine.New(dir)
@@ -319,18 +319,18 @@ func patchOut(ctx context.Context, repo *git.Repository, path string, force bool
 	}
 	p, err := root.Leaf(filepath.Base(path))
 	if err != nil {
-		return "", fault.Usage("--patch-out %s: %v", path, err)
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s: %v", path, err)
 	}
 	if wt, err := repo.WorkingTreeOf(ctx, dir); err != nil {
 		return "", err
 	} else if wt != "" {
-		return "", fault.Usage("--patch-out %s is inside the working tree %s, and git-atlas never writes into a working tree", path, wt).
-			WithHint("write it outside (e.g. --patch-out %s), or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Join(filepath.Dir(wt), filepath.Base(p)))
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s is inside the working tree %s, and git-atlas never writes into a working tree", path, wt).
+			WithHint("write it outside (e.g. {patch_out} %s), or leave {patch_out} out: the patch goes under <git-common-dir>/atlas/recovery/", filepath.Join(filepath.Dir(wt), filepath.Base(p)))
 	}
 	for _, gd := range []string{repo.CommonDir, repo.GitDir} {
 		if gd != "" && confine.Within(p, confine.RealPath(gd)) {
-			return "", fault.Usage("--patch-out %s is inside the repository's git directory %s", path, gd).
-				WithHint("write it outside, or leave --patch-out out: the patch goes under <git-common-dir>/atlas/recovery/")
+			return "", fault.Named(fault.ErrUsage, "{patch_out} %s is inside the repository's git directory %s", path, gd).
+				WithHint("write it outside, or leave {patch_out} out: the patch goes under <git-common-dir>/atlas/recovery/")
 		}
 	}
 	info, err := os.Lstat(p)
@@ -338,13 +338,13 @@ func patchOut(ctx context.Context, repo *git.Repository, path string, force bool
 	case errors.Is(err, os.ErrNotExist):
 		return filepath.Clean(path), nil
 	case err != nil:
-		return "", fault.Usage("--patch-out %s: %v", path, err)
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s: %v", path, err)
 	case info.Mode()&os.ModeSymlink != 0:
-		return "", fault.Usage("--patch-out %s is a symbolic link: the patch is never written through one", path)
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s is a symbolic link: the patch is never written through one", path)
 	case !info.Mode().IsRegular():
-		return "", fault.Usage("--patch-out %s is not a regular file", path)
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s is not a regular file", path)
 	case !force:
-		return "", fault.Usage("--patch-out %s exists", path).WithHint("choose a new file, or pass --force to replace it")
+		return "", fault.Named(fault.ErrUsage, "{patch_out} %s exists", path).WithHint("choose a new file, or pass {force} to replace it")
 	}
 	return filepath.Clean(path), nil
 }

@@ -361,7 +361,7 @@ func restoreFiles(ctx context.Context, repo *git.Repository, s *checkedSnap, dir
 // back.
 func restoreWorktree(ctx context.Context, repo *git.Repository, s *checkedSnap, dir string, check func() error) (err error) {
 	if s.Manifest.Head.IsZero() {
-		return fault.Refused("snapshot %s was taken on an unborn branch: restore it as files (without --worktree)", s.Commit)
+		return fault.Named(fault.ErrRefused, "snapshot %s was taken on an unborn branch: restore it as files (without {worktree})", s.Commit)
 	}
 	made, err := mkdirs(filepath.Dir(dir))
 	if err != nil {

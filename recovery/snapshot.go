@@ -846,7 +846,7 @@ func writePatch(ctx context.Context, repo *git.Repository, path string, base, to
 	}
 	if err := f.CommitNew(); err != nil {
 		if errors.Is(err, os.ErrExist) {
-			return fault.Usage("%s exists: the patch does not replace it", path).WithHint("choose a new file, or pass --force to replace it")
+			return fault.Named(fault.ErrUsage, "%s exists: the patch does not replace it", path).WithHint("choose a new file, or pass {force} to replace it")
 		}
 		return err
 	}
@@ -876,8 +876,8 @@ func Open(ctx context.Context, repo *git.Repository, commit string) (*Snap, erro
 		return nil, err
 	}
 	if len(info.Parents) < 2 {
-		return nil, fault.Refused("%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
-			WithHint("a commit kept as it was (`union --force` keeps one so) comes back with `git branch <name> %s`", commit)
+		return nil, fault.Named(fault.ErrRefused, "%s is not a git-atlas snapshot (it has %d parents)", commit, len(info.Parents)).
+			WithHint("a commit kept as it was (`union {force}` keeps one so) comes back with `git branch <name> %s`", commit)
 	}
 	parents := info.Parents[len(info.Parents)-2:]
 	index, err := repo.Commit(ctx, parents[0])

@@ -81,8 +81,8 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 	}
 	if rec := r.State.Worktree(node); rec != nil {
 		if !base.IsZero() && base != rec.Baseline {
-			return nil, fault.Conflict("node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
-				WithHint("leave out --baseline to keep it")
+			return nil, fault.Named(fault.ErrConflict, "node %s of run %s already has a worktree at baseline %s, not %s", node, run, rec.Baseline, base).
+				WithHint("leave out {baseline} to keep it")
 		}
 		return ensure(ctx, store, run, *rec, r.Header.Ports, opts)
 	}
@@ -116,7 +116,7 @@ func fence(r *ledger.Run, node string, opts AddOptions) error {
 	j := r.State.Job(node)
 	if j == nil {
 		if opts.Lease != "" {
-			return fault.Usage("node %s of run %s is not a job of a graph run: --lease applies to jobs", node, r.Header.RunID)
+			return fault.Named(fault.ErrUsage, "node %s of run %s is not a job of a graph run: {lease} applies to jobs", node, r.Header.RunID)
 		}
 		return nil
 	}
@@ -125,7 +125,7 @@ func fence(r *ledger.Run, node string, opts AddOptions) error {
 	}
 	if j.State == ledger.JobRunning {
 		return fault.Conflict("job %s of run %s is RUNNING under a lease: its worktree goes only to the lease's holder", node, r.Header.RunID).
-			WithHint("pass the token `git atlas job claim` printed: `git atlas worktree add %s %s --lease TOKEN`", r.Header.RunID, node)
+			WithHint("pass the token `%s` printed: `%s`", fault.Do("job claim"), fault.Do("worktree add", "run", r.Header.RunID, "node", node, "lease", fault.Placeholder("TOKEN")))
 	}
 	return nil
 }

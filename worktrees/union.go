@@ -411,8 +411,8 @@ func (p *unionPlace) checkBranch(built string, force bool) error {
 	head := p.rec.Head.String()
 	if p.oldTip != "" && p.oldTip != head && p.oldTip != built {
 		if !force {
-			return fault.Refused("union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
-				WithHint("keep that work on another branch (`git branch <name> %s`), or run again with --force: the commit is then kept under %s", p.oldTip, KeptRef(p.run, p.oldTip))
+			return fault.Named(fault.ErrRefused, "union branch %s is at %s, which is not a union git-atlas built: someone committed on it", p.rec.Branch, p.oldTip).
+				WithHint("keep that work on another branch (`git branch <name> %s`), or run again with {force}: the commit is then kept under %s", p.oldTip, KeptRef(p.run, p.oldTip))
 		}
 		p.keep = true
 	}
@@ -610,7 +610,7 @@ func sameRec(a, b ledger.WorktreeRec) bool {
 func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *ledger.VerifyResult) error {
 	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if r.State.Union == nil || r.State.Union.Head.String() != head {
-			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `git atlas union %s --verify` again", run)
+			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `%s` again", fault.Do("union", "run", run, "verify", true))
 		}
 		u := *r.State.Union
 		u.Verify = vr

@@ -52,17 +52,17 @@ func CommitOutsideScope(ctx context.Context, repo *git.Repository, a git.OID, ti
 	return PathsOutside(paths, scope), nil
 }
 
-// checkAllowed refuses an --allow-outside-scope that names no job of run r.
+// checkAllowed refuses an allow_outside_scope that names no job of run r.
 func checkAllowed(r *ledger.Run, allow []string) error {
 	for _, n := range allow {
 		if err := ledger.ValidName("job", n); err != nil {
 			return err
 		}
 		if r.Header.Kind != ledger.KindGraph {
-			return fault.Usage("--allow-outside-scope names jobs: run %s is not a graph run", r.Header.RunID)
+			return fault.Named(fault.ErrUsage, "{allow_outside_scope} names jobs: run %s is not a graph run", r.Header.RunID)
 		}
 		if r.State.Job(n) == nil {
-			return fault.NotFound("run %s has no job %q (--allow-outside-scope)", r.Header.RunID, n)
+			return fault.Named(fault.ErrNotFound, "run %s has no job %q ({allow_outside_scope})", r.Header.RunID, n)
 		}
 	}
 	return nil

@@ -448,7 +448,8 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 		}
 	}()
 	if err := ops.AgentGuardSupported(c.Agent); err != nil {
-		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v\n", err)
+		msg, _ := fault.SpelledBy(err, Spelling)
+		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %s\n", msg)
 		return nil
 	}
 	if env.isTerminal(env.Stdin) { // run by hand: no event will come

@@ -24,16 +24,26 @@ var Spelling = fault.Spelling{Field: flagSpelling, Step: StepCommand}
 // (fault.Placeholder: NAME, completed|failed), which is shown as it is. Which fields
 // are positional arguments, and each flag's name, come from kong's model of the
 // command; a field given false is left out, true is the bare flag, and a value that
-// starts with - goes as --flag=VALUE.
+// starts with - goes as --flag=VALUE. A global flag with a short form (the
+// directory, -C) goes before the command, as git's own -C does.
 func StepCommand(s fault.Step) string {
 	shape := stepShape(s.Op)
-	words := append([]string{"git", "atlas"}, strings.Fields(s.Op)...)
-	out := []string{text.Command(words...)}
 	word := func(v any) string {
 		if p, ok := v.(fault.Placeholder); ok {
 			return string(p)
 		}
 		return text.ShellQuote(fmt.Sprint(v))
+	}
+	words := []string{"git", "atlas"}
+	var before []string
+	for _, f := range s.Fields {
+		if short, ok := shape.before[f.Name]; ok {
+			before = append(before, short, word(f.Value))
+		}
+	}
+	out := []string{text.Command(append(words, strings.Fields(s.Op)...)...)}
+	if len(before) > 0 {
+		out = []string{text.Command(words...), strings.Join(before, " "), text.Command(strings.Fields(s.Op)...)}
 	}
 	for _, pos := range shape.positional {
 		if v, ok := s.Field(pos); ok {
@@ -41,7 +51,7 @@ func StepCommand(s fault.Step) string {
 		}
 	}
 	for _, f := range s.Fields {
-		if shape.isPositional(f.Name) {
+		if _, ok := shape.before[f.Name]; ok || shape.isPositional(f.Name) {
 			continue
 		}
 		flag := shape.flag(f.Name)
@@ -69,6 +79,7 @@ func StepCommand(s fault.Step) string {
 type shape struct {
 	positional []string
 	flags      map[string]string // field -> --flag
+	before     map[string]string // field -> -X: a global flag with a short form
 }
 
 func (sh shape) isPositional(field string) bool { return slices.Contains(sh.positional, field) }
@@ -107,7 +118,12 @@ func stepShape(op string) shape {
 
 // shapeOf reads the shape of the command words name under root.
 func shapeOf(root *kong.Node, words []string) shape {
-	sh := shape{flags: map[string]string{}}
+	sh := shape{flags: map[string]string{}, before: map[string]string{}}
+	for _, f := range root.Flags {
+		if f.Short != 0 {
+			sh.before[strings.ReplaceAll(f.Name, "-", "_")] = "-" + string(f.Short)
+		}
+	}
 	addFlags := func(n *kong.Node) {
 		for _, f := range n.Flags {
 			sh.flags[strings.ReplaceAll(f.Name, "-", "_")] = "--" + f.Name

@@ -26,6 +26,9 @@ func TestStepCommand(t *testing.T) {
 		{fault.Do("worktree setup", "run", "r1", "node", "a"), "git atlas worktree setup r1 a"},
 		{fault.Do("trust", "run", "r1", "list", true), "git atlas trust r1 --list"},
 		{fault.Do("union", "run", "g", "verify", true, "remote", "origin"), "git atlas union g --verify --remote origin"},
+		{fault.Do("recover", "dir", fault.Placeholder("<your checkout>"), "run", "r1", "stage", "plan"), "git atlas -C <your checkout> recover r1 --stage plan"},
+		{fault.Do("worktree list", "run", "r1"), "git atlas worktree list r1"},
+		{fault.Do("resume", "detect", true), "git atlas resume --detect"},
 	} {
 		if got := StepCommand(c.step); got != c.want {
 			t.Errorf("%v: %q, want %q", c.step, got, c.want)
