@@ -531,9 +531,6 @@ type HeartbeatResult struct {
 // heartbeat, in one write. It needs a named driver, and a finished run has nothing
 // to drive.
 func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
-	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("%s", fault.Do("heartbeat", "run", req.Run, "holder", fault.Placeholder("NAME")))
-	}
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
@@ -760,9 +757,6 @@ type UndoResult struct {
 // Undo appends one event whose state is event To's, made honest (ledger.Undo):
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
-	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("%s", fault.Do("undo", "run", req.Run, "to", req.To, "holder", fault.Placeholder("NAME")))
-	}
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
