@@ -109,8 +109,16 @@ func (req *TransitionRequest) Check() error {
 	return nil
 }
 
-// Check fills the receipt's verify time limit and the worker's lease.
+// Check reads the receipt's children given as JSON and fills its verify time limit
+// and the worker's lease.
 func (req *JobDoneRequest) Check() error {
+	if req.ChildrenJSON != nil && req.Children == nil {
+		children, err := ParseChildren(req.ChildrenJSON)
+		if err != nil {
+			return err
+		}
+		req.Children = children
+	}
 	if err := checkTimeout("verify_timeout", &req.VerifyTimeout); err != nil {
 		return err
 	}

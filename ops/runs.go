@@ -92,41 +92,44 @@ func newRunID(now time.Time) string {
 // StartRequest is `start`.
 type StartRequest struct {
 	// ID is the run's id ("": time-sortable and unique).
-	ID       string
-	Intent   string
-	Criteria []string
+	ID       string   `json:"id,omitempty" help:"the run id (default: time-sortable and unique)"`
+	Intent   string   `json:"intent,omitempty" help:"what the run is for; frozen"`
+	Criteria []string `json:"criterion,omitempty" help:"success criteria; frozen"`
 	// Verify is the verify command of every stage that names none.
-	Verify     string
-	VerifySafe bool
+	Verify     string `json:"verify,omitempty" help:"verify command of every stage that names none"`
+	VerifySafe bool   `json:"verify_safe,omitempty" help:"the verify command is safe to run unattended (resume runs it)"`
 	// Scope are the path globs the run may touch (canonicalised here).
-	Scope []string
+	Scope []string `json:"scope,omitempty" help:"path globs the run may touch"`
 	// Baseline is the commit the run starts from ("": HEAD).
-	Baseline string
+	Baseline string `json:"baseline,omitempty" help:"the commit the run starts from (default HEAD)"`
 	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
 	// else a single run has one stage, main, and a graph run none).
 	Stages []ledger.StageDef
 	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
 	// path): its stages and setup. StageList is stage names, comma-separated.
-	Pipeline  string
-	StageList string
-	Graph     bool
+	Pipeline  string `json:"pipeline,omitempty" wire:"path" help:"pipeline file, JSON or YAML, relative to the repository"`
+	StageList string `json:"stages,omitempty" help:"stage names, comma-separated (single runs)"`
+	Graph     bool   `json:"graph,omitempty" help:"a graph run: a DAG of jobs"`
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
-	Gas, MaxAttempts, MaxJobs, MaxDepth int
+	Gas         int `json:"gas,omitempty" help:"graph runs: total claims allowed"`
+	MaxAttempts int `json:"max_attempts,omitempty" help:"graph runs: attempts per job before it fails (default 2)"`
+	MaxJobs     int `json:"max_jobs,omitempty" help:"graph runs: most jobs the run may hold (default 200)"`
+	MaxDepth    int `json:"max_depth,omitempty" help:"graph runs: longest chain of job_done children expansions (default 8)"`
 	// ConfigFiles are files whose hash is frozen, for drift checks; each must exist.
-	ConfigFiles []string
-	Driver      Driver
+	ConfigFiles []string `json:"config,omitempty" wire:"path" help:"config files whose hashes are frozen for drift checks, relative to the repository"`
+	Driver      Driver   `wire:"inline"`
 	// ManagedBy names the engine that owns the run's resumption (pipeline mode
 	// managed), ResumeWith its resume command; DispatchOnly marks a run with no
 	// pipeline to resume. resume hands such a run back (docs/contract.md §6).
-	ManagedBy    string
-	ResumeWith   string
-	DispatchOnly bool
+	ManagedBy    string `json:"managed_by,omitempty" help:"another engine owns this run's resumption: resume hands it back to this name (pipeline mode managed)"`
+	ResumeWith   string `json:"resume_with,omitempty" help:"with managed_by: the owner's resume command, shown as a command only where it is trusted"`
+	DispatchOnly bool   `json:"dispatch_only,omitempty" help:"the run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)"`
 	// Setup runs in each new worktree of the run, within SetupTimeout (0: the
 	// default); Ports gives each node a block of that many ports (docs/contract.md §15).
-	Setup        string
-	SetupTimeout time.Duration
-	Ports        int
+	Setup        string        `json:"setup,omitempty" help:"a command run in each new worktree of the run (with ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, ATLAS_PORT, ATLAS_PORTS), trusted like verify"`
+	SetupTimeout time.Duration `json:"setup_timeout,omitempty" help:"time limit of setup, e.g. 10m (the default)"`
+	Ports        int           `json:"ports,omitempty" help:"give every node a block of this many ports from atlas.portRange, unique among live nodes"`
 }
 
 // MaxPorts is the largest block of ports a node may be given.
@@ -286,20 +289,20 @@ func configFiles(top string, files []string) ([]string, string, error) {
 
 // TransitionRequest is `transition RUN STAGE STATUS`.
 type TransitionRequest struct {
-	Run    string
-	Stage  string
-	Status string
-	Reason string
+	Run    string `json:"run" help:"the run id"`
+	Stage  string `json:"stage" help:"the stage"`
+	Status string `json:"status" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" help:"the new status"`
+	Reason string `json:"reason,omitempty" help:"why"`
 	// Lease is the stage token of the attempt being reported ("": none checked).
-	Lease string
+	Lease string `json:"lease,omitempty" help:"the stage token the dispatch returned: a stale one is refused (conflict) and changes nothing"`
 	// ThreadID and PID describe a new attempt (dispatched only): the agent runtime's
 	// conversation id, and the agent's process id on this host.
-	ThreadID string
-	PID      int
+	ThreadID string `json:"thread_id,omitempty" help:"with dispatched: the agent runtime's conversation id, so resume can continue it"`
+	PID      int    `json:"pid,omitempty" help:"with dispatched: the pid of the agent working the attempt (resume waits while it lives)"`
 	// Agent names the agent whose conversation ThreadID is (claude, codex, kimi), so
 	// next_action can give that agent's own command to continue it (docs/contract.md §15).
-	Agent  string
-	Driver Driver
+	Agent  string `json:"agent,omitempty" enum:"claude,codex,kimi" help:"with dispatched: the agent whose conversation thread_id is, so next_action gives its own command to continue it"`
+	Driver Driver `wire:"inline"`
 	// Person is who stands behind the request: passing or rejecting a human gate is
 	// a person's step (StepHumanGate).
 	Person Person
@@ -509,12 +512,12 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 
 // HeartbeatRequest is `heartbeat RUN --holder H [--stage S]`.
 type HeartbeatRequest struct {
-	Run string
+	Run string `json:"run" help:"the run id"`
 	// Stage, when set, also beats for the stage's open attempt (its idle budget
 	// starts again); Lease is that attempt's stage token.
-	Stage  string
-	Lease  string
-	Driver Driver
+	Stage  string `json:"stage,omitempty" help:"also the heartbeat of this stage's open attempt"`
+	Lease  string `json:"lease,omitempty" help:"with stage: the attempt's stage token"`
+	Driver Driver `wire:"inline"`
 }
 
 // HeartbeatResult is the driver lease after a heartbeat. Its fields are in the
@@ -572,14 +575,14 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 
 // EventRequest is `event RUN TYPE`.
 type EventRequest struct {
-	Run string
+	Run string `json:"run" help:"the run id"`
 	// Type is any valid name but the types git-atlas writes itself.
-	Type string
+	Type string `json:"type" help:"the event type, e.g. note or stage_resumed"`
 	// Stage is the stage it is about ("": none).
-	Stage string
+	Stage string `json:"stage,omitempty" help:"the stage it is about"`
 	// Data is a JSON object of details (empty: none).
-	Data   json.RawMessage
-	Driver Driver
+	Data   json.RawMessage `json:"data,omitempty" wire:"object" help:"details, a JSON object"`
+	Driver Driver          `wire:"inline"`
 }
 
 // EventResult is the event appended. Its fields are in the order of the JSON keys
@@ -642,14 +645,14 @@ func reservedEvent(t ledger.EventType) error {
 
 // FinishRequest is `finish RUN --status S`.
 type FinishRequest struct {
-	Run string
+	Run string `json:"run" help:"the run id"`
 	// Status is ledger.RunCompleted, RunStopped or RunFailed.
-	Status string
-	Reason string
+	Status string `json:"status" enum:"completed,stopped,failed" help:"completed, stopped or failed"`
+	Reason string `json:"reason,omitempty" help:"why"`
 	// Force reaps the run's RUNNING jobs first (a completed or failed finish), in its
 	// own recorded event.
-	Force  bool
-	Driver Driver
+	Force  bool   `json:"force,omitempty" help:"reap the run's running jobs first"`
+	Driver Driver `wire:"inline"`
 	// AcceptUnresolved finishes a graph run completed although its verdict is
 	// unresolved: a person's step (StepAcceptUnresolved), recorded.
 	AcceptUnresolved bool
