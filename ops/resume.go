@@ -218,21 +218,21 @@ func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []r
 type ResumeRequest struct {
 	// RunID is the run to resume; "" selects one (the session's own, else the only
 	// interrupted run, else Choose, else the newest).
-	RunID string `json:"run,omitempty" help:"the run (default: this session's, else the newest interrupted)"`
+	RunID string `json:"run,omitempty" help:"${resume_run}"`
 	// Session is the caller's agent session (its live run is its own: resumed at once).
-	Session string `json:"session,omitempty" wire:"session" help:"prefer this session's run"`
+	Session string `json:"session,omitempty" wire:"session" help:"${resume_session}"`
 	// TakeOver resumes a run another live driver holds; Holder drives the run from the
 	// resume on, for TTL (zero: ledger.DefaultDriverTTL).
-	TakeOver bool          `json:"take_over,omitempty" help:"resume a run another live driver holds, taking its driver lease (needs holder)"`
-	Holder   string        `json:"holder,omitempty" help:"with take_over: the new driver"`
-	TTL      time.Duration `json:"ttl,omitempty" help:"with take_over: how long the new driver lease lasts (default 10m)"`
+	TakeOver bool          `json:"take_over,omitempty" help:"${resume_take_over}"`
+	Holder   string        `json:"holder,omitempty" help:"${resume_holder}"`
+	TTL      time.Duration `json:"ttl,omitempty" help:"${resume_ttl}"`
 	// NoVerify skips the interrupted stage's verify; VerifyTimeout limits it (zero:
 	// DefaultVerifyTimeout).
-	NoVerify      bool          `json:"no_verify,omitempty" help:"do not run the interrupted stage's verify command"`
-	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"kill the verify command after this long, a duration (default 10m)"`
+	NoVerify      bool          `json:"no_verify,omitempty" help:"${resume_no_verify}"`
+	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"${resume_verify_timeout}"`
 	// OnVerifyFail is what to do when verify fails: fail, redispatch, replay, stop, or
 	// "": ask through Prompt, else fail.
-	OnVerifyFail string `json:"on_verify_fail,omitempty" enum:"fail,redispatch,replay,stop" help:"what to do when verify fails (default fail)"`
+	OnVerifyFail string `json:"on_verify_fail,omitempty" enum:"fail,redispatch,replay,stop" help:"${resume_on_verify_fail}"`
 	// Prompt is the person at a terminal, when there is one (nil: headless, nothing is
 	// ever asked).
 	Prompt *Prompt

@@ -92,44 +92,44 @@ func newRunID(now time.Time) string {
 // StartRequest is `start`.
 type StartRequest struct {
 	// ID is the run's id ("": time-sortable and unique).
-	ID       string   `json:"id,omitempty" help:"the run id (default: time-sortable and unique)"`
-	Intent   string   `json:"intent,omitempty" help:"what the run is for; frozen"`
-	Criteria []string `json:"criterion,omitempty" help:"success criteria; frozen"`
+	ID       string   `json:"id,omitempty" help:"${start_id}"`
+	Intent   string   `json:"intent,omitempty" help:"${start_intent}"`
+	Criteria []string `json:"criterion,omitempty" help:"${start_criterion}"`
 	// Verify is the verify command of every stage that names none.
-	Verify     string `json:"verify,omitempty" help:"verify command of every stage that names none"`
-	VerifySafe bool   `json:"verify_safe,omitempty" help:"the verify command is safe to run unattended (resume runs it)"`
+	Verify     string `json:"verify,omitempty" help:"${start_verify}"`
+	VerifySafe bool   `json:"verify_safe,omitempty" help:"${start_verify_safe}"`
 	// Scope are the path globs the run may touch (canonicalised here).
-	Scope []string `json:"scope,omitempty" help:"path globs the run may touch"`
+	Scope []string `json:"scope,omitempty" help:"${start_scope}"`
 	// Baseline is the commit the run starts from ("": HEAD).
-	Baseline string `json:"baseline,omitempty" help:"the commit the run starts from (default HEAD)"`
+	Baseline string `json:"baseline,omitempty" help:"${start_baseline}"`
 	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
 	// else a single run has one stage, main, and a graph run none).
 	Stages []ledger.StageDef
 	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
 	// path): its stages and setup. StageList is stage names, comma-separated.
-	Pipeline  string `json:"pipeline,omitempty" wire:"path" help:"pipeline file, JSON or YAML, relative to the repository"`
-	StageList string `json:"stages,omitempty" help:"stage names, comma-separated (single runs)"`
-	Graph     bool   `json:"graph,omitempty" help:"a graph run: a DAG of jobs"`
+	Pipeline  string `json:"pipeline,omitempty" wire:"path" help:"${start_pipeline}"`
+	StageList string `json:"stages,omitempty" help:"${start_stages}"`
+	Graph     bool   `json:"graph,omitempty" help:"${start_graph}"`
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
-	Gas         int `json:"gas,omitempty" help:"graph runs: total claims allowed"`
-	MaxAttempts int `json:"max_attempts,omitempty" help:"graph runs: attempts per job before it fails (default 2)"`
-	MaxJobs     int `json:"max_jobs,omitempty" help:"graph runs: most jobs the run may hold (default 200)"`
-	MaxDepth    int `json:"max_depth,omitempty" help:"graph runs: longest chain of job_done children expansions (default 8)"`
+	Gas         int `json:"gas,omitempty" help:"${start_gas}"`
+	MaxAttempts int `json:"max_attempts,omitempty" help:"${start_max_attempts}"`
+	MaxJobs     int `json:"max_jobs,omitempty" help:"${start_max_jobs}"`
+	MaxDepth    int `json:"max_depth,omitempty" help:"${start_max_depth}"`
 	// ConfigFiles are files whose hash is frozen, for drift checks; each must exist.
-	ConfigFiles []string `json:"config,omitempty" wire:"path" help:"config files whose hashes are frozen for drift checks, relative to the repository"`
+	ConfigFiles []string `json:"config,omitempty" wire:"path" help:"${start_config}"`
 	Driver      Driver   `wire:"inline"`
 	// ManagedBy names the engine that owns the run's resumption (pipeline mode
 	// managed), ResumeWith its resume command; DispatchOnly marks a run with no
 	// pipeline to resume. resume hands such a run back (docs/contract.md §6).
-	ManagedBy    string `json:"managed_by,omitempty" help:"another engine owns this run's resumption: resume hands it back to this name (pipeline mode managed)"`
-	ResumeWith   string `json:"resume_with,omitempty" help:"with managed_by: the owner's resume command, shown as a command only where it is trusted"`
-	DispatchOnly bool   `json:"dispatch_only,omitempty" help:"the run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)"`
+	ManagedBy    string `json:"managed_by,omitempty" help:"${start_managed_by}"`
+	ResumeWith   string `json:"resume_with,omitempty" help:"${start_resume_with}"`
+	DispatchOnly bool   `json:"dispatch_only,omitempty" help:"${start_dispatch_only}"`
 	// Setup runs in each new worktree of the run, within SetupTimeout (0: the
 	// default); Ports gives each node a block of that many ports (docs/contract.md §15).
-	Setup        string        `json:"setup,omitempty" help:"a command run in each new worktree of the run (with ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, ATLAS_PORT, ATLAS_PORTS), trusted like verify"`
-	SetupTimeout time.Duration `json:"setup_timeout,omitempty" help:"time limit of setup, e.g. 10m (the default)"`
-	Ports        int           `json:"ports,omitempty" help:"give every node a block of this many ports from atlas.portRange, unique among live nodes"`
+	Setup        string        `json:"setup,omitempty" help:"${start_setup}"`
+	SetupTimeout time.Duration `json:"setup_timeout,omitempty" help:"${start_setup_timeout}"`
+	Ports        int           `json:"ports,omitempty" help:"${start_ports}"`
 }
 
 // MaxPorts is the largest block of ports a node may be given.
@@ -289,19 +289,19 @@ func configFiles(top string, files []string) ([]string, string, error) {
 
 // TransitionRequest is `transition RUN STAGE STATUS`.
 type TransitionRequest struct {
-	Run    string `json:"run" help:"the run id"`
-	Stage  string `json:"stage" help:"the stage"`
-	Status string `json:"status" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" help:"the new status"`
-	Reason string `json:"reason,omitempty" help:"why"`
+	Run    string `json:"run" help:"${transition_run}"`
+	Stage  string `json:"stage" help:"${transition_stage}"`
+	Status string `json:"status" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" help:"${transition_status}"`
+	Reason string `json:"reason,omitempty" help:"${transition_reason}"`
 	// Lease is the stage token of the attempt being reported ("": none checked).
-	Lease string `json:"lease,omitempty" help:"the stage token the dispatch returned: a stale one is refused (conflict) and changes nothing"`
+	Lease string `json:"lease,omitempty" help:"${transition_lease}"`
 	// ThreadID and PID describe a new attempt (dispatched only): the agent runtime's
 	// conversation id, and the agent's process id on this host.
-	ThreadID string `json:"thread_id,omitempty" help:"with dispatched: the agent runtime's conversation id, so resume can continue it"`
-	PID      int    `json:"pid,omitempty" help:"with dispatched: the pid of the agent working the attempt (resume waits while it lives)"`
+	ThreadID string `json:"thread_id,omitempty" help:"${transition_thread_id}"`
+	PID      int    `json:"pid,omitempty" help:"${transition_pid}"`
 	// Agent names the agent whose conversation ThreadID is (claude, codex, kimi), so
 	// next_action can give that agent's own command to continue it (docs/contract.md §15).
-	Agent  string `json:"agent,omitempty" enum:"claude,codex,kimi" help:"with dispatched: the agent whose conversation thread_id is, so next_action gives its own command to continue it"`
+	Agent  string `json:"agent,omitempty" enum:"claude,codex,kimi" help:"${transition_agent}"`
 	Driver Driver `wire:"inline"`
 	// Person is who stands behind the request: passing or rejecting a human gate is
 	// a person's step (StepHumanGate).
@@ -512,11 +512,11 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 
 // HeartbeatRequest is `heartbeat RUN --holder H [--stage S]`.
 type HeartbeatRequest struct {
-	Run string `json:"run" help:"the run id"`
+	Run string `json:"run" help:"${heartbeat_run}"`
 	// Stage, when set, also beats for the stage's open attempt (its idle budget
 	// starts again); Lease is that attempt's stage token.
-	Stage  string `json:"stage,omitempty" help:"also the heartbeat of this stage's open attempt"`
-	Lease  string `json:"lease,omitempty" help:"with stage: the attempt's stage token"`
+	Stage  string `json:"stage,omitempty" help:"${heartbeat_stage}"`
+	Lease  string `json:"lease,omitempty" help:"${heartbeat_lease}"`
 	Driver Driver `wire:"inline"`
 }
 
@@ -575,13 +575,13 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 
 // EventRequest is `event RUN TYPE`.
 type EventRequest struct {
-	Run string `json:"run" help:"the run id"`
+	Run string `json:"run" help:"${event_run}"`
 	// Type is any valid name but the types git-atlas writes itself.
-	Type string `json:"type" help:"the event type, e.g. note or stage_resumed"`
+	Type string `json:"type" help:"${event_type}"`
 	// Stage is the stage it is about ("": none).
-	Stage string `json:"stage,omitempty" help:"the stage it is about"`
+	Stage string `json:"stage,omitempty" help:"${event_stage}"`
 	// Data is a JSON object of details (empty: none).
-	Data   json.RawMessage `json:"data,omitempty" wire:"object" help:"details, a JSON object"`
+	Data   json.RawMessage `json:"data,omitempty" wire:"object" help:"${event_data}"`
 	Driver Driver          `wire:"inline"`
 }
 
@@ -645,13 +645,13 @@ func reservedEvent(t ledger.EventType) error {
 
 // FinishRequest is `finish RUN --status S`.
 type FinishRequest struct {
-	Run string `json:"run" help:"the run id"`
+	Run string `json:"run" help:"${finish_run}"`
 	// Status is ledger.RunCompleted, RunStopped or RunFailed.
-	Status string `json:"status" enum:"completed,stopped,failed" help:"completed, stopped or failed"`
-	Reason string `json:"reason,omitempty" help:"why"`
+	Status string `json:"status" enum:"completed,stopped,failed" help:"${finish_status}"`
+	Reason string `json:"reason,omitempty" help:"${finish_reason}"`
 	// Force reaps the run's RUNNING jobs first (a completed or failed finish), in its
 	// own recorded event.
-	Force  bool   `json:"force,omitempty" help:"reap the run's running jobs first"`
+	Force  bool   `json:"force,omitempty" help:"${finish_force}"`
 	Driver Driver `wire:"inline"`
 	// AcceptUnresolved finishes a graph run completed although its verdict is
 	// unresolved: a person's step (StepAcceptUnresolved), recorded.
