@@ -113,7 +113,7 @@ func (req *TransitionRequest) Check() error {
 // and the worker's lease.
 func (req *JobDoneRequest) Check() error {
 	if req.ChildrenJSON != nil && req.Children == nil {
-		children, err := ParseChildren(req.ChildrenJSON)
+		children, err := parseChildren(req.ChildrenJSON)
 		if err != nil {
 			return err
 		}
@@ -163,9 +163,9 @@ type childSpec struct {
 	Kind      string   `json:"kind"`
 }
 
-// ParseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
+// parseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
 // jobs in job add's shape (id, needs, scope, verify, criterion, kind), nothing else.
-func ParseChildren(data []byte) ([]ledger.JobSpec, error) {
+func parseChildren(data []byte) ([]ledger.JobSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var list []childSpec

@@ -296,7 +296,7 @@ type JobDoneRequest struct {
 	// this job; their names and scopes are checked here. Non-nil (even empty) with a
 	// receipt other than ok is refused: only a finished job expands.
 	Children []ledger.JobSpec
-	// ChildrenJSON are the children as a JSON list in job add's shape (ParseChildren),
+	// ChildrenJSON are the children as a JSON list in job add's shape (parseChildren),
 	// read into Children by Check when Children is nil.
 	ChildrenJSON json.RawMessage `json:"children,omitempty" wire:"objects" help:"${job_done_children}"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.

@@ -181,20 +181,19 @@ added in the receipt's own ledger write, one expansion level below this job. Ove
 criterion -> exit 4; then nothing at all is written, the receipt included.`
 }
 
-// childSpec is one job of a --children file: job add's flags as JSON.
-// readChildren reads a --children file (ops.ParseChildren reads the list; the
+// readChildren reads a --children file (the request's Check reads the list; the
 // operation checks the jobs' names and scopes).
-func readChildren(path string) ([]ops.JobSpec, error) {
+func readChildren(path string) (json.RawMessage, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fault.Usage("read --children: %v", err)
 	}
-	return ops.ParseChildren(b)
+	return b, nil
 }
 
 // Run applies the receipt.
 func (c *JobDoneCmd) Run(env *Env) error {
-	var children []ops.JobSpec
+	var children json.RawMessage
 	if c.Children != "" {
 		var err error
 		if children, err = readChildren(env.path(c.Children)); err != nil {
@@ -206,7 +205,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobDone(env.Ctx, ops.JobDoneRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Status: c.Status, Data: json.RawMessage(c.Data),
-		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.ops(), ForAgent: env.forAgent()})
+		ChildrenJSON: children, VerifyTimeout: c.VerifyTimeout, Worker: c.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
