@@ -31,7 +31,7 @@ type Driving struct {
 type ResumeDetectRequest struct {
 	// Session is the caller's agent session: the run it still drives comes first, as
 	// Driving, and (for the brief) its other runs before the rest.
-	Session string `json:"session,omitempty" wire:"session" help:"prefer this session's run"`
+	Session string `json:"session,omitempty" wire:"session" help:"${resume_session}"`
 	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
 	// Most (ResumeBrief only; 0: no limit) keeps the session's own live runs and at
