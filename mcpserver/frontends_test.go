@@ -83,6 +83,9 @@ func TestFrontEndsAgree(t *testing.T) {
 		t.Fatal(err)
 	}
 	atlas(t, repo, env, "", "start", "--id", "h", "--pipeline", "p.json", "--holder", "me")
+	if err := os.WriteFile(filepath.Join(repo, "kids.json"), []byte(`[{"id": "c1", "bogus": 1}]`), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, to := range []string{"dispatched", "passed", "gated"} {
 		atlas(t, repo, env, "", "transition", "h", "check", to, "--holder", "me")
 	}
@@ -134,6 +137,16 @@ func TestFrontEndsAgree(t *testing.T) {
 		{name: "worktrees of a run id the ledger could not hold", tool: "worktree_list", args: map[string]any{"run": "a..b"}, argv: []string{"worktree", "list", "a..b"}},
 		{name: "jobs of a single run", tool: "job_claim", args: map[string]any{"run": "r", "holder": "w"}, argv: []string{"job", "claim", "r", "--holder", "w"},
 			cliHint: "start a graph run with `git atlas start --graph`", mcpHint: "start a graph run with `start {\"graph\":true}`"},
+		// The input decoded straight into the request: its Check reads what a front end
+		// passed as it was given (children as JSON) and names the request's fields.
+		{name: "children the request's check refuses", tool: "job_done",
+			args: map[string]any{"run": "g", "job": "j1", "lease": "j1#1@1.x", "status": "ok", "children": []any{map[string]any{"id": "c1", "bogus": 1}}},
+			argv: []string{"job", "done", "g", "j1", "--lease", "j1#1@1.x", "--status", "ok", "--children", "kids.json"}},
+		{name: "a setup time limit without setup", tool: "start", args: map[string]any{"id": "z", "setup_timeout": "1m", "holder": "me"},
+			argv: []string{"start", "--id", "z", "--setup-timeout", "1m", "--holder", "me"}},
+		{name: "resume of a run id the ledger could not hold", tool: "resume", args: map[string]any{"run": "a..b"}, argv: []string{"resume", "a..b"}},
+		{name: "a heartbeat of a stage without its holder", tool: "heartbeat", args: map[string]any{"run": "r", "stage": "a"}, argv: []string{"heartbeat", "r", "--stage", "a"},
+			cliHint: "git atlas heartbeat r --holder NAME", mcpHint: `heartbeat {"run":"r","holder":"<NAME>"}`},
 		{name: "a person's step", tool: "transition", args: map[string]any{"run": "h", "stage": "check", "status": "completed", "holder": "me"},
 			argv: []string{"transition", "h", "check", "completed", "--holder", "me"}, frontEnd: true},
 	} {

@@ -11,7 +11,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"reflect"
 	"slices"
 	"sort"
 	"strings"
@@ -395,10 +394,8 @@ func TestMCPStartHasEveryFlag(t *testing.T) {
 	}
 	section, _, _ = strings.Cut(section, "\n## ")
 	fields := map[string]bool{}
-	for _, sf := range reflect.VisibleFields(reflect.TypeFor[mcpserver.StartInput]()) {
-		if name, _, _ := strings.Cut(sf.Tag.Get("json"), ","); name != "" {
-			fields[name] = true
-		}
+	for _, name := range mcpserver.ToolArguments("start") {
+		fields[name] = true
 	}
 	n := 0
 	for line := range strings.SplitSeq(section, "\n") {

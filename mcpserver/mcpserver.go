@@ -1,12 +1,12 @@
 // Package mcpserver is `git atlas mcp`: a Model Context Protocol server on stdio
 // (the official Go SDK, github.com/modelcontextprotocol/go-sdk) with one tool per user
-// operation, each with an input schema inferred from a typed Go struct (tools.go) and
-// an output schema generated from the operation's result type.
+// operation (tools.go), each with an input schema generated from its operation's
+// request type (request.go) and an output schema from the operation's result type.
 //
 // A front end on the operations layer, as the command line is: a tool decodes its
-// input (unknown members refused), builds the request of its operation of package
-// ops and calls it; the request's Check fills the defaults and refuses what the
-// operation cannot do, so no input rule exists twice, and the result is the document
+// input (unknown members refused) straight into the request of its operation of
+// package ops and calls it; the request's Check fills the defaults and refuses what
+// the operation cannot do, so no input rule exists twice, and the result is the document
 // the command prints with --json. Errors name a request's fields as MCP spells them
 // (ttl, verify_timeout; the command line writes --ttl).
 //
@@ -156,15 +156,15 @@ const instructions = `git-atlas: the durable ledger of AI-agent runs in this git
 	`recover instead of discarding; finish at the end; never touch the user's checkout. ` +
 	`Errors carry {"error": {"code","kind","message","hint"}} as the git-atlas CLI's --json does.`
 
-// spec is one tool: its name, description, input type, the operation it calls and
+// spec is one tool: its name, description, request type, the operation it calls and
 // its schemas.
 type spec struct {
 	name string
 	desc string
-	in   reflect.Type
-	// run calls the operation with the decoded input (a pointer to in) and returns its
-	// result as JSON (nil when it returned none) and its error.
-	run func(c *call, in any) (json.RawMessage, error)
+	in   reflect.Type // the operation's request type: the tool's input
+	// run calls the operation with the request (of type in) and returns its result as
+	// JSON (nil when it returned none) and its error.
+	run func(c *call, req reflect.Value) (json.RawMessage, error)
 	// outType is the operation's result type: the output schema is generated from it.
 	outType reflect.Type
 	// results are exit codes whose document is the tool's result rather than an
@@ -174,22 +174,20 @@ type spec struct {
 	inSchema, out *jsonschema.Schema
 }
 
-// call is one tool call: the operations it runs on and what its input's defaults
-// come from.
+// call is one tool call: the operations it runs on.
 type call struct {
-	ctx            context.Context
-	ops            *ops.Ops
-	dir            string
-	defaultSession string
+	ctx context.Context
+	ops *ops.Ops
 	// result completes an operation's result before it is encoded (withToolCalls).
 	result func(res any)
 }
 
-// tool declares a tool whose input is In and whose operation returns *Out.
-func tool[In, Out any](name, desc string, run func(c *call, in *In) (*Out, error), results ...int) spec {
-	return spec{name: name, desc: desc, in: reflect.TypeFor[In](), outType: reflect.TypeFor[Out](), results: results,
-		run: func(c *call, in any) (json.RawMessage, error) {
-			res, err := run(c, in.(*In))
+// tool declares a tool whose input is the request Req of operation op, which returns
+// *Out.
+func tool[Req, Out any](name, desc string, op func(*ops.Ops, context.Context, Req) (*Out, error), results ...int) spec {
+	return spec{name: name, desc: desc, in: reflect.TypeFor[Req](), outType: reflect.TypeFor[Out](), results: results,
+		run: func(c *call, req reflect.Value) (json.RawMessage, error) {
+			res, err := op(c.ops, c.ctx, req.Interface().(Req))
 			if res == nil {
 				return nil, err
 			}
@@ -218,6 +216,10 @@ func encode(v any) (json.RawMessage, error) {
 
 // handler resolves the tool's schemas and returns the function that serves its calls.
 func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error) {
+	fields, err := wireFields(t.in)
+	if err != nil {
+		return nil, err
+	}
 	in, err := inputSchema(t.in)
 	if err != nil {
 		return nil, err
@@ -234,18 +236,22 @@ func (t *spec) handler(opt Options, logger *slog.Logger) (mcp.ToolHandler, error
 	if err != nil {
 		return nil, fmt.Errorf("output schema: %w", err)
 	}
-	fields := fieldsOf(t.in)
+	wire := wireType(fields)
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		v, uerr := decodeInput(req.Params.Arguments, t.in, fields, inResolved)
+		w, uerr := decodeInput(req.Params.Arguments, wire, fields, inResolved)
 		if uerr != nil {
 			return usageResult(t.name, uerr), nil
+		}
+		r, err := request(t.in, fields, w, opt.Dir, opt.Session)
+		if err != nil {
+			return failureResult(err, nil), nil
 		}
 		o, err := opt.Ops()
 		if err != nil {
 			return failureResult(err, nil), nil
 		}
 		o.Spelling = mcpSpelling // next_action's steps as tool calls (docs/contract.md §4.6)
-		out, err := t.run(&call{ctx: ctx, ops: o, dir: opt.Dir, defaultSession: opt.Session, result: withToolCalls}, v.Addr().Interface())
+		out, err := t.run(&call{ctx: ctx, ops: o, result: withToolCalls}, r)
 		remoteWarnings(o, logger, t.name)
 		if code, _ := fault.Code(err); err != nil && (out == nil || !slices.Contains(t.results, code)) {
 			return failureResult(err, out), nil
@@ -332,48 +338,28 @@ type usageError struct{ msg, hint string }
 
 func (e *usageError) Error() string { return e.msg }
 
-// field is one input field: its JSON name.
-type field struct {
-	name string // the JSON name: snake_case, the request's field as errors name it
-}
-
-// fieldsOf lists the input fields of t (embedded structs flattened).
-func fieldsOf(t reflect.Type) []field {
-	var out []field
-	for _, sf := range reflect.VisibleFields(t) {
-		if sf.Anonymous || !sf.IsExported() {
-			continue
-		}
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if name == "" || name == "-" {
-			continue
-		}
-		out = append(out, field{name: name})
-	}
-	return out
-}
-
-// inputSchema infers the schema of t from its fields and their jsonschema tags, then
-// adds the enums named by `enum:"a,b"` tags and the descriptions `help:"key"` tags
-// name: the command line's help of the same field (ops.FieldHelp), each field it
-// names spelled as MCP spells it.
+// inputSchema is the schema of the arguments of request type t (wireFields): each
+// described by its help tag, the values of an enum tag listed.
 func inputSchema(t reflect.Type) (*jsonschema.Schema, error) {
-	s, err := jsonschema.ForType(t, nil)
+	fields, err := wireFields(t)
 	if err != nil {
 		return nil, err
 	}
-	for _, sf := range reflect.VisibleFields(t) {
-		name, _, _ := strings.Cut(sf.Tag.Get("json"), ",")
-		if key := sf.Tag.Get("help"); key != "" && s.Properties[name] != nil {
-			text := ops.FieldHelp(key, func(field string) string { return field })
-			if text == "" {
-				return nil, fmt.Errorf("field %s: no help %q in ops.FieldHelp", name, key)
-			}
-			s.Properties[name].Description = text
+	s, err := jsonschema.ForType(wireType(fields), nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range fields {
+		p := s.Properties[f.name]
+		if p == nil {
+			return nil, fmt.Errorf("argument %s: not in the schema", f.name)
 		}
-		if e := sf.Tag.Get("enum"); e != "" && s.Properties[name] != nil {
-			for v := range strings.SplitSeq(e, ",") {
-				s.Properties[name].Enum = append(s.Properties[name].Enum, v)
+		if p.Description, err = f.description(); err != nil {
+			return nil, err
+		}
+		if f.enum != "" {
+			for v := range strings.SplitSeq(f.enum, ",") {
+				p.Enum = append(p.Enum, v)
 			}
 		}
 	}
@@ -437,8 +423,9 @@ func textTypes(t reflect.Type, types map[reflect.Type]*jsonschema.Schema, seen m
 
 var textMarshaler = reflect.TypeFor[encoding.TextMarshaler]()
 
-// decodeInput checks the arguments against the tool's input and decodes them.
-func decodeInput(raw json.RawMessage, t reflect.Type, fields []field, schema *jsonschema.Resolved) (reflect.Value, error) {
+// decodeInput checks the arguments against the tool's input and decodes them into a
+// value of t (wireType).
+func decodeInput(raw json.RawMessage, t reflect.Type, fields []wireField, schema *jsonschema.Resolved) (reflect.Value, error) {
 	v := reflect.New(t).Elem()
 	if len(raw) == 0 || string(raw) == "null" {
 		raw = json.RawMessage("{}")

@@ -15,7 +15,7 @@ import (
 // AuditRequest is `audit [--size]`.
 type AuditRequest struct {
 	// Size measures each recovery snapshot's disk usage.
-	Size bool
+	Size bool `json:"size,omitempty" help:"measure each recovery snapshot's disk usage"`
 	// Now is when runs are judged live or interrupted (zero: Ops.Clock).
 	Now time.Time
 	// ForAgent: the result goes to an agent (agenttext.go).
@@ -62,15 +62,13 @@ func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error)
 // GCRequest is `gc [--before DUR] [--apply] [--recoveries]`.
 type GCRequest struct {
 	// Before: finished runs last updated longer ago than this are dropped (0: every
-	// finished run). Negative is refused.
-	Before time.Duration
+	// finished run; nil: DefaultGCBefore, unless a KeepLast, given or from config,
+	// replaces it). Negative is refused.
+	Before *time.Duration
 	// Apply does the plan; without it GC only plans, and changes nothing.
 	Apply bool
 	// Recoveries also drops the recovery snapshots of dropped and vanished runs.
 	Recoveries bool
-	// BeforeIsDefault says Before is the command's default, not given: KeepLast
-	// (given, or from config) replaces it.
-	BeforeIsDefault bool
 	// KeepLast keeps the newest N finished runs (nil: config atlas.gc.keepLast, else
 	// no such limit). Negative is refused.
 	KeepLast *int
@@ -143,6 +141,10 @@ func (o *Ops) GC(ctx context.Context, req GCRequest) (*GCResult, error) {
 	return res, err
 }
 
+// DefaultGCBefore is how long ago a finished run was last updated for gc to drop it,
+// when the request names no time and no number of runs to keep.
+const DefaultGCBefore = 720 * time.Hour
+
 // Config keys of gc's defaults (docs/contract.md §15).
 const (
 	GCKeepLastKey = "atlas.gc.keepLast"
@@ -152,7 +154,7 @@ const (
 // gcOptions are req's options, with KeepLast and MaxSize from config when the
 // request names none; a KeepLast replaces Before's default.
 func (o *Ops) gcOptions(ctx context.Context, req GCRequest) (audit.GCOptions, error) {
-	opt := audit.GCOptions{Before: req.Before, Recoveries: req.Recoveries, KeepLast: -1, MaxSize: req.MaxSize, Now: o.orNow(req.Now), Progress: o.Progress}
+	opt := audit.GCOptions{Before: DefaultGCBefore, Recoveries: req.Recoveries, KeepLast: -1, MaxSize: req.MaxSize, Now: o.orNow(req.Now), Progress: o.Progress}
 	switch {
 	case req.KeepLast != nil:
 		opt.KeepLast = *req.KeepLast
@@ -164,7 +166,10 @@ func (o *Ops) gcOptions(ctx context.Context, req GCRequest) (audit.GCOptions, er
 		}
 		opt.KeepLast = n
 	}
-	if opt.KeepLast >= 0 && req.BeforeIsDefault {
+	switch {
+	case req.Before != nil:
+		opt.Before = *req.Before
+	case opt.KeepLast >= 0:
 		opt.Before = 0
 	}
 	if opt.MaxSize == 0 {

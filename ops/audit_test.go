@@ -97,7 +97,7 @@ func TestAuditWithFailedCheckNeedsAttention(t *testing.T) {
 	if res == nil || res.Attention || res.Incomplete == nil || !strings.Contains(res.Incomplete.Error(), wt.Path) {
 		t.Fatalf("audit: %+v, want the report, attention unset, the failed check in Incomplete", res)
 	}
-	gc, err := f.ops.GC(f.ctx, GCRequest{})
+	gc, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0))})
 	if err != nil {
 		t.Fatalf("gc: %v, want the plan's audit failure as a warning only", err)
 	}
@@ -112,7 +112,7 @@ func TestGCNegativeBeforeRefused(t *testing.T) {
 	f.finished()
 	refs := f.refs()
 	for _, apply := range []bool{false, true} {
-		res, err := f.ops.GC(f.ctx, GCRequest{Before: -time.Second, Apply: apply})
+		res, err := f.ops.GC(f.ctx, GCRequest{Before: new(-time.Second), Apply: apply})
 		if !errors.Is(err, fault.ErrUsage) || res != nil {
 			t.Fatalf("gc --before -1s (apply %v): %+v, %v, want a usage error", apply, res, err)
 		}
@@ -128,7 +128,7 @@ func TestGCWithNothingToDoIsEmptyList(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, ledger.KindSingle, "main")
 	for _, apply := range []bool{false, true} {
-		res, err := f.ops.GC(f.ctx, GCRequest{Apply: apply})
+		res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0)), Apply: apply})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -152,7 +152,7 @@ func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
 	f := newWTFixture(t, ledger.KindSingle, "main")
 	wt := f.finished()
 	refs := f.refs()
-	plan, err := f.ops.GC(f.ctx, GCRequest{})
+	plan, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestGCPlanChangesNothingApplyDoes(t *testing.T) {
 		t.Fatalf("the plan touched the worktree: %v", err)
 	}
 
-	res, err := f.ops.GC(f.ctx, GCRequest{Apply: true})
+	res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0)), Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -205,7 +205,7 @@ func TestGCBeforeCountsFromNow(t *testing.T) {
 	f := newWTFixture(t, ledger.KindSingle, "main")
 	f.finished()
 	drops := func(now time.Time) bool {
-		res, err := f.ops.GC(f.ctx, GCRequest{Before: time.Hour, Now: now})
+		res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Hour), Now: now})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,8 +109,16 @@ func (req *TransitionRequest) Check() error {
 	return nil
 }
 
-// Check fills the receipt's verify time limit and the worker's lease.
+// Check reads the receipt's children given as JSON and fills its verify time limit
+// and the worker's lease.
 func (req *JobDoneRequest) Check() error {
+	if req.ChildrenJSON != nil && req.Children == nil {
+		children, err := parseChildren(req.ChildrenJSON)
+		if err != nil {
+			return err
+		}
+		req.Children = children
+	}
 	if err := checkTimeout("verify_timeout", &req.VerifyTimeout); err != nil {
 		return err
 	}
@@ -155,9 +163,9 @@ type childSpec struct {
 	Kind      string   `json:"kind"`
 }
 
-// ParseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
+// parseChildren reads a receipt's children (JobDoneRequest.Children): a JSON list of
 // jobs in job add's shape (id, needs, scope, verify, criterion, kind), nothing else.
-func ParseChildren(data []byte) ([]ledger.JobSpec, error) {
+func parseChildren(data []byte) ([]ledger.JobSpec, error) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
 	var list []childSpec
@@ -201,9 +209,12 @@ func (req *LogRequest) Check() error {
 	return ledger.ValidName("run", req.Run)
 }
 
-// Check refuses a stage the ledger could not hold, or a stage token without its
-// stage, and fills the driver's lease.
+// Check refuses a heartbeat of no named driver, a stage the ledger could not hold,
+// or a stage token without its stage, and fills the driver's lease.
 func (req *HeartbeatRequest) Check() error {
+	if req.Driver.Holder == "" {
+		return fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("%s", fault.Do("heartbeat", "run", req.Run, "holder", fault.Placeholder("NAME")))
+	}
 	if req.Stage != "" {
 		if err := ledger.ValidName("stage", req.Stage); err != nil {
 			return err
@@ -234,8 +245,13 @@ func (req *EventRequest) Check() error {
 // Check fills the driver's lease; the status is the run machine's to judge.
 func (req *FinishRequest) Check() error { return req.Driver.Check() }
 
-// Check fills the driver's lease.
-func (req *UndoRequest) Check() error { return req.Driver.Check() }
+// Check refuses an undo of no named driver and fills the driver's lease.
+func (req *UndoRequest) Check() error {
+	if req.Driver.Holder == "" {
+		return fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("%s", fault.Do("undo", "run", req.Run, "to", req.To, "holder", fault.Placeholder("NAME")))
+	}
+	return req.Driver.Check()
+}
 
 // Check refuses a job or kind name the ledger could not hold, canonicalises the
 // scope and fills the driver's lease.
@@ -327,7 +343,7 @@ func (req *AuditRequest) Check() error { return nil }
 
 // Check refuses negative limits and fills the snapshot options of the removals.
 func (req *GCRequest) Check() error {
-	if req.Before < 0 {
+	if req.Before != nil && *req.Before < 0 {
 		return fault.Named(fault.ErrUsage, "{before} must not be negative")
 	}
 	if req.KeepLast != nil && *req.KeepLast < 0 {

@@ -2,8 +2,10 @@ package ops
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
@@ -44,6 +46,9 @@ func TestRequestChecksRefuse(t *testing.T) {
 		{"transition: a thread of no dispatch", &TransitionRequest{Run: "r", Stage: "a", Status: "passed", ThreadID: "t"}, "{thread_id}, {agent} and {pid} describe a new attempt"},
 		{"transition: a negative pid", &TransitionRequest{Run: "r", Stage: "a", Status: "dispatched", PID: -1}, "{pid} must be a process id"},
 		{"gc: a size budget without recoveries", &GCRequest{MaxSize: 10}, "{max_size} needs {recoveries}"},
+		{"gc: a negative before", &GCRequest{Before: new(-time.Second)}, "{before} must not be negative"},
+		{"heartbeat: no holder", &HeartbeatRequest{Run: "r"}, "heartbeat needs {holder}"},
+		{"undo: no holder", &UndoRequest{Run: "r", To: 1}, "undo needs {holder}"},
 		{"gc: a negative keep-last", &GCRequest{KeepLast: func() *int { n := -1; return &n }()}, "{keep_last} must not be negative"},
 		{"land: onto an atlas branch", &LandRequest{Run: "g", Onto: "atlas/g/union"}, "{onto} atlas/g/union: atlas/ branches are git-atlas's own"},
 		{"trust: no run", &TrustRevokeRequest{}, "name the run whose commands to trust"},
@@ -97,4 +102,32 @@ func TestRequestChecksFill(t *testing.T) {
 	if gc.Snapshot.IgnoredCap <= 0 {
 		t.Errorf("gc's ignored cap %d: want the default", gc.Snapshot.IgnoredCap)
 	}
+}
+
+// TestHolderChecksNameTheirStep: heartbeat and undo need a named driver, and their
+// requests' Check says so with the step to take, whichever front end calls.
+func TestHolderChecksNameTheirStep(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		req  checker
+		want string
+	}{
+		{&HeartbeatRequest{Run: "r"}, "heartbeat run=r holder=NAME"},
+		{&UndoRequest{Run: "r", To: 3}, "undo run=r to=3 holder=NAME"},
+	} {
+		err := tc.req.Check()
+		_, hint := fault.SpelledBy(err, fault.Spelling{Field: func(f string) string { return f }, Step: stepWords})
+		if !errors.Is(err, fault.ErrUsage) || hint != tc.want {
+			t.Errorf("%T: %v, hint %q; want a usage error with the hint %q", tc.req, err, hint, tc.want)
+		}
+	}
+}
+
+// stepWords is a step as its operation and fields, name=value.
+func stepWords(s fault.Step) string {
+	out := s.Op
+	for _, f := range s.Fields {
+		out += fmt.Sprintf(" %s=%v", f.Name, f.Value)
+	}
+	return out
 }

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/ledger"
@@ -77,7 +78,7 @@ func TestGCNamesTheIgnoredFilesItWouldDelete(t *testing.T) {
 		wt := f.finished()
 		f.ignoredSecret(wt.Path)
 		snap := SnapshotOptions{IncludeIgnored: include}
-		plan, err := f.ops.GC(f.ctx, GCRequest{Snapshot: snap})
+		plan, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0)), Snapshot: snap})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -90,7 +91,7 @@ func TestGCNamesTheIgnoredFilesItWouldDelete(t *testing.T) {
 		if rm == nil || onlySecret(rm.IgnoredToDelete) == include || (include && len(rm.IgnoredToDelete) != 0) {
 			t.Fatalf("include-ignored %v: gc plan %+v", include, plan.Actions)
 		}
-		res, err := f.ops.GC(f.ctx, GCRequest{Apply: true, Snapshot: snap})
+		res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0)), Apply: true, Snapshot: snap})
 		if err != nil {
 			t.Fatal(err)
 		}

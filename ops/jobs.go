@@ -41,19 +41,19 @@ func jsonObject(field string, data json.RawMessage) (json.RawMessage, error) {
 
 // JobAddRequest is `job add RUN JOB`.
 type JobAddRequest struct {
-	Run string
-	Job string
+	Run string `json:"run" help:"${job_add_run}"`
+	Job string `json:"job" help:"${job_add_job}"`
 	// Needs are the jobs that must be DONE first.
-	Needs []string
+	Needs []string `json:"needs,omitempty" help:"${job_add_needs}"`
 	// Scope are the path globs the job may touch (canonicalised here).
-	Scope  []string
-	Verify string
-	Kind   string
+	Scope  []string `json:"scope,omitempty" help:"${job_add_scope}"`
+	Verify string   `json:"verify,omitempty" help:"${job_add_verify}"`
+	Kind   string   `json:"kind,omitempty" help:"${job_add_kind}"`
 	// Criteria are run criteria (start's) this job meets.
-	Criteria []string
+	Criteria []string `json:"criterion,omitempty" help:"${job_add_criterion}"`
 	// AllowOverlap accepts a scope that matches files another job's scope matches.
-	AllowOverlap bool
-	Driver       Driver
+	AllowOverlap bool   `json:"allow_overlap,omitempty" help:"${job_add_allow_overlap}"`
+	Driver       Driver `wire:"inline"`
 }
 
 // JobAddResult is the job `job add` added.
@@ -133,14 +133,14 @@ func (o *Ops) JobAdd(ctx context.Context, req JobAddRequest) (*JobAddResult, err
 
 // JobClaimRequest is `job claim RUN [--job J]`.
 type JobClaimRequest struct {
-	Run string
+	Run string `json:"run" help:"${job_claim_run}"`
 	// Job is the job to claim ("": the first ready one, in the order jobs were added).
-	Job    string
-	Worker Worker
+	Job    string `json:"job,omitempty" help:"${job_claim_job}"`
+	Worker Worker `wire:"inline"`
 	// Agent and ThreadID name the agent working the job and its own session or
 	// thread id, recorded on the job (docs/contract.md §15).
-	Agent    string
-	ThreadID string
+	Agent    string `json:"agent,omitempty" enum:"claude,codex,kimi" help:"${job_claim_agent}"`
+	ThreadID string `json:"thread_id,omitempty" help:"${job_claim_thread_id}"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -243,11 +243,11 @@ func claimStop(r *ledger.Run, reason string) error {
 
 // JobRenewRequest is `job renew RUN JOB --lease TOKEN`.
 type JobRenewRequest struct {
-	Run string
-	Job string
+	Run string `json:"run" help:"${job_renew_run}"`
+	Job string `json:"job" help:"${job_renew_job}"`
 	// Lease is the job's current lease token.
-	Lease  string
-	Worker Worker
+	Lease  string `json:"lease" help:"${job_renew_lease}"`
+	Worker Worker `wire:"inline"`
 }
 
 // JobRenewResult is the renewed lease. Its fields are in the order of the JSON keys
@@ -285,20 +285,23 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 
 // JobDoneRequest is `job done RUN JOB --lease TOKEN --status S`.
 type JobDoneRequest struct {
-	Run   string
-	Job   string
-	Lease string
+	Run   string `json:"run" help:"${job_done_run}"`
+	Job   string `json:"job" help:"${job_done_job}"`
+	Lease string `json:"lease" help:"${job_done_lease}"`
 	// Status is ledger.ReceiptOK, ReceiptTimeout or ReceiptFailed.
-	Status string
+	Status string `json:"status" enum:"ok,timeout,failed" help:"${job_done_status}"`
 	// Data is a JSON object kept as the job's result (empty: none).
-	Data json.RawMessage
+	Data json.RawMessage `json:"data,omitempty" wire:"object" help:"${job_done_data}"`
 	// Children are jobs added in the receipt's own write, one expansion level below
 	// this job; their names and scopes are checked here. Non-nil (even empty) with a
 	// receipt other than ok is refused: only a finished job expands.
 	Children []ledger.JobSpec
+	// ChildrenJSON are the children as a JSON list in job add's shape (parseChildren),
+	// read into Children by Check when Children is nil.
+	ChildrenJSON json.RawMessage `json:"children,omitempty" wire:"objects" help:"${job_done_children}"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.
-	VerifyTimeout time.Duration
-	Worker        Worker
+	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"${job_done_verify_timeout}"`
+	Worker        Worker        `wire:"inline"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -424,9 +427,9 @@ func (o *Ops) JobDone(ctx context.Context, req JobDoneRequest) (*JobDoneResult, 
 
 // JobListRequest is `job list RUN`.
 type JobListRequest struct {
-	Run string
+	Run string `json:"run" help:"${job_list_run}"`
 	// Ready lists only the jobs a claim could take now.
-	Ready bool
+	Ready bool `json:"ready,omitempty" help:"${job_list_ready}"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -478,9 +481,9 @@ func (o *Ops) JobList(ctx context.Context, req JobListRequest) (*JobListResult, 
 
 // ReapRequest is `reap RUN`.
 type ReapRequest struct {
-	Run string
+	Run string `json:"run" help:"${reap_run}"`
 	// Holder is who reaps (recorded in the event; never the run's driver).
-	Holder string
+	Holder string `json:"holder,omitempty" help:"${reap_holder}"`
 }
 
 // ReapResult is the jobs a reap timed out. Its fields are in the order of the JSON

@@ -133,11 +133,11 @@ func (o *Ops) Tries() int64 {
 // Driver is who writes as a run's driver (docs/contract.md §5.1): --holder, --session,
 // --take-over and --ttl of the driver's commands.
 type Driver struct {
-	Holder   string
-	Session  string
-	TakeOver bool
+	Holder   string `json:"holder,omitempty" help:"${driver_holder}"`
+	Session  string `json:"session,omitempty" wire:"session" help:"${driver_session}"`
+	TakeOver bool   `json:"take_over,omitempty" help:"${driver_take_over}"`
 	// TTL is how long the driver lease lasts (0: ledger.DefaultDriverTTL).
-	TTL time.Duration
+	TTL time.Duration `json:"ttl,omitempty" help:"${driver_ttl}"`
 }
 
 // Check fills d's default TTL and refuses a driver the ledger could not record: a
@@ -180,9 +180,9 @@ func (o *Ops) driverStore(d Driver) (*gitstate.Store, error) {
 // Worker is a worker holding job leases (--holder, --ttl of the job commands): its
 // writes never touch the run's driver lease (docs/contract.md §5.1).
 type Worker struct {
-	Holder string
+	Holder string `json:"holder,omitempty" help:"${worker_holder}"`
 	// TTL is how long a job lease lasts.
-	TTL time.Duration
+	TTL time.Duration `json:"ttl,omitempty" help:"${worker_ttl}"`
 }
 
 // Check fills w's default TTL (ledger.DefaultDriverTTL, as a driver's) and refuses

@@ -18,7 +18,7 @@ import (
 // ListRequest is `list [--all]`.
 type ListRequest struct {
 	// All includes finished runs (completed and failed).
-	All bool
+	All bool `json:"all,omitempty" help:"${list_all}"`
 	// Now is the time liveness is judged at (zero: Ops.Clock).
 	Now time.Time
 	// ForAgent: the result goes to an agent (agenttext.go).
@@ -143,9 +143,9 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 
 // ShowRequest is `show RUN [--at SEQ]` (and `graph`'s run).
 type ShowRequest struct {
-	Run string
+	Run string `json:"run" help:"${show_run}"`
 	// At, when set, is the event the run is shown right after.
-	At *int
+	At *int `json:"at,omitempty" help:"${show_at}"`
 	// Now is the time liveness and budgets are judged at (zero: Ops.Clock).
 	Now time.Time
 	// ForAgent: the result goes to an agent (agenttext.go).
@@ -256,12 +256,13 @@ func gateName(g string) string {
 
 // LogRequest is `log RUN`.
 type LogRequest struct {
-	Run string
+	Run string `json:"run" help:"${log_run}"`
 	// Type and Stage keep only the events of that type, about that stage (a stage the
 	// run does not have is not found).
-	Type, Stage string
+	Type  string `json:"type,omitempty" help:"${log_type}"`
+	Stage string `json:"stage,omitempty" help:"${log_stage}"`
 	// Last keeps only the last N events (0: all; negative is refused).
-	Last int
+	Last int `json:"last,omitempty" help:"${log_last}"`
 	// Heartbeats includes heartbeat events (left out unless asked, or Type names them).
 	Heartbeats bool
 	// Diverged reads the run's N-th kept diverged chain instead of its ledger.

@@ -15,9 +15,9 @@ import (
 type SnapshotOptions struct {
 	// IncludeIgnored copies ignored files into the snapshot, up to IgnoredCap bytes in
 	// total (they are always listed).
-	IncludeIgnored bool
+	IncludeIgnored bool `json:"include_ignored,omitempty" help:"${snapshot_include_ignored}"`
 	// IgnoredCap in bytes (0: recovery.DefaultIgnoredCap).
-	IgnoredCap int64
+	IgnoredCap int64 `json:"ignored_cap,omitempty" wire:"size" help:"${snapshot_ignored_cap}"`
 }
 
 // snapshotOptions are the recovery options of a snapshot taken for reason, its
@@ -72,10 +72,10 @@ func nullable(s string) *string {
 
 // WorktreeRemoveRequest is `worktree remove RUN NODE`.
 type WorktreeRemoveRequest struct {
-	Run      string
-	Node     string
-	Snapshot SnapshotOptions
-	Driver   Driver
+	Run      string          `json:"run" help:"the run id"`
+	Node     string          `json:"node" help:"the node whose worktree to remove"`
+	Snapshot SnapshotOptions `wire:"inline"`
+	Driver   Driver          `wire:"inline"`
 }
 
 // WorktreeRemoveResult is what `worktree remove` did.
@@ -147,22 +147,22 @@ func precheck(ctx context.Context, store *gitstate.Store, run string) error {
 
 // RecoverRequest is `recover RUN --stage S`.
 type RecoverRequest struct {
-	Run   string
-	Stage string
+	Run   string `json:"run" help:"the run id"`
+	Stage string `json:"stage" help:"the stage to preserve and replay"`
 	// Node is the stage's worktree ("": the stage's name; without one, the stage ran
 	// in the user's checkout, which is snapshotted without being touched).
-	Node string
+	Node string `json:"node,omitempty" help:"the worktree's node (default: the stage's name)"`
 	// Worktree makes a managed worktree on the replay branch.
-	Worktree bool
+	Worktree bool `json:"worktree,omitempty" help:"make a managed worktree on the replay branch"`
 	// Apply puts the snapshot into the replay worktree (implies Worktree).
-	Apply bool
+	Apply bool `json:"apply,omitempty" help:"put the snapshot into the replay worktree (implies worktree)"`
 	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch):
 	// an absolute path outside every working tree, never a symbolic link.
-	PatchOut string
+	PatchOut string `json:"patch_out,omitempty" help:"write the patch to this absolute path, outside every working tree (not over an existing file unless force)"`
 	// Force lets PatchOut replace an existing file.
-	Force    bool
-	Snapshot SnapshotOptions
-	Driver   Driver
+	Force    bool            `json:"force,omitempty" help:"let patch_out replace an existing file"`
+	Snapshot SnapshotOptions `wire:"inline"`
+	Driver   Driver          `wire:"inline"`
 }
 
 // RecoverResult is what `recover` did. Its fields are in the order of the JSON keys
@@ -231,7 +231,7 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 // RecoveryListRequest is `recovery list [RUN]`.
 type RecoveryListRequest struct {
 	// Run lists only this run's snapshots ("": every run's).
-	Run string
+	Run string `json:"run,omitempty" help:"only this run's snapshots"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -267,7 +267,7 @@ func (o *Ops) RecoveryList(ctx context.Context, req RecoveryListRequest) (*Recov
 // RecoveryShowRequest is `recovery show SNAPSHOT`.
 type RecoveryShowRequest struct {
 	// Snapshot is <id> or <run>/<id>.
-	Snapshot string
+	Snapshot string `json:"snapshot" help:"the snapshot: <id> or <run>/<id>"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -351,12 +351,12 @@ func (o *Ops) RecoveryShow(ctx context.Context, req RecoveryShowRequest) (*Recov
 // RecoveryRestoreRequest is `recovery restore SNAPSHOT --to PATH`.
 type RecoveryRestoreRequest struct {
 	// Snapshot is <id> or <run>/<id>.
-	Snapshot string
+	Snapshot string `json:"snapshot" help:"the snapshot: <id> or <run>/<id>"`
 	// To is a new (or empty) directory to restore into.
-	To string
+	To string `json:"to" help:"a new (or empty) directory to restore into: an absolute path, outside every working tree of the repository"`
 	// Worktree makes To a git worktree (detached at the snapshot's HEAD) with the
 	// staged/unstaged split restored too.
-	Worktree bool
+	Worktree bool `json:"worktree,omitempty" help:"make it a git worktree detached at the snapshot's HEAD"`
 }
 
 // RecoveryRestoreResult is what `recovery restore` restored, checked against the

@@ -31,7 +31,7 @@ type Driving struct {
 type ResumeDetectRequest struct {
 	// Session is the caller's agent session: the run it still drives comes first, as
 	// Driving, and (for the brief) its other runs before the rest.
-	Session string
+	Session string `json:"session,omitempty" wire:"session" help:"${resume_session}"`
 	// Now is the time the runs are judged at (zero: Ops.Clock).
 	Now time.Time
 	// Most (ResumeBrief only; 0: no limit) keeps the session's own live runs and at
@@ -218,21 +218,21 @@ func pointer(ctx context.Context, store *gitstate.Store, at agentText, cands []r
 type ResumeRequest struct {
 	// RunID is the run to resume; "" selects one (the session's own, else the only
 	// interrupted run, else Choose, else the newest).
-	RunID string
+	RunID string `json:"run,omitempty" help:"${resume_run}"`
 	// Session is the caller's agent session (its live run is its own: resumed at once).
-	Session string
+	Session string `json:"session,omitempty" wire:"session" help:"${resume_session}"`
 	// TakeOver resumes a run another live driver holds; Holder drives the run from the
 	// resume on, for TTL (zero: ledger.DefaultDriverTTL).
-	TakeOver bool
-	Holder   string
-	TTL      time.Duration
+	TakeOver bool          `json:"take_over,omitempty" help:"${resume_take_over}"`
+	Holder   string        `json:"holder,omitempty" help:"${resume_holder}"`
+	TTL      time.Duration `json:"ttl,omitempty" help:"${resume_ttl}"`
 	// NoVerify skips the interrupted stage's verify; VerifyTimeout limits it (zero:
 	// DefaultVerifyTimeout).
-	NoVerify      bool
-	VerifyTimeout time.Duration
+	NoVerify      bool          `json:"no_verify,omitempty" help:"${resume_no_verify}"`
+	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"${resume_verify_timeout}"`
 	// OnVerifyFail is what to do when verify fails: fail, redispatch, replay, stop, or
 	// "": ask through Prompt, else fail.
-	OnVerifyFail string
+	OnVerifyFail string `json:"on_verify_fail,omitempty" enum:"fail,redispatch,replay,stop" help:"${resume_on_verify_fail}"`
 	// Prompt is the person at a terminal, when there is one (nil: headless, nothing is
 	// ever asked).
 	Prompt *Prompt
@@ -245,7 +245,7 @@ type ResumeRequest struct {
 	ForAgent bool
 	// Snapshot is --include-ignored with its cap, for the snapshots resets take; the
 	// plan names the ignored files a reset would delete.
-	Snapshot SnapshotOptions
+	Snapshot SnapshotOptions `wire:"inline"`
 }
 
 // Prompt is how an operation asks the person at a terminal, mid-operation, what only

@@ -57,7 +57,7 @@ func TestGCKeepLast(t *testing.T) {
 		f.finish(id)
 	}
 	one := 1
-	byDefault := GCRequest{Before: 720 * time.Hour, BeforeIsDefault: true}
+	byDefault := GCRequest{}
 	if got, _ := f.planned(byDefault, audit.DropRun); got != "" {
 		t.Fatalf("gc by default drops %s, all finished just now", got)
 	}
@@ -66,7 +66,7 @@ func TestGCKeepLast(t *testing.T) {
 	if got, _ := f.planned(withKeep, audit.DropRun); got != "r1,r2" {
 		t.Fatalf("gc --keep-last 1 drops %q, want r1,r2", got)
 	}
-	given := GCRequest{Before: time.Hour, KeepLast: &one}
+	given := GCRequest{Before: new(time.Hour), KeepLast: &one}
 	if got, _ := f.planned(given, audit.DropRun); got != "" {
 		t.Fatalf("gc --keep-last 1 --before 1h drops %q, runs finished just now", got)
 	}
@@ -97,7 +97,7 @@ func TestGCMaxSize(t *testing.T) {
 		refs = append(refs, res.Snapshot.Ref)
 	}
 	f.finish("r1")
-	keep := GCRequest{Before: 720 * time.Hour, Recoveries: true}
+	keep := GCRequest{Before: new(DefaultGCBefore), Recoveries: true}
 	if got, _ := f.planned(keep, audit.DeleteRef); got != "" {
 		t.Fatalf("gc --recoveries without a budget deletes %s", got)
 	}
@@ -136,7 +136,7 @@ func TestGCDoneWhenUnreachableBytesCannotBeMeasured(t *testing.T) {
 	if err := os.WriteFile(broken, []byte(strings.Repeat("1", 40)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	res, err := f.ops.GC(f.ctx, GCRequest{Apply: true})
+	res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(0)), Apply: true})
 	if err != nil {
 		t.Fatalf("gc --apply failed on the measurement: %v", err)
 	}

@@ -92,41 +92,44 @@ func newRunID(now time.Time) string {
 // StartRequest is `start`.
 type StartRequest struct {
 	// ID is the run's id ("": time-sortable and unique).
-	ID       string
-	Intent   string
-	Criteria []string
+	ID       string   `json:"id,omitempty" help:"${start_id}"`
+	Intent   string   `json:"intent,omitempty" help:"${start_intent}"`
+	Criteria []string `json:"criterion,omitempty" help:"${start_criterion}"`
 	// Verify is the verify command of every stage that names none.
-	Verify     string
-	VerifySafe bool
+	Verify     string `json:"verify,omitempty" help:"${start_verify}"`
+	VerifySafe bool   `json:"verify_safe,omitempty" help:"${start_verify_safe}"`
 	// Scope are the path globs the run may touch (canonicalised here).
-	Scope []string
+	Scope []string `json:"scope,omitempty" help:"${start_scope}"`
 	// Baseline is the commit the run starts from ("": HEAD).
-	Baseline string
+	Baseline string `json:"baseline,omitempty" help:"${start_baseline}"`
 	// Stages are the pipeline's stages, parsed (nil: those of Pipeline or StageList;
 	// else a single run has one stage, main, and a graph run none).
 	Stages []ledger.StageDef
 	// Pipeline is a pipeline file, JSON or YAML (a front end resolves a relative
 	// path): its stages and setup. StageList is stage names, comma-separated.
-	Pipeline  string
-	StageList string
-	Graph     bool
+	Pipeline  string `json:"pipeline,omitempty" wire:"path" help:"${start_pipeline}"`
+	StageList string `json:"stages,omitempty" help:"${start_stages}"`
+	Graph     bool   `json:"graph,omitempty" help:"${start_graph}"`
 	// Gas, MaxAttempts, MaxJobs and MaxDepth are a graph run's limits (0: the
 	// defaults).
-	Gas, MaxAttempts, MaxJobs, MaxDepth int
+	Gas         int `json:"gas,omitempty" help:"${start_gas}"`
+	MaxAttempts int `json:"max_attempts,omitempty" help:"${start_max_attempts}"`
+	MaxJobs     int `json:"max_jobs,omitempty" help:"${start_max_jobs}"`
+	MaxDepth    int `json:"max_depth,omitempty" help:"${start_max_depth}"`
 	// ConfigFiles are files whose hash is frozen, for drift checks; each must exist.
-	ConfigFiles []string
-	Driver      Driver
+	ConfigFiles []string `json:"config,omitempty" wire:"path" help:"${start_config}"`
+	Driver      Driver   `wire:"inline"`
 	// ManagedBy names the engine that owns the run's resumption (pipeline mode
 	// managed), ResumeWith its resume command; DispatchOnly marks a run with no
 	// pipeline to resume. resume hands such a run back (docs/contract.md §6).
-	ManagedBy    string
-	ResumeWith   string
-	DispatchOnly bool
+	ManagedBy    string `json:"managed_by,omitempty" help:"${start_managed_by}"`
+	ResumeWith   string `json:"resume_with,omitempty" help:"${start_resume_with}"`
+	DispatchOnly bool   `json:"dispatch_only,omitempty" help:"${start_dispatch_only}"`
 	// Setup runs in each new worktree of the run, within SetupTimeout (0: the
 	// default); Ports gives each node a block of that many ports (docs/contract.md §15).
-	Setup        string
-	SetupTimeout time.Duration
-	Ports        int
+	Setup        string        `json:"setup,omitempty" help:"${start_setup}"`
+	SetupTimeout time.Duration `json:"setup_timeout,omitempty" help:"${start_setup_timeout}"`
+	Ports        int           `json:"ports,omitempty" help:"${start_ports}"`
 }
 
 // MaxPorts is the largest block of ports a node may be given.
@@ -286,20 +289,20 @@ func configFiles(top string, files []string) ([]string, string, error) {
 
 // TransitionRequest is `transition RUN STAGE STATUS`.
 type TransitionRequest struct {
-	Run    string
-	Stage  string
-	Status string
-	Reason string
+	Run    string `json:"run" help:"${transition_run}"`
+	Stage  string `json:"stage" help:"${transition_stage}"`
+	Status string `json:"status" enum:"pending,dispatched,verifying,passed,gated,completed,rejected,failed,rework,skipped" help:"${transition_status}"`
+	Reason string `json:"reason,omitempty" help:"${transition_reason}"`
 	// Lease is the stage token of the attempt being reported ("": none checked).
-	Lease string
+	Lease string `json:"lease,omitempty" help:"${transition_lease}"`
 	// ThreadID and PID describe a new attempt (dispatched only): the agent runtime's
 	// conversation id, and the agent's process id on this host.
-	ThreadID string
-	PID      int
+	ThreadID string `json:"thread_id,omitempty" help:"${transition_thread_id}"`
+	PID      int    `json:"pid,omitempty" help:"${transition_pid}"`
 	// Agent names the agent whose conversation ThreadID is (claude, codex, kimi), so
 	// next_action can give that agent's own command to continue it (docs/contract.md §15).
-	Agent  string
-	Driver Driver
+	Agent  string `json:"agent,omitempty" enum:"claude,codex,kimi" help:"${transition_agent}"`
+	Driver Driver `wire:"inline"`
 	// Person is who stands behind the request: passing or rejecting a human gate is
 	// a person's step (StepHumanGate).
 	Person Person
@@ -509,12 +512,12 @@ func (o *Ops) Transition(ctx context.Context, req TransitionRequest) (*Transitio
 
 // HeartbeatRequest is `heartbeat RUN --holder H [--stage S]`.
 type HeartbeatRequest struct {
-	Run string
+	Run string `json:"run" help:"${heartbeat_run}"`
 	// Stage, when set, also beats for the stage's open attempt (its idle budget
 	// starts again); Lease is that attempt's stage token.
-	Stage  string
-	Lease  string
-	Driver Driver
+	Stage  string `json:"stage,omitempty" help:"${heartbeat_stage}"`
+	Lease  string `json:"lease,omitempty" help:"${heartbeat_lease}"`
+	Driver Driver `wire:"inline"`
 }
 
 // HeartbeatResult is the driver lease after a heartbeat. Its fields are in the
@@ -531,9 +534,6 @@ type HeartbeatResult struct {
 // heartbeat, in one write. It needs a named driver, and a finished run has nothing
 // to drive.
 func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatResult, error) {
-	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "heartbeat needs {holder}: the driver whose lease it renews").WithHint("%s", fault.Do("heartbeat", "run", req.Run, "holder", fault.Placeholder("NAME")))
-	}
 	if err := req.Check(); err != nil {
 		return nil, err
 	}
@@ -575,14 +575,14 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 
 // EventRequest is `event RUN TYPE`.
 type EventRequest struct {
-	Run string
+	Run string `json:"run" help:"${event_run}"`
 	// Type is any valid name but the types git-atlas writes itself.
-	Type string
+	Type string `json:"type" help:"${event_type}"`
 	// Stage is the stage it is about ("": none).
-	Stage string
+	Stage string `json:"stage,omitempty" help:"${event_stage}"`
 	// Data is a JSON object of details (empty: none).
-	Data   json.RawMessage
-	Driver Driver
+	Data   json.RawMessage `json:"data,omitempty" wire:"object" help:"${event_data}"`
+	Driver Driver          `wire:"inline"`
 }
 
 // EventResult is the event appended. Its fields are in the order of the JSON keys
@@ -645,14 +645,14 @@ func reservedEvent(t ledger.EventType) error {
 
 // FinishRequest is `finish RUN --status S`.
 type FinishRequest struct {
-	Run string
+	Run string `json:"run" help:"${finish_run}"`
 	// Status is ledger.RunCompleted, RunStopped or RunFailed.
-	Status string
-	Reason string
+	Status string `json:"status" enum:"completed,stopped,failed" help:"${finish_status}"`
+	Reason string `json:"reason,omitempty" help:"${finish_reason}"`
 	// Force reaps the run's RUNNING jobs first (a completed or failed finish), in its
 	// own recorded event.
-	Force  bool
-	Driver Driver
+	Force  bool   `json:"force,omitempty" help:"${finish_force}"`
+	Driver Driver `wire:"inline"`
 	// AcceptUnresolved finishes a graph run completed although its verdict is
 	// unresolved: a person's step (StepAcceptUnresolved), recorded.
 	AcceptUnresolved bool
@@ -760,9 +760,6 @@ type UndoResult struct {
 // Undo appends one event whose state is event To's, made honest (ledger.Undo):
 // epoch raised, nothing refunded. It needs a named driver.
 func (o *Ops) Undo(ctx context.Context, req UndoRequest) (*UndoResult, error) {
-	if req.Driver.Holder == "" {
-		return nil, fault.Named(fault.ErrUsage, "undo needs {holder}: who is steering the run back").WithHint("%s", fault.Do("undo", "run", req.Run, "to", req.To, "holder", fault.Placeholder("NAME")))
-	}
 	if err := req.Check(); err != nil {
 		return nil, err
 	}

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
 	"github.com/git-atlas/git-atlas/ledger"
@@ -58,7 +59,7 @@ func TestGCStrays(t *testing.T) {
 		t.Fatalf("audit labels the gone record %q", labels[rec])
 	}
 
-	plan, err := f.ops.GC(f.ctx, GCRequest{Before: 1 << 40})
+	plan, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(1 << 40))})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestGCStrays(t *testing.T) {
 		t.Fatal("the plan removed a stray")
 	}
 
-	res, err := f.ops.GC(f.ctx, GCRequest{Before: 1 << 40, Apply: true})
+	res, err := f.ops.GC(f.ctx, GCRequest{Before: new(time.Duration(1 << 40)), Apply: true})
 	if err != nil {
 		t.Fatal(err)
 	}

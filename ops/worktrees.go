@@ -17,16 +17,16 @@ import (
 
 // WorktreeAddRequest is `worktree add RUN NODE`.
 type WorktreeAddRequest struct {
-	Run  string
-	Node string
+	Run  string `json:"run" help:"the run id"`
+	Node string `json:"node" help:"the node: a stage or job name (union is reserved)"`
 	// Baseline is the commit the node starts from ("": the run's baseline, or the one
 	// a recorded worktree has).
-	Baseline string
+	Baseline string `json:"baseline,omitempty" help:"the commit the node starts from (default: the run's baseline)"`
 	// Lease is the caller's lease token on the node's job (graph runs). With it the
 	// write is the worker's (Driver.Holder names it) and never touches the driver
 	// lease, unless Driver.TakeOver asks to take the run over.
-	Lease  string
-	Driver Driver
+	Lease  string `json:"lease,omitempty" help:"graph runs: your lease token on the node's job"`
+	Driver Driver `wire:"inline"`
 }
 
 // WorktreeAddResult is a managed worktree as `worktree add` made or found it (docs/contract.md
@@ -165,7 +165,7 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 // WorktreeListRequest is `worktree list [RUN]`.
 type WorktreeListRequest struct {
 	// Run lists only this run's worktrees ("": every run's).
-	Run string
+	Run string `json:"run,omitempty" help:"only this run's worktrees"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -300,19 +300,19 @@ func uninspected(errs []error, err error) error {
 
 // UnionRequest is `union RUN`.
 type UnionRequest struct {
-	Run string
+	Run string `json:"run" help:"the run id"`
 	// Nodes are integrated in this order (nil: the run's done nodes, in dependency
 	// order).
-	Nodes []string
+	Nodes []string `json:"nodes,omitempty" help:"integrate these nodes, in this order (default: the done nodes in dependency order)"`
 	// Force moves the union branch even if someone committed on it (its old tip is
 	// kept under a recovery ref first: UnionResult.Kept).
-	Force bool
+	Force bool `json:"force,omitempty" help:"move the union branch even if someone committed on it (that commit is kept under a recovery ref, named in the result's kept)"`
 	// Verify runs the run's verify command in the union worktree and records the
 	// result.
-	Verify bool
+	Verify bool `json:"verify,omitempty" help:"run the run's verify command in the union worktree"`
 	// VerifyTimeout bounds that verify (0: resume.DefaultVerifyTimeout).
-	VerifyTimeout time.Duration
-	Driver        Driver
+	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"time limit of verify, a duration (default 10m)"`
+	Driver        Driver        `wire:"inline"`
 	// AllowOutsideScope are jobs integrated although their branch changed paths
 	// outside their scope: a person's step (StepOutsideScope), recorded.
 	AllowOutsideScope []string

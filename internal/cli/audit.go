@@ -82,10 +82,7 @@ func (c *GcCmd) Run(env *Env) error {
 	if err != nil {
 		return err
 	}
-	req := ops.GCRequest{Before: 720 * time.Hour, BeforeIsDefault: c.Before == nil, KeepLast: c.KeepLast, Apply: c.Apply, Recoveries: c.Recoveries, Snapshot: snap}
-	if c.Before != nil {
-		req.Before = *c.Before
-	}
+	req := ops.GCRequest{Before: c.Before, KeepLast: c.KeepLast, Apply: c.Apply, Recoveries: c.Recoveries, Snapshot: snap}
 	if c.MaxSize != "" {
 		if req.MaxSize, err = ops.ParseSize(c.MaxSize); err != nil {
 			return err

@@ -23,14 +23,14 @@ type JobCmd struct {
 
 // JobAddCmd is `git atlas job add RUN JOB`.
 type JobAddCmd struct {
-	RunID        string   `arg:"" name:"run" help:"The graph run."`
-	Job          string   `arg:"" name:"job" help:"The job id (unique in the run)."`
-	Needs        []string `help:"A job that must be DONE first (repeatable, or comma-separated)." placeholder:"JOB"`
-	Scope        []string `sep:"none" help:"A path glob the job may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
-	Verify       string   `help:"The job's verify command." placeholder:"CMD"`
-	Kind         string   `help:"A label for the kind of work (e.g. code, review)." placeholder:"K"`
-	Criterion    []string `sep:"none" help:"A run criterion (start --criterion) this job meets (repeatable; must be one of the run's)." placeholder:"TEXT"`
-	AllowOverlap bool     `name:"allow-overlap" help:"Accept a scope that matches files another job's scope matches."`
+	RunID        string   `arg:"" name:"run" help:"${job_add_run}"`
+	Job          string   `arg:"" name:"job" help:"${job_add_job}"`
+	Needs        []string `help:"${job_add_needs}" placeholder:"JOB"`
+	Scope        []string `sep:"none" help:"${job_add_scope}" placeholder:"GLOB"`
+	Verify       string   `help:"${job_add_verify}" placeholder:"CMD"`
+	Kind         string   `help:"${job_add_kind}" placeholder:"K"`
+	Criterion    []string `sep:"none" help:"${job_add_criterion}" placeholder:"TEXT"`
+	AllowOverlap bool     `name:"allow-overlap" help:"${job_add_allow_overlap}"`
 	DriverFlags
 }
 
@@ -61,10 +61,10 @@ func (c *JobAddCmd) Run(env *Env) error {
 
 // JobClaimCmd is `git atlas job claim RUN`.
 type JobClaimCmd struct {
-	RunID    string `arg:"" name:"run" help:"The graph run."`
-	Job      string `name:"job" help:"Claim this job rather than the next ready one." placeholder:"J"`
-	Agent    string `name:"agent" enum:",claude,codex,kimi" default:"" help:"The agent working the job (claude, codex or kimi), recorded on it." placeholder:"AGENT"`
-	ThreadID string `name:"thread-id" help:"The agent's own session or thread id for the job (a plain token), recorded on it." placeholder:"ID"`
+	RunID    string `arg:"" name:"run" help:"${job_claim_run}"`
+	Job      string `name:"job" help:"${job_claim_job}" placeholder:"J"`
+	Agent    string `name:"agent" enum:",claude,codex,kimi" default:"" help:"${job_claim_agent}" placeholder:"AGENT"`
+	ThreadID string `name:"thread-id" help:"${job_claim_thread_id}" placeholder:"ID"`
 	WorkerFlags
 }
 
@@ -117,9 +117,9 @@ func (c *JobClaimCmd) Run(env *Env) error {
 
 // JobRenewCmd is `git atlas job renew RUN JOB --lease TOKEN`.
 type JobRenewCmd struct {
-	RunID string `arg:"" name:"run" help:"The graph run."`
-	Job   string `arg:"" name:"job" help:"The job."`
-	Lease string `required:"" help:"The job's current lease token." placeholder:"TOKEN"`
+	RunID string `arg:"" name:"run" help:"${job_renew_run}"`
+	Job   string `arg:"" name:"job" help:"${job_renew_job}"`
+	Lease string `required:"" help:"${job_renew_lease}" placeholder:"TOKEN"`
 	WorkerFlags
 }
 
@@ -147,15 +147,15 @@ func (c *JobRenewCmd) Run(env *Env) error {
 
 // JobDoneCmd is `git atlas job done RUN JOB --lease TOKEN --status S`.
 type JobDoneCmd struct {
-	RunID  string `arg:"" name:"run" help:"The graph run."`
-	Job    string `arg:"" name:"job" help:"The job."`
-	Lease  string `required:"" help:"The lease token the claim printed." placeholder:"TOKEN"`
-	Status string `required:"" enum:"ok,timeout,failed" help:"ok, timeout or failed."`
-	Data   string `help:"A JSON object kept as the job's result." placeholder:"JSON"`
+	RunID  string `arg:"" name:"run" help:"${job_done_run}"`
+	Job    string `arg:"" name:"job" help:"${job_done_job}"`
+	Lease  string `required:"" help:"${job_done_lease}" placeholder:"TOKEN"`
+	Status string `required:"" enum:"ok,timeout,failed" help:"${job_done_status}"`
+	Data   string `help:"${job_done_data}" placeholder:"JSON"`
 	// Children is the expansion: jobs added in the receipt's own write.
-	Children string `help:"With --status ok: a JSON list of child jobs (job add's shape: id, needs, scope, verify, criterion, kind) added in the same write." placeholder:"FILE"`
+	Children string `help:"${job_done_children}" placeholder:"FILE"`
 	// VerifyTimeout bounds the job's verify on an ok receipt.
-	VerifyTimeout time.Duration `name:"verify-timeout" help:"Time limit of the job's verify on an ok receipt (its process group is killed then; default 10m)." placeholder:"DUR"`
+	VerifyTimeout time.Duration `name:"verify-timeout" help:"${job_done_verify_timeout}" placeholder:"DUR"`
 	WorkerFlags
 }
 
@@ -181,20 +181,19 @@ added in the receipt's own ledger write, one expansion level below this job. Ove
 criterion -> exit 4; then nothing at all is written, the receipt included.`
 }
 
-// childSpec is one job of a --children file: job add's flags as JSON.
-// readChildren reads a --children file (ops.ParseChildren reads the list; the
+// readChildren reads a --children file (the request's Check reads the list; the
 // operation checks the jobs' names and scopes).
-func readChildren(path string) ([]ops.JobSpec, error) {
+func readChildren(path string) (json.RawMessage, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fault.Usage("read --children: %v", err)
 	}
-	return ops.ParseChildren(b)
+	return b, nil
 }
 
 // Run applies the receipt.
 func (c *JobDoneCmd) Run(env *Env) error {
-	var children []ops.JobSpec
+	var children json.RawMessage
 	if c.Children != "" {
 		var err error
 		if children, err = readChildren(env.path(c.Children)); err != nil {
@@ -206,7 +205,7 @@ func (c *JobDoneCmd) Run(env *Env) error {
 		return err
 	}
 	res, err := o.JobDone(env.Ctx, ops.JobDoneRequest{Run: c.RunID, Job: c.Job, Lease: c.Lease, Status: c.Status, Data: json.RawMessage(c.Data),
-		Children: children, VerifyTimeout: c.VerifyTimeout, Worker: c.ops(), ForAgent: env.forAgent()})
+		ChildrenJSON: children, VerifyTimeout: c.VerifyTimeout, Worker: c.ops(), ForAgent: env.forAgent()})
 	if res == nil {
 		return err
 	}
@@ -229,8 +228,8 @@ func (c *JobDoneCmd) Run(env *Env) error {
 
 // JobListCmd is `git atlas job list RUN`.
 type JobListCmd struct {
-	RunID string `arg:"" name:"run" help:"The graph run."`
-	Ready bool   `help:"Only the jobs a claim could take now."`
+	RunID string `arg:"" name:"run" help:"${job_list_run}"`
+	Ready bool   `help:"${job_list_ready}"`
 }
 
 // Run lists the jobs.
@@ -287,8 +286,8 @@ func until(stamp string, now time.Time) string {
 
 // ReapCmd is `git atlas reap RUN`.
 type ReapCmd struct {
-	RunID  string `arg:"" name:"run" help:"The graph run."`
-	Holder string `help:"Who reaps (recorded in the event; never the run's driver)." placeholder:"NAME"`
+	RunID  string `arg:"" name:"run" help:"${reap_run}"`
+	Holder string `help:"${reap_holder}" placeholder:"NAME"`
 }
 
 // Help is the command's long help.

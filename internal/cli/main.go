@@ -317,7 +317,7 @@ func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, 
 	return k, parsed{Globals: &root.Globals, full: true}, err
 }
 
-// helpVars are kong's variables for the whole tree's help: the help of the requests' shared
+// helpVars are kong's variables for the whole tree's help: the help of the requests'
 // fields as the operations word it (ops.FieldHelp, the text MCP's input schemas
 // show too), each field it names spelled as a flag: ${driver_ttl} in a help tag.
 func helpVars() kong.Vars {

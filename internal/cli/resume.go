@@ -15,17 +15,17 @@ import (
 
 // ResumeCmd is `git atlas resume` (docs/contract.md §6).
 type ResumeCmd struct {
-	RunID         string        `arg:"" optional:"" name:"run" help:"The run to resume (default: select one)."`
+	RunID         string        `arg:"" optional:"" name:"run" help:"${resume_run}"`
 	Detect        bool          `help:"List interrupted runs; change nothing." xor:"mode"`
 	Plan          bool          `help:"Print the resume plan; change nothing." xor:"mode"`
 	Brief         bool          `help:"A few lines for an agent's session start; nothing when there is nothing to resume; never fails." xor:"mode"`
-	Session       string        `help:"Your agent session (default $ATLAS_SESSION): the run it still drives is its own, resumed at once; else its runs are preferred." placeholder:"ID"`
-	TakeOver      bool          `name:"take-over" help:"Resume a run another live driver holds (recorded in the resumed event), or one another engine owns or that is dispatch-only (recorded as run_taken_over); needs --holder."`
-	Holder        string        `help:"Drive the run from the resume on: the reset takes its driver lease for you (until now + --ttl)." placeholder:"NAME"`
-	TTL           time.Duration `name:"ttl" positive:"" help:"How long the driver lease --holder takes lasts (default 10m)." placeholder:"DUR"`
-	NoVerify      bool          `help:"Do not run the interrupted stage's verify command."`
-	VerifyTimeout time.Duration `positive:"" help:"Kill the verify command after this long (default 10m)." placeholder:"DUR"`
-	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless)."`
+	Session       string        `help:"${resume_session}" placeholder:"ID"`
+	TakeOver      bool          `name:"take-over" help:"${resume_take_over}"`
+	Holder        string        `help:"${resume_holder}" placeholder:"NAME"`
+	TTL           time.Duration `name:"ttl" positive:"" help:"${resume_ttl}" placeholder:"DUR"`
+	NoVerify      bool          `help:"${resume_no_verify}"`
+	VerifyTimeout time.Duration `positive:"" help:"${resume_verify_timeout}" placeholder:"DUR"`
+	OnVerifyFail  string        `enum:",fail,redispatch,replay,stop" default:"" empty:"ok" help:"${resume_on_verify_fail}"`
 	SnapshotFlags
 }
 

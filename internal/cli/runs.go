@@ -39,28 +39,28 @@ func (f WorkerFlags) ops() ops.Worker { return ops.Worker{Holder: f.Holder, TTL:
 
 // StartCmd is `git atlas start`.
 type StartCmd struct {
-	ID           string   `name:"id" help:"Run id (default: time-sortable and unique)." placeholder:"ID"`
-	Intent       string   `help:"What the run is for; frozen." placeholder:"TEXT"`
-	Criterion    []string `sep:"none" help:"A success criterion (repeatable); frozen." placeholder:"TEXT"`
-	Verify       string   `help:"Verify command of every stage that names none." placeholder:"CMD"`
-	VerifySafe   bool     `help:"The verify command is safe to run unattended (resume runs it)."`
-	Scope        []string `sep:"none" help:"A path glob the run may touch (repeatable; never split on commas: a comma belongs inside braces, src/{a,b}/**)." placeholder:"GLOB"`
-	Baseline     string   `help:"The commit the run starts from (default HEAD)." placeholder:"REV"`
-	Stages       string   `help:"Stage names, comma-separated (short form of --pipeline)." placeholder:"a,b,c"`
-	Pipeline     string   `help:"Pipeline file, JSON or YAML, with per-stage settings." placeholder:"FILE"`
-	Graph        bool     `help:"A graph run: a DAG of jobs (see git atlas job)."`
-	Gas          int      `positive:"" help:"Graph runs: total claims allowed (default jobs x max-attempts + jobs, fixed at the first claim)."`
-	MaxAttempts  int      `name:"max-attempts" positive:"" help:"Graph runs: attempts per job before it fails (default 2)."`
-	MaxJobs      int      `name:"max-jobs" positive:"" help:"Graph runs: most jobs the run may hold, added or by expansion (default 200)."`
-	MaxDepth     int      `name:"max-depth" positive:"" help:"Graph runs: longest chain of job-done --children expansions (default 8)."`
-	Config       []string `sep:"none" help:"A config file whose hash is frozen, for drift checks (repeatable)." placeholder:"FILE"`
-	ManagedBy    string   `name:"managed-by" help:"Another engine owns this run's resumption: resume hands it back to NAME (pipeline mode managed)." placeholder:"NAME"`
-	ResumeWith   string   `name:"resume-with" help:"With --managed-by: the owner's resume command, shown as a command only where it is trusted." placeholder:"CMD"`
-	DispatchOnly bool     `name:"dispatch-only" help:"The run has no pipeline to resume: resume says so and changes nothing (pipeline mode dispatch-only)."`
-	Setup        string   `help:"A command run in each new worktree of the run (with ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, ATLAS_PORT, ATLAS_PORTS); overrides the pipeline's setup." placeholder:"CMD"`
+	ID           string   `name:"id" help:"${start_id}" placeholder:"ID"`
+	Intent       string   `help:"${start_intent}" placeholder:"TEXT"`
+	Criterion    []string `sep:"none" help:"${start_criterion}" placeholder:"TEXT"`
+	Verify       string   `help:"${start_verify}" placeholder:"CMD"`
+	VerifySafe   bool     `help:"${start_verify_safe}"`
+	Scope        []string `sep:"none" help:"${start_scope}" placeholder:"GLOB"`
+	Baseline     string   `help:"${start_baseline}" placeholder:"REV"`
+	Stages       string   `help:"${start_stages}" placeholder:"a,b,c"`
+	Pipeline     string   `help:"${start_pipeline}" placeholder:"FILE"`
+	Graph        bool     `help:"${start_graph}"`
+	Gas          int      `positive:"" help:"${start_gas}"`
+	MaxAttempts  int      `name:"max-attempts" positive:"" help:"${start_max_attempts}"`
+	MaxJobs      int      `name:"max-jobs" positive:"" help:"${start_max_jobs}"`
+	MaxDepth     int      `name:"max-depth" positive:"" help:"${start_max_depth}"`
+	Config       []string `sep:"none" help:"${start_config}" placeholder:"FILE"`
+	ManagedBy    string   `name:"managed-by" help:"${start_managed_by}" placeholder:"NAME"`
+	ResumeWith   string   `name:"resume-with" help:"${start_resume_with}" placeholder:"CMD"`
+	DispatchOnly bool     `name:"dispatch-only" help:"${start_dispatch_only}"`
+	Setup        string   `help:"${start_setup}" placeholder:"CMD"`
 	// SetupTimeout is 0 when not given: the run then records none (the default applies).
-	SetupTimeout time.Duration `name:"setup-timeout" help:"Time limit of --setup (default 10m)." placeholder:"DUR"`
-	Ports        int           `help:"Give every node a block of N ports from atlas.portRange (default 20000-29999), unique among live nodes." placeholder:"N"`
+	SetupTimeout time.Duration `name:"setup-timeout" help:"${start_setup_timeout}" placeholder:"DUR"`
+	Ports        int           `help:"${start_ports}" placeholder:"N"`
 	DriverFlags
 }
 
@@ -96,7 +96,7 @@ func runJSON(r *ops.Run, now time.Time) runView { return ops.RunViewOf(r, now) }
 
 // ListCmd is `git atlas list`.
 type ListCmd struct {
-	All bool `help:"Include finished runs (completed and failed)."`
+	All bool `help:"${list_all}"`
 }
 
 // Run lists runs; an unreadable run is listed as such and never hides the others.
@@ -140,8 +140,8 @@ func ageOrEmpty(stamp string, now time.Time) string {
 
 // ShowCmd is `git atlas show RUN`.
 type ShowCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	At    *int   `help:"The state right after event SEQ (see git atlas log)." placeholder:"SEQ"`
+	RunID string `arg:"" name:"run" help:"${show_run}"`
+	At    *int   `help:"${show_at}" placeholder:"SEQ"`
 }
 
 // Run shows header and state.
@@ -265,10 +265,10 @@ func printRun(w io.Writer, r *ops.Run, now time.Time) {
 
 // LogCmd is `git atlas log RUN`.
 type LogCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	Type  string `help:"Only events of this type." placeholder:"TYPE"`
-	Stage string `help:"Only events about this stage." placeholder:"STAGE"`
-	Last  int    `positive:"" help:"Only the last N events (N >= 1)." placeholder:"N"`
+	RunID string `arg:"" name:"run" help:"${log_run}"`
+	Type  string `help:"${log_type}" placeholder:"TYPE"`
+	Stage string `help:"${log_stage}" placeholder:"STAGE"`
+	Last  int    `positive:"" help:"${log_last}" placeholder:"N"`
 	// Heartbeats are many and say little: left out unless asked.
 	Heartbeats bool `help:"Include heartbeat events (left out by default; --type heartbeat shows only them)."`
 	// Diverged reads a chain kept by pull or a --remote write (refs/atlas/diverged/<run>/<n>).
@@ -300,14 +300,14 @@ func (c *LogCmd) Run(env *Env) error {
 
 // TransitionCmd is `git atlas transition RUN STAGE STATUS`.
 type TransitionCmd struct {
-	RunID         string        `arg:"" name:"run" help:"The run."`
-	Stage         string        `arg:"" help:"The stage."`
-	Status        string        `arg:"" help:"The new status: pending, dispatched, verifying, passed, gated, completed, rejected, failed, rework, skipped."`
-	Reason        string        `help:"Why." placeholder:"TEXT"`
-	Lease         string        `help:"The stage token the dispatch printed: a report with a token that is not the stage's current one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
-	ThreadID      string        `name:"thread-id" help:"With dispatched: the agent runtime's conversation id of the attempt (e.g. for codex exec resume), so a resume can continue it." placeholder:"ID"`
-	Agent         string        `name:"agent" enum:",claude,codex,kimi" default:"" help:"With dispatched: the agent of the attempt (claude, codex or kimi), so next_action can give its own command to continue the conversation of --thread-id." placeholder:"AGENT"`
-	PID           int           `name:"pid" help:"With dispatched: the attempt's agent process id (recorded with this host's name): while it lives here, resume never starts a second agent." placeholder:"PID"`
+	RunID         string        `arg:"" name:"run" help:"${transition_run}"`
+	Stage         string        `arg:"" help:"${transition_stage}"`
+	Status        string        `arg:"" help:"${transition_status}"`
+	Reason        string        `help:"${transition_reason}" placeholder:"TEXT"`
+	Lease         string        `help:"${transition_lease}" placeholder:"TOKEN"`
+	ThreadID      string        `name:"thread-id" help:"${transition_thread_id}" placeholder:"ID"`
+	Agent         string        `name:"agent" enum:",claude,codex,kimi" default:"" help:"${transition_agent}" placeholder:"AGENT"`
+	PID           int           `name:"pid" help:"${transition_pid}" placeholder:"PID"`
 	ApprovedBy    string        `name:"approved-by" help:"Passing or rejecting a human gate, or --allow-outside-scope, is a person's step: without a terminal, name the person approving it (recorded in the event)." placeholder:"NAME"`
 	VerifyTimeout time.Duration `positive:"" help:"With passed: kill the stage's verify (run first when it is verify_safe and trusted here) after this long (default 10m)." placeholder:"DUR"`
 	// docs/contract.md §5.3: accepting a stage's changes outside its scope is a person's step.
@@ -364,9 +364,9 @@ func printTransition(w io.Writer, stage string, res *ops.TransitionResult) {
 
 // HeartbeatCmd is `git atlas heartbeat RUN --holder H [--stage S]`.
 type HeartbeatCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	Stage string `help:"Also the heartbeat of this stage's open attempt (its idle budget starts again)." placeholder:"STAGE"`
-	Lease string `help:"The attempt's stage token: a stale one is refused (exit 3) and changes nothing." placeholder:"TOKEN"`
+	RunID string `arg:"" name:"run" help:"${heartbeat_run}"`
+	Stage string `help:"${heartbeat_stage}" placeholder:"STAGE"`
+	Lease string `help:"${heartbeat_lease}" placeholder:"TOKEN"`
 	DriverFlags
 }
 
@@ -396,10 +396,10 @@ func (c *HeartbeatCmd) Run(env *Env) error {
 
 // EventCmd is `git atlas event RUN TYPE`.
 type EventCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	Type  string `arg:"" help:"The event type (e.g. note, progress; never one git-atlas writes itself)."`
-	Stage string `help:"The stage it is about." placeholder:"STAGE"`
-	Data  string `help:"A JSON object of details." placeholder:"JSON"`
+	RunID string `arg:"" name:"run" help:"${event_run}"`
+	Type  string `arg:"" help:"${event_type}"`
+	Stage string `help:"${event_stage}" placeholder:"STAGE"`
+	Data  string `help:"${event_data}" placeholder:"JSON"`
 	DriverFlags
 }
 
@@ -425,10 +425,10 @@ func (c *EventCmd) Run(env *Env) error {
 
 // FinishCmd is `git atlas finish RUN --status S`.
 type FinishCmd struct {
-	RunID            string `arg:"" name:"run" help:"The run."`
-	Status           string `required:"" enum:"completed,stopped,failed" help:"completed, stopped or failed."`
-	Reason           string `help:"Why." placeholder:"TEXT"`
-	Force            bool   `help:"Reap the run's running jobs first (each takes the timeout transition, recorded as job_reaped)."`
+	RunID            string `arg:"" name:"run" help:"${finish_run}"`
+	Status           string `required:"" enum:"completed,stopped,failed" help:"${finish_status}"`
+	Reason           string `help:"${finish_reason}" placeholder:"TEXT"`
+	Force            bool   `help:"${finish_force}"`
 	AcceptUnresolved bool   `name:"accept-unresolved" help:"Finish a graph run completed although its verdict is unresolved: a person's step (a terminal, or --approved-by), recorded."`
 	ApprovedBy       string `name:"approved-by" help:"Without a terminal, the person approving --accept-unresolved (recorded in the event)." placeholder:"NAME"`
 	DriverFlags
