@@ -459,8 +459,11 @@ func (c *configContext) includeTarget(e originEntry, from string, isFile bool) (
 // when it is fresh, else git's answer, recorded when it can be.
 func (r *Repository) storedConfig(ctx context.Context) *configList {
 	dir := r.CommonDir
+	if !configRecords {
+		return readConfigList(ctx, dir)
+	}
 	c, ok := newConfigContext(dir, append(baseEnv(), checkoutEnv(dir)...))
-	if !ok || !configRecords {
+	if !ok {
 		return readConfigList(ctx, dir)
 	}
 	path := r.Layout().Cache(configRecordName)
