@@ -68,9 +68,17 @@ func processBudget(t *testing.T, noGoGit bool) {
 	run(b(0), "--version")
 	run(b(0), "resume", "--brief")
 	run(b(2, 8), "start", "--id", "r", "--stages", "a,b", "--holder", "h")
-	run(b(1, 3), "show", "r")
-	run(b(1, 3), "list")
-	run(b(1, 2), "resume", "--detect")
+	// Configuration comes from the record of the last command's listing (internal/git
+	// configstore.go), no process, once the files it watches are older than the record
+	// by their file system's granularity: where times are whole seconds, the commands
+	// right after the repository was made still ask git.
+	c := int64(0)
+	if fi, err := os.Stat(filepath.Join(repo, ".git", "config")); err != nil || fi.ModTime().Nanosecond() == 0 {
+		c = 1
+	}
+	run(b(c, 2+c), "show", "r")
+	run(b(c, 2+c), "list")
+	run(b(c, 1+c), "resume", "--detect")
 	run(b(2, 10), "transition", "r", "a", "dispatched", "--holder", "h")
 	run(b(2, 8), "event", "r", "note", "--holder", "h")
 

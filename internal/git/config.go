@@ -68,7 +68,12 @@ func (r *Repository) configIn(ctx context.Context, dir string) *configList {
 	if l, ok := r.configs.byDir[dir]; ok {
 		return l
 	}
-	l := readConfigList(ctx, dir)
+	var l *configList
+	if dir == r.CommonDir {
+		l = r.storedConfig(ctx) // kept between commands (configstore.go)
+	} else {
+		l = readConfigList(ctx, dir)
+	}
 	if ctx.Err() != nil {
 		return l // a cancelled read is not the configuration
 	}
