@@ -1,5 +1,7 @@
-// Package testenv holds the conventions the test suites share: which sweeps run long,
-// and how the binaries a suite starts behave under the race detector.
+// Package testenv holds the conventions the test suites share that start processes:
+// git in a pinned environment, the git-atlas binary, fixture repositories, and how the
+// binaries a suite starts behave under the race detector. The knobs that need no git
+// (sweep sizes, name words) are the leaf package testknob's.
 package testenv
 
 import (
@@ -14,6 +16,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 // A binary built with -race sleeps GORACE's atexit_sleep_ms (1 s by default) before it
@@ -28,22 +31,14 @@ func init() {
 	}
 }
 
-// SweepsTag is the build tag of the full stress and kill sweeps: `go test -tags sweeps`
-// (.ci/run's sweep step, `make test-sweeps`) runs them at full size. Without it every
-// sweep still runs, with fewer rounds, so that the README's test command stays short
-// and nothing goes untested; the full sizes are then constants the compiler drops.
-const SweepsTag = "sweeps"
+// SweepsTag is testknob.SweepsTag, the build tag of the full sweeps.
+const SweepsTag = testknob.SweepsTag
 
-// Long reports whether the tests were built with the sweeps tag: the full sweeps.
-func Long() bool { return long }
+// Long is testknob.Long, for the suites that start processes and import testenv.
+func Long() bool { return testknob.Long() }
 
-// Rounds is long when the full sweeps were asked for, else short.
-func Rounds(short, long int) int {
-	if Long() {
-		return long
-	}
-	return short
-}
+// Rounds is testknob.Rounds, for the suites that start processes and import testenv.
+func Rounds(short, long int) int { return testknob.Rounds(short, long) }
 
 // commandName is the name under which a test binary runs as git-atlas (see Main).
 const commandName = "git-atlas"
