@@ -30,15 +30,13 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// cleaningUp runs the tests, then removes the binary atlasBinary built (testscript.Main
+// cleaningUp runs the tests, then removes the binary testenv.Command built (testscript.Main
 // exits with the tests' code, so nothing after it would run).
 type cleaningUp struct{ m *testing.M }
 
 func (c cleaningUp) Run() int {
 	code := c.m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
+	testenv.RemoveCommand()
 	if fixtureTemplate.dir != "" {
 		_ = os.RemoveAll(fixtureTemplate.dir)
 	}

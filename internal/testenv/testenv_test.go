@@ -250,3 +250,20 @@ func TestRepoIsACopyUnderPin(t *testing.T) {
 		t.Error("the copies have different commits")
 	}
 }
+
+// TestCommandBuiltOnce: Command builds git-atlas once for the test binary (every
+// caller gets the same file, which runs) and RemoveCommand removes it.
+func TestCommandBuiltOnce(t *testing.T) {
+	bin := Command(t)
+	if again := Command(t); again != bin {
+		t.Fatalf("Command built twice: %s, then %s", bin, again)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "git-atlas") {
+		t.Fatalf("%s --version: %v: %s", bin, err, out)
+	}
+	RemoveCommand()
+	if _, err := os.Stat(bin); !os.IsNotExist(err) {
+		t.Errorf("RemoveCommand left %s: %v", bin, err)
+	}
+}
