@@ -5,9 +5,7 @@ package gitatlas_test
 // test binary, TestMain) is atlasBinary's.
 
 import (
-	"fmt"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/testenv"
@@ -22,21 +20,14 @@ func gitRun(dir string, env []string, stdin string, args ...string) (string, str
 	return testenv.GitRun(dir, env, stdin, args...)
 }
 
-// gitCmd is gitRun with git's standard error in the error it returns.
+// gitCmd is testenv.GitEnvErr.
 func gitCmd(dir string, env []string, stdin string, args ...string) ([]byte, error) {
-	out, stderr, err := gitRun(dir, env, stdin, args...)
-	if err != nil {
-		return []byte(out), fmt.Errorf("git %s: %w: %s", strings.Join(args, " "), err, stderr)
-	}
-	return []byte(out), nil
+	out, err := testenv.GitEnvErr(dir, env, stdin, args...)
+	return []byte(out), err
 }
 
-// mustGit is gitCmd that fails t on error; it returns the output trimmed.
+// mustGit is testenv.GitEnv.
 func mustGit(t *testing.T, dir string, env []string, stdin string, args ...string) string {
 	t.Helper()
-	out, err := gitCmd(dir, env, stdin, args...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.GitEnv(t, dir, env, stdin, args...)
 }

@@ -125,10 +125,8 @@ func TestHomeStartsNoHousekeeping(t *testing.T) {
 		{"-C", repo, "commit", "-q", "--allow-empty", "-m", "first"},
 		{"-C", repo, "push", "-q", bare, "main"},
 	} {
-		c := exec.Command("git", args...)
-		c.Env = env
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+		if _, err := GitEnvErr("", env, "", args...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	data, err := os.ReadFile(trace)
