@@ -92,6 +92,26 @@ func TestTranscriptsStartGitAtlasDirectly(t *testing.T) {
 	}
 }
 
+// TestTranscriptsReadJSONWithJsonvar holds the transcripts to jsonvar for a value
+// they read from a command's JSON: `--json | sed` scrapes by indentation and line
+// shape, and an empty match passes on silently where jsonvar fails naming the path.
+func TestTranscriptsReadJSONWithJsonvar(t *testing.T) {
+	scrape := regexp.MustCompile(`--json[^|'\n]*\|\s*(grep[^|'\n]*\|\s*)?sed\b`)
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(scrape.FindAll(data, -1)); n > 0 {
+			t.Errorf("%s: %d values scraped from --json output with sed; read them with jsonvar VAR PATH", file, n)
+		}
+	}
+}
+
 type fpKey struct{}
 
 // scriptParams runs the transcripts in dir with bin, a directory holding git-atlas,
