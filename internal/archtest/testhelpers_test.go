@@ -3,6 +3,7 @@ package archtest
 import (
 	"go/ast"
 	"go/token"
+	"maps"
 	"strconv"
 	"testing"
 )
@@ -18,14 +19,9 @@ func TestOneGitAndOneBinaryHelper(t *testing.T) {
 	allowedFile := map[string]bool{"internal/git/rungit_test.go": true}
 	var found int
 	for _, p := range loadModule(t) {
-		files := map[string]*ast.File{}
-		for name, f := range p.tests {
-			files[name] = f
-		}
+		files := maps.Clone(p.tests)
 		if p.dir == "internal/testenv" {
-			for name, f := range p.files {
-				files[name] = f
-			}
+			maps.Copy(files, p.files)
 		}
 		for name, f := range files {
 			file := name
