@@ -30,15 +30,13 @@ func TestMain(m *testing.M) {
 	})
 }
 
-// cleaningUp runs the tests, then removes the binary atlasBinary built (testscript.Main
+// cleaningUp runs the tests, then removes the binary testenv.Command built (testscript.Main
 // exits with the tests' code, so nothing after it would run).
 type cleaningUp struct{ m *testing.M }
 
 func (c cleaningUp) Run() int {
 	code := c.m.Run()
-	if built.dir != "" {
-		_ = os.RemoveAll(built.dir)
-	}
+	testenv.RemoveCommand()
 	if fixtureTemplate.dir != "" {
 		_ = os.RemoveAll(fixtureTemplate.dir)
 	}
@@ -90,6 +88,26 @@ func TestTranscriptsStartGitAtlasDirectly(t *testing.T) {
 		}
 		if n := len(execGitAtlas.FindAll(data, -1)); n > 0 {
 			t.Errorf("%s: %d commands run as `exec git atlas`; run `exec git-atlas` (one process, not two)", file, n)
+		}
+	}
+}
+
+// TestTranscriptsReadJSONWithJsonvar holds the transcripts to jsonvar for a value
+// they read from a command's JSON: `--json | sed` scrapes by indentation and line
+// shape, and an empty match passes on silently where jsonvar fails naming the path.
+func TestTranscriptsReadJSONWithJsonvar(t *testing.T) {
+	scrape := regexp.MustCompile(`--json[^|'\n]*\|\s*(grep[^|'\n]*\|\s*)?sed\b`)
+	files, err := filepath.Glob(filepath.Join("testdata", "*", "*.txtar"))
+	if err != nil || len(files) == 0 {
+		t.Fatalf("no transcripts: %v", err)
+	}
+	for _, file := range files {
+		data, err := os.ReadFile(file)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(scrape.FindAll(data, -1)); n > 0 {
+			t.Errorf("%s: %d values scraped from --json output with sed; read them with jsonvar VAR PATH", file, n)
 		}
 	}
 }

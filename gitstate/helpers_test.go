@@ -2,15 +2,13 @@ package gitstate
 
 import (
 	"context"
-	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -56,22 +54,7 @@ func run(t testing.TB, dir string, args ...string) string {
 
 func runIn(t testing.TB, dir, stdin string, args ...string) string {
 	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = os.Environ()
-	if stdin != "" {
-		c.Stdin = strings.NewReader(stdin)
-	}
-	out, err := c.Output()
-	if err != nil {
-		msg := ""
-		ee := &exec.ExitError{}
-		if errors.As(err, &ee) {
-			msg = string(ee.Stderr)
-		}
-		t.Fatalf("git %v: %v\n%s", args, err, msg)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.Git(t, dir, stdin, args...)
 }
 
 // newRun creates a run with the given stage definitions.

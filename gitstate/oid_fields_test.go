@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
-	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -193,7 +193,7 @@ func TestDocumentsHoldNoIDStrings(t *testing.T) {
 					continue
 				}
 				checked++
-				words := append(testenv.NameWords(f.Name), testenv.NameWords(jsonName(f))...)
+				words := append(testknob.NameWords(f.Name), testknob.NameWords(jsonName(f))...)
 				for _, w := range words {
 					if idWords[w] {
 						if notObjectIDs[typ.Name()+"."+f.Name] == "" {

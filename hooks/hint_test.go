@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -71,21 +70,20 @@ func (h *hookRepo) git(args ...string) string {
 	return h.gitIn(h.dir, args...)
 }
 
-// command is git with args in dir, in the test's environment (h.env) and extra.
-func (h *hookRepo) command(dir string, extra []string, args ...string) *exec.Cmd {
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = append(append([]string(nil), h.env...), extra...)
-	return c
+// command runs git with args in dir, in the test's environment (h.env) and extra, and
+// returns what it printed: its standard output, then its standard error.
+func (h *hookRepo) command(dir string, extra []string, args ...string) (string, error) {
+	out, stderr, err := testenv.GitRun(dir, append(append([]string(nil), h.env...), extra...), "", args...)
+	return out + stderr, err
 }
 
 func (h *hookRepo) gitIn(dir string, args ...string) string {
 	h.t.Helper()
-	out, err := h.command(dir, nil, args...).CombinedOutput()
+	out, err := h.command(dir, nil, args...)
 	if err != nil {
 		h.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
-	return strings.TrimSpace(string(out))
+	return strings.TrimSpace(out)
 }
 
 // checkout switches dir's branch (between main and other) and reports whether the
@@ -100,12 +98,12 @@ func (h *hookRepo) checkout(dir string, env ...string) (asked bool, stderr strin
 	case h.gitIn(dir, "rev-parse", "--abbrev-ref", "HEAD") == "other":
 		args[2] = "main"
 	}
-	out, err := h.command(dir, env, args...).CombinedOutput()
+	out, err := h.command(dir, env, args...)
 	if err != nil {
 		h.t.Fatalf("git %v: %v\n%s", args, err, out)
 	}
 	after, _ := os.ReadFile(h.log)
-	return len(after) > len(before), string(out)
+	return len(after) > len(before), out
 }
 
 // refresh is what git-atlas does when the script asks it (PostCheckout outside a
@@ -181,7 +179,7 @@ func TestHintAnswersWithoutGitAtlas(t *testing.T) {
 		t.Fatalf("an interrupted run: printed %q", out)
 	}
 	// A file checkout does nothing, as before.
-	if out, err := h.command(h.dir, nil, "checkout", "-q", "HEAD", "--", "f.txt").CombinedOutput(); err != nil || len(out) > 0 {
+	if out, err := h.command(h.dir, nil, "checkout", "-q", "HEAD", "--", "f.txt"); err != nil || len(out) > 0 {
 		t.Fatalf("file checkout: %v %q", err, out)
 	}
 }
@@ -482,12 +480,12 @@ func TestHintManagedWorktreeAnswered(t *testing.T) {
 	checkout := func(args ...string) (bool, string) {
 		t.Helper()
 		before, _ := os.ReadFile(h.log)
-		out, err := h.command(wt, nil, append([]string{"checkout", "-q"}, args...)...).CombinedOutput()
+		out, err := h.command(wt, nil, append([]string{"checkout", "-q"}, args...)...)
 		if err != nil {
 			t.Fatalf("git checkout %v: %v\n%s", args, err, out)
 		}
 		after, _ := os.ReadFile(h.log)
-		return len(after) > len(before), string(out)
+		return len(after) > len(before), out
 	}
 	if asked, out := checkout(branch); asked || out != "" {
 		t.Fatalf("on its branch: asked git-atlas = %v, printed %q; want neither", asked, out)

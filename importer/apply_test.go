@@ -2,11 +2,11 @@ package importer
 
 import (
 	"context"
-	"os/exec"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -14,11 +14,7 @@ func newStore(t *testing.T) *gitstate.Store {
 	t.Helper()
 	dir := t.TempDir()
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"-c", "user.name=a", "-c", "user.email=a@b", "commit", "-q", "--allow-empty", "-m", "i"}} {
-		c := exec.Command("git", args...)
-		c.Dir = dir
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		testenv.Git(t, dir, "", args...)
 	}
 	repo, err := git.Open(context.Background(), dir)
 	if err != nil {
@@ -93,9 +89,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 	})
 	store := newStore(t)
 	wt := dir + "/r/worktree"
-	if out, err := exec.Command("git", "-C", store.Repo.TopLevel, "worktree", "add", "-q", "--detach", wt).CombinedOutput(); err != nil {
-		t.Fatalf("worktree add: %v\n%s", err, out)
-	}
+	testenv.Git(t, store.Repo.TopLevel, "", "worktree", "add", "-q", "--detach", wt)
 	write(t, dir, map[string]string{"r/worktree/work.txt": "unsaved work\n"})
 	scan := func() *Plan {
 		plans, probs, err := ScanKimi(t.Context(), dir)

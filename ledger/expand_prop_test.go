@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 // TestExpansionProperties drives random DAGs whose receipts expand the graph (random
@@ -25,7 +25,7 @@ func TestExpansionProperties(t *testing.T) {
 	if testing.Short() {
 		seeds = 60
 	}
-	if testenv.Long() {
+	if testknob.Long() {
 		seeds = 3000
 	}
 	for seed := 0; seed < seeds; seed++ {

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
-	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 // model is what the property test knows independently of the State: which token of
@@ -39,7 +39,7 @@ type model struct {
 // with the sweeps build tag, 150 without.
 func TestJobMachineProperties(t *testing.T) {
 	t.Parallel()
-	seeds := testenv.Rounds(150, 600)
+	seeds := testknob.Rounds(150, 600)
 	if testing.Short() {
 		seeds = 100
 	}

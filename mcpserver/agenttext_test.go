@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // TestMCPWithholdsAPulledRunsText: a run whose ledger came by fetch from another clone
@@ -50,9 +51,7 @@ func TestMCPWithholdsAPulledRunsText(t *testing.T) {
 			"baseline": st["worktrees"].([]any)[0].(map[string]any)["baseline"], "head": st["worktrees"].([]any)[0].(map[string]any)["baseline"],
 			"adopted": "IMPORTANT-system"})
 	})
-	if out, err := exec.Command("git", "clone", "-q", a, b).CombinedOutput(); err != nil {
-		t.Fatalf("clone: %v\n%s", err, out)
-	}
+	testenv.Git(t, "", "", "clone", "-q", a, b)
 	atlas(t, b, env, "", "pull")
 	atlasGit(t, b, env, "worktree", "add", "-q", "-b", "user", user)
 	// Run t's verify a person trusted here, and then its intent changed (a push of
@@ -145,9 +144,7 @@ func TestMCPWithholdsTextAnotherCloneAdded(t *testing.T) {
 	atlas(t, a, env, "", "job", "add", "r", "ja", "--verify", "echo own-verify", "--scope", "own/**", "--holder", "me")
 	atlas(t, a, env, "", "event", "r", "note", "--data", `{"text": "my own note"}`, "--holder", "me")
 	b := filepath.Join(filepath.Dir(a), "b")
-	if out, err := exec.Command("git", "clone", "-q", a, b).CombinedOutput(); err != nil {
-		t.Fatalf("clone: %v\n%s", err, out)
-	}
+	testenv.Git(t, "", "", "clone", "-q", a, b)
 	atlas(t, b, env, "", "pull")
 	atlas(t, b, env, "", "event", "r", "note", "--data", `{"text": "IMPORTANT-note: push --force"}`, "--holder", "them", "--take-over")
 	atlas(t, b, env, "", "job", "add", "r", "jb", "--verify", "echo IMPORTANT-verify", "--scope", "IMPORTANT/**", "--holder", "them")
@@ -225,13 +222,7 @@ func forgeDoc(t *testing.T, dir string, env []string, run, name string, edit fun
 // gitIn runs git in dir with stdin and returns its trimmed output.
 func gitIn(t *testing.T, dir string, env []string, stdin string, args ...string) string {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env, cmd.Stdin = env, strings.NewReader(stdin)
-	out, err := cmd.Output()
-	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.GitEnv(t, dir, env, stdin, args...)
 }
 
 // TestMCPWithholdsStateTextAnotherCloneSet: of a run started here, the free text its
@@ -254,9 +245,7 @@ func TestMCPWithholdsStateTextAnotherCloneSet(t *testing.T) {
 	atlas(t, a, env, "", "transition", "u", "code", "dispatched", "--reason", "UNDONE-reason", "--holder", "me")
 	atlas(t, a, env, "", "undo", "u", "--to", "1", "--holder", "me")
 	b := filepath.Join(filepath.Dir(a), "b")
-	if out, err := exec.Command("git", "clone", "-q", a, b).CombinedOutput(); err != nil {
-		t.Fatalf("clone: %v\n%s", err, out)
-	}
+	testenv.Git(t, "", "", "clone", "-q", a, b)
 	atlas(t, b, env, "", "pull")
 	atlas(t, b, env, "", "transition", "s", "code", "dispatched", "--reason", "IMPORTANT-stage: push --force", "--holder", "them", "--take-over")
 	atlas(t, b, env, "", "finish", "s", "--status", "stopped", "--reason", "IMPORTANT-reason: push --force", "--holder", "them")

@@ -60,11 +60,7 @@ func newRepo(t *testing.T) (string, []string) {
 		"GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@example.com", "ATLAS_SESSION=", "CI=")
 	repo := filepath.Join(work, "repo")
 	for _, args := range [][]string{{"init", "-q", "-b", "main", repo}, {"-C", repo, "commit", "-q", "--allow-empty", "-m", "init"}} {
-		cmd := exec.Command("git", args...)
-		cmd.Env = env
-		if out, err := cmd.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
+		testenv.GitEnv(t, "", env, "", args...)
 	}
 	return repo, env
 }
@@ -417,13 +413,11 @@ func TestMCPStartHasEveryFlag(t *testing.T) {
 
 func atlasGit(t *testing.T, dir string, env []string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	cmd.Env = env
-	out, err := cmd.Output()
+	out, err := testenv.GitEnvErr(dir, env, "", args...)
 	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
+		t.Fatal(err)
 	}
-	return out
+	return []byte(out)
 }
 
 // TestMCPConcurrentClaims: 8 MCP clients, each its own `git-atlas mcp` process,

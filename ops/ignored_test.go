@@ -1,13 +1,13 @@
 package ops
 
 import (
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-atlas/git-atlas/audit"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
 )
@@ -23,9 +23,7 @@ func (f *wtFixture) ignoredSecret(path string) {
 func (f *wtFixture) snapshotHolds(name string) bool {
 	f.t.Helper()
 	for ref := range strings.FieldsSeq(f.git(f.dir, "for-each-ref", "--format=%(refname)", "refs/atlas/recovery/r1")) {
-		c := exec.Command("git", "cat-file", "-e", ref+":"+name)
-		c.Dir = f.dir
-		if c.Run() == nil {
+		if _, _, err := testenv.GitRun(f.dir, nil, "", "cat-file", "-e", ref+":"+name); err == nil {
 			return true
 		}
 	}

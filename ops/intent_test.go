@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"os/exec"
 	"reflect"
 	"strings"
 	"testing"
@@ -132,13 +131,7 @@ func (f *wtFixture) forgeHeader(id string, edit func(h map[string]any)) {
 // gitIn runs git in the repository with stdin and returns its trimmed output.
 func (f *wtFixture) gitIn(stdin string, args ...string) string {
 	f.t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir, c.Stdin = f.dir, strings.NewReader(stdin)
-	out, err := c.Output()
-	if err != nil {
-		f.t.Fatalf("git %v: %v", args, err)
-	}
-	return strings.TrimSpace(string(out))
+	return testenv.Git(f.t, f.dir, stdin, args...)
 }
 
 // A run started here whose header another clone rewrote, keeping the intent (each

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -71,18 +70,16 @@ func newWTFixture(t *testing.T, kind string, stages ...string) *wtFixture {
 
 func (f *wtFixture) git(dir string, args ...string) string {
 	f.t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	out, err := c.CombinedOutput()
+	out, err := testenv.GitErr(dir, "", args...)
 	if err != nil {
-		f.t.Fatalf("git %v: %v\n%s", args, err, out)
+		f.t.Fatal(err)
 	}
 	if len(args) > 0 && args[0] == "config" {
 		// A command reads configuration once (internal/git config.go); the next
 		// operation here stands for the next command, which reads it anew.
 		f.ops.Repo.ReloadConfig()
 	}
-	return string(out)
+	return out
 }
 
 func (f *wtFixture) write(dir, name, content string) {

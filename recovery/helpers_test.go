@@ -17,14 +17,12 @@ import (
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func TestMain(m *testing.M) {
-	testenv.RunAsCommand(func() int { return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) })
 	os.Exit(runTests(m))
 }
 
@@ -51,6 +49,7 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(templatesDir) }()
+	defer testenv.RemoveCommand()
 	return m.Run()
 }
 

@@ -18,8 +18,8 @@ import (
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
-// TestKillDuringRemove SIGKILLs `git atlas worktree remove` (git-atlas, here the test
-// binary itself, and every git it started: the whole process group, as a reboot
+// TestKillDuringRemove SIGKILLs `git atlas worktree remove` (git-atlas, the binary
+// testenv.Command built, and every git it started: the whole process group, as a reboot
 // would) at random moments, over and over (30 times with the sweeps build tag, 6
 // without). After every kill, either the worktree is still there unchanged (files,
 // modes, mtimes, index bytes, HEAD) or a snapshot exists that restores it exactly —

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 	"github.com/git-atlas/git-atlas/recovery"
 )
 
@@ -50,7 +51,7 @@ func TestManifestHoldsNoIDStrings(t *testing.T) {
 			}
 			checked++
 			jsonName, _, _ := strings.Cut(f.Tag.Get("json"), ",")
-			for _, w := range append(testenv.NameWords(f.Name), testenv.NameWords(jsonName)...) {
+			for _, w := range append(testknob.NameWords(f.Name), testknob.NameWords(jsonName)...) {
 				if idWords[w] && textMembers[typ.Name()+"."+f.Name] == "" {
 					t.Errorf("%s.%s (%q) is %s: an object id is a gitid.OID", typ.Name(), f.Name, jsonName, f.Type)
 					break

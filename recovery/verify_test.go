@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // The verifier is what stands between a faulty capture and a deleted worktree: any
@@ -60,11 +60,7 @@ func TestVerifierCatchesEveryDifference(t *testing.T) {
 	// (not as a changing worktree), even when a file changed as well.
 	t.Run("a blob missing from the object store", func(t *testing.T) {
 		v, tree := verifiedDir(t)
-		out, err := exec.Command("git", "-C", v.root, "rev-parse", tree+":b.txt").Output()
-		if err != nil {
-			t.Fatal(err)
-		}
-		id := strings.TrimSpace(string(out))
+		id := testenv.Git(t, v.root, "", "rev-parse", tree+":b.txt")
 		if err := os.Remove(filepath.Join(v.root, ".git", "objects", id[:2], id[2:])); err != nil {
 			t.Fatal(err)
 		}
@@ -150,11 +146,7 @@ func verifiedDir(t *testing.T) (*verifier, string) {
 func verifiedDirWith(t *testing.T, add func(dir string)) (*verifier, string) {
 	t.Helper()
 	dir := t.TempDir()
-	for _, args := range [][]string{{"init", "-q"}} {
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("%v: %s", err, out)
-		}
-	}
+	testenv.Git(t, dir, "", "init", "-q")
 	if err := os.WriteFile(filepath.Join(dir, "a.txt"), []byte("a\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -202,9 +194,7 @@ func TestVerifierTrustsOnlyCleanStatData(t *testing.T) {
 	dir := t.TempDir()
 	git1 := func(args ...string) {
 		t.Helper()
-		if out, err := exec.Command("git", append([]string{"-C", dir}, args...)...).CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v: %s", args, err, out)
-		}
+		testenv.Git(t, dir, "", args...)
 	}
 	git1("init", "-q")
 	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {

@@ -3,21 +3,18 @@ package trust
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func newRepo(t *testing.T) *git.Repository {
 	t.Helper()
 	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
-	c := exec.Command("git", "init", "-q", "-b", "main", dir)
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v\n%s", err, out)
-	}
+	testenv.Git(t, "", "", "init", "-q", "-b", "main", dir)
 	repo, err := git.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

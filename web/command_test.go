@@ -100,9 +100,7 @@ func TestOpenCallsTheBrowser(t *testing.T) {
 	}
 	config := func(key, value string) {
 		t.Helper()
-		if out, err := exec.Command("git", "-C", repo, "config", key, value).CombinedOutput(); err != nil {
-			t.Fatalf("git config %s: %v %s", key, err, out)
-		}
+		testenv.Git(t, repo, "", "config", key, value)
 	}
 	config("web.browser", "atlastest")
 	for _, c := range []struct {

@@ -22,10 +22,7 @@ import (
 	"github.com/git-atlas/git-atlas/web"
 )
 
-func TestMain(m *testing.M) {
-	testenv.RunAsCommand(func() int { return cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr) })
-	os.Exit(testenv.Pin(m))
-}
+func TestMain(m *testing.M) { os.Exit(testenv.Pin(m)) }
 
 // atlas runs git-atlas in this process, in repo, and returns its stdout.
 func atlas(t testing.TB, repo string, args ...string) string {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -57,13 +56,11 @@ func newFixture(t *testing.T, kind string) *fixture {
 
 func (f *fixture) git(dir string, args ...string) string {
 	f.t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	out, err := c.CombinedOutput()
+	out, err := testenv.GitErr(dir, "", args...)
 	if err != nil {
-		f.t.Fatalf("git %v: %v\n%s", args, err, out)
+		f.t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 func (f *fixture) write(dir, name, content string) {

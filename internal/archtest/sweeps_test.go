@@ -8,13 +8,13 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 // TestSweepsListed holds .ci/sweeps to the code: the full sweeps run only the tests
-// named there, so a test that grows with testenv.Long or testenv.Rounds and is not
-// listed would never run in full, and a listed name that is no test would hide that a
-// sweep was renamed away. The full sizes are the sweeps build tag's (testenv.SweepsTag):
+// named there, so a test that grows with Long or Rounds (testknob's, or testenv's
+// forwards) and is not listed would never run in full, and a listed name that is no
+// test would hide that a sweep was renamed away. The full sizes are the sweeps build tag's (testknob.SweepsTag):
 // each runner of the list (.ci/run, the Makefile) must build with it, or the "full"
 // sweeps would run short.
 func TestSweepsListed(t *testing.T) {
@@ -73,8 +73,8 @@ func TestSweepsListed(t *testing.T) {
 				continue // not the run of the listed sweeps
 			}
 			ran = true
-			if !strings.Contains(line, "-tags "+testenv.SweepsTag) {
-				t.Errorf("%s runs the sweeps without -tags %s: they would run at their short sizes:\n%s", runner, testenv.SweepsTag, line)
+			if !strings.Contains(line, "-tags "+testknob.SweepsTag) {
+				t.Errorf("%s runs the sweeps without -tags %s: they would run at their short sizes:\n%s", runner, testknob.SweepsTag, line)
 			}
 		}
 		if !ran {
@@ -83,13 +83,13 @@ func TestSweepsListed(t *testing.T) {
 	}
 }
 
-// callsLong reports whether body calls testenv.Long or testenv.Rounds.
+// callsLong reports whether body calls Long or Rounds of testknob or testenv.
 func callsLong(body *ast.BlockStmt) bool {
 	found := false
 	ast.Inspect(body, func(n ast.Node) bool {
 		sel, ok := n.(*ast.SelectorExpr)
 		if ok {
-			if x, ok := sel.X.(*ast.Ident); ok && x.Name == "testenv" && (sel.Sel.Name == "Long" || sel.Sel.Name == "Rounds") {
+			if x, ok := sel.X.(*ast.Ident); ok && (x.Name == "testenv" || x.Name == "testknob") && (sel.Sel.Name == "Long" || sel.Sel.Name == "Rounds") {
 				found = true
 			}
 		}

@@ -5,13 +5,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/agent"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // hookRun runs `git atlas agent hook AGENT` with payload on stdin, in dir.
@@ -161,13 +161,8 @@ func TestAgentHookOutput(t *testing.T) {
 	}
 
 	// A corrupt run (its ref names a blob) hides nothing and fails nothing.
-	blob, err := exec.Command("git", "-C", repo, "hash-object", "-w", "--stdin").Output()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if out, err := exec.Command("git", "-C", repo, "update-ref", "refs/atlas/runs/corrupt", strings.TrimSpace(string(blob))).CombinedOutput(); err != nil {
-		t.Fatalf("%v %s", err, out)
-	}
+	blob := testenv.Git(t, repo, "", "hash-object", "-w", "--stdin")
+	testenv.Git(t, repo, "", "update-ref", "refs/atlas/runs/corrupt", blob)
 	out, _ = hookRun(t, outside, "claude", claude("startup", repo))
 	wantBrief(t, parseSessionStart(t, out))
 	out, _ = hookRun(t, outside, "kimi", kimi("SessionStart", repo))
@@ -238,8 +233,8 @@ func TestAgentInstallProjectScope(t *testing.T) {
 			t.Errorf("%s left behind: %v", p, err)
 		}
 	}
-	out, err := exec.Command("git", "-C", repo, "status", "--porcelain", "--untracked-files=all").CombinedOutput()
-	if err != nil || len(out) != 0 && !regexp.MustCompile(`^(\?\? (\.claude/settings\.json|AGENTS\.md)\n)+$`).Match(out) {
+	out, err := testenv.GitErr(repo, "", "status", "--porcelain", "--untracked-files=all")
+	if err != nil || len(out) != 0 && !regexp.MustCompile(`^(\?\? (\.claude/settings\.json|AGENTS\.md)\n)+$`).MatchString(out) {
 		t.Errorf("working tree after uninstall: %v\n%s", err, out)
 	}
 }

@@ -6,21 +6,22 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // git runs git in repo and returns its stdout.
 func gitOut(t *testing.T, repo string, args ...string) string {
 	t.Helper()
-	out, err := exec.Command("git", append([]string{"-C", repo}, args...)...).Output()
+	out, err := testenv.GitErr(repo, "", args...)
 	if err != nil {
-		t.Fatalf("git %v: %v", args, err)
+		t.Fatal(err)
 	}
-	return string(out)
+	return out
 }
 
 // TestShowAtEverySeq: `show --at SEQ` is, for every event of a 30-event run, the

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,13 +12,8 @@ import (
 // layoutGit runs git in dir for building a layout, with no user or system config.
 func layoutGit(t *testing.T, home, dir string, args ...string) {
 	t.Helper()
-	c := exec.Command("git", args...)
-	c.Dir = dir
-	c.Env = append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "x"), "GIT_CONFIG_NOSYSTEM=1",
-		"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@x")
-	if out, err := c.CombinedOutput(); err != nil {
-		t.Fatalf("git %v: %v\n%s", args, err, out)
-	}
+	mustGit(t, dir, append(os.Environ(), "HOME="+home, "XDG_CONFIG_HOME="+filepath.Join(home, "x"), "GIT_CONFIG_NOSYSTEM=1",
+		"GIT_AUTHOR_NAME=A", "GIT_AUTHOR_EMAIL=a@x", "GIT_COMMITTER_NAME=C", "GIT_COMMITTER_EMAIL=c@x"), "", args...)
 }
 
 // TestDiscoverAgreesWithGit opens every layout both ways: discover must answer alone

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -32,16 +31,7 @@ func testRepo(t *testing.T, k kind) (*Repository, func(stdin string, args ...str
 	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
 	g := func(stdin string, args ...string) string {
 		t.Helper()
-		c := exec.Command("git", args...)
-		c.Dir = dir
-		if stdin != "" {
-			c.Stdin = strings.NewReader(stdin)
-		}
-		out, err := c.CombinedOutput()
-		if err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
-		}
-		return strings.TrimSpace(string(out))
+		return mustGit(t, dir, nil, stdin, args...)
 	}
 	g("", "init", "-q", "-b", "main", "--object-format="+k.format)
 	g("", "commit", "-q", "--allow-empty", "-m", "first")
@@ -99,11 +89,9 @@ func TestObjectsMatchGit(t *testing.T) {
 			}
 			// Byte for byte the commit git itself writes with the same identity and date.
 			date := g("", "log", "-1", "--format=%ad", "--date=raw", c2.String())
-			same := exec.Command("git", "commit-tree", tree.String(), "-p", c1.String(), "-m", "child")
-			same.Dir = filepath.Dir(r.CommonDir)
-			same.Env = append(os.Environ(), "GIT_AUTHOR_NAME=git-atlas", "GIT_AUTHOR_EMAIL=git-atlas@localhost", "GIT_AUTHOR_DATE="+date,
+			same := append(os.Environ(), "GIT_AUTHOR_NAME=git-atlas", "GIT_AUTHOR_EMAIL=git-atlas@localhost", "GIT_AUTHOR_DATE="+date,
 				"GIT_COMMITTER_NAME=git-atlas", "GIT_COMMITTER_EMAIL=git-atlas@localhost", "GIT_COMMITTER_DATE="+date)
-			if out, err := same.Output(); err != nil || strings.TrimSpace(string(out)) != c2.String() {
+			if out, err := runGit(filepath.Dir(r.CommonDir), same, "", "commit-tree", tree.String(), "-p", c1.String(), "-m", "child"); err != nil || strings.TrimSpace(out) != c2.String() {
 				t.Fatalf("commit %s, git commit-tree with the same date says %s (%v)\n%s", c2, out, err, g("", "cat-file", "commit", c2.String()))
 			}
 			info, err := r.Commit(ctx, c2)

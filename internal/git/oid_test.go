@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -40,8 +39,8 @@ func TestCheckRefFormatAgreesWithGit(t *testing.T) {
 		"", "@", "-x", "--output=x", "/a", "a/", "a//b", "a.", "a..b", "a@{1}", "a b", "a~1", "a^", "a:b", "a?", "a*",
 		"a[", "a\\b", ".a", "a/.b", "a.lock", "a/b.lock/c", "a\tb", "a\x7fb", "@{-1}", "a@b", "ref/./x"}
 	for _, n := range names {
-		c := exec.Command("git", "check-ref-format", "--allow-onelevel", n)
-		want := c.Run() == nil && !strings.HasPrefix(n, "-")
+		_, err := runGit("", nil, "", "check-ref-format", "--allow-onelevel", n)
+		want := err == nil && !strings.HasPrefix(n, "-")
 		got := CheckRefFormat(n) == nil
 		if got != want {
 			t.Errorf("CheckRefFormat(%q) accepts = %v, git check-ref-format says %v", n, got, want)

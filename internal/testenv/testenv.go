@@ -1,5 +1,7 @@
-// Package testenv holds the conventions the test suites share: which sweeps run long,
-// and how the binaries a suite starts behave under the race detector.
+// Package testenv holds the conventions the test suites share that start processes:
+// git in a pinned environment, the git-atlas binary, fixture repositories, and how the
+// binaries a suite starts behave under the race detector. The knobs that need no git
+// (sweep sizes, name words) are the leaf package testknob's.
 package testenv
 
 import (
@@ -7,13 +9,16 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 // A binary built with -race sleeps GORACE's atexit_sleep_ms (1 s by default) before it
@@ -28,52 +33,71 @@ func init() {
 	}
 }
 
-// SweepsTag is the build tag of the full stress and kill sweeps: `go test -tags sweeps`
-// (.ci/run's sweep step, `make test-sweeps`) runs them at full size. Without it every
-// sweep still runs, with fewer rounds, so that the README's test command stays short
-// and nothing goes untested; the full sizes are then constants the compiler drops.
-const SweepsTag = "sweeps"
+// SweepsTag is testknob.SweepsTag, the build tag of the full sweeps.
+const SweepsTag = testknob.SweepsTag
 
-// Long reports whether the tests were built with the sweeps tag: the full sweeps.
-func Long() bool { return long }
+// Long is testknob.Long, for the suites that start processes and import testenv.
+func Long() bool { return testknob.Long() }
 
-// Rounds is long when the full sweeps were asked for, else short.
-func Rounds(short, long int) int {
-	if Long() {
-		return long
-	}
-	return short
-}
+// Rounds is testknob.Rounds, for the suites that start processes and import testenv.
+func Rounds(short, long int) int { return testknob.Rounds(short, long) }
 
-// commandName is the name under which a test binary runs as git-atlas (see Main).
-const commandName = "git-atlas"
-
-// RunAsCommand, called first in TestMain, runs main and exits with its code when the
-// test binary was started through the link Command made (its name is git-atlas), and
-// returns otherwise: a suite that starts git-atlas as a process needs no `go build` of
-// its own (the README's test command once built the same binary in three packages at
-// once).
-func RunAsCommand(main func() int) {
-	if filepath.Base(os.Args[0]) == commandName {
-		os.Exit(main())
-	}
-}
-
-// Command returns the path of a git-atlas command for t: a link, named git-atlas, to
-// the running test binary, whose TestMain must call RunAsCommand. Its directory can go first
-// on PATH for `git atlas`. The binary is the test binary, race detector included when
-// the tests run with -race.
+// Command returns the path of the git-atlas binary, built once per test binary (the
+// first test that asks builds it, with `go build`, into a temporary directory that
+// RemoveCommand removes; Pin calls it) and shared by every test after. Its directory
+// can go first on PATH for `git atlas`. It is built without the race detector: the
+// processes are what is under test, and a race-built git-atlas costs about twice the
+// CPU in each of the suites' thousands of commands; the packages' own tests run
+// git-atlas's code in process under -race, and the root package's TestGolden runs
+// its commands as the race-built test binary. It is every suite's git-atlas process
+// (one build, not one per helper).
 func Command(t testing.TB) string {
 	t.Helper()
-	exe, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
+	command.once.Do(func() {
+		dir, err := os.MkdirTemp("", "atlas-bin-")
+		if err != nil {
+			command.err = err
+			return
+		}
+		command.dir = dir
+		bin := filepath.Join(dir, "git-atlas")
+		build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
+		build.Env = startEnv // the person's go caches, not Pin's home
+		out, err := build.CombinedOutput()
+		if err != nil {
+			command.err = fmt.Errorf("go build: %w\n%s", err, out)
+			return
+		}
+		command.path = bin
+	})
+	if command.err != nil {
+		t.Fatal(command.err)
 	}
-	link := filepath.Join(t.TempDir(), commandName)
-	if err := os.Symlink(exe, link); err != nil {
-		t.Fatal(err)
+	return command.path
+}
+
+// modulePath is the module git-atlas's command is built from: `go build` finds it
+// from any package directory of the module, where a test runs.
+const modulePath = "github.com/git-atlas/git-atlas"
+
+// startEnv is the environment the test binary started with, before Pin replaced
+// HOME: go finds its build and module caches from it.
+var startEnv = os.Environ()
+
+// command is the binary Command built.
+var command struct {
+	once sync.Once
+	dir  string
+	path string
+	err  error
+}
+
+// RemoveCommand removes the binary Command built, if it built one: TestMain calls it
+// after the tests (Pin does).
+func RemoveCommand() {
+	if command.dir != "" {
+		_ = os.RemoveAll(command.dir)
 	}
-	return link
 }
 
 // PinnedEnv is the git environment every suite's git processes run in: no system
@@ -134,6 +158,7 @@ func Pin(m *testing.M) int {
 			_ = os.Setenv(k, v)
 		}
 	}
+	defer RemoveCommand()
 	return m.Run()
 }
 

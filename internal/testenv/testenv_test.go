@@ -125,10 +125,8 @@ func TestHomeStartsNoHousekeeping(t *testing.T) {
 		{"-C", repo, "commit", "-q", "--allow-empty", "-m", "first"},
 		{"-C", repo, "push", "-q", bare, "main"},
 	} {
-		c := exec.Command("git", args...)
-		c.Env = env
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v\n%s", args, err, out)
+		if _, err := GitEnvErr("", env, "", args...); err != nil {
+			t.Fatal(err)
 		}
 	}
 	data, err := os.ReadFile(trace)
@@ -248,5 +246,22 @@ func TestRepoIsACopyUnderPin(t *testing.T) {
 	}
 	if Git(t, a, "", "rev-parse", "HEAD") != Git(t, b, "", "rev-parse", "HEAD") {
 		t.Error("the copies have different commits")
+	}
+}
+
+// TestCommandBuiltOnce: Command builds git-atlas once for the test binary (every
+// caller gets the same file, which runs) and RemoveCommand removes it.
+func TestCommandBuiltOnce(t *testing.T) {
+	bin := Command(t)
+	if again := Command(t); again != bin {
+		t.Fatalf("Command built twice: %s, then %s", bin, again)
+	}
+	out, err := exec.Command(bin, "--version").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "git-atlas") {
+		t.Fatalf("%s --version: %v: %s", bin, err, out)
+	}
+	RemoveCommand()
+	if _, err := os.Stat(bin); !os.IsNotExist(err) {
+		t.Errorf("RemoveCommand left %s: %v", bin, err)
 	}
 }

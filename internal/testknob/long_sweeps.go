@@ -1,6 +1,6 @@
 //go:build sweeps
 
-package testenv
+package testknob
 
 // long is true with the sweeps build tag (SweepsTag): the sweeps' full sizes.
 const long = true

@@ -1,6 +1,6 @@
 //go:build !sweeps
 
-package testenv
+package testknob
 
 // long is false without the sweeps build tag (SweepsTag): the sweeps' short sizes.
 const long = false

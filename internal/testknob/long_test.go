@@ -1,6 +1,6 @@
 //go:build !sweeps
 
-package testenv
+package testknob
 
 import "testing"
 
