@@ -3,7 +3,6 @@ package git
 import (
 	"context"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -26,10 +25,7 @@ func TestConfigRecord(t *testing.T) {
 	dir := t.TempDir()
 	gitIn := func(t *testing.T, args ...string) {
 		t.Helper()
-		c := exec.Command("git", append([]string{"-C", dir}, args...)...)
-		if out, err := c.CombinedOutput(); err != nil {
-			t.Fatalf("git %v: %v %s", args, err, out)
-		}
+		mustGit(t, dir, nil, "", args...)
 	}
 	gitIn(t, "init", "-q", "-b", "main")
 	gitIn(t, "commit", "-q", "--allow-empty", "-m", "a")
@@ -248,9 +244,7 @@ func TestSystemConfigFile(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	dir := t.TempDir()
-	if out, err := exec.Command("git", "init", "-q", dir).CombinedOutput(); err != nil {
-		t.Fatalf("git init: %v %s", err, out)
-	}
+	mustGit(t, dir, nil, "", "init", "-q", dir)
 	r, err := Open(ctx, dir)
 	if err != nil {
 		t.Fatal(err)
@@ -278,9 +272,7 @@ func TestSystemConfigFile(t *testing.T) {
 		t.Errorf("GIT_CONFIG_NOSYSTEM: %q, %v", s, ok)
 	}
 	// git's own words for the file, where it has entries.
-	x := exec.Command("git", "config", "--system", "--show-origin", "-z", "--list")
-	x.Env = env
-	if out, err := x.Output(); err == nil && len(out) > 0 {
+	if out, err := runGit(dir, env, "", "config", "--system", "--show-origin", "-z", "--list"); err == nil && len(out) > 0 {
 		if from, _, _ := strings.Cut(string(out), "\x00"); from != "file:"+system {
 			t.Errorf("system file %q, git lists entries from %q", system, from)
 		}
