@@ -12,6 +12,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -259,15 +260,18 @@ func TestNewerSchemaIsReadOnly(t *testing.T) {
 }
 
 // TestConcurrentUpdates is the in-process version of the CLI stress test: every
-// writer's events land exactly once, in one chain, with consecutive seqs.
+// writer's events land exactly once, in one chain, with consecutive seqs. With the
+// sweeps build tag 8 writers of 12 events (4 of 8 without go-git); without it 4 writers
+// of 6 (3 of 6): every write still races two or three others for the one ref (a lost
+// compare-and-swap and its retry), on both kinds of repository.
 func TestConcurrentUpdates(t *testing.T) {
 	t.Parallel()
 	for _, kind := range repoKinds[:2] {
 		t.Run(kind.name, func(t *testing.T) {
 			// Small: the 16 x 200 processes of stress_test.go are the big version.
-			writers, each := 8, 12
+			writers, each := testenv.Rounds(4, 8), testenv.Rounds(6, 12)
 			if kind.noGo {
-				writers, each = 4, 8
+				writers, each = testenv.Rounds(3, 4), testenv.Rounds(6, 8)
 			}
 			if testing.Short() {
 				writers, each = 3, 4

@@ -421,13 +421,16 @@ func atlasGit(t *testing.T, dir string, env []string, args ...string) []byte {
 }
 
 // TestMCPConcurrentClaims: 8 MCP clients, each its own `git-atlas mcp` process,
-// claim from one 40-job graph run until nothing is left: no job is granted twice
-// (the ledger's job_claimed events say who got what) and every job ends DONE.
+// claim from one 40-job graph run (16 without the sweeps build tag: every job is a
+// `job add` process, and 16 still give the eight clients two each to race for) until
+// nothing is left: no job is granted twice (the ledger's job_claimed events say who
+// got what) and every job ends DONE.
 func TestMCPConcurrentClaims(t *testing.T) {
 	t.Parallel()
 	repo, env := newRepo(t)
 	ctx := context.Background()
-	const jobs, clients, maxWaits = 40, 8, 2000
+	jobs := testenv.Rounds(16, 40)
+	const clients, maxWaits = 8, 2000
 	atlas(t, repo, env, "", "start", "--id", "g", "--graph")
 	for i := range jobs {
 		atlas(t, repo, env, "", "job", "add", "g", fmt.Sprintf("j%02d", i))
