@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -22,7 +23,8 @@ var mcpSpelling = fault.Spelling{Field: func(field string) string { return field
 // A field given false is left out; a placeholder (fault.Placeholder) is its text in
 // angle brackets, for the caller to replace. A step the server has no tool for (a
 // person's step: land, trust, undo; or one only the command line runs) says so:
-// `land {"run":"g"} (no MCP tool: a person runs it on the command line)`.
+// `land {"run":"g"} (no MCP tool: a person runs it on the command line)`, and so
+// does one that names what its tool does not take (the directory to run in).
 func toolCall(s fault.Step) string {
 	name, args, ok := toolOf(s)
 	var b bytes.Buffer
@@ -37,7 +39,10 @@ func toolCall(s fault.Step) string {
 		writeJSON(&b, f.Value)
 	}
 	b.WriteByte('}')
-	if !ok {
+	switch lacks := toolLacks(name, args); {
+	case lacks != "":
+		fmt.Fprintf(&b, " (the MCP tool %s takes no %s: run it on the command line)", name, lacks)
+	case !ok:
 		b.WriteString(" " + personRuns)
 	}
 	return b.String()
@@ -52,7 +57,7 @@ func toolOf(s fault.Step) (string, []fault.Field, bool) {
 	name := strings.Join(strings.Fields(s.Op), "_")
 	own := ""
 	for _, f := range s.Fields {
-		if v, ok := f.Value.(bool); ok && v && toolNames()[name+"_"+f.Name] {
+		if v, ok := f.Value.(bool); ok && v && hasTool(name+"_"+f.Name) {
 			own = f.Name
 			name += "_" + f.Name
 			break
@@ -75,7 +80,23 @@ func toolOf(s fault.Step) (string, []fault.Field, bool) {
 		}
 		args = append(args, fault.Field{Name: f.Name, Value: v})
 	}
-	return name, args, toolNames()[name]
+	return name, args, toolLacks(name, args) == "" && hasTool(name)
+}
+
+// toolLacks is the first of args that the tool name does not take ("" when it takes
+// them all, or has no tool): a step that names one (the directory to run in, which
+// only the command line has) is no call an MCP client could make.
+func toolLacks(name string, args []fault.Field) string {
+	takes, ok := toolArgs()[name]
+	if !ok {
+		return ""
+	}
+	for _, f := range args {
+		if !takes[f.Name] {
+			return f.Name
+		}
+	}
+	return ""
 }
 
 // withToolCalls sets, in the result of a tool, every next_action's tool and
@@ -154,11 +175,24 @@ func writeJSON(b *bytes.Buffer, v any) {
 	b.Write(bytes.TrimSpace(one.Bytes()))
 }
 
-// toolNames is the set of the server's tools' names.
-var toolNames = sync.OnceValue(func() map[string]bool {
-	names := map[string]bool{}
+// toolArgs is each of the server's tools by name, with the names of the arguments
+// it takes.
+var toolArgs = sync.OnceValue(func() map[string]map[string]bool {
+	byName := map[string]map[string]bool{}
 	for _, t := range tools() {
-		names[t.name] = true
+		args := map[string]bool{}
+		if fields, err := wireFields(t.in); err == nil { // TestEveryToolHasItsRequest
+			for _, f := range fields {
+				args[f.name] = true
+			}
+		}
+		byName[t.name] = args
 	}
-	return names
+	return byName
 })
+
+// hasTool reports whether the server has the tool name.
+func hasTool(name string) bool {
+	_, ok := toolArgs()[name]
+	return ok
+}

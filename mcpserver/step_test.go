@@ -11,7 +11,8 @@ import (
 
 // TestToolCall: a step reaches an MCP client as the tool it calls and that tool's
 // arguments, never a flag: the operation's words joined by _, a switch with a tool of
-// its own as that tool, a placeholder in angle brackets, a switch given false left out.
+// its own as that tool, a placeholder in angle brackets, a switch given false left out;
+// a step its tool cannot take says so.
 func TestToolCall(t *testing.T) {
 	t.Parallel()
 	for _, c := range []struct {
@@ -25,6 +26,8 @@ func TestToolCall(t *testing.T) {
 		{fault.Do("undo", "run", "r<1>", "to", 3, "holder", fault.Placeholder("<holder>")), `undo {"run":"r<1>","to":3,"holder":"<holder>"} (no MCP tool: a person runs it on the command line)`},
 		{fault.Do("land", "run", "g", "onto", "main", "merge", true), `land {"run":"g","onto":"main","merge":true} (no MCP tool: a person runs it on the command line)`},
 		{fault.Do("trust", "run", "r1", "list", true), `trust {"run":"r1","list":true} (no MCP tool: a person runs it on the command line)`},
+		// The directory to run in is the command line's alone: no call a client could make.
+		{fault.Do("recover", "dir", fault.Placeholder("<your checkout>"), "run", "r1", "stage", "a"), `recover {"dir":"<your checkout>","run":"r1","stage":"a"} (the MCP tool recover takes no dir: run it on the command line)`},
 	} {
 		if got := toolCall(c.step); got != c.want {
 			t.Errorf("%v: %s, want %s", c.step, got, c.want)
