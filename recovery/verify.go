@@ -338,11 +338,21 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 			fails = append(fails, failure{rel, err})
 			mu.Unlock()
 		}
-		ents, err := os.ReadDir(item.abs)
+		// Listed through one open descriptor, which also stats the files by name
+		// (fileCheckOf): the kernel resolves a name, not each file's whole path.
+		dir, err := os.Open(item.abs)
 		if err != nil {
 			fail(item.rel, err)
 			return
 		}
+		defer func() { _ = dir.Close() }()
+		ents, err := dir.ReadDir(-1)
+		if err != nil {
+			fail(item.rel, err)
+			return
+		}
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		dirfd := int(dir.Fd())
 		attributes := false
 		for _, d := range ents {
 			name := d.Name()
@@ -374,7 +384,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 				w.seen[i] = true
 				it = t.items[i]
 			}
-			c, err := v.fileCheckOf(rel, abs, d.Type(), it, inTree, rules)
+			c, err := v.fileCheckOf(rel, dirfd, name, abs, d.Type(), it, inTree, rules)
 			if err != nil {
 				fail(rel, err)
 			}
@@ -436,8 +446,9 @@ func walkOrder(a, b string) int {
 // typ, needs to match it, the tree's entry (inTree: the tree has one): nothing (an
 // ignored file, a file git keeps none of), a hash (the returned check), or nothing
 // can make it match (the error). It reads nothing from disk but, for a file the
-// worktree's index holds (verifier.stat), its stat data.
-func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
+// worktree's index holds (verifier.stat), its stat data (by its name in the open
+// directory dirfd).
+func (v *verifier) fileCheckOf(rel string, dirfd int, name, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
 	if !inTree {
 		if v.ignored(rel) {
 			return nil, nil
@@ -469,7 +480,7 @@ func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem
 	}
 	c := &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID}
 	if s, ok := v.stat[rel]; ok && s.ID == it.ID && s.Mode == it.Mode {
-		c.size, c.byStat = git.StatMatches(abs, s)
+		c.size, c.byStat = git.StatMatchesAt(dirfd, name, abs, s)
 	}
 	return c, nil
 }

@@ -7,6 +7,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestEntriesFlaggedAgreesWithGit: the index read in process lists what `ls-files
@@ -147,4 +148,55 @@ func lsFilesFlagged(t *testing.T, out string) (entries []IndexEntry, assumed, sk
 		}
 	}
 	return entries, assumed, skipped
+}
+
+// TestStatMatchesAt: a file's stat data read by its name in an open directory judge
+// it as those read by its path do: a clean file and a link match, a file written
+// since and a missing name do not.
+func TestStatMatchesAt(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	dir := r.TopLevel
+	for _, f := range []string{"a.txt", "b.txt", "c.txt"} {
+		if err := os.WriteFile(filepath.Join(dir, f), []byte(f+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	g("", "add", "-A")
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(filepath.Join(dir, ".git", "index"), later, later); err != nil {
+		t.Fatal(err)
+	}
+	idx, err := r.Worktree(dir).CopyIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	stat := idx.StatData()
+	if err := os.WriteFile(filepath.Join(dir, "b.txt"), []byte("changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(filepath.Join(dir, "c.txt")); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	for name, want := range map[string]bool{"a.txt": true, "link": true, "b.txt": false, "c.txt": false} {
+		s, ok := stat[name]
+		if !ok {
+			t.Fatalf("no stat data for %s", name)
+		}
+		path := filepath.Join(dir, name)
+		size, match := StatMatchesAt(int(d.Fd()), name, path, s)
+		size2, match2 := StatMatches(path, s)
+		if match != want || match != match2 || size != size2 {
+			t.Errorf("%s: StatMatchesAt = %d, %v; StatMatches = %d, %v; want a match %v", name, size, match, size2, match2, want)
+		}
+	}
 }

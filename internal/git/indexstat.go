@@ -187,6 +187,12 @@ func StatMatches(path string, s IndexStat) (size int64, ok bool) {
 	return statMatches(path, s)
 }
 
+// StatMatchesAt is StatMatches for the entry name of the open directory dirfd (path
+// is the same file's whole path).
+func StatMatchesAt(dirfd int, name, path string, s IndexStat) (size int64, ok bool) {
+	return statMatchesAt(dirfd, name, path, s)
+}
+
 // indexExtensionsRead are the index extensions that leave the entry list as the file
 // holds it: a cache tree, undo records of resolved conflicts, the untracked cache,
 // fsmonitor's token and the tables that let git read the file in parallel. Any other
