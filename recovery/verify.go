@@ -97,6 +97,9 @@ type fileCheck struct {
 	// not hashed unless size, its size on disk, is not its blob's.
 	byStat bool
 	size   int64
+	// converted: byStat, staged by git, and its size on disk is not its blob's: a
+	// checkout converted it and git sees no conversion now (see statChecks)
+	converted bool
 }
 
 // check compares tree with the directory. It returns the paths of nested repositories
@@ -203,6 +206,7 @@ func (v *verifier) statChecks(checks []*fileCheck, blobSizes func() (map[string]
 		if size, ok := sizes[c.want]; ok && size == c.size {
 			c.got = c.want
 		} else {
+			c.converted = ok && v.stagedByGit
 			hash = append(hash, c)
 		}
 	}
@@ -494,6 +498,11 @@ func (v *verifier) compare(checks []*fileCheck) error {
 		if c.got != c.want {
 			if c.link {
 				return v.changed("symlink %q does not match the snapshot", c.rel)
+			}
+			if c.converted {
+				// git took the file as its blob by its stat data, as it will again:
+				// only the raw capture keeps its bytes.
+				return fmt.Errorf("%w: %w", errConverted, v.changed("%q does not match the snapshot byte for byte", c.rel))
 			}
 			return v.changed("%q does not match the snapshot byte for byte", c.rel)
 		}
