@@ -132,7 +132,7 @@ func TestEntriesFlaggedAgreesWithGit(t *testing.T) {
 func lsFilesFlagged(t *testing.T, out string) (entries []IndexEntry, assumed, skipped []string) {
 	t.Helper()
 	entries = []IndexEntry{}
-	for _, rec := range strings.Split(out, "\x00") {
+	for rec := range strings.SplitSeq(out, "\x00") {
 		if rec == "" {
 			continue
 		}
