@@ -2,6 +2,7 @@ package recovery_test
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -360,5 +361,29 @@ func TestConvertedCleanWorktreeKept(t *testing.T) {
 				t.Fatalf("snapshot holds %q, the disk held %q", got, "staged\r\n")
 			}
 		})
+	}
+}
+
+// TestConvertedFileGoesRawAtOnce: a file checked out through a conversion configured
+// no more (CRLF line endings, core.autocrlf unset since) is staged by git by its stat
+// data as its blob, whatever the fast capture stages; the read-back sees its size is
+// not its blob's and says so (errConverted), so the next try is the raw capture, not
+// another add -A that would do the same.
+func TestConvertedFileGoesRawAtOnce(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	f := newFixture(t, 0)
+	wt := f.worktree("n")
+	gitConfig(t, f.dir, "core.autocrlf", "true")
+	remove(t, filepath.Join(wt, "staged.txt"))
+	run(t, wt, "checkout", "--", "staged.txt")
+	run(t, f.dir, "config", "--unset", "core.autocrlf")
+	index := strings.TrimSpace(run(t, wt, "rev-parse", "--path-format=absolute", "--git-path", "index"))
+	later := time.Now().Add(time.Second)
+	if err := os.Chtimes(index, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := recovery.CaptureOnce(ctx, f.repo, wt, nil); !errors.Is(err, recovery.ErrConverted) || !errors.Is(err, recovery.ErrChanged) {
+		t.Fatalf("the fast capture of a converted file: %v, want a changed worktree for a conversion", err)
 	}
 }

@@ -16,3 +16,6 @@ func CaptureOnce(ctx context.Context, repo *git.Repository, path string, status 
 	}
 	return c.manifest.Tree.String(), nil
 }
+
+// ErrConverted is errConverted, for tests.
+var ErrConverted = errConverted

@@ -230,6 +230,10 @@ func captureTries(ctx context.Context, wt *git.Worktree, t Target, opt Options) 
 		if !errors.Is(err, ErrChanged) && !errors.Is(err, errFastPath) || errors.Is(err, git.ErrNoSpace) {
 			break // a full disk is not a race: reported, never retried (docs/contract.md §11.12)
 		}
+		if errors.Is(err, errConverted) {
+			status, raw = nil, true // add -A would take the same file by its stat data again
+			continue
+		}
 		if status != nil && errors.Is(err, ErrChanged) {
 			status = nil // a path changed since the status, or one it does not show
 			continue
@@ -402,6 +406,12 @@ type captured struct {
 // errFastPath means `git add` failed where git's conversions were thought to be off;
 // the capture is taken again the raw way.
 var errFastPath = errors.New("stage the worktree into a temporary index")
+
+// errConverted means the read-back found a file git staged by its stat data whose
+// bytes on disk are not its blob's, nor its blob's size: a checkout converted it
+// through a conversion configured no more. git would stage it so again, so the
+// capture is taken again the raw way at once.
+var errConverted = errors.New("a file checked out through a conversion git no longer applies")
 
 // pendingRefs are the pseudo refs of an operation in progress that a snapshot keeps
 // (Manifest.Pending) and restore puts back.

@@ -97,6 +97,9 @@ type fileCheck struct {
 	// not hashed unless size, its size on disk, is not its blob's.
 	byStat bool
 	size   int64
+	// converted: byStat, staged by git, and its size on disk is not its blob's: a
+	// checkout converted it and git sees no conversion now (see statChecks)
+	converted bool
 }
 
 // check compares tree with the directory. It returns the paths of nested repositories
@@ -203,6 +206,7 @@ func (v *verifier) statChecks(checks []*fileCheck, blobSizes func() (map[string]
 		if size, ok := sizes[c.want]; ok && size == c.size {
 			c.got = c.want
 		} else {
+			c.converted = ok && v.stagedByGit
 			hash = append(hash, c)
 		}
 	}
@@ -338,11 +342,21 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 			fails = append(fails, failure{rel, err})
 			mu.Unlock()
 		}
-		ents, err := os.ReadDir(item.abs)
+		// Listed through one open descriptor, which also stats the files by name
+		// (fileCheckOf): the kernel resolves a name, not each file's whole path.
+		dir, err := os.Open(item.abs)
 		if err != nil {
 			fail(item.rel, err)
 			return
 		}
+		defer func() { _ = dir.Close() }()
+		ents, err := dir.ReadDir(-1)
+		if err != nil {
+			fail(item.rel, err)
+			return
+		}
+		slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+		dirfd := int(dir.Fd())
 		attributes := false
 		for _, d := range ents {
 			name := d.Name()
@@ -374,7 +388,7 @@ func (v *verifier) walk(t *treeIndex, rules fileRules) (*walked, error) {
 				w.seen[i] = true
 				it = t.items[i]
 			}
-			c, err := v.fileCheckOf(rel, abs, d.Type(), it, inTree, rules)
+			c, err := v.fileCheckOf(rel, dirfd, name, abs, d.Type(), it, inTree, rules)
 			if err != nil {
 				fail(rel, err)
 			}
@@ -436,8 +450,9 @@ func walkOrder(a, b string) int {
 // typ, needs to match it, the tree's entry (inTree: the tree has one): nothing (an
 // ignored file, a file git keeps none of), a hash (the returned check), or nothing
 // can make it match (the error). It reads nothing from disk but, for a file the
-// worktree's index holds (verifier.stat), its stat data.
-func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
+// worktree's index holds (verifier.stat), its stat data (by its name in the open
+// directory dirfd).
+func (v *verifier) fileCheckOf(rel string, dirfd int, name, abs string, typ fs.FileMode, it git.TreeItem, inTree bool, rules fileRules) (*fileCheck, error) {
 	if !inTree {
 		if v.ignored(rel) {
 			return nil, nil
@@ -469,7 +484,7 @@ func (v *verifier) fileCheckOf(rel, abs string, typ fs.FileMode, it git.TreeItem
 	}
 	c := &fileCheck{rel: rel, abs: abs, link: isLink, exec: exec, want: it.ID}
 	if s, ok := v.stat[rel]; ok && s.ID == it.ID && s.Mode == it.Mode {
-		c.size, c.byStat = git.StatMatches(abs, s)
+		c.size, c.byStat = git.StatMatchesAt(dirfd, name, abs, s)
 	}
 	return c, nil
 }
@@ -483,6 +498,11 @@ func (v *verifier) compare(checks []*fileCheck) error {
 		if c.got != c.want {
 			if c.link {
 				return v.changed("symlink %q does not match the snapshot", c.rel)
+			}
+			if c.converted {
+				// git took the file as its blob by its stat data, as it will again:
+				// only the raw capture keeps its bytes.
+				return fmt.Errorf("%w: %w", errConverted, v.changed("%q does not match the snapshot byte for byte", c.rel))
 			}
 			return v.changed("%q does not match the snapshot byte for byte", c.rel)
 		}

@@ -50,7 +50,7 @@ func TestVerifierFileCheckOf(t *testing.T) {
 			if c.ignored {
 				v.addIgnored("f", false)
 			}
-			got, err := v.fileCheckOf("f", "/abs/f", c.typ, c.it, c.inTree, c.rules)
+			got, err := v.fileCheckOf("f", -1, "f", "/abs/f", c.typ, c.it, c.inTree, c.rules)
 			if c.changed {
 				if err == nil || errors.Is(err, ErrChanged) == c.restored {
 					t.Fatalf("fileCheckOf: %v, want a difference (ErrChanged: %v)", err, !c.restored)

@@ -2,8 +2,12 @@ package git
 
 import (
 	"bytes"
+	"crypto/sha1"
+	"crypto/sha256"
 	"encoding/binary"
+	"encoding/hex"
 	"fmt"
+	"slices"
 )
 
 // IndexStat is what an index entry recorded of its file the last time git looked at
@@ -55,66 +59,100 @@ type statEntry struct {
 // (its "link" extension names a shared index holding the entries it does not): then
 // the entries read are only some of the index's.
 func readIndexEntries(data []byte, sha256 bool) (_ []statEntry, split bool, _ error) {
+	ix, err := parseIndex(data, sha256)
+	if err != nil {
+		return nil, false, err
+	}
+	out := make([]statEntry, 0, len(ix.entries))
+	for _, e := range ix.entries {
+		if (e.stat.Mode == "100644" || e.stat.Mode == "100755" || e.stat.Mode == "120000") &&
+			e.stage == 0 && !e.assumeValid && !e.skipWorktree && !e.intentToAdd {
+			out = append(out, statEntry{path: e.path, stat: e.stat})
+		}
+	}
+	return out, slices.Contains(ix.extensions, "link"), nil
+}
+
+// indexEntry is one entry of an index file as parseIndex reads it: its mode as git
+// prints it ("" for one that is no file's, link's or gitlink's) and its flags.
+type indexEntry struct {
+	path                                   string
+	stat                                   IndexStat
+	stage                                  int
+	assumeValid, skipWorktree, intentToAdd bool
+	// unknown: a flag bit, or a name length, this reader does not account for
+	unknown bool
+}
+
+// parsedIndex is an index file read whole: its entries in order, and the signatures
+// of its extensions.
+type parsedIndex struct {
+	version    uint32
+	entries    []indexEntry
+	extensions []string
+}
+
+// parseIndex reads an index file (versions 2 to 4, as git's gitformat-index
+// describes them): every entry, and the extensions' signatures up to the trailing
+// checksum (not checked here).
+func parseIndex(data []byte, sha256 bool) (*parsedIndex, error) {
 	hashLen := 20
 	if sha256 {
 		hashLen = 32
 	}
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
-		return nil, false, fmt.Errorf("not an index")
+		return nil, fmt.Errorf("not an index")
 	}
 	version := binary.BigEndian.Uint32(data[4:8])
 	if version < 2 || version > 4 {
-		return nil, false, fmt.Errorf("index version %d", version)
+		return nil, fmt.Errorf("index version %d", version)
 	}
 	count := binary.BigEndian.Uint32(data[8:12])
-	out := make([]statEntry, 0, min(int(count), len(data)/62))
+	ix := &parsedIndex{version: version, entries: make([]indexEntry, 0, min(int(count), len(data)/62))}
 	p := 12
 	var prev []byte
 	for range count {
 		fixed := 40 + hashLen + 2
 		if p+fixed > len(data) {
-			return nil, false, fmt.Errorf("index entry past the end")
+			return nil, fmt.Errorf("index entry past the end")
 		}
 		u := func(i int) uint32 { return binary.BigEndian.Uint32(data[p+4*i:]) }
 		st := IndexStat{Ctime: [2]uint32{u(0), u(1)}, Mtime: [2]uint32{u(2), u(3)}, Dev: u(4), Ino: u(5),
 			UID: u(7), GID: u(8), Size: u(9)}
 		mode := u(6)
-		st.ID = fmt.Sprintf("%x", data[p+40:p+40+hashLen])
+		st.ID = hex.EncodeToString(data[p+40 : p+40+hashLen])
 		flags := binary.BigEndian.Uint16(data[p+40+hashLen:])
 		q := p + fixed
 		var ext uint16
 		if flags&0x4000 != 0 { // extended flags
 			if version < 3 || q+2 > len(data) {
-				return nil, false, fmt.Errorf("index entry with extended flags")
+				return nil, fmt.Errorf("index entry with extended flags")
 			}
 			ext = binary.BigEndian.Uint16(data[q:])
 			q += 2
 		}
 		var path []byte
 		if version == 4 {
-			strip, n := binary.Uvarint(data[q:])
+			strip, n := indexVarint(data[q:])
 			if n <= 0 || strip > uint64(len(prev)) {
-				return nil, false, fmt.Errorf("index entry with a bad path prefix")
+				return nil, fmt.Errorf("index entry with a bad path prefix")
 			}
 			q += n
 			nul := bytes.IndexByte(data[q:], 0)
 			if nul < 0 {
-				return nil, false, fmt.Errorf("index entry path past the end")
+				return nil, fmt.Errorf("index entry path past the end")
 			}
 			path = append(append([]byte{}, prev[:len(prev)-int(strip)]...), data[q:q+nul]...)
 			p = q + nul + 1
 		} else {
 			nul := bytes.IndexByte(data[q:], 0)
 			if nul < 0 {
-				return nil, false, fmt.Errorf("index entry path past the end")
+				return nil, fmt.Errorf("index entry path past the end")
 			}
 			path = data[q : q+nul]
 			p += (q + nul + 1 - p + 7) &^ 7 // NUL-padded to a multiple of eight bytes
 		}
 		prev = path
-		stage := flags >> 12 & 3
-		assumeValid := flags&0x8000 != 0
-		skipOrIntent := ext&(0x4000|0x2000) != 0
 		switch mode {
 		case 0o100644:
 			st.Mode = "100644"
@@ -122,21 +160,23 @@ func readIndexEntries(data []byte, sha256 bool) (_ []statEntry, split bool, _ er
 			st.Mode = "100755"
 		case 0o120000:
 			st.Mode = "120000"
+		case 0o160000:
+			st.Mode = "160000"
 		}
-		if st.Mode != "" && stage == 0 && !assumeValid && !skipOrIntent {
-			out = append(out, statEntry{path: string(path), stat: st})
-		}
+		e := indexEntry{path: string(path), stat: st, stage: int(flags >> 12 & 3),
+			assumeValid: flags&0x8000 != 0, skipWorktree: ext&0x4000 != 0, intentToAdd: ext&0x2000 != 0}
+		nameLen := int(flags & 0xfff)
+		e.unknown = ext&^(0x4000|0x2000) != 0 || (nameLen < 0xfff && nameLen != len(path)) || (nameLen == 0xfff && len(path) < 0xfff)
+		ix.entries = append(ix.entries, e)
 	}
 	// The extensions, each a signature, a size and that many bytes, up to the
 	// trailing checksum.
 	for p+8 <= len(data)-hashLen {
 		size := int(binary.BigEndian.Uint32(data[p+4:]))
-		if string(data[p:p+4]) == "link" {
-			return out, true, nil
-		}
+		ix.extensions = append(ix.extensions, string(data[p:p+4]))
 		p += 8 + size
 	}
-	return out, false, nil
+	return ix, nil
 }
 
 // StatMatches reports whether the file at path (not followed when a symbolic link) is
@@ -145,4 +185,87 @@ func readIndexEntries(data []byte, sha256 bool) (_ []statEntry, split bool, _ er
 // known never matches.
 func StatMatches(path string, s IndexStat) (size int64, ok bool) {
 	return statMatches(path, s)
+}
+
+// StatMatchesAt is StatMatches for the entry name of the open directory dirfd (path
+// is the same file's whole path).
+func StatMatchesAt(dirfd int, name, path string, s IndexStat) (size int64, ok bool) {
+	return statMatchesAt(dirfd, name, path, s)
+}
+
+// indexExtensionsRead are the index extensions that leave the entry list as the file
+// holds it: a cache tree, undo records of resolved conflicts, the untracked cache,
+// fsmonitor's token and the tables that let git read the file in parallel. Any other
+// (a split index's "link", a sparse index's "sdir", one added to git later) makes
+// entriesFlagged leave the index to git.
+var indexExtensionsRead = map[string]bool{"TREE": true, "REUC": true, "UNTR": true, "FSMN": true, "EOIE": true, "IEOT": true}
+
+// entriesFlagged reads an index file in process as `ls-files --stage -v -z` lists
+// it: every entry (mode, blob, stage, path), the paths whose entries carry the
+// assume-unchanged bit, and those of merged entries marked skip-worktree. ok is false
+// whenever the file is anything this code does not fully understand (a checksum
+// that does not match, another version, an extension not in indexExtensionsRead, a
+// mode, flag bit or name length it does not account for): the caller then asks git.
+func entriesFlagged(data []byte, sha256Repo bool) (entries []IndexEntry, assumed, skipped []string, ok bool) {
+	hashLen := 20
+	if sha256Repo {
+		hashLen = 32
+	}
+	if len(data) < 12+hashLen || !checksumMatches(data, hashLen) {
+		return nil, nil, nil, false
+	}
+	ix, err := parseIndex(data, sha256Repo)
+	if err != nil {
+		return nil, nil, nil, false
+	}
+	for _, x := range ix.extensions {
+		if !indexExtensionsRead[x] {
+			return nil, nil, nil, false
+		}
+	}
+	entries = make([]IndexEntry, 0, len(ix.entries))
+	for _, e := range ix.entries {
+		if e.unknown || e.stat.Mode == "" {
+			return nil, nil, nil, false
+		}
+		entries = append(entries, IndexEntry{Mode: e.stat.Mode, ID: e.stat.ID, Stage: e.stage, Path: e.path})
+		if e.assumeValid {
+			assumed = append(assumed, e.path)
+		}
+		if e.skipWorktree && e.stage == 0 { // ls-files tags an unmerged entry M, whatever its marks
+			skipped = append(skipped, e.path)
+		}
+	}
+	return entries, assumed, skipped, true
+}
+
+// checksumMatches reports whether an index file ends with the hash of the rest of it.
+func checksumMatches(data []byte, hashLen int) bool {
+	body, sum := data[:len(data)-hashLen], data[len(data)-hashLen:]
+	if hashLen == 32 {
+		h := sha256.Sum256(body)
+		return bytes.Equal(h[:], sum)
+	}
+	h := sha1.Sum(body)
+	return bytes.Equal(h[:], sum)
+}
+
+// indexVarint decodes the number an index of version 4 puts before each path (how
+// many bytes of the previous path to drop): git's varint, most significant group
+// first, each continued group counting one more (not binary.Uvarint's encoding). It
+// returns the number and the bytes read, or n 0 when it is cut off or too large.
+func indexVarint(b []byte) (v uint64, n int) {
+	for i, c := range b {
+		if i > 0 {
+			v++
+			if v == 0 || v>>57 != 0 {
+				return 0, 0
+			}
+		}
+		v = v<<7 | uint64(c&127)
+		if c&128 == 0 {
+			return v, i + 1
+		}
+	}
+	return 0, 0
 }

@@ -5,13 +5,29 @@ package git
 import (
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 func statMatches(path string, s IndexStat) (int64, bool) {
-	var st syscall.Stat_t
-	if err := syscall.Lstat(path, &st); err != nil {
+	var st unix.Stat_t
+	if err := unix.Lstat(path, &st); err != nil {
 		return 0, false
 	}
+	return statDataMatch(&st, s)
+}
+
+// statMatchesAt is statMatches for the entry name of the open directory dirfd: the
+// kernel resolves one name, not the file's whole path.
+func statMatchesAt(dirfd int, name, _ string, s IndexStat) (int64, bool) {
+	var st unix.Stat_t
+	if err := unix.Fstatat(dirfd, name, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+		return 0, false
+	}
+	return statDataMatch(&st, s)
+}
+
+func statDataMatch(st *unix.Stat_t, s IndexStat) (int64, bool) {
 	mode := "100644"
 	switch {
 	case st.Mode&syscall.S_IFMT == syscall.S_IFLNK:

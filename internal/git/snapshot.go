@@ -275,8 +275,14 @@ func parseStage(out []byte) ([]IndexEntry, error) {
 }
 
 // EntriesFlagged is Entries and Flagged from one `ls-files --stage -v`: every entry,
-// and the paths marked assume-unchanged and skip-worktree.
+// and the paths marked assume-unchanged and skip-worktree. The index file is read in
+// process when entriesFlagged understands all of it, by git otherwise.
 func (t *TempIndex) EntriesFlagged(ctx context.Context) (entries []IndexEntry, assumed, skipped []string, err error) {
+	if data, rerr := os.ReadFile(t.Path); rerr == nil {
+		if entries, assumed, skipped, ok := entriesFlagged(data, t.repo.ObjectFormat == "sha256"); ok {
+			return entries, assumed, skipped, nil
+		}
+	}
 	out, err := t.git(ctx, nil, nil, "ls-files", "--stage", "-v", "-z")
 	if err != nil {
 		return nil, nil, nil, err
