@@ -10,7 +10,9 @@ import (
 // oneSource are the tools every argument of which is described by the text the
 // command line's help shows for the same field (ops.FieldHelp).
 var oneSource = []string{"start", "list", "show", "log", "transition", "heartbeat", "event", "finish",
-	"job_add", "job_claim", "job_renew", "job_done", "job_list", "reap", "resume", "resume_plan", "resume_detect"}
+	"job_add", "job_claim", "job_renew", "job_done", "job_list", "reap", "resume", "resume_plan", "resume_detect",
+	"worktree_add", "worktree_list", "worktree_remove", "union", "recover", "recovery_list", "recovery_show",
+	"recovery_restore", "audit"}
 
 // TestArgumentsDescribedAsTheCommandLineHelps: every argument of those tools, and the
 // driver, worker and snapshot arguments of every tool, is described by the text the

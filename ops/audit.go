@@ -15,7 +15,7 @@ import (
 // AuditRequest is `audit [--size]`.
 type AuditRequest struct {
 	// Size measures each recovery snapshot's disk usage.
-	Size bool `json:"size,omitempty" help:"measure each recovery snapshot's disk usage"`
+	Size bool `json:"size,omitempty" help:"${audit_size}"`
 	// Now is when runs are judged live or interrupted (zero: Ops.Clock).
 	Now time.Time
 	// ForAgent: the result goes to an agent (agenttext.go).

@@ -72,8 +72,8 @@ func nullable(s string) *string {
 
 // WorktreeRemoveRequest is `worktree remove RUN NODE`.
 type WorktreeRemoveRequest struct {
-	Run      string          `json:"run" help:"the run id"`
-	Node     string          `json:"node" help:"the node whose worktree to remove"`
+	Run      string          `json:"run" help:"${worktree_remove_run}"`
+	Node     string          `json:"node" help:"${worktree_remove_node}"`
 	Snapshot SnapshotOptions `wire:"inline"`
 	Driver   Driver          `wire:"inline"`
 }
@@ -147,20 +147,20 @@ func precheck(ctx context.Context, store *gitstate.Store, run string) error {
 
 // RecoverRequest is `recover RUN --stage S`.
 type RecoverRequest struct {
-	Run   string `json:"run" help:"the run id"`
-	Stage string `json:"stage" help:"the stage to preserve and replay"`
+	Run   string `json:"run" help:"${recover_run}"`
+	Stage string `json:"stage" help:"${recover_stage}"`
 	// Node is the stage's worktree ("": the stage's name; without one, the stage ran
 	// in the user's checkout, which is snapshotted without being touched).
-	Node string `json:"node,omitempty" help:"the worktree's node (default: the stage's name)"`
+	Node string `json:"node,omitempty" help:"${recover_node}"`
 	// Worktree makes a managed worktree on the replay branch.
-	Worktree bool `json:"worktree,omitempty" help:"make a managed worktree on the replay branch"`
+	Worktree bool `json:"worktree,omitempty" help:"${recover_worktree}"`
 	// Apply puts the snapshot into the replay worktree (implies Worktree).
-	Apply bool `json:"apply,omitempty" help:"put the snapshot into the replay worktree (implies worktree)"`
+	Apply bool `json:"apply,omitempty" help:"${recover_apply}"`
 	// PatchOut is where the patch goes ("": <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch):
 	// an absolute path outside every working tree, never a symbolic link.
-	PatchOut string `json:"patch_out,omitempty" help:"write the patch to this absolute path, outside every working tree (not over an existing file unless force)"`
+	PatchOut string `json:"patch_out,omitempty" help:"${recover_patch_out}"`
 	// Force lets PatchOut replace an existing file.
-	Force    bool            `json:"force,omitempty" help:"let patch_out replace an existing file"`
+	Force    bool            `json:"force,omitempty" help:"${recover_force}"`
 	Snapshot SnapshotOptions `wire:"inline"`
 	Driver   Driver          `wire:"inline"`
 }
@@ -231,7 +231,7 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 // RecoveryListRequest is `recovery list [RUN]`.
 type RecoveryListRequest struct {
 	// Run lists only this run's snapshots ("": every run's).
-	Run string `json:"run,omitempty" help:"only this run's snapshots"`
+	Run string `json:"run,omitempty" help:"${recovery_list_run}"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -267,7 +267,7 @@ func (o *Ops) RecoveryList(ctx context.Context, req RecoveryListRequest) (*Recov
 // RecoveryShowRequest is `recovery show SNAPSHOT`.
 type RecoveryShowRequest struct {
 	// Snapshot is <id> or <run>/<id>.
-	Snapshot string `json:"snapshot" help:"the snapshot: <id> or <run>/<id>"`
+	Snapshot string `json:"snapshot" help:"${recovery_show_snapshot}"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -351,12 +351,12 @@ func (o *Ops) RecoveryShow(ctx context.Context, req RecoveryShowRequest) (*Recov
 // RecoveryRestoreRequest is `recovery restore SNAPSHOT --to PATH`.
 type RecoveryRestoreRequest struct {
 	// Snapshot is <id> or <run>/<id>.
-	Snapshot string `json:"snapshot" help:"the snapshot: <id> or <run>/<id>"`
+	Snapshot string `json:"snapshot" help:"${recovery_restore_snapshot}"`
 	// To is a new (or empty) directory to restore into.
-	To string `json:"to" help:"a new (or empty) directory to restore into: an absolute path, outside every working tree of the repository"`
+	To string `json:"to" help:"${recovery_restore_to}"`
 	// Worktree makes To a git worktree (detached at the snapshot's HEAD) with the
 	// staged/unstaged split restored too.
-	Worktree bool `json:"worktree,omitempty" help:"make it a git worktree detached at the snapshot's HEAD"`
+	Worktree bool `json:"worktree,omitempty" help:"${recovery_restore_worktree}"`
 }
 
 // RecoveryRestoreResult is what `recovery restore` restored, checked against the

@@ -17,15 +17,15 @@ import (
 
 // WorktreeAddRequest is `worktree add RUN NODE`.
 type WorktreeAddRequest struct {
-	Run  string `json:"run" help:"the run id"`
-	Node string `json:"node" help:"the node: a stage or job name (union is reserved)"`
+	Run  string `json:"run" help:"${worktree_add_run}"`
+	Node string `json:"node" help:"${worktree_add_node}"`
 	// Baseline is the commit the node starts from ("": the run's baseline, or the one
 	// a recorded worktree has).
-	Baseline string `json:"baseline,omitempty" help:"the commit the node starts from (default: the run's baseline)"`
+	Baseline string `json:"baseline,omitempty" help:"${worktree_add_baseline}"`
 	// Lease is the caller's lease token on the node's job (graph runs). With it the
 	// write is the worker's (Driver.Holder names it) and never touches the driver
 	// lease, unless Driver.TakeOver asks to take the run over.
-	Lease  string `json:"lease,omitempty" help:"graph runs: your lease token on the node's job"`
+	Lease  string `json:"lease,omitempty" help:"${worktree_add_lease}"`
 	Driver Driver `wire:"inline"`
 }
 
@@ -165,7 +165,7 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 // WorktreeListRequest is `worktree list [RUN]`.
 type WorktreeListRequest struct {
 	// Run lists only this run's worktrees ("": every run's).
-	Run string `json:"run,omitempty" help:"only this run's worktrees"`
+	Run string `json:"run,omitempty" help:"${worktree_list_run}"`
 	// ForAgent: the result goes to an agent (agenttext.go).
 	ForAgent bool
 }
@@ -300,18 +300,18 @@ func uninspected(errs []error, err error) error {
 
 // UnionRequest is `union RUN`.
 type UnionRequest struct {
-	Run string `json:"run" help:"the run id"`
+	Run string `json:"run" help:"${union_run}"`
 	// Nodes are integrated in this order (nil: the run's done nodes, in dependency
 	// order).
-	Nodes []string `json:"nodes,omitempty" help:"integrate these nodes, in this order (default: the done nodes in dependency order)"`
+	Nodes []string `json:"nodes,omitempty" help:"${union_nodes}"`
 	// Force moves the union branch even if someone committed on it (its old tip is
 	// kept under a recovery ref first: UnionResult.Kept).
-	Force bool `json:"force,omitempty" help:"move the union branch even if someone committed on it (that commit is kept under a recovery ref, named in the result's kept)"`
+	Force bool `json:"force,omitempty" help:"${union_force}"`
 	// Verify runs the run's verify command in the union worktree and records the
 	// result.
-	Verify bool `json:"verify,omitempty" help:"run the run's verify command in the union worktree"`
+	Verify bool `json:"verify,omitempty" help:"${union_verify}"`
 	// VerifyTimeout bounds that verify (0: resume.DefaultVerifyTimeout).
-	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"time limit of verify, a duration (default 10m)"`
+	VerifyTimeout time.Duration `json:"verify_timeout,omitempty" help:"${union_verify_timeout}"`
 	Driver        Driver        `wire:"inline"`
 	// AllowOutsideScope are jobs integrated although their branch changed paths
 	// outside their scope: a person's step (StepOutsideScope), recorded.

@@ -11,7 +11,7 @@ import (
 
 // AuditCmd is `git atlas audit [--size]`.
 type AuditCmd struct {
-	Size bool `help:"Measure each recovery snapshot's disk usage."`
+	Size bool `help:"${audit_size}"`
 }
 
 // Run classifies every worktree and atlas ref; exit 10 when something needs attention.

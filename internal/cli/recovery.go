@@ -32,8 +32,8 @@ func parseSize(s string) (int64, error) { return ops.ParseSize(s) }
 
 // WorktreeRemoveCmd is `git atlas worktree remove RUN NODE`.
 type WorktreeRemoveCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	Node  string `arg:"" help:"The node whose worktree to remove."`
+	RunID string `arg:"" name:"run" help:"${worktree_remove_run}"`
+	Node  string `arg:"" help:"${worktree_remove_node}"`
 	SnapshotFlags
 	DriverFlags
 }
@@ -102,13 +102,13 @@ func printIgnoredToDelete(w io.Writer, node string, list []ops.IgnoredEntry) {
 
 // RecoverCmd is `git atlas recover RUN --stage S`.
 type RecoverCmd struct {
-	RunID    string `arg:"" name:"run" help:"The run."`
-	Stage    string `required:"" help:"The stage to preserve and replay." placeholder:"STAGE"`
-	Node     string `help:"The worktree's node (default: the stage's name; without one, the stage ran in your checkout)." placeholder:"NODE"`
-	Worktree bool   `help:"Make a managed worktree on the replay branch."`
-	Apply    bool   `help:"Put the snapshot into the replay worktree (implies --worktree)."`
-	PatchOut string `name:"patch-out" type:"path" help:"Write the patch here (outside every working tree, not through a symbolic link) instead of <git-common-dir>/atlas/recovery/<run>/<snapshot>.patch." placeholder:"FILE"`
-	Force    bool   `help:"Let --patch-out replace an existing file."`
+	RunID    string `arg:"" name:"run" help:"${recover_run}"`
+	Stage    string `required:"" help:"${recover_stage}" placeholder:"STAGE"`
+	Node     string `help:"${recover_node}" placeholder:"NODE"`
+	Worktree bool   `help:"${recover_worktree}"`
+	Apply    bool   `help:"${recover_apply}"`
+	PatchOut string `name:"patch-out" type:"path" help:"${recover_patch_out}" placeholder:"FILE"`
+	Force    bool   `help:"${recover_force}"`
 	SnapshotFlags
 	DriverFlags
 }
@@ -158,7 +158,7 @@ type RecoveryGroup struct {
 
 // RecoveryListCmd is `git atlas recovery list [RUN]`.
 type RecoveryListCmd struct {
-	RunID string `arg:"" optional:"" name:"run" help:"Only this run's snapshots."`
+	RunID string `arg:"" optional:"" name:"run" help:"${recovery_list_run}"`
 }
 
 // Run lists snapshots.
@@ -187,7 +187,7 @@ func (c *RecoveryListCmd) Run(env *Env) error {
 
 // RecoveryShowCmd is `git atlas recovery show SNAPSHOT`.
 type RecoveryShowCmd struct {
-	Snapshot string `arg:"" help:"The snapshot: <id> or <run>/<id>."`
+	Snapshot string `arg:"" help:"${recovery_show_snapshot}"`
 }
 
 // Run shows a snapshot.
@@ -251,9 +251,9 @@ func displayPath(p string) string {
 
 // RecoveryRestoreCmd is `git atlas recovery restore SNAPSHOT --to PATH`.
 type RecoveryRestoreCmd struct {
-	Snapshot string `arg:"" help:"The snapshot: <id> or <run>/<id>."`
-	To       string `required:"" type:"path" help:"A new (or empty) directory to restore into." placeholder:"PATH"`
-	Worktree bool   `help:"Make PATH a git worktree (detached at the snapshot's HEAD) with the staged/unstaged split restored too."`
+	Snapshot string `arg:"" help:"${recovery_restore_snapshot}"`
+	To       string `required:"" type:"path" help:"${recovery_restore_to}" placeholder:"PATH"`
+	Worktree bool   `help:"${recovery_restore_worktree}"`
 }
 
 // Run restores a snapshot.

@@ -21,10 +21,10 @@ type WorktreeCmd struct {
 
 // WorktreeAddCmd is `git atlas worktree add RUN NODE`.
 type WorktreeAddCmd struct {
-	RunID    string `arg:"" name:"run" help:"The run."`
-	Node     string `arg:"" help:"The node: a stage or job name (\"union\" is reserved)."`
-	Baseline string `help:"The commit the node starts from (default: the run's baseline)." placeholder:"REV"`
-	Lease    string `help:"Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3). With it, the write is the worker's: it never touches the driver lease." placeholder:"TOKEN"`
+	RunID    string `arg:"" name:"run" help:"${worktree_add_run}"`
+	Node     string `arg:"" help:"${worktree_add_node}"`
+	Baseline string `help:"${worktree_add_baseline}" placeholder:"REV"`
+	Lease    string `help:"${worktree_add_lease}" placeholder:"TOKEN"`
 	DriverFlags
 }
 
@@ -62,7 +62,7 @@ func (c *WorktreeAddCmd) Run(env *Env) error {
 
 // WorktreeListCmd is `git atlas worktree list [RUN]`.
 type WorktreeListCmd struct {
-	RunID string `arg:"" optional:"" name:"run" help:"Only this run's worktrees (default: every run's)."`
+	RunID string `arg:"" optional:"" name:"run" help:"${worktree_list_run}"`
 }
 
 // Run lists the worktrees, checking them in parallel; a worktree that cannot be
@@ -124,12 +124,12 @@ func worktreeState(it ops.WorktreeItem) string {
 
 // UnionCmd is `git atlas union RUN`.
 type UnionCmd struct {
-	RunID string   `arg:"" name:"run" help:"The run."`
-	Nodes []string `help:"Integrate these nodes, in this order (repeatable, or comma-separated; default: the run's done nodes, in dependency order)." placeholder:"a,b"`
-	Force bool     `help:"Move the union branch even if someone committed on it (its old tip is kept under refs/atlas/recovery/<run>/union-kept-<commit>)."`
+	RunID string   `arg:"" name:"run" help:"${union_run}"`
+	Nodes []string `help:"${union_nodes}" placeholder:"a,b"`
+	Force bool     `help:"${union_force}"`
 	// Verify runs the run's --verify in the union worktree and records the result.
-	Verify        bool          `help:"Run the run's verify command in the union worktree and record the result (exit 6 if it fails)."`
-	VerifyTimeout time.Duration `name:"verify-timeout" help:"Time limit of --verify (default 10m)." placeholder:"DUR"`
+	Verify        bool          `help:"${union_verify}"`
+	VerifyTimeout time.Duration `name:"verify-timeout" help:"${union_verify_timeout}" placeholder:"DUR"`
 	// docs/contract.md §5.3: integrating changes outside a job's scope is a person's step.
 	AllowOutsideScope []string `name:"allow-outside-scope" help:"Integrate this job although its branch changed paths outside its scope: a person's step (a terminal, or --approved-by), recorded (repeatable)." placeholder:"JOB"`
 	ApprovedBy        string   `name:"approved-by" help:"Without a terminal, the person approving --allow-outside-scope (recorded in the event)." placeholder:"NAME"`
