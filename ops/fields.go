@@ -128,7 +128,7 @@ var fieldHelp = map[string]string{
 	"recovery_show_snapshot":    "The snapshot: <id> or <run>/<id>.",
 	"recovery_restore_snapshot": "The snapshot: <id> or <run>/<id>.",
 	"recovery_restore_to":       "A new (or empty) directory to restore into.",
-	"recovery_restore_worktree": "Make PATH a git worktree (detached at the snapshot's HEAD) with the staged/unstaged split restored too.",
+	"recovery_restore_worktree": "Make the {to} directory a git worktree (detached at the snapshot's HEAD) with the staged/unstaged split restored too.",
 	"audit_size":                "Measure each recovery snapshot's disk usage.",
 }
 
