@@ -85,28 +85,18 @@ func (r *Repository) configIn(ctx context.Context, dir string) *configList {
 }
 
 func readConfigList(ctx context.Context, dir string) *configList {
-	out, err := cmd{dir: dir, args: []string{"config", "-z", "--list", "--show-scope"}}.run(ctx)
+	out, err := listConfig(ctx, dir)
 	if err != nil {
 		return &configList{err: err}
 	}
-	return &configList{entries: parseConfigList(out)}
+	return &configList{entries: entriesOf(parseOriginList(out))}
 }
 
-// parseConfigList reads `git config -z --list --show-scope`: per entry the scope, NUL,
-// then the key, and either a newline and the value or nothing (a bare key), then NUL.
-func parseConfigList(out []byte) []configEntry {
-	fields := strings.Split(string(out), "\x00")
-	var list []configEntry
-	for i := 0; i+1 < len(fields); i += 2 {
-		e := configEntry{scope: fields[i]}
-		if k, v, ok := strings.Cut(fields[i+1], "\n"); ok {
-			e.key, e.value = k, v
-		} else {
-			e.key, e.bare = fields[i+1], true
-		}
-		list = append(list, e)
-	}
-	return list
+// listConfig is git's listing of the configuration in dir, each entry with its
+// scope and origin (parseOriginList reads it; the origins are what a kept listing
+// watches, configstore.go).
+func listConfig(ctx context.Context, dir string) ([]byte, error) {
+	return cmd{dir: dir, args: []string{"config", "-z", "--list", "--show-origin", "--show-scope"}}.run(ctx)
 }
 
 // canonicalKey is key as git lists it: section and variable name in lower case, a

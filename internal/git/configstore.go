@@ -369,7 +369,8 @@ type originEntry struct {
 }
 
 // parseOriginList reads `git config -z --list --show-origin --show-scope`: per entry
-// the scope, NUL, the origin, NUL, then the key as parseConfigList reads it.
+// the scope, NUL, the origin, NUL, then the key, and either a newline and the value
+// or nothing (a bare key), then NUL.
 func parseOriginList(out []byte) []originEntry {
 	fields := strings.Split(string(out), "\x00")
 	var list []originEntry
@@ -492,7 +493,7 @@ func (r *Repository) recordConfig(ctx context.Context, c *configContext, path st
 	if !ok {
 		return readConfigList(ctx, c.dir)
 	}
-	out, err := cmd{dir: c.dir, args: []string{"config", "-z", "--list", "--show-origin", "--show-scope"}}.run(ctx)
+	out, err := listConfig(ctx, c.dir)
 	if err != nil {
 		return &configList{err: err}
 	}
