@@ -26,21 +26,31 @@ import (
 	"github.com/git-atlas/git-atlas/mcpserver"
 )
 
-// childVar selects what this test binary is when a test starts it: "atlas" is
-// git-atlas itself (so `git-atlas mcp` is a real stdio subprocess), "agent" the
+// childVar selects what this test binary is when a test starts it: "agent" is the
 // scripted agent of TestMCPAgentSessionKilled.
 const childVar = "GIT_ATLAS_MCP_TEST_CHILD"
+
+// binVar hands the scripted agent the git-atlas binary it starts `mcp` from.
+const binVar = "GIT_ATLAS_MCP_TEST_BIN"
+
+// atlasBin is git-atlas, as testenv builds it for every suite: `git-atlas mcp` is a
+// real stdio subprocess.
+var atlasBin string
 
 // The tests run in the pinned git environment (testenv.Pin), set once, and in
 // parallel: each has its own repository, and its processes get their environment
 // from newRepo, never from a variable a test sets.
 func TestMain(m *testing.M) {
-	switch os.Getenv(childVar) {
-	case "atlas":
-		os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
-	case "agent":
+	if os.Getenv(childVar) == "agent" {
+		atlasBin = os.Getenv(binVar)
 		os.Exit(agentMain())
 	}
+	bin, err := testenv.Build()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	atlasBin = bin
 	userCacheDir, _ = os.UserCacheDir()
 	os.Exit(testenv.Pin(m))
 }
@@ -81,9 +91,9 @@ func connect(ctx context.Context, dir string, env []string, extra ...string) (*c
 // connectTo is connect with the server's stderr going to stderr and the client's
 // options (nil: the SDK's defaults).
 func connectTo(ctx context.Context, dir string, env []string, stderr io.Writer, opt *mcp.ClientOptions, extra ...string) (*client, error) {
-	cmd := exec.Command(os.Args[0], append([]string{"mcp"}, extra...)...)
+	cmd := exec.Command(atlasBin, append([]string{"mcp"}, extra...)...)
 	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Env = env
 	cmd.Stderr = stderr
 	c := mcp.NewClient(&mcp.Implementation{Name: "git-atlas-test", Version: "1"}, opt)
 	s, err := c.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -185,12 +195,12 @@ func (c *client) must(t *testing.T, ctx context.Context, name string, args map[s
 	return out
 }
 
-// atlas runs git-atlas (this binary) in dir and returns its stdout.
+// atlas runs git-atlas in dir and returns its stdout.
 func atlas(t *testing.T, dir string, env []string, stdin string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], args...)
+	cmd := exec.Command(atlasBin, args...)
 	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -615,7 +625,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 
 	agent := exec.Command(os.Args[0])
 	agent.Dir = repo
-	agent.Env = append(append([]string{}, env...), childVar+"=agent")
+	agent.Env = append(append([]string{}, env...), childVar+"=agent", binVar+"="+atlasBin)
 	agent.Stderr = os.Stderr
 	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := agent.StdinPipe()
@@ -797,9 +807,9 @@ func sample(name string, p *jsonschema.Schema) any {
 func TestMCPBadLines(t *testing.T) {
 	t.Parallel()
 	repo, env := newRepo(t)
-	cmd := exec.Command(os.Args[0], "mcp")
+	cmd := exec.Command(atlasBin, "mcp")
 	cmd.Dir = repo
-	cmd.Env = append(append([]string{}, env...), childVar+"=atlas")
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

@@ -52,7 +52,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	command, _ := json.Marshal([]string{os.Args[0], "mcp"})
+	command, _ := json.Marshal([]string{atlasBin, "mcp"})
 	calls, _ := json.Marshal([][]any{
 		{"start", map[string]any{"id": "ts", "stages": "plan,code", "intent": "typescript client", "holder": "ts", "session": "s-ts"}},
 		{"heartbeat", map[string]any{"run": "ts", "holder": "ts", "session": "s-ts"}},
@@ -67,7 +67,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "node", filepath.Join(dir, "tsclient.mjs"))
 	cmd.Dir = dir
-	cmd.Env = append(append([]string{}, env...), childVar+"=atlas", "ATLAS_MCP_COMMAND="+string(command),
+	cmd.Env = append(append([]string{}, env...), "ATLAS_MCP_COMMAND="+string(command),
 		"ATLAS_MCP_CALLS="+string(calls), "ATLAS_MCP_DIR="+repo)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr

@@ -53,6 +53,16 @@ func Rounds(short, long int) int { return testknob.Rounds(short, long) }
 // (one build, not one per helper).
 func Command(t testing.TB) string {
 	t.Helper()
+	bin, err := Build()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bin
+}
+
+// Build is Command for a TestMain, which has no test to fail: the binary's path, or
+// why it could not be built.
+func Build() (string, error) {
 	command.once.Do(func() {
 		dir, err := os.MkdirTemp("", "atlas-bin-")
 		if err != nil {
@@ -70,10 +80,7 @@ func Command(t testing.TB) string {
 		}
 		command.path = bin
 	})
-	if command.err != nil {
-		t.Fatal(command.err)
-	}
-	return command.path
+	return command.path, command.err
 }
 
 // modulePath is the module git-atlas's command is built from: `go build` finds it
