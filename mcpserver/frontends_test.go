@@ -24,7 +24,7 @@ type cliResult struct {
 // atlasJSON runs `git atlas --json ARGS` in dir and reads its document or its error.
 func atlasJSON(t *testing.T, dir string, env []string, args ...string) cliResult {
 	t.Helper()
-	cmd := exec.Command(atlasBin, append([]string{"--json"}, args...)...)
+	cmd := exec.Command(atlasBin(), append([]string{"--json"}, args...)...)
 	cmd.Dir = dir
 	cmd.Env = env
 	var stdout, stderr bytes.Buffer

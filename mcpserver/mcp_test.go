@@ -33,24 +33,27 @@ const childVar = "GIT_ATLAS_MCP_TEST_CHILD"
 // binVar hands the scripted agent the git-atlas binary it starts `mcp` from.
 const binVar = "GIT_ATLAS_MCP_TEST_BIN"
 
-// atlasBin is git-atlas, as testenv builds it for every suite: `git-atlas mcp` is a
-// real stdio subprocess.
-var atlasBin string
+// atlasBin is git-atlas as testenv builds it for every suite, built on first use (a
+// fuzz worker, which runs TestMain too, never builds it): `git-atlas mcp` is a real
+// stdio subprocess. The scripted agent child is handed its path (binVar).
+func atlasBin() string {
+	if p := os.Getenv(binVar); p != "" {
+		return p
+	}
+	p, err := testenv.Build()
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
 
 // The tests run in the pinned git environment (testenv.Pin), set once, and in
 // parallel: each has its own repository, and its processes get their environment
 // from newRepo, never from a variable a test sets.
 func TestMain(m *testing.M) {
 	if os.Getenv(childVar) == "agent" {
-		atlasBin = os.Getenv(binVar)
 		os.Exit(agentMain())
 	}
-	bin, err := testenv.Build()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	atlasBin = bin
 	userCacheDir, _ = os.UserCacheDir()
 	os.Exit(testenv.Pin(m))
 }
@@ -91,7 +94,7 @@ func connect(ctx context.Context, dir string, env []string, extra ...string) (*c
 // connectTo is connect with the server's stderr going to stderr and the client's
 // options (nil: the SDK's defaults).
 func connectTo(ctx context.Context, dir string, env []string, stderr io.Writer, opt *mcp.ClientOptions, extra ...string) (*client, error) {
-	cmd := exec.Command(atlasBin, append([]string{"mcp"}, extra...)...)
+	cmd := exec.Command(atlasBin(), append([]string{"mcp"}, extra...)...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stderr = stderr
@@ -198,7 +201,7 @@ func (c *client) must(t *testing.T, ctx context.Context, name string, args map[s
 // atlas runs git-atlas in dir and returns its stdout.
 func atlas(t *testing.T, dir string, env []string, stdin string, args ...string) []byte {
 	t.Helper()
-	cmd := exec.Command(atlasBin, args...)
+	cmd := exec.Command(atlasBin(), args...)
 	cmd.Dir = dir
 	cmd.Env = env
 	cmd.Stdin = strings.NewReader(stdin)
@@ -625,7 +628,7 @@ func TestMCPAgentSessionKilled(t *testing.T) {
 
 	agent := exec.Command(os.Args[0])
 	agent.Dir = repo
-	agent.Env = append(append([]string{}, env...), childVar+"=agent", binVar+"="+atlasBin)
+	agent.Env = append(append([]string{}, env...), childVar+"=agent", binVar+"="+atlasBin())
 	agent.Stderr = os.Stderr
 	agent.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	stdin, err := agent.StdinPipe()
@@ -807,7 +810,7 @@ func sample(name string, p *jsonschema.Schema) any {
 func TestMCPBadLines(t *testing.T) {
 	t.Parallel()
 	repo, env := newRepo(t)
-	cmd := exec.Command(atlasBin, "mcp")
+	cmd := exec.Command(atlasBin(), "mcp")
 	cmd.Dir = repo
 	cmd.Env = env
 	cmd.Stderr = os.Stderr

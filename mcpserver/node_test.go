@@ -52,7 +52,7 @@ func TestMCPTypeScriptClient(t *testing.T) {
 	if err := os.Symlink(modules, filepath.Join(dir, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	command, _ := json.Marshal([]string{atlasBin, "mcp"})
+	command, _ := json.Marshal([]string{atlasBin(), "mcp"})
 	calls, _ := json.Marshal([][]any{
 		{"start", map[string]any{"id": "ts", "stages": "plan,code", "intent": "typescript client", "holder": "ts", "session": "s-ts"}},
 		{"heartbeat", map[string]any{"run": "ts", "holder": "ts", "session": "s-ts"}},
