@@ -55,6 +55,7 @@ func TestWorktreePathsArePerRepository(t *testing.T) {
 	// A reads its own paths back, the one outside the common dir included (it is under
 	// A's worktree root).
 	run(t, repoA.TopLevel, "config", WorktreeRootConfig, filepath.Dir(filepath.Dir(outside)))
+	repoA.ReloadConfig() // a Repository reads the configuration once, as a command does
 	a = New(repoA)
 	r, err := a.Load(ctx, "r")
 	if err != nil {

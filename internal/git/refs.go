@@ -35,14 +35,22 @@ var ErrStaleLockRemoved = errors.New("removed a stale lock")
 // git holds it now, or one was killed a moment ago. Trying again later succeeds.
 var ErrRefLocked = errors.New("a ref is locked")
 
-// UpdateRefs applies all updates in one transaction through `git update-ref --stdin`,
-// which takes git's <ref>.lock files (so a concurrent `git update-ref` is never lost,
-// docs/git-notes.md) and flushes the refs before it reports success: git flushes each ref's
-// file before renaming it into place, and syncRefDirs then the directories that hold
-// the new names (docs/contract.md §11.12: a transaction is durable when it returns).
+// UpdateRefs applies all updates in one transaction: in process where that is certain
+// to do what git does (reftx.go: the ledger's own refs), else through `git update-ref
+// --stdin`. Both take git's <ref>.lock files, so a concurrent `git update-ref` is never
+// lost (docs/git-notes.md), and both flush the refs before they report success: each
+// ref's file is flushed before it is renamed into place, and syncRefDirs then flushes
+// the directories that hold the new names (docs/contract.md §11.12: a transaction is
+// durable when it returns).
 func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
+	}
+	if done, err := r.updateRefsLocal(ctx, updates); done {
+		if lerr := r.lockError(err); lerr != nil {
+			return lerr
+		}
+		return err
 	}
 	var in bytes.Buffer
 	in.WriteString("start\x00")
@@ -104,15 +112,19 @@ func (r *Repository) lockError(err error) error {
 
 // lockErrorOf is lockError with clear deciding, and removing, a stale lock.
 func (r *Repository) lockErrorOf(err error, clear func(stderr string) bool) error {
-	var ge *Error
-	if !errors.As(err, &ge) {
+	var msg string
+	if ge, ok := errors.AsType[*Error](err); ok {
+		msg = ge.Stderr
+	} else if le, ok := errors.AsType[*lockExistsError](err); ok {
+		msg = le.Error() // in git's words (reftx.go)
+	} else {
 		return nil
 	}
-	if clear(ge.Stderr) {
-		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(ge.Stderr))
+	if clear(msg) {
+		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrStaleLockRemoved, strings.TrimSpace(msg))
 	}
-	if strings.Contains(ge.Stderr, ".lock': File exists") {
-		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrRefLocked, strings.TrimSpace(ge.Stderr))
+	if strings.Contains(msg, ".lock': File exists") {
+		return fmt.Errorf("%w: %w: %s", ErrRefConflict, ErrRefLocked, strings.TrimSpace(msg))
 	}
 	return nil
 }

@@ -1,0 +1,216 @@
+package git
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// The ledger's ref transactions run in process (reftx.go) and give git's answers:
+// compare-and-swap, create-only, a ref only in packed-refs, all-or-nothing, locks;
+// everything else goes to git, which the count of git processes shows. Not parallel:
+// Started counts the whole test binary's processes.
+func TestLocalRefTransactions(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	head := g("", "rev-parse", "HEAD")
+	blob := func(s string) string {
+		id, err := r.WriteBlob(ctx, []byte(s))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id.String()
+	}
+	a, b := blob("a\n"), blob("b\n")
+	r.configIn(ctx, r.CommonDir) // read once per command, as a command's first step does
+	type outcome int
+	const (
+		ok outcome = iota
+		conflict
+		locked
+		staleRemoved
+		failed
+	)
+	check := func(what string, wantGit bool, want outcome, ups ...RefUpdate) {
+		t.Helper()
+		before := Started()
+		err := r.UpdateRefs(ctx, what, ups...)
+		if asked := Started() > before; asked != wantGit {
+			t.Errorf("%s: asked git = %v, want %v", what, asked, wantGit)
+		}
+		var got outcome
+		switch {
+		case err == nil:
+			got = ok
+		case errors.Is(err, ErrStaleLockRemoved):
+			got = staleRemoved
+		case errors.Is(err, ErrRefLocked):
+			got = locked
+		case errors.Is(err, ErrRefConflict):
+			got = conflict
+		default:
+			got = failed
+		}
+		if got != want {
+			t.Fatalf("%s: outcome %d (%v), want %d", what, got, err, want)
+		}
+	}
+	refs := func() string {
+		t.Helper()
+		return g("", "for-each-ref", "--format=%(refname) %(objectname)", "refs/atlas")
+	}
+
+	// In process: git's answers, and no git process.
+	check("create", false, ok, RefUpdate{Name: "refs/atlas/runs/x", New: a, Old: ZeroID})
+	check("create again", false, conflict, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: ZeroID})
+	check("stale old value", false, conflict, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: b})
+	check("missing ref expected", false, conflict, RefUpdate{Name: "refs/atlas/runs/none", New: b, Old: a})
+	check("compare and swap", false, ok, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: a})
+	check("no expectation", false, ok, RefUpdate{Name: "refs/atlas/runs/x", New: a})
+	check("all or nothing", false, conflict,
+		RefUpdate{Name: "refs/atlas/runs/y", New: a, Old: ZeroID}, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: b})
+	if got := refs(); got != "refs/atlas/runs/x "+a {
+		t.Fatalf("after the failed transaction: %q", got)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(r.CommonDir, "refs/atlas/runs/*.lock")); len(locks) != 0 {
+		t.Fatalf("locks left: %v", locks)
+	}
+	// A ref only in packed-refs is read there, and a new value goes to a loose file.
+	g("", "pack-refs", "--all")
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "refs/atlas/runs/x")); !os.IsNotExist(err) {
+		t.Fatalf("x is still loose: %v", err)
+	}
+	check("packed, create", false, conflict, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: ZeroID})
+	check("packed, stale", false, conflict, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: b})
+	check("packed, swap", false, ok, RefUpdate{Name: "refs/atlas/runs/x", New: b, Old: a})
+	if got := g("", "rev-parse", "refs/atlas/runs/x"); got != b {
+		t.Fatalf("packed ref updated to %s, want %s", got, b)
+	}
+
+	// Locks: another process's is waited for and reported; a killed git's old one is
+	// removed, and the same transaction then succeeds.
+	lock := filepath.Join(r.CommonDir, "refs/atlas/runs/x.lock")
+	if err := os.WriteFile(lock, nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	check("locked", false, locked, RefUpdate{Name: "refs/atlas/runs/x", New: a, Old: b})
+	old := time.Now().Add(-2 * r.LockAge())
+	if err := os.Chtimes(lock, old, old); err != nil {
+		t.Fatal(err)
+	}
+	check("stale lock", false, staleRemoved, RefUpdate{Name: "refs/atlas/runs/x", New: a, Old: b})
+	check("after the stale lock", false, ok, RefUpdate{Name: "refs/atlas/runs/x", New: a, Old: b})
+
+	// To git: what git does more than the files backend's plain steps.
+	g("", "update-ref", "refs/atlas/logged/l", a)
+	if err := os.MkdirAll(filepath.Join(r.CommonDir, "logs/refs/atlas/logged"), 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(r.CommonDir, "logs/refs/atlas/logged/l"), nil, 0o666); err != nil {
+		t.Fatal(err)
+	}
+	check("a ref with a reflog", true, ok, RefUpdate{Name: "refs/atlas/logged/l", New: b, Old: a})
+	if log, _ := os.ReadFile(filepath.Join(r.CommonDir, "logs/refs/atlas/logged/l")); !strings.HasPrefix(string(log), a+" "+b+" ") {
+		t.Fatalf("reflog %q, want the update git appended", log)
+	}
+	check("a branch", true, ok, RefUpdate{Name: "refs/heads/atlas/n", New: head, Old: ZeroID})
+	check("a deletion", true, ok, RefUpdate{Name: "refs/atlas/runs/x", New: ZeroID, Old: a})
+	g("", "update-ref", "refs/atlas/df/d", a)
+	check("a ref where a directory is", true, conflict, RefUpdate{Name: "refs/atlas/df", New: a, Old: ZeroID})
+	check("a directory where a ref is", true, conflict, RefUpdate{Name: "refs/atlas/df/d/e", New: a, Old: ZeroID})
+	g("", "pack-refs", "--all")
+	check("a directory where a packed ref is", true, conflict, RefUpdate{Name: "refs/atlas/df/d/e", New: a, Old: ZeroID})
+	if _, err := os.Stat(filepath.Join(r.CommonDir, "refs/atlas/df/d/e")); !os.IsNotExist(err) {
+		t.Fatalf("a directory made for the lock was left: %v", err)
+	}
+	g("", "update-ref", "refs/atlas/runs/p", a)
+	g("", "symbolic-ref", "refs/atlas/sym", "refs/atlas/runs/p")
+	check("a symbolic ref", true, ok, RefUpdate{Name: "refs/atlas/sym", New: b})
+	if got := g("", "rev-parse", "refs/atlas/runs/p"); got != b {
+		t.Fatalf("the symbolic ref's target is at %s, want %s", got, b)
+	}
+	check("a name git refuses", true, failed, RefUpdate{Name: "refs/atlas/a..b", New: a, Old: ZeroID})
+	for _, c := range []struct{ key, value string }{{"core.logAllRefUpdates", "always"}, {"core.sharedRepository", "group"}} {
+		g("", "config", c.key, c.value)
+		r.ReloadConfig()
+		r.configIn(ctx, r.CommonDir)
+		check(c.key, true, ok, RefUpdate{Name: "refs/atlas/cfg/" + c.value, New: a, Old: ZeroID})
+		if _, err := os.Stat(filepath.Join(r.CommonDir, "logs/refs/atlas/cfg", c.value)); (err == nil) != (c.value == "always") {
+			t.Fatalf("%s: reflog: %v", c.key, err)
+		}
+		g("", "config", "--unset", c.key)
+		r.ReloadConfig()
+	}
+	r.configIn(ctx, r.CommonDir)
+	check("back in process", false, ok, RefUpdate{Name: "refs/atlas/cfg/plain", New: a, Old: ZeroID})
+	g("", "repack", "-a", "-d", "-q")
+	check("a packed object", true, ok, RefUpdate{Name: "refs/atlas/runs/q", New: a, Old: ZeroID})
+}
+
+// In-process transactions and `git update-ref` moving the same ref at once lose no
+// update: each compare-and-swap that succeeded moved the ref one step.
+func TestLocalRefTransactionsBesideGit(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	const steps = 60
+	ids := make([]string, steps+1)
+	step := map[string]int{}
+	for i := range ids {
+		id, err := r.WriteBlob(ctx, []byte(strconv.Itoa(i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ids[i], step[id.String()] = id.String(), i
+	}
+	const ref = "refs/atlas/runs/counter"
+	g("", "update-ref", ref, ids[0])
+	var mu sync.Mutex
+	moved := 0
+	advance := func(viaGit bool) bool {
+		cur, err := r.ReadRef(ctx, ref)
+		if err != nil {
+			t.Error(err)
+			return false
+		}
+		i := step[cur]
+		if i == steps {
+			return false
+		}
+		if viaGit {
+			_, err = runGit(r.CommonDir, nil, "", "update-ref", ref, ids[i+1], cur)
+		} else {
+			err = r.UpdateRefs(ctx, "", RefUpdate{Name: ref, New: ids[i+1], Old: cur})
+		}
+		if err == nil {
+			mu.Lock()
+			moved++
+			mu.Unlock()
+		} else if !viaGit && !errors.Is(err, ErrRefConflict) {
+			t.Error(err)
+			return false
+		}
+		return true
+	}
+	var wg sync.WaitGroup
+	for w := range 3 {
+		wg.Go(func() {
+			for advance(w == 0) {
+			}
+		})
+	}
+	wg.Wait()
+	final, _ := r.ReadRef(ctx, ref)
+	if step[final] != steps || moved != steps {
+		t.Fatalf("ref at step %d after %d successful moves, want %d and %d", step[final], moved, steps, steps)
+	}
+	if locks, _ := filepath.Glob(filepath.Join(r.CommonDir, "refs/atlas/runs/*.lock")); len(locks) != 0 {
+		t.Fatalf("locks left: %v", locks)
+	}
+}
