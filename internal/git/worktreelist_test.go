@@ -2,6 +2,7 @@ package git
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -297,5 +298,37 @@ func TestWorktreeListFallsBackToGit(t *testing.T) {
 	}
 	if list, err := r256.ListWorktrees(ctx); err != nil || porcelainZ(list) != want {
 		t.Errorf("sha256: ListWorktrees = %q, %v; want %q", porcelainZ(list), err, want)
+	}
+}
+
+// BenchmarkListWorktrees: the list read in process against `git worktree list`, with
+// 1 and 50 linked worktrees. Run it by hand (go test -run '^$' -bench ListWorktrees).
+func BenchmarkListWorktrees(b *testing.B) {
+	for _, n := range []int{1, 50} {
+		dir := b.TempDir()
+		mustGit(b, dir, nil, "", "init", "-q", "-b", "main")
+		mustGit(b, dir, nil, "", "commit", "-q", "--allow-empty", "-m", "first")
+		for i := range n {
+			mustGit(b, dir, nil, "", "worktree", "add", "-q", "--detach", filepath.Join(b.TempDir(), fmt.Sprint("w", i)))
+		}
+		r, err := Open(context.Background(), dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run(fmt.Sprint(n, "/in-process"), func(b *testing.B) {
+			for b.Loop() {
+				if list, ok := r.listWorktreesLocal(); !ok || len(list) != n+1 {
+					b.Fatalf("listed %d, %v", len(list), ok)
+				}
+			}
+		})
+		b.Run(fmt.Sprint(n, "/git"), func(b *testing.B) {
+			for b.Loop() {
+				out, err := r.runWorktree(context.Background(), cmd{dir: r.CommonDir, args: []string{"worktree", "list", "--porcelain", "-z"}})
+				if err != nil || len(parseWorktrees(string(out))) != n+1 {
+					b.Fatal(err)
+				}
+			}
+		})
 	}
 }
