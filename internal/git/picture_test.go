@@ -13,10 +13,11 @@ import (
 // TestPictureAgreesWithGit: a command asks `git worktree list` and a worktree's
 // status once while nothing it does changes them, and what it keeps says what git
 // says after each of its own changes: a branch tip moved, a worktree attached to its
-// branch, reset clean, removed. StatusNow always asks git.
+// branch, reset clean, removed. StatusNow always asks git. The CLI kind: there the
+// list is git's to answer (listWorktreesLocal), so what is asked again is counted.
 func TestPictureAgreesWithGit(t *testing.T) {
 	ctx := context.Background()
-	r, g := testRepo(t, kinds[0])
+	r, g := testRepo(t, kinds[1])
 	r.KeepWorktrees()
 	head := g("", "rev-parse", "HEAD")
 	path := filepath.Join(confine.RealPath(t.TempDir()), "n")

@@ -49,7 +49,8 @@ type WorktreeInfo struct {
 }
 
 // ListWorktrees parses `git worktree list --porcelain -z` (docs/git-notes.md: never the
-// human output).
+// human output), or reads the same list from the files where that is certain
+// (listWorktreesLocal).
 // The list is asked once per command while nothing git-atlas does changes it
 // (picture.go).
 func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) {
@@ -57,6 +58,10 @@ func (r *Repository) ListWorktrees(ctx context.Context) ([]WorktreeInfo, error) 
 		return list, nil
 	}
 	at := listEpoch()
+	if list, ok := r.listWorktreesLocal(); ok {
+		r.keepList(list, at)
+		return list, nil
+	}
 	out, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "list", "--porcelain", "-z"}})
 	if err != nil {
 		return nil, err
