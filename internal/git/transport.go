@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sort"
 	"strings"
 	"time"
 )
@@ -20,8 +21,12 @@ func (r *Repository) remoteGit(ctx context.Context, args ...string) ([]byte, err
 	return cmd{dir: dir, args: args}.run(ctx)
 }
 
-// Remotes returns the names of the repository's configured remotes.
+// Remotes returns the names of the repository's configured remotes: what `git remote`
+// prints, read from the configuration listing where that is certain (remotesOf).
 func (r *Repository) Remotes(ctx context.Context) ([]string, error) {
+	if names, ok := remotesOf(r.configIn(ctx, r.CommonDir)); ok {
+		return names, nil
+	}
 	out, err := r.git(ctx, "remote")
 	if err != nil {
 		return nil, err
@@ -33,6 +38,34 @@ func (r *Repository) Remotes(ctx context.Context) ([]string, error) {
 		}
 	}
 	return names, nil
+}
+
+// remotesOf is the remotes `git remote` lists for configuration l: every name that
+// some remote.<name>.<key> names, sorted as git sorts them (bytes), each once. ok is
+// false, and git is asked, when l could not be read or a name is one git warns about
+// or would print oddly (empty, starting with "/", holding a newline).
+func remotesOf(l *configList) (names []string, ok bool) {
+	if l.err != nil {
+		return nil, false
+	}
+	seen := map[string]bool{}
+	for _, e := range l.entries {
+		rest, found := strings.CutPrefix(e.key, "remote.")
+		dot := strings.LastIndexByte(rest, '.')
+		if !found || dot < 0 {
+			continue // remote.pushdefault and the like: no remote
+		}
+		name := rest[:dot]
+		if name == "" || name[0] == '/' || strings.ContainsAny(name, "\n\x00") {
+			return nil, false
+		}
+		if !seen[name] {
+			seen[name] = true
+			names = append(names, name)
+		}
+	}
+	sort.Strings(names)
+	return names, true
 }
 
 // LsRemote lists the remote's refs under the given prefixes (each ending in "/"),

@@ -139,3 +139,40 @@ func TestPushAtomicLease(t *testing.T) {
 		t.Fatalf("IsAncestor(missing, first) = %v, %v", ok, err)
 	}
 }
+
+// Remotes reads `git remote`'s list from the configuration listing: the same names,
+// order and duplicates dropped, and git is asked for a name git warns about.
+func TestRemotesAgreeWithGit(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	for _, kv := range [][2]string{
+		{"remote.origin.url", "/x"}, {"remote.origin.pushurl", "/y"}, {"remote.Up.fetch", "+refs/heads/*:refs/remotes/Up/*"},
+		{"remote.a.b.url", "/z"}, {"remote.pushDefault", "origin"}, {"branch.main.remote", "origin"}, {"remote.-dash.skipDefaultUpdate", "true"},
+	} {
+		g("", "config", "--add", kv[0], kv[1])
+	}
+	r.ReloadConfig()
+	r.configIn(ctx, r.CommonDir)
+	before := Started()
+	names, err := r.Remotes(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if Started() != before {
+		t.Fatal("Remotes asked git although the configuration was read")
+	}
+	if got, want := strings.Join(names, "\n"), g("", "remote"); got != want {
+		t.Fatalf("Remotes = %q, git remote = %q", got, want)
+	}
+	g("", "config", "remote./odd.url", "/w")
+	r.ReloadConfig()
+	r.configIn(ctx, r.CommonDir)
+	before = Started()
+	names, err = r.Remotes(ctx)
+	if err != nil || Started() == before {
+		t.Fatalf("a name git warns about: %v, asked git %v", err, Started() != before)
+	}
+	if got, want := strings.Join(names, "\n"), g("", "remote"); got != want {
+		t.Fatalf("Remotes = %q, git remote = %q", got, want)
+	}
+}
