@@ -45,7 +45,7 @@ var conversions = []conversion{
 		gitConfig(t, dir, "core.autocrlf", "true")
 	}, later: func(t testing.TB, f *fixture, wt string) {
 		// git refuses to add a file whose line endings a checkout would not give back.
-		gitConfig(t, f.dir, "core.safecrlf", "true")
+		f.config(t, "core.safecrlf", "true")
 	}},
 	{name: "autocrlf-input", base: func(t testing.TB, dir string) {
 		gitConfig(t, dir, "core.autocrlf", "input")
@@ -207,7 +207,7 @@ func TestSnapshotRunsNoUserProgram(t *testing.T) {
 				}
 			}
 			convertible(t, wt)
-			gitConfig(t, f.dir, "filter.f.clean", tc.clean, "filter.f.smudge", tc.smudge, "core.fsmonitor", hook)
+			f.config(t, "filter.f.clean", tc.clean, "filter.f.smudge", tc.smudge, "core.fsmonitor", hook)
 			write(t, filepath.Join(wt, ".gitattributes"), "*.txt filter=f\n")
 			want := fileMap(t, wt, false)
 			for _, p := range []string{calls, monitored} {
@@ -265,7 +265,7 @@ func TestStatDataRefusedUnderConversionAttributes(t *testing.T) {
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
 	write(t, filepath.Join(wt, ".gitattributes"), "staged.txt filter=upper\n")
-	gitConfig(t, f.dir, "filter.upper.smudge", "tr a-z A-Z")
+	f.config(t, "filter.upper.smudge", "tr a-z A-Z")
 	remove(t, filepath.Join(wt, "staged.txt"))
 	run(t, wt, "checkout", "--", "staged.txt")
 	run(t, f.dir, "config", "--remove-section", "filter.upper")
@@ -307,13 +307,13 @@ func TestConvertedCleanWorktreeKept(t *testing.T) {
 			},
 			off: func(t testing.TB, f *fixture) { remove(t, filepath.Join(f.repo.CommonDir, "info", "attributes")) }},
 		{name: "autocrlf-unset", wantKeeper: true,
-			on:  func(t testing.TB, f *fixture) { gitConfig(t, f.dir, "core.autocrlf", "true") },
+			on:  func(t testing.TB, f *fixture) { f.config(t, "core.autocrlf", "true") },
 			off: func(t testing.TB, f *fixture) { run(t, f.dir, "config", "--unset", "core.autocrlf") }},
 		{name: "global-attributes-only", wantKeeper: true,
 			on: func(t testing.TB, f *fixture) {
 				global := filepath.Join(t.TempDir(), "attributes")
 				write(t, global, "staged.txt eol=crlf\n")
-				gitConfig(t, f.dir, "core.attributesFile", global)
+				f.config(t, "core.attributesFile", global)
 			}},
 		{name: "info-attributes-kept", wantKeeper: false,
 			on: func(t testing.TB, f *fixture) {
@@ -374,7 +374,7 @@ func TestConvertedFileGoesRawAtOnce(t *testing.T) {
 	ctx := context.Background()
 	f := newFixture(t, 0)
 	wt := f.worktree("n")
-	gitConfig(t, f.dir, "core.autocrlf", "true")
+	f.config(t, "core.autocrlf", "true")
 	remove(t, filepath.Join(wt, "staged.txt"))
 	run(t, wt, "checkout", "--", "staged.txt")
 	run(t, f.dir, "config", "--unset", "core.autocrlf")

@@ -424,3 +424,11 @@ func mustOID(t testing.TB, s string) git.OID {
 	}
 	return id
 }
+
+// config sets git configuration in the fixture's repository, and its Repository reads
+// the configuration again: a Repository reads it once, as one command does.
+func (f *fixture) config(t testing.TB, kv ...string) {
+	t.Helper()
+	gitConfig(t, f.dir, kv...)
+	f.repo.ReloadConfig()
+}
