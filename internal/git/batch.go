@@ -210,7 +210,7 @@ func objectInfo(ctx context.Context, r *Repository, specs []string, fn func(i in
 	if len(specs) == 0 {
 		return nil
 	}
-	if g, ok := r.objects.(*goGitStore); ok && len(specs) == 1 {
+	if g, ok := r.objects.(*goGitStore); ok && len(specs) == 1 && !r.mayReplace() {
 		// A loose object whose header reads: its answer, with no process.
 		if typ, _, ok := g.loose().header(specs[0]); ok {
 			fn(0, batchObject{id: specs[0], typ: typ})

@@ -136,6 +136,16 @@ func (c *looseTrees) resolve(spec string) localSpec {
 	return localSpec{id: id}
 }
 
+// mayReplace reports whether git might answer a read of an object with another
+// object: a replace ref (under refs/replace/, or the base GIT_REPLACE_REF_BASE names)
+// exists, and cat-file and for-each-ref honour it. Then every read is git's.
+func (r *Repository) mayReplace() bool {
+	if _, set := os.LookupEnv("GIT_REPLACE_REF_BASE"); set {
+		return true
+	}
+	return !r.noRefsUnder("refs/replace")
+}
+
 // exists reports whether id has a loose file (it may still not read whole).
 func (l looseWriter) exists(id string) bool {
 	fi, err := os.Lstat(l.path(id))
@@ -148,6 +158,9 @@ func (l looseWriter) exists(id string) bool {
 // that is not loose costs a failed Lstat before git is asked. A loose file that resolved
 // but does not read whole is asked of git alone, when its turn comes.
 func (g *goGitStore) catFileLocal(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
+	if r.mayReplace() {
+		return catFileGit(ctx, r, specs, fn)
+	}
 	c := &looseTrees{l: g.loose(), roots: map[string]root{}, trees: map[string][]byte{}}
 	local := make([]localSpec, len(specs))
 	var rest []string
@@ -239,7 +252,7 @@ func (r *Repository) refFilesLocal(ctx context.Context, prefix string, paths []s
 // among them) is git's to answer, and false is returned before fn is called.
 func (r *Repository) refMessagesLocal(prefix string, fn func(RefMessage)) bool {
 	g, ok := r.objects.(*goGitStore)
-	if !ok {
+	if !ok || r.mayReplace() {
 		return false
 	}
 	refs, ok := r.listRefsLocal([]string{prefix})

@@ -191,6 +191,22 @@ func TestLocalReadsAgreeWithGit(t *testing.T) {
 		t.Errorf("a torn object: in process (%v) %+v, git (%v) %+v", errLocal, gotLocal, errGit, gotGit)
 	}
 
+	// A replace ref, which git honours, leaves every read to git.
+	f.g("", "replace", f.blob, f.packedBlob)
+	gotLocal, errLocal = read(g.catFileLocal, specs[:5])
+	gotGit, errGit = read(catFileGit, specs[:5])
+	if errLocal != nil || errGit != nil || !reflect.DeepEqual(gotLocal, gotGit) || string(gotLocal[2].O.data) != "rb\n" {
+		t.Errorf("with a replace ref: in process (%v) %+v, git (%v) %+v", errLocal, gotLocal, errGit, gotGit)
+	}
+	infoLocal, _ := read(objectInfo, []string{f.blob})
+	if infoGit, _ := read(objectInfoGit, []string{f.blob}); !reflect.DeepEqual(infoLocal, infoGit) {
+		t.Errorf("info with a replace ref: in process %+v, git %+v", infoLocal, infoGit)
+	}
+	f.g("", "replace", "-d", f.blob)
+	if err := os.Remove(filepath.Join(r.CommonDir, "refs", "replace")); err != nil { // git leaves it
+		t.Fatal(err)
+	}
+
 	// objectInfo, one object at a time (HasObject, ObjectType).
 	for _, id := range []string{f.loose, f.packed, f.blob, f.tree, f.empty, f.torn, f.missing} {
 		infoLocal, errLocal := read(objectInfo, []string{id})
