@@ -204,8 +204,24 @@ func readBatchHeader(br *bufio.Reader) (o batchObject, size int, err error) {
 
 // objectInfo asks git the type of every spec (as `cat-file --batch-check`, which
 // answers as `cat-file -t` does), through the long-lived reader when r keeps one and
-// it is free, else one process for the call.
+// it is free, else one process for the call; one loose object, where go-git opens the
+// repository, is answered in process.
 func objectInfo(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	if g, ok := r.objects.(*goGitStore); ok && len(specs) == 1 && !r.mayReplace() {
+		// A loose object whose header reads: its answer, with no process.
+		if typ, _, ok := g.loose().header(specs[0]); ok {
+			fn(0, batchObject{id: specs[0], typ: typ})
+			return nil
+		}
+	}
+	return objectInfoGit(ctx, r, specs, fn)
+}
+
+// objectInfoGit is objectInfo asked of git.
+func objectInfoGit(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
 	if len(specs) == 0 {
 		return nil
 	}

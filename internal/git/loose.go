@@ -168,12 +168,20 @@ func (l looseWriter) readLoose(id string) (typ string, data []byte, ok bool) {
 // whose header inflates and parses (a type git knows and a size), as git's type check
 // reads it.
 func (l looseWriter) headerSize(id string) (int64, bool) {
+	_, size, ok := l.header(id)
+	return size, ok
+}
+
+// header is the type and size a loose object's header states, when id is a loose
+// object whose header inflates and parses: what `cat-file --batch-check` answers for
+// it, which reads no further.
+func (l looseWriter) header(id string) (typ string, size int64, ok bool) {
 	if !isHexID(id) {
-		return 0, false
+		return "", 0, false
 	}
 	f, err := os.Open(l.path(id))
 	if err != nil {
-		return 0, false
+		return "", 0, false
 	}
 	defer f.Close()
 	hr := headerReaders.Get().(*headerReader)
@@ -188,24 +196,24 @@ func (l looseWriter) headerSize(id string) (int64, bool) {
 		err = hr.zr.(zlib.Resetter).Reset(&hr.in, nil)
 	}
 	if err != nil {
-		return 0, false
+		return "", 0, false
 	}
 	var head [64]byte
 	n, _ := io.ReadFull(hr.zr, head[:])
 	nul := bytes.IndexByte(head[:n], 0)
 	if nul < 0 {
-		return 0, false
+		return "", 0, false
 	}
-	typ, size, ok := bytes.Cut(head[:nul], []byte{' '})
-	v, err := strconv.ParseUint(string(size), 10, 63)
+	t, sz, ok := bytes.Cut(head[:nul], []byte{' '})
+	v, err := strconv.ParseUint(string(sz), 10, 63)
 	if !ok || err != nil {
-		return 0, false
+		return "", 0, false
 	}
-	switch string(typ) {
+	switch string(t) {
 	case "blob", "tree", "commit", "tag":
-		return int64(v), true
+		return string(t), int64(v), true
 	}
-	return 0, false
+	return "", 0, false
 }
 
 // headerReader inflates loose objects' headers, kept for the next one: a new zlib

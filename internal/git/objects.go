@@ -258,77 +258,9 @@ func (g *goGitStore) firstParents(ctx context.Context, tip string) ([]string, er
 }
 
 // blobsAt answers each "<commit>:<path>" from loose objects where it can, and asks one
-// cat-file --batch for the others.
+// cat-file --batch for the others (catFile).
 func (g *goGitStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error) {
-	out := make([]Blob, len(specs))
-	var rest []string
-	var at []int
-	for i, spec := range specs {
-		if b, ok := g.looseBlob(spec); ok {
-			out[i] = b
-			continue
-		}
-		rest = append(rest, spec)
-		at = append(at, i)
-	}
-	if len(rest) == 0 {
-		return out, nil
-	}
-	blobs, err := g.cli.blobsAt(ctx, rest)
-	if err != nil {
-		return nil, err
-	}
-	for k, i := range at {
-		out[i] = blobs[k]
-	}
-	return out, nil
-}
-
-// looseBlob answers "<commit>:<path>" when the commit and every tree on the path are
-// loose, the path is plain (no empty, "." or ".." part: git reads those relative to
-// a working directory) and names a blob, or certainly names nothing. ok is false
-// where git must answer.
-func (g *goGitStore) looseBlob(spec string) (Blob, bool) {
-	commit, path, ok := strings.Cut(spec, ":")
-	if !ok {
-		return Blob{}, false
-	}
-	parts := strings.Split(path, "/")
-	for _, p := range parts {
-		if p == "" || p == "." || p == ".." {
-			return Blob{}, false
-		}
-	}
-	l := g.loose()
-	typ, data, ok := l.readLoose(commit)
-	if !ok || typ != "commit" {
-		return Blob{}, false
-	}
-	info, err := parseCommit(commit, data)
-	if err != nil {
-		return Blob{}, false // git's answer
-	}
-	id := info.Tree.String()
-	for i, p := range parts {
-		if typ, data, ok = l.readLoose(id); !ok || typ != "tree" {
-			return Blob{}, false
-		}
-		mode, entry, found, ok := treeEntry(data, p)
-		if !ok {
-			return Blob{}, false
-		}
-		if !found {
-			return Blob{Err: fmt.Errorf("%s: %w", spec, ErrNotFoundObject)}, true
-		}
-		id = entry
-		if i < len(parts)-1 && mode != "40000" {
-			return Blob{}, false // a file on the way: git's answer
-		}
-	}
-	if typ, data, ok = l.readLoose(id); !ok || typ != "blob" {
-		return Blob{}, false
-	}
-	return Blob{ID: id, Data: data}, true
+	return catFileBatch(ctx, g.cli.r, specs)
 }
 
 // lsTreeLoose is `ls-tree -r --full-tree` of a tree (or a commit's tree) whose trees
@@ -547,10 +479,23 @@ func catFileBatch(ctx context.Context, r *Repository, specs []string) ([]Blob, e
 	return out, nil
 }
 
-// catFile asks git for every spec and calls fn with each answer, in order, as it
+// catFile answers every spec as `git cat-file --batch` does and calls fn with each
+// answer, in order: loose objects read in process where go-git opens the repository
+// (localread.go), the rest from git (catFileGit).
+func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
+	if len(specs) == 0 {
+		return nil
+	}
+	if g, ok := r.objects.(*goGitStore); ok {
+		return g.catFileLocal(ctx, r, specs, fn)
+	}
+	return catFileGit(ctx, r, specs, fn)
+}
+
+// catFileGit asks git for every spec and calls fn with each answer, in order, as it
 // arrives: through the long-lived reader when r keeps one and it is free (batch.go),
 // else one `git cat-file --batch` for the call.
-func catFile(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
+func catFileGit(ctx context.Context, r *Repository, specs []string, fn func(i int, o batchObject)) error {
 	if len(specs) == 0 {
 		return nil
 	}

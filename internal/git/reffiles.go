@@ -12,15 +12,25 @@ import (
 )
 
 // RefFiles reads, for every ref under prefix, the files at paths in the commit it
-// points to, and calls fn once per ref, in ref order, with one Blob per path. It is
-// one `git for-each-ref` feeding one `git cat-file --batch`, both started at once and
-// read as they stream. This is the CLI on purpose, even where go-git could open the
-// repository: over 1,000 runs it took 0.2x the time of go-git's reads, which decode
-// every delta chain in Go (bench/results/2026-12-05.md).
+// points to, and calls fn once per ref, in ref order, with one Blob per path. Where
+// go-git opens the repository and there are few refs, they are listed from the ref
+// files and their loose objects read in process (refFilesLocal): a command that reads
+// a few runs starts no process. Else it is one `git for-each-ref` feeding one `git
+// cat-file --batch`, both started at once and read as they stream: over 1,000 runs
+// that took 0.2x the time of go-git's reads, which decode every delta chain in Go
+// (bench/results/2026-12-05.md).
 //
 // A ref whose commit or file is missing gets a Blob with ErrNotFoundObject; only a
 // failing git fails the call. Each Blob's Data is its own slice: fn may keep it.
 func (r *Repository) RefFiles(ctx context.Context, prefix string, paths []string, fn func(ref Ref, blobs []Blob)) error {
+	if done, err := r.refFilesLocal(ctx, prefix, paths, fn); done {
+		return err
+	}
+	return r.refFilesGit(ctx, prefix, paths, fn)
+}
+
+// refFilesGit is RefFiles through git: for-each-ref streaming into cat-file --batch.
+func (r *Repository) refFilesGit(ctx context.Context, prefix string, paths []string, fn func(ref Ref, blobs []Blob)) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var format strings.Builder

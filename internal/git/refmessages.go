@@ -56,11 +56,20 @@ const refMessagesFormat = "--format=%(refname) %(objectname) %(objecttype) %(tre
 // every target object: for-each-ref dies on the first ref whose object is missing or
 // unparsable, and then this call fails, possibly after fn saw some refs; a caller
 // that must still list the healthy refs starts over with ListRefs and
-// CommitMessages. Each Message is its own slice: fn may keep it.
+// CommitMessages. Few refs whose objects are all whole and loose are read in process
+// (refMessagesLocal). Each Message is its own slice: fn may keep it.
 func (r *Repository) RefMessages(ctx context.Context, prefix string, fn func(RefMessage)) error {
 	if r.noRefsUnder(prefix) {
 		return nil
 	}
+	if r.refMessagesLocal(prefix, fn) {
+		return nil
+	}
+	return r.refMessagesGit(ctx, prefix, fn)
+}
+
+// refMessagesGit is RefMessages through one for-each-ref.
+func (r *Repository) refMessagesGit(ctx context.Context, prefix string, fn func(RefMessage)) error {
 	x := command(ctx, r.CommonDir, nil, "for-each-ref", refMessagesFormat, prefix)
 	var stderr bytes.Buffer
 	x.Stderr = &stderr
