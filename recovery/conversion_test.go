@@ -31,12 +31,6 @@ func gitConfig(t testing.TB, dir string, kv ...string) {
 	}
 }
 
-// upperFilter is a clean/smudge pair that changes every lower-case letter: a
-// snapshot that went through it could not give the original text back.
-func upperFilter(t testing.TB, dir string) {
-	gitConfig(t, dir, "filter.upper.clean", "tr a-z A-Z", "filter.upper.smudge", "tr A-Z a-z")
-}
-
 var conversions = []conversion{
 	{name: "autocrlf-true", base: func(t testing.TB, dir string) {
 		gitConfig(t, dir, "core.autocrlf", "true")

@@ -23,6 +23,13 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if filepath.Base(os.Args[0]) == upperFilterName {
+		if err := serveUpperFilter(os.Stdin, os.Stdout); err != nil {
+			fmt.Fprintln(os.Stderr, "upper-filter:", err)
+			os.Exit(1)
+		}
+		os.Exit(0)
+	}
 	os.Exit(runTests(m))
 }
 
@@ -49,6 +56,9 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(templatesDir) }()
+	if upperFilterPath, err = linkUpperFilter(templatesDir); err != nil {
+		panic(err)
+	}
 	defer testenv.RemoveCommand()
 	return m.Run()
 }
