@@ -149,7 +149,8 @@ type fixtureTemplate struct {
 }
 
 // copyFixture is buildFixture(t, dir, many, nil) without its two dozen git processes
-// for each test: a copy of the one built first, its index refreshed (the copy's files
+// for each test: a copy of the one built first, its index refreshed (testenv.Restat,
+// or git where it cannot; the copy's files
 // have other inodes and change times than the index recorded). The copy has the same
 // commits, branches, run and ledger, files, modes and mtimes, and a clean stat cache.
 func copyFixture(t testing.TB, dir string, many int) *fixture {
@@ -172,7 +173,11 @@ func copyFixture(t testing.TB, dir string, many int) *fixture {
 	if err := testenv.CopyTree(dir, tpl.dir); err != nil {
 		t.Fatal(err)
 	}
-	run(t, dir, "update-index", "-q", "--refresh")
+	if ok, err := testenv.Restat(dir, tpl.dir); err != nil {
+		t.Fatal(err)
+	} else if !ok {
+		run(t, dir, "update-index", "-q", "--refresh")
+	}
 	return openFixture(t, dir, many, tpl.base)
 }
 
