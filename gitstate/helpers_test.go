@@ -27,12 +27,23 @@ var repoKinds = []repoKind{
 	{name: "sha256", format: "sha256"},
 }
 
-// newRepo makes a repository with one commit and opens it the way kind says.
+// newRepo makes a repository with one commit and opens it the way kind says. The
+// repository is a copy of one built once for each object format (testenv.CopyTemplate;
+// its index, which holds no entry, removed: git reads a missing index as an empty one,
+// and there is nothing to refresh): no git process, where git init and commit were two
+// for each of this package's many repositories.
 func newRepo(t testing.TB, kind repoKind) *git.Repository {
 	t.Helper()
-	dir := t.TempDir() // git's environment is TestMain's (testenv.Pin)
-	run(t, dir, "init", "-q", "-b", "main", "--object-format="+kind.format)
-	run(t, dir, "commit", "-q", "--allow-empty", "-m", "first")
+	dir := filepath.Join(t.TempDir(), "repo") // git's environment is TestMain's (testenv.Pin)
+	testenv.CopyTemplate(t, dir, "newRepo-"+kind.format, func(tmpl string) error {
+		if _, err := testenv.GitErr(tmpl, "", "init", "-q", "-b", "main", "--object-format="+kind.format); err != nil {
+			return err
+		}
+		if _, err := testenv.GitErr(tmpl, "", "commit", "-q", "--allow-empty", "-m", "first"); err != nil {
+			return err
+		}
+		return os.Remove(filepath.Join(tmpl, ".git", "index"))
+	})
 	repo, err := git.Open(context.Background(), dir)
 	if err != nil {
 		t.Fatal(err)

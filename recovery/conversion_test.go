@@ -19,6 +19,11 @@ type conversion struct {
 	// base configures the repository (and adds files to the baseline) before the
 	// baseline commit, so the managed worktree is checked out through it.
 	base func(t testing.TB, dir string)
+	// config is set in a copy of the shared fixture instead (key, value, ...), before
+	// the managed worktree is checked out: for a conversion that would commit the
+	// baseline's files (LF text, binary) as they are, the copy is the repository base
+	// would have made, without building it.
+	config []string
 	// later configures it once the worktree is dirty, before the snapshot.
 	later func(t testing.TB, f *fixture, wt string)
 	trip  trip
@@ -31,25 +36,13 @@ func gitConfig(t testing.TB, dir string, kv ...string) {
 	}
 }
 
-// upperFilter is a clean/smudge pair that changes every lower-case letter: a
-// snapshot that went through it could not give the original text back.
-func upperFilter(t testing.TB, dir string) {
-	gitConfig(t, dir, "filter.upper.clean", "tr a-z A-Z", "filter.upper.smudge", "tr A-Z a-z")
-}
-
 var conversions = []conversion{
-	{name: "autocrlf-true", base: func(t testing.TB, dir string) {
-		gitConfig(t, dir, "core.autocrlf", "true")
-	}},
-	{name: "autocrlf-true-safecrlf", base: func(t testing.TB, dir string) {
-		gitConfig(t, dir, "core.autocrlf", "true")
-	}, later: func(t testing.TB, f *fixture, wt string) {
+	{name: "autocrlf-true", config: []string{"core.autocrlf", "true"}},
+	{name: "autocrlf-true-safecrlf", config: []string{"core.autocrlf", "true"}, later: func(t testing.TB, f *fixture, wt string) {
 		// git refuses to add a file whose line endings a checkout would not give back.
 		f.config(t, "core.safecrlf", "true")
 	}},
-	{name: "autocrlf-input", base: func(t testing.TB, dir string) {
-		gitConfig(t, dir, "core.autocrlf", "input")
-	}},
+	{name: "autocrlf-input", config: []string{"core.autocrlf", "input"}},
 	{name: "text-auto-eol-crlf", base: func(t testing.TB, dir string) {
 		write(t, filepath.Join(dir, ".gitattributes"), "* text=auto eol=crlf\n")
 	}},
@@ -103,11 +96,7 @@ func TestCorpusConversions(t *testing.T) {
 			t.Parallel() // a fixture each
 			t.Run("all-together", func(t *testing.T) {
 				t.Parallel()
-				f := newFixtureWith(t, 0, func(dir string) {
-					if c.base != nil {
-						c.base(t, dir)
-					}
-				})
+				f := c.fixture(t)
 				wt := f.worktree("n")
 				for _, first := range []bool{true, false} {
 					for _, m := range corpus {
@@ -134,11 +123,7 @@ func TestCorpusConversions(t *testing.T) {
 				}
 				t.Run(m.name, func(t *testing.T) {
 					t.Parallel()
-					f := newFixtureWith(t, 0, func(dir string) {
-						if c.base != nil {
-							c.base(t, dir)
-						}
-					})
+					f := c.fixture(t)
 					wt := f.worktree("n")
 					m.apply(t, f, wt)
 					if c.later != nil {
@@ -149,6 +134,18 @@ func TestCorpusConversions(t *testing.T) {
 			}
 		})
 	}
+}
+
+// fixture makes c's repository: built with c.base run before the baseline commit, or
+// a copy of the shared fixture with c.config set.
+func (c conversion) fixture(t testing.TB) *fixture {
+	t.Helper()
+	if c.base == nil {
+		f := newFixture(t, 0)
+		gitConfig(t, f.dir, c.config...)
+		return f
+	}
+	return newFixtureWith(t, 0, func(dir string) { c.base(t, dir) })
 }
 
 // TestCheckedOutThroughFilter is the trap of untouched files: a worktree whose only

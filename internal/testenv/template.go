@@ -25,8 +25,8 @@ type template struct {
 // CopyTemplate makes dst, which must not exist, a copy of the repository build made
 // in the directory it is given: built once for the test binary under name (build runs
 // the first time a test asks for name; its error fails every test that asks), then
-// copied for each caller (CopyTree), its index refreshed with `git update-index -q
-// --refresh` (the copy's files have other inodes and change times than the index
+// copied for each caller (CopyTree), its index refreshed by Restat, or where it cannot
+// with `git update-index -q --refresh` (the copy's files have other inodes and change times than the index
 // recorded; a copy without an index needs none). A fixture a package makes for most of its tests costs one git process
 // each this way instead of the several that make it. It needs Pin (the template lives
 // in Pin's home, and git runs in Pin's environment).
@@ -59,6 +59,11 @@ func CopyTemplate(t testing.TB, dst, name string, build func(dir string) error) 
 	}
 	if _, err := os.Lstat(filepath.Join(dst, ".git", "index")); os.IsNotExist(err) {
 		return // no index (a repository of empty commits): nothing to refresh
+	}
+	if ok, err := Restat(dst, tpl.dir); err != nil {
+		t.Fatal(err)
+	} else if ok {
+		return
 	}
 	if _, err := GitErr(dst, "", "update-index", "-q", "--refresh"); err != nil {
 		t.Fatal(err)
