@@ -142,7 +142,7 @@ func (c conversion) fixture(t testing.TB) *fixture {
 	t.Helper()
 	if c.base == nil {
 		f := newFixture(t, 0)
-		gitConfig(t, f.dir, c.config...)
+		f.config(t, c.config...)
 		return f
 	}
 	return newFixtureWith(t, 0, func(dir string) { c.base(t, dir) })
