@@ -67,7 +67,7 @@ func processBudget(t *testing.T, noGoGit bool) {
 	free := b(1 << 30) // not in the table
 	run(b(0), "--version")
 	run(b(0), "resume", "--brief")
-	run(b(2, 8), "start", "--id", "r", "--stages", "a,b", "--holder", "h") // the first command: git lists the configuration
+	run(b(1, 8), "start", "--id", "r", "--stages", "a,b", "--holder", "h") // the first command: git lists the configuration
 	// Configuration comes from the record of the last command's listing (internal/git
 	// configstore.go), no process, once the files it watches are older than the record
 	// by their file system's granularity: where times are whole seconds, the commands
@@ -79,20 +79,20 @@ func processBudget(t *testing.T, noGoGit bool) {
 	run(b(c, 2+c), "show", "r")
 	run(b(c, 2+c), "list")
 	run(b(c, 1+c), "resume", "--detect")
-	run(b(1+c, 9+c), "transition", "r", "a", "dispatched", "--holder", "h")
-	run(b(1+c, 7+c), "event", "r", "note", "--holder", "h")
+	run(b(c, 9+c), "transition", "r", "a", "dispatched", "--holder", "h")
+	run(b(c, 7+c), "event", "r", "note", "--holder", "h")
 
-	run(b(1+c, 8+c), "start", "--id", "g", "--graph", "--holder", "h")
+	run(b(c, 8+c), "start", "--id", "g", "--graph", "--holder", "h")
 	run(free, "job", "add", "g", "j", "--holder", "h")
 	var claim struct{ Lease string }
-	if err := json.Unmarshal([]byte(run(b(1+c, 7+c), "job", "claim", "g", "--holder", "w", "--json")), &claim); err != nil || claim.Lease == "" {
+	if err := json.Unmarshal([]byte(run(b(c, 7+c), "job", "claim", "g", "--holder", "w", "--json")), &claim); err != nil || claim.Lease == "" {
 		t.Fatalf("job claim printed no lease: %v", err)
 	}
-	run(b(1+c, 8+c), "job", "done", "g", "j", "--lease", claim.Lease, "--status", "ok", "--holder", "w")
+	run(b(c, 8+c), "job", "done", "g", "j", "--lease", claim.Lease, "--status", "ok", "--holder", "w")
 
 	dirty(strings.TrimSpace(run(free, "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(11+c, 42+c), "worktree", "remove", "r", "a", "--holder", "h")
+	run(b(9+c, 42+c), "worktree", "remove", "r", "a", "--holder", "h")
 
 	dirty(strings.TrimSpace(run(free, "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(17+c, 63+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+	run(b(14+c, 63+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }
