@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -118,6 +119,16 @@ func TestEntriesFlaggedAgreesWithGit(t *testing.T) {
 				if n := Started() - before; !s.fallback && n != 0 {
 					t.Errorf("%s: EntriesFlagged started %d git processes, want none", s.name, n)
 				}
+				// The worktree's own index: what `ls-files -v` marks (Unusual, HidesChanges).
+				before = Started()
+				fa, fs, err := r.Worktree(dir).flaggedPaths(ctx)
+				la, ls := flagged([]byte(g("", "ls-files", "-v", "-z")))
+				if err != nil || !reflect.DeepEqual(uniq(fa), uniq(la)) || !reflect.DeepEqual(uniq(fs), uniq(ls)) {
+					t.Fatalf("%s: flaggedPaths = %q %q, %v; ls-files -v: %q %q", s.name, fa, fs, err, la, ls)
+				}
+				if n := Started() - before; !s.fallback && k.goGit && n != 0 { // sha256: the git dir is git's to find
+					t.Errorf("%s: flaggedPaths started %d git processes, want none", s.name, n)
+				}
 				// A torn index (one byte changed) is git's to read, or to refuse.
 				data[len(data)/2] ^= 0xff
 				if _, _, _, ok := entriesFlagged(data, k.format == "sha256"); ok {
@@ -126,6 +137,13 @@ func TestEntriesFlaggedAgreesWithGit(t *testing.T) {
 			}
 		})
 	}
+}
+
+// uniq is paths sorted, each once.
+func uniq(paths []string) []string {
+	out := slices.Clone(paths)
+	slices.Sort(out)
+	return slices.Compact(out)
 }
 
 // lsFilesFlagged parses `ls-files --stage -v -z` as EntriesFlagged does from git.

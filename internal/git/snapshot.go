@@ -309,6 +309,26 @@ func (t *TempIndex) EntriesFlagged(ctx context.Context) (entries []IndexEntry, a
 	return entries, assumed, skipped, err
 }
 
+// flaggedPaths is what `ls-files -v` says of the worktree's own index: the paths
+// marked assume-unchanged and those marked skip-worktree. The index is read in process
+// where its git dir is known without git and entriesFlagged understands the whole
+// file; git reads it otherwise.
+func (w *Worktree) flaggedPaths(ctx context.Context) (assumed, skipped []string, err error) {
+	if dir, ok := w.localGitDir(); ok {
+		if data, err := os.ReadFile(filepath.Join(dir, "index")); err == nil {
+			if _, assumed, skipped, ok := entriesFlagged(data, w.Repo.ObjectFormat == "sha256"); ok {
+				return assumed, skipped, nil
+			}
+		}
+	}
+	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
+	if err != nil {
+		return nil, nil, err
+	}
+	assumed, skipped = flagged(out)
+	return assumed, skipped, nil
+}
+
 // flagged reads `ls-files -v -z`: the paths whose entries carry the assume-unchanged
 // bit (a lower-case tag) and those marked skip-worktree (tag S or s).
 func flagged(out []byte) (assumed, skipped []string) {
@@ -430,11 +450,10 @@ func (w *Worktree) ListIgnored(ctx context.Context) ([]string, error) {
 // "keep my local edit of this tracked file" idiom; a sparse checkout's skip-worktree
 // files are absent). Status does not look at such files, so Dirty misses their edits.
 func (w *Worktree) HidesChanges(ctx context.Context) (bool, error) {
-	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
+	assumed, skipped, err := w.flaggedPaths(ctx)
 	if err != nil {
 		return false, err
 	}
-	assumed, skipped := flagged(out)
 	sparse := make(map[string]bool, len(skipped))
 	for _, p := range skipped {
 		sparse[p] = true

@@ -408,11 +408,11 @@ func (w *Worktree) Unusual(ctx context.Context) (string, error) {
 			return name, nil
 		}
 	}
-	out, err := w.git(ctx, nil, nil, "ls-files", "-v", "-z")
+	assumed, skipped, err := w.flaggedPaths(ctx)
 	if err != nil {
 		return "", err
 	}
-	if assumed, skipped := flagged(out); len(assumed)+len(skipped) > 0 {
+	if len(assumed)+len(skipped) > 0 {
 		return "index entries marked assume-unchanged or skip-worktree", nil
 	}
 	return "", nil
