@@ -71,8 +71,9 @@ func (u *localUpdate) release() {
 	if u.lock == nil {
 		return
 	}
-	u.lock.Close()
-	os.Remove(u.path + ".lock")
+	_ = u.lock.Close() // a lock whose value was written is closed already: nothing to report
+	// A lock that cannot be removed is left for the next writer's stale-lock rule.
+	_ = os.Remove(u.path + ".lock")
 	for dir := filepath.Dir(u.path); u.made != "" && len(dir) >= len(u.made); dir = filepath.Dir(dir) {
 		if os.Remove(dir) != nil {
 			break

@@ -4,6 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"time"
@@ -230,6 +233,9 @@ func (r *Repository) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 // Contains reports whether commit a is in the history of commit b (or is b), as
 // `merge-base --is-ancestor a b` says; both must exist (else an error).
 func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
+	if contains, ok := r.containsLocal(b, a); ok {
+		return contains, nil
+	}
 	_, err := r.git(ctx, "merge-base", "--is-ancestor", "--end-of-options", a.String(), b.String())
 	if err == nil {
 		return true, nil
@@ -239,4 +245,56 @@ func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
 		return false, nil
 	}
 	return false, err
+}
+
+// ancestryWalkMost is how many commits containsLocal reads before it leaves the
+// question to git, whose commit-graph answers a long history faster.
+const ancestryWalkMost = 1000
+
+// containsLocal is Contains answered from loose commits in process: ok only where
+// every commit of b's history it must read to be sure is a whole loose commit (the
+// ledger's own and a test's are; a real history is packed and goes to git), a is one
+// too, at most ancestryWalkMost of them, and nothing can make git see other parents:
+// no grafts, no shallow file, no replace ref.
+func (r *Repository) containsLocal(b, a OID) (contains, ok bool) {
+	g, goGit := r.objects.(*goGitStore)
+	if !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
+		return false, false
+	}
+	for _, name := range []string{"shallow", "info/grafts"} {
+		if _, err := os.Lstat(filepath.Join(r.CommonDir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return false, false
+		}
+	}
+	l := g.loose()
+	if typ, _, whole := l.readLoose(a.String()); !whole || typ != "commit" {
+		return false, false // git's error for a missing or other object
+	}
+	seen := map[OID]bool{b: true}
+	queue := []OID{b}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if id == a {
+			return true, true
+		}
+		if len(seen) > ancestryWalkMost {
+			return false, false
+		}
+		typ, data, whole := l.readLoose(id.String())
+		if !whole || typ != "commit" {
+			return false, false
+		}
+		info, err := parseCommit(id.String(), data)
+		if err != nil {
+			return false, false
+		}
+		for _, p := range info.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return false, true
 }

@@ -176,3 +176,59 @@ func TestRemotesAgreeWithGit(t *testing.T) {
 		t.Fatalf("Remotes = %q, git remote = %q", got, want)
 	}
 }
+
+// Contains answers from loose commits as `merge-base --is-ancestor` does, over a
+// history with a merge, and asks git where the walk is not certain: a packed commit,
+// a shallow file. Not parallel: it counts git processes.
+func TestContainsAgreesWithGit(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	tree := mustOID(t, g("", "rev-parse", "HEAD^{tree}"))
+	root := mustOID(t, g("", "rev-parse", "HEAD"))
+	commit := func(msg string, parents ...OID) OID {
+		id, err := r.WriteCommit(ctx, tree, parents, msg+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
+	}
+	a := commit("a", root)
+	b := commit("b", root)
+	m := commit("m", a, b)
+	c := commit("c", m)
+	all := []OID{root, a, b, m, c}
+	for _, x := range all {
+		for _, y := range all {
+			_, err := runGit(r.CommonDir, nil, "", "merge-base", "--is-ancestor", x.String(), y.String())
+			want := err == nil
+			before := Started()
+			got, gerr := r.Contains(ctx, y, x)
+			if gerr != nil || got != want || Started() != before {
+				t.Fatalf("Contains(%s, %s) = %v, %v with %d git processes; git says %v", y, x, got, gerr, Started()-before, want)
+			}
+		}
+	}
+	for _, c := range []struct {
+		name string
+		do   func()
+	}{
+		{"shallow", func() {
+			if err := os.WriteFile(filepath.Join(r.CommonDir, "shallow"), []byte(root.String()+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}},
+		{"packed", func() {
+			if err := os.Remove(filepath.Join(r.CommonDir, "shallow")); err != nil {
+				t.Fatal(err)
+			}
+			g("", "update-ref", "refs/atlas/keep", c.String())
+			g("", "repack", "-a", "-d", "-q")
+		}},
+	} {
+		c.do()
+		before := Started()
+		if got, err := r.Contains(ctx, m, a); !got || err != nil || Started() == before {
+			t.Fatalf("%s: Contains(m, a) = %v, %v, asked git %v", c.name, got, err, Started() != before)
+		}
+	}
+}
