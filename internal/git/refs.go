@@ -324,17 +324,8 @@ func (r *Repository) noRefsUnder(prefix string) bool {
 	if _, err := os.Lstat(filepath.Join(r.CommonDir, filepath.FromSlash(prefix))); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	f, err := os.Open(filepath.Join(r.CommonDir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return true
-	}
-	if err != nil {
-		return false
-	}
-	defer f.Close()
-	const most = 1 << 20 // a larger file is git's to search
-	data, err := io.ReadAll(io.LimitReader(f, most+1))
-	if err != nil || len(data) > most {
+	data, ok := readPackedRefs(r.CommonDir)
+	if !ok {
 		return false
 	}
 	// Under the prefix, or the prefix itself as a whole ref name (a packed ref).
@@ -375,33 +366,25 @@ func (r *Repository) listRefsLocal(prefixes []string) ([]Ref, bool) {
 			return nil, false
 		}
 	}
-	f, err := os.Open(filepath.Join(r.CommonDir, "packed-refs"))
-	switch {
-	case err == nil:
-		defer f.Close()
-		const most = 1 << 20
-		data, err := io.ReadAll(io.LimitReader(f, most+1))
-		if err != nil || len(data) > most {
+	data, ok := readPackedRefs(r.CommonDir)
+	if !ok {
+		return nil, false
+	}
+	for line := range strings.SplitSeq(string(data), "\n") {
+		if line == "" || line[0] == '#' || line[0] == '^' {
+			continue
+		}
+		id, name, ok := strings.Cut(line, " ")
+		if !ok || !isHexID(id) {
 			return nil, false
 		}
-		for line := range strings.SplitSeq(string(data), "\n") {
-			if line == "" || line[0] == '#' || line[0] == '^' {
-				continue
-			}
-			id, name, ok := strings.Cut(line, " ")
-			if !ok || !isHexID(id) {
-				return nil, false
-			}
-			if _, loose := found[name]; loose || !underAny(name, clean) {
-				continue
-			}
-			if !plainRefName(name) {
-				return nil, false
-			}
-			found[name] = id
+		if _, loose := found[name]; loose || !underAny(name, clean) {
+			continue
 		}
-	case !errors.Is(err, fs.ErrNotExist):
-		return nil, false
+		if !plainRefName(name) {
+			return nil, false
+		}
+		found[name] = id
 	}
 	var refs []Ref
 	for name, id := range found {
@@ -471,4 +454,24 @@ func plainRefName(name string) bool {
 		}
 	}
 	return true
+}
+
+// readPackedRefs is the repository's packed-refs (nil when there is none); ok is false
+// when it cannot be read or is larger than a mebibyte (git's to search). Every
+// in-process reader of refs reads it through here.
+func readPackedRefs(commonDir string) (data []byte, ok bool) {
+	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, true
+	}
+	if err != nil {
+		return nil, false
+	}
+	defer f.Close()
+	const most = 1 << 20
+	data, err = io.ReadAll(io.LimitReader(f, most+1))
+	if err != nil || len(data) > most {
+		return nil, false
+	}
+	return data, true
 }

@@ -303,22 +303,3 @@ func (u *localUpdate) writeLock() error {
 	}
 	return nil
 }
-
-// readPackedRefs is the repository's packed-refs (nil when there is none); ok is false
-// when it cannot be read or is larger than a mebibyte (git's to search).
-func readPackedRefs(commonDir string) (data []byte, ok bool) {
-	f, err := os.Open(filepath.Join(commonDir, "packed-refs"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil, true
-	}
-	if err != nil {
-		return nil, false
-	}
-	defer f.Close()
-	const most = 1 << 20
-	data, err = io.ReadAll(io.LimitReader(f, most+1))
-	if err != nil || len(data) > most {
-		return nil, false
-	}
-	return data, true
-}
