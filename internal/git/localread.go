@@ -30,7 +30,7 @@ import (
 // A benchmark may change it.
 var localRefsMost = 1024
 
-// localSpec is what resolveLoose found for one spec.
+// localSpec is what resolve found for one spec.
 type localSpec struct {
 	id      string // the loose object that answers it, or ""
 	missing bool   // the path certainly names nothing: git would answer missing
@@ -85,7 +85,7 @@ func (c *looseTrees) tree(id string) []byte {
 	return t
 }
 
-// resolveLoose finds the loose object that answers spec (a full id, or
+// resolve finds the loose object that answers spec (a full id, or
 // "<rev>:<path>" through a loose commit or tree and loose trees, the path plain: no empty,
 // "." or ".." part, which git reads relative to a working directory), or that the
 // path certainly names nothing. The zero localSpec: git must answer.
