@@ -45,9 +45,10 @@ func Rounds(short, long int) int { return testknob.Rounds(short, long) }
 // Command returns the path of the git-atlas binary, built once per test binary (the
 // first test that asks builds it, with `go build`, into a temporary directory that
 // RemoveCommand removes; Pin calls it) and shared by every test after. Its directory
-// can go first on PATH for `git atlas`. It is built without the race detector: the
-// processes are what is under test, and a race-built git-atlas costs about twice the
-// CPU in each of the suites' thousands of commands; the packages' own tests run
+// can go first on PATH for `git atlas`. It is built as the README installs it
+// (static: no dynamic loader to run at each start) and without the race detector:
+// the processes are what is under test, and a race-built git-atlas costs about twice
+// the CPU in each of the suites' thousands of commands; the packages' own tests run
 // git-atlas's code in process under -race, and the root package's TestGolden runs
 // its commands as the race-built test binary. It is every suite's git-atlas process
 // (one build, not one per helper).
@@ -72,7 +73,8 @@ func Build() (string, error) {
 		command.dir = dir
 		bin := filepath.Join(dir, "git-atlas")
 		build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
-		build.Env = startEnv // the person's go caches, not Pin's home
+		// The person's go caches, not Pin's home; CGO_ENABLED=0 as the README has it.
+		build.Env = append(startEnv[:len(startEnv):len(startEnv)], "CGO_ENABLED=0")
 		out, err := build.CombinedOutput()
 		if err != nil {
 			command.err = fmt.Errorf("go build: %w\n%s", err, out)
