@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"io"
 	"strings"
 	"testing"
 
@@ -14,7 +15,7 @@ import (
 func TestHelpIsTheRequestsText(t *testing.T) {
 	t.Parallel()
 	var root CLI
-	k, err := kong.New(&root, kong.Name("git atlas"), kong.Exit(func(int) {}), helpVars())
+	k, err := kong.New(&root, kong.Name("git atlas"), kong.Exit(func(int) {}), fieldHelpIn())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,3 +41,20 @@ func TestHelpIsTheRequestsText(t *testing.T) {
 		}
 	}
 }
+
+// TestFullTreeCost: the whole tree's model (help, completion, every parse error) is
+// built without kong interpolating the field texts into every value: kong does that
+// for each variable it is given, one regexp pass per variable and value, several
+// times the allocations of building the model itself (BenchmarkFullParser with
+// -benchmem, before and after fieldHelpIn).
+func TestFullTreeCost(t *testing.T) {
+	n := testing.AllocsPerRun(2, func() {
+		if _, _, err := newParser([]string{"resume", "--brief"}, io.Discard, io.Discard, true); err != nil {
+			t.Fatal(err)
+		}
+	})
+	if n > 40000 {
+		t.Errorf("building the whole tree made %v allocations: kong interpolated variables of ours into every value", n)
+	}
+}
+

@@ -313,19 +313,75 @@ func newParser(args []string, stdout, stderr io.Writer, full bool) (*kong.Kong, 
 		}
 	}
 	var root CLI
-	k, err := kong.New(&root, append(opts, helpVars())...)
+	k, err := kong.New(&root, append(opts, fieldHelpIn())...)
 	return k, parsed{Globals: &root.Globals, full: true}, err
 }
 
-// helpVars are kong's variables for the whole tree's help: the help of the requests'
-// fields as the operations word it (ops.FieldHelp, the text MCP's input schemas
-// show too), each field it names spelled as a flag: ${driver_ttl} in a help tag.
-func helpVars() kong.Vars {
-	vars := kong.Vars{}
-	for _, key := range ops.FieldHelpKeys() {
-		vars[key] = ops.FieldHelp(key, flagSpelling)
+// fieldHelpIn puts the help of the requests' fields, as the operations word it
+// (ops.FieldHelp, the text MCP's input schemas show too, each field it names spelled
+// as a flag), into the whole tree's help where a tag names one: ${driver_ttl}. It runs
+// before kong's own interpolation, which then has no variable of ours to do: kong
+// interpolates every variable it is given into every value it visits, whether the
+// value names it or not, one regexp pass each (BenchmarkFullParser).
+func fieldHelpIn() kong.Option {
+	return kong.PostBuild(func(k *kong.Kong) error {
+		known := map[string]bool{}
+		for _, key := range ops.FieldHelpKeys() {
+			known[key] = true
+		}
+		expandFieldHelp(k.Model.Node, known, map[string]string{})
+		return nil
+	})
+}
+
+// expandFieldHelp replaces ${key} by the field help of key, for each key known, in
+// the help of n and of what kong.Visit would visit under it; texts is the cache of
+// the help already spelled. A ${name} that is not a field's is left to kong.
+func expandFieldHelp(n *kong.Node, known map[string]bool, texts map[string]string) {
+	expand := func(s string) string {
+		if !strings.Contains(s, "${") {
+			return s
+		}
+		var b strings.Builder
+		for {
+			i := strings.Index(s, "${")
+			if i < 0 {
+				break
+			}
+			j := strings.IndexByte(s[i+2:], '}')
+			if j < 0 {
+				break
+			}
+			key := s[i+2 : i+2+j]
+			b.WriteString(s[:i])
+			if known[key] {
+				text, ok := texts[key]
+				if !ok {
+					text = ops.FieldHelp(key, flagSpelling)
+					texts[key] = text
+				}
+				b.WriteString(text)
+			} else {
+				b.WriteString(s[i : i+3+j])
+			}
+			s = s[i+3+j:]
+		}
+		b.WriteString(s)
+		return b.String()
 	}
-	return vars
+	n.Help = expand(n.Help)
+	if n.Argument != nil {
+		n.Argument.Help = expand(n.Argument.Help)
+	}
+	for _, f := range n.Flags {
+		f.Help = expand(f.Help)
+	}
+	for _, p := range n.Positional {
+		p.Help = expand(p.Help)
+	}
+	for _, c := range n.Children {
+		expandFieldHelp(c, known, texts)
+	}
 }
 
 // noHelp clears a leaf model's help text before kong interpolates it (kong runs its

@@ -138,3 +138,13 @@ func BenchmarkLeafParser(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkFullParser: building the whole tree's model, as help, completion and every
+// parse error do.
+func BenchmarkFullParser(b *testing.B) {
+	for i := 0; i < b.N; i++ {
+		if _, _, err := newParser([]string{"resume", "--brief"}, io.Discard, io.Discard, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

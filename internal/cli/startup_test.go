@@ -32,7 +32,7 @@ func TestVersionBeforeKong(t *testing.T) {
 // command line that names a command builds a leaf model).
 func TestClearHelp(t *testing.T) {
 	var root CLI
-	k, err := kong.New(&root, kong.Name("git atlas"), kong.Exit(func(int) {}), helpVars())
+	k, err := kong.New(&root, kong.Name("git atlas"), kong.Exit(func(int) {}), fieldHelpIn())
 	if err != nil {
 		t.Fatal(err)
 	}
