@@ -24,6 +24,15 @@ import (
 // the object before its bytes are flushed and takes an existing name for a whole
 // object, so it is not used for writing (docs/git-notes.md §4).
 
+// zlibWriters are the compressors of loose objects, kept for the next object: a new
+// one allocates and clears its tables, several times the work of compressing a
+// ledger's document. The level is git's for loose objects when core.looseCompression
+// and core.compression are unset: the fastest.
+var zlibWriters = sync.Pool{New: func() any {
+	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
+	return zw
+}}
+
 // looseWriter writes loose objects into a repository's object store.
 type looseWriter struct {
 	objects string // <common dir>/objects
@@ -84,7 +93,9 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer func() { _ = os.Remove(tmp) }() // after the link, the name stays and this goes
-	zw := zlib.NewWriter(f)
+	zw := zlibWriters.Get().(*zlib.Writer)
+	defer zlibWriters.Put(zw)
+	zw.Reset(f)
 	_, err = fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
 	if err == nil {
 		_, err = zw.Write(data)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -66,6 +67,11 @@ func TestObjectsMatchGit(t *testing.T) {
 			}
 			if want := g("{\"a\":1}\n", "hash-object", "--stdin"); b1.String() != want || len(b1.String()) != idLen {
 				t.Fatalf("blob id %s, git says %s", b1, want)
+			}
+			// Compressed at git's level for loose objects (the zlib header says which).
+			theirs := g("git's own\n", "hash-object", "-w", "--stdin")
+			if ours, git := looseHeader(t, r, b1.String()), looseHeader(t, r, theirs); ours != git {
+				t.Errorf("a loose object's zlib header is %x, git's own %x", ours, git)
 			}
 			b2, _ := r.WriteBlob(ctx, []byte("two\n"))
 			tree, err := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: b2.String()}, {Name: "run.json", Blob: b1.String()}})
@@ -291,4 +297,19 @@ func TestCommitIDsAreParsed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// looseHeader is the first two bytes (the zlib header) of the loose object id.
+func looseHeader(t *testing.T, r *Repository, id string) [2]byte {
+	t.Helper()
+	f, err := os.Open(filepath.Join(r.CommonDir, "objects", id[:2], id[2:]))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	var h [2]byte
+	if _, err := io.ReadFull(f, h[:]); err != nil {
+		t.Fatal(err)
+	}
+	return h
 }
