@@ -102,7 +102,7 @@ func TestGCMaxSize(t *testing.T) {
 		t.Fatalf("gc --recoveries without a budget deletes %s", got)
 	}
 	budget := keep
-	budget.MaxSize = 7000
+	budget.MaxSize = 9000
 	_, plan := f.planned(budget, audit.DeleteRef)
 	var deleted []string
 	for _, a := range plan.Actions {
@@ -111,7 +111,7 @@ func TestGCMaxSize(t *testing.T) {
 		}
 	}
 	if strings.Join(deleted, " ") != refs[0] || plan.UnreachableBytes < 6000 {
-		t.Fatalf("gc --max-size 7000 plans %v, %d bytes unreachable; want the oldest %s only, 6000 bytes or more", deleted, plan.UnreachableBytes, refs[0])
+		t.Fatalf("gc --max-size 9000 plans %v, %d bytes unreachable; want the oldest %s only, 6000 bytes or more", deleted, plan.UnreachableBytes, refs[0])
 	}
 	budget.Apply = true
 	res, err := f.ops.GC(f.ctx, budget)

@@ -24,14 +24,58 @@ import (
 // the object before its bytes are flushed and takes an existing name for a whole
 // object, so it is not used for writing (docs/git-notes.md §4).
 
-// zlibWriters are the compressors of loose objects, kept for the next object: a new
-// one allocates and clears its tables, several times the work of compressing a
-// ledger's document. The level is git's for loose objects when core.looseCompression
-// and core.compression are unset: the fastest.
-var zlibWriters = sync.Pool{New: func() any {
-	zw, _ := zlib.NewWriterLevel(nil, zlib.BestSpeed)
-	return zw
-}}
+// compressors keeps the loose writer's compressors for the next object: a new one
+// allocates and clears its tables, several times the work of compressing a ledger's
+// document. A channel, not a sync.Pool, which empties at every garbage collection.
+// The level is git's for loose objects when core.looseCompression and
+// core.compression are unset: the fastest.
+var compressors = make(chan *zlib.Writer, 4)
+
+// compressor is a compressor writing to w: a kept one, or a new one.
+func compressor(w io.Writer) *zlib.Writer {
+	select {
+	case zw := <-compressors:
+		zw.Reset(w)
+		return zw
+	default:
+		zw, _ := zlib.NewWriterLevel(w, zlib.BestSpeed)
+		return zw
+	}
+}
+
+// keepCompressor keeps zw for the next object, when there is room.
+func keepCompressor(zw *zlib.Writer) {
+	zw.Reset(nil)
+	select {
+	case compressors <- zw:
+	default:
+	}
+}
+
+// decompressors keeps the readers of whole loose objects, as compressors keeps the
+// writers.
+var decompressors = make(chan io.ReadCloser, 4)
+
+// decompressor is a reader of the zlib stream r: a kept one, or a new one.
+func decompressor(r io.Reader) (io.ReadCloser, error) {
+	select {
+	case zr := <-decompressors:
+		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
+			return nil, err
+		}
+		return zr, nil
+	default:
+		return zlib.NewReader(r)
+	}
+}
+
+// keepDecompressor keeps zr for the next object, when there is room.
+func keepDecompressor(zr io.ReadCloser) {
+	select {
+	case decompressors <- zr:
+	default:
+	}
+}
 
 // looseWriter writes loose objects into a repository's object store.
 type looseWriter struct {
@@ -93,9 +137,8 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 	}
 	tmp := f.Name()
 	defer func() { _ = os.Remove(tmp) }() // after the link, the name stays and this goes
-	zw := zlibWriters.Get().(*zlib.Writer)
-	defer zlibWriters.Put(zw)
-	zw.Reset(f)
+	zw := compressor(f)
+	defer keepCompressor(zw)
 	_, err = fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
 	if err == nil {
 		_, err = zw.Write(data)
@@ -139,11 +182,12 @@ func (l looseWriter) read(p, id string) (typ string, data []byte, ok bool) {
 		return "", nil, false
 	}
 	defer f.Close()
-	zr, err := zlib.NewReader(f)
+	zr, err := decompressor(f)
 	if err != nil {
 		return "", nil, false
 	}
 	raw, err := io.ReadAll(zr)
+	keepDecompressor(zr)
 	if err != nil {
 		return "", nil, false
 	}
