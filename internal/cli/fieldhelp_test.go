@@ -57,4 +57,3 @@ func TestFullTreeCost(t *testing.T) {
 		t.Errorf("building the whole tree made %v allocations: kong interpolated variables of ours into every value", n)
 	}
 }
-
