@@ -26,55 +26,51 @@ import (
 
 // compressors keeps the loose writer's compressors for the next object: a new one
 // allocates and clears its tables, several times the work of compressing a ledger's
-// document. A channel, not a sync.Pool, which empties at every garbage collection.
-// The level is git's for loose objects when core.looseCompression and
+// document. The level is git's for loose objects when core.looseCompression and
 // core.compression are unset: the fastest.
-var compressors = make(chan *zlib.Writer, 4)
+var compressors = make(kept[*zlib.Writer], 4)
+
+// decompressors keeps the readers of whole loose objects the same way.
+var decompressors = make(kept[io.ReadCloser], 4)
+
+// kept holds values for reuse within the process: a channel, not a sync.Pool, which
+// empties at every garbage collection.
+type kept[T any] chan T
+
+// take returns a kept value, if there is one.
+func (k kept[T]) take() (v T, ok bool) {
+	select {
+	case v = <-k:
+		return v, true
+	default:
+		return v, false
+	}
+}
+
+// keep keeps v for the next taker, when there is room.
+func (k kept[T]) keep(v T) {
+	select {
+	case k <- v:
+	default:
+	}
+}
 
 // compressor is a compressor writing to w: a kept one, or a new one.
 func compressor(w io.Writer) *zlib.Writer {
-	select {
-	case zw := <-compressors:
+	if zw, ok := compressors.take(); ok {
 		zw.Reset(w)
 		return zw
-	default:
-		zw, _ := zlib.NewWriterLevel(w, zlib.BestSpeed)
-		return zw
 	}
+	zw, _ := zlib.NewWriterLevel(w, zlib.BestSpeed)
+	return zw
 }
-
-// keepCompressor keeps zw for the next object, when there is room.
-func keepCompressor(zw *zlib.Writer) {
-	zw.Reset(nil)
-	select {
-	case compressors <- zw:
-	default:
-	}
-}
-
-// decompressors keeps the readers of whole loose objects, as compressors keeps the
-// writers.
-var decompressors = make(chan io.ReadCloser, 4)
 
 // decompressor is a reader of the zlib stream r: a kept one, or a new one.
 func decompressor(r io.Reader) (io.ReadCloser, error) {
-	select {
-	case zr := <-decompressors:
-		if err := zr.(zlib.Resetter).Reset(r, nil); err != nil {
-			return nil, err
-		}
-		return zr, nil
-	default:
-		return zlib.NewReader(r)
+	if zr, ok := decompressors.take(); ok {
+		return zr, zr.(zlib.Resetter).Reset(r, nil)
 	}
-}
-
-// keepDecompressor keeps zr for the next object, when there is room.
-func keepDecompressor(zr io.ReadCloser) {
-	select {
-	case decompressors <- zr:
-	default:
-	}
+	return zlib.NewReader(r)
 }
 
 // looseWriter writes loose objects into a repository's object store.
@@ -138,7 +134,7 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 	tmp := f.Name()
 	defer func() { _ = os.Remove(tmp) }() // after the link, the name stays and this goes
 	zw := compressor(f)
-	defer keepCompressor(zw)
+	defer compressors.keep(zw)
 	_, err = fmt.Fprintf(zw, "%s %d\x00", typ, len(data))
 	if err == nil {
 		_, err = zw.Write(data)
@@ -187,7 +183,7 @@ func (l looseWriter) read(p, id string) (typ string, data []byte, ok bool) {
 		return "", nil, false
 	}
 	raw, err := io.ReadAll(zr)
-	keepDecompressor(zr)
+	decompressors.keep(zr)
 	if err != nil {
 		return "", nil, false
 	}
