@@ -43,7 +43,8 @@ var localAdds atomic.Int64
 // sha256, reftable, worktreeConfig), an extensions.* key, a sparse checkout, a shared
 // repository, core.worktree, an include of any kind, `git -c` or GIT_CONFIG in the
 // environment, a checkout reached through GIT_DIR, a common dir not the user's own, a
-// base name git would sanitise, a path that exists and is not an empty directory or
+// path with a byte outside printable ASCII, a lock reason with a NUL, a base name git
+// would sanitise, a path that exists and is not an empty directory or
 // that a registration names already, an identity or date git would compute from
 // anything but the environment and the configuration (the account's name, an EMAIL
 // variable, a date not in the form ISO 8601 UTC), a time zone Go did not load.
@@ -52,6 +53,9 @@ var localAdds atomic.Int64
 // checkout is set, checks it out with one git reset. done is false when git must do
 // it all: nothing was written then.
 func (r *Repository) addWorktreeLocal(ctx context.Context, path string, commit OID, lockReason string, checkout bool, hold *os.File) (done bool, err error) {
+	if strings.ContainsRune(lockReason, 0) {
+		return false, nil // git writes a reason up to its first NUL
+	}
 	plan, ok := r.localAddPlan(ctx, path, commit)
 	if !ok {
 		return false, nil
@@ -109,6 +113,11 @@ func (r *Repository) localAddPlan(ctx context.Context, path string, commit OID) 
 	}
 	if checkoutEnv(r.CommonDir) != nil || !filepath.IsAbs(path) || filepath.Clean(path) != path {
 		return p, false
+	}
+	for i := 0; i < len(path); i++ {
+		if path[i] < 0x20 || path[i] >= 0x7f {
+			return p, false // git may precompose such a path (core.precomposeUnicode)
+		}
 	}
 	common, err := filepath.EvalSymlinks(r.CommonDir)
 	if err != nil {

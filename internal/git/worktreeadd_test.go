@@ -224,6 +224,7 @@ func TestAddWorktreeFallsBackToGit(t *testing.T) {
 	}{
 		{name: "a base name git sanitises", path: "a:b"},
 		{name: "a base name starting with a dot", path: ".hidden"},
+		{name: "a path outside ASCII", path: "caf\u00e9"},
 		{name: "a file where the worktree goes", path: "file-there",
 			set: func() { _ = os.WriteFile(filepath.Join(base, "file-there"), nil, 0o644) }},
 		{name: "git -c in the environment", path: "env-c",
@@ -297,5 +298,26 @@ func TestWithoutCrud(t *testing.T) {
 		if got := withoutCrud(in); got != want {
 			t.Errorf("withoutCrud(%q) = %q, want %q", in, got, want)
 		}
+	}
+}
+
+// A checkout that fails leaves what a failed `git worktree add` leaves: nothing (git's
+// remove_junk), neither the registration nor the directory. Not parallel: it counts.
+func TestAddWorktreeFailedCheckoutLeavesNothing(t *testing.T) {
+	ctx := context.Background()
+	r, _ := testRepo(t, kinds[0])
+	path := filepath.Join(t.TempDir(), "w")
+	missing := mustOID(t, strings.Repeat("1", len(r.NullID())))
+	if _, ok := r.localAddPlan(ctx, path, missing); !ok {
+		t.Fatal("the local registration is not taken")
+	}
+	if err := r.AddWorktree(ctx, path, missing, "r", nil); err == nil {
+		t.Fatal("a worktree was added at a missing commit")
+	}
+	if _, err := os.Lstat(path); !os.IsNotExist(err) {
+		t.Errorf("the worktree directory is left: %v", err)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); len(entries) != 0 {
+		t.Errorf("registrations are left: %v", entries)
 	}
 }
