@@ -10,6 +10,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 )
 
 // twinRepos makes the same repositories twice, under base/git and base/local, with
@@ -319,5 +320,99 @@ func TestAddWorktreeFailedCheckoutLeavesNothing(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(r.CommonDir, "worktrees")); len(entries) != 0 {
 		t.Errorf("registrations are left: %v", entries)
+	}
+}
+
+// The reflog's identity is git's (`git var GIT_COMMITTER_IDENT`) where it is computed
+// in process: from the configuration (committer.* over user.*, crud trimmed) or the
+// environment, dated by GIT_COMMITTER_DATE in the form read here or now in the local
+// zone; anything else declines. Not parallel: it changes the environment.
+func TestCommitterIdentAgreesWithGit(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	for _, name := range []string{"GIT_COMMITTER_NAME", "GIT_COMMITTER_EMAIL"} {
+		t.Setenv(name, "") // restored after the test
+		_ = os.Unsetenv(name)
+	}
+	g("", "config", "user.name", "U Ser")
+	g("", "config", "user.email", "user@example.com")
+	g("", "config", "committer.name", " .Com <m> itter.")
+	ident := func() (string, bool) {
+		t.Helper()
+		r.ReloadConfig()
+		return committerIdent(r.configIn(ctx, r.CommonDir), time.Now())
+	}
+	t.Setenv("GIT_COMMITTER_DATE", "2026-01-01T00:00:00Z")
+	want := g("", "var", "GIT_COMMITTER_IDENT")
+	if got, ok := ident(); !ok || got != want {
+		t.Errorf("from the configuration: %q, %v; git: %q", got, ok, want)
+	}
+	t.Setenv("GIT_COMMITTER_NAME", "Env Name")
+	want = g("", "var", "GIT_COMMITTER_IDENT")
+	if got, ok := ident(); !ok || got != want {
+		t.Errorf("from the environment: %q, %v; git: %q", got, ok, want)
+	}
+	t.Setenv("GIT_COMMITTER_DATE", "")
+	want = g("", "var", "GIT_COMMITTER_IDENT")
+	got, ok := ident()
+	stamp := regexp.MustCompile(`> [0-9]+ `)
+	if !ok || stamp.ReplaceAllString(got, "> T ") != stamp.ReplaceAllString(want, "> T ") {
+		t.Errorf("now: %q, %v; git: %q", got, ok, want)
+	}
+	t.Setenv("GIT_COMMITTER_DATE", "@1767225600 +0100")
+	if got, ok := ident(); ok {
+		t.Errorf("a date in another form read as %q", got)
+	}
+	t.Setenv("GIT_COMMITTER_DATE", "")
+	t.Setenv("TZ", "Asia/Kolkata") // not the zone Go loaded at start
+	if got, ok := ident(); ok && time.Local.String() != "Asia/Kolkata" {
+		t.Errorf("a zone Go did not load read as %q", got)
+	}
+	t.Setenv("GIT_COMMITTER_NAME", "") // git takes the account's name
+	if got, ok := ident(); ok {
+		t.Errorf("an empty name read as %q", got)
+	}
+}
+
+// A repository whose refs or objects go through git, or with reftable, and a path git
+// refuses or a registration names already are git's to add.
+func TestAddWorktreeLocalDeclines(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	for _, k := range kinds[1:] {
+		r, g := testRepo(t, k)
+		commit := mustOID(t, g("", "rev-parse", "HEAD"))
+		if _, ok := r.localAddPlan(ctx, filepath.Join(t.TempDir(), "w"), commit); ok {
+			t.Errorf("%s: the local registration would be taken", k.name)
+		}
+	}
+	r, g := testRepo(t, kinds[0])
+	commit := mustOID(t, g("", "rev-parse", "HEAD"))
+	base := t.TempDir()
+	if _, ok := r.localAddPlan(ctx, filepath.Join(base, "fine"), commit); !ok {
+		t.Fatal("the local registration is not taken for a plain repository")
+	}
+	full := filepath.Join(base, "full")
+	if err := os.MkdirAll(filepath.Join(full, "x"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	gone := filepath.Join(base, "gone")
+	g("", "worktree", "add", "-q", "--detach", gone)
+	if err := os.RemoveAll(gone); err != nil {
+		t.Fatal(err)
+	}
+	for name, path := range map[string]string{
+		"a non-empty directory": full, "a registered missing worktree": gone,
+		"a relative path": "rel/w", "an unclean path": base + "/a/../w",
+	} {
+		if _, ok := r.localAddPlan(ctx, path, commit); ok {
+			t.Errorf("%s: the local registration would be taken", name)
+		}
+	}
+	if err := os.Mkdir(filepath.Join(r.CommonDir, "reftable"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := r.localAddPlan(ctx, filepath.Join(base, "fine"), commit); ok {
+		t.Error("reftable: the local registration would be taken")
 	}
 }
