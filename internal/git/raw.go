@@ -210,9 +210,13 @@ func (r *Repository) filtersOff(ctx context.Context) []string {
 
 // AddWorktreeNoCheckout adds a detached linked worktree at commit without checking any
 // file out (and so without running the user's smudge filters): for a restore that
-// writes the files itself (ResetTo).
+// writes the files itself (ResetTo). git's --no-checkout registers the worktree
+// as a checkout does and skips only the reset: the same local registration applies.
 func (r *Repository) AddWorktreeNoCheckout(ctx context.Context, path string, commit OID) error {
 	start := time.Now()
+	if done, err := r.addWorktreeLocal(ctx, path, commit, "", false, nil); done {
+		return r.worktreeAdded(start, path, err)
+	}
 	_, err := r.runWorktree(ctx, cmd{dir: r.CommonDir, args: []string{"worktree", "add", "--quiet", "--detach", "--no-checkout", "--end-of-options", path, commit.String()}})
 	return r.worktreeAdded(start, path, err)
 }

@@ -118,8 +118,13 @@ func parseWorktrees(out string) []WorktreeInfo {
 // reason in one step (docs/git-notes.md: create detached, make branches separately). The
 // user's post-checkout hook does not run: every internal call disables hooks. A
 // non-nil hold (a Marker's file) is inherited by git, so the marker stays held for as
-// long as git runs, even if this process is killed first.
+// long as git runs, even if this process is killed first. The registration is
+// written in process where that is certain to equal git's (addWorktreeLocal).
 func (r *Repository) AddWorktree(ctx context.Context, path string, commit OID, lockReason string, hold *os.File) error {
+	start := time.Now()
+	if done, err := r.addWorktreeLocal(ctx, path, commit, lockReason, true, hold); done {
+		return r.worktreeAdded(start, path, err)
+	}
 	args := []string{"worktree", "add", "--quiet", "--detach"}
 	if lockReason != "" {
 		args = append(args, "--lock", "--reason", lockReason)
@@ -128,7 +133,6 @@ func (r *Repository) AddWorktree(ctx context.Context, path string, commit OID, l
 	if hold != nil {
 		c.extra = []*os.File{hold}
 	}
-	start := time.Now()
 	_, err := r.runWorktree(ctx, c)
 	return r.worktreeAdded(start, path, err)
 }
