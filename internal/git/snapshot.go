@@ -481,16 +481,11 @@ type TreeItem struct {
 
 // LsTree lists every file of tree, recursively, reading it back from the object store.
 func (r *Repository) LsTree(ctx context.Context, tree OID) ([]TreeItem, error) {
-	if g, ok := r.objects.(*goGitStore); ok {
-		if list, ok := g.lsTreeLoose(tree.String()); ok {
-			return list, nil
-		}
-	}
-	out, err := r.git(ctx, "ls-tree", "-r", "-z", "--full-tree", "--end-of-options", tree.String())
+	lists, err := r.LsTrees(ctx, tree)
 	if err != nil {
 		return nil, err
 	}
-	return parseLsTree(string(out))
+	return lists[0], nil
 }
 
 // parseLsTree reads `ls-tree -z` records ("<mode> SP <type> SP <id> TAB <path>" NUL).
