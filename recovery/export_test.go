@@ -19,3 +19,6 @@ func CaptureOnce(ctx context.Context, repo *git.Repository, path string, status 
 
 // ErrConverted is errConverted, for tests.
 var ErrConverted = errConverted
+
+// WriteMetaTree is writeMetaTree, for tests.
+var WriteMetaTree = writeMetaTree

@@ -588,6 +588,13 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	// hold it against the index. The two checks are independent and run at once; the
 	// disk's is reported first.
 	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData(), stagedByGit: !raw}
+	// Both trees are read back together: the subtrees they share (every directory
+	// the changes left alone) are read once. Should that fail, each is read on its own
+	// below, and the failure is reported for the tree it concerns.
+	var indexItems []git.TreeItem
+	if lists, err := wt.Repo.LsTrees(ctx, m.Tree, m.IndexTree); err == nil {
+		v.items, indexItems = lists[0], lists[1]
+	}
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
@@ -597,7 +604,7 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 			embedded, err = v.check(ctx, m.Tree.String())
 			return err
 		}
-		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries)
+		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries, indexItems)
 	})
 	for _, err := range checks {
 		if err != nil {
@@ -710,11 +717,14 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 
 // checkIndexTree holds the index tree against the merged entries of the index copy:
 // every one present with its mode and blob. An intent-to-add entry (an empty blob that
-// write-tree leaves out) is the one allowed absence.
-func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry) error {
-	items, err := repo.LsTree(ctx, tree)
-	if err != nil {
-		return fmt.Errorf("read back index tree: %w", err)
+// write-tree leaves out) is the one allowed absence. items is the tree as read back
+// already (nil: it is read here).
+func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry, items []git.TreeItem) error {
+	if items == nil {
+		var err error
+		if items, err = repo.LsTree(ctx, tree); err != nil {
+			return fmt.Errorf("read back index tree: %w", err)
+		}
 	}
 	got := make(map[string]git.TreeItem, len(items))
 	for _, it := range items {
@@ -748,10 +758,15 @@ func emptyBlob(ctx context.Context, repo *git.Repository) (string, error) {
 
 // writeMetaTree builds {manifest.json, conflicts/<stage>/<path>} through a temporary
 // index: the stages' blobs are in the store already, and write-tree nests the paths.
+// Without conflicts the tree is manifest.json alone, written as one flat tree (by
+// the object store's own writer: no update-index and write-tree processes).
 func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, unmerged []git.IndexEntry) (git.OID, error) {
 	blob, err := repo.WriteBlob(ctx, manifest)
 	if err != nil {
 		return git.OID{}, err
+	}
+	if len(unmerged) == 0 {
+		return repo.WriteTree(ctx, []git.TreeEntry{{Name: "manifest.json", Blob: blob.String()}})
 	}
 	ti, err := repo.NewTempIndex()
 	if err != nil {
