@@ -459,6 +459,9 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		m.Pending[name] = id
 	}
 
+	// The trees are read back, and the blobs' sizes asked, through the command's
+	// cat-file: started now, beside the steps below.
+	wt.Repo.StartObjectReader(ctx)
 	// The worktree's index, copied once: every later step works on copies of it.
 	idx, err := wt.CopyIndex(ctx)
 	if err != nil {

@@ -3,6 +3,8 @@ package git
 import (
 	"context"
 	"fmt"
+	"os"
+	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
@@ -146,4 +148,121 @@ func writeLiteralTree(t *testing.T, r *Repository, g func(stdin string, args ...
 	t.Helper()
 	_ = r
 	return g(string(content), "hash-object", "-t", "tree", "-w", "--literally", "--stdin")
+}
+
+// TestObjectSizesAsGitSays holds ObjectSizes against `git cat-file -s` for packed and
+// loose objects and a missing one, asked through the command's long-lived cat-file
+// and through a process of its own.
+func TestObjectSizesAsGitSays(t *testing.T) {
+	t.Parallel()
+	for _, keep := range []bool{false, true} {
+		ctx := context.Background()
+		r, g := testRepo(t, kinds[0])
+		if keep {
+			r.KeepObjectReader()
+		}
+		g("commit refs/heads/p\ncommitter C <c@x> 1767225600 +0000\ndata 2\np\nM 100644 inline a\ndata 4\nabc\nM 100644 inline b\ndata 0\n\n", "fast-import", "--quiet")
+		g("", "repack", "-q", "-a", "-d")
+		names := []string{g("", "rev-parse", "p:a"), g("", "rev-parse", "p:b"), g("", "rev-parse", "p^{tree}"),
+			g("loose\n", "hash-object", "-w", "--stdin")}
+		var ids []OID
+		for _, n := range names {
+			id, err := ParseOID(n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ids = append(ids, id)
+		}
+		gone, _ := ParseOID(strings.Repeat("2", 40))
+		sizes, missing, err := r.ObjectSizes(ctx, append(ids, gone))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			if want := g("", "cat-file", "-s", n); fmt.Sprint(sizes[n]) != want {
+				t.Errorf("keep %v: size of %s = %d, git says %s", keep, n, sizes[n], want)
+			}
+		}
+		if len(sizes) != len(names) || len(missing) != 1 || missing[0] != gone.String() {
+			t.Errorf("keep %v: sizes %v, missing %v; want %d sizes and %s missing", keep, sizes, missing, len(names), gone)
+		}
+		r.Close()
+	}
+}
+
+// TestStartObjectReader: the long-lived cat-file started ahead is the one later reads
+// use, and Close ends it; a repository that keeps none starts none.
+func TestStartObjectReader(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	r.StartObjectReader(ctx) // keeps no reader: nothing to start
+	if r.reader != nil {
+		t.Fatal("StartObjectReader made a reader for a repository that keeps none")
+	}
+	r.KeepObjectReader()
+	r.StartObjectReader(ctx)
+	r.reader.mu.Lock() // held by the start until the process runs
+	p := r.reader.p
+	r.reader.mu.Unlock()
+	if p == nil {
+		t.Fatal("StartObjectReader started no process")
+	}
+	r.StartObjectReader(ctx) // running already: the same one
+	g("", "repack", "-q", "-a", "-d") // the commit read below is packed: git answers
+	head := g("", "rev-parse", "HEAD")
+	id, _ := ParseOID(head)
+	if _, err := r.Commit(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+	r.reader.mu.Lock()
+	same := r.reader.p == p
+	r.reader.mu.Unlock()
+	if !same {
+		t.Error("a read after StartObjectReader started another process")
+	}
+	r.Close()
+	if r.reader.p != nil {
+		t.Error("Close left the process running")
+	}
+	r.StartObjectReader(ctx) // closed: nothing starts
+	r.reader.mu.Lock()
+	defer r.reader.mu.Unlock()
+	if r.reader.p != nil {
+		t.Error("StartObjectReader after Close started a process")
+	}
+}
+
+// TestResolveHeadPacked: with the command's cat-file kept, HEAD on a packed commit
+// resolves in process as rev-parse resolves it; HEAD on a tag object (detached) is
+// peeled as rev-parse peels it, and an unborn branch has none.
+func TestResolveHeadPacked(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	r.KeepObjectReader()
+	defer r.Close()
+	g("", "tag", "-a", "-m", "t", "v1")
+	g("", "repack", "-q", "-a", "-d")
+	w := r.Worktree(r.TopLevel)
+	for _, at := range []string{"main", g("", "rev-parse", "v1")} {
+		head := "ref: refs/heads/main\n"
+		if at != "main" {
+			head = at + "\n" // git refuses to write it; a hand-made HEAD may hold it
+		}
+		if err := os.WriteFile(filepath.Join(r.GitDir, "HEAD"), []byte(head), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		got, err := w.ResolveHead(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := g("", "rev-parse", "--verify", "HEAD^{commit}"); got.String() != want {
+			t.Errorf("HEAD at %s: ResolveHead = %s, rev-parse says %s", at, got, want)
+		}
+	}
+	g("", "symbolic-ref", "HEAD", "refs/heads/unborn")
+	if got, err := w.ResolveHead(ctx); err != nil || !got.IsZero() {
+		t.Errorf("unborn HEAD: ResolveHead = %s, %v", got, err)
+	}
 }
