@@ -510,9 +510,13 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err := idx.ForceRemove(ctx, conflicted); err != nil {
 		return nil, err
 	}
-	indexTree, err := idx.WriteTree(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("write index tree: %w", err)
+	// An index whose cache tree vouches for every entry names its tree itself (read
+	// back below like any; git writes it when that fails).
+	indexTree, cached := idx.CachedTree()
+	if !cached {
+		if indexTree, err = idx.WriteTree(ctx); err != nil {
+			return nil, fmt.Errorf("write index tree: %w", err)
+		}
 	}
 	m.IndexTree = indexTree
 
@@ -607,13 +611,24 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 			embedded, err = v.check(ctx, m.Tree.String())
 			return err
 		}
-		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries, indexItems)
+		err = checkIndexTree(ctx, wt.Repo, indexTree, entries, indexItems)
+		if err != nil && cached {
+			// The cache tree named a tree the store does not hold as the index has
+			// it (an object missing, a stale cache): git builds the tree from the
+			// entries, not from the cache tree it would trust too.
+			if indexTree, err = idx.WriteTreeAfresh(ctx); err != nil {
+				return fmt.Errorf("write index tree: %w", err)
+			}
+			return checkIndexTree(ctx, wt.Repo, indexTree, entries, nil)
+		}
+		return err
 	})
 	for _, err := range checks {
 		if err != nil {
 			return nil, err
 		}
 	}
+	m.IndexTree = indexTree
 	for _, p := range embedded {
 		m.Embedded = append(m.Embedded, NameOf(p))
 	}
@@ -719,8 +734,8 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 }
 
 // checkIndexTree holds the index tree against the merged entries of the index copy:
-// every one present with its mode and blob. An intent-to-add entry (an empty blob that
-// write-tree leaves out) is the one allowed absence. items is the tree as read back
+// every one present with its mode and blob, and nothing else. An intent-to-add entry
+// (an empty blob that write-tree leaves out) is the one allowed absence. items is the tree as read back
 // already (nil: it is read here).
 func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry, items []git.TreeItem) error {
 	if items == nil {
@@ -737,6 +752,7 @@ func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, ent
 	if err != nil {
 		return err
 	}
+	matched := 0
 	for _, e := range entries {
 		if e.Stage != 0 {
 			continue
@@ -748,6 +764,11 @@ func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, ent
 		if !ok || it.ID != e.ID || it.Mode != e.Mode {
 			return fmt.Errorf("index tree %s: %q is %s %s, the index has %s %s", tree, e.Path, it.Mode, it.ID, e.Mode, e.ID)
 		}
+		matched++
+	}
+	if matched != len(got) || len(got) != len(items) {
+		// Every item an entry's: nothing the index does not hold (a stale cache tree).
+		return fmt.Errorf("index tree %s holds %d files, the index %d", tree, len(items), matched)
 	}
 	return nil
 }

@@ -799,3 +799,43 @@ func nulSplit(out []byte) []string {
 	}
 	return list
 }
+
+// CachedTree is the tree WriteTree would give, read from the index's own cache tree
+// when that vouches for every entry (cachedRootTree): no write-tree process. ok is
+// false when git must write it. The tree's objects may be missing or other than the
+// cache tree says: the caller reads it back and holds it against the entries.
+func (t *TempIndex) CachedTree() (OID, bool) {
+	data, err := os.ReadFile(t.Path)
+	if err != nil {
+		return OID{}, false
+	}
+	id, ok := cachedRootTree(data, t.repo.ObjectFormat == "sha256")
+	if !ok {
+		return OID{}, false
+	}
+	oid, err := ParseOID(id)
+	return oid, err == nil
+}
+
+// WriteTreeAfresh is WriteTree with the index's cache tree left out: every tree is
+// built from the entries, none taken from what the cache tree names. The index file
+// itself is left as it is (the tree is written from a copy).
+func (t *TempIndex) WriteTreeAfresh(ctx context.Context) (OID, error) {
+	data, err := os.ReadFile(t.Path)
+	if err != nil {
+		return OID{}, err
+	}
+	bare, ok := withoutCacheTree(data, t.repo.ObjectFormat == "sha256")
+	if !ok {
+		return t.WriteTree(ctx) // not an index this code reads: git's answer, or refusal
+	}
+	c, err := t.Clone()
+	if err != nil {
+		return OID{}, err
+	}
+	defer c.Close()
+	if err := os.WriteFile(c.Path, bare, 0o644); err != nil {
+		return OID{}, err
+	}
+	return c.WriteTree(ctx)
+}

@@ -208,7 +208,7 @@ func TestStartObjectReader(t *testing.T) {
 	if p == nil {
 		t.Fatal("StartObjectReader started no process")
 	}
-	r.StartObjectReader(ctx) // running already: the same one
+	r.StartObjectReader(ctx)          // running already: the same one
 	g("", "repack", "-q", "-a", "-d") // the commit read below is packed: git answers
 	head := g("", "rev-parse", "HEAD")
 	id, _ := ParseOID(head)
