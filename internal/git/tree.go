@@ -150,53 +150,56 @@ func (r *Repository) lsTreesRead(ctx context.Context, ids []string) ([][]TreeIte
 }
 
 // listRead walks the tree root, its subtrees read into trees, as `ls-tree -r` lists
-// it. Every id and path is a substring of one string: a string each was most of the
-// listing's time at 20,000 files.
+// it. Every id and path is a substring of one string (a string each was most of the
+// listing's time at 20,000 files), sized by a first walk that only counts.
 func listRead(trees map[string][]byte, root string, hashLen int) ([]TreeItem, bool) {
-	type item struct {
-		mode, typ        string
-		id, path, pathTo int // offsets into buf: the id, then the path, up to pathTo
-	}
-	var items []item
-	var buf []byte
-	var walk func(prefix []byte, tree []byte) bool
-	walk = func(prefix []byte, tree []byte) bool {
+	// walk calls leaf with each file of tree (mode canonical), prefix its directory.
+	var walk func(prefix []byte, tree []byte, leaf func(mode, prefix, name, rawID []byte)) bool
+	walk = func(prefix []byte, tree []byte, leaf func(mode, prefix, name, rawID []byte)) bool {
 		return eachTreeEntry(tree, hashLen, func(mode, name, rawID []byte) bool {
-			var it item
 			switch string(mode) {
-			case "100644":
-				it = item{mode: "100644", typ: "blob"}
-			case "100755":
-				it = item{mode: "100755", typ: "blob"}
-			case "120000":
-				it = item{mode: "120000", typ: "blob"}
-			case "160000":
-				it = item{mode: "160000", typ: "commit"}
+			case "100644", "100755", "120000", "160000":
+				leaf(mode, prefix, name, rawID)
+				return true
 			case "40000":
 				sub, ok := trees[hex.EncodeToString(rawID)]
-				return ok && walk(append(append(prefix[:len(prefix):len(prefix)], name...), '/'), sub)
-			default:
-				return false
+				return ok && walk(append(append(prefix[:len(prefix):len(prefix)], name...), '/'), sub, leaf)
 			}
-			it.id = len(buf)
-			buf = hex.AppendEncode(buf, rawID)
-			it.path = len(buf)
-			buf = append(append(buf, prefix...), name...)
-			it.pathTo = len(buf)
-			items = append(items, it)
-			return true
+			return false
 		})
 	}
-	if !walk(nil, trees[root]) {
+	n, size := 0, 0
+	if !walk(nil, trees[root], func(_, prefix, name, _ []byte) { n, size = n+1, size+2*hashLen+len(prefix)+len(name) }) {
 		return nil, false
 	}
+	buf := make([]byte, 0, size)
+	walk(nil, trees[root], func(_, prefix, name, rawID []byte) {
+		buf = hex.AppendEncode(buf, rawID)
+		buf = append(append(buf, prefix...), name...)
+	})
 	all := string(buf)
-	list := make([]TreeItem, len(items))
-	for i, it := range items {
-		list[i] = TreeItem{Mode: it.mode, Type: it.typ, ID: all[it.id:it.path], Path: all[it.path:it.pathTo]}
-	}
+	list := make([]TreeItem, n)
+	at := 0
+	walk(nil, trees[root], func(mode, prefix, name, _ []byte) {
+		i := len(list) - n
+		n--
+		it := &list[i]
+		switch string(mode) {
+		case "100644", "100755", "120000":
+			it.Mode, it.Type = modeString[string(mode)], "blob"
+		default:
+			it.Mode, it.Type = "160000", "commit"
+		}
+		it.ID = all[at : at+2*hashLen]
+		at += 2 * hashLen
+		it.Path = all[at : at+len(prefix)+len(name)]
+		at += len(prefix) + len(name)
+	})
 	return list, true
 }
+
+// modeString are the modes of files as ls-tree prints them, one string each.
+var modeString = map[string]string{"100644": "100644", "100755": "100755", "120000": "120000"}
 
 // eachTreeEntry calls fn with every entry of a tree's content ("<mode> <name>\0<raw
 // id>" each), in order, until fn returns false; ok is false when the content does not
