@@ -735,8 +735,8 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 
 // checkIndexTree holds the index tree against the merged entries of the index copy:
 // every one present with its mode and blob, and nothing else. An intent-to-add entry
-// (an empty blob that write-tree leaves out) is the one allowed absence. items is the tree as read back
-// already (nil: it is read here).
+// (an empty blob that write-tree leaves out) is the one allowed absence. items is the
+// tree as read back already (nil: it is read here).
 func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry, items []git.TreeItem) error {
 	if items == nil {
 		var err error
