@@ -163,7 +163,7 @@ func listRead(trees map[string][]byte, root string, hashLen int) ([]TreeItem, bo
 				return true
 			case "40000":
 				sub, ok := trees[hex.EncodeToString(rawID)]
-				return ok && walk(append(append(prefix[:len(prefix):len(prefix)], name...), '/'), sub, leaf)
+				return ok && walk(append(append(slices.Clip(prefix), name...), '/'), sub, leaf)
 			}
 			return false
 		})

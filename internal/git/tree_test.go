@@ -47,7 +47,7 @@ func TestLsTreesMatchGit(t *testing.T) {
 			blob := g("new\n", "hash-object", "-w", "--stdin")
 			newSub := g(fmt.Sprintf("100644 blob %s\tnew.txt\n", blob), "mktree")
 			var mk strings.Builder
-			for _, line := range strings.Split(g("", "ls-tree", packed), "\n") {
+			for line := range strings.SplitSeq(g("", "ls-tree", packed), "\n") {
 				if !strings.HasSuffix(line, "\tdir") {
 					mk.WriteString(line + "\n")
 				}
