@@ -19,3 +19,19 @@ func CaptureOnce(ctx context.Context, repo *git.Repository, path string, status 
 
 // ErrConverted is errConverted, for tests.
 var ErrConverted = errConverted
+
+// WriteMetaTree is writeMetaTree, for tests.
+var WriteMetaTree = writeMetaTree
+
+// CaptureIndexTree is one capture of the worktree at path, as CaptureOnce: its index
+// tree.
+func CaptureIndexTree(ctx context.Context, repo *git.Repository, path string) (string, error) {
+	c, err := capture(ctx, repo.Worktree(path), Target{Run: "r", Path: path, Source: SourceWorktree}, Options{}, false, nil)
+	if err != nil {
+		return "", err
+	}
+	return c.manifest.IndexTree.String(), nil
+}
+
+// CheckIndexTree is checkIndexTree, for tests.
+var CheckIndexTree = checkIndexTree

@@ -459,6 +459,9 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		m.Pending[name] = id
 	}
 
+	// The trees are read back, and the blobs' sizes asked, through the command's
+	// cat-file: started now, beside the steps below.
+	wt.Repo.StartObjectReader(ctx)
 	// The worktree's index, copied once: every later step works on copies of it.
 	idx, err := wt.CopyIndex(ctx)
 	if err != nil {
@@ -507,9 +510,13 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	if err := idx.ForceRemove(ctx, conflicted); err != nil {
 		return nil, err
 	}
-	indexTree, err := idx.WriteTree(ctx)
-	if err != nil {
-		return nil, fmt.Errorf("write index tree: %w", err)
+	// An index whose cache tree vouches for every entry names its tree itself (read
+	// back below like any; git writes it when that fails).
+	indexTree, cached := idx.CachedTree()
+	if !cached {
+		if indexTree, err = idx.WriteTree(ctx); err != nil {
+			return nil, fmt.Errorf("write index tree: %w", err)
+		}
 	}
 	m.IndexTree = indexTree
 
@@ -588,6 +595,13 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	// hold it against the index. The two checks are independent and run at once; the
 	// disk's is reported first.
 	v := &verifier{repo: wt.Repo, wt: wt, root: t.Path, skipped: toSet(skipped), stat: idx.StatData(), stagedByGit: !raw}
+	// Both trees are read back together: the subtrees they share (every directory
+	// the changes left alone) are read once. Should that fail, each is read on its own
+	// below, and the failure is reported for the tree it concerns.
+	var indexItems []git.TreeItem
+	if lists, err := wt.Repo.LsTrees(ctx, m.Tree, m.IndexTree); err == nil {
+		v.items, indexItems = lists[0], lists[1]
+	}
 	for _, e := range m.Ignored {
 		v.addIgnored(e.String(), e.Dir)
 	}
@@ -597,13 +611,24 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 			embedded, err = v.check(ctx, m.Tree.String())
 			return err
 		}
-		return checkIndexTree(ctx, wt.Repo, m.IndexTree, entries)
+		err = checkIndexTree(ctx, wt.Repo, indexTree, entries, indexItems)
+		if err != nil && cached {
+			// The cache tree named a tree the store does not hold as the index has
+			// it (an object missing, a stale cache): git builds the tree from the
+			// entries, not from the cache tree it would trust too.
+			if indexTree, err = idx.WriteTreeAfresh(ctx); err != nil {
+				return fmt.Errorf("write index tree: %w", err)
+			}
+			return checkIndexTree(ctx, wt.Repo, indexTree, entries, nil)
+		}
+		return err
 	})
 	for _, err := range checks {
 		if err != nil {
 			return nil, err
 		}
 	}
+	m.IndexTree = indexTree
 	for _, p := range embedded {
 		m.Embedded = append(m.Embedded, NameOf(p))
 	}
@@ -709,12 +734,15 @@ func sizeIgnored(root string, ignored []string, opt Options) ([]IgnoredEntry, []
 }
 
 // checkIndexTree holds the index tree against the merged entries of the index copy:
-// every one present with its mode and blob. An intent-to-add entry (an empty blob that
-// write-tree leaves out) is the one allowed absence.
-func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry) error {
-	items, err := repo.LsTree(ctx, tree)
-	if err != nil {
-		return fmt.Errorf("read back index tree: %w", err)
+// every one present with its mode and blob, and nothing else. An intent-to-add entry
+// (an empty blob that write-tree leaves out) is the one allowed absence. items is the
+// tree as read back already (nil: it is read here).
+func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, entries []git.IndexEntry, items []git.TreeItem) error {
+	if items == nil {
+		var err error
+		if items, err = repo.LsTree(ctx, tree); err != nil {
+			return fmt.Errorf("read back index tree: %w", err)
+		}
 	}
 	got := make(map[string]git.TreeItem, len(items))
 	for _, it := range items {
@@ -724,6 +752,7 @@ func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, ent
 	if err != nil {
 		return err
 	}
+	matched := 0
 	for _, e := range entries {
 		if e.Stage != 0 {
 			continue
@@ -735,6 +764,11 @@ func checkIndexTree(ctx context.Context, repo *git.Repository, tree git.OID, ent
 		if !ok || it.ID != e.ID || it.Mode != e.Mode {
 			return fmt.Errorf("index tree %s: %q is %s %s, the index has %s %s", tree, e.Path, it.Mode, it.ID, e.Mode, e.ID)
 		}
+		matched++
+	}
+	if matched != len(got) || len(got) != len(items) {
+		// Every item an entry's: nothing the index does not hold (a stale cache tree).
+		return fmt.Errorf("index tree %s holds %d files, the index %d", tree, len(items), matched)
 	}
 	return nil
 }
@@ -748,10 +782,15 @@ func emptyBlob(ctx context.Context, repo *git.Repository) (string, error) {
 
 // writeMetaTree builds {manifest.json, conflicts/<stage>/<path>} through a temporary
 // index: the stages' blobs are in the store already, and write-tree nests the paths.
+// Without conflicts the tree is manifest.json alone, written as one flat tree (by
+// the object store's own writer: no update-index and write-tree processes).
 func writeMetaTree(ctx context.Context, repo *git.Repository, manifest []byte, unmerged []git.IndexEntry) (git.OID, error) {
 	blob, err := repo.WriteBlob(ctx, manifest)
 	if err != nil {
 		return git.OID{}, err
+	}
+	if len(unmerged) == 0 {
+		return repo.WriteTree(ctx, []git.TreeEntry{{Name: "manifest.json", Blob: blob.String()}})
 	}
 	ti, err := repo.NewTempIndex()
 	if err != nil {

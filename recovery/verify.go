@@ -55,6 +55,8 @@ type verifier struct {
 	// any .gitattributes of the worktree marks for a conversion is hashed, never
 	// taken by its stat data (the capture is then taken the raw way).
 	stagedByGit bool
+	// items is the tree as read back already (nil: check reads it).
+	items []git.TreeItem
 }
 
 func (v *verifier) addIgnored(p string, dir bool) {
@@ -228,9 +230,11 @@ func (v *verifier) readTree(ctx context.Context, tree string) (*treeIndex, []str
 	if err != nil {
 		return nil, nil, fmt.Errorf("read back tree: %w", err)
 	}
-	items, err := v.repo.LsTree(ctx, id)
-	if err != nil {
-		return nil, nil, fmt.Errorf("read back tree %s: %w", tree, err)
+	items := v.items
+	if items == nil {
+		if items, err = v.repo.LsTree(ctx, id); err != nil {
+			return nil, nil, fmt.Errorf("read back tree %s: %w", tree, err)
+		}
 	}
 	t := &treeIndex{items: items, byPath: make(map[string]int, len(items))}
 	blobs := make([]string, 0, len(items))

@@ -55,6 +55,28 @@ func (r *Repository) KeepObjectReader() {
 	}
 }
 
+// StartObjectReader starts the long-lived cat-file (KeepObjectReader) in the
+// background when r keeps one and it is free and not running yet: a caller about to
+// read packed objects has its start-up overlap other work. Nothing waits for it: a
+// read that comes first starts a process of its own, as any read does that finds the
+// reader busy.
+func (r *Repository) StartObjectReader(ctx context.Context) {
+	b := r.shared() // held until the process has started
+	if b == nil {
+		return
+	}
+	if b.p != nil {
+		b.mu.Unlock()
+		return
+	}
+	go func() {
+		defer b.mu.Unlock()
+		if p, err := startBatch(ctx, r); err == nil {
+			b.p = p
+		}
+	}()
+}
+
 // Close ends the long-lived cat-file, if one runs (KeepObjectReader); reads after it
 // start a process each, as without KeepObjectReader.
 func (r *Repository) Close() {
@@ -176,7 +198,8 @@ func (p *batchProc) close() {
 
 // readBatchInfo reads one `info` answer ("<id> <type> <size>", or missing).
 func readBatchInfo(br *bufio.Reader) (batchObject, error) {
-	o, _, err := readBatchHeader(br)
+	o, size, err := readBatchHeader(br)
+	o.size = int64(size)
 	return o, err
 }
 
@@ -212,8 +235,8 @@ func objectInfo(ctx context.Context, r *Repository, specs []string, fn func(i in
 	}
 	if g, ok := r.objects.(*goGitStore); ok && len(specs) == 1 && !r.mayReplace() {
 		// A loose object whose header reads: its answer, with no process.
-		if typ, _, ok := g.loose().header(specs[0]); ok {
-			fn(0, batchObject{id: specs[0], typ: typ})
+		if typ, size, ok := g.loose().header(specs[0]); ok {
+			fn(0, batchObject{id: specs[0], typ: typ, size: size})
 			return nil
 		}
 	}

@@ -8,6 +8,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"strconv"
 )
 
 // IndexStat is what an index entry recorded of its file the last time git looked at
@@ -90,6 +91,8 @@ type parsedIndex struct {
 	version    uint32
 	entries    []indexEntry
 	extensions []string
+	tree       []byte // the cache tree extension's data (TREE), when there is one
+	extAt      int    // where the extensions start (the entries' end)
 }
 
 // parseIndex reads an index file (versions 2 to 4, as git's gitformat-index
@@ -171,9 +174,13 @@ func parseIndex(data []byte, sha256 bool) (*parsedIndex, error) {
 	}
 	// The extensions, each a signature, a size and that many bytes, up to the
 	// trailing checksum.
+	ix.extAt = p
 	for p+8 <= len(data)-hashLen {
 		size := int(binary.BigEndian.Uint32(data[p+4:]))
 		ix.extensions = append(ix.extensions, string(data[p:p+4]))
+		if string(data[p:p+4]) == "TREE" && size >= 0 && p+8+size <= len(data)-hashLen {
+			ix.tree = data[p+8 : p+8+size]
+		}
 		p += 8 + size
 	}
 	return ix, nil
@@ -268,4 +275,83 @@ func indexVarint(b []byte) (v uint64, n int) {
 		}
 	}
 	return 0, 0
+}
+
+// cachedRootTree is the tree `git write-tree` gives of an index file, read from the
+// file's cache tree (the TREE extension, as gitformat-index describes it) when that
+// vouches for the whole index: its root entry valid (git invalidates every directory
+// above a changed path, so a valid root is a valid tree) and counting every entry.
+// ok is false, and git must write the tree, whenever the file is anything this code
+// does not fully understand (entriesFlagged's rule), holds an entry write-tree
+// treats apart (unmerged, intent-to-add, skip-worktree, assume-unchanged), or has no
+// valid root. The tree's objects are not looked at: the caller reads the tree back.
+func cachedRootTree(data []byte, sha256Repo bool) (string, bool) {
+	entries, assumed, skipped, ok := entriesFlagged(data, sha256Repo)
+	if !ok || len(assumed) > 0 || len(skipped) > 0 {
+		return "", false
+	}
+	hashLen := 20
+	if sha256Repo {
+		hashLen = 32
+	}
+	ix, err := parseIndex(data, sha256Repo)
+	if err != nil || ix.tree == nil {
+		return "", false
+	}
+	for _, e := range ix.entries {
+		if e.stage != 0 || e.intentToAdd || e.skipWorktree || e.assumeValid {
+			return "", false
+		}
+	}
+	// The root: an empty path, "<entry count> <subtrees>\n", then its id when the
+	// count is not negative (an invalidated node has -1 and no id).
+	t := ix.tree
+	if len(t) == 0 || t[0] != 0 {
+		return "", false
+	}
+	line, rest, found := bytes.Cut(t[1:], []byte{'\n'})
+	if !found {
+		return "", false
+	}
+	count, _, found := bytes.Cut(line, []byte{' '})
+	n, err := strconv.Atoi(string(count))
+	if !found || err != nil || n != len(entries) || len(rest) < hashLen {
+		return "", false
+	}
+	return hex.EncodeToString(rest[:hashLen]), true
+}
+
+// withoutCacheTree is an index file with its cache tree (TREE extension) left out and
+// its checksum made again: git builds every tree of it from the entries. ok is false
+// when the file does not parse.
+func withoutCacheTree(data []byte, sha256Repo bool) ([]byte, bool) {
+	hashLen := 20
+	if sha256Repo {
+		hashLen = 32
+	}
+	if len(data) < 12+hashLen {
+		return nil, false
+	}
+	ix, err := parseIndex(data, sha256Repo)
+	if err != nil {
+		return nil, false
+	}
+	out := append([]byte{}, data[:ix.extAt]...)
+	for p := ix.extAt; p+8 <= len(data)-hashLen; {
+		size := int(binary.BigEndian.Uint32(data[p+4:]))
+		end := p + 8 + size
+		if size < 0 || end > len(data)-hashLen {
+			return nil, false
+		}
+		if string(data[p:p+4]) != "TREE" {
+			out = append(out, data[p:end]...)
+		}
+		p = end
+	}
+	if sha256Repo {
+		sum := sha256.Sum256(out)
+		return append(out, sum[:]...), true
+	}
+	sum := sha1.Sum(out)
+	return append(out, sum[:]...), true
 }

@@ -263,57 +263,6 @@ func (g *goGitStore) blobsAt(ctx context.Context, specs []string) ([]Blob, error
 	return catFileBatch(ctx, g.cli.r, specs)
 }
 
-// lsTreeLoose is `ls-tree -r --full-tree` of a tree (or a commit's tree) whose trees
-// are all loose, as write-tree leaves a snapshot's: the same records in the same order
-// (tree order, depth first). ok is false when git must answer: an object not loose, a
-// mode git would canonicalise, a tree that does not parse.
-func (g *goGitStore) lsTreeLoose(id string) ([]TreeItem, bool) {
-	l := g.loose()
-	typ, data, ok := l.readLoose(id)
-	if ok && typ == "commit" {
-		info, err := parseCommit(id, data)
-		if err != nil {
-			return nil, false
-		}
-		typ, data, ok = l.readLoose(info.Tree.String())
-	}
-	if !ok || typ != "tree" {
-		return nil, false
-	}
-	var list []TreeItem
-	var walk func(prefix string, tree []byte) bool
-	walk = func(prefix string, tree []byte) bool {
-		for len(tree) > 0 {
-			sp := bytes.IndexByte(tree, ' ')
-			nul := bytes.IndexByte(tree, 0)
-			if sp < 0 || nul < sp || len(tree) < nul+1+sha1.Size {
-				return false
-			}
-			mode, name := string(tree[:sp]), string(tree[sp+1:nul])
-			id := hex.EncodeToString(tree[nul+1 : nul+1+sha1.Size])
-			tree = tree[nul+1+sha1.Size:]
-			switch mode {
-			case "100644", "100755", "120000":
-				list = append(list, TreeItem{Mode: mode, Type: "blob", ID: id, Path: prefix + name})
-			case "160000":
-				list = append(list, TreeItem{Mode: mode, Type: "commit", ID: id, Path: prefix + name})
-			case "40000":
-				typ, sub, ok := l.readLoose(id)
-				if !ok || typ != "tree" || !walk(prefix+name+"/", sub) {
-					return false
-				}
-			default:
-				return false
-			}
-		}
-		return true
-	}
-	if !walk("", data) {
-		return nil, false
-	}
-	return list, true
-}
-
 // treeEntry finds name in a tree's content ("<mode> <name>\0<raw id>" per entry):
 // its mode and hex id. ok is false when the tree does not parse.
 func treeEntry(tree []byte, name string) (mode, id string, found, ok bool) {

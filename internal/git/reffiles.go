@@ -152,6 +152,7 @@ type batchObject struct {
 	id, typ string
 	data    []byte
 	missing bool
+	size    int64 // an `info` (--batch-check) answer's: the object's size
 }
 
 // blob is the answer as BlobsAt reports it: anything but a blob is not found.
