@@ -21,16 +21,7 @@ func TestCachedTreeAgreesWithWriteTree(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			r, g := testRepo(t, k)
 			dir := r.TopLevel
-			write := func(name, body string) {
-				t.Helper()
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := func(name, body string) { writeUnder(t, dir, name, body) }
 			for _, f := range []string{"a.txt", "dir/b.txt", "dir/sub/c.txt", "e/f.txt", "x.sh"} {
 				write(f, f+"\n")
 			}

@@ -22,16 +22,7 @@ func TestEntriesFlaggedAgreesWithGit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			r, g := testRepo(t, k)
 			dir := r.TopLevel
-			write := func(name, body string) {
-				t.Helper()
-				p := filepath.Join(dir, filepath.FromSlash(name))
-				if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
-					t.Fatal(err)
-				}
-				if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
+			write := func(name, body string) { writeUnder(t, dir, name, body) }
 			for _, f := range []string{"a.txt", "dir/b.txt", "dir/sub/c.txt", "skip.txt", "assumed.txt", "x.sh", "sparse/s.txt"} {
 				write(f, f+"\n")
 			}
@@ -216,5 +207,18 @@ func TestStatMatchesAt(t *testing.T) {
 		if match != want || match != match2 || size != size2 {
 			t.Errorf("%s: StatMatchesAt = %d, %v; StatMatches = %d, %v; want a match %v", name, size, match, size2, match2, want)
 		}
+	}
+}
+
+// writeUnder writes body to the file name (slash-separated) under dir, making its
+// directories.
+func writeUnder(t testing.TB, dir, name, body string) {
+	t.Helper()
+	p := filepath.Join(dir, filepath.FromSlash(name))
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
