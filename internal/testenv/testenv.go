@@ -74,7 +74,7 @@ func Build() (string, error) {
 		bin := filepath.Join(dir, "git-atlas")
 		build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
 		// The person's go caches, not Pin's home; CGO_ENABLED=0 as the README has it.
-		build.Env = append(startEnv[:len(startEnv):len(startEnv)], "CGO_ENABLED=0")
+		build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
 		out, err := build.CombinedOutput()
 		if err != nil {
 			command.err = fmt.Errorf("go build: %w\n%s", err, out)
