@@ -99,10 +99,7 @@ type parsedIndex struct {
 // describes them): every entry, and the extensions' signatures up to the trailing
 // checksum (not checked here).
 func parseIndex(data []byte, sha256 bool) (*parsedIndex, error) {
-	hashLen := 20
-	if sha256 {
-		hashLen = 32
-	}
+	hashLen := objectIDLen(sha256)
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return nil, fmt.Errorf("not an index")
 	}
@@ -207,6 +204,39 @@ func StatMatchesAt(dirfd int, name, path string, s IndexStat) (size int64, ok bo
 // entriesFlagged leave the index to git.
 var indexExtensionsRead = map[string]bool{"TREE": true, "REUC": true, "UNTR": true, "FSMN": true, "EOIE": true, "IEOT": true}
 
+// parseIndexWhole parses an index file this code fully understands (entriesFlagged's
+// rule: the checksum matches, every extension is in indexExtensionsRead, every
+// entry's mode, flag bits and name are accounted for); ok is false for any other.
+func parseIndexWhole(data []byte, sha256Repo bool) (*parsedIndex, bool) {
+	hashLen := objectIDLen(sha256Repo)
+	if len(data) < 12+hashLen || !checksumMatches(data, hashLen) {
+		return nil, false
+	}
+	ix, err := parseIndex(data, sha256Repo)
+	if err != nil {
+		return nil, false
+	}
+	for _, x := range ix.extensions {
+		if !indexExtensionsRead[x] {
+			return nil, false
+		}
+	}
+	for _, e := range ix.entries {
+		if e.unknown || e.stat.Mode == "" {
+			return nil, false
+		}
+	}
+	return ix, true
+}
+
+// objectIDLen is the length in bytes of a raw object id: sha256's or sha1's.
+func objectIDLen(sha256 bool) int {
+	if sha256 {
+		return 32
+	}
+	return 20
+}
+
 // entriesFlagged reads an index file in process as `ls-files --stage -v -z` lists
 // it: every entry (mode, blob, stage, path), the paths whose entries carry the
 // assume-unchanged bit, and those of merged entries marked skip-worktree. ok is false
@@ -214,27 +244,12 @@ var indexExtensionsRead = map[string]bool{"TREE": true, "REUC": true, "UNTR": tr
 // that does not match, another version, an extension not in indexExtensionsRead, a
 // mode, flag bit or name length it does not account for): the caller then asks git.
 func entriesFlagged(data []byte, sha256Repo bool) (entries []IndexEntry, assumed, skipped []string, ok bool) {
-	hashLen := 20
-	if sha256Repo {
-		hashLen = 32
-	}
-	if len(data) < 12+hashLen || !checksumMatches(data, hashLen) {
+	ix, ok := parseIndexWhole(data, sha256Repo)
+	if !ok {
 		return nil, nil, nil, false
-	}
-	ix, err := parseIndex(data, sha256Repo)
-	if err != nil {
-		return nil, nil, nil, false
-	}
-	for _, x := range ix.extensions {
-		if !indexExtensionsRead[x] {
-			return nil, nil, nil, false
-		}
 	}
 	entries = make([]IndexEntry, 0, len(ix.entries))
 	for _, e := range ix.entries {
-		if e.unknown || e.stat.Mode == "" {
-			return nil, nil, nil, false
-		}
 		entries = append(entries, IndexEntry{Mode: e.stat.Mode, ID: e.stat.ID, Stage: e.stage, Path: e.path})
 		if e.assumeValid {
 			assumed = append(assumed, e.path)
@@ -282,22 +297,15 @@ func indexVarint(b []byte) (v uint64, n int) {
 // vouches for the whole index: its root entry valid (git invalidates every directory
 // above a changed path, so a valid root is a valid tree) and counting every entry.
 // ok is false, and git must write the tree, whenever the file is anything this code
-// does not fully understand (entriesFlagged's rule), holds an entry write-tree
+// does not fully understand (parseIndexWhole), holds an entry write-tree
 // treats apart (unmerged, intent-to-add, skip-worktree, assume-unchanged), or has no
 // valid root. The tree's objects are not looked at: the caller reads the tree back.
 func cachedRootTree(data []byte, sha256Repo bool) (string, bool) {
-	entries, assumed, skipped, ok := entriesFlagged(data, sha256Repo)
-	if !ok || len(assumed) > 0 || len(skipped) > 0 {
+	ix, ok := parseIndexWhole(data, sha256Repo)
+	if !ok || ix.tree == nil {
 		return "", false
 	}
-	hashLen := 20
-	if sha256Repo {
-		hashLen = 32
-	}
-	ix, err := parseIndex(data, sha256Repo)
-	if err != nil || ix.tree == nil {
-		return "", false
-	}
+	hashLen := objectIDLen(sha256Repo)
 	for _, e := range ix.entries {
 		if e.stage != 0 || e.intentToAdd || e.skipWorktree || e.assumeValid {
 			return "", false
@@ -315,7 +323,7 @@ func cachedRootTree(data []byte, sha256Repo bool) (string, bool) {
 	}
 	count, _, found := bytes.Cut(line, []byte{' '})
 	n, err := strconv.Atoi(string(count))
-	if !found || err != nil || n != len(entries) || len(rest) < hashLen {
+	if !found || err != nil || n != len(ix.entries) || len(rest) < hashLen {
 		return "", false
 	}
 	return hex.EncodeToString(rest[:hashLen]), true
@@ -325,10 +333,7 @@ func cachedRootTree(data []byte, sha256Repo bool) (string, bool) {
 // its checksum made again: git builds every tree of it from the entries. ok is false
 // when the file does not parse.
 func withoutCacheTree(data []byte, sha256Repo bool) ([]byte, bool) {
-	hashLen := 20
-	if sha256Repo {
-		hashLen = 32
-	}
+	hashLen := objectIDLen(sha256Repo)
 	if len(data) < 12+hashLen {
 		return nil, false
 	}

@@ -64,10 +64,7 @@ func (r *Repository) lsTreesRead(ctx context.Context, ids []string) ([][]TreeIte
 	if r.mayReplace() {
 		return nil, false
 	}
-	hashLen := 20
-	if r.ObjectFormat == "sha256" {
-		hashLen = 32
-	}
+	hashLen := objectIDLen(r.ObjectFormat == "sha256")
 	trees := map[string][]byte{}
 	// read reads the trees of level (distinct, none read yet); ok is false when one
 	// is missing or not a tree.
