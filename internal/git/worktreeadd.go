@@ -1,7 +1,6 @@
 package git
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -131,10 +130,8 @@ func (r *Repository) localAddPlan(ctx context.Context, path string, commit OID) 
 			return p, false
 		}
 	}
-	text, err := os.ReadFile(filepath.Join(common, "config"))
-	if err != nil || bytes.Contains(bytes.ToLower(text), []byte("include")) {
-		return p, false
-	}
+	// An include in the config text is declined by the list read in process
+	// (pathUnregistered, below), an include git followed by the listing's keys here.
 	cfg := r.configIn(ctx, r.CommonDir)
 	if cfg.err != nil {
 		return p, false
