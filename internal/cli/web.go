@@ -49,7 +49,9 @@ func (c *WebCmd) Run(env *Env) error {
 		}
 		if c.Open {
 			go func() {
-				if err := o.Browse(env.Ctx, url); err != nil {
+				// Interrupted while the launcher still ran (a launcher may
+				// wait for its browser): the person ended it; no warning.
+				if err := o.Browse(env.Ctx, url); err != nil && env.Ctx.Err() == nil {
 					env.warn("cannot open a browser: %v", err)
 				}
 			}()
