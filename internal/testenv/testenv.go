@@ -27,9 +27,14 @@ import (
 // most of the README's test command. Races are still reported: a race found while the
 // command ran is printed when found and makes it exit 66. Every suite that imports
 // testenv turns the sleep off for the processes it starts, unless GORACE says otherwise.
+// A test binary's temporary directories go to a tmpfs where one is mounted
+// (useMemoryScratch).
 func init() {
 	if g := os.Getenv("GORACE"); !strings.Contains(g, "atexit_sleep_ms") {
 		_ = os.Setenv("GORACE", strings.TrimSpace(g+" atexit_sleep_ms=0"))
+	}
+	if testing.Testing() {
+		useMemoryScratch()
 	}
 }
 
