@@ -18,9 +18,11 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
 
 func TestMain(m *testing.M) {
+	testknob.NoRaceExitSleep()
 	if os.Getenv("GIT_ATLAS_TEST_WRITER") == "1" {
 		stressWriterMain() // a child of TestStressKilledWriter
 		return

@@ -23,6 +23,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 	"github.com/git-atlas/git-atlas/mcpserver"
 )
 
@@ -51,6 +52,7 @@ func atlasBin() string {
 // parallel: each has its own repository, and its processes get their environment
 // from newRepo, never from a variable a test sets.
 func TestMain(m *testing.M) {
+	testknob.NoRaceExitSleep()
 	if os.Getenv(childVar) == "agent" {
 		os.Exit(agentMain())
 	}

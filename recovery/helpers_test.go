@@ -19,10 +19,12 @@ import (
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
+	"github.com/git-atlas/git-atlas/internal/testknob"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
 func TestMain(m *testing.M) {
+	testknob.NoRaceExitSleep()
 	if filepath.Base(os.Args[0]) == upperFilterName {
 		if err := serveUpperFilter(os.Stdin, os.Stdout); err != nil {
 			fmt.Fprintln(os.Stderr, "upper-filter:", err)

@@ -4,7 +4,14 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testknob"
 )
+
+func TestMain(m *testing.M) {
+	testknob.NoRaceExitSleep()
+	os.Exit(m.Run())
+}
 
 // TestCountSumsStages: a row's processes are its stages' counts, summed, each stage
 // run under the counting script with its input and output connected; a script that

@@ -151,8 +151,10 @@ func Home(dir string) error {
 // Pin sets PinnedEnv for the whole test binary, once, in TestMain (before m.Run), with
 // HOME in a new temporary directory it removes after: tests then need no t.Setenv of
 // their own for git, and may run in parallel. It returns m.Run's code. The templates of
-// CopyTemplate live in another temporary directory, removed after the tests too.
+// CopyTemplate live in another temporary directory, removed after the tests too. It
+// starts with testknob.NoRaceExitSleep.
 func Pin(m *testing.M) int {
+	testknob.NoRaceExitSleep()
 	home, err := os.MkdirTemp("", "atlas-home-")
 	if err != nil {
 		panic(err)

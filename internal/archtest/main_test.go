@@ -1,0 +1,13 @@
+package archtest
+
+import (
+	"os"
+	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/testknob"
+)
+
+func TestMain(m *testing.M) {
+	testknob.NoRaceExitSleep()
+	os.Exit(m.Run())
+}

@@ -1,0 +1,6 @@
+//go:build race
+
+package testknob
+
+// raceEnabled: built with -race.
+const raceEnabled = true
