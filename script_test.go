@@ -37,6 +37,7 @@ func TestMain(m *testing.M) {
 type cleaningUp struct{ m *testing.M }
 
 func (c cleaningUp) Run() int {
+	testknob.ProcessBoundParallel() // the transcripts and sweeps wait on processes
 	code := c.m.Run()
 	testenv.RemoveCommand()
 	if fixtureTemplate.dir != "" {

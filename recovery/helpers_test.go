@@ -62,6 +62,7 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer testenv.RemoveCommand()
+	testknob.ProcessBoundParallel() // its tests wait on git
 	return m.Run()
 }
 

@@ -152,7 +152,8 @@ func Home(dir string) error {
 // HOME in a new temporary directory it removes after: tests then need no t.Setenv of
 // their own for git, and may run in parallel. It returns m.Run's code. The templates of
 // CopyTemplate live in another temporary directory, removed after the tests too. It
-// starts with testknob.NoRaceExitSleep.
+// starts with testknob.NoRaceExitSleep, and runs the tests with
+// testknob.ProcessBoundParallel's -parallel: the suites it pins start processes.
 func Pin(m *testing.M) int {
 	testknob.NoRaceExitSleep()
 	home, err := os.MkdirTemp("", "atlas-home-")
@@ -175,6 +176,7 @@ func Pin(m *testing.M) int {
 		}
 	}
 	defer RemoveCommand()
+	testknob.ProcessBoundParallel()
 	return m.Run()
 }
 

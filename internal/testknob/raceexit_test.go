@@ -1,6 +1,7 @@
 package testknob
 
 import (
+	"flag"
 	"os"
 	"os/exec"
 	"testing"
@@ -8,8 +9,13 @@ import (
 
 func TestMain(m *testing.M) {
 	NoRaceExitSleep()
-	if os.Getenv("TESTKNOB_PRINT_GORACE") == "1" { // a child of TestNoRaceExitSleep
+	switch os.Getenv("TESTKNOB_CHILD") {
+	case "gorace": // a child of TestNoRaceExitSleep
 		os.Stdout.WriteString(os.Getenv("GORACE"))
+		os.Exit(0)
+	case "parallel": // a child of TestProcessBoundParallel
+		ProcessBoundParallel()
+		os.Stdout.WriteString(flag.Lookup("test.parallel").Value.String())
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -26,9 +32,32 @@ func TestNoRaceExitSleep(t *testing.T) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(exe)
-	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1", "TESTKNOB_PRINT_GORACE=1")
+	cmd.Env = append(os.Environ(), "GORACE=halt_on_error=1", "TESTKNOB_CHILD=gorace")
 	out, err := cmd.Output()
 	if got, want := string(out), "halt_on_error=1 atexit_sleep_ms=0"; err != nil || got != want {
 		t.Errorf("the binary started with GORACE=halt_on_error=1 ran with GORACE=%q (%v), want %q", got, err, want)
+	}
+}
+
+// TestProcessBoundParallel: a suite's -test.parallel defaults to twice GOMAXPROCS;
+// one given on the command line is kept.
+func TestProcessBoundParallel(t *testing.T) {
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "4"},
+		{[]string{"-test.parallel=3"}, "3"},
+	} {
+		cmd := exec.Command(exe, c.args...)
+		cmd.Env = append(os.Environ(), "TESTKNOB_CHILD=parallel", "GOMAXPROCS=2")
+		out, err := cmd.Output()
+		if err != nil || string(out) != c.want {
+			t.Errorf("with %q and GOMAXPROCS=2: -test.parallel %q (%v), want %s", c.args, out, err, c.want)
+		}
 	}
 }
