@@ -3,6 +3,7 @@ package ledger
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/gitid"
@@ -22,101 +23,101 @@ import (
 func CheckDocuments(h *Header, st *State) error {
 	c := &checker{}
 	if h != nil {
-		c.name("run", "run.json run_id", h.RunID)
-		c.stamp("run.json created_at", h.CreatedAt)
+		c.name("run", at("run.json run_id"), h.RunID)
+		c.stamp(at("run.json created_at"), h.CreatedAt)
 		for i, s := range h.Stages {
-			c.name("stage", fmt.Sprintf("run.json stages[%d].name", i), s.Name)
-			c.optName("stage", fmt.Sprintf("run.json stages[%d].rework_to", i), s.ReworkTo)
+			c.name("stage", item("run.json stages", i, ".name"), s.Name)
+			c.optName("stage", item("run.json stages", i, ".rework_to"), s.ReworkTo)
 		}
 	}
 	if st != nil {
-		c.name("run", "state.json run_id", st.RunID)
-		c.oneOf("state.json status", st.Status, runStatuses)
-		c.stamp("state.json updated_at", st.UpdatedAt)
+		c.name("run", at("state.json run_id"), st.RunID)
+		c.oneOf(at("state.json status"), st.Status, runStatuses)
+		c.stamp(at("state.json updated_at"), st.UpdatedAt)
 		if d := st.Driver; d != nil {
-			c.stamp("driver expires_at", d.ExpiresAt)
+			c.stamp(at("driver expires_at"), d.ExpiresAt)
 		}
 		for i, s := range st.Stages {
-			c.name("stage", fmt.Sprintf("stages[%d].name", i), s.Name)
-			c.oneOf(fmt.Sprintf("stage %s status", s.Name), s.Status, StageStatuses)
-			c.stamp(fmt.Sprintf("stage %s updated_at", s.Name), s.UpdatedAt)
-			c.verify(fmt.Sprintf("stage %s verify", s.Name), s.Verify)
+			c.name("stage", item("stages", i, ".name"), s.Name)
+			c.oneOf(member("stage", s.Name, " status"), s.Status, StageStatuses)
+			c.stamp(member("stage", s.Name, " updated_at"), s.UpdatedAt)
+			c.verify(member("stage", s.Name, " verify"), s.Verify)
 			for j, a := range s.Attempts {
-				where := fmt.Sprintf("stage %s attempts[%d]", s.Name, j)
-				c.agent(where, a.Agent, a.ThreadID)
-				c.stamp(where+" started_at", a.StartedAt)
-				c.stamp(where+" heartbeat_at", a.HeartbeatAt)
-				c.lease(where+" lease", a.Lease)
+				where := func(tail string) place {
+					return func() string { return "stage " + s.Name + " attempts[" + strconv.Itoa(j) + "]" + tail }
+				}
+				c.agent(where(""), a.Agent, a.ThreadID)
+				c.stamp(where(" started_at"), a.StartedAt)
+				c.stamp(where(" heartbeat_at"), a.HeartbeatAt)
+				c.lease(where(" lease"), a.Lease)
 			}
 		}
 		for i, j := range st.Jobs {
-			c.name("job", fmt.Sprintf("jobs[%d].id", i), j.ID)
-			c.oneOf(fmt.Sprintf("job %s state", j.ID), j.State, jobStates)
+			c.name("job", item("jobs", i, ".id"), j.ID)
+			c.oneOf(member("job", j.ID, " state"), j.State, jobStates)
 			for _, n := range j.Needs {
-				c.name("job", fmt.Sprintf("job %s needs", j.ID), n)
+				c.name("job", member("job", j.ID, " needs"), n)
 			}
-			c.optName("job", fmt.Sprintf("job %s parent", j.ID), j.Parent)
-			c.agent("job "+j.ID, j.Agent, j.ThreadID)
-			c.lease(fmt.Sprintf("job %s lease", j.ID), j.Lease)
-			c.stamp(fmt.Sprintf("job %s expires_at", j.ID), j.ExpiresAt)
-			c.verify(fmt.Sprintf("job %s verify_result", j.ID), j.VerifyResult)
+			c.optName("job", member("job", j.ID, " parent"), j.Parent)
+			c.agent(member("job", j.ID, ""), j.Agent, j.ThreadID)
+			c.lease(member("job", j.ID, " lease"), j.Lease)
+			c.stamp(member("job", j.ID, " expires_at"), j.ExpiresAt)
+			c.verify(member("job", j.ID, " verify_result"), j.VerifyResult)
 		}
 		for i, w := range st.Worktrees {
-			c.name("node", fmt.Sprintf("worktrees[%d].node", i), w.Node)
-			c.optName("stage", fmt.Sprintf("worktree %s stage", w.Node), w.Stage)
-			c.branch(fmt.Sprintf("worktree %s branch", w.Node), w.Branch)
+			c.name("node", item("worktrees", i, ".node"), w.Node)
+			c.optName("stage", member("worktree", w.Node, " stage"), w.Stage)
+			c.branch(member("worktree", w.Node, " branch"), w.Branch)
 			for _, p := range w.Ports {
 				if p < 1 || p > 65535 {
-					c.fail(fmt.Sprintf("worktree %s ports", w.Node), fmt.Sprint(p), "a port is 1-65535")
+					c.fail(member("worktree", w.Node, " ports"), strconv.Itoa(p), "a port is 1-65535")
 				}
 			}
 			if s := w.Setup; s != nil && s.Outcome != SetupOK && s.Outcome != SetupFailed && s.Outcome != SetupTimedOut && s.Outcome != SetupUntrusted {
-				c.fail(fmt.Sprintf("worktree %s setup outcome", w.Node), s.Outcome, "an outcome is ok, failed, timed-out or skipped-untrusted")
+				c.fail(member("worktree", w.Node, " setup outcome"), s.Outcome, "an outcome is ok, failed, timed-out or skipped-untrusted")
 			}
 			if s := w.Setup; s != nil {
-				c.stamp(fmt.Sprintf("worktree %s setup at", w.Node), s.At)
+				c.stamp(member("worktree", w.Node, " setup at"), s.At)
 			}
 		}
 		for i, s := range st.Snapshots {
-			where := fmt.Sprintf("snapshots[%d]", i)
-			c.snapshotID(where+".id", s.ID)
-			c.optName("node", where+".node", s.Node)
-			c.optName("stage", where+".stage", s.Stage)
+			c.snapshotID(item("snapshots", i, ".id"), s.ID)
+			c.optName("node", item("snapshots", i, ".node"), s.Node)
+			c.optName("stage", item("snapshots", i, ".stage"), s.Stage)
 			if s.Commit.IsZero() {
-				c.fail(where+".commit", "", "a snapshot names its commit")
+				c.fail(item("snapshots", i, ".commit"), "", "a snapshot names its commit")
 			}
 			if want := RecoveryPrefix + st.RunID + "/" + s.ID; s.Ref != want {
-				c.fail(where+".ref", s.Ref, "a snapshot's ref is "+want)
+				c.fail(item("snapshots", i, ".ref"), s.Ref, "a snapshot's ref is "+want)
 			}
-			c.stamp(where+".created_at", s.CreatedAt)
+			c.stamp(item("snapshots", i, ".created_at"), s.CreatedAt)
 		}
 		if u := st.Union; u != nil {
-			c.stamp("union at", u.At)
-			c.verify("union verify", u.Verify)
+			c.stamp(at("union at"), u.At)
+			c.verify(at("union verify"), u.Verify)
 			for _, n := range u.Integrated {
-				c.name("node", "union integrated", n)
+				c.name("node", at("union integrated"), n)
 			}
 			for n := range u.Conflicted {
-				c.name("node", "union conflicted", n)
+				c.name("node", at("union conflicted"), n)
 			}
 			for n := range u.OutsideScope {
-				c.name("job", "union outside_scope", n)
+				c.name("job", at("union outside_scope"), n)
 			}
 			for n := range u.AllowedOutsideScope {
-				c.name("job", "union allowed_outside_scope", n)
+				c.name("job", at("union allowed_outside_scope"), n)
 			}
 		}
 		for i, r := range st.Replays {
-			where := fmt.Sprintf("replays[%d]", i)
-			c.name("stage", where+".stage", r.Stage)
-			c.branch(where+".branch", r.Branch)
+			c.name("stage", item("replays", i, ".stage"), r.Stage)
+			c.branch(item("replays", i, ".branch"), r.Branch)
 			if r.Snapshot != "" {
-				c.snapshotID(where+".snapshot", r.Snapshot)
+				c.snapshotID(item("replays", i, ".snapshot"), r.Snapshot)
 			}
 		}
 		if m := st.Resuming; m != nil {
 			for _, j := range m.ResetJobs {
-				c.name("job", "resuming reset_jobs", j)
+				c.name("job", at("resuming reset_jobs"), j)
 			}
 		}
 	}
@@ -127,70 +128,88 @@ func CheckDocuments(h *Header, st *State) error {
 // data's shape for its type (payload.go).
 func checkEvent(ev *Event) error {
 	c := &checker{}
-	c.optName("stage", "event.json stage", ev.Stage)
-	c.optName("job", "event.json job", ev.Job)
-	c.stamp("event.json time", ev.Time)
+	c.optName("stage", at("event.json stage"), ev.Stage)
+	c.optName("job", at("event.json job"), ev.Job)
+	c.stamp(at("event.json time"), ev.Time)
 	if c.err == nil {
 		c.err = CheckPayload(ev)
 	}
 	return c.err
 }
 
+// place is where a checked value sits in its document, spelled out only when a check
+// fails: every read checks every member of every run, and formatting each place
+// before its check was most of the checking (BenchmarkCheckDocuments).
+type place func() string
+
+// at is a place whose name needs no formatting.
+func at(name string) place { return func() string { return name } }
+
+// item is the i-th element of a list: "list[i]tail".
+func item(list string, i int, tail string) place {
+	return func() string { return list + "[" + strconv.Itoa(i) + "]" + tail }
+}
+
+// member is a member of the named stage, job or worktree: "kind name tail".
+func member(kind, name, tail string) place {
+	return func() string { return kind + " " + name + tail }
+}
+
 // checker keeps the first failure of a document's checks.
 type checker struct{ err error }
 
-func (c *checker) fail(where, value, why string) {
+func (c *checker) fail(where place, value, why string) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%s %q: %s", where, clip(value), why)
+		c.err = fmt.Errorf("%s %q: %s", where(), clip(value), why)
 	}
 }
 
 // oneOf checks a status against the values its state machine has: anything else is
 // no state git-atlas writes, and would reach a reader (an agent among them) as text.
-func (c *checker) oneOf(where, value string, valid []string) {
+func (c *checker) oneOf(where place, value string, valid []string) {
 	if !slices.Contains(valid, value) {
 		c.fail(where, value, "not one of "+strings.Join(valid, ", "))
 	}
 }
 
-func (c *checker) name(what, where, name string) {
+func (c *checker) name(what string, where place, name string) {
 	if c.err == nil && !plainName(name) {
 		if err := ValidName(what, name); err != nil {
-			c.err = fmt.Errorf("%s: %w", where, err)
+			c.err = fmt.Errorf("%s: %w", where(), err)
 		}
 	}
 }
 
-func (c *checker) optName(what, where, name string) {
+func (c *checker) optName(what string, where place, name string) {
 	if name != "" {
 		c.name(what, where, name)
 	}
 }
 
 // agent checks an attempt's or a job's agent and thread id, when there.
-func (c *checker) agent(where, agent, thread string) {
+func (c *checker) agent(where place, agent, thread string) {
 	if c.err == nil && agent != "" {
 		if err := ValidAgent(agent); err != nil {
-			c.err = fmt.Errorf("%s agent: %w", where, err)
+			c.err = fmt.Errorf("%s agent: %w", where(), err)
 		}
 	}
 	if c.err == nil && thread != "" {
 		if err := ValidThreadID(thread); err != nil {
-			c.err = fmt.Errorf("%s thread_id: %w", where, err)
+			c.err = fmt.Errorf("%s thread_id: %w", where(), err)
 		}
 	}
 }
 
 // stamp checks a time, when there: anything but a time (ValidStamp) would reach a
 // reader as text, and a decision (Run.Live, a lease's expiry) as no time at all.
-func (c *checker) stamp(where, s string) {
+func (c *checker) stamp(where place, s string) {
 	if c.err == nil && s != "" && !ValidStamp(s) {
 		c.fail(where, s, "not a time (RFC 3339, as git-atlas writes them)")
 	}
 }
 
 // lease checks a job's or a stage attempt's lease token, when there (ParseLeaseToken).
-func (c *checker) lease(where, tok string) {
+func (c *checker) lease(where place, tok string) {
 	if c.err == nil && tok != "" {
 		if _, _, _, _, err := ParseLeaseToken(tok); err != nil {
 			c.fail(where, tok, "not a lease token (<name>#<attempt>@<epoch>.<nonce>)")
@@ -199,13 +218,13 @@ func (c *checker) lease(where, tok string) {
 }
 
 // verify checks the time of a verify's outcome, when there.
-func (c *checker) verify(where string, v *VerifyResult) {
+func (c *checker) verify(where place, v *VerifyResult) {
 	if v != nil {
-		c.stamp(where+" at", v.At)
+		c.stamp(func() string { return where() + " at" }, v.At)
 	}
 }
 
-func (c *checker) branch(where, branch string) {
+func (c *checker) branch(where place, branch string) {
 	if c.err == nil && branch != "" {
 		if err := gitid.CheckRefFormat("refs/heads/" + branch); err != nil {
 			c.fail(where, branch, "not a branch name git accepts")
@@ -215,7 +234,7 @@ func (c *checker) branch(where, branch string) {
 
 // snapshotID is a snapshot's id: `<node>-<content id>`, a file name of the recovery
 // directory and a ref component.
-func (c *checker) snapshotID(where, id string) {
+func (c *checker) snapshotID(where place, id string) {
 	if c.err != nil {
 		return
 	}
