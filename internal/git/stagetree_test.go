@@ -1,6 +1,7 @@
 package git
 
 import (
+	"bytes"
 	"context"
 	"os"
 	"path/filepath"
@@ -202,5 +203,37 @@ func TestStageTreeAgreesWithGit(t *testing.T) {
 				t.Fatalf("StageTree in a %s repository: ok %v, %v; want git's", k.name, ok, err)
 			}
 		})
+	}
+}
+
+// TestParsedIndexKeptOnlyForTheSameBytes: the index parsed last is reused only for the
+// very same bytes, even when the caller's buffer is changed in place after the parse,
+// and the whole-file judgment (checksum, extensions) is made again for other bytes.
+func TestParsedIndexKeptOnlyForTheSameBytes(t *testing.T) {
+	r, g := testRepo(t, kinds[0])
+	writeUnder(t, r.TopLevel, "aaa.txt", "a\n")
+	g("", "add", "-A")
+	data, err := os.ReadFile(filepath.Join(r.TopLevel, ".git", "index"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries, _, _, ok := entriesFlagged(data, false)
+	if !ok || len(entries) != 1 || entries[0].Path != "aaa.txt" {
+		t.Fatalf("entries %+v, %v", entries, ok)
+	}
+	// The same buffer, a name changed in place: a new parse, which the checksum
+	// refuses as a whole file, and whose entry has the new name.
+	i := bytes.Index(data, []byte("aaa.txt"))
+	data[i] = 'b'
+	if _, _, _, ok := entriesFlagged(data, false); ok {
+		t.Fatal("an index whose checksum does not match was read as whole")
+	}
+	ix, err := parseIndex(data, false)
+	if err != nil || ix.entries[0].path != "baa.txt" {
+		t.Fatalf("parse after the change: %v, %v", ix, err)
+	}
+	data[i] = 'a'
+	if entries, _, _, ok := entriesFlagged(data, false); !ok || entries[0].Path != "aaa.txt" {
+		t.Fatalf("the index restored: %+v, %v", entries, ok)
 	}
 }
