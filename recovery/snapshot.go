@@ -484,6 +484,15 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	}
 	ignoredList := make(chan listing, 1)
 	go func() {
+		if status != nil {
+			// Where no ignore rule exists, git is not asked (a rule missed would leave a
+			// file on disk that the read-back finds unstaged: the capture is taken
+			// again, without status).
+			if named, ok := git.ChangedPaths(status); ok && full.NothingIgnored(ctx, named) {
+				ignoredList <- listing{}
+				return
+			}
+		}
 		paths, err := full.Ignored(ctx)
 		ignoredList <- listing{paths, err}
 	}()

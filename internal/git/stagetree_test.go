@@ -237,3 +237,70 @@ func TestParsedIndexKeptOnlyForTheSameBytes(t *testing.T) {
 		t.Fatalf("the index restored: %+v, %v", entries, ok)
 	}
 }
+
+// TestNothingIgnoredAgreesWithGit: NothingIgnored is true only where `git ls-files
+// --others --ignored --exclude-standard --directory` lists nothing, and false
+// wherever an ignore rule could exist: a tracked or a named .gitignore, a pattern in
+// info/exclude, core.excludesFile, the default excludes file.
+func TestNothingIgnoredAgreesWithGit(t *testing.T) {
+	ctx := context.Background()
+	xdg := t.TempDir()
+	t.Setenv("XDG_CONFIG_HOME", xdg)
+	r, g := testRepo(t, kinds[0])
+	dir := r.TopLevel
+	writeUnder(t, dir, "a.txt", "a\n")
+	writeUnder(t, dir, "build/out.o", "o\n")
+	exclude := filepath.Join(r.CommonDir, "info", "exclude")
+	check := func(name string, named []string, want bool) {
+		t.Helper()
+		r.ReloadConfig()
+		idx, err := r.Worktree(dir).CopyIndex(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer idx.Close()
+		got := idx.NothingIgnored(ctx, named)
+		if got != want {
+			t.Fatalf("%s: NothingIgnored %v, want %v", name, got, want)
+		}
+		listed, err := idx.Ignored(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got && len(listed) > 0 {
+			t.Fatalf("%s: NothingIgnored, and git lists %q", name, listed)
+		}
+	}
+	if err := os.WriteFile(exclude, []byte("# comments\n\n   \n#*.o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("no rule anywhere", []string{"a.txt", "build/out.o"}, true)
+
+	if err := os.WriteFile(exclude, []byte("# comments\n*.o\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	check("a pattern in info/exclude", []string{"a.txt"}, false)
+	if err := os.Remove(exclude); err != nil {
+		t.Fatal(err)
+	}
+	check("no info/exclude", []string{"a.txt", "build/out.o"}, true)
+
+	writeUnder(t, dir, "build/.gitignore", "*.o\n")
+	check("an untracked .gitignore, named", []string{"a.txt", "build/.gitignore"}, false)
+	g("", "add", "build/.gitignore")
+	check("a tracked .gitignore", []string{"a.txt"}, false)
+	g("", "rm", "-q", "--cached", "build/.gitignore")
+	if err := os.Remove(filepath.Join(dir, "build", ".gitignore")); err != nil {
+		t.Fatal(err)
+	}
+
+	writeUnder(t, xdg, "git/ignore", "*.o\n")
+	check("the default excludes file", []string{"a.txt"}, false)
+	if err := os.Remove(filepath.Join(xdg, "git", "ignore")); err != nil {
+		t.Fatal(err)
+	}
+	check("no excludes file", []string{"a.txt", "build/out.o"}, true)
+
+	g("", "config", "core.excludesFile", filepath.Join(xdg, "elsewhere"))
+	check("core.excludesFile", []string{"a.txt"}, false)
+}
