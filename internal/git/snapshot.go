@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -420,10 +421,8 @@ func (t *TempIndex) NothingIgnored(ctx context.Context, named []string) bool {
 	isIgnoreFile := func(p string) bool {
 		return strings.EqualFold(p[strings.LastIndexByte(p, '/')+1:], ".gitignore")
 	}
-	for _, p := range named {
-		if isIgnoreFile(p) {
-			return false
-		}
+	if slices.ContainsFunc(named, isIgnoreFile) {
+		return false
 	}
 	data, err := os.ReadFile(t.Path)
 	if err != nil {

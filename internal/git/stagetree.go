@@ -10,10 +10,9 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
-
-	"github.com/git-atlas/git-atlas/internal/par"
 )
 
 // stageTreeMaxFile bounds the files StageTree reads whole into memory; a larger one
@@ -79,16 +78,26 @@ func (t *TempIndex) StageTree(ctx context.Context, paths []string) (tree OID, ok
 	loose := g.loose()
 	start := time.Now()
 	found := make([]stagedFile, len(paths))
-	errs := par.Each(len(paths), stageWorkers, func(i int) error {
-		found[i] = loose.stageFile(filepath.Join(t.dir, filepath.FromSlash(paths[i])))
-		return found[i].err
-	})
-	for _, err := range errs {
-		if IsNoSpace(err) {
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(stageWorkers, len(paths)) {
+		wg.Go(func() {
+			for i := range next {
+				found[i] = loose.stageFile(filepath.Join(t.dir, filepath.FromSlash(paths[i])))
+			}
+		})
+	}
+	for i := range paths {
+		next <- i
+	}
+	close(next)
+	wg.Wait()
+	for _, f := range found {
+		if IsNoSpace(f.err) {
 			t.repo.removeTmpObjects(start)
-			return OID{}, false, err
+			return OID{}, false, f.err
 		}
-		if err != nil {
+		if f.err != nil {
 			return OID{}, false, nil
 		}
 	}
