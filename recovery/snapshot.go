@@ -484,6 +484,15 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	}
 	ignoredList := make(chan listing, 1)
 	go func() {
+		if status != nil {
+			// Where no ignore rule exists, git is not asked (a rule missed would leave a
+			// file on disk that the read-back finds unstaged: the capture is taken
+			// again, without status).
+			if named, ok := git.ChangedPaths(status); ok && full.NothingIgnored(ctx, named) {
+				ignoredList <- listing{}
+				return
+			}
+		}
 		paths, err := full.Ignored(ctx)
 		ignoredList <- listing{paths, err}
 	}()
@@ -577,6 +586,10 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 		if m.Tree, err = rawTree(ctx, wt, full, entries, toSet(skipped), include); err != nil {
 			return nil, err
 		}
+	} else if tree, ok, err := stageTree(ctx, full, status, append(assumed, present...), include); err != nil {
+		return nil, fmt.Errorf("%w: %w", errFastPath, err)
+	} else if ok {
+		m.Tree = tree
 	} else {
 		if err := stage(ctx, full, status, append(assumed, present...)); err != nil {
 			return nil, fmt.Errorf("%w: %w", errFastPath, err)
@@ -634,6 +647,22 @@ func capture(ctx context.Context, wt *git.Worktree, t Target, opt Options, raw b
 	}
 	c.manifest = m
 	return c, nil
+}
+
+// stageTree stages the paths status names and hidden into the index copy full and
+// writes the tree, in process (git.TempIndex.StageTree): no update-index and
+// write-tree processes, neither of which needs to write an index nobody reads. ok is
+// false when there is no status, ignored files are to be included, or StageTree
+// leaves the case to git; then stage and git's write-tree do it.
+func stageTree(ctx context.Context, full *git.TempIndex, status []byte, hidden, include []string) (git.OID, bool, error) {
+	if status == nil || len(include) > 0 {
+		return git.OID{}, false, nil
+	}
+	paths, ok := git.ChangedPaths(status)
+	if !ok {
+		return git.OID{}, false, nil
+	}
+	return full.StageTree(ctx, append(paths, hidden...))
 }
 
 // stage stages the worktree into the index copy full: the paths status names and

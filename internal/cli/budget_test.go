@@ -91,8 +91,8 @@ func processBudget(t *testing.T, noGoGit bool) {
 	run(b(c, 8+c), "job", "done", "g", "j", "--lease", claim.Lease, "--status", "ok", "--holder", "w")
 
 	dirty(strings.TrimSpace(run(free, "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(7+c, 39+c), "worktree", "remove", "r", "a", "--holder", "h")
+	run(b(4+c, 38+c), "worktree", "remove", "r", "a", "--holder", "h")
 
 	dirty(strings.TrimSpace(run(free, "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(10+c, 60+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+	run(b(7+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }

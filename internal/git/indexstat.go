@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // IndexStat is what an index entry recorded of its file the last time git looked at
@@ -95,10 +96,49 @@ type parsedIndex struct {
 	extAt      int    // where the extensions start (the entries' end)
 }
 
+// lastIndex is the index file parsed last, kept with its own copy of the bytes: a
+// snapshot reads the same index several times (its entries and marks, its cache tree,
+// its stat data, the staging), and at 20,000 entries each parse and checksum was a few
+// milliseconds. A file of other bytes is parsed afresh; what a parse returns is only
+// ever read.
+var lastIndex struct {
+	sync.Mutex
+	data   []byte
+	sha256 bool
+	ix     *parsedIndex
+	err    error
+	whole  int8 // parseIndexWhole's answer: 0 not asked yet, 1 whole, -1 not
+}
+
 // parseIndex reads an index file (versions 2 to 4, as git's gitformat-index
 // describes them): every entry, and the extensions' signatures up to the trailing
-// checksum (not checked here).
+// checksum (not checked here). The file parsed last is not parsed again.
 func parseIndex(data []byte, sha256 bool) (*parsedIndex, error) {
+	ix, _, err := parseIndexKept(data, sha256, nil)
+	return ix, err
+}
+
+// parseIndexKept is parseIndex, and, when judge is given, its judgment of the parse
+// (asked once per file: parseIndexWhole's).
+func parseIndexKept(data []byte, sha256 bool, judge func(*parsedIndex, error) bool) (*parsedIndex, bool, error) {
+	lastIndex.Lock()
+	defer lastIndex.Unlock()
+	if lastIndex.ix == nil && lastIndex.err == nil || lastIndex.sha256 != sha256 || !bytes.Equal(lastIndex.data, data) {
+		own := bytes.Clone(data)
+		ix, err := parseIndexData(own, sha256)
+		lastIndex.data, lastIndex.sha256, lastIndex.ix, lastIndex.err, lastIndex.whole = own, sha256, ix, err, 0
+	}
+	if judge != nil && lastIndex.whole == 0 {
+		lastIndex.whole = -1
+		if judge(lastIndex.ix, lastIndex.err) {
+			lastIndex.whole = 1
+		}
+	}
+	return lastIndex.ix, lastIndex.whole == 1, lastIndex.err
+}
+
+// parseIndexData is parseIndex without the kept file.
+func parseIndexData(data []byte, sha256 bool) (*parsedIndex, error) {
 	hashLen := objectIDLen(sha256)
 	if len(data) < 12 || string(data[:4]) != "DIRC" {
 		return nil, fmt.Errorf("not an index")
@@ -209,24 +249,32 @@ var indexExtensionsRead = map[string]bool{"TREE": true, "REUC": true, "UNTR": tr
 // entry's mode, flag bits and name are accounted for); ok is false for any other.
 func parseIndexWhole(data []byte, sha256Repo bool) (*parsedIndex, bool) {
 	hashLen := objectIDLen(sha256Repo)
-	if len(data) < 12+hashLen || !checksumMatches(data, hashLen) {
+	if len(data) < 12+hashLen {
 		return nil, false
 	}
-	ix, err := parseIndex(data, sha256Repo)
-	if err != nil {
+	ix, whole, _ := parseIndexKept(data, sha256Repo, func(ix *parsedIndex, err error) bool {
+		return err == nil && checksumMatches(data, hashLen) && understood(ix)
+	})
+	if !whole {
 		return nil, false
 	}
+	return ix, true
+}
+
+// understood reports whether every extension and entry of ix is one this code
+// accounts for.
+func understood(ix *parsedIndex) bool {
 	for _, x := range ix.extensions {
 		if !indexExtensionsRead[x] {
-			return nil, false
+			return false
 		}
 	}
 	for _, e := range ix.entries {
 		if e.unknown || e.stat.Mode == "" {
-			return nil, false
+			return false
 		}
 	}
-	return ix, true
+	return true
 }
 
 // objectIDLen is the length in bytes of a raw object id: sha256's or sha1's.

@@ -102,6 +102,12 @@ func (l looseWriter) path(id string) string {
 // that id that does not read back whole (empty or torn by a crash: git's own writers
 // only freshen an existing file) is removed and written again.
 func (l looseWriter) write(typ string, data []byte) (string, error) {
+	return l.writeObject(typ, data, true)
+}
+
+// writeObject is write; without syncDir, objects/xx is left for the caller to flush
+// (syncObjectDirs, once for many objects, as after a git process that wrote them).
+func (l looseWriter) writeObject(typ string, data []byte, syncDir bool) (string, error) {
 	id := l.id(typ, data)
 	p := l.path(id)
 	if _, err := os.Lstat(p); err == nil {
@@ -120,13 +126,13 @@ func (l looseWriter) write(typ string, data []byte) (string, error) {
 	if err := MkdirAll(dir, 0o755); err != nil {
 		return "", noSpace(err)
 	}
-	if err := l.writeNew(dir, p, typ, data); err != nil {
+	if err := l.writeNew(dir, p, typ, data, syncDir); err != nil {
 		return "", noSpace(fmt.Errorf("write object %s: %w", id, err))
 	}
 	return id, nil
 }
 
-func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
+func (l looseWriter) writeNew(dir, p, typ string, data []byte, syncDir bool) error {
 	f, err := os.CreateTemp(dir, TmpObjectPrefix)
 	if err != nil {
 		return err
@@ -158,6 +164,9 @@ func (l looseWriter) writeNew(dir, p, typ string, data []byte) error {
 	// bytes, and it was flushed before it was named too.
 	if err := os.Link(tmp, p); err != nil && !errors.Is(err, os.ErrExist) {
 		return err
+	}
+	if !syncDir {
+		return nil
 	}
 	return SyncDir(dir)
 }

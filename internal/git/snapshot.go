@@ -11,6 +11,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -398,6 +399,67 @@ func (t *TempIndex) Ignored(ctx context.Context) ([]string, error) {
 		return nil, err
 	}
 	return nulSplit(out), nil
+}
+
+// NothingIgnored reports whether no file of the worktree can be ignored, so that
+// Ignored would list nothing: no ignore rule is anywhere git's standard excludes
+// look. No .gitignore (in any case) among the index's entries or named (changed or
+// untracked paths, as a status that lists every untracked file names them: an
+// ignored .gitignore needs a rule from another that is not), no rule in info/exclude
+// (blank lines and comments only, or no file), no core.excludesFile set and no
+// default one on disk; an index not wholly read, or core.ignoreCase, is never sure.
+// The caller reads the snapshot back against the disk, where a file an unseen rule
+// ignored is found unstaged.
+func (t *TempIndex) NothingIgnored(ctx context.Context, named []string) bool {
+	if t.dir == "" {
+		return false
+	}
+	w := t.repo.Worktree(t.dir)
+	if w.ConfigBool(ctx, "core.ignoreCase", false) || w.config(ctx, "core.excludesFile") != "" {
+		return false
+	}
+	isIgnoreFile := func(p string) bool {
+		return strings.EqualFold(p[strings.LastIndexByte(p, '/')+1:], ".gitignore")
+	}
+	if slices.ContainsFunc(named, isIgnoreFile) {
+		return false
+	}
+	data, err := os.ReadFile(t.Path)
+	if err != nil {
+		return false
+	}
+	ix, whole := parseIndexWhole(data, t.repo.ObjectFormat == "sha256")
+	if !whole {
+		return false
+	}
+	for _, e := range ix.entries {
+		if isIgnoreFile(e.path) {
+			return false
+		}
+	}
+	excludes := []string{filepath.Join(t.repo.CommonDir, "info", "exclude"), filepath.Join(filepath.Dir(t.Path), "info", "exclude")}
+	if xdg := os.Getenv("XDG_CONFIG_HOME"); xdg != "" {
+		excludes = append(excludes, filepath.Join(xdg, "git", "ignore"))
+	} else if home := os.Getenv("HOME"); home != "" {
+		excludes = append(excludes, filepath.Join(home, ".config", "git", "ignore"))
+	} else {
+		return false
+	}
+	for _, f := range excludes {
+		data, err := os.ReadFile(f)
+		if errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return false
+		}
+		for line := range strings.SplitSeq(string(data), "\n") {
+			if line = strings.TrimSpace(line); line != "" && line[0] != '#' {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // IgnoredIn lists the ignored files under dir, a directory git cannot read as a
