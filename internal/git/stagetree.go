@@ -129,8 +129,11 @@ func (t *TempIndex) StageTree(ctx context.Context, paths []string) (tree OID, ok
 		sorted = append(sorted, p)
 	}
 	slices.Sort(sorted)
-	w := stagedTreeWriter{loose: loose, entries: entries, hashLen: objectIDLen(sha256Repo)}
-	root, err := w.write(sorted, "")
+	w := stagedTreeWriter{loose: loose, entries: entries, hashLen: objectIDLen(sha256Repo), trees: map[string][]byte{}}
+	root, err := w.tree(sorted, "")
+	if err == nil {
+		err = w.writeMissing(ctx, t.repo)
+	}
 	if err == nil {
 		err = t.repo.syncObjectDirs(start)
 	}
@@ -289,18 +292,21 @@ func readRegular(path string, size int64) ([]byte, error) {
 	return buf[:n], nil
 }
 
-// stagedTreeWriter writes the trees of a sorted list of index entries.
+// stagedTreeWriter builds the trees of a sorted list of index entries, then writes
+// those the repository does not hold.
 type stagedTreeWriter struct {
 	loose   looseWriter
 	entries map[string]stagedEntry
 	hashLen int
+	trees   map[string][]byte // id -> body, every tree built
+	order   []string          // the ids in trees, each subtree before its parent
 }
 
-// write writes the tree of paths (sorted, all under prefix) and returns its id. The
+// tree builds the tree of paths (sorted, all under prefix) and returns its id. The
 // index's order is the tree's: a directory's entries sort together, and where a
 // file's name and a directory's differ the directory compares as its name and a
 // slash, as it does inside the full paths.
-func (w stagedTreeWriter) write(paths []string, prefix string) (string, error) {
+func (w *stagedTreeWriter) tree(paths []string, prefix string) (string, error) {
 	var body bytes.Buffer
 	for i := 0; i < len(paths); {
 		name := paths[i][len(prefix):]
@@ -312,7 +318,7 @@ func (w stagedTreeWriter) write(paths []string, prefix string) (string, error) {
 				j++
 			}
 			var err error
-			if id, err = w.write(paths[i:j], inner); err != nil {
+			if id, err = w.tree(paths[i:j], inner); err != nil {
 				return "", err
 			}
 			mode, name, i = "40000", dir, j
@@ -328,5 +334,45 @@ func (w stagedTreeWriter) write(paths []string, prefix string) (string, error) {
 		body.WriteString(mode + " " + name + "\x00")
 		body.Write(raw)
 	}
-	return w.loose.writeObject("tree", body.Bytes(), false)
+	id := w.loose.id("tree", body.Bytes())
+	if _, seen := w.trees[id]; !seen {
+		w.trees[id] = body.Bytes()
+		w.order = append(w.order, id)
+	}
+	return id, nil
+}
+
+// writeMissing writes the trees built that the repository does not hold, subtrees
+// first: most of a snapshot's trees are its HEAD's, and in a packed repository
+// writing each again as a loose object (a file and a flush apiece) is what git's
+// write-tree does not do either. A tree held loose goes through writeObject all the
+// same, which reads it back and writes a torn one again; one that is not loose is
+// asked of the command's cat-file, and one found there (in a pack) is not written.
+// Should that question fail, every tree is written.
+func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) error {
+	var notLoose []OID
+	for _, id := range w.order {
+		if _, err := os.Lstat(w.loose.path(id)); err != nil {
+			if oid, err := ParseOID(id); err == nil {
+				notLoose = append(notLoose, oid)
+			}
+		}
+	}
+	packed := map[string]bool{}
+	if len(notLoose) > 0 {
+		if sizes, _, err := r.ObjectSizes(ctx, notLoose); err == nil {
+			for id := range sizes {
+				packed[id] = true
+			}
+		}
+	}
+	for _, id := range w.order {
+		if packed[id] {
+			continue
+		}
+		if _, err := w.loose.writeObject("tree", w.trees[id], false); err != nil {
+			return err
+		}
+	}
+	return nil
 }

@@ -304,3 +304,69 @@ func TestNothingIgnoredAgreesWithGit(t *testing.T) {
 	g("", "config", "core.excludesFile", filepath.Join(xdg, "elsewhere"))
 	check("core.excludesFile", []string{"a.txt"}, false)
 }
+
+// TestStageTreeWritesOnlyMissingTrees: in a packed repository StageTree writes, as
+// loose objects, only what the pack does not hold (the changed file's blob, its
+// directory's tree, the root), as git's write-tree does, not every tree of the
+// worktree again; the tree is git's all the same.
+func TestStageTreeWritesOnlyMissingTrees(t *testing.T) {
+	ctx := context.Background()
+	r, g := testRepo(t, kinds[0])
+	dir := r.TopLevel
+	for d := range 10 {
+		for f := range 3 {
+			name := filepath.Join("d"+string(rune('0'+d)), "f"+string(rune('0'+f))+".txt")
+			writeUnder(t, dir, name, name+"\n")
+		}
+	}
+	g("", "add", "-A")
+	g("", "commit", "-q", "-m", "files")
+	g("", "repack", "-adq")
+	g("", "prune-packed")
+	loose := func() []string {
+		var found []string
+		matches, _ := filepath.Glob(filepath.Join(r.CommonDir, "objects", "??", "*"))
+		for _, m := range matches {
+			found = append(found, filepath.Base(filepath.Dir(m))+filepath.Base(m))
+		}
+		return found
+	}
+	if l := loose(); len(l) != 0 {
+		t.Fatalf("loose objects after repack and prune-packed: %v", l)
+	}
+	writeUnder(t, dir, "d3/f1.txt", "changed\n")
+	w := r.Worktree(dir)
+	status, err := w.StatusNow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, ok := ChangedPaths(status)
+	if !ok {
+		t.Fatalf("status does not parse: %q", status)
+	}
+	idx, err := w.CopyIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idx.Close()
+	tree, ok, err := idx.StageTree(ctx, paths)
+	if err != nil || !ok {
+		t.Fatalf("StageTree of %q: ok %v, %v", paths, ok, err)
+	}
+	blob := g("", "hash-object", "d3/f1.txt")
+	sub := g("", "rev-parse", tree.String()+":d3")
+	want := map[string]bool{blob: true, sub: true, tree.String(): true}
+	got := loose()
+	for _, id := range got {
+		if !want[id] {
+			t.Errorf("loose object %s written (%s): the pack holds it", id, g("", "cat-file", "-t", id))
+		}
+	}
+	if len(got) != len(want) {
+		t.Errorf("loose objects %v, want the blob, d3's tree and the root: %v", got, want)
+	}
+	g("", "update-index", "--add", "d3/f1.txt")
+	if gitTree := g("", "write-tree"); gitTree != tree.String() {
+		t.Errorf("StageTree's tree %s, git's %s", tree, gitTree)
+	}
+}
