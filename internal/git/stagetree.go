@@ -347,8 +347,9 @@ func (w *stagedTreeWriter) tree(paths []string, prefix string) (string, error) {
 // writing each again as a loose object (a file and a flush apiece) is what git's
 // write-tree does not do either. A tree held loose goes through writeObject all the
 // same, which reads it back and writes a torn one again; one that is not loose is
-// asked of the command's cat-file, and one found there (in a pack) is not written.
-// Should that question fail, every tree is written.
+// asked of the command's cat-file, and one found there (in a pack) is not written;
+// a repository with no pack and no alternates holds nothing that is not loose, and
+// is not asked. Should that question fail, every tree is written.
 func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) error {
 	var notLoose []OID
 	for _, id := range w.order {
@@ -359,7 +360,7 @@ func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) erro
 		}
 	}
 	packed := map[string]bool{}
-	if len(notLoose) > 0 {
+	if len(notLoose) > 0 && !w.loose.onlyLoose() {
 		if sizes, _, err := r.ObjectSizes(ctx, notLoose); err == nil {
 			for id := range sizes {
 				packed[id] = true
@@ -375,4 +376,22 @@ func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) erro
 		}
 	}
 	return nil
+}
+
+// onlyLoose reports whether every object of the store is loose: no pack in
+// objects/pack and no objects/info/alternates. Anything unreadable says no.
+func (l looseWriter) onlyLoose() bool {
+	if _, err := os.Lstat(filepath.Join(l.objects, "info", "alternates")); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	entries, err := os.ReadDir(filepath.Join(l.objects, "pack"))
+	if err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	for _, e := range entries {
+		if strings.HasSuffix(e.Name(), ".pack") {
+			return false
+		}
+	}
+	return true
 }
