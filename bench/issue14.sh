@@ -18,9 +18,10 @@
 #            runs all finished (the common case), then with every tenth interrupted, and
 #            in managed worktrees (one on its branch, one marked untrusted); FILES files
 #   remove   worktree remove of a dirty worktree (REMOVE_FILES files, REMOVE_CHANGED of
-#            them changed: snapshot, verify, remove) against a temporary index + add -A +
-#            write-tree, then git worktree remove --force of a plain worktree of the same
-#            files; REMOVE_ROUNDS rounds, the worktrees made again (untimed) each round
+#            them changed, with new bytes each round: snapshot, verify, remove) against a
+#            temporary index + add -A + write-tree + the diff --binary patch, then git
+#            worktree remove --force of a plain worktree of the same files; REMOVE_ROUNDS
+#            rounds, the worktrees made again (untimed) each round
 #
 # Timing: bench/rounds runs every command of a row once per round, in turn (ROUNDS
 # rounds after 3 discarded), with no shell in between, and prints medians, the ratio of
@@ -185,8 +186,9 @@ if want remove; then
 set -e
 cd "\$1"
 n=0
-for f in \$(git ls-files | awk 'NR % int($REMOVE_FILES / $REMOVE_CHANGED) == 0' | head -n $((REMOVE_CHANGED * 9 / 10))); do echo edit >>"\$f"; done
-for i in \$(seq 1 $((REMOVE_CHANGED / 10))); do echo new >"new-\$i.txt"; done
+round=\$(date +%s%N) # new bytes each round: the snapshot and the floor's blobs are written, not found
+for f in \$(git ls-files | awk 'NR % int($REMOVE_FILES / $REMOVE_CHANGED) == 0' | head -n $((REMOVE_CHANGED * 9 / 10))); do echo "edit \$round" >>"\$f"; done
+for i in \$(seq 1 $((REMOVE_CHANGED / 10))); do echo "new \$round" >"new-\$i.txt"; done
 git status --porcelain >/dev/null
 EOF
   cat >"$tmp/mk-atlas.sh" <<EOF
@@ -208,12 +210,13 @@ cd "$tmp/plain"
 gd=\$(git rev-parse --absolute-git-dir)
 cp "\$gd/index" "\$gd/atlas-bench-index"
 GIT_INDEX_FILE="\$gd/atlas-bench-index" git $durable add -A
-GIT_INDEX_FILE="\$gd/atlas-bench-index" git $durable write-tree >/dev/null
-rm -f "\$gd/atlas-bench-index"
+tree=\$(GIT_INDEX_FILE="\$gd/atlas-bench-index" git $durable write-tree)
+git diff --binary HEAD "\$tree" >"\$gd/atlas-bench.patch" # the snapshot's patch, as issue 34 defines the floor
+rm -f "\$gd/atlas-bench-index" "\$gd/atlas-bench.patch"
 cd /
 git -C "$r" worktree remove --force "$tmp/plain"
 EOF
-  echo; echo "== worktree remove, $REMOVE_FILES files, $REMOVE_CHANGED changed, against temporary index + add -A + write-tree + worktree remove --force (goal <= 1.6x)"
+  echo; echo "== worktree remove, $REMOVE_FILES files, $REMOVE_CHANGED changed, against temporary index + add -A + write-tree + diff --binary + worktree remove --force (goal <= 1.6x)"
   pre=(-pre "floor=sh $tmp/mk-plain.sh" -pre "remove=sh $tmp/mk-atlas.sh") cmds=(floor="sh $tmp/floor.sh" remove="git-atlas -C $r worktree remove rm a")
   if base; then pre+=(-pre "base=sh $tmp/mk-atlas.sh") cmds+=(base="$tmp/base/git-atlas -C $r worktree remove rm a"); fi
   "$tmp/rounds" -n "$REMOVE_ROUNDS" -warm 1 -procs "$root/bench/procs.sh" "${pre[@]}" "${cmds[@]}"
