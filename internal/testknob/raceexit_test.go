@@ -11,11 +11,11 @@ func TestMain(m *testing.M) {
 	NoRaceExitSleep()
 	switch os.Getenv("TESTKNOB_CHILD") {
 	case "gorace": // a child of TestNoRaceExitSleep
-		os.Stdout.WriteString(os.Getenv("GORACE"))
+		_, _ = os.Stdout.WriteString(os.Getenv("GORACE"))
 		os.Exit(0)
 	case "parallel": // a child of TestProcessBoundParallel
 		ProcessBoundParallel()
-		os.Stdout.WriteString(flag.Lookup("test.parallel").Value.String())
+		_, _ = os.Stdout.WriteString(flag.Lookup("test.parallel").Value.String())
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
