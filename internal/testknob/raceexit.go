@@ -11,7 +11,7 @@ import (
 // the race runtime's finalizer, which sleeps GORACE's atexit_sleep_ms (1 s by default)
 // so that races found late are still reported; `go test ./...` runs the packages'
 // binaries one or two at a time, so the README's test command waited that second once
-// per package, a quarter of what the smallest packages took to build and run
+// per package, nearly all of what the smallest packages' tests took
 // (bench/results/2026-12-07.md). The race runtime reads GORACE once, when the process
 // starts, so a race-built binary whose GORACE does not set the sleep executes itself
 // again, same arguments and same process, with atexit_sleep_ms=0 added: every race is
