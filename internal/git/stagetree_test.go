@@ -37,19 +37,7 @@ func TestStageTreeAgreesWithGit(t *testing.T) {
 	// stageBoth stages what status names both ways and compares the trees.
 	stageBoth := func(t *testing.T, want bool) {
 		t.Helper()
-		w := r.Worktree(dir)
-		status, err := w.StatusNow(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		paths, ok := ChangedPaths(status)
-		if !ok {
-			t.Fatalf("status does not parse: %q", status)
-		}
-		idx, err := w.CopyIndex(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
+		paths, idx := statusAndIndex(t, r.Worktree(dir))
 		defer idx.Close()
 		viaGit, err := idx.Clone()
 		if err != nil {
@@ -335,19 +323,7 @@ func TestStageTreeWritesOnlyMissingTrees(t *testing.T) {
 		t.Fatalf("loose objects after repack and prune-packed: %v", l)
 	}
 	writeUnder(t, dir, "d3/f1.txt", "changed\n")
-	w := r.Worktree(dir)
-	status, err := w.StatusNow(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	paths, ok := ChangedPaths(status)
-	if !ok {
-		t.Fatalf("status does not parse: %q", status)
-	}
-	idx, err := w.CopyIndex(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
+	paths, idx := statusAndIndex(t, r.Worktree(dir))
 	defer idx.Close()
 	tree, ok, err := idx.StageTree(ctx, paths)
 	if err != nil || !ok {
@@ -369,4 +345,24 @@ func TestStageTreeWritesOnlyMissingTrees(t *testing.T) {
 	if gitTree := g("", "write-tree"); gitTree != tree.String() {
 		t.Errorf("StageTree's tree %s, git's %s", tree, gitTree)
 	}
+}
+
+// statusAndIndex is what a snapshot stages from: the paths w's status names, and a
+// copy of w's index (the caller closes it).
+func statusAndIndex(t *testing.T, w *Worktree) ([]string, *TempIndex) {
+	t.Helper()
+	ctx := context.Background()
+	status, err := w.StatusNow(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	paths, ok := ChangedPaths(status)
+	if !ok {
+		t.Fatalf("status does not parse: %q", status)
+	}
+	idx, err := w.CopyIndex(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return paths, idx
 }
