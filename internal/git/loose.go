@@ -109,6 +109,12 @@ func (l looseWriter) write(typ string, data []byte) (string, error) {
 // (syncObjectDirs, once for many objects, as after a git process that wrote them).
 func (l looseWriter) writeObject(typ string, data []byte, syncDir bool) (string, error) {
 	id := l.id(typ, data)
+	return id, l.writeHashed(id, typ, data, syncDir)
+}
+
+// writeHashed is writeObject of an object whose id, l.id(typ, data), the caller
+// already has.
+func (l looseWriter) writeHashed(id, typ string, data []byte, syncDir bool) error {
 	p := l.path(id)
 	if _, err := os.Lstat(p); err == nil {
 		if l.readsBack(p, id) {
@@ -116,20 +122,20 @@ func (l looseWriter) writeObject(typ string, data []byte, syncDir bool) (string,
 			// take it before the ref that will name it moves.
 			now := time.Now()
 			_ = os.Chtimes(p, now, now)
-			return id, nil
+			return nil
 		}
 		if err := os.Remove(p); err != nil && !errors.Is(err, os.ErrNotExist) {
-			return "", fmt.Errorf("remove torn object %s: %w", id, err)
+			return fmt.Errorf("remove torn object %s: %w", id, err)
 		}
 	}
 	dir := filepath.Dir(p)
 	if err := MkdirAll(dir, 0o755); err != nil {
-		return "", noSpace(err)
+		return noSpace(err)
 	}
 	if err := l.writeNew(dir, p, typ, data, syncDir); err != nil {
-		return "", noSpace(fmt.Errorf("write object %s: %w", id, err))
+		return noSpace(fmt.Errorf("write object %s: %w", id, err))
 	}
-	return id, nil
+	return nil
 }
 
 func (l looseWriter) writeNew(dir, p, typ string, data []byte, syncDir bool) error {

@@ -371,7 +371,7 @@ func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) erro
 		if packed[id] {
 			continue
 		}
-		if _, err := w.loose.writeObject("tree", w.trees[id], false); err != nil {
+		if err := w.loose.writeHashed(id, "tree", w.trees[id], false); err != nil {
 			return err
 		}
 	}
