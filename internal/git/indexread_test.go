@@ -23,17 +23,7 @@ func TestEntriesFlaggedAgreesWithGit(t *testing.T) {
 			r, g := testRepo(t, k)
 			dir := r.TopLevel
 			write := func(name, body string) { writeUnder(t, dir, name, body) }
-			for _, f := range []string{"a.txt", "dir/b.txt", "dir/sub/c.txt", "skip.txt", "assumed.txt", "x.sh", "sparse/s.txt"} {
-				write(f, f+"\n")
-			}
-			if err := os.Chmod(filepath.Join(dir, "x.sh"), 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
-				t.Fatal(err)
-			}
-			g("", "add", "-A")
-			g("", "commit", "-q", "-m", "first")
+			commitFiles(t, dir, g, "first", "a.txt", "dir/b.txt", "dir/sub/c.txt", "skip.txt", "assumed.txt", "x.sh", "sparse/s.txt")
 			blob := strings.TrimSpace(g("", "rev-parse", "HEAD:a.txt"))
 			head := strings.TrimSpace(g("", "rev-parse", "HEAD"))
 			long := strings.Repeat("d123456789/", 400) + "long.txt" // past the 12 bits of a name length
@@ -212,6 +202,24 @@ func TestStatMatchesAt(t *testing.T) {
 
 // writeUnder writes body to the file name (slash-separated) under dir, making its
 // directories.
+// commitFiles writes each name under dir holding its own name and a newline (x.sh
+// executable, which names must hold), adds link, a symbolic link to a.txt, and
+// commits them all with msg.
+func commitFiles(t testing.TB, dir string, g func(stdin string, args ...string) string, msg string, names ...string) {
+	t.Helper()
+	for _, f := range names {
+		writeUnder(t, dir, f, f+"\n")
+	}
+	if err := os.Chmod(filepath.Join(dir, "x.sh"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	g("", "add", "-A")
+	g("", "commit", "-q", "-m", msg)
+}
+
 func writeUnder(t testing.TB, dir, name, body string) {
 	t.Helper()
 	p := filepath.Join(dir, filepath.FromSlash(name))

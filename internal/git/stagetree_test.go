@@ -19,17 +19,7 @@ func TestStageTreeAgreesWithGit(t *testing.T) {
 	r, g := testRepo(t, kinds[0])
 	dir := r.TopLevel
 	write := func(name, body string) { writeUnder(t, dir, name, body) }
-	for _, f := range []string{"a.txt", "a.b", "a0", "dir/b.txt", "dir/sub/c.txt", "e/f.txt", "x.sh", "sp ace.txt", "ünï.txt", "keep/k.txt"} {
-		write(f, f+"\n")
-	}
-	if err := os.Chmod(filepath.Join(dir, "x.sh"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("a.txt", filepath.Join(dir, "link")); err != nil {
-		t.Fatal(err)
-	}
-	g("", "add", "-A")
-	g("", "commit", "-q", "-m", "files")
+	commitFiles(t, dir, g, "files", "a.txt", "a.b", "a0", "dir/b.txt", "dir/sub/c.txt", "e/f.txt", "x.sh", "sp ace.txt", "ünï.txt", "keep/k.txt")
 	head := g("", "rev-parse", "HEAD")
 	g("", "update-index", "--add", "--cacheinfo", "160000,"+head+",mod") // a gitlink, not on disk
 	g("", "commit", "-q", "-m", "gitlink")
