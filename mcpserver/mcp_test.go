@@ -114,18 +114,36 @@ func connectTo(ctx context.Context, dir string, env []string, stderr io.Writer, 
 		if tool.OutputSchema == nil {
 			continue
 		}
-		var schema jsonschema.Schema
 		b, _ := json.Marshal(tool.OutputSchema)
-		if err := json.Unmarshal(b, &schema); err != nil {
-			return nil, fmt.Errorf("tool %s: output schema: %w", tool.Name, err)
-		}
-		r, err := schema.Resolve(nil)
+		r, err := resolvedSchema(b)
 		if err != nil {
 			return nil, fmt.Errorf("tool %s: output schema: %w", tool.Name, err)
 		}
 		cl.schemas[tool.Name] = r
 	}
 	return cl, nil
+}
+
+// resolved keeps the output schemas resolved so far by their JSON: every server of a
+// test binary lists the same ones, and resolving them all again for each session was
+// a third of the package's CPU under -race.
+var resolved sync.Map // string (the schema's JSON) -> *jsonschema.Resolved
+
+// resolvedSchema is the schema b resolved, once per distinct b.
+func resolvedSchema(b []byte) (*jsonschema.Resolved, error) {
+	if r, ok := resolved.Load(string(b)); ok {
+		return r.(*jsonschema.Resolved), nil
+	}
+	var schema jsonschema.Schema
+	if err := json.Unmarshal(b, &schema); err != nil {
+		return nil, err
+	}
+	r, err := schema.Resolve(nil)
+	if err != nil {
+		return nil, err
+	}
+	resolved.Store(string(b), r)
+	return r, nil
 }
 
 // close ends the session: the server sees its stdin close and must exit 0 (under
