@@ -198,6 +198,7 @@ func runCrashPath(t *testing.T, p crashPath) {
 	}
 
 	sim := newFsim(root, pre, worktrees)
+	sim.keepStates = testenv.Long()
 	ops, err := parseTrace(log)
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +284,10 @@ type fsim struct {
 	refs       []string        // ref paths moved so far
 	written    map[string]bool // "<ref> <id>" for every value a ref was given
 	destroyed  map[string]bool
+	// keepStates: every fsync and the first destructive step keep their crash states
+	// (the long run picks among them); otherwise only finish's are kept, all the short
+	// run checks, and a replay (prefixStates) keeps none.
+	keepStates bool
 	step       int   // the index of the system call being applied
 	fsyncAt    []int // prefix lengths (calls applied) right after each fsync
 	destroyAt  []int // prefix lengths right after each destructive step
@@ -484,6 +489,9 @@ func (s *fsim) destroy(rel, what string) {
 }
 
 func (s *fsim) snapshot() {
+	if !s.keepStates {
+		return
+	}
 	s.states = append(s.states, crashState{kind: "synced", at: s.fsyncs, tree: s.build(false)},
 		crashState{kind: "deleted", at: s.fsyncs, tree: s.build(true)})
 }
