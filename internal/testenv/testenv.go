@@ -69,25 +69,29 @@ func Command(t testing.TB) string {
 // Build is Command for a TestMain, which has no test to fail: the binary's path, or
 // why it could not be built.
 func Build() (string, error) {
-	command.once.Do(func() {
-		dir, err := os.MkdirTemp("", "atlas-bin-")
-		if err != nil {
-			command.err = err
-			return
-		}
-		command.dir = dir
-		bin := filepath.Join(dir, "git-atlas")
-		build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
-		// The person's go caches, not Pin's home; CGO_ENABLED=0 as the README has it.
-		build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
-		out, err := build.CombinedOutput()
-		if err != nil {
-			command.err = fmt.Errorf("go build: %w\n%s", err, out)
-			return
-		}
-		command.path = bin
-	})
-	return command.path, command.err
+	command.mu.Lock()
+	defer command.mu.Unlock()
+	if command.built {
+		return command.path, command.err
+	}
+	command.built = true
+	dir, err := os.MkdirTemp("", "atlas-bin-")
+	if err != nil {
+		command.err = err
+		return "", err
+	}
+	command.dir = dir
+	bin := filepath.Join(dir, "git-atlas")
+	build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
+	// The person's go caches, not Pin's home; CGO_ENABLED=0 as the README has it.
+	build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
+	out, err := build.CombinedOutput()
+	if err != nil {
+		command.err = fmt.Errorf("go build: %w\n%s", err, out)
+		return "", command.err
+	}
+	command.path = bin
+	return bin, nil
 }
 
 // modulePath is the module git-atlas's command is built from: `go build` finds it
@@ -100,18 +104,23 @@ var startEnv = os.Environ()
 
 // command is the binary Command built.
 var command struct {
-	once sync.Once
-	dir  string
-	path string
-	err  error
+	mu    sync.Mutex // held while one is built: the callers meanwhile wait for it
+	built bool
+	dir   string
+	path  string
+	err   error
 }
 
 // RemoveCommand removes the binary Command built, if it built one: TestMain calls it
-// after the tests (Pin does).
+// after the tests (Pin does). A Command after it builds the binary again (go test
+// -count=N runs a test that removes it N times).
 func RemoveCommand() {
+	command.mu.Lock()
+	defer command.mu.Unlock()
 	if command.dir != "" {
 		_ = os.RemoveAll(command.dir)
 	}
+	command.built, command.dir, command.path, command.err = false, "", "", nil
 }
 
 // PinnedEnv is the git environment every suite's git processes run in: no system

@@ -264,4 +264,10 @@ func TestCommandBuiltOnce(t *testing.T) {
 	if _, err := os.Stat(bin); !os.IsNotExist(err) {
 		t.Errorf("RemoveCommand left %s: %v", bin, err)
 	}
+	// Removed, it is built again when asked for (-count=2 runs this test twice).
+	again := Command(t)
+	if out, err := exec.Command(again, "--version").CombinedOutput(); err != nil {
+		t.Fatalf("after RemoveCommand: %s --version: %v: %s", again, err, out)
+	}
+	RemoveCommand()
 }
