@@ -8,7 +8,8 @@
 # Parts (PART, comma-separated; default all):
 #   startup  git-atlas --version against a Go binary that prints one line; beside them,
 #            a binary that links git-atlas's libraries and prints one line ("libraries":
-#            what start-up costs before any code of git-atlas runs)
+#            what start-up costs before any code of git-atlas runs), and that binary
+#            without what only the MCP SDK brings ("no MCP SDK": the SDK's share)
 #   brief    resume --brief with 0 runs and with RUNS runs x EVENTS events (listfixture:
 #            every 5th finished, the others interrupted), against git rev-parse HEAD
 #   agent    agent hook claude (an event on stdin) against resume --brief, same repos
@@ -78,6 +79,26 @@ EOF
 } >"$tmp/libsonly.go"
 printf '{"Replace":{"%s":"%s"}}\n' "$root/bench/internal/libsonly/main.go" "$tmp/libsonly.go" >"$tmp/overlay.json"
 CGO_ENABLED=0 go build -C "$root" -overlay="$tmp/overlay.json" -o "$tmp/libsonly" ./bench/internal/libsonly
+# The same without what only the MCP SDK brings (`git atlas mcp`'s library): its
+# packages and those no other library imports (jsonschema-go, segmentio's JSON,
+# oauth2, golang.org/x/sys/cpu, ...), with every standard package git-atlas's own
+# packages import added, so that only the SDK's share is taken away ("no MCP SDK").
+nonstd() { go list -C "$root" -deps -f '{{if not .Standard}}{{.ImportPath}}{{end}}' "$@"; }
+libs=$(nonstd ./cmd/git-atlas | grep -v '^github.com/git-atlas/git-atlas')
+sdk=$(nonstd $(grep '^github.com/modelcontextprotocol/go-sdk' <<<"$libs") | sort -u)
+keep=$(nonstd $(comm -23 <(sort -u <<<"$libs") <(cat <<<"$sdk")) | sort -u)
+own=$(nonstd ./cmd/git-atlas | grep '^github.com/git-atlas/git-atlas')
+std=$(go list -C "$root" -f '{{join .Imports "\n"}}' $own | awk -F/ '$1 !~ /\./' | sort -u)
+{
+  echo 'package main'
+  echo 'import ('
+  echo '	"os"'
+  { grep -v '/internal\(/\|$\)' <<<"$keep"; grep -vx 'os' <<<"$std"; } | sed 's/.*/	_ "&"/'
+  echo ')'
+  echo 'func main() { os.Stdout.WriteString("hello 1\n") }'
+} >"$tmp/libsnomcp.go"
+printf '{"Replace":{"%s":"%s"}}\n' "$root/bench/internal/libsonly/main.go" "$tmp/libsnomcp.go" >"$tmp/overlay-nomcp.json"
+CGO_ENABLED=0 go build -C "$root" -overlay="$tmp/overlay-nomcp.json" -o "$tmp/libsnomcp" ./bench/internal/libsonly
 export PATH="$tmp/bin:$PATH"
 export HOME="$tmp/home" XDG_CONFIG_HOME="$tmp/home/.config" GIT_CONFIG_NOSYSTEM=1 CI=true NO_COLOR=1
 export GIT_AUTHOR_NAME=b GIT_AUTHOR_EMAIL=b@x GIT_COMMITTER_NAME=b GIT_COMMITTER_EMAIL=b@x
@@ -92,8 +113,8 @@ echo "binary: $(stat -c %s "$tmp/bin/git-atlas") bytes$(base && echo ", BASE $(s
 if want startup; then
   echo; echo "== git-atlas --version against a Go binary that prints one line (goal <= 2x)"
   B=(); base && B=(base="$tmp/base/git-atlas --version")
-  rounds hello="$tmp/hello" libraries="$tmp/libsonly" git-atlas="$tmp/bin/git-atlas --version" \
-    cgo="$tmp/git-atlas-cgo --version" "${B[@]}"
+  rounds hello="$tmp/hello" libraries="$tmp/libsonly" 'no MCP SDK'="$tmp/libsnomcp" \
+    git-atlas="$tmp/bin/git-atlas --version" cgo="$tmp/git-atlas-cgo --version" "${B[@]}"
 fi
 
 r0=$tmp/runs0 rn=$tmp/runs$RUNS
