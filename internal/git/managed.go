@@ -274,6 +274,9 @@ func (m *Managed) AttachBranch(ctx context.Context, ref, msg string) error {
 	}
 	err := m.Repo.changeList(attached, func() error {
 		return m.Repo.WaitLocks(ctx, func() error {
+			if done, err := m.attachLocal(ctx, ref, msg); done { // attach.go
+				return m.lockError(err)
+			}
 			_, err := cmd{dir: m.Path, args: []string{"symbolic-ref", "-m", msg, "--end-of-options", "HEAD", ref}, eff: &effect{list: true, dirs: []string{m.Path}}}.run(ctx)
 			return m.lockError(err)
 		})

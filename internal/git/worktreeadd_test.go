@@ -11,6 +11,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/confine"
 )
 
 // twinRepos makes the same repositories twice, under base/git and base/local, with
@@ -66,7 +68,7 @@ func adminPicture(t *testing.T, r *Repository, wt, base string) string {
 		t.Fatal(err)
 	}
 	lines = append(lines, fmt.Sprintf(".git (worktree) %v %q", fi.Mode(), data))
-	when := regexp.MustCompile(`> [0-9]+ ([-+][0-9]{4})\n`)
+	when := regexp.MustCompile(`> [0-9]+ ([-+][0-9]{4})([\t\n])`)
 	err = filepath.WalkDir(admin, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
@@ -84,7 +86,7 @@ func adminPicture(t *testing.T, r *Repository, wt, base string) string {
 		if err != nil {
 			return err
 		}
-		b = when.ReplaceAll(b, []byte("> TIME $1\n"))
+		b = when.ReplaceAll(b, []byte("> TIME $1$2"))
 		lines = append(lines, fmt.Sprintf("%s %v %q", rel, info.Mode(), b))
 		return nil
 	})
@@ -187,9 +189,51 @@ func TestAddWorktreeAgreesWithGit(t *testing.T) {
 				}
 			}
 		}
+		if !c.noCheckout {
+			// A worktree of a bare repository is git's to attach (localGitDir).
+			attachBoth(t, pair, viaGit, local, c.name, c.repo != "bare.git")
+			if g, l := adminPicture(t, pair[0], viaGit, filepath.Join(base, "git")), adminPicture(t, pair[1], local, filepath.Join(base, "local")); g != l {
+				t.Errorf("%s: attached, registrations differ\ngit:\n%s\nlocal:\n%s", c.name, g, l)
+			}
+			if g, l := list(pair[0], "git"), list(pair[1], "local"); g != l {
+				t.Errorf("%s: attached, worktree lists differ\ngit:\n%s\nlocal:\n%s", c.name, g, l)
+			}
+		}
 		for _, r := range pair {
 			mustGit(t, r.CommonDir, nil, "", "fsck", "--no-progress")
 		}
+	}
+}
+
+// attachBoth makes a branch at each twin worktree's HEAD and attaches the worktree to
+// it: `git symbolic-ref` in the git twin, AttachBranch in the local one, which must
+// attach in process and start no git process when inProcess is set.
+func attachBoth(t *testing.T, pair [2]*Repository, viaGit, local, name string, inProcess bool) {
+	t.Helper()
+	ctx := context.Background()
+	branch := "refs/heads/atlas/r/node/" + filepath.Base(local)
+	msg := "git-atlas: attach " + strings.TrimPrefix(branch, "refs/heads/")
+	for i, wt := range []string{viaGit, local} {
+		head := strings.TrimSpace(mustGit(t, wt, nil, "", "rev-parse", "HEAD"))
+		mustGit(t, pair[i].CommonDir, nil, "", "update-ref", branch, head)
+	}
+	mustGit(t, viaGit, nil, "", append(append([]string{}, globalArgs...), "symbolic-ref", "-m", msg, "--end-of-options", "HEAD", branch)...)
+	m, err := pair[1].Managed(local, []confine.Root{mustRoot(t, filepath.Dir(local))}, "")
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	before, attaches := Started(), localAttaches.Load()
+	if err := m.AttachBranch(ctx, branch, msg); err != nil {
+		t.Fatalf("%s: AttachBranch: %v", name, err)
+	}
+	if !inProcess {
+		return
+	}
+	if localAttaches.Load() != attaches+1 {
+		t.Errorf("%s: not attached in process", name)
+	}
+	if n := Started() - before; n != 0 {
+		t.Errorf("%s: AttachBranch started %d git processes, want none", name, n)
 	}
 }
 
