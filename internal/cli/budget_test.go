@@ -90,11 +90,11 @@ func processBudget(t *testing.T, noGoGit bool) {
 	}
 	run(b(c, 8+c), "job", "done", "g", "j", "--lease", claim.Lease, "--status", "ok", "--holder", "w")
 
-	// A worktree add: the ledger's transaction with the node's branch (git writes the
-	// branch's reflog) and the checkout; the registration and the attach are in process.
-	dirty(strings.TrimSpace(run(b(2+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
+	// A worktree add: the checkout; the ledger's transaction with the node's new branch,
+	// the registration and the attach are in process.
+	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
 	run(b(4+c, 38+c), "worktree", "remove", "r", "a", "--holder", "h")
 
-	dirty(strings.TrimSpace(run(b(2+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
+	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
 	run(b(7+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }

@@ -36,49 +36,31 @@ var ErrStaleLockRemoved = errors.New("removed a stale lock")
 var ErrRefLocked = errors.New("a ref is locked")
 
 // UpdateRefs applies all updates in one transaction: in process where that is certain
-// to do what git does (reftx.go: the ledger's own refs), else through `git update-ref
-// --stdin`. Both take git's <ref>.lock files, so a concurrent `git update-ref` is never
-// lost (docs/git-notes.md), and both flush the refs before they report success: each
-// ref's file is flushed before it is renamed into place, and syncRefDirs then flushes
-// the directories that hold the new names (docs/contract.md §11.12: a transaction is
-// durable when it returns).
+// to do what git does (reftx.go: the ledger's own refs, and the creation or check of
+// git-atlas's branches), else through `git update-ref --stdin`. Both take git's
+// <ref>.lock files, so a concurrent `git update-ref` is never lost (docs/git-notes.md),
+// and both flush the refs before they report success: each ref's file is flushed
+// before it is renamed into place, and syncRefDirs then flushes the directories that
+// hold the new names (docs/contract.md §11.12: a transaction is durable when it
+// returns).
 func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefUpdate) error {
 	if len(updates) == 0 {
 		return nil
-	}
-	if done, err := r.updateRefsLocal(ctx, updates); done {
-		if lerr := r.lockError(err); lerr != nil {
-			return lerr
-		}
-		return err
-	}
-	var in bytes.Buffer
-	in.WriteString("start\x00")
-	null := r.NullID()
-	for _, u := range updates {
-		if IsNullID(u.Old) {
-			u.Old = null
-		}
-		switch {
-		case IsNullID(u.New):
-			fmt.Fprintf(&in, "delete %s\x00%s\x00", u.Name, u.Old)
-		default:
-			fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, u.New, u.Old)
-		}
-	}
-	in.WriteString("prepare\x00commit\x00")
-	args := []string{"update-ref", "-z", "--stdin"}
-	if msg != "" {
-		args = append(args, "-m", msg)
 	}
 	names := make([]string, len(updates))
 	for i, u := range updates {
 		names[i] = u.Name
 	}
-	start := time.Now()
 	e := r.refsEffect(names)
+	start := time.Now()
+	local := false
 	write := func() error {
-		_, err := (cmd{dir: r.CommonDir, args: args, stdin: in.Bytes(), eff: &e}).run(ctx)
+		done, err := r.updateRefsLocal(ctx, msg, updates, e)
+		if done {
+			local = true
+			return err
+		}
+		_, err = (cmd{dir: r.CommonDir, args: updateRefArgs(msg), stdin: updateRefInput(updates, r.NullID()), eff: &e}).run(ctx)
 		return err
 	}
 	var err error
@@ -86,6 +68,12 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 		err = r.changeList(func(list []WorktreeInfo) bool { return movedTips(list, updates) }, write)
 	} else {
 		err = write()
+	}
+	if local {
+		if lerr := r.lockError(err); lerr != nil {
+			return lerr
+		}
+		return err
 	}
 	if err == nil {
 		return r.syncRefDirs(start, names)
@@ -101,6 +89,34 @@ func (r *Repository) UpdateRefs(ctx context.Context, msg string, updates ...RefU
 		return fmt.Errorf("%w: %s", ErrRefConflict, strings.TrimSpace(ge.Stderr))
 	}
 	return err
+}
+
+// updateRefArgs are `git update-ref --stdin`'s arguments for a transaction with msg.
+func updateRefArgs(msg string) []string {
+	args := []string{"update-ref", "-z", "--stdin"}
+	if msg != "" {
+		args = append(args, "-m", msg)
+	}
+	return args
+}
+
+// updateRefInput is the transaction as `git update-ref -z --stdin` reads it.
+func updateRefInput(updates []RefUpdate, null string) []byte {
+	var in bytes.Buffer
+	in.WriteString("start\x00")
+	for _, u := range updates {
+		if IsNullID(u.Old) {
+			u.Old = null
+		}
+		switch {
+		case IsNullID(u.New):
+			fmt.Fprintf(&in, "delete %s\x00%s\x00", u.Name, u.Old)
+		default:
+			fmt.Fprintf(&in, "update %s\x00%s\x00%s\x00", u.Name, u.New, u.Old)
+		}
+	}
+	in.WriteString("prepare\x00commit\x00")
+	return in.Bytes()
 }
 
 // lockError says whether err is a git's failure on a ref lock file that exists: with

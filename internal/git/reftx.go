@@ -32,17 +32,26 @@ import (
 //  4. write each new value into its lock, flush it, rename the locks over the refs,
 //     and flush the directories (syncRefDirs), as UpdateRefs does after git.
 //
+// git-atlas's own branches (refs/heads/atlas/) are taken for two kinds of update, the
+// two a worktree's ledger write makes: a creation, whose reflog git starts with
+// "<null> <new> <committer>\t<msg>" just before the ref's rename (core.logAllRefUpdates,
+// unset: yes unless core.bare says the repository is bare), and a check (old and new
+// the same), which git makes under the lock and writes nothing for. A new branch must
+// name a whole loose commit (git refuses anything else for a branch).
+//
 // It takes only what it is certain to do exactly as git would, and leaves the rest to
 // git (done false, nothing changed, every lock it took removed): a repository go-git
 // does not open (any extension: sha256, reftable, worktree config), refs outside
-// refs/atlas/ (branches and HEAD get reflogs and move worktrees), a ref that has a
-// reflog file (git appends to it), core.logAllRefUpdates=always, a shared repository
-// (git adjusts each file's mode), deletions (they rewrite packed-refs), a new value
-// that is not a whole loose object (git checks that it exists; the ledger's own
-// objects are loose when written), and any ref git would refuse or that is not a
-// plain file holding an id (a symbolic ref, a directory where the ref should be, a
-// file where a directory should be, a packed name that is a prefix of it or the
-// reverse).
+// refs/atlas/ and those two kinds of branch update (HEAD and other branches move
+// worktrees and get reflogs), a ref that has a reflog file (git appends to it),
+// core.logAllRefUpdates=always, a shared repository (git adjusts each file's mode),
+// deletions (they rewrite packed-refs), a new value that is not a whole loose object
+// (git checks that it exists; the ledger's own objects are loose when written), a
+// branch's reflog line git would write otherwise (core.bare unset, a message it
+// normalises, an identity it takes from the account), and any ref git would refuse or
+// that is not a plain file holding an id (a symbolic ref, a directory where the ref
+// should be, a file where a directory should be, a packed name that is a prefix of it
+// or the reverse).
 
 // refLockTimeout is git's default core.filesRefLockTimeout: how long a transaction
 // waits for another process's lock on one of its refs before it gives up.
@@ -63,6 +72,11 @@ type localUpdate struct {
 	path string
 	lock *os.File
 	made string // the highest directory takeLock made, "" none
+	// verify: old and new the same, a branch's check: nothing is written.
+	verify bool
+	// reflog is the line git starts a new branch's reflog with, "" none, and logPath
+	// where it goes.
+	reflog, logPath string
 }
 
 // release removes u's lock, when it still holds one, and the directories it made for
@@ -83,19 +97,27 @@ func (u *localUpdate) release() {
 
 // updateRefsLocal applies updates in process when it can (see above). done is false
 // when git must be asked; nothing was changed then.
-func (r *Repository) updateRefsLocal(ctx context.Context, updates []RefUpdate) (done bool, err error) {
-	timeout, ok := r.localRefsAllowed(ctx)
+func (r *Repository) updateRefsLocal(ctx context.Context, msg string, updates []RefUpdate, e effect) (done bool, err error) {
+	timeout, cfg, ok := r.localRefsAllowed(ctx)
 	if !ok {
 		return false, nil
 	}
 	ups := make([]*localUpdate, len(updates))
 	seen := map[string]bool{}
+	var branches branchLog
 	for i, u := range updates {
-		if !r.localUpdateAllowed(u) || seen[u.Name] {
+		if seen[u.Name] {
 			return false, nil
 		}
 		seen[u.Name] = true
 		ups[i] = &localUpdate{RefUpdate: u, path: filepath.Join(r.CommonDir, filepath.FromSlash(u.Name))}
+		if strings.HasPrefix(u.Name, "refs/") && !strings.HasPrefix(u.Name, "refs/atlas/") {
+			if !r.localBranchAllowed(cfg, msg, ups[i], &branches) {
+				return false, nil
+			}
+		} else if !r.localUpdateAllowed(u) {
+			return false, nil
+		}
 	}
 	sort.Slice(ups, func(i, j int) bool { return ups[i].Name < ups[j].Name })
 
@@ -125,6 +147,9 @@ func (r *Repository) updateRefsLocal(ctx context.Context, updates []RefUpdate) (
 		}
 	}
 	for _, u := range ups {
+		if u.verify {
+			continue
+		}
 		if err := u.writeLock(); err != nil {
 			return true, noSpace(err)
 		}
@@ -133,7 +158,22 @@ func (r *Repository) updateRefsLocal(ctx context.Context, updates []RefUpdate) (
 		return true, err
 	}
 	names := make([]string, 0, len(ups))
+	noted := false
 	for _, u := range ups {
+		if u.verify {
+			continue // released, unchanged, by the deferred release
+		}
+		if !noted {
+			// A branch made: the worktree list's epochs move, as around git's process.
+			e.note()
+			defer e.note()
+			noted = true
+		}
+		if u.reflog != "" {
+			if err := appendReflog(u.logPath, u.reflog); err != nil {
+				return true, noSpace(fmt.Errorf("update ref %s: reflog: %w", u.Name, err))
+			}
+		}
 		if err := os.Rename(u.path+".lock", u.path); err != nil {
 			return true, noSpace(fmt.Errorf("update ref %s: %w", u.Name, err))
 		}
@@ -143,26 +183,114 @@ func (r *Repository) updateRefsLocal(ctx context.Context, updates []RefUpdate) (
 	return true, noSpace(r.syncRefDirs(start, names))
 }
 
+// branchLog is what a transaction's branch creations need for their reflogs, worked
+// out once: whether git writes one, and the committer it names.
+type branchLog struct {
+	decided, logs bool
+	ident         string
+}
+
+// localBranchAllowed reports whether u, an update outside refs/atlas/, is one
+// updateRefsLocal may make (a creation or a check of a branch of git-atlas's, see
+// above), and fills in what it writes.
+func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpdate, b *branchLog) bool {
+	if !strings.HasPrefix(u.Name, "refs/heads/atlas/") || !plainRefName(u.Name) || !isHexID(u.New) || len(u.New) != len(r.NullID()) {
+		return false
+	}
+	if u.Old == u.New {
+		u.verify = true // git locks, compares and writes nothing, its reflog untouched
+		return true
+	}
+	if !IsNullID(u.Old) || (msg != "" && !plainReflogMsg(msg)) {
+		return false
+	}
+	if typ, _, ok := r.objects.(*goGitStore).loose().header(u.New); !ok || typ != "commit" {
+		return false
+	}
+	u.logPath = filepath.Join(r.CommonDir, "logs", filepath.FromSlash(u.Name))
+	if !freeForFile(r.CommonDir, u.logPath) {
+		return false
+	}
+	if !b.decided {
+		logs, ok := branchReflogs(cfg)
+		if !ok {
+			return false
+		}
+		if logs {
+			if b.ident, ok = committerIdent(cfg, time.Now()); !ok {
+				return false
+			}
+		}
+		b.decided, b.logs = true, logs
+	}
+	if b.logs {
+		u.reflog = r.NullID() + " " + u.New + " " + b.ident
+		if msg != "" {
+			u.reflog += "\t" + msg
+		}
+		u.reflog += "\n"
+	}
+	return true
+}
+
+// branchReflogs reports whether git run in the common dir starts a new branch's
+// reflog (files_log_ref_write: core.logAllRefUpdates, and when that is unset, "not a
+// bare repository"); ok is false where this code would have to guess (core.bare unset,
+// values git reads otherwise). "always" never gets here (localRefsAllowed).
+func branchReflogs(cfg *configList) (logs, ok bool) {
+	if e, set := cfg.get("core.logallrefupdates"); set {
+		if e.bare {
+			return true, true
+		}
+		return parseBool(e.value)
+	}
+	e, set := cfg.get("core.bare")
+	if !set {
+		return false, false
+	}
+	if e.bare {
+		return false, true // an implicit true: bare
+	}
+	bare, ok := parseBool(e.value)
+	return !bare, ok
+}
+
+// freeForFile reports whether a file can be made at path under root as git would
+// make it: nothing there, and every directory above it either a directory or absent.
+func freeForFile(root, path string) bool {
+	if _, err := os.Lstat(path); !errors.Is(err, fs.ErrNotExist) {
+		return false
+	}
+	for dir := filepath.Dir(path); len(dir) > len(root); dir = filepath.Dir(dir) {
+		fi, err := os.Lstat(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		return err == nil && fi.IsDir()
+	}
+	return true
+}
+
 // localRefsAllowed reports whether the repository's refs can be written in process,
 // and the lock timeout to use.
-func (r *Repository) localRefsAllowed(ctx context.Context) (time.Duration, bool) {
+func (r *Repository) localRefsAllowed(ctx context.Context) (time.Duration, *configList, bool) {
 	if _, goGit := r.objects.(*goGitStore); !goGit || r.configs == nil {
-		return 0, false
+		return 0, nil, false
 	}
 	if _, err := os.Lstat(filepath.Join(r.CommonDir, "reftable")); !errors.Is(err, fs.ErrNotExist) {
-		return 0, false
+		return 0, nil, false
 	}
 	cfg := r.configIn(ctx, r.CommonDir)
 	if cfg.err != nil {
-		return 0, false
+		return 0, nil, false
 	}
 	if strings.EqualFold(cfg.str("core.logallrefupdates"), "always") {
-		return 0, false
+		return 0, nil, false
 	}
 	if e, set := cfg.get("core.sharedrepository"); set {
 		if v, ok := parseBool(e.value); e.bare || !ok || v {
 			if !strings.EqualFold(e.value, "umask") {
-				return 0, false
+				return 0, nil, false
 			}
 		}
 	}
@@ -170,11 +298,11 @@ func (r *Repository) localRefsAllowed(ctx context.Context) (time.Duration, bool)
 	if e, set := cfg.get("core.filesreflocktimeout"); set {
 		ms, err := strconv.Atoi(e.value)
 		if err != nil || ms < 0 {
-			return 0, false
+			return 0, nil, false
 		}
 		timeout = time.Duration(ms) * time.Millisecond
 	}
-	return timeout, true
+	return timeout, cfg, true
 }
 
 // localUpdateAllowed reports whether u is an update updateRefsLocal may make.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"sync"
@@ -119,7 +120,12 @@ func TestLocalRefTransactions(t *testing.T) {
 	if log, _ := os.ReadFile(filepath.Join(r.CommonDir, "logs/refs/atlas/logged/l")); !strings.HasPrefix(string(log), a+" "+b+" ") {
 		t.Fatalf("reflog %q, want the update git appended", log)
 	}
-	check("a branch", true, ok, RefUpdate{Name: "refs/heads/atlas/n", New: head, Old: ZeroID})
+	check("a branch of git-atlas's, made", false, ok, RefUpdate{Name: "refs/heads/atlas/n", New: head, Old: ZeroID})
+	check("a branch of git-atlas's, checked", false, ok, RefUpdate{Name: "refs/heads/atlas/n", New: head, Old: head})
+	check("a branch made at a blob", true, failed, RefUpdate{Name: "refs/heads/atlas/blob", New: a, Old: ZeroID})
+	next := g("", "commit-tree", "-p", head, "-m", "next", head+"^{tree}")
+	check("a branch of git-atlas's, moved", true, ok, RefUpdate{Name: "refs/heads/atlas/n", New: next, Old: head})
+	check("another branch", true, ok, RefUpdate{Name: "refs/heads/n", New: head, Old: ZeroID})
 	check("a deletion", true, ok, RefUpdate{Name: "refs/atlas/runs/x", New: ZeroID, Old: a})
 	g("", "update-ref", "refs/atlas/df/d", a)
 	check("a ref where a directory is", true, conflict, RefUpdate{Name: "refs/atlas/df", New: a, Old: ZeroID})
@@ -212,5 +218,83 @@ func TestLocalRefTransactionsBesideGit(t *testing.T) {
 	}
 	if locks, _ := filepath.Glob(filepath.Join(r.CommonDir, "refs/atlas/runs/*.lock")); len(locks) != 0 {
 		t.Fatalf("locks left: %v", locks)
+	}
+}
+
+// A ledger write that makes a node's branch, made in process, leaves what `git
+// update-ref --stdin -m` leaves: the same refs, and the branch's reflog line byte for
+// byte (its time blanked) where git starts one (a repository with a work tree) and
+// none where it does not (a bare one). A check of the branch (old and new the same)
+// changes nothing, and one that fails is git's conflict. Not parallel: it counts the
+// processes this package starts.
+func TestLocalBranchUpdatesAgreeWithGit(t *testing.T) {
+	ctx := context.Background()
+	base := t.TempDir()
+	repos := twinRepos(t, base)
+	const branch = "refs/heads/atlas/r/node/n"
+	const msg = "atlas: worktree_added r"
+	when := regexp.MustCompile(`> [0-9]+ ([-+][0-9]{4})([\t\n])`)
+	state := func(r *Repository, twin string) string {
+		t.Helper()
+		refs := mustGit(t, r.CommonDir, nil, "", "for-each-ref", "--format=%(refname) %(objectname)", "refs/heads/atlas", "refs/atlas")
+		log, err := os.ReadFile(filepath.Join(r.CommonDir, "logs", filepath.FromSlash(branch)))
+		if err != nil && !os.IsNotExist(err) {
+			t.Fatal(err)
+		}
+		return refs + "reflog: " + string(when.ReplaceAll(log, []byte("> TIME $1$2")))
+	}
+	for _, name := range []string{"plain", "sep", "bare.git"} {
+		pair := repos[name]
+		rev := "main"
+		if name == "sep" {
+			rev = "side"
+		}
+		commit := mustGit(t, pair[0].CommonDir, nil, "", "rev-parse", rev)
+		blob := mustGit(t, pair[0].CommonDir, nil, "blob\n", "hash-object", "-w", "--stdin")
+		if got := mustGit(t, pair[1].CommonDir, nil, "blob\n", "hash-object", "-w", "--stdin"); got != blob {
+			t.Fatalf("%s: twins differ: %s %s", name, blob, got)
+		}
+		made := []RefUpdate{{Name: "refs/atlas/runs/r", New: blob, Old: ZeroID}, {Name: branch, New: commit, Old: ZeroID}}
+		checked := []RefUpdate{{Name: branch, New: commit, Old: commit}}
+		stale := []RefUpdate{{Name: "refs/atlas/runs/r", New: blob, Old: blob}, {Name: branch, New: blob, Old: blob}}
+
+		viaGit := func(ups []RefUpdate) error {
+			args := append(append([]string{}, globalArgs...), updateRefArgs(msg)...)
+			_, err := runGit(pair[0].CommonDir, nil, string(updateRefInput(ups, pair[0].NullID())), args...)
+			return err
+		}
+		_ = pair[1].configIn(ctx, pair[1].CommonDir) // read once per command, outside the count
+		inProcess := func(what string, ups []RefUpdate) error {
+			before := Started()
+			err := pair[1].UpdateRefs(ctx, msg, ups...)
+			if n := Started() - before; n != 0 {
+				t.Errorf("%s, %s: started %d git processes, want none", name, what, n)
+			}
+			return err
+		}
+		for _, step := range []struct {
+			what     string
+			ups      []RefUpdate
+			conflict bool
+		}{
+			{"made", made, false},
+			{"checked", checked, false},
+			{"checked against a stale value", []RefUpdate{{Name: branch, New: blob, Old: blob}}, true},
+			{"stale, all or nothing", stale, true},
+		} {
+			gerr, lerr := viaGit(step.ups), inProcess(step.what, step.ups)
+			if (gerr != nil) != step.conflict || (lerr != nil) != step.conflict {
+				t.Fatalf("%s, %s: git: %v; in process: %v", name, step.what, gerr, lerr)
+			}
+			if step.conflict && !errors.Is(lerr, ErrRefConflict) {
+				t.Errorf("%s, %s: in process: %v, want a conflict", name, step.what, lerr)
+			}
+			if g, l := state(pair[0], "git"), state(pair[1], "local"); g != l {
+				t.Errorf("%s, %s: git left\n%s\nin process\n%s", name, step.what, g, l)
+			}
+		}
+		if log := state(pair[1], "local"); (name == "bare.git") != strings.HasSuffix(log, "reflog: ") {
+			t.Errorf("%s: reflog %q", name, log)
+		}
 	}
 }
