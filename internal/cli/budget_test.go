@@ -96,5 +96,5 @@ func processBudget(t *testing.T, noGoGit bool) {
 	run(b(4+c, 38+c), "worktree", "remove", "r", "a", "--holder", "h")
 
 	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(7+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+	run(b(6+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }

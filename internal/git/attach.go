@@ -24,7 +24,8 @@ var localAttaches atomic.Int64
 //
 //  1. HEAD.lock created with O_EXCL; one that exists is git's refusal, in git's words
 //     (lockExistsError), which the caller waits out as it does git's;
-//  2. HEAD's value read under the lock: a detached id (anything else is git's);
+//  2. HEAD's value read under the lock: a detached id, or a branch's name, whose tip
+//     is then the old value (anything else is git's);
 //  3. where core.logAllRefUpdates asks for a reflog of HEAD (unset is yes in a
 //     worktree) or logs/HEAD exists, "<old> <new> <committer>\t<msg>" appended to
 //     logs/HEAD, <new> the branch's tip;
@@ -36,7 +37,8 @@ var localAttaches atomic.Int64
 // as discover finds it (localGitDir), `git -c` or GIT_CONFIG in the environment, an
 // include, includeIf, extension or shared repository in the configuration, a branch
 // that is not a plain loose or packed id (an unborn one gets no reflog line from git), a
-// HEAD that is not a detached id, a logs/HEAD that is not a file, a message git would
+// HEAD that is neither an id nor a branch with a tip, a logs/HEAD that is not a file, a
+// message git would
 // normalise (whitespace runs, ends, control bytes), and an identity or date git would
 // take from anything but the environment and the configuration (committerIdent).
 
@@ -105,6 +107,17 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 	}()
 	data, err := os.ReadFile(head)
 	old, found := strings.CutSuffix(string(data), "\n")
+	if target, sym := strings.CutPrefix(old, "ref: "); sym && found {
+		// On a branch already (a resume attaches again): git's old value is the
+		// branch's tip, resolved.
+		if !strings.HasPrefix(target, "refs/heads/") || !plainRefName(target) {
+			return false, nil
+		}
+		on := &localUpdate{RefUpdate: RefUpdate{Name: target}, path: filepath.Join(m.Repo.CommonDir, filepath.FromSlash(target))}
+		if old, ok = on.current(packed); !ok || old == "" {
+			return false, nil
+		}
+	}
 	if err != nil || !found || !isHexID(old) || len(old) != len(tip) {
 		return false, nil
 	}

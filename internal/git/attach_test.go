@@ -21,14 +21,14 @@ func TestAttachBranchFallsBackToGit(t *testing.T) {
 	cases := []struct {
 		name, branch, msg string
 		set, reset        func()
-		attachedFirst     bool // HEAD already names a branch
+		attachedFirst     bool // HEAD names an unborn branch
 		unborn            bool // the branch does not exist (git writes no reflog line)
 	}{
 		{name: "a message git normalises", msg: "git-atlas:  attach  x "},
 		{name: "a message with a newline", msg: "git-atlas: attach\nx"},
 		{name: "git -c in the environment", msg: "git-atlas: attach",
 			set: func() { t.Setenv("GIT_CONFIG_PARAMETERS", "'core.x=1'") }, reset: func() { t.Setenv("GIT_CONFIG_PARAMETERS", "") }},
-		{name: "a HEAD that names a branch already", msg: "git-atlas: attach", attachedFirst: true},
+		{name: "a HEAD on a branch that does not exist", msg: "git-atlas: attach", attachedFirst: true},
 		{name: "an unborn branch", msg: "git-atlas: attach", unborn: true},
 	}
 	for i, c := range cases {
@@ -41,8 +41,7 @@ func TestAttachBranchFallsBackToGit(t *testing.T) {
 			g("", "update-ref", branch, head)
 		}
 		if c.attachedFirst {
-			g("", "update-ref", branch+"-first", head)
-			mustGit(t, path, nil, "", "symbolic-ref", "HEAD", branch+"-first")
+			mustGit(t, path, nil, "", "symbolic-ref", "HEAD", branch+"-unborn")
 		}
 		m, err := r.Managed(path, []confine.Root{mustRoot(t, base)}, "")
 		if err != nil {

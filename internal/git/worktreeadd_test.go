@@ -222,19 +222,36 @@ func attachBoth(t *testing.T, pair [2]*Repository, viaGit, local, name string, i
 	if err != nil {
 		t.Fatalf("%s: %v", name, err)
 	}
-	before, attaches := Started(), localAttaches.Load()
-	if err := m.AttachBranch(ctx, branch, msg); err != nil {
-		t.Fatalf("%s: AttachBranch: %v", name, err)
+	attach := func(branch, msg string) {
+		t.Helper()
+		before, attaches := Started(), localAttaches.Load()
+		if err := m.AttachBranch(ctx, branch, msg); err != nil {
+			t.Fatalf("%s: AttachBranch: %v", name, err)
+		}
+		if !inProcess {
+			return
+		}
+		if localAttaches.Load() != attaches+1 {
+			t.Errorf("%s: not attached in process", name)
+		}
+		if n := Started() - before; n != 0 {
+			t.Errorf("%s: AttachBranch started %d git processes, want none", name, n)
+		}
 	}
-	if !inProcess {
-		return
+	attach(branch, msg)
+	// Attached again, from a branch (a resume does it): git's reflog line has the
+	// branch's tip as the old value. Then to a second branch at another commit.
+	mustGit(t, viaGit, nil, "", append(append([]string{}, globalArgs...), "symbolic-ref", "-m", msg+" again", "--end-of-options", "HEAD", branch)...)
+	attach(branch, msg+" again")
+	other := branch + "-other"
+	for i, wt := range []string{viaGit, local} {
+		tree := strings.TrimSpace(mustGit(t, wt, nil, "", "rev-parse", "HEAD^{tree}"))
+		env := append(os.Environ(), "GIT_AUTHOR_DATE=2026-01-02T00:00:00Z", "GIT_COMMITTER_DATE=2026-01-02T00:00:00Z")
+		next := strings.TrimSpace(mustGit(t, wt, env, "", "commit-tree", "-p", "HEAD", "-m", "next", tree))
+		mustGit(t, pair[i].CommonDir, nil, "", "update-ref", other, next)
 	}
-	if localAttaches.Load() != attaches+1 {
-		t.Errorf("%s: not attached in process", name)
-	}
-	if n := Started() - before; n != 0 {
-		t.Errorf("%s: AttachBranch started %d git processes, want none", name, n)
-	}
+	mustGit(t, viaGit, nil, "", append(append([]string{}, globalArgs...), "symbolic-ref", "-m", msg+" other", "--end-of-options", "HEAD", other)...)
+	attach(other, msg+" other")
 }
 
 // Each condition the in-process registration is not certain of leaves the add to
