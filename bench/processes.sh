@@ -42,7 +42,8 @@ scenario() {
   token=$(sed -n 's/.*"lease": *"\([^"]*\)".*/\1/p' "$work/out" | head -n 1)
   row "job done" job done g1 j1 --lease "$token" --status ok --holder w
   local wt
-  wt=$("$bin" -C "$repo" worktree add r1 a --holder h)
+  row "worktree add" worktree add r1 a --holder h
+  wt=$(head -n 1 "$work/out")
   echo x >"$wt/n1"; echo y >"$wt/n2"; echo z >"$wt/n3"; echo b >>"$wt/a"
   row "worktree remove (dirty)" worktree remove r1 a --holder h
   wt=$("$bin" -C "$repo" worktree add r1 b --holder h)
