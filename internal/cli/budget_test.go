@@ -93,8 +93,8 @@ func processBudget(t *testing.T, noGoGit bool) {
 	// A worktree add: the checkout; the ledger's transaction with the node's new branch,
 	// the registration and the attach are in process.
 	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(4+c, 38+c), "worktree", "remove", "r", "a", "--holder", "h")
+	run(b(3+c, 38+c), "worktree", "remove", "r", "a", "--holder", "h")
 
 	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
-	run(b(6+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+	run(b(5+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
 }

@@ -191,7 +191,8 @@ func TestObjectSizesAsGitSays(t *testing.T) {
 }
 
 // TestStartObjectReader: the long-lived cat-file started ahead is the one later reads
-// use, and Close ends it; a repository that keeps none starts none.
+// use, and Close ends it; a repository that keeps none starts none, and one whose
+// every object is loose (each read answered in process) starts none ahead.
 func TestStartObjectReader(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -201,15 +202,22 @@ func TestStartObjectReader(t *testing.T) {
 		t.Fatal("StartObjectReader made a reader for a repository that keeps none")
 	}
 	r.KeepObjectReader()
+	r.StartObjectReader(ctx) // every object loose
+	r.reader.mu.Lock()       // held by a start until its process runs
+	p := r.reader.p
+	r.reader.mu.Unlock()
+	if p != nil {
+		t.Fatal("StartObjectReader started a process where every object is loose")
+	}
+	g("", "repack", "-q", "-a", "-d") // the commit read below is packed: git answers
 	r.StartObjectReader(ctx)
 	r.reader.mu.Lock() // held by the start until the process runs
-	p := r.reader.p
+	p = r.reader.p
 	r.reader.mu.Unlock()
 	if p == nil {
 		t.Fatal("StartObjectReader started no process")
 	}
-	r.StartObjectReader(ctx)          // running already: the same one
-	g("", "repack", "-q", "-a", "-d") // the commit read below is packed: git answers
+	r.StartObjectReader(ctx) // running already: the same one
 	head := g("", "rev-parse", "HEAD")
 	id, _ := ParseOID(head)
 	if _, err := r.Commit(ctx, id); err != nil {
