@@ -29,18 +29,18 @@ var localAttaches atomic.Int64
 //  3. where core.logAllRefUpdates asks for a reflog of HEAD (unset is yes in a
 //     worktree) or logs/HEAD exists, "<old> <new> <committer>\t<msg>" appended to
 //     logs/HEAD, <new> the branch's tip;
-//  4. "ref: <ref>" written into the lock, flushed, and renamed over HEAD (git's
-//     processes run with core.fsync covering references; the caller flushes the
-//     directories, gitDirWritten).
+//  4. "ref: <ref>" written into the lock, flushed (a worktree's HEAD is among the refs
+//     made durable before success, docs/contract.md §11.12), and renamed over HEAD;
+//     the caller flushes the directories (gitDirWritten).
 //
 // Left to git, with nothing written: a worktree whose git dir is not its registration
 // as discover finds it (localGitDir), `git -c` or GIT_CONFIG in the environment, an
 // include, includeIf, extension or shared repository in the configuration, a branch
 // that is not a plain loose or packed id (an unborn one gets no reflog line from git), a
 // HEAD that is neither an id nor a branch with a tip, a logs/HEAD that is not a file, a
-// message git would
-// normalise (whitespace runs, ends, control bytes), and an identity or date git would
-// take from anything but the environment and the configuration (committerIdent).
+// message git would normalise (whitespace runs, ends, control bytes), and an identity
+// or date git would take from anything but the environment and the configuration
+// (committerIdent).
 
 // attachLocal attaches the worktree to ref in process; done is false when git must do
 // it, with nothing written.
@@ -72,15 +72,6 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 	if !ok {
 		return false, nil
 	}
-	packed, ok := readPackedRefs(m.Repo.CommonDir)
-	if !ok {
-		return false, nil
-	}
-	branch := &localUpdate{RefUpdate: RefUpdate{Name: ref}, path: filepath.Join(m.Repo.CommonDir, filepath.FromSlash(ref))}
-	tip, ok := branch.current(packed)
-	if !ok || tip == "" || len(tip) != len(m.Repo.NullID()) {
-		return false, nil
-	}
 	reflog := filepath.Join(gitDir, "logs", "HEAD")
 	switch fi, err := os.Lstat(reflog); {
 	case err == nil && !fi.Mode().IsRegular():
@@ -105,6 +96,16 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 			_ = os.Remove(head + ".lock")
 		}
 	}()
+	// Under the lock, as git: the branch's tip (the reflog's new value) and HEAD.
+	packed, ok := readPackedRefs(m.Repo.CommonDir)
+	if !ok {
+		return false, nil
+	}
+	branch := &localUpdate{RefUpdate: RefUpdate{Name: ref}, path: filepath.Join(m.Repo.CommonDir, filepath.FromSlash(ref))}
+	tip, ok := branch.current(packed)
+	if !ok || tip == "" || len(tip) != len(m.Repo.NullID()) {
+		return false, nil
+	}
 	data, err := os.ReadFile(head)
 	old, found := strings.CutSuffix(string(data), "\n")
 	if target, sym := strings.CutPrefix(old, "ref: "); sym && found {
