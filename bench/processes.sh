@@ -7,6 +7,7 @@
 #
 #   bash bench/processes.sh
 #   BASE=/path/to/old/git-atlas bash bench/processes.sh   # a second column for BASE
+#   CLONE=1 bash bench/processes.sh    # in a clone of the repository: its objects packed
 set -euo pipefail
 export LC_ALL=C
 command -v strace >/dev/null || { echo "bench/processes.sh needs strace" >&2; exit 1; }
@@ -25,6 +26,9 @@ scenario() {
   local bin=$1 repo
   repo=$(mktemp -d "$work/repo.XXXX")
   git -C "$repo" init -q && echo a >"$repo/a" && git -C "$repo" add a && git -C "$repo" commit -qm init
+  if [ -n "${CLONE:-}" ]; then # a clone: every object packed, as a user's checkout
+    git clone -q "file://$repo" "$repo.clone" && repo=$repo.clone
+  fi
   row() { local name=$1; shift; echo "$name $(count "$bin" "$repo" "$@")"; }
   row "--version" --version
   row "resume --brief (no runs)" resume --brief

@@ -46,21 +46,27 @@ func (r *Repository) headIn(ctx context.Context, gitDir string) (id, branch stri
 	return "", "", false
 }
 
-// looseCommit reports whether id is a commit, read in process (false: ask git).
-func (r *Repository) looseCommit(id string) bool {
+// knownCommit reports whether id is a commit, known in process: a loose one, or a
+// packed one whose entry says so (false: ask git).
+func (r *Repository) knownCommit(id string) bool {
 	g, goGit := r.objects.(*goGitStore)
 	if !goGit {
 		return false
 	}
-	typ, _, ok := g.loose().readLoose(id)
-	return ok && typ == "commit"
+	if typ, _, ok := g.loose().readLoose(id); ok {
+		return typ == "commit"
+	}
+	// A clone's commits are packed: the pack's index and entry say so (packedType),
+	// where no replace ref could make git read another object for it.
+	typ, found := g.loose().packedType(id)
+	return found && typ == "commit" && !r.mayReplace()
 }
 
 // headCommit is ResolveCommit of HEAD in process: HEAD of the git dir the repository
-// was opened from, when it names a loose commit.
+// was opened from, when it names a commit known in process (knownCommit).
 func (r *Repository) headCommit(ctx context.Context) (string, bool) {
 	id, _, ok := r.headIn(ctx, r.GitDir)
-	if !ok || !r.looseCommit(id) {
+	if !ok || !r.knownCommit(id) {
 		return "", false
 	}
 	return id, true

@@ -37,7 +37,8 @@ import (
 // "<null> <new> <committer>\t<msg>" just before the ref's rename (core.logAllRefUpdates,
 // unset: yes unless core.bare says the repository is bare), and a check (old and new
 // the same), which git makes under the lock and writes nothing for. A new branch must
-// name a whole loose commit (git refuses anything else for a branch).
+// name a commit known in process (knownCommit: loose, or a packed entry of type
+// commit; git refuses anything else for a branch).
 //
 // It takes only what it is certain to do exactly as git would, and leaves the rest to
 // git (done false, nothing changed, every lock it took removed): a repository go-git
@@ -45,8 +46,11 @@ import (
 // refs/atlas/ and those two kinds of branch update (HEAD and other branches move
 // worktrees and get reflogs), a ref that has a reflog file (git appends to it),
 // core.logAllRefUpdates=always, a shared repository (git adjusts each file's mode),
-// deletions (they rewrite packed-refs), a new value that is not a whole loose object
-// (git checks that it exists; the ledger's own objects are loose when written), a
+// deletions (they rewrite packed-refs), a new value that is neither a whole loose
+// object nor named by a pack's index (git checks that it exists; the ledger's own
+// objects are loose when written, a clone's baseline is packed; an object whose
+// packed bytes are damaged passes this check where git's read of it would fail), a
+// packed one while a replace ref exists, a
 // branch's reflog line git would write otherwise (core.bare unset, a message it
 // normalises, an identity it takes from the account), and any ref git would refuse or
 // that is not a plain file holding an id (a symbolic ref, a directory where the ref
@@ -204,7 +208,7 @@ func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpd
 	if !IsNullID(u.Old) || (msg != "" && !plainReflogMsg(msg)) {
 		return false
 	}
-	if typ, _, ok := r.objects.(*goGitStore).loose().header(u.New); !ok || typ != "commit" {
+	if !r.knownCommit(u.New) {
 		return false
 	}
 	u.logPath = filepath.Join(r.CommonDir, "logs", filepath.FromSlash(u.Name))
@@ -317,8 +321,12 @@ func (r *Repository) localUpdateAllowed(u RefUpdate) bool {
 		return false
 	}
 	g := r.objects.(*goGitStore)
-	_, _, whole := g.loose().readLoose(u.New)
-	return whole
+	if _, _, whole := g.loose().readLoose(u.New); whole {
+		return true
+	}
+	// A packed object (a pin at a clone's baseline): named by a pack's index.
+	_, found := g.loose().packedType(u.New)
+	return found && !r.mayReplace()
 }
 
 // takeLock creates u's lock file, making the directories above it, and waits up to

@@ -156,7 +156,10 @@ func TestLocalRefTransactions(t *testing.T) {
 	r.configIn(ctx, r.CommonDir)
 	check("back in process", false, ok, RefUpdate{Name: "refs/atlas/cfg/plain", New: a, Old: ZeroID})
 	g("", "repack", "-a", "-d", "-q")
-	check("a packed object", true, ok, RefUpdate{Name: "refs/atlas/runs/q", New: a, Old: ZeroID})
+	check("a packed object", false, ok, RefUpdate{Name: "refs/atlas/runs/q", New: a, Old: ZeroID})
+	check("an object no store has", true, failed, RefUpdate{Name: "refs/atlas/runs/none", New: strings.Repeat("ab", 20), Old: ZeroID})
+	g("", "update-ref", "refs/replace/"+head, head)
+	check("a packed object under a replace ref", true, ok, RefUpdate{Name: "refs/atlas/runs/r", New: a, Old: ZeroID})
 }
 
 // In-process transactions and `git update-ref` moving the same ref at once lose no
@@ -295,6 +298,29 @@ func TestLocalBranchUpdatesAgreeWithGit(t *testing.T) {
 		}
 		if log := state(pair[1], "local"); (name == "bare.git") != strings.HasSuffix(log, "reflog: ") {
 			t.Errorf("%s: reflog %q", name, log)
+		}
+		// A clone's case: the commit packed (the only one, so no delta), a second
+		// branch made at it; the pack's index and entry say it is a commit.
+		for _, r := range pair {
+			mustGit(t, r.CommonDir, nil, "", "repack", "-a", "-d", "-q")
+			mustGit(t, r.CommonDir, nil, "", "prune")
+		}
+		if typ, found := pair[1].objects.(*goGitStore).loose().packedType(commit); !found || typ != "commit" {
+			t.Fatalf("%s: the commit is not a packed commit: %q %v", name, typ, found)
+		}
+		packed := []RefUpdate{{Name: branch + "-packed", New: commit, Old: ZeroID}}
+		if gerr, lerr := viaGit(packed), inProcess("made at a packed commit", packed); gerr != nil || lerr != nil {
+			t.Fatalf("%s, made at a packed commit: git: %v; in process: %v", name, gerr, lerr)
+		}
+		logOf := func(r *Repository) string {
+			b, _ := os.ReadFile(filepath.Join(r.CommonDir, "logs", filepath.FromSlash(branch+"-packed")))
+			return string(when.ReplaceAll(b, []byte("> TIME $1$2")))
+		}
+		if g, l := logOf(pair[0]), logOf(pair[1]); g != l {
+			t.Errorf("%s, made at a packed commit: reflogs differ\ngit: %q\nin process: %q", name, g, l)
+		}
+		if g, l := state(pair[0], "git"), state(pair[1], "local"); g != l {
+			t.Errorf("%s, made at a packed commit: git left\n%s\nin process\n%s", name, g, l)
 		}
 	}
 }

@@ -706,7 +706,7 @@ func (w *Worktree) ConfigBool(ctx context.Context, key string, def bool) bool {
 // an answer of git's that is no object id is an error naming it.
 func (w *Worktree) ResolveHead(ctx context.Context) (OID, error) {
 	if gitDir, ok := w.localGitDir(); ok {
-		if id, _, ok := w.Repo.headIn(ctx, gitDir); ok && w.Repo.looseCommit(id) {
+		if id, _, ok := w.Repo.headIn(ctx, gitDir); ok && w.Repo.knownCommit(id) {
 			return ParseOID(id)
 		} else if ok && w.Repo.reader != nil && !w.Repo.mayReplace() {
 			// A packed commit: the command's cat-file says it is one (anything else,
