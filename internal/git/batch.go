@@ -57,9 +57,9 @@ func (r *Repository) KeepObjectReader() {
 
 // StartObjectReader starts the long-lived cat-file (KeepObjectReader) in the
 // background when r keeps one, it is free and not running yet, and the store holds
-// packed objects: a caller about to read them has its start-up overlap other work. Nothing waits for it: a
-// read that comes first starts a process of its own, as any read does that finds the
-// reader busy.
+// packed objects: a caller about to read them has its start-up overlap other work.
+// Nothing waits for it: a read that comes first starts a process of its own, as any
+// read does that finds the reader busy.
 func (r *Repository) StartObjectReader(ctx context.Context) {
 	if g, ok := r.objects.(*goGitStore); ok && g.loose().onlyLoose() {
 		// Every object is loose, so every read is answered in process: a process
