@@ -661,9 +661,15 @@ func (r *Repository) RefsContaining(ctx context.Context, commit OID, limit int) 
 
 // Reachable reports whether some ref's history contains commit (RefsContaining finds
 // one). A branch, tag, remote-tracking or atlas ref that names commit itself answers
-// in process; otherwise git walks.
+// in process; otherwise git walks. Each namespace is read on its own: one that cannot
+// be read in process (a clone's refs/remotes/origin/HEAD is a symbolic ref) does not
+// keep the others from answering.
 func (r *Repository) Reachable(ctx context.Context, commit OID) (bool, error) {
-	if refs, ok := r.listRefsLocal([]string{"refs/heads", "refs/tags", "refs/remotes", "refs/atlas"}); ok {
+	for _, prefix := range []string{"refs/heads", "refs/atlas", "refs/tags", "refs/remotes"} {
+		refs, ok := r.listRefsLocal([]string{prefix})
+		if !ok {
+			continue
+		}
 		for _, ref := range refs {
 			if ref.ID == commit.String() {
 				return true, nil
