@@ -46,20 +46,30 @@ func (r *Repository) headIn(ctx context.Context, gitDir string) (id, branch stri
 	return "", "", false
 }
 
-// knownCommit reports whether id is a commit, known in process: a loose one, or a
-// packed one whose entry says so (false: ask git).
-func (r *Repository) knownCommit(id string) bool {
+// knownObject is what is known in process of object id: whether it exists as git
+// would find it (a whole loose object, or one a pack's index names where no replace
+// ref could make git read another) and whether it is a commit (a packed delta's type
+// is not known). false: ask git.
+func (r *Repository) knownObject(id string) (exists, commit bool) {
 	g, goGit := r.objects.(*goGitStore)
 	if !goGit {
-		return false
+		return false, false
 	}
 	if typ, _, ok := g.loose().readLoose(id); ok {
-		return typ == "commit"
+		return true, typ == "commit"
 	}
-	// A clone's commits are packed: the pack's index and entry say so (packedType),
-	// where no replace ref could make git read another object for it.
+	// A clone's objects are packed: the pack's index and entry tell (packedType).
 	typ, found := g.loose().packedType(id)
-	return found && typ == "commit" && !r.mayReplace()
+	if !found || r.mayReplace() {
+		return false, false
+	}
+	return true, typ == "commit"
+}
+
+// knownCommit reports whether id is a commit, known in process (knownObject).
+func (r *Repository) knownCommit(id string) bool {
+	_, commit := r.knownObject(id)
+	return commit
 }
 
 // headCommit is ResolveCommit of HEAD in process: HEAD of the git dir the repository

@@ -109,6 +109,16 @@ func (r *Repository) updateRefsLocal(ctx context.Context, msg string, updates []
 	ups := make([]*localUpdate, len(updates))
 	seen := map[string]bool{}
 	var branches branchLog
+	// A pin and a branch often name the same object: each is looked at once.
+	objects := map[string][2]bool{}
+	known := func(id string) (exists, commit bool) {
+		k, ok := objects[id]
+		if !ok {
+			k[0], k[1] = r.knownObject(id)
+			objects[id] = k
+		}
+		return k[0], k[1]
+	}
 	for i, u := range updates {
 		if seen[u.Name] {
 			return false, nil
@@ -116,10 +126,10 @@ func (r *Repository) updateRefsLocal(ctx context.Context, msg string, updates []
 		seen[u.Name] = true
 		ups[i] = &localUpdate{RefUpdate: u, path: filepath.Join(r.CommonDir, filepath.FromSlash(u.Name))}
 		if strings.HasPrefix(u.Name, "refs/") && !strings.HasPrefix(u.Name, "refs/atlas/") {
-			if !r.localBranchAllowed(cfg, msg, ups[i], &branches) {
+			if !r.localBranchAllowed(cfg, msg, ups[i], &branches, known) {
 				return false, nil
 			}
-		} else if !r.localUpdateAllowed(u) {
+		} else if !r.localUpdateAllowed(u, known) {
 			return false, nil
 		}
 	}
@@ -197,7 +207,7 @@ type branchLog struct {
 // localBranchAllowed reports whether u, an update outside refs/atlas/, is one
 // updateRefsLocal may make (a creation or a check of a branch of git-atlas's, see
 // above), and fills in what it writes.
-func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpdate, b *branchLog) bool {
+func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpdate, b *branchLog, known func(id string) (exists, commit bool)) bool {
 	if !strings.HasPrefix(u.Name, "refs/heads/atlas/") || !plainRefName(u.Name) || !isHexID(u.New) || len(u.New) != len(r.NullID()) {
 		return false
 	}
@@ -208,7 +218,7 @@ func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpd
 	if !IsNullID(u.Old) || (msg != "" && !plainReflogMsg(msg)) {
 		return false
 	}
-	if !r.knownCommit(u.New) {
+	if _, commit := known(u.New); !commit {
 		return false
 	}
 	u.logPath = filepath.Join(r.CommonDir, "logs", filepath.FromSlash(u.Name))
@@ -309,8 +319,9 @@ func (r *Repository) localRefsAllowed(ctx context.Context) (time.Duration, *conf
 	return timeout, cfg, true
 }
 
-// localUpdateAllowed reports whether u is an update updateRefsLocal may make.
-func (r *Repository) localUpdateAllowed(u RefUpdate) bool {
+// localUpdateAllowed reports whether u is an update updateRefsLocal may make, known
+// telling what is known in process of its object (knownObject).
+func (r *Repository) localUpdateAllowed(u RefUpdate, known func(id string) (exists, commit bool)) bool {
 	if !strings.HasPrefix(u.Name, "refs/atlas/") || !plainRefName(u.Name) || IsNullID(u.New) || !isHexID(u.New) {
 		return false
 	}
@@ -320,13 +331,8 @@ func (r *Repository) localUpdateAllowed(u RefUpdate) bool {
 	if _, err := os.Lstat(filepath.Join(r.CommonDir, "logs", filepath.FromSlash(u.Name))); !errors.Is(err, fs.ErrNotExist) {
 		return false
 	}
-	g := r.objects.(*goGitStore)
-	if _, _, whole := g.loose().readLoose(u.New); whole {
-		return true
-	}
-	// A packed object (a pin at a clone's baseline): named by a pack's index.
-	_, found := g.loose().packedType(u.New)
-	return found && !r.mayReplace()
+	exists, _ := known(u.New) // a pin at a clone's baseline: a packed one
+	return exists
 }
 
 // takeLock creates u's lock file, making the directories above it, and waits up to
