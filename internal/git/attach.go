@@ -48,10 +48,8 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 	if m.admin == "" || !plainRefName(ref) || !plainReflogMsg(msg) {
 		return false, nil
 	}
-	for _, name := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
-		if os.Getenv(name) != "" {
-			return false, nil
-		}
+	if configInEnv() {
+		return false, nil
 	}
 	gitDir, ok := m.localGitDir()
 	if !ok {
@@ -101,8 +99,7 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 	if !ok {
 		return false, nil
 	}
-	branch := &localUpdate{RefUpdate: RefUpdate{Name: ref}, path: filepath.Join(m.Repo.CommonDir, filepath.FromSlash(ref))}
-	tip, ok := branch.current(packed)
+	tip, ok := refValue(filepath.Join(m.Repo.CommonDir, filepath.FromSlash(ref)), ref, packed)
 	if !ok || tip == "" || len(tip) != len(m.Repo.NullID()) {
 		return false, nil
 	}
@@ -114,8 +111,7 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 		if !strings.HasPrefix(target, "refs/heads/") || !plainRefName(target) {
 			return false, nil
 		}
-		on := &localUpdate{RefUpdate: RefUpdate{Name: target}, path: filepath.Join(m.Repo.CommonDir, filepath.FromSlash(target))}
-		if old, ok = on.current(packed); !ok || old == "" {
+		if old, ok = refValue(filepath.Join(m.Repo.CommonDir, filepath.FromSlash(target)), target, packed); !ok || old == "" {
 			return false, nil
 		}
 	}
@@ -126,7 +122,7 @@ func (m *Managed) attachLocal(ctx context.Context, ref, msg string) (done bool, 
 	eff.note()
 	defer eff.note()
 	if logs {
-		if err := appendReflog(reflog, old+" "+tip+" "+ident+"\t"+msg+"\n"); err != nil {
+		if err := appendReflog(reflog, reflogLine(old, tip, ident, msg)); err != nil {
 			return true, noSpace(err)
 		}
 	}

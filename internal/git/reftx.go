@@ -238,11 +238,7 @@ func (r *Repository) localBranchAllowed(cfg *configList, msg string, u *localUpd
 		b.decided, b.logs = true, logs
 	}
 	if b.logs {
-		u.reflog = r.NullID() + " " + u.New + " " + b.ident
-		if msg != "" {
-			u.reflog += "\t" + msg
-		}
-		u.reflog += "\n"
+		u.reflog = reflogLine(r.NullID(), u.New, b.ident, msg)
 	}
 	return true
 }
@@ -385,11 +381,17 @@ func (u *localUpdate) takeLock(ctx context.Context, commonDir string, timeout ti
 	}
 }
 
-// current is u's value under its lock: the loose file's, else packed's, else "" (no
-// such ref). ok is false when git must be asked: a loose file that is not exactly an
-// id and a newline, or a packed name that is a directory of u or u's parent.
+// current is u's value under its lock (refValue).
 func (u *localUpdate) current(packed []byte) (id string, ok bool) {
-	data, err := os.ReadFile(u.path)
+	return refValue(u.path, u.Name, packed)
+}
+
+// refValue is the value of ref name, whose loose file is path: the loose file's, else
+// packed's, else "" (no such ref). ok is false when git must be asked: a loose file
+// that is not exactly an id and a newline, or a packed name that is a directory of
+// name or name's parent.
+func refValue(path, name string, packed []byte) (id string, ok bool) {
+	data, err := os.ReadFile(path)
 	switch {
 	case err == nil:
 		id, found := strings.CutSuffix(string(data), "\n")
@@ -401,13 +403,13 @@ func (u *localUpdate) current(packed []byte) (id string, ok bool) {
 		if line == "" || line[0] == '#' || line[0] == '^' {
 			continue
 		}
-		pid, name, cut := strings.Cut(line, " ")
+		pid, packedName, cut := strings.Cut(line, " ")
 		switch {
 		case !cut || !isHexID(pid):
 			return "", false
-		case name == u.Name:
+		case packedName == name:
 			id = pid
-		case strings.HasPrefix(name, u.Name+"/") || strings.HasPrefix(u.Name, name+"/"):
+		case strings.HasPrefix(packedName, name+"/") || strings.HasPrefix(name, packedName+"/"):
 			return "", false
 		}
 	}

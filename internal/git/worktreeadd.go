@@ -105,10 +105,8 @@ func (r *Repository) localAddPlan(ctx context.Context, path string, commit OID) 
 	if !r.UsesGoGit() || r.ObjectFormat != "sha1" || r.configs == nil || len(commit.String()) != len(r.NullID()) {
 		return p, false
 	}
-	for _, name := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
-		if os.Getenv(name) != "" {
-			return p, false
-		}
+	if configInEnv() {
+		return p, false
 	}
 	if checkoutEnv(r.CommonDir) != nil || !filepath.IsAbs(path) || filepath.Clean(path) != path {
 		return p, false
@@ -166,7 +164,7 @@ func (r *Repository) localAddPlan(ctx context.Context, path string, commit OID) 
 		if !ok {
 			return p, false
 		}
-		p.reflog = r.NullID() + " " + commit.String() + " " + ident + "\n"
+		p.reflog = reflogLine(r.NullID(), commit.String(), ident, "")
 	}
 	return p, true
 }
@@ -224,6 +222,27 @@ func (r *Repository) pathUnregistered(path string) bool {
 		}
 	}
 	return true
+}
+
+// configInEnv reports whether the environment gives git configuration of its own
+// (`git -c`, GIT_CONFIG_COUNT, GIT_CONFIG), which the in-process writers do not read.
+func configInEnv() bool {
+	for _, name := range []string{"GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT", "GIT_CONFIG"} {
+		if os.Getenv(name) != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// reflogLine is a reflog entry as git writes it (log_ref_write_fd): the old and new ids,
+// the committer's identity and date, a tab and the message when there is one.
+func reflogLine(from, to, ident, msg string) string {
+	line := from + " " + to + " " + ident
+	if msg != "" {
+		line += "\t" + msg
+	}
+	return line + "\n"
 }
 
 // logsHead reports whether `git update-ref HEAD` in the new worktree writes a reflog
