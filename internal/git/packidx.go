@@ -3,10 +3,7 @@ package git
 import (
 	"encoding/binary"
 	"encoding/hex"
-	"errors"
-	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -24,24 +21,14 @@ func (l looseWriter) packedType(id string) (typ string, found bool) {
 	if err != nil || len(name) != 20 {
 		return "", false // sha1 only: the stores go-git opens
 	}
-	if _, err := os.Lstat(filepath.Join(l.objects, "info", "alternates")); !errors.Is(err, fs.ErrNotExist) {
+	indexes, ok := l.packFiles(".idx")
+	if !ok {
 		return "", false
 	}
-	dir := filepath.Join(l.objects, "pack")
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", false
-	}
-	for _, e := range entries {
-		base, ok := strings.CutSuffix(e.Name(), ".idx")
-		if !ok {
-			continue
+	for _, idx := range indexes {
+		if offset, ok := indexOffset(idx, name); ok {
+			return entryType(strings.TrimSuffix(idx, ".idx")+".pack", offset)
 		}
-		offset, ok := indexOffset(filepath.Join(dir, e.Name()), name)
-		if !ok {
-			continue
-		}
-		return entryType(filepath.Join(dir, base+".pack"), offset)
 	}
 	return "", false
 }

@@ -381,17 +381,25 @@ func (w *stagedTreeWriter) writeMissing(ctx context.Context, r *Repository) erro
 // onlyLoose reports whether every object of the store is loose: no pack in
 // objects/pack and no objects/info/alternates. Anything unreadable says no.
 func (l looseWriter) onlyLoose() bool {
+	packs, ok := l.packFiles(".pack")
+	return ok && len(packs) == 0
+}
+
+// packFiles lists the files of objects/pack whose names end in suffix; ok is false
+// where the store has alternates (objects elsewhere) or the directory does not read.
+func (l looseWriter) packFiles(suffix string) (paths []string, ok bool) {
 	if _, err := os.Lstat(filepath.Join(l.objects, "info", "alternates")); !errors.Is(err, fs.ErrNotExist) {
-		return false
+		return nil, false
 	}
-	entries, err := os.ReadDir(filepath.Join(l.objects, "pack"))
+	dir := filepath.Join(l.objects, "pack")
+	entries, err := os.ReadDir(dir)
 	if err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false
+		return nil, false
 	}
 	for _, e := range entries {
-		if strings.HasSuffix(e.Name(), ".pack") {
-			return false
+		if strings.HasSuffix(e.Name(), suffix) {
+			paths = append(paths, filepath.Join(dir, e.Name()))
 		}
 	}
-	return true
+	return paths, true
 }
