@@ -56,7 +56,6 @@ func TestMain(m *testing.M) {
 	if os.Getenv(childVar) == "agent" {
 		os.Exit(agentMain())
 	}
-	userCacheDir, _ = os.UserCacheDir()
 	os.Exit(testenv.Pin(m))
 }
 

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // tsSDK is the official TypeScript MCP SDK the client test installs from npm
@@ -23,10 +25,6 @@ const tsSDK = "@modelcontextprotocol/sdk@1.32.2"
 // nodeRequired makes the TypeScript client test fail, rather than skip, when node,
 // npm or the package cannot be had (.ci/run sets it: CI has them).
 const nodeRequired = "ATLAS_MCP_NODE_REQUIRED"
-
-// userCacheDir is the user's cache directory as it was before testenv.Pin replaced
-// HOME (set in TestMain): the npm install is kept there between runs.
-var userCacheDir string
 
 // TestMCPTypeScriptClient runs a session of the official TypeScript SDK's client
 // (the one most MCP clients are built on) against `git-atlas mcp` in a test
@@ -126,11 +124,10 @@ func installTSSDK(t *testing.T) string {
 			skip("%s is not installed: the official TypeScript MCP client is not tried", tool)
 		}
 	}
-	base := userCacheDir
+	base := testenv.CacheDir() // the npm install is kept there between runs
 	if base == "" {
-		base = t.TempDir()
+		base = filepath.Join(t.TempDir(), "git-atlas-test")
 	}
-	base = filepath.Join(base, "git-atlas-test")
 	dir := filepath.Join(base, "npm-"+strings.NewReplacer("@", "", "/", "-").Replace(tsSDK))
 	modules := filepath.Join(dir, "node_modules")
 	if _, err := os.Stat(filepath.Join(modules, "@modelcontextprotocol", "sdk", "package.json")); err == nil {

@@ -6,7 +6,11 @@ package testenv
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -47,16 +51,16 @@ func Long() bool { return testknob.Long() }
 // Rounds is testknob.Rounds, for the suites that start processes and import testenv.
 func Rounds(short, long int) int { return testknob.Rounds(short, long) }
 
-// Command returns the path of the git-atlas binary, built once per test binary (the
-// first test that asks builds it, with `go build`, into a temporary directory that
-// RemoveCommand removes; Pin calls it) and shared by every test after. Its directory
-// can go first on PATH for `git atlas`. It is built as the README installs it
-// (static: no dynamic loader to run at each start) and without the race detector:
-// the processes are what is under test, and a race-built git-atlas costs about twice
-// the CPU in each of the suites' thousands of commands; the packages' own tests run
-// git-atlas's code in process under -race, and the root package's TestGolden runs
-// its commands as the race-built test binary. It is every suite's git-atlas process
-// (one build, not one per helper).
+// Command returns the path of the git-atlas binary, put once per test binary (the
+// first test that asks copies it from the build the test binaries share, buildShared,
+// into a temporary directory that RemoveCommand removes; Pin calls it) and used by
+// every test after. Its directory can go first on PATH for `git atlas`. It is built
+// as the README installs it (static: no dynamic loader to run at each start) and
+// without the race detector: the processes are what is under test, and a race-built
+// git-atlas costs about twice the CPU in each of the suites' thousands of commands;
+// the packages' own tests run git-atlas's code in process under -race, and the root
+// package's TestGolden runs its commands as the race-built test binary. It is every
+// suite's git-atlas process (one build, not one per helper or per package).
 func Command(t testing.TB) string {
 	t.Helper()
 	bin, err := Build()
@@ -82,16 +86,122 @@ func Build() (string, error) {
 	}
 	command.dir = dir
 	bin := filepath.Join(dir, "git-atlas")
-	build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
-	// The person's go caches, not Pin's home; CGO_ENABLED=0 as the README has it.
-	build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
-	out, err := build.CombinedOutput()
-	if err != nil {
-		command.err = fmt.Errorf("go build: %w\n%s", err, out)
-		return "", command.err
+	if err := buildShared(bin); err != nil {
+		command.err = err
+		return "", err
 	}
 	command.path = bin
 	return bin, nil
+}
+
+// buildShared puts git-atlas at bin. The test binaries of one `go test ./...` share
+// one build: it is built under a lock into sharedBuild's directory, where go itself
+// decides whether the binary there is up to date (it links again only when something
+// it is built from changed), and copied to bin, so that a later build there never
+// changes a binary a suite runs. Linking git-atlas is about 2 CPU-seconds, and a
+// dozen packages' tests ask for it (bench/results/2026-12-07.md). Where there is no
+// cache directory or no flock, it is built at bin alone, as before.
+func buildShared(bin string) error {
+	dir := sharedBuild()
+	if dir == "" {
+		return goBuild(bin)
+	}
+	unlock, err := lockDir(dir)
+	if errors.Is(err, errors.ErrUnsupported) {
+		return goBuild(bin)
+	}
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	shared := filepath.Join(dir, "git-atlas")
+	if err := goBuild(shared); err != nil {
+		return err
+	}
+	return copyFile(shared, bin)
+}
+
+// goBuild builds git-atlas at bin: with the person's go caches, not Pin's home, and
+// CGO_ENABLED=0 as the README has it.
+func goBuild(bin string) error {
+	build := exec.Command("go", "build", "-o", bin, modulePath+"/cmd/git-atlas")
+	build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
+	if out, err := build.CombinedOutput(); err != nil {
+		return fmt.Errorf("go build: %w\n%s", err, out)
+	}
+	return nil
+}
+
+// cacheDir is CacheDir's answer, read before Pin replaces HOME.
+var cacheDir = func() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "git-atlas-test")
+}()
+
+// CacheDir is where the suites keep what outlives a test binary (git-atlas's shared
+// build, the npm install of the TypeScript MCP client): git-atlas-test under the
+// person's cache directory as it was before Pin replaced HOME, or "" when there is
+// none. Its subdirectories are made by whoever needs them.
+func CacheDir() string { return cacheDir }
+
+// sharedBuild is the directory the test binaries of one module share git-atlas's
+// build in: under CacheDir, one per checkout (named by a hash of the module's
+// directory, so that two checkouts do not link over each other), made if missing. ""
+// when there is no cache directory or the module's directory cannot be found from the
+// working directory (a package's, where a test runs).
+func sharedBuild() string {
+	if cacheDir == "" {
+		return ""
+	}
+	root, err := moduleRoot()
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256([]byte(root))
+	dir := filepath.Join(cacheDir, "build-"+hex.EncodeToString(sum[:8]))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return ""
+	}
+	return dir
+}
+
+// moduleRoot is the directory of the go.mod above the working directory.
+func moduleRoot() (string, error) {
+	dir, err := os.Getwd()
+	if err != nil {
+		return "", err
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir, nil
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return "", fs.ErrNotExist
+		}
+		dir = parent
+	}
+}
+
+// copyFile copies the executable from to a new file to.
+func copyFile(from, to string) error {
+	src, err := os.Open(from)
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
+	if err != nil {
+		return err
+	}
+	if _, err := io.Copy(dst, src); err != nil {
+		dst.Close()
+		return err
+	}
+	return dst.Close()
 }
 
 // modulePath is the module git-atlas's command is built from: `go build` finds it

@@ -1,6 +1,7 @@
 package testenv
 
 import (
+	"bytes"
 	"fmt"
 	"io/fs"
 	"os"
@@ -246,6 +247,39 @@ func TestRepoIsACopyUnderPin(t *testing.T) {
 	}
 	if Git(t, a, "", "rev-parse", "HEAD") != Git(t, b, "", "rev-parse", "HEAD") {
 		t.Error("the copies have different commits")
+	}
+}
+
+// TestCommandBuildShared: the test binaries of a checkout share one build of
+// git-atlas, in sharedBuild's directory (go links it again only when something it is
+// built from changed), and every suite runs its own copy of it, never the shared
+// file, which a later build may replace.
+func TestCommandBuildShared(t *testing.T) {
+	dir := sharedBuild()
+	if dir == "" {
+		t.Skip("no cache directory: every test binary builds git-atlas alone")
+	}
+	RemoveCommand()
+	bin := Command(t)
+	defer RemoveCommand()
+	shared, err := os.ReadFile(filepath.Join(dir, "git-atlas"))
+	if err != nil {
+		t.Fatalf("no shared build: %v", err)
+	}
+	own, err := os.ReadFile(bin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(own, shared) {
+		t.Errorf("%s is not the shared build", bin)
+	}
+	a, _ := os.Stat(bin)
+	b, _ := os.Stat(filepath.Join(dir, "git-atlas"))
+	if os.SameFile(a, b) {
+		t.Errorf("%s is the shared file itself, not a copy", bin)
+	}
+	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil {
+		t.Fatalf("%s --version: %v: %s", bin, err, out)
 	}
 }
 

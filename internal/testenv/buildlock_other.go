@@ -1,0 +1,8 @@
+//go:build !unix
+
+package testenv
+
+import "errors"
+
+// lockDir: there is no flock here, so the build is not shared.
+func lockDir(string) (func(), error) { return nil, errors.ErrUnsupported }
