@@ -27,6 +27,26 @@ func HasObjectID(ctx context.Context, repo *git.Repository, id string) bool {
 	return err == nil && repo.HasObject(ctx, x)
 }
 
+// Reaches reports whether every object of commit id is certainly in repo: id is local
+// (a ref's value here) or an ancestor of it. A ref moves only after the write or fetch
+// that brought its objects has completed, so what it reaches is whole. That the
+// commit id is here proves nothing: a fetch running beside this command writes a
+// pack's objects one by one (unpack-objects), commits first, and the commit's trees and
+// blobs may not be written yet. Any doubt (local empty, id missing, an ancestry that
+// cannot be read) is false: fetch.
+func Reaches(ctx context.Context, repo *git.Repository, local, id string) bool {
+	switch {
+	case local == "" || id == "":
+		return false
+	case local == id:
+		return true
+	case !HasObjectID(ctx, repo, id):
+		return false
+	}
+	ok, err := IsAncestorID(ctx, repo, id, local)
+	return err == nil && ok
+}
+
 // blobSpecs are the documents paths of the commit tip.
 func blobSpecs(tip string, paths ...string) ([]git.BlobSpec, error) {
 	id, err := git.ParseOID(tip)

@@ -189,8 +189,8 @@ func (s *Store) fetchAll(ctx context.Context) error {
 }
 
 // sync lists the remote's refs of sc, fetches those whose objects this repository
-// lacks (into a staging namespace outside refs/atlas/, dropped in the same
-// transaction), and then moves local refs by compare-and-swap the way pull does:
+// may lack (all but those its own ref reaches, Reaches; into a staging namespace
+// outside refs/atlas/, dropped in the same transaction), and then moves local refs by compare-and-swap the way pull does:
 // missing refs are created, ledger refs and branches fast-forwarded (never a branch
 // checked out in a worktree), pins and recovery refs never overwritten. A ledger ref
 // that diverged (the remote and this repository both have events the other lacks)
@@ -217,7 +217,7 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	var specs []string
 	staging := IncomingPrefix + randomHex() + "/"
 	for _, name := range slices.Sorted(maps.Keys(theirs)) {
-		if rv := theirs[name]; local[name] != rv && !HasObjectID(ctx, s.Repo, rv) {
+		if rv := theirs[name]; !Reaches(ctx, s.Repo, local[name], rv) {
 			specs = append(specs, "+"+name+":"+staging+name)
 		}
 	}

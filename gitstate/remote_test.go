@@ -208,3 +208,54 @@ func TestRemoteFollowAfterLostLocalCAS(t *testing.T) {
 		t.Errorf("follow moved the ledger back from %s to %s", newer.Tip, got)
 	}
 }
+
+// A remote tip whose commit is here but whose tree and blobs are not yet is fetched,
+// not read: a fetch running beside the command (another worker of the same clone)
+// writes a pack's objects one by one, commits first. Before Reaches, the read moved
+// the ledger ref to that commit and reported the run as a corrupt ledger (seen in
+// TestRemoteFleet's full sweep).
+func TestRemoteReadFetchesATipNotWholeHere(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	bare, st := remoteClones(t, 2)
+	a, b := st[0], st[1]
+	newRun(t, a, "r")
+	if _, err := b.Load(ctx, "r"); err != nil { // b has the run at its first tip
+		t.Fatal(err)
+	}
+	if _, err := note(a, "r", "from-a", nil); err != nil {
+		t.Fatal(err)
+	}
+	tip := run(t, bare, "rev-parse", RunRef("r"))
+	// The new commit alone, as the other fetch wrote it first (the push left it loose
+	// on the remote: fewer objects than receive.unpackLimit).
+	rel := filepath.Join("objects", tip[:2], tip[2:])
+	data, err := os.ReadFile(filepath.Join(bare, rel))
+	if err != nil {
+		t.Fatalf("the remote's tip is not a loose object: %v", err)
+	}
+	if err := os.MkdirAll(filepath.Dir(filepath.Join(b.Repo.CommonDir, rel)), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(b.Repo.CommonDir, rel), data, 0o444); err != nil {
+		t.Fatal(err)
+	}
+	// The next command in b reads the run through the remote.
+	repo, err := git.Open(ctx, b.Repo.TopLevel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := New(repo)
+	next.Remote = &Remote{Name: "origin"}
+	r, err := next.Load(ctx, "r")
+	if err != nil {
+		t.Fatalf("read through the remote: %v", err)
+	}
+	if r.Tip != tip {
+		t.Errorf("read at %s, want the remote's tip %s", r.Tip, tip)
+	}
+	if got := eventTypes(t, next, "r"); len(got) != 2 || got[1] != "from-a" {
+		t.Errorf("events %v, want run_started, from-a", got)
+	}
+	run(t, b.Repo.TopLevel, "fsck", "--no-dangling")
+}

@@ -144,12 +144,12 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 	for _, r := range remoteList {
 		theirs[r.Name] = r.ID
 	}
-	// A remote tip this repository lacks cannot be compared: fetch it first (into a
+	// A remote tip this repository may lack cannot be compared: fetch it first (into a
 	// staging namespace, dropped after), or a ref that is merely behind would look
-	// diverged.
+	// diverged. Only a tip the local ref reaches is certainly whole here (Reaches).
 	var lacking []string
 	for ref, rt := range theirs {
-		if ours, ok := local[ref]; ok && rt != ours && fastForwardOnly(ref) && !gitstate.HasObjectID(ctx, repo, rt) {
+		if ours, ok := local[ref]; ok && fastForwardOnly(ref) && !gitstate.Reaches(ctx, repo, ours, rt) {
 			lacking = append(lacking, ref)
 		}
 	}
