@@ -188,15 +188,15 @@ func (s *Store) fetchAll(ctx context.Context) error {
 	return err
 }
 
-// sync lists the remote's refs of sc, fetches those whose objects this repository
-// may lack (all but those its own ref reaches, Reaches; into a staging namespace
-// outside refs/atlas/, dropped in the same transaction), and then moves local refs by compare-and-swap the way pull does:
-// missing refs are created, ledger refs and branches fast-forwarded (never a branch
-// checked out in a worktree), pins and recovery refs never overwritten. A ledger ref
-// that diverged (the remote and this repository both have events the other lacks)
-// takes the remote's chain, and the local one is kept under DivergedRef. A local
-// ledger ahead of the remote is left: the next write pushes it. It returns the
-// remote's refs (name → id) and remembers them per run.
+// sync lists the remote's refs of sc, fetches those whose objects this repository may
+// lack (all but those its own ref reaches, Reaches; into a staging namespace outside
+// refs/atlas/, dropped in the same transaction), and then moves local refs by
+// compare-and-swap the way pull does: missing refs are created, ledger refs and
+// branches fast-forwarded (never a branch checked out in a worktree), pins and recovery
+// refs never overwritten. A ledger ref that diverged (the remote and this repository
+// both have events the other lacks) takes the remote's chain, and the local one is kept
+// under DivergedRef. A local ledger ahead of the remote is left: the next write pushes
+// it. It returns the remote's refs (name → id) and remembers them per run.
 func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	remote := s.Remote.Name
 	listed, err := s.Repo.LsRemote(ctx, remote, sc.patterns...)
