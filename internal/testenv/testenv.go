@@ -10,7 +10,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -118,7 +117,11 @@ func buildShared(bin string) error {
 	if err := goBuild(shared); err != nil {
 		return err
 	}
-	return copyFile(shared, bin)
+	info, err := os.Stat(shared)
+	if err != nil {
+		return err
+	}
+	return copyFile(bin, shared, info)
 }
 
 // goBuild builds git-atlas at bin: with the person's go caches, not Pin's home, and
@@ -184,24 +187,6 @@ func moduleRoot() (string, error) {
 		}
 		dir = parent
 	}
-}
-
-// copyFile copies the executable from to a new file to.
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	dst, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(dst, src); err != nil {
-		dst.Close()
-		return err
-	}
-	return dst.Close()
 }
 
 // modulePath is the module git-atlas's command is built from: `go build` finds it
@@ -333,6 +318,22 @@ func makeRepo(dir string) error {
 	return r.Worktree(dir).CommitEmpty(ctx, "init", nil)
 }
 
+// copyFile copies the regular file src, whose Lstat or Stat is info, to dst, with its
+// permission bits and modification time.
+func copyFile(dst, src string, info fs.FileInfo) error {
+	data, err := os.ReadFile(src)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(dst, data, info.Mode().Perm()); err != nil {
+		return err
+	}
+	if err := os.Chmod(dst, info.Mode().Perm()); err != nil { // WriteFile's mode is masked by umask
+		return err
+	}
+	return os.Chtimes(dst, info.ModTime(), info.ModTime())
+}
+
 // CopyTree copies the directory src to dst, which must not exist: directories, regular
 // files and symbolic links, with their permission bits and modification times (a
 // fixture's checkout, whose mtimes a test may fingerprint). It starts no process: a
@@ -372,17 +373,7 @@ func CopyTree(dst, src string) error {
 			}
 			return os.Symlink(target, to)
 		case mode.IsRegular():
-			data, err := os.ReadFile(p)
-			if err != nil {
-				return err
-			}
-			if err := os.WriteFile(to, data, mode.Perm()); err != nil {
-				return err
-			}
-			if err := os.Chmod(to, mode.Perm()); err != nil { // WriteFile's mode is masked by umask
-				return err
-			}
-			return os.Chtimes(to, info.ModTime(), info.ModTime())
+			return copyFile(to, p, info)
 		default:
 			return fmt.Errorf("copy %s: cannot copy a file of mode %v", p, mode)
 		}
