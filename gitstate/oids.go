@@ -35,15 +35,13 @@ func HasObjectID(ctx context.Context, repo *git.Repository, id string) bool {
 // blobs may not be written yet. Any doubt (local empty, id missing, an ancestry that
 // cannot be read) is false: fetch.
 func Reaches(ctx context.Context, repo *git.Repository, local, id string) bool {
-	switch {
-	case local == "" || id == "":
-		return false
-	case local == id:
-		return true
-	case !HasObjectID(ctx, repo, id):
+	if local == "" || id == "" {
 		return false
 	}
-	ok, err := IsAncestorID(ctx, repo, id, local)
+	if local == id {
+		return true
+	}
+	ok, err := IsAncestorID(ctx, repo, id, local) // false when id is missing
 	return err == nil && ok
 }
 
