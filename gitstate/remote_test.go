@@ -135,6 +135,28 @@ func TestRemoteCreateConflict(t *testing.T) {
 	}
 }
 
+// A pin on the remote of a run it does not hold (a push whose receiving end was
+// killed half-way, or a gc's) is left over: a start of that id through the remote
+// takes it over, here and there.
+func TestRemoteCreateAdoptsALeftoverPin(t *testing.T) {
+	t.Parallel()
+	bare, st := remoteClones(t, 1)
+	ctx := context.Background()
+	old := newRun(t, st[0], "old").Tip
+	run(t, bare, "update-ref", PinRef("r", "baseline"), old)
+	r := newRun(t, st[0], "r")
+	base := r.Header.Baseline.String()
+	if got := run(t, bare, "rev-parse", PinRef("r", "baseline")); got != base {
+		t.Errorf("the remote's pin is %s, want %s", got, base)
+	}
+	if got := run(t, bare, "rev-parse", RunRef("r")); got != r.Tip {
+		t.Errorf("the remote's run is at %s, want %s", got, r.Tip)
+	}
+	if pin, _ := st[0].Repo.ReadRef(ctx, PinRef("r", "baseline")); pin != base {
+		t.Errorf("the local pin is %s, want %s", pin, base)
+	}
+}
+
 // A chain written locally only while the remote moved is kept under
 // refs/atlas/diverged/<run>/1 by the next sync, which gives the run the remote's
 // chain; the write is then made on the remote's tip.

@@ -297,15 +297,68 @@ func (s *Store) Create(ctx context.Context, h ledger.Header, st ledger.State, ev
 		r.Tip = tip
 		return r, nil
 	}
-	if err := s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...); err != nil {
-		if errors.Is(err, git.ErrRefConflict) {
+	// A lock on the run's ref is a start of the same id under way, or one a kill left
+	// (with its pin: adoptLeftoverPins): wait for the one, remove the other once stale.
+	write := func() error {
+		return s.Repo.WaitLocks(ctx, func() error { return s.Repo.UpdateRefs(ctx, "atlas: start "+h.RunID, up...) })
+	}
+	err = write()
+	if errors.Is(err, git.ErrRefConflict) {
+		// Looked at only when the write lost: a start reads no ref it need not.
+		cur, rerr := s.Repo.ReadRef(ctx, RunRef(h.RunID))
+		if rerr != nil {
+			return nil, rerr
+		}
+		if cur != "" {
 			return nil, fault.Named(fault.ErrConflict, "run %q already exists", h.RunID).WithHint("pick another {id}")
 		}
+		adopted, aerr := adoptLeftoverPins(h.RunID, up[1:], func(name string) (string, error) { return s.Repo.ReadRef(ctx, name) })
+		if aerr != nil {
+			return nil, aerr
+		}
+		if adopted {
+			err = write()
+		}
+		if errors.Is(err, git.ErrRefConflict) {
+			return nil, fault.Named(fault.ErrConflict, "run %q was not created: a ref of it changed meanwhile (%v)", h.RunID, err).WithHint("run the command again")
+		}
+	}
+	if err != nil {
 		return nil, err
 	}
 	r.Tip = tip
 	s.afterWrite(ctx)
 	return r, nil
+}
+
+// adoptLeftoverPins lets a new run take over the pins of its id that a repository
+// holds while it holds no run of that id: a start killed between its two ref updates
+// leaves its pin (the transaction renames its locks in name order, the pin's before
+// the run's; internal/git/reftx.go), as does a gc killed between dropping a run and
+// its pins. Such a pin protects no run's baseline, and refusing the start as "run
+// already exists" would send an agent after a run that is not there. Each create-only
+// pin of refs that cur finds is leased on its value instead (adopted: any was); the
+// write still requires the run's own ref to be absent, so a run made meanwhile wins
+// and the start is a conflict as before.
+func adoptLeftoverPins(id string, refs []git.RefUpdate, cur func(name string) (string, error)) (adopted bool, err error) {
+	for i, u := range refs {
+		if !isPinOf(id, u.Name) || !git.IsNullID(u.Old) {
+			continue
+		}
+		v, err := cur(u.Name)
+		if err != nil {
+			return adopted, err
+		}
+		if v != "" {
+			refs[i].Old, adopted = v, true
+		}
+	}
+	return adopted, nil
+}
+
+// isPinOf reports whether ref is one of run id's pins.
+func isPinOf(id, ref string) bool {
+	return strings.HasPrefix(ref, PinsPrefix+id+"/")
 }
 
 // commit writes state.json, event.json and a ledger commit on parent.

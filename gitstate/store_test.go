@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -99,6 +101,51 @@ func TestStoreLifecycle(t *testing.T) {
 				t.Fatalf("Load(a..b) = %v", err)
 			}
 		})
+	}
+}
+
+// A start killed between its ref updates leaves the run's pin, and the run's ref
+// locked, but no run (internal/git/reftx.go renames the pin's lock first). Starting
+// that id again is no conflict: the new run takes the pin over, once the kill's lock
+// is stale, and is read back whole. A run that exists is still one.
+func TestCreateAdoptsALeftoverPin(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t, repoKinds[0])
+	old := newRun(t, New(repo), "old").Tip // any commit but the new baseline
+	if err := repo.UpdateRefs(ctx, "test", git.RefUpdate{Name: PinRef("r", "baseline"), New: old, Old: git.ZeroID}); err != nil {
+		t.Fatal(err)
+	}
+	lock := filepath.Join(repo.CommonDir, filepath.FromSlash(RunRef("r"))+".lock")
+	if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(lock, []byte(old+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	then := time.Now().Add(-2 * repo.LockAge())
+	if err := os.Chtimes(lock, then, then); err != nil {
+		t.Fatal(err)
+	}
+
+	r := newRun(t, New(repo), "r")
+	if pin, _ := repo.ReadRef(ctx, PinRef("r", "baseline")); pin != r.Header.Baseline.String() {
+		t.Fatalf("pin = %s, want the new run's baseline %s", pin, r.Header.Baseline)
+	}
+	if got, err := New(repo).Load(ctx, "r"); err != nil || got.Tip != r.Tip {
+		t.Fatalf("Load = %v, %v; want tip %s", got, err, r.Tip)
+	}
+	if _, err := os.Stat(lock); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the kill's lock is still there: %v", err)
+	}
+	h := r.Header
+	pin := git.RefUpdate{Name: PinRef("r", "baseline"), New: old, Old: git.ZeroID}
+	_, err := New(repo).Create(ctx, h, ledger.State{RunID: "r", Status: ledger.RunRunning}, ledger.Event{Type: "run_started"}, pin)
+	if !errors.Is(err, fault.ErrConflict) || !strings.Contains(err.Error(), `run "r" already exists`) {
+		t.Fatalf("second start: %v, want: already exists", err)
+	}
+	if now, _ := repo.ReadRef(ctx, PinRef("r", "baseline")); now != r.Header.Baseline.String() {
+		t.Fatalf("a refused start moved the pin to %s", now)
 	}
 }
 
