@@ -106,13 +106,16 @@ func buildShared(bin string) error {
 		return goBuild(bin)
 	}
 	unlock, err := lockDir(dir)
-	if errors.Is(err, errors.ErrUnsupported) {
-		return goBuild(bin)
+	if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrNotExist) {
+		return goBuild(bin) // no flock here, or pruneBuilds removed dir meanwhile
 	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
+	if _, err := os.Stat(filepath.Join(dir, "lock")); err != nil {
+		return goBuild(bin) // removed while this waited for its lock
+	}
 	shared := filepath.Join(dir, "git-atlas")
 	if err := goBuild(shared); err != nil {
 		return err
@@ -121,7 +124,40 @@ func buildShared(bin string) error {
 	if err != nil {
 		return err
 	}
-	return copyFile(bin, shared, info)
+	if err := copyFile(bin, shared, info); err != nil {
+		return err
+	}
+	// The lock file's time says when a checkout's build was last used.
+	now := time.Now()
+	_ = os.Chtimes(filepath.Join(dir, "lock"), now, now)
+	pruneBuilds(filepath.Dir(dir), now.Add(-buildIdle))
+	return nil
+}
+
+// buildIdle is how long a checkout's shared build stays unused before the next suite
+// of any checkout removes it: each is a whole binary (about 25 MB), and checkouts come
+// and go (clones, worktrees, CI's).
+const buildIdle = 14 * 24 * time.Hour
+
+// errLocked is tryLockDir's answer while another process holds the lock.
+var errLocked = errors.New("locked")
+
+// pruneBuilds removes, under root, each build-* directory last used before cutoff (its
+// lock file's time) that no test binary holds now. What it cannot remove stays.
+func pruneBuilds(root string, cutoff time.Time) {
+	dirs, _ := filepath.Glob(filepath.Join(root, "build-*"))
+	for _, dir := range dirs {
+		info, err := os.Stat(filepath.Join(dir, "lock"))
+		if err != nil || info.ModTime().After(cutoff) {
+			continue
+		}
+		unlock, err := tryLockDir(dir)
+		if err != nil {
+			continue
+		}
+		_ = os.RemoveAll(dir) // the lock file with it; the flock held lets no one in meanwhile
+		unlock()
+	}
 }
 
 // goBuild builds git-atlas at bin: with the person's go caches, not Pin's home, and

@@ -2,6 +2,7 @@ package testenv
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -280,6 +281,44 @@ func TestCommandBuildShared(t *testing.T) {
 	}
 	if out, err := exec.Command(bin, "--version").CombinedOutput(); err != nil {
 		t.Fatalf("%s --version: %v: %s", bin, err, out)
+	}
+}
+
+// TestPruneBuilds: a checkout's shared build unused for buildIdle goes, unless a
+// test binary holds its lock now; one used since stays.
+func TestPruneBuilds(t *testing.T) {
+	root := t.TempDir()
+	old := time.Now().Add(-2 * buildIdle)
+	mk := func(name string, used time.Time) string {
+		dir := filepath.Join(root, name)
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		for _, f := range []string{"lock", "git-atlas"} {
+			if err := os.WriteFile(filepath.Join(dir, f), nil, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := os.Chtimes(filepath.Join(dir, "lock"), used, used); err != nil {
+			t.Fatal(err)
+		}
+		return dir
+	}
+	idle, recent, held := mk("build-idle", old), mk("build-recent", time.Now()), mk("build-held", old)
+	other := mk("npm-cache", old)
+	unlock, err := lockDir(held)
+	if errors.Is(err, errors.ErrUnsupported) {
+		t.Skip("no flock: builds are not shared, nothing is pruned")
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unlock()
+	pruneBuilds(root, time.Now().Add(-buildIdle))
+	for dir, want := range map[string]bool{idle: false, recent: true, held: true, other: true} {
+		if _, err := os.Stat(dir); (err == nil) != want {
+			t.Errorf("%s: exists = %v, want %v", filepath.Base(dir), err == nil, want)
+		}
 	}
 }
 
