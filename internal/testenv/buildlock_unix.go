@@ -15,13 +15,9 @@ func lockDir(dir string) (unlock func(), err error) {
 	return flockDir(dir, syscall.LOCK_EX)
 }
 
-// tryLockDir is lockDir without the wait: errLocked while another process holds it.
+// tryLockDir is lockDir without the wait: EWOULDBLOCK while another process holds it.
 func tryLockDir(dir string) (unlock func(), err error) {
-	unlock, err = flockDir(dir, syscall.LOCK_EX|syscall.LOCK_NB)
-	if errors.Is(err, syscall.EWOULDBLOCK) {
-		return nil, errLocked
-	}
-	return unlock, err
+	return flockDir(dir, syscall.LOCK_EX|syscall.LOCK_NB)
 }
 
 func flockDir(dir string, how int) (unlock func(), err error) {

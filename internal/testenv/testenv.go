@@ -139,9 +139,6 @@ func buildShared(bin string) error {
 // and go (clones, worktrees, CI's).
 const buildIdle = 14 * 24 * time.Hour
 
-// errLocked is tryLockDir's answer while another process holds the lock.
-var errLocked = errors.New("locked")
-
 // pruneBuilds removes, under root, each build-* directory last used before cutoff (its
 // lock file's time) that no test binary holds now. What it cannot remove stays.
 func pruneBuilds(root string, cutoff time.Time) {
@@ -155,7 +152,9 @@ func pruneBuilds(root string, cutoff time.Time) {
 		if err != nil {
 			continue
 		}
-		_ = os.RemoveAll(dir) // the lock file with it; the flock held lets no one in meanwhile
+		// The lock file goes too: a suite that opened it before and waits for the
+		// flock finds it gone once it has it, and builds alone (buildShared).
+		_ = os.RemoveAll(dir)
 		unlock()
 	}
 }
