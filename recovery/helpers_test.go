@@ -25,13 +25,6 @@ import (
 
 func TestMain(m *testing.M) {
 	testknob.NoRaceExitSleep()
-	if filepath.Base(os.Args[0]) == upperFilterName {
-		if err := serveUpperFilter(os.Stdin, os.Stdout); err != nil {
-			fmt.Fprintln(os.Stderr, "upper-filter:", err)
-			os.Exit(1)
-		}
-		os.Exit(0)
-	}
 	os.Exit(runTests(m))
 }
 
@@ -58,7 +51,7 @@ func runTests(m *testing.M) int {
 		panic(err)
 	}
 	defer func() { _ = os.RemoveAll(templatesDir) }()
-	if upperFilterPath, err = linkUpperFilter(templatesDir); err != nil {
+	if upperFilterPath, err = buildUpperFilter(templatesDir); err != nil {
 		panic(err)
 	}
 	defer testenv.RemoveCommand()
