@@ -23,10 +23,6 @@ import (
 
 func TestMain(m *testing.M) {
 	testknob.NoRaceExitSleep()
-	if os.Getenv("GIT_ATLAS_TEST_WRITER") == "1" {
-		stressWriterMain() // a child of TestStressKilledWriter
-		return
-	}
 	testscript.Main(cleaningUp{m}, map[string]func(){
 		"git-atlas": func() { os.Exit(cli.Main(os.Args[1:], os.Stdin, os.Stdout, os.Stderr)) },
 	})

@@ -12,6 +12,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -267,58 +268,6 @@ func appendExternal(repo *git.Repository, dir string, env []string, k int) (stri
 	return commit.String(), nil
 }
 
-// stressWriterMain is `atlas-stress-writer DIR`, a process the kill test SIGKILLs at
-// random points: it creates runs (run ref and pin in one transaction) and appends
-// events to them, forever.
-func stressWriterMain() {
-	ctx := context.Background()
-	repo, err := git.Open(ctx, os.Args[1])
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	s := gitstate.New(repo)
-	baseID, err := repo.ResolveCommit(ctx, git.HeadRev())
-	base := baseID.String()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	entries, err := s.List(ctx, gitstate.ListOptions{})
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	var ids []string
-	for _, e := range entries {
-		ids = append(ids, e.ID)
-	}
-	fmt.Println("ready") // the parent times its kill from here, not from a slow start
-	for n := 0; ; n++ {
-		if len(ids) == 0 || rand.IntN(8) == 0 {
-			id := fmt.Sprintf("k%d-%d", os.Getpid(), n)
-			h := ledger.Header{RunID: id, Kind: ledger.KindSingle, CreatedAt: ledger.Stamp(time.Now()), Baseline: testenv.HexOID(base), Stages: []ledger.StageDef{{Name: "a", MaxRetries: 2}}}
-			st := ledger.State{RunID: id, Status: ledger.RunRunning, Stages: []ledger.StageState{{Name: "a", Status: ledger.StagePending}}}
-			pin := git.RefUpdate{Name: gitstate.PinRef(id, "baseline"), New: base, Old: git.ZeroID}
-			if _, err := s.Create(ctx, h, st, ledger.Event{Type: "run_started"}, pin); err != nil {
-				fmt.Fprintln(os.Stderr, err)
-				os.Exit(1)
-			}
-			ids = append(ids, id)
-			fmt.Println("created")
-			continue
-		}
-		data, _ := json.Marshal(map[string]int{"n": n})
-		if _, err := s.Update(ctx, ids[rand.IntN(len(ids))], func(r *ledger.Run) (*gitstate.Change, error) {
-			return &gitstate.Change{Event: ledger.Event{Type: "note", Data: data}}, nil
-		}); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			os.Exit(1)
-		}
-		fmt.Println("appended")
-	}
-}
-
 // waitLines returns after n lines came from r, at its end, or after at most limit (a
 // writer stuck behind a stale lock prints nothing; the kill must come anyway).
 func waitLines(r io.Reader, n int, limit time.Duration) {
@@ -360,8 +309,8 @@ func TestStressKilledWriter(t *testing.T) {
 	seed := uint64(time.Now().UnixNano())
 	t.Logf("seed %d", seed)
 	rng := rand.New(rand.NewPCG(seed, 0))
-	self, err := os.Executable()
-	if err != nil {
+	writer := filepath.Join(t.TempDir(), "killedwriter")
+	if err := testenv.BuildProgram("internal/killedwriter", writer); err != nil {
 		t.Fatal(err)
 	}
 	common := filepath.Join(dir, ".git")
@@ -372,8 +321,8 @@ func TestStressKilledWriter(t *testing.T) {
 	// Kills go on past the planned number, up to twice the most, while fewer than five
 	// runs exist: under load the writers may complete few writes before their kills.
 	for ; k < kills || (created < 5 && k < 2*maxKills); k++ {
-		w := exec.Command(self, dir)
-		w.Env = append(env, "GIT_ATLAS_TEST_WRITER=1")
+		w := exec.Command(writer, dir)
+		w.Env = slices.Clip(env)
 		if k%2 == 1 {
 			w.Env = append(w.Env, "GIT_ATLAS_NO_GOGIT=1") // both write paths
 		}

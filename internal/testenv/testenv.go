@@ -13,6 +13,7 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
+	"path"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -85,7 +86,7 @@ func Build() (string, error) {
 	}
 	command.dir = dir
 	bin := filepath.Join(dir, "git-atlas")
-	if err := buildShared(bin); err != nil {
+	if err := buildShared("cmd/git-atlas", bin); err != nil {
 		command.err = err
 		return "", err
 	}
@@ -93,31 +94,32 @@ func Build() (string, error) {
 	return bin, nil
 }
 
-// buildShared puts git-atlas at bin. The test binaries of one `go test ./...` share
-// one build: it is built under a lock into sharedBuild's directory, where go itself
-// decides whether the binary there is up to date (it links again only when something
-// it is built from changed), and copied to bin, so that a later build there never
-// changes a binary a suite runs. Linking git-atlas is about 2 CPU-seconds, and a
-// dozen packages' tests ask for it (bench/results/2026-12-07.md). Where there is no
-// cache directory or no flock, it is built at bin alone, as before.
-func buildShared(bin string) error {
+// buildShared puts the module's program pkg ("cmd/git-atlas") at bin. The test
+// binaries of one checkout share one build of each: it is built under a lock into
+// sharedBuild's directory, where go itself decides whether the binary there is up to
+// date (it links again only when something it is built from changed), and copied to
+// bin, so that a later build there never changes a binary a suite runs. Linking
+// git-atlas is about 2 CPU-seconds, and a dozen packages' tests ask for it
+// (bench/results/2026-12-07.md). Where there is no cache directory or no flock, it is
+// built at bin alone.
+func buildShared(pkg, bin string) error {
 	dir := sharedBuild()
 	if dir == "" {
-		return goBuild(bin)
+		return goBuild(pkg, bin)
 	}
 	unlock, err := lockDir(dir)
 	if errors.Is(err, errors.ErrUnsupported) || errors.Is(err, fs.ErrNotExist) {
-		return goBuild(bin) // no flock here, or pruneBuilds removed dir meanwhile
+		return goBuild(pkg, bin) // no flock here, or pruneBuilds removed dir meanwhile
 	}
 	if err != nil {
 		return err
 	}
 	defer unlock()
 	if _, err := os.Stat(filepath.Join(dir, "lock")); err != nil {
-		return goBuild(bin) // removed while this waited for its lock
+		return goBuild(pkg, bin) // removed while this waited for its lock
 	}
-	shared := filepath.Join(dir, "git-atlas")
-	if err := goBuild(shared); err != nil {
+	shared := filepath.Join(dir, path.Base(pkg))
+	if err := goBuild(pkg, shared); err != nil {
 		return err
 	}
 	info, err := os.Stat(shared)
@@ -159,15 +161,17 @@ func pruneBuilds(root string, cutoff time.Time) {
 	}
 }
 
-// goBuild builds git-atlas at bin.
-func goBuild(bin string) error { return BuildProgram("cmd/git-atlas", bin) }
+// BuildProgram puts the module's main package pkg (its directory from the module's
+// root: "recovery/internal/upperfilter") at bin, built as git-atlas is for the tests
+// (Command): shared by the checkout's test binaries, static, and without the race
+// detector whatever the tests run with (a race-built binary takes about 110 ms of CPU
+// to start on a slow machine). For a helper process a test starts many times.
+func BuildProgram(pkg, bin string) error { return buildShared(pkg, bin) }
 
-// BuildProgram builds the module's main package in dir (relative to the module's root:
-// "cmd/git-atlas") at bin: with the person's go caches, not Pin's home, CGO_ENABLED=0 as
-// the README has it, and without the race detector whatever the tests run with (a
-// race-built binary takes about 110 ms of CPU to start on a slow machine).
-func BuildProgram(dir, bin string) error {
-	build := exec.Command("go", "build", "-o", bin, modulePath+"/"+dir)
+// goBuild builds the module's program pkg at bin: with the person's go caches, not
+// Pin's home, and CGO_ENABLED=0 as the README has it.
+func goBuild(pkg, bin string) error {
+	build := exec.Command("go", "build", "-o", bin, modulePath+"/"+pkg)
 	build.Env = append(slices.Clip(startEnv), "CGO_ENABLED=0")
 	if out, err := build.CombinedOutput(); err != nil {
 		return fmt.Errorf("go build: %w\n%s", err, out)
