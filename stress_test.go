@@ -338,9 +338,9 @@ func TestStressKilledWriter(t *testing.T) {
 		}
 		// One kill in eight lands during start-up; the others are timed from the
 		// writer's "ready" and then from its completed writes (it prints a line after
-		// each), so neither a slow start (the race detector, a loaded machine) nor
-		// slow fsyncs eat the whole delay. Not a synchronisation: the lines and the
-		// delay only pick where the kill lands.
+		// each), so neither a slow start (a loaded machine) nor slow fsyncs eat the
+		// whole delay. Not a synchronisation: the lines and the delay only pick where
+		// the kill lands.
 		if k%8 != 0 {
 			waitLines(stdout, 1+rng.IntN(4), 5*time.Second)
 		}
