@@ -20,13 +20,6 @@ func IsAncestorID(ctx context.Context, repo *git.Repository, a, b string) (bool,
 	return repo.IsAncestor(ctx, x, y)
 }
 
-// HasObjectID is Repository.HasObject on an id held as text; text that is not an
-// object id names no object.
-func HasObjectID(ctx context.Context, repo *git.Repository, id string) bool {
-	x, err := git.ParseOID(id)
-	return err == nil && repo.HasObject(ctx, x)
-}
-
 // Reaches reports whether every object of commit id is certainly in repo: id is local
 // (a ref's value here) or an ancestor of it. A ref moves only after the write or fetch
 // that brought its objects has completed, so what it reaches is whole. That the

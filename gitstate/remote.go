@@ -412,7 +412,7 @@ func (s *Store) createRemote(ctx context.Context, id string, up []git.RefUpdate)
 	}
 	// The sync brought the remote's pins of the run here: a pin the remote holds
 	// without the run is left over there, as one here is (adoptLeftoverPins).
-	if _, err := adoptLeftoverPins(id, up[1:], func(name string) (string, error) { return s.Repo.ReadRef(ctx, name) }); err != nil {
+	if _, err := s.adoptLeftoverPins(ctx, id, up[1:]); err != nil {
 		return err
 	}
 	push, err := s.pushPlan(ctx, id, theirs, up[0].New, up[1:])

@@ -312,7 +312,7 @@ func (s *Store) Create(ctx context.Context, h ledger.Header, st ledger.State, ev
 		if cur != "" {
 			return nil, fault.Named(fault.ErrConflict, "run %q already exists", h.RunID).WithHint("pick another {id}")
 		}
-		adopted, aerr := adoptLeftoverPins(h.RunID, up[1:], func(name string) (string, error) { return s.Repo.ReadRef(ctx, name) })
+		adopted, aerr := s.adoptLeftoverPins(ctx, h.RunID, up[1:])
 		if aerr != nil {
 			return nil, aerr
 		}
@@ -337,15 +337,15 @@ func (s *Store) Create(ctx context.Context, h ledger.Header, st ledger.State, ev
 // the run's; internal/git/reftx.go), as does a gc killed between dropping a run and
 // its pins. Such a pin protects no run's baseline, and refusing the start as "run
 // already exists" would send an agent after a run that is not there. Each create-only
-// pin of refs that cur finds is leased on its value instead (adopted: any was); the
+// pin of refs found here is leased on its value instead (adopted: any was); the
 // write still requires the run's own ref to be absent, so a run made meanwhile wins
 // and the start is a conflict as before.
-func adoptLeftoverPins(id string, refs []git.RefUpdate, cur func(name string) (string, error)) (adopted bool, err error) {
+func (s *Store) adoptLeftoverPins(ctx context.Context, id string, refs []git.RefUpdate) (adopted bool, err error) {
 	for i, u := range refs {
 		if !isPinOf(id, u.Name) || !git.IsNullID(u.Old) {
 			continue
 		}
-		v, err := cur(u.Name)
+		v, err := s.Repo.ReadRef(ctx, u.Name)
 		if err != nil {
 			return adopted, err
 		}
