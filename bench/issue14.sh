@@ -26,8 +26,10 @@
 #
 # Timing: bench/rounds runs every command of a row once per round, in turn (ROUNDS
 # rounds after 3 discarded), with no shell in between, and prints medians, the ratio of
-# each to the row's first command (its floor), the peak RSS of its largest process and
-# the processes it starts (bench/procs.sh: strace -f's execve count, "-" without strace).
+# each to the row's first command (its floor), the median CPU time (user and system, its
+# processes and those they waited for) and its ratio to the floor's, the peak RSS of its
+# largest process and the processes it starts (bench/procs.sh: strace -f's execve
+# count, "-" without strace).
 # On the shared 2-core machine trust the ratios within one run, not absolute times.
 set -euo pipefail
 export LC_ALL=C

@@ -1,8 +1,9 @@
 // Command rounds times commands in interleaved rounds, for the bench scripts: every
 // round runs each command once, in turn, so that the load of a shared machine falls on
 // all of them alike, and medians are reported with each command's ratio against the
-// first one (its floor), the peak resident memory of its largest process and the
-// processes it starts.
+// first one (its floor), the median CPU time it took (user and system, its processes
+// and every process they waited for) with its ratio against the floor's, the peak
+// resident memory of its largest process and the processes it starts.
 //
 //	rounds [-n ROUNDS] [-warm N] [-dir DIR] [-procs SCRIPT] NAME=COMMAND...
 //
@@ -17,7 +18,9 @@
 // -procs names bench/procs.sh: each command is then run once more before the rounds
 // (after its -pre), every stage under that script, and the processes it starts,
 // counted as `strace -f` counts execve, are printed beside its times ("-" without the
-// script or strace). The count does not depend on the machine; the times do.
+// script or strace). The count does not depend on the machine; the times do. Where the
+// machine's cores are busy (a test suite on 2 cores), the CPU time is what a command
+// takes from the others: a Go program's runtime threads spend CPU beside its wall time.
 package main
 
 import (
@@ -40,8 +43,9 @@ type command struct {
 	stages [][]string
 	pre    [][]string
 	wall   []time.Duration
-	rss    int64  // KiB, the largest of any stage in any round
-	procs  string // processes started, or "-"
+	cpu    []time.Duration // user and system time of every stage, waited-for children included
+	rss    int64           // KiB, the largest of any stage in any round
+	procs  string          // processes started, or "-"
 }
 
 type multi []string
@@ -91,7 +95,7 @@ func main() {
 			continue
 		}
 		if c.pre != nil {
-			if _, _, err := run(*dir, c.pre, ""); err != nil {
+			if _, err := run(*dir, c.pre, ""); err != nil {
 				fatal("%s (pre): %v", c.name, err)
 			}
 		}
@@ -104,25 +108,27 @@ func main() {
 	for r := -*warm; r < *n; r++ {
 		for _, c := range cmds {
 			if c.pre != nil {
-				if _, _, err := run(*dir, c.pre, ""); err != nil {
+				if _, err := run(*dir, c.pre, ""); err != nil {
 					fatal("%s (pre): %v", c.name, err)
 				}
 			}
-			d, rss, err := run(*dir, c.stages, c.stdin)
+			u, err := run(*dir, c.stages, c.stdin)
 			if err != nil {
 				fatal("%s: %v", c.name, err)
 			}
 			if r >= 0 {
-				c.wall = append(c.wall, d)
-				c.rss = max(c.rss, rss)
+				c.wall = append(c.wall, u.wall)
+				c.cpu = append(c.cpu, u.cpu)
+				c.rss = max(c.rss, u.rss)
 			}
 		}
 	}
-	floor := median(cmds[0].wall)
-	fmt.Printf("%-28s %10s %8s %12s %6s\n", "", "median", "ratio", "peak RSS", "procs")
+	floor, floorCPU := median(cmds[0].wall), median(cmds[0].cpu)
+	fmt.Printf("%-28s %10s %8s %10s %8s %12s %6s\n", "", "median", "ratio", "CPU", "ratio", "peak RSS", "procs")
 	for _, c := range cmds {
-		m := median(c.wall)
-		fmt.Printf("%-28s %7.2f ms %7.2fx %8.1f MiB %6s\n", c.name, ms(m), float64(m)/float64(floor), float64(c.rss)/1024, c.procs)
+		m, cpu := median(c.wall), median(c.cpu)
+		fmt.Printf("%-28s %7.2f ms %7.2fx %7.2f ms %7s %8.1f MiB %6s\n", c.name, ms(m), float64(m)/float64(floor),
+			ms(cpu), ratio(cpu, floorCPU), float64(c.rss)/1024, c.procs)
 	}
 }
 
@@ -138,7 +144,7 @@ func count(dir, script string, c *command) (string, error) {
 	for i, s := range c.stages {
 		stages[i] = append([]string{"bash", script, filepath.Join(tmp, strconv.Itoa(i))}, s...)
 	}
-	if _, _, err := run(dir, stages, c.stdin); err != nil {
+	if _, err := run(dir, stages, c.stdin); err != nil {
 		return "", err
 	}
 	total := 0
@@ -157,6 +163,15 @@ func count(dir, script string, c *command) (string, error) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// ratio is a/b as the table prints it, or "-" when b is zero (a clock too coarse to
+// see the floor's CPU).
+func ratio(a, b time.Duration) string {
+	if b == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.2fx", float64(a)/float64(b))
+}
 
 func median(ds []time.Duration) time.Duration {
 	s := append([]time.Duration(nil), ds...)
@@ -206,9 +221,15 @@ func parse(line string) [][]string {
 	return stages
 }
 
-// run runs one pipeline and returns its wall time and the peak RSS of its largest
-// process.
-func run(dir string, stages [][]string, stdin string) (time.Duration, int64, error) {
+// usage is what one run of a pipeline took.
+type usage struct {
+	wall time.Duration
+	cpu  time.Duration // user and system time of its stages and what each waited for
+	rss  int64         // KiB, its largest process's peak
+}
+
+// run runs one pipeline and returns what it took.
+func run(dir string, stages [][]string, stdin string) (usage, error) {
 	cmds := make([]*exec.Cmd, len(stages))
 	stderr := make([]bytes.Buffer, len(stages)) // one each: stages write at once
 	for i, s := range stages {
@@ -220,7 +241,7 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	if stdin != "" {
 		f, err := os.Open(stdin)
 		if err != nil {
-			return 0, 0, err
+			return usage{}, err
 		}
 		defer f.Close()
 		cmds[0].Stdin = f
@@ -228,7 +249,7 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	for i := 0; i+1 < len(cmds); i++ {
 		r, w, err := os.Pipe()
 		if err != nil {
-			return 0, 0, err
+			return usage{}, err
 		}
 		cmds[i].Stdout, cmds[i+1].Stdin = w, r
 		defer r.Close()
@@ -237,7 +258,7 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 	start := time.Now()
 	for i, c := range cmds {
 		if err := c.Start(); err != nil {
-			return 0, 0, err
+			return usage{}, err
 		}
 		// The parent's copies of the pipe ends go once the children have them.
 		if i+1 < len(cmds) {
@@ -247,17 +268,19 @@ func run(dir string, stages [][]string, stdin string) (time.Duration, int64, err
 			cmds[i].Stdin.(*os.File).Close()
 		}
 	}
-	var rss int64
+	var u usage
 	var failed error
 	for i, c := range cmds {
 		if err := c.Wait(); err != nil && failed == nil {
 			failed = fmt.Errorf("%s: %w: %s", strings.Join(c.Args, " "), err, stderr[i].String())
 		}
 		if ru, ok := c.ProcessState.SysUsage().(*syscall.Rusage); ok {
-			rss = max(rss, ru.Maxrss)
+			u.rss = max(u.rss, ru.Maxrss)
 		}
+		u.cpu += c.ProcessState.UserTime() + c.ProcessState.SystemTime()
 	}
-	return time.Since(start), rss, failed
+	u.wall = time.Since(start)
+	return u, failed
 }
 
 func fatal(format string, args ...any) {

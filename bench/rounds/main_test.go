@@ -36,3 +36,23 @@ func TestCountSumsStages(t *testing.T) {
 		t.Errorf("count without strace = %q, %v; want -", got, err)
 	}
 }
+
+// TestRunMeasuresEachStage: a pipeline's run reports its wall time, its CPU time
+// (every stage's, and what each stage waited for: here a shell's child does the work)
+// and its largest process's peak RSS; a ratio over a floor too small to measure is "-".
+func TestRunMeasuresEachStage(t *testing.T) {
+	busy := `sh -c 'i=0; while [ $i -lt 20000 ]; do i=$((i+1)); done; echo $i'`
+	u, err := run(t.TempDir(), [][]string{{"sh", "-c", busy}, {"wc", "-c"}}, "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.wall <= 0 || u.cpu <= 0 || u.rss <= 0 {
+		t.Errorf("run = %+v; want wall, CPU and peak RSS measured", u)
+	}
+	if got := ratio(3, 0); got != "-" {
+		t.Errorf("ratio over a zero floor = %q, want -", got)
+	}
+	if got := ratio(3, 2); got != "1.50x" {
+		t.Errorf("ratio(3, 2) = %q, want 1.50x", got)
+	}
+}
