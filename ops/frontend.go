@@ -40,6 +40,14 @@ func Open(ctx context.Context, dir string) (*Ops, error) {
 	return New(r), nil
 }
 
+// TellLockWaits has tell called when a write is about to wait for a ref lock in its
+// way (once per write): the lock file's path ("" when git did not name it) and the age
+// at which a killed process's lock is removed. For a front end that shows a person why
+// a command stopped for seconds.
+func (o *Ops) TellLockWaits(tell func(lock string, staleAfter time.Duration)) {
+	o.Repo.OnLockWait = tell
+}
+
 // Close ends what Open keeps for the command: the long-lived object reader.
 func (o *Ops) Close() { o.Repo.Close() }
 

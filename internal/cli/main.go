@@ -123,12 +123,25 @@ func (e *Env) Repo() (*ops.Ops, error) {
 			}
 			return nil, err
 		}
-		o.Progress = e.progress()
+		if o.Progress = e.progress(); o.Progress != nil {
+			o.TellLockWaits(e.lockWait)
+		}
 		o.Clock = e.now
 		o.Spelling = Spelling
 		e.repo = o
 	}
 	return e.repo, nil
+}
+
+// lockWait tells a person at a terminal why the command stopped: a write waits for a
+// ref lock (where progress is shown; headless, the wait is silent like any other work).
+func (e *Env) lockWait(lock string, staleAfter time.Duration) {
+	what := "a ref lock"
+	if lock != "" {
+		what = lock
+	}
+	fmt.Fprintf(e.Stderr, "git-atlas: waiting for %s: another git process holds it, or a killed one left it (removed once %s old)\n",
+		terminalSafe(what), staleAfter)
 }
 
 // path resolves a file argument the way git resolves one after -C: relative to the

@@ -10,6 +10,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/internal/testenv"
 )
@@ -116,6 +117,56 @@ func onTerminalErr(t *testing.T, repo string, env map[string]string, args ...str
 	var out, shown bytes.Buffer
 	code, _ := execute(context.Background(), nil, fakeSystem(env, &shown), append([]string{"-C", repo}, args...), strings.NewReader(""), &out, &shown)
 	return out.String(), shown.String(), code
+}
+
+// TestLockWaitToldOnTerminalOnly: a start that waits for a ref lock a killed git-atlas
+// left (the kill of a start between its two ref renames) says why it stopped, once, on
+// stderr when that is a terminal; never with --json or CI=true. Each lock is made 8.5 s
+// old, so that the start waits until it is stale (10 s), removes it and goes on.
+func TestLockWaitToldOnTerminalOnly(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	gitDir := strings.TrimSpace(gitOut(t, repo, "rev-parse", "--absolute-git-dir"))
+	for _, c := range []struct {
+		run  string
+		env  map[string]string
+		json bool
+		told bool
+	}{{"shown", nil, false, true}, {"json", nil, true, false}, {"ci", map[string]string{"CI": "true"}, false, false}} {
+		t.Run(c.run, func(t *testing.T) {
+			t.Parallel()
+			lock := filepath.Join(gitDir, "refs", "atlas", "runs", c.run+".lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			old := time.Now().Add(-8500 * time.Millisecond)
+			if err := os.Chtimes(lock, old, old); err != nil {
+				t.Fatal(err)
+			}
+			args := []string{"start", "--id", c.run}
+			if c.json {
+				args = append(args, "--json")
+			}
+			out, shown, code := onTerminalErr(t, repo, c.env, args...)
+			if code != 0 {
+				t.Fatalf("%v: exit %d\n%s%s", args, code, out, shown)
+			}
+			const want = "git-atlas: waiting for "
+			told := strings.Count(shown, want)
+			switch {
+			case c.told && (told != 1 || !strings.Contains(shown, c.run+".lock: another git process holds it, or a killed one left it (removed once 10s old)")):
+				t.Errorf("%v on a terminal: stderr %q; want the lock waited for named once", args, shown)
+			case !c.told && told != 0:
+				t.Errorf("%v: stderr %q; want no word of the wait", args, shown)
+			}
+			if strings.Contains(out, want) {
+				t.Errorf("%v: the wait told on stdout: %q", args, out)
+			}
+		})
+	}
 }
 
 // TestProgressOnTerminalOnly: audit and union draw a progress bar on stderr when it is

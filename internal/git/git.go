@@ -241,7 +241,12 @@ type Repository struct {
 	// (0: DefaultStaleLockAge). A test sets it on its own repository, not for the
 	// whole process.
 	StaleLockAge time.Duration
-	objects      objectStore
+	// OnLockWait, when set, is told once per WaitLocks that a ref lock is in the way
+	// and the write will wait for it: the lock file's path (as git names it, "" when
+	// it did not) and the age at which a killed process's lock is removed. For a person
+	// at a terminal, who would otherwise see a command stop for seconds.
+	OnLockWait func(lock string, staleAfter time.Duration)
+	objects    objectStore
 	// flushed remembers, by object directory, the modification time it had when
 	// syncObjectDirs flushed it (dirFlush), so a command's later git processes do not
 	// flush it again unchanged.

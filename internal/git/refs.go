@@ -150,9 +150,11 @@ func (r *Repository) lockErrorOf(err error, clear func(stderr string) bool) erro
 // 200 ms while a lock is younger than the repository's lock age, up to twice that age
 // in all. A live git's lock goes within milliseconds; a killed git's becomes stale
 // after LockAge and is removed then. For writes that must not give up on a lock a
-// killed process left: a gc half-done, a worktree reset half-way.
+// killed process left: a gc half-done, a worktree reset half-way. Before its first
+// wait it tells r.OnLockWait, when set, which lock is in the way.
 func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
 	deadline := time.Now().Add(2 * r.LockAge())
+	told := false
 	for removed := 0; ; {
 		err := write()
 		switch {
@@ -160,6 +162,10 @@ func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
 			removed++
 			continue
 		case errors.Is(err, ErrRefLocked) && time.Now().Before(deadline):
+			if !told && r.OnLockWait != nil {
+				told = true
+				r.OnLockWait(lockPath(err.Error()), r.LockAge())
+			}
 			select {
 			case <-ctx.Done():
 				return err
@@ -241,13 +247,8 @@ func atlasRefLock(lock, commonDir string) bool {
 
 // clearStaleLockOf is clearStaleLock for the locks owned says are git-atlas's.
 func clearStaleLockOf(stderr string, age time.Duration, owned func(lock string) bool) bool {
-	const pre, post = "Unable to create '", "': File exists"
-	_, after, ok := strings.Cut(stderr, pre)
-	if !ok {
-		return false
-	}
-	lock, _, ok := strings.Cut(after, post)
-	if !ok || !strings.HasSuffix(lock, ".lock") || !owned(lock) {
+	lock := lockPath(stderr)
+	if lock == "" || !owned(lock) {
 		return false
 	}
 	st, err := os.Stat(lock)
@@ -255,6 +256,21 @@ func clearStaleLockOf(stderr string, age time.Duration, owned func(lock string) 
 		return false
 	}
 	return os.Remove(lock) == nil
+}
+
+// lockPath is the lock file git names in "Unable to create '<lock>': File exists"
+// (update-ref's words, and the in-process transaction's), or "" when msg names none.
+func lockPath(msg string) string {
+	const pre, post = "Unable to create '", "': File exists"
+	_, after, ok := strings.Cut(msg, pre)
+	if !ok {
+		return ""
+	}
+	lock, _, ok := strings.Cut(after, post)
+	if !ok || !strings.HasSuffix(lock, ".lock") {
+		return ""
+	}
+	return lock
 }
 
 // isPackedRefsLock reports whether lock is commonDir's packed-refs.lock.

@@ -324,3 +324,61 @@ func TestLocalBranchUpdatesAgreeWithGit(t *testing.T) {
 		}
 	}
 }
+
+// TestWaitLocksTellsWhatItWaitsFor: a write that waits for a ref lock in its way
+// says so once, before its first wait, with the lock's path and the age at which a
+// killed process's lock is removed, whichever writes the refs (in process, or git's
+// update-ref); a write with nothing in its way says nothing.
+func TestWaitLocksTellsWhatItWaitsFor(t *testing.T) {
+	t.Parallel() // its own repositories; no package globals
+	ctx := context.Background()
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			r, g := testRepo(t, k)
+			r.StaleLockAge = 300 * time.Millisecond // this repository's alone
+			head := mustOID(t, g("", "rev-parse", "HEAD"))
+			type told struct {
+				lock  string
+				after time.Duration
+			}
+			var got []told
+			r.OnLockWait = func(lock string, after time.Duration) { got = append(got, told{lock, after}) }
+			write := func(name string) func() error {
+				return func() error { return r.UpdateRefs(ctx, "test", RefUpdate{Name: name, New: head.String()}) }
+			}
+
+			lock := filepath.Join(r.CommonDir, "refs", "atlas", "x.lock")
+			if err := os.MkdirAll(filepath.Dir(lock), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(lock, nil, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if err := r.WaitLocks(ctx, write("refs/atlas/x")); err != nil {
+				t.Fatalf("WaitLocks with a fresh lock in the way: %v", err)
+			}
+			if len(got) != 1 || got[0].after != r.StaleLockAge {
+				t.Fatalf("told %+v; want once, with the stale age %v", got, r.StaleLockAge)
+			}
+			if a, err := os.Stat(filepath.Dir(got[0].lock)); err != nil || filepath.Base(got[0].lock) != "x.lock" || !sameDir(t, a, filepath.Dir(lock)) {
+				t.Errorf("told the lock %q; want %s", got[0].lock, lock)
+			}
+			if _, err := os.Stat(lock); !os.IsNotExist(err) {
+				t.Errorf("the lock is still there once stale: %v", err)
+			}
+
+			got = nil
+			if err := r.WaitLocks(ctx, write("refs/atlas/y")); err != nil || len(got) != 0 {
+				t.Errorf("WaitLocks with nothing in the way: %v, told %+v", err, got)
+			}
+		})
+	}
+}
+
+// sameDir reports whether a is the directory dir.
+func sameDir(t *testing.T, a os.FileInfo, dir string) bool {
+	t.Helper()
+	b, err := os.Stat(dir)
+	return err == nil && os.SameFile(a, b)
+}
