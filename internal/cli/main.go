@@ -123,8 +123,9 @@ func (e *Env) Repo() (*ops.Ops, error) {
 			}
 			return nil, err
 		}
-		if o.Progress = e.progress(); o.Progress != nil {
-			o.TellLockWaits(e.lockWait)
+		if p := e.progress(); p != nil {
+			o.Progress = p
+			o.TellLockWaits(func(lock string, staleAfter time.Duration) { p.Note(lockWaitNote(lock, staleAfter)) })
 		}
 		o.Clock = e.now
 		o.Spelling = Spelling
@@ -133,15 +134,14 @@ func (e *Env) Repo() (*ops.Ops, error) {
 	return e.repo, nil
 }
 
-// lockWait tells a person at a terminal why the command stopped: a write waits for a
-// ref lock (where progress is shown; headless, the wait is silent like any other work).
-func (e *Env) lockWait(lock string, staleAfter time.Duration) {
+// lockWaitNote tells a person at a terminal why the command stopped: a write waits for
+// a ref lock (where progress is shown; headless, the wait is silent like any other work).
+func lockWaitNote(lock string, staleAfter time.Duration) string {
 	what := "a ref lock"
 	if lock != "" {
-		what = lock
+		what = terminalSafe(lock)
 	}
-	fmt.Fprintf(e.Stderr, "git-atlas: waiting for %s: another git process holds it, or a killed one left it (removed once %s old)\n",
-		terminalSafe(what), staleAfter)
+	return fmt.Sprintf("git-atlas: waiting for %s: another git process holds it, or a killed one left it (removed once %s old)", what, staleAfter)
 }
 
 // path resolves a file argument the way git resolves one after -C: relative to the

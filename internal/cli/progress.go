@@ -8,11 +8,11 @@ import (
 // is a terminal, and nil (no progress at all) with --json, with CI=true, or without a
 // terminal, so machine output and logs never hold one. NO_COLOR does not matter: the
 // bar has no colour.
-func (e *Env) progress() progress.Reporter {
+func (e *Env) progress() *termProgress {
 	if e.JSON || e.getenv("CI") == "true" || !e.isTerminal(e.Stderr) {
 		return nil
 	}
-	return termProgress{progress.NewBar(e.Stderr)}
+	return &termProgress{progress.NewBar(e.Stderr)}
 }
 
 // termProgress is progress.Bar with each phase's name made safe for the terminal.

@@ -62,6 +62,19 @@ func (b *Bar) Done() {
 	b.total = 0
 }
 
+// Note prints line on a line of its own: the bar, when drawn, is erased first and drawn
+// again below it, so that a message for the person and the bar never share a line.
+func (b *Bar) Note(line string) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	drawn := b.drawn
+	b.erase()
+	_, _ = io.WriteString(b.w, line+"\n")
+	if drawn {
+		b.draw()
+	}
+}
+
 func (b *Bar) draw() {
 	fill := barWidth * b.done / b.total
 	bar := strings.Repeat("=", fill)

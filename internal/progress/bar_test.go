@@ -40,3 +40,23 @@ func TestBarDrawsEachStepAndErasesItself(t *testing.T) {
 		t.Fatalf("an unknown total drew %q", out.String())
 	}
 }
+
+// A note goes on a line of its own: the bar drawn is erased first and drawn again after
+// it; with no bar drawn, the note alone.
+func TestBarNoteOnItsOwnLine(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	b := NewBar(&out)
+	b.Note("first")
+	if got := out.String(); got != "first\n" {
+		t.Fatalf("a note with no bar: %q", got)
+	}
+	out.Reset()
+	b.Start("gc", 2)
+	b.Add(1)
+	out.Reset()
+	b.Note("waiting")
+	if got, want := out.String(), "\r\x1b[Kwaiting\n\rgc  50% [==============>-------------] (1/2)\x1b[K"; got != want {
+		t.Fatalf("a note over a bar: %q, want %q", got, want)
+	}
+}
