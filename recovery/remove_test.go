@@ -283,43 +283,68 @@ func TestSnapshotSeesRacyRewrite(t *testing.T) {
 // git renames a transaction's ref locks one at a time, the ledger's first: a writer
 // killed between them leaves the snapshot recorded, its ref missing and the ref's
 // lock behind. Taking the same snapshot again pins the recorded commit, once the dead
-// writer's lock is old enough to be taken for one; removal then has its snapshot.
+// writer's lock is old enough to be taken for one; removal then has its snapshot. A
+// lock left long enough ago is removed at once; a fresh one is waited out, and the
+// wait told (once, with the lock's path) to the repository's OnLockWait.
 func TestSnapshotRecordedWithoutRef(t *testing.T) {
 	t.Parallel()
-	ctx := context.Background()
-	f := newFixture(t, 0)
-	f.store.Repo.StaleLockAge = 300 * time.Millisecond // this repository's alone
-	wt := f.worktree("n")
-	write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
-	target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}
-	first, err := recovery.Snapshot(ctx, f.store, target, recovery.Options{Reason: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ref := first.Rec.Ref
-	run(t, f.dir, "update-ref", "-d", ref)
-	lock := filepath.Join(f.repo.CommonDir, filepath.FromSlash(ref)+".lock")
-	write(t, lock, first.Rec.Commit.String()+"\n") // the dead writer's
-	old := time.Now().Add(-time.Hour)              // left long enough ago to be taken, however slow the machine
-	if err := os.Chtimes(lock, old, old); err != nil {
-		t.Fatal(err)
-	}
+	for _, c := range []struct {
+		name  string
+		age   time.Duration // the lock's when the removal starts
+		stale time.Duration // the repository's StaleLockAge
+		told  bool
+	}{
+		{"old-lock", time.Hour, 300 * time.Millisecond, false}, // however slow the machine, taken at once
+		// Still fresh when the snapshot is retaken, however slow the machine: the
+		// removal's work before it (status, the snapshot's commits) takes well under 3 s.
+		{"fresh-lock", 0, 3 * time.Second, true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			f := newFixture(t, 0)
+			f.store.Repo.StaleLockAge = c.stale // this repository's alone
+			var told []string
+			f.store.Repo.OnLockWait = func(lock string, _ time.Duration) { told = append(told, lock) }
+			wt := f.worktree("n")
+			write(t, filepath.Join(wt, "work.txt"), "agent's work\n")
+			target := recovery.Target{Run: f.run, Node: "n", Stage: "code", Path: wt, Baseline: testenv.HexOID(f.base), Source: recovery.SourceWorktree}
+			first, err := recovery.Snapshot(ctx, f.store, target, recovery.Options{Reason: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ref := first.Rec.Ref
+			run(t, f.dir, "update-ref", "-d", ref)
+			lock := filepath.Join(f.repo.CommonDir, filepath.FromSlash(ref)+".lock")
+			write(t, lock, first.Rec.Commit.String()+"\n") // the dead writer's
+			old := time.Now().Add(-c.age)
+			if err := os.Chtimes(lock, old, old); err != nil {
+				t.Fatal(err)
+			}
 
-	removed, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{Reason: "test"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if removed.Snapshot == nil || !removed.Snapshot.Reused || removed.Snapshot.Rec.ID != first.Rec.ID {
-		t.Fatalf("want the recorded snapshot reused: %+v", removed.Snapshot)
-	}
-	if got := strings.TrimSpace(run(t, f.dir, "for-each-ref", "--format=%(objectname)", ref)); got != first.Rec.Commit.String() {
-		t.Fatalf("%s = %q after the retake, want the recorded %s", ref, got, first.Rec.Commit)
-	}
-	if _, err := os.Stat(lock); !os.IsNotExist(err) {
-		t.Fatalf("the dead writer's lock is still there (%v)", err)
-	}
-	if _, err := os.Stat(wt); !os.IsNotExist(err) {
-		t.Fatalf("worktree not removed (%v)", err)
+			removed, err := recovery.PreserveAndRemove(ctx, f.store, f.run, "n", recovery.Options{Reason: "test"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if removed.Snapshot == nil || !removed.Snapshot.Reused || removed.Snapshot.Rec.ID != first.Rec.ID {
+				t.Fatalf("want the recorded snapshot reused: %+v", removed.Snapshot)
+			}
+			if got := strings.TrimSpace(run(t, f.dir, "for-each-ref", "--format=%(objectname)", ref)); got != first.Rec.Commit.String() {
+				t.Fatalf("%s = %q after the retake, want the recorded %s", ref, got, first.Rec.Commit)
+			}
+			if _, err := os.Stat(lock); !os.IsNotExist(err) {
+				t.Fatalf("the dead writer's lock is still there (%v)", err)
+			}
+			if _, err := os.Stat(wt); !os.IsNotExist(err) {
+				t.Fatalf("worktree not removed (%v)", err)
+			}
+			switch {
+			case c.told && (len(told) != 1 || filepath.Base(told[0]) != filepath.Base(lock)):
+				t.Errorf("told %q; want the lock %s once", told, lock)
+			case !c.told && len(told) != 0:
+				t.Errorf("told %q of a lock removed at once", told)
+			}
+		})
 	}
 }
 

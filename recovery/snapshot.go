@@ -364,10 +364,11 @@ func persist(ctx context.Context, store *gitstate.Store, t Target, opt Options, 
 // transaction's refs one lock rename at a time, in the order given (the ledger's
 // first): a writer killed between the renames leaves the snapshot recorded, its ref
 // never made and that ref's lock behind. The recorded commit was flushed before the
-// transaction began; pin it, waiting out the dead writer's lock (git.Repository.LockAge),
-// or the work it keeps is kept by nothing.
+// transaction began; pin it, waiting out the dead writer's lock (git.Repository.LockAge;
+// the wait is told to its OnLockWait), or the work it keeps is kept by nothing.
 func repin(ctx context.Context, repo *git.Repository, rec ledger.SnapshotRec) error {
 	deadline := time.Now().Add(2 * repo.LockAge())
+	tell := repo.TellLockWait()
 	for wait := 20 * time.Millisecond; ; wait = min(2*wait, time.Second) {
 		cur, err := repo.ReadRef(ctx, rec.Ref)
 		if err != nil || cur != "" {
@@ -380,6 +381,7 @@ func repin(ctx context.Context, repo *git.Repository, rec ledger.SnapshotRec) er
 		if err == nil || !errors.Is(err, git.ErrRefConflict) || time.Now().After(deadline) {
 			return err
 		}
+		tell(err)
 		select {
 		case <-ctx.Done():
 			return ctx.Err()

@@ -121,8 +121,9 @@ func onTerminalErr(t *testing.T, repo string, env map[string]string, args ...str
 
 // TestLockWaitToldOnTerminalOnly: a start that waits for a ref lock a killed git-atlas
 // left (the kill of a start between its two ref renames) says why it stopped, once, on
-// stderr when that is a terminal; never with --json or CI=true. Each lock is made 8.5 s
-// old, so that the start waits until it is stale (10 s), removes it and goes on.
+// stderr when that is a terminal; never with --json or CI=true. Each lock is made 7 s
+// old, so that the start (however slow the machine, well under 3 s from the lock to its
+// first write) waits until it is stale (10 s), removes it and goes on.
 func TestLockWaitToldOnTerminalOnly(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
@@ -142,7 +143,7 @@ func TestLockWaitToldOnTerminalOnly(t *testing.T) {
 			if err := os.WriteFile(lock, nil, 0o644); err != nil {
 				t.Fatal(err)
 			}
-			old := time.Now().Add(-8500 * time.Millisecond)
+			old := time.Now().Add(-7 * time.Second)
 			if err := os.Chtimes(lock, old, old); err != nil {
 				t.Fatal(err)
 			}

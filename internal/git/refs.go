@@ -154,7 +154,7 @@ func (r *Repository) lockErrorOf(err error, clear func(stderr string) bool) erro
 // wait it tells r.OnLockWait, when set, which lock is in the way.
 func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
 	deadline := time.Now().Add(2 * r.LockAge())
-	told := false
+	tell := r.TellLockWait()
 	for removed := 0; ; {
 		err := write()
 		switch {
@@ -162,10 +162,7 @@ func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
 			removed++
 			continue
 		case errors.Is(err, ErrRefLocked) && time.Now().Before(deadline):
-			if !told && r.OnLockWait != nil {
-				told = true
-				r.OnLockWait(lockPath(err.Error()), r.LockAge())
-			}
+			tell(err)
 			select {
 			case <-ctx.Done():
 				return err
@@ -174,6 +171,20 @@ func (r *Repository) WaitLocks(ctx context.Context, write func() error) error {
 			continue
 		}
 		return err
+	}
+}
+
+// TellLockWait returns what a loop that waits out ref locks calls before each wait,
+// with the error that made it wait: the first ref-lock error (ErrRefLocked) is told to
+// r.OnLockWait, when set, with the lock's path and r.LockAge; nothing else is told.
+func (r *Repository) TellLockWait() func(err error) {
+	told := false
+	return func(err error) {
+		if told || r.OnLockWait == nil || !errors.Is(err, ErrRefLocked) {
+			return
+		}
+		told = true
+		r.OnLockWait(lockPath(err.Error()), r.LockAge())
 	}
 }
 

@@ -336,7 +336,9 @@ func TestWaitLocksTellsWhatItWaitsFor(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			t.Parallel()
 			r, g := testRepo(t, k)
-			r.StaleLockAge = 300 * time.Millisecond // this repository's alone
+			// this repository's alone; long enough that the lock is fresh at the first
+			// try however slow the machine, so that the write waits
+			r.StaleLockAge = time.Second
 			head := mustOID(t, g("", "rev-parse", "HEAD"))
 			type told struct {
 				lock  string
