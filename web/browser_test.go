@@ -14,6 +14,7 @@ import (
 	"github.com/chromedp/cdproto/page"
 	"github.com/chromedp/chromedp"
 
+	"github.com/git-atlas/git-atlas/internal/cli"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ops"
@@ -47,7 +48,9 @@ func TestInBrowser(t *testing.T) {
 		t.Fatal(err)
 	}
 	const token = "browsertoken"
-	ts := httptest.NewServer(web.New(ops.New(r), token, 20*time.Millisecond))
+	s := web.New(ops.New(r), token, 20*time.Millisecond)
+	s.Spell(cli.Spelling) // as `git atlas web` does: a person sees the command line's steps
+	ts := httptest.NewServer(s)
 	defer ts.Close()
 
 	opts := []chromedp.ExecAllocatorOption{
@@ -144,7 +147,11 @@ func TestInBrowser(t *testing.T) {
 	// A graph run's page: the DAG's nodes with their states.
 	run(chromedp.Navigate(ts.URL+"/runs/dag"), chromedp.WaitVisible(`svg.dag`))
 	nodes := list(`Array.from(document.querySelectorAll("svg.dag g.node")).map(g => g.dataset.job + "=" + g.textContent)`)
+	next := value(chromedp.Text(`pre.json`))
 	shot("web-run.png")
+	if !strings.Contains(next, "`git atlas resume dag --take-over --holder <holder>`") {
+		t.Errorf("the next action does not read as the command line's: %q", next)
+	}
 	want := map[string]string{"a": "DONE", "b": "RUNNING", "a1": "PENDING (ready)", "a2": "PENDING"}
 	if len(nodes) != len(want) {
 		t.Errorf("the DAG draws %v", nodes)

@@ -19,8 +19,8 @@ import (
 )
 
 // TestCommandServesUntilInterrupted: `git atlas web --json` prints {"url": ...} on
-// 127.0.0.1 with a token; the token visit leads to the runs page; SIGINT and SIGTERM
-// end it with exit 0.
+// 127.0.0.1 with a token; the token visit leads to the runs page; a next action reads
+// as the command line's; SIGINT and SIGTERM end it with exit 0.
 func TestCommandServesUntilInterrupted(t *testing.T) {
 	t.Parallel()
 	repo := testenv.Repo(t)
@@ -59,6 +59,13 @@ func TestCommandServesUntilInterrupted(t *testing.T) {
 		b := body(t, resp)
 		if resp.StatusCode != http.StatusOK || !strings.Contains(b, `data-run="r1"`) || resp.Request.URL.RawQuery != "" {
 			t.Errorf("the token visit: %d at %s", resp.StatusCode, resp.Request.URL)
+		}
+		// The next action reads as the command line writes it, as on a terminal.
+		plan := u.ResolveReference(&url.URL{Path: "/api/runs/r1/plan"})
+		if resp, err := c.Get(plan.String()); err != nil {
+			t.Errorf("the plan: %v", err)
+		} else if b := body(t, resp); !strings.Contains(b, `"template": "git atlas transition r1 a dispatched --holder <holder>"`) {
+			t.Errorf("the plan's next action is not the command line's:\n%s", b)
 		}
 		u.RawQuery = ""
 		if resp, err := http.Get(u.String()); err != nil || resp.StatusCode != http.StatusForbidden {
