@@ -182,6 +182,11 @@ func TestLandNeedsVerifiedResolvedUnion(t *testing.T) {
 	if _, v, err := landable(run("", nil, []string{"x"}, false)); err != nil || v == nil || v.Verdict != ledger.VerdictUnresolved {
 		t.Fatalf("unresolved: %+v %v", v, err)
 	}
+	// A run with no verify and no criteria has neither to pass: its approval decides
+	// (docs/contract.md §15).
+	if h, v, err := landable(run("", nil, nil, false)); err != nil || v != nil || h != testenv.HexOID("h").String() {
+		t.Fatalf("no verify, no criteria: %s %+v %v", h, v, err)
+	}
 }
 
 // An unverified verdict keeps a run from landing, even where agents may land;
