@@ -97,4 +97,11 @@ func processBudget(t *testing.T, noGoGit bool) {
 
 	dirty(strings.TrimSpace(run(b(1+c, 18+c), "worktree", "add", "r", "a", "--holder", "h")))
 	run(b(5+c, 59+c), "resume", "r", "--no-verify", "--holder", "h2", "--take-over")
+
+	// A listing: one status for the dirty worktree; its commit ahead of the baseline is
+	// counted in process (internal/git CountCommits).
+	wt := strings.TrimSpace(run(free, "path", "r", "a"))
+	gitOut(t, wt, "commit", "-q", "--allow-empty", "-m", "the node's work")
+	dirty(wt)
+	run(b(1+c, 5+c), "worktree", "list")
 }

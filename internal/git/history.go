@@ -32,13 +32,58 @@ func (r *Repository) CommitDates(ctx context.Context, commits []OID) (map[string
 	return dates, nil
 }
 
-// CountCommits counts the commits reachable from head and not from exclude.
+// CountCommits counts the commits reachable from head and not from exclude, as
+// `git rev-list --count head ^exclude` does.
 func (r *Repository) CountCommits(ctx context.Context, head, exclude OID) (int, error) {
+	if n, ok := r.countLocal(head, exclude); ok {
+		return n, nil
+	}
 	out, err := r.git(ctx, "rev-list", "--count", "--end-of-options", head.String(), "^"+exclude.String(), "--")
 	if err != nil {
 		return 0, err
 	}
 	return strconv.Atoi(strings.TrimSpace(string(out)))
+}
+
+// countLocal is CountCommits answered from loose commits in process, for the common
+// case of a node's few commits on top of its baseline: it walks head's history, not
+// past exclude, and is ok only where every commit it reads is a whole loose commit
+// (looseHistory), there are at most ancestryWalkMost of them, and none is a root.
+// Then every path down from them reaches exclude, so none is exclude's ancestor,
+// and they are exactly what git counts; a root met on the way might be one, and the
+// question goes to git.
+func (r *Repository) countLocal(head, exclude OID) (int, bool) {
+	l, ok := r.looseHistory(exclude, head)
+	if !ok {
+		return 0, false
+	}
+	seen := map[OID]bool{head: true, exclude: true}
+	queue, n := []OID{head}, 0
+	if head == exclude {
+		queue = nil
+	}
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if n++; n > ancestryWalkMost {
+			return 0, false
+		}
+		typ, data, whole := l.readLoose(id.String())
+		if !whole || typ != "commit" {
+			return 0, false
+		}
+		info, err := parseCommit(id.String(), data)
+		if err != nil || len(info.Parents) == 0 {
+			return 0, false
+		}
+		for _, p := range info.Parents {
+			if !seen[p] {
+				seen[p] = true
+				queue = append(queue, p)
+			}
+		}
+	}
+	return n, true
 }
 
 // TreeDiskUsage is the bytes on disk of every object reachable from commit's tree

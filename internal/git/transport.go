@@ -247,6 +247,27 @@ func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
 	return false, err
 }
 
+// looseHistory is the loose object store, for a walk in process of the history
+// between commits a and b: ok only where git would see the parents the commits
+// record (no replace ref, no grafts, no shallow file) and a is a whole loose commit
+// (git's error for a missing or other object is git's to give).
+func (r *Repository) looseHistory(a, b OID) (looseWriter, bool) {
+	g, goGit := r.objects.(*goGitStore)
+	if !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
+		return looseWriter{}, false
+	}
+	for _, name := range []string{"shallow", "info/grafts"} {
+		if _, err := os.Lstat(filepath.Join(r.CommonDir, name)); !errors.Is(err, fs.ErrNotExist) {
+			return looseWriter{}, false
+		}
+	}
+	l := g.loose()
+	if typ, _, whole := l.readLoose(a.String()); !whole || typ != "commit" {
+		return looseWriter{}, false
+	}
+	return l, true
+}
+
 // ancestryWalkMost is how many commits containsLocal reads before it leaves the
 // question to git, whose commit-graph answers a long history faster.
 const ancestryWalkMost = 1000
@@ -257,18 +278,9 @@ const ancestryWalkMost = 1000
 // too, at most ancestryWalkMost of them, and nothing can make git see other parents:
 // no grafts, no shallow file, no replace ref.
 func (r *Repository) containsLocal(b, a OID) (contains, ok bool) {
-	g, goGit := r.objects.(*goGitStore)
-	if !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
+	l, ok := r.looseHistory(a, b)
+	if !ok {
 		return false, false
-	}
-	for _, name := range []string{"shallow", "info/grafts"} {
-		if _, err := os.Lstat(filepath.Join(r.CommonDir, name)); !errors.Is(err, fs.ErrNotExist) {
-			return false, false
-		}
-	}
-	l := g.loose()
-	if typ, _, whole := l.readLoose(a.String()); !whole || typ != "commit" {
-		return false, false // git's error for a missing or other object
 	}
 	seen := map[OID]bool{b: true}
 	queue := []OID{b}

@@ -1,0 +1,87 @@
+package git
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// TestCountCommitsAgreesWithGit: CountCommits gives `rev-list --count head ^exclude`'s
+// answer for every pair of commits of a history with a merge and a second root, in
+// each kind of repository; with go-git's store it answers in process (no git process)
+// where head's commits down to exclude are loose and none is a root, and asks git
+// where a root is on the way, a replace ref may change the parents, or the history is
+// packed.
+func TestCountCommitsAgreesWithGit(t *testing.T) {
+	t.Parallel()
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			tree := mustOID(t, g("", "rev-parse", "HEAD^{tree}"))
+			root := mustOID(t, g("", "rev-parse", "HEAD"))
+			commit := func(msg string, parents ...OID) OID {
+				id, err := r.WriteCommit(ctx, tree, parents, msg+"\n")
+				if err != nil {
+					t.Fatal(err)
+				}
+				return id
+			}
+			a := commit("a", root)
+			b := commit("b", root)
+			m := commit("m", a, b)
+			c := commit("c", m)
+			other := commit("another root")
+			j := commit("j", c, other)
+			names := map[OID]string{root: "root", a: "a", b: "b", m: "m", c: "c", other: "other", j: "j"}
+			count := func(head, exclude OID) (n int, asked bool) {
+				t.Helper()
+				before := Started()
+				n, err := r.CountCommits(ctx, head, exclude)
+				asked = Started() != before
+				if err != nil {
+					t.Fatalf("CountCommits(%s, %s): %v", names[head], names[exclude], err)
+				}
+				out := mustGit(t, r.CommonDir, nil, "", "rev-list", "--count", head.String(), "^"+exclude.String())
+				if want, _ := strconv.Atoi(strings.TrimSpace(out)); n != want {
+					t.Fatalf("CountCommits(%s, %s) = %d; git says %d", names[head], names[exclude], n, want)
+				}
+				return n, asked
+			}
+			for head := range names {
+				for exclude := range names {
+					count(head, exclude)
+				}
+			}
+			if !k.goGit {
+				return
+			}
+			for _, tc := range []struct {
+				head, exclude OID
+				asked         bool
+			}{
+				{c, root, false}, // a, b, m and c: every path down ends at root
+				{c, c, false},
+				{a, b, true}, // reaches root, which may be b's ancestor (it is)
+				{m, a, true}, // b's path reaches root
+				{j, c, true}, // reaches the other root
+			} {
+				if _, asked := count(tc.head, tc.exclude); asked != tc.asked {
+					t.Errorf("CountCommits(%s, %s) asked git: %v, want %v", names[tc.head], names[tc.exclude], asked, tc.asked)
+				}
+			}
+			g("", "replace", a.String(), b.String())
+			if _, asked := count(c, root); !asked {
+				t.Error("with a replace ref, CountCommits answered without git")
+			}
+			g("", "replace", "-d", a.String())
+			g("", "update-ref", "refs/atlas/keep", j.String())
+			g("", "repack", "-a", "-d", "-q")
+			if _, asked := count(c, root); !asked {
+				t.Error("over a packed history, CountCommits answered without git")
+			}
+		})
+	}
+}
