@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The processes each command of issue 34's budget table starts, counted as `strace -f`
-# counts execve: git-atlas itself, the git processes it starts and theirs (no verify, no
+# The processes each command of issue 34's budget table (and `worktree list`) starts,
+# counted as `strace -f` counts execve: git-atlas itself, the git processes it starts and theirs (no verify, no
 # setup, no atlas.remote). The count does not depend on the machine, so it is the
 # measure; TestProcessBudget (internal/cli) holds git-atlas's own starts to the budget
 # in the test suite. Needs strace.
@@ -54,16 +54,19 @@ scenario() {
   "$bin" -C "$repo" transition r1 b dispatched --holder h >/dev/null 2>&1 || true
   echo q >"$wt/n1"
   row "resume (one dirty worktree)" resume r1 --no-verify --yes --holder h2 --take-over
+  wt=$("$bin" -C "$repo" path r1 b)
+  git -C "$wt" commit -q --allow-empty -m "the node's work" && echo r >"$wt/n2"
+  row "worktree list (one dirty, 1 ahead)" worktree list
 }
 
 new=$(scenario "$work/bin/git-atlas")
 if [ -n "${BASE:-}" ]; then
   old=$(scenario "$BASE")
-  printf '%-30s %8s %8s\n' command processes base
+  printf '%-36s %8s %8s\n' command processes base
   paste -d '|' <(echo "$new") <(echo "$old") | awk -F'|' '{
     n=split($1,a," "); m=split($2,b," "); name=a[1]; for(i=2;i<n;i++) name=name" "a[i]
-    printf "%-30s %8s %8s\n", name, a[n], b[m] }'
+    printf "%-36s %8s %8s\n", name, a[n], b[m] }'
 else
-  printf '%-30s %8s\n' command processes
-  echo "$new" | awk '{ n=NF; name=$1; for(i=2;i<n;i++) name=name" "$i; printf "%-30s %8s\n", name, $n }'
+  printf '%-36s %8s\n' command processes
+  echo "$new" | awk '{ n=NF; name=$1; for(i=2;i<n;i++) name=name" "$i; printf "%-36s %8s\n", name, $n }'
 fi

@@ -46,9 +46,10 @@ func (r *Repository) CountCommits(ctx context.Context, head, exclude OID) (int, 
 }
 
 // countLocal is CountCommits answered from loose commits in process, for the common
-// case of a node's few commits on top of its baseline: it walks head's history, not
-// past exclude, and is ok only where every commit it reads is a whole loose commit
-// (looseHistory), there are at most ancestryWalkMost of them, and none is a root.
+// case of a node's few commits on top of its baseline (which may be packed, as in a
+// clone): it walks head's history, not past exclude, and is ok only where every commit
+// it reads is a whole loose commit (looseHistory), there are at most ancestryWalkMost
+// of them, and none is a root.
 // Then every path down from them reaches exclude, so none is exclude's ancestor,
 // and they are exactly what git counts; a root met on the way might be one, and the
 // question goes to git.

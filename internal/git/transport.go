@@ -249,8 +249,9 @@ func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
 
 // looseHistory is the loose object store, for a walk in process of the history
 // between commits a and b: ok only where git would see the parents the commits
-// record (no replace ref, no grafts, no shallow file) and a is a whole loose commit
-// (git's error for a missing or other object is git's to give).
+// record (no replace ref, no grafts, no shallow file) and a is a commit, loose or
+// packed (git's error for a missing or other object is git's to give). The walk
+// reads only loose commits; a is where it stops, never read.
 func (r *Repository) looseHistory(a, b OID) (looseWriter, bool) {
 	g, goGit := r.objects.(*goGitStore)
 	if !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
@@ -263,7 +264,9 @@ func (r *Repository) looseHistory(a, b OID) (looseWriter, bool) {
 	}
 	l := g.loose()
 	if typ, _, whole := l.readLoose(a.String()); !whole || typ != "commit" {
-		return looseWriter{}, false
+		if typ, found := l.packedType(a.String()); !found || typ != "commit" {
+			return looseWriter{}, false
+		}
 	}
 	return l, true
 }
