@@ -2,6 +2,8 @@ package git
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -80,12 +82,25 @@ func TestCountCommitsAgreesWithGit(t *testing.T) {
 			// A node's new commits on a packed baseline, as in a clone: in process.
 			d := commit("d", c)
 			e := commit("e", d)
+			names[d], names[e] = "d", "e"
 			if n, asked := count(e, c); n != 2 || asked {
 				t.Errorf("two loose commits on a packed one: %d, asked git %v", n, asked)
 			}
 			before := Started()
 			if in, err := r.Contains(ctx, e, c); !in || err != nil || Started() != before {
 				t.Errorf("Contains(e, c) on a packed c = %v, %v, asked git %v", in, err, Started() != before)
+			}
+			// Grafts named by the environment: git's parents, not the commits' own.
+			grafts := filepath.Join(t.TempDir(), "grafts")
+			if err := os.WriteFile(grafts, []byte(e.String()+" "+root.String()+"\n"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Setenv("GIT_GRAFT_FILE", grafts)
+			if n, asked := count(e, c); !asked {
+				t.Errorf("with GIT_GRAFT_FILE set, CountCommits answered %d without git", n)
+			}
+			if err := os.Unsetenv("GIT_GRAFT_FILE"); err != nil {
+				t.Fatal(err)
 			}
 			g("", "replace", d.String(), c.String())
 			if _, asked := count(e, c); !asked {

@@ -249,12 +249,12 @@ func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
 
 // looseHistory is the loose object store, for a walk in process of the history
 // between commits a and b: ok only where git would see the parents the commits
-// record (no replace ref, no grafts, no shallow file) and a is a commit, loose or
-// packed (git's error for a missing or other object is git's to give). The walk
-// reads only loose commits; a is where it stops, never read.
+// record (no replace ref, no grafts file, GIT_GRAFT_FILE unset, no shallow file) and
+// a is a commit, loose or packed (git's error for a missing or other object is git's
+// to give). The walk reads only loose commits; a is where it stops, never read.
 func (r *Repository) looseHistory(a, b OID) (looseWriter, bool) {
 	g, goGit := r.objects.(*goGitStore)
-	if !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
+	if _, grafts := os.LookupEnv("GIT_GRAFT_FILE"); grafts || !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
 		return looseWriter{}, false
 	}
 	for _, name := range []string{"shallow", "info/grafts"} {
