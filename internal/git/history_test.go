@@ -22,15 +22,7 @@ func TestCountCommitsAgreesWithGit(t *testing.T) {
 		t.Run(k.name, func(t *testing.T) {
 			ctx := context.Background()
 			r, g := testRepo(t, k)
-			tree := mustOID(t, g("", "rev-parse", "HEAD^{tree}"))
-			root := mustOID(t, g("", "rev-parse", "HEAD"))
-			commit := func(msg string, parents ...OID) OID {
-				id, err := r.WriteCommit(ctx, tree, parents, msg+"\n")
-				if err != nil {
-					t.Fatal(err)
-				}
-				return id
-			}
+			root, commit := commits(t, r, g)
 			a := commit("a", root)
 			b := commit("b", root)
 			m := commit("m", a, b)
@@ -107,5 +99,20 @@ func TestCountCommitsAgreesWithGit(t *testing.T) {
 				t.Error("with a replace ref, CountCommits answered without git")
 			}
 		})
+	}
+}
+
+// commits is a repository's first commit, and a function that writes a commit of its
+// tree with the given parents (a history's shape for the ancestry tests).
+func commits(t *testing.T, r *Repository, g func(stdin string, args ...string) string) (OID, func(msg string, parents ...OID) OID) {
+	t.Helper()
+	tree := mustOID(t, g("", "rev-parse", "HEAD^{tree}"))
+	return mustOID(t, g("", "rev-parse", "HEAD")), func(msg string, parents ...OID) OID {
+		t.Helper()
+		id, err := r.WriteCommit(context.Background(), tree, parents, msg+"\n")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return id
 	}
 }

@@ -183,15 +183,7 @@ func TestRemotesAgreeWithGit(t *testing.T) {
 func TestContainsAgreesWithGit(t *testing.T) {
 	ctx := context.Background()
 	r, g := testRepo(t, kinds[0])
-	tree := mustOID(t, g("", "rev-parse", "HEAD^{tree}"))
-	root := mustOID(t, g("", "rev-parse", "HEAD"))
-	commit := func(msg string, parents ...OID) OID {
-		id, err := r.WriteCommit(ctx, tree, parents, msg+"\n")
-		if err != nil {
-			t.Fatal(err)
-		}
-		return id
-	}
+	root, commit := commits(t, r, g)
 	a := commit("a", root)
 	b := commit("b", root)
 	m := commit("m", a, b)
