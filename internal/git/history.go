@@ -58,33 +58,15 @@ func (r *Repository) countLocal(head, exclude OID) (int, bool) {
 	if !ok {
 		return 0, false
 	}
-	seen := map[OID]bool{head: true, exclude: true}
-	queue, n := []OID{head}, 0
 	if head == exclude {
-		queue = nil
+		return 0, true
 	}
-	for len(queue) > 0 {
-		id := queue[0]
-		queue = queue[1:]
-		if n++; n > ancestryWalkMost {
-			return 0, false
-		}
-		typ, data, whole := l.readLoose(id.String())
-		if !whole || typ != "commit" {
-			return 0, false
-		}
-		info, err := parseCommit(id.String(), data)
-		if err != nil || len(info.Parents) == 0 {
-			return 0, false
-		}
-		for _, p := range info.Parents {
-			if !seen[p] {
-				seen[p] = true
-				queue = append(queue, p)
-			}
-		}
-	}
-	return n, true
+	n := 0
+	_, ok = l.walkLoose(head, exclude, func(parents []OID) (done, ok bool) {
+		n++
+		return false, len(parents) > 0
+	})
+	return n, ok
 }
 
 // TreeDiskUsage is the bytes on disk of every object reachable from commit's tree

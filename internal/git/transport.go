@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -254,7 +255,8 @@ func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
 // to give). The walk reads only loose commits; a is where it stops, never read.
 func (r *Repository) looseHistory(a, b OID) (looseWriter, bool) {
 	g, goGit := r.objects.(*goGitStore)
-	if _, grafts := os.LookupEnv("GIT_GRAFT_FILE"); grafts || !goGit || a.IsZero() || b.IsZero() || r.mayReplace() {
+	_, graftFile := os.LookupEnv("GIT_GRAFT_FILE")
+	if !goGit || graftFile || a.IsZero() || b.IsZero() || r.mayReplace() {
 		return looseWriter{}, false
 	}
 	for _, name := range []string{"shallow", "info/grafts"} {
@@ -277,23 +279,34 @@ const ancestryWalkMost = 1000
 
 // containsLocal is Contains answered from loose commits in process: ok only where
 // every commit of b's history it must read to be sure is a whole loose commit (the
-// ledger's own and a test's are; a real history is packed and goes to git), a is one
-// too, at most ancestryWalkMost of them, and nothing can make git see other parents:
-// no grafts, no shallow file, no replace ref.
+// ledger's own and a test's are; a real history is packed and goes to git), a is a
+// commit, at most ancestryWalkMost of them are read, and nothing can make git see
+// other parents (looseHistory).
 func (r *Repository) containsLocal(b, a OID) (contains, ok bool) {
 	l, ok := r.looseHistory(a, b)
 	if !ok {
 		return false, false
 	}
-	seen := map[OID]bool{b: true}
-	queue := []OID{b}
-	for len(queue) > 0 {
+	if b == a {
+		return true, true
+	}
+	return l.walkLoose(b, a, func(parents []OID) (done, ok bool) {
+		return slices.Contains(parents, a), true
+	})
+}
+
+// walkLoose visits from's history breadth first, each commit once, reading only whole
+// loose commits and never stop (nor past it): visit sees the parents of each commit
+// read and says whether the walk is done there or cannot be answered in process.
+// ok is false too where a commit to read is not a whole loose commit, or more than
+// ancestryWalkMost would be read.
+func (l looseWriter) walkLoose(from, stop OID, visit func(parents []OID) (done, ok bool)) (done, ok bool) {
+	seen := map[OID]bool{from: true, stop: true}
+	queue := []OID{from}
+	for n := 0; len(queue) > 0; n++ {
 		id := queue[0]
 		queue = queue[1:]
-		if id == a {
-			return true, true
-		}
-		if len(seen) > ancestryWalkMost {
+		if n == ancestryWalkMost {
 			return false, false
 		}
 		typ, data, whole := l.readLoose(id.String())
@@ -303,6 +316,9 @@ func (r *Repository) containsLocal(b, a OID) (contains, ok bool) {
 		info, err := parseCommit(id.String(), data)
 		if err != nil {
 			return false, false
+		}
+		if done, ok := visit(info.Parents); done || !ok {
+			return done, ok
 		}
 		for _, p := range info.Parents {
 			if !seen[p] {
