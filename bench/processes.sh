@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The processes each command of issue 34's budget table (and `worktree list`) starts,
+# The processes each command of issue 34's budget table (and `worktree list`, `union`) starts,
 # counted as `strace -f` counts execve: git-atlas itself, the git processes it starts and theirs (no verify, no
 # setup, no atlas.remote). The count does not depend on the machine, so it is the
 # measure; TestProcessBudget (internal/cli) holds git-atlas's own starts to the budget
@@ -57,6 +57,16 @@ scenario() {
   wt=$("$bin" -C "$repo" path r1 b)
   git -C "$wt" commit -q --allow-empty -m "the node's work" && echo r >"$wt/n2"
   row "worktree list (one dirty, 1 ahead)" worktree list
+  "$bin" -C "$repo" start --id u1 --graph --holder h >/dev/null
+  local n
+  for n in n1 n2 n3; do
+    "$bin" -C "$repo" job add u1 "$n" --scope "$n/**" --holder h >/dev/null
+    token=$("$bin" -C "$repo" job claim u1 --job "$n" --holder w --json | sed -n 's/.*"lease": *"\([^"]*\)".*/\1/p' | head -n 1)
+    wt=$("$bin" -C "$repo" worktree add u1 "$n" --lease "$token" --holder w)
+    mkdir "$wt/$n" && echo "$n" >"$wt/$n/f" && git -C "$wt" add "$n" && git -C "$wt" commit -qm "$n"
+    "$bin" -C "$repo" job done u1 "$n" --lease "$token" --status ok --holder w >/dev/null
+  done
+  row "union (three scoped nodes)" union u1 --holder h
 }
 
 new=$(scenario "$work/bin/git-atlas")

@@ -27,31 +27,6 @@ func PathsOutside(paths, scope []string) []string {
 	return out
 }
 
-// CommitOutsideScope lists the paths commit tip changed against base, read from
-// the two trees alone (no worktree), that lie outside scope: what union would
-// integrate of a node, docs/contract.md §5.3.
-func CommitOutsideScope(ctx context.Context, repo *git.Repository, a git.OID, tip string, scope []string) ([]string, error) {
-	if len(scope) == 0 {
-		return nil, nil
-	}
-	if a.IsZero() {
-		return nil, fmt.Errorf("no baseline to compare %s with", tip)
-	}
-	b, err := git.ParseOID(tip)
-	if err != nil {
-		return nil, err
-	}
-	changed, err := repo.DiffNames(ctx, a, b)
-	if err != nil {
-		return nil, err
-	}
-	paths := make([]string, len(changed))
-	for i, c := range changed {
-		paths[i] = c.Path
-	}
-	return PathsOutside(paths, scope), nil
-}
-
 // checkAllowed refuses an allow_outside_scope that names no job of run r.
 func checkAllowed(r *ledger.Run, allow []string) error {
 	for _, n := range allow {
@@ -70,42 +45,63 @@ func checkAllowed(r *ledger.Run, allow []string) error {
 
 // scopeParts checks each part of a graph run's union against its job's scope
 // (docs/contract.md §5.3: a scope is a contract): a job whose branch changed paths
-// outside it is left out and reported in u.OutsideScope, unless allow names it, when
-// it is integrated and reported in u.AllowedOutsideScope. It returns the parts to
-// integrate.
+// against its baseline, read from the two commits' trees alone (no worktree), outside
+// the scope is left out and reported in u.OutsideScope, unless allow names it, when it
+// is integrated and reported in u.AllowedOutsideScope. One git process compares every
+// scoped part. It returns the parts to integrate.
 func scopeParts(ctx context.Context, repo *git.Repository, r *ledger.Run, parts []part, allow []string, u *ledger.UnionRec) ([]part, error) {
 	if r.Header.Kind != ledger.KindGraph {
 		return parts, nil
 	}
-	var keep []part
-	for _, p := range parts {
+	var pairs []git.CommitPair
+	var scoped []int // indexes into parts of the pairs
+	for i, p := range parts {
 		j := r.State.Job(p.node)
 		if j == nil || len(j.Scope) == 0 {
-			keep = append(keep, p)
 			continue
 		}
 		base := r.Header.Baseline
 		if rec := r.State.Worktree(p.node); rec != nil && !rec.Baseline.IsZero() {
 			base = rec.Baseline
 		}
-		outside, err := CommitOutsideScope(ctx, repo, base, p.tip, j.Scope)
+		if base.IsZero() {
+			return nil, fmt.Errorf("no baseline to compare %s with", p.tip)
+		}
+		tip, err := git.ParseOID(p.tip)
 		if err != nil {
 			return nil, err
 		}
-		switch {
-		case len(outside) == 0:
+		pairs = append(pairs, git.CommitPair{Base: base, Tip: tip})
+		scoped = append(scoped, i)
+	}
+	changed, err := repo.DiffCommits(ctx, pairs)
+	if err != nil {
+		return nil, err
+	}
+	outside := make(map[int][]string, len(scoped))
+	for k, i := range scoped {
+		paths := make([]string, len(changed[k]))
+		for n, c := range changed[k] {
+			paths[n] = c.Path
+		}
+		outside[i] = PathsOutside(paths, r.State.Job(parts[i].node).Scope)
+	}
+	var keep []part
+	for i, p := range parts {
+		switch out := outside[i]; {
+		case len(out) == 0:
 			keep = append(keep, p)
 		case slices.Contains(allow, p.node):
 			if u.AllowedOutsideScope == nil {
 				u.AllowedOutsideScope = map[string][]string{}
 			}
-			u.AllowedOutsideScope[p.node] = outside
+			u.AllowedOutsideScope[p.node] = out
 			keep = append(keep, p)
 		default:
 			if u.OutsideScope == nil {
 				u.OutsideScope = map[string][]string{}
 			}
-			u.OutsideScope[p.node] = outside
+			u.OutsideScope[p.node] = out
 		}
 	}
 	return keep, nil

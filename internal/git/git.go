@@ -175,6 +175,10 @@ type cmd struct {
 	// (picture.go); run notes it. The git processes made by command alone (cat-file,
 	// for-each-ref, diff-tree) change nothing.
 	eff *effect
+	// noErrors fails the command on an error line (git's "error: ") on stderr even when
+	// git exits 0: `diff-tree --stdin` reports so a line it cannot read as commits, and
+	// goes on with what it could.
+	noErrors bool
 }
 
 // started counts the git processes command has made since the process began.
@@ -222,6 +226,9 @@ func (c cmd) run(ctx context.Context) ([]byte, error) {
 	x.Stdout, x.Stderr = &stdout, &stderr
 	if err := x.Run(); err != nil {
 		return stdout.Bytes(), &Error{Args: c.args, ExitCode: exitCode(err), Stderr: stderr.String(), Err: err}
+	}
+	if c.noErrors && (bytes.HasPrefix(stderr.Bytes(), []byte("error: ")) || bytes.Contains(stderr.Bytes(), []byte("\nerror: "))) {
+		return stdout.Bytes(), &Error{Args: c.args, Stderr: stderr.String(), Err: errors.New("git reported an error")}
 	}
 	return stdout.Bytes(), nil
 }

@@ -589,6 +589,54 @@ func (r *Repository) DiffNames(ctx context.Context, a, b OID) ([]NameStatus, err
 	return list, nil
 }
 
+// CommitPair names two commits whose trees DiffCommits compares.
+type CommitPair struct{ Base, Tip OID }
+
+// DiffCommits is DiffNames for each pair of commits, base against tip, in their order,
+// with one git process for all of them: `diff-tree --stdin`, each line the tip with
+// the base as its only parent, every pair's list headed by its tip's id (--always: an
+// empty one too). A record out of that order, or an object that is not a commit, is
+// an error.
+func (r *Repository) DiffCommits(ctx context.Context, pairs []CommitPair) ([][]NameStatus, error) {
+	if len(pairs) == 0 {
+		return nil, nil
+	}
+	var in bytes.Buffer
+	for _, p := range pairs {
+		if p.Base.IsZero() || p.Tip.IsZero() {
+			return nil, fmt.Errorf("diff-tree: a pair without a commit (%s, %s)", p.Base, p.Tip)
+		}
+		in.WriteString(p.Tip.String() + " " + p.Base.String() + "\n")
+	}
+	// A line git cannot read as two commits it reports on stderr and answers as best it
+	// can (a base that is no commit: the tip against no parent, nothing changed): an
+	// error here, never an empty list.
+	out, err := cmd{dir: r.CommonDir, stdin: in.Bytes(), noErrors: true,
+		args: []string{"diff-tree", "--stdin", "--always", "-r", "-z", "--name-status", "--no-renames", "--no-relative"}}.run(ctx)
+	if err != nil {
+		return nil, err
+	}
+	lists := make([][]NameStatus, 0, len(pairs))
+	f := nulSplit(out)
+	for i := 0; i < len(f); {
+		n := len(lists)
+		if n < len(pairs) && f[i] == pairs[n].Tip.String() {
+			lists = append(lists, []NameStatus{})
+			i++
+			continue
+		}
+		if n == 0 || i+1 == len(f) || len(f[i]) != 1 {
+			return nil, fmt.Errorf("diff-tree --stdin: unexpected record %q", f[i])
+		}
+		lists[n-1] = append(lists[n-1], NameStatus{Status: f[i], Path: f[i+1]})
+		i += 2
+	}
+	if len(lists) != len(pairs) {
+		return nil, fmt.Errorf("diff-tree --stdin: %d of %d pairs answered", len(lists), len(pairs))
+	}
+	return lists, nil
+}
+
 // EmptyTree is the id of the empty tree in the repository's hash algorithm.
 func (r *Repository) EmptyTree(ctx context.Context) (OID, error) {
 	out, err := r.gitInput(ctx, []byte{}, "hash-object", "-t", "tree", "--stdin")

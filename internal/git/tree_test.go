@@ -274,3 +274,70 @@ func TestResolveHeadPacked(t *testing.T) {
 		t.Errorf("unborn HEAD: ResolveHead = %s, %v", got, err)
 	}
 }
+
+// TestDiffCommitsAgreesWithGit holds DiffCommits against `git diff-tree` asked pair by
+// pair: an addition, a deletion, a change, a mode change, a file that became a link and
+// a directory that became a file, a file named by the id that heads the next pair's
+// list, a pair with no change and a base that is not the tip's ancestor, each pair's
+// list in its place; all of them in one git process. A missing commit, or a tree for a commit, is an error.
+//
+// It runs alone (no t.Parallel): it counts the package's git processes.
+func TestDiffCommitsAgreesWithGit(t *testing.T) {
+	for _, k := range kinds {
+		t.Run(k.name, func(t *testing.T) {
+			ctx := context.Background()
+			r, g := testRepo(t, k)
+			head := mustOID(t, g("", "rev-parse", "HEAD"))
+			file := func(mode, path, data string) string {
+				return fmt.Sprintf("M %s inline %s\ndata %d\n%s\n", mode, path, len(data)+1, data)
+			}
+			g("commit refs/heads/base\ncommitter C <c@x> 1767225600 +0000\ndata 2\nb\n"+
+				file("100644", "keep", "k")+file("100644", "change", "c")+file("100644", "gone", "g")+
+				file("100644", "mode", "m")+file("100644", "link", "l")+file("100644", "dir/x", "x"),
+				"fast-import", "--quiet")
+			base := mustOID(t, g("", "rev-parse", "refs/heads/base"))
+			g("commit refs/heads/tip\ncommitter C <c@x> 1767225600 +0000\ndata 2\nt\nfrom refs/heads/base\n"+
+				"D gone\nD dir\n"+file("100644", "change", "c2")+file("100755", "mode", "m")+
+				file("120000", "link", "keep")+file("100644", "dir", "now a file")+file("100644", base.String(), "h")+
+				file("100644", "new dir/a b", "n"),
+				"fast-import", "--quiet")
+			tip := mustOID(t, g("", "rev-parse", "refs/heads/tip"))
+			pairs := []CommitPair{{base, tip}, {base, base}, {tip, base}, {head, tip}}
+
+			before := Started()
+			got, err := r.DiffCommits(ctx, pairs)
+			if n := Started() - before; err != nil || n != 1 {
+				t.Fatalf("DiffCommits: %v, %d git processes, want one", err, n)
+			}
+			if len(got) != len(pairs) {
+				t.Fatalf("DiffCommits gave %d lists for %d pairs", len(got), len(pairs))
+			}
+			for i, p := range pairs {
+				var want []NameStatus
+				f := strings.Split(strings.TrimSuffix(g("", "diff-tree", "-r", "-z", "--name-status", "--no-renames", p.Base.String(), p.Tip.String()), "\x00"), "\x00")
+				for j := 0; j+1 < len(f); j += 2 {
+					want = append(want, NameStatus{Status: f[j], Path: f[j+1]})
+				}
+				if len(want) == 0 && len(got[i]) == 0 {
+					continue
+				}
+				if !reflect.DeepEqual(got[i], want) {
+					t.Errorf("pair %d: DiffCommits %v; git %v", i, got[i], want)
+				}
+			}
+			if len(got[0]) < 7 || len(got[1]) != 0 {
+				t.Errorf("the fixture's pairs: %d and %d changes, want 7 or more and none", len(got[0]), len(got[1]))
+			}
+
+			// Not commits: git reports them on stderr and exits 0, a tree as the base
+			// answered as the tip against no parent (nothing changed).
+			missing := mustOID(t, strings.Repeat("1", len(head.String())))
+			tree := mustOID(t, g("", "rev-parse", "refs/heads/base^{tree}"))
+			for _, p := range []CommitPair{{base, missing}, {missing, tip}, {tree, tip}, {base, tree}} {
+				if l, err := r.DiffCommits(ctx, []CommitPair{{base, tip}, p}); err == nil {
+					t.Errorf("DiffCommits of %v: %v, no error", p, l)
+				}
+			}
+		})
+	}
+}
