@@ -54,7 +54,7 @@ func scopeParts(ctx context.Context, repo *git.Repository, r *ledger.Run, parts 
 		return parts, nil
 	}
 	var pairs []git.CommitPair
-	var scoped []int // indexes into parts of the pairs
+	var scoped []int // the index in parts of each pair
 	for i, p := range parts {
 		j := r.State.Job(p.node)
 		if j == nil || len(j.Scope) == 0 {
@@ -78,7 +78,7 @@ func scopeParts(ctx context.Context, repo *git.Repository, r *ledger.Run, parts 
 	if err != nil {
 		return nil, err
 	}
-	outside := make(map[int][]string, len(scoped))
+	outside := make([][]string, len(parts)) // by part; nil: nothing outside or no scope
 	for k, i := range scoped {
 		paths := make([]string, len(changed[k]))
 		for n, c := range changed[k] {
