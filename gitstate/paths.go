@@ -145,9 +145,13 @@ func (s *Store) localPath(ctx context.Context, run, node, rel, abs string, adopt
 	if abs != "" && filepath.IsAbs(abs) && under(CanonPath(abs), root) {
 		return CanonPath(abs) // under this repository's root (one outside the common dir)
 	}
-	// Not made here (yet): its place here, by the layout. This is also where a
-	// clone with another worktree root finds its own worktree again after a clone
-	// with the default root rewrote the record.
+	// Not made here (yet): its place here, by the layout, <root>/<run>/<node> (a
+	// replay's, with no node, by its recorded name). This is also where a clone with
+	// another worktree root finds its own worktree again after a clone with the
+	// default root rewrote the record.
+	if node != "" {
+		return filepath.Join(root, run, node)
+	}
 	return filepath.Join(root, run, filepath.Base(filepath.FromSlash(name)))
 }
 

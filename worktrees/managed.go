@@ -3,6 +3,7 @@ package worktrees
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -47,7 +48,10 @@ func Roots(ctx context.Context, repo *git.Repository) ([]confine.Root, error) {
 //     the user's;
 //   - its path passes git.Repository.Managed: under Roots (symbolic links resolved),
 //     or registered and locked with this node's lock reason, and its .git file and
-//     git's registration name each other.
+//     git's registration name each other;
+//   - under Roots, its path is this node's own place, <root>/<run>/<node>
+//     (atItsPlace): a record naming another run's or another node's worktree there
+//     does not make that worktree this one's.
 func Own(ctx context.Context, repo *git.Repository, run string, rec ledger.WorktreeRec) (*git.Managed, error) {
 	g, err := NewGate(ctx, repo)
 	if err != nil {
@@ -81,6 +85,9 @@ func (g *Gate) Own(run string, rec ledger.WorktreeRec) (*git.Managed, error) {
 	if err != nil {
 		return nil, describe(run, rec, err)
 	}
+	if err := atItsPlace(g.roots, run, rec, m.Path); err != nil {
+		return nil, err
+	}
 	return m, nil
 }
 
@@ -98,7 +105,7 @@ func (g *Gate) Foreign(run string, rec ledger.WorktreeRec) error {
 		return err
 	}
 	p, perr := g.repo.Placed(rec.Path, g.roots)
-	if perr != nil {
+	if perr != nil || atItsPlace(g.roots, run, rec, p) != nil {
 		return err
 	}
 	if _, serr := os.Lstat(filepath.Join(p, ".git")); errors.Is(serr, os.ErrNotExist) {
@@ -134,7 +141,34 @@ func Placed(ctx context.Context, repo *git.Repository, run string, rec ledger.Wo
 	if err != nil {
 		return "", describe(run, rec, err)
 	}
+	if err := atItsPlace(roots, run, rec, p); err != nil {
+		return "", err
+	}
 	return p, nil
+}
+
+// atItsPlace refuses real, the resolved path of run's record rec, when it lies under
+// one of roots but is not the node's own place there, <root>/<run>/<node>, where
+// git-atlas makes every node, union and replay worktree. Each such place passes every
+// other check of Own: a pulled record naming another run's worktree (or another
+// node's) would have resume snapshot it, remake it on this run's branch and push the
+// snapshot with this run. A path outside every root is vouched for by its lock
+// reason, which names the run and the node (git.Repository.Managed).
+func atItsPlace(roots []confine.Root, run string, rec ledger.WorktreeRec, real string) error {
+	var dirs []string
+	for _, root := range roots {
+		if !confine.Within(real, root.Dir()) {
+			continue
+		}
+		if want := filepath.Join(root.Dir(), run, rec.Node); real == want {
+			return nil
+		}
+		dirs = append(dirs, filepath.Join(root.Dir(), run, rec.Node))
+	}
+	if dirs == nil {
+		return nil
+	}
+	return describe(run, rec, &fault.Error{Kind: fault.ErrRefused, Msg: fmt.Sprintf("%s: not the place of node %s of run %s (%s): another run's or node's", rec.Path, rec.Node, run, strings.Join(dirs, ", ")), Err: git.ErrForeign})
 }
 
 // describe names the node and run of a refused worktree, and what to do.

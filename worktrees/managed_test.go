@@ -179,3 +179,57 @@ func TestUnionThroughASymlinkOutOfTheRoot(t *testing.T) {
 		t.Fatalf("the user's worktree changed:\nbefore\n%s\nafter\n%s", before, after)
 	}
 }
+
+// A record naming another node's or another run's worktree under the managed root,
+// on its own run's branch, passes every other check (under the root, .git and git's
+// registration agree, the branch is the run's): its place is not <root>/<run>/<node>,
+// so it is foreign. Resume would otherwise snapshot that worktree into this run,
+// remake it on this run's branch, and push the snapshot with this run.
+func TestRecordNamingAnotherPlaceUnderTheRoot(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, ledger.KindSingle)
+	a := f.node("a", "a.txt")
+	f.write(a.Path, "notes.txt", "the agent's work\n")
+	before := f.state(a.Path, BranchFor("r1", "a"))
+	gate, err := NewGate(f.ctx, f.repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		run string
+		rec ledger.WorktreeRec
+	}{
+		{"r1", ledger.WorktreeRec{Node: "b", Path: a.Path, Branch: BranchFor("r1", "b")}},
+		{"r2", ledger.WorktreeRec{Node: "a", Path: a.Path, Branch: BranchFor("r2", "a")}},
+	} {
+		if _, err := gate.Own(c.run, c.rec); !foreignRefusal(err) || !strings.Contains(err.Error(), "not the place of node "+c.rec.Node+" of run "+c.run) {
+			t.Errorf("Own(%s, node %s at %s): %v", c.run, c.rec.Node, c.rec.Path, err)
+		}
+		if err := gate.Foreign(c.run, c.rec); !foreignRefusal(err) {
+			t.Errorf("Foreign(%s, node %s): %v", c.run, c.rec.Node, err)
+		}
+		if _, err := Placed(f.ctx, f.repo, c.run, c.rec); !foreignRefusal(err) {
+			t.Errorf("Placed(%s, node %s): %v", c.run, c.rec.Node, err)
+		}
+	}
+	if _, err := gate.Own("r1", a); err != nil {
+		t.Fatalf("the node's own record: %v", err)
+	}
+
+	f.setRec(ledger.WorktreeRec{Node: "b", Path: a.Path, Branch: BranchFor("r1", "b"), Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)})
+	if _, started, err := ResetInPlace(f.ctx, f.store, "r1", "b", f.base, false); !foreignRefusal(err) || started {
+		t.Fatalf("ResetInPlace: started %v, %v; want a foreign refusal before anything", started, err)
+	}
+	if after := f.state(a.Path, BranchFor("r1", "a")); after != before {
+		t.Fatalf("node a's worktree changed:\nbefore\n%s\nafter\n%s", before, after)
+	}
+	// Nor is a worktree made at a place of the record's choosing.
+	elsewhere := filepath.Join(filepath.Dir(a.Path), "elsewhere")
+	f.setRec(ledger.WorktreeRec{Node: "c", Path: elsewhere, Branch: BranchFor("r1", "c"), Baseline: testenv.HexOID(f.base), Head: testenv.HexOID(f.base)})
+	if _, err := Recreate(f.ctx, f.store, "r1", "c", ""); !foreignRefusal(err) {
+		t.Fatalf("Recreate: %v", err)
+	}
+	if exists(elsewhere) {
+		t.Fatal("a worktree was made at the record's place")
+	}
+}
