@@ -1,6 +1,7 @@
 package ledger
 
 import (
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -235,17 +236,23 @@ func (c *checker) branch(where place, branch string) {
 // snapshotID is a snapshot's id: `<node>-<content id>`, a file name of the recovery
 // directory and a ref component.
 func (c *checker) snapshotID(where place, id string) {
-	if c.err != nil {
-		return
+	if c.err == nil && CheckSnapshotID(id) != nil {
+		c.fail(where, id, "not a snapshot id")
 	}
+}
+
+// CheckSnapshotID checks a snapshot id, from a ledger or a ref's name: the bytes of a
+// name, at most 200 of them, and what git refuses in a ref component.
+func CheckSnapshotID(id string) error {
 	ok := id != "" && len(id) <= 200 && !strings.HasPrefix(id, ".") && !strings.HasPrefix(id, "-") &&
 		!strings.Contains(id, "..") && !strings.HasSuffix(id, ".lock") && !strings.HasSuffix(id, ".")
 	for i := 0; ok && i < len(id); i++ {
 		ok = isNameByte(id[i])
 	}
 	if !ok {
-		c.fail(where, id, "not a snapshot id")
+		return errors.New("not a snapshot id")
 	}
+	return nil
 }
 
 // plainName is ValidName's verdict without a regular expression (a listing checks

@@ -10,6 +10,8 @@ import (
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
+	"github.com/git-atlas/git-atlas/internal/gitid"
+	"github.com/git-atlas/git-atlas/ledger"
 )
 
 // A snapshot is data: one pulled from a shared remote was written by whoever could
@@ -66,6 +68,9 @@ func checkSnap(ctx context.Context, repo *git.Repository, s *Snap) (*checkedSnap
 // it removes, index entries it marks) is a relative path of names confine.Name
 // accepts.
 func checkManifest(commit string, m *Manifest) error {
+	if err := checkIdentity(m); err != nil {
+		return refuseSnap(commit, "manifest", err)
+	}
 	for name, id := range m.Pending {
 		if !slices.Contains(pendingRefs, name) {
 			return refuseSnap(commit, "manifest", fmt.Errorf("it names the pseudo ref %q, not one of %s", name, strings.Join(pendingRefs, ", ")))
@@ -85,6 +90,29 @@ func checkManifest(commit string, m *Manifest) error {
 		if err := checkRel(e.String()); err != nil {
 			return refuseSnap(commit, "manifest", err)
 		}
+	}
+	return nil
+}
+
+// checkIdentity checks the names a manifest gives its snapshot, which listings show
+// and agents read: the run, node and stage are names as a ledger's are, the source one
+// git-atlas writes, the branch a branch name. The errors name the member, not its
+// value: that is the pulled text kept away from an agent's context.
+func checkIdentity(m *Manifest) error {
+	if ledger.ValidName("run", m.Run) != nil {
+		return errors.New("its run_id is not a run name")
+	}
+	if m.Node != "" && ledger.ValidName("node", m.Node) != nil {
+		return errors.New("its node is not a node name")
+	}
+	if m.Stage != "" && ledger.ValidName("stage", m.Stage) != nil {
+		return errors.New("its stage is not a stage name")
+	}
+	if !slices.Contains([]string{SourceWorktree, SourceCheckout, SourceSetAside}, m.Source) {
+		return fmt.Errorf("its source is none of %s, %s, %s", SourceWorktree, SourceCheckout, SourceSetAside)
+	}
+	if m.Branch != "" && (gitid.CheckRefFormat(m.Branch) != nil || gitid.CheckRefFormat("refs/heads/"+m.Branch) != nil) {
+		return errors.New("its branch is not a branch name")
 	}
 	return nil
 }

@@ -85,8 +85,8 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		}
 		rest := strings.TrimPrefix(ref.Name, ledger.RecoveryPrefix)
 		runID, id, ok := strings.Cut(rest, "/")
-		if !ok {
-			continue
+		if !ok || ledger.ValidName("run", runID) != nil || ledger.CheckSnapshotID(id) != nil {
+			continue // no name git-atlas writes: not a snapshot of its
 		}
 		commit, err := git.ParseOID(ref.ID)
 		if err != nil {
@@ -161,7 +161,7 @@ func describe(ctx context.Context, repo *git.Repository, list []Entry) {
 	}
 	for k, b := range blobs {
 		var m Manifest
-		if b.Err != nil || json.Unmarshal(b.Data, &m) != nil {
+		if b.Err != nil || json.Unmarshal(b.Data, &m) != nil || checkIdentity(&m) != nil {
 			continue
 		}
 		e := &list[at[k]]
