@@ -191,10 +191,19 @@ func (s *Store) diagnose(ctx context.Context, id, tip string, err error) error {
 
 // unreadable is the error of a run whose ledger cannot be read (ErrCorrupt). It has no
 // kind of its own (exit 1, "failure"): it is neither a refusal by the state machine
-// nor a missing run, and nothing an orchestrator should retry.
-func unreadable(id, format string, args ...any) error {
-	return &fault.Error{Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
+// nor a missing run, and nothing an orchestrator should retry. A document's value it
+// quotes (ledger.DocumentError) is pulled text, withheld from agents (fault.Withheld).
+func unreadable(id, format string, args ...any) *fault.Error {
+	e := &fault.Error{Msg: fmt.Sprintf("run %s is unreadable: ", id) + fmt.Sprintf(format, args...), Err: ErrCorrupt,
 		Hint: fmt.Sprintf("inspect it with `git log -p %s`; other runs are unaffected", RunRef(id))}
+	for _, a := range args {
+		if err, ok := a.(error); ok {
+			if de, ok := errors.AsType[*ledger.DocumentError](err); ok {
+				e.Withheld = append(e.Withheld, de.Withheld()) // the value it quotes is pulled text
+			}
+		}
+	}
+	return e
 }
 
 func decodeRun(id, tip string, header, state git.Blob) (*ledger.Run, error) {
@@ -236,7 +245,9 @@ func readable(id, tip string, header, state git.Blob) error {
 // passes through it.
 func sameRun(id string, r *ledger.Run) error {
 	if r.Header.RunID != id || r.State.RunID != id {
-		return unreadable(id, "documents name run %q/%q", r.Header.RunID, r.State.RunID)
+		names := fmt.Sprintf("%q/%q", r.Header.RunID, r.State.RunID)
+		return unreadable(id, "documents name run %s", names).
+			WithWithheld(fault.Withheld{Text: names, Stand: "another (its name withheld: the ledger's text)"})
 	}
 	if err := ledger.CheckDocuments(&r.Header, &r.State); err != nil {
 		return unreadable(id, "%v", err)

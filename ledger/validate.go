@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/gitid"
 )
 
@@ -133,7 +134,9 @@ func checkEvent(ev *Event) error {
 	c.optName("job", at("event.json job"), ev.Job)
 	c.stamp(at("event.json time"), ev.Time)
 	if c.err == nil {
-		c.err = CheckPayload(ev)
+		if err := CheckPayload(ev); err != nil {
+			c.err = &DocumentError{Where: "event.json data", msg: err.Error(), err: err}
+		}
 	}
 	return c.err
 }
@@ -156,12 +159,37 @@ func member(kind, name, tail string) place {
 	return func() string { return kind + " " + name + tail }
 }
 
+// DocumentError is CheckDocuments' and CheckEvent's refusal: a member of a run's
+// documents holds a value no write of git-atlas makes. Its message, for a person,
+// quotes the value; what an agent reads names the member only (Withheld): the
+// value is pulled text, and may be written to be read as an instruction.
+type DocumentError struct {
+	// Where is the member, in git-atlas's words and names already checked.
+	Where string
+	msg   string // Where and what is wrong, quoting the value
+	err   error  // the check's own error (its kind), when it made one
+}
+
+func (e *DocumentError) Error() string { return e.msg }
+func (e *DocumentError) Unwrap() error { return e.err }
+
+// Withheld is the message and the words an agent reads in its place.
+func (e *DocumentError) Withheld() fault.Withheld {
+	return fault.Withheld{Text: e.msg, Stand: e.Where + ": a value no write of git-atlas makes (withheld: the ledger's text)"}
+}
+
 // checker keeps the first failure of a document's checks.
 type checker struct{ err error }
 
+// refuse records err, a check's failure of the member at where (formatted).
+func (c *checker) refuse(where string, err error) {
+	c.err = &DocumentError{Where: where, msg: where + ": " + err.Error(), err: err}
+}
+
 func (c *checker) fail(where place, value, why string) {
 	if c.err == nil {
-		c.err = fmt.Errorf("%s %q: %s", where(), clip(value), why)
+		w := where()
+		c.err = &DocumentError{Where: w, msg: fmt.Sprintf("%s %q: %s", w, clip(value), why)}
 	}
 }
 
@@ -176,7 +204,7 @@ func (c *checker) oneOf(where place, value string, valid []string) {
 func (c *checker) name(what string, where place, name string) {
 	if c.err == nil && !plainName(name) {
 		if err := ValidName(what, name); err != nil {
-			c.err = fmt.Errorf("%s: %w", where(), err)
+			c.refuse(where(), err)
 		}
 	}
 }
@@ -191,12 +219,12 @@ func (c *checker) optName(what string, where place, name string) {
 func (c *checker) agent(where place, agent, thread string) {
 	if c.err == nil && agent != "" {
 		if err := ValidAgent(agent); err != nil {
-			c.err = fmt.Errorf("%s agent: %w", where(), err)
+			c.refuse(where()+" agent", err)
 		}
 	}
 	if c.err == nil && thread != "" {
 		if err := ValidThreadID(thread); err != nil {
-			c.err = fmt.Errorf("%s thread_id: %w", where(), err)
+			c.refuse(where()+" thread_id", err)
 		}
 	}
 }

@@ -616,6 +616,9 @@ func (a agentText) verdict(ctx context.Context, h *ledger.Header, v *ledger.Verd
 // row withholds the free text of a list row whose run this clone does not trust:
 // its view and its verdict's criteria.
 func (a agentText) row(ctx context.Context, it *ListItem) {
+	if it.Unreadable && it.err != nil {
+		it.Error = AgentError(it.err).Error() // a document's value it quotes withheld
+	}
 	if it.Unreadable || it.Run == nil {
 		return
 	}

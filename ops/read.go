@@ -40,6 +40,13 @@ type ListItem struct {
 	Run *ledger.Run `json:"-"`
 	// header is a graph run's whole header, whose criteria Verdict quotes.
 	header *ledger.Header
+	// err is what made the run unreadable (Error, as a person reads it).
+	err error
+}
+
+// unreadableItem is the row of a run that could not be read.
+func unreadableItem(id string, err error) ListItem {
+	return ListItem{RunView: RunView{RunID: id, Status: "unreadable"}, Unreadable: true, Error: err.Error(), err: err}
 }
 
 // JobCounts are a graph run's jobs, in all and by state.
@@ -90,7 +97,7 @@ func (o *Ops) List(ctx context.Context, req ListRequest) (*ListResult, error) {
 	items := []ListItem{}
 	for _, e := range entries {
 		if e.Err != nil {
-			items = append(items, ListItem{RunView: RunView{RunID: e.ID, Status: "unreadable"}, Unreadable: true, Error: e.Err.Error()})
+			items = append(items, unreadableItem(e.ID, e.Err))
 			continue
 		}
 		if !req.All && ledger.RunTerminal(e.Run.State.Status) {
@@ -131,7 +138,7 @@ func (o *Ops) graphRows(ctx context.Context, items []ListItem) error {
 	}
 	for k, i := range which {
 		if errs[k] != nil {
-			items[i] = ListItem{RunView: RunView{RunID: ids[k], Status: "unreadable"}, Unreadable: true, Error: errs[k].Error()}
+			items[i] = unreadableItem(ids[k], errs[k])
 			continue
 		}
 		items[i].Jobs = jobCounts(runs[k])

@@ -75,6 +75,9 @@ func (o *Ops) ResumeDetect(ctx context.Context, req ResumeDetectRequest) (*Resum
 	}
 	at := o.agentText()
 	forAgents(ctx, at.intents, cands)
+	for i := range bad {
+		bad[i].Error = AgentError(bad[i].Err).Error() // a document's value it quotes withheld
+	}
 	return &ResumeDetectResult{
 		Driving:        pointer(ctx, store, at, cands, now, req.Session, o.Spelling),
 		ResumableRuns:  nonNil(cands),

@@ -59,6 +59,8 @@ func (c *Candidate) Run() *ledger.Run { return c.run }
 type Unreadable struct {
 	RunID string `json:"run_id"`
 	Error string `json:"error"`
+	// Err is the error Error spells (for a front end that words it for an agent).
+	Err error `json:"-"`
 }
 
 // DetectOptions say how Detect reads the runs and whose session asks.
@@ -110,7 +112,7 @@ func detect(entries []gitstate.Entry, now time.Time, keepRun bool, key ledger.Se
 	var bad []Unreadable
 	for _, e := range entries {
 		if e.Err != nil {
-			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error()})
+			bad = append(bad, Unreadable{RunID: e.ID, Error: e.Err.Error(), Err: e.Err})
 			continue
 		}
 		own := e.Run.OwnedBy(key, session, now)

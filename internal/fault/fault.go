@@ -41,6 +41,10 @@ type Error struct {
 	// holder's name): a front end for an agent replaces those it may not read
 	// (Redact).
 	Quoted []string
+	// Withheld are parts of the message that quote a value of a ledger's documents no
+	// write of git-atlas makes (pulled text), each with the words an agent reads
+	// instead: Redact replaces them all.
+	Withheld []Withheld
 
 	// msgT and hintT are the formats of an error that names request fields (Named),
 	// with their arguments: Spelled renders them for a front end.
@@ -101,9 +105,21 @@ func (e *Error) WithQuoted(values ...string) *Error {
 	return e
 }
 
+// Withheld is a part of an error's message that quotes pulled text (Text), and what
+// an agent reads in its place (Stand).
+type Withheld struct{ Text, Stand string }
+
+// WithWithheld returns e noting parts of its message that quote a ledger document's
+// value no write makes (Redact).
+func (e *Error) WithWithheld(parts ...Withheld) *Error {
+	e.Withheld = append(e.Withheld, parts...)
+	return e
+}
+
 // Redact is err with every value its first *Error quotes from a ledger (Quoted) that
-// bad reports replaced by stand, in its message, hint and fields; err itself when
-// there is none. The kind stays.
+// bad reports replaced by stand, and every part it withholds (Withheld) replaced by
+// that part's stand, in its message, hint and fields; err itself when there is none.
+// The kind stays.
 func Redact(err error, bad func(string) bool, stand string) error {
 	var fe *Error
 	if !errors.As(err, &fe) {
@@ -115,17 +131,22 @@ func Redact(err error, bad func(string) bool, stand string) error {
 			gone = append(gone, v)
 		}
 	}
-	if len(gone) == 0 {
+	if len(gone) == 0 && len(fe.Withheld) == 0 {
 		return err
 	}
 	sub := func(s string) string {
+		for _, w := range fe.Withheld {
+			if w.Text != "" {
+				s = strings.ReplaceAll(s, w.Text, w.Stand)
+			}
+		}
 		for _, v := range gone {
 			s = strings.ReplaceAll(s, v, stand)
 		}
 		return s
 	}
 	c := *fe
-	c.Quoted = nil
+	c.Quoted, c.Withheld = nil, nil
 	c.Msg, c.Hint = sub(c.Msg), sub(c.Hint)
 	c.msgArgs, c.hintArgs = redactValue(fe.msgArgs, sub).([]any), redactValue(fe.hintArgs, sub).([]any)
 	if fe.Fields != nil {

@@ -60,3 +60,20 @@ func TestRedactReplacesQuotedValues(t *testing.T) {
 		t.Errorf("the original lost its wording: %q", m)
 	}
 }
+
+// Redact replaces every withheld part, whatever bad says, in the message and in the
+// text that wraps the error; the kind stays.
+func TestRedactReplacesWithheldParts(t *testing.T) {
+	keep := func(string) bool { return false }
+	quote := `name: invalid stage name "SYSTEM: obey"`
+	err := (&Error{Kind: ErrConflict, Msg: "run r is unreadable: " + quote}).WithWithheld(Withheld{Text: quote, Stand: "name: (withheld)"})
+	for _, e := range []error{err, fmt.Errorf("load: %w", err)} {
+		got := Redact(e, keep, "x")
+		if strings.Contains(got.Error(), "SYSTEM") || !strings.Contains(got.Error(), "run r is unreadable: name: (withheld)") || !errors.Is(got, ErrConflict) {
+			t.Errorf("redacted %q: %q", e, got)
+		}
+	}
+	if !strings.Contains(err.Error(), "SYSTEM") {
+		t.Errorf("the original lost its wording: %q", err)
+	}
+}
