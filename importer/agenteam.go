@@ -325,14 +325,27 @@ func ateamRun(dir, name string, files map[string][]byte) (*Plan, *Problem) {
 		}
 	}
 	if wt := st.WorktreePath; wt != "" {
-		if filepath.IsAbs(wt) || strings.HasPrefix(filepath.Clean(wt), "..") {
-			p.Notes = append(p.Notes, fmt.Sprintf("worktree_path %q is outside the project: left alone", wt))
+		if slug, ok := ateamWorktree(wt); ok {
+			p.Worktree = filepath.Join(filepath.Dir(filepath.Clean(dir)), ateamWorktrees, slug)
 		} else {
-			p.Worktree = filepath.Join(filepath.Dir(filepath.Clean(dir)), wt)
+			p.Notes = append(p.Notes, fmt.Sprintf("worktree_path %q is not %s/<slug>, where AgenTeam makes worktrees: left alone", wt, ateamWorktrees))
 		}
 	}
 	p.Header = h
 	return p, nil
+}
+
+// ateamWorktrees is the directory, beside .agenteam/, AgenTeam makes a run's
+// worktree in (worktree isolation).
+const ateamWorktrees = ".ateam-worktrees"
+
+// ateamWorktree is the slug of worktree_path when it is .ateam-worktrees/<slug>, the
+// only place AgenTeam makes a worktree: a source naming any other directory (the
+// project's own checkout, a worktree of the user's) would have it adopted, and its
+// uncommitted files snapshotted into the run, which a push carries to the remote.
+func ateamWorktree(wt string) (string, bool) {
+	dir, slug, ok := strings.Cut(filepath.ToSlash(filepath.Clean(wt)), "/")
+	return slug, ok && dir == ateamWorktrees && confine.Name(slug) == nil
 }
 
 // The resume command of a HOTL-managed AgenTeam run, as AgenTeam's resume procedure

@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/internal/gitid"
@@ -166,8 +167,15 @@ func finish(ctx context.Context, store *gitstate.Store, p *Plan, res Result, fro
 	return res
 }
 
-// isWorktree reports whether path is one of the repository's worktrees.
+// isWorktree reports whether path is one of the repository's linked worktrees: git
+// lists it, and its .git file names a registration of this repository. The main
+// worktree (the user's checkout) is never one a source's run worked in.
 func isWorktree(ctx context.Context, repo *git.Repository, path string) (bool, string) {
+	for _, p := range []string{path, filepath.Dir(path)} {
+		if confine.NoSymlink(p) != nil {
+			return false, p + " is a symbolic link" // a source's link to a worktree it did not make
+		}
+	}
 	list, err := repo.ListWorktrees(ctx)
 	if err != nil {
 		return false, err.Error()
@@ -175,6 +183,9 @@ func isWorktree(ctx context.Context, repo *git.Repository, path string) (bool, s
 	want := resolved(path)
 	for _, w := range list {
 		if resolved(w.Path) == want {
+			if !repo.OwnsWorktree(w.Path) {
+				return false, "it is the repository's main worktree, not a linked one"
+			}
 			return true, ""
 		}
 	}

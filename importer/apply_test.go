@@ -2,6 +2,8 @@ package importer
 
 import (
 	"context"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -190,6 +192,26 @@ func TestImportedTimesReadBack(t *testing.T) {
 		}
 		for _, e := range events {
 			canonical(id+" event "+string(e.Type), e.Time)
+		}
+	}
+}
+
+// isWorktree takes only a linked worktree of the repository: not its main one (the
+// user's checkout), nor one reached through a symbolic link.
+func TestIsWorktreeTakesOnlyLinkedOnes(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	store := newStore(t)
+	main := store.Repo.Worktree(filepath.Dir(store.Repo.CommonDir)).Path
+	linked := filepath.Join(t.TempDir(), "wt")
+	testenv.Git(t, main, "", "worktree", "add", "-q", "--detach", linked)
+	link := filepath.Join(t.TempDir(), "link")
+	if err := os.Symlink(linked, link); err != nil {
+		t.Fatal(err)
+	}
+	for path, want := range map[string]bool{main: false, linked: true, link: false} {
+		if got, why := isWorktree(ctx, store.Repo, path); got != want {
+			t.Errorf("isWorktree(%s) = %v (%s), want %v", path, got, why, want)
 		}
 	}
 }
