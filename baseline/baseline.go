@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 )
@@ -52,9 +53,16 @@ func Present(ctx context.Context, repo *git.Repository, sha string) bool {
 	return err == nil
 }
 
+// MaxConfigFile bounds one configuration file a run hashes. Configuration is small,
+// and the names come from a ledger too (a pulled run's config_files): a FIFO, a
+// device such as /dev/zero or a file over the bound is hashed as what it is, never
+// read, so that no read waits or runs on forever.
+const MaxConfigFile = 16 << 20
+
 // ConfigHash is sha256 over the named files, in order: each file's path as given,
 // its length and its bytes, so moving bytes between files changes the hash. A
-// missing file hashes as missing, so that drift is reported rather than failing.
+// missing file hashes as missing, and one that is not a regular file or is over
+// MaxConfigFile as such, so that drift is reported rather than failing.
 func ConfigHash(base string, files []string) (string, error) {
 	if len(files) == 0 {
 		return "", nil
@@ -66,22 +74,26 @@ func ConfigHash(base string, files []string) (string, error) {
 			p = filepath.Join(base, p)
 		}
 		fmt.Fprintf(h, "%s\x00", f)
-		fh, err := os.Open(p)
-		if err != nil {
-			if errors.Is(err, os.ErrNotExist) {
-				fmt.Fprintf(h, "missing\x00")
-				continue
-			}
+		fh, size, err := confine.OpenRegular(p, MaxConfigFile)
+		switch {
+		case errors.Is(err, os.ErrNotExist):
+			fmt.Fprintf(h, "missing\x00")
+			continue
+		case errors.Is(err, confine.ErrNotRegular):
+			fmt.Fprintf(h, "not a regular file\x00")
+			continue
+		case errors.Is(err, confine.ErrTooBig):
+			fmt.Fprintf(h, "over %d bytes\x00", MaxConfigFile)
+			continue
+		case err != nil:
 			return "", fmt.Errorf("hash config %s: %w", f, err)
 		}
-		st, err := fh.Stat()
-		if err != nil {
-			fh.Close()
-			return "", err
-		}
-		fmt.Fprintf(h, "%d\x00", st.Size())
-		_, err = io.Copy(h, fh)
+		fmt.Fprintf(h, "%d\x00", size)
+		n, err := io.Copy(h, io.LimitReader(fh, size))
 		fh.Close()
+		if err == nil && n != size {
+			err = fmt.Errorf("it changed while it was read")
+		}
 		if err != nil {
 			return "", fmt.Errorf("hash config %s: %w", f, err)
 		}

@@ -3,12 +3,12 @@ package ops
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/git-atlas/git-atlas/importer"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/ledger"
@@ -44,6 +44,10 @@ func (s *SnapshotOptions) Check() error {
 	return nil
 }
 
+// maxPipelineFile bounds a pipeline file start reads (a few stages of YAML): the path
+// may come over the MCP wire, and /dev/zero or a FIFO is refused, never read.
+const maxPipelineFile = 1 << 20
+
 // Check fills start's defaults (baseline HEAD, the stages of Pipeline or StageList)
 // and refuses limits that do not fit the run.
 func (req *StartRequest) Check() error {
@@ -54,7 +58,7 @@ func (req *StartRequest) Check() error {
 	case req.Pipeline != "" && req.StageList != "":
 		return fault.Named(fault.ErrUsage, "give {stages} or {pipeline}, not both")
 	case req.Pipeline != "" && req.Stages == nil:
-		data, err := os.ReadFile(req.Pipeline)
+		data, err := confine.ReadRegular(req.Pipeline, maxPipelineFile)
 		if err != nil {
 			return fault.Usage("read pipeline: %v", err)
 		}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/gitstate"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/ledger"
@@ -273,9 +274,11 @@ func configFiles(top string, files []string) ([]string, string, error) {
 		if err != nil {
 			return nil, "", err
 		}
-		if _, err := os.Stat(abs); err != nil {
+		fh, _, err := confine.OpenRegular(abs, baseline.MaxConfigFile)
+		if err != nil {
 			return nil, "", fault.Usage("config file %s: %v", f, err)
 		}
+		fh.Close()
 		if top != "" {
 			if r, err := filepath.Rel(top, abs); err == nil && !strings.HasPrefix(r, "..") {
 				abs = filepath.ToSlash(r)

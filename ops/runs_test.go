@@ -3,7 +3,9 @@ package ops
 import (
 	"encoding/json"
 	"errors"
+	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -269,5 +271,30 @@ func TestUndo(t *testing.T) {
 	}
 	if ev := f.last(); ev.Type != ledger.EventUndone || ev.Holder != "d1" {
 		t.Fatalf("event: %+v", ev)
+	}
+}
+
+// start's pipeline and config files may be named over the MCP wire: a FIFO or
+// /dev/zero is refused (a usage error, no run), never read.
+func TestStartRefusesFilesThatAreNotRegular(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, ledger.KindSingle)
+	fifo := filepath.Join(t.TempDir(), "fifo")
+	if err := syscall.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, req := range []StartRequest{
+		{ID: "p", Pipeline: fifo, Driver: d1},
+		{ID: "z", Pipeline: "/dev/zero", Driver: d1},
+		{ID: "c", ConfigFiles: []string{"/dev/zero"}, Driver: d1},
+		{ID: "d", ConfigFiles: []string{fifo}, Driver: d1},
+	} {
+		_, err := f.ops.Start(f.ctx, req)
+		if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "not a regular file") {
+			t.Errorf("start %s: %v, want a usage error", req.ID, err)
+		}
+		if _, err := f.ops.Reader().Load(f.ctx, req.ID); !errors.Is(err, fault.ErrNotFound) {
+			t.Errorf("start %s wrote a run: %v", req.ID, err)
+		}
 	}
 }

@@ -5,7 +5,9 @@
 // configuration or the MCP wire is never written to or removed as given: it is
 // resolved against a Root (symbolic links included, in the longest part that exists)
 // and refused unless it lies inside that root. Names that become one path component
-// (a snapshot tree's entry, a run or node directory) are checked by Name first.
+// (a snapshot tree's entry, a run or node directory) are checked by Name first. A file
+// such data names for reading is read only when it is a regular file, and bounded
+// (OpenRegular).
 package confine
 
 import (
