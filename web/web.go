@@ -180,7 +180,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			v := u.Query()
 			v.Del("token")
 			u.RawQuery = v.Encode()
-			http.Redirect(w, r, (&url.URL{Path: u.Path, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
+			// A path of "//host/..." would be read as another host's address: the
+			// redirect stays on this server, whatever the path.
+			path := "/" + strings.TrimLeft(u.Path, "/")
+			http.Redirect(w, r, (&url.URL{Path: path, RawQuery: u.RawQuery}).String(), http.StatusSeeOther)
 			return
 		}
 		c, err := r.Cookie(CookieName)

@@ -129,6 +129,13 @@ func TestSecurityRules(t *testing.T) {
 	if len(cs) != 1 || cs[0].Value != "sekrit" || !cs[0].HttpOnly || cs[0].SameSite != http.SameSiteStrictMode {
 		t.Errorf("token visit set cookies %+v", cs)
 	}
+	// The redirect stays on this server: a path of "//host" is not another host's.
+	for _, target := range []string{"//evil.example/?token=sekrit", "///evil.example/x?token=sekrit"} {
+		r := get(s, "GET", target, "localhost:1", nil)
+		if loc := r.Header.Get("Location"); r.StatusCode != http.StatusSeeOther || strings.HasPrefix(loc, "//") || !strings.HasPrefix(loc, "/") {
+			t.Errorf("token visit of %s: status %d, location %q", target, r.StatusCode, loc)
+		}
+	}
 	// The cookie is enough, on every loopback name and port.
 	for _, host := range []string{"127.0.0.1:8080", "localhost", "LOCALHOST:9", "[::1]:8080", "[::1]"} {
 		if r := get(s, "GET", "/", host, good); r.StatusCode != http.StatusOK {
