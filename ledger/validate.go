@@ -28,8 +28,10 @@ func CheckDocuments(h *Header, st *State) error {
 		c.name("run", at("run.json run_id"), h.RunID)
 		c.stamp(at("run.json created_at"), h.CreatedAt)
 		for i, s := range h.Stages {
-			c.name("stage", item("run.json stages", i, ".name"), s.Name)
-			c.optName("stage", item("run.json stages", i, ".rework_to"), s.ReworkTo)
+			c.node("stage", item("run.json stages", i, ".name"), s.Name)
+			if s.ReworkTo != "" {
+				c.node("stage", item("run.json stages", i, ".rework_to"), s.ReworkTo)
+			}
 		}
 	}
 	if st != nil {
@@ -40,7 +42,7 @@ func CheckDocuments(h *Header, st *State) error {
 			c.stamp(at("driver expires_at"), d.ExpiresAt)
 		}
 		for i, s := range st.Stages {
-			c.name("stage", item("stages", i, ".name"), s.Name)
+			c.node("stage", item("stages", i, ".name"), s.Name)
 			c.oneOf(member("stage", s.Name, " status"), s.Status, StageStatuses)
 			c.stamp(member("stage", s.Name, " updated_at"), s.UpdatedAt)
 			c.verify(member("stage", s.Name, " verify"), s.Verify)
@@ -55,12 +57,14 @@ func CheckDocuments(h *Header, st *State) error {
 			}
 		}
 		for i, j := range st.Jobs {
-			c.name("job", item("jobs", i, ".id"), j.ID)
+			c.node("job", item("jobs", i, ".id"), j.ID)
 			c.oneOf(member("job", j.ID, " state"), j.State, jobStates)
 			for _, n := range j.Needs {
-				c.name("job", member("job", j.ID, " needs"), n)
+				c.node("job", member("job", j.ID, " needs"), n)
 			}
-			c.optName("job", member("job", j.ID, " parent"), j.Parent)
+			if j.Parent != "" {
+				c.node("job", member("job", j.ID, " parent"), j.Parent)
+			}
 			c.agent(member("job", j.ID, ""), j.Agent, j.ThreadID)
 			c.lease(member("job", j.ID, " lease"), j.Lease)
 			c.stamp(member("job", j.ID, " expires_at"), j.ExpiresAt)
@@ -207,6 +211,23 @@ func (c *checker) name(what string, where place, name string) {
 			c.refuse(where(), err)
 		}
 	}
+}
+
+// node is name for a stage or job name: not one the worktree layout reserves either
+// (CheckNodeName), as on write.
+func (c *checker) node(what string, where place, name string) {
+	c.name(what, where, name)
+	if c.err == nil && mayBeReserved(name) {
+		if err := CheckNodeName(what, name); err != nil {
+			c.refuse(where(), err)
+		}
+	}
+}
+
+// mayBeReserved is false for a name CheckNodeName surely passes (of a valid name),
+// without a regular expression or a copy: almost every name.
+func mayBeReserved(name string) bool {
+	return len(name) == 5 || len(name) > 7 && strings.EqualFold(name[:7], "replay-") || strings.IndexByte(name, '.') >= 0
 }
 
 func (c *checker) optName(what string, where place, name string) {

@@ -16,3 +16,46 @@ func FuzzPlainName(f *testing.F) {
 		}
 	})
 }
+
+// A name the worktree layout reserves is refused on read as on write (CheckNodeName):
+// a stage or job named union or replay-<stage>-<n>, a rework target, a need, a
+// parent. A worktree record's node may be one (the union's, a replay's).
+func TestReservedNamesRefusedOnRead(t *testing.T) {
+	t.Parallel()
+	base := testOID("1")
+	for name, edit := range map[string]func(h *Header, st *State){
+		"stage union":       func(h *Header, st *State) { h.Stages[0].Name = "Union" },
+		"state stage":       func(h *Header, st *State) { st.Stages[0].Name = "replay-code-1" },
+		"rework target":     func(h *Header, st *State) { h.Stages[0].ReworkTo = "union" },
+		"job":               func(h *Header, st *State) { st.Jobs[0].ID = "a.atlas-materializing" },
+		"need":              func(h *Header, st *State) { st.Jobs[0].Needs = []string{"x.ATLAS-BROKEN-1"} },
+		"parent":            func(h *Header, st *State) { st.Jobs[0].Parent = "union" },
+		"":                  func(h *Header, st *State) {},
+		"union worktree ok": func(h *Header, st *State) { st.Worktrees[0].Node, st.Worktrees[0].Branch = "union", "atlas/r/union" },
+	} {
+		h := Header{RunID: "r", Kind: KindSingle, Baseline: base, Stages: []StageDef{{Name: "code"}}}
+		st := State{RunID: "r", Status: RunRunning, Stages: []StageState{{Name: "code", Status: StagePending}},
+			Jobs:      []Job{{ID: "j", State: JobPending}},
+			Worktrees: []WorktreeRec{{Node: "code", Branch: "atlas/r/node/code"}}}
+		edit(&h, &st)
+		err := CheckDocuments(&h, &st)
+		if ok := name == "" || strings.HasSuffix(name, " ok"); ok != (err == nil) {
+			t.Errorf("%s: %v", name, err)
+		}
+		if err != nil && !strings.Contains(err.Error(), "reserved") {
+			t.Errorf("%s: %v, want it called reserved", name, err)
+		}
+	}
+}
+
+// mayBeReserved passes every valid name CheckNodeName refuses.
+func FuzzMayBeReserved(f *testing.F) {
+	for _, s := range []string{"union", "UNION", "unio", "replay-a-1", "Replay-code-12", "replay-1", "a.atlas-materializing", "b.Atlas-Broken-x", "code", "x.y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, name string) {
+		if ValidName("stage", name) == nil && CheckNodeName("stage", name) != nil && !mayBeReserved(name) {
+			t.Fatalf("mayBeReserved(%q) = false; CheckNodeName refuses it", name)
+		}
+	})
+}
