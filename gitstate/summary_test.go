@@ -16,8 +16,8 @@ import (
 )
 
 // summaryRuns makes runs of every shape a summary line must carry: escapes and
-// non-ASCII in intent and session, nil and empty stage lists, a driver lease and a
-// reason, and an intent too long for a line.
+// non-ASCII in the intent, a sealed session and a plain one, nil and empty stage
+// lists, a driver lease and a reason, and an intent too long for a line.
 func summaryRuns(t *testing.T, s *Store) {
 	t.Helper()
 	ctx := context.Background()
@@ -36,7 +36,7 @@ func summaryRuns(t *testing.T, s *Store) {
 		}
 	}
 	create("plain", "do it", "", []ledger.StageState{{Name: "code", Status: ledger.StagePending}, {Name: "test", Status: ledger.StagePending}})
-	create("escapes", "say \"hi\" \\ then\nnewline <b>&amp;</b> \u00fcn\u00efcode \U0001F389 \u2028", "s\u00e9ance", []ledger.StageState{})
+	create("escapes", "say \"hi\" \\ then\nnewline <b>&amp;</b> \u00fcn\u00efcode \U0001F389 \u2028", ledger.SealPrefix+strings.Repeat("5e", 32), []ledger.StageState{})
 	create("nil-stages", "", "bench", nil)
 	create("long", strings.Repeat("long intent ", 600), "", []ledger.StageState{{Name: "code", Status: ledger.StagePending}})
 	if err := transition(s, "plain", "code", ledger.StageDispatched); err != nil {

@@ -27,6 +27,15 @@ func CheckDocuments(h *Header, st *State) error {
 	if h != nil {
 		c.name("run", at("run.json run_id"), h.RunID)
 		c.stamp(at("run.json created_at"), h.CreatedAt)
+		c.session(at("run.json session"), h.Session)
+		if c.err == nil && h.ConfigHash != "" && !isConfigHash(h.ConfigHash) {
+			c.fail(at("run.json config_hash"), h.ConfigHash, "not sha256:<64 hex digits>")
+		}
+		if c.err == nil {
+			if err := h.CheckMode(); err != nil {
+				c.refuse("run.json pipeline_mode", err)
+			}
+		}
 		for i, s := range h.Stages {
 			c.node("stage", item("run.json stages", i, ".name"), s.Name)
 			if s.ReworkTo != "" {
@@ -40,6 +49,7 @@ func CheckDocuments(h *Header, st *State) error {
 		c.stamp(at("state.json updated_at"), st.UpdatedAt)
 		if d := st.Driver; d != nil {
 			c.stamp(at("driver expires_at"), d.ExpiresAt)
+			c.session(at("driver session"), d.Session)
 		}
 		for i, s := range st.Stages {
 			c.node("stage", item("stages", i, ".name"), s.Name)
@@ -211,6 +221,40 @@ func (c *checker) name(what string, where place, name string) {
 			c.refuse(where(), err)
 		}
 	}
+}
+
+// session checks a session as the ledger keeps it, when there: sealed (its keyed
+// hash, Seal), or a plain name an earlier release kept.
+func (c *checker) session(where place, s string) {
+	if c.err != nil || s == "" {
+		return
+	}
+	if rest, ok := strings.CutPrefix(s, SealPrefix); ok {
+		if !isHex(rest, 64) {
+			c.fail(where, s, "not "+SealPrefix+"<64 hex digits>")
+		}
+		return
+	}
+	c.name("session", where, s)
+}
+
+// isConfigHash reports whether s is what ConfigHash writes: sha256:<64 hex digits>.
+func isConfigHash(s string) bool {
+	rest, ok := strings.CutPrefix(s, "sha256:")
+	return ok && isHex(rest, 64)
+}
+
+// isHex reports whether s is n lowercase hex digits.
+func isHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
 }
 
 // node is name for a stage or job name: not one the worktree layout reserves either
