@@ -26,8 +26,8 @@ import (
 
 // Systems.
 const (
-	KimiAtlas = "kimi-atlas"
-	AgenTeam  = "agenteam"
+	KimiAtlas = ledger.SystemKimiAtlas
+	AgenTeam  = ledger.SystemAgenTeam
 )
 
 // kimiStages is kimi-atlas's canonical stage machine, in order (its ctxstore.STAGES).

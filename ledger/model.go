@@ -60,6 +60,22 @@ type Header struct {
 	Extra        Extra  `json:"-"`
 }
 
+// The systems import reads runs from (ImportedFrom.System, WorktreeRec.Adopted).
+const (
+	SystemKimiAtlas = "kimi-atlas"
+	SystemAgenTeam  = "agenteam"
+)
+
+// AdoptedWithheld is the part of a message that names where a worktree was adopted
+// from, with what an agent reads instead when the ledger's name is none of the
+// systems import knows (pulled text): empty when it is one.
+func AdoptedWithheld(adopted string) []fault.Withheld {
+	if adopted == "" || adopted == SystemKimiAtlas || adopted == SystemAgenTeam {
+		return nil
+	}
+	return []fault.Withheld{{Text: "adopted from " + adopted + " at import", Stand: "adopted from another system at import"}}
+}
+
 // ImportedFrom says where an imported run came from.
 type ImportedFrom struct {
 	System   string `json:"system"`

@@ -728,6 +728,17 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 	}
 }
 
+// setup is s, a setup recorded on a worktree of r, as an agent reads it: whole when a
+// person vouched for r, or this clone trusts r and an event of its own wrote the
+// command and the output; else its outcome, exit code and time only, and withheld.
+func (a agentText) setup(ctx context.Context, r *ledger.Run, s *ledger.SetupRec) (*ledger.SetupRec, bool) {
+	if s == nil || a.vouched(ctx, r) ||
+		a.trusts(ctx, r.Header.RunID, r.Header.Intent) && a.ownKept(ctx, r, s.Command) && a.ownKept(ctx, r, s.Tail) {
+		return s, false
+	}
+	return &ledger.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}, true
+}
+
 // audit withholds the reasons that quote a ledger record (why a worktree it names
 // is foreign) when this clone does not trust the record's run.
 func (a agentText) audit(ctx context.Context, res *AuditResult) {

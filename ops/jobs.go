@@ -248,6 +248,8 @@ type JobRenewRequest struct {
 	// Lease is the job's current lease token.
 	Lease  string `json:"lease" help:"${job_renew_lease}"`
 	Worker Worker `wire:"inline"`
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // JobRenewResult is the renewed lease. Its fields are in the order of the JSON keys
@@ -266,7 +268,7 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 		return nil, err
 	}
 	var j *ledger.Job
-	_, err := o.workerStore(req.Worker).Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
+	r, err := o.workerStore(req.Worker).Update(ctx, req.Run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := graphRun(r, true); err != nil {
 			return nil, err
 		}
@@ -280,7 +282,13 @@ func (o *Ops) JobRenew(ctx context.Context, req JobRenewRequest) (*JobRenewResul
 	if err != nil {
 		return nil, err
 	}
-	return &JobRenewResult{ExpiresAt: j.ExpiresAt, Job: j, Lease: j.Lease, RunID: req.Run}, nil
+	res := &JobRenewResult{ExpiresAt: j.ExpiresAt, Job: j, Lease: j.Lease, RunID: req.Run}
+	if req.ForAgent { // the job's text, as job_claim gives it
+		c := *j
+		res.Job = &c
+		o.agentText().jobs(ctx, r, []*ledger.Job{res.Job})
+	}
+	return res, nil
 }
 
 // JobDoneRequest is `job done RUN JOB --lease TOKEN --status S`.

@@ -27,6 +27,8 @@ type WorktreeAddRequest struct {
 	// lease, unless Driver.TakeOver asks to take the run over.
 	Lease  string `json:"lease,omitempty" help:"${worktree_add_lease}"`
 	Driver Driver `wire:"inline"`
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // WorktreeAddResult is a managed worktree as `worktree add` made or found it (docs/contract.md
@@ -48,6 +50,9 @@ type WorktreeAddResult struct {
 	Ports []int `json:"ports"`
 	// Setup is the run's setup command as it ran in the new worktree (docs/contract.md §15).
 	Setup *ledger.SetupRec `json:"setup,omitempty"`
+	// TextWithheld: for an agent, the setup's command and output were left out
+	// (docs/contract.md §6).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 // nodeStore is the store a write about a node's worktree goes through: a worker's,
@@ -85,10 +90,25 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 	if res.Created || res.Recreated || res.Reattached {
 		// A new directory: the run's setup runs in it (docs/contract.md §15).
 		if out.Setup, err = resume.Setup(ctx, store, req.Run, rec.Node); err != nil {
-			return out, err
+			return o.setupForAgent(ctx, store, req, out), err
 		}
 	}
-	return out, setupError(req.Run, rec.Node, out.Setup)
+	return o.setupForAgent(ctx, store, req, out), setupError(req.Run, rec.Node, out.Setup)
+}
+
+// setupForAgent is out with its setup as an agent reads it (agentText.setup), when
+// the request is an agent's.
+func (o *Ops) setupForAgent(ctx context.Context, store *gitstate.Store, req WorktreeAddRequest, out *WorktreeAddResult) *WorktreeAddResult {
+	if !req.ForAgent || out.Setup == nil {
+		return out
+	}
+	r, err := store.Load(ctx, req.Run)
+	if err != nil {
+		out.Setup, out.TextWithheld = &ledger.SetupRec{Outcome: out.Setup.Outcome, ExitCode: out.Setup.ExitCode, At: out.Setup.At}, true
+		return out
+	}
+	out.Setup, out.TextWithheld = o.agentText().setup(ctx, r, out.Setup)
+	return out
 }
 
 func portsOf(rec ledger.WorktreeRec) []int {
@@ -106,8 +126,11 @@ func setupError(run, node string, s *ledger.SetupRec) error {
 	}
 	retry := "git atlas worktree setup " + run + " " + node
 	if s.Outcome == ledger.SetupUntrusted {
-		return fault.Refused("the setup %q came with run %s from elsewhere and was not run: worktree of node %s is not ready", s.Command, run, node).
-			WithHint("read it, then `git atlas trust %s` and `%s`", run, retry)
+		// The command is the other clone's text: an agent reads that it was withheld.
+		quoted := fmt.Sprintf("the setup %q", s.Command)
+		return fault.Refused("%s came with run %s from elsewhere and was not run: worktree of node %s is not ready", quoted, run, node).
+			WithHint("read it, then `git atlas trust %s` and `%s`", run, retry).
+			WithWithheld(fault.Withheld{Text: quoted, Stand: "its setup command (withheld: not trusted here)"})
 	}
 	return (&fault.Error{Kind: fault.ErrVerifyFailed, Msg: "setup of worktree of node " + node + " of run " + run + " " + s.Outcome +
 		" (exit " + strconv.Itoa(s.ExitCode) + "): it is not ready"}).WithHint("`%s` runs it again", retry)

@@ -193,7 +193,8 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	}
 	if rec.Adopted != "" {
 		return nil, fault.Refused("the worktree of node %s of run %s (%s) was adopted from %s at import: git-atlas did not make it and does not remove it; nothing was removed",
-			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `git atlas recovery list %s` lists its snapshots", run)
+			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `git atlas recovery list %s` lists its snapshots", run).
+			WithWithheld(ledger.AdoptedWithheld(rec.Adopted)...)
 	}
 	repo := store.Repo
 	// Only a worktree git-atlas manages is snapshotted and removed: a record that

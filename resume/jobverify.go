@@ -3,6 +3,7 @@ package resume
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
@@ -32,9 +33,12 @@ func NodeVerify(ctx context.Context, store *gitstate.Store, r *ledger.Run, comma
 		return nil, err
 	}
 	if !ok {
-		e := fault.New(fault.ErrRefused, "the verify %q came with run %s from elsewhere and was not run", command, r.Header.RunID)
+		// The command is the other clone's text: an agent reads that it was withheld.
+		quoted := fmt.Sprintf("the verify %q", command)
+		e := fault.New(fault.ErrRefused, "%s came with run %s from elsewhere and was not run", quoted, r.Header.RunID)
 		e.Err = ErrUntrusted
-		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID)
+		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID).
+			WithWithheld(fault.Withheld{Text: quoted, Stand: "its verify command (withheld: not trusted here)"})
 	}
 	return runCommand(ctx, approved, dir, NodeEnv(r, dir), timeout, store.Now()), nil
 }

@@ -118,7 +118,8 @@ func (g *Gate) Foreign(run string, rec ledger.WorktreeRec) error {
 // run's namespace.
 func ownRecord(run string, rec ledger.WorktreeRec) error {
 	if rec.Adopted != "" {
-		return describe(run, rec, &fault.Error{Kind: fault.ErrRefused, Msg: rec.Path + ": adopted from " + rec.Adopted + " at import: git-atlas did not make it", Err: git.ErrForeign})
+		e := &fault.Error{Kind: fault.ErrRefused, Msg: rec.Path + ": adopted from " + rec.Adopted + " at import: git-atlas did not make it", Err: git.ErrForeign}
+		return describe(run, rec, e.WithWithheld(ledger.AdoptedWithheld(rec.Adopted)...))
 	}
 	if !strings.HasPrefix(rec.Branch, "atlas/"+run+"/") {
 		return describe(run, rec, &fault.Error{Kind: fault.ErrRefused, Msg: rec.Path + ": its branch " + rec.Branch + " is not one of run " + run + "'s (atlas/" + run + "/...)", Err: git.ErrForeign})
@@ -178,7 +179,8 @@ func describe(run string, rec ledger.WorktreeRec, err error) error {
 		return err
 	}
 	return (&fault.Error{Kind: fault.ErrRefused, Msg: "the worktree of node " + rec.Node + " of run " + run + " (" + fe.Msg + ")", Err: git.ErrForeign}).
-		WithHint("`git atlas audit` lists it as foreign; if the run is not yours, drop it, and check where it came from")
+		WithHint("`git atlas audit` lists it as foreign; if the run is not yours, drop it, and check where it came from").
+		WithWithheld(fe.Withheld...)
 }
 
 // Foreign reports whether err is Own's refusal of a worktree git-atlas does not
