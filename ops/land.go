@@ -131,8 +131,10 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	ev.ApprovedBy = res.ApprovedBy
 	tip, how := uid, LandFastForward
+	var tree git.OID // the merged tree, for a merge
 	if !ff {
-		tree, conflicts, err := o.Repo.MergeTree(ctx, old, uid)
+		var conflicts []string
+		tree, conflicts, err = o.Repo.MergeTree(ctx, old, uid)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +151,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	res.New, res.How = tip.String(), how
 	ev.New, ev.How = tip, how
 	up := git.RefUpdate{Name: ref, Old: oldHex, New: res.New}
-	if err := o.recordLanding(ctx, req.Run, union, &up, ev); err != nil {
+	if err := o.recordLanding(ctx, req.Run, union, &up, ev, tree); err != nil {
 		return nil, err
 	}
 	res.New = up.New
@@ -245,10 +247,12 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 // remote, where the ledger's write is a push and the branch is never pushed, the
 // event comes first, naming the move (branch, old and new tip), and the branch moves
 // after it: a land killed in between left that event with the branch still at its old
-// tip, and the next land of the same union onto it finds the event and makes its
-// move (up.New becomes the recorded tip) without recording it twice. A remote that
-// refuses the event leaves the branch where it was.
-func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev ledger.LandedData) error {
+// tip, and the next land of the same union onto it finds the event and, when its tip
+// is the one this land would make (recordedLanding), makes its move (up.New becomes
+// the recorded tip) without recording it twice. A remote that refuses the event
+// leaves the branch where it was. tree is the merged tree when ev is a merge (zero
+// for a fast-forward).
+func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev ledger.LandedData, tree git.OID) error {
 	store := o.Store(ledger.Writer{Role: ledger.RoleObserver})
 	change := func(r *ledger.Run) error {
 		if r.State.Union == nil || r.State.Union.Head.String() != union {
@@ -257,7 +261,7 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 		return nil
 	}
 	if store.Remote != nil {
-		return o.recordLandingRemote(ctx, store, run, union, up, ev, change)
+		return o.recordLandingRemote(ctx, store, run, up, ev, tree, change)
 	}
 	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
@@ -277,21 +281,12 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 
 // recordLandingRemote is recordLanding through a remote: the landed event (unless an
 // earlier land recorded this very move and died before making it), then the move.
-func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run, union string, up *git.RefUpdate, ev ledger.LandedData, change func(*ledger.Run) error) error {
-	log, err := store.Log(ctx, run)
+func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run string, up *git.RefUpdate, ev ledger.LandedData, tree git.OID, change func(*ledger.Run) error) error {
+	recorded, err := o.recordedLanding(ctx, store, run, ev, tree)
 	if err != nil {
 		return err
 	}
-	var recorded git.OID
-	for _, e := range log {
-		if e.Type != ledger.EventLanded {
-			continue
-		}
-		if d, err := ledger.DecodeData[ledger.LandedData](&e); err == nil && "refs/heads/"+d.Branch == up.Name && d.Old.String() == up.Old && d.Union.String() == union {
-			recorded = d.New
-		}
-	}
-	if !recorded.IsZero() && o.Repo.HasObject(ctx, recorded) {
+	if !recorded.IsZero() {
 		up.New = recorded.String() // this move was recorded, and never made
 	} else if _, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
@@ -308,6 +303,52 @@ func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, ru
 		return err
 	}
 	return nil
+}
+
+// recordedLanding is the new tip of a landed event in run's log that recorded the
+// very move ev makes (same branch, old tip and union) and that this land would make
+// itself: what a land killed between its event and its move leaves; zero when there
+// is none. The remote's ledger is written by every clone of it, so such an event is
+// a claim, not a fact: one whose tip is not what this land makes (sameLanding) is
+// passed over, and this land makes and records its own move (docs/contract.md §15).
+// Refusing instead would let a planted event stop that branch landing for good.
+func (o *Ops) recordedLanding(ctx context.Context, store *gitstate.Store, run string, ev ledger.LandedData, tree git.OID) (git.OID, error) {
+	log, err := store.Log(ctx, run)
+	if err != nil {
+		return git.OID{}, err
+	}
+	var recorded git.OID
+	for _, e := range log {
+		if e.Type != ledger.EventLanded {
+			continue
+		}
+		d, err := ledger.DecodeData[ledger.LandedData](&e)
+		if err != nil || d.Branch != ev.Branch || d.Old != ev.Old || d.Union != ev.Union {
+			continue
+		}
+		if o.sameLanding(ctx, d.New, ev, tree) {
+			recorded = d.New
+		}
+	}
+	return recorded, nil
+}
+
+// sameLanding reports whether tip is the commit this land moves ev's branch to. For
+// a fast-forward that is the union itself. For a merge it is a commit whose parents
+// are exactly the branch's old tip and the union, in that order, and whose tree is
+// tree, git's merge of the two (the one Land just made): such a commit brings the
+// branch the same files and history as this land's merge, which differs from an
+// earlier land's only in its dates. A commit this repository lacks or cannot read is
+// not one, and the land makes its own move instead.
+func (o *Ops) sameLanding(ctx context.Context, tip git.OID, ev ledger.LandedData, tree git.OID) bool {
+	if ev.How != LandMerge {
+		return tip == ev.Union
+	}
+	c, err := o.Repo.Commit(ctx, tip)
+	if err != nil {
+		return false
+	}
+	return c.Tree == tree && slices.Equal(c.Parents, []git.OID{ev.Old, ev.Union})
 }
 
 // landConflict is a branch that moved while landing.

@@ -213,19 +213,16 @@ func TestLandAcceptUnresolvedIsAPersonsStep(t *testing.T) {
 	}
 }
 
-// Through a remote (atlas.remote), landing is one remote-safe sequence: the landed
-// event first, then the branch. A remote that declines the event leaves the branch
-// where it was, and the next land records and moves it; a land that died after its
-// event, before the move, is finished by the next one without a second event.
-func TestLandThroughARemoteIsOneSequence(t *testing.T) {
-	t.Parallel()
-	f, u := landFixture(t)
-	bare := filepath.Join(t.TempDir(), "remote.git")
+// landThroughRemote makes f's ledger go through a bare remote, origin (atlas.remote),
+// and returns the count of r1's landed events there.
+func landThroughRemote(t *testing.T, f *wtFixture) (bare string, landed func() int) {
+	t.Helper()
+	bare = filepath.Join(t.TempDir(), "remote.git")
 	f.git(f.dir, "init", "-q", "--bare", bare)
 	f.git(f.dir, "remote", "add", "origin", bare)
 	f.git(f.dir, "push", "-q", "origin", "refs/atlas/*:refs/atlas/*", "refs/heads/atlas/*:refs/heads/atlas/*")
 	f.ops.Remote = &gitstate.Remote{Name: "origin"}
-	landed := func() int {
+	return bare, func() int {
 		t.Helper()
 		log, err := f.ops.Reader().Log(f.ctx, "r1")
 		if err != nil {
@@ -239,6 +236,34 @@ func TestLandThroughARemoteIsOneSequence(t *testing.T) {
 		}
 		return n
 	}
+}
+
+// landKilled runs req's land and stops it as soon as its landed event is written,
+// before the branch moves: what a kill right then leaves.
+func landKilled(t *testing.T, f *wtFixture, req LandRequest) {
+	t.Helper()
+	type killed struct{}
+	f.ops.ledgerMoved = func(context.Context, *gitstate.Store) { panic(killed{}) }
+	defer func() {
+		f.ops.ledgerMoved = nil
+		if r := recover(); r != nil {
+			if _, ok := r.(killed); !ok {
+				panic(r)
+			}
+		}
+	}()
+	_, _ = f.ops.Land(f.ctx, req)
+	t.Fatal("the land was not stopped after its event")
+}
+
+// Through a remote (atlas.remote), landing is one remote-safe sequence: the landed
+// event first, then the branch. A remote that declines the event leaves the branch
+// where it was, and the next land records and moves it; a land that died after its
+// event, before the move, is finished by the next one without a second event.
+func TestLandThroughARemoteIsOneSequence(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	bare, landed := landThroughRemote(t, f)
 	approved := Person{ApprovedBy: "alice"}
 
 	hook := filepath.Join(bare, "hooks", "pre-receive")
@@ -261,25 +286,71 @@ func TestLandThroughARemoteIsOneSequence(t *testing.T) {
 
 	// Killed between the event and the move: the next land makes the recorded move.
 	f.git(f.dir, "branch", "-f", "again", f.base)
-	type killed struct{}
-	f.ops.ledgerMoved = func(context.Context, *gitstate.Store) { panic(killed{}) }
-	func() {
-		defer func() {
-			if r := recover(); r != nil {
-				if _, ok := r.(killed); !ok {
-					panic(r)
-				}
-			}
-		}()
-		_, _ = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "again", Person: approved})
-		t.Fatal("the land was not stopped after its event")
-	}()
-	f.ops.ledgerMoved = nil
+	landKilled(t, f, LandRequest{Run: "r1", Onto: "again", Person: approved})
 	if f.rev("again") != f.base || landed() != 2 {
 		t.Fatalf("after the kill: again at %s, %d landed events; want the event and no move", f.rev("again"), landed())
 	}
 	res, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "again", Person: approved})
 	if err != nil || res.New != u.Head || f.rev("again") != u.Head || landed() != 2 {
 		t.Fatalf("land after the kill: %+v, %v; again at %s, %d landed events", res, err, f.rev("again"), landed())
+	}
+}
+
+// The remote's ledger is written by every clone of it, so a landed event there naming
+// a branch's tip and the union is finished only when it records the move this land
+// would make itself (docs/contract.md §15). Another clone's event moving release to a
+// commit of its own is passed over, and so are events moving hotfix to a "merge" of
+// its tip and the union whose tree is not their merge, or to one with their merge's
+// tree and another parent: each branch lands on what land makes, with an event of its
+// own. A merge land killed after its event is still finished with the merge commit it
+// recorded, without a second event.
+func TestLandReplaysOnlyTheMoveItWouldMake(t *testing.T) {
+	t.Parallel()
+	f, u := landFixture(t)
+	_, landed := landThroughRemote(t, f)
+	approved := Person{ApprovedBy: "alice"}
+	blob := f.gitIn("evil\n", "hash-object", "-w", "--stdin")
+	evilTree := f.gitIn("100644 blob "+blob+"\tevil.txt\n", "mktree")
+	plant := func(branch, old, tip string) {
+		t.Helper()
+		d := ledger.LandedData{Branch: branch, Old: testenv.HexOID(old), Union: testenv.HexOID(u.Head), New: testenv.HexOID(tip), How: LandFastForward}
+		_, err := f.ops.Store(ledger.Writer{Role: ledger.RoleObserver}).Update(f.ctx, "r1", func(*ledger.Run) (*gitstate.Change, error) {
+			return &gitstate.Change{Event: ledger.LandedEvent(ledger.About{}, d)}, nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	evil := f.gitIn("", "commit-tree", evilTree, "-p", f.base, "-m", "evil")
+	plant("release", f.base, evil)
+	res, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved})
+	if err != nil || res.New != u.Head || f.rev("release") != u.Head || landed() != 2 {
+		t.Fatalf("land over a planted event: %+v, %v; release at %s (the planted commit %s), %d landed events", res, err, f.rev("release"), evil, landed())
+	}
+
+	moved := f.gitIn("", "commit-tree", f.base+"^{tree}", "-p", f.base, "-m", "hotfix work")
+	f.git(f.dir, "branch", "hotfix", moved)
+	merged := f.gitIn("", "merge-tree", "--write-tree", moved, u.Head)
+	forged := f.gitIn("", "commit-tree", evilTree, "-p", moved, "-p", u.Head, "-m", "Merge")
+	smuggled := f.gitIn("", "commit-tree", merged, "-p", moved, "-p", evil, "-m", "Merge")
+	plant("hotfix", moved, forged)
+	plant("hotfix", moved, smuggled)
+	res, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "hotfix", Merge: true, Person: approved})
+	if err != nil || res.How != LandMerge || f.rev("hotfix") != res.New || landed() != 5 ||
+		f.rev("hotfix^1") != moved || f.rev("hotfix^2") != u.Head || f.rev("hotfix^{tree}") != merged {
+		t.Fatalf("land --merge over a forged merge: %+v, %v; hotfix at %s (forged %s, %s), %d landed events", res, err, f.rev("hotfix"), forged, smuggled, landed())
+	}
+
+	f.git(f.dir, "branch", "again", moved)
+	landKilled(t, f, LandRequest{Run: "r1", Onto: "again", Merge: true, Person: approved})
+	ev := f.last()
+	recorded, err := ledger.DecodeData[ledger.LandedData](&ev)
+	if err != nil || landed() != 6 || f.rev("again") != moved {
+		t.Fatalf("after the kill: %v; again at %s, %d landed events", err, f.rev("again"), landed())
+	}
+	res, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "again", Merge: true, Person: approved})
+	if err != nil || res.New != recorded.New.String() || f.rev("again") != res.New || landed() != 6 {
+		t.Fatalf("land --merge after the kill: %+v, %v; again at %s, recorded %s, %d landed events", res, err, f.rev("again"), recorded.New, landed())
 	}
 }
