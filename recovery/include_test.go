@@ -57,6 +57,38 @@ func TestWorktreeIncludeCopiesAreNeverSnapshotted(t *testing.T) {
 	}
 }
 
+// A file the checkout ignores only by a rule the new worktree does not have (a line
+// added to the checkout's .gitignore and not committed) is not copied: in the
+// worktree it would be untracked, not ignored, and an agent's `git add -A` would
+// commit the user's secret into the node's branch, the union and a push.
+func TestWorktreeIncludeCopiesOnlyWhatTheWorktreeIgnores(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	write(t, filepath.Join(f.dir, ".worktreeinclude"), "secret.env\nsecret.log\n")
+	gi, err := os.ReadFile(filepath.Join(f.dir, ".gitignore"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write(t, filepath.Join(f.dir, ".gitignore"), string(gi)+"secret.env\n") // not committed
+	write(t, filepath.Join(f.dir, "secret.env"), "API_KEY=hunter2\n")
+	write(t, filepath.Join(f.dir, "secret.log"), "TOKEN=1\n")
+	added, err := worktrees.Add(ctx, f.store, f.run, "code", worktrees.AddOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wt := added.Rec.Path
+	if _, err := os.Lstat(filepath.Join(wt, "secret.env")); err == nil {
+		t.Error("secret.env was copied into a worktree whose rules do not ignore it")
+	}
+	if got, err := os.ReadFile(filepath.Join(wt, "secret.log")); err != nil || string(got) != "TOKEN=1\n" {
+		t.Errorf("secret.log, ignored in both: %q, %v", got, err)
+	}
+	if got, err := worktrees.Included(f.store.Repo, f.run, "code"); err != nil || strings.Join(got, ",") != "secret.log" {
+		t.Errorf("recorded copies %v, %v; want secret.log only", got, err)
+	}
+}
+
 // A copy the agent made tracked (`git add -f`) stays out of a snapshot, staged or not,
 // while it holds the bytes copied; one it changed is its work and is snapshotted. The
 // record of the copies goes with the worktree (docs/contract.md §15).

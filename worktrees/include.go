@@ -108,6 +108,13 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 	if err != nil || len(paths) == 0 {
 		return nil, err
 	}
+	// Only what the new worktree ignores too: the checkout's rules may ignore a file
+	// (by a .gitignore line not committed) that the worktree's do not, where an
+	// agent's `git add -A` would commit the copy, and the union and a push carry it
+	// off.
+	if paths, err = repo.CheckIgnored(ctx, to, paths); err != nil || len(paths) == 0 {
+		return nil, err
+	}
 	src, err := confine.New(from)
 	if err != nil {
 		return nil, err

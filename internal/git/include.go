@@ -35,12 +35,21 @@ func (r *Repository) WorktreeIncluded(ctx context.Context, dir string) ([]string
 		return nil, nil
 	}
 	// ...that the repository's own rules ignore.
+	return r.CheckIgnored(ctx, dir, cands)
+}
+
+// CheckIgnored returns those of paths (relative, slash-separated) that the rules of the
+// working tree at dir ignore, in one `git check-ignore`.
+func (r *Repository) CheckIgnored(ctx context.Context, dir string, paths []string) ([]string, error) {
+	if len(paths) == 0 {
+		return nil, nil
+	}
 	var in bytes.Buffer
-	for _, p := range cands {
+	for _, p := range paths {
 		in.WriteString(p)
 		in.WriteByte(0)
 	}
-	out, err = cmd{dir: dir, args: []string{"check-ignore", "-z", "--stdin"}, stdin: in.Bytes()}.run(ctx)
+	out, err := cmd{dir: dir, args: []string{"check-ignore", "-z", "--stdin"}, stdin: in.Bytes()}.run(ctx)
 	var ge *Error
 	if errors.As(err, &ge) && ge.ExitCode == 1 {
 		return nil, nil // none is ignored
