@@ -51,3 +51,50 @@ func TestGuardDeniesTheCheckoutOnly(t *testing.T) {
 		t.Fatalf("denied with no worktree to work in: %+v", res)
 	}
 }
+
+// A write through a symbolic link lands where the link leads, even when that does
+// not exist yet: the guard denies a dangling link in the run's worktree that leads
+// into the checkout (relative, absolute, through another link, or to a directory
+// that a deeper path goes on in), saying where it leads, and allows one that stays
+// in the worktree or leads outside the repository.
+func TestGuardJudgesWhereADanglingLinkLeads(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, ledger.KindSingle, "build")
+	wt := f.sessionRunWithWorktree()
+	link := func(name, target string) string {
+		t.Helper()
+		p := filepath.Join(wt, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	up, err := filepath.Rel(wt, filepath.Join(f.dir, "newfile.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir, err := filepath.EvalSymlinks(f.dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for path, lands := range map[string]string{
+		link("dangle", up):      filepath.Join(dir, "newfile.txt"),
+		link("chain", "dangle"): filepath.Join(dir, "newfile.txt"),
+		link("absolute", filepath.Join(f.dir, "src", "new.go")):       filepath.Join(dir, "src", "new.go"),
+		filepath.Join(link("newdir", filepath.Join(f.dir, "d")), "x"): filepath.Join(dir, "d", "x"),
+	} {
+		res, err := f.ops.Guard(f.ctx, GuardRequest{Session: "sess", Paths: []string{path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !res.Deny || res.Path != path || res.Target != lands || res.Checkout != dir {
+			t.Errorf("%s: %+v, want denied, landing on %s", path, res, lands)
+		}
+	}
+	for _, path := range []string{link("inside", "later.txt"), link("away", filepath.Join(t.TempDir(), "x"))} {
+		res, err := f.ops.Guard(f.ctx, GuardRequest{Session: "sess", Paths: []string{path}})
+		if err != nil || res.Deny {
+			t.Errorf("%s: %+v (%v), want allowed", path, res, err)
+		}
+	}
+}

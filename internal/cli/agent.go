@@ -5,8 +5,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -434,9 +432,11 @@ apply_patch (the files its patch adds, updates, deletes or moves to), whose path
 drives a run whose current stage or running job has a worktree, it prints the
 deny decision both agents read {"hookSpecificOutput": {"hookEventName": "PreToolUse",
 "permissionDecision": "deny", "permissionDecisionReason": ...}} naming the run's
-worktree to use instead. Anything else (another tool, another path, no such run, input
-that is not JSON, no repository) prints nothing. It always exits 0. Shell commands are
-not guarded.`
+worktree to use instead. A path is judged where a write to it lands (through symbolic
+links, one whose target does not exist yet included), by every repository that holds
+it, wherever the session's cwd is (the cwd only makes a relative path absolute).
+Anything else (another tool, another path, no such run, input that is not JSON, no
+repository) prints nothing. It always exits 0. Shell commands are not guarded.`
 }
 
 // Run judges one tool call; it always succeeds, and prints only a denial.
@@ -467,22 +467,21 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 	}
 	ctx, cancel := context.WithTimeout(env.Ctx, 5*time.Second)
 	defer cancel()
+	// Each path is judged by the repositories that hold it, never by the session's
+	// cwd (which only made a relative path absolute): the agent's shell may be anywhere.
 	// This clone's ledger as it is: a tool call never waits on the network.
-	local := ""
-	sys := env.sys
-	sys.Via = ops.ViaHook
-	// The repository is the session's (its cwd), else the one the path's nearest
-	// existing directory is in: a Write may create directories.
-	dir := call.Cwd
-	if dir == "" {
-		dir = existingParent(call.Paths[0])
+	open := func(dir string) (*ops.Ops, error) {
+		o, err := env.pre.take(dir)
+		if o == nil && err == nil {
+			o, err = ops.Open(ctx, dir)
+		}
+		if err != nil {
+			return nil, err
+		}
+		o.Clock, o.Spelling = env.now, Spelling
+		return o, nil
 	}
-	sub := &Env{Ctx: ctx, sys: sys, Stdin: strings.NewReader(""), Stdout: io.Discard, Stderr: io.Discard, Dir: dir, pre: env.pre, Remote: &local}
-	o, err := sub.Ops()
-	if err != nil {
-		return nil // not in a repository: nothing of git-atlas's to guard
-	}
-	res, err := o.Guard(ctx, ops.GuardRequest{Session: call.SessionID, Paths: call.Paths})
+	res, err := ops.GuardCall(ctx, ops.GuardRequest{Session: call.SessionID, Paths: call.Paths}, open)
 	if err != nil {
 		fmt.Fprintf(env.Stderr, "git-atlas: agent guard: %v; allowed\n", err)
 		return nil
@@ -490,25 +489,17 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 	if !res.Deny {
 		return nil
 	}
+	path := text.Ledger(res.Path, 0)
+	if res.Target != "" {
+		path += " (a link to " + text.Ledger(res.Target, 0) + ")"
+	}
 	why := fmt.Sprintf("git-atlas: this session drives run %s, whose work goes on in %s; %s is in your checkout %s, which git-atlas never lets a run change.",
-		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), text.Ledger(res.Path, 0), text.Ledger(res.Checkout, 0))
+		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), path, text.Ledger(res.Checkout, 0))
 	if res.InWorktree != "" {
 		why += fmt.Sprintf(" Make this change in the run's worktree instead: %s", text.Ledger(res.InWorktree, 0))
 	}
 	_, _ = env.Stdout.Write(ops.AgentGuardDeny(why))
 	return nil
-}
-
-// existingParent is the nearest directory above path that exists.
-func existingParent(path string) string {
-	for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
-		if st, err := os.Stat(dir); err == nil && st.IsDir() {
-			return dir
-		}
-		if filepath.Dir(dir) == dir {
-			return dir
-		}
-	}
 }
 
 // AgentProtocolCmd is `git atlas agent protocol`.

@@ -9,6 +9,7 @@ import (
 	"testing"
 
 	"github.com/git-atlas/git-atlas/agent"
+	"github.com/git-atlas/git-atlas/internal/testenv"
 )
 
 // guardRun runs `git atlas agent guard AGENT` with payload on stdin (no -C: the
@@ -43,36 +44,18 @@ func TestAgentGuardClaudePayload(t *testing.T) {
 	t.Parallel()
 	repo := newRepo(t)
 	sess := "0f9c2a1e-5b7d-4e3a-9c1f-2b8d7e6a5c4b"
-	atlas(t, repo, "start", "--id", "fix", "--stages", "code,test", "--holder", "claude", "--session", sess)
-	atlas(t, repo, "transition", "fix", "code", "dispatched", "--holder", "claude", "--agent", "claude", "--thread-id", sess)
-	var wt struct{ Path string }
-	if err := json.Unmarshal([]byte(atlas(t, repo, "worktree", "add", "fix", "code", "--holder", "claude", "--json")), &wt); err != nil || wt.Path == "" {
-		t.Fatalf("worktree add: %v %+v", err, wt)
-	}
+	wt := claudeDrivesRun(t, repo, sess)
 
-	denied := func(payload string) string {
-		t.Helper()
-		out, errs := guardRun(t, "claude", payload)
-		var got map[string]map[string]string
-		if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 {
-			t.Fatalf("output %q (%v), want a deny decision; stderr %s", out, err, errs)
-		}
-		d := got["hookSpecificOutput"]
-		if len(d) != 3 || d["hookEventName"] != "PreToolUse" || d["permissionDecision"] != "deny" {
-			t.Fatalf("decision %v", got)
-		}
-		return d["permissionDecisionReason"]
+	why := guardDenied(t, claudePreToolUse(sess, repo, "Edit", map[string]any{"file_path": filepath.Join(repo, "README"), "old_string": "a", "new_string": "b"}))
+	if !strings.Contains(why, "run fix") || !strings.Contains(why, filepath.Join(wt, "README")) {
+		t.Fatalf("reason %q does not name the run and the file in its worktree %s", why, wt)
 	}
-	why := denied(claudePreToolUse(sess, repo, "Edit", map[string]any{"file_path": filepath.Join(repo, "README"), "old_string": "a", "new_string": "b"}))
-	if !strings.Contains(why, "run fix") || !strings.Contains(why, filepath.Join(wt.Path, "README")) {
-		t.Fatalf("reason %q does not name the run and the file in its worktree %s", why, wt.Path)
-	}
-	denied(claudePreToolUse(sess, repo, "Write", map[string]any{"file_path": filepath.Join(repo, "new", "dir", "x.go"), "content": "package x\n"}))
-	denied(claudePreToolUse(sess, repo, "NotebookEdit", map[string]any{"notebook_path": "nb.ipynb", "new_source": "1"}))
-	denied(claudePreToolUse(sess, repo, "MultiEdit", map[string]any{"file_path": "../" + filepath.Base(repo) + "/README", "edits": []any{}}))
+	guardDenied(t, claudePreToolUse(sess, repo, "Write", map[string]any{"file_path": filepath.Join(repo, "new", "dir", "x.go"), "content": "package x\n"}))
+	guardDenied(t, claudePreToolUse(sess, repo, "NotebookEdit", map[string]any{"notebook_path": "nb.ipynb", "new_source": "1"}))
+	guardDenied(t, claudePreToolUse(sess, repo, "MultiEdit", map[string]any{"file_path": "../" + filepath.Base(repo) + "/README", "edits": []any{}}))
 
 	for name, payload := range map[string]string{
-		"in the worktree":   claudePreToolUse(sess, wt.Path, "Edit", map[string]any{"file_path": filepath.Join(wt.Path, "README"), "old_string": "a", "new_string": "b"}),
+		"in the worktree":   claudePreToolUse(sess, wt, "Edit", map[string]any{"file_path": filepath.Join(wt, "README"), "old_string": "a", "new_string": "b"}),
 		"a shell command":   claudePreToolUse(sess, repo, "Bash", map[string]any{"command": "echo x > README"}),
 		"another session":   claudePreToolUse("another", repo, "Edit", map[string]any{"file_path": filepath.Join(repo, "README")}),
 		"a path of no type": claudePreToolUse(sess, repo, "Edit", map[string]any{"file_path": 42}),
@@ -82,6 +65,116 @@ func TestAgentGuardClaudePayload(t *testing.T) {
 		if out, _ := guardRun(t, "claude", payload); out != "" {
 			t.Errorf("%s: output %q, want none", name, out)
 		}
+	}
+}
+
+// claudeDrivesRun starts run fix in repo, driven by Claude Code session sess, with
+// its stage code dispatched and given a worktree; it returns the worktree's path.
+func claudeDrivesRun(t *testing.T, repo, sess string) string {
+	t.Helper()
+	atlas(t, repo, "start", "--id", "fix", "--stages", "code,test", "--holder", "claude", "--session", sess)
+	atlas(t, repo, "transition", "fix", "code", "dispatched", "--holder", "claude", "--agent", "claude", "--thread-id", sess)
+	var wt struct{ Path string }
+	if err := json.Unmarshal([]byte(atlas(t, repo, "worktree", "add", "fix", "code", "--holder", "claude", "--json")), &wt); err != nil || wt.Path == "" {
+		t.Fatalf("worktree add: %v %+v", err, wt)
+	}
+	return wt.Path
+}
+
+// guardDenied runs Claude Code's guard on payload, checks that it prints exactly
+// Claude Code's deny decision, and returns the reason.
+func guardDenied(t *testing.T, payload string) string {
+	t.Helper()
+	out, errs := guardRun(t, "claude", payload)
+	var got map[string]map[string]string
+	if err := json.Unmarshal([]byte(out), &got); err != nil || len(got) != 1 {
+		t.Fatalf("%s\noutput %q (%v), want a deny decision; stderr %s", payload, out, err, errs)
+	}
+	d := got["hookSpecificOutput"]
+	if len(d) != 3 || d["hookEventName"] != "PreToolUse" || d["permissionDecision"] != "deny" {
+		t.Fatalf("decision %v", got)
+	}
+	return d["permissionDecisionReason"]
+}
+
+// The guard judges a path by the repositories that hold it, not by the event's cwd:
+// an agent whose shell went outside any repository, or into another one, is still
+// denied a write into the checkout, into a clone nested in it, and into its git
+// directory; a write into another repository, where the session drives nothing, is
+// allowed from the checkout.
+func TestAgentGuardJudgesThePathNotTheCwd(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	sess := "5d1e7c2a-3b4f-4a6e-8c9d-0e1f2a3b4c5d"
+	wt := claudeDrivesRun(t, repo, sess)
+	other := newRepo(t)
+	nested := filepath.Join(repo, "vendor", "lib")
+	if err := os.MkdirAll(nested, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Git(t, nested, "", "init", "-q")
+	write := func(cwd, path string) string {
+		return claudePreToolUse(sess, cwd, "Write", map[string]any{"file_path": path, "content": "x\n"})
+	}
+	for _, cwd := range []string{t.TempDir(), other, wt} {
+		for _, path := range []string{filepath.Join(repo, "a.txt"), filepath.Join(nested, "new", "b.txt"), filepath.Join(repo, ".git", "hooks", "pre-commit")} {
+			if why := guardDenied(t, write(cwd, path)); !strings.Contains(why, "run fix") {
+				t.Errorf("cwd %s, %s: reason %q does not name the run", cwd, path, why)
+			}
+		}
+	}
+	for name, payload := range map[string]string{
+		"another repository, from the checkout": write(repo, filepath.Join(other, "a.txt")),
+		"the worktree, from elsewhere":          write(t.TempDir(), filepath.Join(wt, "a.txt")),
+	} {
+		if out, errs := guardRun(t, "claude", payload); out != "" {
+			t.Errorf("%s: output %q, want none; stderr %s", name, out, errs)
+		}
+	}
+}
+
+// A symbolic link in the worktree that leads into the checkout is written through:
+// the guard judges where it leads, a dangling link (whose target a write creates)
+// and a chain of them included, while a dangling link that stays in the worktree is
+// allowed.
+func TestAgentGuardFollowsDanglingLinks(t *testing.T) {
+	t.Parallel()
+	repo := newRepo(t)
+	sess := "9a8b7c6d-5e4f-4321-8765-43210fedcba9"
+	wt := claudeDrivesRun(t, repo, sess)
+	link := func(name, target string) string {
+		t.Helper()
+		p := filepath.Join(wt, name)
+		if err := os.Symlink(target, p); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	up, err := filepath.Rel(wt, filepath.Join(repo, "newfile.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dangle := link("dangle", up)
+	chain := link("chain", "dangle")
+	absolute := link("absolute", filepath.Join(repo, "new", "dir", "x.go"))
+	inside := link("inside", "later.txt")
+	write := func(path string) string {
+		return claudePreToolUse(sess, wt, "Write", map[string]any{"file_path": path, "content": "x\n"})
+	}
+	real, err := filepath.EvalSymlinks(repo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{dangle, chain, absolute} {
+		if why := guardDenied(t, write(p)); !strings.Contains(why, "a link to "+real) {
+			t.Errorf("%s: reason %q does not say where the link leads", p, why)
+		}
+	}
+	if out, errs := guardRun(t, "claude", write(inside)); out != "" {
+		t.Errorf("a dangling link inside the worktree: output %q, want none; stderr %s", out, errs)
+	}
+	if _, err := os.Lstat(filepath.Join(repo, "newfile.txt")); !os.IsNotExist(err) {
+		t.Fatalf("the guard created the link's target: %v", err)
 	}
 }
 
