@@ -157,6 +157,12 @@ func (g *guardRepos) holding(dir string) []*guardRepo {
 	if rs, ok := g.around[dir]; ok {
 		return rs
 	}
+	if !dotGitAbove(dir) {
+		// No working tree holds dir, and git is not asked: the hook runs on every
+		// edit, and most walks end at a directory like this one.
+		g.around[dir] = nil
+		return nil
+	}
 	var rs []*guardRepo
 	next := filepath.Dir(dir)
 	switch o, err := g.open(dir); {
@@ -189,6 +195,19 @@ func (g *guardRepos) holding(dir string) []*guardRepo {
 func (g *guardRepos) close() {
 	for _, r := range g.repos {
 		r.o.Close()
+	}
+}
+
+// dotGitAbove reports whether dir or a directory above it holds a .git (a git dir,
+// or a worktree's .git file): a working tree that holds dir has one there.
+func dotGitAbove(dir string) bool {
+	for d := dir; ; d = filepath.Dir(d) {
+		if _, err := os.Lstat(filepath.Join(d, ".git")); err == nil {
+			return true
+		}
+		if filepath.Dir(d) == d {
+			return false
+		}
 	}
 }
 

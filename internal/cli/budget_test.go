@@ -3,6 +3,8 @@ package cli
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -104,4 +106,26 @@ func processBudget(t *testing.T, noGoGit bool) {
 	gitOut(t, wt, "commit", "-q", "--allow-empty", "-m", "the node's work")
 	dirty(wt)
 	run(b(1+c, 5+c), "worktree", "list")
+
+	// The guard of an agent's edit (a PreToolUse hook: it runs on every edit) of the
+	// checkout while the session drives a run with a worktree: the repositories that
+	// hold the path are found in process, whatever the session's cwd.
+	run(free, "start", "--id", "gd", "--stages", "code", "--holder", "h", "--session", "s1")
+	run(free, "transition", "gd", "code", "dispatched", "--holder", "h", "--session", "s1")
+	run(free, "worktree", "add", "gd", "code", "--holder", "h", "--session", "s1")
+	for _, cwd := range []string{repo, filepath.Dir(repo)} {
+		event := fmt.Sprintf(`{"session_id":"s1","hook_event_name":"PreToolUse","tool_name":"Write","tool_input":{"file_path":%q,"content":"x"},"cwd":%q}`,
+			filepath.Join(repo, "new.txt"), cwd)
+		var out bytes.Buffer
+		before := git.Started()
+		Main([]string{"agent", "guard", "claude"}, strings.NewReader(event), &out, io.Discard)
+		n, budget := git.Started()-before, c
+		if noGoGit {
+			budget = 4 + c
+		}
+		t.Logf("git atlas agent guard claude (cwd %s): %d git processes", cwd, n)
+		if n > budget || !strings.Contains(out.String(), `"permissionDecision":"deny"`) {
+			t.Errorf("the guard from %s: %d git processes (budget %d), answer %q", cwd, n, budget, out.String())
+		}
+	}
 }
