@@ -9,6 +9,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/gitid"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/resume"
 	"github.com/git-atlas/git-atlas/trust"
@@ -32,12 +33,21 @@ func jsonObject(field string, data json.RawMessage) (json.RawMessage, error) {
 	if len(data) == 0 {
 		return nil, nil
 	}
+	if len(data) > MaxEventData {
+		return nil, fault.Named(fault.ErrUsage, "{"+field+"} is %d bytes, over the %d KiB an event's data may hold", len(data), MaxEventData>>10).
+			WithHint("keep a large result in a file of the node's worktree or branch, and its path in the data")
+	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(data, &obj); err != nil || obj == nil {
-		return nil, fault.Named(fault.ErrUsage, "{"+field+"} must be a JSON object: %s", strings.TrimSpace(string(data)))
+		return nil, fault.Named(fault.ErrUsage, "{"+field+"} must be a JSON object: %s", gitid.Clip(strings.TrimSpace(string(data))))
 	}
 	return json.Marshal(obj)
 }
+
+// MaxEventData bounds the data an event or a job's receipt carries (docs/contract.md
+// §4.1): every event is a ledger commit every clone fetches, and a job's result is
+// kept in every state after it; a page shows each whole.
+const MaxEventData = 64 << 10
 
 // JobAddRequest is `job add RUN JOB`.
 type JobAddRequest struct {

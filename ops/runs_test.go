@@ -298,3 +298,30 @@ func TestStartRefusesFilesThatAreNotRegular(t *testing.T) {
 		}
 	}
 }
+
+// An event's data, and a job's receipt data, are at most MaxEventData bytes: a larger
+// one is refused (a usage error naming the size, not echoing the data), nothing
+// written; a bad one is echoed clipped.
+func TestEventDataIsBounded(t *testing.T) {
+	t.Parallel()
+	f := newWTFixture(t, ledger.KindSingle)
+	if _, err := f.ops.Start(f.ctx, StartRequest{ID: "e", Driver: d1}); err != nil {
+		t.Fatal(err)
+	}
+	big := `{"big":"` + strings.Repeat("x", MaxEventData) + `"}`
+	before := f.load2("e").State.Seq
+	_, err := f.ops.Event(f.ctx, EventRequest{Run: "e", Type: "note", Data: json.RawMessage(big), Driver: d1})
+	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "KiB an event's data may hold") || len(err.Error()) > 500 {
+		t.Errorf("an event over the bound: %.300v", err)
+	}
+	if after := f.load2("e").State.Seq; after != before {
+		t.Errorf("the refused event was written: seq %d -> %d", before, after)
+	}
+	_, err = f.ops.Event(f.ctx, EventRequest{Run: "e", Type: "note", Data: json.RawMessage(`[` + strings.Repeat("1,", 1000) + `1]`), Driver: d1})
+	if !errors.Is(err, fault.ErrUsage) || len(err.Error()) > 300 {
+		t.Errorf("data that is not an object: %.400v", err)
+	}
+	if _, err := f.ops.Event(f.ctx, EventRequest{Run: "e", Type: "note", Data: json.RawMessage(`{"text":"fits"}`), Driver: d1}); err != nil {
+		t.Errorf("data within the bound: %v", err)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"embed"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"html/template"
 	"io"
 	"net/http"
@@ -17,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -313,6 +315,24 @@ type eventRow struct {
 	Data    string
 }
 
+// maxShownData is how much of one event's data a page shows: a pulled event may hold
+// any amount (a write through git-atlas at most ops.MaxEventData), and a run's page
+// shows every event.
+const maxShownData = 4 << 10
+
+// shownData is an event's data as a page shows it: whole, or its first maxShownData
+// bytes (on a character boundary) and how many bytes there are.
+func shownData(data []byte) string {
+	if len(data) <= maxShownData {
+		return string(data)
+	}
+	cut := maxShownData
+	for cut > 0 && !utf8.RuneStart(data[cut]) {
+		cut--
+	}
+	return fmt.Sprintf("%s… (%d bytes in all: `git atlas log` shows them)", data[:cut], len(data))
+}
+
 // runPage is one run (docs/contract.md §16): its summary, stages or DAG, driver, attempts,
 // budgets, next_action, worktrees, snapshots and events; ?at=SEQ shows the state
 // right after that event, ?type= keeps the events of one type.
@@ -362,7 +382,7 @@ func (s *Server) runPage(w http.ResponseWriter, r *http.Request) {
 		if e.Job != "" {
 			subj = e.Job
 		}
-		events = append(events, eventRow{Event: e, Subject: subj, Data: string(e.Data)})
+		events = append(events, eventRow{Event: e, Subject: subj, Data: shownData(e.Data)})
 	}
 	data := runData{Title: id, Show: show, Graph: g, Events: events, Types: types, Type: typ, At: n, Now: show.Now}
 	if g.Kind == ops.KindGraph && len(g.Nodes) > 0 {
