@@ -13,6 +13,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/git"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/resume"
 )
 
 // Requests are the contract of the operations (docs/contract.md §4.6): each request's
@@ -84,6 +85,9 @@ func (req *StartRequest) Check() error {
 	}
 	if req.SetupTimeout < 0 || req.SetupTimeout > 0 && req.Setup == "" {
 		return fault.Named(fault.ErrUsage, "{setup_timeout} is a positive duration, for a run with {setup}")
+	}
+	if req.SetupTimeout > resume.MaxSetupTimeout {
+		return fault.Named(fault.ErrUsage, "{setup_timeout} is at most %s", resume.MaxSetupTimeout)
 	}
 	return req.Driver.Check()
 }

@@ -17,6 +17,10 @@ import (
 // --setup-timeout.
 const DefaultSetupTimeout = 10 * time.Minute
 
+// MaxSetupTimeout bounds every setup: the header's setup_timeout is the ledger's,
+// which a pulled run may have changed under a command trusted here.
+const MaxSetupTimeout = 2 * time.Hour
+
 // NodeEnv is the environment a command run in the worktree at dir gets
 // (docs/contract.md §15): ATLAS_RUN, ATLAS_NODE, ATLAS_WORKTREE, and ATLAS_PORT (the
 // first) and ATLAS_PORTS (space-separated) when the node has ports. A directory that
@@ -43,7 +47,7 @@ func NodeEnv(r *ledger.Run, dir string) []string {
 // SetupTimeout is the run's setup time limit.
 func SetupTimeout(h *ledger.Header) time.Duration {
 	if d, err := time.ParseDuration(h.SetupTimeout); err == nil && d > 0 {
-		return d
+		return min(d, MaxSetupTimeout)
 	}
 	return DefaultSetupTimeout
 }
