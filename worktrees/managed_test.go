@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/fault"
@@ -232,4 +233,26 @@ func TestRecordNamingAnotherPlaceUnderTheRoot(t *testing.T) {
 	if exists(elsewhere) {
 		t.Fatal("a worktree was made at the record's place")
 	}
+}
+
+// Port blocks are unique only under the port lock: an allocation that cannot take it
+// fails (a conflict, to try again) instead of picking blocks without it. Not parallel:
+// it shortens the package's wait.
+func TestPortsRefusedWithoutTheLock(t *testing.T) {
+	f := newFixture(t, ledger.KindSingle)
+	defer func(w time.Duration) { portsWait = w }(portsWait)
+	portsWait = 20 * time.Millisecond
+	release, ok, err := f.repo.TryMutex(portsMutex)
+	if err != nil || !ok {
+		t.Fatalf("take the port lock: %v %v", ok, err)
+	}
+	if _, err := AllocatePorts(f.ctx, f.store, "r1", 2); !errors.Is(err, fault.ErrConflict) {
+		t.Errorf("an allocation while another holds the lock: %v, want a conflict", err)
+	}
+	release()
+	a, err := AllocatePorts(f.ctx, f.store, "r1", 2)
+	if err != nil {
+		t.Fatalf("an allocation once the lock is free: %v", err)
+	}
+	a.Release()
 }

@@ -121,8 +121,11 @@ func AllocatePorts(ctx context.Context, store *gitstate.Store, run string, n int
 	if n <= 0 {
 		return a, nil
 	}
-	a.release = lockPorts(ctx, store.Repo)
-	var err error
+	release, err := lockPorts(ctx, store.Repo)
+	if err != nil {
+		return nil, err
+	}
+	a.release = release
 	if a.lo, a.hi, err = PortRange(ctx, store.Repo); err == nil {
 		a.held, err = heldPorts(ctx, store, run, "")
 	}
@@ -148,7 +151,13 @@ func (a *Allocator) Release() {
 	a.release = func() {}
 }
 
+// portsWait is how long an allocation waits for the port lock (a variable: a test
+// shortens it).
+var portsWait = 30 * time.Second
+
 // lockPorts takes the repository's port lock (released by the returned function).
-func lockPorts(ctx context.Context, repo *git.Repository) func() {
-	return repo.Mutex(ctx, portsMutex, 30*time.Second)
+// Unlike a ledger write's queue, the lock is what keeps two nodes from one block: an
+// allocation that cannot take it fails rather than going on without it.
+func lockPorts(ctx context.Context, repo *git.Repository) (func(), error) {
+	return repo.Lock(ctx, portsMutex, portsWait)
 }

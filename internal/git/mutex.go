@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
 // Mutex takes an advisory, process-wide exclusive lock named name under
@@ -23,6 +25,22 @@ import (
 func (r *Repository) Mutex(ctx context.Context, name string, wait time.Duration) (release func()) {
 	release, _, _ = r.takeMutex(ctx, name, wait)
 	return release
+}
+
+// Lock takes the lock named name as Mutex does, for a caller whose correctness rests
+// on it (a choice among values only this repository's processes make, such as port
+// blocks): when it cannot be taken within wait, or ctx ends first, it fails (a
+// conflict: the caller may try again) instead of going on unlocked.
+func (r *Repository) Lock(ctx context.Context, name string, wait time.Duration) (release func(), err error) {
+	release, ok, err := r.takeMutex(ctx, name, wait)
+	if err != nil {
+		return nil, err
+	}
+	if !ok {
+		return nil, fault.Conflict("another git-atlas process held the %s lock for %s; nothing was done", name, wait).
+			WithHint("try again once it is done")
+	}
+	return release, nil
 }
 
 // forkGrace is how long TryMutex waits for a lock that is held. A lock its holder
