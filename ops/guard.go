@@ -8,6 +8,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/gitstate"
 	"github.com/git-atlas/git-atlas/internal/confine"
+	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -73,15 +74,23 @@ func (o *Ops) Guard(ctx context.Context, req GuardRequest) (*GuardResult, error)
 				continue
 			}
 			res.Deny, res.Path, res.RunID, res.Checkout = true, path, r.Header.RunID, checkout
+			// The denial is an agent's to read: it names only worktrees where git-atlas
+			// places them, or that an event of this clone's put there (a pulled
+			// record's path is the ledger's text).
+			at := o.agentText()
+			var named []ledger.WorktreeRec
 			for _, w := range places {
-				res.WorkIn = append(res.WorkIn, w.Path)
+				if at.placedFor(ctx, r, r.Header.RunID, w.Node, w.Path) {
+					named = append(named, w)
+					res.WorkIn = append(res.WorkIn, w.Path)
+				}
 			}
 			target := worktrees.WriteTarget(path)
 			if target != confine.RealPath(path) {
 				res.Target = target
 			}
-			if rel, err := filepath.Rel(checkout, target); err == nil && filepath.IsLocal(rel) {
-				res.InWorktree = filepath.Join(places[0].Path, rel)
+			if rel, err := filepath.Rel(checkout, target); err == nil && filepath.IsLocal(rel) && len(named) > 0 {
+				res.InWorktree = filepath.Join(named[0].Path, rel)
 			}
 			return res, nil
 		}

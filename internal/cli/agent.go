@@ -493,8 +493,12 @@ func (c *AgentGuardCmd) Run(env *Env) (err error) {
 	if res.Target != "" {
 		path += " (a link to " + text.Ledger(res.Target, 0) + ")"
 	}
+	workIn := "its managed worktrees"
+	if len(res.WorkIn) > 0 {
+		workIn = text.Ledger(strings.Join(res.WorkIn, ", "), 0)
+	}
 	why := fmt.Sprintf("git-atlas: this session drives run %s, whose work goes on in %s; %s is in your checkout %s, which git-atlas never lets a run change.",
-		text.Ledger(res.RunID, text.CellMax), text.Ledger(strings.Join(res.WorkIn, ", "), 0), path, text.Ledger(res.Checkout, 0))
+		text.Ledger(res.RunID, text.CellMax), workIn, path, text.Ledger(res.Checkout, 0))
 	if res.InWorktree != "" {
 		why += fmt.Sprintf(" Make this change in the run's worktree instead: %s", text.Ledger(res.InWorktree, 0))
 	}
