@@ -6,10 +6,9 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"os"
-	"syscall"
 	"time"
 
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -32,47 +31,24 @@ var errNotRegular = errors.New("import reads regular files only")
 
 // readSource reads one source file, bounded (docs/contract.md §13): a regular file only, opened
 // without following a symbolic link and without blocking (a FIFO is refused, never
-// waited on), at most MaxSourceFile bytes, within readTimeout, and given up as soon
-// as ctx is cancelled (SIGTERM). A missing file is fs.ErrNotExist.
+// waited on: confine.OpenRegularLeaf), at most MaxSourceFile bytes, within
+// readTimeout, and given up as soon as ctx is cancelled (SIGTERM). A missing file is
+// fs.ErrNotExist.
 func readSource(ctx context.Context, path string) ([]byte, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
-	if err != nil {
-		if errors.Is(err, syscall.ELOOP) {
-			return nil, fault.Refused("%s is a symbolic link: %v", path, errNotRegular)
-		}
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, err
-		}
+	f, _, err := confine.OpenRegularLeaf(path, MaxSourceFile)
+	var re *confine.RegularError
+	switch {
+	case errors.As(err, &re) && re.What != "":
+		return nil, fault.Refused("%s is %s: %v", path, re.What, errNotRegular)
+	case errors.As(err, &re):
+		return nil, fault.Refused("%s is %d bytes, over the %d MiB cap of one source file", path, re.Size, MaxSourceFile>>20)
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, err
+	case err != nil:
 		return nil, fmt.Errorf("cannot open: %w", err)
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("cannot stat: %w", err)
-	}
-	if !fi.Mode().IsRegular() {
-		return nil, fault.Refused("%s is %s: %v", path, describeMode(fi.Mode()), errNotRegular)
-	}
-	if fi.Size() > MaxSourceFile {
-		return nil, fault.Refused("%s is %d bytes, over the %d MiB cap of one source file", path, fi.Size(), MaxSourceFile>>20)
-	}
 	return readBounded(ctx, f, path, MaxSourceFile, readTimeout)
-}
-
-func describeMode(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a FIFO"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeDevice != 0:
-		return "a device"
-	case m&fs.ModeSymlink != 0:
-		return "a symbolic link"
-	}
-	return "not a regular file"
 }
 
 // readBounded reads r to its end: refused past limit bytes (a file that grows while

@@ -11,11 +11,30 @@ import (
 
 // ErrNotRegular refuses a path that data names for reading when it is not a regular
 // file: a FIFO (a read would wait for a writer forever), a device (/dev/zero never
-// ends), a directory, a socket.
+// ends), a directory, a socket, or a symbolic link where none may be followed.
 var ErrNotRegular = errors.New("not a regular file")
 
 // ErrTooBig refuses a regular file over the bound its reader sets.
 var ErrTooBig = errors.New("over the size bound")
+
+// RegularError is OpenRegular's refusal: Path is What (a FIFO, a device, ...) and
+// not a regular file, or a regular file of Size bytes, over Max.
+type RegularError struct {
+	Path, What string
+	Size, Max  int64
+}
+
+func (e *RegularError) Error() string {
+	if e.What == "" {
+		return fmt.Sprintf("%s is %d bytes, over the bound of %d", e.Path, e.Size, e.Max)
+	}
+	return fmt.Sprintf("%s is %s, not a regular file", e.Path, e.What)
+}
+
+// Is makes errors.Is(err, ErrNotRegular) and errors.Is(err, ErrTooBig) tell them apart.
+func (e *RegularError) Is(target error) bool {
+	return target == ErrNotRegular && e.What != "" || target == ErrTooBig && e.What == ""
+}
 
 // OpenRegular opens the file at path for reading when it is a regular file of at most
 // max bytes, and returns it with its size. It is opened without blocking, so a FIFO
@@ -23,7 +42,21 @@ var ErrTooBig = errors.New("over the size bound")
 // often links). Reading more than the size returned is the caller's to refuse (a file
 // that grows while it is read): ReadRegular does.
 func OpenRegular(path string, max int64) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
+	return openRegular(path, max, 0)
+}
+
+// OpenRegularLeaf is OpenRegular for a path whose last component is read as it is,
+// never through a symbolic link (a link is refused as not a regular file): an import
+// source's file, which could link to /dev/zero or out of its tree.
+func OpenRegularLeaf(path string, max int64) (*os.File, int64, error) {
+	return openRegular(path, max, syscall.O_NOFOLLOW)
+}
+
+func openRegular(path string, max int64, flags int) (*os.File, int64, error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
+	if errors.Is(err, syscall.ELOOP) && flags&syscall.O_NOFOLLOW != 0 {
+		return nil, 0, &RegularError{Path: path, What: "a symbolic link"}
+	}
 	if err != nil {
 		return nil, 0, err
 	}
@@ -34,12 +67,29 @@ func OpenRegular(path string, max int64) (*os.File, int64, error) {
 		return nil, 0, err
 	case !fi.Mode().IsRegular():
 		f.Close()
-		return nil, 0, &fs.PathError{Op: "read", Path: path, Err: ErrNotRegular}
+		return nil, 0, &RegularError{Path: path, What: describeMode(fi.Mode())}
 	case fi.Size() > max:
 		f.Close()
-		return nil, 0, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%d bytes: %w of %d bytes", fi.Size(), ErrTooBig, max)}
+		return nil, 0, &RegularError{Path: path, Size: fi.Size(), Max: max}
 	}
 	return f, fi.Size(), nil
+}
+
+// describeMode names what a file that is not a regular one is.
+func describeMode(m fs.FileMode) string {
+	switch {
+	case m.IsDir():
+		return "a directory"
+	case m&fs.ModeNamedPipe != 0:
+		return "a FIFO"
+	case m&fs.ModeSocket != 0:
+		return "a socket"
+	case m&fs.ModeDevice != 0:
+		return "a device"
+	case m&fs.ModeSymlink != 0:
+		return "a symbolic link"
+	}
+	return "not a regular file"
 }
 
 // ReadRegular reads the file at path as OpenRegular opens it, refusing one that grew
@@ -55,7 +105,7 @@ func ReadRegular(path string, max int64) ([]byte, error) {
 		return nil, err
 	}
 	if int64(len(data)) > max {
-		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w of %d bytes", ErrTooBig, max)}
+		return nil, &RegularError{Path: path, Size: int64(len(data)), Max: max}
 	}
 	return data, nil
 }
