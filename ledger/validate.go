@@ -271,7 +271,7 @@ func (c *checker) node(what string, where place, name string) {
 // mayBeReserved is false for a name CheckNodeName surely passes (of a valid name),
 // without a regular expression or a copy: almost every name.
 func mayBeReserved(name string) bool {
-	return len(name) == 5 || len(name) > 7 && strings.EqualFold(name[:7], "replay-") || strings.IndexByte(name, '.') >= 0
+	return strings.EqualFold(name, "union") || len(name) > 7 && strings.EqualFold(name[:7], "replay-") || strings.IndexByte(name, '.') >= 0
 }
 
 func (c *checker) optName(what string, where place, name string) {
