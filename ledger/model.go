@@ -66,11 +66,17 @@ const (
 	SystemAgenTeam  = "agenteam"
 )
 
+// KnownSystem reports whether v is empty or a system import reads runs from: any
+// other name a ledger gives is its text.
+func KnownSystem(v string) bool {
+	return v == "" || v == SystemKimiAtlas || v == SystemAgenTeam
+}
+
 // AdoptedWithheld is the part of a message that names where a worktree was adopted
 // from, with what an agent reads instead when the ledger's name is none of the
 // systems import knows (pulled text): empty when it is one.
 func AdoptedWithheld(adopted string) []fault.Withheld {
-	if adopted == "" || adopted == SystemKimiAtlas || adopted == SystemAgenTeam {
+	if KnownSystem(adopted) {
 		return nil
 	}
 	return []fault.Withheld{{Text: "adopted from " + adopted + " at import", Stand: "adopted from another system at import"}}

@@ -8,7 +8,6 @@ import (
 	"strings"
 
 	"github.com/git-atlas/git-atlas/gitstate"
-	"github.com/git-atlas/git-atlas/importer"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
@@ -383,7 +382,7 @@ func (a agentText) stateText(ctx context.Context, r *ledger.Run, s *ledger.State
 		w := &s.Worktrees[i]
 		withheld, w.Extra = withheld || len(w.Extra) > 0, nil
 		check(a.placedFor(ctx, r, run, w.Node, w.Path), &w.Path)
-		check(knownSystem(w.Adopted), &w.Adopted)
+		check(ledger.KnownSystem(w.Adopted), &w.Adopted)
 		if su := w.Setup; su != nil {
 			c := *su
 			kept(&c.Command)
@@ -495,11 +494,6 @@ func composedJobReason(v string) bool {
 	}
 	dep, parent, ok := strings.Cut(rest, " was dropped with its failed parent ")
 	return ok && ledger.ValidName("job", dep) == nil && ledger.ValidName("job", parent) == nil
-}
-
-// knownSystem reports whether v is empty or a system import adopts worktrees from.
-func knownSystem(v string) bool {
-	return v == "" || v == importer.KimiAtlas || v == importer.AgenTeam
 }
 
 // placed reports whether path is empty or where git-atlas places the worktree of
@@ -717,9 +711,10 @@ func (a agentText) worktrees(ctx context.Context, items []WorktreeItem, runs map
 			it.Path, it.TextWithheld = "", true
 		}
 		if ok && a.trusts(ctx, it.RunID, r.Header.Intent) {
-			if it.Setup == nil || (a.ownKept(ctx, r, it.Setup.Command) && a.ownKept(ctx, r, it.Setup.Tail)) {
-				continue
+			if s, withheld := a.setup(ctx, r, it.Setup); withheld {
+				it.Setup, it.TextWithheld = s, true
 			}
+			continue
 		}
 		if s := it.Setup; s != nil {
 			it.Setup = &ledger.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}
@@ -1026,7 +1021,7 @@ func (a agentText) planPlaces(ctx context.Context, r *ledger.Run, p *resume.Plan
 	}
 	for i := range p.Worktrees {
 		w := &p.Worktrees[i]
-		if rec := r.State.Worktree(w.Node); rec != nil && !knownSystem(rec.Adopted) {
+		if rec := r.State.Worktree(w.Node); rec != nil && !ledger.KnownSystem(rec.Adopted) {
 			w.Reason = strings.ReplaceAll(w.Reason, rec.Adopted, withheldText)
 		}
 		if !a.placedFor(ctx, r, run, w.Node, w.Path) {
