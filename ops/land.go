@@ -122,8 +122,10 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		res.ApprovedBy = by
 		ev.AcceptedUnresolved = res.AcceptedUnresolved
 	}
-	if !agentsMayLand(ctx, o.Repo) {
-		by, err := req.Person.approve(StepLand)
+	if step, err := o.landStep(ctx, r, uid); err != nil {
+		return nil, err
+	} else if step != "" {
+		by, err := req.Person.approve(step)
 		if err != nil {
 			return nil, err
 		}
@@ -231,6 +233,58 @@ func notCheckedOut(ctx context.Context, repo *git.Repository, ref string, union 
 			WithHint("a person runs there: %s", cmd)
 	}
 	return nil
+}
+
+// landStep is the person's step landing r's union u takes, or "" when an agent may
+// land it alone: the repository's config lets agents land (agentsMayLand) and u is
+// this clone's own (ownUnion).
+func (o *Ops) landStep(ctx context.Context, r *ledger.Run, u git.OID) (string, error) {
+	if !agentsMayLand(ctx, o.Repo) {
+		return StepLand, nil
+	}
+	own, err := o.ownUnion(ctx, r, u)
+	if err != nil || !own {
+		return StepLandElsewhere, err
+	}
+	return "", nil
+}
+
+// ownUnion reports whether r's union u is one an agent may land without a person
+// (docs/contract.md §15). What says u holds every DONE job and passed the run's verify
+// is the ledger, which every clone sharing the run writes: a hostile one could name
+// any commit. So r's header must be as this clone wrote it or a person read it here
+// (trust.Intents.HeaderProven: a verify taken away leaves nothing to pass), and
+// either a person vouched for r here (`git atlas trust RUN`), or this clone built u
+// and, for a run with a verify, ran it on u and saw it pass: events whose MAC
+// verifies with this clone's key (ledger/textmac.go).
+func (o *Ops) ownUnion(ctx context.Context, r *ledger.Run, u git.OID) (bool, error) {
+	a := o.agentText()
+	if !a.intents.HeaderProven(ctx, r.Header.RunID, &r.Header) {
+		return false, nil
+	}
+	if a.vouched(ctx, r) {
+		return true, nil
+	}
+	events, err := o.Reader().LogOf(ctx, r)
+	if err != nil {
+		return false, err
+	}
+	built, passed := false, r.Header.Verify == ""
+	for i := range events {
+		e := &events[i]
+		if !a.key.OwnEvent(r.Header.RunID, e) {
+			continue
+		}
+		switch e.Type {
+		case ledger.EventUnionBuilt:
+			d, err := ledger.DecodeData[ledger.UnionBuiltData](e)
+			built = built || (err == nil && d.Head == u)
+		case ledger.EventUnionVerified:
+			d, err := ledger.DecodeData[ledger.UnionVerifiedData](e)
+			passed = passed || (err == nil && d.Head == u && d.Passed)
+		}
+	}
+	return built && passed, nil
 }
 
 // agentsMayLand reports whether the repository's config lets agents land.

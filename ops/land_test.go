@@ -13,19 +13,35 @@ import (
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
+	"github.com/git-atlas/git-atlas/trust"
 )
 
 // landFixture is graph run r1 (with criteria, when given: job a meets them
 // unverified) with DONE jobs a and b, each with a committed file,
 // their union built, and branch release at the baseline (checked out nowhere).
 func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
+	return newLandFixture(t, "", false, criteria)
+}
+
+// landFixtureStarted is landFixture of a run started here (its header trusted as
+// start trusts it) with the run's verify, when given, passed on the union.
+func landFixtureStarted(t *testing.T, verify string) (*wtFixture, *UnionResult) {
+	return newLandFixture(t, verify, true, nil)
+}
+
+func newLandFixture(t *testing.T, verify string, started bool, criteria []string) (*wtFixture, *UnionResult) {
 	f := newWTFixture(t, ledger.KindGraph)
-	if criteria != nil {
+	if criteria != nil || verify != "" {
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/runs/r1")
 		f.git(f.dir, "update-ref", "-d", "refs/atlas/pins/r1/baseline")
-		h := ledger.Header{RunID: "r1", Kind: ledger.KindGraph, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{}, Criteria: criteria}
+		h := ledger.Header{RunID: "r1", Kind: ledger.KindGraph, Baseline: testenv.HexOID(f.base), Stages: []ledger.StageDef{}, Criteria: criteria, Verify: verify}
 		st := ledger.State{RunID: "r1", Status: ledger.RunRunning, Stages: []ledger.StageState{}}
 		if _, err := f.ops.Store(ledger.Writer{}).Create(f.ctx, h, st, ledger.Event{Type: ledger.EventRunStarted}, baseline.Pin("r1", "baseline", f.base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if started {
+		if _, err := trust.AddRun(f.ctx, f.ops.Repo, &f.load().Header, verify); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -34,7 +50,7 @@ func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
 	f.update(func(r *ledger.Run) {
 		r.State.Jobs = []ledger.Job{{ID: "a", State: ledger.JobDone, Needs: []string{}, Criteria: criteria}, {ID: "b", State: ledger.JobDone, Needs: []string{}}}
 	})
-	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1})
+	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1, Verify: verify != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,10 +101,66 @@ func TestLandIsAPersonsStepAndRecorded(t *testing.T) {
 // With atlas.agentsMayLand, an agent lands without a person.
 func TestLandByAgentsWhenConfigAllows(t *testing.T) {
 	t.Parallel()
-	f, u := landFixture(t)
+	f, u := landFixtureStarted(t, "")
 	f.git(f.dir, "config", AgentsMayLandKey, "true")
 	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release"}); err != nil || f.rev("release") != u.Head {
 		t.Fatalf("land with agentsMayLand: %v, release %s", err, f.rev("release"))
+	}
+}
+
+// With atlas.agentsMayLand, an agent lands alone only a union this clone built and
+// verified itself, of a run whose header is as this clone wrote it (docs/contract.md §15). A
+// union another clone recorded (a commit of its own, named by union_built and a passed
+// union_verified without this clone's MAC) is a person's step still, until a person
+// vouches for the run here; so is a run whose header this clone never wrote.
+func TestLandByAgentsOnlyOfTheirOwnUnion(t *testing.T) {
+	t.Parallel()
+	f, u := landFixtureStarted(t, "true")
+	f.git(f.dir, "config", AgentsMayLandKey, "true")
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release"}); err != nil || f.rev("release") != u.Head {
+		t.Fatalf("land of the union verified here: %v, release %s", err, f.rev("release"))
+	}
+
+	blob := f.gitIn("evil\n", "hash-object", "-w", "--stdin")
+	tree := f.gitIn("100644 blob "+blob+"\tevil.txt\n", "mktree")
+	evil := testenv.HexOID(f.gitIn("", "commit-tree", tree, "-p", u.Head, "-m", "evil"))
+	other := f.ops.Store(ledger.Writer{Role: ledger.RoleObserver})
+	other.Unsigned = true // another clone's events carry no MAC of this clone's
+	_, err := other.Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
+		r.State.Union.Head = evil
+		r.State.Union.Verify = &ledger.VerifyResult{Command: "true", Passed: true, At: r.State.Union.At}
+		return &gitstate.Change{Event: ledger.UnionVerifiedEvent(ledger.About{}, ledger.UnionVerifiedData{Head: evil, Passed: true})}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = other.Update(f.ctx, "r1", func(*ledger.Run) (*gitstate.Change, error) {
+		return &gitstate.Change{Event: ledger.UnionBuiltEvent(ledger.About{}, ledger.UnionBuiltData{Head: evil, Integrated: []string{"a", "b"}, Path: u.Path})}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.dir, "branch", "next", f.base)
+	_, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "next"})
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), StepLandElsewhere) || f.rev("next") != f.base {
+		t.Fatalf("an agent landing another clone's union: %v; next at %s (the planted commit %s)", err, f.rev("next"), evil)
+	}
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "next", Person: Person{ApprovedBy: "alice"}}); err != nil || f.rev("next") != evil.String() {
+		t.Fatalf("a person landing it: %v; next at %s", err, f.rev("next"))
+	}
+
+	if _, err := trust.AddPerson(f.ctx, f.ops.Repo, &f.load().Header); err != nil {
+		t.Fatal(err)
+	}
+	f.git(f.dir, "branch", "vouched", f.base)
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "vouched"}); err != nil || f.rev("vouched") != evil.String() {
+		t.Fatalf("an agent landing a run a person vouched for: %v; vouched at %s", err, f.rev("vouched"))
+	}
+
+	g, gu := landFixture(t) // its header never trusted here
+	g.git(g.dir, "config", AgentsMayLandKey, "true")
+	if _, err := g.ops.Land(g.ctx, LandRequest{Run: "r1", Onto: "release"}); !errors.Is(err, fault.ErrRefused) || g.rev("release") == gu.Head {
+		t.Fatalf("an agent landing a run whose header this clone never wrote: %v", err)
 	}
 }
 

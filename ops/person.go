@@ -18,12 +18,15 @@ const (
 	// StepLand is a person's step unless the repository's config atlas.agentsMayLand
 	// is true (docs/contract.md §15).
 	StepLand = "landing a run's union onto a branch (git atlas land)"
+	// StepLandElsewhere is StepLand when agents may land, for a union this clone did
+	// not build and verify itself (ownUnion).
+	StepLandElsewhere = "landing a union this clone did not build and verify itself (git atlas land)"
 	// StepLandUnresolved is a person's step always.
 	StepLandUnresolved = "landing a run whose verdict is not resolved ({accept_unresolved})"
 )
 
 // PersonOnlySteps lists the steps only a person takes.
-var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepOutsideScope, StepLand, StepLandUnresolved}
+var PersonOnlySteps = []string{StepHumanGate, StepAcceptUnresolved, StepOutsideScope, StepLand, StepLandElsewhere, StepLandUnresolved}
 
 // Front ends a request comes through (Person.Via).
 const (

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"slices"
 
 	"github.com/git-atlas/git-atlas/ledger"
@@ -76,6 +77,43 @@ func headerTexts(h *ledger.Header) []headerText {
 func headerHash(run, member, value string) string {
 	h := sha256.Sum256([]byte("git-atlas trust header 1\x00" + run + "\x00" + member + "\x00" + value))
 	return hex.EncodeToString(h[:])
+}
+
+// membersHash is what the record keeps of which members of run's header hold free
+// text (a hash domain of its own). With each member's own hash it proves the header's
+// text whole: a member taken away (a verify removed, so that nothing need pass before
+// a landing) is seen as well as one changed.
+func membersHash(run string, texts []headerText) string {
+	h := sha256.New()
+	fmt.Fprintf(h, "git-atlas trust members 1\x00%s", run)
+	for _, m := range texts {
+		fmt.Fprintf(h, "\x00%s", m.name)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// ProvesHeader reports whether the record proves h's free text whole, as this clone
+// wrote it or a person read it here: its intent, each member as it stands, and that
+// no other member held anything. A record written before members were proven proves
+// no header whole.
+func (s Set) ProvesHeader(h *ledger.Header) bool {
+	texts := headerTexts(h)
+	if !s.TrustsIntent(h.Intent) || !s.hashes[membersHash(s.run, texts)] {
+		return false
+	}
+	for _, m := range texts {
+		if !s.hashes[headerHash(s.run, m.name, m.value)] {
+			return false
+		}
+	}
+	return true
+}
+
+// HeaderProven is ProvesHeader of run's record (a record that cannot be read proves
+// nothing).
+func (in *Intents) HeaderProven(ctx context.Context, run string, h *ledger.Header) bool {
+	s := in.set(ctx, run)
+	return s.hashes != nil && s.ProvesHeader(h)
 }
 
 // HeaderText is one member of a run header's free text and its value, as JSON.

@@ -231,9 +231,11 @@ func add(ctx context.Context, repo *git.Repository, run, intent string, text *le
 	}
 	if text != nil {
 		want = append(want, intentHash(run, intent))
-		for _, m := range headerTexts(text) {
+		texts := headerTexts(text)
+		for _, m := range texts {
 			want = append(want, headerHash(run, m.name, m.value))
 		}
+		want = append(want, membersHash(run, texts))
 	}
 	if person {
 		want = append(want, personHash(run, intent))

@@ -79,3 +79,47 @@ func TestTrustRecord(t *testing.T) {
 		t.Fatal("a bad run name reached a path")
 	}
 }
+
+// A header is proven whole only as this clone wrote it or a person read it: a member
+// taken away, one changed, another intent, or a record that trusted only the intent
+// proves nothing; a person's trust of the header as it stands proves it again.
+func TestProvesHeaderWhole(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	repo := newRepo(t)
+	h := &ledger.Header{RunID: "r", Intent: "ship it", Verify: "make check", Scope: []string{"src/**"}}
+	if _, err := AddRun(ctx, repo, h, h.Verify); err != nil {
+		t.Fatal(err)
+	}
+	in := NewIntents(repo)
+	if !in.HeaderProven(ctx, "r", h) {
+		t.Fatal("the header this clone wrote is not proven")
+	}
+	for name, change := range map[string]func(h *ledger.Header){
+		"verify removed": func(h *ledger.Header) { h.Verify = "" },
+		"scope removed":  func(h *ledger.Header) { h.Scope = nil },
+		"verify changed": func(h *ledger.Header) { h.Verify = "true" },
+		"intent changed": func(h *ledger.Header) { h.Intent = "ship that" },
+		"setup added":    func(h *ledger.Header) { h.Setup = "make deps" },
+	} {
+		c := *h
+		change(&c)
+		if in.HeaderProven(ctx, "r", &c) {
+			t.Errorf("%s: still proven", name)
+		}
+	}
+	if _, err := Add(ctx, repo, "q", "ship it", "make check"); err != nil {
+		t.Fatal(err)
+	}
+	q := *h
+	q.RunID = "q"
+	if in.HeaderProven(ctx, "q", &q) {
+		t.Error("a record of the intent alone proves a header with more text")
+	}
+	if _, err := AddPerson(ctx, repo, &q); err != nil {
+		t.Fatal(err)
+	}
+	if !NewIntents(repo).HeaderProven(ctx, "q", &q) {
+		t.Error("a header a person trusted as it stands is not proven")
+	}
+}

@@ -24,7 +24,8 @@ the union holds every DONE job, its verify (if the run has one) passed and, when
 has criteria, its verdict is resolved; otherwise exit 5 naming what is missing. A branch
 checked out in any worktree is never moved: exit 5 with the command to run there.
 Landing is a person's step (a terminal, or --approved-by NAME) unless git config
-atlas.agentsMayLand is true. Recorded as a landed event; touches no checkout.`
+atlas.agentsMayLand is true and this clone built and verified the union itself (or a
+person trusted the run here). Recorded as a landed event; touches no checkout.`
 }
 
 // Run lands the union.
