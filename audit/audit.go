@@ -18,6 +18,7 @@ import (
 	"github.com/git-atlas/git-atlas/internal/progress"
 	"github.com/git-atlas/git-atlas/ledger"
 	"github.com/git-atlas/git-atlas/recovery"
+	"github.com/git-atlas/git-atlas/trust"
 	"github.com/git-atlas/git-atlas/worktrees"
 )
 
@@ -38,14 +39,19 @@ const (
 	HalfMade = "half-made"
 	// Broken: git cannot read the worktree (no HEAD, or a HEAD at no commit); the
 	// next resume or worktree add of its node sets it aside whole.
-	Broken      = "broken"
-	Finished    = "finished" // a run ref whose run completed or failed
-	StaleBranch = "stale-branch"
-	Unpinned    = "unpinned"
-	Recovery    = "recovery"
-	Pin         = "pin"
-	RunLabel    = "run"
-	Branch      = "branch"
+	Broken   = "broken"
+	Finished = "finished" // a run ref whose run completed or failed here
+	// FinishedElsewhere: a run ref whose run completed or failed by the word of
+	// another clone's ledger (no event this clone wrote finished it, and no person
+	// trusted the run here): gc keeps it, its worktrees and its snapshots as if live
+	// (docs/contract.md §8).
+	FinishedElsewhere = "finished-elsewhere"
+	StaleBranch       = "stale-branch"
+	Unpinned          = "unpinned"
+	Recovery          = "recovery"
+	Pin               = "pin"
+	RunLabel          = "run"
+	Branch            = "branch"
 	// SetAside: a directory a checkout git could not read was renamed to (killed
 	// before git wrote its HEAD, then written into): kept whole, never removed, and
 	// listed until a person has looked (worktrees.SetAside).
@@ -95,9 +101,11 @@ type Report struct {
 	// and need no person: not a matter of attention.
 	Leftovers []Leftover `json:"leftovers,omitempty"`
 
-	runs  map[string]gitstate.Entry
-	refs  map[string]string // name -> id
-	trees []git.WorktreeInfo
+	runs map[string]gitstate.Entry
+	// elsewhere are the runs finished by the word of another clone (FinishedElsewhere).
+	elsewhere map[string]bool
+	refs      map[string]string // name -> id
+	trees     []git.WorktreeInfo
 }
 
 // Options tune Audit.
@@ -125,20 +133,59 @@ func needsAttention(labels []string) bool {
 	return false
 }
 
-// runState is the label of a run's liveness: active, interrupted, finished, or
-// unreadable; "" when the run is gone.
-func runState(e gitstate.Entry, ok bool, now time.Time) string {
+// runState is the label of run id's liveness: active, interrupted, finished,
+// finished elsewhere, or unreadable; "" when the run is gone.
+func (rep *Report) runState(id string, now time.Time) string {
+	e, ok := rep.runs[id]
 	switch {
 	case !ok:
 		return ""
 	case e.Err != nil || e.Run == nil:
 		return Unreadable
+	case ledger.RunTerminal(e.Run.State.Status) && rep.elsewhere[id]:
+		return FinishedElsewhere
 	case ledger.RunTerminal(e.Run.State.Status):
 		return Finished
 	case e.Run.Interrupted(now):
 		return Interrupted
 	}
 	return Active
+}
+
+// finished reports whether run id is finished here: completed or failed, by an event
+// this clone wrote or in a run a person trusted here (finishedElsewhere). Every
+// decision of gc's that removes or drops anything because a run is finished asks this.
+func (rep *Report) finished(id string) bool {
+	e, ok := rep.runs[id]
+	return ok && e.Err == nil && e.Run != nil && ledger.RunTerminal(e.Run.State.Status) && !rep.elsewhere[id]
+}
+
+// finishedElsewhere names the runs whose ledger says they are finished on another
+// clone's word alone: the event with which each became finished (gitstate's
+// FinishedBy) is not one this clone wrote (its MAC), and no person trusted the run
+// here. A shared ledger is written by every clone that shares it, so a hostile one
+// could declare any run finished, a live one of this clone's among them; gc then
+// removes nothing and drops nothing of that run's (docs/contract.md §8).
+func finishedElsewhere(ctx context.Context, store *gitstate.Store, entries []gitstate.Entry) (map[string]bool, error) {
+	key, _ := store.SessionKey() // without one, no event reads as this clone's
+	intents := trust.NewIntents(store.Repo)
+	out := map[string]bool{}
+	for _, e := range entries {
+		if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
+			continue
+		}
+		if intents.Vouched(ctx, e.ID, e.Run.Header.Intent) {
+			continue
+		}
+		ev, err := store.FinishedBy(ctx, e.Run)
+		if err != nil {
+			return nil, err
+		}
+		if ev == nil || !key.OwnEvent(e.ID, ev) {
+			out[e.ID] = true
+		}
+	}
+	return out, nil
 }
 
 // Audit reads `git worktree list`, the ledger and the atlas refs once each and
@@ -157,6 +204,9 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	}
 	rep, entries, names, err := read(ctx, store)
 	if err != nil {
+		return nil, err
+	}
+	if rep.elsewhere, err = finishedElsewhere(ctx, store, entries); err != nil {
 		return nil, err
 	}
 	root, rootErr := worktrees.Root(ctx, store.Repo)
@@ -277,8 +327,8 @@ func (rep *Report) classifyWorktrees(owners map[string]owner, own func(string, l
 			}
 		}
 		w.RunID, w.Node = o.run, o.node
-		e, ok := rep.runs[o.run]
-		state := runState(e, ok, now)
+		_, ok := rep.runs[o.run]
+		state := rep.runState(o.run, now)
 		if state == "" || state == Finished {
 			state = Orphaned
 		}
@@ -302,7 +352,7 @@ func unrecordedOwner(t git.WorktreeInfo, root string, rootErr error) (owner, boo
 	if run, node, ok := parseLockReason(t.LockReason); ok {
 		return owner{run: run, node: node}, true
 	}
-	if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && strings.HasPrefix(t.Branch, "refs/heads/atlas/") {
+	if rootErr == nil && strings.HasPrefix(filepath.Clean(t.Path), root+string(filepath.Separator)) && isRunBranch(t.Branch) {
 		rel, _ := filepath.Rel(root, t.Path)
 		run, node, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		return owner{run: run, node: node}, true
@@ -319,9 +369,9 @@ func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int 
 		switch {
 		case strings.HasPrefix(name, gitstate.RunsPrefix):
 			r.RunID = strings.TrimPrefix(name, gitstate.RunsPrefix)
-			e, ok := rep.runs[r.RunID]
+			e := rep.runs[r.RunID]
 			r.Labels = append(r.Labels, RunLabel)
-			if s := runState(e, ok, now); s != "" {
+			if s := rep.runState(r.RunID, now); s != "" {
 				r.Labels = append(r.Labels, s)
 			}
 			if _, pinned := rep.refs[gitstate.PinRef(r.RunID, "baseline")]; !pinned && e.Run != nil {
@@ -339,11 +389,13 @@ func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int 
 			if size {
 				sizeChecks = append(sizeChecks, len(rep.Refs))
 			}
-		case strings.HasPrefix(name, "refs/heads/atlas/"):
-			r.RunID, _, _ = strings.Cut(strings.TrimPrefix(name, "refs/heads/atlas/"), "/")
+		case isRunBranch(name):
+			// Only a shape git-atlas gives a branch is a run's: a person's own
+			// atlas/wip is "other", never deleted.
+			r.RunID, _ = gitstate.BranchRun(name)
 			r.Labels = append(r.Labels, Branch)
-			e, ok := rep.runs[r.RunID]
-			if s := runState(e, ok, now); s == "" || s == Finished {
+			_, ok := rep.runs[r.RunID]
+			if s := rep.runState(r.RunID, now); s == "" || s == Finished {
 				r.Labels = append(r.Labels, StaleBranch)
 			}
 			if !ok {
@@ -355,6 +407,12 @@ func (rep *Report) classifyRefs(names []string, size bool, now time.Time) []int 
 		rep.Refs = append(rep.Refs, r)
 	}
 	return sizeChecks
+}
+
+// isRunBranch reports whether ref is a branch of a run's shape (gitstate.BranchRun).
+func isRunBranch(ref string) bool {
+	_, ok := gitstate.BranchRun(ref)
+	return ok
 }
 
 // statusCheck labels a present worktree of git-atlas's dirty, being made, half-made,

@@ -116,7 +116,10 @@ type GCOptions struct {
 // then ref deletions. Branches are planned as they would be after the worktree
 // removals, whose snapshots may make a branch tip reachable: Apply re-plans them.
 func Plan(ctx context.Context, repo *git.Repository, rep *Report, opt GCOptions) ([]Action, error) {
-	opt.newest = newest(rep, opt.KeepLast)
+	if opt.Now.IsZero() {
+		opt.Now = time.Now()
+	}
+	opt.newest = newest(rep, opt.KeepLast, opt.Now)
 	acts := planWorktrees(rep)
 	for i := range acts {
 		if a := &acts[i]; a.Kind == RemoveWorktree {
@@ -186,6 +189,8 @@ func strayKept(rep *Report, w Worktree) string {
 		return "holds files, and its run cannot be read"
 	case !ledger.RunTerminal(e.Run.State.Status):
 		return "holds files, and its run is not finished"
+	case !rep.finished(w.RunID):
+		return "holds files, and its run is finished only by another clone's word"
 	}
 	return ""
 }
@@ -279,6 +284,9 @@ func removeStray(ctx context.Context, store *gitstate.Store, rep *Report, a *Act
 		a.IgnoredDeleted = res.Manifest.Ignored
 	}
 	if err := os.RemoveAll(a.Path); err != nil {
+		return fmt.Errorf("remove stray directory %s: %w", a.Path, err)
+	}
+	if err := git.SyncDir(filepath.Dir(a.Path)); err != nil {
 		return fmt.Errorf("remove stray directory %s: %w", a.Path, err)
 	}
 	a.Done = true
@@ -379,9 +387,10 @@ func planWorktrees(rep *Report) []Action {
 	return acts
 }
 
-// newest names the keep newest finished runs (by their last update; nil when keep
-// is negative: no such limit).
-func newest(rep *Report, keep int) map[string]bool {
+// newest names the keep newest runs finished here (by their last update, no later
+// than now; nil when keep is negative: no such limit). Runs finished elsewhere take
+// no place among them: they are kept anyway.
+func newest(rep *Report, keep int, now time.Time) map[string]bool {
 	if keep < 0 {
 		return nil
 	}
@@ -391,11 +400,10 @@ func newest(rep *Report, keep int) map[string]bool {
 	}
 	var done []run
 	for id, e := range rep.runs {
-		if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
+		if !rep.finished(id) {
 			continue
 		}
-		t, _ := ledger.ParseStamp(e.Run.State.UpdatedAt)
-		done = append(done, run{id, t})
+		done = append(done, run{id, updated(e, now)})
 	}
 	sort.Slice(done, func(i, j int) bool {
 		if !done[i].at.Equal(done[j].at) {
@@ -410,20 +418,29 @@ func newest(rep *Report, keep int) map[string]bool {
 	return kept
 }
 
-// droppable reports whether run is finished, older than opt.Before and not among the
-// newest opt.KeepLast.
-func droppable(e gitstate.Entry, opt GCOptions) bool {
-	if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
+// updated is when e's run was last updated by its ledger, no later than now: a
+// ledger from elsewhere may say any time.
+func updated(e gitstate.Entry, now time.Time) time.Time {
+	t, _ := ledger.ParseStamp(e.Run.State.UpdatedAt)
+	if t.After(now) {
+		return now
+	}
+	return t
+}
+
+// droppable reports whether run id is finished here, older than opt.Before and not
+// among the newest opt.KeepLast.
+func droppable(rep *Report, id string, opt GCOptions) bool {
+	if !rep.finished(id) {
 		return false
 	}
-	if opt.newest != nil && opt.newest[e.ID] {
+	if opt.newest != nil && opt.newest[id] {
 		return false
 	}
-	t, err := ledger.ParseStamp(e.Run.State.UpdatedAt)
-	if err != nil {
+	if _, err := ledger.ParseStamp(rep.runs[id].Run.State.UpdatedAt); err != nil {
 		return false
 	}
-	return opt.Before <= 0 || opt.Now.Sub(t) >= opt.Before
+	return opt.Before <= 0 || opt.Now.Sub(updated(rep.runs[id], opt.Now)) >= opt.Before
 }
 
 // planRefs plans the ref deletions of a gc that does removing first. old, when not
@@ -490,8 +507,8 @@ func staying(rep *Report, removing []Action) (checkedOut, keepsRun map[string]bo
 // dropping names the runs that drop: finished, old, and no worktree left.
 func dropping(rep *Report, opt GCOptions, old, keepsRun map[string]bool) map[string]bool {
 	drop := map[string]bool{}
-	for id, e := range rep.runs {
-		if (old == nil && droppable(e, opt) || old[id] && e.Run != nil && ledger.RunTerminal(e.Run.State.Status)) && !keepsRun[id] {
+	for id := range rep.runs {
+		if (old == nil && droppable(rep, id, opt) || old[id] && rep.finished(id)) && !keepsRun[id] {
 			drop[id] = true
 		}
 	}
@@ -524,8 +541,8 @@ func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedO
 }
 
 // sizeActions plans, for --recoveries --max-size, the deletion of the snapshots of
-// finished runs, oldest first, until the bytes of the objects only the snapshots
-// that stay hold fit in max (docs/contract.md §15). A deleted snapshot frees at least the
+// runs finished here, oldest first, until the bytes of the objects only those of
+// them that stay hold fit in max (docs/contract.md §15). A deleted snapshot frees at least the
 // objects no other ref reaches; objects it shares with another snapshot that stays
 // are counted as kept, so the plan never stops short of the budget.
 func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int64, deleting map[string]bool) ([]Action, error) {
@@ -541,7 +558,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 		if err != nil || deleting[r.Ref] {
 			continue
 		}
-		if e, ok := rep.runs[r.RunID]; ok && e.Run != nil && ledger.RunTerminal(e.Run.State.Status) {
+		if rep.finished(r.RunID) {
 			cands = append(cands, len(tips))
 		}
 		tips, names = append(tips, id), append(names, r.Ref)
@@ -549,7 +566,14 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 	if len(cands) == 0 {
 		return nil, nil
 	}
-	each, together, err := repo.UniqueBytes(ctx, tips, all, make([]int, len(tips)))
+	// The budget is for the snapshots of runs finished here, the ones gc may drop
+	// (group 1): the bytes of others, a live run's or one finished elsewhere, neither
+	// count against it nor make gc drop more to make up for them.
+	group := make([]int, len(tips))
+	for _, k := range cands {
+		group[k] = 1
+	}
+	each, together, err := repo.UniqueBytes(ctx, tips, all, group)
 	if err != nil {
 		return nil, fmt.Errorf("measure snapshots: %w", err)
 	}
@@ -580,7 +604,7 @@ func sizeActions(ctx context.Context, repo *git.Repository, rep *Report, max int
 		}
 		return a < b
 	})
-	total := together[0]
+	total := together[1]
 	var acts []Action
 	for _, k := range cands {
 		if total <= max {
@@ -692,10 +716,10 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 	if err != nil {
 		errs = append(errs, err)
 	}
-	opt.newest = newest(rep, opt.KeepLast)
+	opt.newest = newest(rep, opt.KeepLast, opt.Now)
 	old := map[string]bool{}
-	for id, e := range rep.runs {
-		if droppable(e, opt) {
+	for id := range rep.runs {
+		if droppable(rep, id, opt) {
 			old[id] = true
 		}
 	}
@@ -826,7 +850,9 @@ func Apply(ctx context.Context, store *gitstate.Store, opt GCOptions) ([]Action,
 				_ = store.Repo.RemoveMutex(gitstate.RunMutex(run))
 			case a.Kind == DeleteRef && a.Patch != "":
 				// The snapshot's own patch, at the path gc owns (never a --patch-out file).
-				if err := os.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
+				// Its directory is flushed: a crash never brings back a patch whose
+				// ref is gone (nothing would find it to remove it again).
+				if err := git.Remove(a.Patch); err != nil && !errors.Is(err, os.ErrNotExist) {
 					errs = append(errs, fmt.Errorf("remove patch %s: %w", a.Patch, err))
 				}
 			}
@@ -865,9 +891,9 @@ func removeEmptyRunDirs(ctx context.Context, repo *git.Repository, runs map[stri
 			continue
 		}
 		if rootErr == nil {
-			_ = os.Remove(filepath.Join(root, run))
+			_ = git.Remove(filepath.Join(root, run))
 		}
-		_ = os.Remove(repo.Layout().RecoveryDir(run))
+		_ = git.Remove(repo.Layout().RecoveryDir(run))
 	}
 }
 

@@ -68,7 +68,7 @@ type GcCmd struct {
 	KeepLast   *int           `name:"keep-last" help:"Keep the newest N finished runs; drop those beyond them (default: git config atlas.gc.keepLast)." placeholder:"N"`
 	Apply      bool           `help:"Do it; without --apply gc only prints its plan."`
 	Recoveries bool           `help:"Also drop the recovery snapshots of dropped and vanished runs."`
-	MaxSize    string         `name:"max-size" help:"With --recoveries: also drop finished runs' snapshots, oldest first, until the bytes only snapshots hold fit in SIZE (500M, 2G: powers of 1024; default: git config atlas.gc.maxSize)." placeholder:"SIZE"`
+	MaxSize    string         `name:"max-size" help:"With --recoveries: also drop finished runs' snapshots, oldest first, until the bytes only they hold fit in SIZE (500M, 2G: powers of 1024; default: git config atlas.gc.maxSize)." placeholder:"SIZE"`
 	SnapshotFlags
 }
 
