@@ -95,6 +95,9 @@ type Env struct {
 	// Remote and NoFetch are the global --remote and --no-fetch.
 	Remote  *string
 	NoFetch bool
+	// askedRemote is --remote as the asker gave it (a command may set Remote to read
+	// locally): the steps printed for them carry it (spelling).
+	askedRemote *string
 
 	repo        *ops.Ops // opened, without its remote (Ops adds it)
 	pre         *preopen
@@ -128,7 +131,7 @@ func (e *Env) Repo() (*ops.Ops, error) {
 			o.TellLockWaits(func(lock string, staleAfter time.Duration) { p.Note(lockWaitNote(lock, staleAfter)) })
 		}
 		o.Clock = e.now
-		o.Spelling = Spelling
+		o.Spelling = e.spelling()
 		e.repo = o
 	}
 	return e.repo, nil
@@ -232,7 +235,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 	parser, globals, err := newParser(args, stdout, stderr, false)
 	if err != nil {
 		fmt.Fprintln(stderr, "git-atlas: internal error:", err)
-		return ExitFailure, errorObject(err, ExitFailure, "failure")
+		return ExitFailure, errorObject(err, ExitFailure, "failure", Spelling)
 	}
 	defer func() {
 		if p := recover(); p != nil {
@@ -245,7 +248,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 				code = ExitUsage
 			}
 			if code != ExitOK && errObj == nil {
-				errObj = errorObject(errors.New("the command line was refused"), code, "usage")
+				errObj = errorObject(errors.New("the command line was refused"), code, "usage", Spelling)
 			}
 		}
 	}()
@@ -266,7 +269,7 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 	if err != nil {
 		return ExitUsage, reportError(stderr, jsonMode, parseFailure(err, parser))
 	}
-	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
+	env := &Env{Ctx: ctx, sys: sys, Stdin: stdin, Stdout: stdout, Stderr: stderr, JSON: globals.JSON, Yes: globals.Yes, Dir: globals.Dir, Remote: globals.Remote, askedRemote: globals.Remote, NoFetch: globals.NoFetch, kong: parser, pre: pre}
 	err = kctx.Run(env)
 	if env.repo != nil {
 		env.repo.Close()
@@ -277,18 +280,14 @@ func execute(ctx context.Context, caught func() syscall.Signal, sys System, args
 			// Whatever the command was doing when it was interrupted, the shell's convention
 			// (128 + the signal's number) says so; the error is usually the cancellation.
 			code := 128 + int(sig)
-			return code, reportErrorAs(stderr, env.JSON, fmt.Errorf("interrupted (%v)", sig), code, "interrupted")
+			return code, reportErrorAs(stderr, env.JSON, fmt.Errorf("interrupted (%v)", sig), code, "interrupted", env.spelling())
 		}
 	}
 	if err != nil {
-		return exitCode(err), reportError(stderr, env.JSON, err)
+		code, kind := exitKind(err)
+		return code, reportErrorAs(stderr, env.JSON, err, code, kind, env.spelling())
 	}
 	return ExitOK, nil
-}
-
-func exitCode(err error) int {
-	c, _ := exitKind(err)
-	return c
 }
 
 // parsed is where the global flags land, and whether the model was the whole tree.
@@ -648,17 +647,19 @@ func subcommands(node *kong.Node) []string {
 // --json form, printed or not).
 func reportError(w io.Writer, jsonMode bool, err error) map[string]any {
 	code, kind := exitKind(err)
-	return reportErrorAs(w, jsonMode, err, code, kind)
+	return reportErrorAs(w, jsonMode, err, code, kind, Spelling)
 }
 
-func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string) map[string]any {
-	e := errorObject(err, code, kind)
+// reportErrorAs is reportError with the error's code and kind given, its steps
+// spelled by sp.
+func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string, sp fault.Spelling) map[string]any {
+	e := errorObject(err, code, kind, sp)
 	if jsonMode {
 		_ = printJSON(w, map[string]any{"error": e})
 		return e
 	}
 	// Cut: a message quoting a 100 KB argument (or ledger value) is not read.
-	msg, hint := fault.SpelledBy(err, Spelling)
+	msg, hint := fault.SpelledBy(err, sp)
 	fmt.Fprintf(w, "git-atlas: %s\n", text.Escape(msg, errMax, true))
 	if hint != "" {
 		fmt.Fprintf(w, "hint: %s\n", text.Escape(hint, errMax, true))
@@ -668,8 +669,8 @@ func reportErrorAs(w io.Writer, jsonMode bool, err error, code int, kind string)
 
 // errorObject is the JSON error of docs/contract.md §4.7: {"code","kind","message","hint"}, and
 // valid_targets or driver when the error names them.
-func errorObject(err error, code int, kind string) map[string]any {
-	msg, hint := fault.SpelledBy(err, Spelling)
+func errorObject(err error, code int, kind string, sp fault.Spelling) map[string]any {
+	msg, hint := fault.SpelledBy(err, sp)
 	e := map[string]any{"code": code, "kind": kind, "message": msg, "hint": hint}
 	if t := fault.TargetsOf(err); t != nil {
 		e["valid_targets"] = t

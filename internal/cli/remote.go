@@ -13,7 +13,7 @@ func (e *Env) remoteWarnings() {
 			d.RunID, remote, short(d.Remote), short(d.Local), d.Ref, d.RunID, lastComponent(d.Ref))
 	}
 	for _, n := range notes {
-		e.warn("%s", n.Spell(Spelling))
+		e.warn("%s", n.Spell(e.spelling()))
 	}
 }
 

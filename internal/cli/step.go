@@ -3,6 +3,7 @@ package cli
 import (
 	"fmt"
 	"io"
+	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -18,6 +19,37 @@ import (
 // (docs/contract.md §4.6): a request's field as its flag, a step as the command line
 // that runs it.
 var Spelling = fault.Spelling{Field: flagSpelling, Step: StepCommand}
+
+// spelling is Spelling for this invocation: every step also carries the global flags
+// the asker gave that say where it runs, -C (as an absolute path) and --remote, unless
+// it names its own, so that it runs as printed for them wherever they are
+// (docs/contract.md §11.13): a command printed for `git atlas --remote origin ...` writes
+// through origin too, and one for `git atlas -C REPO ...` run from elsewhere finds REPO.
+func (e *Env) spelling() fault.Spelling {
+	var globals []fault.Field
+	if e.Dir != "" {
+		dir, err := filepath.Abs(e.Dir)
+		if err != nil {
+			dir = e.Dir
+		}
+		globals = append(globals, fault.Field{Name: "dir", Value: dir})
+	}
+	if e.askedRemote != nil {
+		globals = append(globals, fault.Field{Name: "remote", Value: *e.askedRemote})
+	}
+	if len(globals) == 0 {
+		return Spelling
+	}
+	return fault.Spelling{Field: flagSpelling, Step: func(s fault.Step) string {
+		s.Fields = slices.Clone(s.Fields)
+		for _, g := range globals {
+			if _, ok := s.Field(g.Name); !ok {
+				s.Fields = append(s.Fields, g)
+			}
+		}
+		return StepCommand(s)
+	}}
+}
 
 // StepCommand is step s as the command line runs it: `git atlas finish R --status
 // failed`, every argument quoted for sh (docs/contract.md §11.13) but a placeholder

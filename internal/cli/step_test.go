@@ -1,9 +1,11 @@
 package cli
 
 import (
+	"path/filepath"
 	"testing"
 
 	"github.com/git-atlas/git-atlas/internal/fault"
+	"github.com/git-atlas/git-atlas/internal/text"
 )
 
 // TestStepCommand: a step the operations name is the command line that runs it:
@@ -33,5 +35,35 @@ func TestStepCommand(t *testing.T) {
 		if got := StepCommand(c.step); got != c.want {
 			t.Errorf("%v: %q, want %q", c.step, got, c.want)
 		}
+	}
+}
+
+// A step printed for someone who gave -C or --remote carries them (-C as an absolute
+// path, before the command), so that it runs as printed wherever they are; a step
+// naming its own directory or remote keeps it; without either, steps are as
+// StepCommand spells them.
+func TestStepsCarryTheAskersGlobals(t *testing.T) {
+	t.Parallel()
+	remote := "origin"
+	env := &Env{Dir: "sub dir", askedRemote: &remote}
+	abs, err := filepath.Abs("sub dir")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sp := env.spelling()
+	step := fault.Do("transition", "run", "s1", "stage", "code", "status", "dispatched", "holder", "me")
+	if got, want := sp.Step(step), "git atlas -C "+text.ShellQuote(abs)+" transition s1 code dispatched --holder me --remote origin"; got != want {
+		t.Errorf("with -C and --remote: %q, want %q", got, want)
+	}
+	own := fault.Do("recover", "dir", fault.Placeholder("<your checkout>"), "run", "r1", "stage", "plan", "remote", "up")
+	if got, want := sp.Step(own), "git atlas -C <your checkout> recover r1 --stage plan --remote up"; got != want {
+		t.Errorf("a step's own -C and remote: %q, want %q", got, want)
+	}
+	local := ""
+	if got, want := (&Env{askedRemote: &local}).spelling().Step(step), "git atlas transition s1 code dispatched --holder me --remote ''"; got != want {
+		t.Errorf("with --remote= (local only): %q, want %q", got, want)
+	}
+	if got, want := (&Env{}).spelling().Step(step), StepCommand(step); got != want {
+		t.Errorf("without globals: %q, want %q", got, want)
 	}
 }

@@ -43,6 +43,9 @@ func (c *WebCmd) Run(env *Env) error {
 		return err
 	}
 	env.signalEnds = true
+	// The dashboard's documents are the commands' own (run in the repository), for
+	// whoever reads them: its steps carry no -C or --remote of the server's.
+	o.Spelling = Spelling
 	return web.Serve(env.Ctx, web.Options{Ops: o, Port: c.Port, NoToken: c.NoToken, Spelling: Spelling, Ready: func(url string) error {
 		if err := env.out(webURL{URL: url}, func(w io.Writer) { fmt.Fprintln(w, url) }); err != nil {
 			return err
