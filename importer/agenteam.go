@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"regexp"
 	"sort"
@@ -62,12 +61,15 @@ type ateamEvent struct {
 }
 
 // ScanAgenTeam reads an AgenTeam tree (.agenteam/): every state/<run>.json is a run.
-// Every file is read bounded (readSource); ctx cancelled (SIGTERM) ends the scan.
-func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
+// Nothing below root (the worktree's top, or dir itself when the user named it) is
+// read through a symbolic link, and every file is read bounded (readSource); ctx
+// cancelled (SIGTERM) ends the scan.
+func ScanAgenTeam(ctx context.Context, root, dir string) ([]*Plan, []Problem, error) {
+	src := confine.Tree{Dir: root}
 	sd := filepath.Join(dir, "state")
-	ents, err := os.ReadDir(sd)
+	ents, err := readDir(src, sd)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", sd, err)
+		return nil, nil, err
 	}
 	var plans []*Plan
 	var probs []Problem
@@ -85,7 +87,7 @@ func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 			continue
 		}
 		name := strings.TrimSuffix(e.Name(), ".json")
-		files, prob := readAteamFiles(ctx, dir, name)
+		files, prob := readAteamFiles(ctx, src, dir, name)
 		if prob == nil {
 			var p *Plan
 			if p, prob = ateamRun(dir, name, files); prob == nil {
@@ -103,16 +105,16 @@ func ScanAgenTeam(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 }
 
 // readAteamFiles reads a run's state file and events file (if any), bounded.
-func readAteamFiles(ctx context.Context, dir, name string) (map[string][]byte, *Problem) {
+func readAteamFiles(ctx context.Context, src confine.Tree, dir, name string) (map[string][]byte, *Problem) {
 	sp := filepath.Join(dir, "state", name+".json")
 	ep := filepath.Join(dir, "events", name+".jsonl")
 	files := map[string][]byte{}
-	b, err := readSource(ctx, sp)
+	b, err := readSource(ctx, src, sp)
 	if err != nil {
 		return nil, badErr(sp, err)
 	}
 	files["state.json"] = b
-	switch b, err := readSource(ctx, ep); {
+	switch b, err := readSource(ctx, src, ep); {
 	case err == nil:
 		files["events.jsonl"] = b
 	case !errors.Is(err, fs.ErrNotExist):

@@ -37,7 +37,7 @@ func TestApplyCompletesCutShort(t *testing.T) {
 	})
 	store := newStore(t)
 	scan := func() *Plan {
-		plans, probs, err := ScanKimi(t.Context(), dir)
+		plans, probs, err := ScanKimi(t.Context(), dir, dir)
 		if err != nil || len(probs) != 0 || len(plans) != 1 {
 			t.Fatalf("scan: %v %v %d", err, probs, len(plans))
 		}
@@ -94,7 +94,7 @@ func TestApplyAdoptsAfterCutShort(t *testing.T) {
 	testenv.Git(t, store.Repo.TopLevel, "", "worktree", "add", "-q", "--detach", wt)
 	write(t, dir, map[string]string{"r/worktree/work.txt": "unsaved work\n"})
 	scan := func() *Plan {
-		plans, probs, err := ScanKimi(t.Context(), dir)
+		plans, probs, err := ScanKimi(t.Context(), dir, dir)
 		if err != nil || len(probs) != 0 || len(plans) != 1 {
 			t.Fatalf("scan: %v %v %d", err, probs, len(plans))
 		}
@@ -148,11 +148,11 @@ func TestImportedTimesReadBack(t *testing.T) {
 		"state/a.json":   `{"run_id":"a","task":"t","stage_order":["b"],"started_at":"` + shapes[1] + `","last_update":"` + shapes[3] + `","status":"running","stages":{"b":{"status":"dispatched","max_retries":9}}}`,
 		"events/a.jsonl": alog,
 	})
-	kp, kprobs, err := ScanKimi(ctx, kimi)
+	kp, kprobs, err := ScanKimi(ctx, kimi, kimi)
 	if err != nil || len(kprobs) != 0 || len(kp) != 1 {
 		t.Fatalf("kimi-atlas: %v %+v %d", err, kprobs, len(kp))
 	}
-	ap, aprobs, err := ScanAgenTeam(ctx, ateam)
+	ap, aprobs, err := ScanAgenTeam(ctx, ateam, ateam)
 	if err != nil || len(aprobs) != 0 || len(ap) != 1 {
 		t.Fatalf("agenteam: %v %+v %d", err, aprobs, len(ap))
 	}

@@ -35,7 +35,7 @@ func TestAgenTeamAttemptsPerDispatch(t *testing.T) {
 			ateamEv(8, "stage_verified", "impl", `{"result":"fail"}`) +
 			ateamEv(9, "runner_retry", "impl", `{"attempt":3,"max_retries":2}`),
 	})
-	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	plans, probs, err := ScanAgenTeam(t.Context(), dir, dir)
 	if err != nil || len(probs) != 0 || len(plans) != 2 {
 		t.Fatalf("plans %d, %+v, %v", len(plans), probs, err)
 	}

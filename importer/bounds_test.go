@@ -51,7 +51,7 @@ func TestSourceFilesBounded(t *testing.T) {
 		t.Fatal(err)
 	}
 	big.Close()
-	plans, probs, err := ScanKimi(t.Context(), dir)
+	plans, probs, err := ScanKimi(t.Context(), dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -102,7 +102,7 @@ func TestAgenTeamFilesBounded(t *testing.T) {
 	if err := os.Mkdir(filepath.Join(dir, "state/d.json"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	plans, probs, err := ScanAgenTeam(t.Context(), dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,10 +154,10 @@ func TestScanCancelled(t *testing.T) {
 	})
 	ctx, cancel := context.WithCancel(t.Context())
 	cancel()
-	if _, _, err := ScanKimi(ctx, dir); !errors.Is(err, context.Canceled) {
+	if _, _, err := ScanKimi(ctx, dir, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("kimi: %v", err)
 	}
-	if _, _, err := ScanAgenTeam(ctx, dir); !errors.Is(err, context.Canceled) {
+	if _, _, err := ScanAgenTeam(ctx, dir, dir); !errors.Is(err, context.Canceled) {
 		t.Errorf("agenteam: %v", err)
 	}
 }

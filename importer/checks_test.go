@@ -94,7 +94,7 @@ func TestKimiGraphChecks(t *testing.T) {
 			t.Parallel()
 			dir := t.TempDir()
 			write(t, dir, kimiGraphSource(tc.jobs))
-			plans, probs, err := ScanKimi(t.Context(), dir)
+			plans, probs, err := ScanKimi(t.Context(), dir, dir)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -148,7 +148,7 @@ func TestRunNamesOneToOne(t *testing.T) {
 		files[d+"/state.json"] = strings.ReplaceAll(st, "%s", id)
 	}
 	write(t, dir, files)
-	plans, probs, err := ScanKimi(t.Context(), dir)
+	plans, probs, err := ScanKimi(t.Context(), dir, dir)
 	if err != nil || len(probs) != 0 || len(plans) != 6 {
 		t.Fatalf("plans %d, problems %+v, %v", len(plans), probs, err)
 	}

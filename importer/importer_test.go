@@ -74,7 +74,7 @@ func TestKimiFields(t *testing.T) {
 		// DONE is kimi-atlas's other terminal state (resume._TERMINAL_RUN_STATES).
 		"d/state.json": `{"run_id":"d","created_ts":"2026-07-01T10:00:00Z","updated_ts":"2026-07-01T10:09:00Z","current_state":"DONE","stages":{},"scope_paths":[]}`,
 	})
-	plans, probs, err := ScanKimi(t.Context(), dir)
+	plans, probs, err := ScanKimi(t.Context(), dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,14 +157,14 @@ func TestKimiFields(t *testing.T) {
 		t.Errorf("%d states for %d events", len(g.States), len(g.Events))
 	}
 	// Same bytes, same hash; changed bytes, another hash.
-	again, _, _ := ScanKimi(t.Context(), dir)
+	again, _, _ := ScanKimi(t.Context(), dir, dir)
 	for _, p := range again {
 		if p.Header.ImportedFrom.Hash != by[p.RunID].Header.ImportedFrom.Hash {
 			t.Errorf("%s: hash differs on a second read of the same files", p.RunID)
 		}
 	}
 	write(t, dir, map[string]string{"s/log.jsonl": `{"run_id":"s","stage":"INIT","ts":"2026-07-01T11:00:00Z"}` + "\n"})
-	changed, _, _ := ScanKimi(t.Context(), dir)
+	changed, _, _ := ScanKimi(t.Context(), dir, dir)
 	for _, p := range changed {
 		if p.RunID == "s" && p.Header.ImportedFrom.Hash == s.Header.ImportedFrom.Hash {
 			t.Errorf("s: hash unchanged after its log changed")
@@ -180,7 +180,7 @@ func TestAgenTeamFields(t *testing.T) {
 		"events/r1.jsonl": `{"ts":"2026-07-02T09:01:00Z","type":"stage_dispatched","run_id":"r1","stage":"b","data":{}}` + "\n" + `{"ts":"2026-07-02T09:02:00Z","type":"runner_rework","run_id":"r1","stage":"b","data":{"rework_to":"a"}}` + "\n" + `{"ts":"2026-07-02T09:03:00Z","type":"stage_dispatched","run_id":"r1","stage":"b","data":{}}` + "\n",
 		"state/bad.json":  `{"run_id":"bad","stage_order":["a"],"started_at":"2026-07-02T09:00:00Z","status":"running","stages":{"a":{"status":"pending","rework_to":"nope"}}}`,
 	})
-	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	plans, probs, err := ScanAgenTeam(t.Context(), dir, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -238,7 +238,7 @@ func TestAgenTeamRunnerEvents(t *testing.T) {
 			ev("06:00", "stage_verified", `{"result":"fail","command":"make","attempt":3}`) +
 			ev("07:00", "stage_completed", `{"result":"failed","reason":"verify failed"}`),
 	})
-	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	plans, probs, err := ScanAgenTeam(t.Context(), dir, dir)
 	if err != nil || len(probs) != 0 || len(plans) != 1 {
 		t.Fatalf("plans %d, problems %+v, err %v", len(plans), probs, err)
 	}
@@ -282,7 +282,7 @@ func TestAgenTeamReservedEventTypes(t *testing.T) {
 		"state/r.json":   `{"run_id":"r","task":"t","stage_order":["code"],"started_at":"2026-07-03T10:00:00Z","last_update":"2026-07-03T10:09:00Z","status":"running","stages":{"code":{"status":"pending","gate":"auto","verify":null,"verify_safe":null,"max_retries":0,"rework_to":null,"baseline":"abc"}}}`,
 		"events/r.jsonl": ev("01:00", "job_claimed") + ev("02:00", "landed") + ev("03:00", "runner_retry") + ev("04:00", "note"),
 	})
-	plans, probs, err := ScanAgenTeam(t.Context(), dir)
+	plans, probs, err := ScanAgenTeam(t.Context(), dir, dir)
 	if err != nil || len(probs) != 0 || len(plans) != 1 {
 		t.Fatalf("plans %d, problems %+v, err %v", len(plans), probs, err)
 	}

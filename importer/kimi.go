@@ -20,6 +20,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
 )
@@ -60,13 +61,16 @@ type Problem struct {
 	Err error `json:"-"`
 }
 
-// Scan reads a kimi-atlas tree (.atlas/): each <run>/ with a state.json is a run;
+// ScanKimi reads a kimi-atlas tree (.atlas/): each <run>/ with a state.json is a run;
 // task sub-runs under <run>/tasks/ belong to their parent and are not runs of their own.
-// Every file is read bounded (readSource); ctx cancelled (SIGTERM) ends the scan.
-func ScanKimi(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
-	ents, err := os.ReadDir(dir)
+// Nothing below root (the worktree's top, or dir itself when the user named it) is
+// read through a symbolic link, and every file is read bounded (readSource); ctx
+// cancelled (SIGTERM) ends the scan.
+func ScanKimi(ctx context.Context, root, dir string) ([]*Plan, []Problem, error) {
+	src := confine.Tree{Dir: root}
+	ents, err := readDir(src, dir)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read %s: %w", dir, err)
+		return nil, nil, err
 	}
 	var plans []*Plan
 	var probs []Problem
@@ -74,16 +78,16 @@ func ScanKimi(ctx context.Context, dir string) ([]*Plan, []Problem, error) {
 		if err := ctx.Err(); err != nil {
 			return nil, nil, err
 		}
-		if !e.IsDir() {
+		// A symbolic link where a run could be is refused (reported) as it is read,
+		// not passed over.
+		if !e.IsDir() && e.Type()&fs.ModeSymlink == 0 {
 			continue
 		}
 		rd := filepath.Join(dir, e.Name())
-		// Lstat: a state.json that is a symbolic link or a FIFO is a run whose file is
-		// refused (reported), not a directory silently passed over.
-		if _, err := os.Lstat(filepath.Join(rd, "state.json")); err != nil {
+		files, prob := readKimiFiles(ctx, src, rd)
+		if files == nil && prob == nil {
 			continue
 		}
-		files, prob := readKimiFiles(ctx, rd)
 		if prob == nil {
 			var p *Plan
 			if p, prob = kimiRun(rd, e.Name(), files); prob == nil {
@@ -112,14 +116,17 @@ func RunNames(sourceID string) []string {
 // kimiFiles are the files of one kimi-atlas run that import reads.
 var kimiFiles = []string{"state.json", "log.jsonl", "plan.dag.json", "intent.txt"}
 
-// readKimiFiles reads a run's files, bounded; a missing one is left out.
-func readKimiFiles(ctx context.Context, rd string) (map[string][]byte, *Problem) {
+// readKimiFiles reads a run's files, bounded; a missing one is left out, and a
+// directory with no state.json is no run (no files, no problem).
+func readKimiFiles(ctx context.Context, src confine.Tree, rd string) (map[string][]byte, *Problem) {
 	files := map[string][]byte{}
 	for _, f := range kimiFiles {
-		b, err := readSource(ctx, filepath.Join(rd, f))
+		b, err := readSource(ctx, src, filepath.Join(rd, f))
 		switch {
 		case err == nil:
 			files[f] = b
+		case errors.Is(err, fs.ErrNotExist) && f == "state.json":
+			return nil, nil
 		case errors.Is(err, fs.ErrNotExist):
 		default:
 			return nil, badErr(filepath.Join(rd, f), err)

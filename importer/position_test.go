@@ -41,7 +41,7 @@ func TestKimiResumePosition(t *testing.T) {
 		"fresh/state.json":  state("fresh", "INTENT_CAPTURED", "0"),
 		"fresh/log.jsonl":   kimiLines("fresh", "INIT", "INTENT_CAPTURED"),
 	})
-	plans, probs, err := ScanKimi(t.Context(), dir)
+	plans, probs, err := ScanKimi(t.Context(), dir, dir)
 	if err != nil || len(probs) != 0 {
 		t.Fatalf("%+v %v", probs, err)
 	}

@@ -29,15 +29,17 @@ const readChunk = 1 << 20
 // or out of the tree), a FIFO, a device, a directory.
 var errNotRegular = errors.New("import reads regular files only")
 
-// readSource reads one source file, bounded (docs/contract.md §13): a regular file only, opened
-// without following a symbolic link and without blocking (a FIFO is refused, never
-// waited on: confine.OpenRegularLeaf), at most MaxSourceFile bytes, within
-// readTimeout, and given up as soon as ctx is cancelled (SIGTERM). A missing file is
-// fs.ErrNotExist.
-func readSource(ctx context.Context, path string) ([]byte, error) {
-	f, _, err := confine.OpenRegularLeaf(path, MaxSourceFile)
+// readSource reads one source file, bounded (docs/contract.md §13): a regular file only,
+// reached through no symbolic link below the source's top and opened without blocking
+// (a link or a FIFO is refused, never followed or waited on: confine.Tree), at most
+// MaxSourceFile bytes, within readTimeout, and given up as soon as ctx is cancelled
+// (SIGTERM). A missing file is fs.ErrNotExist.
+func readSource(ctx context.Context, src confine.Tree, path string) ([]byte, error) {
+	f, _, err := src.OpenRegular(path, MaxSourceFile)
 	var re *confine.RegularError
 	switch {
+	case errors.Is(err, confine.ErrOutside):
+		return nil, err
 	case errors.As(err, &re) && re.What != "":
 		return nil, fault.Refused("%s is %s: %v", path, re.What, errNotRegular)
 	case errors.As(err, &re):
@@ -49,6 +51,17 @@ func readSource(ctx context.Context, path string) ([]byte, error) {
 	}
 	defer f.Close()
 	return readBounded(ctx, f, path, MaxSourceFile, readTimeout)
+}
+
+// readDir lists a source directory as readSource reads a file, through no symbolic
+// link below the source's top: a link is refused as it is, any other failure is
+// said with the directory.
+func readDir(src confine.Tree, dir string) ([]fs.DirEntry, error) {
+	ents, err := src.ReadDir(dir)
+	if err != nil && !errors.Is(err, confine.ErrOutside) {
+		return nil, fmt.Errorf("read %s: %w", dir, err)
+	}
+	return ents, err
 }
 
 // readBounded reads r to its end: refused past limit bytes (a file that grows while

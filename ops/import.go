@@ -4,12 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/baseline"
 	"github.com/git-atlas/git-atlas/importer"
+	"github.com/git-atlas/git-atlas/internal/confine"
 	"github.com/git-atlas/git-atlas/internal/fault"
 )
 
@@ -53,22 +53,31 @@ func (o *Ops) Import(ctx context.Context, req ImportRequest) (*ImportResult, err
 	if top == "" {
 		return nil, fault.Usage("import needs a worktree (the source directory lives in one)")
 	}
-	dir := req.Dir
+	// The source is read through no symbolic link below the worktree's top (a
+	// committed link could lead to another project's files), or below DIR, whose own
+	// path the user chose.
+	dir, root := req.Dir, req.Dir
 	if dir == "" {
-		dir = filepath.Join(top, sub)
+		dir, root = filepath.Join(top, sub), top
 	}
-	if fi, err := os.Stat(dir); err != nil || !fi.IsDir() {
+	switch _, err := (confine.Tree{Dir: root}).ReadDir(dir); {
+	case errors.Is(err, confine.ErrOutside):
+		return nil, err
+	case err != nil:
 		return nil, fault.NotFound("no %s directory at %s", req.System, dir)
 	}
 	scan := importer.ScanAgenTeam
 	if req.System == importer.KimiAtlas {
 		scan = importer.ScanKimi
 	}
-	plans, probs, err := scan(ctx, dir)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, ctx.Err()
-		}
+	plans, probs, err := scan(ctx, root, dir)
+	switch {
+	case err == nil:
+	case ctx.Err() != nil:
+		return nil, ctx.Err()
+	case errors.Is(err, confine.ErrOutside):
+		return nil, err
+	default:
 		return nil, fault.New(fault.ErrUsage, "%v", err)
 	}
 	// A run an earlier import named keeps its name, even when the source has since
@@ -158,9 +167,11 @@ var ateamConfigs = []string{".agenteam/config.yaml", ".agenteam.team/config.yaml
 // import, as `start --config` does, so resume reports their drift from here on
 // (docs/contract.md §6); AgenTeam's own hash (of its merged configuration) is kept in
 // imported_from. A project outside the worktree, or a file that is not a regular
-// file, leaves drift unknown, said in a note.
+// file or is reached through a symbolic link below the project, leaves drift unknown,
+// said in a note.
 func importConfigFiles(top, dir string, p *importer.Plan) {
 	project := filepath.Dir(filepath.Clean(dir))
+	src := confine.Tree{Dir: project}
 	var files []string
 	for _, f := range ateamConfigs {
 		abs := filepath.Join(project, f)
@@ -169,7 +180,13 @@ func importConfigFiles(top, dir string, p *importer.Plan) {
 			p.Notes = append(p.Notes, "AgenTeam's configuration is outside this worktree: its drift is not tracked")
 			return
 		}
-		if fi, err := os.Lstat(abs); err == nil && !fi.Mode().IsRegular() {
+		switch fh, _, err := src.OpenRegular(abs, baseline.MaxConfigFile); {
+		case err == nil:
+			fh.Close()
+		case errors.Is(err, confine.ErrOutside):
+			p.Notes = append(p.Notes, fmt.Sprintf("configuration drift is not tracked: %v", err))
+			return
+		case errors.Is(err, confine.ErrNotRegular):
 			p.Notes = append(p.Notes, fmt.Sprintf("%s is not a regular file: configuration drift is not tracked", rel))
 			return
 		}

@@ -7,7 +7,8 @@
 // and refused unless it lies inside that root. Names that become one path component
 // (a snapshot tree's entry, a run or node directory) are checked by Name first. A file
 // such data names for reading is read only when it is a regular file, and bounded
-// (OpenRegular).
+// (OpenRegular); one in a tree data lays out (an import source) is reached through no
+// symbolic link below the tree's top (Tree).
 package confine
 
 import (
@@ -21,7 +22,8 @@ import (
 )
 
 // ErrOutside is the cause of every refusal of this package: a path that does not
-// lie inside its root, or a name that could leave it.
+// lie inside its root, a name that could leave it, or a symbolic link below a Tree's
+// top.
 var ErrOutside = errors.New("a path from data must stay inside its root")
 
 // Root is a directory, with symbolic links resolved, under which paths are confined.

@@ -42,24 +42,16 @@ func (e *RegularError) Is(target error) bool {
 // often links). Reading more than the size returned is the caller's to refuse (a file
 // that grows while it is read): ReadRegular does.
 func OpenRegular(path string, max int64) (*os.File, int64, error) {
-	return openRegular(path, max, 0)
-}
-
-// OpenRegularLeaf is OpenRegular for a path whose last component is read as it is,
-// never through a symbolic link (a link is refused as not a regular file): an import
-// source's file, which could link to /dev/zero or out of its tree.
-func OpenRegularLeaf(path string, max int64) (*os.File, int64, error) {
-	return openRegular(path, max, syscall.O_NOFOLLOW)
-}
-
-func openRegular(path string, max int64, flags int) (*os.File, int64, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC|flags, 0)
-	if errors.Is(err, syscall.ELOOP) && flags&syscall.O_NOFOLLOW != 0 {
-		return nil, 0, &RegularError{Path: path, What: "a symbolic link"}
-	}
+	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK|syscall.O_CLOEXEC, 0)
 	if err != nil {
 		return nil, 0, err
 	}
+	return checkRegular(f, max)
+}
+
+// checkRegular returns f, open for reading, with its size when it is a regular file
+// of at most max bytes; otherwise it closes f and says why (RegularError).
+func checkRegular(f *os.File, max int64) (*os.File, int64, error) {
 	fi, err := f.Stat()
 	switch {
 	case err != nil:
@@ -67,10 +59,10 @@ func openRegular(path string, max int64, flags int) (*os.File, int64, error) {
 		return nil, 0, err
 	case !fi.Mode().IsRegular():
 		f.Close()
-		return nil, 0, &RegularError{Path: path, What: describeMode(fi.Mode())}
+		return nil, 0, &RegularError{Path: f.Name(), What: describeMode(fi.Mode())}
 	case fi.Size() > max:
 		f.Close()
-		return nil, 0, &RegularError{Path: path, Size: fi.Size(), Max: max}
+		return nil, 0, &RegularError{Path: f.Name(), Size: fi.Size(), Max: max}
 	}
 	return f, fi.Size(), nil
 }
