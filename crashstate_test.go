@@ -27,7 +27,9 @@ import (
 //     durable; every moved ref's directory flushed before the command exits; nothing
 //     destroyed in a worktree before the refs and objects written so far are durable;
 //     every file written into a worktree that existed (a reset's checkout) durable
-//     before the command exits;
+//     before the command exits; every copy a new worktree's bootstrap made from
+//     .worktreeinclude durable, bytes and name, before the record that names it
+//     is, and before the command exits;
 //   - crash states are built at fsync boundaries and before each destructive step
 //     (only what was synced; that plus every deletion; a prefix of all operations,
 //     every system call up to that point applied whole and none after; at the end,
@@ -40,8 +42,8 @@ import (
 //     (done means durable). The short run also checks a few prefix states
 //     (prefixStates).
 //
-// The short run covers remove, resume (in-place reset) and start at the two extreme
-// states; the sweeps build tag covers every path at boundaries spread evenly over the
+// The short run covers remove, resume (in-place reset), start and a worktree add
+// with .worktreeinclude copies at the two extreme states; the sweeps build tag covers every path at boundaries spread evenly over the
 // whole command (at most maxStates, plus the end state), so that the twelve paths fit
 // CI's full part.
 
@@ -110,6 +112,23 @@ func crashPaths() []crashPath {
 		}, args: []string{"transition", "s", "code", "dispatched"}},
 		{name: "job-claim", long: true, setup: graph, args: []string{"job", "claim", "g", "--job", "a", "--holder", "w1"}},
 		{name: "worktree-add", long: true, setup: func(t *testing.T, a atlasCLI) {
+			a.must(t, "start", "--id", "s", "--stages", "code")
+		}, args: []string{"worktree", "add", "s", "code"}},
+		// The bootstrap's copies of the user's ignored files (docs/contract.md §15):
+		// beside tracked files, in a directory of their own, and last (in git's order)
+		// two directories down, where no later copy flushes the directories made for it.
+		{name: "worktree-add-include", setup: func(t *testing.T, a atlasCLI) {
+			gi, err := os.ReadFile(filepath.Join(a.repo, ".gitignore"))
+			if err != nil && !os.IsNotExist(err) {
+				t.Fatal(err)
+			}
+			writeFile(t, filepath.Join(a.repo, ".gitignore"), string(gi)+"secret.env\nconf/\nvar/\n")
+			writeFile(t, filepath.Join(a.repo, ".worktreeinclude"), "secret.env\nconf/\nvar/\n")
+			mustGit(t, a.repo, a.env, "", "add", ".gitignore", ".worktreeinclude")
+			mustGit(t, a.repo, a.env, "", "commit", "-qm", "include the user's secrets")
+			writeFile(t, filepath.Join(a.repo, "secret.env"), "API_KEY=hunter2\n")
+			writeFile(t, filepath.Join(a.repo, "conf", "local.env"), "PORT=1\n")
+			writeFile(t, filepath.Join(a.repo, "var", "cache", "db.env"), "DB=x\n")
 			a.must(t, "start", "--id", "s", "--stages", "code")
 		}, args: []string{"worktree", "add", "s", "code"}},
 		{name: "gc", long: true, setup: func(t *testing.T, a atlasCLI) {
@@ -243,7 +262,8 @@ func runCrashPath(t *testing.T, p crashPath) {
 }
 
 const tracedCalls = "open,openat,creat,write,pwrite64,ftruncate,rename,renameat,renameat2,link,linkat," +
-	"unlink,unlinkat,mkdir,mkdirat,rmdir,symlink,symlinkat,fsync,fdatasync,syncfs,sync,chdir,fchdir,clone,clone3,fork,vfork"
+	"unlink,unlinkat,mkdir,mkdirat,rmdir,symlink,symlinkat,fsync,fdatasync,syncfs,sync,chdir,fchdir,clone,clone3,fork,vfork," +
+	"copy_file_range,ioctl"
 
 // ---- the file-system model ----
 
@@ -298,6 +318,9 @@ type fsim struct {
 	// wtWritten are the files written into a worktree that existed (a reset's
 	// checkout): durable, bytes and name, once the command reports success.
 	wtWritten []string
+	// included are the copies a bootstrap made from .worktreeinclude, as its record
+	// names them: durable, bytes and name, before the record is, and at exit.
+	included []string
 }
 
 func loadTree(t *testing.T, root string) map[string]entry {
@@ -592,6 +615,25 @@ func (s *fsim) apply(o op) {
 		} else {
 			n.data = append(append([]byte(nil), n.data...), d...)
 		}
+	case "copy_file_range", "ioctl":
+		// A copy in the kernel (Go's io.Copy between files; a FICLONE reflink): the
+		// bytes of the file at paths[0] go to the one at fdArg, from the offset both
+		// are at (a copy into a new file, from the start of both).
+		_, _, n := s.lookup(s.rel(o.fdArg))
+		_, _, from := s.lookup(s.rel(o.paths[0]))
+		if n == nil || n.dir || from == nil || from.dir {
+			return
+		}
+		if s.inWorktree(s.rel(o.fdArg)) && !slices.Contains(s.wtWritten, s.rel(o.fdArg)) {
+			s.wtWritten = append(s.wtWritten, s.rel(o.fdArg))
+		}
+		if o.call == "ioctl" {
+			n.data = append([]byte(nil), from.data...)
+			return
+		}
+		at := min(len(n.data), len(from.data))
+		end := min(at+int(o.ret), len(from.data))
+		n.data = append(append([]byte(nil), n.data...), from.data[at:end]...)
 	case "ftruncate":
 		_, _, n := s.lookup(s.rel(o.fdArg))
 		if n != nil && !n.dir && o.off < int64(len(n.data)) {
@@ -609,6 +651,12 @@ func (s *fsim) apply(o op) {
 				s.violations = append(s.violations, fmt.Sprintf("object %s named before its bytes were flushed", to))
 			}
 			s.objects = append(s.objects, to)
+		}
+		if wt, ok := includedRecordOf(to); ok {
+			for _, c := range includedCopies(n.data) {
+				s.included = append(s.included, filepath.Join(wt, c))
+			}
+			s.checkIncluded("the record " + to + " of the copies named")
 		}
 		if isRef(to) {
 			s.checkDurableSoFar("ref " + to + " moved")
@@ -756,6 +804,45 @@ func isRegistration(rel string) bool {
 	return ok && id != "" && !strings.Contains(id, "/")
 }
 
+// includedRecordOf: the local record of the copies a bootstrap made from
+// .worktreeinclude into the worktree of a run's node,
+// <repo>/.git/atlas/included/<run>/<node>, and that worktree's place (the default
+// root, <repo>/.git/atlas/worktrees/<run>/<node>).
+func includedRecordOf(rel string) (string, bool) {
+	atlas, runNode, ok := strings.Cut(rel, "/.git/atlas/included/")
+	if !ok || strings.Count(runNode, "/") != 1 || strings.HasPrefix(filepath.Base(runNode), ".") {
+		return "", false
+	}
+	return filepath.Join(atlas, ".git", "atlas", "worktrees", runNode), true
+}
+
+// includedCopies are the worktree-relative paths such a record names: after the
+// version field "/2", each path is followed by its bytes' blob id; an older record
+// is paths alone.
+func includedCopies(data []byte) []string {
+	fields := strings.Split(strings.TrimSuffix(string(data), "\x00"), "\x00")
+	if len(fields) == 0 || fields[0] != "/2" {
+		return fields
+	}
+	var out []string
+	for i := 1; i+1 < len(fields); i += 2 {
+		out = append(out, fields[i])
+	}
+	return out
+}
+
+// checkIncluded: every copy recorded so far has its bytes flushed and its name
+// durable (a copy named before its bytes can survive a crash empty, and the next
+// bootstrap takes it for the worktree's own).
+func (s *fsim) checkIncluded(what string) {
+	for _, c := range s.included {
+		_, _, n := s.lookup(c)
+		if n != nil && (!n.hasSynced || !bytes.Equal(n.synced, n.data) || !s.durableVisible(c, n)) {
+			s.violations = append(s.violations, fmt.Sprintf("%s before the copy %s was durable", what, c))
+		}
+	}
+}
+
 // durablyNamed reports whether rel would still be there after a crash now: every
 // directory on its way names the next as of its last flush.
 func (s *fsim) durablyNamed(rel string) bool {
@@ -779,6 +866,7 @@ func (s *fsim) finish() {
 			s.violations = append(s.violations, fmt.Sprintf("exit before the removal of the registration %s was durable", r))
 		}
 	}
+	s.checkIncluded("exit")
 	for _, w := range s.wtWritten {
 		if _, _, n := s.lookup(w); n != nil && (!n.hasSynced || !bytes.Equal(n.synced, n.data) || !s.durableVisible(w, n)) {
 			s.violations = append(s.violations, fmt.Sprintf("exit before the file %s written into a worktree was durable", w))
@@ -804,6 +892,10 @@ func parseTrace(path string) ([]op, error) {
 	defer f.Close()
 	pending := map[string]string{}
 	cwd := map[string]string{} // by pid: from AT_FDCWD<...>, chdir and fork
+	// opened is the file each descriptor number was last opened on, by any process:
+	// strace names the files of the descriptors it knows to be ones (-y), not
+	// FICLONE's source, which is opened just before by the same process.
+	opened := map[string]string{}
 	var ops []op
 	sc := bufio.NewScanner(f)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
@@ -866,6 +958,19 @@ func parseTrace(path string) ([]op, error) {
 					o.flags = a
 				}
 			}
+			if o.ret >= 0 {
+				opened[cm[3]] = o.fdArg
+			}
+		case "copy_file_range": // (fd_in, off_in, fd_out, off_out, len, flags)
+			if len(args) < 3 {
+				continue
+			}
+			o.fdArg, o.paths = fdPath(args[2]), []string{fdPath(args[0])}
+		case "ioctl": // FICLONE (dest fd, FICLONE, src fd); every other request is no write
+			if len(args) < 3 || !strings.HasSuffix(args[1], "FICLONE") { // "BTRFS_IOC_CLONE or FICLONE"
+				continue
+			}
+			o.fdArg, o.paths = fdPath(args[0]), []string{opened[args[2]]}
 		case "write", "pwrite64", "fsync", "fdatasync", "ftruncate":
 			if len(args) == 0 {
 				continue

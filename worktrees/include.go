@@ -141,6 +141,13 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 	return done, nil
 }
 
+// copyOne copies the checkout's file rel into the same place in the worktree,
+// durably (docs/contract.md §11.12): the bytes go to a temporary file beside it,
+// flushed, then linked into place, never over a file the worktree has (made meanwhile
+// too), and its directory, and each directory made for it, flushed, all before the
+// copy is recorded and the worktree reported made. A name given before its bytes are
+// flushed can survive a power cut as an empty file the next bootstrap takes for the
+// worktree's own and never copies again.
 func copyOne(src, dst confine.Root, rel string) (bool, error) {
 	from, err := src.Leaf(rel)
 	if err != nil {
@@ -157,7 +164,7 @@ func copyOne(src, dst confine.Root, rel string) (bool, error) {
 	if _, err := os.Lstat(to); err == nil {
 		return false, nil // the worktree has its own
 	}
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
+	if err := git.MkdirAll(filepath.Dir(to), 0o755); err != nil {
 		return false, err
 	}
 	if to, err = dst.Leaf(rel); err != nil { // no link was planted meanwhile
@@ -168,18 +175,21 @@ func copyOne(src, dst confine.Root, rel string) (bool, error) {
 		return false, err
 	}
 	defer in.Close()
-	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
-	if errors.Is(err, os.ErrExist) {
-		return false, nil
-	}
+	out, err := git.CreateFile(to, fi.Mode().Perm())
 	if err != nil {
 		return false, err
 	}
-	if !reflink(out, in) {
-		if _, err = io.Copy(out, in); err != nil {
-			out.Close()
+	if !reflink(out.File, in) {
+		if _, err = io.Copy(out.File, in); err != nil {
+			out.Abort()
 			return false, err
 		}
 	}
-	return true, out.Close()
+	if err := out.CommitNew(); err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return false, nil // the worktree has its own, made meanwhile
+		}
+		return false, err
+	}
+	return true, nil
 }

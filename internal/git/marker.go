@@ -50,9 +50,11 @@ func markerOwner(text string) string {
 // marker (tookOver false) or, when the marker's owner died, takes it over (tookOver
 // true: whatever the marker guards was left half-made). A marker a live process holds
 // is *MarkerHeldError. The marker appears already locked (a locked temporary file is
-// hard-linked into place), so no other process ever sees it unowned.
+// hard-linked into place), so no other process ever sees it unowned. The directories
+// made for it are made durably: what the marker guards (a worktree) is made in them,
+// and is durable only if they are.
 func ClaimMarker(path, what string) (m *Marker, tookOver bool, err error) {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+	if err := MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, false, err
 	}
 	for range 8 {
