@@ -89,6 +89,48 @@ func TestWorktreeIncludeCopiesOnlyWhatTheWorktreeIgnores(t *testing.T) {
 	}
 }
 
+// A node's branch that commits a directory of the checkout's included files as a
+// symbolic link (cfg, linking outside): the files beyond it are left out, never
+// copied through the link nor passed to git check-ignore (which refused the whole
+// list, and the worktree was left half-made), and the other files are copied.
+func TestWorktreeIncludeLeavesOutPathsBeyondALink(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, 0)
+	ctx := context.Background()
+	outside := t.TempDir()
+	write(t, filepath.Join(f.dir, ".worktreeinclude"), "cfg/secret.log\nother.log\n")
+	write(t, filepath.Join(f.dir, "cfg", "secret.log"), "API_KEY=hunter2\n")
+	write(t, filepath.Join(f.dir, "other.log"), "TOKEN=1\n")
+	// The branch: the baseline's tree and cfg, a link to outside.
+	blob, err := runErr(f.dir, []byte(outside), "hash-object", "-w", "--stdin")
+	if err != nil {
+		t.Fatal(err)
+	}
+	entries := run(t, f.dir, "ls-tree", f.base) + "120000 blob " + strings.TrimSpace(blob) + "\tcfg\n"
+	tree, err := runErr(f.dir, []byte(entries), "mktree")
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit := strings.TrimSpace(run(t, f.dir, "commit-tree", strings.TrimSpace(tree), "-p", f.base, "-m", "cfg is a link"))
+	added, err := worktrees.Add(ctx, f.store, f.run, "code", worktrees.AddOptions{Baseline: commit})
+	if err != nil {
+		t.Fatalf("worktree add on a branch with a link where an included file lies: %v", err)
+	}
+	wt := added.Rec.Path
+	if fi, err := os.Lstat(filepath.Join(wt, "cfg")); err != nil || fi.Mode()&os.ModeSymlink == 0 {
+		t.Fatalf("cfg in the worktree is not the branch's link: %v, %v", fi, err)
+	}
+	if got, err := os.ReadFile(filepath.Join(wt, "other.log")); err != nil || string(got) != "TOKEN=1\n" {
+		t.Errorf("other.log, not beyond the link: %q, %v", got, err)
+	}
+	if ents, err := os.ReadDir(outside); err != nil || len(ents) != 0 {
+		t.Errorf("something was written through the link, into %s: %v, %v", outside, ents, err)
+	}
+	if got, err := worktrees.Included(f.store.Repo, f.run, "code"); err != nil || strings.Join(got, ",") != "other.log" {
+		t.Errorf("recorded copies %v, %v; want other.log only", got, err)
+	}
+}
+
 // A copy the agent made tracked (`git add -f`) stays out of a snapshot, staged or not,
 // while it holds the bytes copied; one it changed is its work and is snapshotted. The
 // record of the copies goes with the worktree (docs/contract.md §15).

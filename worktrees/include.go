@@ -108,19 +108,27 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 	if err != nil || len(paths) == 0 {
 		return nil, err
 	}
-	// Only what the new worktree ignores too: the checkout's rules may ignore a file
-	// (by a .gitignore line not committed) that the worktree's do not, where an
-	// agent's `git add -A` would commit the copy, and the union and a push carry it
-	// off.
-	if paths, err = repo.CheckIgnored(ctx, to, paths); err != nil || len(paths) == 0 {
-		return nil, err
-	}
 	src, err := confine.New(from)
 	if err != nil {
 		return nil, err
 	}
 	dst, err := confine.New(to)
 	if err != nil {
+		return nil, err
+	}
+	// Only what lies in the worktree itself: a path beyond a symbolic link the node's
+	// branch commits (cfg, linking anywhere, for cfg/secret.env) is left out, never
+	// copied and never asked about (git check-ignore refuses the whole list for it,
+	// which left the worktree half-made), and nothing is written through the link.
+	paths = slices.DeleteFunc(paths, func(p string) bool {
+		_, err := dst.Leaf(p)
+		return err != nil
+	})
+	// Only what the new worktree ignores too: the checkout's rules may ignore a file
+	// (by a .gitignore line not committed) that the worktree's do not, where an
+	// agent's `git add -A` would commit the copy, and the union and a push carry it
+	// off.
+	if paths, err = repo.CheckIgnored(ctx, to, paths); err != nil || len(paths) == 0 {
 		return nil, err
 	}
 	var done []copied
