@@ -169,20 +169,21 @@ func (rep *Report) finished(id string) bool {
 func finishedElsewhere(ctx context.Context, store *gitstate.Store, entries []gitstate.Entry) (map[string]bool, error) {
 	key, _ := store.SessionKey() // without one, no event reads as this clone's
 	intents := trust.NewIntents(store.Repo)
-	out := map[string]bool{}
+	var ids []string
+	var runs []*ledger.Run
 	for _, e := range entries {
-		if e.Err != nil || e.Run == nil || !ledger.RunTerminal(e.Run.State.Status) {
-			continue
+		if e.Err == nil && e.Run != nil && ledger.RunTerminal(e.Run.State.Status) && !intents.Vouched(ctx, e.ID, e.Run.Header.Intent) {
+			ids, runs = append(ids, e.ID), append(runs, e.Run)
 		}
-		if intents.Vouched(ctx, e.ID, e.Run.Header.Intent) {
-			continue
-		}
-		ev, err := store.FinishedBy(ctx, e.Run)
-		if err != nil {
-			return nil, err
-		}
-		if ev == nil || !key.OwnEvent(e.ID, ev) {
-			out[e.ID] = true
+	}
+	finishes, err := store.FinishedBy(ctx, runs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[string]bool{}
+	for i, id := range ids {
+		if finishes[i] == nil || !key.OwnEvent(id, finishes[i]) {
+			out[id] = true
 		}
 	}
 	return out, nil

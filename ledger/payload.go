@@ -881,3 +881,31 @@ func (x LandedData) MarshalJSON() ([]byte, error) {
 // CheckEvent checks an event as Log reads it: the names it carries and its data's
 // shape; for a writer that must know before writing several (import).
 func CheckEvent(ev *Event) error { return checkEvent(ev) }
+
+// EndedRun is the status (completed or failed) in which e says it ended its run, ""
+// when e ended none as far as its own data says: a finish (run_finished), the
+// transition that ended a run's last stage (stage_transition with run_status), or a
+// resume whose verify failed the run (stage_resumed with action fail). What a run's
+// state says of its status is the ledger's word; an event this clone wrote (its MAC)
+// is this clone's (gitstate's FinishedBy).
+func EndedRun(e *Event) string {
+	var status string
+	switch e.Type {
+	case EventRunFinished:
+		if d, err := DecodeData[RunFinishedData](e); err == nil {
+			status = d.Status
+		}
+	case EventStageTransition:
+		if d, err := DecodeData[StageTransitionData](e); err == nil && d.RunEnded != nil {
+			status = d.RunStatus
+		}
+	case EventStageResumed:
+		if d, err := DecodeData[StageResumedData](e); err == nil && d.Action == "fail" {
+			status = RunFailed
+		}
+	}
+	if !RunTerminal(status) {
+		return ""
+	}
+	return status
+}

@@ -108,12 +108,15 @@ func TestLooseReadsAgreeWithGit(t *testing.T) {
 	sub, _ := r.WriteTree(ctx, []TreeEntry{{Name: "x.json", Blob: blob.String()}})
 	_ = sub
 	tree, _ := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: blob.String()}})
-	first, _ := r.WriteCommit(ctx, tree, nil, "one\n")
+	older, _ := r.WriteBlob(ctx, []byte("first\n"))
+	firstTree, _ := r.WriteTree(ctx, []TreeEntry{{Name: "state.json", Blob: older.String()}})
+	first, _ := r.WriteCommit(ctx, firstTree, nil, "one\n")
 	tip, err := r.WriteCommit(ctx, tree, []OID{first}, "two\n")
 	if err != nil {
 		t.Fatal(err)
 	}
-	specs := []BlobSpec{{tip, "state.json"}, {tip, "absent.json"}, {tip, "state.json/x"}}
+	specs := []BlobSpec{{Commit: tip, Path: "state.json"}, {Commit: tip, Path: "absent.json"}, {Commit: tip, Path: "state.json/x"},
+		{Commit: tip, Path: "state.json", Back: 1}, {Commit: tip, Path: "state.json", Back: 2}}
 	read := func() (CommitInfo, []OID, []Blob, []TreeItem) {
 		t.Helper()
 		info, err := r.Commit(ctx, tip)

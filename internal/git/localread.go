@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
 )
 
@@ -73,6 +74,30 @@ func (c *looseTrees) root(id string) root {
 	return t
 }
 
+// ancestor is the back-th first-parent ancestor of commit id ("<id>~<back>") when
+// every commit on the way is loose, else "" (git answers).
+func (c *looseTrees) ancestor(id, back string) string {
+	n, err := strconv.Atoi(back)
+	if err != nil || n < 0 {
+		return ""
+	}
+	for range n {
+		if !isHexID(id) {
+			return ""
+		}
+		typ, data, ok := c.l.readLoose(id)
+		if !ok || typ != "commit" {
+			return ""
+		}
+		info, err := parseCommit(id, data)
+		if err != nil || len(info.Parents) == 0 {
+			return ""
+		}
+		id = info.Parents[0].String()
+	}
+	return id
+}
+
 func (c *looseTrees) tree(id string) []byte {
 	if t, ok := c.trees[id]; ok {
 		return t
@@ -96,6 +121,9 @@ func (c *looseTrees) resolve(spec string) localSpec {
 			return localSpec{id: spec}
 		}
 		return localSpec{}
+	}
+	if base, back, ok := strings.Cut(commit, "~"); ok {
+		commit = c.ancestor(base, back)
 	}
 	if !isHexID(commit) {
 		return localSpec{}

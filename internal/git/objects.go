@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -85,10 +86,12 @@ func (r *Repository) FirstParents(ctx context.Context, tip OID) ([]OID, error) {
 	return out, nil
 }
 
-// BlobSpec names the blob at Path in Commit's tree (`<commit>:<path>`).
+// BlobSpec names the blob at Path in Commit's tree (`<commit>:<path>`), or, with Back,
+// in the tree of Commit's Back-th first-parent ancestor (`<commit>~<back>:<path>`).
 type BlobSpec struct {
 	Commit OID
 	Path   string
+	Back   int
 }
 
 // BlobsAt reads many blobs at once, in order. A spec with no commit, or a path
@@ -96,10 +99,13 @@ type BlobSpec struct {
 func (r *Repository) BlobsAt(ctx context.Context, specs []BlobSpec) ([]Blob, error) {
 	list := make([]string, len(specs))
 	for i, s := range specs {
-		if s.Commit.IsZero() || s.Path == "" || strings.ContainsAny(s.Path, "\n\r") {
+		if s.Commit.IsZero() || s.Path == "" || strings.ContainsAny(s.Path, "\n\r") || s.Back < 0 {
 			return nil, fmt.Errorf("read blob %s:%q: not a commit and a path", s.Commit.String(), clip(s.Path))
 		}
 		list[i] = s.Commit.String() + ":" + s.Path
+		if s.Back > 0 {
+			list[i] = s.Commit.String() + "~" + strconv.Itoa(s.Back) + ":" + s.Path
+		}
 	}
 	return r.objects.blobsAt(ctx, list)
 }

@@ -118,7 +118,7 @@ func TestObjectsMatchGit(t *testing.T) {
 				t.Fatalf("ObjectType = %q, %v", typ, err)
 			}
 
-			blobs, err := r.BlobsAt(ctx, []BlobSpec{{c2, "run.json"}, {c1, "state.json"}, {c2, "nope.json"}, {mustOID(t, head), "run.json"}, {mustOID(t, strings.Repeat("2", idLen)), "run.json"}})
+			blobs, err := r.BlobsAt(ctx, []BlobSpec{{Commit: c2, Path: "run.json"}, {Commit: c1, Path: "state.json"}, {Commit: c2, Path: "nope.json"}, {Commit: mustOID(t, head), Path: "run.json"}, {Commit: mustOID(t, strings.Repeat("2", idLen)), Path: "run.json"}})
 			if err != nil {
 				t.Fatal(err)
 			}
