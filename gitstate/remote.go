@@ -190,13 +190,16 @@ func (s *Store) fetchAll(ctx context.Context) error {
 
 // sync lists the remote's refs of sc, fetches those whose objects this repository may
 // lack (all but those its own ref reaches, Reaches; into a staging namespace outside
-// refs/atlas/, dropped in the same transaction), and then moves local refs by
-// compare-and-swap the way pull does: missing refs are created, ledger refs and
-// branches fast-forwarded (never a branch checked out in a worktree), pins and recovery
-// refs never overwritten. A ledger ref that diverged (the remote and this repository
-// both have events the other lacks) takes the remote's chain, and the local one is kept
-// under DivergedRef. A local ledger ahead of the remote is left: the next write pushes
-// it. It returns the remote's refs (name → id) and remembers them per run.
+// refs/atlas/, dropped in the same transaction), screens them (Screen) and then moves
+// local refs by compare-and-swap the way pull does: missing refs are created, ledger
+// refs and branches fast-forwarded (never a branch checked out in a worktree), pins and
+// recovery refs never overwritten. A ledger ref that diverged (the remote and this
+// repository both have events the other lacks) takes the remote's chain, and the local
+// one is kept under DivergedRef. A local ledger ahead of the remote is left: the next
+// write pushes it. A ref the screen refuses is left as it is and noted (a name of no
+// git-atlas shape under refs/heads/atlas/, a person's branch, silently); when it is the
+// ledger of sc's own run, sync fails for that run (another run with the same id: a
+// conflict). It returns the remote's refs (name → id) and remembers them per run.
 func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	remote := s.Remote.Name
 	listed, err := s.Repo.LsRemote(ctx, remote, sc.patterns...)
@@ -217,6 +220,9 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	var specs []string
 	staging := IncomingPrefix + randomHex() + "/"
 	for _, name := range slices.Sorted(maps.Keys(theirs)) {
+		if _, err := ParseCarriedRef(name); err != nil {
+			continue // never taken: nothing of it is fetched
+		}
 		if rv := theirs[name]; !Reaches(ctx, s.Repo, local[name], rv) {
 			specs = append(specs, "+"+name+":"+staging+name)
 		}
@@ -235,46 +241,55 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 			ups = append(ups, git.RefUpdate{Name: r.Name, New: git.ZeroID, Old: r.ID})
 		}
 	}
+	screened, err := Screen(ctx, s.Repo, theirs, local)
+	if err != nil {
+		_ = s.dropStaging(context.WithoutCancel(ctx), staging)
+		return nil, err
+	}
 	var kept []Diverged
+	var notes []fault.Text
 	var checkedOut map[string]bool
-	for _, name := range slices.Sorted(maps.Keys(theirs)) {
-		rv, lv := theirs[name], local[name]
-		switch {
-		case lv == rv:
-		case lv == "":
+	for _, in := range screened {
+		name, rv, lv := in.Name, in.Remote, in.Local
+		if in.Skip != "" {
+			if sc.run != "" && name == RunRef(sc.run) && (in.Fault || in.Collided) {
+				_ = s.dropStaging(context.WithoutCancel(ctx), staging)
+				if in.Collided {
+					return nil, Collision(remote, []string{sc.run})
+				}
+				return nil, fmt.Errorf("run %s on %s: %s; nothing of it was taken", sc.run, remote, in.Skip)
+			}
+			if in.Kind != 0 || !strings.HasPrefix(name, BranchesPrefix) {
+				notes = append(notes, fault.Textf("%s's %s is left out here: %s", remote, name, in.Skip))
+			}
+			continue
+		}
+		switch in.Rel {
+		case Missing:
 			ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: git.ZeroID})
-		case strings.HasPrefix(name, RunsPrefix):
-			if ff, err := IsAncestorID(ctx, s.Repo, lv, rv); err != nil {
-				return nil, err
-			} else if ff {
-				ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: lv})
-				continue
-			}
-			if ahead, err := IsAncestorID(ctx, s.Repo, rv, lv); err != nil {
-				return nil, err
-			} else if ahead {
-				continue // events written here only: the next write pushes them
-			}
-			id := strings.TrimPrefix(name, RunsPrefix)
-			aside := NextDivergedRef(id, local, theirs)
-			local[aside] = lv // taken, for another run's pick in this loop
-			ups = append(ups, git.RefUpdate{Name: aside, New: lv, Old: git.ZeroID}, git.RefUpdate{Name: name, New: rv, Old: lv})
-			kept = append(kept, Diverged{RunID: id, Ref: aside, Local: lv, Remote: rv})
-		case strings.HasPrefix(name, BranchesPrefix):
-			if checkedOut == nil {
-				if checkedOut, err = s.checkedOut(ctx); err != nil {
-					return nil, err
+		case Forward:
+			if in.Kind == KindBranch {
+				if checkedOut == nil {
+					if checkedOut, err = s.checkedOut(ctx); err != nil {
+						return nil, err
+					}
+				}
+				if checkedOut[name] {
+					continue // its worktree's HEAD: never moved under it
 				}
 			}
-			if checkedOut[name] {
-				continue // its worktree's HEAD: never moved under it
+			ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: lv})
+		case Split:
+			if in.Kind != KindRun {
+				continue // a diverged branch stays as it is
 			}
-			if ff, err := IsAncestorID(ctx, s.Repo, lv, rv); err != nil {
-				return nil, err
-			} else if ff {
-				ups = append(ups, git.RefUpdate{Name: name, New: rv, Old: lv})
-			}
+			aside := NextDivergedRef(in.Run, local, theirs)
+			local[aside] = lv // taken, for another run's pick in this loop
+			ups = append(ups, git.RefUpdate{Name: aside, New: lv, Old: git.ZeroID}, git.RefUpdate{Name: name, New: rv, Old: lv})
+			kept = append(kept, Diverged{RunID: in.Run, Ref: aside, Local: lv, Remote: rv})
 		}
+		// Same, Behind (events written here only: the next write pushes them) and
+		// Differs (written once) leave the local ref.
 	}
 	if err := s.Repo.UpdateRefs(ctx, "atlas: fetch from "+remote, ups...); err != nil {
 		_ = s.dropStaging(context.WithoutCancel(ctx), staging)
@@ -286,6 +301,7 @@ func (s *Store) sync(ctx context.Context, sc scope) (map[string]string, error) {
 	s.remote.mu.Lock()
 	defer s.remote.mu.Unlock()
 	s.remote.diverged = append(s.remote.diverged, kept...)
+	s.remote.notes = append(s.remote.notes, notes...)
 	if s.remote.seen == nil {
 		s.remote.seen = map[string]map[string]string{}
 	}
@@ -461,20 +477,39 @@ func (s *Store) pushPlan(ctx context.Context, id string, theirs map[string]strin
 	if err != nil {
 		return nil, err
 	}
+	// Only refs of git-atlas's shapes at commits go along (a person's own branch
+	// atlas/<run>/wip stays here); the step's own refs are the write's.
+	var more []git.PushRef
+	var ids []string
 	for _, name := range slices.Sorted(maps.Keys(local)) {
 		lv, rv := local[name], theirs[name]
 		if named[name] || lv == rv {
 			continue
 		}
+		if c, err := ParseCarriedRef(name); err != nil || c.Run != id {
+			continue
+		}
 		switch {
 		case rv == "":
-			push = append(push, git.PushRef{Name: name, ID: lv})
+			more = append(more, git.PushRef{Name: name, ID: lv})
 		case strings.HasPrefix(name, BranchesPrefix):
 			if ff, err := IsAncestorID(ctx, s.Repo, rv, lv); err != nil {
-				return nil, err
+				continue // its history cannot be read: it stays here, the write goes on
 			} else if ff {
-				push = append(push, git.PushRef{Name: name, ID: lv, Expect: rv})
+				more = append(more, git.PushRef{Name: name, ID: lv, Expect: rv})
 			}
+		default:
+			continue
+		}
+		ids = append(ids, lv)
+	}
+	commits, err := Commits(ctx, s.Repo, ids)
+	if err != nil {
+		return nil, err
+	}
+	for _, p := range more {
+		if commits[p.ID] {
+			push = append(push, p)
 		}
 	}
 	return push, nil

@@ -1,6 +1,8 @@
 // Package share carries the ledger between machines through a git remote: push sends
 // refs/atlas/* and the atlas/ branches atomically and leased per ref, pull fetches them
-// into a staging namespace and fast-forwards local refs by compare-and-swap (docs/contract.md §10).
+// into a staging namespace and fast-forwards local refs by compare-and-swap
+// (docs/contract.md §10). Either carries a ref only in a shape git-atlas writes, judging
+// each ref alone: a remote is written by people this clone does not know.
 package share
 
 import (
@@ -35,7 +37,8 @@ type RefChange struct {
 
 // Report is what a push or pull did, ref by ref. Push fills Pushed (every ref sent),
 // Created (those of them new on the remote) and Behind (the remote is ahead: nothing
-// to push); pull fills Created, Updated and Ahead (this repository is ahead).
+// to push); pull fills Created, Updated and Ahead (this repository is ahead). Skipped
+// are the refs left out, each with its Reason.
 type Report struct {
 	Remote   string
 	Pushed   []RefChange
@@ -58,23 +61,6 @@ func (r *Report) DivergedRuns() []string {
 	}
 	slices.Sort(ids)
 	return ids
-}
-
-// RunOf returns the run a carried ref belongs to.
-func RunOf(ref string) string {
-	for _, p := range []string{"refs/atlas/runs/", "refs/atlas/pins/", "refs/atlas/recovery/", gitstate.DivergedPrefix, "refs/heads/atlas/"} {
-		if rest, ok := strings.CutPrefix(ref, p); ok {
-			id, _, _ := strings.Cut(rest, "/")
-			return id
-		}
-	}
-	return ""
-}
-
-// fastForwardOnly says whether a ref may only move forward (runs and branches);
-// pins and recovery refs are written once and are never moved by push or pull.
-func fastForwardOnly(ref string) bool {
-	return strings.HasPrefix(ref, "refs/atlas/runs/") || strings.HasPrefix(ref, "refs/heads/atlas/")
 }
 
 // ResolveRemote returns the remote to use: name when given (a configured remote, or
@@ -127,9 +113,13 @@ func localRefs(ctx context.Context, repo *git.Repository, root string) (map[stri
 }
 
 // Push sends every local ref of Prefixes that the remote lacks or that fast-forwards
-// the remote's, in one atomic push leased on the remote tips just listed. Refs that
-// diverged are left out and reported; Push then returns a conflict after pushing the
-// rest.
+// the remote's, in one atomic push leased on the remote tips just listed. Only refs of
+// git-atlas's shapes (gitstate.ParseCarriedRef) at commits are sent, branches only of
+// runs this ledger holds: a person's own atlas/ branch stays here. Refs that diverged,
+// that are another run of the same id on the remote, or that the remote could not take
+// for a reason of their own (a ref of its in the way, its tip no commit) are left out
+// and reported; Push then returns a conflict (diverged, collided) or a failure after
+// pushing the rest.
 func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, error) {
 	rep := &Report{Remote: remote}
 	local, err := localRefs(ctx, repo, "")
@@ -144,12 +134,46 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 	for _, r := range remoteList {
 		theirs[r.Name] = r.ID
 	}
+	runs := map[string]bool{}
+	for ref := range local {
+		if c, err := gitstate.ParseCarriedRef(ref); err == nil && c.Kind == gitstate.KindRun {
+			runs[c.Run] = true
+		}
+	}
+	var failed, collided []string
+	skip := func(c RefChange, reason string, fault bool) {
+		c.Reason = reason
+		rep.Skipped = append(rep.Skipped, c)
+		if fault {
+			failed = append(failed, c.Ref)
+		}
+	}
+	carried := map[string]gitstate.CarriedRef{}
+	var ids []string
+	for _, ref := range slices.Sorted(maps.Keys(local)) {
+		c := RefChange{Ref: ref, Local: local[ref], Remote: theirs[ref]}
+		cr, err := gitstate.ParseCarriedRef(ref)
+		switch {
+		case err != nil:
+			skip(c, err.Error(), false)
+		case cr.Kind == gitstate.KindBranch && !runs[cr.Run]:
+			skip(c, gitstate.NotCarried+": a branch of no run this ledger holds", false)
+		default:
+			carried[ref] = cr
+			if c.Local != c.Remote {
+				ids = append(ids, c.Local)
+				if c.Remote != "" {
+					ids = append(ids, c.Remote)
+				}
+			}
+		}
+	}
 	// A remote tip this repository may lack cannot be compared: fetch it first (into a
 	// staging namespace, dropped after), or a ref that is merely behind would look
 	// diverged. Only a tip the local ref reaches is certainly whole here (Reaches).
 	var lacking []string
 	for ref, rt := range theirs {
-		if ours, ok := local[ref]; ok && fastForwardOnly(ref) && !gitstate.Reaches(ctx, repo, ours, rt) {
+		if cr, ok := carried[ref]; ok && cr.FastForwardOnly() && !gitstate.Reaches(ctx, repo, local[ref], rt) {
 			lacking = append(lacking, ref)
 		}
 	}
@@ -165,33 +189,64 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 			return nil, remoteError(remote, err)
 		}
 	}
+	commits, err := gitstate.Commits(ctx, repo, ids)
+	if err != nil {
+		return nil, err
+	}
+	space := gitstate.NewRefSpace(theirs)
 	var push []git.PushRef
-	for _, ref := range slices.Sorted(maps.Keys(local)) {
-		ours, rt := local[ref], theirs[ref]
-		c := RefChange{Ref: ref, RunID: RunOf(ref), Local: ours, Remote: rt}
-		switch {
-		case rt == ours:
+	// Runs first: a run the remote holds as another run's keeps all its refs here.
+	order := slices.SortedFunc(maps.Keys(carried), func(a, b string) int {
+		ra, rb := carried[a].Kind == gitstate.KindRun, carried[b].Kind == gitstate.KindRun
+		if ra != rb {
+			if ra {
+				return -1
+			}
+			return 1
+		}
+		return strings.Compare(a, b)
+	})
+	for _, ref := range order {
+		cr, ours, rt := carried[ref], local[ref], theirs[ref]
+		c := RefChange{Ref: ref, RunID: cr.Run, Local: ours, Remote: rt}
+		if rt == ours {
 			rep.UpToDate = append(rep.UpToDate, ref)
 			continue
+		}
+		if cr.Kind != gitstate.KindRun && slices.Contains(collided, cr.Run) {
+			skip(c, "of a run the remote holds as another run with the same id", false)
+			continue
+		}
+		if !commits[ours] {
+			skip(c, "not a commit here", true)
+			continue
+		}
+		switch {
 		case rt == "":
-		case !fastForwardOnly(ref):
-			c.Reason = "the remote has a different commit; pins and recovery refs are never overwritten"
-			rep.Skipped = append(rep.Skipped, c)
+			if other := space.InTheWay(ref); other != "" {
+				skip(c, "the remote cannot create it: its "+other+" is in the way", true)
+				continue
+			}
+		case !cr.FastForwardOnly():
+			skip(c, "the remote has a different commit; pins and recovery refs are never overwritten", false)
+			continue
+		case !commits[rt]:
+			skip(c, "the remote's object is not a commit", true)
 			continue
 		default:
-			ff, err := gitstate.IsAncestorID(ctx, repo, rt, ours)
-			if err != nil {
-				return nil, err
-			}
-			if !ff {
-				behind, err := gitstate.IsAncestorID(ctx, repo, ours, rt)
-				if err != nil {
-					return nil, err
-				}
-				if behind {
-					rep.Behind = append(rep.Behind, ref) // the remote is ahead: pull brings it
-					continue
-				}
+			rel, err := gitstate.Relate(ctx, repo, cr, ours, rt)
+			switch {
+			case err != nil:
+				skip(c, fmt.Sprintf("its history cannot be compared: %v", err), true)
+				continue
+			case rel == gitstate.Forward:
+				rep.Behind = append(rep.Behind, ref) // the remote is ahead: pull brings it
+				continue
+			case rel == gitstate.Unrelated:
+				skip(c, "the remote has another run with the same id: its ledger shares no history with this one", false)
+				collided = append(collided, cr.Run)
+				continue
+			case rel == gitstate.Split:
 				c.Reason = "diverged: the remote has commits this repository lacks, and this one has commits the remote lacks"
 				rep.Diverged = append(rep.Diverged, c)
 				continue
@@ -203,6 +258,11 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 			rep.Created = append(rep.Created, c)
 		}
 	}
+	for _, l := range [][]RefChange{rep.Pushed, rep.Created, rep.Skipped, rep.Diverged} {
+		slices.SortStableFunc(l, func(a, b RefChange) int { return strings.Compare(a.Ref, b.Ref) })
+	}
+	slices.Sort(rep.UpToDate)
+	slices.Sort(rep.Behind)
 	if err := repo.PushAtomic(ctx, remote, push); err != nil {
 		rep.Pushed, rep.Created = nil, nil
 		if errors.Is(err, git.ErrPushDeclined) {
@@ -213,21 +273,30 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 		}
 		return rep, remoteError(remote, err)
 	}
-	if len(rep.Diverged) > 0 {
+	switch {
+	case len(collided) > 0:
+		return rep, gitstate.Collision(remote, collided)
+	case len(rep.Diverged) > 0:
 		return rep, fault.Conflict("push refused for diverged run(s) %s: the remote's ledger and this one both moved", strings.Join(rep.DivergedRuns(), ", ")).
 			WithHint("nothing of those runs was overwritten; every other ref was pushed. Resolve on one machine (e.g. keep one side's ref) and push again")
+	case len(failed) > 0:
+		return rep, Unusable(remote, failed)
 	}
 	return rep, nil
 }
 
-// Pull fetches the remote's refs of Prefixes into a staging namespace and then, ref by
-// ref: creates those missing here, fast-forwards runs and atlas/ branches (compare-and-
-// swap on the local tip; never a branch checked out in any worktree), leaves pins and
-// recovery refs that exist alone. A run that diverged (both sides have events the
-// other lacks) takes the remote's chain and keeps this one under
-// refs/atlas/diverged/<run>/<n> (n: the first free here and there), reported with
-// KeptAs: no event is lost. A diverged branch is reported and left as it is. It
-// returns a conflict when a branch diverged or a local ref moved during the pull.
+// Pull fetches the remote's refs of Prefixes into a staging namespace, screens them
+// (gitstate.Screen: names of git-atlas's shapes, commits, nothing in the way, the same
+// run) and then, ref by ref: creates those missing here, fast-forwards runs and
+// atlas/ branches (compare-and-swap on the local tip; never a branch checked out in
+// any worktree), leaves pins and recovery refs that exist alone. A run that diverged
+// (both sides have events the other lacks) takes the remote's chain and keeps this one
+// under refs/atlas/diverged/<run>/<n> (n: the first free here and there), reported
+// with KeptAs: no event is lost. A diverged branch is reported and left as it is. A
+// remote ref that fails the screen is skipped and reported, alone: another run with
+// the same id (a collision: this repository's run is kept as it is) or a local ref
+// that moved during the pull make it return a conflict, a ref that could not be taken
+// for its own reason a failure (exit 1), a name git-atlas does not write nothing.
 func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report, err error) {
 	rep = &Report{Remote: remote}
 	staging := newStaging()
@@ -251,6 +320,10 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 	if err != nil {
 		return nil, err
 	}
+	screened, err := gitstate.Screen(ctx, repo, theirs, local)
+	if err != nil {
+		return nil, err
+	}
 	checkedOut := map[string]bool{}
 	wts, err := repo.ListWorktrees(ctx)
 	if err != nil {
@@ -261,58 +334,59 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 			checkedOut[w.Branch] = true
 		}
 	}
-	var raced []string
-	for _, ref := range slices.Sorted(maps.Keys(theirs)) {
-		rt, ours := theirs[ref], local[ref]
-		c := RefChange{Ref: ref, RunID: RunOf(ref), Local: ours, Remote: rt}
-		if rt == ours {
+	var raced, failed, collided []string
+	for _, in := range screened {
+		ref, rt, ours := in.Name, in.Remote, in.Local
+		c := RefChange{Ref: ref, RunID: in.Run, Local: ours, Remote: rt}
+		switch {
+		case in.Skip != "":
+			c.Reason = in.Skip
+			rep.Skipped = append(rep.Skipped, c)
+			if in.Collided {
+				collided = append(collided, in.Run)
+			} else if in.Fault {
+				failed = append(failed, ref)
+			}
+			continue
+		case in.Rel == gitstate.Same:
 			rep.UpToDate = append(rep.UpToDate, ref)
 			continue
-		}
-		if checkedOut[ref] {
+		case checkedOut[ref]:
 			c.Reason = "checked out in a worktree"
 			rep.Skipped = append(rep.Skipped, c)
+			continue
+		case in.Rel == gitstate.Differs:
+			c.Reason = "exists here with a different commit; pins and recovery refs are never overwritten"
+			rep.Skipped = append(rep.Skipped, c)
+			continue
+		case in.Rel == gitstate.Behind:
+			rep.Ahead = append(rep.Ahead, ref)
+			continue
+		case in.Rel == gitstate.Split:
+			c.Reason = "diverged: both this repository and the remote have commits the other lacks"
+			if in.Kind == gitstate.KindRun {
+				// The remote's chain wins the run; this one is kept, whole, beside it.
+				aside := gitstate.NextDivergedRef(c.RunID, local, theirs)
+				err := repo.UpdateRefs(ctx, "atlas pull "+remote+": keep the diverged chain", git.RefUpdate{Name: aside, New: ours, Old: git.ZeroID}, git.RefUpdate{Name: ref, New: rt, Old: ours})
+				if errors.Is(err, git.ErrRefConflict) {
+					raced = append(raced, ref)
+					continue
+				}
+				if err != nil {
+					c.Reason = fmt.Sprintf("could not be set here: %v", err)
+					rep.Skipped = append(rep.Skipped, c)
+					failed = append(failed, ref)
+					continue
+				}
+				local[aside] = ours
+				c.KeptAs = aside
+			}
+			rep.Diverged = append(rep.Diverged, c)
 			continue
 		}
 		old := ours
 		if ours == "" {
 			old = git.ZeroID
-		} else if !fastForwardOnly(ref) {
-			c.Reason = "exists here with a different commit; pins and recovery refs are never overwritten"
-			rep.Skipped = append(rep.Skipped, c)
-			continue
-		} else {
-			ff, err := gitstate.IsAncestorID(ctx, repo, ours, rt)
-			if err != nil {
-				return nil, err
-			}
-			if !ff {
-				ahead, err := gitstate.IsAncestorID(ctx, repo, rt, ours)
-				if err != nil {
-					return nil, err
-				}
-				if ahead {
-					rep.Ahead = append(rep.Ahead, ref)
-					continue
-				}
-				c.Reason = "diverged: both this repository and the remote have commits the other lacks"
-				if strings.HasPrefix(ref, gitstate.RunsPrefix) {
-					// The remote's chain wins the run; this one is kept, whole, beside it.
-					aside := gitstate.NextDivergedRef(c.RunID, local, theirs)
-					err := repo.UpdateRefs(ctx, "atlas pull "+remote+": keep the diverged chain", git.RefUpdate{Name: aside, New: ours, Old: git.ZeroID}, git.RefUpdate{Name: ref, New: rt, Old: ours})
-					if errors.Is(err, git.ErrRefConflict) {
-						raced = append(raced, ref)
-						continue
-					}
-					if err != nil {
-						return nil, err
-					}
-					local[aside] = ours
-					c.KeptAs = aside
-				}
-				rep.Diverged = append(rep.Diverged, c)
-				continue
-			}
 		}
 		err := repo.UpdateRefs(ctx, "atlas pull "+remote, git.RefUpdate{Name: ref, New: rt, Old: old})
 		if errors.Is(err, git.ErrRefConflict) {
@@ -320,7 +394,10 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 			continue
 		}
 		if err != nil {
-			return nil, err
+			c.Reason = fmt.Sprintf("could not be set here: %v", err)
+			rep.Skipped = append(rep.Skipped, c)
+			failed = append(failed, ref)
+			continue
 		}
 		if ours == "" {
 			rep.Created = append(rep.Created, c)
@@ -335,13 +412,24 @@ func Pull(ctx context.Context, repo *git.Repository, remote string) (rep *Report
 		}
 	}
 	switch {
+	case len(collided) > 0:
+		return rep, gitstate.Collision(remote, collided)
 	case len(unresolved) > 0:
 		return rep, fault.Conflict("diverged ref(s) %s: this repository and %s both moved; left unchanged", strings.Join(unresolved, ", "), remote).
 			WithHint("every other ref was pulled. Resolve on one machine (e.g. keep one side's ref) and push")
 	case len(raced) > 0:
 		return rep, fault.Conflict("ref(s) changed here during the pull, left as they are: %s", strings.Join(raced, ", ")).WithHint("pull again")
+	case len(failed) > 0:
+		return rep, Unusable(remote, failed)
 	}
 	return rep, nil
+}
+
+// Unusable is the failure of refs that could not be carried for their own reasons
+// (each reported with it): every other ref was carried (exit 1).
+func Unusable(remote string, refs []string) error {
+	return &fault.Error{Msg: fmt.Sprintf("left out ref(s) of %s that could not be carried: %s", remote, strings.Join(refs, ", ")),
+		Hint: "every other ref was carried; each one left out is listed with its reason. A ref of a shared remote is anyone's to write: ask who wrote it, or leave it"}
 }
 
 // newStaging names a fresh staging namespace for one fetch.

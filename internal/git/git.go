@@ -419,6 +419,35 @@ func (r *Repository) ObjectType(ctx context.Context, id OID) (string, error) {
 	return o.typ, nil
 }
 
+// Commits returns which of ids are commits here: a missing object, or one of
+// another type, is not. Those known in process cost nothing (knownCommit); the rest
+// are asked of git in one batch. For refs from elsewhere, whose names promise a
+// commit and whose objects may be anything.
+func (r *Repository) Commits(ctx context.Context, ids []OID) (map[OID]bool, error) {
+	out := make(map[OID]bool, len(ids))
+	var ask []string
+	var askIDs []OID
+	for _, id := range ids {
+		if id.IsZero() {
+			continue
+		}
+		if r.knownCommit(id.String()) {
+			out[id] = true
+			continue
+		}
+		ask, askIDs = append(ask, id.String()), append(askIDs, id)
+	}
+	err := objectInfoGit(ctx, r, ask, func(i int, o batchObject) {
+		if !o.missing && o.typ == "commit" {
+			out[askIDs[i]] = true
+		}
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read object types: %w", err)
+	}
+	return out, nil
+}
+
 // Config returns a config value ("" when unset).
 func (r *Repository) Config(ctx context.Context, key string) string {
 	return r.configIn(ctx, r.CommonDir).str(key)

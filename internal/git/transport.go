@@ -231,6 +231,21 @@ func (r *Repository) IsAncestor(ctx context.Context, a, b OID) (bool, error) {
 	return r.Contains(ctx, b, a)
 }
 
+// HaveCommonAncestor reports whether commits a and b share any history (`git
+// merge-base` finds a base); both must exist (else an error). Two ledger chains of
+// one id that share none are two runs, not one run that diverged.
+func (r *Repository) HaveCommonAncestor(ctx context.Context, a, b OID) (bool, error) {
+	_, err := r.git(ctx, "merge-base", "--end-of-options", a.String(), b.String())
+	if err == nil {
+		return true, nil
+	}
+	var ge *Error
+	if errors.As(err, &ge) && ge.ExitCode == 1 && strings.TrimSpace(ge.Stderr) == "" {
+		return false, nil
+	}
+	return false, err
+}
+
 // Contains reports whether commit a is in the history of commit b (or is b), as
 // `merge-base --is-ancestor a b` says; both must exist (else an error).
 func (r *Repository) Contains(ctx context.Context, b, a OID) (bool, error) {
