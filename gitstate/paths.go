@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 
 	"github.com/git-atlas/git-atlas/internal/git"
@@ -221,35 +220,14 @@ func (s *Store) portable(st *ledger.State) *ledger.State {
 }
 
 // BranchRun is the run whose branch ref is, when ref has a shape git-atlas gives a
-// branch (docs/contract.md §3): BranchesPrefix<run>/node/<node>, <run>/union or
-// <run>/replay/<stage>/<n>, each name valid. Any other ref under refs/heads/atlas/ (a
+// branch (docs/contract.md §3, ParseCarriedRef): BranchesPrefix<run>/node/<node>,
+// <run>/union or <run>/replay/<stage>/<n>. Any other ref under refs/heads/atlas/ (a
 // person's own atlas/wip, say) is no run's: ok is false, and git-atlas never deletes,
 // pushes or pulls it as a run's.
 func BranchRun(ref string) (run string, ok bool) {
-	rest, found := strings.CutPrefix(ref, BranchesPrefix)
-	if !found {
+	c, err := ParseCarriedRef(ref)
+	if err != nil || c.Kind != KindBranch {
 		return "", false
 	}
-	parts := strings.Split(rest, "/")
-	valid := func(names ...string) bool {
-		for _, n := range names {
-			if ledger.ValidName("branch", n) != nil {
-				return false
-			}
-		}
-		return true
-	}
-	switch {
-	case len(parts) == 2 && parts[1] == "union":
-		ok = valid(parts[0])
-	case len(parts) == 3 && parts[1] == "node":
-		ok = valid(parts[0], parts[2])
-	case len(parts) == 4 && parts[1] == "replay":
-		_, err := strconv.Atoi(parts[3])
-		ok = err == nil && valid(parts[0], parts[2], parts[3])
-	}
-	if !ok {
-		return "", false
-	}
-	return parts[0], true
+	return c.Run, true
 }
