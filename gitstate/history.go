@@ -20,7 +20,7 @@ func (s *Store) LoadAt(ctx context.Context, id string, seq int) (*ledger.Run, er
 	last := r.State.Seq
 	if seq < 1 || seq > last {
 		return nil, fault.NotFound("run %s has no event %d: its events are 1 to %d", id, seq, last).
-			WithHint("`git atlas log %s` lists them", id)
+			WithHint("`%s` lists them", fault.Do("log", "run", id))
 	}
 	if seq == last {
 		return r, nil

@@ -327,8 +327,10 @@ func WallExceeded(def *StageDef, st *StageState, now time.Time) string {
 
 // Heartbeat records a sign of life of the stage's open attempt at now (docs/contract.md §5.1):
 // its token, when given, must be the current one (exit 3); an attempt past its wall
-// budget is refused (exit 5), as is a stage with no open attempt.
-func Heartbeat(r *Run, stage, token string, now time.Time) error {
+// budget is refused (exit 5), as is a stage with no open attempt. holder is the
+// driver who asked, whom the refusal's report step names with the token
+// (docs/contract.md §11.13).
+func Heartbeat(r *Run, stage, token, holder string, now time.Time) error {
 	def, st, ok := r.Stage(stage)
 	if !ok {
 		return fault.NotFound("run %s has no stage %q", r.Header.RunID, stage).WithHint("stages: %s", joinNames(stageNames(r)))
@@ -343,10 +345,23 @@ func Heartbeat(r *Run, stage, token string, now time.Time) error {
 	}
 	if why := WallExceeded(def, st, now); why != "" {
 		return fault.Refused("heartbeat refused: %s", why).
-			WithHint("report the attempt (`git atlas transition %s %s failed`), or dispatch a new attempt", r.Header.RunID, stage)
+			WithHint("report the attempt (`%s`), or dispatch a new attempt", reportFailed(r.Header.RunID, stage, token, holder))
 	}
 	a.HeartbeatAt = Stamp(now)
 	return nil
+}
+
+// reportFailed is the step that reports stage's open attempt failed, with the stage
+// token and holder of whoever asked, when they have them.
+func reportFailed(run, stage, token, holder string) fault.Step {
+	s := fault.Do("transition", "run", run, "stage", stage, "status", StageFailed)
+	if token != "" {
+		s = s.With("lease", token)
+	}
+	if holder != "" {
+		s = s.With("holder", holder)
+	}
+	return s
 }
 
 // BaselinePinName is the pin of an attempt's baseline, under refs/atlas/pins/<run>/.

@@ -159,7 +159,7 @@ func RandomNonce() string {
 // or, from an older ledger, <job>#<attempt>@<epoch>; anything else is a usage error.
 func ParseLeaseToken(tok string) (job string, attempt, epoch int, nonce string, err error) {
 	bad := func() error {
-		return fault.Usage("malformed lease token %q: want <job>#<attempt>@<epoch>.<nonce>, as `git atlas job claim` printed it", tok)
+		return fault.Usage("malformed lease token %q: want <job>#<attempt>@<epoch>.<nonce>, as job claim printed it", tok)
 	}
 	rest, ep, ok := cut(tok, "@")
 	if !ok {
@@ -260,7 +260,7 @@ func AddJobs(s *State, specs []JobSpec) error {
 			}
 			seen[n] = true
 			if known[n] == nil && !batch[n] {
-				return fault.NotFound("job %s needs %q, which run %s does not have", sp.ID, n, s.RunID).WithHint("add %s first; `git atlas job list %s` shows the jobs", n, s.RunID)
+				return fault.NotFound("job %s needs %q, which run %s does not have", sp.ID, n, s.RunID).WithHint("add %s first; `%s` shows the jobs", n, fault.Do("job list", "run", s.RunID))
 			}
 			if j := known[n]; j != nil && j.State == JobFailed {
 				return fault.Refused("job %s needs %s, which has FAILED: it could never run", sp.ID, n)
@@ -522,7 +522,7 @@ func Claim(h *Header, s *State, want, holder string, now time.Time, ttl time.Dur
 func whyNotReady(h *Header, s *State, j *Job) error {
 	switch {
 	case j.State == JobRunning:
-		return fault.Refused("job %s is RUNNING under lease %s until %s", j.ID, j.Lease, j.ExpiresAt).WithHint("a lease ends with its receipt, or `git atlas reap %s` after it expires", s.RunID)
+		return fault.Refused("job %s is RUNNING under lease %s until %s", j.ID, j.Lease, j.ExpiresAt).WithHint("a lease ends with its receipt, or `%s` after it expires", fault.Do("reap", "run", s.RunID))
 	case j.State != JobPending:
 		return fault.Refused("job %s is %s: only a PENDING job can be claimed", j.ID, j.State)
 	case j.Attempts >= MaxAttempts(h):

@@ -517,7 +517,7 @@ func CheckNodeName(what, name string) error {
 	case lower == "union":
 		return fault.Usage("%s name %q is reserved: it is the run's union worktree and branch", what, name).WithHint("reserved names: %s", ReservedNames)
 	case replayNodeRE().MatchString(name):
-		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees `git atlas recover` makes", what, name).WithHint("reserved names: %s", ReservedNames)
+		return fault.Usage("%s name %q is reserved: replay-<stage>-<n> names the replay worktrees that recover makes", what, name).WithHint("reserved names: %s", ReservedNames)
 	case strings.HasSuffix(lower, ".atlas-materializing"):
 		return fault.Usage("%s name %q is reserved: <name>.atlas-materializing marks a worktree being checked out", what, name).WithHint("reserved names: %s", ReservedNames)
 	case strings.Contains(lower, ".atlas-broken-"):

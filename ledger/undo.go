@@ -42,7 +42,7 @@ func Undo(r, past *Run, present func(ref string) bool) (*UndoResult, error) {
 			WithHint("start a new run from where this one ended")
 	case r.State.Status == RunStopped:
 		return nil, fault.Refused("run %s is stopped: only resume and finish change a stopped run", id).
-			WithHint("`git atlas resume %s` first, then undo", id)
+			WithHint("`%s` first, then undo", fault.Do("resume", "run", id))
 	case seq >= r.State.Seq:
 		return nil, fault.Refused("run %s is at event %d: there is nothing after event %d to undo", id, r.State.Seq, seq)
 	}
@@ -50,7 +50,8 @@ func Undo(r, past *Run, present func(ref string) bool) (*UndoResult, error) {
 		now := r.State.Worktree(pw.Node)
 		if now == nil || now.Path != pw.Path || now.Baseline != pw.Baseline {
 			return nil, fault.Refused("run %s cannot go back to event %d: the worktree of node %s it had then was removed or recreated since", id, seq, pw.Node).
-				WithHint("its work is kept in a recovery snapshot: `git atlas recovery list %s`; undo to an event after the removal, or restore the snapshot with `git atlas recovery restore`", id)
+				WithHint("its work is kept in a recovery snapshot: `%s`; undo to an event after the removal, or restore the snapshot with `%s`",
+					fault.Do("recovery list", "run", id), fault.Do("recovery restore", "snapshot", fault.Placeholder("SNAPSHOT")))
 		}
 	}
 	for _, ps := range past.State.Snapshots {

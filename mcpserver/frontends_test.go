@@ -125,7 +125,7 @@ func TestFrontEndsAgree(t *testing.T) {
 		{name: "a stage token without its stage", tool: "heartbeat", args: map[string]any{"run": "r", "holder": "me", "lease": "a#1@1.x"},
 			argv: []string{"heartbeat", "r", "--holder", "me", "--lease", "a#1@1.x"}},
 		{name: "an event type git-atlas writes", tool: "event", args: map[string]any{"run": "r", "type": "run_started", "holder": "me"},
-			argv: []string{"event", "r", "run_started", "--holder", "me"}},
+			argv: []string{"event", "r", "run_started", "--holder", "me"}, cliHint: "use `git atlas start`", mcpHint: "use `start {}`"},
 		{name: "a reserved job name", tool: "job_add", args: map[string]any{"run": "g", "job": "union", "holder": "me"},
 			argv: []string{"job", "add", "g", "union", "--holder", "me"}},
 		{name: "a thread of no dispatch", tool: "transition", args: map[string]any{"run": "r", "stage": "a", "status": "passed", "thread_id": "t", "holder": "me"},

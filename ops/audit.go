@@ -54,7 +54,7 @@ func (o *Ops) Audit(ctx context.Context, req AuditRequest) (*AuditResult, error)
 	if rep.Attention || err != nil {
 		// A check that failed may hide what needs attention: the report cannot say
 		// all is well.
-		return res, fault.New(fault.ErrAttention, "audit found something that needs attention").WithHint("`git atlas gc` shows what it would clean up")
+		return res, fault.New(fault.ErrAttention, "audit found something that needs attention").WithHint("`%s` shows what it would clean up", fault.Do("gc"))
 	}
 	return res, nil
 }

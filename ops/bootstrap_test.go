@@ -111,8 +111,14 @@ func TestPortsAreUniqueAndReleased(t *testing.T) {
 			seen[p] = node
 		}
 	}
-	if _, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "q", Node: "e", Driver: d}); !errors.Is(err, fault.ErrConflict) {
+	_, err := f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "q", Node: "e", Driver: d})
+	if !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("a fourth block from a range of three: %v, want a conflict", err)
+	}
+	// What frees a block is named as the step that does it (gc, which without
+	// --apply only plans, frees none: a finished run holds no ports).
+	if steps := hintSteps(err); len(steps) != 1 || steps[0].Op != "worktree remove" {
+		t.Fatalf("no free block: hint %q names %v, want the worktree remove step", fault.HintOf(err), steps)
 	}
 	if _, err := f.ops.WorktreeRemove(f.ctx, WorktreeRemoveRequest{Run: "q", Node: "a", Driver: d}); err != nil {
 		t.Fatal(err)
@@ -400,7 +406,9 @@ func TestSetupRunsThroughAWorkersLease(t *testing.T) {
 	}
 	res, err = f.ops.WorktreeAdd(f.ctx, WorktreeAddRequest{Run: "g", Node: "bad", Lease: claim("bad"), Driver: Driver{Holder: "w1"}})
 	if !errors.Is(err, fault.ErrVerifyFailed) || res == nil || res.Setup == nil || res.Setup.Outcome != ledger.SetupFailed ||
-		!strings.Contains(fault.HintOf(err), "git atlas worktree setup g bad") {
+		!slices.ContainsFunc(hintSteps(err), func(s fault.Step) bool {
+			return s.Op == "worktree setup" && str(s, "run") == "g" && str(s, "node") == "bad" && str(s, "lease") != "" && str(s, "holder") == "w1"
+		}) {
 		t.Fatalf("a failing setup through a lease: %+v, %v", res, err)
 	}
 	if w := f.load2("g").State.Worktree("bad"); w == nil || w.Ready() {

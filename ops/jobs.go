@@ -193,7 +193,7 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 			return nil, nil
 		}
 		if r.State.Status == ledger.RunStopped {
-			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`git atlas resume %s` first", req.Run)
+			return nil, fault.Refused("run %s is stopped: nothing can be claimed", req.Run).WithHint("`%s` first", as(fault.Do("resume", "run", req.Run), req.Worker.Holder))
 		}
 		var err error
 		if g, err = ledger.Claim(&r.Header, &r.State, req.Job, req.Worker.Holder, o.now(), req.Worker.TTL, store.Nonce()); err != nil {
@@ -214,7 +214,7 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 	res := &JobClaimResult{RunID: req.Run, Epoch: g.Epoch, GasRemaining: ledger.GasRemaining(&r.Header, &r.State)}
 	if g.Job == nil {
 		res.Reason, res.Running = &g.Reason, running
-		return res, claimStop(r, g.Reason)
+		return res, claimStop(r, g.Reason, req.Worker.Holder)
 	}
 	res.Job, res.Lease, res.Attempt, res.ExpiresAt = g.Job, &g.Lease, &g.Attempt, &g.ExpiresAt
 	if req.ForAgent {
@@ -225,9 +225,27 @@ func (o *Ops) JobClaim(ctx context.Context, req JobClaimRequest) (*JobClaimResul
 	return res, nil
 }
 
+// finishedStatus is the status a graph whose every job ended finishes with: completed
+// when every job is DONE, else the reader's choice.
+func finishedStatus(count map[string]int) any {
+	if count[ledger.JobFailed] == 0 {
+		return ledger.RunCompleted
+	}
+	return fault.Placeholder("completed|failed")
+}
+
+// as is s run by holder (a run write carries the asker's holder, docs/contract.md
+// §11.13); s itself when the asker named none.
+func as(s fault.Step, holder string) fault.Step {
+	if holder == "" {
+		return s
+	}
+	return s.With("holder", holder)
+}
+
 // claimStop is the error of a claim that will never be granted again (exit 5), or nil
-// for waiting.
-func claimStop(r *ledger.Run, reason string) error {
+// for waiting; its steps carry the claiming worker's holder.
+func claimStop(r *ledger.Run, reason, holder string) error {
 	count := map[string]int{}
 	for _, j := range r.State.Jobs {
 		count[j.State]++
@@ -239,11 +257,11 @@ func claimStop(r *ledger.Run, reason string) error {
 		}
 		return fault.Refused("run %s's graph is finished: every job ended (%d done, %d failed); nothing is left to claim",
 			r.Header.RunID, count[ledger.JobDone], count[ledger.JobFailed]).
-			WithHint("integrate with `git atlas union %s`, then `git atlas finish %s`", r.Header.RunID, r.Header.RunID)
+			WithHint("integrate with `%s`, then `%s`", as(unionStep(r), holder), as(fault.Do("finish", "run", r.Header.RunID, "status", finishedStatus(count)), holder))
 	case ledger.ReasonHalted:
 		return fault.Refused("run %s has halted: no job is ready and none is running (%d done, %d failed, %d pending)",
 			r.Header.RunID, count[ledger.JobDone], count[ledger.JobFailed], count[ledger.JobPending]).
-			WithHint("finish it with `%s`, or add jobs", fault.Do("finish", "run", r.Header.RunID, "status", fault.Placeholder("completed|failed")))
+			WithHint("finish it with `%s`, or add jobs", as(fault.Do("finish", "run", r.Header.RunID, "status", fault.Placeholder("completed|failed")), holder))
 	case ledger.ReasonGasExhausted:
 		return fault.Refused("run %s has no gas left: %d of %d spent", r.Header.RunID, r.State.GasSpent, ledger.GasLimit(&r.Header, &r.State)).
 			WithHint("a job is ready but cannot be charged; gas is never refunded")

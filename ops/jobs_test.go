@@ -99,8 +99,8 @@ func TestJobClaimOnStoppedRunRefused(t *testing.T) {
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "is stopped: nothing can be claimed") || res != nil {
 		t.Fatalf("claim on a stopped run: %+v, %v; want refused, nothing can be claimed", res, err)
 	}
-	if !strings.Contains(fault.HintOf(err), "git atlas resume r1") {
-		t.Fatalf("hint %q, want resume", fault.HintOf(err))
+	if s := hintSteps(err); len(s) != 1 || s[0].Op != "resume" || str(s[0], "run") != "r1" || str(s[0], "holder") != "w1" {
+		t.Fatalf("hint %q, want resume r1 as w1", fault.HintOf(err))
 	}
 	if f.tip() != tip {
 		t.Fatal("the refused claim wrote to the ledger")

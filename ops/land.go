@@ -72,7 +72,8 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 		return nil, err
 	}
 	if oldHex == "" {
-		return nil, fault.NotFound("branch %s does not exist; nothing was written", branch).WithHint("land onto an existing branch (create it with `git branch %s`)", branch)
+		return nil, fault.NotFound("branch %s does not exist; nothing was written", branch).
+			WithHint("land onto an existing branch (create it with `%s`)", text.Command("git", "branch", branch))
 	}
 	store := o.Reader()
 	r, err := store.Load(ctx, req.Run)
@@ -85,7 +86,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	if unresolved != nil && !req.AcceptUnresolved {
 		return nil, fault.Refused("run %s's verdict is %s (%s); nothing was written", req.Run, unresolved.Verdict, missingCriteria(unresolved)).
-			WithHint("a person may land it anyway: `%s` on a terminal or with {approved_by} NAME", fault.Do("land", "run", req.Run, "onto", branch, "accept_unresolved", true))
+			WithHint("a person may land it anyway: `%s` on a terminal or with {approved_by} NAME", req.step().With("accept_unresolved", true))
 	}
 	old, err := git.ParseOID(oldHex)
 	if err != nil {
@@ -107,7 +108,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	}
 	if !ff && !req.Merge {
 		return nil, fault.Refused("landing run %s on %s is not a fast-forward: %s has commits the union lacks; nothing was written", req.Run, branch, branch).
-			WithHint("`%s` lands it as a merge commit", landMerge(req.Run, branch))
+			WithHint("`%s` lands it as a merge commit", req.step().With("merge", true))
 	}
 	if err := notCheckedOut(ctx, o.Repo, ref, uid, ff); err != nil {
 		return nil, err
@@ -153,7 +154,7 @@ func (o *Ops) Land(ctx context.Context, req LandRequest) (*LandResult, error) {
 	res.New, res.How = tip.String(), how
 	ev.New, ev.How = tip, how
 	up := git.RefUpdate{Name: ref, Old: oldHex, New: res.New}
-	if err := o.recordLanding(ctx, req.Run, union, &up, ev, tree); err != nil {
+	if err := o.recordLanding(ctx, req, union, &up, ev, tree); err != nil {
 		return nil, err
 	}
 	res.New = up.New
@@ -170,7 +171,7 @@ func landable(r *ledger.Run) (string, *ledger.Verdict, error) {
 	}
 	u := r.State.Union
 	if u == nil {
-		return "", nil, fault.Refused("run %s has no union; nothing was written", id).WithHint("`%s` builds and verifies it", unionVerify(id))
+		return "", nil, fault.Refused("run %s has no union; nothing was written", id).WithHint("`%s` builds it", unionStep(r))
 	}
 	var missing []string
 	for _, j := range r.State.Jobs {
@@ -180,14 +181,14 @@ func landable(r *ledger.Run) (string, *ledger.Verdict, error) {
 	}
 	if len(missing) > 0 {
 		return "", nil, fault.Refused("run %s's union lacks DONE job(s) %s; nothing was written", id, strings.Join(missing, ", ")).
-			WithHint("`%s` rebuilds it", unionVerify(id))
+			WithHint("`%s` rebuilds it", unionStep(r))
 	}
 	if r.Header.Verify != "" && (u.Verify == nil || !u.Verify.Passed) {
 		why := "was never verified"
 		if u.Verify != nil {
 			why = "failed its verify"
 		}
-		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`%s` verifies it", unionVerify(id))
+		return "", nil, fault.Refused("run %s's union %s; nothing was written", id, why).WithHint("`%s` verifies it", unionStep(r))
 	}
 	v := ledger.RunVerdict(&r.Header, &r.State)
 	if v != nil && v.Verdict == ledger.VerdictResolved {
@@ -196,13 +197,33 @@ func landable(r *ledger.Run) (string, *ledger.Verdict, error) {
 	return u.Head.String(), v, nil
 }
 
-// landMerge is the step that lands run on branch as a merge commit.
-func landMerge(run, branch string) fault.Step {
-	return fault.Do("land", "run", run, "onto", branch, "merge", true)
+// step is the land req asks for, as the one who asked runs it again
+// (docs/contract.md §11.13): its run, branch and switches, and the name of the person
+// who approved it when they gave one. A hint that sets a switch req left off adds it
+// (With).
+func (req LandRequest) step() fault.Step {
+	s := fault.Do("land", "run", req.Run, "onto", strings.TrimPrefix(req.Onto, "refs/heads/"))
+	if req.Merge {
+		s = s.With("merge", true)
+	}
+	if req.AcceptUnresolved {
+		s = s.With("accept_unresolved", true)
+	}
+	if req.Person.ApprovedBy != "" {
+		s = s.With("approved_by", req.Person.ApprovedBy)
+	}
+	return s
 }
 
-// unionVerify is the step that builds run's union and verifies it.
-func unionVerify(run string) fault.Step { return fault.Do("union", "run", run, "verify", true) }
+// unionStep is the step that builds r's union, and verifies it when the run has a
+// verify (union refuses verify without one, exit 2).
+func unionStep(r *ledger.Run) fault.Step {
+	s := fault.Do("union", "run", r.Header.RunID)
+	if r.Header.Verify != "" {
+		s = s.With("verify", true)
+	}
+	return s
+}
 
 // missingCriteria says which criteria keep a verdict from resolved.
 func missingCriteria(v *ledger.Verdict) string {
@@ -306,16 +327,17 @@ func agentsMayLand(ctx context.Context, repo *git.Repository) bool {
 // the recorded tip) without recording it twice. A remote that refuses the event
 // leaves the branch where it was. tree is the merged tree when ev is a merge (zero
 // for a fast-forward).
-func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefUpdate, ev ledger.LandedData, tree git.OID) error {
+func (o *Ops) recordLanding(ctx context.Context, req LandRequest, union string, up *git.RefUpdate, ev ledger.LandedData, tree git.OID) error {
 	store := o.Store(ledger.Writer{Role: ledger.RoleObserver})
+	run := req.Run
 	change := func(r *ledger.Run) error {
 		if r.State.Union == nil || r.State.Union.Head.String() != union {
-			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `git atlas land` again")
+			return fault.Conflict("the union of run %s moved while landing; nothing was written", run).WithHint("run `%s` again", req.step())
 		}
 		return nil
 	}
 	if store.Remote != nil {
-		return o.recordLandingRemote(ctx, store, run, up, ev, tree, change)
+		return o.recordLandingRemote(ctx, store, req, up, ev, tree, change)
 	}
 	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if err := change(r); err != nil {
@@ -326,7 +348,7 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 			return nil, err
 		}
 		if cur != up.Old {
-			return nil, landConflict(*up)
+			return nil, landConflict(*up, req.step())
 		}
 		return &gitstate.Change{Event: ledger.LandedEvent(ledger.About{}, ev), Refs: []git.RefUpdate{*up}}, nil
 	})
@@ -335,7 +357,8 @@ func (o *Ops) recordLanding(ctx context.Context, run, union string, up *git.RefU
 
 // recordLandingRemote is recordLanding through a remote: the landed event (unless an
 // earlier land recorded this very move and died before making it), then the move.
-func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, run string, up *git.RefUpdate, ev ledger.LandedData, tree git.OID, change func(*ledger.Run) error) error {
+func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, req LandRequest, up *git.RefUpdate, ev ledger.LandedData, tree git.OID, change func(*ledger.Run) error) error {
+	run := req.Run
 	recorded, err := o.recordedLanding(ctx, store, run, ev, tree)
 	if err != nil {
 		return err
@@ -352,7 +375,7 @@ func (o *Ops) recordLandingRemote(ctx context.Context, store *gitstate.Store, ru
 	}
 	if err := o.Repo.UpdateRefs(ctx, "atlas: land "+run, *up); errors.Is(err, git.ErrRefConflict) {
 		return fault.Conflict("%s moved while landing (it was %s): the landed event was recorded, the branch was not moved",
-			strings.TrimPrefix(up.Name, "refs/heads/"), up.Old).WithHint("run `git atlas land` again")
+			strings.TrimPrefix(up.Name, "refs/heads/"), up.Old).WithHint("run `%s` again", req.step())
 	} else if err != nil {
 		return err
 	}
@@ -405,8 +428,8 @@ func (o *Ops) sameLanding(ctx context.Context, tip git.OID, ev ledger.LandedData
 	return c.Tree == tree && slices.Equal(c.Parents, []git.OID{ev.Old, ev.Union})
 }
 
-// landConflict is a branch that moved while landing.
-func landConflict(up git.RefUpdate) error {
+// landConflict is a branch that moved while landing; again is the land to run again.
+func landConflict(up git.RefUpdate, again fault.Step) error {
 	return fault.Conflict("%s moved while landing (it was %s); nothing was written", strings.TrimPrefix(up.Name, "refs/heads/"), up.Old).
-		WithHint("run `git atlas land` again")
+		WithHint("run `%s` again", again)
 }

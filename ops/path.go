@@ -6,6 +6,7 @@ import (
 
 	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ledger"
+	"github.com/git-atlas/git-atlas/resume"
 )
 
 // PathRequest is `path RUN [NODE|STAGE]`.
@@ -43,7 +44,7 @@ func (o *Ops) Path(ctx context.Context, req PathRequest) (*PathResult, error) {
 	if node == "" {
 		if r.Header.Kind == ledger.KindGraph {
 			return nil, fault.Usage("run %s is a graph run: name the job (or union) whose worktree you want", req.Run).
-				WithHint("`git atlas path %s JOB`", req.Run)
+				WithHint("`%s`", fault.Do("path", "run", req.Run, "node", fault.Placeholder("JOB")))
 		}
 		st := r.CurrentStage()
 		if st == nil {
@@ -54,11 +55,11 @@ func (o *Ops) Path(ctx context.Context, req PathRequest) (*PathResult, error) {
 	rec := r.State.Worktree(node)
 	if rec == nil {
 		return nil, fault.NotFound("run %s has no worktree for %s", req.Run, node).
-			WithHint("make it with `git atlas worktree add %s %s`", req.Run, node)
+			WithHint("make it with `%s`", resume.AddStep(req.Run, node, "", ""))
 	}
 	if _, err := os.Lstat(rec.Path); err != nil {
 		return nil, fault.NotFound("the worktree of %s of run %s is gone (%s)", node, req.Run, rec.Path).
-			WithHint("`git atlas worktree add %s %s` makes it again", req.Run, node)
+			WithHint("`%s` makes it again", resume.AddStep(req.Run, node, "", ""))
 	}
 	return &PathResult{RunID: req.Run, Node: node, Stage: rec.Stage, Path: rec.Path, Branch: rec.Branch, Ports: portsOf(*rec),
 		State: worktreeStateOf(*rec), Setup: rec.Setup}, nil

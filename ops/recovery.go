@@ -219,11 +219,11 @@ func (o *Ops) Recover(ctx context.Context, req RecoverRequest) (*RecoverResult, 
 	}
 	if res.Replay.Worktree != "" && res.Node != "" {
 		// A new replay worktree: the run's setup runs in it (docs/contract.md §15).
-		s, err := resume.Setup(ctx, store, req.Run, res.Node)
+		s, err := resume.Setup(ctx, store, req.Run, res.Node, "")
 		if err != nil {
 			return v, err
 		}
-		return v, setupError(req.Run, res.Node, s)
+		return v, setupError(store, req.Run, res.Node, "", s)
 	}
 	return v, nil
 }

@@ -381,9 +381,9 @@ func (o *Ops) Resume(ctx context.Context, req ResumeRequest) (*resume.Result, er
 func (o *Ops) setupRecreated(ctx context.Context, store *gitstate.Store, run string, res *resume.Result, opt resume.Options) {
 	failed := false
 	for _, node := range res.RecreatedWorktrees {
-		s, err := resume.Setup(ctx, store, run, node)
+		s, err := resume.Setup(ctx, store, run, node, "")
 		if err == nil {
-			err = setupError(run, node, s)
+			err = setupError(store, run, node, "", s)
 		}
 		if err != nil {
 			failed = true

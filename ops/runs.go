@@ -551,7 +551,7 @@ func (o *Ops) Heartbeat(ctx context.Context, req HeartbeatRequest) (*HeartbeatRe
 			data.ExpiresAt = d.ExpiresAt
 		}
 		if req.Stage != "" {
-			if err := ledger.Heartbeat(r, req.Stage, req.Lease, o.now()); err != nil {
+			if err := ledger.Heartbeat(r, req.Stage, req.Lease, req.Driver.Holder, o.now()); err != nil {
 				return nil, err
 			}
 			_, st, _ := r.Stage(req.Stage)
@@ -631,19 +631,34 @@ func reservedEvent(t ledger.EventType) error {
 		return nil
 	}
 	info, _ := t.Info()
-	var hint fault.Text // the command names a request field as {field}
-	switch {
+	var hint fault.Text
+	switch writer := writerOf(info.Command); {
 	case info.By&ledger.ByCommand != 0:
-		hint.Format = "use `git atlas " + escape(info.Command) + "`"
+		hint = fault.Textf("use %s", writer)
 	case info.By&ledger.ByResume != 0:
-		hint.Format = "`git atlas resume` writes it when it resumes the run"
+		hint = fault.Textf("`%s` writes it when it resumes the run", fault.Do("resume"))
 	case info.By&ledger.ByHook != 0:
-		hint.Format = "the post-checkout hook (`git atlas hooks install`) writes it"
+		hint = fault.Textf("the post-checkout hook (`%s`) writes it", fault.Do("hooks install"))
 	default:
-		hint.Format = "`git atlas " + escape(info.Command) + "` writes it"
+		hint = fault.Textf("%s writes it", writer)
 	}
 	return fault.Usage("event type %q is written by git-atlas itself; git atlas event accepts %s, or any other name but %s",
 		t, ledger.JoinEvents(ledger.UserEvents()), ledger.JoinEvents(ledger.ReservedEvents())).WithHint("%s", hint)
+}
+
+// writerOf is the command a catalogue entry names as writing an event (its words,
+// and a switch it sets as {field}: "union {verify}"), as a step for each front end
+// to spell; a description ("any run write with {take_over}") stays words.
+func writerOf(command string) fault.Text {
+	words, field, switched := strings.Cut(command, " {")
+	if strings.HasPrefix(command, "any ") || strings.Contains(field, " ") {
+		return fault.Text{Format: escape(command)}
+	}
+	s := fault.Do(words)
+	if switched {
+		s = s.With(strings.TrimSuffix(field, "}"), true)
+	}
+	return fault.Textf("`%s`", s)
 }
 
 // FinishRequest is `finish RUN --status S`.

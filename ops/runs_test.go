@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"errors"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -163,7 +164,7 @@ func TestEventRefusesReservedType(t *testing.T) {
 	f := newWTFixture(t, ledger.KindGraph)
 	tip := f.tip()
 	_, err := f.ops.Event(f.ctx, EventRequest{Run: "r1", Type: string(ledger.EventJobClaimed), Driver: d1})
-	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "is written by git-atlas itself") || !strings.Contains(fault.HintOf(err), "git atlas job claim") {
+	if !errors.Is(err, fault.ErrUsage) || !strings.Contains(err.Error(), "is written by git-atlas itself") || !slices.ContainsFunc(hintSteps(err), func(s fault.Step) bool { return s.Op == "job claim" }) {
 		t.Fatalf("event job_claimed: %v (hint %q), want a usage error naming job claim", err, fault.HintOf(err))
 	}
 	if f.tip() != tip {

@@ -89,11 +89,11 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 		Ports: portsOf(rec), Setup: rec.Setup}
 	if res.Created || res.Recreated || res.Reattached {
 		// A new directory: the run's setup runs in it (docs/contract.md §15).
-		if out.Setup, err = resume.Setup(ctx, store, req.Run, rec.Node); err != nil {
+		if out.Setup, err = resume.Setup(ctx, store, req.Run, rec.Node, req.Lease); err != nil {
 			return o.setupForAgent(ctx, store, req, out), err
 		}
 	}
-	return o.setupForAgent(ctx, store, req, out), setupError(req.Run, rec.Node, out.Setup)
+	return o.setupForAgent(ctx, store, req, out), setupError(store, req.Run, rec.Node, req.Lease, out.Setup)
 }
 
 // setupForAgent is out with its setup as an agent reads it (agentText.setup), when
@@ -119,17 +119,18 @@ func portsOf(rec ledger.WorktreeRec) []int {
 }
 
 // setupError is the error of a setup that did not succeed: the worktree is not ready,
-// and the command to retry is named.
-func setupError(run, node string, s *ledger.SetupRec) error {
+// and the step to retry is named, as the one who asked runs it (docs/contract.md
+// §11.13): as store's holder, with their lease token on the node's job.
+func setupError(store *gitstate.Store, run, node, lease string, s *ledger.SetupRec) error {
 	if s == nil || s.Outcome == ledger.SetupOK {
 		return nil
 	}
-	retry := "git atlas worktree setup " + run + " " + node
+	retry := resume.SetupStep(run, node, store.Writer.Holder, lease)
 	if s.Outcome == ledger.SetupUntrusted {
 		// The command is the other clone's text: an agent reads that it was withheld.
 		quoted := fmt.Sprintf("the setup %q", s.Command)
 		return fault.Refused("%s came with run %s from elsewhere and was not run: worktree of node %s is not ready", quoted, run, node).
-			WithHint("read it, then `git atlas trust %s` and `%s`", run, retry).
+			WithHint("read it, then `%s` and `%s`", fault.Do("trust", "run", run), retry).
 			WithWithheld(fault.Withheld{Text: quoted, Stand: "its setup command (withheld: not trusted here)"})
 	}
 	return (&fault.Error{Kind: fault.ErrVerifyFailed, Msg: "setup of worktree of node " + node + " of run " + run + " " + s.Outcome +
@@ -176,13 +177,13 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 			return nil, err
 		}
 	}
-	s, err := resume.Setup(ctx, store, req.Run, req.Node)
+	s, err := resume.Setup(ctx, store, req.Run, req.Node, req.Lease)
 	if err != nil {
 		return nil, err
 	}
 	rec := r.State.Worktree(req.Node)
 	res := &WorktreeSetupResult{RunID: req.Run, Node: req.Node, Path: rec.Path, Ports: portsOf(*rec), Setup: s}
-	return res, setupError(req.Run, req.Node, s)
+	return res, setupError(store, req.Run, req.Node, req.Lease, s)
 }
 
 // WorktreeListRequest is `worktree list [RUN]`.
@@ -414,9 +415,9 @@ func (o *Ops) Union(ctx context.Context, req UnionRequest) (*UnionResult, error)
 	}
 	if built.Created {
 		// A new union worktree: the run's setup runs in it first (docs/contract.md §15).
-		s, err := resume.Setup(ctx, store, req.Run, worktrees.Union)
+		s, err := resume.Setup(ctx, store, req.Run, worktrees.Union, "")
 		if err == nil {
-			err = setupError(req.Run, worktrees.Union, s)
+			err = setupError(store, req.Run, worktrees.Union, "", s)
 		}
 		if err != nil {
 			return nil, err

@@ -189,11 +189,11 @@ func PreserveAndRemove(ctx context.Context, store *gitstate.Store, run, node str
 	}
 	rec := r.State.Worktree(node)
 	if rec == nil {
-		return nil, fault.NotFound("run %s has no worktree for node %q", run, node).WithHint("`git atlas worktree list %s` shows its worktrees", run)
+		return nil, fault.NotFound("run %s has no worktree for node %q", run, node).WithHint("`%s` shows its worktrees", fault.Do("worktree list", "run", run))
 	}
 	if rec.Adopted != "" {
 		return nil, fault.Refused("the worktree of node %s of run %s (%s) was adopted from %s at import: git-atlas did not make it and does not remove it; nothing was removed",
-			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `git atlas recovery list %s` lists its snapshots", run).
+			node, run, rec.Path, rec.Adopted).WithHint("remove it yourself (`git worktree remove`) when nothing in it is needed; `%s` lists its snapshots", fault.Do("recovery list", "run", run)).
 			WithWithheld(ledger.AdoptedWithheld(rec.Adopted)...)
 	}
 	repo := store.Repo

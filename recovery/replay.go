@@ -125,7 +125,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			return nil, fault.Named(fault.ErrUsage, "stage name %q is too long for a replay worktree (%s): recover it without {worktree}", req.Stage, name)
 		}
 		if p := filepath.Join(root, run, name); exists(p) {
-			return nil, fault.Conflict("%s exists already", p).WithHint("remove it or run `git atlas audit`")
+			return nil, fault.Conflict("%s exists already", p).WithHint("remove it or run `%s`", fault.Do("audit"))
 		}
 	}
 	// t.Path is "" for a job's node whose worktree is gone: nothing left to snapshot.
@@ -181,7 +181,7 @@ func Recover(ctx context.Context, store *gitstate.Store, run string, req Recover
 			}
 			wtPath = filepath.Join(root, run, out.Node)
 			if _, err := os.Lstat(wtPath); err == nil {
-				return nil, fault.Conflict("%s exists already", wtPath).WithHint("remove it or run `git atlas audit`")
+				return nil, fault.Conflict("%s exists already", wtPath).WithHint("remove it or run `%s`", fault.Do("audit"))
 			}
 			rec.Worktree = wtPath
 			if ports, err = alloc.Pick(out.Node); err != nil {

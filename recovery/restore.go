@@ -95,7 +95,7 @@ func List(ctx context.Context, store *gitstate.Store, run string) ([]Entry, erro
 		unrecorded = append(unrecorded, Entry{RunID: runID, SnapshotRec: ledger.SnapshotRec{ID: id, Ref: ref.Name, Commit: commit}, Unrecorded: true})
 	}
 	if gone && len(unrecorded) == 0 {
-		return nil, fault.NotFound("no run %q and no recovery snapshot of it", run).WithHint("`git atlas recovery list` shows every snapshot")
+		return nil, fault.NotFound("no run %q and no recovery snapshot of it", run).WithHint("`%s` shows every snapshot", fault.Do("recovery list"))
 	}
 	describe(ctx, store.Repo, unrecorded)
 	list = append(list, unrecorded...)
@@ -196,7 +196,7 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 		hex, rerr := store.Repo.ReadRef(ctx, ledger.RecoveryPrefix+run+"/"+id)
 		commit, perr := git.ParseOID(hex)
 		if rerr != nil || perr != nil {
-			return nil, fault.NotFound("no snapshot %q", spec).WithHint("`git atlas recovery list` shows every snapshot")
+			return nil, fault.NotFound("no snapshot %q", spec).WithHint("`%s` shows every snapshot", fault.Do("recovery list"))
 		}
 		found := []Entry{{RunID: run, SnapshotRec: ledger.SnapshotRec{ID: id, Ref: ledger.RecoveryPrefix + run + "/" + id, Commit: commit}, Unrecorded: true}}
 		describe(ctx, store.Repo, found)
@@ -210,7 +210,7 @@ func Find(ctx context.Context, store *gitstate.Store, spec string) (*Entry, erro
 	}
 	switch len(found) {
 	case 0:
-		return nil, fault.NotFound("no snapshot %q", spec).WithHint("`git atlas recovery list` shows every snapshot")
+		return nil, fault.NotFound("no snapshot %q", spec).WithHint("`%s` shows every snapshot", fault.Do("recovery list"))
 	case 1:
 		return &found[0], nil
 	}

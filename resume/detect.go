@@ -197,7 +197,7 @@ func Select(ctx context.Context, store *gitstate.Store, cands []Candidate, named
 		return r, nil
 	}
 	if len(cands) == 0 {
-		return nil, fault.NotFound("no interrupted run to resume").WithHint("`git atlas list` shows the runs")
+		return nil, fault.NotFound("no interrupted run to resume").WithHint("`%s` shows the runs", fault.Do("list"))
 	}
 	cands = ownFirst(cands)
 	if session != "" {

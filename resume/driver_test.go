@@ -45,7 +45,7 @@ func TestStageTokenOfAnOlderAttemptIsStale(t *testing.T) {
 	if err := ledger.CheckStageToken(r, "code", tok1); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("attempt 1's token after attempt 2: %v, want a conflict", err)
 	}
-	if err := ledger.Heartbeat(r, "code", tok1, t0); !errors.Is(err, fault.ErrConflict) {
+	if err := ledger.Heartbeat(r, "code", tok1, "", t0); !errors.Is(err, fault.ErrConflict) {
 		t.Fatalf("heartbeat with attempt 1's token: %v, want a conflict", err)
 	}
 	if err := ledger.CheckStageToken(r, "code", tok2); err != nil {
@@ -121,7 +121,7 @@ func TestIdleBudgetMakesTheRunInterrupted(t *testing.T) {
 		t.Fatalf("next after an attempt with a thread died: %+v, want continue naming it", n)
 	}
 	a.ThreadID = ""
-	if err := ledger.Heartbeat(r, "code", "", later); err != nil {
+	if err := ledger.Heartbeat(r, "code", "", "", later); err != nil {
 		t.Fatal(err)
 	}
 	if r.Interrupted(later.Add(500 * time.Millisecond)) {
@@ -135,16 +135,28 @@ func TestWallBudgetRefusesHeartbeats(t *testing.T) {
 	t.Parallel()
 	r := driverRun("1m", "")
 	dispatch(t, r, t0)
-	if err := ledger.Heartbeat(r, "code", "", t0.Add(30*time.Second)); err != nil {
+	if err := ledger.Heartbeat(r, "code", "", "", t0.Add(30*time.Second)); err != nil {
 		t.Fatalf("within the wall budget: %v", err)
 	}
 	late := t0.Add(2 * time.Minute)
-	err := ledger.Heartbeat(r, "code", "", late)
+	err := ledger.Heartbeat(r, "code", "", "", late)
 	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "wall budget") {
 		t.Fatalf("past the wall budget: %v, want refused naming the wall budget", err)
 	}
 	if n := Next(r, late, Host{}); n.Action != NextDispatch || !strings.Contains(n.Reason, "wall budget 1m") {
 		t.Fatalf("next past the wall budget: %+v, want a new attempt and why", n)
+	}
+	// The refusal's report is the asker's (docs/contract.md §11.13): their holder,
+	// and the attempt's stage token when they gave it.
+	tok := r.State.Stages[0].Attempts[0].Lease
+	for _, c := range []struct{ token, holder, want string }{
+		{"", "hb1", "git atlas transition r code failed --holder hb1"},
+		{tok, "sub", "git atlas transition r code failed --lease " + tok + " --holder sub"},
+	} {
+		_, hint := fault.SpelledBy(ledger.Heartbeat(r, "code", c.token, c.holder, late), commandLine)
+		if !strings.Contains(hint, "`"+c.want+"`") {
+			t.Errorf("heartbeat past the wall budget as %s: hint %q, want `%s`", c.holder, hint, c.want)
+		}
 	}
 }
 

@@ -37,7 +37,7 @@ func NodeVerify(ctx context.Context, store *gitstate.Store, r *ledger.Run, comma
 		quoted := fmt.Sprintf("the verify %q", command)
 		e := fault.New(fault.ErrRefused, "%s came with run %s from elsewhere and was not run", quoted, r.Header.RunID)
 		e.Err = ErrUntrusted
-		return nil, e.WithHint("read it, then `git atlas trust %s`", r.Header.RunID).
+		return nil, e.WithHint("read it, then `%s`", fault.Do("trust", "run", r.Header.RunID)).
 			WithWithheld(fault.Withheld{Text: quoted, Stand: "its verify command (withheld: not trusted here)"})
 	}
 	return runCommand(ctx, approved, dir, NodeEnv(r, dir), timeout, store.Now()), nil

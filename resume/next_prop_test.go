@@ -178,7 +178,7 @@ func (w *world) heartbeat() {
 	tok := w.tokens[w.rng.IntN(len(w.tokens))]
 	before := cloneRun(w.r)
 	err := w.try("heartbeat "+cur.Name+" "+tok, func(r *ledger.Run) error {
-		return ledger.Heartbeat(r, cur.Name, tok, w.now)
+		return ledger.Heartbeat(r, cur.Name, tok, "", w.now)
 	})
 	if err == nil && tok != lastToken(before, cur.Name) {
 		w.t.Errorf("heartbeat with stale token %s accepted", tok)

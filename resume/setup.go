@@ -57,8 +57,10 @@ func SetupTimeout(h *ledger.Header) time.Duration {
 // timed-out, or skipped-untrusted for a command that came with the run from
 // elsewhere and was not trusted here (then nothing runs). A run without a setup
 // command records nothing and returns nil. It runs only in a worktree git-atlas
-// manages: nothing ever falls back to the user's checkout.
-func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledger.SetupRec, error) {
+// manages: nothing ever falls back to the user's checkout. The steps its errors name
+// are the asker's: store's holder, with lease, their token on the node's job ("":
+// none).
+func Setup(ctx context.Context, store *gitstate.Store, run, node, lease string) (*ledger.SetupRec, error) {
 	r, err := store.Load(ctx, run)
 	if err != nil {
 		return nil, err
@@ -70,7 +72,7 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledge
 	rec := r.State.Worktree(node)
 	if rec == nil {
 		return nil, fault.NotFound("run %s has no worktree for node %s", run, node).
-			WithHint("make it with `git atlas worktree add %s %s`", run, node)
+			WithHint("make it with `%s`", AddStep(run, node, store.Writer.Holder, lease))
 	}
 	m, err := worktrees.Own(ctx, store.Repo, run, *rec)
 	if err != nil {
@@ -78,7 +80,7 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledge
 	}
 	if m.Missing() {
 		return nil, fault.NotFound("worktree %s of node %s is gone: setup runs only in it", rec.Path, node).
-			WithHint("make it again with `git atlas worktree add %s %s`", run, node)
+			WithHint("make it again with `%s`", AddStep(run, node, store.Writer.Holder, lease))
 	}
 	set, err := trust.Load(ctx, store.Repo, run)
 	if err != nil {
@@ -101,7 +103,7 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledge
 		w := r.State.Worktree(node)
 		if w == nil || w.Path != rec.Path {
 			return nil, fault.Conflict("the worktree of node %s of run %s was removed or changed while its setup ran", node, run).
-				WithHint("run `git atlas worktree setup %s %s` again", run, node)
+				WithHint("run `%s` again", SetupStep(run, node, store.Writer.Holder, lease))
 		}
 		w.Setup = out
 		about := ledger.About{Stage: w.Stage}
@@ -115,4 +117,31 @@ func Setup(ctx context.Context, store *gitstate.Store, run, node string) (*ledge
 		return nil, err
 	}
 	return out, nil
+}
+
+// AddStep is the step that makes the worktree of run's node (again), as the one who
+// asked runs it (docs/contract.md §11.13): with their holder and, a job's worker, its
+// lease token. The union's is built by union (worktree add refuses its reserved name).
+func AddStep(run, node, holder, lease string) fault.Step {
+	if node == worktrees.Union {
+		return as(fault.Do("union", "run", run), holder, "")
+	}
+	return as(fault.Do("worktree add", "run", run, "node", node), holder, lease)
+}
+
+// SetupStep is the step that runs run's setup again in node's worktree, as the one
+// who asked runs it: with their holder and lease token.
+func SetupStep(run, node, holder, lease string) fault.Step {
+	return as(fault.Do("worktree setup", "run", run, "node", node), holder, lease)
+}
+
+// as is s with the lease token and holder of whoever runs it, when they have them.
+func as(s fault.Step, holder, lease string) fault.Step {
+	if lease != "" {
+		s = s.With("lease", lease)
+	}
+	if holder != "" {
+		s = s.With("holder", holder)
+	}
+	return s
 }

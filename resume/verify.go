@@ -52,7 +52,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		// The resume's mark stays at its verify phase: a resume after `git atlas
 		// trust` runs the verify then.
 		res.VerifyUntrusted = true
-		res.VerifySkipped = fmt.Sprintf("verify of stage %s (%q) came with the run from elsewhere and is not trusted here: not run; read it, then `git atlas trust %s`", st.Name, st.VerifyCommand, r.Header.RunID)
+		res.VerifySkipped = fault.Textf("verify of stage %s (%q) came with the run from elsewhere and is not trusted here: not run; read it, then `%s`", st.Name, st.VerifyCommand, fault.Do("trust", "run", r.Header.RunID)).Spell(opt.spelling())
 		return nil
 	}
 	var dir string
@@ -89,7 +89,7 @@ func verifyFirst(ctx context.Context, repo *git.Repository, store *gitstate.Stor
 		}()
 		dir = path
 	}
-	if hold, err := scopeHold(ctx, repo, r, st.Name); err != nil || hold != "" {
+	if hold, err := scopeHold(ctx, repo, r, st.Name, store.Writer.Holder, opt.spelling()); err != nil || hold != "" {
 		if err != nil {
 			return err
 		}
@@ -404,7 +404,7 @@ func VerifyForPass(ctx context.Context, repo *git.Repository, r *ledger.Run, sta
 		dir = r.State.Worktree(stage).Path
 	case VerifyInNone:
 		return nil, "", fault.NotFound("stage %s's worktree is missing: its work is not there to verify; nothing was written", stage).
-			WithHint("recreate it (`git atlas resume %s`), or report the stage failed", r.Header.RunID)
+			WithHint("recreate it (`%s`), or report the stage failed", fault.Do("resume", "run", r.Header.RunID))
 	default:
 		if ops.CopyCheckout == nil {
 			return nil, "", errors.New("verify of a stage without a worktree needs a checkout copy, which is not wired")

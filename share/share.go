@@ -269,7 +269,8 @@ func Push(ctx context.Context, repo *git.Repository, remote string) (*Report, er
 			return rep, gitstate.Declined(remote, "the push", err)
 		}
 		if errors.Is(err, git.ErrPushRejected) {
-			return rep, &fault.Error{Kind: fault.ErrConflict, Msg: "the remote changed while pushing; nothing was pushed", Err: err, Hint: "git atlas pull, then push again"}
+			return rep, (&fault.Error{Kind: fault.ErrConflict, Msg: "the remote changed while pushing; nothing was pushed", Err: err}).
+				WithHint("`%s`, then `%s` again", fault.Do("pull", "remote", remote), fault.Do("push", "remote", remote))
 		}
 		return rep, remoteError(remote, err)
 	}

@@ -60,7 +60,7 @@ func Add(ctx context.Context, store *gitstate.Store, run, node string, opts AddO
 		return nil, err
 	}
 	if node == Union {
-		return nil, fault.Usage("%q is the reserved node name of the union worktree", Union).WithHint("build it with `git atlas union %s`", run)
+		return nil, fault.Usage("%q is the reserved node name of the union worktree", Union).WithHint("build it with `%s`", writes(store, fault.Do("union", "run", run)))
 	}
 	repo := store.Repo
 	r, err := store.Load(ctx, run)
@@ -331,7 +331,7 @@ func ensureOnce(ctx context.Context, store *gitstate.Store, run string, rec ledg
 		}
 		if !info.OnBranch(rec) {
 			return nil, fault.Conflict("worktree %s of node %s is not on its branch %s (HEAD %s)", rec.Path, rec.Node, rec.Branch, headDesc(info)).
-				WithHint("`git atlas resume %s` preserves its work and recreates it", run)
+				WithHint("`%s` preserves its work and recreates it", writes(store, fault.Do("resume", "run", run)))
 		}
 		if !info.Locked {
 			if err := lock(ctx, m, run, rec.Node); err != nil {
@@ -445,7 +445,7 @@ func preserveHalfMade(ctx context.Context, store *gitstate.Store, run string, re
 	if opts.Preserve == nil {
 		m.Drop()
 		return fault.Refused("worktree %s of node %s was left half-made by a process that died", rec.Path, rec.Node).
-			WithHint("`git atlas resume %s` preserves it and makes it again", run)
+			WithHint("`%s` preserves it and makes it again", writes(store, fault.Do("resume", "run", run)))
 	}
 	if err := opts.Preserve(ctx, run, rec.Node, "checkout never finished"); err != nil {
 		m.Drop()
@@ -561,7 +561,7 @@ func Recreate(ctx context.Context, store *gitstate.Store, run, node, seen string
 	}
 	if node == Union {
 		if tip == "" {
-			return rec, fault.NotFound("run %s has no union branch %s", run, rec.Branch).WithHint("rebuild it with `git atlas union %s`", run)
+			return rec, fault.NotFound("run %s has no union branch %s", run, rec.Branch).WithHint("rebuild it with `%s`", writes(store, fault.Do("union", "run", run)))
 		}
 		if rec.Head, err = git.ParseOID(tip); err != nil {
 			return rec, err
@@ -645,4 +645,13 @@ func ResetInPlace(ctx context.Context, store *gitstate.Store, run, node, seen st
 		}
 	}
 	return rec, true, nil
+}
+
+// writes is s as the writer of store runs it: with its holder, when it has one (a
+// run write carries the asker's holder, docs/contract.md §11.13).
+func writes(store *gitstate.Store, s fault.Step) fault.Step {
+	if store == nil || store.Writer.Holder == "" {
+		return s
+	}
+	return s.With("holder", store.Writer.Holder)
 }

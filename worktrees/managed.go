@@ -179,7 +179,7 @@ func describe(run string, rec ledger.WorktreeRec, err error) error {
 		return err
 	}
 	return (&fault.Error{Kind: fault.ErrRefused, Msg: "the worktree of node " + rec.Node + " of run " + run + " (" + fe.Msg + ")", Err: git.ErrForeign}).
-		WithHint("`git atlas audit` lists it as foreign; if the run is not yours, drop it, and check where it came from").
+		WithHint("`%s` lists it as foreign; if the run is not yours, drop it, and check where it came from", fault.Do("audit")).
 		WithWithheld(fe.Withheld...)
 }
 

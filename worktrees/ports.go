@@ -100,7 +100,8 @@ func pickPorts(run, node string, n, lo, hi int, held map[int]bool) ([]int, error
 		}
 	}
 	return nil, fault.Conflict("no free block of %d ports is left in %s %d-%d: live nodes hold them", n, PortRangeConfig, lo, hi).
-		WithHint("remove worktrees that are done (`git atlas gc`), or widen %s", PortRangeConfig)
+		WithHint("finish the runs that are done, or remove the worktrees of nodes no longer worked on (`%s`), or widen %s",
+			fault.Do("worktree remove", "run", fault.Placeholder("RUN"), "node", fault.Placeholder("NODE")), PortRangeConfig)
 }
 
 // Allocator hands out blocks of ports to a run's nodes under the repository's port

@@ -91,7 +91,7 @@ func BuildUnion(ctx context.Context, store *gitstate.Store, run string, opts Uni
 		if tip == "" {
 			if explicit {
 				return nil, fault.NotFound("node %s of run %s has no branch %s", n, run, BranchFor(run, n)).
-					WithHint("give it a worktree with `git atlas worktree add %s %s`", run, n)
+					WithHint("give it a worktree with `%s`", writes(store, fault.Do("worktree add", "run", run, "node", n)))
 			}
 			res.Missing = append(res.Missing, n)
 			continue
@@ -299,6 +299,7 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *ledger.Run, res *
 	if err != nil {
 		return err
 	}
+	p.again = writes(store, p.again)
 	built := ""
 	if r.State.Union != nil {
 		built = r.State.Union.Head.String()
@@ -357,6 +358,8 @@ func placeUnion(ctx context.Context, store *gitstate.Store, r *ledger.Run, res *
 // anything is changed.
 type unionPlace struct {
 	run string
+	// again is the union step that builds it again, as its writer runs it.
+	again fault.Step
 	// rec is the union worktree as the build records it: at the new head.
 	rec ledger.WorktreeRec
 	// prev is the union worktree the ledger records now (nil before the first build).
@@ -378,7 +381,7 @@ type unionPlace struct {
 // path, or its place under Root for a first build, and the union branch's tip.
 func locateUnion(ctx context.Context, repo *git.Repository, r *ledger.Run, head git.OID) (*unionPlace, error) {
 	run := r.Header.RunID
-	p := &unionPlace{run: run, rec: ledger.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
+	p := &unionPlace{run: run, again: fault.Do("union", "run", run), rec: ledger.WorktreeRec{Node: Union, Branch: BranchFor(run, Union), Baseline: r.Header.Baseline, Head: head},
 		prev: r.State.Worktree(Union)}
 	var err error
 	if p.list, err = repo.ListWorktrees(ctx); err != nil {
@@ -452,7 +455,7 @@ func (p *unionPlace) worktreeSteps(info Info) (unionSteps, error) {
 		if info.Head != rec.Head.String() || !info.OnBranch(rec) {
 			if info.Dirty {
 				return s, fault.Refused("the union worktree %s has local changes: they would be lost", rec.Path).
-					WithHint("commit them on another branch or discard them there, then run `git atlas union %s` again", run)
+					WithHint("commit them on another branch or discard them there, then run `%s` again", p.again)
 			}
 			s.move = info.Head != rec.Head.String()
 			s.reattach = true
@@ -610,7 +613,7 @@ func sameRec(a, b ledger.WorktreeRec) bool {
 func RecordUnionVerify(ctx context.Context, store *gitstate.Store, run, head string, vr *ledger.VerifyResult) error {
 	_, err := store.Update(ctx, run, func(r *ledger.Run) (*gitstate.Change, error) {
 		if r.State.Union == nil || r.State.Union.Head.String() != head {
-			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `%s` again", fault.Do("union", "run", run, "verify", true))
+			return nil, fault.Conflict("the union of run %s moved while its verify ran; nothing recorded", run).WithHint("run `%s` again", writes(store, fault.Do("union", "run", run, "verify", true)))
 		}
 		u := *r.State.Union
 		u.Verify = vr

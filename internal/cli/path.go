@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"github.com/git-atlas/git-atlas/internal/fault"
 	"github.com/git-atlas/git-atlas/ops"
 )
 
@@ -24,7 +25,7 @@ func (c *PathCmd) Run(env *Env) error {
 		return err
 	}
 	if res.State == ops.WorktreeNotReady && !env.JSON {
-		fmt.Fprintf(env.Stderr, "the worktree is not ready: its setup %s; `git atlas worktree setup %s %s` runs it again\n", res.Setup.Outcome, res.RunID, res.Node)
+		fmt.Fprintf(env.Stderr, "the worktree is not ready: its setup %s; `%s` runs it again\n", res.Setup.Outcome, StepCommand(fault.Do("worktree setup", "run", res.RunID, "node", res.Node)))
 	}
 	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.Path) })
 }
