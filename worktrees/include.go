@@ -132,10 +132,11 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 		return nil, err
 	}
 	var done []copied
+	dirs := map[string]bool{} // where copies were named: each flushed once, at the end
 	for _, p := range paths {
-		ok, err := copyOne(src, dst, p)
+		ok, err := copyOne(src, dst, p, dirs)
 		if err != nil {
-			return done, fmt.Errorf("copy %s from %s (%s): %w", p, from, git.WorktreeIncludeFile, err)
+			return done, errors.Join(fmt.Errorf("copy %s from %s (%s): %w", p, from, git.WorktreeIncludeFile, err), syncDirs(dirs))
 		}
 		if !ok {
 			continue
@@ -146,17 +147,29 @@ func copyIncluded(ctx context.Context, repo *git.Repository, from, to string) ([
 		}
 		done = append(done, c)
 	}
-	return done, nil
+	return done, syncDirs(dirs)
+}
+
+// syncDirs flushes each of dirs: the copies named there are durable once it returns.
+func syncDirs(dirs map[string]bool) error {
+	var errs []error
+	for _, d := range slices.Sorted(maps.Keys(dirs)) {
+		errs = append(errs, git.SyncDir(d))
+	}
+	return errors.Join(errs...)
 }
 
 // copyOne copies the checkout's file rel into the same place in the worktree,
-// durably (docs/contract.md §11.12): the bytes go to a temporary file beside it,
-// flushed, then linked into place, never over a file the worktree has (made meanwhile
-// too), and its directory, and each directory made for it, flushed, all before the
-// copy is recorded and the worktree reported made. A name given before its bytes are
-// flushed can survive a power cut as an empty file the next bootstrap takes for the
-// worktree's own and never copies again.
-func copyOne(src, dst confine.Root, rel string) (bool, error) {
+// durably (docs/contract.md §11.12): created under its own name, never over a file the
+// worktree has (made meanwhile too), its bytes flushed, each directory made for it
+// flushed, and the directory it is named in added to dirs, which the caller flushes
+// once for all the copies there (syncDirs), all before the copies are recorded and the
+// worktree reported made. The copy is made while the worktree's marker is held
+// (materialize, resume's reset in place): a kill or a power cut before the record
+// leaves a half-made worktree, which the next command preserves and makes anew, never
+// a copy taken for the worktree's own. No temporary name is used: one would not be
+// ignored, so a half-made worktree's snapshot, which push carries, would take it.
+func copyOne(src, dst confine.Root, rel string, dirs map[string]bool) (bool, error) {
 	from, err := src.Leaf(rel)
 	if err != nil {
 		return false, nil // through a link in the checkout: not copied
@@ -183,21 +196,26 @@ func copyOne(src, dst confine.Root, rel string) (bool, error) {
 		return false, err
 	}
 	defer in.Close()
-	out, err := git.CreateFile(to, fi.Mode().Perm())
+	out, err := os.OpenFile(to, os.O_WRONLY|os.O_CREATE|os.O_EXCL, fi.Mode().Perm())
+	if errors.Is(err, os.ErrExist) {
+		return false, nil // the worktree has its own, made meanwhile
+	}
 	if err != nil {
 		return false, err
 	}
-	if !reflink(out.File, in) {
-		if _, err = io.Copy(out.File, in); err != nil {
-			out.Abort()
-			return false, err
-		}
+	if !reflink(out, in) {
+		_, err = io.Copy(out, in)
 	}
-	if err := out.CommitNew(); err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return false, nil // the worktree has its own, made meanwhile
-		}
+	if err == nil {
+		err = out.Sync()
+	}
+	if cerr := out.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		_ = os.Remove(to)
 		return false, err
 	}
+	dirs[filepath.Dir(to)] = true
 	return true, nil
 }
