@@ -81,6 +81,10 @@ func planWorktrees(ctx context.Context, repo *git.Repository, r *ledger.Run, kee
 			wp.Action, wp.Reason = ActionSnapshot, "HEAD moved from "+short(rec.Head.String())
 		case rec.Untrusted:
 			wp.Action, wp.Reason = ActionSnapshot, "marked untrusted"
+		case !info.OnBranch(rec):
+			// Detached, or another branch checked out, with no checkout hook to mark
+			// it: worktree add refuses it until resume puts it back on its branch.
+			wp.Action, wp.Reason = ActionSnapshot, "HEAD left its branch "+rec.Branch
 		}
 		if ignored != nil && wp.Action == ActionSnapshot && wp.Exists && errs[k] == nil {
 			// A reset deletes the ignored files its snapshot leaves out: the plan names
