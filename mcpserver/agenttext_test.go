@@ -411,6 +411,9 @@ func TestMCPWithholdsPulledTextInEveryAnswer(t *testing.T) {
 	if out := call("worktree_add", map[string]any{"run": "w", "node": "code", "holder": "me", "take_over": true}); !strings.Contains(out, "its setup command (withheld") {
 		t.Errorf("worktree_add does not say it withheld the setup command: %s", out)
 	}
+	if out := call("worktree_setup", map[string]any{"run": "w", "node": "code", "holder": "me"}); !strings.Contains(out, "its setup command (withheld") {
+		t.Errorf("worktree_setup does not say it withheld the setup command: %s", out)
+	}
 	for _, tool := range []string{"worktree_add", "worktree_remove"} {
 		call(tool, map[string]any{"run": "x", "node": "rev", "holder": "me", "take_over": true})
 	}

@@ -1038,3 +1038,34 @@ func jsonOf(v any) string {
 	b, _ := json.Marshal(v)
 	return string(b)
 }
+
+// A worktree whose setup failed is not ready, and the next action an agent on MCP gets
+// is the worktree_setup tool, with the arguments it needs: called as given, once what
+// the setup lacked is there, it runs the setup again and the worktree is ready.
+func TestMCPSetupRetryIsATool(t *testing.T) {
+	t.Parallel()
+	dir, env := newRepo(t)
+	atlas(t, dir, env, "", "start", "--id", "s", "--stages", "code", "--setup", "test -e go-ahead", "--holder", "me")
+	ctx := context.Background()
+	c, err := connect(ctx, dir, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.close(t)
+	if _, te, err := c.call(ctx, "worktree_add", map[string]any{"run": "s", "node": "code", "holder": "me"}); err != nil || te == nil {
+		t.Fatalf("worktree_add with a failing setup: %v %v, want a tool error", te, err)
+	}
+	plan := c.must(t, ctx, "resume_plan", map[string]any{"run": "s", "holder": "me"})
+	next := plan["next_action"].(map[string]any)
+	args, _ := next["arguments"].(map[string]any)
+	if next["tool"] != "worktree_setup" || args["run"] != "s" || args["node"] != "code" || args["holder"] != "me" {
+		t.Fatalf("next_action %v, want the worktree_setup tool for s code as me", next)
+	}
+	if err := os.WriteFile(filepath.Join(dir, ".git", "atlas", "worktrees", "s", "code", "go-ahead"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res := c.must(t, ctx, "worktree_setup", args)
+	if s, _ := res["setup"].(map[string]any); s["outcome"] != "ok" {
+		t.Fatalf("worktree_setup as the next action gave it: %v", res)
+	}
+}

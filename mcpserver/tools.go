@@ -27,6 +27,7 @@ func tools() []spec {
 		tool("worktree_add", "Give a stage or job its managed worktree (locked, on its own branch); returns its path.", (*ops.Ops).WorktreeAdd),
 		tool("worktree_list", "List managed worktrees: branch, HEAD, commits ahead, dirty or missing.", (*ops.Ops).WorktreeList),
 		tool("worktree_remove", "Remove a managed worktree, snapshotting it first when anything could be lost.", (*ops.Ops).WorktreeRemove),
+		tool("worktree_setup", "Run the run's setup command again in a node's worktree (after it failed); a setup not trusted here is never run.", (*ops.Ops).WorktreeSetup),
 		tool("union", "Build a run's union of its nodes' branches in its own worktree (optionally verify it).", (*ops.Ops).Union),
 		tool("resume_detect", "List interrupted runs that could be resumed; changes nothing.", (*ops.Ops).ResumeDetect),
 		tool("resume_plan", "Print a run's resume plan and next_action; changes nothing.", (*ops.Ops).ResumePlan),

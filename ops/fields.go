@@ -106,6 +106,9 @@ var fieldHelp = map[string]string{
 	"resume_on_verify_fail":    "What to do when verify fails: fail, redispatch, replay or stop (default: ask on a terminal, fail headless).",
 
 	"worktree_add_run":          "The run.",
+	"worktree_setup_run":        "The run.",
+	"worktree_setup_node":       "The node whose worktree the run's setup runs in again.",
+	"worktree_setup_lease":      "Your lease token on the node's job (graph runs): with it, the write is the worker's.",
 	"worktree_add_node":         "The node: a stage or job name (\"union\" is reserved).",
 	"worktree_add_baseline":     "The commit the node starts from (default: the run's baseline).",
 	"worktree_add_lease":        "Your lease token on the node's job (graph runs): required while the job is RUNNING; a stale one is refused (exit 3). With it, the write is the worker's: it never touches the driver lease.",

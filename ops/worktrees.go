@@ -139,11 +139,14 @@ func setupError(store *gitstate.Store, run, node, lease string, s *ledger.SetupR
 
 // WorktreeSetupRequest is `worktree setup RUN NODE`.
 type WorktreeSetupRequest struct {
-	Run, Node string
+	Run  string `json:"run" help:"${worktree_setup_run}"`
+	Node string `json:"node" help:"${worktree_setup_node}"`
 	// Lease is the caller's lease token on the node's job: with it the write is the
 	// worker's.
-	Lease  string
-	Driver Driver
+	Lease  string `json:"lease,omitempty" help:"${worktree_setup_lease}"`
+	Driver Driver `wire:"inline"`
+	// ForAgent: the result goes to an agent (agenttext.go).
+	ForAgent bool
 }
 
 // WorktreeSetupResult is the setup as it ran.
@@ -153,6 +156,9 @@ type WorktreeSetupResult struct {
 	Path  string           `json:"path"`
 	Ports []int            `json:"ports"`
 	Setup *ledger.SetupRec `json:"setup"`
+	// TextWithheld: the setup's command and output are another clone's text, withheld
+	// from an agent (agentText.setup).
+	TextWithheld bool `json:"text_withheld,omitempty"`
 }
 
 // WorktreeSetup runs the run's setup command again in the node's worktree and records
@@ -183,6 +189,9 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 	}
 	rec := r.State.Worktree(req.Node)
 	res := &WorktreeSetupResult{RunID: req.Run, Node: req.Node, Path: rec.Path, Ports: portsOf(*rec), Setup: s}
+	if req.ForAgent {
+		res.Setup, res.TextWithheld = o.agentText().setup(ctx, r, s)
+	}
 	return res, setupError(store, req.Run, req.Node, req.Lease, s)
 }
 

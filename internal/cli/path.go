@@ -32,9 +32,9 @@ func (c *PathCmd) Run(env *Env) error {
 
 // WorktreeSetupCmd is `git atlas worktree setup RUN NODE`.
 type WorktreeSetupCmd struct {
-	RunID string `arg:"" name:"run" help:"The run."`
-	Node  string `arg:"" help:"The node whose worktree the run's setup runs in again."`
-	Lease string `help:"Your lease token on the node's job (graph runs): with it, the write is the worker's." placeholder:"TOKEN"`
+	RunID string `arg:"" name:"run" help:"${worktree_setup_run}"`
+	Node  string `arg:"" help:"${worktree_setup_node}"`
+	Lease string `help:"${worktree_setup_lease}" placeholder:"TOKEN"`
 	DriverFlags
 }
 
