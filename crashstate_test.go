@@ -42,10 +42,10 @@ import (
 //     (done means durable). The short run also checks a few prefix states
 //     (prefixStates).
 //
-// The short run covers remove, resume (in-place reset), start and a worktree add
-// with .worktreeinclude copies at the two extreme states; the sweeps build tag covers every path at boundaries spread evenly over the
-// whole command (at most maxStates, plus the end state), so that the twelve paths fit
-// CI's full part.
+// The short run covers remove, resume (in-place reset) and start at the two extreme
+// states; the sweeps build tag covers every path (a worktree add with .worktreeinclude
+// copies among them) at boundaries spread evenly over the whole command (at most
+// maxStates, plus the end state), so that the twelve paths fit CI's full part.
 
 const maxStates = 16
 
@@ -117,7 +117,7 @@ func crashPaths() []crashPath {
 		// The bootstrap's copies of the user's ignored files (docs/contract.md §15):
 		// beside tracked files, in a directory of their own, and last (in git's order)
 		// two directories down, where no later copy flushes the directories made for it.
-		{name: "worktree-add-include", setup: func(t *testing.T, a atlasCLI) {
+		{name: "worktree-add-include", long: true, setup: func(t *testing.T, a atlasCLI) {
 			gi, err := os.ReadFile(filepath.Join(a.repo, ".gitignore"))
 			if err != nil && !os.IsNotExist(err) {
 				t.Fatal(err)
