@@ -273,11 +273,13 @@ func (o *Ops) landStep(ctx context.Context, r *ledger.Run, u git.OID) (string, e
 // ownUnion reports whether r's union u is one an agent may land without a person
 // (docs/contract.md §15). What says u holds every DONE job and passed the run's verify
 // is the ledger, which every clone sharing the run writes: a hostile one could name
-// any commit. So r's header must be as this clone wrote it or a person read it here
+// any commit, or add a job of its own for this clone's union to take in. So r's
+// header must be as this clone wrote it or a person read it here
 // (trust.Intents.HeaderProven: a verify taken away leaves nothing to pass), and
 // either a person vouched for r here (`git atlas trust RUN`), or this clone built u
-// and, for a run with a verify, ran it on u and saw it pass: events whose MAC
-// verifies with this clone's key (ledger/textmac.go).
+// and, for a run with a verify, ran it on u and saw it pass, and every job u
+// integrates is one this clone added and whose receipt came through it: events and
+// jobs whose MAC verifies with this clone's key (ledger/textmac.go).
 func (o *Ops) ownUnion(ctx context.Context, r *ledger.Run, u git.OID) (bool, error) {
 	a := o.agentText()
 	if !a.intents.HeaderProven(ctx, r.Header.RunID, &r.Header) {
@@ -291,6 +293,7 @@ func (o *Ops) ownUnion(ctx context.Context, r *ledger.Run, u git.OID) (bool, err
 		return false, err
 	}
 	built, passed := false, r.Header.Verify == ""
+	received := map[string]bool{} // the jobs whose receipt this clone recorded
 	for i := range events {
 		e := &events[i]
 		if !a.key.OwnEvent(r.Header.RunID, e) {
@@ -303,6 +306,14 @@ func (o *Ops) ownUnion(ctx context.Context, r *ledger.Run, u git.OID) (bool, err
 		case ledger.EventUnionVerified:
 			d, err := ledger.DecodeData[ledger.UnionVerifiedData](e)
 			passed = passed || (err == nil && d.Head == u && d.Passed)
+		case ledger.EventJobDone:
+			received[e.Job] = true
+		}
+	}
+	for _, id := range r.State.Union.Integrated {
+		j := r.State.Job(id)
+		if j == nil || !a.key.OwnJob(r.Header.RunID, j) || !received[id] {
+			return false, nil
 		}
 	}
 	return built && passed, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -24,7 +25,8 @@ func landFixture(t *testing.T, criteria ...string) (*wtFixture, *UnionResult) {
 }
 
 // landFixtureStarted is landFixture of a run started here (its header trusted as
-// start trusts it) with the run's verify, when given, passed on the union.
+// start trusts it, its jobs this clone's, each receipt recorded here) with the run's
+// verify, when given, passed on the union.
 func landFixtureStarted(t *testing.T, verify string) (*wtFixture, *UnionResult) {
 	return newLandFixture(t, verify, true, nil)
 }
@@ -50,12 +52,32 @@ func newLandFixture(t *testing.T, verify string, started bool, criteria []string
 	f.update(func(r *ledger.Run) {
 		r.State.Jobs = []ledger.Job{{ID: "a", State: ledger.JobDone, Needs: []string{}, Criteria: criteria}, {ID: "b", State: ledger.JobDone, Needs: []string{}}}
 	})
+	if started {
+		for _, id := range []string{"a", "b"} {
+			f.jobDoneHere(id)
+		}
+	}
 	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1, Verify: verify != ""})
 	if err != nil {
 		t.Fatal(err)
 	}
 	f.git(f.dir, "branch", "release")
 	return f, u
+}
+
+// jobDoneHere records job id's receipt as this clone writes one: a job_done event, and
+// the job's text marked as this clone's (signJobs).
+func (f *wtFixture) jobDoneHere(id string) {
+	f.t.Helper()
+	store := f.ops.Store(Driver{Holder: "d1"}.Writer())
+	_, err := store.Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
+		signJobs(store, r, id)
+		d := ledger.JobDoneData{From: ledger.JobRunning, To: ledger.JobDone, Status: "ok", Lease: id + "#1@0.0123abcd"}
+		return &gitstate.Change{Event: ledger.JobDoneEvent(ledger.About{Job: id}, d)}, nil
+	})
+	if err != nil {
+		f.t.Fatal(err)
+	}
 }
 
 func (f *wtFixture) rev(name string) string {
@@ -161,6 +183,38 @@ func TestLandByAgentsOnlyOfTheirOwnUnion(t *testing.T) {
 	g.git(g.dir, "config", AgentsMayLandKey, "true")
 	if _, err := g.ops.Land(g.ctx, LandRequest{Run: "r1", Onto: "release"}); !errors.Is(err, fault.ErrRefused) || g.rev("release") == gu.Head {
 		t.Fatalf("an agent landing a run whose header this clone never wrote: %v", err)
+	}
+}
+
+// A job another clone added and reported DONE (its job and receipt without this
+// clone's MAC) that this clone's union took in, built and verified here all the same,
+// keeps an agent from landing that union alone: its commits are a stranger's. A person
+// lands it.
+func TestLandByAgentsNotOfAnotherClonesJob(t *testing.T) {
+	t.Parallel()
+	f, _ := landFixtureStarted(t, "true")
+	f.git(f.dir, "config", AgentsMayLandKey, "true")
+	f.add("evil", "evil.txt")
+	other := f.ops.Store(ledger.Writer{Role: ledger.RoleObserver})
+	other.Unsigned = true // another clone's writes carry no MAC of this clone's
+	_, err := other.Update(f.ctx, "r1", func(r *ledger.Run) (*gitstate.Change, error) {
+		r.State.Jobs = append(r.State.Jobs, ledger.Job{ID: "evil", State: ledger.JobDone, Needs: []string{}})
+		d := ledger.JobDoneData{From: ledger.JobRunning, To: ledger.JobDone, Status: "ok", Lease: "evil#1@0.0123abcd"}
+		return &gitstate.Change{Event: ledger.JobDoneEvent(ledger.About{Job: "evil"}, d)}, nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	u, err := f.ops.Union(f.ctx, UnionRequest{Run: "r1", Driver: d1, Verify: true})
+	if err != nil || !slices.Contains(u.Integrated, "evil") {
+		t.Fatalf("union: %+v %v, want evil integrated", u, err)
+	}
+	_, err = f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release"})
+	if !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), StepLandElsewhere) || f.rev("release") != f.base {
+		t.Fatalf("an agent landing a union with another clone's job: %v; release at %s", err, f.rev("release"))
+	}
+	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: Person{ApprovedBy: "alice"}}); err != nil || f.rev("release") != u.Head {
+		t.Fatalf("a person landing it: %v; release at %s", err, f.rev("release"))
 	}
 }
 
