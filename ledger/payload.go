@@ -885,7 +885,8 @@ func CheckEvent(ev *Event) error { return checkEvent(ev) }
 // EndedRun is the status (completed or failed) in which e says it ended its run, ""
 // when e ended none as far as its own data says: a finish (run_finished), the
 // transition that ended a run's last stage (stage_transition with run_status), or a
-// resume whose verify failed the run (stage_resumed with action fail). What a run's
+// resume whose verify passed the last stage or failed the run (stage_resumed with
+// action advance or fail). What a run's
 // state says of its status is the ledger's word; an event this clone wrote (its MAC)
 // is this clone's (gitstate's FinishedBy).
 func EndedRun(e *Event) string {
@@ -900,8 +901,10 @@ func EndedRun(e *Event) string {
 			status = d.RunStatus
 		}
 	case EventStageResumed:
-		if d, err := DecodeData[StageResumedData](e); err == nil && d.Action == "fail" {
-			status = RunFailed
+		// A verify that passed may complete the run (its last stage), one that failed
+		// may fail it; the caller holds that the run's state turned finished with e.
+		if d, err := DecodeData[StageResumedData](e); err == nil {
+			status = map[string]string{"advance": RunCompleted, "fail": RunFailed}[d.Action]
 		}
 	}
 	if !RunTerminal(status) {
