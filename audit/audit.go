@@ -104,8 +104,10 @@ type Report struct {
 	runs map[string]gitstate.Entry
 	// elsewhere are the runs finished by the word of another clone (FinishedElsewhere).
 	elsewhere map[string]bool
-	refs      map[string]string // name -> id
-	trees     []git.WorktreeInfo
+	// diverged are the runs with a chain kept under refs/atlas/diverged/.
+	diverged map[string]bool
+	refs     map[string]string // name -> id
+	trees    []git.WorktreeInfo
 }
 
 // Options tune Audit.
@@ -162,11 +164,14 @@ func (rep *Report) finished(id string) bool {
 
 // finishedElsewhere names the runs whose ledger says they are finished on another
 // clone's word alone: the event with which each became finished (gitstate's
-// FinishedBy) is not one this clone wrote (its MAC), and no person trusted the run
-// here. A shared ledger is written by every clone that shares it, so a hostile one
-// could declare any run finished, a live one of this clone's among them; gc then
-// removes nothing and drops nothing of that run's (docs/contract.md §8).
-func finishedElsewhere(ctx context.Context, store *gitstate.Store, entries []gitstate.Entry) (map[string]bool, error) {
+// FinishedBy) is not one this clone wrote (its MAC), or a pull once replaced the run's
+// chain with a remote's (a chain kept under refs/atlas/diverged/<run>/: the remote's
+// may end on an old finish of this clone's, taken from a chain this clone left behind,
+// after this clone went on working), and no person trusted the run here. A shared
+// ledger is written by every clone that shares it, so a hostile one could declare any
+// run finished, a live one of this clone's among them; gc then removes nothing and
+// drops nothing of that run's (docs/contract.md §8).
+func finishedElsewhere(ctx context.Context, store *gitstate.Store, entries []gitstate.Entry, diverged map[string]bool) (map[string]bool, error) {
 	key, _ := store.SessionKey() // without one, no event reads as this clone's
 	intents := trust.NewIntents(store.Repo)
 	var ids []string
@@ -182,11 +187,23 @@ func finishedElsewhere(ctx context.Context, store *gitstate.Store, entries []git
 	}
 	out := map[string]bool{}
 	for i, id := range ids {
-		if finishes[i] == nil || !key.OwnEvent(id, finishes[i]) {
+		if finishes[i] == nil || !key.OwnEvent(id, finishes[i]) || diverged[id] {
 			out[id] = true
 		}
 	}
 	return out, nil
+}
+
+// divergedRuns are the runs with a chain kept under refs/atlas/diverged/ among the
+// ref names.
+func divergedRuns(names []string) map[string]bool {
+	out := map[string]bool{}
+	for _, name := range names {
+		if c, err := gitstate.ParseCarriedRef(name); err == nil && c.Kind == gitstate.KindDiverged {
+			out[c.Run] = true
+		}
+	}
+	return out
 }
 
 // Audit reads `git worktree list`, the ledger and the atlas refs once each and
@@ -207,7 +224,8 @@ func Audit(ctx context.Context, store *gitstate.Store, opt Options) (*Report, er
 	if err != nil {
 		return nil, err
 	}
-	if rep.elsewhere, err = finishedElsewhere(ctx, store, entries); err != nil {
+	rep.diverged = divergedRuns(names)
+	if rep.elsewhere, err = finishedElsewhere(ctx, store, entries, rep.diverged); err != nil {
 		return nil, err
 	}
 	root, rootErr := worktrees.Root(ctx, store.Repo)

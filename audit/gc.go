@@ -519,7 +519,9 @@ func dropping(rep *Report, opt GCOptions, old, keepsRun map[string]bool) map[str
 // gone runs, in the refs' order, and returns the stale branches nothing checks out,
 // which may go only when another ref keeps their commits.
 func refActions(repo *git.Repository, rep *Report, opt GCOptions, drop, checkedOut map[string]bool) (acts []Action, deleting map[string]bool, branches []Ref) {
-	gone := func(run string) bool { _, ok := rep.runs[run]; return !ok }
+	// A run is gone when no ledger of it is left here: a chain of it kept under
+	// refs/atlas/diverged/ is its history still, and its pins and snapshots stay.
+	gone := func(run string) bool { _, ok := rep.runs[run]; return !ok && !rep.diverged[run] }
 	deleting = map[string]bool{}
 	for _, r := range rep.Refs {
 		switch {
