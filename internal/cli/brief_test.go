@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
+
+	"github.com/git-atlas/git-atlas/internal/text"
 )
 
 // The brief prints three interrupted runs and counts the others (it reads no more
@@ -25,7 +27,7 @@ func TestBriefCountsTheRunsItLeavesOut(t *testing.T) {
 	}
 	lines := strings.Split(strings.TrimSpace(run("resume", "--brief")), "\n")
 	if len(lines) != 4 || strings.Count(strings.Join(lines[:3], "\n"), "was interrupted") != 3 ||
-		lines[3] != "git-atlas: 2 more interrupted run(s): `git atlas resume --detect`" {
+		lines[3] != "git-atlas: 2 more interrupted run(s): `git atlas -C "+text.ShellQuote(repo)+" resume --detect`" {
 		t.Fatalf("brief:\n%s", strings.Join(lines, "\n"))
 	}
 	var all struct {

@@ -25,7 +25,7 @@ func (c *PathCmd) Run(env *Env) error {
 		return err
 	}
 	if res.State == ops.WorktreeNotReady && !env.JSON {
-		fmt.Fprintf(env.Stderr, "the worktree is not ready: its setup %s; `%s` runs it again\n", res.Setup.Outcome, StepCommand(fault.Do("worktree setup", "run", res.RunID, "node", res.Node)))
+		fmt.Fprintf(env.Stderr, "the worktree is not ready: its setup %s; `%s` runs it again\n", res.Setup.Outcome, env.spelling().Step(fault.Do("worktree setup", "run", res.RunID, "node", res.Node)))
 	}
 	return env.out(res, func(w io.Writer) { fmt.Fprintln(w, res.Path) })
 }

@@ -73,16 +73,16 @@ func (c *ResumeCmd) Run(env *Env) error {
 		if err != nil {
 			return err
 		}
-		return env.out(p, func(w io.Writer) { printPlan(w, p, env.now()) })
+		return env.out(p, func(w io.Writer) { printPlan(w, p, env.now(), env.spelling()) })
 	}
 	res, err := o.Resume(env.Ctx, req)
 	if res != nil && err != nil {
-		_ = env.out(res, func(w io.Writer) { printResult(w, res) })
+		_ = env.out(res, func(w io.Writer) { printResult(w, res, env.spelling()) })
 	}
 	if err != nil {
 		return err
 	}
-	return env.out(res, func(w io.Writer) { printResult(w, res) })
+	return env.out(res, func(w io.Writer) { printResult(w, res, env.spelling()) })
 }
 
 // session is --session, else $ATLAS_SESSION.
@@ -152,7 +152,7 @@ func (c *ResumeCmd) brief(env *Env) {
 	cands := notOwn(res.ResumableRuns)
 	for i, c := range cands {
 		if i == most {
-			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `git atlas resume --detect`\n", len(cands)+res.Omitted-most)
+			fmt.Fprintf(env.Stdout, "git-atlas: %d more interrupted run(s): `%s`\n", len(cands)+res.Omitted-most, env.spelling().Step(fault.Do("resume", "detect", true)))
 			break
 		}
 		// One line per run, whatever the ledger holds: every value is ledger text, and
@@ -181,8 +181,8 @@ func (c *ResumeCmd) brief(env *Env) {
 				kind, id, what, where, age(c.LastUpdate, res.Now), owner)
 			continue
 		}
-		fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; resume it with `git atlas resume %s`\n",
-			kind, id, what, where, age(c.LastUpdate, res.Now), id)
+		fmt.Fprintf(env.Stdout, "git-atlas: %srun %s%s was interrupted%s, %s; resume it with `%s`\n",
+			kind, id, what, where, age(c.LastUpdate, res.Now), env.spelling().Step(fault.Do("resume", "run", c.RunID)))
 	}
 }
 
@@ -226,7 +226,7 @@ func (e *Env) chooseRun(now time.Time) ops.Chooser {
 	}
 }
 
-func printPlan(w io.Writer, p *ops.Plan, now time.Time) {
+func printPlan(w io.Writer, p *ops.Plan, now time.Time, sp fault.Spelling) {
 	status := p.Status
 	if p.Reason != "" {
 		status += " (" + p.Reason + ")"
@@ -257,7 +257,7 @@ func printPlan(w io.Writer, p *ops.Plan, now time.Time) {
 				verify += " (not safe: skipped)"
 			}
 			if !s.VerifyTrusted {
-				verify += " (not trusted here: not run; `git atlas trust " + p.RunID + "`)"
+				verify += " (not trusted here: not run; `" + sp.Step(fault.Do("trust", "run", p.RunID)) + "`)"
 			}
 		}
 		fmt.Fprintf(w, "stage      %s (%s), attempt %d, %d left, verify: %s\n", ledgerText(s.Name, cellMax), s.Status, s.Attempts, s.BudgetLeft, ledgerText(verify, cellMax))
@@ -357,7 +357,7 @@ func printNext(w io.Writer, n ops.NextAction) {
 	}
 }
 
-func printResult(w io.Writer, r *ops.Result) {
+func printResult(w io.Writer, r *ops.Result, sp fault.Spelling) {
 	if !r.Resumed && r.NextAction.Action == ops.NextHandoff {
 		fmt.Fprintf(w, "run %s is not git-atlas's to resume: nothing was changed\n", ledgerText(r.RunID, cellMax))
 		printNext(w, r.NextAction)
@@ -373,7 +373,7 @@ func printResult(w io.Writer, r *ops.Result) {
 		fmt.Fprintf(w, "reset jobs        %s\n", strings.Join(r.ResetJobs, ", "))
 	}
 	for _, s := range r.Snapshots {
-		fmt.Fprintf(w, "snapshot          %s (git atlas recovery show %s)\n", s, s)
+		fmt.Fprintf(w, "snapshot          %s (%s)\n", s, sp.Step(fault.Do("recovery show", "snapshot", s)))
 	}
 	if len(r.RecreatedWorktrees) > 0 {
 		fmt.Fprintf(w, "recreated clean   %s\n", strings.Join(r.RecreatedWorktrees, ", "))
@@ -405,7 +405,7 @@ func printResult(w io.Writer, r *ops.Result) {
 		fmt.Fprintf(w, "job verify        %s: %s -> %s\n", ledgerText(v.Job, cellMax), ops.VerifyOutcome(v.Verify, 0), v.To)
 	}
 	if len(r.UntrustedJobVerifies) > 0 {
-		fmt.Fprintf(w, "job verify owed   %s: not trusted here, not run (read them, then `git atlas trust %s`)\n", ledgerText(strings.Join(r.UntrustedJobVerifies, ", "), cellMax), ledgerText(r.RunID, cellMax))
+		fmt.Fprintf(w, "job verify owed   %s: not trusted here, not run (read them, then `%s`)\n", ledgerText(strings.Join(r.UntrustedJobVerifies, ", "), cellMax), sp.Step(fault.Do("trust", "run", r.RunID)))
 	}
 	fmt.Fprintf(w, "status            %s\n", r.Status)
 	printNext(w, r.NextAction)
