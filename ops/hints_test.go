@@ -141,12 +141,7 @@ func TestLandUnionHintVerifiesOnlyWithAVerify(t *testing.T) {
 func TestLandMergeHintKeepsWhatThePersonGave(t *testing.T) {
 	t.Parallel()
 	f, u := landFixture(t, "tests pass")
-	wt := f.dir + "-release"
-	f.git(f.dir, "worktree", "add", "-q", wt, "release")
-	f.write(wt, "r.txt", "release\n")
-	f.git(wt, "add", "r.txt")
-	f.git(wt, "commit", "-q", "-m", "release work")
-	f.git(wt, "checkout", "-q", "--detach")
+	f.releaseAhead()
 	req := LandRequest{Run: "r1", Onto: "release", AcceptUnresolved: true, Person: Person{ApprovedBy: "alice"}}
 	_, err := f.ops.Land(f.ctx, req)
 	steps := hintSteps(err)

@@ -80,6 +80,20 @@ func (f *wtFixture) jobDoneHere(id string) {
 	}
 }
 
+// releaseAhead commits on branch release in a worktree of its own, then detaches that
+// worktree: release has a commit the union lacks and is checked out nowhere. It
+// returns the worktree.
+func (f *wtFixture) releaseAhead() string {
+	f.t.Helper()
+	wt := f.dir + "-release"
+	f.git(f.dir, "worktree", "add", "-q", wt, "release")
+	f.write(wt, "r.txt", "release\n")
+	f.git(wt, "add", "r.txt")
+	f.git(wt, "commit", "-q", "-m", "release work")
+	f.git(wt, "checkout", "-q", "--detach")
+	return wt
+}
+
 func (f *wtFixture) rev(name string) string {
 	f.t.Helper()
 	return strings.TrimSpace(f.git(f.dir, "rev-parse", name))
@@ -250,12 +264,7 @@ func TestLandMerge(t *testing.T) {
 	t.Parallel()
 	f, u := landFixture(t)
 	approved := Person{ApprovedBy: "alice"}
-	wt := f.dir + "-release"
-	f.git(f.dir, "worktree", "add", "-q", wt, "release")
-	f.write(wt, "r.txt", "release\n")
-	f.git(wt, "add", "r.txt")
-	f.git(wt, "commit", "-q", "-m", "release work")
-	f.git(wt, "checkout", "-q", "--detach")
+	wt := f.releaseAhead()
 	moved := f.rev("release")
 	if _, err := f.ops.Land(f.ctx, LandRequest{Run: "r1", Onto: "release", Person: approved}); !errors.Is(err, fault.ErrRefused) || !strings.Contains(err.Error(), "not a fast-forward") {
 		t.Fatalf("land without --merge: %v", err)
