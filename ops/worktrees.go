@@ -96,19 +96,27 @@ func (o *Ops) WorktreeAdd(ctx context.Context, req WorktreeAddRequest) (*Worktre
 	return o.setupForAgent(ctx, store, req, out), setupError(store, req.Run, rec.Node, req.Lease, out.Setup)
 }
 
-// setupForAgent is out with its setup as an agent reads it (agentText.setup), when
-// the request is an agent's.
+// setupForAgent is out with its setup as an agent reads it (agentSetup), when the
+// request is an agent's.
 func (o *Ops) setupForAgent(ctx context.Context, store *gitstate.Store, req WorktreeAddRequest, out *WorktreeAddResult) *WorktreeAddResult {
-	if !req.ForAgent || out.Setup == nil {
-		return out
+	if req.ForAgent {
+		out.Setup, out.TextWithheld = o.agentSetup(ctx, store, req.Run, out.Setup)
 	}
-	r, err := store.Load(ctx, req.Run)
-	if err != nil {
-		out.Setup, out.TextWithheld = &ledger.SetupRec{Outcome: out.Setup.Outcome, ExitCode: out.Setup.ExitCode, At: out.Setup.At}, true
-		return out
-	}
-	out.Setup, out.TextWithheld = o.agentText().setup(ctx, r, out.Setup)
 	return out
+}
+
+// agentSetup is setup s of run's worktree as an agent reads it (agentText.setup),
+// judged on the run as it is after the setup was recorded, and whether text was
+// withheld; a run that cannot be read withholds all of it.
+func (o *Ops) agentSetup(ctx context.Context, store *gitstate.Store, run string, s *ledger.SetupRec) (*ledger.SetupRec, bool) {
+	if s == nil {
+		return nil, false
+	}
+	r, err := store.Load(ctx, run)
+	if err != nil {
+		return &ledger.SetupRec{Outcome: s.Outcome, ExitCode: s.ExitCode, At: s.At}, true
+	}
+	return o.agentText().setup(ctx, r, s)
 }
 
 func portsOf(rec ledger.WorktreeRec) []int {
@@ -190,7 +198,7 @@ func (o *Ops) WorktreeSetup(ctx context.Context, req WorktreeSetupRequest) (*Wor
 	rec := r.State.Worktree(req.Node)
 	res := &WorktreeSetupResult{RunID: req.Run, Node: req.Node, Path: rec.Path, Ports: portsOf(*rec), Setup: s}
 	if req.ForAgent {
-		res.Setup, res.TextWithheld = o.agentText().setup(ctx, r, s)
+		res.Setup, res.TextWithheld = o.agentSetup(ctx, store, req.Run, s)
 	}
 	return res, setupError(store, req.Run, req.Node, req.Lease, s)
 }
