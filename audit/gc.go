@@ -403,7 +403,8 @@ func newest(rep *Report, keep int, now time.Time) map[string]bool {
 		if !rep.finished(id) {
 			continue
 		}
-		done = append(done, run{id, updated(e, now)})
+		t, _ := updated(e, now)
+		done = append(done, run{id, t})
 	}
 	sort.Slice(done, func(i, j int) bool {
 		if !done[i].at.Equal(done[j].at) {
@@ -419,13 +420,14 @@ func newest(rep *Report, keep int, now time.Time) map[string]bool {
 }
 
 // updated is when e's run was last updated by its ledger, no later than now: a
-// ledger from elsewhere may say any time.
-func updated(e gitstate.Entry, now time.Time) time.Time {
-	t, _ := ledger.ParseStamp(e.Run.State.UpdatedAt)
+// ledger from elsewhere may say any time. ok is false for a time stamp that does not
+// parse (the zero time then).
+func updated(e gitstate.Entry, now time.Time) (t time.Time, ok bool) {
+	t, err := ledger.ParseStamp(e.Run.State.UpdatedAt)
 	if t.After(now) {
-		return now
+		return now, true
 	}
-	return t
+	return t, err == nil
 }
 
 // droppable reports whether run id is finished here, older than opt.Before and not
@@ -437,10 +439,8 @@ func droppable(rep *Report, id string, opt GCOptions) bool {
 	if opt.newest != nil && opt.newest[id] {
 		return false
 	}
-	if _, err := ledger.ParseStamp(rep.runs[id].Run.State.UpdatedAt); err != nil {
-		return false
-	}
-	return opt.Before <= 0 || opt.Now.Sub(updated(rep.runs[id], opt.Now)) >= opt.Before
+	t, ok := updated(rep.runs[id], opt.Now)
+	return ok && (opt.Before <= 0 || opt.Now.Sub(t) >= opt.Before)
 }
 
 // planRefs plans the ref deletions of a gc that does removing first. old, when not
