@@ -46,10 +46,13 @@ type looseTrees struct {
 }
 
 // root is where "<rev>:<path>" starts: the tree of a loose commit, a loose tree
-// itself, nothing for a loose blob (git answers missing), else git's to find.
+// itself, nothing for a loose blob (git answers missing), else git's to find. Of a
+// loose commit it keeps the first parent too, for "<rev>~<n>" (ancestor).
 type root struct {
 	tree    string
 	missing bool
+	commit  bool
+	parent  string // the commit's first parent, "" for none
 }
 
 func (c *looseTrees) root(id string) root {
@@ -61,7 +64,10 @@ func (c *looseTrees) root(id string) root {
 		switch typ {
 		case "commit":
 			if info, err := parseCommit(id, data); err == nil {
-				t.tree = info.Tree.String()
+				t.tree, t.commit = info.Tree.String(), true
+				if len(info.Parents) > 0 {
+					t.parent = info.Parents[0].String()
+				}
 			}
 		case "tree":
 			t.tree = id
@@ -85,15 +91,11 @@ func (c *looseTrees) ancestor(id, back string) string {
 		if !isHexID(id) {
 			return ""
 		}
-		typ, data, ok := c.l.readLoose(id)
-		if !ok || typ != "commit" {
+		r := c.root(id) // read once per call, with the tree the specs start from
+		if !r.commit || r.parent == "" {
 			return ""
 		}
-		info, err := parseCommit(id, data)
-		if err != nil || len(info.Parents) == 0 {
-			return ""
-		}
-		id = info.Parents[0].String()
+		id = r.parent
 	}
 	return id
 }
