@@ -79,11 +79,11 @@ func (o *Ops) Trust(ctx context.Context, req TrustRequest) (*TrustResult, error)
 	}
 	// A run not yet trusted by a person here lets all of its text reach agents once
 	// trusted (docs/contract.md §6): a person says so, even when its commands are trusted already.
-	// So is a header whose text the record does not prove (another clone's, or one
-	// started by a release that proved only the intent), and one with a member taken
-	// away since (ProvesHeader).
+	// So is a header whose text the record does not prove whole (ProvesHeader: its
+	// intent or a member another clone's, or one started by a release that proved only
+	// the intent, or a member taken away since).
 	withheld := set.HeaderWithheld(&r.Header)
-	newIntent := (intent != "" && !set.TrustsIntent(intent)) || !set.TrustsPerson(intent) || len(withheld) > 0 || !set.ProvesHeader(&r.Header)
+	newIntent := !set.TrustsPerson(intent) || !set.ProvesHeader(&r.Header)
 	if len(todo) > 0 || newIntent {
 		switch {
 		case req.Confirm != nil:
