@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/git-atlas/git-atlas/internal/testenv"
 	"github.com/git-atlas/git-atlas/ledger"
 )
 
@@ -61,14 +62,7 @@ func TestGuardJudgesWhereADanglingLinkLeads(t *testing.T) {
 	t.Parallel()
 	f := newWTFixture(t, ledger.KindSingle, "build")
 	wt := f.sessionRunWithWorktree()
-	link := func(name, target string) string {
-		t.Helper()
-		p := filepath.Join(wt, name)
-		if err := os.Symlink(target, p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	link := func(name, target string) string { return testenv.Symlink(t, wt, name, target) }
 	up, err := filepath.Rel(wt, filepath.Join(f.dir, "newfile.txt"))
 	if err != nil {
 		t.Fatal(err)

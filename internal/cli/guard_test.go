@@ -142,14 +142,7 @@ func TestAgentGuardFollowsDanglingLinks(t *testing.T) {
 	repo := newRepo(t)
 	sess := "9a8b7c6d-5e4f-4321-8765-43210fedcba9"
 	wt := claudeDrivesRun(t, repo, sess)
-	link := func(name, target string) string {
-		t.Helper()
-		p := filepath.Join(wt, name)
-		if err := os.Symlink(target, p); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	link := func(name, target string) string { return testenv.Symlink(t, wt, name, target) }
 	up, err := filepath.Rel(wt, filepath.Join(repo, "newfile.txt"))
 	if err != nil {
 		t.Fatal(err)

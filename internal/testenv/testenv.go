@@ -435,3 +435,14 @@ func CopyTree(dst, src string) error {
 	}
 	return nil
 }
+
+// Symlink makes a symbolic link name in dir pointing at target (which may not exist)
+// and returns its path.
+func Symlink(t testing.TB, dir, name, target string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.Symlink(target, p); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
